@@ -1,0 +1,268 @@
+#ifndef STREAMREG_CORE_COVER_TREE_H_
+#define STREAMREG_CORE_COVER_TREE_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/euclidean_distance.h"
+#include "core/neighbor.h"
+#include "core/search_rules.h"
+
+namespace streamreg {
+
+// An exact nearest-neighbour index over points in R^d under the Euclidean
+// distance: the cover tree of Beygelzimer, Kakade & Langford, "Cover Trees for
+// Nearest Neighbor" (ICML 2006), in its explicit (compressed) form.
+//
+// Every distinct location is one node. A node has a top level i; it belongs to
+// every level set C_j with j <= i. With base 2 the tree keeps BKL's three
+// invariants:
+//   nesting:    C_i is a subset of C_{i-1} (a node is present at every level
+//               below its top, so a child's top level is below its parent's);
+//   covering:   a child with top level j lies within 2^(j+1) of its parent;
+//   separation: two distinct nodes both in C_j are more than 2^j apart.
+// Insertion is BKL's Insert (Algorithm 2), skipping levels where nothing
+// changes. Removal re-homes the removed node's children, highest level first,
+// each under the nearest node one level up that covers it, promoting a child
+// a level at a time while none does (promotion keeps separation because no
+// node of the level above lies within its radius).
+//
+// Points at exactly the same coordinates share a node (any number of ids).
+// Below the finest representable radius (2^-1074) separation cannot be
+// expressed; distinct points at computed distance 0 share the floor level.
+//
+// Each node also keeps the distance to its parent and an upper bound on the
+// distance to any descendant; searches prune with both (triangle inequality),
+// so a search visits far fewer nodes than the covering radii alone allow.
+//
+// Not synchronized: concurrent const calls are safe, a mutating call needs
+// exclusive access (ConcurrentCoverTree provides it).
+class CoverTree {
+ public:
+  // Nodes live at top levels in [kMinLevel, ...]; 2^kMinLevel is 0 in double.
+  static constexpr int kMinLevel = -1100;
+
+  // An empty tree over points with `dim` coordinates (dim >= 1).
+  explicit CoverTree(std::size_t dim);
+
+  // Builds a tree over the n = ids.size() points stored row-major in
+  // `coordinates` (n * dim values). Validates everything first: a bad point or
+  // a repeated id fails the whole build with InvalidArgument / AlreadyExists.
+  static absl::StatusOr<CoverTree> Build(std::size_t dim,
+                                         std::span<const double> coordinates,
+                                         std::span<const std::uint64_t> ids);
+
+  // Adds one point. InvalidArgument for a wrong dimension, NaN or infinite
+  // coordinates; AlreadyExists if `id` is stored. The tree is unchanged on
+  // error.
+  absl::Status Insert(std::uint64_t id, std::span<const double> point);
+
+  // Removes the point `id`; NotFound if it is not stored.
+  absl::Status Remove(std::uint64_t id);
+
+  // The k nearest stored points to `query`, sorted by (distance, id); fewer
+  // than k if the tree holds fewer. Identical to a brute-force scan.
+  absl::Status Knn(std::span<const double> query, std::size_t k,
+                   std::vector<Neighbor>* out) const;
+
+  // Every stored point within `radius` (inclusive), sorted by (distance, id).
+  absl::Status Range(std::span<const double> query, double radius,
+                     std::vector<Neighbor>* out) const;
+
+  // Walks the tree for any SearchRules. `query` must have dim() valid
+  // coordinates (the checked entry points are Knn and Range).
+  template <SearchRules Rules>
+  void Search(const double* query, Rules& rules) const;
+
+  std::size_t size() const { return size_; }
+  std::size_t dim() const { return dim_; }
+  bool empty() const { return size_ == 0; }
+  bool Contains(std::uint64_t id) const { return node_of_id_.contains(id); }
+
+  // The coordinates stored for `id`, or an empty span if it is not stored.
+  std::span<const double> PointOf(std::uint64_t id) const;
+
+  // Bytes held by the tree: nodes, coordinates, id map, child lists.
+  std::size_t MemoryUsage() const;
+
+  // A fresh batch-built tree over the same points: compact memory layout and
+  // no slack left by removals.
+  CoverTree Rebuilt() const;
+
+  // Calls fn(id, coordinates) for every stored point, in no promised order.
+  template <class Fn>
+  void ForEachPoint(Fn&& fn) const;
+
+  // Verifies nesting, covering, separation, the distance bounds and the id
+  // map; returns Internal naming the first violation. O(n^2): for tests.
+  absl::Status CheckInvariants() const;
+
+  // Number of nodes (distinct locations) and the top level of the root.
+  std::size_t node_count() const { return nodes_.size() - free_nodes_.size(); }
+  int root_level() const;
+
+ private:
+  using NodeIndex = std::uint32_t;
+  static constexpr NodeIndex kNoNode = std::numeric_limits<NodeIndex>::max();
+
+  struct Node {
+    std::vector<NodeIndex> children;  // sorted by top level, descending
+    std::uint64_t id = 0;             // first id stored at this location
+    double parent_distance = 0.0;     // distance to the parent; 0 at the root
+    double max_distance = 0.0;        // >= distance to any descendant
+    NodeIndex parent = kNoNode;
+    int level = kMinLevel;       // top level
+    std::uint32_t id_count = 0;  // ids at this location (extras in map)
+  };
+
+  // A node of a cover set during insertion, with how far its children have
+  // been taken in (children are sorted by level, so a cursor suffices).
+  struct CoverEntry {
+    NodeIndex node;
+    double distance;
+    std::uint32_t next_child;
+  };
+  // The nearest member of the cover set Q_level, for BKL's unwinding step.
+  struct LevelMin {
+    int level;
+    double distance;
+    NodeIndex node;
+  };
+  struct SearchCandidate {
+    double distance;
+    NodeIndex node;
+  };
+
+  const double* Coordinates(NodeIndex node) const {
+    return coordinates_.data() + static_cast<std::size_t>(node) * dim_;
+  }
+  double DistanceTo(const double* point, NodeIndex node) const {
+    return EuclideanDistance(point, Coordinates(node), dim_);
+  }
+  bool SameLocation(const double* point, NodeIndex node) const;
+
+  // Pruning test with a relative slack that absorbs rounding in the three
+  // computed distances of the triangle inequality, so no point at exactly
+  // the bound is ever lost.
+  static bool BeyondBound(double lower_bound, double bound, double magnitude) {
+    return lower_bound > bound + 1e-12 * magnitude;
+  }
+
+  template <SearchRules Rules>
+  void SearchFrom(NodeIndex node, double distance, const double* query,
+                  Rules& rules, std::vector<SearchCandidate>& stack) const;
+  template <SearchRules Rules>
+  void VisitIds(NodeIndex node, double distance, Rules& rules) const;
+  static std::vector<SearchCandidate>& ThreadSearchStack();
+
+  void InsertValidated(std::uint64_t id, const double* point);
+  bool AddToCoverSet(int level, const double* point, std::uint64_t id);
+  void Unwind(int failed_level, const double* point, std::uint64_t id);
+  NodeIndex NewNode(std::uint64_t id, const double* point, int level);
+  void AddId(NodeIndex node, std::uint64_t id);
+  // Hangs `node` (and its subtree) below `parent` at `distance`.
+  void Attach(NodeIndex node, NodeIndex parent, double distance);
+  void InsertChild(NodeIndex parent, NodeIndex child);
+  void GrowMaxDistances(NodeIndex from, NodeIndex subtree);
+
+  void RemoveId(NodeIndex node, std::uint64_t id);
+  void RemoveNode(NodeIndex node);
+  void Rehome(NodeIndex orphan);
+  NodeIndex NearestAtOrAbove(const double* point, int min_level, double radius,
+                             double* distance) const;
+  void TightenMaxDistances(NodeIndex from);
+  void FreeNode(NodeIndex node);
+
+  void CompactLayout();
+
+  std::size_t dim_;
+  std::size_t size_ = 0;
+  NodeIndex root_ = kNoNode;
+  std::vector<Node> nodes_;
+  std::vector<double> coordinates_;  // node-major, dim_ values per node
+  std::vector<NodeIndex> free_nodes_;
+  absl::flat_hash_map<std::uint64_t, NodeIndex> node_of_id_;
+  absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids_;
+
+  // Insertion scratch, reused across calls (only the writer touches it).
+  std::vector<CoverEntry> cover_;
+  std::vector<CoverEntry> next_cover_;
+  std::vector<LevelMin> level_mins_;
+};
+
+template <SearchRules Rules>
+void CoverTree::Search(const double* query, Rules& rules) const {
+  if (root_ == kNoNode) return;
+  std::vector<SearchCandidate>& stack = ThreadSearchStack();
+  SearchFrom(root_, DistanceTo(query, root_), query, rules, stack);
+}
+
+template <SearchRules Rules>
+void CoverTree::VisitIds(NodeIndex node, double distance, Rules& rules) const {
+  const Node& n = nodes_[node];
+  rules.Visit(n.id, distance);
+  if (n.id_count > 1) {
+    for (std::uint64_t id : extra_ids_.find(node)->second) {
+      rules.Visit(id, distance);
+    }
+  }
+}
+
+// Depth first, nearest child first: computes the distance to each child that
+// the parent-distance bound cannot rule out, sorts them, and descends into
+// those whose subtree can still hold a point within rules.Bound().
+template <SearchRules Rules>
+void CoverTree::SearchFrom(NodeIndex node, double distance, const double* query,
+                           Rules& rules,
+                           std::vector<SearchCandidate>& stack) const {
+  VisitIds(node, distance, rules);
+  const Node& n = nodes_[node];
+  if (n.children.empty()) return;
+  const std::size_t begin = stack.size();
+  for (NodeIndex child : n.children) {
+    const Node& c = nodes_[child];
+    const double bound = rules.Bound();
+    const double lower = std::fabs(distance - c.parent_distance);
+    if (BeyondBound(lower - c.max_distance, bound,
+                    distance + c.parent_distance + c.max_distance)) {
+      continue;
+    }
+    const double d = DistanceTo(query, child);
+    if (BeyondBound(d - c.max_distance, bound, d + c.max_distance)) continue;
+    stack.push_back({d, child});
+  }
+  const std::size_t end = stack.size();
+  std::sort(stack.begin() + begin, stack.begin() + end,
+            [](const SearchCandidate& a, const SearchCandidate& b) {
+              return a.distance < b.distance;
+            });
+  for (std::size_t i = begin; i < end; ++i) {
+    const SearchCandidate candidate = stack[i];
+    const double extent = nodes_[candidate.node].max_distance;
+    if (BeyondBound(candidate.distance - extent, rules.Bound(),
+                    candidate.distance + extent)) {
+      continue;
+    }
+    SearchFrom(candidate.node, candidate.distance, query, rules, stack);
+  }
+  stack.resize(begin);
+}
+
+template <class Fn>
+void CoverTree::ForEachPoint(Fn&& fn) const {
+  for (const auto& [id, node] : node_of_id_) {
+    fn(id, std::span<const double>(Coordinates(node), dim_));
+  }
+}
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_COVER_TREE_H_

@@ -1,0 +1,82 @@
+#ifndef STREAMREG_CORE_SEARCH_RULES_H_
+#define STREAMREG_CORE_SEARCH_RULES_H_
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/neighbor.h"
+
+namespace streamreg {
+
+// What a search wants, apart from how a tree is walked (mlpack's "rules"):
+// Bound() is the largest distance still of interest — the traversal prunes
+// every subtree that lies wholly beyond it — and Visit() receives each stored
+// point the traversal reaches with its exact distance to the query. Points
+// beyond Bound() may still be visited; rules must filter them.
+template <class R>
+concept SearchRules = requires(R rules, std::uint64_t id, double distance) {
+  { rules.Bound() } -> std::convertible_to<double>;
+  rules.Visit(id, distance);
+};
+
+// The k nearest points, ties at equal distance broken by the smaller id.
+// Keeps a max-heap of the best k seen so far; Bound() is the k-th distance.
+class KnnRules {
+ public:
+  // `out` receives the result (sorted by distance, then id) on Finish().
+  KnnRules(std::size_t k, std::vector<Neighbor>* out) : k_(k), heap_(out) {
+    heap_->clear();
+  }
+
+  double Bound() const {
+    return heap_->size() < k_ ? std::numeric_limits<double>::infinity()
+                              : heap_->front().distance;
+  }
+
+  void Visit(std::uint64_t id, double distance) {
+    const Neighbor candidate{id, distance};
+    if (heap_->size() < k_) {
+      heap_->push_back(candidate);
+      std::push_heap(heap_->begin(), heap_->end(), NeighborLess);
+    } else if (k_ > 0 && NeighborLess(candidate, heap_->front())) {
+      std::pop_heap(heap_->begin(), heap_->end(), NeighborLess);
+      heap_->back() = candidate;
+      std::push_heap(heap_->begin(), heap_->end(), NeighborLess);
+    }
+  }
+
+  void Finish() { std::sort_heap(heap_->begin(), heap_->end(), NeighborLess); }
+
+ private:
+  std::size_t k_;
+  std::vector<Neighbor>* heap_;
+};
+
+// Every point within `radius` of the query (distance <= radius).
+class RangeRules {
+ public:
+  RangeRules(double radius, std::vector<Neighbor>* out)
+      : radius_(radius), out_(out) {
+    out_->clear();
+  }
+
+  double Bound() const { return radius_; }
+
+  void Visit(std::uint64_t id, double distance) {
+    if (distance <= radius_) out_->push_back({id, distance});
+  }
+
+  void Finish() { std::sort(out_->begin(), out_->end(), NeighborLess); }
+
+ private:
+  double radius_;
+  std::vector<Neighbor>* out_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_SEARCH_RULES_H_
