@@ -24,34 +24,33 @@ bool BruteForceSearch::Remove(std::uint64_t id) {
   return true;
 }
 
-// Deliberately independent of the trees' rules: every distance, then a
-// selection by (distance, id).
+// Deliberately independent of the trees' rules: a scan that keeps the best k
+// in a sorted array (insertion), ordered by (distance, id).
 std::vector<Neighbor> BruteForceSearch::Knn(std::span<const double> query,
                                             std::size_t k) const {
-  std::vector<Neighbor> all = AllDistances(query);
-  const std::size_t kept = std::min(k, all.size());
-  std::nth_element(all.begin(), all.begin() + kept, all.end(), NeighborLess);
-  all.resize(kept);
-  std::sort(all.begin(), all.end(), NeighborLess);
-  return all;
+  std::vector<Neighbor> best;
+  best.reserve(std::min(k, ids_.size()) + 1);
+  for (std::size_t i = 0; i < ids_.size() && k > 0; ++i) {
+    const Neighbor candidate{
+        ids_[i], EuclideanDistance(query.data(), point(i).data(), dim_)};
+    if (best.size() == k && !NeighborLess(candidate, best.back())) continue;
+    best.insert(
+        std::upper_bound(best.begin(), best.end(), candidate, NeighborLess),
+        candidate);
+    if (best.size() > k) best.pop_back();
+  }
+  return best;
 }
 
 std::vector<Neighbor> BruteForceSearch::Range(std::span<const double> query,
                                               double radius) const {
-  std::vector<Neighbor> all = AllDistances(query);
-  std::erase_if(all,
-                [radius](const Neighbor& n) { return n.distance > radius; });
-  std::sort(all.begin(), all.end(), NeighborLess);
-  return all;
-}
-
-std::vector<Neighbor> BruteForceSearch::AllDistances(
-    std::span<const double> query) const {
-  std::vector<Neighbor> all(ids_.size());
+  std::vector<Neighbor> within;
   for (std::size_t i = 0; i < ids_.size(); ++i) {
-    all[i] = {ids_[i], EuclideanDistance(query.data(), point(i).data(), dim_)};
+    const double d = EuclideanDistance(query.data(), point(i).data(), dim_);
+    if (d <= radius) within.push_back({ids_[i], d});
   }
-  return all;
+  std::sort(within.begin(), within.end(), NeighborLess);
+  return within;
 }
 
 }  // namespace streamreg

@@ -33,8 +33,6 @@ class BruteForceSearch {
   }
 
  private:
-  std::vector<Neighbor> AllDistances(std::span<const double> query) const;
-
   std::size_t dim_;
   std::vector<std::uint64_t> ids_;
   std::vector<double> coordinates_;

@@ -1,8 +1,8 @@
 #include "core/cover_tree.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -15,7 +15,15 @@
 namespace streamreg {
 namespace {
 
-double Pow2(int level) { return std::ldexp(1.0, level); }
+// 2^level, by building the double directly where it is a normal number
+// (ldexp is a library call and showed in profiles of insertion).
+double Pow2(int level) {
+  if (level >= -1022 && level <= 1023) {
+    return std::bit_cast<double>(static_cast<std::uint64_t>(level + 1023)
+                                 << 52);
+  }
+  return std::ldexp(1.0, level);
+}
 
 // The smallest level j with distance <= 2^j.
 int LevelCovering(double distance) {
@@ -33,6 +41,16 @@ constexpr std::uint64_t kBuildOrderSeed = 0x5eed'c0de'2006'0001;
 }  // namespace
 
 CoverTree::CoverTree(std::size_t dim) : dim_(dim) {}
+
+// 2^level, by building the double directly where it is a normal number
+// (ldexp is a library call and showed in profiles of insertion).
+double CoverTree::CoveringRadius(int level) {
+  if (level >= -1022 && level <= 1023) {
+    return std::bit_cast<double>(static_cast<std::uint64_t>(level + 1023)
+                                 << 52);
+  }
+  return std::ldexp(1.0, level);
+}
 
 absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
                                            std::span<const double> coordinates,
@@ -150,8 +168,7 @@ std::size_t CoverTree::MemoryUsage() const {
   for (const auto& [node, ids] : extra_ids_) {
     bytes += ids.capacity() * sizeof(std::uint64_t);
   }
-  bytes += (cover_.capacity() + next_cover_.capacity()) * sizeof(CoverEntry);
-  bytes += level_mins_.capacity() * sizeof(LevelMin);
+  bytes += insert_stack_.capacity() * sizeof(SearchCandidate);
   return bytes;
 }
 
@@ -184,12 +201,18 @@ bool CoverTree::SameLocation(const double* point, NodeIndex node) const {
 }
 
 // ---------------------------------------------------------------------------
-// Insertion: BKL Algorithm 2, iteratively. cover_ holds Q_j, the nodes of C_j
-// within 2^(j+1) of the point. At level j the children with top level j-1
-// join; if the point is then more than 2^j from all of them it cannot go
-// lower, and Unwind() places it at the highest failed level whose cover set
-// has a member within 2^level. Levels where no child joins are skipped in one
-// step: the cover set only shrinks there and its minimum is unchanged.
+// Insertion. A point p may take top level l under parent q iff
+//   separation: every node y is more than 2^min(l, level(y)) from p (p joins
+//               every C_j with j <= l, y every C_j with j <= level(y));
+//   covering:   q has level >= l + 1 and lies within 2^(l+1) of p.
+// Only nodes that "cover p at their own level" (d(p, y) <= 2^level(y)) can
+// break separation, and each caps l below LevelCovering(d(p, y)). So let y* be
+// the nearest such node at distance d*: l = LevelCovering(d*) - 1 keeps
+// separation, and y* (level >= LevelCovering(d*) = l + 1, d* <= 2^(l+1)) is a
+// valid parent. The root always covers p once its level is raised, so y*
+// exists. This is the highest level BKL's Insert (Algorithm 2) could give p;
+// we find y* by branch and bound instead of BKL's level-by-level cover sets,
+// which in high dimension hold almost every node.
 
 void CoverTree::InsertValidated(std::uint64_t id, const double* point) {
   ++size_;
@@ -202,111 +225,76 @@ void CoverTree::InsertValidated(std::uint64_t id, const double* point) {
     AddId(root_, id);
     return;
   }
-  // Only the root lives above its level, so raising it breaks nothing. It
-  // must cover the point and sit above the floor level to have children.
+  // Floor-level nodes cannot have children, so the root stays above them.
+  RaiseRootToCover(root_distance, kMinLevel + 1);
+  NodeIndex same_location = kNoNode;
+  double distance = 0.0;
+  const NodeIndex parent =
+      NearestCoveringNode(point, kMinLevel + 1, &distance, &same_location);
+  if (same_location != kNoNode) {
+    AddId(same_location, id);
+    return;
+  }
+  const int level = std::max(LevelCovering(distance) - 1, kMinLevel);
+  Attach(NewNode(id, point, level), parent, distance);
+}
+
+void CoverTree::RaiseRootToCover(double distance, int min_level) {
   Node& root = nodes_[root_];
-  root.level =
-      std::max({root.level, LevelCovering(root_distance), kMinLevel + 1});
-
-  cover_.assign(1, CoverEntry{root_, root_distance, 0});
-  level_mins_.clear();
-  int level = root.level;
-  while (true) {
-    // The nearest member, and the highest level of a child not yet taken in.
-    int next_child_level = INT_MIN;
-    NodeIndex nearest = kNoNode;
-    double nearest_distance = std::numeric_limits<double>::infinity();
-    for (const CoverEntry& e : cover_) {
-      const Node& n = nodes_[e.node];
-      if (e.next_child < n.children.size()) {
-        next_child_level =
-            std::max(next_child_level, nodes_[n.children[e.next_child]].level);
-      }
-      if (e.distance < nearest_distance) {
-        nearest = e.node;
-        nearest_distance = e.distance;
-      }
-    }
-    if (next_child_level < level - 1) {
-      // No child joins at levels `level` down to next_child_level + 2: there
-      // the cover set keeps its nearest member, and the descent fails at the
-      // first level whose radius is below that distance.
-      const int lowest_skipped =
-          next_child_level == INT_MIN ? kMinLevel : next_child_level + 2;
-      const int fail_level =
-          std::max(LevelCovering(nearest_distance) - 1, kMinLevel);
-      if (fail_level >= level) {
-        Unwind(level, point, id);
-        return;
-      }
-      if (fail_level >= lowest_skipped) {
-        Attach(NewNode(id, point, fail_level), nearest, nearest_distance);
-        return;
-      }
-      level = next_child_level + 1;
-      level_mins_.push_back({level + 1, nearest_distance, nearest});
-      const double radius = Pow2(level + 1);
-      std::erase_if(cover_, [radius](const CoverEntry& e) {
-        return e.distance > radius;
-      });
-    }
-    level_mins_.push_back({level, nearest_distance, nearest});
-    if (!AddToCoverSet(level, point, id)) return;  // a duplicate location
-    double joined_nearest = std::numeric_limits<double>::infinity();
-    for (const CoverEntry& e : next_cover_) {
-      joined_nearest = std::min(joined_nearest, e.distance);
-    }
-    const double radius = Pow2(level);
-    if (joined_nearest > radius) {
-      Unwind(level, point, id);
-      return;
-    }
-    cover_.clear();
-    for (const CoverEntry& e : next_cover_) {
-      if (e.distance <= radius) cover_.push_back(e);
-    }
-    --level;
-  }
+  root.level = std::max({root.level, LevelCovering(distance), min_level});
 }
 
-// next_cover_ = cover_ plus the children of its members with top level
-// `level - 1`, with their distances. Returns false (and stores the id) if the
-// point sits exactly on one of them.
-bool CoverTree::AddToCoverSet(int level, const double* point,
-                              std::uint64_t id) {
-  next_cover_.clear();
-  for (CoverEntry& e : cover_) {
-    const std::vector<NodeIndex>& children = nodes_[e.node].children;
-    while (e.next_child < children.size() &&
-           nodes_[children[e.next_child]].level == level - 1) {
-      const NodeIndex child = children[e.next_child++];
+// Branch and bound from the root, nearest child first. A subtree below child
+// c holds only levels <= level(c), so it can hold a covering node only within
+// 2^level(c) of p; with the best distance so far that bounds the search.
+CoverTree::NodeIndex CoverTree::NearestCoveringNode(const double* point,
+                                                    int min_level,
+                                                    double* distance,
+                                                    NodeIndex* same_location) {
+  NodeIndex best = kNoNode;
+  double best_distance = std::numeric_limits<double>::infinity();
+  std::vector<SearchCandidate>& stack = insert_stack_;
+  stack.assign(1, {DistanceTo(point, root_), root_, 0});
+  while (!stack.empty()) {
+    const SearchCandidate x = stack.back();
+    stack.pop_back();
+    const Node& n = nodes_[x.node];
+    if (x.distance <= Pow2(n.level) && x.distance < best_distance) {
+      best = x.node;
+      best_distance = x.distance;
+    }
+    const std::size_t begin = stack.size();
+    for (NodeIndex child : n.children) {
+      const Node& c = nodes_[child];
+      if (c.level < min_level) break;  // children are sorted by level
+      const double bound = std::min(best_distance, Pow2(c.level));
+      const double lower = std::fabs(x.distance - c.parent_distance);
+      if (BeyondBound(lower - c.max_distance, bound,
+                      x.distance + c.parent_distance + c.max_distance)) {
+        continue;
+      }
       const double d = DistanceTo(point, child);
-      if (d == 0.0 && SameLocation(point, child)) {
-        AddId(child, id);
-        return false;
+      if (same_location != nullptr && d == 0.0 && SameLocation(point, child)) {
+        *same_location = child;
+        return child;
       }
-      next_cover_.push_back({child, d, 0});
+      if (c.children.empty()) {  // a leaf: decide now, nothing to descend
+        if (d <= Pow2(c.level) && d < best_distance) {
+          best = child;
+          best_distance = d;
+        }
+      } else if (!BeyondBound(d - c.max_distance, bound, d + c.max_distance)) {
+        stack.push_back({d, child, 0});
+      }
     }
-    next_cover_.push_back(e);
+    // Farthest first onto the stack, so the nearest child is explored next.
+    std::sort(stack.begin() + begin, stack.end(),
+              [](const SearchCandidate& a, const SearchCandidate& b) {
+                return a.distance > b.distance;
+              });
   }
-  return true;
-}
-
-// The cover set at `failed_level` holds nothing within 2^failed_level: the
-// point goes one level below the nearest recorded level whose cover set has
-// a member within 2^level (BKL's "parent found" on the way back up).
-void CoverTree::Unwind(int failed_level, const double* point,
-                       std::uint64_t id) {
-  for (auto it = level_mins_.rbegin(); it != level_mins_.rend(); ++it) {
-    if (it->level > failed_level && it->distance <= Pow2(it->level)) {
-      const NodeIndex node = NewNode(id, point, it->level - 1);
-      Attach(node, it->node, it->distance);
-      return;
-    }
-  }
-  // Unreachable: the first record is the root's, and the root's level covers
-  // the point.
-  std::abort();
+  *distance = best_distance;
+  return best;
 }
 
 CoverTree::NodeIndex CoverTree::NewNode(std::uint64_t id, const double* point,
@@ -406,58 +394,22 @@ void CoverTree::RemoveNode(NodeIndex node) {
   for (NodeIndex orphan : orphans) Rehome(orphan);  // highest level first
 }
 
-// Finds a parent for a detached subtree rooted at `orphan` (top level j): the
-// nearest node of C_(j+1) within 2^(j+1). If there is none, the orphan is
-// more than 2^(j+1) from every node of C_(j+1), so it may itself join that
-// level: promote and try again. Orphans that have not been re-homed yet have
-// levels <= j, so they never conflict with a promotion.
+// Finds a home for a detached subtree rooted at `orphan` (top level j). It
+// was separated from every node at the levels <= j it occupied, and stays so;
+// it must now hang below a node of level >= j + 1. As for insertion, the
+// nearest node y* of level >= j + 1 that covers it at its own level is a
+// valid parent, at level max(j, LevelCovering(d*) - 1): promotion above j is
+// safe because no such node lies within 2^level. Orphans not yet re-homed
+// have levels <= j and never conflict with a promotion.
 void CoverTree::Rehome(NodeIndex orphan) {
   const double* point = Coordinates(orphan);
-  int level = nodes_[orphan].level;
-  while (true) {
-    Node& root = nodes_[root_];
-    if (root.level < level + 1) root.level = level + 1;
-    double distance = 0.0;
-    const NodeIndex parent =
-        NearestAtOrAbove(point, level + 1, Pow2(level + 1), &distance);
-    if (parent != kNoNode) {
-      nodes_[orphan].level = level;
-      Attach(orphan, parent, distance);
-      return;
-    }
-    ++level;
-  }
-}
-
-// The nearest node with top level >= min_level within `radius` of `point`,
-// or kNoNode.
-CoverTree::NodeIndex CoverTree::NearestAtOrAbove(const double* point,
-                                                 int min_level, double radius,
-                                                 double* distance) const {
-  NodeIndex best = kNoNode;
-  double best_distance = radius;
-  std::vector<SearchCandidate> stack;
-  stack.push_back({DistanceTo(point, root_), root_});
-  while (!stack.empty()) {
-    const SearchCandidate c = stack.back();
-    stack.pop_back();
-    const Node& n = nodes_[c.node];
-    if (BeyondBound(c.distance - n.max_distance, best_distance,
-                    c.distance + n.max_distance)) {
-      continue;
-    }
-    if (n.level >= min_level && c.distance <= best_distance &&
-        (best == kNoNode || c.distance < best_distance)) {
-      best = c.node;
-      best_distance = c.distance;
-    }
-    for (NodeIndex child : n.children) {
-      if (nodes_[child].level < min_level) break;  // sorted by level
-      stack.push_back({DistanceTo(point, child), child});
-    }
-  }
-  *distance = best_distance;
-  return best;
+  const int level = nodes_[orphan].level;
+  RaiseRootToCover(DistanceTo(point, root_), level + 1);
+  double distance = 0.0;
+  const NodeIndex parent =
+      NearestCoveringNode(point, level + 1, &distance, nullptr);
+  nodes_[orphan].level = std::max(level, LevelCovering(distance) - 1);
+  Attach(orphan, parent, distance);
 }
 
 // After a subtree left `from`: the bounds of `from` and its ancestors may

@@ -29,11 +29,11 @@ namespace streamreg {
 //               below its top, so a child's top level is below its parent's);
 //   covering:   a child with top level j lies within 2^(j+1) of its parent;
 //   separation: two distinct nodes both in C_j are more than 2^j apart.
-// Insertion is BKL's Insert (Algorithm 2), skipping levels where nothing
-// changes. Removal re-homes the removed node's children, highest level first,
-// each under the nearest node one level up that covers it, promoting a child
-// a level at a time while none does (promotion keeps separation because no
-// node of the level above lies within its radius).
+// Insertion puts a point at the highest level that keeps the invariants
+// (the highest BKL's Insert could give it), below the nearest node that
+// covers it at its own level, found by branch and bound. Removal re-homes the
+// removed node's children, highest level first, the same way (a child that no
+// node of the level above covers is promoted, which keeps separation).
 //
 // Points at exactly the same coordinates share a node (any number of ids).
 // Below the finest representable radius (2^-1074) separation cannot be
@@ -123,22 +123,10 @@ class CoverTree {
     std::uint32_t id_count = 0;  // ids at this location (extras in map)
   };
 
-  // A node of a cover set during insertion, with how far its children have
-  // been taken in (children are sorted by level, so a cursor suffices).
-  struct CoverEntry {
-    NodeIndex node;
-    double distance;
-    std::uint32_t next_child;
-  };
-  // The nearest member of the cover set Q_level, for BKL's unwinding step.
-  struct LevelMin {
-    int level;
-    double distance;
-    NodeIndex node;
-  };
   struct SearchCandidate {
     double distance;
     NodeIndex node;
+    std::uint32_t first_child;  // search children first_child.. of node
   };
 
   const double* Coordinates(NodeIndex node) const {
@@ -157,15 +145,28 @@ class CoverTree {
   }
 
   template <SearchRules Rules>
-  void SearchFrom(NodeIndex node, double distance, const double* query,
-                  Rules& rules, std::vector<SearchCandidate>& stack) const;
+  void SearchBelow(NodeIndex node, double distance, std::uint32_t first_child,
+                   const double* query, Rules& rules,
+                   std::vector<SearchCandidate>& stack) const;
+  // Bounds the distance from `node` to any point below its children
+  // first_child.. : max_distance for all of them, and the covering radius of
+  // the highest remaining child's level for a tail (a child of level j and
+  // its subtree lie within 2^(j+1) + 2^(j+1)).
+  double Extent(NodeIndex node, std::uint32_t first_child) const {
+    const Node& n = nodes_[node];
+    if (first_child == 0) return n.max_distance;
+    return std::min(n.max_distance,
+                    CoveringRadius(nodes_[n.children[first_child]].level + 2));
+  }
+  static double CoveringRadius(int level);
   template <SearchRules Rules>
   void VisitIds(NodeIndex node, double distance, Rules& rules) const;
   static std::vector<SearchCandidate>& ThreadSearchStack();
 
   void InsertValidated(std::uint64_t id, const double* point);
-  bool AddToCoverSet(int level, const double* point, std::uint64_t id);
-  void Unwind(int failed_level, const double* point, std::uint64_t id);
+  void RaiseRootToCover(double distance, int min_level);
+  NodeIndex NearestCoveringNode(const double* point, int min_level,
+                                double* distance, NodeIndex* same_location);
   NodeIndex NewNode(std::uint64_t id, const double* point, int level);
   void AddId(NodeIndex node, std::uint64_t id);
   // Hangs `node` (and its subtree) below `parent` at `distance`.
@@ -193,16 +194,18 @@ class CoverTree {
   absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids_;
 
   // Insertion scratch, reused across calls (only the writer touches it).
-  std::vector<CoverEntry> cover_;
-  std::vector<CoverEntry> next_cover_;
-  std::vector<LevelMin> level_mins_;
+  std::vector<SearchCandidate> insert_stack_;
 };
 
 template <SearchRules Rules>
 void CoverTree::Search(const double* query, Rules& rules) const {
   if (root_ == kNoNode) return;
   std::vector<SearchCandidate>& stack = ThreadSearchStack();
-  SearchFrom(root_, DistanceTo(query, root_), query, rules, stack);
+  const double distance = DistanceTo(query, root_);
+  VisitIds(root_, distance, rules);
+  if (!nodes_[root_].children.empty()) {
+    SearchBelow(root_, distance, 0, query, rules, stack);
+  }
 }
 
 template <SearchRules Rules>
@@ -216,42 +219,50 @@ void CoverTree::VisitIds(NodeIndex node, double distance, Rules& rules) const {
   }
 }
 
-// Depth first, nearest child first: computes the distance to each child that
-// the parent-distance bound cannot rule out, sorts them, and descends into
-// those whose subtree can still hold a point within rules.Bound().
+// Depth first, nearest first, one level at a time. A node's children have
+// many levels (the compressed tree leaves out a node's copies of itself at
+// lower levels); taking all of them at once would compute distances to
+// children near the node before the bound is tight. So a call takes only the
+// children at the highest level from `first_child` on, and the node's own
+// lower copy — the node with the remaining children — competes with them as
+// one more candidate at the node's distance. Each child's own point goes to
+// the rules as soon as its distance is known, so the bound tightens early.
 template <SearchRules Rules>
-void CoverTree::SearchFrom(NodeIndex node, double distance, const double* query,
-                           Rules& rules,
-                           std::vector<SearchCandidate>& stack) const {
-  VisitIds(node, distance, rules);
-  const Node& n = nodes_[node];
-  if (n.children.empty()) return;
+void CoverTree::SearchBelow(NodeIndex node, double distance,
+                            std::uint32_t first_child, const double* query,
+                            Rules& rules,
+                            std::vector<SearchCandidate>& stack) const {
+  const std::vector<NodeIndex>& children = nodes_[node].children;
+  const int level = nodes_[children[first_child]].level;
   const std::size_t begin = stack.size();
-  for (NodeIndex child : n.children) {
+  std::uint32_t i = first_child;
+  for (; i < children.size() && nodes_[children[i]].level == level; ++i) {
+    const NodeIndex child = children[i];
     const Node& c = nodes_[child];
-    const double bound = rules.Bound();
     const double lower = std::fabs(distance - c.parent_distance);
-    if (BeyondBound(lower - c.max_distance, bound,
+    if (BeyondBound(lower - c.max_distance, rules.Bound(),
                     distance + c.parent_distance + c.max_distance)) {
       continue;
     }
     const double d = DistanceTo(query, child);
-    if (BeyondBound(d - c.max_distance, bound, d + c.max_distance)) continue;
-    stack.push_back({d, child});
+    VisitIds(child, d, rules);
+    if (!c.children.empty()) stack.push_back({d, child, 0});
   }
+  if (i < children.size()) stack.push_back({distance, node, i});
   const std::size_t end = stack.size();
   std::sort(stack.begin() + begin, stack.begin() + end,
             [](const SearchCandidate& a, const SearchCandidate& b) {
               return a.distance < b.distance;
             });
-  for (std::size_t i = begin; i < end; ++i) {
-    const SearchCandidate candidate = stack[i];
-    const double extent = nodes_[candidate.node].max_distance;
+  for (std::size_t j = begin; j < end; ++j) {
+    const SearchCandidate candidate = stack[j];
+    const double extent = Extent(candidate.node, candidate.first_child);
     if (BeyondBound(candidate.distance - extent, rules.Bound(),
                     candidate.distance + extent)) {
       continue;
     }
-    SearchFrom(candidate.node, candidate.distance, query, rules, stack);
+    SearchBelow(candidate.node, candidate.distance, candidate.first_child,
+                query, rules, stack);
   }
   stack.resize(begin);
 }
