@@ -1,7 +1,6 @@
 #include "core/cover_tree.h"
 
 #include <algorithm>
-#include <bit>
 #include <climits>
 #include <cstring>
 #include <numeric>
@@ -15,23 +14,9 @@
 namespace streamreg {
 namespace {
 
-// 2^level, by building the double directly where it is a normal number
-// (ldexp is a library call and showed in profiles of insertion).
-double Pow2(int level) {
-  if (level >= -1022 && level <= 1023) {
-    return std::bit_cast<double>(static_cast<std::uint64_t>(level + 1023)
-                                 << 52);
-  }
-  return std::ldexp(1.0, level);
-}
-
-// The smallest level j with distance <= 2^j.
+double Pow2(int level) { return CoverScale::Radius(level); }
 int LevelCovering(double distance) {
-  if (distance <= 0.0) return CoverTree::kMinLevel;
-  int exponent = 0;
-  const double mantissa = std::frexp(distance, &exponent);  // in [0.5, 1)
-  const int level = mantissa == 0.5 ? exponent - 1 : exponent;
-  return std::max(level, CoverTree::kMinLevel);
+  return CoverScale::LevelCovering(distance);
 }
 
 // Seed of the insertion order of batch builds: fixed, so a build is
@@ -41,16 +26,6 @@ constexpr std::uint64_t kBuildOrderSeed = 0x5eed'c0de'2006'0001;
 }  // namespace
 
 CoverTree::CoverTree(std::size_t dim) : dim_(dim) {}
-
-// 2^level, by building the double directly where it is a normal number
-// (ldexp is a library call and showed in profiles of insertion).
-double CoverTree::CoveringRadius(int level) {
-  if (level >= -1022 && level <= 1023) {
-    return std::bit_cast<double>(static_cast<std::uint64_t>(level + 1023)
-                                 << 52);
-  }
-  return std::ldexp(1.0, level);
-}
 
 absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
                                            std::span<const double> coordinates,
@@ -184,7 +159,9 @@ CoverTree CoverTree::Rebuilt() const {
     coordinates.insert(coordinates.end(), p, p + dim_);
   }
   // The points were validated when they came in; Build cannot fail.
-  return *Build(dim_, coordinates, ids);
+  CoverTree tree = *Build(dim_, coordinates, ids);
+  tree.strategy_ = strategy_;
+  return tree;
 }
 
 std::vector<CoverTree::SearchCandidate>& CoverTree::ThreadSearchStack() {
@@ -244,13 +221,35 @@ void CoverTree::RaiseRootToCover(double distance, int min_level) {
   root.level = std::max({root.level, LevelCovering(distance), min_level});
 }
 
-// Branch and bound from the root, nearest child first. A subtree below child
-// c holds only levels <= level(c), so it can hold a covering node only within
-// 2^level(c) of p; with the best distance so far that bounds the search.
+// The nearest node of level >= min_level that covers `point` at its own
+// level; ties go to the lower node index, so the tree walk and the scan pick
+// the same node. With `same_location`, stops at a node at exactly `point`.
 CoverTree::NodeIndex CoverTree::NearestCoveringNode(const double* point,
                                                     int min_level,
                                                     double* distance,
                                                     NodeIndex* same_location) {
+  bool measure = false;
+  if (!WalkTree(insert_monitor_, &measure)) {
+    return NearestCoveringNodeByScan(point, min_level, distance, same_location);
+  }
+  std::size_t distances = 1;
+  const NodeIndex found = NearestCoveringNodeInTree(point, min_level, distance,
+                                                    same_location, &distances);
+  if (measure) insert_monitor_.Record(distances, node_count());
+  return found;
+}
+
+bool CoverTree::CloserCandidate(double distance, NodeIndex node,
+                                double best_distance, NodeIndex best) {
+  return distance < best_distance || (distance == best_distance && node < best);
+}
+
+// Branch and bound from the root, nearest child first. A subtree below child
+// c holds only levels <= level(c), so it can hold a covering node only within
+// 2^level(c) of p; with the best distance so far that bounds the search.
+CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
+    const double* point, int min_level, double* distance,
+    NodeIndex* same_location, std::size_t* distances) {
   NodeIndex best = kNoNode;
   double best_distance = std::numeric_limits<double>::infinity();
   std::vector<SearchCandidate>& stack = insert_stack_;
@@ -259,27 +258,45 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNode(const double* point,
     const SearchCandidate x = stack.back();
     stack.pop_back();
     const Node& n = nodes_[x.node];
-    if (x.distance <= Pow2(n.level) && x.distance < best_distance) {
+    if (BeyondBound(x.distance - n.max_distance,
+                    std::min(best_distance, Pow2(n.level)),
+                    x.distance + n.max_distance)) {
+      continue;  // a nearer covering node was found meanwhile
+    }
+    if (x.distance <= Pow2(n.level) &&
+        CloserCandidate(x.distance, x.node, best_distance, best)) {
       best = x.node;
       best_distance = x.distance;
     }
     const std::size_t begin = stack.size();
     for (NodeIndex child : n.children) {
       const Node& c = nodes_[child];
-      if (c.level < min_level) break;  // children are sorted by level
+      if (c.level < min_level) {  // too low to be the parent
+        // Only floor nodes (leaves) lie below an insertion's min_level; p
+        // may still sit exactly on one.
+        if (same_location != nullptr && SameLocation(point, child)) {
+          *same_location = child;
+          return child;
+        }
+        continue;
+      }
       const double bound = std::min(best_distance, Pow2(c.level));
       const double lower = std::fabs(x.distance - c.parent_distance);
       if (BeyondBound(lower - c.max_distance, bound,
                       x.distance + c.parent_distance + c.max_distance)) {
         continue;
       }
-      const double d = DistanceTo(point, child);
+      const double d = EuclideanDistanceUpTo(point, Coordinates(child), dim_,
+                                             bound + c.max_distance);
+      ++*distances;
+      if (d == std::numeric_limits<double>::infinity()) continue;
       if (same_location != nullptr && d == 0.0 && SameLocation(point, child)) {
         *same_location = child;
         return child;
       }
       if (c.children.empty()) {  // a leaf: decide now, nothing to descend
-        if (d <= Pow2(c.level) && d < best_distance) {
+        if (d <= Pow2(c.level) &&
+            CloserCandidate(d, child, best_distance, best)) {
           best = child;
           best_distance = d;
         }
@@ -292,6 +309,37 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNode(const double* point,
               [](const SearchCandidate& a, const SearchCandidate& b) {
                 return a.distance > b.distance;
               });
+  }
+  *distance = best_distance;
+  return best;
+}
+
+CoverTree::NodeIndex CoverTree::NearestCoveringNodeByScan(
+    const double* point, int min_level, double* distance,
+    NodeIndex* same_location) const {
+  NodeIndex best = kNoNode;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
+    const Node& n = nodes_[node];
+    if (n.id_count == 0) continue;  // a free slot
+    if (n.level < min_level) {      // too low to be the parent
+      if (same_location != nullptr && SameLocation(point, node)) {
+        *same_location = node;
+        return node;
+      }
+      continue;
+    }
+    const double radius = Pow2(n.level);
+    const double d = EuclideanDistanceUpTo(point, Coordinates(node), dim_,
+                                           std::min(best_distance, radius));
+    if (same_location != nullptr && d == 0.0 && SameLocation(point, node)) {
+      *same_location = node;
+      return node;
+    }
+    if (d <= radius && CloserCandidate(d, node, best_distance, best)) {
+      best = node;
+      best_distance = d;
+    }
   }
   *distance = best_distance;
   return best;
@@ -426,8 +474,12 @@ void CoverTree::TightenMaxDistances(NodeIndex from) {
   }
 }
 
+// A freed slot keeps +infinity coordinates, which no bound admits, so scans
+// need not know which slots are free.
 void CoverTree::FreeNode(NodeIndex node) {
   nodes_[node] = Node{};
+  std::fill_n(coordinates_.begin() + node * dim_, dim_,
+              std::numeric_limits<double>::infinity());
   free_nodes_.push_back(node);
 }
 

@@ -12,8 +12,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/cover_scale.h"
 #include "core/euclidean_distance.h"
 #include "core/neighbor.h"
+#include "core/pruning_monitor.h"
 #include "core/search_rules.h"
 
 namespace streamreg {
@@ -42,13 +44,16 @@ namespace streamreg {
 // Each node also keeps the distance to its parent and an upper bound on the
 // distance to any descendant; searches prune with both (triangle inequality),
 // so a search visits far fewer nodes than the covering radii alone allow.
+// Where the data leaves nothing to prune (high intrinsic dimension), a
+// PruningMonitor notices and searches scan the points instead: same answers,
+// never much slower than brute force.
 //
 // Not synchronized: concurrent const calls are safe, a mutating call needs
 // exclusive access (ConcurrentCoverTree provides it).
 class CoverTree {
  public:
-  // Nodes live at top levels in [kMinLevel, ...]; 2^kMinLevel is 0 in double.
-  static constexpr int kMinLevel = -1100;
+  // Nodes live at top levels in [kMinLevel, ...]; the floor's radius is 0.
+  static constexpr int kMinLevel = CoverScale::kMinLevel;
 
   // An empty tree over points with `dim` coordinates (dim >= 1).
   explicit CoverTree(std::size_t dim);
@@ -101,6 +106,18 @@ class CoverTree {
   template <class Fn>
   void ForEachPoint(Fn&& fn) const;
 
+  // How searches (and insertion's search for a parent) find points:
+  // kAdaptive walks the tree unless the PruningMonitor finds that a scan is
+  // cheaper; kTree and kScan force one way. The answers are the same.
+  enum class Strategy { kAdaptive, kTree, kScan };
+  void set_strategy(Strategy strategy) { strategy_ = strategy; }
+  Strategy strategy() const { return strategy_; }
+
+  // The average fraction of the nodes that measured tree walks computed
+  // distances to (see PruningMonitor): near 0 where the tree prunes well;
+  // above PruningMonitor::kScanAbove, adaptive searches scan.
+  double search_fraction() const { return search_monitor_.fraction(); }
+
   // Verifies nesting, covering, separation, the distance bounds and the id
   // map; returns Internal naming the first violation. O(n^2): for tests.
   absl::Status CheckInvariants() const;
@@ -144,21 +161,26 @@ class CoverTree {
     return lower_bound > bound + 1e-12 * magnitude;
   }
 
+  // The per-search scratch of a tree walk.
+  struct SearchState {
+    std::vector<SearchCandidate>& stack;
+    std::size_t distances;  // computed so far, for the pruning monitor
+  };
+
   template <SearchRules Rules>
   void SearchBelow(NodeIndex node, double distance, std::uint32_t first_child,
-                   const double* query, Rules& rules,
-                   std::vector<SearchCandidate>& stack) const;
+                   const double* query, Rules& rules, SearchState& state) const;
+  template <SearchRules Rules>
+  void Scan(const double* query, Rules& rules) const;
   // Bounds the distance from `node` to any point below its children
-  // first_child.. : max_distance for all of them, and the covering radius of
-  // the highest remaining child's level for a tail (a child of level j and
-  // its subtree lie within 2^(j+1) + 2^(j+1)).
+  // first_child.. : max_distance for all of them; for a tail, also the reach
+  // of a subtree at the highest remaining child's level.
   double Extent(NodeIndex node, std::uint32_t first_child) const {
     const Node& n = nodes_[node];
     if (first_child == 0) return n.max_distance;
-    return std::min(n.max_distance,
-                    CoveringRadius(nodes_[n.children[first_child]].level + 2));
+    return std::min(n.max_distance, CoverScale::SubtreeReach(
+                                        nodes_[n.children[first_child]].level));
   }
-  static double CoveringRadius(int level);
   template <SearchRules Rules>
   void VisitIds(NodeIndex node, double distance, Rules& rules) const;
   static std::vector<SearchCandidate>& ThreadSearchStack();
@@ -167,6 +189,29 @@ class CoverTree {
   void RaiseRootToCover(double distance, int min_level);
   NodeIndex NearestCoveringNode(const double* point, int min_level,
                                 double* distance, NodeIndex* same_location);
+  NodeIndex NearestCoveringNodeInTree(const double* point, int min_level,
+                                      double* distance,
+                                      NodeIndex* same_location,
+                                      std::size_t* distances);
+  // Whether this search walks the tree, per the strategy and `monitor`.
+  bool WalkTree(const PruningMonitor& monitor, bool* measure) const {
+    switch (strategy_) {
+      case Strategy::kTree:
+        *measure = false;
+        return true;
+      case Strategy::kScan:
+        *measure = false;
+        return false;
+      case Strategy::kAdaptive:
+        break;
+    }
+    return monitor.WalkTree(measure);
+  }
+  static bool CloserCandidate(double distance, NodeIndex node,
+                              double best_distance, NodeIndex best);
+  NodeIndex NearestCoveringNodeByScan(const double* point, int min_level,
+                                      double* distance,
+                                      NodeIndex* same_location) const;
   NodeIndex NewNode(std::uint64_t id, const double* point, int level);
   void AddId(NodeIndex node, std::uint64_t id);
   // Hangs `node` (and its subtree) below `parent` at `distance`.
@@ -195,16 +240,41 @@ class CoverTree {
 
   // Insertion scratch, reused across calls (only the writer touches it).
   std::vector<SearchCandidate> insert_stack_;
+  // Whether walking the tree pays, for searches and for insertions.
+  PruningMonitor search_monitor_;
+  PruningMonitor insert_monitor_;
+  Strategy strategy_ = Strategy::kAdaptive;
 };
 
 template <SearchRules Rules>
 void CoverTree::Search(const double* query, Rules& rules) const {
   if (root_ == kNoNode) return;
-  std::vector<SearchCandidate>& stack = ThreadSearchStack();
+  bool measure = false;
+  if (!WalkTree(search_monitor_, &measure)) {
+    Scan(query, rules);
+    return;
+  }
+  SearchState state{ThreadSearchStack(), 1};
   const double distance = DistanceTo(query, root_);
   VisitIds(root_, distance, rules);
   if (!nodes_[root_].children.empty()) {
-    SearchBelow(root_, distance, 0, query, rules, stack);
+    SearchBelow(root_, distance, 0, query, rules, state);
+  }
+  if (measure) search_monitor_.Record(state.distances, node_count());
+}
+
+// Every stored point, in node order (freed slots hold +infinity).
+template <SearchRules Rules>
+void CoverTree::Scan(const double* query, Rules& rules) const {
+  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
+    // No early stop here: over all points its branch is a coin toss, and
+    // measured it doubled the scan's time.
+    const double d = EuclideanDistance(query, Coordinates(node), dim_);
+    // A free slot, or beyond the bound: skip without reading the node.
+    if (d == std::numeric_limits<double>::infinity() || d > rules.Bound()) {
+      continue;
+    }
+    VisitIds(node, d, rules);
   }
 }
 
@@ -230,8 +300,8 @@ void CoverTree::VisitIds(NodeIndex node, double distance, Rules& rules) const {
 template <SearchRules Rules>
 void CoverTree::SearchBelow(NodeIndex node, double distance,
                             std::uint32_t first_child, const double* query,
-                            Rules& rules,
-                            std::vector<SearchCandidate>& stack) const {
+                            Rules& rules, SearchState& state) const {
+  std::vector<SearchCandidate>& stack = state.stack;
   const std::vector<NodeIndex>& children = nodes_[node].children;
   const int level = nodes_[children[first_child]].level;
   const std::size_t begin = stack.size();
@@ -244,9 +314,17 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
                     distance + c.parent_distance + c.max_distance)) {
       continue;
     }
-    const double d = DistanceTo(query, child);
+    // Reading all coordinates is needed only if the child or its subtree can
+    // still be within the bound.
+    const double d = EuclideanDistanceUpTo(query, Coordinates(child), dim_,
+                                           rules.Bound() + c.max_distance);
+    ++state.distances;
+    if (d == std::numeric_limits<double>::infinity()) continue;
     VisitIds(child, d, rules);
-    if (!c.children.empty()) stack.push_back({d, child, 0});
+    if (!c.children.empty()) {
+      __builtin_prefetch(c.children.data());  // likely read soon
+      stack.push_back({d, child, 0});
+    }
   }
   if (i < children.size()) stack.push_back({distance, node, i});
   const std::size_t end = stack.size();
@@ -262,7 +340,7 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
       continue;
     }
     SearchBelow(candidate.node, candidate.distance, candidate.first_child,
-                query, rules, stack);
+                query, rules, state);
   }
   stack.resize(begin);
 }

@@ -41,17 +41,25 @@ class KnnRules {
     const Neighbor candidate{id, distance};
     if (heap_->size() < k_) {
       heap_->push_back(candidate);
-      std::push_heap(heap_->begin(), heap_->end(), NeighborLess);
-    } else if (k_ > 0 && NeighborLess(candidate, heap_->front())) {
-      std::pop_heap(heap_->begin(), heap_->end(), NeighborLess);
+      std::push_heap(heap_->begin(), heap_->end(), Less());
+    } else if (k_ > 0 && distance <= heap_->front().distance &&
+               NeighborLess(candidate, heap_->front())) {
+      std::pop_heap(heap_->begin(), heap_->end(), Less());
       heap_->back() = candidate;
-      std::push_heap(heap_->begin(), heap_->end(), NeighborLess);
+      std::push_heap(heap_->begin(), heap_->end(), Less());
     }
   }
 
-  void Finish() { std::sort_heap(heap_->begin(), heap_->end(), NeighborLess); }
+  void Finish() { std::sort_heap(heap_->begin(), heap_->end(), Less()); }
 
  private:
+  // NeighborLess as a type, so the heap algorithms inline it.
+  struct Less {
+    bool operator()(const Neighbor& a, const Neighbor& b) const {
+      return NeighborLess(a, b);
+    }
+  };
+
   std::size_t k_;
   std::vector<Neighbor>* heap_;
 };

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -93,7 +94,24 @@ std::vector<Scenario> Scenarios() {
   };
 }
 
-class CoverTreeProperty : public testing::TestWithParam<Scenario> {};
+using Strategy = CoverTree::Strategy;
+
+std::string StrategyName(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::kAdaptive:
+      return "adaptive";
+    case Strategy::kTree:
+      return "tree";
+    case Strategy::kScan:
+      return "scan";
+  }
+  return "unknown";
+}
+
+// Each data set under each search strategy: a tree walk, a scan, and the
+// adaptive choice between them must all give the brute-force answers.
+class CoverTreeProperty
+    : public testing::TestWithParam<std::tuple<Scenario, Strategy>> {};
 
 // Compares every answer of `tree` with `brute` for one query.
 void ExpectSameAnswers(const CoverTree& tree, const BruteForceSearch& brute,
@@ -122,7 +140,7 @@ void ExpectSameAnswers(const CoverTree& tree, const BruteForceSearch& brute,
 }
 
 TEST_P(CoverTreeProperty, MatchesBruteForceUnderRandomInterleavings) {
-  const Scenario& scenario = GetParam();
+  const auto& [scenario, strategy] = GetParam();
   const PointSet pool = scenario.make_pool();
   const std::size_t dim = pool.dim;
   std::mt19937_64 rng(12345);
@@ -135,6 +153,7 @@ TEST_P(CoverTreeProperty, MatchesBruteForceUnderRandomInterleavings) {
       dim, std::span(pool.coordinates).first(initial * dim), ids);
   ASSERT_TRUE(built.ok()) << built.status();
   CoverTree tree = *std::move(built);
+  tree.set_strategy(strategy);
   BruteForceSearch brute(dim);
   absl::flat_hash_map<std::uint64_t, std::size_t> pool_index;  // id -> point
   std::vector<std::uint64_t> present = ids, removed;
@@ -217,11 +236,15 @@ TEST_P(CoverTreeProperty, MatchesBruteForceUnderRandomInterleavings) {
   EXPECT_TRUE(got.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(DataSets, CoverTreeProperty,
-                         testing::ValuesIn(Scenarios()),
-                         [](const testing::TestParamInfo<Scenario>& info) {
-                           return info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    DataSets, CoverTreeProperty,
+    testing::Combine(testing::ValuesIn(Scenarios()),
+                     testing::Values(Strategy::kAdaptive, Strategy::kTree,
+                                     Strategy::kScan)),
+    [](const testing::TestParamInfo<CoverTreeProperty::ParamType>& info) {
+      return std::get<0>(info.param).name + "_" +
+             StrategyName(std::get<1>(info.param));
+    });
 
 // Tiny trees: every subset of a few points, every removal order.
 TEST(CoverTreeTiny, EveryInsertAndRemoveOrderOfFourPoints) {

@@ -182,9 +182,16 @@ TEST(CoverTreeExtremes, DistinctPointsAtComputedDistanceZero) {
   ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
   const std::vector<double> origin = {0.0, 0.0};
   EXPECT_EQ(KnnOf(tree, origin, 51), brute.Knn(origin, 51));
+  // Exact copies of points at the floor level join their nodes.
+  for (std::uint64_t i = 0; i < 50; ++i) {
+    const std::vector<double> p = {1e-200 * static_cast<double>(i), 0.0};
+    ASSERT_TRUE(tree.Insert(1000 + i, p).ok());
+    brute.Add(1000 + i, p);
+  }
+  EXPECT_EQ(tree.node_count(), 51u);
   for (std::uint64_t i = 0; i < 50; i += 2) ASSERT_TRUE(tree.Remove(i).ok());
   for (std::uint64_t i = 0; i < 50; i += 2) ASSERT_TRUE(brute.Remove(i));
-  EXPECT_EQ(KnnOf(tree, origin, 51), brute.Knn(origin, 51));
+  EXPECT_EQ(KnnOf(tree, origin, 101), brute.Knn(origin, 101));
   ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
 }
 
@@ -199,6 +206,32 @@ TEST(CoverTreeMemory, GrowsWithPointsAndIsReportedPerByte) {
   // At least the coordinates themselves, and not absurdly more.
   EXPECT_GE(full - empty, 5000u * 21 * sizeof(double));
   EXPECT_LE(full - empty, 5000u * (21 * sizeof(double) + 256));
+}
+
+// The adaptive strategy walks the tree where it prunes and scans where it
+// cannot (uniform points in 32 dimensions), answering exactly either way.
+TEST(CoverTreeStrategy, AdaptiveScansWhereTheTreeCannotPrune) {
+  const auto ids_for = [](std::size_t n) {
+    std::vector<std::uint64_t> ids(n);
+    for (std::size_t i = 0; i < n; ++i) ids[i] = i;
+    return ids;
+  };
+  const PointSet uniform = UniformPoints(3000, 32, 21);
+  const PointSet trajectory = TrajectoryPoints(3000, 7, 22);
+  const CoverTree flat =
+      *CoverTree::Build(32, uniform.coordinates, ids_for(3000));
+  const CoverTree curve =
+      *CoverTree::Build(21, trajectory.coordinates, ids_for(3000));
+  BruteForceSearch brute(32);
+  for (std::size_t i = 0; i < uniform.size(); ++i)
+    brute.Add(i, uniform.point(i));
+  const PointSet queries = UniformPoints(600, 32, 23);
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    ASSERT_EQ(KnnOf(flat, queries.point(q), 5), brute.Knn(queries.point(q), 5));
+    (void)KnnOf(curve, trajectory.point(q * 5), 5);
+  }
+  EXPECT_GT(flat.search_fraction(), PruningMonitor::kScanAbove);
+  EXPECT_LT(curve.search_fraction(), 0.1);
 }
 
 TEST(CoverTreeBuild, BatchBuildAnswersLikeIncremental) {
