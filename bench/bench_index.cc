@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/synthetic_points.h"
 #include "core/brute_force_search.h"
+#include "core/concurrent_cover_tree.h"
 #include "core/cover_tree.h"
 #include "nanoflann.hpp"
 #include "nlohmann/json.hpp"
@@ -100,22 +103,37 @@ DataSet MakeDataSet(const std::string& name, std::size_t n,
   return {name, UniformPoints(n, kDim, 2006), UniformPoints(queries, kDim, 1)};
 }
 
-// Times fn(q) for every query, `rounds` times over; returns per-query
-// microseconds, the fastest of the rounds (this VM's neighbours make single
+// A query workload timed against one index: fn(query) runs one query.
+struct QueryTask {
+  std::string index, op;
+  std::size_t count;  // queries timed
+  std::function<void(std::span<const double>)> fn;
+};
+
+// Times every task on its queries, `rounds` times over, the tasks
+// interleaved within each round so that all indexes see the same machine;
+// each query's figure is its fastest round (this VM's neighbours make single
 // timings noisy; the minimum is the reproducible figure).
-template <class Fn>
-std::vector<double> TimeQueries(const PointSet& queries, std::size_t count,
-                                Fn&& fn) {
+void TimeTasks(const DataSet& data, const std::vector<QueryTask>& tasks,
+               std::vector<Figure>* figures) {
   const int rounds = absl::GetFlag(FLAGS_rounds);
-  std::vector<double> times(count, std::numeric_limits<double>::infinity());
+  std::vector<std::vector<double>> times(tasks.size());
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    times[t].assign(tasks[t].count, std::numeric_limits<double>::infinity());
+  }
   for (int r = 0; r < rounds; ++r) {
-    for (std::size_t q = 0; q < count; ++q) {
-      const auto start = Clock::now();
-      fn(q, queries.point(q));
-      times[q] = std::min(times[q], MicrosSince(start));
+    for (std::size_t t = 0; t < tasks.size(); ++t) {
+      for (std::size_t q = 0; q < tasks[t].count; ++q) {
+        const auto start = Clock::now();
+        tasks[t].fn(data.queries.point(q));
+        times[t][q] = std::min(times[t][q], MicrosSince(start));
+      }
     }
   }
-  return times;
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    figures->push_back(Summarize(data.name, data.train.size(), tasks[t].index,
+                                 tasks[t].op, times[t]));
+  }
 }
 
 // Counts the queries on which `tree` answers differently from `expected`.
@@ -131,6 +149,20 @@ std::size_t Mismatches(const CoverTree& tree, const PointSet& queries,
   return mismatches;
 }
 
+// Grows an index one point at a time in data order (for the trajectory, the
+// order a robot streams it); returns per-insert microseconds.
+template <class Insert>
+std::vector<double> TimeInserts(const PointSet& points, Insert&& insert) {
+  std::vector<double> times;
+  times.reserve(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto start = Clock::now();
+    insert(i);
+    times.push_back(MicrosSince(start));
+  }
+  return times;
+}
+
 // Measures one data set; clears *exact if a cover tree answered any query
 // differently from brute force.
 std::vector<Figure> RunOne(const DataSet& data, std::size_t k, bool* exact) {
@@ -140,114 +172,103 @@ std::vector<Figure> RunOne(const DataSet& data, std::size_t k, bool* exact) {
   std::vector<Figure> figures;
   std::vector<std::uint64_t> ids(n);
   for (std::size_t i = 0; i < n; ++i) ids[i] = i;
-  std::vector<Neighbor> got;
 
-  // Brute force: the reference answers and their cost.
+  // Brute force: the reference answers.
   BruteForceSearch brute(kDim);
   for (std::size_t i = 0; i < n; ++i) brute.Add(i, data.train.point(i));
   std::vector<std::vector<Neighbor>> expected(nq);
   for (std::size_t q = 0; q < nq; ++q) {
     expected[q] = brute.Knn(data.queries.point(q), k);
   }
-  const std::size_t brute_nq = std::min<std::size_t>(
-      nq, static_cast<std::size_t>(absl::GetFlag(FLAGS_brute_queries)));
-  figures.push_back(Summarize(
-      ds, n, "brute", "knn",
-      TimeQueries(data.queries, brute_nq,
-                  [&](std::size_t, auto q) { got = brute.Knn(q, k); })));
   // Range radius: the median k-th neighbour distance, so a range query
   // returns about k points.
   std::vector<double> kth;
   for (const auto& e : expected) kth.push_back(e.back().distance);
   std::nth_element(kth.begin(), kth.begin() + kth.size() / 2, kth.end());
   const double radius = kth[kth.size() / 2];
-  figures.push_back(Summarize(
-      ds, n, "brute", "range",
-      TimeQueries(data.queries, brute_nq,
-                  [&](std::size_t, auto q) { got = brute.Range(q, radius); })));
 
-  // Cover tree, batch-built.
+  // Builds and inserts, each timed on its own.
   auto start = Clock::now();
   CoverTree tree = *CoverTree::Build(kDim, data.train.coordinates, ids);
   figures.push_back({ds, "covertree", "build", n, MicrosSince(start), 0.0});
-  figures.push_back(Summarize(
-      ds, n, "covertree", "knn",
-      TimeQueries(data.queries, nq,
-                  [&](std::size_t, auto q) { (void)tree.Knn(q, k, &got); })));
-  figures.push_back(
-      Summarize(ds, n, "covertree", "range",
-                TimeQueries(data.queries, nq, [&](std::size_t, auto q) {
-                  (void)tree.Range(q, radius, &got);
-                })));
-  std::size_t mismatches = Mismatches(tree, data.queries, expected, k);
-  const std::size_t tree_bytes = tree.MemoryUsage();
-
-  // Cover tree grown one point at a time, in data order (for the trajectory,
-  // the order a robot streams it).
   CoverTree grown(kDim);
-  std::vector<double> insert_times;
-  insert_times.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto t = Clock::now();
-    (void)grown.Insert(i, data.train.point(i));
-    insert_times.push_back(MicrosSince(t));
-  }
-  figures.push_back(Summarize(ds, n, "covertree", "insert", insert_times));
-  figures.push_back(Summarize(
-      ds, n, "covertree-grown", "knn",
-      TimeQueries(data.queries, nq,
-                  [&](std::size_t, auto q) { (void)grown.Knn(q, k, &got); })));
-  mismatches += Mismatches(grown, data.queries, expected, k);
-
-  // nanoflann static kd-tree.
+  figures.push_back(Summarize(ds, n, "covertree", "insert",
+                              TimeInserts(data.train, [&](std::size_t i) {
+                                (void)grown.Insert(i, data.train.point(i));
+                              })));
+  // The same stream into the thread-safe index, which rebuilds in the
+  // background each time the tree doubles (its insert figures include the
+  // writer's share of that: copying the points).
+  ConcurrentCoverTree shared(kDim);
+  figures.push_back(Summarize(ds, n, "covertree-concurrent", "insert",
+                              TimeInserts(data.train, [&](std::size_t i) {
+                                (void)shared.Insert(i, data.train.point(i));
+                              })));
+  shared.WaitForBackgroundRebuild();
   NanoflannPoints all{&data.train, n};
   start = Clock::now();
   StaticKdTree kd(kDim, all, nanoflann::KDTreeSingleIndexAdaptorParams(10));
   figures.push_back(
       {ds, "nanoflann-static", "build", n, MicrosSince(start), 0.0});
-  std::vector<std::size_t> indices(k);
-  std::vector<double> squared(k);
-  figures.push_back(
-      Summarize(ds, n, "nanoflann-static", "knn",
-                TimeQueries(data.queries, nq, [&](std::size_t, auto q) {
-                  kd.knnSearch(q.data(), k, indices.data(), squared.data());
-                })));
-  std::vector<std::pair<std::size_t, double>> in_radius;
-  const nanoflann::SearchParams sorted(32, 0.0f, true);
-  figures.push_back(
-      Summarize(ds, n, "nanoflann-static", "range",
-                TimeQueries(data.queries, nq, [&](std::size_t, auto q) {
-                  kd.radiusSearch(q.data(), radius * radius, in_radius, sorted);
-                })));
-
-  // nanoflann dynamic kd-tree (a logarithmic forest of static trees).
   NanoflannPoints growing{&data.train, 0};
   DynamicKdTree dyn(kDim, growing,
                     nanoflann::KDTreeSingleIndexAdaptorParams(10), n);
-  std::vector<double> dyn_insert;
-  dyn_insert.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    growing.count = i + 1;
-    const auto t = Clock::now();
-    dyn.addPoints(i, i);
-    dyn_insert.push_back(MicrosSince(t));
-  }
-  figures.push_back(
-      Summarize(ds, n, "nanoflann-dynamic", "insert", dyn_insert));
-  figures.push_back(Summarize(
-      ds, n, "nanoflann-dynamic", "knn",
-      TimeQueries(data.queries, nq, [&](std::size_t, auto q) {
-        nanoflann::KNNResultSet<double, std::size_t> result(k);
-        result.init(indices.data(), squared.data());
-        dyn.findNeighbors(result, q.data(), nanoflann::SearchParams());
-      })));
+  figures.push_back(Summarize(ds, n, "nanoflann-dynamic", "insert",
+                              TimeInserts(data.train, [&](std::size_t i) {
+                                growing.count = i + 1;
+                                dyn.addPoints(i, i);
+                              })));
+
+  // Exactness of every cover tree.
+  std::size_t mismatches = Mismatches(tree, data.queries, expected, k) +
+                           Mismatches(grown, data.queries, expected, k);
+  shared.Read([&](const CoverTree& t) {
+    mismatches += Mismatches(t, data.queries, expected, k);
+    return 0;
+  });
+  *exact = *exact && mismatches == 0;
+
+  // Queries, interleaved.
+  const std::size_t brute_nq = std::min<std::size_t>(
+      nq, static_cast<std::size_t>(absl::GetFlag(FLAGS_brute_queries)));
+  std::vector<Neighbor> got;
+  std::vector<std::size_t> indices(k);
+  std::vector<double> squared(k);
+  std::vector<std::pair<std::size_t, double>> in_radius;
+  const nanoflann::SearchParams sorted(32, 0.0f, true);
+  const std::vector<QueryTask> tasks = {
+      {"brute", "knn", brute_nq, [&](auto q) { got = brute.Knn(q, k); }},
+      {"brute", "range", brute_nq,
+       [&](auto q) { got = brute.Range(q, radius); }},
+      {"covertree", "knn", nq, [&](auto q) { (void)tree.Knn(q, k, &got); }},
+      {"covertree", "range", nq,
+       [&](auto q) { (void)tree.Range(q, radius, &got); }},
+      {"covertree-grown", "knn", nq,
+       [&](auto q) { (void)grown.Knn(q, k, &got); }},
+      {"covertree-concurrent", "knn", nq,
+       [&](auto q) { (void)shared.Knn(q, k, &got); }},
+      {"nanoflann-static", "knn", nq,
+       [&](auto q) {
+         kd.knnSearch(q.data(), k, indices.data(), squared.data());
+       }},
+      {"nanoflann-static", "range", nq,
+       [&](auto q) {
+         kd.radiusSearch(q.data(), radius * radius, in_radius, sorted);
+       }},
+      {"nanoflann-dynamic", "knn", nq,
+       [&](auto q) {
+         nanoflann::KNNResultSet<double, std::size_t> result(k);
+         result.init(indices.data(), squared.data());
+         dyn.findNeighbors(result, q.data(), nanoflann::SearchParams());
+       }},
+  };
+  TimeTasks(data, tasks, &figures);
 
   std::cout << absl::StrFormat(
       "%s n=%d: cover trees answer %s brute force on %d queries; range "
       "radius %.4g; tree memory %.1f MiB\n",
       ds, n, mismatches == 0 ? "identically to" : "DIFFERENTLY FROM", nq,
-      radius, tree_bytes / 1048576.0);
-  *exact = *exact && mismatches == 0;
+      radius, tree.MemoryUsage() / 1048576.0);
   return figures;
 }
 
@@ -278,13 +299,14 @@ void PrintRatios(const std::vector<Figure>& figures) {
     const double ct = f.median_us;
     std::cout << absl::StrFormat(
         "%-11s n=%-7d knn vs nanoflann-static %.2fx, vs nanoflann-dynamic "
-        "%.2fx, vs brute %.3fx (speed-up %.1fx); grown/batch %.2fx; insert "
-        "%.2f us\n",
+        "%.2fx, vs brute %.3fx (speed-up %.1fx); grown/batch %.2fx; "
+        "concurrent-grown/batch %.2fx; insert %.2f us\n",
         f.dataset, f.n, ct / find(f.dataset, f.n, "nanoflann-static", "knn"),
         ct / find(f.dataset, f.n, "nanoflann-dynamic", "knn"),
         ct / find(f.dataset, f.n, "brute", "knn"),
         find(f.dataset, f.n, "brute", "knn") / ct,
         find(f.dataset, f.n, "covertree-grown", "knn") / ct,
+        find(f.dataset, f.n, "covertree-concurrent", "knn") / ct,
         find(f.dataset, f.n, "covertree", "insert"));
   }
 }

@@ -50,9 +50,12 @@ absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
     }
   }
   // Inserting in a random order makes the tree independent of how the input
-  // happens to be sorted (e.g. a trajectory in time order).
+  // happens to be sorted (e.g. a trajectory in time order); sorting by id
+  // first makes the same points give the same tree in any input order.
   std::vector<std::size_t> order(ids.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
   std::shuffle(order.begin(), order.end(), std::mt19937_64(kBuildOrderSeed));
   CoverTree tree(dim);
   tree.nodes_.reserve(ids.size());
@@ -149,15 +152,13 @@ std::size_t CoverTree::MemoryUsage() const {
 
 CoverTree CoverTree::Rebuilt() const {
   std::vector<std::uint64_t> ids;
-  ids.reserve(size_);
-  for (const auto& [id, node] : node_of_id_) ids.push_back(id);
-  std::sort(ids.begin(), ids.end());  // hash order is not reproducible
   std::vector<double> coordinates;
-  coordinates.reserve(ids.size() * dim_);
-  for (std::uint64_t id : ids) {
-    const double* p = Coordinates(node_of_id_.at(id));
-    coordinates.insert(coordinates.end(), p, p + dim_);
-  }
+  ids.reserve(size_);
+  coordinates.reserve(size_ * dim_);
+  ForEachPoint([&](std::uint64_t id, std::span<const double> p) {
+    ids.push_back(id);
+    coordinates.insert(coordinates.end(), p.begin(), p.end());
+  });
   // The points were validated when they came in; Build cannot fail.
   CoverTree tree = *Build(dim_, coordinates, ids);
   tree.strategy_ = strategy_;

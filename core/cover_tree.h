@@ -61,6 +61,7 @@ class CoverTree {
   // Builds a tree over the n = ids.size() points stored row-major in
   // `coordinates` (n * dim values). Validates everything first: a bad point or
   // a repeated id fails the whole build with InvalidArgument / AlreadyExists.
+  // The same points give the same tree whatever their order.
   static absl::StatusOr<CoverTree> Build(std::size_t dim,
                                          std::span<const double> coordinates,
                                          std::span<const std::uint64_t> ids);

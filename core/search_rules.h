@@ -37,22 +37,29 @@ class KnnRules {
                               : heap_->front().distance;
   }
 
+  // Most visits are rejected: that test stays inline, the heap work not.
   void Visit(std::uint64_t id, double distance) {
-    const Neighbor candidate{id, distance};
+    if (heap_->size() == k_ &&
+        (k_ == 0 || distance > heap_->front().distance)) {
+      return;
+    }
+    Admit({id, distance});
+  }
+
+  void Finish() { std::sort_heap(heap_->begin(), heap_->end(), Less()); }
+
+ private:
+  [[gnu::noinline]] void Admit(const Neighbor& candidate) {
     if (heap_->size() < k_) {
       heap_->push_back(candidate);
       std::push_heap(heap_->begin(), heap_->end(), Less());
-    } else if (k_ > 0 && distance <= heap_->front().distance &&
-               NeighborLess(candidate, heap_->front())) {
+    } else if (NeighborLess(candidate, heap_->front())) {
       std::pop_heap(heap_->begin(), heap_->end(), Less());
       heap_->back() = candidate;
       std::push_heap(heap_->begin(), heap_->end(), Less());
     }
   }
 
-  void Finish() { std::sort_heap(heap_->begin(), heap_->end(), Less()); }
-
- private:
   // NeighborLess as a type, so the heap algorithms inline it.
   struct Less {
     bool operator()(const Neighbor& a, const Neighbor& b) const {

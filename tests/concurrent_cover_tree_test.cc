@@ -118,5 +118,50 @@ TEST(ConcurrentCoverTree, SearchesProceedDuringRebuild) {
   EXPECT_EQ(tree.size(), points.size());
 }
 
+// A tree grown point by point is rebuilt in the background each time it
+// doubles, while readers search and the writer keeps writing; no write is
+// lost across the swaps.
+TEST(ConcurrentCoverTree, BackgroundRebuildsKeepEveryWrite) {
+  ConcurrentCoverTree::Options options;
+  options.rebuild_min_size = 256;
+  ConcurrentCoverTree tree(kDim, options);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    std::vector<Neighbor> got;
+    for (std::size_t q = 0; !done.load(); q += 13) {
+      const std::span<const double> query = Pool().point(q % Pool().size());
+      ASSERT_TRUE(tree.Knn(query, 6, &got).ok());
+      ExpectConsistent(got, 6, query);
+    }
+  });
+  for (std::size_t i = 0; i < 4000; ++i) {
+    ASSERT_TRUE(tree.Insert(i, Pool().point(i)).ok());
+    if (i % 5 == 4) {
+      ASSERT_TRUE(tree.Remove(i - 2).ok());
+    }
+  }
+  tree.WaitForBackgroundRebuild();
+  done.store(true);
+  reader.join();
+  // 256 -> 512 -> ... -> 2048 -> ~3200 points: at least three rebuilds.
+  EXPECT_GE(tree.rebuild_count(), 3u);
+
+  BruteForceSearch brute(kDim);
+  for (std::size_t i = 0; i < 4000; ++i) {
+    if (i % 5 != 2) brute.Add(i, Pool().point(i));
+  }
+  EXPECT_EQ(tree.size(), brute.size());
+  tree.Read([&](const CoverTree& t) {
+    EXPECT_TRUE(t.CheckInvariants().ok()) << t.CheckInvariants();
+    return 0;
+  });
+  std::vector<Neighbor> got;
+  for (std::size_t q = 0; q < 300; ++q) {
+    const std::span<const double> query = Pool().point(q * 11 % 4000);
+    ASSERT_TRUE(tree.Knn(query, 9, &got).ok());
+    EXPECT_EQ(got, brute.Knn(query, 9));
+  }
+}
+
 }  // namespace
 }  // namespace streamreg
