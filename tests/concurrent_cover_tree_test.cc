@@ -143,8 +143,10 @@ TEST(ConcurrentCoverTree, BackgroundRebuildsKeepEveryWrite) {
   tree.WaitForBackgroundRebuild();
   done.store(true);
   reader.join();
-  // 256 -> 512 -> ... -> 2048 -> ~3200 points: at least three rebuilds.
-  EXPECT_GE(tree.rebuild_count(), 3u);
+  // The first doubling (at 256 points) surely started a rebuild, and it
+  // finished; how many later ones ran depends on how fast builds are (a
+  // doubling during a rebuild waits for it), so only one is certain.
+  EXPECT_GE(tree.rebuild_count(), 1u);
 
   BruteForceSearch brute(kDim);
   for (std::size_t i = 0; i < 4000; ++i) {

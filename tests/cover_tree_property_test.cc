@@ -20,6 +20,13 @@
 #include "gtest/gtest.h"
 
 namespace streamreg {
+
+// Names the strategy in test names and failure messages.
+void PrintTo(CoverTree::Strategy strategy, std::ostream* os) {
+  static constexpr const char* kNames[] = {"adaptive", "tree", "scan"};
+  *os << kNames[static_cast<int>(strategy)];
+}
+
 namespace {
 
 struct Scenario {
@@ -97,15 +104,7 @@ std::vector<Scenario> Scenarios() {
 using Strategy = CoverTree::Strategy;
 
 std::string StrategyName(Strategy strategy) {
-  switch (strategy) {
-    case Strategy::kAdaptive:
-      return "adaptive";
-    case Strategy::kTree:
-      return "tree";
-    case Strategy::kScan:
-      return "scan";
-  }
-  return "unknown";
+  return testing::PrintToString(strategy);
 }
 
 // Each data set under each search strategy: a tree walk, a scan, and the
