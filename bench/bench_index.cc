@@ -22,6 +22,7 @@
 #include "core/brute_force_search.h"
 #include "core/concurrent_cover_tree.h"
 #include "core/cover_tree.h"
+#include "core/search_rules.h"
 #include "nanoflann.hpp"
 #include "nlohmann/json.hpp"
 
@@ -241,6 +242,12 @@ std::vector<Figure> RunOne(const DataSet& data, std::size_t k, bool* exact) {
       {"brute", "range", brute_nq,
        [&](auto q) { got = brute.Range(q, radius); }},
       {"covertree", "knn", nq, [&](auto q) { (void)tree.Knn(q, k, &got); }},
+      {"covertree-uncapped", "knn", nq,
+       [&](auto q) {
+         KnnRules rules(k, &got);  // no radius cap from recent queries
+         tree.Search(q.data(), rules);
+         rules.Finish();
+       }},
       {"covertree", "range", nq,
        [&](auto q) { (void)tree.Range(q, radius, &got); }},
       {"covertree-grown", "knn", nq,

@@ -102,9 +102,26 @@ absl::Status CoverTree::Remove(std::uint64_t id) {
 absl::Status CoverTree::Knn(std::span<const double> query, std::size_t k,
                             std::vector<Neighbor>* out) const {
   if (absl::Status s = ValidatePoint(query, dim_, "query"); !s.ok()) return s;
+  if (k == 0) {
+    out->clear();
+    return absl::OkStatus();
+  }
+  // First with the radius recent queries needed (twice it), which prunes
+  // hard from the root; if the k-th neighbour lies beyond, again without.
+  if (const double cap = knn_radius_.Cap(k);
+      cap < std::numeric_limits<double>::infinity()) {
+    KnnRules capped(k, out, cap);
+    Search(query.data(), capped);
+    capped.Finish();
+    if (capped.CapHeld(size_)) {
+      if (!out->empty()) knn_radius_.Record(k, out->back().distance);
+      return absl::OkStatus();
+    }
+  }
   KnnRules rules(k, out);
-  if (k > 0) Search(query.data(), rules);
+  Search(query.data(), rules);
   rules.Finish();
+  if (!out->empty()) knn_radius_.Record(k, out->back().distance);
   return absl::OkStatus();
 }
 

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/cover_scale.h"
 #include "core/euclidean_distance.h"
+#include "core/knn_radius_estimate.h"
 #include "core/neighbor.h"
 #include "core/pruning_monitor.h"
 #include "core/search_rules.h"
@@ -75,7 +76,9 @@ class CoverTree {
   absl::Status Remove(std::uint64_t id);
 
   // The k nearest stored points to `query`, sorted by (distance, id); fewer
-  // than k if the tree holds fewer. Identical to a brute-force scan.
+  // than k if the tree holds fewer. Identical to a brute-force scan. The
+  // search starts capped at twice the k-th distance recent queries found
+  // (KnnRadiusEstimate) and repeats uncapped if that was too small.
   absl::Status Knn(std::span<const double> query, std::size_t k,
                    std::vector<Neighbor>* out) const;
 
@@ -244,6 +247,7 @@ class CoverTree {
   // Whether walking the tree pays, for searches and for insertions.
   PruningMonitor search_monitor_;
   PruningMonitor insert_monitor_;
+  KnnRadiusEstimate knn_radius_;
   Strategy strategy_ = Strategy::kAdaptive;
 };
 

@@ -25,16 +25,31 @@ concept SearchRules = requires(R rules, std::uint64_t id, double distance) {
 
 // The k nearest points, ties at equal distance broken by the smaller id.
 // Keeps a max-heap of the best k seen so far; Bound() is the k-th distance.
+//
+// With a finite `radius_cap`, Bound() never exceeds it, so the traversal
+// prunes as tightly from the first node as a range search would. The result
+// is then exact if it holds min(k, n) points and the last is within the cap
+// (CapHeld()): any point nearer than the k-th was within the cap, so no
+// pruning skipped it. Otherwise the search must be repeated without a cap.
 class KnnRules {
  public:
   // `out` receives the result (sorted by distance, then id) on Finish().
-  KnnRules(std::size_t k, std::vector<Neighbor>* out) : k_(k), heap_(out) {
+  KnnRules(std::size_t k, std::vector<Neighbor>* out,
+           double radius_cap = std::numeric_limits<double>::infinity())
+      : k_(k), radius_cap_(radius_cap), heap_(out) {
     heap_->clear();
   }
 
   double Bound() const {
-    return heap_->size() < k_ ? std::numeric_limits<double>::infinity()
-                              : heap_->front().distance;
+    return heap_->size() < k_ ? radius_cap_
+                              : std::min(radius_cap_, heap_->front().distance);
+  }
+
+  // After Finish(): whether the capped search found the exact answer in a
+  // set of `n` points.
+  bool CapHeld(std::size_t n) const {
+    return heap_->size() == std::min(k_, n) &&
+           (heap_->empty() || heap_->back().distance <= radius_cap_);
   }
 
   // Most visits are rejected: that test stays inline, the heap work not.
@@ -68,6 +83,7 @@ class KnnRules {
   };
 
   std::size_t k_;
+  double radius_cap_;
   std::vector<Neighbor>* heap_;
 };
 

@@ -234,6 +234,33 @@ TEST(CoverTreeStrategy, AdaptiveScansWhereTheTreeCannotPrune) {
   EXPECT_LT(curve.search_fraction(), 0.1);
 }
 
+// A run of k-NN queries teaches the tree a radius cap; queries far from the
+// data then overrun it and must be answered by the uncapped retry, and the
+// next near queries by the cap again — always exactly.
+TEST(CoverTreeKnn, RadiusCapAndRetryAnswerExactly) {
+  const PointSet points = ClusteredPoints(4000, 5, 30, 41);
+  std::vector<std::uint64_t> ids(points.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  const CoverTree tree = *CoverTree::Build(5, points.coordinates, ids);
+  BruteForceSearch brute(5);
+  for (std::size_t i = 0; i < points.size(); ++i) brute.Add(i, points.point(i));
+  const PointSet near = ClusteredPoints(300, 5, 30, 41);  // same clusters
+  const PointSet far = UniformPoints(20, 5, 42);
+  std::vector<double> query(5);
+  for (std::size_t q = 0; q < near.size(); ++q) {
+    ASSERT_EQ(KnnOf(tree, near.point(q), 7), brute.Knn(near.point(q), 7));
+    if (q % 15 == 14) {
+      const std::span<const double> f = far.point(q / 15);
+      for (std::size_t j = 0; j < 5; ++j) query[j] = 3.0 + 5.0 * f[j];
+      ASSERT_EQ(KnnOf(tree, query, 7), brute.Knn(query, 7)) << "far " << q;
+    }
+  }
+  // A change of k starts a new estimate.
+  for (std::size_t q = 0; q < 50; ++q) {
+    ASSERT_EQ(KnnOf(tree, near.point(q), 40), brute.Knn(near.point(q), 40));
+  }
+}
+
 TEST(CoverTreeBuild, BatchBuildAnswersLikeIncremental) {
   const PointSet points = ClusteredPoints(3000, 6, 20, 5);
   std::vector<std::uint64_t> ids(points.size());
