@@ -14,7 +14,8 @@
 namespace streamreg {
 namespace {
 
-double Pow2(int level) { return CoverScale::Radius(level); }
+// Short names for the scale's two maps between levels and distances.
+double Radius(int level) { return CoverScale::Radius(level); }
 int LevelCovering(double distance) {
   return CoverScale::LevelCovering(distance);
 }
@@ -277,11 +278,11 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
     stack.pop_back();
     const Node& n = nodes_[x.node];
     if (BeyondBound(x.distance - n.max_distance,
-                    std::min(best_distance, Pow2(n.level)),
+                    std::min(best_distance, Radius(n.level)),
                     x.distance + n.max_distance)) {
       continue;  // a nearer covering node was found meanwhile
     }
-    if (x.distance <= Pow2(n.level) &&
+    if (x.distance <= Radius(n.level) &&
         CloserCandidate(x.distance, x.node, best_distance, best)) {
       best = x.node;
       best_distance = x.distance;
@@ -298,7 +299,7 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
         }
         continue;
       }
-      const double bound = std::min(best_distance, Pow2(c.level));
+      const double bound = std::min(best_distance, Radius(c.level));
       const double lower = std::fabs(x.distance - c.parent_distance);
       if (BeyondBound(lower - c.max_distance, bound,
                       x.distance + c.parent_distance + c.max_distance)) {
@@ -313,7 +314,7 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
         return child;
       }
       if (c.children.empty()) {  // a leaf: decide now, nothing to descend
-        if (d <= Pow2(c.level) &&
+        if (d <= Radius(c.level) &&
             CloserCandidate(d, child, best_distance, best)) {
           best = child;
           best_distance = d;
@@ -347,7 +348,7 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeByScan(
       }
       continue;
     }
-    const double radius = Pow2(n.level);
+    const double radius = Radius(n.level);
     const double d = EuclideanDistanceUpTo(point, Coordinates(node), dim_,
                                            std::min(best_distance, radius));
     if (same_location != nullptr && d == 0.0 && SameLocation(point, node)) {
@@ -589,7 +590,7 @@ absl::Status CoverTree::CheckInvariants() const {
           EuclideanDistance(Coordinates(node), Coordinates(child), dim_);
       if (d != c.parent_distance)
         return fail("node ", child, ": stale parent distance");
-      if (d > Pow2(c.level + 1)) {
+      if (d > Radius(c.level + 1)) {
         return fail("covering: child ", child, " at level ", c.level, " is ", d,
                     " from its parent");
       }
@@ -624,7 +625,7 @@ absl::Status CoverTree::CheckInvariants() const {
         return fail("nodes ", reachable[i], " and ", reachable[j],
                     " share a location");
       }
-      if (level > kMinLevel && !(d > Pow2(level))) {
+      if (level > kMinLevel && !(d > Radius(level))) {
         return fail("separation: nodes ", reachable[i], " and ", reachable[j],
                     " at level ", level, " are ", d, " apart");
       }
