@@ -467,7 +467,9 @@ void CoverTree::RemoveNode(NodeIndex node) {
 // nearest node y* of level >= j + 1 that covers it at its own level is a
 // valid parent, at level max(j, LevelCovering(d*) - 1): promotion above j is
 // safe because no such node lies within 2^level. Orphans not yet re-homed
-// have levels <= j and never conflict with a promotion.
+// have levels <= j and never conflict with a promotion; nor can a search
+// (walk or scan) pick a node of a detached subtree as the parent, since all
+// of those have levels <= j.
 void CoverTree::Rehome(NodeIndex orphan) {
   const double* point = Coordinates(orphan);
   const int level = nodes_[orphan].level;
