@@ -223,14 +223,23 @@ void CoverTree::InsertValidated(std::uint64_t id, const double* point) {
   }
   // Floor-level nodes cannot have children, so the root stays above them.
   RaiseRootToCover(root_distance, kMinLevel + 1);
+  // Look near first: within twice the parent distance recent insertions
+  // found, the wide upper levels fall to the bound as in a range search. A
+  // covering node found there is the nearest one overall.
   NodeIndex same_location = kNoNode;
   double distance = 0.0;
-  const NodeIndex parent =
-      NearestCoveringNode(point, kMinLevel + 1, &distance, &same_location);
+  NodeIndex parent = NearestCoveringNode(
+      point, kMinLevel + 1, parent_radius_.Cap(1), &distance, &same_location);
+  if (parent == kNoNode) {
+    parent = NearestCoveringNode(point, kMinLevel + 1,
+                                 std::numeric_limits<double>::infinity(),
+                                 &distance, &same_location);
+  }
   if (same_location != kNoNode) {
     AddId(same_location, id);
     return;
   }
+  parent_radius_.Record(1, distance);
   const int level = std::max(LevelCovering(distance) - 1, kMinLevel);
   Attach(NewNode(id, point, level), parent, distance);
 }
@@ -240,20 +249,23 @@ void CoverTree::RaiseRootToCover(double distance, int min_level) {
   root.level = std::max({root.level, LevelCovering(distance), min_level});
 }
 
-// The nearest node of level >= min_level that covers `point` at its own
-// level; ties go to the lower node index, so the tree walk and the scan pick
-// the same node. With `same_location`, stops at a node at exactly `point`.
+// The nearest node of level >= min_level within `within` of `point` that
+// covers `point` at its own level, or kNoNode if none is that near; ties go
+// to the lower node index, so the tree walk and the scan pick the same node.
+// With `same_location`, stops at a node at exactly `point`.
 CoverTree::NodeIndex CoverTree::NearestCoveringNode(const double* point,
                                                     int min_level,
+                                                    double within,
                                                     double* distance,
                                                     NodeIndex* same_location) {
   bool measure = false;
   if (!WalkTree(insert_monitor_, &measure)) {
-    return NearestCoveringNodeByScan(point, min_level, distance, same_location);
+    return NearestCoveringNodeByScan(point, min_level, within, distance,
+                                     same_location);
   }
   std::size_t distances = 1;
-  const NodeIndex found = NearestCoveringNodeInTree(point, min_level, distance,
-                                                    same_location, &distances);
+  const NodeIndex found = NearestCoveringNodeInTree(
+      point, min_level, within, distance, same_location, &distances);
   if (measure) insert_monitor_.Record(distances, node_count());
   return found;
 }
@@ -267,10 +279,10 @@ bool CoverTree::CloserCandidate(double distance, NodeIndex node,
 // c holds only levels <= level(c), so it can hold a covering node only within
 // 2^level(c) of p; with the best distance so far that bounds the search.
 CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
-    const double* point, int min_level, double* distance,
+    const double* point, int min_level, double within, double* distance,
     NodeIndex* same_location, std::size_t* distances) {
   NodeIndex best = kNoNode;
-  double best_distance = std::numeric_limits<double>::infinity();
+  double best_distance = within;
   std::vector<SearchCandidate>& stack = insert_stack_;
   stack.assign(1, {DistanceTo(point, root_), root_, 0});
   while (!stack.empty()) {
@@ -334,10 +346,10 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
 }
 
 CoverTree::NodeIndex CoverTree::NearestCoveringNodeByScan(
-    const double* point, int min_level, double* distance,
+    const double* point, int min_level, double within, double* distance,
     NodeIndex* same_location) const {
   NodeIndex best = kNoNode;
-  double best_distance = std::numeric_limits<double>::infinity();
+  double best_distance = within;
   for (NodeIndex node = 0; node < nodes_.size(); ++node) {
     const Node& n = nodes_[node];
     if (n.id_count == 0) continue;  // a free slot
@@ -475,8 +487,9 @@ void CoverTree::Rehome(NodeIndex orphan) {
   const int level = nodes_[orphan].level;
   RaiseRootToCover(DistanceTo(point, root_), level + 1);
   double distance = 0.0;
-  const NodeIndex parent =
-      NearestCoveringNode(point, level + 1, &distance, nullptr);
+  const NodeIndex parent = NearestCoveringNode(
+      point, level + 1, std::numeric_limits<double>::infinity(), &distance,
+      nullptr);
   nodes_[orphan].level = std::max(level, LevelCovering(distance) - 1);
   Attach(orphan, parent, distance);
 }

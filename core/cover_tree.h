@@ -191,10 +191,13 @@ class CoverTree {
 
   void InsertValidated(std::uint64_t id, const double* point);
   void RaiseRootToCover(double distance, int min_level);
+  // The nearest node of level >= min_level within `within` of `point` that
+  // covers it at its own level, or kNoNode; see NearestCoveringNode in .cc.
   NodeIndex NearestCoveringNode(const double* point, int min_level,
-                                double* distance, NodeIndex* same_location);
+                                double within, double* distance,
+                                NodeIndex* same_location);
   NodeIndex NearestCoveringNodeInTree(const double* point, int min_level,
-                                      double* distance,
+                                      double within, double* distance,
                                       NodeIndex* same_location,
                                       std::size_t* distances);
   // Whether this search walks the tree, per the strategy and `monitor`.
@@ -214,7 +217,7 @@ class CoverTree {
   static bool CloserCandidate(double distance, NodeIndex node,
                               double best_distance, NodeIndex best);
   NodeIndex NearestCoveringNodeByScan(const double* point, int min_level,
-                                      double* distance,
+                                      double within, double* distance,
                                       NodeIndex* same_location) const;
   NodeIndex NewNode(std::uint64_t id, const double* point, int level);
   void AddId(NodeIndex node, std::uint64_t id);
@@ -248,6 +251,8 @@ class CoverTree {
   PruningMonitor search_monitor_;
   PruningMonitor insert_monitor_;
   KnnRadiusEstimate knn_radius_;
+  // How far recent insertions found their parent (as a k = 1 estimate).
+  KnnRadiusEstimate parent_radius_;
   Strategy strategy_ = Strategy::kAdaptive;
 };
 

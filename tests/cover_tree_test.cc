@@ -261,6 +261,31 @@ TEST(CoverTreeKnn, RadiusCapAndRetryAnswerExactly) {
   }
 }
 
+// Insertion looks for a parent near recent parent distances first; points
+// far from everything (outliers after a dense stream) need the full search.
+TEST(CoverTreeInsert, OutliersAfterADenseStreamKeepTheInvariants) {
+  const PointSet dense = TrajectoryPoints(2000, 2, 51);  // tiny steps
+  CoverTree tree(6);
+  BruteForceSearch brute(6);
+  std::uint64_t id = 0;
+  for (std::size_t i = 0; i < dense.size(); ++i, ++id) {
+    ASSERT_TRUE(tree.Insert(id, dense.point(i)).ok());
+    brute.Add(id, dense.point(i));
+    if (i % 200 == 199) {  // an outlier, then the stream goes on
+      std::vector<double> far(dense.point(i).begin(), dense.point(i).end());
+      far[i % 6] += 50.0 + static_cast<double>(i);
+      ++id;
+      ASSERT_TRUE(tree.Insert(id, far).ok());
+      brute.Add(id, far);
+    }
+  }
+  ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
+  for (std::size_t q = 0; q < 100; ++q) {
+    EXPECT_EQ(KnnOf(tree, brute.point(q * 19), 4),
+              brute.Knn(brute.point(q * 19), 4));
+  }
+}
+
 TEST(CoverTreeBuild, BatchBuildAnswersLikeIncremental) {
   const PointSet points = ClusteredPoints(3000, 6, 20, 5);
   std::vector<std::uint64_t> ids(points.size());
