@@ -94,6 +94,8 @@ absl::Status CoverTree::Remove(std::uint64_t id) {
   --size_;
   if (nodes_[node].id_count > 1) {
     RemoveId(node, id);
+  } else if (nodes_[node].unindexed_at != kIndexed) {
+    RemoveUnindexed(node);
   } else {
     RemoveNode(node);
   }
@@ -155,7 +157,7 @@ std::size_t CoverTree::MemoryUsage() const {
   for (const Node& n : nodes_)
     bytes += n.children.capacity() * sizeof(NodeIndex);
   bytes += coordinates_.capacity() * sizeof(double);
-  bytes += free_nodes_.capacity() * sizeof(NodeIndex);
+  bytes += (free_nodes_.capacity() + unindexed_.capacity()) * sizeof(NodeIndex);
   // Swiss tables: one control byte per slot plus the slot.
   bytes += node_of_id_.capacity() *
            (sizeof(std::pair<std::uint64_t, NodeIndex>) + 1);
@@ -212,6 +214,19 @@ bool CoverTree::SameLocation(const double* point, NodeIndex node) const {
 
 void CoverTree::InsertValidated(std::uint64_t id, const double* point) {
   ++size_;
+  bool measure = false;
+  const bool walk = WalkTree(insert_monitor_, &measure);
+  if (!walk && (strategy_ == Strategy::kScan ||
+                node_count() - unindexed_.size() >= kMinTreeToDefer)) {
+    AddUnindexed(id, point);
+    return;
+  }
+  AddToTree(id, point, {walk, measure});
+  if (walk) IndexUnindexed(kIndexPerInsert);
+}
+
+void CoverTree::AddToTree(std::uint64_t id, const double* point,
+                          ParentSearch how) {
   if (root_ == kNoNode) {
     root_ = NewNode(id, point, kMinLevel);
     return;
@@ -228,12 +243,13 @@ void CoverTree::InsertValidated(std::uint64_t id, const double* point) {
   // covering node found there is the nearest one overall.
   NodeIndex same_location = kNoNode;
   double distance = 0.0;
-  NodeIndex parent = NearestCoveringNode(
-      point, kMinLevel + 1, parent_radius_.Cap(1), &distance, &same_location);
+  NodeIndex parent =
+      NearestCoveringNode(point, kMinLevel + 1, parent_radius_.Cap(1), how,
+                          &distance, &same_location);
   if (parent == kNoNode) {
     parent = NearestCoveringNode(point, kMinLevel + 1,
                                  std::numeric_limits<double>::infinity(),
-                                 &distance, &same_location);
+                                 {how.walk, false}, &distance, &same_location);
   }
   if (same_location != kNoNode) {
     AddId(same_location, id);
@@ -242,6 +258,42 @@ void CoverTree::InsertValidated(std::uint64_t id, const double* point) {
   parent_radius_.Record(1, distance);
   const int level = std::max(LevelCovering(distance) - 1, kMinLevel);
   Attach(NewNode(id, point, level), parent, distance);
+}
+
+// ---------------------------------------------------------------------------
+// Unindexed points: where the tree cannot prune (PruningMonitor), finding a
+// parent costs a scan of the tree, so insertions keep the point outside the
+// tree instead — O(1) — and every search scans those points as well. They
+// join the tree a few at a time whenever insertions walk the tree again.
+
+void CoverTree::AddUnindexed(std::uint64_t id, const double* point) {
+  const NodeIndex node = NewNode(id, point, kMinLevel);
+  nodes_[node].unindexed_at = static_cast<std::uint32_t>(unindexed_.size());
+  unindexed_.push_back(node);
+}
+
+void CoverTree::RemoveUnindexed(NodeIndex node) {
+  const std::uint32_t at = nodes_[node].unindexed_at;
+  unindexed_[at] = unindexed_.back();
+  nodes_[unindexed_[at]].unindexed_at = at;
+  unindexed_.pop_back();
+  FreeNode(node);
+}
+
+// Moves up to `count` unindexed locations (with all their ids) into the tree.
+void CoverTree::IndexUnindexed(std::size_t count) {
+  std::vector<double> point(dim_);
+  for (; count > 0 && !unindexed_.empty(); --count) {
+    const NodeIndex node = unindexed_.back();
+    std::copy_n(Coordinates(node), dim_, point.begin());
+    std::vector<std::uint64_t> ids = {nodes_[node].id};
+    if (const auto extra = extra_ids_.find(node); extra != extra_ids_.end()) {
+      ids.insert(ids.end(), extra->second.begin(), extra->second.end());
+      extra_ids_.erase(extra);
+    }
+    RemoveUnindexed(node);
+    for (std::uint64_t id : ids) AddToTree(id, point.data(), {true, false});
+  }
 }
 
 void CoverTree::RaiseRootToCover(double distance, int min_level) {
@@ -253,20 +305,19 @@ void CoverTree::RaiseRootToCover(double distance, int min_level) {
 // covers `point` at its own level, or kNoNode if none is that near; ties go
 // to the lower node index, so the tree walk and the scan pick the same node.
 // With `same_location`, stops at a node at exactly `point`.
-CoverTree::NodeIndex CoverTree::NearestCoveringNode(const double* point,
-                                                    int min_level,
-                                                    double within,
-                                                    double* distance,
-                                                    NodeIndex* same_location) {
-  bool measure = false;
-  if (!WalkTree(insert_monitor_, &measure)) {
+CoverTree::NodeIndex CoverTree::NearestCoveringNode(
+    const double* point, int min_level, double within, ParentSearch how,
+    double* distance, NodeIndex* same_location) {
+  if (!how.walk) {
     return NearestCoveringNodeByScan(point, min_level, within, distance,
                                      same_location);
   }
   std::size_t distances = 1;
   const NodeIndex found = NearestCoveringNodeInTree(
       point, min_level, within, distance, same_location, &distances);
-  if (measure) insert_monitor_.Record(distances, node_count());
+  if (how.measure) {
+    insert_monitor_.Record(distances, node_count() - unindexed_.size());
+  }
   return found;
 }
 
@@ -487,9 +538,11 @@ void CoverTree::Rehome(NodeIndex orphan) {
   const int level = nodes_[orphan].level;
   RaiseRootToCover(DistanceTo(point, root_), level + 1);
   double distance = 0.0;
+  bool measure = false;
+  const bool walk = WalkTree(insert_monitor_, &measure);
   const NodeIndex parent = NearestCoveringNode(
-      point, level + 1, std::numeric_limits<double>::infinity(), &distance,
-      nullptr);
+      point, level + 1, std::numeric_limits<double>::infinity(),
+      {walk, measure}, &distance, nullptr);
   nodes_[orphan].level = std::max(level, LevelCovering(distance) - 1);
   Attach(orphan, parent, distance);
 }
@@ -521,18 +574,20 @@ void CoverTree::FreeNode(NodeIndex node) {
 // and a subtree is close together: a search then reads coordinates mostly in
 // order.
 void CoverTree::CompactLayout() {
-  if (root_ == kNoNode) return;
   std::vector<NodeIndex> order;  // order[new] = old
   order.reserve(node_count());
-  order.push_back(root_);
-  std::vector<NodeIndex> pending{root_};
-  while (!pending.empty()) {
-    const NodeIndex node = pending.back();
-    pending.pop_back();
-    const std::vector<NodeIndex>& children = nodes_[node].children;
-    order.insert(order.end(), children.begin(), children.end());
-    pending.insert(pending.end(), children.rbegin(), children.rend());
+  if (root_ != kNoNode) {
+    order.push_back(root_);
+    std::vector<NodeIndex> pending{root_};
+    while (!pending.empty()) {
+      const NodeIndex node = pending.back();
+      pending.pop_back();
+      const std::vector<NodeIndex>& children = nodes_[node].children;
+      order.insert(order.end(), children.begin(), children.end());
+      pending.insert(pending.end(), children.rbegin(), children.rend());
+    }
   }
+  order.insert(order.end(), unindexed_.begin(), unindexed_.end());
   std::vector<NodeIndex> new_index(nodes_.size(), kNoNode);
   for (std::size_t i = 0; i < order.size(); ++i) {
     new_index[order[i]] = static_cast<NodeIndex>(i);
@@ -547,14 +602,16 @@ void CoverTree::CompactLayout() {
     std::copy_n(Coordinates(order[i]), dim_, coordinates.begin() + i * dim_);
   }
   for (auto& [id, node] : node_of_id_) node = new_index[node];
+  for (NodeIndex& node : unindexed_) node = new_index[node];
   absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids;
-  for (auto& [node, ids] : extra_ids_)
+  for (auto& [node, ids] : extra_ids_) {
     extra_ids[new_index[node]] = std::move(ids);
+  }
   nodes_ = std::move(nodes);
   coordinates_ = std::move(coordinates);
   extra_ids_ = std::move(extra_ids);
   free_nodes_.clear();
-  root_ = 0;
+  if (root_ != kNoNode) root_ = 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -564,22 +621,10 @@ absl::Status CoverTree::CheckInvariants() const {
   auto fail = [](auto&&... parts) {
     return absl::InternalError(absl::StrCat(parts...));
   };
-  if (root_ == kNoNode) {
-    if (size_ != 0 || !node_of_id_.empty())
-      return fail("empty root, size ", size_);
-    return absl::OkStatus();
-  }
-  // Reachable nodes, with their ancestors' chains walked for the bounds.
-  std::vector<NodeIndex> reachable;
-  std::vector<NodeIndex> pending{root_};
-  std::size_t ids = 0;
-  if (nodes_[root_].parent != kNoNode) return fail("root has a parent");
-  while (!pending.empty()) {
-    const NodeIndex node = pending.back();
-    pending.pop_back();
-    reachable.push_back(node);
+  // The ids of a node (tree or unindexed) map back to it.
+  auto check_ids = [&](NodeIndex node) {
     const Node& n = nodes_[node];
-    ids += n.id_count;
+    if (n.id_count == 0) return fail("node ", node, ": no ids");
     if (node_of_id_.find(n.id) == node_of_id_.end() ||
         node_of_id_.at(n.id) != node) {
       return fail("node ", node, ": id ", n.id, " not mapped to it");
@@ -588,6 +633,34 @@ absl::Status CoverTree::CheckInvariants() const {
         (n.id_count > 1 && extra_ids_.at(node).size() + 1 != n.id_count)) {
       return fail("node ", node, ": id_count ", n.id_count, " mismatch");
     }
+    return absl::OkStatus();
+  };
+  std::size_t ids = 0;
+  for (std::size_t at = 0; at < unindexed_.size(); ++at) {
+    const NodeIndex node = unindexed_[at];
+    const Node& n = nodes_[node];
+    if (n.unindexed_at != at || n.parent != kNoNode || !n.children.empty() ||
+        node == root_) {
+      return fail("unindexed node ", node, ": inconsistent");
+    }
+    if (absl::Status s = check_ids(node); !s.ok()) return s;
+    ids += n.id_count;
+  }
+  // Reachable nodes, with their ancestors' chains walked for the bounds.
+  std::vector<NodeIndex> reachable;
+  std::vector<NodeIndex> pending;
+  if (root_ != kNoNode) {
+    if (nodes_[root_].parent != kNoNode) return fail("root has a parent");
+    pending.push_back(root_);
+  }
+  while (!pending.empty()) {
+    const NodeIndex node = pending.back();
+    pending.pop_back();
+    reachable.push_back(node);
+    const Node& n = nodes_[node];
+    ids += n.id_count;
+    if (n.unindexed_at != kIndexed) return fail("node ", node, ": in both");
+    if (absl::Status s = check_ids(node); !s.ok()) return s;
     int previous_level = INT_MAX;
     for (NodeIndex child : n.children) {
       const Node& c = nodes_[child];
@@ -625,8 +698,9 @@ absl::Status CoverTree::CheckInvariants() const {
     return fail("size ", size_, " but ", ids, " ids in the tree and ",
                 node_of_id_.size(), " mapped");
   }
-  if (reachable.size() != node_count()) {
-    return fail(reachable.size(), " reachable nodes of ", node_count());
+  if (reachable.size() + unindexed_.size() != node_count()) {
+    return fail(reachable.size(), " reachable and ", unindexed_.size(),
+                " unindexed nodes of ", node_count());
   }
   // Separation: distinct nodes p, q are both in C_j for j <= min(levels).
   for (std::size_t i = 0; i < reachable.size(); ++i) {

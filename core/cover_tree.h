@@ -110,9 +110,12 @@ class CoverTree {
   template <class Fn>
   void ForEachPoint(Fn&& fn) const;
 
-  // How searches (and insertion's search for a parent) find points:
-  // kAdaptive walks the tree unless the PruningMonitor finds that a scan is
-  // cheaper; kTree and kScan force one way. The answers are the same.
+  // How searches and insertions work. kAdaptive walks the tree unless a
+  // PruningMonitor finds that a scan is cheaper: then searches scan, and
+  // insertions (into a tree of kMinTreeToDefer nodes or more) keep points
+  // outside the tree, scanned by every search, until insertions walk again.
+  // kTree always walks; kScan always scans and keeps every new point outside
+  // the tree (a flat index). The answers are the same.
   enum class Strategy { kAdaptive, kTree, kScan };
   void set_strategy(Strategy strategy) { strategy_ = strategy; }
   Strategy strategy() const { return strategy_; }
@@ -126,6 +129,9 @@ class CoverTree {
   // map; returns Internal naming the first violation. O(n^2): for tests.
   absl::Status CheckInvariants() const;
 
+  // Points kept outside the tree (see Strategy), found by scanning.
+  std::size_t unindexed_count() const { return unindexed_.size(); }
+
   // Number of nodes (distinct locations) and the top level of the root.
   std::size_t node_count() const { return nodes_.size() - free_nodes_.size(); }
   int root_level() const;
@@ -133,6 +139,8 @@ class CoverTree {
  private:
   using NodeIndex = std::uint32_t;
   static constexpr NodeIndex kNoNode = std::numeric_limits<NodeIndex>::max();
+  static constexpr std::uint32_t kIndexed =
+      std::numeric_limits<std::uint32_t>::max();
 
   struct Node {
     std::vector<NodeIndex> children;  // sorted by top level, descending
@@ -142,6 +150,18 @@ class CoverTree {
     NodeIndex parent = kNoNode;
     int level = kMinLevel;       // top level
     std::uint32_t id_count = 0;  // ids at this location (extras in map)
+    std::uint32_t unindexed_at = kIndexed;  // position in unindexed_
+  };
+  // Insertions keep points out of the tree (see AddUnindexed) only once the
+  // tree has this many nodes: a small tree is cheap to search anyway.
+  static constexpr std::size_t kMinTreeToDefer = 1024;
+  // Unindexed locations that each tree-walking insertion moves into the tree.
+  static constexpr std::size_t kIndexPerInsert = 2;
+  // How a parent search runs: walk the tree (else scan) and whether to
+  // report to the insertion PruningMonitor.
+  struct ParentSearch {
+    bool walk;
+    bool measure;
   };
 
   struct SearchCandidate {
@@ -190,12 +210,16 @@ class CoverTree {
   static std::vector<SearchCandidate>& ThreadSearchStack();
 
   void InsertValidated(std::uint64_t id, const double* point);
+  void AddToTree(std::uint64_t id, const double* point, ParentSearch how);
+  void AddUnindexed(std::uint64_t id, const double* point);
+  void RemoveUnindexed(NodeIndex node);
+  void IndexUnindexed(std::size_t count);
   void RaiseRootToCover(double distance, int min_level);
   // The nearest node of level >= min_level within `within` of `point` that
   // covers it at its own level, or kNoNode; see NearestCoveringNode in .cc.
   NodeIndex NearestCoveringNode(const double* point, int min_level,
-                                double within, double* distance,
-                                NodeIndex* same_location);
+                                double within, ParentSearch how,
+                                double* distance, NodeIndex* same_location);
   NodeIndex NearestCoveringNodeInTree(const double* point, int min_level,
                                       double within, double* distance,
                                       NodeIndex* same_location,
@@ -242,6 +266,7 @@ class CoverTree {
   std::vector<Node> nodes_;
   std::vector<double> coordinates_;  // node-major, dim_ values per node
   std::vector<NodeIndex> free_nodes_;
+  std::vector<NodeIndex> unindexed_;  // nodes kept outside the tree
   absl::flat_hash_map<std::uint64_t, NodeIndex> node_of_id_;
   absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids_;
 
@@ -258,17 +283,25 @@ class CoverTree {
 
 template <SearchRules Rules>
 void CoverTree::Search(const double* query, Rules& rules) const {
-  if (root_ == kNoNode) return;
+  if (size_ == 0) return;
   bool measure = false;
   if (!WalkTree(search_monitor_, &measure)) {
     Scan(query, rules);
     return;
   }
-  SearchState state{ThreadSearchStack(), 1};
-  const double distance = DistanceTo(query, root_);
-  VisitIds(root_, distance, rules);
-  if (!nodes_[root_].children.empty()) {
-    SearchBelow(root_, distance, 0, query, rules, state);
+  SearchState state{ThreadSearchStack(), 0};
+  if (root_ != kNoNode) {
+    const double distance = DistanceTo(query, root_);
+    ++state.distances;
+    VisitIds(root_, distance, rules);
+    if (!nodes_[root_].children.empty()) {
+      SearchBelow(root_, distance, 0, query, rules, state);
+    }
+  }
+  for (NodeIndex node : unindexed_) {
+    const double d = EuclideanDistance(query, Coordinates(node), dim_);
+    ++state.distances;
+    if (d <= rules.Bound()) VisitIds(node, d, rules);
   }
   if (measure) search_monitor_.Record(state.distances, node_count());
 }

@@ -232,6 +232,45 @@ TEST(CoverTreeStrategy, AdaptiveScansWhereTheTreeCannotPrune) {
   }
   EXPECT_GT(flat.search_fraction(), PruningMonitor::kScanAbove);
   EXPECT_LT(curve.search_fraction(), 0.1);
+  // Building the flat tree stopped indexing once the tree was big enough
+  // and could not prune; the curve was indexed throughout.
+  EXPECT_GT(flat.unindexed_count(), 1000u);
+  EXPECT_EQ(curve.unindexed_count(), 0u);
+  EXPECT_TRUE(flat.CheckInvariants().ok()) << flat.CheckInvariants();
+}
+
+// A flat index (kScan) keeps every new point outside the tree; switched to
+// kTree, insertions move those points into the tree two at a time.
+TEST(CoverTreeStrategy, UnindexedPointsJoinTheTreeWhenWalkingResumes) {
+  const PointSet points = ClusteredPoints(900, 4, 8, 61);
+  CoverTree tree(4);
+  BruteForceSearch brute(4);
+  tree.set_strategy(CoverTree::Strategy::kScan);
+  for (std::size_t i = 0; i < 600; ++i) {
+    const std::span<const double> p = points.point(i % 400);  // duplicates
+    ASSERT_TRUE(tree.Insert(i, p).ok());
+    brute.Add(i, p);
+  }
+  EXPECT_EQ(tree.unindexed_count(), tree.node_count());
+  for (std::size_t i = 0; i < 600; i += 7) {
+    ASSERT_TRUE(tree.Remove(i).ok());
+    ASSERT_TRUE(brute.Remove(i));
+  }
+  ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
+  EXPECT_EQ(KnnOf(tree, points.point(5), 9), brute.Knn(points.point(5), 9));
+
+  tree.set_strategy(CoverTree::Strategy::kTree);
+  for (std::size_t i = 600; i < 900; ++i) {
+    ASSERT_TRUE(tree.Insert(i, points.point(i)).ok());
+    brute.Add(i, points.point(i));
+  }
+  EXPECT_EQ(tree.unindexed_count(), 0u);
+  EXPECT_EQ(tree.size(), brute.size());
+  ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
+  for (std::size_t q = 0; q < 60; ++q) {
+    EXPECT_EQ(KnnOf(tree, points.point(q * 13), 9),
+              brute.Knn(points.point(q * 13), 9));
+  }
 }
 
 // A run of k-NN queries teaches the tree a radius cap; queries far from the
