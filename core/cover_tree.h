@@ -46,8 +46,11 @@ namespace streamreg {
 // distance to any descendant; searches prune with both (triangle inequality),
 // so a search visits far fewer nodes than the covering radii alone allow.
 // Where the data leaves nothing to prune (high intrinsic dimension), a
-// PruningMonitor notices and searches scan the points instead: same answers,
-// never much slower than brute force.
+// PruningMonitor notices: searches scan the points instead, and insertions
+// keep new points outside the tree (scanned too) rather than pay a scan to
+// place each one. Same answers; never much slower than brute force.
+// "Points at the same coordinates share a node" and the invariants concern
+// the tree; points kept outside it are single nodes each.
 //
 // Not synchronized: concurrent const calls are safe, a mutating call needs
 // exclusive access (ConcurrentCoverTree provides it).
@@ -253,8 +256,6 @@ class CoverTree {
   void RemoveId(NodeIndex node, std::uint64_t id);
   void RemoveNode(NodeIndex node);
   void Rehome(NodeIndex orphan);
-  NodeIndex NearestAtOrAbove(const double* point, int min_level, double radius,
-                             double* distance) const;
   void TightenMaxDistances(NodeIndex from);
   void FreeNode(NodeIndex node);
 
