@@ -12,6 +12,7 @@
 #include "core/brute_force_search.h"
 #include "core/euclidean_distance.h"
 #include "gtest/gtest.h"
+#include "tests/test_helpers.h"
 
 namespace streamreg {
 namespace {
@@ -95,9 +96,8 @@ TEST(ConcurrentCoverTree, ReadersSeeConsistentAnswersWhileOneThreadWrites) {
 // runs complete before it ends.
 TEST(ConcurrentCoverTree, SearchesProceedDuringRebuild) {
   const PointSet points = UniformPoints(12000, kDim, 5);
-  std::vector<std::uint64_t> ids(points.size());
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
-  ConcurrentCoverTree tree(*CoverTree::Build(kDim, points.coordinates, ids));
+  ConcurrentCoverTree tree(*CoverTree::Build(kDim, points.coordinates,
+                                             SequentialIds(points.size())));
   std::atomic<int> phase{0};  // 0 before, 1 during, 2 after the rebuild
   std::thread rebuilder([&] {
     phase.store(1);

@@ -12,6 +12,7 @@
 #include "core/brute_force_search.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_helpers.h"
 
 namespace streamreg {
 namespace {
@@ -211,20 +212,13 @@ TEST(CoverTreeMemory, GrowsWithPointsAndIsReportedPerByte) {
 // The adaptive strategy walks the tree where it prunes and scans where it
 // cannot (uniform points in 32 dimensions), answering exactly either way.
 TEST(CoverTreeStrategy, AdaptiveScansWhereTheTreeCannotPrune) {
-  const auto ids_for = [](std::size_t n) {
-    std::vector<std::uint64_t> ids(n);
-    for (std::size_t i = 0; i < n; ++i) ids[i] = i;
-    return ids;
-  };
   const PointSet uniform = UniformPoints(3000, 32, 21);
   const PointSet trajectory = TrajectoryPoints(3000, 7, 22);
   const CoverTree flat =
-      *CoverTree::Build(32, uniform.coordinates, ids_for(3000));
+      *CoverTree::Build(32, uniform.coordinates, SequentialIds(3000));
   const CoverTree curve =
-      *CoverTree::Build(21, trajectory.coordinates, ids_for(3000));
-  BruteForceSearch brute(32);
-  for (std::size_t i = 0; i < uniform.size(); ++i)
-    brute.Add(i, uniform.point(i));
+      *CoverTree::Build(21, trajectory.coordinates, SequentialIds(3000));
+  const BruteForceSearch brute = BruteForceOver(uniform);
   const PointSet queries = UniformPoints(600, 32, 23);
   for (std::size_t q = 0; q < queries.size(); ++q) {
     ASSERT_EQ(KnnOf(flat, queries.point(q), 5), brute.Knn(queries.point(q), 5));
@@ -278,11 +272,9 @@ TEST(CoverTreeStrategy, UnindexedPointsJoinTheTreeWhenWalkingResumes) {
 // next near queries by the cap again — always exactly.
 TEST(CoverTreeKnn, RadiusCapAndRetryAnswerExactly) {
   const PointSet points = ClusteredPoints(4000, 5, 30, 41);
-  std::vector<std::uint64_t> ids(points.size());
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = i;
-  const CoverTree tree = *CoverTree::Build(5, points.coordinates, ids);
-  BruteForceSearch brute(5);
-  for (std::size_t i = 0; i < points.size(); ++i) brute.Add(i, points.point(i));
+  const CoverTree tree =
+      *CoverTree::Build(5, points.coordinates, SequentialIds(points.size()));
+  const BruteForceSearch brute = BruteForceOver(points);
   const PointSet near = ClusteredPoints(300, 5, 30, 41);  // same clusters
   const PointSet far = UniformPoints(20, 5, 42);
   std::vector<double> query(5);
