@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -16,6 +17,10 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "bench/synthetic_points.h"
@@ -30,6 +35,10 @@ ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
 ABSL_FLAG(std::string, sizes, "10000,100000", "Comma-separated values of n");
 ABSL_FLAG(std::string, datasets, "trajectory,uniform",
           "Comma-separated data sets: trajectory, uniform");
+ABSL_FLAG(std::string, csv, "",
+          "Also measure a real data set: a CSV with a header whose inputs are "
+          "the columns not named target_* or id_* (shared/data convention); "
+          "standardized, every 4th row held out as a query");
 ABSL_FLAG(int, k, 10, "Neighbours per k-NN query");
 ABSL_FLAG(int, queries, 2000, "Held-out queries per data set (>= 1000)");
 ABSL_FLAG(int, brute_queries, 1000, "Queries timed for the brute force");
@@ -49,24 +58,36 @@ double MicrosSince(Clock::time_point start) {
 
 struct Figure {
   std::string dataset, index, op;
-  std::size_t n;
+  std::size_t n, d;
   double median_us, p99_us;
 };
 
+struct DataSet {
+  std::string name;
+  PointSet train, queries;
+};
+
 // Median and 99th percentile of per-operation times.
-Figure Summarize(std::string dataset, std::size_t n, std::string index,
-                 std::string op, std::vector<double> times_us) {
+Figure Summarize(const DataSet& data, std::string index, std::string op,
+                 std::vector<double> times_us) {
   std::sort(times_us.begin(), times_us.end());
   const auto at = [&](double q) {
     return times_us[std::min(times_us.size() - 1,
                              static_cast<std::size_t>(q * times_us.size()))];
   };
-  return {std::move(dataset),
+  return {data.name,      std::move(index), std::move(op), data.train.size(),
+          data.train.dim, at(0.5),          at(0.99)};
+}
+
+// A one-off operation (a build), its time as the median.
+Figure Once(const DataSet& data, std::string index, std::string op, double us) {
+  return {data.name,
           std::move(index),
           std::move(op),
-          n,
-          at(0.5),
-          at(0.99)};
+          data.train.size(),
+          data.train.dim,
+          us,
+          0.0};
 }
 
 // nanoflann's view of the first `count` points of a PointSet.
@@ -90,11 +111,6 @@ using DynamicKdTree =
     nanoflann::KDTreeSingleIndexDynamicAdaptor<Metric, NanoflannPoints, -1,
                                                std::size_t>;
 
-struct DataSet {
-  std::string name;
-  PointSet train, queries;
-};
-
 DataSet MakeDataSet(const std::string& name, std::size_t n,
                     std::size_t queries) {
   if (name == "trajectory") {
@@ -110,6 +126,66 @@ struct QueryTask {
   std::size_t count;  // queries timed
   std::function<void(std::span<const double>)> fn;
 };
+
+// A real data set from a CSV file (shared/data convention: a header; inputs
+// are the columns not named target_* or id_*). Every 4th row is a held-out
+// query, the rest the indexed points; inputs are standardized with the
+// indexed points' mean and standard deviation, as the engine does.
+absl::StatusOr<DataSet> LoadCsvDataSet(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::string line;
+  std::getline(in, line);
+  std::vector<bool> is_input;
+  for (absl::string_view name : absl::StrSplit(line, ',')) {
+    is_input.push_back(!absl::StartsWith(name, "target_") &&
+                       !absl::StartsWith(name, "id_"));
+  }
+  const std::size_t dim = std::count(is_input.begin(), is_input.end(), true);
+  std::string stem = path.substr(path.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find('.'));
+  DataSet data{stem, PointSet{dim, {}}, PointSet{dim, {}}};
+  for (std::size_t row = 0; std::getline(in, line); ++row) {
+    const std::vector<absl::string_view> fields = absl::StrSplit(line, ',');
+    if (fields.size() != is_input.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": row ", row + 2, " has ", fields.size(), " fields"));
+    }
+    PointSet& into = row % 4 == 3 ? data.queries : data.train;
+    for (std::size_t c = 0; c < fields.size(); ++c) {
+      if (!is_input[c]) continue;
+      double value = 0.0;
+      if (!absl::SimpleAtod(fields[c], &value)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ": row ", row + 2, " column ", c + 1, ": not a number"));
+      }
+      into.coordinates.push_back(value);
+    }
+  }
+  if (data.train.size() == 0 || data.queries.size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": too few rows"));
+  }
+  for (std::size_t j = 0; j < dim; ++j) {
+    double mean = 0.0, square = 0.0;
+    for (std::size_t i = 0; i < data.train.size(); ++i) {
+      mean += data.train.coordinates[i * dim + j];
+    }
+    mean /= data.train.size();
+    for (std::size_t i = 0; i < data.train.size(); ++i) {
+      const double t = data.train.coordinates[i * dim + j] - mean;
+      square += t * t;
+    }
+    const double sd =
+        square > 0.0 ? std::sqrt(square / data.train.size()) : 1.0;
+    for (PointSet* set : {&data.train, &data.queries}) {
+      for (std::size_t i = 0; i < set->size(); ++i) {
+        double& x = set->coordinates[i * dim + j];
+        x = (x - mean) / sd;
+      }
+    }
+  }
+  return data;
+}
 
 // Times every task on its queries, `rounds` times over, the tasks
 // interleaved within each round so that all indexes see the same machine;
@@ -132,8 +208,7 @@ void TimeTasks(const DataSet& data, const std::vector<QueryTask>& tasks,
     }
   }
   for (std::size_t t = 0; t < tasks.size(); ++t) {
-    figures->push_back(Summarize(data.name, data.train.size(), tasks[t].index,
-                                 tasks[t].op, times[t]));
+    figures->push_back(Summarize(data, tasks[t].index, tasks[t].op, times[t]));
   }
 }
 
@@ -169,13 +244,14 @@ std::vector<double> TimeInserts(const PointSet& points, Insert&& insert) {
 std::vector<Figure> RunOne(const DataSet& data, std::size_t k, bool* exact) {
   const std::size_t n = data.train.size();
   const std::size_t nq = data.queries.size();
+  const std::size_t dim = data.train.dim;
   const std::string& ds = data.name;
   std::vector<Figure> figures;
   std::vector<std::uint64_t> ids(n);
   for (std::size_t i = 0; i < n; ++i) ids[i] = i;
 
   // Brute force: the reference answers.
-  BruteForceSearch brute(kDim);
+  BruteForceSearch brute(dim);
   for (std::size_t i = 0; i < n; ++i) brute.Add(i, data.train.point(i));
   std::vector<std::vector<Neighbor>> expected(nq);
   for (std::size_t q = 0; q < nq; ++q) {
@@ -190,31 +266,31 @@ std::vector<Figure> RunOne(const DataSet& data, std::size_t k, bool* exact) {
 
   // Builds and inserts, each timed on its own.
   auto start = Clock::now();
-  CoverTree tree = *CoverTree::Build(kDim, data.train.coordinates, ids);
-  figures.push_back({ds, "covertree", "build", n, MicrosSince(start), 0.0});
-  CoverTree grown(kDim);
-  figures.push_back(Summarize(ds, n, "covertree", "insert",
+  CoverTree tree = *CoverTree::Build(dim, data.train.coordinates, ids);
+  figures.push_back(Once(data, "covertree", "build", MicrosSince(start)));
+  CoverTree grown(dim);
+  figures.push_back(Summarize(data, "covertree", "insert",
                               TimeInserts(data.train, [&](std::size_t i) {
                                 (void)grown.Insert(i, data.train.point(i));
                               })));
   // The same stream into the thread-safe index, which rebuilds in the
   // background each time the tree doubles (its insert figures include the
   // writer's share of that: copying the points).
-  ConcurrentCoverTree shared(kDim);
-  figures.push_back(Summarize(ds, n, "covertree-concurrent", "insert",
+  ConcurrentCoverTree shared(dim);
+  figures.push_back(Summarize(data, "covertree-concurrent", "insert",
                               TimeInserts(data.train, [&](std::size_t i) {
                                 (void)shared.Insert(i, data.train.point(i));
                               })));
   shared.WaitForBackgroundRebuild();
   NanoflannPoints all{&data.train, n};
   start = Clock::now();
-  StaticKdTree kd(kDim, all, nanoflann::KDTreeSingleIndexAdaptorParams(10));
+  StaticKdTree kd(dim, all, nanoflann::KDTreeSingleIndexAdaptorParams(10));
   figures.push_back(
-      {ds, "nanoflann-static", "build", n, MicrosSince(start), 0.0});
+      Once(data, "nanoflann-static", "build", MicrosSince(start)));
   NanoflannPoints growing{&data.train, 0};
-  DynamicKdTree dyn(kDim, growing,
-                    nanoflann::KDTreeSingleIndexAdaptorParams(10), n);
-  figures.push_back(Summarize(ds, n, "nanoflann-dynamic", "insert",
+  DynamicKdTree dyn(dim, growing, nanoflann::KDTreeSingleIndexAdaptorParams(10),
+                    n);
+  figures.push_back(Summarize(data, "nanoflann-dynamic", "insert",
                               TimeInserts(data.train, [&](std::size_t i) {
                                 growing.count = i + 1;
                                 dyn.addPoints(i, i);
@@ -343,6 +419,7 @@ int main(int argc, char** argv) {
   bool exact = true;
   for (const std::string& name : std::vector<std::string>(
            absl::StrSplit(absl::GetFlag(FLAGS_datasets), ','))) {
+    if (name.empty()) continue;  // --datasets= : only the --csv data set
     if (name != "trajectory" && name != "uniform") {
       std::cerr << "unknown data set: " << name << "\n";
       return 2;
@@ -355,6 +432,15 @@ int main(int argc, char** argv) {
       figures.insert(figures.end(), one.begin(), one.end());
     }
   }
+  if (const std::string csv = absl::GetFlag(FLAGS_csv); !csv.empty()) {
+    const absl::StatusOr<DataSet> data = LoadCsvDataSet(csv);
+    if (!data.ok()) {
+      std::cerr << data.status() << "\n";
+      return 2;
+    }
+    const std::vector<Figure> one = RunOne(*data, k, &exact);
+    figures.insert(figures.end(), one.begin(), one.end());
+  }
   std::cout << "\n";
   PrintTable(figures);
   PrintRatios(figures);
@@ -364,7 +450,7 @@ int main(int argc, char** argv) {
     for (const Figure& f : figures) {
       results.push_back({{"dataset", f.dataset},
                          {"n", f.n},
-                         {"d", kDim},
+                         {"d", f.d},
                          {"k", k},
                          {"index", f.index},
                          {"op", f.op},
