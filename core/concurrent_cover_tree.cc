@@ -27,9 +27,14 @@ ConcurrentCoverTree::~ConcurrentCoverTree() {
 absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
                                          std::span<const double> point) {
   std::lock_guard writer(writer_);
+  // Rehash on a copy, not under the lock (see CoverTree::PreparedIdMap).
+  CoverTree::IdMap grown;
+  const bool grow = tree_->IdMapNearlyFull();
+  if (grow) grown = tree_->PreparedIdMap();
   absl::Status status;
   {
     std::unique_lock lock(lock_);
+    if (grow) tree_->AdoptIdMap(grown);
     status = tree_->Insert(id, point);
   }
   if (!status.ok()) return status;
@@ -89,19 +94,27 @@ void ConcurrentCoverTree::AfterWrite() {
 }
 
 // On the rebuild thread: catch the fresh tree up with the writes made since
-// the copy, swap it in, and free the old tree outside every lock.
+// the copy, swap it in, and free the old tree outside every lock. The fresh
+// tree is this thread's alone until the swap, so most of the catching up
+// happens without the writer lock; writers wait only for the last few
+// writes (or, if they outpace the replay, for one bounded round).
 void ConcurrentCoverTree::FinishBackgroundRebuild(
     std::unique_ptr<CoverTree> fresh) {
+  constexpr std::size_t kReplayUnderLock = 256;
+  constexpr int kLockFreeRounds = 8;
+  std::vector<PendingWrite> batch;
+  for (int round = 0; round < kLockFreeRounds; ++round) {
+    {
+      std::lock_guard writer(writer_);
+      if (pending_.size() <= kReplayUnderLock) break;
+      batch.swap(pending_);
+    }
+    Replay(batch, *fresh);
+    batch.clear();
+  }
   {
     std::lock_guard writer(writer_);
-    for (const PendingWrite& write : pending_) {
-      // These writes succeeded on the live tree, which held the same points.
-      if (write.point.empty()) {
-        (void)fresh->Remove(write.id);
-      } else {
-        (void)fresh->Insert(write.id, write.point);
-      }
-    }
+    Replay(pending_, *fresh);
     pending_.clear();
     built_size_ = fresh->size();
     Swap(fresh);
@@ -110,6 +123,19 @@ void ConcurrentCoverTree::FinishBackgroundRebuild(
   }
   rebuilt_.notify_all();
   fresh.reset();  // the old tree
+}
+
+// Applies writes that succeeded on the live tree to `tree`, which held the
+// same points when they were made, so they succeed again.
+void ConcurrentCoverTree::Replay(const std::vector<PendingWrite>& writes,
+                                 CoverTree& tree) {
+  for (const PendingWrite& write : writes) {
+    if (write.point.empty()) {
+      (void)tree.Remove(write.id);
+    } else {
+      (void)tree.Insert(write.id, write.point);
+    }
+  }
 }
 
 void ConcurrentCoverTree::WaitWhileRebuilding(

@@ -39,7 +39,7 @@ namespace streamreg {
 // points; writes that arrive meanwhile are applied to the live tree and
 // queued, replayed on the fresh tree, and then the fresh tree replaces the
 // live one. Writers wait only for the copy (O(n d) memory, once per growth
-// step) and the replay; searches never wait.
+// step) and the last few replayed writes; searches never wait.
 class ConcurrentCoverTree {
  public:
   struct Options {
@@ -99,6 +99,7 @@ class ConcurrentCoverTree {
   void Swap(std::unique_ptr<CoverTree>& tree);
   void AfterWrite();
   void FinishBackgroundRebuild(std::unique_ptr<CoverTree> fresh);
+  static void Replay(const std::vector<PendingWrite>& writes, CoverTree& tree);
   void WaitWhileRebuilding(std::unique_lock<std::mutex>& writer);
 
   const Options options_;

@@ -26,7 +26,7 @@ constexpr std::uint64_t kBuildOrderSeed = 0x5eed'c0de'2006'0001;
 
 }  // namespace
 
-CoverTree::CoverTree(std::size_t dim) : dim_(dim) {}
+CoverTree::CoverTree(std::size_t dim) : dim_(dim), coordinates_(dim) {}
 
 absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
                                            std::span<const double> coordinates,
@@ -59,8 +59,8 @@ absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
             [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
   std::shuffle(order.begin(), order.end(), std::mt19937_64(kBuildOrderSeed));
   CoverTree tree(dim);
-  tree.nodes_.reserve(ids.size());
-  tree.coordinates_.reserve(ids.size() * dim);
+  tree.nodes_.Reserve(ids.size());
+  tree.coordinates_.Reserve(ids.size());
   tree.node_of_id_.reserve(ids.size());
   for (std::size_t i : order) {
     tree.InsertValidated(ids[i], coordinates.data() + i * dim);
@@ -153,10 +153,10 @@ int CoverTree::root_level() const {
 
 std::size_t CoverTree::MemoryUsage() const {
   std::size_t bytes = sizeof(*this);
-  bytes += nodes_.capacity() * sizeof(Node);
-  for (const Node& n : nodes_)
-    bytes += n.children.capacity() * sizeof(NodeIndex);
-  bytes += coordinates_.capacity() * sizeof(double);
+  bytes += nodes_.MemoryUsage() + coordinates_.MemoryUsage();
+  for (std::size_t node = 0; node < nodes_.size(); ++node) {
+    bytes += nodes_[node].children.capacity() * sizeof(NodeIndex);
+  }
   bytes += (free_nodes_.capacity() + unindexed_.capacity()) * sizeof(NodeIndex);
   // Swiss tables: one control byte per slot plus the slot.
   bytes += node_of_id_.capacity() *
@@ -168,6 +168,13 @@ std::size_t CoverTree::MemoryUsage() const {
   }
   bytes += insert_stack_.capacity() * sizeof(SearchCandidate);
   return bytes;
+}
+
+CoverTree::IdMap CoverTree::PreparedIdMap() const {
+  IdMap map;
+  map.reserve(2 * std::max<std::size_t>(node_of_id_.size(), 16));
+  map.insert(node_of_id_.begin(), node_of_id_.end());
+  return map;
 }
 
 CoverTree CoverTree::Rebuilt() const {
@@ -434,11 +441,11 @@ CoverTree::NodeIndex CoverTree::NewNode(std::uint64_t id, const double* point,
     node = free_nodes_.back();
     free_nodes_.pop_back();
     nodes_[node] = Node{};
-    std::copy(point, point + dim_, coordinates_.begin() + node * dim_);
+    std::copy_n(point, dim_, coordinates_.Row(node));
   } else {
     node = static_cast<NodeIndex>(nodes_.size());
-    nodes_.emplace_back();
-    coordinates_.insert(coordinates_.end(), point, point + dim_);
+    nodes_.AppendRow();
+    std::copy_n(point, dim_, coordinates_.AppendRow());
   }
   Node& n = nodes_[node];
   n.id = id;
@@ -565,7 +572,7 @@ void CoverTree::TightenMaxDistances(NodeIndex from) {
 // need not know which slots are free.
 void CoverTree::FreeNode(NodeIndex node) {
   nodes_[node] = Node{};
-  std::fill_n(coordinates_.begin() + node * dim_, dim_,
+  std::fill_n(coordinates_.Row(node), dim_,
               std::numeric_limits<double>::infinity());
   free_nodes_.push_back(node);
 }
@@ -592,14 +599,16 @@ void CoverTree::CompactLayout() {
   for (std::size_t i = 0; i < order.size(); ++i) {
     new_index[order[i]] = static_cast<NodeIndex>(i);
   }
-  std::vector<Node> nodes(order.size());
-  std::vector<double> coordinates(order.size() * dim_);
+  ChunkedRows<Node> nodes(1);
+  ChunkedRows<double> coordinates(dim_);
+  nodes.Reserve(order.size());
+  coordinates.Reserve(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
-    Node& n = nodes[i];
+    Node& n = *nodes.AppendRow();
     n = std::move(nodes_[order[i]]);
     if (n.parent != kNoNode) n.parent = new_index[n.parent];
     for (NodeIndex& c : n.children) c = new_index[c];
-    std::copy_n(Coordinates(order[i]), dim_, coordinates.begin() + i * dim_);
+    std::copy_n(Coordinates(order[i]), dim_, coordinates.AppendRow());
   }
   for (auto& [id, node] : node_of_id_) node = new_index[node];
   for (NodeIndex& node : unindexed_) node = new_index[node];

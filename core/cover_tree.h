@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/chunked_rows.h"
 #include "core/cover_scale.h"
 #include "core/euclidean_distance.h"
 #include "core/knn_radius_estimate.h"
@@ -109,7 +110,8 @@ class CoverTree {
   // no slack left by removals.
   CoverTree Rebuilt() const;
 
-  // Calls fn(id, coordinates) for every stored point, in no promised order.
+  // Calls fn(id, coordinates) for every stored point, in no promised order
+  // (the same for the same tree).
   template <class Fn>
   void ForEachPoint(Fn&& fn) const;
 
@@ -127,6 +129,20 @@ class CoverTree {
   // distances to (see PruningMonitor): near 0 where the tree prunes well;
   // above PruningMonitor::kScanAbove, adaptive searches scan.
   double search_fraction() const { return search_monitor_.fraction(); }
+
+  // Growing the id map rehashes every id; ConcurrentCoverTree does that on a
+  // copy while searches go on (PreparedIdMap, off-lock) and swaps the copy in
+  // under its lock (AdoptIdMap), so no search waits for a rehash.
+  using IdMap = absl::flat_hash_map<std::uint64_t, std::uint32_t>;
+  // Whether the next insertion may rehash the id map.
+  bool IdMapNearlyFull() const {
+    return node_of_id_.size() + 1 >
+           node_of_id_.capacity() - node_of_id_.capacity() / 8;
+  }
+  // A copy of the id map with room for twice as many ids.
+  IdMap PreparedIdMap() const;
+  // Takes `map` (from PreparedIdMap, with no write in between) as the id map.
+  void AdoptIdMap(IdMap& map) { node_of_id_.swap(map); }
 
   // Verifies nesting, covering, separation, the distance bounds and the id
   // map; returns Internal naming the first violation. O(n^2): for tests.
@@ -174,7 +190,7 @@ class CoverTree {
   };
 
   const double* Coordinates(NodeIndex node) const {
-    return coordinates_.data() + static_cast<std::size_t>(node) * dim_;
+    return coordinates_.Row(node);
   }
   double DistanceTo(const double* point, NodeIndex node) const {
     return EuclideanDistance(point, Coordinates(node), dim_);
@@ -264,11 +280,11 @@ class CoverTree {
   std::size_t dim_;
   std::size_t size_ = 0;
   NodeIndex root_ = kNoNode;
-  std::vector<Node> nodes_;
-  std::vector<double> coordinates_;  // node-major, dim_ values per node
+  ChunkedRows<Node> nodes_{1};
+  ChunkedRows<double> coordinates_;  // row i: node i's dim_ coordinates
   std::vector<NodeIndex> free_nodes_;
   std::vector<NodeIndex> unindexed_;  // nodes kept outside the tree
-  absl::flat_hash_map<std::uint64_t, NodeIndex> node_of_id_;
+  IdMap node_of_id_;                  // id -> node
   absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids_;
 
   // Insertion scratch, reused across calls (only the writer touches it).
@@ -389,10 +405,17 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
   stack.resize(begin);
 }
 
+// In node order: coordinates are read front to back.
 template <class Fn>
 void CoverTree::ForEachPoint(Fn&& fn) const {
-  for (const auto& [id, node] : node_of_id_) {
-    fn(id, std::span<const double>(Coordinates(node), dim_));
+  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
+    const Node& n = nodes_[node];
+    if (n.id_count == 0) continue;  // a free slot
+    const std::span<const double> point(Coordinates(node), dim_);
+    fn(n.id, point);
+    if (n.id_count > 1) {
+      for (std::uint64_t id : extra_ids_.find(node)->second) fn(id, point);
+    }
   }
 }
 
