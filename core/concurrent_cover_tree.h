@@ -25,7 +25,9 @@ namespace streamreg {
 //  - Insert and Remove hold the exclusive lock for one tree update (a few
 //    microseconds: one root-to-leaf search, or re-homing a removed node's
 //    children); the lock gives a waiting writer priority, so searches cannot
-//    starve it, and a search waits at most one such update;
+//    starve it, and a search waits at most one such update. Updates never
+//    grow storage by copying it: nodes and coordinates live in fixed chunks,
+//    and the id map is grown on a copy before the lock is taken;
 //  - rebuilds build the new tree with no lock held while searches go on
 //    against the old one, then swap a pointer under the exclusive lock; the
 //    old tree is freed after the lock is released.
