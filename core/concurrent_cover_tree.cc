@@ -73,12 +73,7 @@ void ConcurrentCoverTree::AfterWrite() {
   // The copy is the only O(n) work a writer does for a background rebuild.
   std::vector<std::uint64_t> ids;
   std::vector<double> coordinates;
-  ids.reserve(size);
-  coordinates.reserve(size * tree_->dim());
-  tree_->ForEachPoint([&](std::uint64_t id, std::span<const double> p) {
-    ids.push_back(id);
-    coordinates.insert(coordinates.end(), p.begin(), p.end());
-  });
+  tree_->CopyPoints(&ids, &coordinates);
   const std::size_t dim = tree_->dim();
   const CoverTree::Strategy strategy = tree_->strategy();
   rebuilding_ = true;

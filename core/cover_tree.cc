@@ -177,15 +177,22 @@ CoverTree::IdMap CoverTree::PreparedIdMap() const {
   return map;
 }
 
+void CoverTree::CopyPoints(std::vector<std::uint64_t>* ids,
+                           std::vector<double>* coordinates) const {
+  ids->clear();
+  coordinates->clear();
+  ids->reserve(size_);
+  coordinates->reserve(size_ * dim_);
+  ForEachPoint([&](std::uint64_t id, std::span<const double> p) {
+    ids->push_back(id);
+    coordinates->insert(coordinates->end(), p.begin(), p.end());
+  });
+}
+
 CoverTree CoverTree::Rebuilt() const {
   std::vector<std::uint64_t> ids;
   std::vector<double> coordinates;
-  ids.reserve(size_);
-  coordinates.reserve(size_ * dim_);
-  ForEachPoint([&](std::uint64_t id, std::span<const double> p) {
-    ids.push_back(id);
-    coordinates.insert(coordinates.end(), p.begin(), p.end());
-  });
+  CopyPoints(&ids, &coordinates);
   // The points were validated when they came in; Build cannot fail.
   CoverTree tree = *Build(dim_, coordinates, ids);
   tree.strategy_ = strategy_;

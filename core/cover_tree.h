@@ -110,6 +110,11 @@ class CoverTree {
   // no slack left by removals.
   CoverTree Rebuilt() const;
 
+  // The stored points, as ids and row-major coordinates for Build (what
+  // Rebuilt() builds from; a background rebuild copies them the same way).
+  void CopyPoints(std::vector<std::uint64_t>* ids,
+                  std::vector<double>* coordinates) const;
+
   // Calls fn(id, coordinates) for every stored point, in no promised order
   // (the same for the same tree).
   template <class Fn>
