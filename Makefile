@@ -1,15 +1,17 @@
 # Entry points. `make test` is what CI runs (after deploy/install-deps.sh).
-.PHONY: test build format format-check tsan bench clean
+.PHONY: test build format format-check tsan asan bench clean
 
 CORE_SOURCES := $(shell find core tests bench -name '*.cc' -o -name '*.h')
 
 # Everything CI checks: formatting, the warnings-as-errors build and its
-# suite, and the concurrency tests under ThreadSanitizer.
+# suite, the concurrency tests under ThreadSanitizer, and the whole suite
+# under AddressSanitizer + UndefinedBehaviorSanitizer.
 test: format-check
 	cmake --preset ci
 	cmake --build --preset ci
 	ctest --preset ci
 	$(MAKE) tsan
+	$(MAKE) asan
 
 build:
 	cmake --preset dev
@@ -19,6 +21,11 @@ tsan:
 	cmake --preset tsan
 	cmake --build --preset tsan
 	ctest --preset tsan
+
+asan:
+	cmake --preset asan
+	cmake --build --preset asan
+	ctest --preset asan
 
 format:
 	clang-format -i $(CORE_SOURCES)
