@@ -26,6 +26,19 @@ std::vector<Neighbor> KnnOf(const CoverTree& tree, std::span<const double> q,
   return out;
 }
 
+// After a sequence of changes: the tree keeps its invariants, holds what
+// the reference holds, and answers k-NN queries on every `stride`-th
+// reference point (up to `count` of them) exactly as the reference does.
+void ExpectValidAndExact(const CoverTree& tree, const BruteForceSearch& brute,
+                         std::size_t count, std::size_t stride, std::size_t k) {
+  ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
+  EXPECT_EQ(tree.size(), brute.size());
+  for (std::size_t q = 0; q < count && q * stride < brute.size(); ++q) {
+    const std::span<const double> query = brute.point(q * stride);
+    EXPECT_EQ(KnnOf(tree, query, k), brute.Knn(query, k)) << "query " << q;
+  }
+}
+
 TEST(CoverTreeErrors, RejectsBadPointsAndLeavesTreeUnchanged) {
   CoverTree tree(3);
   ASSERT_TRUE(tree.Insert(1, std::vector<double>{1, 2, 3}).ok());
@@ -259,12 +272,7 @@ TEST(CoverTreeStrategy, UnindexedPointsJoinTheTreeWhenWalkingResumes) {
     brute.Add(i, points.point(i));
   }
   EXPECT_EQ(tree.unindexed_count(), 0u);
-  EXPECT_EQ(tree.size(), brute.size());
-  ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
-  for (std::size_t q = 0; q < 60; ++q) {
-    EXPECT_EQ(KnnOf(tree, points.point(q * 13), 9),
-              brute.Knn(points.point(q * 13), 9));
-  }
+  ExpectValidAndExact(tree, brute, 60, 13, 9);
 }
 
 // A run of k-NN queries teaches the tree a radius cap; queries far from the
@@ -310,11 +318,7 @@ TEST(CoverTreeInsert, OutliersAfterADenseStreamKeepTheInvariants) {
       brute.Add(id, far);
     }
   }
-  ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
-  for (std::size_t q = 0; q < 100; ++q) {
-    EXPECT_EQ(KnnOf(tree, brute.point(q * 19), 4),
-              brute.Knn(brute.point(q * 19), 4));
-  }
+  ExpectValidAndExact(tree, brute, 100, 19, 4);
 }
 
 TEST(CoverTreeBuild, BatchBuildAnswersLikeIncremental) {
