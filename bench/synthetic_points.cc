@@ -133,4 +133,28 @@ PointSet TrajectoryQueries(std::size_t n, std::size_t joints, std::size_t count,
   return arm.Sample(times, &raw);
 }
 
+std::vector<double> ArmTorques(const PointSet& inputs, std::size_t joints) {
+  const std::size_t n = inputs.size();
+  std::vector<double> torques(n * joints);
+  for (std::size_t s = 0; s < n; ++s) {
+    const std::span<const double> x = inputs.point(s);
+    const double* q = x.data();
+    const double* velocity = x.data() + joints;
+    const double* acceleration = x.data() + 2 * joints;
+    for (std::size_t j = 0; j < joints; ++j) {
+      double tau = 0.0;
+      for (std::size_t k = 0; k < joints; ++k) {
+        const double inertia =
+            (j == k ? 2.0 : 0.6) / (1.0 + static_cast<double>(j + k) * 0.3);
+        tau += inertia * std::cos(q[j] - q[k]) * acceleration[k];
+      }
+      const double gravity = 3.0 / (1.0 + static_cast<double>(j));
+      tau += gravity * std::sin(q[j] + 0.3 * static_cast<double>(j));
+      tau += 0.4 * velocity[j] * std::fabs(velocity[j]);
+      torques[s * joints + j] = tau;
+    }
+  }
+  return torques;
+}
+
 }  // namespace streamreg

@@ -68,6 +68,15 @@ PointSet TrajectoryPoints(std::size_t n, std::size_t joints,
 PointSet TrajectoryQueries(std::size_t n, std::size_t joints, std::size_t count,
                            std::uint64_t seed);
 
+// Torque-like targets for trajectory inputs (q, q', q'' per joint, as
+// TrajectoryPoints lays them out): for each joint j
+//   tau_j = sum_k m_jk cos(q_j - q_k) q''_k + g_j sin(q_j + phi_j)
+//           + c_j q'_j |q'_j|
+// with fixed coefficients — the shape of rigid-body inverse dynamics
+// (configuration-dependent inertia, gravity, drag), not a real arm.
+// Returns n x joints values, row-major.
+std::vector<double> ArmTorques(const PointSet& inputs, std::size_t joints);
+
 }  // namespace streamreg
 
 #endif  // STREAMREG_BENCH_SYNTHETIC_POINTS_H_

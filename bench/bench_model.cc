@@ -1,0 +1,190 @@
+// streamreg-bench-model: the learning engine's costs on a robot-like
+// stream — ingest (predict-then-learn with online metric updates) and
+// predict, per sample, at a given model size n.
+//
+// For each metric and n: learn the first n samples of a 7-joint trajectory
+// (d = 21 inputs q, q', q''; m = 7 torque-like targets), let background
+// index rebuilds finish, then time `--measure` more samples learned one per
+// call (as a robot streams them) and `--queries` held-out predictions one
+// per call. Prints a table; --json writes the figures.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "bench/synthetic_points.h"
+#include "core/model.h"
+#include "nlohmann/json.hpp"
+
+ABSL_FLAG(std::string, sizes, "10000,100000", "Comma-separated model sizes n");
+ABSL_FLAG(std::string, metrics, "euclidean,gw,egop", "Metrics to measure");
+ABSL_FLAG(std::string, regressor, "kernel", "kernel or knn");
+ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
+ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
+ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
+
+namespace streamreg {
+namespace {
+
+constexpr std::size_t kJoints = 7;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  const std::size_t i =
+      std::min(values.size() - 1, static_cast<std::size_t>(p * values.size()));
+  return values[i];
+}
+
+struct Figures {
+  std::string metric;
+  std::size_t n = 0;
+  double warmup_samples_per_s = 0;
+  double learn_us_median = 0, learn_us_p99 = 0, learn_samples_per_s = 0;
+  double predict_us_median = 0, predict_us_p99 = 0;
+  double nmse = 0;
+  double gradient_bandwidth = 0, bandwidth = 0;
+};
+
+Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
+                std::size_t measure, std::size_t queries) {
+  const std::size_t total = n + measure;
+  const PointSet inputs = TrajectoryPoints(total, kJoints, 1);
+  const std::vector<double> torques = ArmTorques(inputs, kJoints);
+  const PointSet held_out = TrajectoryQueries(total, kJoints, queries, 1);
+
+  ModelConfig config;
+  config.input_dim = inputs.dim;
+  for (std::size_t j = 0; j < kJoints; ++j) {
+    config.target_names.push_back(absl::StrFormat("tau%d", j + 1));
+  }
+  config.metric = metric;
+  config.regressor = regressor;
+  std::unique_ptr<Model> model = *Model::Create(config);
+  auto sample = [&](std::size_t s) {
+    return Sample{inputs.point(s), {torques.data() + s * kJoints, kJoints}, s};
+  };
+
+  Figures figures;
+  figures.metric = std::string(MetricKindName(metric));
+  figures.n = n;
+  const Clock::time_point start = Clock::now();
+  constexpr std::size_t kBatch = 100;
+  std::vector<Sample> batch;
+  for (std::size_t s = 0; s < n; s += kBatch) {
+    batch.clear();
+    for (std::size_t i = s; i < std::min(n, s + kBatch); ++i) {
+      batch.push_back(sample(i));
+    }
+    if (!model->Learn(batch).ok()) std::abort();
+  }
+  figures.warmup_samples_per_s = n / Seconds(Clock::now() - start);
+  model->FinishRebuilds();
+
+  std::vector<double> learn_us;
+  const Clock::time_point learn_start = Clock::now();
+  for (std::size_t s = n; s < total; ++s) {
+    const Sample one = sample(s);
+    const Clock::time_point before = Clock::now();
+    if (!model->Learn({&one, 1}).ok()) std::abort();
+    learn_us.push_back(1e6 * Seconds(Clock::now() - before));
+  }
+  figures.learn_samples_per_s = measure / Seconds(Clock::now() - learn_start);
+  figures.learn_us_median = Percentile(learn_us, 0.5);
+  figures.learn_us_p99 = Percentile(learn_us, 0.99);
+
+  std::vector<double> predict_us;
+  for (std::size_t q = 0; q < held_out.size(); ++q) {
+    const Clock::time_point before = Clock::now();
+    if (!model->Predict(held_out.point(q)).ok()) std::abort();
+    predict_us.push_back(1e6 * Seconds(Clock::now() - before));
+  }
+  figures.predict_us_median = Percentile(predict_us, 0.5);
+  figures.predict_us_p99 = Percentile(predict_us, 0.99);
+  const ModelStats stats = model->stats();
+  double nmse = 0.0;
+  for (double v : stats.prequential_nmse) nmse += v / kJoints;
+  figures.nmse = nmse;
+  figures.gradient_bandwidth = stats.gradient_bandwidth;
+  figures.bandwidth = stats.bandwidth[0];
+  return figures;
+}
+
+int Main() {
+  std::vector<std::size_t> sizes;
+  for (absl::string_view field :
+       absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
+    std::size_t n = 0;
+    if (!absl::SimpleAtoi(field, &n)) {
+      std::cerr << "--sizes: not a number: " << field << "\n";
+      return 2;
+    }
+    sizes.push_back(n);
+  }
+  const absl::StatusOr<RegressorKind> regressor =
+      ParseRegressorKind(absl::GetFlag(FLAGS_regressor));
+  if (!regressor.ok()) {
+    std::cerr << regressor.status() << "\n";
+    return 2;
+  }
+  nlohmann::json results = nlohmann::json::array();
+  std::cout << absl::StrFormat(
+      "%-10s %8s %12s %12s %12s %12s %10s %10s %8s %7s\n", "metric", "n",
+      "warmup/s", "learn/s", "learn µs", "learn p99", "predict µs", "pred p99",
+      "ratio", "nMSE");
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_metrics), ',')) {
+    const absl::StatusOr<MetricKind> metric = ParseMetricKind(name);
+    if (!metric.ok()) {
+      std::cerr << metric.status() << "\n";
+      return 2;
+    }
+    for (std::size_t n : sizes) {
+      const Figures f =
+          Measure(*metric, *regressor, n, absl::GetFlag(FLAGS_measure),
+                  absl::GetFlag(FLAGS_queries));
+      const double ratio = f.learn_us_median / f.predict_us_median;
+      std::cout << absl::StrFormat(
+          "%-10s %8d %12.0f %12.0f %12.1f %12.1f %10.1f %10.1f %8.1f %7.4f\n",
+          f.metric, f.n, f.warmup_samples_per_s, f.learn_samples_per_s,
+          f.learn_us_median, f.learn_us_p99, f.predict_us_median,
+          f.predict_us_p99, ratio, f.nmse);
+      results.push_back({{"metric", f.metric},
+                         {"n", f.n},
+                         {"warmup_samples_per_s", f.warmup_samples_per_s},
+                         {"learn_samples_per_s", f.learn_samples_per_s},
+                         {"learn_us_median", f.learn_us_median},
+                         {"learn_us_p99", f.learn_us_p99},
+                         {"predict_us_median", f.predict_us_median},
+                         {"predict_us_p99", f.predict_us_p99},
+                         {"learn_predict_ratio", ratio},
+                         {"prequential_nmse_mean", f.nmse},
+                         {"bandwidth", f.bandwidth},
+                         {"gradient_bandwidth", f.gradient_bandwidth}});
+    }
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
+    std::ofstream(path) << results.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace streamreg
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return streamreg::Main();
+}

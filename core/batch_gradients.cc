@@ -1,0 +1,43 @@
+#include "core/batch_gradients.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace streamreg {
+
+void EstimateGradientAt(const CoverTree& tree, std::span<const double> z,
+                        const TargetLookup& targets, Kernel kernel, double h,
+                        double t, GradientEstimator* estimator,
+                        std::vector<Neighbor>* near, GradientEstimate* out) {
+  estimator->Begin(z, kernel, h, t);
+  const absl::Status status = tree.Range(z, h + t, near);
+  assert(status.ok());
+  (void)status;
+  for (const Neighbor& neighbor : *near) {
+    estimator->Add(tree.PointOf(neighbor.id).data(), targets(neighbor.id));
+  }
+  estimator->Finish(out);
+}
+
+void AddBatchGradients(
+    const CoverTree& tree, std::span<const std::uint64_t> ids,
+    const TargetLookup& targets, Kernel kernel, double h, double t,
+    GradientStatistics* stats,
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+  GradientEstimator estimator(tree.dim(), stats->num_targets());
+  GradientEstimate estimate;
+  std::vector<Neighbor> near;
+  std::vector<double> z(tree.dim());
+  const std::size_t every = std::max<std::size_t>(1, ids.size() / 100);
+  for (std::size_t j = 0; j < ids.size(); ++j) {
+    const std::span<const double> point = tree.PointOf(ids[j]);
+    z.assign(point.begin(), point.end());
+    EstimateGradientAt(tree, z, targets, kernel, h, t, &estimator, &near,
+                       &estimate);
+    stats->Add(estimate);
+    if (progress && (j + 1) % every == 0) progress(j + 1, ids.size());
+  }
+  if (progress) progress(ids.size(), ids.size());
+}
+
+}  // namespace streamreg

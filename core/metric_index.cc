@@ -1,0 +1,159 @@
+#include "core/metric_index.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace streamreg {
+namespace {
+
+// Rows copied per call to CopyRows (the owner's lock is held per call).
+constexpr std::size_t kCopyChunk = 4096;
+
+}  // namespace
+
+MetricIndex::MetricIndex(MetricTransform transform)
+    : live_(std::make_shared<Generation>(transform,
+                                         CoverTree(transform.dim()))) {}
+
+MetricIndex::~MetricIndex() {
+  if (builder_.joinable()) builder_.join();
+}
+
+std::shared_ptr<const MetricIndex::Generation> MetricIndex::current() const {
+  std::lock_guard lock(current_mutex_);
+  return live_;
+}
+
+void MetricIndex::Apply(Generation& generation, const WriteOp& write,
+                        bool replay) {
+  // A replayed write may find its effect already in the copied rows; it
+  // then replaces the slot's point (idempotent) instead of failing.
+  if (replay && generation.tree.Read([&](const CoverTree& tree) {
+        return tree.Contains(write.slot);
+      })) {
+    generation.tree.Remove(write.slot).IgnoreError();
+  }
+  if (write.x.empty()) {
+    if (!replay) {
+      const absl::Status status = generation.tree.Remove(write.slot);
+      assert(status.ok());
+      (void)status;
+    }
+    return;
+  }
+  std::vector<double> z(generation.transform.dim());
+  generation.transform.Apply(write.x, z);
+  const absl::Status status = generation.tree.Insert(write.slot, z);
+  assert(status.ok());
+  (void)status;
+}
+
+void MetricIndex::Insert(std::uint64_t slot, std::span<const double> x) {
+  Write(WriteOp{slot, std::vector<double>(x.begin(), x.end())});
+}
+
+void MetricIndex::Remove(std::uint64_t slot) { Write(WriteOp{slot, {}}); }
+
+void MetricIndex::Write(WriteOp write) {
+  Apply(*live_, write, /*replay=*/false);
+  if (!builder_.joinable()) return;
+  std::lock_guard lock(pending_mutex_);
+  if (caught_up_) {
+    Apply(*next_, write, /*replay=*/false);
+  } else {
+    pending_.push_back(std::move(write));
+  }
+}
+
+std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
+    MetricTransform transform, std::size_t num_slots,
+    const CopyRows& copy_rows) {
+  const std::size_t d = transform.dim();
+  std::vector<double> coordinates(num_slots * d);
+  std::vector<std::uint64_t> ids(num_slots);
+  std::vector<double> rows;
+  for (std::size_t begin = 0; begin < num_slots; begin += kCopyChunk) {
+    const std::size_t end = std::min(num_slots, begin + kCopyChunk);
+    copy_rows(begin, end, &rows);
+    for (std::size_t slot = begin; slot < end; ++slot) {
+      ids[slot] = slot;
+      transform.Apply(
+          std::span<const double>(rows.data() + (slot - begin) * d, d),
+          std::span<double>(coordinates.data() + slot * d, d));
+    }
+  }
+  absl::StatusOr<CoverTree> tree = CoverTree::Build(d, coordinates, ids);
+  assert(tree.ok());
+  return std::make_shared<Generation>(std::move(transform), *std::move(tree));
+}
+
+void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
+                             const CopyRows& copy_rows) {
+  if (builder_.joinable()) FinishRebuild();
+  std::shared_ptr<Generation> fresh =
+      Build(std::move(transform), num_slots, copy_rows);
+  std::lock_guard lock(current_mutex_);
+  live_.swap(fresh);
+  ++generation_;
+}
+
+void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
+                               CopyRows copy_rows) {
+  if (builder_.joinable()) FinishRebuild();
+  {
+    std::lock_guard lock(pending_mutex_);
+    next_.reset();
+    pending_.clear();
+    caught_up_ = false;
+  }
+  rebuilding_ = true;
+  builder_ = std::thread(&MetricIndex::BuildInBackground, this,
+                         std::move(transform), num_slots, std::move(copy_rows));
+}
+
+void MetricIndex::BuildInBackground(MetricTransform transform,
+                                    std::size_t num_slots, CopyRows copy_rows) {
+  std::shared_ptr<Generation> fresh =
+      Build(std::move(transform), num_slots, copy_rows);
+  std::vector<WriteOp> batch;
+  for (;;) {
+    {
+      std::lock_guard lock(pending_mutex_);
+      if (pending_.empty()) {
+        next_ = std::move(fresh);
+        caught_up_ = true;
+        return;
+      }
+      batch.swap(pending_);
+    }
+    for (const WriteOp& write : batch) Apply(*fresh, write, /*replay=*/true);
+    batch.clear();
+  }
+}
+
+void MetricIndex::FinishRebuild() {
+  if (!builder_.joinable()) return;
+  builder_.join();
+  std::shared_ptr<Generation> fresh;
+  {
+    std::lock_guard lock(pending_mutex_);
+    assert(caught_up_ && pending_.empty());
+    fresh = std::move(next_);
+    caught_up_ = false;
+  }
+  {
+    std::lock_guard lock(current_mutex_);
+    live_.swap(fresh);
+    ++generation_;
+  }
+  rebuilding_ = false;
+  // `fresh` now holds the old generation; searches still using it keep it
+  // alive, the last one frees it.
+}
+
+std::size_t MetricIndex::MemoryUsage() const {
+  return current()->tree.MemoryUsage();
+}
+
+}  // namespace streamreg

@@ -1,0 +1,114 @@
+#ifndef STREAMREG_CORE_METRIC_INDEX_H_
+#define STREAMREG_CORE_METRIC_INDEX_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "core/concurrent_cover_tree.h"
+#include "core/metric_transform.h"
+
+namespace streamreg {
+
+// The stored samples indexed in the coordinates of a metric: each sample's
+// raw inputs x are mapped by a MetricTransform and kept in a cover tree
+// under the sample's slot number.
+//
+// When the metric (or the standardization) has drifted, the owner moves the
+// index to a new transform without stopping anyone (DESIGN.md §3, Index):
+//  1. BeginRebuild(transform, ...) — a background thread copies the stored
+//     samples (through `copy_rows`, in chunks, so the owner's lock is held
+//     only briefly) and batch-builds a tree in the new coordinates; writes
+//     made meanwhile go to the live generation and are queued;
+//  2. the builder replays the queue, then — once caught up — the writer
+//     applies each new write to both generations;
+//  3. FinishRebuild() makes the new generation current (a pointer swap).
+// Searches always run on a whole generation (transform + tree) and never
+// wait for a rebuild. The owner chooses when to call FinishRebuild — at a
+// fixed sample count, which keeps a model deterministic: which generation
+// answered depends on the stream, not on thread timing. If the build is not
+// done by then, FinishRebuild waits for it.
+//
+// Writes (Insert, Remove, BeginRebuild, FinishRebuild) come from one thread
+// at a time; current() may be called from any thread.
+class MetricIndex {
+ public:
+  // A transform and the tree of the samples in its coordinates.
+  struct Generation {
+    Generation(MetricTransform transform, CoverTree tree)
+        : transform(std::move(transform)), tree(std::move(tree)) {}
+    const MetricTransform transform;
+    ConcurrentCoverTree tree;
+  };
+
+  // Copies the raw inputs of slots [begin, end) into `rows` (row-major,
+  // dim() per slot), taking whatever lock guards them.
+  using CopyRows = std::function<void(std::size_t begin, std::size_t end,
+                                      std::vector<double>* rows)>;
+
+  explicit MetricIndex(MetricTransform transform);
+  ~MetricIndex();
+  MetricIndex(const MetricIndex&) = delete;
+  MetricIndex& operator=(const MetricIndex&) = delete;
+
+  // Indexes stored sample `slot` with raw inputs x (already validated).
+  void Insert(std::uint64_t slot, std::span<const double> x);
+  void Remove(std::uint64_t slot);
+
+  // Starts moving to `transform`: slots [0, num_slots) are read through
+  // `copy_rows` by the builder thread.
+  void BeginRebuild(MetricTransform transform, std::size_t num_slots,
+                    CopyRows copy_rows);
+  // Rebuilds now, on the calling thread, from rows it provides.
+  void RebuildNow(MetricTransform transform, std::size_t num_slots,
+                  const CopyRows& copy_rows);
+  bool rebuilding() const { return rebuilding_.load(); }
+  // Waits for the builder if needed and makes its generation current.
+  void FinishRebuild();
+
+  std::shared_ptr<const Generation> current() const;
+  // The live transform (for the writing thread).
+  const MetricTransform& transform() const { return live_->transform; }
+  // Rebuilds completed since construction.
+  std::size_t generation() const { return generation_.load(); }
+  // Bytes of the live tree (and of the one being built, once caught up).
+  std::size_t MemoryUsage() const;
+
+ private:
+  // A write queued while the builder runs; empty x means removal.
+  struct WriteOp {
+    std::uint64_t slot;
+    std::vector<double> x;
+  };
+
+  static std::shared_ptr<Generation> Build(MetricTransform transform,
+                                           std::size_t num_slots,
+                                           const CopyRows& copy_rows);
+  void Write(WriteOp write);
+  static void Apply(Generation& generation, const WriteOp& write, bool replay);
+  void BuildInBackground(MetricTransform transform, std::size_t num_slots,
+                         CopyRows copy_rows);
+
+  // The live generation: written by the writer, swapped under current_mutex_.
+  std::shared_ptr<Generation> live_;
+  mutable std::mutex current_mutex_;
+  std::atomic<std::size_t> generation_ = 0;
+  std::atomic<bool> rebuilding_ = false;
+
+  std::thread builder_;
+  std::mutex pending_mutex_;
+  // Guarded by pending_mutex_ while the builder runs.
+  std::shared_ptr<Generation> next_;
+  std::vector<WriteOp> pending_;
+  bool caught_up_ = false;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_METRIC_INDEX_H_

@@ -1,0 +1,556 @@
+#include "core/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <shared_mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/batch_gradients.h"
+
+namespace streamreg {
+namespace {
+
+// Checks one vector of a sample: its length and every value finite and
+// within kMaxValueMagnitude. `field` is e.g. "samples[3].x".
+absl::Status ValidateValues(std::span<const double> values,
+                            std::size_t expected, absl::string_view field) {
+  if (values.size() != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": has ", values.size(),
+                     " values, the model expects ", expected));
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (std::isnan(v)) {
+      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: NaN"));
+    }
+    if (!(std::fabs(v) <= kMaxValueMagnitude)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, "[", i, "]: ", v, " is not finite or beyond +-2^200"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct Model::LearnScratch {
+  explicit LearnScratch(std::size_t dim, std::size_t num_targets)
+      : near(num_targets), estimator(dim, num_targets) {}
+  std::vector<Neighbor> found;
+  NeighborTargets near;
+  std::vector<double> z;
+  GradientEstimator estimator;
+  // Per prediction index: its grid's values for the sample.
+  std::vector<std::vector<double>> grid_values;
+  std::vector<double> gradient_grid_values;
+  GradientEstimate estimate;
+};
+
+Model::Model(ModelConfig config)
+    : config_(std::move(config)),
+      store_(config_.input_dim, config_.num_targets(), config_.capacity,
+             config_.seed),
+      inputs_(config_.input_dim),
+      targets_(config_.num_targets()),
+      gradients_(config_.input_dim, config_.num_targets(),
+                 config_.metric == MetricKind::kEgop),
+      gradient_selector_(config_.gradient_bandwidth_grid.size(),
+                         config_.num_targets(), config_.selection_forgetting),
+      score_(config_.num_targets(), config_.selection_forgetting),
+      scratch_(std::make_unique<LearnScratch>(config_.input_dim,
+                                              config_.num_targets())) {
+  const std::size_t m = config_.num_targets();
+  const MetricTransform identity = StandardizingTransform();
+  const std::size_t grid_size = config_.regressor == RegressorKind::kKernel
+                                    ? config_.bandwidth_grid.size()
+                                    : config_.k_grid.size();
+  const bool learned = config_.metric != MetricKind::kEuclidean;
+  if (learned) gradient_index_ = std::make_unique<MetricIndex>(identity);
+  auto add_index = [&](std::vector<std::size_t> targets,
+                       std::size_t metric_target) {
+    predictions_.push_back(PredictionIndex{
+        std::make_unique<MetricIndex>(identity),
+        PrequentialSelector(grid_size, m, config_.selection_forgetting), 0,
+        std::move(targets), metric_target, 0});
+  };
+  if (learned && config_.per_target_metric) {
+    for (std::size_t t = 0; t < m; ++t) add_index({t}, t);
+  } else {
+    std::vector<std::size_t> all(m);
+    for (std::size_t t = 0; t < m; ++t) all[t] = t;
+    add_index(std::move(all), kAllTargets);
+  }
+  scratch_->grid_values.resize(predictions_.size());
+}
+
+Model::~Model() = default;
+
+absl::StatusOr<std::unique_ptr<Model>> Model::Create(ModelConfig config) {
+  if (absl::Status status = CompleteAndValidate(&config); !status.ok()) {
+    return status;
+  }
+  return std::unique_ptr<Model>(new Model(std::move(config)));
+}
+
+absl::Status Model::Validate(std::span<const Sample> batch) const {
+  for (std::size_t s = 0; s < batch.size(); ++s) {
+    const std::string prefix = absl::StrCat("samples[", s, "]");
+    if (absl::Status status = ValidateValues(batch[s].x, config_.input_dim,
+                                             absl::StrCat(prefix, ".x"));
+        !status.ok()) {
+      return status;
+    }
+    if (absl::Status status = ValidateValues(batch[s].y, config_.num_targets(),
+                                             absl::StrCat(prefix, ".y"));
+        !status.ok()) {
+      return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Model::Learn(std::span<const Sample> batch,
+                          std::vector<Prediction>* before) {
+  if (absl::Status status = Validate(batch); !status.ok()) return status;
+  std::lock_guard writer(writer_);
+  if (before != nullptr) before->resize(batch.size());
+  for (std::size_t s = 0; s < batch.size(); ++s) {
+    LearnOne(batch[s], before != nullptr ? &(*before)[s] : nullptr);
+  }
+  return absl::OkStatus();
+}
+
+void Model::LearnOne(const Sample& sample, Prediction* before) {
+  LearnScratch& scratch = *scratch_;
+  const std::size_t m = config_.num_targets();
+  const std::vector<double> fallback(targets_.mean().begin(),
+                                     targets_.mean().end());
+  // 1. Every grid value predicts the sample (test before train).
+  Prediction prediction;
+  prediction.value.assign(m, 0.0);
+  prediction.spread.assign(m, 0.0);
+  prediction.neighbors.assign(m, 0);
+  for (std::size_t i = 0; i < predictions_.size(); ++i) {
+    EvaluateGrid(predictions_[i], sample.x, fallback, scratch,
+                 &scratch.grid_values[i], &prediction);
+  }
+  // 2. The gradient estimate from the samples before this one.
+  if (gradient_index_ != nullptr) {
+    EstimateGradient(sample.x, scratch, &scratch.gradient_grid_values,
+                     &scratch.estimate);
+  }
+  // 3. Store, index and count it.
+  {
+    std::unique_lock lock(state_lock_);
+    const SampleStore::Placement placement = store_.Place();
+    for (std::size_t i = 0; i < predictions_.size(); ++i) {
+      predictions_[i].selector.Add(scratch.grid_values[i], sample.y,
+                                   predictions_[i].evaluated);
+    }
+    score_.Add(prediction.value, sample.y);
+    if (gradient_index_ != nullptr) {
+      gradient_selector_.Add(scratch.gradient_grid_values, sample.y,
+                             gradient_evaluated_);
+      gradients_.Add(scratch.estimate, config_.metric_forgetting);
+    }
+    if (placement.keep) {
+      if (placement.replaces) {
+        for (MetricIndex* index : AllIndexes()) index->Remove(placement.slot);
+      }
+      store_.Put(placement.slot, sample.x, sample.y, sample.sample_id);
+      for (MetricIndex* index : AllIndexes()) {
+        index->Insert(placement.slot, sample.x);
+      }
+    }
+    inputs_.Add(sample.x);
+    targets_.Add(sample.y);
+  }
+  if (before != nullptr) *before = std::move(prediction);
+  // 4. Follow the metric and the standardization.
+  MaintainIndexes();
+}
+
+void Model::EvaluateGrid(PredictionIndex& p, std::span<const double> x,
+                         std::span<const double> fallback,
+                         LearnScratch& scratch,
+                         std::vector<double>* grid_values,
+                         Prediction* prediction) {
+  const std::size_t m = config_.num_targets();
+  const std::shared_ptr<const MetricIndex::Generation> generation =
+      p.index->current();
+  scratch.z.resize(config_.input_dim);
+  generation->transform.Apply(x, scratch.z);
+  const bool kernel = config_.regressor == RegressorKind::kKernel;
+  std::size_t widest_best = 0;
+  for (std::size_t t : p.targets) {
+    widest_best = std::max(widest_best, p.selector.Best(t));
+  }
+  const std::size_t grid_size = p.selector.grid_size();
+  p.evaluated = EvaluatedPrefix(grid_size, widest_best);
+  if (kernel) {
+    generation->tree
+        .Range(scratch.z, config_.bandwidth_grid[p.evaluated - 1],
+               &scratch.found)
+        .IgnoreError();
+  } else {
+    generation->tree
+        .Knn(scratch.z, config_.k_grid[p.evaluated - 1], &scratch.found)
+        .IgnoreError();
+  }
+  scratch.near.Gather(scratch.found,
+                      [this](std::uint64_t slot) { return store_.y(slot); });
+  grid_values->resize(grid_size * m);
+  if (kernel) {
+    KernelAverageGrid(config_.kernel,
+                      std::span(config_.bandwidth_grid).first(p.evaluated),
+                      scratch.near, fallback, *grid_values);
+  } else {
+    NearestAverageGrid(std::span(config_.k_grid).first(p.evaluated),
+                       scratch.near, fallback, *grid_values);
+  }
+  // The model's own prediction, made with the current choice per target.
+  LocalAverage average;
+  for (std::size_t t : p.targets) {
+    const std::size_t best = p.selector.Best(t);
+    if (kernel) {
+      KernelAverageAt(config_.kernel, config_.bandwidth_grid[best],
+                      scratch.near, &average);
+    } else {
+      NearestAverageAt(config_.k_grid[best], scratch.near, &average);
+    }
+    if (average.neighbors == 0) {
+      Fallback(t, prediction);
+      continue;
+    }
+    prediction->value[t] = average.value[t];
+    prediction->spread[t] = average.spread[t];
+    prediction->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
+  }
+}
+
+std::size_t Model::EvaluatedPrefix(std::size_t grid_size,
+                                   std::size_t widest_best) const {
+  if (store_.size() < config_.full_grid_below ||
+      store_.seen() % config_.full_grid_every == 0) {
+    return grid_size;
+  }
+  return std::min(grid_size, widest_best + config_.selection_window + 1);
+}
+
+double Model::GradientBandwidth() const {
+  return config_
+      .gradient_bandwidth_grid[gradient_selector_.BestOverall(TargetScales())];
+}
+
+void Model::EstimateGradient(std::span<const double> x, LearnScratch& scratch,
+                             std::vector<double>* grid_values,
+                             GradientEstimate* estimate) {
+  const std::size_t m = config_.num_targets();
+  const std::shared_ptr<const MetricIndex::Generation> generation =
+      gradient_index_->current();
+  scratch.z.resize(config_.input_dim);
+  generation->transform.Apply(x, scratch.z);
+  const std::size_t best = gradient_selector_.BestOverall(TargetScales());
+  const double h = config_.gradient_bandwidth_grid[best];
+  const double t = config_.step_ratio * h;
+  gradient_evaluated_ =
+      EvaluatedPrefix(config_.gradient_bandwidth_grid.size(), best);
+  const std::span<const double> grid =
+      std::span(config_.gradient_bandwidth_grid).first(gradient_evaluated_);
+  const double radius = std::max(grid.back(), h + t);
+  const std::vector<double> fallback(targets_.mean().begin(),
+                                     targets_.mean().end());
+  generation->tree.Read([&](const CoverTree& tree) {
+    tree.Range(scratch.z, radius, &scratch.found).IgnoreError();
+    // The bandwidth of f_{n,h} is chosen like the regressor's: every grid
+    // value predicts the sample in standardized Euclidean coordinates.
+    scratch.near.Gather(scratch.found,
+                        [this](std::uint64_t slot) { return store_.y(slot); });
+    grid_values->resize(config_.gradient_bandwidth_grid.size() * m);
+    KernelAverageGrid(config_.kernel, grid, scratch.near, fallback,
+                      *grid_values);
+    // Delta_{t,i} f_{n,h} from the samples within h + t.
+    scratch.estimator.Begin(scratch.z, config_.kernel, h, t);
+    for (const Neighbor& neighbor : scratch.found) {
+      if (neighbor.distance > h + t) break;
+      scratch.estimator.Add(tree.PointOf(neighbor.id).data(),
+                            store_.y(neighbor.id));
+    }
+    scratch.estimator.Finish(estimate);
+  });
+}
+
+void Model::Fallback(std::size_t target, Prediction* out) const {
+  out->value[target] = targets_.mean()[target];
+  out->spread[target] = std::sqrt(targets_.Variance(target));
+  out->neighbors[target] = 0;
+}
+
+absl::StatusOr<Prediction> Model::Predict(std::span<const double> query) const {
+  if (absl::Status status =
+          ValidateValues(query, config_.input_dim, "queries[0].x");
+      !status.ok()) {
+    return status;
+  }
+  Prediction prediction;
+  PredictOne(query, &prediction);
+  return prediction;
+}
+
+absl::Status Model::Predict(std::span<const std::span<const double>> queries,
+                            std::vector<Prediction>* out) const {
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    if (absl::Status status = ValidateValues(
+            queries[q], config_.input_dim, absl::StrCat("queries[", q, "].x"));
+        !status.ok()) {
+      return status;
+    }
+  }
+  out->resize(queries.size());
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    PredictOne(queries[q], &(*out)[q]);
+  }
+  return absl::OkStatus();
+}
+
+void Model::PredictOne(std::span<const double> x, Prediction* out) const {
+  const std::size_t m = config_.num_targets();
+  out->value.assign(m, 0.0);
+  out->spread.assign(m, 0.0);
+  out->neighbors.assign(m, 0);
+  thread_local std::vector<Neighbor> found;
+  thread_local NeighborTargets near(0);
+  if (near.num_targets() != m) near = NeighborTargets(m);
+  std::shared_lock lock(state_lock_);
+  for (const PredictionIndex& p : predictions_) {
+    PredictFrom(p, *p.index->current(), x, near, found, out);
+  }
+}
+
+void Model::PredictFrom(const PredictionIndex& p,
+                        const MetricIndex::Generation& generation,
+                        std::span<const double> x, NeighborTargets& near,
+                        std::vector<Neighbor>& found, Prediction* out) const {
+  thread_local std::vector<double> z;
+  z.resize(config_.input_dim);
+  generation.transform.Apply(x, z);
+  const bool kernel = config_.regressor == RegressorKind::kKernel;
+  // One search serves every target: at the widest bandwidth (or largest k)
+  // any of them predicts with now.
+  std::size_t widest = 0;
+  for (std::size_t t : p.targets) widest = std::max(widest, p.selector.Best(t));
+  if (kernel) {
+    generation.tree.Range(z, config_.bandwidth_grid[widest], &found)
+        .IgnoreError();
+  } else {
+    generation.tree.Knn(z, config_.k_grid[widest], &found).IgnoreError();
+  }
+  near.Gather(found, [this](std::uint64_t slot) { return store_.y(slot); });
+  LocalAverage average;
+  std::size_t computed_for = SIZE_MAX;
+  for (std::size_t t : p.targets) {
+    const std::size_t best = p.selector.Best(t);
+    if (best != computed_for) {
+      if (kernel) {
+        KernelAverageAt(config_.kernel, config_.bandwidth_grid[best], near,
+                        &average);
+      } else {
+        NearestAverageAt(config_.k_grid[best], near, &average);
+      }
+      computed_for = best;
+    }
+    if (average.neighbors == 0) {
+      Fallback(t, out);
+      continue;
+    }
+    out->value[t] = average.value[t];
+    out->spread[t] = average.spread[t];
+    out->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
+  }
+}
+
+std::vector<double> Model::TargetScales() const {
+  std::vector<double> scales(config_.num_targets());
+  for (std::size_t t = 0; t < scales.size(); ++t) {
+    scales[t] = targets_.ScaleOrOne(t);
+  }
+  return scales;
+}
+
+MetricTransform Model::StandardizingTransform() const {
+  std::vector<double> center(inputs_.mean().begin(), inputs_.mean().end());
+  std::vector<double> scale(config_.input_dim);
+  for (std::size_t i = 0; i < scale.size(); ++i) {
+    scale[i] = inputs_.ScaleOrOne(i);
+  }
+  return MetricTransform::Standardizing(std::move(center), std::move(scale));
+}
+
+MetricTransform Model::PredictionTransform(const PredictionIndex& p) const {
+  MetricTransform standardizing = StandardizingTransform();
+  if (config_.metric == MetricKind::kEuclidean) return standardizing;
+  const LearnedMetric metric = EstimateMetric(config_.metric, gradients_,
+                                              p.metric_target, TargetScales());
+  std::span<const double> center = standardizing.center();
+  std::span<const double> scale = standardizing.scale();
+  return TransformFor(metric, {center.begin(), center.end()},
+                      {scale.begin(), scale.end()}, config_.egop_ridge);
+}
+
+MetricIndex::CopyRows Model::CopyRowsFunction() const {
+  return [this](std::size_t begin, std::size_t end, std::vector<double>* rows) {
+    const std::size_t d = config_.input_dim;
+    rows->resize((end - begin) * d);
+    std::shared_lock lock(state_lock_);
+    for (std::size_t slot = begin; slot < end; ++slot) {
+      std::copy(store_.x(slot), store_.x(slot) + d,
+                rows->data() + (slot - begin) * d);
+    }
+  };
+}
+
+std::uint64_t Model::StartRebuild(MetricIndex& index,
+                                  MetricTransform transform) {
+  const std::size_t size = store_.size();
+  if (size < config_.synchronous_rebuild_below) {
+    index.RebuildNow(std::move(transform), size, CopyRowsFunction());
+    return 0;
+  }
+  index.BeginRebuild(std::move(transform), size, CopyRowsFunction());
+  const auto lag = std::max<std::uint64_t>(
+      config_.rebuild_lag,
+      static_cast<std::uint64_t>(config_.rebuild_lag_fraction *
+                                 static_cast<double>(size)));
+  return store_.seen() + lag;
+}
+
+void Model::MaintainIndexes() {
+  const std::uint64_t seen = store_.seen();
+  if (gradient_index_ != nullptr && gradient_index_->rebuilding() &&
+      seen >= gradient_swap_at_) {
+    gradient_index_->FinishRebuild();
+  }
+  for (PredictionIndex& p : predictions_) {
+    if (p.index->rebuilding() && seen >= p.swap_at) p.index->FinishRebuild();
+  }
+  if (seen % config_.drift_check_every != 0) return;
+  if (gradient_index_ != nullptr && !gradient_index_->rebuilding()) {
+    MetricTransform standardizing = StandardizingTransform();
+    if (gradient_index_->transform().RelativeChange(standardizing) >
+        config_.drift_tolerance) {
+      gradient_swap_at_ =
+          StartRebuild(*gradient_index_, std::move(standardizing));
+    }
+  }
+  for (PredictionIndex& p : predictions_) {
+    if (p.index->rebuilding()) continue;
+    MetricTransform transform = PredictionTransform(p);
+    if (p.index->transform().RelativeChange(transform) >
+        config_.drift_tolerance) {
+      p.swap_at = StartRebuild(*p.index, std::move(transform));
+    }
+  }
+}
+
+void Model::FinishRebuilds() {
+  std::lock_guard writer(writer_);
+  if (gradient_index_ != nullptr) gradient_index_->FinishRebuild();
+  for (PredictionIndex& p : predictions_) p.index->FinishRebuild();
+}
+
+std::vector<MetricIndex*> Model::AllIndexes() {
+  std::vector<MetricIndex*> all;
+  if (gradient_index_ != nullptr) all.push_back(gradient_index_.get());
+  for (PredictionIndex& p : predictions_) all.push_back(p.index.get());
+  return all;
+}
+
+absl::Status Model::Refit(
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::lock_guard writer(writer_);
+  if (gradient_index_ == nullptr) {
+    if (progress) progress(0, 0);
+    return absl::OkStatus();
+  }
+  // The gradient index in the current standardization, built from every
+  // stored sample (the writer reads the store without the lock).
+  const std::size_t size = store_.size();
+  gradient_index_->RebuildNow(StandardizingTransform(), size,
+                              CopyRowsFunction());
+  const double h = GradientBandwidth();
+  GradientStatistics batch(config_.input_dim, config_.num_targets(),
+                           config_.metric == MetricKind::kEgop);
+  std::vector<std::uint64_t> slots(size);
+  for (std::size_t slot = 0; slot < size; ++slot) slots[slot] = slot;
+  const std::shared_ptr<const MetricIndex::Generation> generation =
+      gradient_index_->current();
+  generation->tree.Read([&](const CoverTree& tree) {
+    AddBatchGradients(
+        tree, slots, [this](std::uint64_t slot) { return store_.y(slot); },
+        config_.kernel, h, config_.step_ratio * h, &batch, progress);
+  });
+  {
+    std::unique_lock lock(state_lock_);
+    gradients_ = std::move(batch);
+  }
+  for (PredictionIndex& p : predictions_) {
+    p.index->RebuildNow(PredictionTransform(p), size, CopyRowsFunction());
+  }
+  return absl::OkStatus();
+}
+
+ModelStats Model::stats() const {
+  std::shared_lock lock(state_lock_);
+  const std::size_t m = config_.num_targets();
+  ModelStats stats;
+  stats.samples_seen = store_.seen();
+  stats.samples_stored = store_.size();
+  stats.bandwidth.assign(m, 0.0);
+  stats.k.assign(m, 0);
+  for (std::size_t t = 0; t < m; ++t) {
+    stats.prequential_nmse.push_back(score_.Nmse(t));
+    stats.prequential_mse.push_back(score_.MeanSquaredError(t));
+  }
+  for (const PredictionIndex& p : predictions_) {
+    for (std::size_t t : p.targets) {
+      const std::size_t best = p.selector.Best(t);
+      if (config_.regressor == RegressorKind::kKernel) {
+        stats.bandwidth[t] = config_.bandwidth_grid[best];
+      } else {
+        stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[best]);
+      }
+    }
+    stats.index_rebuilds += p.index->generation();
+    stats.rebuild_in_progress |= p.index->rebuilding();
+    stats.memory_bytes += p.index->MemoryUsage();
+  }
+  if (gradient_index_ != nullptr) {
+    stats.gradient_bandwidth = GradientBandwidth();
+    stats.gradient_step = config_.step_ratio * stats.gradient_bandwidth;
+    stats.gradient_samples = gradients_.count();
+    stats.index_rebuilds += gradient_index_->generation();
+    stats.rebuild_in_progress |= gradient_index_->rebuilding();
+    stats.memory_bytes += gradient_index_->MemoryUsage();
+  }
+  stats.memory_bytes += store_.MemoryUsage();
+  return stats;
+}
+
+MetricReport Model::metric() const {
+  std::shared_lock lock(state_lock_);
+  MetricReport report;
+  report.kind = config_.metric;
+  report.per_target = predictions_.size() > 1;
+  const std::vector<double> scales = TargetScales();
+  for (const PredictionIndex& p : predictions_) {
+    report.metrics.push_back(
+        EstimateMetric(config_.metric, gradients_, p.metric_target, scales));
+    report.in_use.push_back(p.index->current()->transform);
+  }
+  report.gradient_samples = gradients_.count();
+  return report;
+}
+
+}  // namespace streamreg

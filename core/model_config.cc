@@ -1,0 +1,163 @@
+#include "core/model_config.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace streamreg {
+namespace {
+
+// Bounds that keep a model's work and memory sane.
+constexpr std::size_t kMaxInputDim = 4096;
+constexpr std::size_t kMaxTargets = 256;
+constexpr std::size_t kMaxGridSize = 64;
+constexpr std::size_t kMaxK = 4096;
+
+template <class T>
+absl::Status ValidateGrid(const std::vector<T>& grid, absl::string_view name) {
+  if (grid.size() > kMaxGridSize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": ", grid.size(), " values; at most ", kMaxGridSize));
+  }
+  for (std::size_t g = 0; g < grid.size(); ++g) {
+    const double value = static_cast<double>(grid[g]);
+    if (!(value > 0.0) || !std::isfinite(value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, "[", g, "]: must be positive and finite, got ", value));
+    }
+    if (g > 0 && !(grid[g - 1] < grid[g])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, "[", g, "]: the grid must be strictly ascending"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateFraction(double value, absl::string_view name,
+                              bool allow_one) {
+  if (!(value > 0.0 && (value < 1.0 || (allow_one && value == 1.0)))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": must be in (0, 1", allow_one ? "]" : ")", ", got ", value));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::string_view RegressorKindName(RegressorKind kind) {
+  return kind == RegressorKind::kNearest ? "knn" : "kernel";
+}
+
+absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name) {
+  if (name == "knn") return RegressorKind::kNearest;
+  if (name == "kernel") return RegressorKind::kKernel;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "regressor: unknown regressor '", name, "' (expected knn or kernel)"));
+}
+
+std::vector<double> DefaultBandwidthGrid(std::size_t input_dim) {
+  std::vector<double> grid;
+  const double root = std::sqrt(static_cast<double>(input_dim));
+  for (int half_octave = -11; half_octave <= 0; ++half_octave) {
+    grid.push_back(root * std::exp2(0.5 * half_octave));
+  }
+  return grid;
+}
+
+std::vector<std::size_t> DefaultKGrid() {
+  return {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 19, 24, 30, 38, 48, 64};
+}
+
+absl::Status CompleteAndValidate(ModelConfig* config) {
+  if (config->input_dim == 0 || config->input_dim > kMaxInputDim) {
+    return absl::InvalidArgumentError(absl::StrCat("input_dim: must be in [1, ",
+                                                   kMaxInputDim, "], got ",
+                                                   config->input_dim));
+  }
+  if (config->target_names.empty() ||
+      config->target_names.size() > kMaxTargets) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target_names: need 1 to ", kMaxTargets, " targets, got ",
+                     config->target_names.size()));
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (std::size_t t = 0; t < config->target_names.size(); ++t) {
+    const std::string& name = config->target_names[t];
+    if (name.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target_names[", t, "]: empty name"));
+    }
+    if (!seen.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target_names[", t, "]: duplicate name '", name, "'"));
+    }
+  }
+  if (config->bandwidth_grid.empty()) {
+    config->bandwidth_grid = DefaultBandwidthGrid(config->input_dim);
+  }
+  if (config->k_grid.empty()) config->k_grid = DefaultKGrid();
+  if (config->gradient_bandwidth_grid.empty()) {
+    config->gradient_bandwidth_grid = config->bandwidth_grid;
+  }
+  if (absl::Status s = ValidateGrid(config->bandwidth_grid, "bandwidth_grid");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateGrid(config->k_grid, "k_grid"); !s.ok()) {
+    return s;
+  }
+  if (config->k_grid.back() > kMaxK) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("k_grid: k at most ", kMaxK));
+  }
+  if (absl::Status s = ValidateGrid(config->gradient_bandwidth_grid,
+                                    "gradient_bandwidth_grid");
+      !s.ok()) {
+    return s;
+  }
+  if (!(config->step_ratio > 0.0) || !(config->step_ratio <= 4.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "step_ratio: must be in (0, 4], got ", config->step_ratio));
+  }
+  if (absl::Status s = ValidateFraction(config->selection_forgetting,
+                                        "selection_forgetting", true);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateFraction(config->metric_forgetting,
+                                        "metric_forgetting", true);
+      !s.ok()) {
+    return s;
+  }
+  if (!(config->egop_ridge >= 0.0) || !std::isfinite(config->egop_ridge)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "egop_ridge: must be finite and >= 0, got ", config->egop_ridge));
+  }
+  if (!(config->drift_tolerance >= 0.0) ||
+      !std::isfinite(config->drift_tolerance)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("drift_tolerance: must be finite and >= 0, got ",
+                     config->drift_tolerance));
+  }
+  if (config->full_grid_every == 0) {
+    return absl::InvalidArgumentError("full_grid_every: must be positive");
+  }
+  if (config->drift_check_every == 0) {
+    return absl::InvalidArgumentError("drift_check_every: must be positive");
+  }
+  if (absl::Status s = ValidateFraction(config->rebuild_lag_fraction,
+                                        "rebuild_lag_fraction", true);
+      !s.ok()) {
+    return s;
+  }
+  if (config->capacity.policy != CapacityPolicy::kUnbounded &&
+      config->capacity.limit == 0) {
+    return absl::InvalidArgumentError(
+        "capacity.limit: a window or reservoir needs a positive limit");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace streamreg

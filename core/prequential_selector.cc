@@ -1,0 +1,115 @@
+#include "core/prequential_selector.h"
+
+#include <limits>
+#include <utility>
+
+namespace streamreg {
+
+PrequentialSelector::PrequentialSelector(std::size_t grid_size,
+                                         std::size_t num_targets,
+                                         double forgetting)
+    : grid_size_(grid_size),
+      num_targets_(num_targets),
+      forgetting_(forgetting),
+      weights_(grid_size, 0.0),
+      errors_(grid_size * num_targets, 0.0) {}
+
+void PrequentialSelector::Add(std::span<const double> predictions,
+                              std::span<const double> truth,
+                              std::size_t evaluated) {
+  for (std::size_t g = 0; g < evaluated; ++g) {
+    weights_[g] = forgetting_ * weights_[g] + 1.0;
+    for (std::size_t t = 0; t < num_targets_; ++t) {
+      const double error = predictions[g * num_targets_ + t] - truth[t];
+      double& sum = errors_[g * num_targets_ + t];
+      sum = forgetting_ * sum + error * error;
+    }
+  }
+}
+
+double PrequentialSelector::Mean(std::size_t g, std::size_t t) const {
+  if (weights_[g] == 0.0) return std::numeric_limits<double>::infinity();
+  return errors_[g * num_targets_ + t] / weights_[g];
+}
+
+double PrequentialSelector::MeanSquaredError(std::size_t g,
+                                             std::size_t t) const {
+  if (weights_[g] == 0.0) return std::numeric_limits<double>::quiet_NaN();
+  return Mean(g, t);
+}
+
+std::size_t PrequentialSelector::Best(std::size_t t) const {
+  std::size_t best = 0;
+  for (std::size_t g = 1; g < grid_size_; ++g) {
+    if (Mean(g, t) < Mean(best, t)) best = g;
+  }
+  return best;
+}
+
+std::size_t PrequentialSelector::BestOverall(
+    std::span<const double> scales) const {
+  std::size_t best = 0;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (std::size_t g = 0; g < grid_size_; ++g) {
+    double error = 0.0;
+    for (std::size_t t = 0; t < num_targets_; ++t) {
+      error += Mean(g, t) / (scales[t] * scales[t]);
+    }
+    if (error < best_error) {
+      best_error = error;
+      best = g;
+    }
+  }
+  return best;
+}
+
+void PrequentialSelector::Restore(std::vector<double> weights,
+                                  std::vector<double> errors) {
+  weights_ = std::move(weights);
+  errors_ = std::move(errors);
+}
+
+PrequentialScore::PrequentialScore(std::size_t num_targets, double forgetting)
+    : forgetting_(forgetting),
+      squared_errors_(num_targets, 0.0),
+      mean_(num_targets, 0.0),
+      deviations_(num_targets, 0.0) {}
+
+void PrequentialScore::Add(std::span<const double> prediction,
+                           std::span<const double> truth) {
+  weight_ = forgetting_ * weight_ + 1.0;
+  for (std::size_t t = 0; t < mean_.size(); ++t) {
+    const double error = prediction[t] - truth[t];
+    squared_errors_[t] = forgetting_ * squared_errors_[t] + error * error;
+    // West's weighted incremental mean and variance.
+    const double before = truth[t] - mean_[t];
+    mean_[t] += before / weight_;
+    deviations_[t] =
+        forgetting_ * deviations_[t] + before * (truth[t] - mean_[t]);
+  }
+}
+
+double PrequentialScore::MeanSquaredError(std::size_t t) const {
+  if (weight_ == 0.0) return std::numeric_limits<double>::quiet_NaN();
+  return squared_errors_[t] / weight_;
+}
+
+double PrequentialScore::Nmse(std::size_t t) const {
+  if (!(deviations_[t] > 0.0)) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return squared_errors_[t] / deviations_[t];
+}
+
+PrequentialScore::State PrequentialScore::state() const {
+  return State{weight_, squared_errors_, mean_, deviations_};
+}
+
+void PrequentialScore::Restore(State state) {
+  weight_ = state.weight;
+  squared_errors_ = std::move(state.squared_errors);
+  mean_ = std::move(state.mean);
+  deviations_ = std::move(state.deviations);
+}
+
+}  // namespace streamreg

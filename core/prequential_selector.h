@@ -1,0 +1,92 @@
+#ifndef STREAMREG_CORE_PREQUENTIAL_SELECTOR_H_
+#define STREAMREG_CORE_PREQUENTIAL_SELECTOR_H_
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace streamreg {
+
+// Online model selection by prequential (test-then-train) error: before a
+// sample is learned, candidate values of a hyper-parameter grid (a
+// bandwidth or a k) predict it; each keeps an exponentially forgotten mean
+// of its squared errors, per target:
+//   E_g,t <- gamma E_g,t + (prediction_g,t - y_t)^2,  N_g <- gamma N_g + 1.
+// The best value for a target is the one with the least mean E_g,t / N_g
+// (the smaller grid index on ties). gamma = 1 is the plain prequential
+// mean; gamma < 1 lets the choice follow a drifting stream (half-life
+// ln 2 / (1 - gamma) evaluations).
+//
+// A sample may be predicted by only a prefix of the grid (the wide
+// bandwidths are the expensive ones): each value's mean is over the samples
+// it predicted, an unbiased estimate of the same prequential error while
+// the stream is stationary.
+class PrequentialSelector {
+ public:
+  PrequentialSelector(std::size_t grid_size, std::size_t num_targets,
+                      double forgetting);
+
+  // predictions: the first `evaluated` rows of grid_size x num_targets,
+  // row-major; truth: num_targets.
+  void Add(std::span<const double> predictions, std::span<const double> truth,
+           std::size_t evaluated);
+
+  std::size_t grid_size() const { return grid_size_; }
+  // Forgotten mean squared error of grid value g on target t.
+  double MeanSquaredError(std::size_t g, std::size_t t) const;
+  // The grid index with the least error on target t.
+  std::size_t Best(std::size_t t) const;
+  // The grid index with the least error summed over targets, each divided
+  // by scales[t]^2 (so every target counts alike).
+  std::size_t BestOverall(std::span<const double> scales) const;
+
+  std::span<const double> errors() const { return errors_; }
+  std::span<const double> weights() const { return weights_; }
+  void Restore(std::vector<double> weights, std::vector<double> errors);
+
+ private:
+  // E_g,t / N_g, +inf for a value that has predicted nothing yet.
+  double Mean(std::size_t g, std::size_t t) const;
+
+  std::size_t grid_size_;
+  std::size_t num_targets_;
+  double forgetting_;
+  std::vector<double> weights_;  // N_g
+  std::vector<double> errors_;   // [g * num_targets + t], forgotten sums
+};
+
+// The live quality figure of a model: the prequential normalized mean
+// squared error per target — the forgotten mean of (prediction - y)^2 over
+// the predictions the model actually made before learning each sample,
+// divided by the forgotten variance of y (same forgetting factor). 1 is as
+// good as predicting the mean; 0 is perfect.
+class PrequentialScore {
+ public:
+  PrequentialScore(std::size_t num_targets, double forgetting);
+
+  void Add(std::span<const double> prediction, std::span<const double> truth);
+
+  // NaN until two samples have been scored or while y has not varied.
+  double Nmse(std::size_t t) const;
+  double MeanSquaredError(std::size_t t) const;
+  double weight() const { return weight_; }
+
+  // State for snapshots.
+  struct State {
+    double weight = 0.0;
+    std::vector<double> squared_errors, mean, deviations;
+  };
+  State state() const;
+  void Restore(State state);
+
+ private:
+  double forgetting_;
+  double weight_ = 0.0;
+  std::vector<double> squared_errors_;
+  std::vector<double> mean_;
+  std::vector<double> deviations_;  // forgotten sum of squared deviations
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_PREQUENTIAL_SELECTOR_H_

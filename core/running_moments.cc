@@ -1,0 +1,36 @@
+#include "core/running_moments.h"
+
+#include <cmath>
+#include <utility>
+
+namespace streamreg {
+
+void RunningMoments::Add(std::span<const double> value) {
+  ++count_;
+  const double inverse_count = 1.0 / static_cast<double>(count_);
+  for (std::size_t i = 0; i < mean_.size(); ++i) {
+    const double delta = value[i] - mean_[i];
+    mean_[i] += delta * inverse_count;
+    sum_squares_[i] += delta * (value[i] - mean_[i]);
+  }
+}
+
+double RunningMoments::Variance(std::size_t i) const {
+  if (count_ < 2) return 0.0;
+  return sum_squares_[i] / static_cast<double>(count_);
+}
+
+double RunningMoments::ScaleOrOne(std::size_t i) const {
+  // Scales too small to divide by safely (below 2^-200) count as unknown.
+  const double scale = std::sqrt(Variance(i));
+  return scale > 0x1p-200 && std::isfinite(scale) ? scale : 1.0;
+}
+
+void RunningMoments::Restore(std::uint64_t count, std::vector<double> mean,
+                             std::vector<double> sum_squares) {
+  count_ = count;
+  mean_ = std::move(mean);
+  sum_squares_ = std::move(sum_squares);
+}
+
+}  // namespace streamreg
