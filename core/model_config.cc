@@ -60,8 +60,8 @@ absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name) {
 std::vector<double> DefaultBandwidthGrid(std::size_t input_dim) {
   std::vector<double> grid;
   const double root = std::sqrt(static_cast<double>(input_dim));
-  for (int half_octave = -11; half_octave <= 0; ++half_octave) {
-    grid.push_back(root * std::exp2(0.5 * half_octave));
+  for (int quarter_octave = -24; quarter_octave <= 2; ++quarter_octave) {
+    grid.push_back(root * std::exp2(0.25 * quarter_octave));
   }
   return grid;
 }

@@ -54,7 +54,7 @@ struct ModelConfig {
   // current choice — the wide bandwidths cost the most (their balls hold
   // the most samples) and are rarely the choice. Set full_grid_every = 1 to
   // evaluate the whole grid on every sample.
-  std::size_t selection_window = 2;
+  std::size_t selection_window = 3;
   std::size_t full_grid_every = 16;
   std::size_t full_grid_below = 1024;
   // Forgetting factor of the online metric sums (1 = the plain mean, eq. 2).
@@ -80,9 +80,10 @@ struct ModelConfig {
   std::size_t num_targets() const { return target_names.size(); }
 };
 
-// Default grids: bandwidths sqrt(d) * 2^(-5.5), 2^(-5), ..., 2^0 (the range
-// of bandwidth / diameter the GW paper searches, 0.02 to 1, for standardized
-// data); k = 1..8, then about 25% apart up to 64.
+// Default grids: bandwidths sqrt(d) * 2^(-6), 2^(-5.75), ..., 2^(0.5), a
+// quarter octave apart (about the range of bandwidth / diameter the GW
+// paper searches, 0.02 to 1, for standardized data, and about as fine where
+// the choices fall); k = 1..8, then about 25% apart up to 64.
 std::vector<double> DefaultBandwidthGrid(std::size_t input_dim);
 std::vector<std::size_t> DefaultKGrid();
 
