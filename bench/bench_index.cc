@@ -23,10 +23,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/csv_table.h"
 #include "bench/synthetic_points.h"
 #include "core/brute_force_search.h"
 #include "core/concurrent_cover_tree.h"
 #include "core/cover_tree.h"
+#include "core/metric_transform.h"
+#include "core/running_moments.h"
 #include "core/search_rules.h"
 #include "nanoflann.hpp"
 #include "nlohmann/json.hpp"
@@ -127,61 +130,42 @@ struct QueryTask {
   std::function<void(std::span<const double>)> fn;
 };
 
+// Standardization by the points' own mean and standard deviation.
+MetricTransform TrainingStandardization(const PointSet& points) {
+  RunningMoments moments(points.dim);
+  for (std::size_t i = 0; i < points.size(); ++i) moments.Add(points.point(i));
+  std::vector<double> scale(points.dim);
+  for (std::size_t j = 0; j < points.dim; ++j) {
+    scale[j] = moments.ScaleOrOne(j);
+  }
+  return MetricTransform::Standardizing(
+      {moments.mean().begin(), moments.mean().end()}, std::move(scale));
+}
+
 // A real data set from a CSV file (shared/data convention: a header; inputs
 // are the columns not named target_* or id_*). Every 4th row is a held-out
 // query, the rest the indexed points; inputs are standardized with the
 // indexed points' mean and standard deviation, as the engine does.
 absl::StatusOr<DataSet> LoadCsvDataSet(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::string line;
-  std::getline(in, line);
-  std::vector<bool> is_input;
-  for (absl::string_view name : absl::StrSplit(line, ',')) {
-    is_input.push_back(!absl::StartsWith(name, "target_") &&
-                       !absl::StartsWith(name, "id_"));
-  }
-  const std::size_t dim = std::count(is_input.begin(), is_input.end(), true);
-  std::string stem = path.substr(path.find_last_of('/') + 1);
-  stem = stem.substr(0, stem.find('.'));
-  DataSet data{stem, PointSet{dim, {}}, PointSet{dim, {}}};
-  for (std::size_t row = 0; std::getline(in, line); ++row) {
-    const std::vector<absl::string_view> fields = absl::StrSplit(line, ',');
-    if (fields.size() != is_input.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ": row ", row + 2, " has ", fields.size(), " fields"));
-    }
+  absl::StatusOr<CsvTable> table = CsvTable::Read(path);
+  if (!table.ok()) return table.status();
+  absl::StatusOr<std::vector<std::size_t>> inputs = table->InputColumns({});
+  if (!inputs.ok()) return inputs.status();
+  const std::size_t dim = inputs->size();
+  DataSet data{table->stem(), PointSet{dim, {}}, PointSet{dim, {}}};
+  for (std::size_t row = 0; row < table->num_rows(); ++row) {
     PointSet& into = row % 4 == 3 ? data.queries : data.train;
-    for (std::size_t c = 0; c < fields.size(); ++c) {
-      if (!is_input[c]) continue;
-      double value = 0.0;
-      if (!absl::SimpleAtod(fields[c], &value)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": row ", row + 2, " column ", c + 1, ": not a number"));
-      }
-      into.coordinates.push_back(value);
-    }
+    for (std::size_t c : *inputs)
+      into.coordinates.push_back(table->value(row, c));
   }
   if (data.train.size() == 0 || data.queries.size() == 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": too few rows"));
   }
-  for (std::size_t j = 0; j < dim; ++j) {
-    double mean = 0.0, square = 0.0;
-    for (std::size_t i = 0; i < data.train.size(); ++i) {
-      mean += data.train.coordinates[i * dim + j];
-    }
-    mean /= data.train.size();
-    for (std::size_t i = 0; i < data.train.size(); ++i) {
-      const double t = data.train.coordinates[i * dim + j] - mean;
-      square += t * t;
-    }
-    const double sd =
-        square > 0.0 ? std::sqrt(square / data.train.size()) : 1.0;
-    for (PointSet* set : {&data.train, &data.queries}) {
-      for (std::size_t i = 0; i < set->size(); ++i) {
-        double& x = set->coordinates[i * dim + j];
-        x = (x - mean) / sd;
-      }
+  const MetricTransform standardize = TrainingStandardization(data.train);
+  for (PointSet* set : {&data.train, &data.queries}) {
+    for (std::size_t i = 0; i < set->size(); ++i) {
+      std::span<double> x(set->coordinates.data() + i * dim, dim);
+      standardize.Apply(std::vector<double>(x.begin(), x.end()), x);
     }
   }
   return data;

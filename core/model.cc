@@ -233,7 +233,8 @@ void Model::EvaluateGrid(PredictionIndex& p, std::span<const double> x,
 std::size_t Model::EvaluatedPrefix(std::size_t grid_size,
                                    std::size_t widest_best) const {
   if (store_.size() < config_.full_grid_below ||
-      store_.seen() % config_.full_grid_every == 0) {
+      (config_.full_grid_every != 0 &&
+       store_.seen() % config_.full_grid_every == 0)) {
     return grid_size;
   }
   return std::min(grid_size, widest_best + config_.selection_window + 1);

@@ -141,9 +141,6 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
         absl::StrCat("drift_tolerance: must be finite and >= 0, got ",
                      config->drift_tolerance));
   }
-  if (config->full_grid_every == 0) {
-    return absl::InvalidArgumentError("full_grid_every: must be positive");
-  }
   if (config->drift_check_every == 0) {
     return absl::InvalidArgumentError("drift_check_every: must be positive");
   }
