@@ -25,44 +25,45 @@ std::shared_ptr<const MetricIndex::Generation> MetricIndex::current() const {
   return live_;
 }
 
-void MetricIndex::Apply(Generation& generation, const WriteOp& write,
-                        bool replay) {
+void MetricIndex::Apply(Generation& generation, std::uint64_t slot,
+                        std::span<const double> x, bool replay) {
   // A replayed write may find its effect already in the copied rows; it
   // then replaces the slot's point (idempotent) instead of failing.
   if (replay && generation.tree.Read([&](const CoverTree& tree) {
-        return tree.Contains(write.slot);
+        return tree.Contains(slot);
       })) {
-    generation.tree.Remove(write.slot).IgnoreError();
+    generation.tree.Remove(slot).IgnoreError();
   }
-  if (write.x.empty()) {
+  if (x.empty()) {
     if (!replay) {
-      const absl::Status status = generation.tree.Remove(write.slot);
+      const absl::Status status = generation.tree.Remove(slot);
       assert(status.ok());
       (void)status;
     }
     return;
   }
-  std::vector<double> z(generation.transform.dim());
-  generation.transform.Apply(write.x, z);
-  const absl::Status status = generation.tree.Insert(write.slot, z);
+  thread_local std::vector<double> z;
+  z.resize(generation.transform.dim());
+  generation.transform.Apply(x, z);
+  const absl::Status status = generation.tree.Insert(slot, z);
   assert(status.ok());
   (void)status;
 }
 
 void MetricIndex::Insert(std::uint64_t slot, std::span<const double> x) {
-  Write(WriteOp{slot, std::vector<double>(x.begin(), x.end())});
+  Write(slot, x);
 }
 
-void MetricIndex::Remove(std::uint64_t slot) { Write(WriteOp{slot, {}}); }
+void MetricIndex::Remove(std::uint64_t slot) { Write(slot, {}); }
 
-void MetricIndex::Write(WriteOp write) {
-  Apply(*live_, write, /*replay=*/false);
-  if (!builder_.joinable()) return;
+void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
+  Apply(*live_, slot, x, /*replay=*/false);
+  if (!rebuilding_.load()) return;
   std::lock_guard lock(pending_mutex_);
   if (caught_up_) {
-    Apply(*next_, write, /*replay=*/false);
+    Apply(*next_, slot, x, /*replay=*/false);
   } else {
-    pending_.push_back(std::move(write));
+    pending_.push_back(WriteOp{slot, std::vector<double>(x.begin(), x.end())});
   }
 }
 
@@ -127,7 +128,9 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
       }
       batch.swap(pending_);
     }
-    for (const WriteOp& write : batch) Apply(*fresh, write, /*replay=*/true);
+    for (const WriteOp& write : batch) {
+      Apply(*fresh, write.slot, write.x, /*replay=*/true);
+    }
     batch.clear();
   }
 }

@@ -90,8 +90,10 @@ class MetricIndex {
   static std::shared_ptr<Generation> Build(MetricTransform transform,
                                            std::size_t num_slots,
                                            const CopyRows& copy_rows);
-  void Write(WriteOp write);
-  static void Apply(Generation& generation, const WriteOp& write, bool replay);
+  void Write(std::uint64_t slot, std::span<const double> x);
+  // Inserts x at slot (or removes slot when x is empty) in `generation`.
+  static void Apply(Generation& generation, std::uint64_t slot,
+                    std::span<const double> x, bool replay);
   void BuildInBackground(MetricTransform transform, std::size_t num_slots,
                          CopyRows copy_rows);
 

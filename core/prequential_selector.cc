@@ -12,7 +12,8 @@ PrequentialSelector::PrequentialSelector(std::size_t grid_size,
       num_targets_(num_targets),
       forgetting_(forgetting),
       weights_(grid_size, 0.0),
-      errors_(grid_size * num_targets, 0.0) {}
+      errors_(grid_size * num_targets, 0.0),
+      best_(num_targets, 0) {}
 
 void PrequentialSelector::Add(std::span<const double> predictions,
                               std::span<const double> truth,
@@ -25,6 +26,7 @@ void PrequentialSelector::Add(std::span<const double> predictions,
       sum = forgetting_ * sum + error * error;
     }
   }
+  UpdateBest();
 }
 
 double PrequentialSelector::Mean(std::size_t g, std::size_t t) const {
@@ -38,12 +40,14 @@ double PrequentialSelector::MeanSquaredError(std::size_t g,
   return Mean(g, t);
 }
 
-std::size_t PrequentialSelector::Best(std::size_t t) const {
-  std::size_t best = 0;
-  for (std::size_t g = 1; g < grid_size_; ++g) {
-    if (Mean(g, t) < Mean(best, t)) best = g;
+void PrequentialSelector::UpdateBest() {
+  for (std::size_t t = 0; t < num_targets_; ++t) {
+    std::size_t best = 0;
+    for (std::size_t g = 1; g < grid_size_; ++g) {
+      if (Mean(g, t) < Mean(best, t)) best = g;
+    }
+    best_[t] = best;
   }
-  return best;
 }
 
 std::size_t PrequentialSelector::BestOverall(
@@ -67,6 +71,7 @@ void PrequentialSelector::Restore(std::vector<double> weights,
                                   std::vector<double> errors) {
   weights_ = std::move(weights);
   errors_ = std::move(errors);
+  UpdateBest();
 }
 
 PrequentialScore::PrequentialScore(std::size_t num_targets, double forgetting)

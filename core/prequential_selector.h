@@ -34,8 +34,9 @@ class PrequentialSelector {
   std::size_t grid_size() const { return grid_size_; }
   // Forgotten mean squared error of grid value g on target t.
   double MeanSquaredError(std::size_t g, std::size_t t) const;
-  // The grid index with the least error on target t.
-  std::size_t Best(std::size_t t) const;
+  // The grid index with the least error on target t (kept up to date by
+  // Add: O(1)).
+  std::size_t Best(std::size_t t) const { return best_[t]; }
   // The grid index with the least error summed over targets, each divided
   // by scales[t]^2 (so every target counts alike).
   std::size_t BestOverall(std::span<const double> scales) const;
@@ -47,12 +48,14 @@ class PrequentialSelector {
  private:
   // E_g,t / N_g, +inf for a value that has predicted nothing yet.
   double Mean(std::size_t g, std::size_t t) const;
+  void UpdateBest();
 
   std::size_t grid_size_;
   std::size_t num_targets_;
   double forgetting_;
-  std::vector<double> weights_;  // N_g
-  std::vector<double> errors_;   // [g * num_targets + t], forgotten sums
+  std::vector<double> weights_;    // N_g
+  std::vector<double> errors_;     // [g * num_targets + t], forgotten sums
+  std::vector<std::size_t> best_;  // per target
 };
 
 // The live quality figure of a model: the prequential normalized mean
