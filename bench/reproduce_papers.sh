@@ -8,6 +8,7 @@ EVAL=${1:-build/dev/bench/streamreg-eval}
 OUT=${2:-build/dev/papers}
 DATA=${DATA:-../shared/data}
 REPS=${REPS:-10}
+MODES=${MODES:-batch online}
 mkdir -p "$OUT"
 
 # name | csv | target | train | test   (sizes as in the papers where given)
@@ -30,7 +31,7 @@ yacht|yacht/yacht.csv|residuary_resistance|200|108
 "
 echo "$RUNS" | while IFS='|' read -r name csv target train test; do
   [ -n "$name" ] || continue
-  for mode in batch online; do
+  for mode in $MODES; do
     echo "== $name $mode" >&2
     "$EVAL" --csv "$DATA/$csv" --target "$target" --train "$train" \
       --test "$test" --reps "$REPS" --mode "$mode" \

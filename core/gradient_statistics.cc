@@ -45,6 +45,19 @@ void GradientStatistics::Add(const GradientEstimate& estimate,
   }
 }
 
+void GradientStatistics::Merge(const GradientStatistics& other) {
+  count_ += other.count_;
+  for (std::size_t i = 0; i < counted_.size(); ++i) {
+    counted_[i] += other.counted_[i];
+  }
+  for (std::size_t k = 0; k < abs_sums_.size(); ++k) {
+    abs_sums_[k] += other.abs_sums_[k];
+  }
+  for (std::size_t k = 0; k < outer_.size() && k < other.outer_.size(); ++k) {
+    outer_[k] += other.outer_[k];
+  }
+}
+
 void GradientStatistics::Clear() {
   count_ = 0.0;
   std::fill(counted_.begin(), counted_.end(), 0.0);

@@ -23,6 +23,8 @@ class GradientStatistics {
                      bool outer_products);
 
   void Add(const GradientEstimate& estimate, double forgetting = 1.0);
+  // Adds another set of sums over other samples (same shape, no forgetting).
+  void Merge(const GradientStatistics& other);
   void Clear();
 
   std::size_t dim() const { return dim_; }

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/batch_gradients.h"
 
 namespace streamreg {
 namespace {
@@ -59,6 +58,8 @@ Model::Model(ModelConfig config)
       gradient_selector_(config_.gradient_bandwidth_grid.size(),
                          config_.num_targets(), config_.selection_forgetting),
       score_(config_.num_targets(), config_.selection_forgetting),
+      since_refresh_(config_.input_dim, config_.num_targets(),
+                     config_.metric == MetricKind::kEgop),
       scratch_(std::make_unique<LearnScratch>(config_.input_dim,
                                               config_.num_targets())) {
   const std::size_t m = config_.num_targets();
@@ -154,6 +155,7 @@ void Model::LearnOne(const Sample& sample, Prediction* before) {
       gradient_selector_.Add(scratch.gradient_grid_values, sample.y,
                              gradient_evaluated_);
       gradients_.Add(scratch.estimate, config_.metric_forgetting);
+      if (refresh_.running()) since_refresh_.Add(scratch.estimate);
     }
     if (placement.keep) {
       if (placement.replaces) {
@@ -420,14 +422,99 @@ std::uint64_t Model::StartRebuild(MetricIndex& index,
     return 0;
   }
   index.BeginRebuild(std::move(transform), size, CopyRowsFunction());
-  const auto lag = std::max<std::uint64_t>(
+  return store_.seen() + RebuildLag(size);
+}
+
+GradientRefresh::Job Model::RefreshJob(std::size_t num_slots) const {
+  GradientRefresh::Job job{StandardizingTransform()};
+  job.kernel = config_.kernel;
+  job.bandwidth = GradientBandwidth();
+  job.step = config_.step_ratio * job.bandwidth;
+  job.num_targets = config_.num_targets();
+  job.outer_products = config_.metric == MetricKind::kEgop;
+  job.num_slots = num_slots;
+  return job;
+}
+
+GradientRefresh::CopyRows Model::StoreRows() const {
+  return [this](std::size_t begin, std::size_t end, std::vector<double>* x,
+                std::vector<double>* y) {
+    const std::size_t d = config_.input_dim;
+    const std::size_t m = config_.num_targets();
+    x->resize((end - begin) * d);
+    y->resize((end - begin) * m);
+    std::shared_lock lock(state_lock_);
+    for (std::size_t slot = begin; slot < end; ++slot) {
+      std::copy(store_.x(slot), store_.x(slot) + d,
+                x->data() + (slot - begin) * d);
+      std::copy(store_.y(slot), store_.y(slot) + m,
+                y->data() + (slot - begin) * m);
+    }
+  };
+}
+
+GradientRefresh::CopyRows Model::SnapshotRows(std::size_t num_slots) const {
+  auto x = std::make_shared<std::vector<double>>();
+  auto y = std::make_shared<std::vector<double>>();
+  StoreRows()(0, num_slots, x.get(), y.get());
+  const std::size_t d = config_.input_dim;
+  const std::size_t m = config_.num_targets();
+  return [x, y, d, m](std::size_t begin, std::size_t end,
+                      std::vector<double>* x_out, std::vector<double>* y_out) {
+    x_out->assign(x->begin() + begin * d, x->begin() + end * d);
+    y_out->assign(y->begin() + begin * m, y->begin() + end * m);
+  };
+}
+
+void Model::InstallRefresh(GradientStatistics batch) {
+  std::unique_lock lock(state_lock_);
+  gradients_ = std::move(batch);
+  gradients_.Merge(since_refresh_);
+  since_refresh_.Clear();
+  ++metric_refreshes_;
+}
+
+void Model::MaintainMetric() {
+  constexpr std::size_t kFirstRefresh = 64;
+  if (gradient_index_ == nullptr || config_.metric_refresh_growth == 0.0 ||
+      config_.metric_forgetting != 1.0) {
+    return;
+  }
+  if (refresh_.running()) {
+    if (store_.seen() >= refresh_swap_at_) InstallRefresh(refresh_.Finish());
+    return;
+  }
+  const std::size_t size = store_.size();
+  if (size < kFirstRefresh ||
+      static_cast<double>(size) < config_.metric_refresh_growth *
+                                      static_cast<double>(refreshed_size_)) {
+    return;
+  }
+  refreshed_size_ = size;
+  if (size < config_.synchronous_rebuild_below) {
+    InstallRefresh(GradientRefresh::Run(RefreshJob(size), StoreRows()));
+    return;
+  }
+  // Slots below `size` never change in an unbounded store, so the job may
+  // read them while learning goes on; otherwise it gets a copy taken now
+  // (either way its result depends only on the samples, as determinism
+  // requires).
+  refresh_.Start(RefreshJob(size),
+                 config_.capacity.policy == CapacityPolicy::kUnbounded
+                     ? StoreRows()
+                     : SnapshotRows(size));
+  refresh_swap_at_ = store_.seen() + RebuildLag(size);
+}
+
+std::uint64_t Model::RebuildLag(std::size_t size) const {
+  return std::max<std::uint64_t>(
       config_.rebuild_lag,
       static_cast<std::uint64_t>(config_.rebuild_lag_fraction *
                                  static_cast<double>(size)));
-  return store_.seen() + lag;
 }
 
 void Model::MaintainIndexes() {
+  MaintainMetric();
   const std::uint64_t seen = store_.seen();
   if (gradient_index_ != nullptr && gradient_index_->rebuilding() &&
       seen >= gradient_swap_at_) {
@@ -457,6 +544,7 @@ void Model::MaintainIndexes() {
 
 void Model::FinishRebuilds() {
   std::lock_guard writer(writer_);
+  if (refresh_.running()) InstallRefresh(refresh_.Finish());
   if (gradient_index_ != nullptr) gradient_index_->FinishRebuild();
   for (PredictionIndex& p : predictions_) p.index->FinishRebuild();
 }
@@ -475,27 +563,14 @@ absl::Status Model::Refit(
     if (progress) progress(0, 0);
     return absl::OkStatus();
   }
-  // The gradient index in the current standardization, built from every
-  // stored sample (the writer reads the store without the lock).
+  // A growth refresh in flight is superseded.
+  if (refresh_.running()) (void)refresh_.Finish();
+  since_refresh_.Clear();
   const std::size_t size = store_.size();
+  refreshed_size_ = size;
+  InstallRefresh(GradientRefresh::Run(RefreshJob(size), StoreRows(), progress));
   gradient_index_->RebuildNow(StandardizingTransform(), size,
                               CopyRowsFunction());
-  const double h = GradientBandwidth();
-  GradientStatistics batch(config_.input_dim, config_.num_targets(),
-                           config_.metric == MetricKind::kEgop);
-  std::vector<std::uint64_t> slots(size);
-  for (std::size_t slot = 0; slot < size; ++slot) slots[slot] = slot;
-  const std::shared_ptr<const MetricIndex::Generation> generation =
-      gradient_index_->current();
-  generation->tree.Read([&](const CoverTree& tree) {
-    AddBatchGradients(
-        tree, slots, [this](std::uint64_t slot) { return store_.y(slot); },
-        config_.kernel, h, config_.step_ratio * h, &batch, progress);
-  });
-  {
-    std::unique_lock lock(state_lock_);
-    gradients_ = std::move(batch);
-  }
   for (PredictionIndex& p : predictions_) {
     p.index->RebuildNow(PredictionTransform(p), size, CopyRowsFunction());
   }
@@ -536,6 +611,8 @@ ModelStats Model::stats() const {
     stats.memory_bytes += gradient_index_->MemoryUsage();
   }
   stats.memory_bytes += store_.MemoryUsage();
+  stats.metric_refreshes = metric_refreshes_;
+  stats.rebuild_in_progress |= refresh_.running();
   return stats;
 }
 

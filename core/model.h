@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/gradient_estimator.h"
+#include "core/gradient_refresh.h"
 #include "core/gradient_statistics.h"
 #include "core/learned_metric.h"
 #include "core/local_average.h"
@@ -64,6 +65,8 @@ struct ModelStats {
   double gradient_samples = 0.0;
   // Index rebuilds completed (metric or standardization drift, refits).
   std::uint64_t index_rebuilds = 0;
+  // Batch recomputations of the metric installed (growth refreshes, Refit).
+  std::uint64_t metric_refreshes = 0;
   bool rebuild_in_progress = false;
   std::size_t memory_bytes = 0;
 };
@@ -93,7 +96,11 @@ struct MetricReport {
 //     coordinates with a bandwidth chosen the same way) is added to the
 //     metric's running sums;
 //  3. the sample is stored (capacity policy) and indexed;
-//  4. every drift_check_every samples the metric and standardization are
+//  4. each time the store has doubled, the metric's sums are recomputed
+//     with the papers' batch estimator over the stored samples, in the
+//     background (GradientRefresh), taking over at a fixed later sample
+//     count with the online estimates made meanwhile added;
+//  5. every drift_check_every samples the metric and standardization are
 //     compared with those of the indexes; one that moved past the tolerance
 //     is rebuilt (MetricIndex), the new index taking over at a fixed later
 //     sample count.
@@ -173,11 +180,22 @@ class Model {
   void Fallback(std::size_t target, Prediction* out) const;
 
   void MaintainIndexes();
+  // Starts or installs the growth refresh of the metric's sums.
+  void MaintainMetric();
+  void InstallRefresh(GradientStatistics batch);
+  GradientRefresh::Job RefreshJob(std::size_t num_slots) const;
+  // Reads stored x and y under the shared lock.
+  GradientRefresh::CopyRows StoreRows() const;
+  // A copy of stored x and y taken now, served to a background job.
+  GradientRefresh::CopyRows SnapshotRows(std::size_t num_slots) const;
   MetricTransform StandardizingTransform() const;
   MetricTransform PredictionTransform(const PredictionIndex& p) const;
   // Rebuilds now (small) or starts a background rebuild; returns the sample
   // count at which a background rebuild takes over.
   std::uint64_t StartRebuild(MetricIndex& index, MetricTransform transform);
+  // Samples between starting a background rebuild of `size` samples and
+  // its taking over.
+  std::uint64_t RebuildLag(std::size_t size) const;
   MetricIndex::CopyRows CopyRowsFunction() const;
   std::vector<double> TargetScales() const;
   double GradientBandwidth() const;
@@ -198,6 +216,12 @@ class Model {
   std::unique_ptr<MetricIndex> gradient_index_;  // null for Euclidean
   std::uint64_t gradient_swap_at_ = 0;
   std::vector<PredictionIndex> predictions_;
+  // Growth refresh of the metric (learning thread; counts under the lock).
+  GradientRefresh refresh_;
+  GradientStatistics since_refresh_;  // online estimates since it started
+  std::uint64_t refresh_swap_at_ = 0;
+  std::size_t refreshed_size_ = 0;
+  std::uint64_t metric_refreshes_ = 0;
   std::unique_ptr<LearnScratch> scratch_;
 };
 

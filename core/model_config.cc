@@ -131,6 +131,13 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
       !s.ok()) {
     return s;
   }
+  if (!(config->metric_refresh_growth == 0.0 ||
+        (config->metric_refresh_growth > 1.0 &&
+         std::isfinite(config->metric_refresh_growth)))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric_refresh_growth: 0 or a factor above 1, got ",
+                     config->metric_refresh_growth));
+  }
   if (!(config->egop_ridge >= 0.0) || !std::isfinite(config->egop_ridge)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "egop_ridge: must be finite and >= 0, got ", config->egop_ridge));

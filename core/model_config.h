@@ -61,6 +61,12 @@ struct ModelConfig {
   std::size_t full_grid_below = 1024;
   // Forgetting factor of the online metric sums (1 = the plain mean, eq. 2).
   double metric_forgetting = 1.0;
+  // Each time the store has grown by this factor (from at least 64
+  // samples), the metric's sums are recomputed with the papers' batch
+  // estimator over the stored samples (in the background for large stores,
+  // taking effect like an index rebuild), and online estimates continue on
+  // top. 0 = never (pure online sums). Only with metric_forgetting = 1.
+  double metric_refresh_growth = 2.0;
   // Ridge added to the normalized EGOP before the square root.
   double egop_ridge = 1e-3;
 

@@ -197,6 +197,35 @@ double RelativeDistance(const std::vector<double>& a,
   return std::sqrt(difference / norm);
 }
 
+// How far the online weights of a model fed `data` are from the batch
+// estimate (Refit) on the same samples, after 1000 and after 8000 samples.
+std::vector<double> OnlineToBatchDistances(const Data& data,
+                                           const ModelConfig& config) {
+  auto model = *Model::Create(config);
+  std::vector<double> distances;
+  std::size_t learned = 0;
+  for (std::size_t checkpoint : {1000, 8000}) {
+    for (; learned < checkpoint; ++learned) {
+      const Sample sample{data.row(learned), {&data.y[learned], 1}, learned};
+      EXPECT_TRUE(model->Learn({&sample, 1}).ok());
+    }
+    const std::vector<double> online =
+        Normalized(model->metric().metrics[0].weights);
+    // The papers' batch estimate on the same samples, same h and t.
+    auto copy = *Model::Create(config);
+    for (std::size_t s = 0; s < learned; ++s) {
+      const Sample sample{data.row(s), {&data.y[s], 1}, s};
+      EXPECT_TRUE(copy->Learn({&sample, 1}).ok());
+    }
+    EXPECT_TRUE(copy->Refit().ok());
+    EXPECT_EQ(copy->stats().gradient_bandwidth,
+              model->stats().gradient_bandwidth);
+    distances.push_back(RelativeDistance(
+        online, Normalized(copy->metric().metrics[0].weights)));
+  }
+  return distances;
+}
+
 TEST(OnlineGradientWeightsTest, ApproachTheBatchEstimate) {
   const double pi = std::numbers::pi;
   const Data data = SineSum(8000, {pi, pi / 2, pi / 4, 0.0}, 3);
@@ -204,37 +233,18 @@ TEST(OnlineGradientWeightsTest, ApproachTheBatchEstimate) {
   config.input_dim = data.dim;
   config.target_names = {"y"};
   config.metric = MetricKind::kGradientWeights;
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(config);
-  ASSERT_TRUE(model.ok()) << model.status();
-  std::vector<double> distances;
-  std::size_t learned = 0;
-  for (std::size_t checkpoint : {1000, 8000}) {
-    for (; learned < checkpoint; ++learned) {
-      const Sample sample{data.row(learned), {&data.y[learned], 1}, learned};
-      ASSERT_TRUE((*model)->Learn({&sample, 1}).ok());
-    }
-    const std::vector<double> online =
-        Normalized((*model)->metric().metrics[0].weights);
-    // The papers' batch estimate on the same samples, same h and t.
-    auto copy = Model::Create(config);
-    ASSERT_TRUE(copy.ok());
-    for (std::size_t s = 0; s < learned; ++s) {
-      const Sample sample{data.row(s), {&data.y[s], 1}, s};
-      ASSERT_TRUE((*copy)->Learn({&sample, 1}).ok());
-    }
-    ASSERT_TRUE((*copy)->Refit().ok());
-    const std::vector<double> batch =
-        Normalized((*copy)->metric().metrics[0].weights);
-    distances.push_back(RelativeDistance(online, batch));
-    std::printf("n=%zu h=%.3f online", learned,
-                (*model)->stats().gradient_bandwidth);
-    for (double w : online) std::printf(" %.3f", w);
-    std::printf("  batch");
-    for (double w : batch) std::printf(" %.3f", w);
-    std::printf("  distance %.3f\n", distances.back());
-  }
-  EXPECT_LT(distances[1], distances[0]);
-  EXPECT_LT(distances[1], 0.1);
+  // Pure running sums: each sample's estimate from the samples before it.
+  config.metric_refresh_growth = 0.0;
+  const std::vector<double> pure = OnlineToBatchDistances(data, config);
+  EXPECT_LT(pure[1], pure[0]);
+  EXPECT_LT(pure[1], 0.1);
+  // With the growth refreshes (the default) the online estimate is mostly
+  // made of batch estimates: closer still.
+  config.metric_refresh_growth = 2.0;
+  const std::vector<double> refreshed = OnlineToBatchDistances(data, config);
+  EXPECT_LT(refreshed[1], 0.05);
+  EXPECT_LT(refreshed[0], pure[0]);
+  EXPECT_LT(refreshed[1], pure[1]);
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+#ifndef STREAMREG_CORE_GRADIENT_REFRESH_H_
+#define STREAMREG_CORE_GRADIENT_REFRESH_H_
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "core/gradient_statistics.h"
+#include "core/kernel.h"
+#include "core/metric_transform.h"
+
+namespace streamreg {
+
+// The papers' batch gradient statistics (GW eq. 2; Trivedi et al. §3.1)
+// recomputed over a snapshot of the stored samples: every sample's gradient
+// estimate from all of them, in standardized Euclidean coordinates. A Model
+// runs it for Refit, and in the background each time its store has grown
+// by a factor, so that the online estimate — a mean of estimates each made
+// from the samples before it, the early ones from few samples — is replaced
+// by estimates made from much more data (DESIGN.md §3, Metrics).
+class GradientRefresh {
+ public:
+  struct Job {
+    MetricTransform standardization;  // raw x -> standardized coordinates
+    Kernel kernel = Kernel::kBox;
+    double bandwidth = 1.0;  // h of f_{n,h}
+    double step = 0.5;       // t
+    std::size_t num_targets = 1;
+    bool outer_products = false;  // EGOP sums too
+    std::size_t num_slots = 0;    // samples 0 .. num_slots - 1
+  };
+  // Copies raw x (dim per slot) and y (num_targets per slot) of slots
+  // [begin, end), taking whatever lock guards them.
+  using CopyRows =
+      std::function<void(std::size_t begin, std::size_t end,
+                         std::vector<double>* x, std::vector<double>* y)>;
+  using Progress = std::function<void(std::size_t done, std::size_t total)>;
+
+  GradientRefresh() = default;
+  ~GradientRefresh();
+  GradientRefresh(const GradientRefresh&) = delete;
+  GradientRefresh& operator=(const GradientRefresh&) = delete;
+
+  // Computes the statistics on the calling thread.
+  static GradientStatistics Run(const Job& job, const CopyRows& copy_rows,
+                                const Progress& progress = {});
+
+  // Computes them on a background thread; Finish() waits and returns them.
+  void Start(Job job, CopyRows copy_rows);
+  bool running() const { return running_.load(); }
+  GradientStatistics Finish();
+
+ private:
+  std::thread worker_;
+  std::optional<GradientStatistics> result_;
+  std::atomic<bool> running_ = false;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_GRADIENT_REFRESH_H_
