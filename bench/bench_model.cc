@@ -27,6 +27,7 @@
 ABSL_FLAG(std::string, sizes, "10000,100000", "Comma-separated model sizes n");
 ABSL_FLAG(std::string, metrics, "euclidean,gw,egop", "Metrics to measure");
 ABSL_FLAG(std::string, regressor, "kernel", "kernel or knn");
+ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
@@ -72,6 +73,7 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   }
   config.metric = metric;
   config.regressor = regressor;
+  config.per_target_metric = absl::GetFlag(FLAGS_per_target);
   std::unique_ptr<Model> model = *Model::Create(config);
   auto sample = [&](std::size_t s) {
     return Sample{inputs.point(s), {torques.data() + s * kJoints, kJoints}, s};

@@ -484,14 +484,19 @@ void Model::MaintainMetric() {
     if (store_.seen() >= refresh_swap_at_) InstallRefresh(refresh_.Finish());
     return;
   }
+  // Small stores (refreshed on this thread, cheaply) refresh four times as
+  // often: growth 2 becomes 1.25.
   const std::size_t size = store_.size();
+  const bool small = size < config_.synchronous_rebuild_below;
+  const double growth = small ? 1.0 + (config_.metric_refresh_growth - 1.0) / 4
+                              : config_.metric_refresh_growth;
   if (size < kFirstRefresh ||
-      static_cast<double>(size) < config_.metric_refresh_growth *
-                                      static_cast<double>(refreshed_size_)) {
+      static_cast<double>(size) <
+          growth * static_cast<double>(refreshed_size_)) {
     return;
   }
   refreshed_size_ = size;
-  if (size < config_.synchronous_rebuild_below) {
+  if (small) {
     InstallRefresh(GradientRefresh::Run(RefreshJob(size), StoreRows()));
     return;
   }

@@ -1,9 +1,16 @@
 #include "core/prequential_selector.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
 namespace streamreg {
+
+double EffectiveForgetting(double forgetting, std::uint64_t count) {
+  // Remember at most about the last half of the stream: 1 - 2/count.
+  const double half = 1.0 - 2.0 / static_cast<double>(count);
+  return std::max(0.0, std::min(forgetting, half));
+}
 
 PrequentialSelector::PrequentialSelector(std::size_t grid_size,
                                          std::size_t num_targets,
@@ -18,12 +25,14 @@ PrequentialSelector::PrequentialSelector(std::size_t grid_size,
 void PrequentialSelector::Add(std::span<const double> predictions,
                               std::span<const double> truth,
                               std::size_t evaluated) {
+  ++added_;
+  const double forgetting = EffectiveForgetting(forgetting_, added_);
   for (std::size_t g = 0; g < evaluated; ++g) {
-    weights_[g] = forgetting_ * weights_[g] + 1.0;
+    weights_[g] = forgetting * weights_[g] + 1.0;
     for (std::size_t t = 0; t < num_targets_; ++t) {
       const double error = predictions[g * num_targets_ + t] - truth[t];
       double& sum = errors_[g * num_targets_ + t];
-      sum = forgetting_ * sum + error * error;
+      sum = forgetting * sum + error * error;
     }
   }
   UpdateBest();
@@ -82,15 +91,17 @@ PrequentialScore::PrequentialScore(std::size_t num_targets, double forgetting)
 
 void PrequentialScore::Add(std::span<const double> prediction,
                            std::span<const double> truth) {
-  weight_ = forgetting_ * weight_ + 1.0;
+  ++added_;
+  const double forgetting = EffectiveForgetting(forgetting_, added_);
+  weight_ = forgetting * weight_ + 1.0;
   for (std::size_t t = 0; t < mean_.size(); ++t) {
     const double error = prediction[t] - truth[t];
-    squared_errors_[t] = forgetting_ * squared_errors_[t] + error * error;
+    squared_errors_[t] = forgetting * squared_errors_[t] + error * error;
     // West's weighted incremental mean and variance.
     const double before = truth[t] - mean_[t];
     mean_[t] += before / weight_;
     deviations_[t] =
-        forgetting_ * deviations_[t] + before * (truth[t] - mean_[t]);
+        forgetting * deviations_[t] + before * (truth[t] - mean_[t]);
   }
 }
 

@@ -2,10 +2,17 @@
 #define STREAMREG_CORE_PREQUENTIAL_SELECTOR_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 namespace streamreg {
+
+// The forgetting factor applied to the count-th value of a stream:
+// min(forgetting, 1 - 2/count), so that early in a stream the figure
+// reflects about its recent half (predictions made from more data) rather
+// than its poor beginnings.
+double EffectiveForgetting(double forgetting, std::uint64_t count);
 
 // Online model selection by prequential (test-then-train) error: before a
 // sample is learned, candidate values of a hyper-parameter grid (a
@@ -56,6 +63,7 @@ class PrequentialSelector {
   std::vector<double> weights_;    // N_g
   std::vector<double> errors_;     // [g * num_targets + t], forgotten sums
   std::vector<std::size_t> best_;  // per target
+  std::uint64_t added_ = 0;
 };
 
 // The live quality figure of a model: the prequential normalized mean
@@ -84,6 +92,7 @@ class PrequentialScore {
 
  private:
   double forgetting_;
+  std::uint64_t added_ = 0;
   double weight_ = 0.0;
   std::vector<double> squared_errors_;
   std::vector<double> mean_;
