@@ -212,8 +212,20 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "streamreg-eval --csv FILE --target COLUMN --train N --test M "
-      "[--reps R] [--methods ...] [--mode batch|online] [--json OUT]");
-  absl::ParseCommandLine(argc, argv);
+      "streamreg-eval --csv FILE [--test-csv FILE] --target COLUMN "
+      "[--drop COL,COL] --train N --test M [--reps R] [--seed S] "
+      "[--methods knn,knn-gw,knn-egop,kr,kr-gw,kr-egop] "
+      "[--mode batch|online] [--json OUT]");
+  // Flags may be spelled with dashes (--test-csv) or underscores.
+  std::vector<std::string> arguments(argv, argv + argc);
+  std::vector<char*> pointers;
+  for (std::string& argument : arguments) {
+    if (argument.rfind("--", 0) == 0) {
+      const std::size_t end = std::min(argument.find('='), argument.size());
+      std::replace(argument.begin() + 2, argument.begin() + end, '-', '_');
+    }
+    pointers.push_back(argument.data());
+  }
+  absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
   return streamreg::Main();
 }
