@@ -134,12 +134,7 @@ struct QueryTask {
 MetricTransform TrainingStandardization(const PointSet& points) {
   RunningMoments moments(points.dim);
   for (std::size_t i = 0; i < points.size(); ++i) moments.Add(points.point(i));
-  std::vector<double> scale(points.dim);
-  for (std::size_t j = 0; j < points.dim; ++j) {
-    scale[j] = moments.ScaleOrOne(j);
-  }
-  return MetricTransform::Standardizing(
-      {moments.mean().begin(), moments.mean().end()}, std::move(scale));
+  return MetricTransform::Standardizing(moments);
 }
 
 // A real data set from a CSV file (shared/data convention: a header; inputs

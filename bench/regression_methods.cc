@@ -12,6 +12,7 @@
 #include "core/local_average.h"
 #include "core/metric_transform.h"
 #include "core/model.h"
+#include "core/running_moments.h"
 
 namespace streamreg {
 namespace {
@@ -187,23 +188,11 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
   const std::size_t d = split.dim;
   const std::size_t n = split.train_size();
   // Standardize by the training statistics.
-  std::vector<double> center(d, 0.0), scale(d, 0.0);
+  RunningMoments moments(d);
   for (std::size_t s = 0; s < n; ++s) {
-    for (std::size_t i = 0; i < d; ++i) center[i] += split.train_x[s * d + i];
+    moments.Add({split.train_x.data() + s * d, d});
   }
-  for (double& c : center) c /= static_cast<double>(n);
-  for (std::size_t s = 0; s < n; ++s) {
-    for (std::size_t i = 0; i < d; ++i) {
-      const double deviation = split.train_x[s * d + i] - center[i];
-      scale[i] += deviation * deviation;
-    }
-  }
-  for (double& s : scale) {
-    s = std::sqrt(s / static_cast<double>(n));
-    if (!(s > 0.0)) s = 1.0;
-  }
-  const MetricTransform standardize =
-      MetricTransform::Standardizing(center, scale);
+  const MetricTransform standardize = MetricTransform::Standardizing(moments);
   const std::vector<double> z_train = Mapped(standardize, split.train_x, d);
   const std::vector<double> z_test = Mapped(standardize, split.test_x, d);
 

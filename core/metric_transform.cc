@@ -24,6 +24,15 @@ MetricTransform MetricTransform::Standardizing(std::vector<double> center,
                          {});
 }
 
+MetricTransform MetricTransform::Standardizing(const RunningMoments& moments) {
+  std::vector<double> scale(moments.dim());
+  for (std::size_t i = 0; i < scale.size(); ++i) {
+    scale[i] = moments.ScaleOrOne(i);
+  }
+  return Standardizing({moments.mean().begin(), moments.mean().end()},
+                       std::move(scale));
+}
+
 MetricTransform MetricTransform::Diagonal(std::vector<double> center,
                                           std::vector<double> scale,
                                           std::vector<double> weights) {

@@ -5,6 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "core/running_moments.h"
+
 namespace streamreg {
 
 // The linear map from raw inputs to the coordinates an index stores:
@@ -19,6 +21,9 @@ class MetricTransform {
   // Standardized Euclidean coordinates.
   static MetricTransform Standardizing(std::vector<double> center,
                                        std::vector<double> scale);
+  // Standardized by running moments: their mean, and their standard
+  // deviation where known and not zero (1 otherwise).
+  static MetricTransform Standardizing(const RunningMoments& moments);
   // L = diag(weights).
   static MetricTransform Diagonal(std::vector<double> center,
                                   std::vector<double> scale,

@@ -184,27 +184,17 @@ void Model::EvaluateGrid(PredictionIndex& p, std::span<const double> x,
       p.index->current();
   scratch.z.resize(config_.input_dim);
   generation->transform.Apply(x, scratch.z);
-  const bool kernel = config_.regressor == RegressorKind::kKernel;
   std::size_t widest_best = 0;
   for (std::size_t t : p.targets) {
     widest_best = std::max(widest_best, p.selector.Best(t));
   }
   const std::size_t grid_size = p.selector.grid_size();
   p.evaluated = EvaluatedPrefix(grid_size, widest_best);
-  if (kernel) {
-    generation->tree
-        .Range(scratch.z, config_.bandwidth_grid[p.evaluated - 1],
-               &scratch.found)
-        .IgnoreError();
-  } else {
-    generation->tree
-        .Knn(scratch.z, config_.k_grid[p.evaluated - 1], &scratch.found)
-        .IgnoreError();
-  }
+  Search(*generation, scratch.z, p.evaluated - 1, &scratch.found);
   scratch.near.Gather(scratch.found,
                       [this](std::uint64_t slot) { return store_.y(slot); });
   grid_values->resize(grid_size * m);
-  if (kernel) {
+  if (config_.regressor == RegressorKind::kKernel) {
     KernelAverageGrid(config_.kernel,
                       std::span(config_.bandwidth_grid).first(p.evaluated),
                       scratch.near, fallback, *grid_values);
@@ -213,22 +203,42 @@ void Model::EvaluateGrid(PredictionIndex& p, std::span<const double> x,
                        scratch.near, fallback, *grid_values);
   }
   // The model's own prediction, made with the current choice per target.
+  PredictTargets(p, scratch.near, prediction);
+}
+
+void Model::Search(const MetricIndex::Generation& generation,
+                   std::span<const double> z, std::size_t grid_index,
+                   std::vector<Neighbor>* found) const {
+  if (config_.regressor == RegressorKind::kKernel) {
+    generation.tree.Range(z, config_.bandwidth_grid[grid_index], found)
+        .IgnoreError();
+  } else {
+    generation.tree.Knn(z, config_.k_grid[grid_index], found).IgnoreError();
+  }
+}
+
+void Model::PredictTargets(const PredictionIndex& p,
+                           const NeighborTargets& near, Prediction* out) const {
   LocalAverage average;
+  std::size_t computed_for = SIZE_MAX;
   for (std::size_t t : p.targets) {
     const std::size_t best = p.selector.Best(t);
-    if (kernel) {
-      KernelAverageAt(config_.kernel, config_.bandwidth_grid[best],
-                      scratch.near, &average);
-    } else {
-      NearestAverageAt(config_.k_grid[best], scratch.near, &average);
+    if (best != computed_for) {
+      if (config_.regressor == RegressorKind::kKernel) {
+        KernelAverageAt(config_.kernel, config_.bandwidth_grid[best], near,
+                        &average);
+      } else {
+        NearestAverageAt(config_.k_grid[best], near, &average);
+      }
+      computed_for = best;
     }
     if (average.neighbors == 0) {
-      Fallback(t, prediction);
+      Fallback(t, out);
       continue;
     }
-    prediction->value[t] = average.value[t];
-    prediction->spread[t] = average.spread[t];
-    prediction->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
+    out->value[t] = average.value[t];
+    out->spread[t] = average.spread[t];
+    out->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
   }
 }
 
@@ -339,39 +349,13 @@ void Model::PredictFrom(const PredictionIndex& p,
   thread_local std::vector<double> z;
   z.resize(config_.input_dim);
   generation.transform.Apply(x, z);
-  const bool kernel = config_.regressor == RegressorKind::kKernel;
   // One search serves every target: at the widest bandwidth (or largest k)
   // any of them predicts with now.
   std::size_t widest = 0;
   for (std::size_t t : p.targets) widest = std::max(widest, p.selector.Best(t));
-  if (kernel) {
-    generation.tree.Range(z, config_.bandwidth_grid[widest], &found)
-        .IgnoreError();
-  } else {
-    generation.tree.Knn(z, config_.k_grid[widest], &found).IgnoreError();
-  }
+  Search(generation, z, widest, &found);
   near.Gather(found, [this](std::uint64_t slot) { return store_.y(slot); });
-  LocalAverage average;
-  std::size_t computed_for = SIZE_MAX;
-  for (std::size_t t : p.targets) {
-    const std::size_t best = p.selector.Best(t);
-    if (best != computed_for) {
-      if (kernel) {
-        KernelAverageAt(config_.kernel, config_.bandwidth_grid[best], near,
-                        &average);
-      } else {
-        NearestAverageAt(config_.k_grid[best], near, &average);
-      }
-      computed_for = best;
-    }
-    if (average.neighbors == 0) {
-      Fallback(t, out);
-      continue;
-    }
-    out->value[t] = average.value[t];
-    out->spread[t] = average.spread[t];
-    out->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
-  }
+  PredictTargets(p, near, out);
 }
 
 std::vector<double> Model::TargetScales() const {
@@ -383,12 +367,7 @@ std::vector<double> Model::TargetScales() const {
 }
 
 MetricTransform Model::StandardizingTransform() const {
-  std::vector<double> center(inputs_.mean().begin(), inputs_.mean().end());
-  std::vector<double> scale(config_.input_dim);
-  for (std::size_t i = 0; i < scale.size(); ++i) {
-    scale[i] = inputs_.ScaleOrOne(i);
-  }
-  return MetricTransform::Standardizing(std::move(center), std::move(scale));
+  return MetricTransform::Standardizing(inputs_);
 }
 
 MetricTransform Model::PredictionTransform(const PredictionIndex& p) const {

@@ -173,6 +173,14 @@ class Model {
   // predict the sample being learned.
   std::size_t EvaluatedPrefix(std::size_t grid_size,
                               std::size_t widest_best) const;
+  // Range search at bandwidth_grid[grid_index], or k-NN with k_grid[...].
+  void Search(const MetricIndex::Generation& generation,
+              std::span<const double> z, std::size_t grid_index,
+              std::vector<Neighbor>* found) const;
+  // Writes p's targets' predictions from `near` (gathered at least as wide
+  // as each target's current choice), or their fallbacks.
+  void PredictTargets(const PredictionIndex& p, const NeighborTargets& near,
+                      Prediction* out) const;
   void PredictOne(std::span<const double> x, Prediction* out) const;
   void PredictFrom(const PredictionIndex& p, const MetricIndex::Generation& g,
                    std::span<const double> x, NeighborTargets& near,
