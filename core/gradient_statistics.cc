@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 namespace streamreg {
 
@@ -81,15 +80,6 @@ std::vector<double> GradientStatistics::Egop(std::size_t target) const {
   const double* outer = outer_.data() + target * dim_ * dim_;
   for (std::size_t k = 0; k < dim_ * dim_; ++k) egop[k] = outer[k] / count_;
   return egop;
-}
-
-void GradientStatistics::Restore(double count, std::vector<double> counted,
-                                 std::vector<double> abs_sums,
-                                 std::vector<double> outer) {
-  count_ = count;
-  counted_ = std::move(counted);
-  abs_sums_ = std::move(abs_sums);
-  outer_ = std::move(outer);
 }
 
 }  // namespace streamreg

@@ -40,13 +40,6 @@ class GradientStatistics {
   // E_n g g^T for target t, row-major dim x dim (Trivedi §3.1).
   std::vector<double> Egop(std::size_t target) const;
 
-  // Raw state, for snapshots.
-  std::span<const double> abs_sums() const { return abs_sums_; }
-  std::span<const double> outer_sums() const { return outer_; }
-  std::span<const double> counted_sums() const { return counted_; }
-  void Restore(double count, std::vector<double> counted,
-               std::vector<double> abs_sums, std::vector<double> outer);
-
  private:
   std::size_t dim_;
   std::size_t num_targets_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <utility>
 
 namespace streamreg {
 
@@ -76,13 +75,6 @@ std::size_t PrequentialSelector::BestOverall(
   return best;
 }
 
-void PrequentialSelector::Restore(std::vector<double> weights,
-                                  std::vector<double> errors) {
-  weights_ = std::move(weights);
-  errors_ = std::move(errors);
-  UpdateBest();
-}
-
 PrequentialScore::PrequentialScore(std::size_t num_targets, double forgetting)
     : forgetting_(forgetting),
       squared_errors_(num_targets, 0.0),
@@ -115,17 +107,6 @@ double PrequentialScore::Nmse(std::size_t t) const {
     return std::numeric_limits<double>::quiet_NaN();
   }
   return squared_errors_[t] / deviations_[t];
-}
-
-PrequentialScore::State PrequentialScore::state() const {
-  return State{weight_, squared_errors_, mean_, deviations_};
-}
-
-void PrequentialScore::Restore(State state) {
-  weight_ = state.weight;
-  squared_errors_ = std::move(state.squared_errors);
-  mean_ = std::move(state.mean);
-  deviations_ = std::move(state.deviations);
 }
 
 }  // namespace streamreg

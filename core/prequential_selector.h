@@ -48,10 +48,6 @@ class PrequentialSelector {
   // by scales[t]^2 (so every target counts alike).
   std::size_t BestOverall(std::span<const double> scales) const;
 
-  std::span<const double> errors() const { return errors_; }
-  std::span<const double> weights() const { return weights_; }
-  void Restore(std::vector<double> weights, std::vector<double> errors);
-
  private:
   // E_g,t / N_g, +inf for a value that has predicted nothing yet.
   double Mean(std::size_t g, std::size_t t) const;
@@ -81,14 +77,6 @@ class PrequentialScore {
   double Nmse(std::size_t t) const;
   double MeanSquaredError(std::size_t t) const;
   double weight() const { return weight_; }
-
-  // State for snapshots.
-  struct State {
-    double weight = 0.0;
-    std::vector<double> squared_errors, mean, deviations;
-  };
-  State state() const;
-  void Restore(State state);
 
  private:
   double forgetting_;

@@ -1,7 +1,6 @@
 #include "core/running_moments.h"
 
 #include <cmath>
-#include <utility>
 
 namespace streamreg {
 
@@ -24,13 +23,6 @@ double RunningMoments::ScaleOrOne(std::size_t i) const {
   // Scales too small to divide by safely (below 2^-200) count as unknown.
   const double scale = std::sqrt(Variance(i));
   return scale > 0x1p-200 && std::isfinite(scale) ? scale : 1.0;
-}
-
-void RunningMoments::Restore(std::uint64_t count, std::vector<double> mean,
-                             std::vector<double> sum_squares) {
-  count_ = count;
-  mean_ = std::move(mean);
-  sum_squares_ = std::move(sum_squares);
 }
 
 }  // namespace streamreg

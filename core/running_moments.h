@@ -27,11 +27,6 @@ class RunningMoments {
   // known, so that dividing by it is always defined.
   double ScaleOrOne(std::size_t i) const;
 
-  // State for snapshots and tests.
-  std::span<const double> sum_squares() const { return sum_squares_; }
-  void Restore(std::uint64_t count, std::vector<double> mean,
-               std::vector<double> sum_squares);
-
  private:
   std::uint64_t count_ = 0;
   std::vector<double> mean_;
