@@ -11,6 +11,7 @@
 #include "core/gradient_statistics.h"
 #include "core/kernel.h"
 #include "core/metric_transform.h"
+#include "core/slot_rows.h"
 
 namespace streamreg {
 
@@ -32,11 +33,6 @@ class GradientRefresh {
     bool outer_products = false;  // EGOP sums too
     std::size_t num_slots = 0;    // samples 0 .. num_slots - 1
   };
-  // Copies raw x (dim per slot) and y (num_targets per slot) of slots
-  // [begin, end), taking whatever lock guards them.
-  using CopyRows =
-      std::function<void(std::size_t begin, std::size_t end,
-                         std::vector<double>* x, std::vector<double>* y)>;
   using Progress = std::function<void(std::size_t done, std::size_t total)>;
 
   GradientRefresh() = default;
@@ -45,11 +41,11 @@ class GradientRefresh {
   GradientRefresh& operator=(const GradientRefresh&) = delete;
 
   // Computes the statistics on the calling thread.
-  static GradientStatistics Run(const Job& job, const CopyRows& copy_rows,
+  static GradientStatistics Run(const Job& job, const CopySlotRows& copy_rows,
                                 const Progress& progress = {});
 
   // Computes them on a background thread; Finish() waits and returns them.
-  void Start(Job job, CopyRows copy_rows);
+  void Start(Job job, CopySlotRows copy_rows);
   bool running() const { return running_.load(); }
   GradientStatistics Finish();
 

@@ -5,12 +5,6 @@
 #include <utility>
 
 namespace streamreg {
-namespace {
-
-// Rows copied per call to CopyRows (the owner's lock is held per call).
-constexpr std::size_t kCopyChunk = 4096;
-
-}  // namespace
 
 MetricIndex::MetricIndex(MetricTransform transform)
     : live_(std::make_shared<Generation>(transform,
@@ -69,28 +63,19 @@ void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
 
 std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
     MetricTransform transform, std::size_t num_slots,
-    const CopyRows& copy_rows) {
-  const std::size_t d = transform.dim();
-  std::vector<double> coordinates(num_slots * d);
+    const CopySlotRows& copy_rows) {
+  std::vector<double> coordinates;
+  ReadMappedRows(num_slots, copy_rows, transform, &coordinates, nullptr);
   std::vector<std::uint64_t> ids(num_slots);
-  std::vector<double> rows;
-  for (std::size_t begin = 0; begin < num_slots; begin += kCopyChunk) {
-    const std::size_t end = std::min(num_slots, begin + kCopyChunk);
-    copy_rows(begin, end, &rows);
-    for (std::size_t slot = begin; slot < end; ++slot) {
-      ids[slot] = slot;
-      transform.Apply(
-          std::span<const double>(rows.data() + (slot - begin) * d, d),
-          std::span<double>(coordinates.data() + slot * d, d));
-    }
-  }
-  absl::StatusOr<CoverTree> tree = CoverTree::Build(d, coordinates, ids);
+  for (std::size_t slot = 0; slot < num_slots; ++slot) ids[slot] = slot;
+  absl::StatusOr<CoverTree> tree =
+      CoverTree::Build(transform.dim(), coordinates, ids);
   assert(tree.ok());
   return std::make_shared<Generation>(std::move(transform), *std::move(tree));
 }
 
 void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
-                             const CopyRows& copy_rows) {
+                             const CopySlotRows& copy_rows) {
   if (builder_.joinable()) FinishRebuild();
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows);
@@ -100,7 +85,7 @@ void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
 }
 
 void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
-                               CopyRows copy_rows) {
+                               CopySlotRows copy_rows) {
   if (builder_.joinable()) FinishRebuild();
   {
     std::lock_guard lock(pending_mutex_);
@@ -114,7 +99,8 @@ void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
 }
 
 void MetricIndex::BuildInBackground(MetricTransform transform,
-                                    std::size_t num_slots, CopyRows copy_rows) {
+                                    std::size_t num_slots,
+                                    CopySlotRows copy_rows) {
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows);
   std::vector<WriteOp> batch;

@@ -13,6 +13,7 @@
 
 #include "core/concurrent_cover_tree.h"
 #include "core/metric_transform.h"
+#include "core/slot_rows.h"
 
 namespace streamreg {
 
@@ -47,11 +48,6 @@ class MetricIndex {
     ConcurrentCoverTree tree;
   };
 
-  // Copies the raw inputs of slots [begin, end) into `rows` (row-major,
-  // dim() per slot), taking whatever lock guards them.
-  using CopyRows = std::function<void(std::size_t begin, std::size_t end,
-                                      std::vector<double>* rows)>;
-
   explicit MetricIndex(MetricTransform transform);
   ~MetricIndex();
   MetricIndex(const MetricIndex&) = delete;
@@ -64,10 +60,10 @@ class MetricIndex {
   // Starts moving to `transform`: slots [0, num_slots) are read through
   // `copy_rows` by the builder thread.
   void BeginRebuild(MetricTransform transform, std::size_t num_slots,
-                    CopyRows copy_rows);
+                    CopySlotRows copy_rows);
   // Rebuilds now, on the calling thread, from rows it provides.
   void RebuildNow(MetricTransform transform, std::size_t num_slots,
-                  const CopyRows& copy_rows);
+                  const CopySlotRows& copy_rows);
   bool rebuilding() const { return rebuilding_.load(); }
   // Waits for the builder if needed and makes its generation current.
   void FinishRebuild();
@@ -89,13 +85,13 @@ class MetricIndex {
 
   static std::shared_ptr<Generation> Build(MetricTransform transform,
                                            std::size_t num_slots,
-                                           const CopyRows& copy_rows);
+                                           const CopySlotRows& copy_rows);
   void Write(std::uint64_t slot, std::span<const double> x);
   // Inserts x at slot (or removes slot when x is empty) in `generation`.
   static void Apply(Generation& generation, std::uint64_t slot,
                     std::span<const double> x, bool replay);
   void BuildInBackground(MetricTransform transform, std::size_t num_slots,
-                         CopyRows copy_rows);
+                         CopySlotRows copy_rows);
 
   // The live generation: written by the writer, swapped under current_mutex_.
   std::shared_ptr<Generation> live_;

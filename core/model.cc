@@ -381,26 +381,14 @@ MetricTransform Model::PredictionTransform(const PredictionIndex& p) const {
                       {scale.begin(), scale.end()}, config_.egop_ridge);
 }
 
-MetricIndex::CopyRows Model::CopyRowsFunction() const {
-  return [this](std::size_t begin, std::size_t end, std::vector<double>* rows) {
-    const std::size_t d = config_.input_dim;
-    rows->resize((end - begin) * d);
-    std::shared_lock lock(state_lock_);
-    for (std::size_t slot = begin; slot < end; ++slot) {
-      std::copy(store_.x(slot), store_.x(slot) + d,
-                rows->data() + (slot - begin) * d);
-    }
-  };
-}
-
 std::uint64_t Model::StartRebuild(MetricIndex& index,
                                   MetricTransform transform) {
   const std::size_t size = store_.size();
   if (size < config_.synchronous_rebuild_below) {
-    index.RebuildNow(std::move(transform), size, CopyRowsFunction());
+    index.RebuildNow(std::move(transform), size, StoreRows());
     return 0;
   }
-  index.BeginRebuild(std::move(transform), size, CopyRowsFunction());
+  index.BeginRebuild(std::move(transform), size, StoreRows());
   return store_.seen() + RebuildLag(size);
 }
 
@@ -415,24 +403,26 @@ GradientRefresh::Job Model::RefreshJob(std::size_t num_slots) const {
   return job;
 }
 
-GradientRefresh::CopyRows Model::StoreRows() const {
+CopySlotRows Model::StoreRows() const {
   return [this](std::size_t begin, std::size_t end, std::vector<double>* x,
                 std::vector<double>* y) {
     const std::size_t d = config_.input_dim;
     const std::size_t m = config_.num_targets();
     x->resize((end - begin) * d);
-    y->resize((end - begin) * m);
+    if (y != nullptr) y->resize((end - begin) * m);
     std::shared_lock lock(state_lock_);
     for (std::size_t slot = begin; slot < end; ++slot) {
       std::copy(store_.x(slot), store_.x(slot) + d,
                 x->data() + (slot - begin) * d);
-      std::copy(store_.y(slot), store_.y(slot) + m,
-                y->data() + (slot - begin) * m);
+      if (y != nullptr) {
+        std::copy(store_.y(slot), store_.y(slot) + m,
+                  y->data() + (slot - begin) * m);
+      }
     }
   };
 }
 
-GradientRefresh::CopyRows Model::SnapshotRows(std::size_t num_slots) const {
+CopySlotRows Model::SnapshotRows(std::size_t num_slots) const {
   auto x = std::make_shared<std::vector<double>>();
   auto y = std::make_shared<std::vector<double>>();
   StoreRows()(0, num_slots, x.get(), y.get());
@@ -441,7 +431,9 @@ GradientRefresh::CopyRows Model::SnapshotRows(std::size_t num_slots) const {
   return [x, y, d, m](std::size_t begin, std::size_t end,
                       std::vector<double>* x_out, std::vector<double>* y_out) {
     x_out->assign(x->begin() + begin * d, x->begin() + end * d);
-    y_out->assign(y->begin() + begin * m, y->begin() + end * m);
+    if (y_out != nullptr) {
+      y_out->assign(y->begin() + begin * m, y->begin() + end * m);
+    }
   };
 }
 
@@ -553,10 +545,9 @@ absl::Status Model::Refit(
   const std::size_t size = store_.size();
   refreshed_size_ = size;
   InstallRefresh(GradientRefresh::Run(RefreshJob(size), StoreRows(), progress));
-  gradient_index_->RebuildNow(StandardizingTransform(), size,
-                              CopyRowsFunction());
+  gradient_index_->RebuildNow(StandardizingTransform(), size, StoreRows());
   for (PredictionIndex& p : predictions_) {
-    p.index->RebuildNow(PredictionTransform(p), size, CopyRowsFunction());
+    p.index->RebuildNow(PredictionTransform(p), size, StoreRows());
   }
   return absl::OkStatus();
 }

@@ -193,9 +193,9 @@ class Model {
   void InstallRefresh(GradientStatistics batch);
   GradientRefresh::Job RefreshJob(std::size_t num_slots) const;
   // Reads stored x and y under the shared lock.
-  GradientRefresh::CopyRows StoreRows() const;
+  CopySlotRows StoreRows() const;
   // A copy of stored x and y taken now, served to a background job.
-  GradientRefresh::CopyRows SnapshotRows(std::size_t num_slots) const;
+  CopySlotRows SnapshotRows(std::size_t num_slots) const;
   MetricTransform StandardizingTransform() const;
   MetricTransform PredictionTransform(const PredictionIndex& p) const;
   // Rebuilds now (small) or starts a background rebuild; returns the sample
@@ -204,7 +204,6 @@ class Model {
   // Samples between starting a background rebuild of `size` samples and
   // its taking over.
   std::uint64_t RebuildLag(std::size_t size) const;
-  MetricIndex::CopyRows CopyRowsFunction() const;
   std::vector<double> TargetScales() const;
   double GradientBandwidth() const;
   std::vector<MetricIndex*> AllIndexes();

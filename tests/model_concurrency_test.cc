@@ -37,12 +37,13 @@ TEST(MetricIndexTest, RebuildCatchesUpWithWritesMadeMeanwhile) {
   }
   const MetricTransform target =
       MetricTransform::Diagonal({0, 0, 0, 0}, {1, 1, 1, 1}, {2, 1, 0.5, 0.1});
-  index.BeginRebuild(
-      target, 4000,
-      [&](std::size_t begin, std::size_t end, std::vector<double>* out) {
-        std::lock_guard lock(store_mutex);
-        out->assign(store.begin() + begin * kDim, store.begin() + end * kDim);
-      });
+  index.BeginRebuild(target, 4000,
+                     [&](std::size_t begin, std::size_t end,
+                         std::vector<double>* out, std::vector<double>*) {
+                       std::lock_guard lock(store_mutex);
+                       out->assign(store.begin() + begin * kDim,
+                                   store.begin() + end * kDim);
+                     });
   // Meanwhile: append 2000 samples and replace every 7th old one.
   for (std::size_t s = 4000; s < n; ++s) {
     const std::span<const double> row(rows.data() + s * kDim, kDim);
