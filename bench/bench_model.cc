@@ -57,6 +57,7 @@ struct Figures {
   double predict_us_median = 0, predict_us_p99 = 0;
   double nmse = 0;
   double gradient_bandwidth = 0, bandwidth = 0;
+  std::uint64_t rebuilds = 0, rebuild_waits = 0;
 };
 
 Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
@@ -120,6 +121,8 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   for (double v : stats.prequential_nmse) nmse += v / kJoints;
   figures.nmse = nmse;
   figures.gradient_bandwidth = stats.gradient_bandwidth;
+  figures.rebuilds = stats.index_rebuilds;
+  figures.rebuild_waits = stats.rebuild_waits;
   figures.bandwidth = stats.bandwidth[0];
   return figures;
 }
@@ -143,9 +146,9 @@ int Main() {
   }
   nlohmann::json results = nlohmann::json::array();
   std::cout << absl::StrFormat(
-      "%-10s %8s %12s %12s %12s %12s %10s %10s %8s %7s\n", "metric", "n",
+      "%-10s %8s %12s %12s %12s %12s %10s %10s %8s %7s %s\n", "metric", "n",
       "warmup/s", "learn/s", "learn µs", "learn p99", "predict µs", "pred p99",
-      "ratio", "nMSE");
+      "ratio", "nMSE", "waits/rebuilds");
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_metrics), ',')) {
     const absl::StatusOr<MetricKind> metric = ParseMetricKind(name);
@@ -159,10 +162,11 @@ int Main() {
                   absl::GetFlag(FLAGS_queries));
       const double ratio = f.learn_us_median / f.predict_us_median;
       std::cout << absl::StrFormat(
-          "%-10s %8d %12.0f %12.0f %12.1f %12.1f %10.1f %10.1f %8.1f %7.4f\n",
+          "%-10s %8d %12.0f %12.0f %12.1f %12.1f %10.1f %10.1f %8.1f %7.4f "
+          "%d/%d\n",
           f.metric, f.n, f.warmup_samples_per_s, f.learn_samples_per_s,
           f.learn_us_median, f.learn_us_p99, f.predict_us_median,
-          f.predict_us_p99, ratio, f.nmse);
+          f.predict_us_p99, ratio, f.nmse, f.rebuild_waits, f.rebuilds);
       results.push_back({{"metric", f.metric},
                          {"n", f.n},
                          {"warmup_samples_per_s", f.warmup_samples_per_s},
@@ -174,7 +178,9 @@ int Main() {
                          {"learn_predict_ratio", ratio},
                          {"prequential_nmse_mean", f.nmse},
                          {"bandwidth", f.bandwidth},
-                         {"gradient_bandwidth", f.gradient_bandwidth}});
+                         {"gradient_bandwidth", f.gradient_bandwidth},
+                         {"index_rebuilds", f.rebuilds},
+                         {"rebuild_waits", f.rebuild_waits}});
     }
   }
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {

@@ -123,6 +123,10 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
 
 void MetricIndex::FinishRebuild() {
   if (!builder_.joinable()) return;
+  {
+    std::lock_guard lock(pending_mutex_);
+    if (!caught_up_) waits_.fetch_add(1);
+  }
   builder_.join();
   std::shared_ptr<Generation> fresh;
   {

@@ -73,6 +73,9 @@ class MetricIndex {
   const MetricTransform& transform() const { return live_->transform; }
   // Rebuilds completed since construction.
   std::size_t generation() const { return generation_.load(); }
+  // FinishRebuild calls that had to wait for the builder (the writer
+  // reached the take-over point before the new generation caught up).
+  std::size_t waits() const { return waits_.load(); }
   // Bytes of the live tree (and of the one being built, once caught up).
   std::size_t MemoryUsage() const;
 
@@ -97,6 +100,7 @@ class MetricIndex {
   std::shared_ptr<Generation> live_;
   mutable std::mutex current_mutex_;
   std::atomic<std::size_t> generation_ = 0;
+  std::atomic<std::size_t> waits_ = 0;
   std::atomic<bool> rebuilding_ = false;
 
   std::thread builder_;

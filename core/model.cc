@@ -574,6 +574,7 @@ ModelStats Model::stats() const {
       }
     }
     stats.index_rebuilds += p.index->generation();
+    stats.rebuild_waits += p.index->waits();
     stats.rebuild_in_progress |= p.index->rebuilding();
     stats.memory_bytes += p.index->MemoryUsage();
   }
@@ -582,6 +583,7 @@ ModelStats Model::stats() const {
     stats.gradient_step = config_.step_ratio * stats.gradient_bandwidth;
     stats.gradient_samples = gradients_.count();
     stats.index_rebuilds += gradient_index_->generation();
+    stats.rebuild_waits += gradient_index_->waits();
     stats.rebuild_in_progress |= gradient_index_->rebuilding();
     stats.memory_bytes += gradient_index_->MemoryUsage();
   }

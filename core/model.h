@@ -65,6 +65,9 @@ struct ModelStats {
   double gradient_samples = 0.0;
   // Index rebuilds completed (metric or standardization drift, refits).
   std::uint64_t index_rebuilds = 0;
+  // Background rebuilds the learner had to wait for at their take-over
+  // point (the stream outran the build).
+  std::uint64_t rebuild_waits = 0;
   // Batch recomputations of the metric installed (growth refreshes, Refit).
   std::uint64_t metric_refreshes = 0;
   bool rebuild_in_progress = false;
