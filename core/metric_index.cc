@@ -12,6 +12,12 @@ MetricIndex::MetricIndex(MetricTransform transform)
 
 MetricIndex::~MetricIndex() {
   if (builder_.joinable()) builder_.join();
+  if (reaper_.joinable()) reaper_.join();
+}
+
+void MetricIndex::Retire(std::shared_ptr<Generation> old) {
+  if (reaper_.joinable()) reaper_.join();  // long finished
+  reaper_ = std::thread([old = std::move(old)]() mutable { old.reset(); });
 }
 
 std::shared_ptr<const MetricIndex::Generation> MetricIndex::current() const {
@@ -79,9 +85,12 @@ void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
   if (builder_.joinable()) FinishRebuild();
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows);
-  std::lock_guard lock(current_mutex_);
-  live_.swap(fresh);
-  ++generation_;
+  {
+    std::lock_guard lock(current_mutex_);
+    live_.swap(fresh);
+    ++generation_;
+  }
+  Retire(std::move(fresh));
 }
 
 void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
@@ -141,8 +150,7 @@ void MetricIndex::FinishRebuild() {
     ++generation_;
   }
   rebuilding_ = false;
-  // `fresh` now holds the old generation; searches still using it keep it
-  // alive, the last one frees it.
+  Retire(std::move(fresh));
 }
 
 std::size_t MetricIndex::MemoryUsage() const {

@@ -93,6 +93,10 @@ class MetricIndex {
   // Inserts x at slot (or removes slot when x is empty) in `generation`.
   static void Apply(Generation& generation, std::uint64_t slot,
                     std::span<const double> x, bool replay);
+  // Frees a replaced generation on another thread: freeing a large tree
+  // (one child list per node) takes milliseconds the writer should not
+  // spend. Searches still using it keep it alive; the last one frees it.
+  void Retire(std::shared_ptr<Generation> old);
   void BuildInBackground(MetricTransform transform, std::size_t num_slots,
                          CopySlotRows copy_rows);
 
@@ -104,6 +108,7 @@ class MetricIndex {
   std::atomic<bool> rebuilding_ = false;
 
   std::thread builder_;
+  std::thread reaper_;
   std::mutex pending_mutex_;
   // Guarded by pending_mutex_ while the builder runs.
   std::shared_ptr<Generation> next_;
