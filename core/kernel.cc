@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/enum_names.h"
 
 namespace streamreg {
 namespace {
@@ -51,13 +52,10 @@ absl::string_view KernelName(Kernel kernel) {
 }
 
 absl::StatusOr<Kernel> ParseKernel(absl::string_view name) {
-  for (Kernel kernel : {Kernel::kBox, Kernel::kTriangular,
-                        Kernel::kEpanechnikov, Kernel::kTruncatedGaussian}) {
-    if (KernelName(kernel) == name) return kernel;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("kernel: unknown kernel '", name,
-                   "' (expected box, triangular, epanechnikov or gaussian)"));
+  return ParseEnumName("kernel", name,
+                       {Kernel::kBox, Kernel::kTriangular,
+                        Kernel::kEpanechnikov, Kernel::kTruncatedGaussian},
+                       &KernelName);
 }
 
 }  // namespace streamreg

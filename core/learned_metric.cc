@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/enum_names.h"
 
 namespace streamreg {
 namespace {
@@ -72,12 +73,10 @@ absl::string_view MetricKindName(MetricKind kind) {
 }
 
 absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name) {
-  for (MetricKind kind : {MetricKind::kEuclidean, MetricKind::kGradientWeights,
-                          MetricKind::kEgop}) {
-    if (MetricKindName(kind) == name) return kind;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "metric: unknown metric '", name, "' (expected euclidean, gw or egop)"));
+  return ParseEnumName(
+      "metric", name,
+      {MetricKind::kEuclidean, MetricKind::kGradientWeights, MetricKind::kEgop},
+      &MetricKindName);
 }
 
 LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,

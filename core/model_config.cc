@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/enum_names.h"
 
 namespace streamreg {
 namespace {
@@ -51,10 +52,9 @@ absl::string_view RegressorKindName(RegressorKind kind) {
 }
 
 absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name) {
-  if (name == "knn") return RegressorKind::kNearest;
-  if (name == "kernel") return RegressorKind::kKernel;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "regressor: unknown regressor '", name, "' (expected knn or kernel)"));
+  return ParseEnumName("regressor", name,
+                       {RegressorKind::kNearest, RegressorKind::kKernel},
+                       &RegressorKindName);
 }
 
 std::vector<double> DefaultBandwidthGrid(std::size_t input_dim) {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "core/enum_names.h"
 
 namespace streamreg {
 
@@ -20,14 +21,10 @@ absl::string_view CapacityPolicyName(CapacityPolicy policy) {
 }
 
 absl::StatusOr<CapacityPolicy> ParseCapacityPolicy(absl::string_view name) {
-  for (CapacityPolicy policy :
-       {CapacityPolicy::kUnbounded, CapacityPolicy::kWindow,
-        CapacityPolicy::kReservoir}) {
-    if (CapacityPolicyName(policy) == name) return policy;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("capacity: unknown policy '", name,
-                   "' (expected unbounded, window or reservoir)"));
+  return ParseEnumName("capacity", name,
+                       {CapacityPolicy::kUnbounded, CapacityPolicy::kWindow,
+                        CapacityPolicy::kReservoir},
+                       &CapacityPolicyName);
 }
 
 SampleStore::SampleStore(std::size_t dim, std::size_t num_targets,

@@ -172,6 +172,26 @@ TEST(ModelConfigTest, ErrorsNameTheField) {
               HasSubstr("selection_forgetting"));
 }
 
+TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
+  for (RegressorKind kind : {RegressorKind::kNearest, RegressorKind::kKernel}) {
+    EXPECT_EQ(*ParseRegressorKind(RegressorKindName(kind)), kind);
+  }
+  for (MetricKind kind : {MetricKind::kEuclidean, MetricKind::kGradientWeights,
+                          MetricKind::kEgop}) {
+    EXPECT_EQ(*ParseMetricKind(MetricKindName(kind)), kind);
+  }
+  for (CapacityPolicy policy :
+       {CapacityPolicy::kUnbounded, CapacityPolicy::kWindow,
+        CapacityPolicy::kReservoir}) {
+    EXPECT_EQ(*ParseCapacityPolicy(CapacityPolicyName(policy)), policy);
+  }
+  EXPECT_EQ(ParseMetricKind("manhattan").status().message(),
+            "metric: unknown value 'manhattan' (expected one of euclidean, "
+            "gw, egop)");
+  EXPECT_THAT(ParseKernel("cosine").status().message(),
+              HasSubstr("box, triangular, epanechnikov, gaussian"));
+}
+
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
   const Stream stream = MakeStream(300, 1);
   auto model = MakeModel(BaseConfig());
