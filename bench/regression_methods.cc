@@ -217,8 +217,8 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
           tree, Iota(n), [&](std::uint64_t id) { return &split.train_y[id]; },
           Kernel::kBox, h, ratio * h, &stats);
       const std::vector<double> unit = {1.0};
-      const LearnedMetric metric =
-          EstimateMetric(method.metric, stats, 0, unit);
+      const LearnedMetric metric = EstimateMetric(method.metric, stats, 0, unit,
+                                                  /*with_spectrum=*/false);
       candidates.push_back(TransformFor(metric, std::vector<double>(d, 0.0),
                                         std::vector<double>(d, 1.0),
                                         ModelConfig().egop_ridge));

@@ -81,7 +81,8 @@ absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name) {
 
 LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
                              std::size_t target,
-                             std::span<const double> target_scales) {
+                             std::span<const double> target_scales,
+                             bool with_spectrum) {
   const std::size_t d = stats.dim();
   LearnedMetric metric;
   metric.kind = kind;
@@ -101,7 +102,7 @@ LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
       for (std::size_t i = 0; i < d; ++i) {
         metric.weights[i] = metric.matrix[i * d + i];
       }
-      Decompose(d, &metric);
+      if (with_spectrum) Decompose(d, &metric);
       return metric;
   }
   return metric;

@@ -42,9 +42,12 @@ inline constexpr std::size_t kAllTargets =
 
 // The metric of `kind` for `target`, or shared over all targets when
 // target == kAllTargets (target_scales[t] = standard deviation of target t).
+// Without `with_spectrum` the EGOP's eigen-decomposition is left out (what
+// TransformFor needs is the matrix; it decomposes the normalized one).
 LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
                              std::size_t target,
-                             std::span<const double> target_scales);
+                             std::span<const double> target_scales,
+                             bool with_spectrum = true);
 
 // The index coordinates of a metric, after standardizing by center/scale:
 //  - GW: L = diag(sqrt(W_i / mean W));

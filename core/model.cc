@@ -373,8 +373,9 @@ MetricTransform Model::StandardizingTransform() const {
 MetricTransform Model::PredictionTransform(const PredictionIndex& p) const {
   MetricTransform standardizing = StandardizingTransform();
   if (config_.metric == MetricKind::kEuclidean) return standardizing;
-  const LearnedMetric metric = EstimateMetric(config_.metric, gradients_,
-                                              p.metric_target, TargetScales());
+  const LearnedMetric metric =
+      EstimateMetric(config_.metric, gradients_, p.metric_target,
+                     TargetScales(), /*with_spectrum=*/false);
   std::span<const double> center = standardizing.center();
   std::span<const double> scale = standardizing.scale();
   return TransformFor(metric, {center.begin(), center.end()},
