@@ -1,7 +1,7 @@
 # Entry points. `make test` is what CI runs (after deploy/install-deps.sh).
 .PHONY: test build format format-check tsan asan bench clean
 
-CORE_SOURCES := $(shell find core tests bench -name '*.cc' -o -name '*.h')
+CORE_SOURCES := $(shell find common core server client tests bench -name '*.cc' -o -name '*.h')
 
 # Everything CI checks: formatting, the warnings-as-errors build and its
 # suite, the concurrency tests under ThreadSanitizer, and the whole suite

@@ -16,15 +16,15 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "bench/csv_table.h"
 #include "bench/synthetic_points.h"
+#include "common/command_line.h"
+#include "common/csv_table.h"
 #include "core/brute_force_search.h"
 #include "core/concurrent_cover_tree.h"
 #include "core/cover_tree.h"
@@ -390,7 +390,7 @@ std::string MachineName() {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  streamreg::ParseCommandLine(argc, argv);
   using namespace streamreg;
   const std::size_t k = absl::GetFlag(FLAGS_k);
   const std::size_t queries = absl::GetFlag(FLAGS_queries);

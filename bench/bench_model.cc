@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "bench/synthetic_points.h"
+#include "common/command_line.h"
 #include "core/model.h"
 #include "nlohmann/json.hpp"
 
@@ -193,6 +193,6 @@ int Main() {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  streamreg::ParseCommandLine(argc, argv);
   return streamreg::Main();
 }

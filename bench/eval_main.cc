@@ -3,7 +3,6 @@
 // k-NN and kernel regression in the Euclidean, gradient-weights and EGOP
 // metrics, learned in batch (the papers' procedure) or online (streamed
 // through a Model) — over random train/test splits.
-#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -13,12 +12,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "bench/csv_table.h"
 #include "bench/regression_methods.h"
+#include "common/command_line.h"
+#include "common/csv_table.h"
 #include "nlohmann/json.hpp"
 
 ABSL_FLAG(std::string, csv, "", "The data set (../shared/data convention)");
@@ -216,16 +215,6 @@ int main(int argc, char** argv) {
       "[--drop COL,COL] --train N --test M [--reps R] [--seed S] "
       "[--methods knn,knn-gw,knn-egop,kr,kr-gw,kr-egop] "
       "[--mode batch|online] [--json OUT]");
-  // Flags may be spelled with dashes (--test-csv) or underscores.
-  std::vector<std::string> arguments(argv, argv + argc);
-  std::vector<char*> pointers;
-  for (std::string& argument : arguments) {
-    if (argument.rfind("--", 0) == 0) {
-      const std::size_t end = std::min(argument.find('='), argument.size());
-      std::replace(argument.begin() + 2, argument.begin() + end, '-', '_');
-    }
-    pointers.push_back(argument.data());
-  }
-  absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
+  streamreg::ParseCommandLine(argc, argv);  // --test-csv or --test_csv
   return streamreg::Main();
 }

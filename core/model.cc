@@ -553,6 +553,16 @@ absl::Status Model::Refit(
   return absl::OkStatus();
 }
 
+std::uint64_t Model::samples_seen() const {
+  std::shared_lock lock(state_lock_);
+  return store_.seen();
+}
+
+std::size_t Model::samples_stored() const {
+  std::shared_lock lock(state_lock_);
+  return store_.size();
+}
+
 ModelStats Model::stats() const {
   std::shared_lock lock(state_lock_);
   const std::size_t m = config_.num_targets();

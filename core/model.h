@@ -127,6 +127,9 @@ class Model {
   absl::Status Learn(std::span<const Sample> batch,
                      std::vector<Prediction>* before = nullptr);
 
+  // Checks a batch as Learn does, without learning it.
+  absl::Status Validate(std::span<const Sample> batch) const;
+
   // Predicts every query ("queries[i]" in errors); all or nothing.
   absl::Status Predict(std::span<const std::span<const double>> queries,
                        std::vector<Prediction>* out) const;
@@ -139,6 +142,9 @@ class Model {
       const std::function<void(std::size_t, std::size_t)>& progress = {});
 
   ModelStats stats() const;
+  // stats().samples_seen and .samples_stored, without the rest.
+  std::uint64_t samples_seen() const;
+  std::size_t samples_stored() const;
   MetricReport metric() const;
   const ModelConfig& config() const { return config_; }
 
@@ -162,7 +168,6 @@ class Model {
   struct LearnScratch;
 
   explicit Model(ModelConfig config);
-  absl::Status Validate(std::span<const Sample> batch) const;
   void LearnOne(const Sample& sample, Prediction* before);
   // Prequential grid values of one prediction index for x, and the model's
   // prediction (written for p.targets into `prediction`).

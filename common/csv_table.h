@@ -1,5 +1,5 @@
-#ifndef STREAMREG_BENCH_CSV_TABLE_H_
-#define STREAMREG_BENCH_CSV_TABLE_H_
+#ifndef STREAMREG_COMMON_CSV_TABLE_H_
+#define STREAMREG_COMMON_CSV_TABLE_H_
 
 #include <cstddef>
 #include <string>
@@ -39,4 +39,4 @@ class CsvTable {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_BENCH_CSV_TABLE_H_
+#endif  // STREAMREG_COMMON_CSV_TABLE_H_

@@ -1,4 +1,4 @@
-#include "bench/csv_table.h"
+#include "common/csv_table.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,0 +1,40 @@
+#ifndef STREAMREG_SERVER_LEARN_REACTOR_H_
+#define STREAMREG_SERVER_LEARN_REACTOR_H_
+
+#include <memory>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+#include "server/model_stream.h"
+#include "streamreg/v1/regression_service.pb.h"
+
+namespace streamreg {
+
+// One Learn call, the robot's loop: for each message, on the model's write
+// queue, predicts the sample and learns it, then answers with that
+// prediction and the sample's sequence number; the next message is read
+// once the answer is written. A bad sample ends the call with its error
+// (the samples before it stay learned). Deletes itself when done.
+class LearnReactor final
+    : public grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse> {
+ public:
+  LearnReactor(grpc::CallbackServerContext* context,
+               const ModelRegistry* registry);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override { delete this; }
+
+ private:
+  void Learn(const std::shared_ptr<HostedModel>& model);
+
+  grpc::CallbackServerContext* context_;
+  ModelStream stream_;
+  v1::LearnRequest request_;
+  v1::LearnResponse response_;
+  std::vector<Prediction> before_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_LEARN_REACTOR_H_

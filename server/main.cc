@@ -1,0 +1,118 @@
+// streamreg-server: hosts streamreg models over gRPC until SIGTERM/SIGINT,
+// then drains and exits 0.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "common/command_line.h"
+#include "server/logging.h"
+#include "server/server.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "host:port to serve gRPC on (port 0: any free port)");
+ABSL_FLAG(std::string, data_dir, "streamreg-data",
+          "data directory (created if missing; locked while running)");
+ABSL_FLAG(std::size_t, max_models, 1000, "most models the server holds");
+ABSL_FLAG(std::uint64_t, max_samples_per_model, 10'000'000,
+          "most samples a model stores (0: no limit)");
+ABSL_FLAG(std::size_t, max_message_bytes, 64 << 20,
+          "largest request or response message, bytes");
+ABSL_FLAG(std::size_t, dedup_window, 65536,
+          "sample ids remembered per model, so retried batches are not "
+          "learned twice");
+ABSL_FLAG(std::size_t, worker_threads, 0,
+          "threads running model writes (0: one per core)");
+ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
+          "on SIGTERM, how long health reports NOT_SERVING before the "
+          "listener closes");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
+          "on SIGTERM, how long calls in flight may finish before they are "
+          "cancelled");
+ABSL_FLAG(std::string, log_level, "info",
+          "trace, debug, info, warn, error or off");
+ABSL_FLAG(std::string, log_format, "text", "text (logfmt) or json");
+
+namespace streamreg {
+namespace {
+
+int stop_pipe[2] = {-1, -1};
+
+void OnStopSignal(int signal_number) {
+  const int saved_errno = errno;
+  [[maybe_unused]] const ssize_t written =
+      write(stop_pipe[1], &signal_number, sizeof signal_number);
+  errno = saved_errno;
+}
+
+ServerOptions OptionsFromFlags() {
+  ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.limits.max_models = absl::GetFlag(FLAGS_max_models);
+  options.limits.max_samples_per_model =
+      absl::GetFlag(FLAGS_max_samples_per_model);
+  options.limits.dedup_window = absl::GetFlag(FLAGS_dedup_window);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
+  options.drain_delay = absl::GetFlag(FLAGS_drain_delay);
+  options.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  return options;
+}
+
+int Main() {
+  if (absl::Status status = SetUpLogging(absl::GetFlag(FLAGS_log_level),
+                                         absl::GetFlag(FLAGS_log_format));
+      !status.ok()) {
+    std::fprintf(stderr, "streamreg-server: %s\n",
+                 std::string(status.message()).c_str());
+    return 2;
+  }
+  // SIGTERM/SIGINT, whichever thread they arrive on, are written to a pipe
+  // the main thread waits on (gRPC may have started threads already).
+  if (pipe2(stop_pipe, O_CLOEXEC) != 0) {
+    std::perror("streamreg-server: pipe");
+    return 1;
+  }
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Start(OptionsFromFlags());
+  if (!server.ok()) {
+    spdlog::error("event=start_failed error=\"{}\"",
+                  std::string(server.status().message()));
+    return 1;
+  }
+  // The line scripts and tests wait for.
+  std::printf("streamreg-server listening on %s\n",
+              (*server)->address().c_str());
+  std::fflush(stdout);
+  int signal_number = 0;
+  while (read(stop_pipe[0], &signal_number, sizeof signal_number) < 0 &&
+         errno == EINTR) {
+  }
+  spdlog::info("event=signal signal={}", strsignal(signal_number));
+  (*server)->Shutdown();
+  return 0;
+}
+
+}  // namespace
+}  // namespace streamreg
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "streamreg-server [--listen HOST:PORT] [--data-dir DIR] [--config FILE] "
+      "...: serves streamreg models over gRPC (see --help)");
+  streamreg::ParseCommandLine(argc, argv);
+  return streamreg::Main();
+}

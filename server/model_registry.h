@@ -1,0 +1,69 @@
+#ifndef STREAMREG_SERVER_MODEL_REGISTRY_H_
+#define STREAMREG_SERVER_MODEL_REGISTRY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/model_config.h"
+#include "server/hosted_model.h"
+#include "server/worker_pool.h"
+
+namespace streamreg {
+
+// The server's limits on what clients may create.
+struct RegistryLimits {
+  std::size_t max_models = 1000;
+  std::uint64_t max_samples_per_model = 10'000'000;  // 0 = no limit
+  std::size_t dedup_window = 65536;  // sample ids remembered per model
+};
+
+// OK for 1 to 128 letters, digits, '.', '_' or '-' not starting with '.'
+// (names become file names); the error names `field`.
+absl::Status ValidateModelName(absl::string_view name,
+                               absl::string_view field = "name");
+
+// The models a server hosts, by name. Lookups share a lock and return a
+// reference-counted model, so a model deleted while a call uses it stays
+// valid for that call (its writes then fail with NOT_FOUND).
+class ModelRegistry {
+ public:
+  ModelRegistry(RegistryLimits limits, WorkerPool* pool)
+      : limits_(limits), pool_(pool) {}
+
+  // INVALID_ARGUMENT for a bad name or config (the field named), or input
+  // names that are not empty or one per input; ALREADY_EXISTS; and
+  // RESOURCE_EXHAUSTED past max_models or a capacity above the sample
+  // limit.
+  absl::StatusOr<std::shared_ptr<HostedModel>> Create(
+      const std::string& name, ModelConfig config,
+      std::vector<std::string> input_names);
+  absl::StatusOr<std::shared_ptr<HostedModel>> Find(
+      absl::string_view name) const;
+  // Up to `limit` models with names after `after` (all when empty), in
+  // name order.
+  std::vector<std::shared_ptr<HostedModel>> List(absl::string_view after,
+                                                 std::size_t limit) const;
+  absl::Status Delete(absl::string_view name);
+  std::size_t size() const;
+  const RegistryLimits& limits() const { return limits_; }
+
+ private:
+  absl::Status CheckLimits(const ModelConfig& config) const;
+
+  const RegistryLimits limits_;
+  WorkerPool* const pool_;
+  mutable std::shared_mutex mutex_;
+  std::map<std::string, std::shared_ptr<HostedModel>, std::less<>> models_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_MODEL_REGISTRY_H_

@@ -1,0 +1,41 @@
+#include "server/regression_service.h"
+
+#include "server/grpc_status.h"
+#include "server/ingest_reactor.h"
+#include "server/learn_reactor.h"
+#include "server/predict_stream_reactor.h"
+
+namespace streamreg {
+
+grpc::ServerReadReactor<v1::IngestRequest>* RegressionService::Ingest(
+    grpc::CallbackServerContext* context, v1::IngestResponse* response) {
+  return new IngestReactor(context, registry_, response);
+}
+
+grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse>*
+RegressionService::Learn(grpc::CallbackServerContext* context) {
+  return new LearnReactor(context, registry_);
+}
+
+grpc::ServerUnaryReactor* RegressionService::Predict(
+    grpc::CallbackServerContext* context, const v1::PredictRequest* request,
+    v1::PredictResponse* response) {
+  absl::Status status = ValidateModelName(request->model(), "model");
+  absl::StatusOr<std::shared_ptr<HostedModel>> model =
+      status.ok() ? registry_->Find(request->model())
+                  : absl::StatusOr<std::shared_ptr<HostedModel>>(status);
+  if (model.ok())
+    status = AnswerPredict(**model, *request, response);
+  else
+    status = model.status();
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>*
+RegressionService::PredictStream(grpc::CallbackServerContext* context) {
+  return new PredictStreamReactor(context, registry_);
+}
+
+}  // namespace streamreg

@@ -1,0 +1,35 @@
+#ifndef STREAMREG_SERVER_REGRESSION_SERVICE_H_
+#define STREAMREG_SERVER_REGRESSION_SERVICE_H_
+
+#include "server/model_registry.h"
+#include "streamreg/v1/regression_service.grpc.pb.h"
+
+namespace streamreg {
+
+// streamreg.v1.RegressionService: one reactor per streaming call
+// (IngestReactor, LearnReactor, PredictStreamReactor); Predict answers on
+// gRPC's thread. Writes run on each model's write queue, off gRPC's
+// threads; predictions run where they arrive and never wait for them.
+class RegressionService final : public v1::RegressionService::CallbackService {
+ public:
+  explicit RegressionService(const ModelRegistry* registry)
+      : registry_(registry) {}
+
+  grpc::ServerReadReactor<v1::IngestRequest>* Ingest(
+      grpc::CallbackServerContext* context,
+      v1::IngestResponse* response) override;
+  grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse>* Learn(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
+                                    const v1::PredictRequest* request,
+                                    v1::PredictResponse* response) override;
+  grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>*
+  PredictStream(grpc::CallbackServerContext* context) override;
+
+ private:
+  const ModelRegistry* registry_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_REGRESSION_SERVICE_H_

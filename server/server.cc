@@ -1,0 +1,77 @@
+#include "server/server.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "spdlog/spdlog.h"
+
+namespace streamreg {
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
+  std::unique_ptr<Server> server(new Server(std::move(options)));
+  const ServerOptions& o = server->options_;
+  absl::StatusOr<std::unique_ptr<DataDirectory>> directory =
+      DataDirectory::Open(o.data_dir);
+  if (!directory.ok()) return directory.status();
+  server->data_directory_ = *std::move(directory);
+  server->pool_ = std::make_unique<WorkerPool>(
+      o.worker_threads != 0
+          ? o.worker_threads
+          : std::max(1u, std::thread::hardware_concurrency()));
+  server->registry_ =
+      std::make_unique<ModelRegistry>(o.limits, server->pool_.get());
+  server->model_service_ =
+      std::make_unique<ModelService>(server->registry_.get());
+  server->regression_service_ =
+      std::make_unique<RegressionService>(server->registry_.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials(),
+                           &server->port_);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
+  builder.RegisterService(server->model_service_.get());
+  builder.RegisterService(server->regression_service_.get());
+  server->grpc_server_ = builder.BuildAndStart();
+  if (server->grpc_server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("--listen ", o.listen, ": cannot listen there"));
+  }
+  server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
+  spdlog::info(
+      "event=listening address={} data_dir={} worker_threads={} "
+      "max_models={} max_samples_per_model={} max_message_bytes={}",
+      server->address(), o.data_dir, server->pool_->num_threads(),
+      o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes);
+  return server;
+}
+
+std::string Server::address() const {
+  const std::size_t colon = options_.listen.rfind(':');
+  return absl::StrCat(options_.listen.substr(0, colon), ":", port_);
+}
+
+void Server::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  spdlog::info("event=draining delay_s={} timeout_s={}",
+               absl::ToDoubleSeconds(options_.drain_delay),
+               absl::ToDoubleSeconds(options_.drain_timeout));
+  grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+  absl::SleepFor(options_.drain_delay);
+  grpc_server_->Shutdown(
+      absl::ToChronoTime(absl::Now() + options_.drain_timeout));
+  grpc_server_->Wait();
+  spdlog::info("event=stopped models={}", registry_->size());
+}
+
+Server::~Server() {
+  if (grpc_server_ != nullptr) Shutdown();
+}
+
+}  // namespace streamreg

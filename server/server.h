@@ -1,0 +1,54 @@
+#ifndef STREAMREG_SERVER_SERVER_H_
+#define STREAMREG_SERVER_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+#include "server/data_directory.h"
+#include "server/model_registry.h"
+#include "server/model_service.h"
+#include "server/regression_service.h"
+#include "server/server_options.h"
+#include "server/worker_pool.h"
+
+namespace streamreg {
+
+// A running streamreg server: the model registry, its worker threads and
+// the gRPC server with ModelService, RegressionService, grpc.health.v1 and
+// reflection. Used by streamreg-server and, in process, by the tests.
+class Server {
+ public:
+  // Locks the data directory and starts listening.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(ServerOptions options);
+  // Shuts down (if not yet) and releases everything.
+  ~Server();
+
+  int port() const { return port_; }
+  // "host:port" with the port in use.
+  std::string address() const;
+  ModelRegistry& registry() { return *registry_; }
+
+  // Graceful shutdown: health NOT_SERVING, drain_delay, stop accepting
+  // calls, let calls in flight finish for up to drain_timeout, cancel the
+  // rest and wait for them. Idempotent.
+  void Shutdown();
+
+ private:
+  explicit Server(ServerOptions options) : options_(std::move(options)) {}
+
+  const ServerOptions options_;
+  std::unique_ptr<DataDirectory> data_directory_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<ModelRegistry> registry_;
+  std::unique_ptr<ModelService> model_service_;
+  std::unique_ptr<RegressionService> regression_service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_SERVER_H_

@@ -1,0 +1,32 @@
+#ifndef STREAMREG_SERVER_SERVER_OPTIONS_H_
+#define STREAMREG_SERVER_SERVER_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/time/time.h"
+#include "server/model_registry.h"
+
+namespace streamreg {
+
+// Everything a Server is started with (streamreg-server's flags).
+struct ServerOptions {
+  // host:port; port 0 picks a free one (Server::port() tells which).
+  std::string listen = "127.0.0.1:50051";
+  std::string data_dir = "streamreg-data";
+  RegistryLimits limits;
+  // Largest request or response message, bytes (larger ones fail with
+  // RESOURCE_EXHAUSTED).
+  std::size_t max_message_bytes = 64 << 20;
+  // Threads running model writes; 0 = one per core.
+  std::size_t worker_threads = 0;
+  // On shutdown: health reports NOT_SERVING for drain_delay (for load
+  // balancers to notice) before the listener closes; calls in flight then
+  // have drain_timeout to finish before they are cancelled.
+  absl::Duration drain_delay = absl::ZeroDuration();
+  absl::Duration drain_timeout = absl::Seconds(10);
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_SERVER_OPTIONS_H_
