@@ -1,0 +1,129 @@
+"""A small Python client of a streamreg server.
+
+The stubs (streamreg.v1.*_pb2, *_pb2_grpc) are generated at build time from
+proto/streamreg/v1 with Debian's grpc_python_plugin into <build>/python; put
+that directory and this one on PYTHONPATH. Needs python3-grpcio and
+python3-protobuf (Debian), run with /usr/bin/python3.
+"""
+
+import random
+
+import grpc
+
+from streamreg.v1 import model_pb2
+from streamreg.v1 import model_service_pb2
+from streamreg.v1 import model_service_pb2_grpc
+from streamreg.v1 import regression_pb2
+from streamreg.v1 import regression_service_pb2
+from streamreg.v1 import regression_service_pb2_grpc
+
+METRICS = {
+    "euclidean": model_pb2.METRIC_EUCLIDEAN,
+    "gw": model_pb2.METRIC_GRADIENT_WEIGHTS,
+    "egop": model_pb2.METRIC_EGOP,
+}
+REGRESSORS = {"knn": model_pb2.REGRESSOR_KNN, "kernel": model_pb2.REGRESSOR_KERNEL}
+
+
+class Client:
+    """Typed calls over one channel. Samples get ids (a random start counted
+    up), so a batch sent again is not learned twice."""
+
+    def __init__(self, address="127.0.0.1:50051", timeout=60.0):
+        self.channel = grpc.insecure_channel(address)
+        self.models = model_service_pb2_grpc.ModelServiceStub(self.channel)
+        self.regression = regression_service_pb2_grpc.RegressionServiceStub(
+            self.channel)
+        self.timeout = timeout
+        self._next_id = random.randrange(1, 1 << 62)
+
+    def close(self):
+        self.channel.close()
+
+    def _sample_id(self):
+        self._next_id += 1
+        return self._next_id
+
+    def create_model(self, name, input_dim, target_names, metric="gw",
+                     regressor="kernel", input_names=()):
+        spec = model_pb2.ModelSpec(
+            input_dim=input_dim, target_names=list(target_names),
+            input_names=list(input_names), metric=METRICS[metric],
+            regressor=REGRESSORS[regressor])
+        return self.models.CreateModel(
+            model_service_pb2.CreateModelRequest(name=name, spec=spec),
+            timeout=self.timeout)
+
+    def get_model(self, name):
+        return self.models.GetModel(
+            model_service_pb2.GetModelRequest(name=name), timeout=self.timeout)
+
+    def list_models(self):
+        models, token = [], ""
+        while True:
+            page = self.models.ListModels(
+                model_service_pb2.ListModelsRequest(page_token=token),
+                timeout=self.timeout)
+            models.extend(page.models)
+            token = page.next_page_token
+            if not token:
+                return models
+
+    def delete_model(self, name):
+        self.models.DeleteModel(
+            model_service_pb2.DeleteModelRequest(name=name), timeout=self.timeout)
+
+    def get_metric(self, name):
+        return self.models.GetMetric(
+            model_service_pb2.GetMetricRequest(name=name), timeout=self.timeout)
+
+    def ingest(self, model, rows, batch_size=1000):
+        """Learns (x, y) pairs in batches over one Ingest stream."""
+        def batches():
+            batch = []
+            for x, y in rows:
+                batch.append(regression_pb2.Sample(
+                    x=x, y=y, sample_id=self._sample_id()))
+                if len(batch) == batch_size:
+                    yield regression_service_pb2.IngestRequest(
+                        model=model, samples=batch)
+                    batch = []
+            if batch:
+                yield regression_service_pb2.IngestRequest(
+                    model=model, samples=batch)
+        return self.regression.Ingest(batches(), timeout=self.timeout)
+
+    def predict(self, model, points):
+        """Predictions (y, spread, neighbors) for a list of input vectors."""
+        request = regression_service_pb2.PredictRequest(
+            model=model, queries=[regression_pb2.Query(x=x) for x in points])
+        return list(self.regression.Predict(request,
+                                            timeout=self.timeout).predictions)
+
+    def learn(self, model, rows):
+        """The robot's loop: yields, for each (x, y), the LearnResponse with
+        the prediction made before learning it."""
+        requests = (regression_service_pb2.LearnRequest(
+            model=model,
+            sample=regression_pb2.Sample(x=x, y=y, sample_id=self._sample_id()))
+            for x, y in rows)
+        return self.regression.Learn(requests)
+
+
+def read_csv(path):
+    """Rows of a CSV in the ../shared/data convention: (input names, target
+    names, [(x, y), ...]); target_* columns are targets, id_* skipped."""
+    with open(path) as f:
+        header = [c.strip() for c in f.readline().split(",")]
+        inputs = [i for i, c in enumerate(header)
+                  if not c.startswith(("target_", "id_"))]
+        targets = [i for i, c in enumerate(header) if c.startswith("target_")]
+        rows = []
+        for line in f:
+            if not line.strip():
+                continue
+            values = [float(v) for v in line.split(",")]
+            rows.append(([values[i] for i in inputs],
+                         [values[i] for i in targets]))
+    return ([header[i] for i in inputs],
+            [header[i][len("target_"):] for i in targets], rows)
