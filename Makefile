@@ -1,5 +1,5 @@
 # Entry points. `make test` is what CI runs (after deploy/install-deps.sh).
-.PHONY: test build format format-check tsan asan bench clean
+.PHONY: test build run format format-check tsan asan bench clean
 
 CORE_SOURCES := $(shell find common core server client tests bench -name '*.cc' -o -name '*.h')
 
@@ -39,3 +39,9 @@ bench: build
 
 clean:
 	rm -rf build
+
+# Builds and runs the server on 127.0.0.1:50051 with ./streamreg-data.
+run:
+	cmake --preset dev
+	cmake --build --preset dev --target streamreg-server streamreg streamreg_python_stubs
+	./build/dev/server/streamreg-server --listen 127.0.0.1:50051 --data-dir streamreg-data
