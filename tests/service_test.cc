@@ -5,6 +5,7 @@
 // during index rebuilds, cancellation, deadlines and a graceful drain.
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -28,12 +29,20 @@ using ::testing::HasSubstr;
 class ServiceTest : public ::testing::Test {
  protected:
   void SetUp() override { StartServer(ServerOptions{}); }
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    for (const std::string& directory : directories_) {
+      std::filesystem::remove_all(directory);
+    }
+  }
 
   void StartServer(ServerOptions options) {
     client_.reset();
     server_.reset();
     options.listen = "127.0.0.1:0";
     options.data_dir = FreshDirectory();
+    directories_.push_back(options.data_dir);
     options.drain_timeout = absl::Seconds(2);
     absl::StatusOr<std::unique_ptr<Server>> server =
         Server::Start(std::move(options));
@@ -86,6 +95,7 @@ class ServiceTest : public ::testing::Test {
 
   std::unique_ptr<Server> server_;
   std::unique_ptr<Client> client_;
+  std::vector<std::string> directories_;
 };
 
 TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
