@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "client/bidi_exchange.h"
 #include "client/client.h"
 
 namespace streamreg {
@@ -19,7 +20,6 @@ namespace streamreg {
 class LearnSession {
  public:
   LearnSession(Client* client, std::string model);
-  ~LearnSession();
 
   absl::StatusOr<v1::LearnResponse> Learn(std::span<const double> x,
                                           std::span<const double> y,
@@ -28,14 +28,9 @@ class LearnSession {
   absl::Status Close();
 
  private:
-  absl::Status Exchange(const v1::LearnRequest& request,
-                        v1::LearnResponse* response);
-
   Client* client_;
   std::string model_;
-  std::unique_ptr<grpc::ClientContext> context_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::LearnRequest, v1::LearnResponse>>
-      stream_;
+  BidiExchange<v1::LearnRequest, v1::LearnResponse> exchange_;
 };
 
 }  // namespace streamreg

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "client/bidi_exchange.h"
 #include "client/client.h"
 
 namespace streamreg {
@@ -16,21 +17,14 @@ namespace streamreg {
 class PredictSession {
  public:
   PredictSession(Client* client, std::string model);
-  ~PredictSession();
 
   absl::StatusOr<v1::Prediction> Predict(std::span<const double> x);
   absl::Status Close();
 
  private:
-  absl::Status Exchange(const v1::PredictRequest& request,
-                        v1::PredictResponse* response);
-
   Client* client_;
   std::string model_;
-  std::unique_ptr<grpc::ClientContext> context_;
-  std::unique_ptr<
-      grpc::ClientReaderWriter<v1::PredictRequest, v1::PredictResponse>>
-      stream_;
+  BidiExchange<v1::PredictRequest, v1::PredictResponse> exchange_;
 };
 
 }  // namespace streamreg

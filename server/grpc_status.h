@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "grpcpp/server_context.h"
 #include "grpcpp/support/status.h"
 
 namespace streamreg {
@@ -15,6 +16,17 @@ inline grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                       std::string(status.message()));
+}
+
+// How a server reactor ends when its stream ends (a read or write that
+// did not complete): OK when the client closed its side, CANCELLED when the
+// call was cancelled (deadline, client gone).
+inline grpc::Status StreamEndStatus(grpc::CallbackServerContext* context,
+                                    bool write_failed = false) {
+  if (write_failed || context->IsCancelled()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled");
+  }
+  return grpc::Status::OK;
 }
 
 // The same status with "prefix: " before its message (where in a stream

@@ -16,9 +16,7 @@ IngestReactor::IngestReactor(grpc::CallbackServerContext* context,
 
 void IngestReactor::OnReadDone(bool ok) {
   if (!ok) {  // the client closed the stream (or the call is cancelled)
-    Finish(context_->IsCancelled()
-               ? grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled")
-               : grpc::Status::OK);
+    Finish(StreamEndStatus(context_));
     return;
   }
   absl::StatusOr<std::shared_ptr<HostedModel>> model =

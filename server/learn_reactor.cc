@@ -32,9 +32,7 @@ LearnReactor::LearnReactor(grpc::CallbackServerContext* context,
 
 void LearnReactor::OnReadDone(bool ok) {
   if (!ok) {
-    Finish(context_->IsCancelled()
-               ? grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled")
-               : grpc::Status::OK);
+    Finish(StreamEndStatus(context_));
     return;
   }
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
@@ -68,7 +66,7 @@ void LearnReactor::Learn(const std::shared_ptr<HostedModel>& model) {
 
 void LearnReactor::OnWriteDone(bool ok) {
   if (!ok) {  // the client is gone
-    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled"));
+    Finish(StreamEndStatus(context_, /*write_failed=*/true));
     return;
   }
   StartRead(&request_);

@@ -40,9 +40,7 @@ PredictStreamReactor::PredictStreamReactor(grpc::CallbackServerContext* context,
 
 void PredictStreamReactor::OnReadDone(bool ok) {
   if (!ok) {
-    Finish(context_->IsCancelled()
-               ? grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled")
-               : grpc::Status::OK);
+    Finish(StreamEndStatus(context_));
     return;
   }
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
@@ -62,7 +60,7 @@ void PredictStreamReactor::OnReadDone(bool ok) {
 
 void PredictStreamReactor::OnWriteDone(bool ok) {
   if (!ok) {
-    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled"));
+    Finish(StreamEndStatus(context_, /*write_failed=*/true));
     return;
   }
   StartRead(&request_);

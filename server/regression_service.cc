@@ -21,13 +21,12 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
     grpc::CallbackServerContext* context, const v1::PredictRequest* request,
     v1::PredictResponse* response) {
   absl::Status status = ValidateModelName(request->model(), "model");
-  absl::StatusOr<std::shared_ptr<HostedModel>> model =
-      status.ok() ? registry_->Find(request->model())
-                  : absl::StatusOr<std::shared_ptr<HostedModel>>(status);
-  if (model.ok())
-    status = AnswerPredict(**model, *request, response);
-  else
-    status = model.status();
+  if (status.ok()) {
+    absl::StatusOr<std::shared_ptr<HostedModel>> model =
+        registry_->Find(request->model());
+    status = model.ok() ? AnswerPredict(**model, *request, response)
+                        : model.status();
+  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;

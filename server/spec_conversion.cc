@@ -20,18 +20,6 @@ MetricKind MetricFromWire(v1::Metric metric) {
   }
 }
 
-v1::Metric MetricToWire(MetricKind metric) {
-  switch (metric) {
-    case MetricKind::kEuclidean:
-      return v1::METRIC_EUCLIDEAN;
-    case MetricKind::kEgop:
-      return v1::METRIC_EGOP;
-    case MetricKind::kGradientWeights:
-      break;
-  }
-  return v1::METRIC_GRADIENT_WEIGHTS;
-}
-
 Kernel KernelFromWire(v1::Kernel kernel) {
   switch (kernel) {
     case v1::KERNEL_TRIANGULAR:
@@ -96,6 +84,18 @@ std::string SpecField(absl::string_view message) {
 }
 
 }  // namespace
+
+v1::Metric MetricToWire(MetricKind metric) {
+  switch (metric) {
+    case MetricKind::kEuclidean:
+      return v1::METRIC_EUCLIDEAN;
+    case MetricKind::kEgop:
+      return v1::METRIC_EGOP;
+    case MetricKind::kGradientWeights:
+      break;
+  }
+  return v1::METRIC_GRADIENT_WEIGHTS;
+}
 
 absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   for (const auto& [value, is_valid, field] :

@@ -12,6 +12,9 @@ namespace streamreg {
 // spec's field ("spec.tuning.step_ratio: ...", "spec.k_grid[2]: ...").
 absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec);
 
+// The wire enum of a metric kind.
+v1::Metric MetricToWire(MetricKind metric);
+
 // The spec in effect of a configuration: every enum, grid and tuning value
 // as the model uses it.
 v1::ModelSpec SpecFromConfig(const ModelConfig& config);

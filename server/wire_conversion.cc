@@ -15,18 +15,6 @@ void Assign(const Values& values, Field* out) {
   out->Assign(values.begin(), values.end());
 }
 
-v1::Metric KindToWire(MetricKind kind) {
-  switch (kind) {
-    case MetricKind::kEuclidean:
-      return v1::METRIC_EUCLIDEAN;
-    case MetricKind::kEgop:
-      return v1::METRIC_EGOP;
-    case MetricKind::kGradientWeights:
-      break;
-  }
-  return v1::METRIC_GRADIENT_WEIGHTS;
-}
-
 }  // namespace
 
 Sample SampleFromWire(const v1::Sample& sample) {
@@ -103,7 +91,7 @@ void MetricToWire(const HostedModel& hosted, v1::MetricReport* out) {
   const MetricReport report = hosted.model().metric();
   const ModelConfig& config = hosted.model().config();
   out->set_model(hosted.name());
-  out->set_kind(KindToWire(report.kind));
+  out->set_kind(MetricToWire(report.kind));
   out->set_per_target(report.per_target);
   for (std::size_t i = 0; i < report.metrics.size(); ++i) {
     const LearnedMetric& metric = report.metrics[i];
