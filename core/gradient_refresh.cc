@@ -35,19 +35,29 @@ GradientStatistics GradientRefresh::Run(const Job& job,
 
 void GradientRefresh::Start(Job job, CopySlotRows copy_rows) {
   if (worker_.joinable()) worker_.join();
-  running_ = true;
-  worker_ = std::thread(
-      [this, job = std::move(job), copy_rows = std::move(copy_rows)] {
-        result_.emplace(Run(job, copy_rows));
+  std::packaged_task<GradientStatistics()> task(
+      [job = std::move(job), copy_rows = std::move(copy_rows)] {
+        return Run(job, copy_rows);
       });
+  result_ = task.get_future().share();
+  running_ = true;
+  worker_ = std::thread(std::move(task));
+}
+
+void GradientRefresh::Resume(GradientStatistics result) {
+  if (worker_.joinable()) worker_.join();
+  std::promise<GradientStatistics> known;
+  known.set_value(std::move(result));
+  result_ = known.get_future().share();
+  running_ = true;
 }
 
 GradientStatistics GradientRefresh::Finish() {
-  assert(worker_.joinable());
-  worker_.join();
+  assert(result_.valid());
+  if (worker_.joinable()) worker_.join();
   running_ = false;
-  GradientStatistics stats = std::move(*result_);
-  result_.reset();
+  GradientStatistics stats = result_.get();
+  result_ = {};
   return stats;
 }
 

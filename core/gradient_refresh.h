@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
-#include <optional>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -46,12 +46,18 @@ class GradientRefresh {
 
   // Computes them on a background thread; Finish() waits and returns them.
   void Start(Job job, CopySlotRows copy_rows);
+  // Running again with a result already known (a model restored from a
+  // snapshot taken while a refresh ran): Finish() returns `result`.
+  void Resume(GradientStatistics result);
   bool running() const { return running_.load(); }
+  // The result to come of the refresh running now (a snapshot waits for it
+  // on its own thread, while the model goes on learning).
+  std::shared_future<GradientStatistics> result() const { return result_; }
   GradientStatistics Finish();
 
  private:
   std::thread worker_;
-  std::optional<GradientStatistics> result_;
+  std::shared_future<GradientStatistics> result_;
   std::atomic<bool> running_ = false;
 };
 

@@ -83,3 +83,20 @@ std::vector<double> GradientStatistics::Egop(std::size_t target) const {
 }
 
 }  // namespace streamreg
+
+namespace streamreg {
+
+void GradientStatistics::Save(ByteWriter& out) const {
+  out.Double(count_);
+  out.Doubles(counted_);
+  out.Doubles(abs_sums_);
+  out.Doubles(outer_);
+}
+
+bool GradientStatistics::Load(ByteReader& in) {
+  count_ = in.Double();
+  return in.DoublesOfSize(&counted_) && in.DoublesOfSize(&abs_sums_) &&
+         in.DoublesOfSize(&outer_);
+}
+
+}  // namespace streamreg

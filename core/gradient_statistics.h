@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "core/byte_coding.h"
 #include "core/gradient_estimator.h"
 
 namespace streamreg {
@@ -39,6 +40,10 @@ class GradientStatistics {
   std::vector<double> GradientWeights(std::size_t target) const;
   // E_n g g^T for target t, row-major dim x dim (Trivedi §3.1).
   std::vector<double> Egop(std::size_t target) const;
+
+  // The exact sums, for snapshots; Load fails on another shape.
+  void Save(ByteWriter& out) const;
+  bool Load(ByteReader& in);
 
  private:
   std::size_t dim_;

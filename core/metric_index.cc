@@ -103,6 +103,7 @@ void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
     caught_up_ = false;
   }
   rebuilding_ = true;
+  rebuild_transform_ = transform;
   builder_ = std::thread(&MetricIndex::BuildInBackground, this,
                          std::move(transform), num_slots, std::move(copy_rows));
 }
@@ -150,7 +151,16 @@ void MetricIndex::FinishRebuild() {
     ++generation_;
   }
   rebuilding_ = false;
+  rebuild_transform_.reset();
   Retire(std::move(fresh));
+}
+
+void MetricIndex::Restore(MetricTransform transform, std::size_t num_slots,
+                          const CopySlotRows& copy_rows, std::size_t generation,
+                          std::size_t waits) {
+  RebuildNow(std::move(transform), num_slots, copy_rows);
+  generation_ = generation;
+  waits_ = waits;
 }
 
 std::size_t MetricIndex::MemoryUsage() const {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -64,7 +65,16 @@ class MetricIndex {
   // Rebuilds now, on the calling thread, from rows it provides.
   void RebuildNow(MetricTransform transform, std::size_t num_slots,
                   const CopySlotRows& copy_rows);
+  // A restored index (snapshots): built now from the rows with `transform`,
+  // with the counts of rebuilds and waits it had.
+  void Restore(MetricTransform transform, std::size_t num_slots,
+               const CopySlotRows& copy_rows, std::size_t generation,
+               std::size_t waits);
   bool rebuilding() const { return rebuilding_.load(); }
+  // The transform a rebuild in progress moves to (writing thread).
+  const std::optional<MetricTransform>& rebuild_transform() const {
+    return rebuild_transform_;
+  }
   // Waits for the builder if needed and makes its generation current.
   void FinishRebuild();
 
@@ -114,6 +124,7 @@ class MetricIndex {
   std::shared_ptr<Generation> next_;
   std::vector<WriteOp> pending_;
   bool caught_up_ = false;
+  std::optional<MetricTransform> rebuild_transform_;  // writing thread
 };
 
 }  // namespace streamreg

@@ -114,3 +114,29 @@ double MetricTransform::RelativeChange(const MetricTransform& other) const {
 }
 
 }  // namespace streamreg
+
+namespace streamreg {
+
+void MetricTransform::Save(ByteWriter& out) const {
+  out.Doubles(center_);
+  out.Doubles(scale_);
+  out.Doubles(weights_);
+  out.Doubles(matrix_);
+}
+
+std::optional<MetricTransform> MetricTransform::Load(ByteReader& in,
+                                                     std::size_t dim) {
+  std::vector<double> center = in.Doubles();
+  std::vector<double> scale = in.Doubles();
+  std::vector<double> weights = in.Doubles();
+  std::vector<double> matrix = in.Doubles();
+  const bool shaped =
+      center.size() == dim && scale.size() == dim &&
+      (weights.empty() ? matrix.size() == dim * dim
+                       : weights.size() == dim && matrix.empty());
+  if (!in.ok() || !shaped) return std::nullopt;
+  return MetricTransform(std::move(center), std::move(scale),
+                         std::move(weights), std::move(matrix));
+}
+
+}  // namespace streamreg

@@ -2,9 +2,11 @@
 #define STREAMREG_CORE_METRIC_TRANSFORM_H_
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "core/byte_coding.h"
 #include "core/running_moments.h"
 
 namespace streamreg {
@@ -52,6 +54,11 @@ class MetricTransform {
   // eigenvectors have arbitrary signs) and to the centre (a translation
   // changes no distance).
   double RelativeChange(const MetricTransform& other) const;
+
+  // The exact transform, for snapshots; Load yields nothing for a
+  // malformed or other-dimensional one.
+  void Save(ByteWriter& out) const;
+  static std::optional<MetricTransform> Load(ByteReader& in, std::size_t dim);
 
  private:
   MetricTransform(std::vector<double> center, std::vector<double> scale,

@@ -19,6 +19,7 @@
 #include "core/metric_index.h"
 #include "core/metric_transform.h"
 #include "core/model_config.h"
+#include "core/model_snapshot.h"
 #include "core/prequential_selector.h"
 #include "core/running_moments.h"
 #include "core/sample_store.h"
@@ -148,6 +149,17 @@ class Model {
   MetricReport metric() const;
   const ModelConfig& config() const { return config_; }
 
+  // The model's state now, for a snapshot (core/model_snapshot.h): waits
+  // for a Learn or Refit in progress, then pauses learning for about as
+  // long as copying the running sums takes.
+  ModelSnapshot CaptureSnapshot();
+  // The model a snapshot captured, which then behaves exactly as that one
+  // would have. `config` must be the one it was created with (the caller
+  // stores it); DATA_LOSS names what does not fit. Indexes are rebuilt
+  // from the stored samples, several at once.
+  static absl::StatusOr<std::unique_ptr<Model>> Restore(
+      ModelConfig config, const ModelSnapshotRecords& records);
+
   // Waits for background index rebuilds and installs them now (tests and
   // benchmarks; a model does this on its own at its fixed points).
   void FinishRebuilds();
@@ -215,6 +227,20 @@ class Model {
   std::vector<double> TargetScales() const;
   double GradientBandwidth() const;
   std::vector<MetricIndex*> AllIndexes();
+  // What a snapshot says about one index (core/model_snapshot.cc).
+  struct SavedIndex {
+    MetricTransform live;
+    std::size_t generation = 0;
+    std::size_t waits = 0;
+    std::optional<MetricTransform> rebuild;  // a rebuild in progress
+  };
+  // The state of CaptureSnapshot / Restore, but for the stored rows and a
+  // refresh's result.
+  void SaveState(ByteWriter& out) const;
+  bool LoadState(ByteReader& in, std::size_t* num_rows,
+                 std::vector<SavedIndex>* indexes);
+  bool LoadRows(absl::string_view payload);
+  void RestoreIndexes(std::vector<SavedIndex> indexes);
 
   const ModelConfig config_;
   std::mutex writer_;  // serializes Learn and Refit

@@ -110,3 +110,41 @@ double PrequentialScore::Nmse(std::size_t t) const {
 }
 
 }  // namespace streamreg
+
+namespace streamreg {
+
+void PrequentialSelector::Save(ByteWriter& out) const {
+  out.U64(added_);
+  out.Doubles(weights_);
+  out.Doubles(errors_);
+  for (std::size_t best : best_) out.U64(best);
+}
+
+bool PrequentialSelector::Load(ByteReader& in) {
+  added_ = in.U64();
+  if (!in.DoublesOfSize(&weights_) || !in.DoublesOfSize(&errors_)) {
+    return false;
+  }
+  for (std::size_t& best : best_) {
+    best = in.U64();
+    if (best >= grid_size_) return false;
+  }
+  return in.ok();
+}
+
+void PrequentialScore::Save(ByteWriter& out) const {
+  out.U64(added_);
+  out.Double(weight_);
+  out.Doubles(squared_errors_);
+  out.Doubles(mean_);
+  out.Doubles(deviations_);
+}
+
+bool PrequentialScore::Load(ByteReader& in) {
+  added_ = in.U64();
+  weight_ = in.Double();
+  return in.DoublesOfSize(&squared_errors_) && in.DoublesOfSize(&mean_) &&
+         in.DoublesOfSize(&deviations_);
+}
+
+}  // namespace streamreg

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "core/byte_coding.h"
+
 namespace streamreg {
 
 // The forgetting factor applied to the count-th value of a stream:
@@ -48,6 +50,10 @@ class PrequentialSelector {
   // by scales[t]^2 (so every target counts alike).
   std::size_t BestOverall(std::span<const double> scales) const;
 
+  // The exact state, for snapshots; Load fails on another shape.
+  void Save(ByteWriter& out) const;
+  bool Load(ByteReader& in);
+
  private:
   // E_g,t / N_g, +inf for a value that has predicted nothing yet.
   double Mean(std::size_t g, std::size_t t) const;
@@ -77,6 +83,10 @@ class PrequentialScore {
   double Nmse(std::size_t t) const;
   double MeanSquaredError(std::size_t t) const;
   double weight() const { return weight_; }
+
+  // The exact state, for snapshots; Load fails on another shape.
+  void Save(ByteWriter& out) const;
+  bool Load(ByteReader& in);
 
  private:
   double forgetting_;

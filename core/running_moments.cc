@@ -26,3 +26,18 @@ double RunningMoments::ScaleOrOne(std::size_t i) const {
 }
 
 }  // namespace streamreg
+
+namespace streamreg {
+
+void RunningMoments::Save(ByteWriter& out) const {
+  out.U64(count_);
+  out.Doubles(mean_);
+  out.Doubles(sum_squares_);
+}
+
+bool RunningMoments::Load(ByteReader& in) {
+  count_ = in.U64();
+  return in.DoublesOfSize(&mean_) && in.DoublesOfSize(&sum_squares_);
+}
+
+}  // namespace streamreg

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "core/byte_coding.h"
+
 namespace streamreg {
 
 // Running mean and variance of each coordinate of a stream of vectors
@@ -26,6 +28,10 @@ class RunningMoments {
   // sqrt(Variance(i)), or 1 where that is zero (below 2^-200) or not yet
   // known, so that dividing by it is always defined.
   double ScaleOrOne(std::size_t i) const;
+
+  // The exact state, for snapshots; Load fails on another dimension.
+  void Save(ByteWriter& out) const;
+  bool Load(ByteReader& in);
 
  private:
   std::uint64_t count_ = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "core/enum_names.h"
@@ -67,13 +68,32 @@ void SampleStore::Put(std::size_t slot, std::span<const double> x,
     y_.AppendRow();
     ids_.AppendRow();
   }
-  std::copy(x.begin(), x.end(), x_.Row(slot));
-  std::copy(y.begin(), y.end(), y_.Row(slot));
-  ids_[slot] = sample_id;
+  std::copy(x.begin(), x.end(), x_.WritableRow(slot));
+  std::copy(y.begin(), y.end(), y_.WritableRow(slot));
+  *ids_.WritableRow(slot) = sample_id;
 }
 
 std::size_t SampleStore::MemoryUsage() const {
   return x_.MemoryUsage() + y_.MemoryUsage() + ids_.MemoryUsage();
+}
+
+}  // namespace streamreg
+
+namespace streamreg {
+
+void SampleStore::SaveCounters(ByteWriter& out) const {
+  out.U64(seen_);
+  // The standard defines the engine's textual state; it reads back exactly.
+  std::ostringstream random_state;
+  random_state << random_;
+  out.String(random_state.str());
+}
+
+bool SampleStore::LoadCounters(ByteReader& in) {
+  seen_ = in.U64();
+  std::istringstream random_state(in.String());
+  random_state >> random_;
+  return in.ok() && !random_state.fail();
 }
 
 }  // namespace streamreg

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/byte_coding.h"
 #include "core/chunked_rows.h"
 
 namespace streamreg {
@@ -61,6 +62,18 @@ class SampleStore {
   const double* y(std::size_t slot) const { return y_.Row(slot); }
   std::uint64_t sample_id(std::size_t slot) const { return ids_[slot]; }
   std::size_t MemoryUsage() const;
+
+  // The stored rows as they are now, unchanged by later writes (shared
+  // copy-on-write: cheap to take, a chunk is copied only when written).
+  struct Rows {
+    ChunkedRows<double>::Shared x;
+    ChunkedRows<double>::Shared y;
+    ChunkedRows<std::uint64_t>::Shared ids;
+  };
+  Rows Share() const { return Rows{x_.Share(), y_.Share(), ids_.Share()}; }
+  // The count seen and the random state (not the rows), for snapshots.
+  void SaveCounters(ByteWriter& out) const;
+  bool LoadCounters(ByteReader& in);
 
  private:
   std::uint64_t UniformBelow(std::uint64_t bound);

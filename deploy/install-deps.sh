@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config make
   clang-format
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev libeigen3-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
+  libabsl-dev libeigen3-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libnanoflann-dev
   python3-grpcio python3-protobuf
 )

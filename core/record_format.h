@@ -1,0 +1,66 @@
+#ifndef STREAMREG_CORE_RECORD_FORMAT_H_
+#define STREAMREG_CORE_RECORD_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+
+namespace streamreg {
+
+// The on-disk record format shared by write-ahead log segments and snapshot
+// files (DESIGN.md §3, Persistence).
+//
+// A file is a sequence of records and nothing else:
+//
+//   record := header payload
+//   header := payload_crc  u32   crc32 (zlib) of the payload bytes
+//             length       u32   payload bytes (at most kMaxRecordLength)
+//             type         u8    a RecordType below (never 0)
+//             header_crc   u32   crc32 of the 9 bytes before it
+//
+// All integers little-endian; payloads are encoded with ByteWriter
+// (core/byte_coding.h). The header has its own checksum so that a damaged
+// length is recognised before it is trusted: a flipped bit in a length can
+// neither swallow the records after it nor pass for the end of the file.
+//
+// Every record is written by one append; a file only grows. What a crash
+// can leave at the end of the file being written is a torn tail: the file
+// ends inside a record, or the last record(s) read back as zeros or fail
+// their checksum with nothing but zeros after them (a power cut after the
+// file's size was extended but before its data reached the disk). A reader
+// drops a torn tail — it was never acknowledged under --sync=always, and
+// under --sync=interval it is the unsynced window that mode allows to lose.
+// A record that fails its checksum with intact data after it, or any bad
+// record in a file that was complete (an older log segment, a snapshot),
+// is corruption: reported with the file and offset, never skipped.
+//
+// Payloads (u64 lsn first in every log record: the record's position in
+// its model's log, consecutive from 1):
+//   kCreate     lsn, model name, ModelSpec (protobuf bytes), create time (µs)
+//   kSamples    lsn, first sequence u64, count u32, then per sample:
+//               sample id u64, x (d doubles), y (m doubles)
+//   kRefit      lsn
+//   kDelete     lsn
+//   snapshots:  kSnapshotHeader, kModelState, kStoreRows..., kSnapshotEnd
+//               (see core/model_snapshot.h and server/model_journal.h)
+enum class RecordType : std::uint8_t {
+  kCreate = 1,
+  kSamples = 2,
+  kRefit = 3,
+  kDelete = 4,
+  kSnapshotHeader = 10,
+  kModelState = 11,
+  kStoreRows = 12,
+  kSnapshotEnd = 13,
+};
+
+inline constexpr std::size_t kRecordHeaderSize = 13;
+inline constexpr std::uint32_t kMaxRecordLength = 1u << 30;
+
+// zlib's crc32 of `data`.
+std::uint32_t Crc32(absl::string_view data);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_RECORD_FORMAT_H_

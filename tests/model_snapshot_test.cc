@@ -1,0 +1,246 @@
+// Model snapshots: a model restored from a snapshot taken at any moment —
+// also while a metric refresh or an index rebuild runs in the background —
+// predicts, reports and goes on learning exactly as the model that never
+// stopped; damaged snapshots are refused.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/file_system.h"
+#include "core/model.h"
+#include "core/record_reader.h"
+#include "core/record_writer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/model_test_support.h"
+
+namespace streamreg {
+namespace {
+
+// Writes a snapshot to a file and restores a model from it (the file's
+// records exactly as the server reads them back).
+class SnapshotFile {
+ public:
+  SnapshotFile() {
+    char path[] = "/tmp/model_snapshot_test_XXXXXX";
+    EXPECT_NE(::mkdtemp(path), nullptr);
+    directory_ = path;
+  }
+  ~SnapshotFile() { std::filesystem::remove_all(directory_); }
+
+  void Write(const ModelSnapshot& snapshot) {
+    auto file = FileSystem::Default()->NewWritableFile(directory_ + "/snap");
+    ASSERT_TRUE(file.ok());
+    RecordWriter writer(file->get());
+    ASSERT_TRUE(snapshot.Write(writer).ok());
+    ASSERT_TRUE((*file)->Close().ok());
+    auto readable = FileSystem::Default()->OpenReadable(directory_ + "/snap");
+    ASSERT_TRUE(readable.ok());
+    contents_ = std::string((*readable)->contents());
+  }
+
+  // The records as the server collects them from the file.
+  ModelSnapshotRecords Records() const {
+    RecordReader reader(contents_, "snap");
+    ModelSnapshotRecords records;
+    RecordType type;
+    absl::string_view payload;
+    while (reader.Next(&type, &payload) == RecordReader::Result::kRecord) {
+      if (type == RecordType::kModelState) records.state = payload;
+      if (type == RecordType::kStoreRows) records.rows.push_back(payload);
+    }
+    return records;
+  }
+
+  absl::StatusOr<std::unique_ptr<Model>> Restore(
+      const ModelConfig& config) const {
+    return Model::Restore(config, Records());
+  }
+
+  std::string& contents() { return contents_; }
+
+ private:
+  std::string directory_;
+  std::string contents_;
+};
+
+std::vector<Prediction> PredictAll(const Model& model, const Stream& queries) {
+  std::vector<Prediction> out;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    out.push_back(*model.Predict(queries.input(q)));
+  }
+  return out;
+}
+
+void ExpectSamePredictions(const std::vector<Prediction>& a,
+                           const std::vector<Prediction>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t q = 0; q < a.size(); ++q) {
+    SCOPED_TRACE(::testing::Message() << "query " << q);
+    EXPECT_EQ(a[q].value, b[q].value);
+    EXPECT_EQ(a[q].spread, b[q].spread);
+    EXPECT_EQ(a[q].neighbors, b[q].neighbors);
+  }
+}
+
+// Everything a client can observe, bit for bit. (memory_bytes depends on
+// how an index was built; rebuild_waits on thread timing.)
+void ExpectSameModel(const Model& a, const Model& b, const Stream& queries) {
+  ExpectSamePredictions(PredictAll(a, queries), PredictAll(b, queries));
+  const ModelStats sa = a.stats(), sb = b.stats();
+  EXPECT_EQ(sa.samples_seen, sb.samples_seen);
+  EXPECT_EQ(sa.samples_stored, sb.samples_stored);
+  EXPECT_EQ(sa.prequential_mse, sb.prequential_mse);
+  for (std::size_t t = 0; t < sa.prequential_nmse.size(); ++t) {
+    EXPECT_EQ(std::isnan(sa.prequential_nmse[t]),
+              std::isnan(sb.prequential_nmse[t]));
+    if (!std::isnan(sa.prequential_nmse[t])) {
+      EXPECT_EQ(sa.prequential_nmse[t], sb.prequential_nmse[t]);
+    }
+  }
+  EXPECT_EQ(sa.bandwidth, sb.bandwidth);
+  EXPECT_EQ(sa.k, sb.k);
+  EXPECT_EQ(sa.gradient_bandwidth, sb.gradient_bandwidth);
+  EXPECT_EQ(sa.gradient_samples, sb.gradient_samples);
+  EXPECT_EQ(sa.index_rebuilds, sb.index_rebuilds);
+  EXPECT_EQ(sa.metric_refreshes, sb.metric_refreshes);
+  EXPECT_EQ(sa.rebuild_in_progress, sb.rebuild_in_progress);
+  const MetricReport ma = a.metric(), mb = b.metric();
+  ASSERT_EQ(ma.metrics.size(), mb.metrics.size());
+  for (std::size_t i = 0; i < ma.metrics.size(); ++i) {
+    EXPECT_EQ(ma.metrics[i].weights, mb.metrics[i].weights);
+    EXPECT_EQ(ma.metrics[i].matrix, mb.metrics[i].matrix);
+    const MetricTransform &ta = ma.in_use[i], &tb = mb.in_use[i];
+    EXPECT_TRUE(std::ranges::equal(ta.center(), tb.center()));
+    EXPECT_TRUE(std::ranges::equal(ta.scale(), tb.scale()));
+    EXPECT_TRUE(std::ranges::equal(ta.weights(), tb.weights()));
+    EXPECT_TRUE(std::ranges::equal(ta.matrix(), tb.matrix()));
+  }
+  EXPECT_EQ(ma.gradient_samples, mb.gradient_samples);
+}
+
+struct Case {
+  const char* name;
+  ModelConfig config;
+};
+
+std::vector<Case> Cases() {
+  auto busy = [](ModelConfig config) {
+    // Small indexes rebuild (and the metric refreshes) in the background,
+    // so many captures land while such work is in progress.
+    config.synchronous_rebuild_below = 64;
+    config.rebuild_lag = 40;
+    config.drift_check_every = 16;
+    return config;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"kernel_gradient_weights", busy(BaseConfig())});
+  ModelConfig egop = busy(BaseConfig());
+  egop.metric = MetricKind::kEgop;
+  egop.regressor = RegressorKind::kNearest;
+  egop.per_target_metric = true;
+  egop.capacity = {CapacityPolicy::kWindow, 1200};
+  cases.push_back({"knn_egop_per_target_window", egop});
+  ModelConfig reservoir = busy(BaseConfig());
+  reservoir.metric = MetricKind::kEgop;
+  reservoir.capacity = {CapacityPolicy::kReservoir, 1000};
+  reservoir.seed = 17;
+  cases.push_back({"kernel_egop_reservoir", reservoir});
+  ModelConfig euclidean = BaseConfig();
+  euclidean.metric = MetricKind::kEuclidean;
+  euclidean.regressor = RegressorKind::kNearest;
+  cases.push_back({"knn_euclidean", euclidean});
+  ModelConfig forgetting = busy(BaseConfig());
+  forgetting.metric_forgetting = 0.995;
+  forgetting.selection_forgetting = 0.99;
+  cases.push_back({"kernel_forgetting", forgetting});
+  return cases;
+}
+
+TEST(ModelSnapshotTest, RestoredModelsBehaveExactlyAsTheModelThatGoesOn) {
+  const Stream stream = MakeStream(3000, 5);
+  const Stream queries = MakeStream(40, 6);
+  const std::vector<std::size_t> capture_at = {37, 370, 1110, 1554, 2368};
+  std::size_t captured_busy = 0;
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    auto model = MakeModel(c.config);
+    std::vector<std::unique_ptr<Model>> restored;
+    std::vector<std::size_t> restored_at;
+    std::size_t learned = 0;
+    for (std::size_t at : capture_at) {
+      LearnAll(*model, stream, learned, at);
+      learned = at;
+      const ModelStats stats = model->stats();
+      captured_busy += stats.rebuild_in_progress ? 1 : 0;
+      const std::vector<Prediction> now = PredictAll(*model, queries);
+      SnapshotFile file;
+      const ModelSnapshot snapshot = model->CaptureSnapshot();
+      EXPECT_EQ(snapshot.samples_seen(), at);
+      // The model learns on while the snapshot is written.
+      LearnAll(*model, stream, at, at + 25);
+      file.Write(snapshot);
+      absl::StatusOr<std::unique_ptr<Model>> back = file.Restore(c.config);
+      ASSERT_TRUE(back.ok()) << back.status();
+      EXPECT_EQ((*back)->stats().samples_seen, at);
+      ExpectSamePredictions(PredictAll(**back, queries), now);
+      LearnAll(**back, stream, at, at + 25);
+      learned = at + 25;
+      restored.push_back(*std::move(back));
+      restored_at.push_back(learned);
+    }
+    LearnAll(*model, stream, learned, stream.size(), 11);
+    for (std::size_t r = 0; r < restored.size(); ++r) {
+      SCOPED_TRACE(::testing::Message() << "restored at " << capture_at[r]);
+      LearnAll(*restored[r], stream, restored_at[r], stream.size(), 53);
+      ExpectSameModel(*model, *restored[r], queries);
+    }
+  }
+  // Some captures happened while background work was in flight.
+  EXPECT_GT(captured_busy, 3u);
+}
+
+TEST(ModelSnapshotTest, RefusesDamagedOrMismatchedSnapshots) {
+  const Stream stream = MakeStream(600, 5);
+  ModelConfig config = BaseConfig();
+  config.metric = MetricKind::kEgop;
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size());
+  SnapshotFile file;
+  file.Write(model->CaptureSnapshot());
+  ASSERT_TRUE(file.Restore(config).ok());
+
+  ModelConfig other = config;
+  other.metric = MetricKind::kGradientWeights;
+  EXPECT_EQ(file.Restore(other).status().code(), absl::StatusCode::kDataLoss);
+  ModelConfig wider = config;
+  wider.input_dim = kDim + 1;
+  EXPECT_EQ(file.Restore(wider).status().code(), absl::StatusCode::kDataLoss);
+
+  // Without its last rows record the snapshot is refused, not half-loaded.
+  ModelSnapshotRecords records = file.Records();
+  records.rows.pop_back();
+  const absl::Status partial = Model::Restore(config, records).status();
+  EXPECT_EQ(partial.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(partial.message(), ::testing::HasSubstr("stored samples"));
+}
+
+TEST(ModelSnapshotTest, CaptureCopiesNoStoredSample) {
+  // Copy-on-write: capturing shares the stored rows; a write afterwards
+  // leaves the snapshot's view unchanged.
+  const Stream stream = MakeStream(5000, 8);
+  ModelConfig config = BaseConfig();
+  config.capacity = {CapacityPolicy::kWindow, 4500};
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, 4600);
+  SnapshotFile before_more, after_more;
+  const ModelSnapshot snapshot = model->CaptureSnapshot();
+  before_more.Write(snapshot);
+  LearnAll(*model, stream, 4600, 5000);  // overwrites window slots
+  after_more.Write(snapshot);
+  EXPECT_EQ(before_more.contents(), after_more.contents());
+}
+
+}  // namespace
+}  // namespace streamreg
