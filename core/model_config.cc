@@ -165,3 +165,93 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
 }
 
 }  // namespace streamreg
+
+namespace streamreg {
+namespace {
+
+constexpr std::uint32_t kConfigVersion = 1;
+
+template <class Enum>
+bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
+  const std::uint8_t raw = in.U8();
+  if (raw > static_cast<std::uint8_t>(last)) return false;
+  *out = static_cast<Enum>(raw);
+  return true;
+}
+
+}  // namespace
+
+void SaveConfig(const ModelConfig& c, ByteWriter& out) {
+  out.U32(kConfigVersion);
+  out.U64(c.input_dim);
+  out.U64(c.target_names.size());
+  for (const std::string& name : c.target_names) out.String(name);
+  out.U8(static_cast<std::uint8_t>(c.regressor));
+  out.U8(static_cast<std::uint8_t>(c.kernel));
+  out.U8(static_cast<std::uint8_t>(c.metric));
+  out.U8(c.per_target_metric ? 1 : 0);
+  out.Doubles(c.bandwidth_grid);
+  out.U64(c.k_grid.size());
+  for (std::size_t k : c.k_grid) out.U64(k);
+  out.Doubles(c.gradient_bandwidth_grid);
+  out.Double(c.step_ratio);
+  out.Double(c.selection_forgetting);
+  out.U64(c.selection_window);
+  out.U64(c.full_grid_every);
+  out.U64(c.full_grid_below);
+  out.Double(c.metric_forgetting);
+  out.Double(c.metric_refresh_growth);
+  out.Double(c.egop_ridge);
+  out.Double(c.drift_tolerance);
+  out.U64(c.drift_check_every);
+  out.U64(c.synchronous_rebuild_below);
+  out.U64(c.rebuild_lag);
+  out.Double(c.rebuild_lag_fraction);
+  out.U8(static_cast<std::uint8_t>(c.capacity.policy));
+  out.U64(c.capacity.limit);
+  out.U64(c.seed);
+}
+
+bool LoadConfig(ByteReader& in, ModelConfig* c) {
+  if (in.U32() != kConfigVersion) return false;
+  c->input_dim = in.U64();
+  const std::uint64_t num_targets = in.U64();
+  if (num_targets > in.remaining()) return false;
+  c->target_names.resize(num_targets);
+  for (std::string& name : c->target_names) name = in.String();
+  std::uint8_t per_target = 0;
+  if (!LoadEnum(in, RegressorKind::kKernel, &c->regressor) ||
+      !LoadEnum(in, Kernel::kTruncatedGaussian, &c->kernel) ||
+      !LoadEnum(in, MetricKind::kEgop, &c->metric) ||
+      (per_target = in.U8()) > 1) {
+    return false;
+  }
+  c->per_target_metric = per_target == 1;
+  c->bandwidth_grid = in.Doubles();
+  const std::uint64_t num_k = in.U64();
+  if (num_k > in.remaining() / sizeof(std::uint64_t)) return false;
+  c->k_grid.resize(num_k);
+  for (std::size_t& k : c->k_grid) k = in.U64();
+  c->gradient_bandwidth_grid = in.Doubles();
+  c->step_ratio = in.Double();
+  c->selection_forgetting = in.Double();
+  c->selection_window = in.U64();
+  c->full_grid_every = in.U64();
+  c->full_grid_below = in.U64();
+  c->metric_forgetting = in.Double();
+  c->metric_refresh_growth = in.Double();
+  c->egop_ridge = in.Double();
+  c->drift_tolerance = in.Double();
+  c->drift_check_every = in.U64();
+  c->synchronous_rebuild_below = in.U64();
+  c->rebuild_lag = in.U64();
+  c->rebuild_lag_fraction = in.Double();
+  if (!LoadEnum(in, CapacityPolicy::kReservoir, &c->capacity.policy)) {
+    return false;
+  }
+  c->capacity.limit = in.U64();
+  c->seed = in.U64();
+  return in.ok();
+}
+
+}  // namespace streamreg

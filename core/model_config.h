@@ -99,6 +99,12 @@ std::vector<std::size_t> DefaultKGrid();
 // names the field.
 absl::Status CompleteAndValidate(ModelConfig* config);
 
+// Every field, exactly (doubles by their bits), for the create record of a
+// model's log and its snapshots. LoadConfig fails on a malformed or
+// out-of-range encoding.
+void SaveConfig(const ModelConfig& config, ByteWriter& out);
+bool LoadConfig(ByteReader& in, ModelConfig* config);
+
 }  // namespace streamreg
 
 #endif  // STREAMREG_CORE_MODEL_CONFIG_H_

@@ -26,7 +26,8 @@ void SaveIndex(const MetricIndex& index, ByteWriter& out) {
 
 }  // namespace
 
-absl::Status ModelSnapshot::Write(RecordWriter& out) const {
+absl::Status ModelSnapshot::Write(RecordWriter& out,
+                                  std::uint64_t* records) const {
   std::string state = state_;
   ByteWriter tail(&state);
   tail.U8(refresh_.has_value() ? 1 : 0);
@@ -35,6 +36,7 @@ absl::Status ModelSnapshot::Write(RecordWriter& out) const {
       !status.ok()) {
     return status;
   }
+  ++*records;
   const std::size_t d = rows_.x.width;
   const std::size_t m = rows_.y.width;
   const std::size_t n = rows_.x.size;
@@ -56,6 +58,7 @@ absl::Status ModelSnapshot::Write(RecordWriter& out) const {
         !status.ok()) {
       return status;
     }
+    ++*records;
   }
   return absl::OkStatus();
 }

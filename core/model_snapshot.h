@@ -35,8 +35,9 @@ class ModelSnapshot {
   std::uint64_t samples_seen() const { return samples_seen_; }
   std::size_t samples_stored() const { return rows_.x.size; }
 
-  // Appends the records; waits for a refresh in progress at capture.
-  absl::Status Write(RecordWriter& out) const;
+  // Appends the records (adding their number to *records); waits for a
+  // refresh in progress at capture.
+  absl::Status Write(RecordWriter& out, std::uint64_t* records) const;
 
  private:
   friend class Model;

@@ -80,6 +80,12 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
         "model within it"));
   }
 
+  if (journal_ != nullptr && !fresh.empty()) {
+    if (absl::Status status = journal_->AppendSamples(num_samples_ + 1, fresh);
+        !status.ok()) {
+      return status;
+    }
+  }
   std::vector<Prediction> fresh_before;
   if (absl::Status status =
           model_->Learn(fresh, before != nullptr ? &fresh_before : nullptr);
@@ -113,6 +119,11 @@ absl::Status HostedModel::Refit(
     const std::function<void(std::size_t, std::size_t)>& progress) {
   std::lock_guard lock(write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  if (journal_ != nullptr) {
+    if (absl::Status status = journal_->AppendRefit(); !status.ok()) {
+      return status;
+    }
+  }
   return model_->Refit(progress);
 }
 
@@ -126,9 +137,114 @@ absl::Status HostedModel::Predict(
   return model_->Predict(queries, out);
 }
 
-void HostedModel::MarkDeleted() {
+absl::Status HostedModel::Delete() {
   std::lock_guard lock(write_mutex_);
+  if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  if (journal_ != nullptr) {
+    if (absl::Status status = journal_->AppendDelete(); !status.ok()) {
+      return status;
+    }
+  }
   deleted_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+ModelIdentity HostedModel::identity() const {
+  return ModelIdentity{name_, create_time_, model_->config(), input_names_};
+}
+
+void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
+  std::lock_guard lock(write_mutex_);
+  num_samples_ = header.num_samples;
+  samples_at_snapshot_ = header.num_samples;
+  duplicate_samples_ = header.duplicate_samples;
+  for (const auto& [id, sequence] : header.recent_ids) {
+    recent_ids_.Remember(id, sequence);
+  }
+}
+
+absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
+  std::lock_guard lock(write_mutex_);
+  auto malformed = [&](absl::string_view what) {
+    return absl::DataLossError(absl::StrCat("log record ", entry.lsn,
+                                            " of model '", name_, "': ", what));
+  };
+  switch (entry.type) {
+    case RecordType::kSamples: {
+      const ModelConfig& config = model_->config();
+      SamplesRecord record;
+      if (!DecodeSamples(entry.payload, config.input_dim, config.num_targets(),
+                         &record)) {
+        return malformed("malformed samples");
+      }
+      if (record.first_sequence != num_samples_ + 1) {
+        return malformed(absl::StrCat("starts at sample ",
+                                      record.first_sequence, ", not ",
+                                      num_samples_ + 1));
+      }
+      const std::vector<Sample> samples =
+          record.samples(config.input_dim, config.num_targets());
+      if (absl::Status status = model_->Learn(samples); !status.ok()) {
+        return malformed(status.message());
+      }
+      for (std::size_t s = 0; s < samples.size(); ++s) {
+        recent_ids_.Remember(samples[s].sample_id, num_samples_ + s + 1);
+      }
+      num_samples_ += samples.size();
+      return absl::OkStatus();
+    }
+    case RecordType::kRefit:
+      return model_->Refit();
+    default:
+      return malformed(absl::StrCat("unexpected record type ",
+                                    static_cast<int>(entry.type)));
+  }
+}
+
+void HostedModel::AttachJournal(std::unique_ptr<ModelJournal> journal) {
+  std::lock_guard lock(write_mutex_);
+  journal_ = std::move(journal);
+}
+
+absl::Status HostedModel::Snapshot() {
+  std::unique_lock lock(write_mutex_);
+  if (journal_ == nullptr || deleted()) return absl::OkStatus();
+  const ModelJournal::Position position = journal_->position();
+  if (position.lsn == journal_->snapshot_lsn()) return absl::OkStatus();
+  const ModelSnapshot state = model_->CaptureSnapshot();
+  SnapshotHeader header{
+      position.lsn,
+      identity(),
+      num_samples_,
+      duplicate_samples(),
+      {recent_ids_.entries().begin(), recent_ids_.entries().end()}};
+  lock.unlock();
+  const absl::Status written = journal_->WriteSnapshot(
+      position, [&](RecordWriter& out, std::uint64_t* records) {
+        if (absl::Status status = out.Add(RecordType::kSnapshotHeader,
+                                          EncodeSnapshotHeader(header));
+            !status.ok()) {
+          return status;
+        }
+        ++*records;
+        return state.Write(out, records);
+      });
+  if (written.ok()) {
+    lock.lock();
+    samples_at_snapshot_ = header.num_samples;
+    snapshot_time_ = absl::Now();
+  }
+  return written;
+}
+
+std::uint64_t HostedModel::samples_since_snapshot() const {
+  std::lock_guard lock(write_mutex_);
+  return num_samples_ - samples_at_snapshot_;
+}
+
+absl::Time HostedModel::last_snapshot_time() const {
+  std::lock_guard lock(write_mutex_);
+  return snapshot_time_;
 }
 
 }  // namespace streamreg

@@ -15,6 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/model.h"
+#include "server/journal_records.h"
+#include "server/model_journal.h"
 #include "server/recent_sample_ids.h"
 #include "server/serial_queue.h"
 
@@ -35,7 +37,9 @@ struct LearnOutcome {
 // A model as the server hosts it: the engine's Model plus what the service
 // adds around it — its name and creation time, the recent sample ids that
 // make retries safe, the per-model sample limit, a queue that orders its
-// writes, and deletion. Reads (Predict, stats, metric) go straight to the
+// writes, deletion, and durability: with a journal, every write is in the
+// write-ahead log before it is learned and acknowledged, and Snapshot()
+// saves the whole state. Reads (Predict, stats, metric) go straight to the
 // Model and never wait for writes. gRPC-free, so it is tested on its own.
 class HostedModel {
  public:
@@ -47,6 +51,15 @@ class HostedModel {
   HostedModel(std::string name, std::unique_ptr<Model> model,
               std::vector<std::string> input_names, absl::Time create_time,
               Limits limits, WorkerPool* pool);
+
+  // Recovery: the hosting state a snapshot saved, then the log records
+  // after it, in order; then the journal that goes on. DATA_LOSS for a
+  // record that does not fit (its lsn named).
+  void RestoreFromSnapshot(const SnapshotHeader& header);
+  absl::Status Replay(const ModelJournal::LogEntry& entry);
+  void AttachJournal(std::unique_ptr<ModelJournal> journal);
+  ModelJournal* journal() const { return journal_.get(); }
+  ModelIdentity identity() const;
 
   const std::string& name() const { return name_; }
   const Model& model() const { return *model_; }
@@ -71,8 +84,19 @@ class HostedModel {
   absl::Status Predict(std::span<const std::span<const double>> queries,
                        std::vector<Prediction>* out) const;
 
-  // Writes after this fail with NOT_FOUND.
-  void MarkDeleted();
+  // Logs the deletion (fsynced) and makes writes fail with NOT_FOUND; the
+  // caller then removes the files. Fails, changing nothing, if the log
+  // cannot record it.
+  absl::Status Delete();
+
+  // Saves the whole state to a snapshot (the journal's), if anything was
+  // logged since the last one. Learning pauses only while the state is
+  // captured (microseconds to a millisecond); writing happens on the
+  // calling thread.
+  absl::Status Snapshot();
+  // Samples learned and time passed since the last snapshot (or recovery).
+  std::uint64_t samples_since_snapshot() const;
+  absl::Time last_snapshot_time() const;
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }
   std::uint64_t duplicate_samples() const {
     return duplicate_samples_.load(std::memory_order_relaxed);
@@ -90,9 +114,13 @@ class HostedModel {
   const Limits limits_;
   const std::shared_ptr<SerialQueue> writes_;
 
-  std::mutex write_mutex_;  // guards recent_ids_ and num_samples_
+  std::unique_ptr<ModelJournal> journal_;  // null: in memory only
+
+  mutable std::mutex write_mutex_;  // guards what follows
   RecentSampleIds recent_ids_;
   std::uint64_t num_samples_ = 0;
+  std::uint64_t samples_at_snapshot_ = 0;
+  absl::Time snapshot_time_ = absl::Now();
   std::atomic<bool> deleted_{false};
   std::atomic<std::uint64_t> duplicate_samples_{0};
 };

@@ -35,6 +35,17 @@ ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM, how long calls in flight may finish before they are "
           "cancelled");
+ABSL_FLAG(std::string, sync, "always",
+          "when the write-ahead log is fsynced: 'always' (before every "
+          "acknowledgement: nothing acknowledged is ever lost) or "
+          "'interval:MS' (all logs together every MS ms: a crash of the "
+          "process loses nothing acknowledged, a power cut at most MS ms)");
+ABSL_FLAG(std::uint64_t, snapshot_every_samples, 100'000,
+          "snapshot a model after this many new samples");
+ABSL_FLAG(absl::Duration, snapshot_interval, absl::Minutes(10),
+          "snapshot a model with unsaved writes this long after the last");
+ABSL_FLAG(std::uint64_t, wal_segment_bytes, 64 << 20,
+          "start a new write-ahead log segment past this size");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error or off");
 ABSL_FLAG(std::string, log_format, "text", "text (logfmt) or json");
@@ -51,8 +62,16 @@ void OnStopSignal(int signal_number) {
   errno = saved_errno;
 }
 
-ServerOptions OptionsFromFlags() {
+absl::StatusOr<ServerOptions> OptionsFromFlags() {
   ServerOptions options;
+  absl::StatusOr<SyncPolicy> sync =
+      SyncPolicy::Parse(absl::GetFlag(FLAGS_sync));
+  if (!sync.ok()) return sync.status();
+  options.storage.sync = *sync;
+  options.storage.snapshot_every_samples =
+      absl::GetFlag(FLAGS_snapshot_every_samples);
+  options.storage.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
+  options.storage.segment_bytes = absl::GetFlag(FLAGS_wal_segment_bytes);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.limits.max_models = absl::GetFlag(FLAGS_max_models);
@@ -86,8 +105,14 @@ int Main() {
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
 
+  absl::StatusOr<ServerOptions> options = OptionsFromFlags();
+  if (!options.ok()) {
+    std::fprintf(stderr, "streamreg-server: %s\n",
+                 std::string(options.status().message()).c_str());
+    return 2;
+  }
   absl::StatusOr<std::unique_ptr<Server>> server =
-      Server::Start(OptionsFromFlags());
+      Server::Start(*std::move(options));
   if (!server.ok()) {
     spdlog::error("event=start_failed error=\"{}\"",
                   std::string(server.status().message()));

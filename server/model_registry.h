@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "core/model_config.h"
 #include "server/hosted_model.h"
+#include "server/model_storage.h"
 #include "server/worker_pool.h"
 
 namespace streamreg {
@@ -32,11 +34,19 @@ absl::Status ValidateModelName(absl::string_view name,
 
 // The models a server hosts, by name. Lookups share a lock and return a
 // reference-counted model, so a model deleted while a call uses it stays
-// valid for that call (its writes then fail with NOT_FOUND).
+// valid for that call (its writes then fail with NOT_FOUND). With storage,
+// models are created on disk, recovered from it and removed from it.
 class ModelRegistry {
  public:
-  ModelRegistry(RegistryLimits limits, WorkerPool* pool)
-      : limits_(limits), pool_(pool) {}
+  ModelRegistry(RegistryLimits limits, WorkerPool* pool,
+                ModelStorage* storage = nullptr)
+      : limits_(limits), pool_(pool), storage_(storage) {}
+
+  // Reads every model of the storage back. A model that cannot be read is
+  // kept as failed: calls naming it get DATA_LOSS with the file and offset
+  // until it is deleted. Errors only when the data directory itself cannot
+  // be read.
+  absl::Status Recover();
 
   // INVALID_ARGUMENT for a bad name or config (the field named), or input
   // names that are not empty or one per input; ALREADY_EXISTS; and
@@ -51,17 +61,27 @@ class ModelRegistry {
   // name order.
   std::vector<std::shared_ptr<HostedModel>> List(absl::string_view after,
                                                  std::size_t limit) const;
+  // Also removes the model's files (a failed model's too).
   absl::Status Delete(absl::string_view name);
   std::size_t size() const;
+  // Models that could not be recovered, with why.
+  std::map<std::string, absl::Status> failed() const;
   const RegistryLimits& limits() const { return limits_; }
 
  private:
   absl::Status CheckLimits(const ModelConfig& config) const;
+  HostedModel::Limits HostedLimits(const ModelConfig& config) const;
+  // ALREADY_EXISTS if `name` is taken (hosted, failed or being created).
+  absl::Status CheckFree(const std::string& name) const;
+  absl::Status DeleteFailed(const std::string& name);
 
   const RegistryLimits limits_;
   WorkerPool* const pool_;
+  ModelStorage* const storage_;
   mutable std::shared_mutex mutex_;
   std::map<std::string, std::shared_ptr<HostedModel>, std::less<>> models_;
+  std::map<std::string, absl::Status, std::less<>> failed_;
+  std::set<std::string, std::less<>> creating_;
 };
 
 }  // namespace streamreg

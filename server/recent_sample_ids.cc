@@ -11,9 +11,9 @@ std::optional<std::uint64_t> RecentSampleIds::Find(std::uint64_t id) const {
 void RecentSampleIds::Remember(std::uint64_t id, std::uint64_t sequence) {
   if (capacity_ == 0) return;
   if (!sequence_of_.emplace(id, sequence).second) return;
-  order_.push_back(id);
+  order_.emplace_back(id, sequence);
   if (order_.size() > capacity_) {
-    sequence_of_.erase(order_.front());
+    sequence_of_.erase(order_.front().first);
     order_.pop_front();
   }
 }

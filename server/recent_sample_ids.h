@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -23,13 +24,18 @@ class RecentSampleIds {
   // Remembers that `id` was learned as sample number `sequence`.
   void Remember(std::uint64_t id, std::uint64_t sequence);
 
+  // (id, sequence) of every remembered id, oldest first (for snapshots;
+  // remembering them in this order rebuilds the same window).
+  const std::deque<std::pair<std::uint64_t, std::uint64_t>>& entries() const {
+    return order_;
+  }
   std::size_t size() const { return order_.size(); }
   std::size_t capacity() const { return capacity_; }
 
  private:
   std::size_t capacity_;
   absl::flat_hash_map<std::uint64_t, std::uint64_t> sequence_of_;
-  std::deque<std::uint64_t> order_;  // oldest first
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> order_;  // oldest first
 };
 
 }  // namespace streamreg

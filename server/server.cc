@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -21,8 +22,20 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       o.worker_threads != 0
           ? o.worker_threads
           : std::max(1u, std::thread::hardware_concurrency()));
-  server->registry_ =
-      std::make_unique<ModelRegistry>(o.limits, server->pool_.get());
+  server->storage_ = std::make_unique<ModelStorage>(o.data_dir, o.storage);
+  server->registry_ = std::make_unique<ModelRegistry>(
+      o.limits, server->pool_.get(), server->storage_.get());
+  const absl::Time recovery_start = absl::Now();
+  if (absl::Status status = server->registry_->Recover(); !status.ok()) {
+    return status;
+  }
+  spdlog::info("event=recovery_done models={} failed={} seconds={:.3f}",
+               server->registry_->size(), server->registry_->failed().size(),
+               absl::ToDoubleSeconds(absl::Now() - recovery_start));
+  ModelRegistry* registry = server->registry_.get();
+  server->storage_->Start([registry] {
+    return registry->List("", std::numeric_limits<std::size_t>::max());
+  });
   server->model_service_ =
       std::make_unique<ModelService>(server->registry_.get());
   server->regression_service_ =
@@ -44,10 +57,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   }
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info(
-      "event=listening address={} data_dir={} worker_threads={} "
+      "event=listening address={} data_dir={} sync={} worker_threads={} "
       "max_models={} max_samples_per_model={} max_message_bytes={}",
-      server->address(), o.data_dir, server->pool_->num_threads(),
-      o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes);
+      server->address(), o.data_dir, o.storage.sync.ToString(),
+      server->pool_->num_threads(), o.limits.max_models,
+      o.limits.max_samples_per_model, o.max_message_bytes);
   return server;
 }
 
@@ -67,6 +81,9 @@ void Server::Shutdown() {
   grpc_server_->Shutdown(
       absl::ToChronoTime(absl::Now() + options_.drain_timeout));
   grpc_server_->Wait();
+  // Every write has finished: snapshot what changed and sync the logs.
+  pool_->Drain();
+  storage_->Stop();
   spdlog::info("event=stopped models={}", registry_->size());
 }
 

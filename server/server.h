@@ -41,6 +41,7 @@ class Server {
   const ServerOptions options_;
   std::unique_ptr<DataDirectory> data_directory_;
   std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<ModelStorage> storage_;
   std::unique_ptr<ModelRegistry> registry_;
   std::unique_ptr<ModelService> model_service_;
   std::unique_ptr<RegressionService> regression_service_;

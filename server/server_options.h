@@ -6,6 +6,7 @@
 
 #include "absl/time/time.h"
 #include "server/model_registry.h"
+#include "server/model_storage.h"
 
 namespace streamreg {
 
@@ -15,6 +16,9 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
   std::string data_dir = "streamreg-data";
   RegistryLimits limits;
+  // Durability: the sync policy, log segments, snapshots (and the file
+  // system, which tests replace to inject failures).
+  StorageOptions storage;
   // Largest request or response message, bytes (larger ones fail with
   // RESOURCE_EXHAUSTED).
   std::size_t max_message_bytes = 64 << 20;

@@ -36,10 +36,17 @@ void WorkerPool::Run() {
     if (tasks_.empty()) return;  // stopping, and nothing left to run
     std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();
+    ++running_;
     lock.unlock();
     task();
     lock.lock();
+    if (--running_ == 0 && tasks_.empty()) idle_.notify_all();
   }
+}
+
+void WorkerPool::Drain() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return tasks_.empty() && running_ == 0; });
 }
 
 }  // namespace streamreg

@@ -23,6 +23,8 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void Post(std::function<void()> task);
+  // Waits until every task posted so far (and any they post) has run.
+  void Drain();
   std::size_t num_threads() const { return threads_.size(); }
 
  private:
@@ -30,7 +32,9 @@ class WorkerPool {
 
   std::mutex mutex_;
   std::condition_variable ready_;
+  std::condition_variable idle_;
   std::deque<std::function<void()>> tasks_;
+  std::size_t running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

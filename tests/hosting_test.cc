@@ -149,7 +149,7 @@ TEST_F(HostedModelTest, BadBatchesChangeNothingAndNameTheSample) {
   // Duplicates do not count against the limit.
   EXPECT_TRUE(hosted->Learn(fits.samples, nullptr).ok());
 
-  hosted->MarkDeleted();
+  ASSERT_TRUE(hosted->Delete().ok());
   EXPECT_EQ(hosted->Learn(over.samples, nullptr).status().code(),
             absl::StatusCode::kNotFound);
 }

@@ -33,7 +33,9 @@ class SnapshotFile {
     auto file = FileSystem::Default()->NewWritableFile(directory_ + "/snap");
     ASSERT_TRUE(file.ok());
     RecordWriter writer(file->get());
-    ASSERT_TRUE(snapshot.Write(writer).ok());
+    std::uint64_t records = 0;
+    ASSERT_TRUE(snapshot.Write(writer, &records).ok());
+    EXPECT_EQ(records, 1 + (snapshot.samples_stored() + 4095) / 4096);
     ASSERT_TRUE((*file)->Close().ok());
     auto readable = FileSystem::Default()->OpenReadable(directory_ + "/snap");
     ASSERT_TRUE(readable.ok());
