@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "server/spec_conversion.h"
+#include "tests/fault_injecting_file_system.h"
 #include "tests/service_test_support.h"
 
 namespace streamreg {
@@ -389,6 +390,82 @@ TEST_F(ServiceTest, LimitsAreResourceExhausted) {
       client_->regression().Predict(&context, big, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << status.error_message();
+}
+
+TEST_F(ServiceTest, AFullOrReadOnlyDiskIsReportedAndLosesNothing) {
+  FaultInjectingFileSystem file_system;
+  ServerOptions options;
+  options.storage.file_system = &file_system;
+  StartServer(options);
+  const Rows rows(400, 6);
+  CreateAndIngest("a", rows, 200);
+
+  file_system.append_error = ENOSPC;
+  v1::IngestRequest request;
+  request.set_model("a");
+  for (std::size_t i = 200; i < 250; ++i) {
+    v1::Sample* sample = request.add_samples();
+    sample->mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
+    sample->mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
+    sample->set_sample_id(9000 + i);
+  }
+  v1::IngestResponse response;
+  const absl::Status full = Ingest(request, &response);
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(full.message(), HasSubstr("No space left on device"));
+  EXPECT_EQ(NumSamples("a"), 200u);
+  file_system.append_error = 0;
+  ASSERT_TRUE(Ingest(request, &response).ok());
+  EXPECT_EQ(NumSamples("a"), 250u);
+
+  file_system.create_error = EROFS;
+  const absl::Status read_only = client_->CreateModel("b", RowsSpec()).status();
+  EXPECT_EQ(read_only.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(read_only.message(), HasSubstr("Read-only file system"));
+  file_system.create_error = 0;
+  server_.reset();  // before the file system it uses
+}
+
+TEST_F(ServiceTest, ARestartedServerServesExactlyWhatItAcknowledged) {
+  ServerOptions options;
+  const std::string data_dir = FreshDirectory();
+  directories_.push_back(data_dir);
+  const Rows rows(900, 6);
+  const v1::ModelSpec spec = RowsSpec(v1::METRIC_EGOP);
+  auto start = [&] {
+    client_.reset();
+    server_.reset();  // a clean shutdown: snapshots what changed
+    ServerOptions o;
+    o.listen = "127.0.0.1:0";
+    o.data_dir = data_dir;
+    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(o);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    ClientOptions client_options;
+    client_options.address = server_->address();
+    client_ = std::make_unique<Client>(client_options);
+  };
+  start();
+  CreateAndIngest("m", rows, 600, spec);
+  start();
+  ASSERT_TRUE(client_->GetModel("m").ok());
+  std::unique_ptr<Ingester> ingester = client_->StartIngest("m");
+  for (std::size_t i = 600; i < 900; ++i) {
+    ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok());
+  }
+  ASSERT_TRUE(ingester->Finish().ok());
+  start();
+  std::unique_ptr<Model> reference = Reference(spec, rows, 900);
+  absl::StatusOr<std::vector<v1::Prediction>> got =
+      client_->Predict("m", rows.inputs(0, 50), Rows::kDim);
+  ASSERT_TRUE(got.ok()) << got.status();
+  for (std::size_t q = 0; q < 50; ++q) {
+    const Prediction expected = *reference->Predict(rows.input(q));
+    for (std::size_t t = 0; t < expected.value.size(); ++t) {
+      EXPECT_EQ((*got)[q].y(t), expected.value[t]) << "query " << q;
+    }
+  }
+  EXPECT_EQ(NumSamples("m"), 900u);
 }
 
 TEST_F(ServiceTest, RefitStreamsProgressAndEndsWithTheNewStats) {
