@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/bench_support.h"
 #include "bench/synthetic_points.h"
 #include "common/command_line.h"
 #include "core/model.h"
@@ -35,19 +36,8 @@ ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
 namespace streamreg {
 namespace {
 
-constexpr std::size_t kJoints = 7;
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-double Percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  const std::size_t i =
-      std::min(values.size() - 1, static_cast<std::size_t>(p * values.size()));
-  return values[i];
-}
+constexpr std::size_t kJoints = kArmJoints;
+using Clock = BenchClock;
 
 struct Figures {
   std::string metric;
@@ -67,12 +57,7 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   const std::vector<double> torques = ArmTorques(inputs, kJoints);
   const PointSet held_out = TrajectoryQueries(total, kJoints, queries, 1);
 
-  ModelConfig config;
-  config.input_dim = inputs.dim;
-  for (std::size_t j = 0; j < kJoints; ++j) {
-    config.target_names.push_back(absl::StrFormat("tau%d", j + 1));
-  }
-  config.metric = metric;
+  ModelConfig config = ArmConfig(metric);
   config.regressor = regressor;
   config.per_target_metric = absl::GetFlag(FLAGS_per_target);
   std::unique_ptr<Model> model = *Model::Create(config);

@@ -30,7 +30,8 @@ CoverTree::CoverTree(std::size_t dim) : dim_(dim), coordinates_(dim) {}
 
 absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
                                            std::span<const double> coordinates,
-                                           std::span<const std::uint64_t> ids) {
+                                           std::span<const std::uint64_t> ids,
+                                           InsertionOrder insertion_order) {
   if (dim == 0) return absl::InvalidArgumentError("dim: must be at least 1");
   if (coordinates.size() != ids.size() * dim) {
     return absl::InvalidArgumentError(
@@ -39,15 +40,17 @@ absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
   }
   absl::flat_hash_set<std::uint64_t> seen;
   seen.reserve(ids.size());
+  auto what = [&](std::size_t i) {
+    return absl::StrCat("point ", i, " (id ", ids[i], ")");
+  };
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    const std::string what = absl::StrCat("point ", i, " (id ", ids[i], ")");
-    if (absl::Status s =
-            ValidatePoint(coordinates.subspan(i * dim, dim), dim, what);
-        !s.ok()) {
-      return s;
+    // The message is only made for a point that fails.
+    const std::span<const double> point = coordinates.subspan(i * dim, dim);
+    if (!ValidatePoint(point, dim, "").ok()) {
+      return ValidatePoint(point, dim, what(i));
     }
     if (!seen.insert(ids[i]).second) {
-      return absl::AlreadyExistsError(absl::StrCat(what, ": repeated id"));
+      return absl::AlreadyExistsError(absl::StrCat(what(i), ": repeated id"));
     }
   }
   // Inserting in a random order makes the tree independent of how the input
@@ -55,9 +58,11 @@ absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
   // first makes the same points give the same tree in any input order.
   std::vector<std::size_t> order(ids.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
-  std::shuffle(order.begin(), order.end(), std::mt19937_64(kBuildOrderSeed));
+  if (insertion_order == InsertionOrder::kShuffled) {
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(kBuildOrderSeed));
+  }
   CoverTree tree(dim);
   tree.nodes_.Reserve(ids.size());
   tree.coordinates_.Reserve(ids.size());

@@ -35,6 +35,7 @@ GradientStatistics GradientRefresh::Run(const Job& job,
 
 void GradientRefresh::Start(Job job, CopySlotRows copy_rows) {
   if (worker_.joinable()) worker_.join();
+  job_ = job;
   std::packaged_task<GradientStatistics()> task(
       [job = std::move(job), copy_rows = std::move(copy_rows)] {
         return Run(job, copy_rows);
@@ -48,6 +49,7 @@ void GradientRefresh::Resume(GradientStatistics result) {
   if (worker_.joinable()) worker_.join();
   std::promise<GradientStatistics> known;
   known.set_value(std::move(result));
+  job_.reset();
   result_ = known.get_future().share();
   running_ = true;
 }
@@ -58,7 +60,36 @@ GradientStatistics GradientRefresh::Finish() {
   running_ = false;
   GradientStatistics stats = result_.get();
   result_ = {};
+  job_.reset();
   return stats;
+}
+
+void GradientRefresh::SaveJob(const Job& job, ByteWriter& out) {
+  job.standardization.Save(out);
+  out.U8(static_cast<std::uint8_t>(job.kernel));
+  out.Double(job.bandwidth);
+  out.Double(job.step);
+  out.U64(job.num_targets);
+  out.U8(job.outer_products ? 1 : 0);
+  out.U64(job.num_slots);
+}
+
+bool GradientRefresh::LoadJob(ByteReader& in, std::size_t dim, Job* job) {
+  std::optional<MetricTransform> standardization =
+      MetricTransform::Load(in, dim);
+  if (!standardization) return false;
+  *job = Job{*std::move(standardization)};
+  const std::uint8_t kernel = in.U8();
+  if (kernel > static_cast<std::uint8_t>(Kernel::kTruncatedGaussian)) {
+    return false;
+  }
+  job->kernel = static_cast<Kernel>(kernel);
+  job->bandwidth = in.Double();
+  job->step = in.Double();
+  job->num_targets = in.U64();
+  job->outer_products = in.U8() != 0;
+  job->num_slots = in.U64();
+  return in.ok();
 }
 
 }  // namespace streamreg

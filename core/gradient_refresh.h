@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <functional>
 #include <future>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "core/byte_coding.h"
 #include "core/gradient_statistics.h"
 #include "core/kernel.h"
 #include "core/metric_transform.h"
@@ -34,6 +36,9 @@ class GradientRefresh {
     std::size_t num_slots = 0;    // samples 0 .. num_slots - 1
   };
   using Progress = std::function<void(std::size_t done, std::size_t total)>;
+  // A job exactly, for snapshots; LoadJob fails on a malformed one.
+  static void SaveJob(const Job& job, ByteWriter& out);
+  static bool LoadJob(ByteReader& in, std::size_t dim, Job* job);
 
   GradientRefresh() = default;
   ~GradientRefresh();
@@ -53,11 +58,14 @@ class GradientRefresh {
   // The result to come of the refresh running now (a snapshot waits for it
   // on its own thread, while the model goes on learning).
   std::shared_future<GradientStatistics> result() const { return result_; }
+  // The job running, if Start began it (not Resume).
+  const std::optional<Job>& job() const { return job_; }
   GradientStatistics Finish();
 
  private:
   std::thread worker_;
   std::shared_future<GradientStatistics> result_;
+  std::optional<Job> job_;
   std::atomic<bool> running_ = false;
 };
 

@@ -69,13 +69,13 @@ void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
 
 std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
     MetricTransform transform, std::size_t num_slots,
-    const CopySlotRows& copy_rows) {
+    const CopySlotRows& copy_rows, CoverTree::InsertionOrder order) {
   std::vector<double> coordinates;
   ReadMappedRows(num_slots, copy_rows, transform, &coordinates, nullptr);
   std::vector<std::uint64_t> ids(num_slots);
   for (std::size_t slot = 0; slot < num_slots; ++slot) ids[slot] = slot;
   absl::StatusOr<CoverTree> tree =
-      CoverTree::Build(transform.dim(), coordinates, ids);
+      CoverTree::Build(transform.dim(), coordinates, ids, order);
   assert(tree.ok());
   return std::make_shared<Generation>(std::move(transform), *std::move(tree));
 }
@@ -158,7 +158,16 @@ void MetricIndex::FinishRebuild() {
 void MetricIndex::Restore(MetricTransform transform, std::size_t num_slots,
                           const CopySlotRows& copy_rows, std::size_t generation,
                           std::size_t waits) {
-  RebuildNow(std::move(transform), num_slots, copy_rows);
+  // Slot order is about stream order: the fast way to build (searches
+  // answer the same whatever the tree's shape).
+  std::shared_ptr<Generation> restored =
+      Build(std::move(transform), num_slots, copy_rows,
+            CoverTree::InsertionOrder::kAsGiven);
+  {
+    std::lock_guard lock(current_mutex_);
+    live_.swap(restored);
+  }
+  Retire(std::move(restored));
   generation_ = generation;
   waits_ = waits;
 }

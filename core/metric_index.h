@@ -96,9 +96,10 @@ class MetricIndex {
     std::vector<double> x;
   };
 
-  static std::shared_ptr<Generation> Build(MetricTransform transform,
-                                           std::size_t num_slots,
-                                           const CopySlotRows& copy_rows);
+  static std::shared_ptr<Generation> Build(
+      MetricTransform transform, std::size_t num_slots,
+      const CopySlotRows& copy_rows,
+      CoverTree::InsertionOrder order = CoverTree::InsertionOrder::kShuffled);
   void Write(std::uint64_t slot, std::span<const double> x);
   // Inserts x at slot (or removes slot when x is empty) in `generation`.
   static void Apply(Generation& generation, std::uint64_t slot,

@@ -152,7 +152,7 @@ class Model {
   // The model's state now, for a snapshot (core/model_snapshot.h): waits
   // for a Learn or Refit in progress, then pauses learning for about as
   // long as copying the running sums takes.
-  ModelSnapshot CaptureSnapshot();
+  ModelSnapshot CaptureSnapshot() const;
   // The model a snapshot captured, which then behaves exactly as that one
   // would have. `config` must be the one it was created with (the caller
   // stores it); DATA_LOSS names what does not fit. Indexes are rebuilt
@@ -238,12 +238,13 @@ class Model {
   // refresh's result.
   void SaveState(ByteWriter& out) const;
   bool LoadState(ByteReader& in, std::size_t* num_rows,
-                 std::vector<SavedIndex>* indexes);
+                 std::vector<SavedIndex>* indexes,
+                 std::optional<GradientRefresh::Job>* refresh_job);
   bool LoadRows(absl::string_view payload);
   void RestoreIndexes(std::vector<SavedIndex> indexes);
 
   const ModelConfig config_;
-  std::mutex writer_;  // serializes Learn and Refit
+  mutable std::mutex writer_;  // serializes Learn, Refit and captures
   // Guards the state below against readers: the learning thread changes it
   // under the exclusive lock (and reads it without the lock).
   mutable WriterPriorityMutex state_lock_;

@@ -15,6 +15,9 @@ namespace streamreg {
 namespace {
 
 constexpr std::uint32_t kStateVersion = 1;
+constexpr std::uint8_t kNoRefresh = 0;
+constexpr std::uint8_t kRefreshResult = 1;
+constexpr std::uint8_t kRefreshJob = 2;
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -30,8 +33,15 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
                                   std::uint64_t* records) const {
   std::string state = state_;
   ByteWriter tail(&state);
-  tail.U8(refresh_.has_value() ? 1 : 0);
-  if (refresh_.has_value()) refresh_->get().Save(tail);
+  if (!refresh_job_.empty()) {
+    tail.U8(kRefreshJob);
+    state += refresh_job_;
+  } else if (refresh_.has_value()) {
+    tail.U8(kRefreshResult);
+    refresh_->get().Save(tail);
+  } else {
+    tail.U8(kNoRefresh);
+  }
   if (absl::Status status = out.Add(RecordType::kModelState, state);
       !status.ok()) {
     return status;
@@ -63,13 +73,21 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
   return absl::OkStatus();
 }
 
-ModelSnapshot Model::CaptureSnapshot() {
+ModelSnapshot Model::CaptureSnapshot() const {
   std::lock_guard writer(writer_);
   ModelSnapshot snapshot;
   snapshot.samples_seen_ = store_.seen();
   ByteWriter out(&snapshot.state_);
   SaveState(out);
-  if (refresh_.running()) snapshot.refresh_ = refresh_.result();
+  if (refresh_.running()) {
+    if (refresh_.job().has_value() &&
+        config_.capacity.policy == CapacityPolicy::kUnbounded) {
+      ByteWriter job(&snapshot.refresh_job_);
+      GradientRefresh::SaveJob(*refresh_.job(), job);
+    } else {
+      snapshot.refresh_ = refresh_.result();
+    }
+  }
   snapshot.rows_ = store_.Share();
   return snapshot;
 }
@@ -101,7 +119,8 @@ void Model::SaveState(ByteWriter& out) const {
 }
 
 bool Model::LoadState(ByteReader& in, std::size_t* num_rows,
-                      std::vector<SavedIndex>* indexes) {
+                      std::vector<SavedIndex>* indexes,
+                      std::optional<GradientRefresh::Job>* refresh_job) {
   const std::size_t d = config_.input_dim;
   if (in.U32() != kStateVersion || in.U64() != d ||
       in.U64() != config_.num_targets() || in.U64() != predictions_.size() ||
@@ -137,11 +156,24 @@ bool Model::LoadState(ByteReader& in, std::size_t* num_rows,
     if (!load_index() || !p.selector.Load(in)) return false;
     p.swap_at = in.U64();
   }
-  if (in.U8() != 0) {
-    GradientStatistics result(d, config_.num_targets(),
-                              config_.metric == MetricKind::kEgop);
-    if (!result.Load(in)) return false;
-    refresh_.Resume(std::move(result));
+  switch (in.U8()) {
+    case kNoRefresh:
+      break;
+    case kRefreshResult: {
+      GradientStatistics result(d, config_.num_targets(),
+                                config_.metric == MetricKind::kEgop);
+      if (!result.Load(in)) return false;
+      refresh_.Resume(std::move(result));
+      break;
+    }
+    case kRefreshJob: {
+      GradientRefresh::Job job{MetricTransform::Standardizing({}, {})};
+      if (!GradientRefresh::LoadJob(in, d, &job)) return false;
+      *refresh_job = std::move(job);
+      break;
+    }
+    default:
+      return false;
   }
   return in.done();
 }
@@ -197,7 +229,8 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   ByteReader state(records.state);
   std::size_t num_rows = 0;
   std::vector<SavedIndex> indexes;
-  if (!model->LoadState(state, &num_rows, &indexes)) {
+  std::optional<GradientRefresh::Job> refresh_job;
+  if (!model->LoadState(state, &num_rows, &indexes, &refresh_job)) {
     return absl::DataLossError(
         "the model state record does not fit the model's configuration");
   }
@@ -212,7 +245,15 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
                                             model->store_.size(), " of ",
                                             num_rows, " stored samples"));
   }
+  if (refresh_job.has_value() && refresh_job->num_slots > num_rows) {
+    return absl::DataLossError("the metric refresh reads missing samples");
+  }
   model->RestoreIndexes(std::move(indexes));
+  // Background work starts once the indexes (which the model needs to
+  // serve) have every core.
+  if (refresh_job.has_value()) {
+    model->refresh_.Start(*std::move(refresh_job), model->StoreRows());
+  }
   return model;
 }
 

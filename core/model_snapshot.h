@@ -24,7 +24,10 @@ namespace streamreg {
 // On disk (core/record_format.h) it is one kModelState record — every
 // running sum, count, selection error, standardization, index transform
 // and take-over point, the reservoir's random state — followed by
-// kStoreRows records of up to 4096 samples each:
+// kStoreRows records of up to 4096 samples each (a metric refresh in
+// progress is saved as its job when the store is unbounded — restarted on
+// restore, taking over at the same sample count — and otherwise as its
+// result, which Write then waits for):
 //   first slot u64, count u32, then per slot: x (d doubles), y (m doubles),
 //   sample id u64.
 // Model::Restore reads them back into a model that then learns, predicts
@@ -44,7 +47,11 @@ class ModelSnapshot {
   ModelSnapshot() = default;
 
   std::uint64_t samples_seen_ = 0;
-  std::string state_;  // kModelState without the refresh result
+  std::string state_;  // kModelState without the refresh
+  // A refresh in progress: its job (an unbounded store still holds its
+  // rows, so a restored model starts it again) or, for other stores, its
+  // result to come.
+  std::string refresh_job_;
   std::optional<std::shared_future<GradientStatistics>> refresh_;
   SampleStore::Rows rows_;
 };

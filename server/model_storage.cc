@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/model.h"
+#include "server/background_priority.h"
 #include "server/model_registry.h"
 #include "spdlog/spdlog.h"
 
@@ -13,10 +14,13 @@ namespace streamreg {
 ModelStorage::ModelStorage(std::string data_dir, StorageOptions options)
     : data_dir_(std::move(data_dir)), options_(options) {}
 
-ModelStorage::~ModelStorage() {
-  std::unique_lock lock(mutex_);
-  stopping_ = true;
-  lock.unlock();
+ModelStorage::~ModelStorage() { StopBackground(); }
+
+void ModelStorage::StopBackground() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
   wake_.notify_all();
   if (syncer_.joinable()) syncer_.join();
   if (snapshotter_.joinable()) snapshotter_.join();
@@ -200,6 +204,7 @@ bool ModelStorage::SnapshotDue(const HostedModel& model) const {
 }
 
 void ModelStorage::SnapshotLoop() {
+  LowerThreadPriority();
   while (Sleep(absl::Milliseconds(100))) {
     for (const std::shared_ptr<HostedModel>& model : models_()) {
       if (!SnapshotDue(*model)) continue;
@@ -217,13 +222,7 @@ void ModelStorage::SnapshotLoop() {
 }
 
 void ModelStorage::Stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (syncer_.joinable()) syncer_.join();
-  if (snapshotter_.joinable()) snapshotter_.join();
+  StopBackground();
   if (!models_) return;
   for (const std::shared_ptr<HostedModel>& model : models_()) {
     if (absl::Status status = model->Snapshot(); !status.ok()) {

@@ -71,6 +71,9 @@ class ModelStorage {
   // Stops both, then snapshots every model with unsaved records and
   // fsyncs every log (a clean shutdown).
   void Stop();
+  // Stops both and nothing more (before the models' source goes away; the
+  // destructor does it too).
+  void StopBackground();
 
   const StorageOptions& options() const { return options_; }
   std::string ModelDirectory(const std::string& name) const;

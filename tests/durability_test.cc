@@ -95,6 +95,7 @@ class DurabilityTest : public ::testing::Test {
   }
   // Drops everything in memory: only what each write put on disk remains.
   void Crash() {
+    if (storage_ != nullptr) storage_->StopBackground();
     pool_.Drain();
     registry_.reset();
     storage_.reset();

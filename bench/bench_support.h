@@ -1,0 +1,68 @@
+#ifndef STREAMREG_BENCH_BENCH_SUPPORT_H_
+#define STREAMREG_BENCH_BENCH_SUPPORT_H_
+
+// What the benchmark tools share: a clock, percentiles, and the robot-like
+// stream they learn (a 7-joint trajectory: d = 21 inputs q, q', q''; m = 7
+// torque-like targets).
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "bench/synthetic_points.h"
+#include "core/model.h"
+
+namespace streamreg {
+
+using BenchClock = std::chrono::steady_clock;
+
+inline double Seconds(BenchClock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+inline double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t i =
+      std::min(values.size() - 1, static_cast<std::size_t>(p * values.size()));
+  return values[i];
+}
+
+inline constexpr std::size_t kArmJoints = 7;
+
+// n samples of the arm's trajectory; sample s has id s + 1.
+struct ArmStream {
+  explicit ArmStream(std::size_t n)
+      : inputs(TrajectoryPoints(n, kArmJoints, 1)),
+        torques(ArmTorques(inputs, kArmJoints)) {}
+  Sample sample(std::size_t s) const {
+    return Sample{
+        inputs.point(s), {torques.data() + s * kArmJoints, kArmJoints}, s + 1};
+  }
+  std::vector<Sample> batch(std::size_t begin, std::size_t end) const {
+    std::vector<Sample> samples;
+    for (std::size_t s = begin; s < end; ++s) samples.push_back(sample(s));
+    return samples;
+  }
+  std::size_t size() const { return inputs.size(); }
+
+  PointSet inputs;
+  std::vector<double> torques;
+};
+
+// A model of the arm's 7 torques on its 21 inputs, defaults otherwise.
+inline ModelConfig ArmConfig(MetricKind metric) {
+  ModelConfig config;
+  config.input_dim = 3 * kArmJoints;
+  for (std::size_t j = 0; j < kArmJoints; ++j) {
+    config.target_names.push_back(absl::StrFormat("tau%d", j + 1));
+  }
+  config.metric = metric;
+  return config;
+}
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_BENCH_BENCH_SUPPORT_H_
