@@ -45,6 +45,7 @@ class ByteWriter {
 
  private:
   void Raw(const void* data, std::size_t size) {
+    if (size == 0) return;  // data may be null (an empty vector's)
     out_->append(static_cast<const char*>(data), size);
   }
   std::string* out_;
@@ -109,6 +110,7 @@ class ByteReader {
     return v;
   }
   void Raw(void* out, std::size_t size) {
+    if (size == 0) return;  // out may be null (an empty vector's data)
     if (!ok_ || size > remaining()) {
       ok_ = false;
       std::memset(out, 0, size);

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/model.h"
@@ -205,15 +206,25 @@ bool ModelStorage::SnapshotDue(const HostedModel& model) const {
 
 void ModelStorage::SnapshotLoop() {
   LowerThreadPriority();
+  // A model whose snapshot failed (a full disk, say) is retried after a
+  // pause, not every round.
+  constexpr absl::Duration kRetryAfter = absl::Seconds(10);
+  absl::flat_hash_map<const HostedModel*, absl::Time> retry_at;
   while (Sleep(absl::Milliseconds(100))) {
     for (const std::shared_ptr<HostedModel>& model : models_()) {
       if (!SnapshotDue(*model)) continue;
       const absl::Time start = absl::Now();
+      if (const auto it = retry_at.find(model.get());
+          it != retry_at.end() && start < it->second) {
+        continue;
+      }
       if (absl::Status status = model->Snapshot(); !status.ok()) {
         spdlog::error("event=snapshot_failed model={} error=\"{}\"",
                       model->name(), std::string(status.message()));
+        retry_at[model.get()] = start + kRetryAfter;
         continue;
       }
+      retry_at.erase(model.get());
       spdlog::info("event=snapshot model={} samples={} seconds={:.3f}",
                    model->name(), model->model().samples_seen(),
                    absl::ToDoubleSeconds(absl::Now() - start));

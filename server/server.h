@@ -41,8 +41,10 @@ class Server {
   const ServerOptions options_;
   std::unique_ptr<DataDirectory> data_directory_;
   std::unique_ptr<WorkerPool> pool_;
-  std::unique_ptr<ModelStorage> storage_;
   std::unique_ptr<ModelRegistry> registry_;
+  // After the registry: destroyed first, its threads (which list the
+  // registry's models) stop before the registry goes.
+  std::unique_ptr<ModelStorage> storage_;
   std::unique_ptr<ModelService> model_service_;
   std::unique_ptr<RegressionService> regression_service_;
   std::unique_ptr<grpc::Server> grpc_server_;

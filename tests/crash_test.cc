@@ -189,6 +189,17 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
   // Every restart listens on the port of the first start.
   const std::string address = server.address();
   std::vector<std::thread> streams;
+  // Joined however the test ends (a failed restart returns early).
+  struct JoinAll {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~JoinAll() {
+      stop = true;
+      for (std::thread& thread : threads) {
+        if (thread.joinable()) thread.join();
+      }
+    }
+  } join_all{stop, streams};
   for (auto& feed : feeds) {
     streams.emplace_back([&, f = feed.get()] {
       while (!stop && f->acknowledged < kSamplesPerModel) {
@@ -209,6 +220,7 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
   }
   stop = true;
   for (std::thread& stream : streams) stream.join();
+  streams.clear();
 
   // Everything ever sent is now sent again until acknowledged, so each
   // model should hold exactly samples [0, sent) in order.
