@@ -43,34 +43,6 @@ std::vector<std::string> FilesIn(const std::string& directory) {
   return names;
 }
 
-// A hosted model and the engine model fed the same samples in the same
-// order (the reference it must equal bit for bit).
-void ExpectSameAs(const HostedModel& hosted, const Model& reference,
-                  const Stream& queries) {
-  const Model& model = hosted.model();
-  for (std::size_t q = 0; q < queries.size(); ++q) {
-    const Prediction a = *model.Predict(queries.input(q));
-    const Prediction b = *reference.Predict(queries.input(q));
-    ASSERT_EQ(a.value, b.value) << "query " << q;
-    ASSERT_EQ(a.spread, b.spread) << "query " << q;
-    ASSERT_EQ(a.neighbors, b.neighbors) << "query " << q;
-  }
-  const ModelStats sa = model.stats(), sb = reference.stats();
-  EXPECT_EQ(sa.samples_seen, sb.samples_seen);
-  EXPECT_EQ(sa.samples_stored, sb.samples_stored);
-  EXPECT_EQ(sa.prequential_mse, sb.prequential_mse);
-  EXPECT_EQ(sa.bandwidth, sb.bandwidth);
-  EXPECT_EQ(sa.k, sb.k);
-  EXPECT_EQ(sa.gradient_samples, sb.gradient_samples);
-  EXPECT_EQ(sa.index_rebuilds, sb.index_rebuilds);
-  EXPECT_EQ(sa.metric_refreshes, sb.metric_refreshes);
-  const MetricReport ma = model.metric(), mb = reference.metric();
-  for (std::size_t i = 0; i < ma.metrics.size(); ++i) {
-    EXPECT_EQ(ma.metrics[i].weights, mb.metrics[i].weights);
-    EXPECT_EQ(ma.metrics[i].matrix, mb.metrics[i].matrix);
-  }
-}
-
 class DurabilityTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -123,18 +95,11 @@ class DurabilityTest : public ::testing::Test {
   std::unique_ptr<ModelRegistry> registry_;
 };
 
-ModelConfig Busy(ModelConfig config) {
-  config.synchronous_rebuild_below = 64;
-  config.rebuild_lag = 40;
-  config.drift_check_every = 16;
-  return config;
-}
-
 TEST_F(DurabilityTest, RecoversEveryModelExactlyAsIfItNeverStopped) {
   const Stream stream = MakeStream(2400, 3);
   const Stream queries = MakeStream(30, 4);
-  ModelConfig gw = Busy(BaseConfig());
-  ModelConfig egop = Busy(BaseConfig());
+  ModelConfig gw = BusyConfig(BaseConfig());
+  ModelConfig egop = BusyConfig(BaseConfig());
   egop.metric = MetricKind::kEgop;
   egop.regressor = RegressorKind::kNearest;
   egop.capacity = {CapacityPolicy::kReservoir, 700};
@@ -155,8 +120,8 @@ TEST_F(DurabilityTest, RecoversEveryModelExactlyAsIfItNeverStopped) {
     ASSERT_TRUE(egop_reference->Learn(batch).ok());
   };
   auto expect_both_same = [&] {
-    ExpectSameAs(*Find("gw"), *gw_reference, queries);
-    ExpectSameAs(*Find("egop"), *egop_reference, queries);
+    ExpectSameModel(Find("gw")->model(), *gw_reference, queries);
+    ExpectSameModel(Find("egop")->model(), *egop_reference, queries);
   };
 
   for (std::size_t s = 0; s < 700; s += 50) learn(s, s + 50);
@@ -345,7 +310,7 @@ TEST_F(DurabilityTest, SnapshotsAndSyncsRunBesideLearningAndPredictions) {
   storage_->Start([registry] { return registry->List("", 100); });
   const Stream stream = MakeStream(3000, 9);
   const Stream queries = MakeStream(20, 10);
-  const ModelConfig config = Busy(BaseConfig());
+  const ModelConfig config = BusyConfig(BaseConfig());
   ASSERT_TRUE(registry_->Create("m", config, {}).ok());
   auto reference = MakeModel(config);
   std::shared_ptr<HostedModel> model = Find("m");
@@ -368,7 +333,7 @@ TEST_F(DurabilityTest, SnapshotsAndSyncsRunBesideLearningAndPredictions) {
   const std::vector<std::string> files = FilesIn(ModelDirectory("m"));
   EXPECT_THAT(files, ::testing::Contains(::testing::StartsWith("snapshot-")));
   Restart();
-  ExpectSameAs(*Find("m"), *reference, queries);
+  ExpectSameModel(Find("m")->model(), *reference, queries);
 }
 
 }  // namespace

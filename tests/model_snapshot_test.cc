@@ -67,84 +67,22 @@ class SnapshotFile {
   std::string contents_;
 };
 
-std::vector<Prediction> PredictAll(const Model& model, const Stream& queries) {
-  std::vector<Prediction> out;
-  for (std::size_t q = 0; q < queries.size(); ++q) {
-    out.push_back(*model.Predict(queries.input(q)));
-  }
-  return out;
-}
-
-void ExpectSamePredictions(const std::vector<Prediction>& a,
-                           const std::vector<Prediction>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t q = 0; q < a.size(); ++q) {
-    SCOPED_TRACE(::testing::Message() << "query " << q);
-    EXPECT_EQ(a[q].value, b[q].value);
-    EXPECT_EQ(a[q].spread, b[q].spread);
-    EXPECT_EQ(a[q].neighbors, b[q].neighbors);
-  }
-}
-
-// Everything a client can observe, bit for bit. (memory_bytes depends on
-// how an index was built; rebuild_waits on thread timing.)
-void ExpectSameModel(const Model& a, const Model& b, const Stream& queries) {
-  ExpectSamePredictions(PredictAll(a, queries), PredictAll(b, queries));
-  const ModelStats sa = a.stats(), sb = b.stats();
-  EXPECT_EQ(sa.samples_seen, sb.samples_seen);
-  EXPECT_EQ(sa.samples_stored, sb.samples_stored);
-  EXPECT_EQ(sa.prequential_mse, sb.prequential_mse);
-  for (std::size_t t = 0; t < sa.prequential_nmse.size(); ++t) {
-    EXPECT_EQ(std::isnan(sa.prequential_nmse[t]),
-              std::isnan(sb.prequential_nmse[t]));
-    if (!std::isnan(sa.prequential_nmse[t])) {
-      EXPECT_EQ(sa.prequential_nmse[t], sb.prequential_nmse[t]);
-    }
-  }
-  EXPECT_EQ(sa.bandwidth, sb.bandwidth);
-  EXPECT_EQ(sa.k, sb.k);
-  EXPECT_EQ(sa.gradient_bandwidth, sb.gradient_bandwidth);
-  EXPECT_EQ(sa.gradient_samples, sb.gradient_samples);
-  EXPECT_EQ(sa.index_rebuilds, sb.index_rebuilds);
-  EXPECT_EQ(sa.metric_refreshes, sb.metric_refreshes);
-  EXPECT_EQ(sa.rebuild_in_progress, sb.rebuild_in_progress);
-  const MetricReport ma = a.metric(), mb = b.metric();
-  ASSERT_EQ(ma.metrics.size(), mb.metrics.size());
-  for (std::size_t i = 0; i < ma.metrics.size(); ++i) {
-    EXPECT_EQ(ma.metrics[i].weights, mb.metrics[i].weights);
-    EXPECT_EQ(ma.metrics[i].matrix, mb.metrics[i].matrix);
-    const MetricTransform &ta = ma.in_use[i], &tb = mb.in_use[i];
-    EXPECT_TRUE(std::ranges::equal(ta.center(), tb.center()));
-    EXPECT_TRUE(std::ranges::equal(ta.scale(), tb.scale()));
-    EXPECT_TRUE(std::ranges::equal(ta.weights(), tb.weights()));
-    EXPECT_TRUE(std::ranges::equal(ta.matrix(), tb.matrix()));
-  }
-  EXPECT_EQ(ma.gradient_samples, mb.gradient_samples);
-}
-
 struct Case {
   const char* name;
   ModelConfig config;
 };
 
 std::vector<Case> Cases() {
-  auto busy = [](ModelConfig config) {
-    // Small indexes rebuild (and the metric refreshes) in the background,
-    // so many captures land while such work is in progress.
-    config.synchronous_rebuild_below = 64;
-    config.rebuild_lag = 40;
-    config.drift_check_every = 16;
-    return config;
-  };
+  // BusyConfig: many captures land while background work is in progress.
   std::vector<Case> cases;
-  cases.push_back({"kernel_gradient_weights", busy(BaseConfig())});
-  ModelConfig egop = busy(BaseConfig());
+  cases.push_back({"kernel_gradient_weights", BusyConfig(BaseConfig())});
+  ModelConfig egop = BusyConfig(BaseConfig());
   egop.metric = MetricKind::kEgop;
   egop.regressor = RegressorKind::kNearest;
   egop.per_target_metric = true;
   egop.capacity = {CapacityPolicy::kWindow, 1200};
   cases.push_back({"knn_egop_per_target_window", egop});
-  ModelConfig reservoir = busy(BaseConfig());
+  ModelConfig reservoir = BusyConfig(BaseConfig());
   reservoir.metric = MetricKind::kEgop;
   reservoir.capacity = {CapacityPolicy::kReservoir, 1000};
   reservoir.seed = 17;
@@ -153,7 +91,7 @@ std::vector<Case> Cases() {
   euclidean.metric = MetricKind::kEuclidean;
   euclidean.regressor = RegressorKind::kNearest;
   cases.push_back({"knn_euclidean", euclidean});
-  ModelConfig forgetting = busy(BaseConfig());
+  ModelConfig forgetting = BusyConfig(BaseConfig());
   forgetting.metric_forgetting = 0.995;
   forgetting.selection_forgetting = 0.99;
   cases.push_back({"kernel_forgetting", forgetting});

@@ -71,6 +71,72 @@ inline void LearnAll(Model& model, const Stream& stream, std::size_t begin,
   }
 }
 
+// Small indexes rebuild (and the metric refreshes) in the background, so
+// tests meet that work in progress.
+inline ModelConfig BusyConfig(ModelConfig config) {
+  config.synchronous_rebuild_below = 64;
+  config.rebuild_lag = 40;
+  config.drift_check_every = 16;
+  return config;
+}
+
+inline std::vector<Prediction> PredictAll(const Model& model,
+                                          const Stream& queries) {
+  std::vector<Prediction> out;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    out.push_back(*model.Predict(queries.input(q)));
+  }
+  return out;
+}
+
+inline void ExpectSamePredictions(const std::vector<Prediction>& a,
+                                  const std::vector<Prediction>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t q = 0; q < a.size(); ++q) {
+    SCOPED_TRACE(::testing::Message() << "query " << q);
+    EXPECT_EQ(a[q].value, b[q].value);
+    EXPECT_EQ(a[q].spread, b[q].spread);
+    EXPECT_EQ(a[q].neighbors, b[q].neighbors);
+  }
+}
+
+// Everything a client can observe, bit for bit. (memory_bytes depends on
+// how an index was built; rebuild_waits on thread timing.)
+inline void ExpectSameModel(const Model& a, const Model& b,
+                            const Stream& queries) {
+  ExpectSamePredictions(PredictAll(a, queries), PredictAll(b, queries));
+  const ModelStats sa = a.stats(), sb = b.stats();
+  EXPECT_EQ(sa.samples_seen, sb.samples_seen);
+  EXPECT_EQ(sa.samples_stored, sb.samples_stored);
+  EXPECT_EQ(sa.prequential_mse, sb.prequential_mse);
+  for (std::size_t t = 0; t < sa.prequential_nmse.size(); ++t) {
+    EXPECT_EQ(std::isnan(sa.prequential_nmse[t]),
+              std::isnan(sb.prequential_nmse[t]));
+    if (!std::isnan(sa.prequential_nmse[t])) {
+      EXPECT_EQ(sa.prequential_nmse[t], sb.prequential_nmse[t]);
+    }
+  }
+  EXPECT_EQ(sa.bandwidth, sb.bandwidth);
+  EXPECT_EQ(sa.k, sb.k);
+  EXPECT_EQ(sa.gradient_bandwidth, sb.gradient_bandwidth);
+  EXPECT_EQ(sa.gradient_samples, sb.gradient_samples);
+  EXPECT_EQ(sa.index_rebuilds, sb.index_rebuilds);
+  EXPECT_EQ(sa.metric_refreshes, sb.metric_refreshes);
+  EXPECT_EQ(sa.rebuild_in_progress, sb.rebuild_in_progress);
+  const MetricReport ma = a.metric(), mb = b.metric();
+  ASSERT_EQ(ma.metrics.size(), mb.metrics.size());
+  for (std::size_t i = 0; i < ma.metrics.size(); ++i) {
+    EXPECT_EQ(ma.metrics[i].weights, mb.metrics[i].weights);
+    EXPECT_EQ(ma.metrics[i].matrix, mb.metrics[i].matrix);
+    const MetricTransform &ta = ma.in_use[i], &tb = mb.in_use[i];
+    EXPECT_TRUE(std::ranges::equal(ta.center(), tb.center()));
+    EXPECT_TRUE(std::ranges::equal(ta.scale(), tb.scale()));
+    EXPECT_TRUE(std::ranges::equal(ta.weights(), tb.weights()));
+    EXPECT_TRUE(std::ranges::equal(ta.matrix(), tb.matrix()));
+  }
+  EXPECT_EQ(ma.gradient_samples, mb.gradient_samples);
+}
+
 }  // namespace streamreg
 
 #endif  // STREAMREG_TESTS_MODEL_TEST_SUPPORT_H_
