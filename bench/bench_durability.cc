@@ -262,6 +262,7 @@ nlohmann::json SnapshotAndRecoveryFigures(const std::string& root) {
 int Main() {
   std::string root = absl::GetFlag(FLAGS_dir);
   if (root.empty()) {
+    // mkdtemp(3) replaces the template's six X's with a unique name.
     char pattern[] = "/tmp/streamreg-bench-durability-XXXXXX";
     root = mkdtemp(pattern);
   }

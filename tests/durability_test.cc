@@ -19,6 +19,7 @@
 #include "server/model_storage.h"
 #include "server/worker_pool.h"
 #include "tests/fault_injecting_file_system.h"
+#include "tests/fresh_directory.h"
 #include "tests/model_test_support.h"
 
 namespace streamreg {
@@ -46,9 +47,7 @@ std::vector<std::string> FilesIn(const std::string& directory) {
 class DurabilityTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char path[] = "/tmp/durability_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(path), nullptr);
-    directory_ = path;
+    directory_ = FreshDirectory();
     options_.file_system = &file_system_;
     options_.segment_bytes = 16 << 10;  // many segments
     options_.snapshot_every_samples = 1'000'000;

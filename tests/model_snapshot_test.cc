@@ -13,6 +13,7 @@
 #include "core/record_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/fresh_directory.h"
 #include "tests/model_test_support.h"
 
 namespace streamreg {
@@ -22,11 +23,7 @@ namespace {
 // records exactly as the server reads them back).
 class SnapshotFile {
  public:
-  SnapshotFile() {
-    char path[] = "/tmp/model_snapshot_test_XXXXXX";
-    EXPECT_NE(::mkdtemp(path), nullptr);
-    directory_ = path;
-  }
+  SnapshotFile() { directory_ = FreshDirectory(); }
   ~SnapshotFile() { std::filesystem::remove_all(directory_); }
 
   void Write(const ModelSnapshot& snapshot) {

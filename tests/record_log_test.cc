@@ -13,6 +13,7 @@
 #include "core/record_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/fresh_directory.h"
 
 namespace streamreg {
 namespace {
@@ -43,11 +44,7 @@ Read ReadAll(absl::string_view contents) {
 
 class RecordLogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char path[] = "/tmp/record_log_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(path), nullptr);
-    directory_ = path;
-  }
+  void SetUp() override { directory_ = FreshDirectory(); }
   void TearDown() override { std::filesystem::remove_all(directory_); }
 
   // Writes the payloads as records and returns the file's bytes and each

@@ -11,6 +11,7 @@
 
 #include "core/model.h"
 #include "streamreg/v1/model.pb.h"
+#include "tests/fresh_directory.h"
 
 namespace streamreg {
 
@@ -50,12 +51,6 @@ inline v1::ModelSpec RowsSpec(v1::Metric metric = v1::METRIC_GRADIENT_WEIGHTS) {
   spec.add_target_names("square");
   spec.set_metric(metric);
   return spec;
-}
-
-// A fresh directory under the test's temporary directory.
-inline std::string FreshDirectory() {
-  std::string pattern = ::testing::TempDir() + "streamreg-XXXXXX";
-  return mkdtemp(pattern.data());
 }
 
 }  // namespace streamreg
