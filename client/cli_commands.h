@@ -26,7 +26,8 @@ ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(double, rate);
 ABSL_DECLARE_FLAG(std::uint64_t, limit);
 ABSL_DECLARE_FLAG(bool, create);
-ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(std::string, json);
+ABSL_DECLARE_FLAG(std::uint64_t, robot_seed);
 
 namespace streamreg {
 

@@ -5,6 +5,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "client/bench_commands.h"
 #include "client/cli_commands.h"
 #include "common/command_line.h"
 
@@ -28,11 +29,35 @@ ABSL_FLAG(bool, per_target, false, "create: one metric per target");
 ABSL_FLAG(std::uint64_t, seed, 0, "create: random seed");
 ABSL_FLAG(std::string, csv, "", "CSV file (../shared/data convention)");
 ABSL_FLAG(std::string, out, "-", "predict: output CSV (- = stdout)");
-ABSL_FLAG(double, rate, 1000, "replay: samples per second");
+ABSL_FLAG(double, rate, 1000,
+          "replay, bench learn: samples per second (per robot)");
 ABSL_FLAG(std::uint64_t, limit, 0, "ingest/predict/replay: first N rows only");
 ABSL_FLAG(bool, create, false,
           "ingest/replay: create the model from the CSV if it does not exist");
-ABSL_FLAG(bool, json, false, "info/metric: print JSON");
+ABSL_FLAG(std::string, json, "",
+          "info/metric: print JSON (a bare --json); bench: write the report "
+          "to FILE (- = stdout); bench plot: the report to plot");
+ABSL_FLAG(std::uint32_t, concurrency, 4, "bench predict: clients");
+ABSL_FLAG(double, duration, 10, "bench: seconds to measure (each phase)");
+ABSL_FLAG(bool, unary, false, "bench predict: Predict and Ping (default)");
+ABSL_FLAG(bool, stream, false, "bench predict: PredictStream and PingStream");
+ABSL_FLAG(std::uint32_t, queries, 1, "bench predict: queries per request");
+ABSL_FLAG(std::uint32_t, robots, 1, "bench learn: simulated arms");
+ABSL_FLAG(std::uint32_t, predictors, 0,
+          "bench learn: clients predicting meanwhile (PredictStream)");
+ABSL_FLAG(double, predict_rate, 1000,
+          "bench learn: predictions per second per predictor");
+ABSL_FLAG(std::uint64_t, robot_seed, 1,
+          "bench: the simulated arms' task (streamreg-robot-sim --seed)");
+ABSL_FLAG(double, start_s, -1,
+          "bench: seconds into the task the robots start (robot r 37 r s "
+          "later; predict's queries 3000 s later); negative: 1000 s plus "
+          "the model's samples / rate, so each run streams new states");
+ABSL_FLAG(double, payload_kg, 2.0, "bench learn: the payload's mass");
+ABSL_FLAG(double, payload_at, -1,
+          "bench learn: seconds in when every arm picks up the payload "
+          "(negative: never)");
+ABSL_FLAG(std::string, plots, "", "bench: draw PNG plots into DIR (gnuplot)");
 
 namespace streamreg {
 namespace {
@@ -52,7 +77,32 @@ Commands:
   metric  --model NAME [--json]      gradient weights / EGOP spectrum as bars
   refit   --model NAME
   replay  --model NAME --csv FILE --rate HZ [--create] [--limit N]
-  health)";
+  health
+  bench predict --model NAME [--concurrency C] [--duration S]
+          [--unary|--stream] [--queries Q] [--csv FILE] [--json FILE]
+          [--plots DIR]     load on Predict beside the empty Ping RPC
+  bench learn --model NAME [--create] [--robots R] [--rate HZ] [--duration S]
+          [--predictors P] [--predict_rate HZ] [--payload_at S]
+          [--payload_kg KG] [--json FILE] [--plots DIR]
+                            simulated robot arms streaming through Learn
+  bench plot --json FILE --plots DIR)";
+
+// A bare --json (the last argument, or followed by another flag) means
+// --json=- (print JSON), so `info --json` keeps working beside
+// `bench ... --json FILE`.
+std::vector<char*> WithBareJsonFlag(int argc, char** argv) {
+  static char kJsonToStdout[] = "--json=-";
+  std::vector<char*> args(argv, argv + argc);
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string arg = args[i];
+    const bool last = i + 1 == args.size();
+    if (arg == "--json" &&
+        (last || std::string(args[i + 1]).starts_with("-"))) {
+      args[i] = kJsonToStdout;
+    }
+  }
+  return args;
+}
 
 int Run(const std::vector<std::string>& positional) {
   const std::map<std::string, absl::Status (*)(Client&)> commands = {
@@ -61,7 +111,13 @@ int Run(const std::vector<std::string>& positional) {
       {"ingest", IngestCommand}, {"predict", PredictCommand},
       {"metric", MetricCommand}, {"refit", RefitCommand},
       {"replay", ReplayCommand}, {"health", HealthCommand}};
-  if (positional.size() != 1 || !commands.contains(positional[0])) {
+  const std::map<std::string, absl::Status (*)(Client&)> bench_commands = {
+      {"predict", BenchPredictCommand},
+      {"learn", BenchLearnCommand},
+      {"plot", BenchPlotCommand}};
+  const bool bench = positional.size() == 2 && positional[0] == "bench" &&
+                     bench_commands.contains(positional[1]);
+  if (!bench && (positional.size() != 1 || !commands.contains(positional[0]))) {
     std::fprintf(stderr, "%s\n", kUsage);
     return 2;
   }
@@ -70,12 +126,12 @@ int Run(const std::vector<std::string>& positional) {
   options.timeout = absl::GetFlag(FLAGS_timeout);
   options.batch_size = std::max<std::size_t>(1, absl::GetFlag(FLAGS_batch));
   Client client(options);
-  const absl::Status status = commands.at(positional[0])(client);
+  const absl::Status status = bench ? bench_commands.at(positional[1])(client)
+                                    : commands.at(positional[0])(client);
   if (!status.ok()) {
-    std::fprintf(stderr, "streamreg %s: %s: %s\n", positional[0].c_str(),
-                 absl::StatusCodeToString(status.code()).c_str(),
-                 std::string(status.message()).c_str());
-    return 1;
+    return ReportFailure(
+        "streamreg " + (bench ? "bench " + positional[1] : positional[0]),
+        status);
   }
   return 0;
 }
@@ -85,5 +141,7 @@ int Run(const std::vector<std::string>& positional) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(streamreg::kUsage);
-  return streamreg::Run(streamreg::ParseCommandLine(argc, argv));
+  std::vector<char*> args = streamreg::WithBareJsonFlag(argc, argv);
+  return streamreg::Run(
+      streamreg::ParseCommandLine(static_cast<int>(args.size()), args.data()));
 }

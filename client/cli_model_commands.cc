@@ -51,7 +51,7 @@ absl::Status ParseCapacity(const std::string& text, v1::Capacity* capacity) {
 }
 
 std::string Text(const google::protobuf::Message& message) {
-  if (absl::GetFlag(FLAGS_json)) {
+  if (!absl::GetFlag(FLAGS_json).empty()) {
     std::string json;
     google::protobuf::util::JsonPrintOptions options;
     options.add_whitespace = true;
@@ -215,7 +215,7 @@ absl::Status MetricCommand(Client& client) {
   if (!name.ok()) return name.status();
   absl::StatusOr<v1::MetricReport> report = client.GetMetric(*name);
   if (!report.ok()) return report.status();
-  if (absl::GetFlag(FLAGS_json)) {
+  if (!absl::GetFlag(FLAGS_json).empty()) {
     std::printf("%s", Text(*report).c_str());
     return absl::OkStatus();
   }

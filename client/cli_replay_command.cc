@@ -11,44 +11,13 @@
 #include "absl/time/clock.h"
 #include "client/cli_commands.h"
 #include "client/csv_columns.h"
+#include "client/latency_recorder.h"
 #include "client/learn_session.h"
+#include "client/prequential_error.h"
+#include "client/rate_ticker.h"
 #include "client/terminal.h"
 
 namespace streamreg {
-namespace {
-
-// Prequential nMSE per target: the squared errors of the predictions made
-// before learning, over the running variance of the targets seen.
-class PrequentialError {
- public:
-  explicit PrequentialError(std::size_t m)
-      : sum_(m), sum_squares_(m), squared_error_(m) {}
-  void Add(const v1::Prediction& before, const std::vector<double>& y) {
-    ++count_;
-    for (std::size_t t = 0; t < y.size(); ++t) {
-      const double e = before.y(t) - y[t];
-      squared_error_[t] += e * e;
-      sum_[t] += y[t];
-      sum_squares_[t] += y[t] * y[t];
-    }
-  }
-  // Mean over targets of nMSE.
-  double MeanNmse() const {
-    double total = 0.0;
-    for (std::size_t t = 0; t < sum_.size(); ++t) {
-      const double mean = sum_[t] / count_;
-      const double variance = sum_squares_[t] / count_ - mean * mean;
-      total += variance > 0 ? squared_error_[t] / count_ / variance : 0.0;
-    }
-    return sum_.empty() || count_ == 0 ? 0.0 : total / sum_.size();
-  }
-
- private:
-  std::uint64_t count_ = 0;
-  std::vector<double> sum_, sum_squares_, squared_error_;
-};
-
-}  // namespace
 
 absl::Status ReplayCommand(Client& client) {
   absl::StatusOr<std::string> model = ModelFlag();
@@ -74,20 +43,13 @@ absl::Status ReplayCommand(Client& client) {
   PrequentialError error(columns->targets.size());
   LatencyRecorder window;
   LatencyRecorder all;
-  std::uint64_t late = 0;
-  const absl::Duration period = absl::Seconds(1.0 / rate);
-  const absl::Time start = absl::Now();
+  RateTicker ticker(rate);
+  const absl::Time start = ticker.start();
   absl::Time next_report = start + absl::Seconds(1);
   std::vector<double> x;
   std::vector<double> y;
   for (std::size_t row = 0; row < rows; ++row) {
-    const absl::Time due = start + period * static_cast<double>(row);
-    const absl::Time now = absl::Now();
-    if (now < due) {
-      absl::SleepFor(due - now);
-    } else if (now - due > period) {
-      ++late;  // the previous exchange overran its tick
-    }
+    ticker.Wait();
     x.clear();
     y.clear();
     AppendRow(*table, row, columns->inputs, &x);
@@ -118,7 +80,7 @@ absl::Status ReplayCommand(Client& client) {
       "prequential nMSE %.4f, latency_us p50 %.0f p90 %.0f p99 %.0f p99.9 "
       "%.0f\n",
       rows, rows / absl::ToDoubleSeconds(absl::Now() - start), rate,
-      static_cast<unsigned long long>(late), error.MeanNmse(),
+      static_cast<unsigned long long>(ticker.late_ticks()), error.MeanNmse(),
       all.PercentileMicros(0.5), all.PercentileMicros(0.9),
       all.PercentileMicros(0.99), all.PercentileMicros(0.999));
   return absl::OkStatus();

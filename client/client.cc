@@ -17,6 +17,9 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
   arguments.SetMaxReceiveMessageSize(
       static_cast<int>(options.max_message_bytes));
   arguments.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  if (options.own_connection) {
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  }
   return grpc::CreateCustomChannel(
       options.address, grpc::InsecureChannelCredentials(), arguments);
 }

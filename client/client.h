@@ -32,6 +32,9 @@ struct ClientOptions {
   std::size_t max_message_bytes = 64 << 20;
   // Samples per Ingest message.
   std::size_t batch_size = 1000;
+  // A TCP connection of this client's own rather than one shared with the
+  // process's other clients of the same server (load generators).
+  bool own_connection = false;
 };
 
 // What an Ingester learned, in total.

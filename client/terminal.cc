@@ -71,14 +71,4 @@ std::string BarChart(const std::vector<std::string>& labels,
   return chart;
 }
 
-double LatencyRecorder::PercentileMicros(double q) const {
-  if (samples_us_.empty()) return 0.0;
-  std::vector<double> sorted = samples_us_;
-  const std::size_t rank = std::min(
-      sorted.size() - 1,
-      static_cast<std::size_t>(std::ceil(q * sorted.size())) - (q > 0 ? 1 : 0));
-  std::nth_element(sorted.begin(), sorted.begin() + rank, sorted.end());
-  return sorted[rank];
-}
-
 }  // namespace streamreg

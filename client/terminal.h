@@ -33,20 +33,6 @@ class ProgressBar {
 std::string BarChart(const std::vector<std::string>& labels,
                      const std::vector<double>& values, int width = 40);
 
-// Latency samples and their percentiles (q in [0, 1]; nearest rank).
-class LatencyRecorder {
- public:
-  void Add(absl::Duration latency) {
-    samples_us_.push_back(absl::ToDoubleMicroseconds(latency));
-  }
-  double PercentileMicros(double q) const;
-  std::size_t size() const { return samples_us_.size(); }
-  void Clear() { samples_us_.clear(); }
-
- private:
-  std::vector<double> samples_us_;
-};
-
 }  // namespace streamreg
 
 #endif  // STREAMREG_CLIENT_TERMINAL_H_

@@ -81,4 +81,11 @@ std::vector<std::string> ParseCommandLine(int argc, char** argv) {
   return {positional.begin() + 1, positional.end()};
 }
 
+int ReportFailure(const std::string& program, const absl::Status& status) {
+  std::fprintf(stderr, "%s: %s: %s\n", program.c_str(),
+               absl::StatusCodeToString(status.code()).c_str(),
+               std::string(status.message()).c_str());
+  return 1;
+}
+
 }  // namespace streamreg

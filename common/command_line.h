@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace streamreg {
 
 // Parses the command line with Abseil flags, accepting what users type:
@@ -14,6 +16,10 @@ namespace streamreg {
 // bad value (Abseil's behaviour). Returns the positional arguments after the
 // program name.
 std::vector<std::string> ParseCommandLine(int argc, char** argv);
+
+// Prints "PROGRAM: CODE: message" on stderr for a failed command and
+// returns its exit code (1).
+int ReportFailure(const std::string& program, const absl::Status& status);
 
 }  // namespace streamreg
 

@@ -35,7 +35,7 @@ std::vector<Neighbor> BruteForceSearch::Knn(std::span<const double> query,
         ids_[i], EuclideanDistance(query.data(), point(i).data(), dim_)};
     if (best.size() == k && !NeighborLess(candidate, best.back())) continue;
     best.insert(
-        std::upper_bound(best.begin(), best.end(), candidate, NeighborLess),
+        std::upper_bound(best.begin(), best.end(), candidate, NeighborOrder()),
         candidate);
     if (best.size() > k) best.pop_back();
   }
@@ -49,7 +49,7 @@ std::vector<Neighbor> BruteForceSearch::Range(std::span<const double> query,
     const double d = EuclideanDistance(query.data(), point(i).data(), dim_);
     if (d <= radius) within.push_back({ids_[i], d});
   }
-  std::sort(within.begin(), within.end(), NeighborLess);
+  std::sort(within.begin(), within.end(), NeighborOrder());
   return within;
 }
 

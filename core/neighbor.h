@@ -21,6 +21,14 @@ inline bool NeighborLess(const Neighbor& a, const Neighbor& b) {
   return std::tie(a.distance, a.id) < std::tie(b.distance, b.id);
 }
 
+// NeighborLess as a type, so sorts and heaps inline it (a function pointer
+// would be called per comparison).
+struct NeighborOrder {
+  bool operator()(const Neighbor& a, const Neighbor& b) const {
+    return NeighborLess(a, b);
+  }
+};
+
 }  // namespace streamreg
 
 #endif  // STREAMREG_CORE_NEIGHBOR_H_

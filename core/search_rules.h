@@ -61,26 +61,21 @@ class KnnRules {
     Admit({id, distance});
   }
 
-  void Finish() { std::sort_heap(heap_->begin(), heap_->end(), Less()); }
+  void Finish() {
+    std::sort_heap(heap_->begin(), heap_->end(), NeighborOrder());
+  }
 
  private:
   [[gnu::noinline]] void Admit(const Neighbor& candidate) {
     if (heap_->size() < k_) {
       heap_->push_back(candidate);
-      std::push_heap(heap_->begin(), heap_->end(), Less());
+      std::push_heap(heap_->begin(), heap_->end(), NeighborOrder());
     } else if (NeighborLess(candidate, heap_->front())) {
-      std::pop_heap(heap_->begin(), heap_->end(), Less());
+      std::pop_heap(heap_->begin(), heap_->end(), NeighborOrder());
       heap_->back() = candidate;
-      std::push_heap(heap_->begin(), heap_->end(), Less());
+      std::push_heap(heap_->begin(), heap_->end(), NeighborOrder());
     }
   }
-
-  // NeighborLess as a type, so the heap algorithms inline it.
-  struct Less {
-    bool operator()(const Neighbor& a, const Neighbor& b) const {
-      return NeighborLess(a, b);
-    }
-  };
 
   std::size_t k_;
   double radius_cap_;
@@ -101,7 +96,7 @@ class RangeRules {
     if (distance <= radius_) out_->push_back({id, distance});
   }
 
-  void Finish() { std::sort(out_->begin(), out_->end(), NeighborLess); }
+  void Finish() { std::sort(out_->begin(), out_->end(), NeighborOrder()); }
 
  private:
   double radius_;

@@ -3,6 +3,7 @@
 #include "server/grpc_status.h"
 #include "server/ingest_reactor.h"
 #include "server/learn_reactor.h"
+#include "server/ping_stream_reactor.h"
 #include "server/predict_stream_reactor.h"
 
 namespace streamreg {
@@ -35,6 +36,19 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
 grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>*
 RegressionService::PredictStream(grpc::CallbackServerContext* context) {
   return new PredictStreamReactor(context, registry_);
+}
+
+grpc::ServerUnaryReactor* RegressionService::Ping(
+    grpc::CallbackServerContext* context, const v1::PingRequest* /*request*/,
+    v1::PingResponse* /*response*/) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::PingRequest, v1::PingResponse>*
+RegressionService::PingStream(grpc::CallbackServerContext* context) {
+  return new PingStreamReactor(context);
 }
 
 }  // namespace streamreg

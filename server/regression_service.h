@@ -7,7 +7,8 @@
 namespace streamreg {
 
 // streamreg.v1.RegressionService: one reactor per streaming call
-// (IngestReactor, LearnReactor, PredictStreamReactor); Predict answers on
+// (IngestReactor, LearnReactor, PredictStreamReactor,
+// PingStreamReactor); Predict answers on
 // gRPC's thread. Writes run on each model's write queue, off gRPC's
 // threads; predictions run where they arrive and never wait for them.
 class RegressionService final : public v1::RegressionService::CallbackService {
@@ -25,6 +26,11 @@ class RegressionService final : public v1::RegressionService::CallbackService {
                                     v1::PredictResponse* response) override;
   grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>*
   PredictStream(grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context,
+                                 const v1::PingRequest* request,
+                                 v1::PingResponse* response) override;
+  grpc::ServerBidiReactor<v1::PingRequest, v1::PingResponse>* PingStream(
+      grpc::CallbackServerContext* context) override;
 
  private:
   const ModelRegistry* registry_;

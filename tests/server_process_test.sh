@@ -4,9 +4,12 @@
 # against real data, errors and exit codes, and SIGTERM with a Learn stream
 # open (the server drains and exits 0).
 #
+# Also the robot simulator and `streamreg bench` (predict, learn, plot).
+#
 # usage: server_process_test.sh SERVER CLI PYTHON_STUBS SOURCE_DIR SARCOS_CSV
+#                               ROBOT_SIM
 set -euo pipefail
-server_bin=$1 cli=$2 python_stubs=$3 source_dir=$4 sarcos=$5
+server_bin=$1 cli=$2 python_stubs=$3 source_dir=$4 sarcos=$5 robot_sim=$6
 work=$(mktemp -d)
 server_pid=
 cleanup() {
@@ -102,6 +105,71 @@ if /usr/bin/python3 -c "import grpc" 2>/dev/null; then
 else
   echo "SKIPPED the Python client: python3-grpcio is absent (deploy/install-deps.sh installs it)"
 fi
+
+# --- the robot simulator: CSV in the SARCOS convention, and Learn at a rate ---
+"$robot_sim" --samples 500 --payload_at 250 --out "$work/sim.csv"
+[ "$(wc -l <"$work/sim.csv")" -eq 501 ] || fail "robot-sim rows"
+[ "$(head -1 "$work/sim.csv")" = "$(head -1 "$sarcos")" ] ||
+  fail "robot-sim header: $(head -1 "$work/sim.csv")"
+"$robot_sim" --server "$addr" --model sim --create --samples 300 --rate 1000 \
+  >"$work/sim.out"
+tail -1 "$work/sim.out" | grep -q "samples=300 (model: 300)" ||
+  fail "robot-sim to the server: $(tail -1 "$work/sim.out")"
+
+# --- streamreg bench: predict (unary, stream) beside Ping, learn, plots ---
+sr bench predict --model sim --concurrency 2 --duration 0.5 \
+  --json "$work/bench_unary.json" >"$work/bench.out"
+grep -q "^predict/empty: p50 " "$work/bench.out" || fail "$(cat "$work/bench.out")"
+sr bench predict --model sim --stream --queries 4 --duration 0.5 \
+  --json "$work/bench_stream.json" >/dev/null
+sr bench learn --model sim --robots 2 --rate 200 --duration 2 --predictors 1 \
+  --payload_at 1 --json "$work/bench_learn.json" --plots "$work/plots" \
+  >"$work/learn.out"
+grep -q "^robot 1: " "$work/learn.out" || fail "$(cat "$work/learn.out")"
+/usr/bin/python3 - "$work" <<'PY' || fail "bench reports"
+import json, sys
+work = sys.argv[1]
+for name, rpc in (("bench_unary", "unary"), ("bench_stream", "stream")):
+    r = json.load(open(f"{work}/{name}.json"))
+    assert r["kind"] == "predict" and r["rpc"] == rpc, r
+    for key in ("p50", "p90", "p99", "p999"):
+        assert 0 < r["latency_us"][key] <= r["latency_us"]["max"], (name, key)
+    assert r["latency_us"]["p50"] <= r["latency_us"]["p99"]
+    assert r["empty_latency_us"]["p50"] > 0 and r["empty_latency_us"]["p99"] > 0
+    assert abs(r["ratio_p50"] - r["latency_us"]["p50"] /
+               r["empty_latency_us"]["p50"]) < 1e-9
+    assert r["throughput_per_s"] > 0 and r["requests"] > 0
+    assert r["model"]["num_samples"] == 300
+per_request = json.load(open(f"{work}/bench_stream.json"))
+assert per_request["queries_per_request"] == 4
+assert abs(per_request["throughput_per_s"] -
+           4 * per_request["requests"] / per_request["duration_s"]) < 1e-6
+r = json.load(open(f"{work}/bench_learn.json"))
+assert r["kind"] == "learn" and r["robots"] == 2 and len(r["per_robot"]) == 2
+for robot in r["per_robot"]:
+    assert robot["sent"] == 400, robot
+    assert robot["achieved_rate_per_s"] > 0
+    assert isinstance(robot["fell_behind"], bool)
+assert r["model"]["num_samples_after"] == 300 + 800, r["model"]
+assert len(r["nmse_over_time"]) == 2, r["nmse_over_time"]
+assert r["predictors"]["predictions"] > 0
+assert len(r["metric"]["metrics"]) >= 1 and len(r["metric"]["inputs"]) == 21
+PY
+for png in latency nmse weights; do
+  [ "$(head -c 4 "$work/plots/$png.png" | tail -c 3)" = PNG ] ||
+    fail "$png.png is not a PNG"
+done
+sr bench plot --json "$work/bench_unary.json" --plots "$work/plots2" |
+  grep -q "latency.png" || fail "bench plot"
+[ -s "$work/plots2/latency.png" ] || fail "bench plot wrote nothing"
+if sr bench predict --model sim --unary --stream 2>"$work/err"; then
+  fail "--unary --stream accepted"
+fi
+grep -q "INVALID_ARGUMENT: --unary and --stream" "$work/err" || fail "$(cat "$work/err")"
+if sr bench predict --model arm --csv /nonexistent.csv 2>"$work/err"; then
+  fail "a missing CSV accepted"
+fi
+if sr bench frobnicate >/dev/null 2>&1; then fail "unknown bench command"; fi
 
 # --- SIGTERM with a Learn stream open: drain, exit 0 ---
 sr replay --model arm --csv "$sarcos" --rate 100 >"$work/slow.out" 2>&1 &

@@ -140,6 +140,25 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   EXPECT_EQ(client_->ListModels()->size(), 4u);
 }
 
+// The transport baselines of `streamreg bench`: answered at once, unary and
+// one response per request on a stream, with no model needed.
+TEST_F(ServiceTest, PingAndPingStreamAnswerEveryRequest) {
+  grpc::ClientContext unary_context;
+  v1::PingResponse response;
+  EXPECT_TRUE(client_->regression()
+                  .Ping(&unary_context, v1::PingRequest(), &response)
+                  .ok());
+  grpc::ClientContext stream_context;
+  auto stream = client_->regression().PingStream(&stream_context);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(stream->Write(v1::PingRequest())) << i;
+    ASSERT_TRUE(stream->Read(&response)) << i;
+  }
+  stream->WritesDone();
+  EXPECT_FALSE(stream->Read(&response));  // nothing unasked for
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
 TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
   const Rows rows(1500, 1);
   const Rows queries(50, 2);

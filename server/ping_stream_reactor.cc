@@ -1,0 +1,28 @@
+#include "server/ping_stream_reactor.h"
+
+#include "server/grpc_status.h"
+
+namespace streamreg {
+
+PingStreamReactor::PingStreamReactor(grpc::CallbackServerContext* context)
+    : context_(context) {
+  StartRead(&request_);
+}
+
+void PingStreamReactor::OnReadDone(bool ok) {
+  if (!ok) {
+    Finish(StreamEndStatus(context_));
+    return;
+  }
+  StartWrite(&response_);
+}
+
+void PingStreamReactor::OnWriteDone(bool ok) {
+  if (!ok) {
+    Finish(StreamEndStatus(context_, /*write_failed=*/true));
+    return;
+  }
+  StartRead(&request_);
+}
+
+}  // namespace streamreg
