@@ -1,6 +1,7 @@
 // PNG plots of `streamreg bench` reports, drawn by gnuplot from the JSON.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -93,35 +94,40 @@ std::string NmseScript(const nlohmann::json& report, const std::string& path) {
   return script;
 }
 
+// A heat map: one row per target, one column per input, each row scaled
+// to its largest weight (targets differ in scale; what matters is which
+// inputs move each one).
 std::string WeightsScript(const nlohmann::json& metric,
                           const std::string& path) {
   const nlohmann::json& metrics = metric["metrics"];
   const std::vector<std::string> inputs = metric["inputs"];
-  std::string header = "input";
-  for (const nlohmann::json& m : metrics) {
-    absl::StrAppend(&header, " ", m["target"].get<std::string>());
-  }
-  std::vector<std::string> rows = {header};
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    std::string row = inputs[i];
-    for (const nlohmann::json& m : metrics) {
-      absl::StrAppend(&row, " ",
-                      absl::StrFormat("%.6g", m["weights"][i].get<double>()));
+  std::vector<std::string> rows;
+  std::string ytics;
+  for (std::size_t r = 0; r < metrics.size(); ++r) {
+    const std::vector<double> weights = metrics[r]["weights"];
+    const double largest = *std::max_element(weights.begin(), weights.end());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      rows.push_back(absl::StrFormat("%d %d %.6g", i, r,
+                                     largest > 0 ? weights[i] / largest : 0.0));
     }
-    rows.push_back(row);
+    absl::StrAppend(&ytics, r == 0 ? "" : ", ", "'",
+                    metrics[r]["target"].get<std::string>(), "' ", r);
   }
+  std::string xtics;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    absl::StrAppend(&xtics, i == 0 ? "" : ", ", "'", inputs[i], "' ", i);
+  }
+  const std::string kind = metric["kind"].get<std::string>();
   return absl::StrCat(
-      Header(path), DataBlock("weights", rows),
-      "set title 'Learned gradient weights (",
-      metric["kind"].get<std::string>(),
-      "): how much each input moves each torque'\n"
-      "set style data histograms\nset style histogram clustered gap 1\n"
-      "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-      "set xtics rotate by -60\nset key outside right\n"
-      "set ylabel 'weight'\nset yrange [0:*]\n",
-      absl::StrFormat("plot for [c=2:%d] $weights using c:xtic(1) title "
-                      "columnheader(c)\n",
-                      metrics.size() + 1));
+      Header(path), DataBlock("weights", rows), "set title '",
+      kind == "METRIC_EGOP" ? "EGOP diagonal" : "Gradient weights",
+      " per torque (each row scaled to its largest)' noenhanced\n",
+      "set xtics (", xtics, ") rotate by -60 noenhanced\n", "set ytics (",
+      ytics, ") noenhanced\nset grid front\nunset grid\n",
+      "set palette defined (0 'white', 0.5 '#6baed6', 1 '#08306b')\n"
+      "set cbrange [0:1]\nset xrange [-0.5:",
+      inputs.size() - 0.5, "]\nset yrange [-0.5:", metrics.size() - 0.5,
+      "] reverse\nplot $weights using 1:2:3 with image notitle\n");
 }
 
 absl::Status RunGnuplot(const std::string& script) {

@@ -7,6 +7,7 @@
 namespace streamreg {
 
 struct Ingester::Stream {
+  absl::Time opened = absl::Now();
   std::unique_ptr<grpc::ClientContext> context;
   v1::IngestResponse response;
   std::unique_ptr<grpc::ClientWriter<v1::IngestRequest>> writer;
@@ -44,9 +45,10 @@ absl::Status Ingester::SendBatch() {
   if (!written) {
     // No stream yet, or it broke: its status decides (CloseStream).
     if (stream_ == nullptr) {
-      if (absl::Status status =
-              RetryCall(client_->options().retry,
-                        [this](int attempt) { return OpenAndResend(attempt); });
+      if (absl::Status status = RetryCall(
+              client_->options().retry,
+              [this](int attempt) { return OpenAndResend(attempt); },
+              &RetryPolicy::IsRetryableResend);
           !status.ok()) {
         return status;
       }
@@ -54,7 +56,12 @@ absl::Status Ingester::SendBatch() {
       return CloseStream();
     }
   }
-  if (unacknowledged_.size() >= kBatchesPerStream) return CloseStream();
+  // Closed (acknowledged) every few batches, and well before its deadline
+  // however slowly the server learns.
+  if (unacknowledged_.size() >= kBatchesPerStream ||
+      absl::Now() - stream_->opened >= client_->options().timeout / 2) {
+    return CloseStream();
+  }
   return absl::OkStatus();
 }
 
@@ -76,8 +83,9 @@ absl::Status Ingester::OpenAndResend(int attempt) {
 }
 
 absl::Status Ingester::CloseStream() {
-  absl::Status status =
-      RetryCall(client_->options().retry, [this](int attempt) -> absl::Status {
+  absl::Status status = RetryCall(
+      client_->options().retry,
+      [this](int attempt) -> absl::Status {
         if (stream_ == nullptr) {
           if (absl::Status opened = OpenAndResend(attempt); !opened.ok()) {
             return opened;
@@ -94,7 +102,8 @@ absl::Status Ingester::CloseStream() {
         }
         stream_.reset();
         return finished;
-      });
+      },
+      &RetryPolicy::IsRetryableResend);
   return status;
 }
 

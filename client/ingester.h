@@ -14,9 +14,11 @@ namespace streamreg {
 
 // Streams samples into a model through Ingest: collects them into batches
 // of options().batch_size and sends each as it fills. A stream is closed
-// (and its batches acknowledged) every kBatchesPerStream batches; until
-// then its batches are kept, and if the stream breaks with a retryable
-// status they are sent again on a new one — the server skips the samples it
+// (and its batches acknowledged) every kBatchesPerStream batches or half
+// its deadline (options().timeout), whichever comes first; until then its
+// batches are kept, and if the stream breaks with a retryable status (or
+// its deadline passes while the server is busy) they are sent again on a
+// new one — the server skips the samples it
 // already learned by their ids, so nothing is learned twice or lost.
 // Errors that retrying cannot fix (a bad sample) are returned at once.
 class Ingester {

@@ -25,6 +25,12 @@ struct RetryPolicy {
     return status.code() == absl::StatusCode::kUnavailable ||
            status.code() == absl::StatusCode::kAborted;
   }
+  // For a stream whose every message may be resent (Ingest: samples carry
+  // ids): also a deadline passed while the server was busy.
+  static bool IsRetryableResend(const absl::Status& status) {
+    return IsRetryable(status) ||
+           status.code() == absl::StatusCode::kDeadlineExceeded;
+  }
   // The wait before attempt number `attempt` + 1 (attempt counts from 1).
   absl::Duration Backoff(int attempt, absl::BitGen& random) const {
     absl::Duration ceiling = initial_backoff;
@@ -39,13 +45,14 @@ struct RetryPolicy {
 // Runs call(attempt) until it succeeds, fails with a status that is not
 // retryable, or the policy's attempts are spent; returns the last status.
 template <class Call>
-absl::Status RetryCall(const RetryPolicy& policy, Call call) {
+absl::Status RetryCall(
+    const RetryPolicy& policy, Call call,
+    bool (*retryable)(const absl::Status&) = &RetryPolicy::IsRetryable) {
   absl::BitGen random;
   absl::Status status;
   for (int attempt = 1;; ++attempt) {
     status = call(attempt);
-    if (status.ok() || !RetryPolicy::IsRetryable(status) ||
-        attempt >= policy.max_attempts) {
+    if (status.ok() || !retryable(status) || attempt >= policy.max_attempts) {
       return status;
     }
     absl::SleepFor(policy.Backoff(attempt, random));

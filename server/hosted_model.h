@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "core/model.h"
 #include "server/journal_records.h"
+#include "server/learn_batcher.h"
 #include "server/model_journal.h"
 #include "server/recent_sample_ids.h"
 #include "server/serial_queue.h"
@@ -67,6 +68,8 @@ class HostedModel {
   absl::Time create_time() const { return create_time_; }
   // Orders the writes (Learn, Refit) the service schedules for this model.
   SerialQueue& writes() { return *writes_; }
+  // Groups concurrent single-sample Learn messages (LearnBatcher::Submit).
+  LearnBatcher& learn_batcher() { return learn_batcher_; }
 
   // Learns the samples of `batch` whose ids were not learned before, in
   // order; all or nothing. Errors name the sample ("samples[3].x[0]: NaN",
@@ -113,6 +116,7 @@ class HostedModel {
   const absl::Time create_time_;
   const Limits limits_;
   const std::shared_ptr<SerialQueue> writes_;
+  LearnBatcher learn_batcher_;
 
   std::unique_ptr<ModelJournal> journal_;  // null: in memory only
 

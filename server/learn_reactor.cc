@@ -41,26 +41,23 @@ void LearnReactor::OnReadDone(bool ok) {
     Finish(ToGrpcStatus(model.status()));
     return;
   }
-  (*model)->writes().Post([this, model = *model] { Learn(model); });
+  LearnBatcher::Submit(
+      *model,
+      {.sample = SampleFromWire(request_.sample()),
+       .cancelled = [this] { return context_->IsCancelled(); },
+       .done =
+           [this](LearnBatcher::Result result) { Answer(std::move(result)); }});
 }
 
-void LearnReactor::Learn(const std::shared_ptr<HostedModel>& model) {
-  if (context_->IsCancelled()) {
-    Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                        absl::StrCat(stream_.Where(),
-                                     ": not learned, the call was cancelled")));
-    return;
-  }
-  const Sample batch[] = {SampleFromWire(request_.sample())};
-  absl::StatusOr<LearnOutcome> outcome = model->Learn(batch, &before_);
-  if (!outcome.ok()) {
-    Finish(ToGrpcStatus(AsSampleError(outcome.status(), stream_.Where())));
+void LearnReactor::Answer(LearnBatcher::Result result) {
+  if (!result.status.ok()) {
+    Finish(ToGrpcStatus(AsSampleError(result.status, stream_.Where())));
     return;
   }
   response_.Clear();
-  PredictionToWire(before_[0], response_.mutable_prediction());
-  response_.set_sequence(outcome->sequence[0]);
-  response_.set_duplicate(outcome->duplicate[0]);
+  PredictionToWire(result.before, response_.mutable_prediction());
+  response_.set_sequence(result.sequence);
+  response_.set_duplicate(result.duplicate);
   StartWrite(&response_);
 }
 

@@ -5,15 +5,17 @@
 #include <vector>
 
 #include "grpcpp/grpcpp.h"
+#include "server/learn_batcher.h"
 #include "server/model_stream.h"
 #include "streamreg/v1/regression_service.pb.h"
 
 namespace streamreg {
 
 // One Learn call, the robot's loop: for each message, on the model's write
-// queue, predicts the sample and learns it, then answers with that
-// prediction and the sample's sequence number; the next message is read
-// once the answer is written. A bad sample ends the call with its error
+// queue (grouped with other streams' messages, see LearnBatcher), predicts
+// the sample and learns it, then answers with that prediction and the
+// sample's sequence number; the next message is read once the answer is
+// written. A bad sample ends the call with its error
 // (the samples before it stay learned). Deletes itself when done.
 class LearnReactor final
     : public grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse> {
@@ -26,13 +28,13 @@ class LearnReactor final
   void OnDone() override { delete this; }
 
  private:
-  void Learn(const std::shared_ptr<HostedModel>& model);
+  // The answer to the current message, on the model's write queue.
+  void Answer(LearnBatcher::Result result);
 
   grpc::CallbackServerContext* context_;
   ModelStream stream_;
   v1::LearnRequest request_;
   v1::LearnResponse response_;
-  std::vector<Prediction> before_;
 };
 
 }  // namespace streamreg

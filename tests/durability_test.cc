@@ -9,12 +9,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/learn_batcher.h"
 #include "server/model_registry.h"
 #include "server/model_storage.h"
 #include "server/worker_pool.h"
@@ -242,6 +244,42 @@ TEST_F(DurabilityTest, ReportsDamageWithFileAndOffsetAndKeepsTheModelFailed) {
   ASSERT_TRUE(registry_->Delete("damaged").ok());
   EXPECT_FALSE(fs::exists(ModelDirectory("damaged")));
   EXPECT_TRUE(registry_->Create("damaged", BaseConfig(), {}).ok());
+}
+
+// Group commit: Learn messages that wait for the model's write queue
+// together are logged in one record with one fsync (--sync=always), and
+// every one of them is durable when it is answered.
+TEST_F(DurabilityTest, LearnMessagesWaitingTogetherShareOneFsync) {
+  const Stream stream = MakeStream(60, 3);
+  ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
+  std::shared_ptr<HostedModel> model = Find("m");
+  const std::vector<Sample> samples = Slice(stream, 0, 40);
+  std::latch release(1);
+  model->writes().Post([&] { release.wait(); });
+  std::atomic<int> answered = 0;
+  std::latch all_answered(static_cast<std::ptrdiff_t>(samples.size()));
+  for (const Sample& sample : samples) {
+    LearnBatcher::Submit(model, {.sample = sample,
+                                 .cancelled = {},
+                                 .done = [&](LearnBatcher::Result result) {
+                                   EXPECT_TRUE(result.status.ok());
+                                   ++answered;
+                                   all_answered.count_down();
+                                 }});
+  }
+  const int syncs_before = file_system_.file_syncs.load();
+  release.count_down();
+  all_answered.wait();
+  EXPECT_EQ(answered.load(), 40);
+  EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 1);
+  // One by one, each pays its own.
+  for (std::size_t s = 40; s < 50; ++s) {
+    ASSERT_TRUE(model->Learn(Slice(stream, s, s + 1), nullptr).ok());
+  }
+  EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 11);
+  model.reset();
+  Restart();
+  EXPECT_EQ(Find("m")->model().samples_seen(), 50u);
 }
 
 TEST_F(DurabilityTest, AFullOrFailingDiskRefusesWritesAndLosesNothing) {

@@ -20,6 +20,7 @@ class FaultInjectingFileSystem final : public FileSystem {
   std::atomic<int> append_error{0};  // errno for appends, 0 = none
   std::atomic<int> sync_error{0};    // for fsyncs of files
   std::atomic<int> create_error{0};  // creating files or directories
+  std::atomic<int> file_syncs{0};    // fsyncs of files that succeeded
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) override {
@@ -82,7 +83,9 @@ class FaultInjectingFileSystem final : public FileSystem {
       if (const int error = fs_->sync_error.load()) {
         return FileError("fsync", base_->path(), error);
       }
-      return base_->Sync();
+      absl::Status status = base_->Sync();
+      if (status.ok()) ++fs_->file_syncs;
+      return status;
     }
     absl::Status Truncate(std::uint64_t size) override {
       return base_->Truncate(size);

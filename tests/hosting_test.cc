@@ -1,14 +1,17 @@
 // The gRPC-free hosting layer: sample-id deduplication, per-model write
-// queues, the HostedModel's all-or-nothing batches and limits, and the
+// queues, the HostedModel's all-or-nothing batches and limits, the group
+// commit of concurrent Learn messages, and the
 // registry's names, limits and concurrent use (run under ThreadSanitizer).
 #include <atomic>
 #include <cmath>
+#include <latch>
 #include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/hosted_model.h"
+#include "server/learn_batcher.h"
 #include "server/model_registry.h"
 #include "server/recent_sample_ids.h"
 #include "server/serial_queue.h"
@@ -152,6 +155,93 @@ TEST_F(HostedModelTest, BadBatchesChangeNothingAndNameTheSample) {
   ASSERT_TRUE(hosted->Delete().ok());
   EXPECT_EQ(hosted->Learn(over.samples, nullptr).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// Submits `samples` to the batcher while the model's write queue is held
+// busy, so they all wait and are learned as one group; returns the answers
+// in submission order.
+std::vector<LearnBatcher::Result> SubmitWhileBusy(
+    const std::shared_ptr<HostedModel>& hosted,
+    const std::vector<Sample>& samples,
+    const std::vector<bool>& cancelled = {}) {
+  std::latch release(1);
+  hosted->writes().Post([&] { release.wait(); });
+  std::vector<LearnBatcher::Result> results(samples.size());
+  std::latch answered(static_cast<std::ptrdiff_t>(samples.size()));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const bool cancel = i < cancelled.size() && cancelled[i];
+    LearnBatcher::Submit(hosted, {.sample = samples[i],
+                                  .cancelled = [cancel] { return cancel; },
+                                  .done =
+                                      [&, i](LearnBatcher::Result result) {
+                                        results[i] = std::move(result);
+                                        answered.count_down();
+                                      }});
+  }
+  release.count_down();
+  answered.wait();
+  return results;
+}
+
+TEST_F(HostedModelTest, GroupedLearnMessagesAnswerAsIfLearnedOneByOne) {
+  Batch warmup(40, 1);
+  Batch stream(30, 5000);
+  auto grouped = std::shared_ptr<HostedModel>(
+      Host({.max_samples = 0, .dedup_window = 100}));
+  auto one_by_one = Host({.max_samples = 0, .dedup_window = 100});
+  ASSERT_TRUE(grouped->Learn(warmup.samples, nullptr).ok());
+  ASSERT_TRUE(one_by_one->Learn(warmup.samples, nullptr).ok());
+  const std::vector<LearnBatcher::Result> results =
+      SubmitWhileBusy(grouped, stream.samples);
+  for (std::size_t i = 0; i < stream.samples.size(); ++i) {
+    std::vector<Prediction> before;
+    absl::StatusOr<LearnOutcome> expected =
+        one_by_one->Learn({&stream.samples[i], 1}, &before);
+    ASSERT_TRUE(expected.ok());
+    ASSERT_TRUE(results[i].status.ok()) << results[i].status;
+    EXPECT_EQ(results[i].sequence, expected->sequence[0]) << i;
+    EXPECT_FALSE(results[i].duplicate);
+    EXPECT_EQ(results[i].before.value, before[0].value) << i;
+    EXPECT_EQ(results[i].before.neighbors, before[0].neighbors) << i;
+  }
+  EXPECT_EQ(grouped->model().samples_seen(), 70u);
+}
+
+TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {
+  auto hosted = std::shared_ptr<HostedModel>(
+      Host({.max_samples = 0, .dedup_window = 100}));
+  Batch batch(5, 100);
+  batch.samples[3].sample_id = batch.samples[1].sample_id;  // a resend
+  batch.x[2 * 2] = std::nan("");                            // a bad sample
+  const std::vector<LearnBatcher::Result> results = SubmitWhileBusy(
+      hosted, batch.samples, {false, false, false, false, true});
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_EQ(results[0].sequence, 1u);
+  EXPECT_TRUE(results[1].status.ok());
+  EXPECT_EQ(results[1].sequence, 2u);
+  EXPECT_EQ(results[2].status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(results[2].status.message(), HasSubstr("samples[0].x[0]: NaN"));
+  // The resend of sample 1 is found learned, with sample 1's place.
+  EXPECT_TRUE(results[3].status.ok()) << results[3].status;
+  EXPECT_TRUE(results[3].duplicate);
+  EXPECT_EQ(results[3].sequence, 2u);
+  EXPECT_EQ(results[4].status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(hosted->model().samples_seen(), 2u);
+}
+
+TEST_F(HostedModelTest, AGroupPastTheSampleLimitIsLearnedAsFarAsItFits) {
+  auto hosted = std::shared_ptr<HostedModel>(
+      Host({.max_samples = 3, .dedup_window = 100}));
+  Batch batch(5, 100);
+  const std::vector<LearnBatcher::Result> results =
+      SubmitWhileBusy(hosted, batch.samples);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(results[i].status.ok()) << i << ": " << results[i].status;
+  }
+  for (std::size_t i = 3; i < 5; ++i) {
+    EXPECT_EQ(results[i].status.code(), absl::StatusCode::kResourceExhausted);
+  }
+  EXPECT_EQ(hosted->model().samples_seen(), 3u);
 }
 
 TEST_F(HostedModelTest, PredictingWithoutSamplesIsAFailedPrecondition) {

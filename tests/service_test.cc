@@ -255,6 +255,27 @@ TEST_F(ServiceTest, AResentIngestBatchIsSkippedByItsIds) {
   EXPECT_EQ(NumSamples("m"), 200u);
 }
 
+// A slow producer (a robot logging to the server through Ingest) keeps a
+// stream open far longer than the call deadline: the ingester closes each
+// stream well before its deadline, so nothing fails.
+TEST_F(ServiceTest, AnIngestLongerThanTheDeadlineGoesThrough) {
+  const Rows rows(12, 4);
+  ASSERT_TRUE(client_->CreateModel("m", RowsSpec()).ok());
+  ClientOptions options = client_->options();
+  options.timeout = absl::Milliseconds(800);
+  options.batch_size = 1;  // every sample is a message
+  Client slow_client(options);
+  std::unique_ptr<Ingester> ingester = slow_client.StartIngest("m");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok()) << i;
+    absl::SleepFor(absl::Milliseconds(150));  // 1.8 s in all
+  }
+  absl::StatusOr<IngestSummary> summary = ingester->Finish();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->accepted, 12u);
+  EXPECT_EQ(NumSamples("m"), 12u);
+}
+
 TEST_F(ServiceTest, BadInputGetsTheRightStatusNamesTheFieldAndChangesNothing) {
   const Rows rows(100, 5);
   CreateAndIngest("m", rows, 50);
