@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "common/command_line.h"
+#include "server/allocator_tuning.h"
 #include "server/logging.h"
 #include "server/server.h"
 #include "spdlog/spdlog.h"
@@ -86,6 +87,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
 }
 
 int Main() {
+  TuneAllocatorForServer();
   if (absl::Status status = SetUpLogging(absl::GetFlag(FLAGS_log_level),
                                          absl::GetFlag(FLAGS_log_format));
       !status.ok()) {
