@@ -117,7 +117,6 @@ Phase RunPhase(const ClientOptions& base, int concurrency,
   Phase phase;
   std::mutex mutex;
   std::latch ready(concurrency);
-  absl::Time start;
   std::vector<std::thread> threads;
   for (int w = 0; w < concurrency; ++w) {
     threads.emplace_back([&] {
@@ -127,10 +126,6 @@ Phase RunPhase(const ClientOptions& base, int concurrency,
       std::unique_ptr<Caller> caller = make_caller(&client);
       ready.arrive_and_wait();
       const absl::Time begin = absl::Now();
-      {
-        std::lock_guard lock(mutex);
-        if (start == absl::Time()) start = begin;
-      }
       LatencyRecorder latencies;
       std::uint64_t errors = 0;
       absl::Status first_error;
