@@ -2,11 +2,14 @@
 // stream — ingest (predict-then-learn with online metric updates) and
 // predict, per sample, at a given model size n.
 //
-// For each metric and n: learn the first n samples of a 7-joint trajectory
-// (d = 21 inputs q, q', q''; m = 7 torque-like targets), let background
-// index rebuilds finish, then time `--measure` more samples learned one per
-// call (as a robot streams them) and `--queries` held-out predictions one
-// per call. Prints a table; --json writes the figures.
+// For each metric and n: learn the first n samples of a 7-joint arm's
+// stream (d = 21 inputs q, q', q''; m = 7 torques), let background index
+// rebuilds finish, then time `--measure` more samples learned one per call
+// (as a robot streams them) and `--queries` held-out predictions one per
+// call. `--source` picks the stream: `panda` (streamreg-robot-sim's arm,
+// the workload of bench/robot_bench.sh) or `synthetic` (torque-like
+// functions of a sum-of-sines trajectory). Prints a table; --json writes
+// the figures.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -24,6 +27,7 @@
 #include "common/command_line.h"
 #include "core/model.h"
 #include "nlohmann/json.hpp"
+#include "robot/robot_stream.h"
 
 ABSL_FLAG(std::string, sizes, "10000,100000", "Comma-separated model sizes n");
 ABSL_FLAG(std::string, metrics, "euclidean,gw,egop", "Metrics to measure");
@@ -32,6 +36,7 @@ ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
+ABSL_FLAG(std::string, source, "synthetic", "synthetic or panda");
 
 namespace streamreg {
 namespace {
@@ -50,12 +55,53 @@ struct Figures {
   std::uint64_t rebuilds = 0, rebuild_waits = 0;
 };
 
+// The samples learned (inputs, torques) and the held-out queries.
+struct ArmData {
+  PointSet inputs;
+  std::vector<double> torques;
+  PointSet held_out;
+};
+
+ArmData SyntheticArm(std::size_t total, std::size_t queries) {
+  ArmData data{TrajectoryPoints(total, kJoints, 1),
+               {},
+               TrajectoryQueries(total, kJoints, queries, 1)};
+  data.torques = ArmTorques(data.inputs, kJoints);
+  return data;
+}
+
+// The simulated Panda (task seed 1); the held-out queries are a second arm
+// doing the same task 37 s later in the motion, with its own sensor noise.
+ArmData PandaArm(std::size_t total, std::size_t queries) {
+  ArmData data{{kRobotInputs, {}}, {}, {kRobotInputs, {}}};
+  RobotStream learned(RobotStreamOptions{});
+  for (std::size_t s = 0; s < total; ++s) {
+    const RobotSample sample = learned.Next();
+    data.inputs.coordinates.insert(data.inputs.coordinates.end(),
+                                   sample.x.begin(), sample.x.end());
+    data.torques.insert(data.torques.end(), sample.y.begin(), sample.y.end());
+  }
+  RobotStreamOptions other;
+  other.noise_seed = 2;
+  other.start_tick = total + 37000;
+  RobotStream held_out(other);
+  for (std::size_t q = 0; q < queries; ++q) {
+    const RobotSample sample = held_out.Next();
+    data.held_out.coordinates.insert(data.held_out.coordinates.end(),
+                                     sample.x.begin(), sample.x.end());
+  }
+  return data;
+}
+
 Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
                 std::size_t measure, std::size_t queries) {
   const std::size_t total = n + measure;
-  const PointSet inputs = TrajectoryPoints(total, kJoints, 1);
-  const std::vector<double> torques = ArmTorques(inputs, kJoints);
-  const PointSet held_out = TrajectoryQueries(total, kJoints, queries, 1);
+  const ArmData data = absl::GetFlag(FLAGS_source) == "panda"
+                           ? PandaArm(total, queries)
+                           : SyntheticArm(total, queries);
+  const PointSet& inputs = data.inputs;
+  const std::vector<double>& torques = data.torques;
+  const PointSet& held_out = data.held_out;
 
   ModelConfig config = ArmConfig(metric);
   config.regressor = regressor;

@@ -157,6 +157,13 @@ absl::Status ConcurrentCoverTree::Range(std::span<const double> query,
   return tree_->Range(query, radius, out);
 }
 
+absl::Status ConcurrentCoverTree::RangeUnordered(
+    std::span<const double> query, double radius,
+    std::vector<Neighbor>* out) const {
+  std::shared_lock lock(lock_);
+  return tree_->RangeUnordered(query, radius, out);
+}
+
 void ConcurrentCoverTree::Rebuild() {
   std::unique_lock writer(writer_);
   WaitWhileRebuilding(writer);

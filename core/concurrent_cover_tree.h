@@ -68,6 +68,8 @@ class ConcurrentCoverTree {
                    std::vector<Neighbor>* out) const;
   absl::Status Range(std::span<const double> query, double radius,
                      std::vector<Neighbor>* out) const;
+  absl::Status RangeUnordered(std::span<const double> query, double radius,
+                              std::vector<Neighbor>* out) const;
 
   // Runs `fn(const CoverTree&)` under the shared lock (any other read).
   template <class Fn>

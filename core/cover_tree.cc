@@ -135,6 +135,14 @@ absl::Status CoverTree::Knn(std::span<const double> query, std::size_t k,
 
 absl::Status CoverTree::Range(std::span<const double> query, double radius,
                               std::vector<Neighbor>* out) const {
+  if (absl::Status s = RangeUnordered(query, radius, out); !s.ok()) return s;
+  std::sort(out->begin(), out->end(), NeighborOrder());
+  return absl::OkStatus();
+}
+
+absl::Status CoverTree::RangeUnordered(std::span<const double> query,
+                                       double radius,
+                                       std::vector<Neighbor>* out) const {
   if (absl::Status s = ValidatePoint(query, dim_, "query"); !s.ok()) return s;
   if (!(radius >= 0.0)) {
     return absl::InvalidArgumentError(
@@ -142,7 +150,6 @@ absl::Status CoverTree::Range(std::span<const double> query, double radius,
   }
   RangeRules rules(radius, out);
   Search(query.data(), rules);
-  rules.Finish();
   return absl::OkStatus();
 }
 

@@ -95,6 +95,10 @@ class CoverTree {
   // Every stored point within `radius` (inclusive), sorted by (distance, id).
   absl::Status Range(std::span<const double> query, double radius,
                      std::vector<Neighbor>* out) const;
+  // The same points in the traversal's order, for callers that order them
+  // themselves (ShellOrder) and would waste the sort.
+  absl::Status RangeUnordered(std::span<const double> query, double radius,
+                              std::vector<Neighbor>* out) const;
 
   // Walks the tree for any SearchRules. `query` must have dim() valid
   // coordinates (the checked entry points are Knn and Range).

@@ -1,6 +1,7 @@
 #include "core/gradient_estimator.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace streamreg {
 
@@ -17,24 +18,44 @@ void GradientEstimator::Begin(std::span<const double> x, Kernel kernel,
 
 void GradientEstimator::Add(const double* point, const double* targets) {
   double squared = 0.0;
+  double largest = 0.0;  // max_i |x_i - X_i|
   for (std::size_t i = 0; i < dim_; ++i) {
     difference_[i] = x_[i] - point[i];
     squared += difference_[i] * difference_[i];
+    largest = std::max(largest, std::fabs(difference_[i]));
   }
+  // |x + s t e_i - X|^2 = base + 2 s t (x_i - X_i): of the two balls of
+  // coordinate i, the one shifted towards X (s = -sign(x_i - X_i)) is the
+  // nearer; the farther can hold X only when base < h^2. Most samples of
+  // B(x, h + t) lie in few of the 2d balls, or in none.
   const double base = squared + t_ * t_;
+  const double two_t = 2.0 * t_;
+  if (!((base - two_t * largest) * inverse_h_squared_ < 1.0)) return;
+  const bool far_side_possible = base * inverse_h_squared_ < 1.0;
   for (std::size_t i = 0; i < dim_; ++i) {
-    const double cross = 2.0 * t_ * difference_[i];
-    for (std::size_t side = 0; side < 2; ++side) {
-      const double shifted = side == 0 ? base + cross : base - cross;
-      const double u_squared = shifted * inverse_h_squared_;
-      if (!(u_squared < 1.0)) continue;
-      const double w = KernelWeightOfSquare(kernel_, u_squared);
-      const std::size_t slot = 2 * i + side;
-      weight_[slot] += w;
-      double* sums = sums_.data() + slot * num_targets_;
-      for (std::size_t k = 0; k < num_targets_; ++k) sums[k] += w * targets[k];
+    const double cross = two_t * difference_[i];
+    const std::size_t near_side = cross > 0.0 ? 1 : 0;  // 0: +t, 1: -t
+    AddToBall(2 * i + near_side, (base - std::fabs(cross)) * inverse_h_squared_,
+              targets);
+    if (far_side_possible) {
+      AddToBall(2 * i + (1 - near_side),
+                (base + std::fabs(cross)) * inverse_h_squared_, targets);
     }
   }
+}
+
+void GradientEstimator::AddToBall(std::size_t ball, double u_squared,
+                                  const double* targets) {
+  if (!(u_squared < 1.0)) return;
+  double* sums = sums_.data() + ball * num_targets_;
+  if (kernel_ == Kernel::kBox) {
+    weight_[ball] += 1.0;
+    for (std::size_t k = 0; k < num_targets_; ++k) sums[k] += targets[k];
+    return;
+  }
+  const double w = KernelWeightOfSquare(kernel_, u_squared);
+  weight_[ball] += w;
+  for (std::size_t k = 0; k < num_targets_; ++k) sums[k] += w * targets[k];
 }
 
 void GradientEstimator::Finish(GradientEstimate* out) const {

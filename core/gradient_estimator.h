@@ -46,6 +46,10 @@ class GradientEstimator {
   void Finish(GradientEstimate* out) const;
 
  private:
+  // Adds the targets to ball `ball` (2 i + side) with the kernel weight of
+  // the squared ratio u^2 = |shifted x - X|^2 / h^2 (nothing if u >= 1).
+  void AddToBall(std::size_t ball, double u_squared, const double* targets);
+
   std::size_t dim_;
   std::size_t num_targets_;
   Kernel kernel_ = Kernel::kBox;

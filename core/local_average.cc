@@ -69,16 +69,22 @@ std::vector<double> PrefixSums(const NeighborTargets& near, std::size_t count) {
 
 }  // namespace
 
-std::size_t NeighborTargets::CountWithin(double h) const {
-  return static_cast<std::size_t>(
-      std::lower_bound(distances_.begin(), distances_.end(), h) -
-      distances_.begin());
+std::size_t NeighborTargets::PrefixWithin(double h) const {
+  if (radii_.empty()) {
+    return static_cast<std::size_t>(
+        std::lower_bound(distances_.begin(), distances_.end(), h) -
+        distances_.begin());
+  }
+  // The first shell radius >= h bounds a prefix holding all within h.
+  const std::size_t g =
+      std::lower_bound(radii_.begin(), radii_.end(), h) - radii_.begin();
+  return g == radii_.size() ? size() : shell_order_.CountWithin(g);
 }
 
 void KernelAverageAt(Kernel kernel, double h, const NeighborTargets& near,
                      LocalAverage* out) {
   WeightedAverage(
-      near, near.CountWithin(h),
+      near, near.PrefixWithin(h),
       [&](std::size_t j) { return KernelWeight(kernel, near.distance(j) / h); },
       out);
 }
@@ -95,10 +101,11 @@ void KernelAverageGrid(Kernel kernel, std::span<const double> grid,
                        std::span<double> values) {
   const std::size_t m = near.num_targets();
   if (kernel == Kernel::kBox) {
-    const std::size_t widest = grid.empty() ? 0 : near.CountWithin(grid.back());
+    const std::size_t widest =
+        grid.empty() ? 0 : near.PrefixWithin(grid.back());
     const std::vector<double> prefix = PrefixSums(near, widest);
     for (std::size_t g = 0; g < grid.size(); ++g) {
-      PrefixMean(prefix, near.CountWithin(grid[g]), m, fallback,
+      PrefixMean(prefix, near.PrefixWithin(grid[g]), m, fallback,
                  values.data() + g * m);
     }
     return;
@@ -106,7 +113,7 @@ void KernelAverageGrid(Kernel kernel, std::span<const double> grid,
   for (std::size_t g = 0; g < grid.size(); ++g) {
     double* row = values.data() + g * m;
     const double h = grid[g];
-    const std::size_t count = near.CountWithin(h);
+    const std::size_t count = near.PrefixWithin(h);
     std::fill(row, row + m, 0.0);
     double total = 0.0;
     for (std::size_t j = 0; j < count; ++j) {

@@ -8,26 +8,37 @@
 
 #include "core/kernel.h"
 #include "core/neighbor.h"
+#include "core/shell_order.h"
 
 namespace streamreg {
 
 // The targets of a query's neighbours, gathered next to their distances:
-// the input of every local-averaging regressor. Neighbours are sorted by
-// (distance, id), as the index returns them.
+// the input of every local-averaging regressor. The neighbours come either
+// sorted by (distance, id) (as k-NN searches return them) or in ShellOrder
+// for a bandwidth grid; in both, the neighbours within any of the grid's
+// bandwidths are a prefix of the list, in an order that does not depend on
+// the index.
 class NeighborTargets {
  public:
   explicit NeighborTargets(std::size_t num_targets) : m_(num_targets) {}
 
-  // Copies the neighbours and, for each, the m targets `lookup(id)` returns.
+  // Copies the neighbours, sorted by (distance, id), and for each the m
+  // targets `lookup(id)` returns.
   template <class Lookup>
   void Gather(std::span<const Neighbor> sorted, Lookup&& lookup) {
-    distances_.resize(sorted.size());
-    targets_.resize(sorted.size() * m_);
-    for (std::size_t j = 0; j < sorted.size(); ++j) {
-      distances_[j] = sorted[j].distance;
-      const double* y = lookup(sorted[j].id);
-      for (std::size_t t = 0; t < m_; ++t) targets_[j * m_ + t] = y[t];
-    }
+    radii_ = {};
+    Copy(sorted, lookup);
+  }
+
+  // Puts a range search's result (in any order) into ShellOrder for
+  // `radii`, then gathers it like Gather. `radii` must outlive the
+  // gathered list.
+  template <class Lookup>
+  void GatherInShells(std::span<const double> radii,
+                      std::vector<Neighbor>* neighbors, Lookup&& lookup) {
+    shell_order_.Apply(radii, neighbors);
+    radii_ = radii;
+    Copy(*neighbors, lookup);
   }
 
   std::size_t size() const { return distances_.size(); }
@@ -36,13 +47,30 @@ class NeighborTargets {
   const double* targets(std::size_t j) const {
     return targets_.data() + j * m_;
   }
-  // How many neighbours lie strictly closer than h (those with K > 0).
-  std::size_t CountWithin(double h) const;
+  // The length of the shortest prefix holding every neighbour strictly
+  // closer than h: exactly those neighbours when the list is sorted by
+  // distance or when h is one of the shell radii (otherwise the prefix
+  // also holds some farther ones, which every kernel weighs 0).
+  std::size_t PrefixWithin(double h) const;
 
  private:
+  template <class Lookup>
+  void Copy(std::span<const Neighbor> neighbors, Lookup& lookup) {
+    distances_.resize(neighbors.size());
+    targets_.resize(neighbors.size() * m_);
+    for (std::size_t j = 0; j < neighbors.size(); ++j) {
+      distances_[j] = neighbors[j].distance;
+      const double* y = lookup(neighbors[j].id);
+      for (std::size_t t = 0; t < m_; ++t) targets_[j * m_ + t] = y[t];
+    }
+  }
+
   std::size_t m_;
   std::vector<double> distances_;
   std::vector<double> targets_;
+  // The shell radii when gathered in ShellOrder, else empty.
+  std::span<const double> radii_;
+  ShellOrder shell_order_;
 };
 
 // A local average for all m targets: value, spread (the weighted standard

@@ -190,9 +190,8 @@ void Model::EvaluateGrid(PredictionIndex& p, std::span<const double> x,
   }
   const std::size_t grid_size = p.selector.grid_size();
   p.evaluated = EvaluatedPrefix(grid_size, widest_best);
-  Search(*generation, scratch.z, p.evaluated - 1, &scratch.found);
-  scratch.near.Gather(scratch.found,
-                      [this](std::uint64_t slot) { return store_.y(slot); });
+  GatherNeighbors(*generation, scratch.z, p.evaluated - 1, &scratch.found,
+                  &scratch.near);
   grid_values->resize(grid_size * m);
   if (config_.regressor == RegressorKind::kKernel) {
     KernelAverageGrid(config_.kernel,
@@ -206,14 +205,18 @@ void Model::EvaluateGrid(PredictionIndex& p, std::span<const double> x,
   PredictTargets(p, scratch.near, prediction);
 }
 
-void Model::Search(const MetricIndex::Generation& generation,
-                   std::span<const double> z, std::size_t grid_index,
-                   std::vector<Neighbor>* found) const {
+void Model::GatherNeighbors(const MetricIndex::Generation& generation,
+                            std::span<const double> z, std::size_t grid_index,
+                            std::vector<Neighbor>* found,
+                            NeighborTargets* near) const {
+  const auto targets = [this](std::uint64_t slot) { return store_.y(slot); };
   if (config_.regressor == RegressorKind::kKernel) {
-    generation.tree.Range(z, config_.bandwidth_grid[grid_index], found)
+    generation.tree.RangeUnordered(z, config_.bandwidth_grid[grid_index], found)
         .IgnoreError();
+    near->GatherInShells(config_.bandwidth_grid, found, targets);
   } else {
     generation.tree.Knn(z, config_.k_grid[grid_index], found).IgnoreError();
+    near->Gather(*found, targets);
   }
 }
 
@@ -276,18 +279,20 @@ void Model::EstimateGradient(std::span<const double> x, LearnScratch& scratch,
   const std::vector<double> fallback(targets_.mean().begin(),
                                      targets_.mean().end());
   generation->tree.Read([&](const CoverTree& tree) {
-    tree.Range(scratch.z, radius, &scratch.found).IgnoreError();
+    tree.RangeUnordered(scratch.z, radius, &scratch.found).IgnoreError();
     // The bandwidth of f_{n,h} is chosen like the regressor's: every grid
     // value predicts the sample in standardized Euclidean coordinates.
-    scratch.near.Gather(scratch.found,
-                        [this](std::uint64_t slot) { return store_.y(slot); });
+    scratch.near.GatherInShells(
+        config_.gradient_bandwidth_grid, &scratch.found,
+        [this](std::uint64_t slot) { return store_.y(slot); });
     grid_values->resize(config_.gradient_bandwidth_grid.size() * m);
     KernelAverageGrid(config_.kernel, grid, scratch.near, fallback,
                       *grid_values);
-    // Delta_{t,i} f_{n,h} from the samples within h + t.
+    // Delta_{t,i} f_{n,h} from the samples within h + t (in ShellOrder,
+    // so the sums do not depend on the index).
     scratch.estimator.Begin(scratch.z, config_.kernel, h, t);
     for (const Neighbor& neighbor : scratch.found) {
-      if (neighbor.distance > h + t) break;
+      if (neighbor.distance > h + t) continue;
       scratch.estimator.Add(tree.PointOf(neighbor.id).data(),
                             store_.y(neighbor.id));
     }
@@ -353,8 +358,7 @@ void Model::PredictFrom(const PredictionIndex& p,
   // any of them predicts with now.
   std::size_t widest = 0;
   for (std::size_t t : p.targets) widest = std::max(widest, p.selector.Best(t));
-  Search(generation, z, widest, &found);
-  near.Gather(found, [this](std::uint64_t slot) { return store_.y(slot); });
+  GatherNeighbors(generation, z, widest, &found, &near);
   PredictTargets(p, near, out);
 }
 

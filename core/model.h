@@ -193,10 +193,13 @@ class Model {
   // predict the sample being learned.
   std::size_t EvaluatedPrefix(std::size_t grid_size,
                               std::size_t widest_best) const;
-  // Range search at bandwidth_grid[grid_index], or k-NN with k_grid[...].
-  void Search(const MetricIndex::Generation& generation,
-              std::span<const double> z, std::size_t grid_index,
-              std::vector<Neighbor>* found) const;
+  // The neighbours of z and their targets: a range search at
+  // bandwidth_grid[grid_index] in ShellOrder for the bandwidth grid, or the
+  // k_grid[grid_index] nearest sorted by distance.
+  void GatherNeighbors(const MetricIndex::Generation& generation,
+                       std::span<const double> z, std::size_t grid_index,
+                       std::vector<Neighbor>* found,
+                       NeighborTargets* near) const;
   // Writes p's targets' predictions from `near` (gathered at least as wide
   // as each target's current choice), or their fallbacks.
   void PredictTargets(const PredictionIndex& p, const NeighborTargets& near,

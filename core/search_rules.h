@@ -82,7 +82,8 @@ class KnnRules {
   std::vector<Neighbor>* heap_;
 };
 
-// Every point within `radius` of the query (distance <= radius).
+// Every point within `radius` of the query (distance <= radius), in the
+// order the traversal reaches them.
 class RangeRules {
  public:
   RangeRules(double radius, std::vector<Neighbor>* out)
@@ -95,8 +96,6 @@ class RangeRules {
   void Visit(std::uint64_t id, double distance) {
     if (distance <= radius_) out_->push_back({id, distance});
   }
-
-  void Finish() { std::sort(out_->begin(), out_->end(), NeighborOrder()); }
 
  private:
   double radius_;

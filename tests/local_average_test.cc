@@ -143,6 +143,60 @@ TEST(LocalAverageTest, KernelAverageMatchesTheDefinition) {
   }
 }
 
+// A range search's result in ShellOrder for a bandwidth grid (as the model
+// gathers it) gives every estimate the distance-sorted list gives, and the
+// grid evaluation equals one estimate per bandwidth to the last bit.
+TEST(LocalAverageTest, ShellOrderedNeighborsGiveTheSameEstimates) {
+  const Fixture f = RandomFixture(500, 5);
+  const std::vector<double> bandwidths = {0.05, 0.2, 0.4, 0.7, 1.5};
+  const std::vector<double> fallback = {-1.0, 1.0};
+  const auto lookup = [&](std::uint64_t id) {
+    return f.targets.data() + id * kTargets;
+  };
+  std::mt19937_64 random(6);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (int q = 0; q < 20; ++q) {
+    const double query[kDim] = {uniform(random), uniform(random),
+                                uniform(random)};
+    const std::vector<Neighbor> sorted = AllSorted(f, query);
+    const NeighborTargets by_distance = Gathered(f, sorted);
+    std::vector<Neighbor> shuffled = sorted;
+    std::shuffle(shuffled.begin(), shuffled.end(), random);
+    NeighborTargets in_shells(kTargets);
+    in_shells.GatherInShells(bandwidths, &shuffled, lookup);
+    for (Kernel kernel : kAllKernels) {
+      SCOPED_TRACE(KernelName(kernel));
+      std::vector<double> grid(bandwidths.size() * kTargets);
+      KernelAverageGrid(kernel, bandwidths, in_shells, fallback, grid);
+      for (std::size_t g = 0; g < bandwidths.size(); ++g) {
+        LocalAverage expected, got;
+        KernelAverageAt(kernel, bandwidths[g], by_distance, &expected);
+        KernelAverageAt(kernel, bandwidths[g], in_shells, &got);
+        ASSERT_EQ(got.neighbors, expected.neighbors) << "g=" << g;
+        for (std::size_t t = 0; t < kTargets; ++t) {
+          const double value =
+              expected.neighbors == 0 ? fallback[t] : expected.value[t];
+          EXPECT_NEAR(grid[g * kTargets + t], value, 1e-9);
+          EXPECT_EQ(grid[g * kTargets + t],
+                    got.neighbors == 0 ? fallback[t] : got.value[t]);
+          if (expected.neighbors == 0) continue;
+          EXPECT_NEAR(got.value[t], expected.value[t], 1e-9);
+          EXPECT_NEAR(got.spread[t], expected.spread[t], 1e-9);
+        }
+      }
+      // A bandwidth between two radii: the prefix also holds neighbours
+      // beyond it, which weigh nothing.
+      LocalAverage expected, got;
+      KernelAverageAt(kernel, 0.3, by_distance, &expected);
+      KernelAverageAt(kernel, 0.3, in_shells, &got);
+      ASSERT_EQ(got.neighbors, expected.neighbors);
+      for (std::size_t t = 0; t < kTargets && got.neighbors > 0; ++t) {
+        EXPECT_NEAR(got.value[t], expected.value[t], 1e-9);
+      }
+    }
+  }
+}
+
 TEST(LocalAverageTest, NearestAverageIsTheMeanOfTheKNearest) {
   const Fixture f = RandomFixture(300, 3);
   const double query[kDim] = {0.1, -0.2, 0.3};
