@@ -50,8 +50,10 @@ struct Figures {
   double warmup_samples_per_s = 0;
   double learn_us_median = 0, learn_us_p99 = 0, learn_samples_per_s = 0;
   double predict_us_median = 0, predict_us_p99 = 0;
+  double predict_neighbors_mean = 0;  // over targets and queries
   double nmse = 0;
-  double gradient_bandwidth = 0, bandwidth = 0;
+  double gradient_bandwidth = 0;
+  std::vector<double> bandwidths;  // per target
   std::uint64_t rebuilds = 0, rebuild_waits = 0;
 };
 
@@ -142,8 +144,14 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   std::vector<double> predict_us;
   for (std::size_t q = 0; q < held_out.size(); ++q) {
     const Clock::time_point before = Clock::now();
-    if (!model->Predict(held_out.point(q)).ok()) std::abort();
+    const absl::StatusOr<Prediction> prediction =
+        model->Predict(held_out.point(q));
     predict_us.push_back(1e6 * Seconds(Clock::now() - before));
+    if (!prediction.ok()) std::abort();
+    for (std::uint32_t count : prediction->neighbors) {
+      figures.predict_neighbors_mean +=
+          static_cast<double>(count) / (kJoints * held_out.size());
+    }
   }
   figures.predict_us_median = Percentile(predict_us, 0.5);
   figures.predict_us_p99 = Percentile(predict_us, 0.99);
@@ -154,7 +162,7 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   figures.gradient_bandwidth = stats.gradient_bandwidth;
   figures.rebuilds = stats.index_rebuilds;
   figures.rebuild_waits = stats.rebuild_waits;
-  figures.bandwidth = stats.bandwidth[0];
+  figures.bandwidths = stats.bandwidth;
   return figures;
 }
 
@@ -177,9 +185,9 @@ int Main() {
   }
   nlohmann::json results = nlohmann::json::array();
   std::cout << absl::StrFormat(
-      "%-10s %8s %12s %12s %12s %12s %10s %10s %8s %7s %s\n", "metric", "n",
+      "%-10s %8s %12s %12s %12s %12s %10s %10s %8s %8s %7s %s\n", "metric", "n",
       "warmup/s", "learn/s", "learn µs", "learn p99", "predict µs", "pred p99",
-      "ratio", "nMSE", "waits/rebuilds");
+      "ratio", "nbrs", "nMSE", "waits/rebuilds");
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_metrics), ',')) {
     const absl::StatusOr<MetricKind> metric = ParseMetricKind(name);
@@ -193,11 +201,12 @@ int Main() {
                   absl::GetFlag(FLAGS_queries));
       const double ratio = f.learn_us_median / f.predict_us_median;
       std::cout << absl::StrFormat(
-          "%-10s %8d %12.0f %12.0f %12.1f %12.1f %10.1f %10.1f %8.1f %7.4f "
-          "%d/%d\n",
+          "%-10s %8d %12.0f %12.0f %12.1f %12.1f %10.1f %10.1f %8.1f %8.0f "
+          "%7.4f %d/%d\n",
           f.metric, f.n, f.warmup_samples_per_s, f.learn_samples_per_s,
           f.learn_us_median, f.learn_us_p99, f.predict_us_median,
-          f.predict_us_p99, ratio, f.nmse, f.rebuild_waits, f.rebuilds);
+          f.predict_us_p99, ratio, f.predict_neighbors_mean, f.nmse,
+          f.rebuild_waits, f.rebuilds);
       results.push_back({{"metric", f.metric},
                          {"n", f.n},
                          {"warmup_samples_per_s", f.warmup_samples_per_s},
@@ -206,9 +215,10 @@ int Main() {
                          {"learn_us_p99", f.learn_us_p99},
                          {"predict_us_median", f.predict_us_median},
                          {"predict_us_p99", f.predict_us_p99},
+                         {"predict_neighbors_mean", f.predict_neighbors_mean},
                          {"learn_predict_ratio", ratio},
                          {"prequential_nmse_mean", f.nmse},
-                         {"bandwidth", f.bandwidth},
+                         {"bandwidths", f.bandwidths},
                          {"gradient_bandwidth", f.gradient_bandwidth},
                          {"index_rebuilds", f.rebuilds},
                          {"rebuild_waits", f.rebuild_waits}});

@@ -8,12 +8,13 @@ namespace streamreg {
 void EstimateGradientAt(const CoverTree& tree, std::span<const double> z,
                         const TargetLookup& targets, Kernel kernel, double h,
                         double t, GradientEstimator* estimator,
-                        std::vector<Neighbor>* near, GradientEstimate* out) {
+                        NeighborScratch* scratch, GradientEstimate* out) {
   estimator->Begin(z, kernel, h, t);
-  const absl::Status status = tree.Range(z, h + t, near);
+  const absl::Status status = tree.RangeUnordered(z, h + t, &scratch->found);
   assert(status.ok());
   (void)status;
-  for (const Neighbor& neighbor : *near) {
+  scratch->order.Apply({}, &scratch->found);  // no radii: by id
+  for (const Neighbor& neighbor : scratch->found) {
     estimator->Add(tree.PointOf(neighbor.id).data(), targets(neighbor.id));
   }
   estimator->Finish(out);
@@ -26,13 +27,13 @@ void AddBatchGradients(
     const std::function<void(std::size_t, std::size_t)>& progress) {
   GradientEstimator estimator(tree.dim(), stats->num_targets());
   GradientEstimate estimate;
-  std::vector<Neighbor> near;
+  NeighborScratch scratch;
   std::vector<double> z(tree.dim());
   const std::size_t every = std::max<std::size_t>(1, ids.size() / 100);
   for (std::size_t j = 0; j < ids.size(); ++j) {
     const std::span<const double> point = tree.PointOf(ids[j]);
     z.assign(point.begin(), point.end());
-    EstimateGradientAt(tree, z, targets, kernel, h, t, &estimator, &near,
+    EstimateGradientAt(tree, z, targets, kernel, h, t, &estimator, &scratch,
                        &estimate);
     stats->Add(estimate);
     if (progress && (j + 1) % every == 0) progress(j + 1, ids.size());

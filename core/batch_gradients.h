@@ -12,20 +12,27 @@
 #include "core/gradient_statistics.h"
 #include "core/kernel.h"
 #include "core/neighbor.h"
+#include "core/shell_order.h"
 
 namespace streamreg {
 
 // Returns the m targets of the sample stored under an index id.
 using TargetLookup = std::function<const double*(std::uint64_t id)>;
 
+// Scratch space of EstimateGradientAt, reused from call to call.
+struct NeighborScratch {
+  std::vector<Neighbor> found;
+  ShellOrder order;
+};
+
 // The gradient estimate at z (coordinates of `tree`, standardized
 // Euclidean) from every sample the tree holds: one range search of radius
-// h + t, then GradientEstimator. Samples are added in (distance, id) order,
-// so the result does not depend on the tree's shape. `near` is scratch.
+// h + t, then GradientEstimator. Samples are added in id order, so the
+// result does not depend on the tree's shape.
 void EstimateGradientAt(const CoverTree& tree, std::span<const double> z,
                         const TargetLookup& targets, Kernel kernel, double h,
                         double t, GradientEstimator* estimator,
-                        std::vector<Neighbor>* near, GradientEstimate* out);
+                        NeighborScratch* scratch, GradientEstimate* out);
 
 // The papers' batch estimator (GW eq. 2; Trivedi et al. §3.1): the
 // gradient estimate at every sample `ids` names, each from all the samples

@@ -16,6 +16,21 @@ void GradientEstimator::Begin(std::span<const double> x, Kernel kernel,
   sums_.assign(2 * dim_ * num_targets_, 0.0);
 }
 
+// Inlined into Add: it runs for every sample and ball.
+[[gnu::always_inline]] inline void GradientEstimator::AddToBall(
+    std::size_t ball, double u_squared, const double* targets) {
+  if (!(u_squared < 1.0)) return;
+  double* sums = sums_.data() + ball * num_targets_;
+  if (kernel_ == Kernel::kBox) {
+    weight_[ball] += 1.0;
+    for (std::size_t k = 0; k < num_targets_; ++k) sums[k] += targets[k];
+    return;
+  }
+  const double w = KernelWeightOfSquare(kernel_, u_squared);
+  weight_[ball] += w;
+  for (std::size_t k = 0; k < num_targets_; ++k) sums[k] += w * targets[k];
+}
+
 void GradientEstimator::Add(const double* point, const double* targets) {
   double squared = 0.0;
   double largest = 0.0;  // max_i |x_i - X_i|
@@ -42,20 +57,6 @@ void GradientEstimator::Add(const double* point, const double* targets) {
                 (base + std::fabs(cross)) * inverse_h_squared_, targets);
     }
   }
-}
-
-void GradientEstimator::AddToBall(std::size_t ball, double u_squared,
-                                  const double* targets) {
-  if (!(u_squared < 1.0)) return;
-  double* sums = sums_.data() + ball * num_targets_;
-  if (kernel_ == Kernel::kBox) {
-    weight_[ball] += 1.0;
-    for (std::size_t k = 0; k < num_targets_; ++k) sums[k] += targets[k];
-    return;
-  }
-  const double w = KernelWeightOfSquare(kernel_, u_squared);
-  weight_[ball] += w;
-  for (std::size_t k = 0; k < num_targets_; ++k) sums[k] += w * targets[k];
 }
 
 void GradientEstimator::Finish(GradientEstimate* out) const {

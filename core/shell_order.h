@@ -25,7 +25,8 @@ namespace streamreg {
 // order costs a few linear passes (an LSD radix sort on (shell, id)).
 class ShellOrder {
  public:
-  // Orders `neighbors` in place for `radii` (ascending, at most 255).
+  // Orders `neighbors` in place for `radii` (ascending, at most 255; with
+  // none, by id alone).
   void Apply(std::span<const double> radii, std::vector<Neighbor>* neighbors);
 
   // After Apply: how many neighbours lie strictly within radii[g].

@@ -75,7 +75,7 @@ TEST(GradientEstimatorTest, EqualsTheDefinitionForEveryCoordinateAndTarget) {
     return s.y.data() + id * kTargets;
   };
   GradientEstimator estimator(kDim, kTargets);
-  std::vector<Neighbor> near;
+  NeighborScratch scratch;
   GradientEstimate estimate;
   std::size_t counted = 0, not_counted = 0;
   for (Kernel kernel :
@@ -85,7 +85,7 @@ TEST(GradientEstimatorTest, EqualsTheDefinitionForEveryCoordinateAndTarget) {
       for (std::size_t j = 0; j < queries.size(); ++j) {
         const std::vector<double> x(queries.x.begin() + j * kDim,
                                     queries.x.begin() + (j + 1) * kDim);
-        EstimateGradientAt(tree, x, lookup, kernel, h, t, &estimator, &near,
+        EstimateGradientAt(tree, x, lookup, kernel, h, t, &estimator, &scratch,
                            &estimate);
         for (std::size_t i = 0; i < kDim; ++i) {
           std::vector<double> plus = x, minus = x;

@@ -101,5 +101,16 @@ TEST(ShellOrderTest, TheOrderDoesNotDependOnTheInputOrder) {
   }
 }
 
+TEST(ShellOrderTest, WithoutRadiiItSortsById) {
+  const std::vector<Neighbor> input = RandomNeighbors(500, 100000, 11);
+  std::vector<Neighbor> expected = input;
+  std::sort(expected.begin(), expected.end(),
+            [](const Neighbor& a, const Neighbor& b) { return a.id < b.id; });
+  std::vector<Neighbor> output = input;
+  ShellOrder order;
+  order.Apply({}, &output);
+  EXPECT_EQ(output, expected);
+}
+
 }  // namespace
 }  // namespace streamreg
