@@ -403,10 +403,14 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
   }
   if (i < children.size()) stack.push_back({distance, node, i});
   const std::size_t end = stack.size();
-  std::sort(stack.begin() + begin, stack.begin() + end,
-            [](const SearchCandidate& a, const SearchCandidate& b) {
-              return a.distance < b.distance;
-            });
+  // Nearest first tightens a shrinking bound soonest; a fixed one (a range
+  // search) prunes the same whatever the order.
+  if constexpr (!kHasFixedBound<Rules>) {
+    std::sort(stack.begin() + begin, stack.begin() + end,
+              [](const SearchCandidate& a, const SearchCandidate& b) {
+                return a.distance < b.distance;
+              });
+  }
   for (std::size_t j = begin; j < end; ++j) {
     const SearchCandidate candidate = stack[j];
     const double extent = Extent(candidate.node, candidate.first_child);

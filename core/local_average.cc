@@ -2,15 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace streamreg {
 namespace {
 
-// Weighted mean and spread of the first `count` neighbours with weights
-// from `weight(j)`.
+// Weighted mean and spread, for the listed targets, of the first `count`
+// neighbours with weights from `weight(j)`.
 template <class Weight>
 void WeightedAverage(const NeighborTargets& near, std::size_t count,
-                     Weight&& weight, LocalAverage* out) {
+                     Weight&& weight, std::span<const std::size_t> targets,
+                     LocalAverage* out) {
   const std::size_t m = near.num_targets();
   out->value.assign(m, 0.0);
   out->spread.assign(m, 0.0);
@@ -22,23 +24,33 @@ void WeightedAverage(const NeighborTargets& near, std::size_t count,
     ++positive;
     total += w;
     const double* y = near.targets(j);
-    for (std::size_t t = 0; t < m; ++t) out->value[t] += w * y[t];
+    for (std::size_t t : targets) out->value[t] += w * y[t];
   }
   out->neighbors = positive;
   if (positive == 0) return;
-  for (std::size_t t = 0; t < m; ++t) out->value[t] /= total;
+  for (std::size_t t : targets) out->value[t] /= total;
   for (std::size_t j = 0; j < count; ++j) {
     const double w = weight(j);
     if (!(w > 0.0)) continue;
     const double* y = near.targets(j);
-    for (std::size_t t = 0; t < m; ++t) {
+    for (std::size_t t : targets) {
       const double deviation = y[t] - out->value[t];
       out->spread[t] += w * deviation * deviation;
     }
   }
-  for (std::size_t t = 0; t < m; ++t) {
+  for (std::size_t t : targets) {
     out->spread[t] = std::sqrt(out->spread[t] / total);
   }
+}
+
+// `targets`, or all m when it is empty (`all` holds them then).
+std::span<const std::size_t> TargetsOrAll(std::span<const std::size_t> targets,
+                                          std::size_t m,
+                                          std::vector<std::size_t>* all) {
+  if (!targets.empty()) return targets;
+  all->resize(m);
+  std::iota(all->begin(), all->end(), std::size_t{0});
+  return *all;
 }
 
 // Row g of `values` := mean of the first count targets, or the fallback.
@@ -82,17 +94,20 @@ std::size_t NeighborTargets::PrefixWithin(double h) const {
 }
 
 void KernelAverageAt(Kernel kernel, double h, const NeighborTargets& near,
-                     LocalAverage* out) {
+                     LocalAverage* out, std::span<const std::size_t> targets) {
+  std::vector<std::size_t> all;
   WeightedAverage(
       near, near.PrefixWithin(h),
       [&](std::size_t j) { return KernelWeight(kernel, near.distance(j) / h); },
-      out);
+      TargetsOrAll(targets, near.num_targets(), &all), out);
 }
 
 void NearestAverageAt(std::size_t k, const NeighborTargets& near,
-                      LocalAverage* out) {
+                      LocalAverage* out, std::span<const std::size_t> targets) {
+  std::vector<std::size_t> all;
   WeightedAverage(
-      near, std::min(k, near.size()), [](std::size_t) { return 1.0; }, out);
+      near, std::min(k, near.size()), [](std::size_t) { return 1.0; },
+      TargetsOrAll(targets, near.num_targets(), &all), out);
 }
 
 void KernelAverageGrid(Kernel kernel, std::span<const double> grid,

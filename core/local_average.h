@@ -85,13 +85,18 @@ struct LocalAverage {
 
 // Nadaraya–Watson estimate at bandwidth h (Kpotufe & Boularias 2012, eq. 1):
 // sum_i K(rho(x, X_i)/h) Y_i / sum_i K(rho(x, X_i)/h). Leaves `out` with
-// neighbors == 0 (and values untouched) when no sample is within h.
+// neighbors == 0 (and values untouched) when no sample is within h. Only
+// the listed targets' values and spreads are computed (all if none are
+// listed; the others are left 0).
 void KernelAverageAt(Kernel kernel, double h, const NeighborTargets& near,
-                     LocalAverage* out);
+                     LocalAverage* out,
+                     std::span<const std::size_t> targets = {});
 
-// Mean of the k nearest neighbours' targets (fewer if fewer are stored).
+// Mean of the k nearest neighbours' targets (fewer if fewer are stored),
+// for the listed targets as KernelAverageAt.
 void NearestAverageAt(std::size_t k, const NeighborTargets& near,
-                      LocalAverage* out);
+                      LocalAverage* out,
+                      std::span<const std::size_t> targets = {});
 
 // Values only, for every bandwidth of an ascending grid at once: row g of
 // `values` (grid.size() x m) is KernelAverageAt(grid[g]), or `fallback` where

@@ -222,26 +222,37 @@ void Model::GatherNeighbors(const MetricIndex::Generation& generation,
 
 void Model::PredictTargets(const PredictionIndex& p,
                            const NeighborTargets& near, Prediction* out) const {
+  // Targets grouped by their choice: one average per distinct choice, each
+  // over its own targets only.
+  thread_local std::vector<std::pair<std::size_t, std::size_t>> by_choice;
+  thread_local std::vector<std::size_t> group;
+  by_choice.clear();
+  for (std::size_t t : p.targets) by_choice.push_back({p.selector.Best(t), t});
+  std::sort(by_choice.begin(), by_choice.end());
   LocalAverage average;
-  std::size_t computed_for = SIZE_MAX;
-  for (std::size_t t : p.targets) {
-    const std::size_t best = p.selector.Best(t);
-    if (best != computed_for) {
-      if (config_.regressor == RegressorKind::kKernel) {
-        KernelAverageAt(config_.kernel, config_.bandwidth_grid[best], near,
-                        &average);
-      } else {
-        NearestAverageAt(config_.k_grid[best], near, &average);
+  for (std::size_t begin = 0; begin < by_choice.size();) {
+    const std::size_t best = by_choice[begin].first;
+    group.clear();
+    std::size_t end = begin;
+    for (; end < by_choice.size() && by_choice[end].first == best; ++end) {
+      group.push_back(by_choice[end].second);
+    }
+    if (config_.regressor == RegressorKind::kKernel) {
+      KernelAverageAt(config_.kernel, config_.bandwidth_grid[best], near,
+                      &average, group);
+    } else {
+      NearestAverageAt(config_.k_grid[best], near, &average, group);
+    }
+    for (std::size_t t : group) {
+      if (average.neighbors == 0) {
+        Fallback(t, out);
+        continue;
       }
-      computed_for = best;
+      out->value[t] = average.value[t];
+      out->spread[t] = average.spread[t];
+      out->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
     }
-    if (average.neighbors == 0) {
-      Fallback(t, out);
-      continue;
-    }
-    out->value[t] = average.value[t];
-    out->spread[t] = average.spread[t];
-    out->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
+    begin = end;
   }
 }
 

@@ -23,6 +23,14 @@ concept SearchRules = requires(R rules, std::uint64_t id, double distance) {
   rules.Visit(id, distance);
 };
 
+// Whether rules declare that Bound() never changes during a search
+// (`static constexpr bool kFixedBound = true;`): traversals may then visit
+// subtrees in any order.
+template <class R>
+inline constexpr bool kHasFixedBound = requires {
+  requires R::kFixedBound;
+};
+
 // The k nearest points, ties at equal distance broken by the smaller id.
 // Keeps a max-heap of the best k seen so far; Bound() is the k-th distance.
 //
@@ -86,6 +94,8 @@ class KnnRules {
 // order the traversal reaches them.
 class RangeRules {
  public:
+  static constexpr bool kFixedBound = true;
+
   RangeRules(double radius, std::vector<Neighbor>* out)
       : radius_(radius), out_(out) {
     out_->clear();

@@ -10,6 +10,9 @@ namespace {
 
 constexpr int kDigitBits = 8;
 constexpr std::size_t kDigits = std::size_t{1} << kDigitBits;
+// Below this many neighbours a comparison sort on the key beats the radix
+// passes (each clears and sums kDigits counters).
+constexpr std::size_t kRadixFrom = 256;
 
 // One stable counting-sort pass of `from` into `to` by the digit of the key
 // (kept in Neighbor::id) at bit `shift`.
@@ -52,10 +55,16 @@ void ShellOrder::Apply(std::span<const double> radii,
   for (std::size_t g = 1; g < within_.size(); ++g) {
     within_[g] += within_[g - 1];
   }
-  const int key_bits = id_bits + static_cast<int>(std::bit_width(radii.size()));
-  for (int shift = 0; shift < key_bits; shift += kDigitBits) {
-    SortByDigit(*neighbors, shift, &buffer_);
-    neighbors->swap(buffer_);
+  if (neighbors->size() < kRadixFrom) {
+    std::sort(neighbors->begin(), neighbors->end(),
+              [](const Neighbor& a, const Neighbor& b) { return a.id < b.id; });
+  } else {
+    const int key_bits =
+        id_bits + static_cast<int>(std::bit_width(radii.size()));
+    for (int shift = 0; shift < key_bits; shift += kDigitBits) {
+      SortByDigit(*neighbors, shift, &buffer_);
+      neighbors->swap(buffer_);
+    }
   }
   const std::uint64_t id_mask = (std::uint64_t{1} << id_bits) - 1;
   for (Neighbor& n : *neighbors) n.id &= id_mask;

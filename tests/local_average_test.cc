@@ -197,6 +197,32 @@ TEST(LocalAverageTest, ShellOrderedNeighborsGiveTheSameEstimates) {
   }
 }
 
+// Averages for a subset of the targets are those of the full average, to
+// the last bit, and leave the other targets alone.
+TEST(LocalAverageTest, AveragesForSomeTargetsEqualTheFullOnes) {
+  const Fixture f = RandomFixture(300, 7);
+  const double query[kDim] = {0.2, 0.1, -0.3};
+  const NeighborTargets near = Gathered(f, AllSorted(f, query));
+  const std::vector<std::size_t> second = {1};
+  for (Kernel kernel : kAllKernels) {
+    LocalAverage all, some;
+    KernelAverageAt(kernel, 0.6, near, &all);
+    KernelAverageAt(kernel, 0.6, near, &some, second);
+    ASSERT_GT(all.neighbors, 0u);
+    EXPECT_EQ(some.neighbors, all.neighbors);
+    EXPECT_EQ(some.value[1], all.value[1]);
+    EXPECT_EQ(some.spread[1], all.spread[1]);
+    EXPECT_EQ(some.value[0], 0.0);
+    EXPECT_EQ(some.spread[0], 0.0);
+  }
+  LocalAverage all, some;
+  NearestAverageAt(9, near, &all);
+  NearestAverageAt(9, near, &some, second);
+  EXPECT_EQ(some.value[1], all.value[1]);
+  EXPECT_EQ(some.spread[1], all.spread[1]);
+  EXPECT_EQ(some.value[0], 0.0);
+}
+
 TEST(LocalAverageTest, NearestAverageIsTheMeanOfTheKNearest) {
   const Fixture f = RandomFixture(300, 3);
   const double query[kDim] = {0.1, -0.2, 0.3};
