@@ -41,14 +41,21 @@ void ShellOrder::Apply(std::span<const double> radii,
   // The key (shell, id) replaces the id while sorting; ids are slots, far
   // below 2^56.
   std::uint64_t largest_id = 0;
-  for (const Neighbor& n : *neighbors) largest_id = std::max(largest_id, n.id);
+  double farthest = 0.0;
+  for (const Neighbor& n : *neighbors) {
+    largest_id = std::max(largest_id, n.id);
+    farthest = std::max(farthest, n.distance);
+  }
   const int id_bits = std::max(1, static_cast<int>(std::bit_width(largest_id)));
   assert(id_bits <= 56);
+  // A neighbour's shell is the number of radii <= its distance. Most lie in
+  // the outer shells (balls grow as r^dimension): walk down from the
+  // farthest neighbour's shell rather than bisect all the radii.
+  const std::size_t outer =
+      std::upper_bound(radii.begin(), radii.end(), farthest) - radii.begin();
   for (Neighbor& n : *neighbors) {
-    const std::size_t shell =
-        std::upper_bound(radii.begin(), radii.end(), n.distance) -
-        radii.begin();
-    // upper_bound finds the first r_g > distance: the first ball holding n.
+    std::size_t shell = outer;
+    while (shell > 0 && n.distance < radii[shell - 1]) --shell;
     if (shell < radii.size()) ++within_[shell];
     n.id |= static_cast<std::uint64_t>(shell) << id_bits;
   }
