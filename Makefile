@@ -1,17 +1,19 @@
 # Entry points. `make test` is what CI runs (after deploy/install-deps.sh).
-.PHONY: test build run format format-check tsan asan bench clean
+.PHONY: test build run format format-check tsan asan bench clean image-check
 
 CORE_SOURCES := $(shell find common core server client robot tests bench -name '*.cc' -o -name '*.h')
 
 # Everything CI checks: formatting, the warnings-as-errors build and its
-# suite, the concurrency tests under ThreadSanitizer, and the whole suite
-# under AddressSanitizer + UndefinedBehaviorSanitizer.
+# suite, the concurrency tests under ThreadSanitizer, the whole suite under
+# AddressSanitizer + UndefinedBehaviorSanitizer, and the container image
+# built and run end to end.
 test: format-check
 	cmake --preset ci
 	cmake --build --preset ci
 	ctest --preset ci
 	$(MAKE) tsan
 	$(MAKE) asan
+	deploy/check-image.sh --skip-if-unsupported
 
 build:
 	cmake --preset dev
@@ -39,6 +41,11 @@ bench: build
 
 clean:
 	rm -rf build
+
+# Builds the container image and runs it end to end with Docker or podman
+# (deploy/README.md); `test` runs it last (about 4 minutes from nothing).
+image-check:
+	deploy/check-image.sh
 
 # Builds and runs the server on 127.0.0.1:50051 with ./streamreg-data.
 run:

@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
 # Installs every build, test and benchmark dependency of streamreg from Debian 12
 # packages. Idempotent and non-interactive; run as root (or with sudo available).
+#
+# usage: deploy/install-deps.sh [--no-container-tools]
+#   --no-container-tools  leave out podman & co. (which the test suite uses to
+#                         build and run the image), as the image's own build
+#                         stage does
 set -euo pipefail
+
+container_tools=1
+case "${1:-}" in
+  --no-container-tools) container_tools=0 ;;
+  "") ;;
+  *) echo "install-deps: unknown argument $1" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config make
@@ -10,8 +22,11 @@ packages=(
   libabsl-dev libeigen3-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libnanoflann-dev
   liborocos-kdl-dev gnuplot-nox
-  python3-grpcio python3-protobuf
+  python3-grpcio python3-protobuf python3-yaml
 )
+if [ "$container_tools" -eq 1 ]; then
+  packages+=(podman buildah runc debootstrap uidmap)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

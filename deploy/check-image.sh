@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Builds the streamreg image from the top-level Dockerfile and proves it
+# runs: starts a container on a fresh volume, waits for the health service to
+# report SERVING, creates a model, ingests a data set made by the image's own
+# robot simulator, predicts, stops the container with SIGTERM and checks it
+# exited cleanly (status 0), then starts it again on the same volume and
+# checks the model came back with every sample.
+#
+# Works with Docker (if a daemon answers) or podman. With podman and no
+# registry (as on our machines), the debian:bookworm and debian:bookworm-slim
+# base images are made locally with debootstrap from the apt mirror; podman
+# runs with runc, lowered ulimits and the host network (deploy/podman/
+# containers.conf; see ../shared/TOOLCHAIN.md §7).
+#
+# usage: deploy/check-image.sh [--engine docker|podman] [--port PORT]
+#                              [--keep]   (leave the image and volume)
+#                              [--skip-if-unsupported]
+# With --skip-if-unsupported (as `make test` runs it), a machine where the
+# engine cannot start any container at all (tried on the base image) is
+# reported and skipped; everything after that point must pass.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+engine= port=50071 keep=0 skip_if_unsupported=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --engine) engine=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --skip-if-unsupported) skip_if_unsupported=1; shift ;;
+    *) echo "check-image: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "check-image: $*"; }
+fail() { echo "check-image: FAILED: $*" >&2; exit 1; }
+
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+
+if [ -z "$engine" ]; then
+  if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+    engine=docker
+  else
+    engine=podman
+  fi
+fi
+
+# --- podman: its packages, its settings, local base images ---------------
+if [ "$engine" = podman ]; then
+  missing=()
+  for p in podman buildah runc debootstrap uidmap; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  export CONTAINERS_CONF="$PWD/deploy/podman/containers.conf"
+  build_flags=(--isolation=chroot --pull=never)
+  run_flags=(--network=host)
+  has_image() {
+    podman image exists "docker.io/library/debian:$1" ||
+      podman image exists "localhost/debian:$1"
+  }
+  if ! has_image bookworm; then
+    rootfs=$(mktemp -d)
+    mirror=$(sed -n 's/^URIs: //p' /etc/apt/sources.list.d/debian.sources \
+               2>/dev/null | head -1)
+    mirror=${mirror:-http://deb.debian.org/debian}
+    say "making debian:bookworm with debootstrap from $mirror"
+    "${as_root[@]}" debootstrap --variant=minbase bookworm "$rootfs" "$mirror" \
+      >/dev/null
+    "${as_root[@]}" tar -C "$rootfs" -c . |
+      podman import - localhost/debian:bookworm >/dev/null
+    "${as_root[@]}" rm -rf "$rootfs"
+  fi
+  # A minbase debootstrap is what the slim image is; one serves as both.
+  has_image bookworm-slim ||
+    podman tag localhost/debian:bookworm localhost/debian:bookworm-slim
+  if ! probe=$(podman run --rm --network=host localhost/debian:bookworm true 2>&1); then
+    if [ "$skip_if_unsupported" -eq 1 ]; then
+      say "SKIPPED: podman cannot start any container on this machine: $probe"
+      exit 0
+    fi
+    fail "podman cannot start a container here: $probe"
+  fi
+else
+  build_flags=()
+  run_flags=(-p "127.0.0.1:$port:$port")
+fi
+
+image=localhost/streamreg:check
+volume=streamreg-check-$$
+container=streamreg-check-$$
+cli=(streamreg --server "127.0.0.1:$port" --timeout 30s)
+
+cleanup() {
+  "$engine" rm -f "$container" >/dev/null 2>&1 || true
+  if [ "$keep" -eq 0 ]; then
+    "$engine" volume rm -f "$volume" >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+
+start=$(date +%s)
+say "building $image with $engine"
+"$engine" build "${build_flags[@]}" -t "$image" . >/tmp/check-image-build.log 2>&1 ||
+  { tail -30 /tmp/check-image-build.log >&2; fail "the image did not build"; }
+say "built in $(( $(date +%s) - start )) s: $("$engine" image inspect --format '{{.Size}}' "$image") bytes"
+
+run_server() {
+  "$engine" run -d --name "$container" "${run_flags[@]}" \
+    -v "$volume:/var/lib/streamreg" "$image" \
+    --listen "0.0.0.0:$port" >/dev/null
+}
+in_container() { "$engine" exec "$container" "$@"; }
+wait_serving() {
+  for _ in $(seq 60); do
+    if in_container "${cli[@]}" health 2>/dev/null | grep -qx SERVING; then
+      return 0
+    fi
+    sleep 1
+  done
+  "$engine" logs "$container" >&2 || true
+  fail "the health service never reported SERVING"
+}
+stop_cleanly() {
+  "$engine" stop --time 60 "$container" >/dev/null  # SIGTERM, then waits
+  local code
+  code=$("$engine" inspect --format '{{.State.ExitCode}}' "$container")
+  [ "$code" = 0 ] || { "$engine" logs "$container" >&2; fail "exit status $code after SIGTERM"; }
+  "$engine" rm "$container" >/dev/null
+}
+
+"$engine" volume create "$volume" >/dev/null
+run_server
+wait_serving
+say "SERVING; running as uid $(in_container id -u)"
+[ "$(in_container id -u)" != 0 ] || fail "the server runs as root"
+
+in_container streamreg-robot-sim --samples 3000 --out /tmp/arm.csv
+in_container "${cli[@]}" ingest --model arm --csv /tmp/arm.csv --create \
+  | tail -1
+predictions=$(in_container "${cli[@]}" predict --model arm --csv /tmp/arm.csv \
+  --limit 50 | wc -l)
+[ "$predictions" -eq 51 ] || fail "predict printed $predictions lines, not a header and 50 rows"
+say "created, ingested 3000 samples, predicted 50"
+
+stop_cleanly
+say "stopped by SIGTERM with status 0"
+
+run_server
+wait_serving
+samples=$(in_container "${cli[@]}" info --model arm | sed -n 's/^ *num_samples: //p')
+[ "$samples" = 3000 ] || fail "after a restart the model holds '$samples' samples, not 3000"
+stop_cleanly
+say "restarted on the same volume: the model is back with 3000 samples"
+say "OK in $(( $(date +%s) - start )) s"
