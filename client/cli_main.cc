@@ -125,6 +125,9 @@ int Run(const std::vector<std::string>& positional) {
   options.address = absl::GetFlag(FLAGS_server);
   options.timeout = absl::GetFlag(FLAGS_timeout);
   options.batch_size = std::max<std::size_t>(1, absl::GetFlag(FLAGS_batch));
+  absl::StatusOr<ClientTls> tls = ClientTlsFromFlags();
+  if (!tls.ok()) return ReportFailure("streamreg", tls.status());
+  options.tls = *std::move(tls);
   Client client(options);
   const absl::Status status = bench ? bench_commands.at(positional[1])(client)
                                     : commands.at(positional[0])(client);

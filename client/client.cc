@@ -12,6 +12,16 @@
 namespace streamreg {
 namespace {
 
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(
+    const ClientTls& tls) {
+  if (!tls.enabled) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = tls.root_certs_pem;
+  ssl.pem_cert_chain = tls.cert_chain_pem;
+  ssl.pem_private_key = tls.private_key_pem;
+  return grpc::SslCredentials(ssl);
+}
+
 std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(
@@ -20,8 +30,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
   if (options.own_connection) {
     arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   }
-  return grpc::CreateCustomChannel(
-      options.address, grpc::InsecureChannelCredentials(), arguments);
+  return grpc::CreateCustomChannel(options.address,
+                                   ChannelCredentials(options.tls), arguments);
 }
 
 std::uint64_t RandomSampleIdStart() {

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client/client_tls.h"
 #include "client/retry_policy.h"
 #include "grpcpp/grpcpp.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
@@ -35,6 +36,9 @@ struct ClientOptions {
   // A TCP connection of this client's own rather than one shared with the
   // process's other clients of the same server (load generators).
   bool own_connection = false;
+  // TLS (and the client's certificate for mutual TLS); plaintext if not
+  // enabled.
+  ClientTls tls;
 };
 
 // What an Ingester learned, in total.

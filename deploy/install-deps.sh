@@ -22,7 +22,7 @@ packages=(
   libabsl-dev libeigen3-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libnanoflann-dev
   liborocos-kdl-dev gnuplot-nox
-  python3-grpcio python3-protobuf python3-yaml
+  python3-grpcio python3-protobuf python3-yaml openssl
 )
 if [ "$container_tools" -eq 1 ]; then
   packages+=(podman buildah runc debootstrap uidmap)

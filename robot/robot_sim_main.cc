@@ -126,6 +126,9 @@ absl::Status StreamToServer(RobotStream& robot) {
                           : absl::GetFlag(FLAGS_sample_rate);
   ClientOptions client_options;
   client_options.address = absl::GetFlag(FLAGS_server);
+  absl::StatusOr<ClientTls> tls = ClientTlsFromFlags();
+  if (!tls.ok()) return tls.status();
+  client_options.tls = *std::move(tls);
   Client client(client_options);
   if (absl::GetFlag(FLAGS_create)) {
     v1::ModelSpec spec;

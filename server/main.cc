@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "common/command_line.h"
+#include "common/file_contents.h"
 #include "server/allocator_tuning.h"
 #include "server/logging.h"
 #include "server/server.h"
@@ -50,6 +51,12 @@ ABSL_FLAG(std::uint64_t, wal_segment_bytes, 64 << 20,
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error or off");
 ABSL_FLAG(std::string, log_format, "text", "text (logfmt) or json");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: serve TLS only (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates: require client certificates they signed "
+          "(mutual TLS; needs --tls_cert)");
 
 namespace streamreg {
 namespace {
@@ -61,6 +68,29 @@ void OnStopSignal(int signal_number) {
   [[maybe_unused]] const ssize_t written =
       write(stop_pipe[1], &signal_number, sizeof signal_number);
   errno = saved_errno;
+}
+
+absl::StatusOr<ServerTls> TlsFromFlags() {
+  const std::string cert = absl::GetFlag(FLAGS_tls_cert);
+  const std::string key = absl::GetFlag(FLAGS_tls_key);
+  const std::string client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  ServerTls tls;
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_cert and --tls_key: give both or neither");
+  }
+  if (!client_ca.empty() && cert.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_client_ca: needs --tls_cert and --tls_key");
+  }
+  if (absl::Status status =
+          ReadFlagFiles({{cert, "--tls_cert", &tls.cert_chain_pem},
+                         {key, "--tls_key", &tls.private_key_pem},
+                         {client_ca, "--tls_client_ca", &tls.client_ca_pem}});
+      !status.ok()) {
+    return status;
+  }
+  return tls;
 }
 
 absl::StatusOr<ServerOptions> OptionsFromFlags() {
@@ -83,6 +113,9 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
   options.drain_delay = absl::GetFlag(FLAGS_drain_delay);
   options.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  absl::StatusOr<ServerTls> tls = TlsFromFlags();
+  if (!tls.ok()) return tls.status();
+  options.tls = *std::move(tls);
   return options;
 }
 

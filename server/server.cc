@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "server/listening_credentials.h"
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
@@ -44,7 +45,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(o.listen, grpc::InsecureServerCredentials(),
+  builder.AddListeningPort(o.listen, ListeningCredentials(o.tls),
                            &server->port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
@@ -52,16 +53,22 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   builder.RegisterService(server->regression_service_.get());
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("--listen ", o.listen, ": cannot listen there"));
+    return absl::UnavailableError(absl::StrCat(
+        "--listen ", o.listen, ": cannot listen there",
+        o.tls.enabled() ? " (or the TLS certificate or key is not valid PEM)"
+                        : ""));
   }
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info(
-      "event=listening address={} data_dir={} sync={} worker_threads={} "
-      "max_models={} max_samples_per_model={} max_message_bytes={}",
-      server->address(), o.data_dir, o.storage.sync.ToString(),
-      server->pool_->num_threads(), o.limits.max_models,
-      o.limits.max_samples_per_model, o.max_message_bytes);
+      "event=listening address={} tls={} data_dir={} sync={} "
+      "worker_threads={} max_models={} max_samples_per_model={} "
+      "max_message_bytes={}",
+      server->address(),
+      !o.tls.enabled()              ? "off"
+      : o.tls.client_ca_pem.empty() ? "on"
+                                    : "mutual",
+      o.data_dir, o.storage.sync.ToString(), server->pool_->num_threads(),
+      o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes);
   return server;
 }
 

@@ -10,6 +10,17 @@
 
 namespace streamreg {
 
+// TLS on the listening port, as PEM text. With a certificate chain and its
+// key the port serves TLS only; with client_ca too, every client must
+// present a certificate that CA signed (mutual TLS). All empty: plaintext.
+struct ServerTls {
+  std::string cert_chain_pem;
+  std::string private_key_pem;
+  std::string client_ca_pem;
+
+  bool enabled() const { return !cert_chain_pem.empty(); }
+};
+
 // Everything a Server is started with (streamreg-server's flags).
 struct ServerOptions {
   // host:port; port 0 picks a free one (Server::port() tells which).
@@ -29,6 +40,7 @@ struct ServerOptions {
   // have drain_timeout to finish before they are cancelled.
   absl::Duration drain_delay = absl::ZeroDuration();
   absl::Duration drain_timeout = absl::Seconds(10);
+  ServerTls tls;
 };
 
 }  // namespace streamreg

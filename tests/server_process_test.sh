@@ -183,4 +183,46 @@ server_pid=
 [ "$status" -eq 0 ] || fail "server exit status $status after SIGTERM"
 grep -q "event=stopped" "$work/server.err" || fail "no clean stop logged"
 wait "$replay_pid" || true  # its stream was ended by the drain
+
+# --- TLS: the server's, the CLI's and the robot simulator's flags ---
+(
+  cd "$work"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=test-ca \
+    -keyout ca.key -out ca.pem
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >server.ext
+  openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+    -keyout server.key -out server.csr
+  openssl x509 -req -days 2 -in server.csr -CA ca.pem -CAkey ca.key \
+    -CAcreateserial -extfile server.ext -out server.pem
+) >/dev/null 2>&1 || fail "openssl could not make the test certificates"
+start_server --listen 127.0.0.1:0 --data-dir "$work/tls-data" \
+  --drain-timeout 1s --tls-cert "$work/server.pem" --tls-key "$work/server.key"
+grep -q "tls=on" "$work/server.err" || fail "TLS not logged as on"
+tls=(--server "$addr" --tls_ca "$work/ca.pem")
+[ "$("$cli" "${tls[@]}" health)" = SERVING ] || fail "health over TLS"
+if "$cli" --server "$addr" --timeout 3s health >/dev/null 2>&1; then
+  fail "a TLS server answered a plaintext client"
+fi
+"$robot_sim" "${tls[@]}" --model tls-arm --create --samples 200 >/dev/null ||
+  fail "the robot simulator over TLS"
+[ "$("$cli" "${tls[@]}" info --model tls-arm |
+     sed -n 's/^ *num_samples: //p')" = 200 ] || fail "samples over TLS"
+status=0
+"$cli" --server "$addr" --tls_ca /nonexistent.pem health 2>"$work/tls.err" ||
+  status=$?
+[ "$status" -eq 1 ] && grep -q -- "--tls_ca /nonexistent.pem: cannot read" \
+  "$work/tls.err" || fail "a missing --tls_ca file: $(cat "$work/tls.err")"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the TLS server did not stop cleanly"
+server_pid=
+for flags in "--tls_cert $work/server.pem" \
+  "--tls_client_ca $work/ca.pem" \
+  "--tls_cert /nonexistent.pem --tls_key $work/server.key"; do
+  status=0
+  # shellcheck disable=SC2086  # the flags are words
+  "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/tls-data" $flags \
+    >/dev/null 2>"$work/tls.err" || status=$?
+  [ "$status" -eq 2 ] && grep -q -- "--tls_" "$work/tls.err" ||
+    fail "server with $flags: status $status, $(cat "$work/tls.err")"
+done
 echo "PASS"

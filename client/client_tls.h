@@ -1,0 +1,28 @@
+#ifndef STREAMREG_CLIENT_CLIENT_TLS_H_
+#define STREAMREG_CLIENT_CLIENT_TLS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace streamreg {
+
+// How a client reaches a server over TLS, as PEM text. root_certs_pem: the
+// CA that signed the server's certificate (empty: the system's roots);
+// cert_chain_pem and private_key_pem: the client's own certificate, for a
+// server that requires mutual TLS. Disabled: plaintext.
+struct ClientTls {
+  bool enabled = false;
+  std::string root_certs_pem;
+  std::string cert_chain_pem;
+  std::string private_key_pem;
+};
+
+// ClientTls from the files the --tls_ca, --tls_cert and --tls_key flags
+// (defined here, for every client program) name: enabled when any is
+// given; cert and key go together. Errors name the flag and the file.
+absl::StatusOr<ClientTls> ClientTlsFromFlags();
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CLIENT_CLIENT_TLS_H_
