@@ -207,6 +207,13 @@ fi
   fail "the robot simulator over TLS"
 [ "$("$cli" "${tls[@]}" info --model tls-arm |
      sed -n 's/^ *num_samples: //p')" = 200 ] || fail "samples over TLS"
+if /usr/bin/python3 -c "import grpc" 2>/dev/null; then
+  PYTHONPATH="$python_stubs:$source_dir/client/python" \
+    /usr/bin/python3 "$source_dir/client/python/robot_example.py" \
+    --server "$addr" --tls-ca "$work/ca.pem" --csv "$sarcos" --limit 100 \
+    --model py-tls | tail -1 | grep -q "samples=100 sequence=100" ||
+    fail "the Python robot example over TLS"
+fi
 status=0
 "$cli" --server "$addr" --tls_ca /nonexistent.pem health 2>"$work/tls.err" ||
   status=$?

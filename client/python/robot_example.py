@@ -23,12 +23,23 @@ def main():
     parser.add_argument("--model", default="sarcos-robot")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--rate", type=float, default=0, help="ticks/s (0: as fast as possible)")
+    parser.add_argument("--tls-ca", help="TLS: PEM file of the CA that signed the server's certificate")
+    parser.add_argument("--tls-cert", help="mutual TLS: this client's PEM certificate")
+    parser.add_argument("--tls-key", help="mutual TLS: the PEM private key of --tls-cert")
     args = parser.parse_args()
+
+    def read(path):
+        if not path:
+            return None
+        with open(path, "rb") as f:
+            return f.read()
 
     input_names, target_names, rows = streamreg_client.read_csv(args.csv)
     if args.limit:
         rows = rows[:args.limit]
-    client = streamreg_client.Client(args.server)
+    client = streamreg_client.Client(
+        args.server, root_certificates=read(args.tls_ca),
+        certificate_chain=read(args.tls_cert), private_key=read(args.tls_key))
     try:
         client.create_model(args.model, len(input_names), target_names,
                             metric="gw", input_names=input_names)

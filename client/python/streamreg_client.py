@@ -27,10 +27,23 @@ REGRESSORS = {"knn": model_pb2.REGRESSOR_KNN, "kernel": model_pb2.REGRESSOR_KERN
 
 class Client:
     """Typed calls over one channel. Samples get ids (a random start counted
-    up), so a batch sent again is not learned twice."""
+    up), so a batch sent again is not learned twice.
 
-    def __init__(self, address="127.0.0.1:50051", timeout=60.0):
-        self.channel = grpc.insecure_channel(address)
+    TLS: give root_certificates (PEM bytes of the CA that signed the
+    server's certificate), and for mutual TLS certificate_chain and
+    private_key (the client's own, PEM bytes); none of them: plaintext."""
+
+    def __init__(self, address="127.0.0.1:50051", timeout=60.0,
+                 root_certificates=None, certificate_chain=None,
+                 private_key=None):
+        if root_certificates or certificate_chain:
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=root_certificates,
+                private_key=private_key,
+                certificate_chain=certificate_chain)
+            self.channel = grpc.secure_channel(address, credentials)
+        else:
+            self.channel = grpc.insecure_channel(address)
         self.models = model_service_pb2_grpc.ModelServiceStub(self.channel)
         self.regression = regression_service_pb2_grpc.RegressionServiceStub(
             self.channel)
