@@ -7,6 +7,7 @@
 #include "absl/flags/usage.h"
 #include "client/bench_commands.h"
 #include "client/cli_commands.h"
+#include "client/security_flags.h"
 #include "common/command_line.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address host:port");
@@ -125,9 +126,9 @@ int Run(const std::vector<std::string>& positional) {
   options.address = absl::GetFlag(FLAGS_server);
   options.timeout = absl::GetFlag(FLAGS_timeout);
   options.batch_size = std::max<std::size_t>(1, absl::GetFlag(FLAGS_batch));
-  absl::StatusOr<ClientTls> tls = ClientTlsFromFlags();
-  if (!tls.ok()) return ReportFailure("streamreg", tls.status());
-  options.tls = *std::move(tls);
+  if (absl::Status status = ApplySecurityFlags(&options); !status.ok()) {
+    return ReportFailure("streamreg", status);
+  }
   Client client(options);
   const absl::Status status = bench ? bench_commands.at(positional[1])(client)
                                     : commands.at(positional[0])(client);

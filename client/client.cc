@@ -4,6 +4,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "client/bearer_token.h"
 #include "client/ingester.h"
 #include "client/learn_session.h"
 #include "client/predict_session.h"
@@ -30,8 +31,18 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
   if (options.own_connection) {
     arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   }
-  return grpc::CreateCustomChannel(options.address,
-                                   ChannelCredentials(options.tls), arguments);
+  if (options.bearer_token.empty()) {
+    return grpc::CreateCustomChannel(
+        options.address, ChannelCredentials(options.tls), arguments);
+  }
+  std::vector<
+      std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(
+      std::make_unique<BearerTokenInterceptorFactory>(options.bearer_token));
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      options.address, ChannelCredentials(options.tls), arguments,
+      std::move(interceptors));
 }
 
 std::uint64_t RandomSampleIdStart() {

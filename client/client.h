@@ -39,6 +39,10 @@ struct ClientOptions {
   // TLS (and the client's certificate for mutual TLS); plaintext if not
   // enabled.
   ClientTls tls;
+  // Sent with every call as "authorization: Bearer <token>" (servers with
+  // --auth_tokens); empty: none. Use TLS: over plaintext anyone on the
+  // path can read it.
+  std::string bearer_token;
 };
 
 // What an Ingester learned, in total.

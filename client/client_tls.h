@@ -3,8 +3,6 @@
 
 #include <string>
 
-#include "absl/status/statusor.h"
-
 namespace streamreg {
 
 // How a client reaches a server over TLS, as PEM text. root_certs_pem: the
@@ -17,11 +15,6 @@ struct ClientTls {
   std::string cert_chain_pem;
   std::string private_key_pem;
 };
-
-// ClientTls from the files the --tls_ca, --tls_cert and --tls_key flags
-// (defined here, for every client program) name: enabled when any is
-// given; cert and key go together. Errors name the flag and the file.
-absl::StatusOr<ClientTls> ClientTlsFromFlags();
 
 }  // namespace streamreg
 

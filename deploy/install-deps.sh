@@ -20,6 +20,7 @@ packages=(
   clang-format
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libeigen3-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
+  libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libnanoflann-dev
   liborocos-kdl-dev gnuplot-nox
   python3-grpcio python3-protobuf python3-yaml openssl

@@ -21,6 +21,7 @@
 #include "client/learn_session.h"
 #include "client/prequential_error.h"
 #include "client/rate_ticker.h"
+#include "client/security_flags.h"
 #include "common/command_line.h"
 #include "robot/robot_model.h"
 #include "robot/robot_stream.h"
@@ -126,9 +127,9 @@ absl::Status StreamToServer(RobotStream& robot) {
                           : absl::GetFlag(FLAGS_sample_rate);
   ClientOptions client_options;
   client_options.address = absl::GetFlag(FLAGS_server);
-  absl::StatusOr<ClientTls> tls = ClientTlsFromFlags();
-  if (!tls.ok()) return tls.status();
-  client_options.tls = *std::move(tls);
+  if (absl::Status status = ApplySecurityFlags(&client_options); !status.ok()) {
+    return status;
+  }
   Client client(client_options);
   if (absl::GetFlag(FLAGS_create)) {
     v1::ModelSpec spec;

@@ -9,8 +9,15 @@ namespace streamreg {
 
 IngestReactor::IngestReactor(grpc::CallbackServerContext* context,
                              const ModelRegistry* registry,
+                             const AccessControl* access,
                              v1::IngestResponse* response)
-    : context_(context), stream_(registry), response_(response) {
+    : context_(context),
+      stream_(registry, access, *context, Permission::kWrite),
+      response_(response) {
+  if (absl::Status status = stream_.Authenticate(); !status.ok()) {
+    Finish(ToGrpcStatus(status));
+    return;
+  }
   StartRead(&request_);
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "grpcpp/grpcpp.h"
+#include "server/access_control.h"
 #include "server/model_stream.h"
 #include "streamreg/v1/regression_service.pb.h"
 
@@ -18,7 +19,8 @@ namespace streamreg {
 class IngestReactor final : public grpc::ServerReadReactor<v1::IngestRequest> {
  public:
   IngestReactor(grpc::CallbackServerContext* context,
-                const ModelRegistry* registry, v1::IngestResponse* response);
+                const ModelRegistry* registry, const AccessControl* access,
+                v1::IngestResponse* response);
 
   void OnReadDone(bool ok) override;
   void OnDone() override { delete this; }

@@ -25,8 +25,14 @@ absl::Status AsSampleError(const absl::Status& status,
 }  // namespace
 
 LearnReactor::LearnReactor(grpc::CallbackServerContext* context,
-                           const ModelRegistry* registry)
-    : context_(context), stream_(registry) {
+                           const ModelRegistry* registry,
+                           const AccessControl* access)
+    : context_(context),
+      stream_(registry, access, *context, Permission::kWrite) {
+  if (absl::Status status = stream_.Authenticate(); !status.ok()) {
+    Finish(ToGrpcStatus(status));
+    return;
+  }
   StartRead(&request_);
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "grpcpp/grpcpp.h"
+#include "server/access_control.h"
 #include "server/learn_batcher.h"
 #include "server/model_stream.h"
 #include "streamreg/v1/regression_service.pb.h"
@@ -21,7 +22,7 @@ class LearnReactor final
     : public grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse> {
  public:
   LearnReactor(grpc::CallbackServerContext* context,
-               const ModelRegistry* registry);
+               const ModelRegistry* registry, const AccessControl* access);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;

@@ -1,5 +1,5 @@
 // streamreg-server: hosts streamreg models over gRPC until SIGTERM/SIGINT,
-// then drains and exits 0.
+// then drains and exits 0. SIGHUP rereads the --auth_tokens file.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -54,6 +54,10 @@ ABSL_FLAG(std::string, log_format, "text", "text (logfmt) or json");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain: serve TLS only (with --tls_key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, auth_tokens, "",
+          "file of bearer tokens and their permissions (lines 'NAME TOKEN "
+          "read,write,admin PREFIX...'; see deploy/README.md): every call "
+          "but health and reflection must present one; reread on SIGHUP");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificates: require client certificates they signed "
           "(mutual TLS; needs --tls_cert)");
@@ -61,12 +65,12 @@ ABSL_FLAG(std::string, tls_client_ca, "",
 namespace streamreg {
 namespace {
 
-int stop_pipe[2] = {-1, -1};
+int signal_pipe[2] = {-1, -1};
 
-void OnStopSignal(int signal_number) {
+void OnSignal(int signal_number) {
   const int saved_errno = errno;
   [[maybe_unused]] const ssize_t written =
-      write(stop_pipe[1], &signal_number, sizeof signal_number);
+      write(signal_pipe[1], &signal_number, sizeof signal_number);
   errno = saved_errno;
 }
 
@@ -116,7 +120,32 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   absl::StatusOr<ServerTls> tls = TlsFromFlags();
   if (!tls.ok()) return tls.status();
   options.tls = *std::move(tls);
+  if (const std::string path = absl::GetFlag(FLAGS_auth_tokens);
+      !path.empty()) {
+    absl::StatusOr<AccessTokens> tokens = AccessTokens::Load(path);
+    if (!tokens.ok()) return tokens.status();
+    options.access_tokens = *std::move(tokens);
+  }
   return options;
+}
+
+// SIGHUP: the --auth_tokens file again. A file that does not parse leaves
+// the tokens as they were (refusing everyone would stop the robots).
+void ReloadAccessTokens(Server& server) {
+  const std::string path = absl::GetFlag(FLAGS_auth_tokens);
+  if (path.empty()) {
+    spdlog::info("event=sighup_ignored reason=\"no --auth_tokens\"");
+    return;
+  }
+  absl::StatusOr<AccessTokens> tokens = AccessTokens::Load(path);
+  if (!tokens.ok()) {
+    spdlog::error("event=auth_tokens_reload_failed error=\"{}\"",
+                  std::string(tokens.status().message()));
+    return;
+  }
+  const std::size_t holders = tokens->size();
+  server.ReplaceAccessTokens(*std::move(tokens));
+  spdlog::info("event=auth_tokens_reloaded token_holders={}", holders);
 }
 
 int Main() {
@@ -128,17 +157,18 @@ int Main() {
                  std::string(status.message()).c_str());
     return 2;
   }
-  // SIGTERM/SIGINT, whichever thread they arrive on, are written to a pipe
-  // the main thread waits on (gRPC may have started threads already).
-  if (pipe2(stop_pipe, O_CLOEXEC) != 0) {
+  // SIGTERM/SIGINT/SIGHUP, whichever thread they arrive on, are written to
+  // a pipe the main thread waits on (gRPC may have started threads already).
+  if (pipe2(signal_pipe, O_CLOEXEC) != 0) {
     std::perror("streamreg-server: pipe");
     return 1;
   }
   struct sigaction action = {};
-  action.sa_handler = OnStopSignal;
+  action.sa_handler = OnSignal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
 
   absl::StatusOr<ServerOptions> options = OptionsFromFlags();
   if (!options.ok()) {
@@ -157,11 +187,18 @@ int Main() {
   std::printf("streamreg-server listening on %s\n",
               (*server)->address().c_str());
   std::fflush(stdout);
-  int signal_number = 0;
-  while (read(stop_pipe[0], &signal_number, sizeof signal_number) < 0 &&
-         errno == EINTR) {
+  for (;;) {
+    int signal_number = 0;
+    const ssize_t got =
+        read(signal_pipe[0], &signal_number, sizeof signal_number);
+    if (got < 0 && errno == EINTR) continue;
+    if (got == sizeof signal_number && signal_number == SIGHUP) {
+      ReloadAccessTokens(**server);
+      continue;
+    }
+    spdlog::info("event=signal signal={}", strsignal(signal_number));
+    break;
   }
-  spdlog::info("event=signal signal={}", strsignal(signal_number));
   (*server)->Shutdown();
   return 0;
 }

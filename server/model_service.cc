@@ -45,22 +45,38 @@ absl::Status ModelService::Create(const v1::CreateModelRequest& request,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::shared_ptr<HostedModel>> ModelService::FindAuthorized(
+    const grpc::CallbackServerContext& context, const std::string& name,
+    Permission permission) const {
+  if (absl::Status status = access_->AuthorizeModel(
+          access_->CredentialOf(context), name, "name", permission);
+      !status.ok()) {
+    return status;
+  }
+  return registry_->Find(name);
+}
+
 grpc::ServerUnaryReactor* ModelService::CreateModel(
     grpc::CallbackServerContext* context, const v1::CreateModelRequest* request,
     v1::Model* response) {
-  return Answer(context, Create(*request, response));
+  absl::Status status =
+      access_->AuthorizeModel(access_->CredentialOf(*context), request->name(),
+                              "name", Permission::kAdmin);
+  if (status.ok()) status = Create(*request, response);
+  return Answer(context, status);
 }
 
 grpc::ServerUnaryReactor* ModelService::GetModel(
     grpc::CallbackServerContext* context, const v1::GetModelRequest* request,
     v1::Model* response) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
-      registry_->Find(request->name());
+      FindAuthorized(*context, request->name(), Permission::kRead);
   if (hosted.ok()) ModelToWire(**hosted, response);
   return Answer(context, hosted.status());
 }
 
-absl::Status ModelService::List(const v1::ListModelsRequest& request,
+absl::Status ModelService::List(const CallerRights& rights,
+                                const v1::ListModelsRequest& request,
                                 v1::ListModelsResponse* response) const {
   const std::size_t page_size =
       request.page_size() == 0
@@ -74,13 +90,26 @@ absl::Status ModelService::List(const v1::ListModelsRequest& request,
       return status;
     }
   }
-  const std::vector<std::shared_ptr<HostedModel>> page =
-      registry_->List(after, page_size + 1);
-  for (std::size_t i = 0; i < std::min(page.size(), page_size); ++i) {
-    ModelToWire(*page[i], response->add_models());
+  // Only the models the caller may read; a page may take several registry
+  // pages when most are not.
+  std::vector<std::shared_ptr<HostedModel>> readable;
+  std::string from = after;
+  for (bool more = true; more && readable.size() <= page_size;) {
+    const std::vector<std::shared_ptr<HostedModel>> batch =
+        registry_->List(from, page_size + 1);
+    more = batch.size() == page_size + 1;
+    for (const std::shared_ptr<HostedModel>& model : batch) {
+      if (rights.Allows(model->name(), Permission::kRead)) {
+        readable.push_back(model);
+      }
+    }
+    if (!batch.empty()) from = batch.back()->name();
   }
-  if (page.size() > page_size) {
-    response->set_next_page_token(page[page_size - 1]->name());
+  for (std::size_t i = 0; i < std::min(readable.size(), page_size); ++i) {
+    ModelToWire(*readable[i], response->add_models());
+  }
+  if (readable.size() > page_size) {
+    response->set_next_page_token(readable[page_size - 1]->name());
   }
   return absl::OkStatus();
 }
@@ -88,13 +117,19 @@ absl::Status ModelService::List(const v1::ListModelsRequest& request,
 grpc::ServerUnaryReactor* ModelService::ListModels(
     grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
     v1::ListModelsResponse* response) {
-  return Answer(context, List(*request, response));
+  absl::StatusOr<CallerRights> rights =
+      access_->Authenticate(access_->CredentialOf(*context));
+  return Answer(context, rights.ok() ? List(*rights, *request, response)
+                                     : rights.status());
 }
 
 grpc::ServerUnaryReactor* ModelService::DeleteModel(
     grpc::CallbackServerContext* context, const v1::DeleteModelRequest* request,
     v1::DeleteModelResponse* /*response*/) {
-  const absl::Status status = registry_->Delete(request->name());
+  absl::Status status =
+      access_->AuthorizeModel(access_->CredentialOf(*context), request->name(),
+                              "name", Permission::kAdmin);
+  if (status.ok()) status = registry_->Delete(request->name());
   if (status.ok()) {
     spdlog::info("event=model_deleted model={}", request->name());
   }
@@ -105,15 +140,15 @@ grpc::ServerUnaryReactor* ModelService::GetMetric(
     grpc::CallbackServerContext* context, const v1::GetMetricRequest* request,
     v1::MetricReport* response) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
-      registry_->Find(request->name());
+      FindAuthorized(*context, request->name(), Permission::kRead);
   if (hosted.ok()) MetricToWire(**hosted, response);
   return Answer(context, hosted.status());
 }
 
 grpc::ServerWriteReactor<v1::RefitProgress>* ModelService::Refit(
-    grpc::CallbackServerContext* /*context*/, const v1::RefitRequest* request) {
+    grpc::CallbackServerContext* context, const v1::RefitRequest* request) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
-      registry_->Find(request->name());
+      FindAuthorized(*context, request->name(), Permission::kAdmin);
   return new RefitReactor(std::move(hosted));
 }
 

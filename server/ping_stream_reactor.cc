@@ -4,8 +4,13 @@
 
 namespace streamreg {
 
-PingStreamReactor::PingStreamReactor(grpc::CallbackServerContext* context)
+PingStreamReactor::PingStreamReactor(grpc::CallbackServerContext* context,
+                                     const absl::Status& authentication)
     : context_(context) {
+  if (!authentication.ok()) {
+    Finish(ToGrpcStatus(authentication));
+    return;
+  }
   StartRead(&request_);
 }
 

@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_PING_STREAM_REACTOR_H_
 #define STREAMREG_SERVER_PING_STREAM_REACTOR_H_
 
+#include "absl/status/status.h"
 #include "grpcpp/grpcpp.h"
 #include "streamreg/v1/regression_service.pb.h"
 
@@ -12,7 +13,9 @@ namespace streamreg {
 class PingStreamReactor final
     : public grpc::ServerBidiReactor<v1::PingRequest, v1::PingResponse> {
  public:
-  explicit PingStreamReactor(grpc::CallbackServerContext* context);
+  // Ends at once with `authentication` if it is not OK.
+  PingStreamReactor(grpc::CallbackServerContext* context,
+                    const absl::Status& authentication);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;

@@ -33,8 +33,14 @@ absl::Status AnswerPredict(const HostedModel& model,
 }
 
 PredictStreamReactor::PredictStreamReactor(grpc::CallbackServerContext* context,
-                                           const ModelRegistry* registry)
-    : context_(context), stream_(registry) {
+                                           const ModelRegistry* registry,
+                                           const AccessControl* access)
+    : context_(context),
+      stream_(registry, access, *context, Permission::kRead) {
+  if (absl::Status status = stream_.Authenticate(); !status.ok()) {
+    Finish(ToGrpcStatus(status));
+    return;
+  }
   StartRead(&request_);
 }
 

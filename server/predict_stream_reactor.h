@@ -2,6 +2,7 @@
 #define STREAMREG_SERVER_PREDICT_STREAM_REACTOR_H_
 
 #include "grpcpp/grpcpp.h"
+#include "server/access_control.h"
 #include "server/model_stream.h"
 #include "streamreg/v1/regression_service.pb.h"
 
@@ -20,7 +21,8 @@ class PredictStreamReactor final
     : public grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse> {
  public:
   PredictStreamReactor(grpc::CallbackServerContext* context,
-                       const ModelRegistry* registry);
+                       const ModelRegistry* registry,
+                       const AccessControl* access);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;

@@ -10,18 +10,20 @@ namespace streamreg {
 
 grpc::ServerReadReactor<v1::IngestRequest>* RegressionService::Ingest(
     grpc::CallbackServerContext* context, v1::IngestResponse* response) {
-  return new IngestReactor(context, registry_, response);
+  return new IngestReactor(context, registry_, access_, response);
 }
 
 grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse>*
 RegressionService::Learn(grpc::CallbackServerContext* context) {
-  return new LearnReactor(context, registry_);
+  return new LearnReactor(context, registry_, access_);
 }
 
 grpc::ServerUnaryReactor* RegressionService::Predict(
     grpc::CallbackServerContext* context, const v1::PredictRequest* request,
     v1::PredictResponse* response) {
-  absl::Status status = ValidateModelName(request->model(), "model");
+  absl::Status status =
+      access_->AuthorizeModel(access_->CredentialOf(*context), request->model(),
+                              "model", Permission::kRead);
   if (status.ok()) {
     absl::StatusOr<std::shared_ptr<HostedModel>> model =
         registry_->Find(request->model());
@@ -35,20 +37,22 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
 
 grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>*
 RegressionService::PredictStream(grpc::CallbackServerContext* context) {
-  return new PredictStreamReactor(context, registry_);
+  return new PredictStreamReactor(context, registry_, access_);
 }
 
 grpc::ServerUnaryReactor* RegressionService::Ping(
     grpc::CallbackServerContext* context, const v1::PingRequest* /*request*/,
     v1::PingResponse* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
+  reactor->Finish(ToGrpcStatus(
+      access_->Authenticate(access_->CredentialOf(*context)).status()));
   return reactor;
 }
 
 grpc::ServerBidiReactor<v1::PingRequest, v1::PingResponse>*
 RegressionService::PingStream(grpc::CallbackServerContext* context) {
-  return new PingStreamReactor(context);
+  return new PingStreamReactor(
+      context, access_->Authenticate(access_->CredentialOf(*context)).status());
 }
 
 }  // namespace streamreg

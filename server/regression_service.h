@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_REGRESSION_SERVICE_H_
 #define STREAMREG_SERVER_REGRESSION_SERVICE_H_
 
+#include "server/access_control.h"
 #include "server/model_registry.h"
 #include "streamreg/v1/regression_service.grpc.pb.h"
 
@@ -9,12 +10,15 @@ namespace streamreg {
 // streamreg.v1.RegressionService: one reactor per streaming call
 // (IngestReactor, LearnReactor, PredictStreamReactor,
 // PingStreamReactor); Predict answers on
-// gRPC's thread. Writes run on each model's write queue, off gRPC's
-// threads; predictions run where they arrive and never wait for them.
+// gRPC's thread. Every call is checked by the AccessControl: Ingest and
+// Learn need write permission on their models, Predict and PredictStream
+// read, Ping and PingStream a known token. Writes run on each model's write
+// queue, off gRPC's threads; predictions run where they arrive and never wait
+// for them.
 class RegressionService final : public v1::RegressionService::CallbackService {
  public:
-  explicit RegressionService(const ModelRegistry* registry)
-      : registry_(registry) {}
+  RegressionService(const ModelRegistry* registry, const AccessControl* access)
+      : registry_(registry), access_(access) {}
 
   grpc::ServerReadReactor<v1::IngestRequest>* Ingest(
       grpc::CallbackServerContext* context,
@@ -34,6 +38,7 @@ class RegressionService final : public v1::RegressionService::CallbackService {
 
  private:
   const ModelRegistry* registry_;
+  const AccessControl* access_;
 };
 
 }  // namespace streamreg

@@ -37,10 +37,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   server->storage_->Start([registry] {
     return registry->List("", std::numeric_limits<std::size_t>::max());
   });
-  server->model_service_ =
-      std::make_unique<ModelService>(server->registry_.get());
-  server->regression_service_ =
-      std::make_unique<RegressionService>(server->registry_.get());
+  server->access_control_ = std::make_unique<AccessControl>(o.access_tokens);
+  server->model_service_ = std::make_unique<ModelService>(
+      server->registry_.get(), server->access_control_.get());
+  server->regression_service_ = std::make_unique<RegressionService>(
+      server->registry_.get(), server->access_control_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -60,13 +61,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   }
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info(
-      "event=listening address={} tls={} data_dir={} sync={} "
+      "event=listening address={} tls={} auth={} data_dir={} sync={} "
       "worker_threads={} max_models={} max_samples_per_model={} "
       "max_message_bytes={}",
       server->address(),
       !o.tls.enabled()              ? "off"
       : o.tls.client_ca_pem.empty() ? "on"
                                     : "mutual",
+      o.access_tokens.has_value()
+          ? absl::StrCat(o.access_tokens->size(), "_token_holders")
+          : "off",
       o.data_dir, o.storage.sync.ToString(), server->pool_->num_threads(),
       o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes);
   return server;

@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
+#include "server/access_control.h"
 #include "server/data_directory.h"
 #include "server/model_registry.h"
 #include "server/model_service.h"
@@ -29,6 +30,11 @@ class Server {
   // "host:port" with the port in use.
   std::string address() const;
   ModelRegistry& registry() { return *registry_; }
+  // Replaces the bearer tokens (a server started with some; see
+  // AccessControl::Replace).
+  void ReplaceAccessTokens(AccessTokens tokens) {
+    access_control_->Replace(std::move(tokens));
+  }
 
   // Graceful shutdown: health NOT_SERVING, drain_delay, stop accepting
   // calls, let calls in flight finish for up to drain_timeout, cancel the
@@ -45,6 +51,7 @@ class Server {
   // After the registry: destroyed first, its threads (which list the
   // registry's models) stop before the registry goes.
   std::unique_ptr<ModelStorage> storage_;
+  std::unique_ptr<AccessControl> access_control_;
   std::unique_ptr<ModelService> model_service_;
   std::unique_ptr<RegressionService> regression_service_;
   std::unique_ptr<grpc::Server> grpc_server_;

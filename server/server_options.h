@@ -2,9 +2,11 @@
 #define STREAMREG_SERVER_SERVER_OPTIONS_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
+#include "server/access_tokens.h"
 #include "server/model_registry.h"
 #include "server/model_storage.h"
 
@@ -41,6 +43,9 @@ struct ServerOptions {
   absl::Duration drain_delay = absl::ZeroDuration();
   absl::Duration drain_timeout = absl::Seconds(10);
   ServerTls tls;
+  // Bearer tokens every call (but health and reflection) must present;
+  // none: no access control.
+  std::optional<AccessTokens> access_tokens;
 };
 
 }  // namespace streamreg

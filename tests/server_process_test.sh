@@ -232,4 +232,85 @@ for flags in "--tls_cert $work/server.pem" \
   [ "$status" -eq 2 ] && grep -q -- "--tls_" "$work/tls.err" ||
     fail "server with $flags: status $status, $(cat "$work/tls.err")"
 done
+
+# --- bearer tokens: --auth-tokens, --token-file / STREAMREG_TOKEN, SIGHUP ---
+ops=ops-0123456789abcdef robot=robot-0123456789abcdef
+new_robot=robot-NEW-0123456789abcdef
+write_tokens() {  # write_tokens ROBOT_TOKEN: the table, replaced atomically
+  printf '# name token permissions prefixes\nops %s read,write,admin *\nrobot %s read,write arm1.\n' \
+    "$ops" "$1" >"$work/tokens.new"
+  mv "$work/tokens.new" "$work/tokens"
+}
+write_tokens "$robot"
+echo "$ops" >"$work/ops.token"
+echo "$robot" >"$work/robot.token"
+start_server --listen 127.0.0.1:0 --data-dir "$work/auth-data" \
+  --drain-timeout 1s --auth-tokens "$work/tokens"
+grep -q "auth=2_token_holders" "$work/server.err" || fail "auth not logged"
+[ "$("$cli" --server "$addr" health)" = SERVING ] || fail "health needs no token"
+expect_refusal() {  # expect_refusal CODE CLI_ARGS...: exit 1 naming CODE
+  local code=$1 status=0
+  shift
+  "$cli" --server "$addr" "$@" >/dev/null 2>"$work/auth.err" || status=$?
+  [ "$status" -eq 1 ] && grep -q "$code" "$work/auth.err" ||
+    fail "$* gave status $status: $(cat "$work/auth.err")"
+}
+expect_refusal UNAUTHENTICATED list
+expect_refusal INVALID_ARGUMENT --token_file /dev/null list
+grep -q -- "--token_file /dev/null: the first line is empty" "$work/auth.err" ||
+  fail "empty token file: $(cat "$work/auth.err")"
+"$cli" --server "$addr" --token-file "$work/ops.token" create \
+  --name arm1.sarcos --csv "$sarcos" >/dev/null || fail "create with ops"
+STREAMREG_TOKEN=$robot "$cli" --server "$addr" ingest --model arm1.sarcos \
+  --csv "$sarcos" --limit 300 | grep -q "ingested 300 samples" ||
+  fail "ingest with the robot's token from STREAMREG_TOKEN"
+expect_refusal PERMISSION_DENIED --token-file "$work/robot.token" create \
+  --name arm2.sarcos --csv "$sarcos"
+grep -q "token of 'robot' may not admin model 'arm2.sarcos'" "$work/auth.err" ||
+  fail "denial message: $(cat "$work/auth.err")"
+"$robot_sim" --server "$addr" --token-file "$work/ops.token" \
+  --model arm1.sim --create --samples 100 >/dev/null ||
+  fail "the robot simulator with a token"
+if /usr/bin/python3 -c "import grpc" 2>/dev/null; then
+  STREAMREG_TOKEN=$robot PYTHONPATH="$python_stubs:$source_dir/client/python" \
+    /usr/bin/python3 "$source_dir/client/python/robot_example.py" \
+    --server "$addr" --csv "$sarcos" --limit 50 --model arm1.sarcos |
+    tail -1 | grep -q "sequence=350" ||
+    fail "the Python robot example with a token"
+fi
+# The robot's token is replaced: after SIGHUP the old one is refused.
+write_tokens "$new_robot"
+kill -HUP "$server_pid"
+wait_for_log() {
+  for _ in $(seq 50); do
+    [ "$(grep -c "$1" "$work/server.err")" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "no $1 in the log: $(cat "$work/server.err")"
+}
+wait_for_log event=auth_tokens_reloaded 1
+expect_refusal UNAUTHENTICATED --token-file "$work/robot.token" info \
+  --model arm1.sarcos
+STREAMREG_TOKEN=$new_robot "$cli" --server "$addr" info --model arm1.sarcos \
+  >/dev/null || fail "the new robot token after SIGHUP"
+# A table that does not parse leaves the current one in force.
+echo "robot short read *" >"$work/tokens"
+kill -HUP "$server_pid"
+wait_for_log event=auth_tokens_reload_failed 1
+grep -q "tokens line 1: the token has 5 characters" "$work/server.err" ||
+  fail "reload error not logged"
+STREAMREG_TOKEN=$new_robot "$cli" --server "$addr" info --model arm1.sarcos \
+  >/dev/null || fail "the tokens in force after a bad reload"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the server with tokens did not stop cleanly"
+server_pid=
+# No token ever reaches the log.
+if grep -q -e "$ops" -e "$robot" -e "$new_robot" "$work/server.err"; then
+  fail "a token was logged"
+fi
+status=0
+"$server_bin" --listen 127.0.0.1:0 --data-dir "$work/auth-data" \
+  --auth-tokens "$work/tokens" >/dev/null 2>"$work/auth.err" || status=$?
+[ "$status" -eq 2 ] && grep -q -- "--auth_tokens $work/tokens line 1" \
+  "$work/auth.err" || fail "bad token file at start: $status $(cat "$work/auth.err")"
 echo "PASS"

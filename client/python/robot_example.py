@@ -9,6 +9,7 @@ the model learns.
 """
 
 import argparse
+import os
 import time
 
 import grpc
@@ -26,6 +27,8 @@ def main():
     parser.add_argument("--tls-ca", help="TLS: PEM file of the CA that signed the server's certificate")
     parser.add_argument("--tls-cert", help="mutual TLS: this client's PEM certificate")
     parser.add_argument("--tls-key", help="mutual TLS: the PEM private key of --tls-cert")
+    parser.add_argument("--token-file", help="file whose first line is the bearer token "
+                        "(default: the STREAMREG_TOKEN environment variable)")
     args = parser.parse_args()
 
     def read(path):
@@ -34,18 +37,32 @@ def main():
         with open(path, "rb") as f:
             return f.read()
 
+    def bearer_token(path):
+        if not path:
+            return os.environ.get("STREAMREG_TOKEN")
+        with open(path) as f:
+            return f.readline().strip()
+
     input_names, target_names, rows = streamreg_client.read_csv(args.csv)
     if args.limit:
         rows = rows[:args.limit]
     client = streamreg_client.Client(
         args.server, root_certificates=read(args.tls_ca),
-        certificate_chain=read(args.tls_cert), private_key=read(args.tls_key))
+        certificate_chain=read(args.tls_cert), private_key=read(args.tls_key),
+        token=bearer_token(args.token_file))
+    # Create the model if it is not there yet (a robot's token may read and
+    # write models without being allowed to create them).
     try:
-        client.create_model(args.model, len(input_names), target_names,
-                            metric="gw", input_names=input_names)
+        client.get_model(args.model)
     except grpc.RpcError as error:
-        if error.code() != grpc.StatusCode.ALREADY_EXISTS:
+        if error.code() != grpc.StatusCode.NOT_FOUND:
             raise
+        try:
+            client.create_model(args.model, len(input_names), target_names,
+                                metric="gw", input_names=input_names)
+        except grpc.RpcError as error:
+            if error.code() != grpc.StatusCode.ALREADY_EXISTS:
+                raise
 
     def ticks():
         start = time.monotonic()

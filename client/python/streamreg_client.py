@@ -25,17 +25,46 @@ METRICS = {
 REGRESSORS = {"knn": model_pb2.REGRESSOR_KNN, "kernel": model_pb2.REGRESSOR_KERNEL}
 
 
+class _BearerToken(grpc.UnaryUnaryClientInterceptor,
+                   grpc.UnaryStreamClientInterceptor,
+                   grpc.StreamUnaryClientInterceptor,
+                   grpc.StreamStreamClientInterceptor):
+    """Sends "authorization: Bearer <token>" with every call (a channel
+    interceptor: gRPC's call credentials refuse plaintext channels)."""
+
+    def __init__(self, token):
+        self._metadata = ("authorization", "Bearer " + token)
+
+    def _with_token(self, details):
+        metadata = list(details.metadata or []) + [self._metadata]
+        return details._replace(metadata=metadata)
+
+    def intercept_unary_unary(self, continuation, details, request):
+        return continuation(self._with_token(details), request)
+
+    def intercept_unary_stream(self, continuation, details, request):
+        return continuation(self._with_token(details), request)
+
+    def intercept_stream_unary(self, continuation, details, requests):
+        return continuation(self._with_token(details), requests)
+
+    def intercept_stream_stream(self, continuation, details, requests):
+        return continuation(self._with_token(details), requests)
+
+
 class Client:
     """Typed calls over one channel. Samples get ids (a random start counted
     up), so a batch sent again is not learned twice.
 
     TLS: give root_certificates (PEM bytes of the CA that signed the
     server's certificate), and for mutual TLS certificate_chain and
-    private_key (the client's own, PEM bytes); none of them: plaintext."""
+    private_key (the client's own, PEM bytes); none of them: plaintext.
+    token: the bearer token for a server with --auth-tokens (use TLS: over
+    plaintext it can be read on the way)."""
 
     def __init__(self, address="127.0.0.1:50051", timeout=60.0,
                  root_certificates=None, certificate_chain=None,
-                 private_key=None):
+                 private_key=None, token=None):
         if root_certificates or certificate_chain:
             credentials = grpc.ssl_channel_credentials(
                 root_certificates=root_certificates,
@@ -44,6 +73,9 @@ class Client:
             self.channel = grpc.secure_channel(address, credentials)
         else:
             self.channel = grpc.insecure_channel(address)
+        if token:
+            self.channel = grpc.intercept_channel(self.channel,
+                                                  _BearerToken(token))
         self.models = model_service_pb2_grpc.ModelServiceStub(self.channel)
         self.regression = regression_service_pb2_grpc.RegressionServiceStub(
             self.channel)
