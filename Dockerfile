@@ -28,6 +28,7 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libspdlog1.10 \
       libfmt9 liborocos-kdl1.5 libc-ares2 libre2-9 libssl3 zlib1g \
+      libcpp-httplib0.11 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 streamreg \
  && useradd --system --uid 10001 --gid streamreg --home-dir /var/lib/streamreg \
@@ -37,10 +38,10 @@ COPY --from=build /opt/streamreg/bin/ /usr/local/bin/
 # Numeric, so Kubernetes can verify runAsNonRoot.
 USER 10001:10001
 VOLUME ["/var/lib/streamreg"]
-# gRPC (RegressionService, health, reflection).
-EXPOSE 50051
+# gRPC (RegressionService, health, reflection); Prometheus metrics.
+EXPOSE 50051 9464
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["streamreg", "--server", "127.0.0.1:50051", "--timeout", "2s", "health"]
 ENTRYPOINT ["streamreg-server", "--data-dir", "/var/lib/streamreg"]
-CMD ["--listen", "0.0.0.0:50051"]
+CMD ["--listen", "0.0.0.0:50051", "--metrics-listen", "0.0.0.0:9464"]

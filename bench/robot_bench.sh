@@ -25,8 +25,8 @@ cleanup() {
 trap cleanup EXIT
 
 "$build/robot/streamreg-robot-sim" --samples 100000 --out "$work/arm.csv"
-"$build/server/streamreg-server" --listen 127.0.0.1:0 --data-dir "$work/data" \
-  "${server_flags[@]}" >"$work/server.out" 2>"$out/server.log" &
+"$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics-listen= \
+  --data-dir "$work/data" "${server_flags[@]}" >"$work/server.out" 2>"$out/server.log" &
 server_pid=$!
 addr=
 for _ in $(seq 100); do

@@ -83,8 +83,10 @@ std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
 void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
                              const CopySlotRows& copy_rows) {
   if (builder_.joinable()) FinishRebuild();
+  const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows);
+  CountBuild(start);
   {
     std::lock_guard lock(current_mutex_);
     live_.swap(fresh);
@@ -111,6 +113,7 @@ void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
 void MetricIndex::BuildInBackground(MetricTransform transform,
                                     std::size_t num_slots,
                                     CopySlotRows copy_rows) {
+  const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows);
   std::vector<WriteOp> batch;
@@ -120,6 +123,7 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
       if (pending_.empty()) {
         next_ = std::move(fresh);
         caught_up_ = true;
+        CountBuild(start);
         return;
       }
       batch.swap(pending_);
@@ -170,6 +174,18 @@ void MetricIndex::Restore(MetricTransform transform, std::size_t num_slots,
   Retire(std::move(restored));
   generation_ = generation;
   waits_ = waits;
+}
+
+void MetricIndex::CountBuild(std::chrono::steady_clock::time_point start) {
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  build_nanoseconds_.fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+  builds_timed_.fetch_add(1);
+}
+
+MetricIndex::BuildTime MetricIndex::build_time() const {
+  return {builds_timed_.load(),
+          static_cast<double>(build_nanoseconds_.load()) * 1e-9};
 }
 
 std::size_t MetricIndex::MemoryUsage() const {

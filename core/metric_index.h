@@ -2,6 +2,7 @@
 #define STREAMREG_CORE_METRIC_INDEX_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -86,6 +87,14 @@ class MetricIndex {
   // FinishRebuild calls that had to wait for the builder (the writer
   // reached the take-over point before the new generation caught up).
   std::size_t waits() const { return waits_.load(); }
+  // Rebuilds built by this object (not restored) and the time they took,
+  // from the start of a build until it had caught up with the writes made
+  // meanwhile (for /metrics).
+  struct BuildTime {
+    std::uint64_t builds = 0;
+    double seconds = 0.0;
+  };
+  BuildTime build_time() const;
   // Bytes of the live tree (and of the one being built, once caught up).
   std::size_t MemoryUsage() const;
 
@@ -110,6 +119,7 @@ class MetricIndex {
   void Retire(std::shared_ptr<Generation> old);
   void BuildInBackground(MetricTransform transform, std::size_t num_slots,
                          CopySlotRows copy_rows);
+  void CountBuild(std::chrono::steady_clock::time_point start);
 
   // The live generation: written by the writer, swapped under current_mutex_.
   std::shared_ptr<Generation> live_;
@@ -117,6 +127,8 @@ class MetricIndex {
   std::atomic<std::size_t> generation_ = 0;
   std::atomic<std::size_t> waits_ = 0;
   std::atomic<bool> rebuilding_ = false;
+  std::atomic<std::uint64_t> builds_timed_ = 0;
+  std::atomic<std::uint64_t> build_nanoseconds_ = 0;
 
   std::thread builder_;
   std::thread reaper_;

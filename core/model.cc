@@ -32,6 +32,11 @@ absl::Status ValidateValues(std::span<const double> values,
   return absl::OkStatus();
 }
 
+void AddBuildTime(const MetricIndex::BuildTime& time, ModelStats* stats) {
+  stats->index_builds_timed += time.builds;
+  stats->index_build_seconds += time.seconds;
+}
+
 }  // namespace
 
 struct Model::LearnScratch {
@@ -601,6 +606,7 @@ ModelStats Model::stats() const {
     }
     stats.index_rebuilds += p.index->generation();
     stats.rebuild_waits += p.index->waits();
+    AddBuildTime(p.index->build_time(), &stats);
     stats.rebuild_in_progress |= p.index->rebuilding();
     stats.memory_bytes += p.index->MemoryUsage();
   }
@@ -610,6 +616,7 @@ ModelStats Model::stats() const {
     stats.gradient_samples = gradients_.count();
     stats.index_rebuilds += gradient_index_->generation();
     stats.rebuild_waits += gradient_index_->waits();
+    AddBuildTime(gradient_index_->build_time(), &stats);
     stats.rebuild_in_progress |= gradient_index_->rebuilding();
     stats.memory_bytes += gradient_index_->MemoryUsage();
   }

@@ -69,6 +69,11 @@ struct ModelStats {
   // Background rebuilds the learner had to wait for at their take-over
   // point (the stream outran the build).
   std::uint64_t rebuild_waits = 0;
+  // Rebuilds built since this Model object was made (a restored model's
+  // earlier ones not included) and the seconds they took (MetricIndex::
+  // build_time).
+  std::uint64_t index_builds_timed = 0;
+  double index_build_seconds = 0.0;
   // Batch recomputations of the metric installed (growth refreshes, Refit).
   std::uint64_t metric_refreshes = 0;
   bool rebuild_in_progress = false;

@@ -2,9 +2,10 @@
 # Builds the streamreg image from the top-level Dockerfile and proves it
 # runs: starts a container on a fresh volume, waits for the health service to
 # report SERVING, creates a model, ingests a data set made by the image's own
-# robot simulator, predicts, stops the container with SIGTERM and checks it
-# exited cleanly (status 0), then starts it again on the same volume and
-# checks the model came back with every sample.
+# robot simulator, predicts, reads /metrics from outside the container, stops
+# the container with SIGTERM and checks it exited cleanly (status 0), then
+# starts it again on the same volume and checks the model came back with
+# every sample.
 #
 # Works with Docker (if a daemon answers) or podman. With podman and no
 # registry (as on our machines), the debian:bookworm and debian:bookworm-slim
@@ -13,6 +14,7 @@
 # containers.conf; see ../shared/TOOLCHAIN.md §7).
 #
 # usage: deploy/check-image.sh [--engine docker|podman] [--port PORT]
+#                              [--metrics-port PORT (default PORT+1)]
 #                              [--keep]   (leave the image and volume)
 #                              [--skip-if-unsupported]
 # With --skip-if-unsupported (as `make test` runs it), a machine that cannot
@@ -22,16 +24,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-engine= port=50071 keep=0 skip_if_unsupported=0
+engine= port=50071 metrics_port= keep=0 skip_if_unsupported=0
 while [ $# -gt 0 ]; do
   case $1 in
     --engine) engine=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
+    --metrics-port) metrics_port=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --skip-if-unsupported) skip_if_unsupported=1; shift ;;
     *) echo "check-image: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+metrics_port=${metrics_port:-$((port + 1))}
 
 say() { echo "check-image: $*"; }
 fail() { echo "check-image: FAILED: $*" >&2; exit 1; }
@@ -97,7 +101,7 @@ if [ "$engine" = podman ]; then
     unsupported "podman cannot start any container on this machine: $probe"
 else
   build_flags=()
-  run_flags=(-p "127.0.0.1:$port:$port")
+  run_flags=(-p "127.0.0.1:$port:$port" -p "127.0.0.1:$metrics_port:$metrics_port")
 fi
 
 image=localhost/streamreg:check
@@ -122,7 +126,7 @@ say "built in $(( $(date +%s) - start )) s: $("$engine" image inspect --format '
 run_server() {
   "$engine" run -d --name "$container" "${run_flags[@]}" \
     -v "$volume:/var/lib/streamreg" "$image" \
-    --listen "0.0.0.0:$port" >/dev/null
+    --listen "0.0.0.0:$port" --metrics-listen "0.0.0.0:$metrics_port" >/dev/null
 }
 in_container() { "$engine" exec "$container" "$@"; }
 wait_serving() {
@@ -156,6 +160,14 @@ predictions=$(in_container "${cli[@]}" predict --model arm --csv /tmp/arm.csv \
   --limit 50 | wc -l)
 [ "$predictions" -eq 51 ] || fail "predict printed $predictions lines, not a header and 50 rows"
 say "created, ingested 3000 samples, predicted 50"
+
+# Prometheus, from outside the container.
+scrape=$(/usr/bin/python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+  "http://127.0.0.1:$metrics_port/metrics") || fail "/metrics did not answer"
+grep -qx 'streamreg_model_samples_seen_total{model="arm"} 3000' <<<"$scrape" ||
+  fail "/metrics does not count the 3000 samples: $(grep arm <<<"$scrape" | head -5)"
+say "/metrics on port $metrics_port counts the 3000 samples"
 
 stop_cleanly
 say "stopped by SIGTERM with status 0"

@@ -20,10 +20,11 @@ packages=(
   clang-format
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libeigen3-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
-  libssl-dev
+  libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libnanoflann-dev
   liborocos-kdl-dev gnuplot-nox
-  python3-grpcio python3-protobuf python3-yaml openssl
+  python3-grpcio python3-protobuf python3-yaml python3-prometheus-client
+  openssl
 )
 if [ "$container_tools" -eq 1 ]; then
   packages+=(podman buildah runc debootstrap uidmap)

@@ -19,6 +19,9 @@
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "host:port to serve gRPC on (port 0: any free port)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "host:port to serve Prometheus metrics on, at /metrics (port 0: "
+          "any free port; empty: no metrics endpoint)");
 ABSL_FLAG(std::string, data_dir, "streamreg-data",
           "data directory (created if missing; locked while running)");
 ABSL_FLAG(std::size_t, max_models, 1000, "most models the server holds");
@@ -108,6 +111,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.storage.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
   options.storage.segment_bytes = absl::GetFlag(FLAGS_wal_segment_bytes);
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.limits.max_models = absl::GetFlag(FLAGS_max_models);
   options.limits.max_samples_per_model =
@@ -183,7 +187,12 @@ int Main() {
                   std::string(server.status().message()));
     return 1;
   }
-  // The line scripts and tests wait for.
+  // The lines scripts and tests wait for (the listening one last).
+  if (const std::string metrics = (*server)->metrics_address();
+      !metrics.empty()) {
+    std::printf("streamreg-server metrics on http://%s/metrics\n",
+                metrics.c_str());
+  }
   std::printf("streamreg-server listening on %s\n",
               (*server)->address().c_str());
   std::fflush(stdout);

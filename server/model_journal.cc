@@ -1,6 +1,7 @@
 #include "server/model_journal.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -241,11 +242,21 @@ absl::Status ModelJournal::Fail(absl::Status status) {
   return failure_;
 }
 
+template <typename Syncable>
+absl::Status ModelJournal::TimedSync(Syncable& log) const {
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = log.Sync();
+  if (options_.fsync_latency != nullptr) {
+    options_.fsync_latency->Observe(std::chrono::steady_clock::now() - start);
+  }
+  return status;
+}
+
 absl::Status ModelJournal::Append(RecordType type, std::string payload,
                                   bool sync) {
   if (!failure_.ok()) return failure_;
   if (writer_->size() >= options_.segment_bytes) {
-    if (absl::Status status = writer_->Sync(); !status.ok()) {
+    if (absl::Status status = TimedSync(*writer_); !status.ok()) {
       return Fail(status);
     }
     if (absl::Status status = OpenSegment(segment_ + 1); !status.ok()) {
@@ -261,7 +272,7 @@ absl::Status ModelJournal::Append(RecordType type, std::string payload,
   last_lsn_ = lsn;
   bytes_appended_ += kRecordHeaderSize + payload.size();
   if (sync) {
-    if (absl::Status status = writer_->Sync(); !status.ok()) {
+    if (absl::Status status = TimedSync(*writer_); !status.ok()) {
       return Fail(status);
     }
     dirty_ = false;
@@ -300,7 +311,7 @@ absl::Status ModelJournal::SyncIfDirty() {
     file = file_;
   }
   // fsync outside the lock: appends go on meanwhile.
-  if (absl::Status status = file->Sync(); !status.ok()) {
+  if (absl::Status status = TimedSync(*file); !status.ok()) {
     std::lock_guard lock(mutex_);
     return Fail(status);
   }

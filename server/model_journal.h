@@ -15,6 +15,7 @@
 #include "core/model.h"
 #include "core/model_snapshot.h"
 #include "core/record_writer.h"
+#include "metrics/latency_histogram.h"
 #include "server/journal_records.h"
 #include "server/sync_policy.h"
 
@@ -42,6 +43,8 @@ class ModelJournal {
     FileSystem* file_system = FileSystem::Default();
     SyncPolicy sync;
     std::uint64_t segment_bytes = 64 << 20;
+    // Where each fsync of the log is timed (none: not timed).
+    LatencyHistogram* fsync_latency = nullptr;
   };
 
   // Creates the directory and its first segment holding the create record,
@@ -120,6 +123,9 @@ class ModelJournal {
   // appends, rolls over and syncs as configured. Holds mutex_.
   absl::Status Append(RecordType type, std::string payload, bool sync);
   absl::Status Fail(absl::Status status);
+  // Syncs a log file (a RecordWriter or a WritableFile), timing it.
+  template <typename Syncable>
+  absl::Status TimedSync(Syncable& log) const;
   std::string SegmentPath(std::uint64_t segment) const;
   std::string SnapshotPath(std::uint64_t lsn) const;
 

@@ -27,6 +27,15 @@ void ModelStorage::StopBackground() {
   if (snapshotter_.joinable()) snapshotter_.join();
 }
 
+ModelJournal::Options ModelStorage::JournalOptions() const {
+  ModelJournal::Options journal;
+  journal.file_system = options_.file_system;
+  journal.sync = options_.sync;
+  journal.segment_bytes = options_.segment_bytes;
+  journal.fsync_latency = options_.fsync_latency;
+  return journal;
+}
+
 std::string ModelStorage::ModelDirectory(const std::string& name) const {
   return absl::StrCat(data_dir_, "/models/", name);
 }
@@ -129,8 +138,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelStorage::Recover(
     }
   }
   absl::StatusOr<std::unique_ptr<ModelJournal>> journal =
-      ModelJournal::Continue(
-          directory, {fs, options_.sync, options_.segment_bytes}, *contents);
+      ModelJournal::Continue(directory, JournalOptions(), *contents);
   if (!journal.ok()) return journal.status();
   hosted->AttachJournal(*std::move(journal));
   return hosted;
@@ -146,8 +154,8 @@ absl::StatusOr<std::unique_ptr<ModelJournal>> ModelStorage::CreateJournal(
       return status;
     }
   }
-  absl::StatusOr<std::unique_ptr<ModelJournal>> journal = ModelJournal::Create(
-      directory, {fs, options_.sync, options_.segment_bytes}, identity);
+  absl::StatusOr<std::unique_ptr<ModelJournal>> journal =
+      ModelJournal::Create(directory, JournalOptions(), identity);
   if (!journal.ok()) (void)fs->RemoveAll(directory);
   return journal;
 }

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/file_system.h"
+#include "metrics/latency_histogram.h"
 #include "server/hosted_model.h"
 #include "server/model_journal.h"
 #include "server/sync_policy.h"
@@ -33,6 +34,8 @@ struct StorageOptions {
   // snapshot_every_samples samples of log per model.
   std::uint64_t snapshot_every_samples = 100'000;
   absl::Duration snapshot_interval = absl::Minutes(10);
+  // Where the logs' fsyncs are timed (none: not timed).
+  LatencyHistogram* fsync_latency = nullptr;
 };
 
 // The models of a data directory on disk (DESIGN.md §3, Persistence):
@@ -79,6 +82,7 @@ class ModelStorage {
   std::string ModelDirectory(const std::string& name) const;
 
  private:
+  ModelJournal::Options JournalOptions() const;
   void SyncLoop();
   void SnapshotLoop();
   bool SnapshotDue(const HostedModel& model) const;

@@ -15,6 +15,7 @@ namespace streamreg {
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server(std::move(options)));
   const ServerOptions& o = server->options_;
+  server->metrics_ = std::make_unique<ServerMetrics>();
   absl::StatusOr<std::unique_ptr<DataDirectory>> directory =
       DataDirectory::Open(o.data_dir);
   if (!directory.ok()) return directory.status();
@@ -23,7 +24,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       o.worker_threads != 0
           ? o.worker_threads
           : std::max(1u, std::thread::hardware_concurrency()));
-  server->storage_ = std::make_unique<ModelStorage>(o.data_dir, o.storage);
+  StorageOptions storage = o.storage;
+  storage.fsync_latency = &server->metrics_->wal_fsync();
+  server->storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
   server->registry_ = std::make_unique<ModelRegistry>(
       o.limits, server->pool_.get(), server->storage_.get());
   const absl::Time recovery_start = absl::Now();
@@ -52,6 +55,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   builder.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
   builder.RegisterService(server->model_service_.get());
   builder.RegisterService(server->regression_service_.get());
+  if (!o.metrics_listen.empty()) {  // no metrics: calls skip the counting
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(server->metrics_->rpc().InterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   server->grpc_server_ = builder.BuildAndStart();
   if (server->grpc_server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -59,12 +69,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
         o.tls.enabled() ? " (or the TLS certificate or key is not valid PEM)"
                         : ""));
   }
+  if (!o.metrics_listen.empty()) {
+    Server* raw = server.get();
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics_http =
+        MetricsHttpServer::Start(o.metrics_listen,
+                                 [raw] { return raw->RenderMetrics(); });
+    if (!metrics_http.ok()) return metrics_http.status();
+    server->metrics_http_ = *std::move(metrics_http);
+  }
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
   spdlog::info(
-      "event=listening address={} tls={} auth={} data_dir={} sync={} "
-      "worker_threads={} max_models={} max_samples_per_model={} "
+      "event=listening address={} metrics={} tls={} auth={} data_dir={} "
+      "sync={} worker_threads={} max_models={} max_samples_per_model={} "
       "max_message_bytes={}",
       server->address(),
+      server->metrics_http_ != nullptr ? server->metrics_address() : "off",
       !o.tls.enabled()              ? "off"
       : o.tls.client_ca_pem.empty() ? "on"
                                     : "mutual",
@@ -79,6 +98,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
 std::string Server::address() const {
   const std::size_t colon = options_.listen.rfind(':');
   return absl::StrCat(options_.listen.substr(0, colon), ":", port_);
+}
+
+std::string Server::metrics_address() const {
+  return metrics_http_ != nullptr ? metrics_http_->address() : "";
 }
 
 void Server::Shutdown() {

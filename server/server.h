@@ -6,11 +6,13 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
+#include "metrics/metrics_http_server.h"
 #include "server/access_control.h"
 #include "server/data_directory.h"
 #include "server/model_registry.h"
 #include "server/model_service.h"
 #include "server/regression_service.h"
+#include "server/server_metrics.h"
 #include "server/server_options.h"
 #include "server/worker_pool.h"
 
@@ -18,7 +20,8 @@ namespace streamreg {
 
 // A running streamreg server: the model registry, its worker threads and
 // the gRPC server with ModelService, RegressionService, grpc.health.v1 and
-// reflection. Used by streamreg-server and, in process, by the tests.
+// reflection, and the Prometheus endpoint. Used by streamreg-server and, in
+// process, by the tests.
 class Server {
  public:
   // Locks the data directory and starts listening.
@@ -29,6 +32,12 @@ class Server {
   int port() const { return port_; }
   // "host:port" with the port in use.
   std::string address() const;
+  // The Prometheus endpoint's "host:port" (empty without one).
+  std::string metrics_address() const;
+  // What a scrape of /metrics returns now.
+  std::string RenderMetrics() const {
+    return metrics_->Render(registry_.get());
+  }
   ModelRegistry& registry() { return *registry_; }
   // Replaces the bearer tokens (a server started with some; see
   // AccessControl::Replace).
@@ -45,6 +54,8 @@ class Server {
   explicit Server(ServerOptions options) : options_(std::move(options)) {}
 
   const ServerOptions options_;
+  // First: the journals and gRPC's interceptors count into it.
+  std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<DataDirectory> data_directory_;
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<ModelRegistry> registry_;
@@ -55,6 +66,8 @@ class Server {
   std::unique_ptr<ModelService> model_service_;
   std::unique_ptr<RegressionService> regression_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  // Last: stops (its scrapes read the registry) before anything goes.
+  std::unique_ptr<MetricsHttpServer> metrics_http_;
   int port_ = 0;
   bool shut_down_ = false;
 };

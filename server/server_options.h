@@ -43,6 +43,10 @@ struct ServerOptions {
   absl::Duration drain_delay = absl::ZeroDuration();
   absl::Duration drain_timeout = absl::Seconds(10);
   ServerTls tls;
+  // host:port of the Prometheus endpoint (GET /metrics); port 0: any free
+  // port; empty: none. (streamreg-server's --metrics_listen defaults to
+  // 127.0.0.1:9464.)
+  std::string metrics_listen;
   // Bearer tokens every call (but health and reflection) must present;
   // none: no access control.
   std::optional<AccessTokens> access_tokens;

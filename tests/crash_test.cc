@@ -57,9 +57,9 @@ class ServerProcess {
       dup2(err, STDERR_FILENO);
       close(out[0]);
       execl(STREAMREG_SERVER, STREAMREG_SERVER, listen.c_str(),
-            data_dir.c_str(), sync.c_str(), "--snapshot_every_samples=1000",
-            "--wal_segment_bytes=262144", "--log_level=warn",
-            static_cast<char*>(nullptr));
+            "--metrics_listen=", data_dir.c_str(), sync.c_str(),
+            "--snapshot_every_samples=1000", "--wal_segment_bytes=262144",
+            "--log_level=warn", static_cast<char*>(nullptr));
       _exit(127);
     }
     close(out[1]);

@@ -4,7 +4,8 @@ Parses the Kubernetes manifests (deploy/k8s), the compose file and the
 Dockerfile, and checks what would otherwise only fail in a cluster: probes
 on the port the server really listens on, selectors that select, the
 headless Service the StatefulSet names, a grace period longer than the
-drain, the data directory on the volume, the image's user, and every flag
+drain, the data directory on the volume, the image's user, the metrics port
+published and annotated where the server serves it, and every flag
 passed to a binary being a flag that binary has (from its --helpfull).
 
 usage: deploy_manifests_test.py REPO_DIR SERVER_BINARY CLI_BINARY ROBOT_SIM_BINARY
@@ -114,6 +115,19 @@ class KubernetesTest(unittest.TestCase):
 
     def test_the_server_listens_on_every_interface(self):
         self.assertTrue(flag_value(self.args, "listen").startswith("0.0.0.0:"))
+        self.assertTrue(
+            flag_value(self.args, "metrics_listen").startswith("0.0.0.0:"))
+
+    def test_metrics_are_scraped_where_the_server_serves_them(self):
+        metrics_port = port_of(flag_value(self.args, "metrics_listen"))
+        ports = {p["name"]: p["containerPort"] for p in self.container["ports"]}
+        self.assertEqual(ports["metrics"], metrics_port)
+        annotations = self.sts["spec"]["template"]["metadata"]["annotations"]
+        self.assertEqual(annotations["prometheus.io/port"], str(metrics_port))
+        self.assertEqual(annotations["prometheus.io/path"], "/metrics")
+        service_ports = {p["name"]: p["targetPort"]
+                         for p in self.k8s["Service"]["spec"]["ports"]}
+        self.assertEqual(service_ports["metrics"], "metrics")
 
     def test_every_flag_is_a_flag_of_the_server(self):
         known = flags_of("streamreg-server")
@@ -181,6 +195,11 @@ class ComposeTest(unittest.TestCase):
         self.assertEqual(port_of(flag_value(self.robot["command"], "server")),
                          port)
 
+    def test_metrics_are_published_where_the_server_serves_them(self):
+        port = port_of(flag_value(self.server["command"], "metrics_listen"))
+        self.assertTrue(any(p.endswith(f":{port}:{port}")
+                            for p in self.server["ports"]))
+
     def test_the_robot_waits_for_a_healthy_server(self):
         self.assertEqual(
             self.robot["depends_on"]["server"]["condition"], "service_healthy")
@@ -224,6 +243,8 @@ class DockerfileTest(unittest.TestCase):
         entrypoint = yaml.safe_load(self.by_name["ENTRYPOINT"][-1])
         port = port_of(flag_value(command, "listen"))
         self.assertIn(str(port), self.by_name["EXPOSE"][0].split())
+        metrics_port = port_of(flag_value(command, "metrics_listen"))
+        self.assertIn(str(metrics_port), self.by_name["EXPOSE"][0].split())
         check = self.by_name["HEALTHCHECK"][0]
         check_args = yaml.safe_load(check[check.index("CMD") + 3:].strip())
         self.assertEqual(check_args[-1], "health")

@@ -20,7 +20,8 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 start_server() {  # start_server EXTRA_FLAGS...; sets server_pid and addr
-  "$server_bin" "$@" >"$work/server.out" 2>"$work/server.err" &
+  "$server_bin" --metrics_listen=127.0.0.1:0 "$@" >"$work/server.out" \
+    2>"$work/server.err" &
   server_pid=$!
   for _ in $(seq 100); do
     addr=$(sed -n 's/^streamreg-server listening on //p' "$work/server.out")
@@ -170,6 +171,45 @@ if sr bench predict --model arm --csv /nonexistent.csv 2>"$work/err"; then
   fail "a missing CSV accepted"
 fi
 if sr bench frobnicate >/dev/null 2>&1; then fail "unknown bench command"; fi
+
+# --- Prometheus: /metrics parsed by the Python client library's parser ---
+metrics=$(sed -n 's#^streamreg-server metrics on http://\(.*\)/metrics$#\1#p' \
+  "$work/server.out")
+[ -n "$metrics" ] || fail "no metrics line: $(cat "$work/server.out")"
+arm_samples=$(sr info --model arm --json | sed -n 's/.*"num_samples": "\([0-9]*\)".*/\1/p')
+/usr/bin/python3 - "http://$metrics/metrics" "$arm_samples" <<'PY' ||
+import sys, urllib.request
+from prometheus_client.parser import text_string_to_metric_families
+url, arm_samples = sys.argv[1], float(sys.argv[2])
+response = urllib.request.urlopen(url, timeout=10)
+assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+families = {f.name: f for f in
+            text_string_to_metric_families(response.read().decode())}
+def value(family, suffix="", **labels):  # suffix: a histogram's _count...
+    for s in families[family].samples:
+        if (not suffix or s.name == family + suffix) and all(
+                s.labels.get(k) == v for k, v in labels.items()):
+            return s.value
+    raise AssertionError(f"{family}{suffix} {labels} missing")
+# The parser names counter families without _total.
+assert value("streamreg_model_samples_seen", model="arm") == arm_samples
+assert families["grpc_server_handling_seconds"].type == "histogram"
+assert value("grpc_server_handled", grpc_method="CreateModel",
+             grpc_code="ALREADY_EXISTS") == 1
+assert value("grpc_server_handled", grpc_method="Refit", grpc_code="OK") == 1
+assert value("grpc_server_started", grpc_method="Learn") >= 2  # replay, sim
+assert value("streamreg_wal_fsync_duration_seconds", "_count") > 0
+assert value("process_resident_memory_bytes") > 0
+nmse = value("streamreg_model_prequential_nmse", model="arm", target="tau1")
+assert 0 < nmse < 1, nmse
+PY
+  fail "/metrics"
+if "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/data2" \
+    --metrics_listen "$metrics" >/dev/null 2>"$work/err"; then
+  fail "a second server started on a metrics port in use"
+fi
+grep -q "\-\-metrics_listen $metrics: cannot listen there" "$work/err" ||
+  fail "busy metrics port: $(cat "$work/err")"
 
 # --- SIGTERM with a Learn stream open: drain, exit 0 ---
 sr replay --model arm --csv "$sarcos" --rate 100 >"$work/slow.out" 2>&1 &
