@@ -3,16 +3,17 @@
 // and parsed — every RPC counted by method and status, the model families
 // equal to what GetModel and the journal report, and the endpoint's errors.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -117,37 +118,93 @@ struct Scrape {
   std::map<std::string, std::string> family_types;
 
   static Scrape Parse(const std::string& text) {
-    static const std::regex kSample(
-        R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? (\S+))");
-    static const std::regex kType(
-        R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary))");
     Scrape scrape;
     std::istringstream lines(text);
     std::string line, family;
     while (std::getline(lines, line)) {
-      std::smatch match;
       if (line.rfind("# HELP ", 0) == 0) continue;
-      if (std::regex_match(line, match, kType)) {
-        family = match[1];
-        EXPECT_TRUE(scrape.family_types.emplace(family, match[2]).second)
+      if (line.rfind("# TYPE ", 0) == 0) {
+        std::istringstream fields(line.substr(7));
+        std::string type, rest;
+        fields >> family >> type;
+        EXPECT_TRUE(IsName(family) && !(fields >> rest)) << line;
+        EXPECT_TRUE(type == "counter" || type == "gauge" ||
+                    type == "histogram" || type == "summary")
+            << line;
+        EXPECT_TRUE(scrape.family_types.emplace(family, type).second)
             << family << " declared twice";
         continue;
       }
-      if (!std::regex_match(line, match, kSample)) {
+      std::size_t end = 0;
+      double value = 0;
+      if (!ParseSample(line, &end, &value)) {
         ADD_FAILURE() << "not a sample line: " << line;
         continue;
       }
-      const std::string name = match[1];
-      EXPECT_EQ(name.rfind(family, 0), 0u)
-          << name << " outside its family (" << family << ")";
-      const std::string value = match[5];
-      const std::size_t space = line.rfind(' ');
-      scrape.series[line.substr(0, space)] =
-          value == "+Inf"   ? std::numeric_limits<double>::infinity()
-          : value == "-Inf" ? -std::numeric_limits<double>::infinity()
-                            : std::stod(value);
+      EXPECT_EQ(line.rfind(family, 0), 0u)
+          << line << " outside its family (" << family << ")";
+      scrape.series[line.substr(0, end)] = value;
     }
     return scrape;
+  }
+
+  static bool IsNameCharacter(char c, bool first) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+           c == ':' || (!first && std::isdigit(static_cast<unsigned char>(c)));
+  }
+  static bool IsName(const std::string& name) {
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      if (!IsNameCharacter(name[i], i == 0)) return false;
+    }
+    return !name.empty();
+  }
+
+  // name{label="value",...} value — the grammar of a sample line; `end` is
+  // where the series ends, `value` the number (NaN, +Inf, -Inf or a float).
+  static bool ParseSample(const std::string& line, std::size_t* end,
+                          double* value) {
+    std::size_t i = 0;
+    while (i < line.size() && IsNameCharacter(line[i], i == 0)) ++i;
+    if (i == 0) return false;
+    if (i < line.size() && line[i] == '{') {
+      ++i;
+      while (i < line.size() && line[i] != '}') {
+        const std::size_t label = i;
+        while (i < line.size() && IsNameCharacter(line[i], i == label) &&
+               line[i] != ':') {
+          ++i;
+        }
+        if (i == label || line.compare(i, 2, "=\"") != 0) return false;
+        for (i += 2; i < line.size() && line[i] != '"'; ++i) {
+          if (line[i] == '\\') {
+            if (++i == line.size() ||
+                (line[i] != '\\' && line[i] != '"' && line[i] != 'n')) {
+              return false;
+            }
+          }
+        }
+        if (i++ == line.size()) return false;  // past the closing quote
+        if (i < line.size() && line[i] == ',') ++i;
+      }
+      if (i++ == line.size()) return false;  // past the '}'
+    }
+    if (i == line.size() || line[i] != ' ') return false;
+    *end = i;
+    const std::string number = line.substr(i + 1);
+    if (number == "NaN") {
+      *value = std::nan("");
+    } else if (number == "+Inf" || number == "-Inf") {
+      *value =
+          (number[0] == '-' ? -1 : 1) * std::numeric_limits<double>::infinity();
+    } else {
+      char* parsed_end = nullptr;
+      *value = std::strtod(number.c_str(), &parsed_end);
+      if (number.empty() || number[0] == ' ' || *parsed_end != '\0' ||
+          std::isnan(*value) || std::isinf(*value)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // The value of a series; fails (and returns NaN) if it is missing.
@@ -157,6 +214,24 @@ struct Scrape {
     return it == series.end() ? std::nan("") : it->second;
   }
 };
+
+TEST(ScrapeParserTest, TakesTheSampleGrammarAndNothingElse) {
+  std::size_t end = 0;
+  double value = 0;
+  for (const char* good :
+       {"a 1", "a_b:c{x=\"1\"} -2.5e-3", "a{x=\"q\\\"\\\\\\n\",y=\"\"} NaN",
+        "a{x=\"1\",} +Inf"}) {
+    EXPECT_TRUE(Scrape::ParseSample(good, &end, &value)) << good;
+  }
+  for (const char* bad :
+       {"", "1a 1", "a", "a  1", "a 1x", "a{x=1} 1", "a{x=\"1} 1",
+        "a{x=\"\\q\"} 1", "a{1x=\"1\"} 1", "a{x=\"1\" 1", "a inf"}) {
+    EXPECT_FALSE(Scrape::ParseSample(bad, &end, &value)) << bad;
+  }
+  ASSERT_TRUE(Scrape::ParseSample("a{x=\"1\"} 7", &end, &value));
+  EXPECT_EQ(end, 8u);
+  EXPECT_EQ(value, 7);
+}
 
 std::string Rpc(const std::string& family, const std::string& service,
                 const std::string& method, const std::string& type,
