@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "tests/service_test_support.h"
+#include "tests/test_server.h"
 
 namespace streamreg {
 namespace {
@@ -42,14 +43,10 @@ class AuthTest : public ::testing::Test {
   void SetUp() override {
     scratch_ = FreshDirectory();
     ServerOptions options;
-    options.listen = "127.0.0.1:0";
-    options.data_dir = scratch_ + "/data";
     options.drain_timeout = absl::Seconds(1);
     options.access_tokens = Tokens(kTable);
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::Start(std::move(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
+    ASSERT_NO_FATAL_FAILURE(
+        StartTestServer(std::move(options), scratch_ + "/data", &server_));
     ASSERT_TRUE(As(kOps)->CreateModel("arm1.torque", RowsSpec()).ok());
     ASSERT_TRUE(As(kOps)->CreateModel("arm2.torque", RowsSpec()).ok());
     ASSERT_TRUE(Ingest(kOps, "arm1.torque", 50).ok());
@@ -63,10 +60,7 @@ class AuthTest : public ::testing::Test {
 
   // A client presenting `token` (empty: none).
   std::unique_ptr<Client> As(const std::string& token) {
-    ClientOptions options;
-    options.address = server_->address();
-    options.timeout = absl::Seconds(10);
-    options.retry.max_attempts = 1;
+    ClientOptions options = TestClientOptions(*server_);
     options.bearer_token = token;
     return std::make_unique<Client>(options);
   }

@@ -30,6 +30,7 @@
 #include "metrics/prometheus_text.h"
 #include "server/server.h"
 #include "tests/service_test_support.h"
+#include "tests/test_server.h"
 
 namespace streamreg {
 namespace {
@@ -248,19 +249,11 @@ class MetricsEndpointTest : public ::testing::Test {
   void SetUp() override {
     scratch_ = FreshDirectory();
     ServerOptions options;
-    options.listen = "127.0.0.1:0";
     options.metrics_listen = "127.0.0.1:0";
-    options.data_dir = scratch_ + "/data";
     options.drain_timeout = absl::Seconds(1);
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::Start(std::move(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    ClientOptions client_options;
-    client_options.address = server_->address();
-    client_options.timeout = absl::Seconds(10);
-    client_options.retry.max_attempts = 1;
-    client_ = std::make_unique<Client>(client_options);
+    ASSERT_NO_FATAL_FAILURE(
+        StartTestServer(std::move(options), scratch_ + "/data", &server_));
+    client_ = std::make_unique<Client>(TestClientOptions(*server_));
   }
 
   void TearDown() override {

@@ -21,6 +21,7 @@
 #include "server/spec_conversion.h"
 #include "tests/fault_injecting_file_system.h"
 #include "tests/service_test_support.h"
+#include "tests/test_server.h"
 
 namespace streamreg {
 namespace {
@@ -41,14 +42,10 @@ class ServiceTest : public ::testing::Test {
   void StartServer(ServerOptions options) {
     client_.reset();
     server_.reset();
-    options.listen = "127.0.0.1:0";
-    options.data_dir = FreshDirectory();
-    directories_.push_back(options.data_dir);
+    directories_.push_back(FreshDirectory());
     options.drain_timeout = absl::Seconds(2);
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::Start(std::move(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
+    ASSERT_NO_FATAL_FAILURE(
+        StartTestServer(std::move(options), directories_.back(), &server_));
     ClientOptions client_options;
     client_options.address = server_->address();
     client_options.batch_size = 100;
@@ -475,12 +472,7 @@ TEST_F(ServiceTest, ARestartedServerServesExactlyWhatItAcknowledged) {
   auto start = [&] {
     client_.reset();
     server_.reset();  // a clean shutdown: snapshots what changed
-    ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.data_dir = data_dir;
-    absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(o);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
+    ASSERT_NO_FATAL_FAILURE(StartTestServer({}, data_dir, &server_));
     ClientOptions client_options;
     client_options.address = server_->address();
     client_ = std::make_unique<Client>(client_options);

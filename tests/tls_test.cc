@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "tests/fresh_directory.h"
+#include "tests/test_server.h"
 
 namespace streamreg {
 namespace {
@@ -85,16 +86,11 @@ class TlsTest : public ::testing::Test {
 
   void StartServer(bool mutual) {
     ServerOptions options;
-    options.listen = "127.0.0.1:0";
-    options.data_dir = scratch_ + "/data";
     options.drain_timeout = absl::Seconds(1);
     options.tls.cert_chain_pem = certificates_->Pem("server.pem");
     options.tls.private_key_pem = certificates_->Pem("server.key");
     if (mutual) options.tls.client_ca_pem = certificates_->Pem("ca.pem");
-    absl::StatusOr<std::unique_ptr<Server>> server =
-        Server::Start(std::move(options));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
+    StartTestServer(std::move(options), scratch_ + "/data", &server_);
   }
 
   // A client trusting `ca` (none: plaintext), presenting `identity`'s
