@@ -85,11 +85,10 @@ absl::StatusOr<CallerRights> AccessControl::Authenticate(
   return CallerRights(std::move(tokens), holder);
 }
 
-absl::Status AccessControl::AuthorizeModel(const CallCredential& credential,
-                                           absl::string_view model,
-                                           absl::string_view field,
-                                           Permission permission) const {
-  absl::StatusOr<CallerRights> rights = Authenticate(credential);
+absl::Status AccessControl::AuthorizeModel(
+    const grpc::ServerContextBase& context, absl::string_view model,
+    absl::string_view field, Permission permission) const {
+  absl::StatusOr<CallerRights> rights = Authenticate(context);
   if (!rights.ok()) return rights.status();
   if (absl::Status status = ValidateModelName(model, field); !status.ok()) {
     return status;

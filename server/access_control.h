@@ -70,9 +70,15 @@ class AccessControl {
   // authorization, a token not in the table).
   absl::StatusOr<CallerRights> Authenticate(
       const CallCredential& credential) const;
-  // Authenticate; then the model's name (the request's `field`) must be
-  // valid (else INVALID_ARGUMENT), and the caller's rights must Check.
-  absl::Status AuthorizeModel(const CallCredential& credential,
+  // The same for the credential a call presents (CredentialOf).
+  absl::StatusOr<CallerRights> Authenticate(
+      const grpc::ServerContextBase& context) const {
+    return Authenticate(CredentialOf(context));
+  }
+  // Authenticate the call; then the model's name (the request's `field`)
+  // must be valid (else INVALID_ARGUMENT), and the caller's rights must
+  // Check.
+  absl::Status AuthorizeModel(const grpc::ServerContextBase& context,
                               absl::string_view model, absl::string_view field,
                               Permission permission) const;
 

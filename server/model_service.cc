@@ -48,8 +48,8 @@ absl::Status ModelService::Create(const v1::CreateModelRequest& request,
 absl::StatusOr<std::shared_ptr<HostedModel>> ModelService::FindAuthorized(
     const grpc::CallbackServerContext& context, const std::string& name,
     Permission permission) const {
-  if (absl::Status status = access_->AuthorizeModel(
-          access_->CredentialOf(context), name, "name", permission);
+  if (absl::Status status =
+          access_->AuthorizeModel(context, name, "name", permission);
       !status.ok()) {
     return status;
   }
@@ -59,9 +59,8 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelService::FindAuthorized(
 grpc::ServerUnaryReactor* ModelService::CreateModel(
     grpc::CallbackServerContext* context, const v1::CreateModelRequest* request,
     v1::Model* response) {
-  absl::Status status =
-      access_->AuthorizeModel(access_->CredentialOf(*context), request->name(),
-                              "name", Permission::kAdmin);
+  absl::Status status = access_->AuthorizeModel(*context, request->name(),
+                                                "name", Permission::kAdmin);
   if (status.ok()) status = Create(*request, response);
   return Answer(context, status);
 }
@@ -117,8 +116,7 @@ absl::Status ModelService::List(const CallerRights& rights,
 grpc::ServerUnaryReactor* ModelService::ListModels(
     grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
     v1::ListModelsResponse* response) {
-  absl::StatusOr<CallerRights> rights =
-      access_->Authenticate(access_->CredentialOf(*context));
+  absl::StatusOr<CallerRights> rights = access_->Authenticate(*context);
   return Answer(context, rights.ok() ? List(*rights, *request, response)
                                      : rights.status());
 }
@@ -126,9 +124,8 @@ grpc::ServerUnaryReactor* ModelService::ListModels(
 grpc::ServerUnaryReactor* ModelService::DeleteModel(
     grpc::CallbackServerContext* context, const v1::DeleteModelRequest* request,
     v1::DeleteModelResponse* /*response*/) {
-  absl::Status status =
-      access_->AuthorizeModel(access_->CredentialOf(*context), request->name(),
-                              "name", Permission::kAdmin);
+  absl::Status status = access_->AuthorizeModel(*context, request->name(),
+                                                "name", Permission::kAdmin);
   if (status.ok()) status = registry_->Delete(request->name());
   if (status.ok()) {
     spdlog::info("event=model_deleted model={}", request->name());

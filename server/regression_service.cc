@@ -21,9 +21,8 @@ RegressionService::Learn(grpc::CallbackServerContext* context) {
 grpc::ServerUnaryReactor* RegressionService::Predict(
     grpc::CallbackServerContext* context, const v1::PredictRequest* request,
     v1::PredictResponse* response) {
-  absl::Status status =
-      access_->AuthorizeModel(access_->CredentialOf(*context), request->model(),
-                              "model", Permission::kRead);
+  absl::Status status = access_->AuthorizeModel(*context, request->model(),
+                                                "model", Permission::kRead);
   if (status.ok()) {
     absl::StatusOr<std::shared_ptr<HostedModel>> model =
         registry_->Find(request->model());
@@ -44,15 +43,14 @@ grpc::ServerUnaryReactor* RegressionService::Ping(
     grpc::CallbackServerContext* context, const v1::PingRequest* /*request*/,
     v1::PingResponse* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(
-      access_->Authenticate(access_->CredentialOf(*context)).status()));
+  reactor->Finish(ToGrpcStatus(access_->Authenticate(*context).status()));
   return reactor;
 }
 
 grpc::ServerBidiReactor<v1::PingRequest, v1::PingResponse>*
 RegressionService::PingStream(grpc::CallbackServerContext* context) {
-  return new PingStreamReactor(
-      context, access_->Authenticate(access_->CredentialOf(*context)).status());
+  return new PingStreamReactor(context,
+                               access_->Authenticate(*context).status());
 }
 
 }  // namespace streamreg

@@ -35,9 +35,7 @@ class Server {
   // The Prometheus endpoint's "host:port" (empty without one).
   std::string metrics_address() const;
   // What a scrape of /metrics returns now.
-  std::string RenderMetrics() const {
-    return metrics_->Render(registry_.get());
-  }
+  std::string RenderMetrics() const { return metrics_->Render(*registry_); }
   ModelRegistry& registry() { return *registry_; }
   // Replaces the bearer tokens (a server started with some; see
   // AccessControl::Replace).

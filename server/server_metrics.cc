@@ -11,7 +11,7 @@
 
 namespace streamreg {
 
-std::string ServerMetrics::Render(const ModelRegistry* registry) const {
+std::string ServerMetrics::Render(const ModelRegistry& registry) const {
   using Type = PrometheusText::Type;
   PrometheusText out;
   out.Family("streamreg_build_info", Type::kGauge,
@@ -25,16 +25,15 @@ std::string ServerMetrics::Render(const ModelRegistry* registry) const {
              "acknowledgement under --sync=always; by the syncer under "
              "--sync=interval).");
   out.Histogram("streamreg_wal_fsync_duration_seconds", {}, wal_fsync_.Read());
-  if (registry == nullptr) return out.Take();
   const std::vector<std::shared_ptr<HostedModel>> models =
-      registry->List("", std::numeric_limits<std::size_t>::max());
+      registry.List("", std::numeric_limits<std::size_t>::max());
   out.Family("streamreg_models", Type::kGauge, "Models the server hosts.");
   out.Sample("streamreg_models", {}, std::uint64_t{models.size()});
   out.Family("streamreg_models_failed", Type::kGauge,
              "Models whose files could not be recovered at start (see the "
              "log; they take no calls).");
   out.Sample("streamreg_models_failed", {},
-             std::uint64_t{registry->failed().size()});
+             std::uint64_t{registry.failed().size()});
   WriteModelMetrics(models, absl::Now(), out);
   return out.Take();
 }

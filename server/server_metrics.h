@@ -18,9 +18,8 @@ class ServerMetrics {
   RpcMetrics& rpc() { return rpc_; }
   LatencyHistogram& wal_fsync() { return wal_fsync_; }
 
-  // The text exposition of every family (registry may be null before the
-  // models are recovered: no model families then).
-  std::string Render(const ModelRegistry* registry) const;
+  // The text exposition of every family.
+  std::string Render(const ModelRegistry& registry) const;
 
  private:
   RpcMetrics rpc_;
