@@ -50,5 +50,6 @@ image-check:
 # Builds and runs the server on 127.0.0.1:50051 with ./streamreg-data.
 run:
 	cmake --preset dev
-	cmake --build --preset dev --target streamreg-server streamreg streamreg_python_stubs
+	cmake --build --preset dev --target streamreg-server streamreg \
+	  streamreg-robot-sim streamreg_python_stubs
 	./build/dev/server/streamreg-server --listen 127.0.0.1:50051 --data-dir streamreg-data

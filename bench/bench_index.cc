@@ -40,7 +40,7 @@ ABSL_FLAG(std::string, datasets, "trajectory,uniform",
           "Comma-separated data sets: trajectory, uniform");
 ABSL_FLAG(std::string, csv, "",
           "Also measure a real data set: a CSV with a header whose inputs are "
-          "the columns not named target_* or id_* (shared/data convention); "
+          "the columns not named target_* or id_* (data/README.md convention); "
           "standardized, every 4th row held out as a query");
 ABSL_FLAG(int, k, 10, "Neighbours per k-NN query");
 ABSL_FLAG(int, queries, 2000, "Held-out queries per data set (>= 1000)");
@@ -137,7 +137,7 @@ MetricTransform TrainingStandardization(const PointSet& points) {
   return MetricTransform::Standardizing(moments);
 }
 
-// A real data set from a CSV file (shared/data convention: a header; inputs
+// A real data set from a CSV file (data/README.md convention: a header; inputs
 // are the columns not named target_* or id_*). Every 4th row is a held-out
 // query, the rest the indexed points; inputs are standardized with the
 // indexed points' mean and standard deviation, as the engine does.

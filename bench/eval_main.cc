@@ -20,7 +20,7 @@
 #include "common/csv_table.h"
 #include "nlohmann/json.hpp"
 
-ABSL_FLAG(std::string, csv, "", "The data set (../shared/data convention)");
+ABSL_FLAG(std::string, csv, "", "The data set (data/README.md convention)");
 ABSL_FLAG(std::string, test_csv, "",
           "Draw the test rows from this file instead (same columns)");
 ABSL_FLAG(std::string, target, "", "The target column (name or target_name)");

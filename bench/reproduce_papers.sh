@@ -6,7 +6,7 @@
 set -eu
 EVAL=${1:-build/dev/bench/streamreg-eval}
 OUT=${2:-build/dev/papers}
-DATA=${DATA:-../shared/data}
+DATA=${DATA:-data}
 REPS=${REPS:-10}
 MODES=${MODES:-batch online}
 mkdir -p "$OUT"

@@ -28,7 +28,7 @@ ABSL_FLAG(std::string, capacity, "unbounded",
           "create: unbounded, window:N or reservoir:N");
 ABSL_FLAG(bool, per_target, false, "create: one metric per target");
 ABSL_FLAG(std::uint64_t, seed, 0, "create: random seed");
-ABSL_FLAG(std::string, csv, "", "CSV file (../shared/data convention)");
+ABSL_FLAG(std::string, csv, "", "CSV file (data/README.md convention)");
 ABSL_FLAG(std::string, out, "-", "predict: output CSV (- = stdout)");
 ABSL_FLAG(double, rate, 1000,
           "replay, bench learn: samples per second (per robot)");

@@ -12,7 +12,7 @@
 namespace streamreg {
 
 // Which CSV columns are a model's inputs and targets (the convention of
-// ../shared/data/README.md: target_* columns are targets, id_* ignored, the
+// data/README.md: target_* columns are targets, id_* ignored, the
 // rest inputs). Inputs: the spec's input names if it has them, else every
 // input column in order. Targets: target_<name> (or <name>) for each of the
 // spec's target names if all exist, else every target column in order.

@@ -10,7 +10,7 @@
 
 namespace streamreg {
 
-// A numeric CSV file in the convention of ../shared/data/README.md: a
+// A numeric CSV file in the convention of data/README.md: a
 // header row, then rows of numbers; columns named target_* are targets,
 // id_* identifiers, every other column an input.
 class CsvTable {

@@ -23,7 +23,8 @@ namespace streamreg {
 // runs it for Refit, and in the background each time its store has grown
 // by a factor, so that the online estimate — a mean of estimates each made
 // from the samples before it, the early ones from few samples — is replaced
-// by estimates made from much more data (DESIGN.md §3, Metrics).
+// by estimates made from much more data (docs/estimators.md, "Learning
+// online").
 class GradientRefresh {
  public:
   struct Job {

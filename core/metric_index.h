@@ -24,7 +24,8 @@ namespace streamreg {
 // under the sample's slot number.
 //
 // When the metric (or the standardization) has drifted, the owner moves the
-// index to a new transform without stopping anyone (DESIGN.md §3, Index):
+// index to a new transform without stopping anyone (docs/estimators.md,
+// "Learning online"):
 //  1. BeginRebuild(transform, ...) — a background thread copies the stored
 //     samples (through `copy_rows`, in chunks, so the owner's lock is held
 //     only briefly) and batch-builds a tree in the new coordinates; writes

@@ -94,7 +94,7 @@ struct MetricReport {
 
 // The unit the service hosts: an online nonparametric regressor of m
 // targets on d inputs that learns its metric as samples arrive
-// (DESIGN.md §3).
+// (docs/estimators.md).
 //
 // Learning one sample (predict-then-learn):
 //  1. every bandwidth (or k) of the grid predicts it from one search at the

@@ -9,7 +9,7 @@
 namespace streamreg {
 
 // The on-disk record format shared by write-ahead log segments and snapshot
-// files (DESIGN.md §3, Persistence).
+// files (docs/storage.md).
 //
 // A file is a sequence of records and nothing else:
 //

@@ -14,7 +14,7 @@
 
 namespace streamreg {
 
-// Which samples a model keeps (DESIGN.md §3, memory bound).
+// Which samples a model keeps (docs/estimators.md, "Memory bound").
 enum class CapacityPolicy {
   kUnbounded,  // every sample
   kWindow,     // the last `limit` samples (the oldest is evicted)

@@ -11,7 +11,7 @@
 # registry (as on our machines), the debian:bookworm and debian:bookworm-slim
 # base images are made locally with debootstrap from the apt mirror; podman
 # runs with runc, lowered ulimits and the host network (deploy/podman/
-# containers.conf; see ../shared/TOOLCHAIN.md §7).
+# containers.conf; docs/building.md, "Containers without a Docker engine").
 #
 # usage: deploy/check-image.sh [--engine docker|podman] [--port PORT]
 #                              [--metrics-port PORT (default PORT+1)]

@@ -1,6 +1,6 @@
 // streamreg-robot-sim: the sensor stream of a simulated 7-joint arm (a
 // Franka Emika Panda; see robot/panda_dynamics.h for the model and its
-// sources) at 1 kHz: as CSV (../shared/data's column convention), or
+// sources) at 1 kHz: as CSV (data/README.md's column convention), or
 // straight into a streamreg server's Learn call at a fixed rate, printing
 // the prequential error and latency every second.
 #include <algorithm>

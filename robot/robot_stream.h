@@ -62,7 +62,7 @@ class RobotStream {
   std::uint64_t tick() const { return tick_; }
   bool carrying_payload() const;
 
-  // The column names of ../shared/data's convention (SARCOS's): q1..q7,
+  // The column names of data/README.md's convention (SARCOS's): q1..q7,
   // qd1..qd7, qdd1..qdd7, target_tau1..target_tau7.
   static std::vector<std::string> ColumnNames();
   static std::vector<std::string> TargetNames();  // tau1..tau7

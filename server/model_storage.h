@@ -38,7 +38,7 @@ struct StorageOptions {
   LatencyHistogram* fsync_latency = nullptr;
 };
 
-// The models of a data directory on disk (DESIGN.md §3, Persistence):
+// The models of a data directory on disk (docs/storage.md):
 //   <data>/models/<name>/   each model's ModelJournal (log and snapshots)
 //   <data>/trash/           models being deleted
 // Creates and removes model directories, recovers models at start, and

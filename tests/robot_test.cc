@@ -310,7 +310,7 @@ TEST(RobotStreamTest, StartingLaterIsTheSameMotionLater) {
 }
 
 TEST(RobotStreamTest, ColumnsFollowTheSarcosConvention) {
-  std::ifstream sarcos(std::string(STREAMREG_SHARED_DATA) +
+  std::ifstream sarcos(std::string(STREAMREG_DATA_DIR) +
                        "/sarcos/sarcos_test.csv");
   ASSERT_TRUE(sarcos.good());
   std::string header;

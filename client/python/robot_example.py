@@ -5,7 +5,9 @@ the model learns.
 
   PYTHONPATH=build/dev/python:client/python /usr/bin/python3 \
       client/python/robot_example.py --server 127.0.0.1:50051 \
-      --csv ../shared/data/sarcos/sarcos_test.csv
+      --csv data/sarcos/sarcos_test.csv
+
+--csv defaults to the repository's data/sarcos/sarcos_test.csv.
 """
 
 import argparse
@@ -16,11 +18,15 @@ import grpc
 
 import streamreg_client
 
+# data/sarcos/sarcos_test.csv of the repository this file is in.
+DEFAULT_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                           os.pardir, "data", "sarcos", "sarcos_test.csv")
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--server", default="127.0.0.1:50051")
-    parser.add_argument("--csv", default="../shared/data/sarcos/sarcos_test.csv")
+    parser.add_argument("--csv", default=os.path.normpath(DEFAULT_CSV))
     parser.add_argument("--model", default="sarcos-robot")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--rate", type=float, default=0, help="ticks/s (0: as fast as possible)")

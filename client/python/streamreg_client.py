@@ -156,7 +156,7 @@ class Client:
 
 
 def read_csv(path):
-    """Rows of a CSV in the ../shared/data convention: (input names, target
+    """Rows of a CSV in the data/README.md convention: (input names, target
     names, [(x, y), ...]); target_* columns are targets, id_* skipped."""
     with open(path) as f:
         header = [c.strip() for c in f.readline().split(",")]

@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""The repository stands on its own and says what it holds.
+
+- No tracked file names a path outside the repository: no `..` path that
+  leaves the root, no document of a sibling folder, no link to a file that
+  is not there.
+- data/README.md describes every data set exactly (rows, inputs, targets,
+  SHA-256), and every CSV follows the convention it documents.
+- The folder map of docs/architecture.md matches the tree.
+
+usage: repository_test.py SOURCE_DIR
+"""
+
+import csv
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else ".")
+
+# Spelled in two parts so that this file does not name the folder itself.
+SIBLING_FOLDER = ".." + "/shared"
+# Documents that lived beside the repository before it stood alone.
+OUTSIDE_DOCUMENTS = ("DESIGN.md", "TOOLCHAIN.md", "STYLE.md")
+DATA_BUDGET_BYTES = 15 << 20
+
+
+def tracked_files():
+    """Paths relative to ROOT of every file git tracks or would add."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", ROOT, "ls-files", "--cached", "--others",
+             "--exclude-standard", "-z"],
+            check=True, capture_output=True).stdout.decode()
+        return sorted(p for p in set(out.split("\0"))
+                      if p and os.path.isfile(os.path.join(ROOT, p)))
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for folder, dirs, names in os.walk(ROOT):
+            dirs[:] = [d for d in dirs
+                       if d not in (".git", "build", "streamreg-data")]
+            files += [os.path.relpath(os.path.join(folder, n), ROOT)
+                      for n in names]
+        return sorted(files)
+
+
+def text_of(path):
+    """The file's text, or None for a binary file."""
+    with open(os.path.join(ROOT, path), "rb") as f:
+        data = f.read()
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+# A relative path that begins with `..` segments.
+PARENT_PATH = r"\.\.(?:/\.\.)*(?:/[\w.+-]+)*"
+# `..` paths relative to the source root, to the file's own folder, and
+# bare ones (relative to the file's folder; at least one `/` so that an
+# ellipsis or a range like 1..8 is not taken for a path).
+ROOT_RELATIVE = re.compile(
+    r"\$\{(?:PROJECT_SOURCE_DIR|CMAKE_SOURCE_DIR)\}/(" + PARENT_PATH + ")")
+FILE_RELATIVE = re.compile(
+    r"(?:\$\{CMAKE_CURRENT_SOURCE_DIR\}/|\$\(dirname \"?\$(?:0|\{BASH_SOURCE\[0\]\})\"?\)/)(" +
+    PARENT_PATH + ")")
+BARE = re.compile(r"(?<![\w./$}\-:])(\.\.(?:/\.\.)*(?:/[\w.+-]+)+)")
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def leaves_root(base, path):
+    resolved = os.path.normpath(os.path.join(base, path))
+    return resolved == ".." or resolved.startswith("../")
+
+
+def outside_references(path, text):
+    """(line number, what) for every reference of `text` outside ROOT."""
+    found = []
+    folder = os.path.dirname(path)
+    names_in_repo = {os.path.basename(p) for p in tracked_files()}
+    for number, line in enumerate(text.splitlines(), 1):
+        if SIBLING_FOLDER in line:
+            found.append((number, SIBLING_FOLDER))
+        for match in ROOT_RELATIVE.finditer(line):
+            if leaves_root("", match.group(1)):
+                found.append((number, match.group(0)))
+        for pattern in (FILE_RELATIVE, BARE):
+            for match in pattern.finditer(line):
+                if leaves_root(folder, match.group(1)):
+                    found.append((number, match.group(0)))
+        for document in OUTSIDE_DOCUMENTS:
+            if re.search(r"\b" + re.escape(document), line) and (
+                    document not in names_in_repo):
+                found.append((number, document))
+        if path.endswith(".md"):
+            for match in MARKDOWN_LINK.finditer(line):
+                target = match.group(1).split("#")[0]
+                if not target or re.match(r"^[a-z]+:", target):
+                    continue
+                if leaves_root(folder, target) or not os.path.exists(
+                        os.path.join(ROOT, folder, target)):
+                    found.append((number, "link " + match.group(1)))
+    return found
+
+
+class SelfContainedTest(unittest.TestCase):
+
+    def test_no_file_refers_outside_the_repository(self):
+        problems = []
+        for path in tracked_files():
+            if path.startswith("data/") and not path.endswith(".md"):
+                continue  # the data sets themselves
+            if path == "tests/repository_test.py":
+                continue  # its own examples of what it rejects
+            text = text_of(path)
+            if text is None:
+                continue
+            problems += ["%s:%d: %s" % (path, n, what)
+                         for n, what in outside_references(path, text)]
+        if problems:
+            self.fail("outside the repository:\n" + "\n".join(problems))
+
+    def test_the_checker_sees_what_it_must(self):
+        # The rules above, on lines that break them and lines that do not.
+        self.assertTrue(outside_references(
+            "README.md", "see " + SIBLING_FOLDER + "/x"))
+        self.assertTrue(outside_references("tests/a.txt",
+                                           "x ${PROJECT_SOURCE_DIR}/../y"))
+        self.assertTrue(outside_references("deploy/a.sh",
+                                           'cd "$(dirname "$0")/../.."'))
+        self.assertTrue(outside_references("deploy/a.md", "[a](../../b)"))
+        self.assertTrue(outside_references("a.md", "[a](missing.md)"))
+        self.assertTrue(outside_references("core/a.h",
+                                           "// (" + "DESIGN" + ".md §3)"))
+        self.assertTrue(outside_references("bench/a.sh", "x ../../data/y"))
+        self.assertFalse(outside_references("deploy/a.sh",
+                                            'cd "$(dirname "$0")/.."'))
+        self.assertFalse(outside_references("deploy/a.md",
+                                            "[d](../Dockerfile)"))
+        self.assertFalse(outside_references("a.md", "q1..q7, 1..8, wal-...log"))
+        self.assertFalse(outside_references("a.md", "[x](https://a.b/c)"))
+
+
+def data_table():
+    """Rows of data/README.md's table of files, as dicts."""
+    with open(os.path.join(ROOT, "data", "README.md")) as f:
+        text = f.read()
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[1].startswith("`") and cells[1].endswith(
+                ".csv`"):
+            rows.append({
+                "name": cells[0],
+                "file": cells[1].strip("`"),
+                "rows": int(cells[2]),
+                "inputs": int(cells[3]),
+                "targets": [t.strip() for t in cells[4].split(",")],
+                "sha256": cells[5].strip("`"),
+            })
+    return rows
+
+
+class DataTest(unittest.TestCase):
+
+    def test_every_data_set_is_described_exactly(self):
+        table = data_table()
+        self.assertGreaterEqual(len(table), 16)
+        listed = {"data/" + row["file"] for row in table}
+        present = {p for p in tracked_files()
+                   if p.startswith("data/") and p.endswith(".csv")}
+        self.assertEqual(present, listed)
+        for row in table:
+            with self.subTest(data_set=row["name"]):
+                path = os.path.join(ROOT, "data", row["file"])
+                with open(path, "rb") as f:
+                    self.assertEqual(row["sha256"],
+                                     hashlib.sha256(f.read()).hexdigest())
+                folder = os.path.dirname(path)
+                self.assertTrue(os.path.isfile(os.path.join(folder,
+                                                            "SOURCE.md")))
+                self.check_convention(path, row)
+
+    def check_convention(self, path, row):
+        with open(path, newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader)
+            count = 0
+            for values in reader:
+                count += 1
+                self.assertEqual(len(header), len(values),
+                                 "%s row %d" % (path, count))
+                for value in values:
+                    float(value)  # every value numeric
+        self.assertEqual(row["rows"], count)
+        targets = [c for c in header if c.startswith("target_")]
+        inputs = [c for c in header
+                  if not c.startswith(("target_", "id_"))]
+        self.assertEqual(row["inputs"], len(inputs))
+        self.assertEqual(["target_" + t for t in row["targets"]], targets)
+        self.assertEqual(targets, header[len(header) - len(targets):],
+                         "targets come last")
+        self.assertEqual(len(set(header)), len(header), "distinct names")
+
+    def test_within_budget(self):
+        total = sum(os.path.getsize(os.path.join(ROOT, p))
+                    for p in tracked_files() if p.startswith("data/"))
+        self.assertLessEqual(total, DATA_BUDGET_BYTES)
+
+
+def folder_map():
+    """The folders docs/architecture.md lists under "## Folder map"."""
+    with open(os.path.join(ROOT, "docs", "architecture.md")) as f:
+        text = f.read()
+    section = text.split("## Folder map", 1)[1]
+    block = section.split("```", 2)[1]
+    folders = []
+    for line in block.splitlines():
+        first = line.split(" ", 1)[0]
+        if first.endswith("/"):
+            folders.append(first.rstrip("/"))
+    return folders
+
+
+def matches(entry, folder):
+    pattern = "^" + re.escape(entry).replace(re.escape("<name>"),
+                                              "[^/]+") + "$"
+    return re.match(pattern, folder) is not None
+
+
+class FolderMapTest(unittest.TestCase):
+
+    def test_folder_map_matches_the_tree(self):
+        entries = folder_map()
+        self.assertTrue(entries)
+        tree = set()
+        for path in tracked_files():
+            folder = os.path.dirname(path)
+            while folder:
+                tree.add(folder)
+                folder = os.path.dirname(folder)
+        unlisted = sorted(f for f in tree
+                          if not any(matches(e, f) for e in entries))
+        self.assertEqual([], unlisted, "folders missing from the map")
+        missing = [e for e in entries
+                   if not any(matches(e, f) for f in tree)]
+        self.assertEqual([], missing, "folders in the map but not the tree")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
