@@ -284,6 +284,21 @@ int Main() {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  streamreg::ParseCommandLine(argc, argv);
+  const streamreg::CommandUsage usage = {
+      .name = "streamreg-bench-durability",
+      .synopsis =
+          "[--ingest_samples N] [--modes none,interval:MS,always] [--json OUT] "
+          "[flags]",
+      .summary =
+          "What durability costs: ingest throughput through the server's "
+          "write path with no log, --sync=interval and --sync=always; the "
+          "learner's pause while a snapshot is captured and written; "
+          "recovery time from a snapshot and a log tail. Prints a table; "
+          "--json writes the figures.",
+      .flags = streamreg::FlagsDefinedIn({"bench/bench_durability.cc"}),
+      .examples = {"streamreg-bench-durability --ingest_samples 10000"},
+      .details = "Figures, not a test: bench/README.md has the results.",
+  };
+  streamreg::ParseFlagsOnly(argc, argv, usage);
   return streamreg::Main();
 }

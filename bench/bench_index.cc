@@ -390,7 +390,25 @@ std::string MachineName() {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  streamreg::ParseCommandLine(argc, argv);
+  const streamreg::CommandUsage usage = {
+      .name = "streamreg-bench-index",
+      .synopsis =
+          "[--sizes N,N] [--datasets NAME,...] [--csv FILE] [--json OUT] "
+          "[flags]",
+      .summary =
+          "The cover tree against nanoflann's k-d trees and a brute-force "
+          "scan, side by side in one run: build time, k-NN and range "
+          "queries, inserts and removes, on synthetic data sets or a CSV. "
+          "Fails if any answer differs from brute force. Prints a table; "
+          "--json writes the figures.",
+      .flags = streamreg::FlagsDefinedIn({"bench/bench_index.cc"}),
+      .examples =
+          {"streamreg-bench-index --sizes 10000,100000 --json bench-index.json",
+           "streamreg-bench-index --datasets= --csv "
+           "data/sarcos/sarcos_test.csv"},
+      .details = "Figures, not a test: bench/README.md has the results.",
+  };
+  streamreg::ParseFlagsOnly(argc, argv, usage);
   using namespace streamreg;
   const std::size_t k = absl::GetFlag(FLAGS_k);
   const std::size_t queries = absl::GetFlag(FLAGS_queries);

@@ -234,6 +234,21 @@ int Main() {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  streamreg::ParseCommandLine(argc, argv);
+  const streamreg::CommandUsage usage = {
+      .name = "streamreg-bench-model",
+      .synopsis =
+          "[--sizes N,N] [--metrics euclidean,gw,egop] [--source "
+          "panda|synthetic] [--json OUT] [flags]",
+      .summary =
+          "The learning engine's costs on a robot-like stream: per sample, "
+          "learning (predict-then-learn with online metric updates) and "
+          "predicting, at each model size n, for each metric. Prints a "
+          "table; --json writes the figures.",
+      .flags = streamreg::FlagsDefinedIn({"bench/bench_model.cc"}),
+      .examples =
+          {"streamreg-bench-model --source panda --sizes 100000 --metrics gw"},
+      .details = "Figures, not a test: bench/README.md has the results.",
+  };
+  streamreg::ParseFlagsOnly(argc, argv, usage);
   return streamreg::Main();
 }

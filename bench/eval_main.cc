@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "bench/regression_methods.h"
@@ -210,11 +209,23 @@ int Main() {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "streamreg-eval --csv FILE [--test-csv FILE] --target COLUMN "
-      "[--drop COL,COL] --train N --test M [--reps R] [--seed S] "
-      "[--methods knn,knn-gw,knn-egop,kr,kr-gw,kr-egop] "
-      "[--mode batch|online] [--json OUT]");
-  streamreg::ParseCommandLine(argc, argv);  // --test-csv or --test_csv
+  const streamreg::CommandUsage usage = {
+      .name = "streamreg-eval",
+      .synopsis = "--csv FILE --target COLUMN --train N --test M [flags]",
+      .summary =
+          "Reproduces the regression experiments of Kpotufe & Boularias "
+          "(NIPS 2012) and Trivedi et al. (UAI 2014) on a CSV data set "
+          "(data/README.md convention): k-NN and kernel regression in the "
+          "Euclidean, gradient-weights and EGOP metrics, learned in batch "
+          "(the papers' procedure) or online, over --reps random "
+          "train/test splits; prints nMSE mean and sd per method.",
+      .flags = streamreg::FlagsDefinedIn({"bench/eval_main.cc"}),
+      .examples = {"streamreg-eval --csv data/boston/boston.csv --target MEDV "
+                   "--train 306 --test 200 --reps 10 --mode batch"},
+      .details =
+          "bench/reproduce_papers.sh runs it on every data set of "
+          "bench/RESULTS.md.",
+  };
+  streamreg::ParseFlagsOnly(argc, argv, usage);
   return streamreg::Main();
 }

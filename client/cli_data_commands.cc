@@ -13,6 +13,7 @@
 #include "client/cli_commands.h"
 #include "client/csv_columns.h"
 #include "client/ingester.h"
+#include "client/prequential_error.h"
 #include "client/terminal.h"
 
 namespace streamreg {
@@ -111,7 +112,8 @@ absl::Status PredictCommand(Client& client) {
     absl::StrAppend(&header, ",spread_", name);
   }
   out << header << ",neighbors\n";
-  double squared_error = 0.0;
+  PrequentialError error(columns->targets.size());
+  std::vector<double> truth(columns->targets.size());
   for (std::size_t row = 0; row < predictions->size(); ++row) {
     const v1::Prediction& p = (*predictions)[row];
     std::string line;
@@ -123,19 +125,22 @@ absl::Status PredictCommand(Client& client) {
       absl::StrAppend(&line, ",", absl::StrFormat("%.17g", s));
     }
     out << line << "," << p.neighbors() << "\n";
-    for (std::size_t t = 0; t < columns->targets.size(); ++t) {
-      const double e = p.y(t) - table->value(row, columns->targets[t]);
-      squared_error += e * e;
+    if (truth.empty()) continue;
+    for (std::size_t t = 0; t < truth.size(); ++t) {
+      truth[t] = table->value(row, columns->targets[t]);
     }
+    error.Add(p, truth);
   }
   out.flush();
+  // With the true targets in the file: how good the predictions were, per
+  // target, as nMSE (mean squared error / variance of the targets).
+  std::string scores;
+  for (std::size_t t = 0; t < truth.size(); ++t) {
+    absl::StrAppend(&scores, t == 0 ? "; nMSE " : ", ", spec.target_names(t),
+                    " ", absl::StrFormat("%.4g", error.Nmse(t)));
+  }
   std::fprintf(stderr, "predicted %zu rows%s\n", predictions->size(),
-               columns->targets.empty()
-                   ? ""
-                   : absl::StrFormat(" (mean squared error %.6g over targets)",
-                                     squared_error / (predictions->size() *
-                                                      columns->targets.size()))
-                         .c_str());
+               scores.c_str());
   return out.good() ? absl::OkStatus()
                     : absl::DataLossError(
                           absl::StrCat("--out ", out_path, ": write failed"));

@@ -1,10 +1,13 @@
 // streamreg: the command-line client of a streamreg server.
+#include <algorithm>
 #include <cstdio>
-#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "client/bench_commands.h"
 #include "client/cli_commands.h"
 #include "client/security_flags.h"
@@ -13,28 +16,34 @@
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address host:port");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of each call");
 ABSL_FLAG(std::size_t, batch, 1000, "samples or queries per message");
-ABSL_FLAG(std::string, name, "", "model name (create)");
+ABSL_FLAG(std::string, name, "", "name of the model to create");
 ABSL_FLAG(std::string, model, "", "model name");
 ABSL_FLAG(std::uint32_t, inputs, 0,
-          "create: number of inputs (default: the --csv's input columns)");
+          "number of inputs (default: the --csv's input columns)");
 ABSL_FLAG(std::string, targets, "",
-          "create: number of targets M or their names a,b,c (default: the "
-          "--csv's target_* columns)");
-ABSL_FLAG(std::string, metric, "gw", "create: euclidean, gw or egop");
-ABSL_FLAG(std::string, regressor, "kernel", "create: knn or kernel");
+          "number of targets M, or their names a,b,c (default: the --csv's "
+          "target_* columns)");
+ABSL_FLAG(std::string, metric, "gw",
+          "the metric: euclidean, gw (gradient weights) or egop");
+ABSL_FLAG(std::string, regressor, "kernel", "the regressor: knn or kernel");
 ABSL_FLAG(std::string, kernel, "box",
-          "create: box, triangular, epanechnikov or gaussian");
+          "the kernel regressor's kernel: box, triangular, epanechnikov or "
+          "gaussian");
 ABSL_FLAG(std::string, capacity, "unbounded",
-          "create: unbounded, window:N or reservoir:N");
-ABSL_FLAG(bool, per_target, false, "create: one metric per target");
-ABSL_FLAG(std::uint64_t, seed, 0, "create: random seed");
+          "the samples kept: unbounded, window:N or reservoir:N");
+ABSL_FLAG(bool, per_target, false,
+          "one metric (and index) per target instead of one shared");
+ABSL_FLAG(std::uint64_t, seed, 0,
+          "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, "", "CSV file (data/README.md convention)");
-ABSL_FLAG(std::string, out, "-", "predict: output CSV (- = stdout)");
-ABSL_FLAG(double, rate, 1000,
-          "replay, bench learn: samples per second (per robot)");
-ABSL_FLAG(std::uint64_t, limit, 0, "ingest/predict/replay: first N rows only");
+ABSL_FLAG(std::string, out, "-", "the predictions' CSV file (-: stdout)");
+ABSL_FLAG(double, rate, 1000, "samples per second (bench learn: per robot)");
+ABSL_FLAG(std::uint64_t, limit, 0,
+          "use only the first N rows of the CSV (0: all)");
 ABSL_FLAG(bool, create, false,
-          "ingest/replay: create the model from the CSV if it does not exist");
+          "create the model if it does not exist (inputs and targets from "
+          "the CSV's header, or the simulated arm's; the other spec flags "
+          "as for create)");
 ABSL_FLAG(std::string, json, "",
           "info/metric: print JSON (a bare --json); bench: write the report "
           "to FILE (- = stdout); bench plot: the report to plot");
@@ -63,64 +72,214 @@ ABSL_FLAG(std::string, plots, "", "bench: draw PNG plots into DIR (gnuplot)");
 namespace streamreg {
 namespace {
 
-constexpr char kUsage[] =
-    R"(streamreg [--server HOST:PORT] COMMAND [flags]
+using CommandFunction = absl::Status (*)(Client&);
 
-Commands:
-  create  --name NAME --inputs D --targets M|a,b,.. [--metric euclidean|gw|egop]
-          [--regressor knn|kernel] [--kernel box|...] [--capacity window:N]
-          (or --csv FILE to take inputs and targets from its header)
-  list
-  info    --model NAME [--json]
-  delete  --model NAME
-  ingest  --model NAME --csv FILE [--create] [--limit N] [--batch B]
-  predict --model NAME --csv IN [--out OUT]
-  metric  --model NAME [--json]      gradient weights / EGOP spectrum as bars
-  refit   --model NAME
-  replay  --model NAME --csv FILE --rate HZ [--create] [--limit N]
-  health
-  bench predict --model NAME [--concurrency C] [--duration S]
-          [--unary|--stream] [--queries Q] [--csv FILE] [--json FILE]
-          [--plots DIR]     load on Predict beside the empty Ping RPC
-  bench learn --model NAME [--create] [--robots R] [--rate HZ] [--duration S]
-          [--predictors P] [--predict_rate HZ] [--payload_at S]
-          [--payload_kg KG] [--json FILE] [--plots DIR]
-                            simulated robot arms streaming through Learn
-  bench plot --json FILE --plots DIR)";
+// One command of the CLI: the words that name it, its usage and flags, and
+// what runs it.
+struct Command {
+  std::vector<std::string> words;  // {"create"}, {"bench", "learn"}
+  std::string summary_line;        // for the command list
+  CommandUsage usage;
+  CommandFunction run;
+};
+
+// Flags that make a model, for create and for --create.
+const std::vector<std::string> kSpecFlags = {
+    "inputs", "targets",  "metric",     "regressor",
+    "kernel", "capacity", "per_target", "seed"};
+
+std::vector<std::string> Concat(std::vector<std::string> a,
+                                const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<Command> Commands() {
+  const std::vector<std::string> connection = Concat(
+      {"server", "timeout"}, FlagsDefinedIn({"client/security_flags.cc"}));
+  auto command = [&connection](
+                     std::vector<std::string> words, std::string summary_line,
+                     std::string synopsis, std::string summary,
+                     std::vector<std::string> flags,
+                     std::vector<std::string> examples, CommandFunction run) {
+    return Command{.words = words,
+                   .summary_line = std::move(summary_line),
+                   .usage = {.name = "streamreg " + absl::StrJoin(words, " "),
+                             .synopsis = std::move(synopsis),
+                             .summary = std::move(summary),
+                             .flags = std::move(flags),
+                             .shared_flags_heading = "Connection flags",
+                             .shared_flags = connection,
+                             .examples = std::move(examples)},
+                   .run = run};
+  };
+  return {
+      command({"create"}, "create a model",
+              "--name NAME (--csv FILE | --inputs D --targets M|a,b,..) "
+              "[flags]",
+              "Creates an empty model. Inputs and targets come from --inputs "
+              "and --targets or from the header of --csv (target_* columns "
+              "are targets, id_* skipped, the rest inputs).",
+              Concat({"name", "csv"}, kSpecFlags),
+              {"streamreg create --name arm --csv data/sarcos/sarcos_test.csv "
+               "--metric gw",
+               "streamreg create --name arm --inputs 21 --targets 7 --metric "
+               "egop --regressor knn"},
+              CreateCommand),
+      command({"list"}, "list the models", "[flags]",
+              "Lists the server's models: name, samples, prequential nMSE.", {},
+              {"streamreg list"}, ListCommand),
+      command({"info"}, "a model's spec and live stats",
+              "--model NAME [--json]",
+              "Prints the model's spec in effect and its live stats "
+              "(samples, prequential nMSE per target, chosen bandwidth or k, "
+              "rebuilds); --json prints them as JSON.",
+              {"model", "json"}, {"streamreg info --model arm"}, InfoCommand),
+      command({"delete"}, "delete a model", "--model NAME",
+              "Deletes the model and its files.", {"model"},
+              {"streamreg delete --model arm"}, DeleteCommand),
+      command({"ingest"}, "stream a CSV into a model (Ingest)",
+              "--model NAME --csv FILE [--create] [--limit N] [--batch B]",
+              "Learns every row of the CSV, in batches of --batch, with a "
+              "progress bar. Retried batches are not learned twice (sample "
+              "ids). --create makes the model from the file's header if it "
+              "does not exist.",
+              Concat({"model", "csv", "create", "limit", "batch"}, kSpecFlags),
+              {"streamreg ingest --model arm --csv data/sarcos/sarcos_test.csv "
+               "--create"},
+              IngestCommand),
+      command({"predict"}, "predict a CSV's rows",
+              "--model NAME --csv IN [--out OUT] [--limit N]",
+              "Predicts every row of the CSV and writes target_<name>, "
+              "spread_<name> and neighbors columns (to stdout or --out). If "
+              "the file has the targets too, prints the nMSE of each.",
+              {"model", "csv", "out", "limit", "batch"},
+              {"streamreg predict --model arm --csv test.csv --out "
+               "predictions.csv"},
+              PredictCommand),
+      command(
+          {"metric"}, "the learned metric, as bars", "--model NAME [--json]",
+          "Prints the learned metric: gradient weights as a bar chart, or "
+          "the EGOP's diagonal and spectrum; --json prints the whole "
+          "report as JSON.",
+          {"model", "json"}, {"streamreg metric --model arm"}, MetricCommand),
+      command({"refit"}, "recompute the metric in batch", "--model NAME",
+              "Recomputes the metric with the papers' batch estimator over "
+              "every stored sample and rebuilds the index, with a progress "
+              "bar.",
+              {"model"}, {"streamreg refit --model arm"}, RefitCommand),
+      command({"replay"}, "replay a CSV through Learn at a rate",
+              "--model NAME --csv FILE --rate HZ [--create] [--limit N]",
+              "Sends the rows one per tick through a Learn stream, like a "
+              "robot controller, and prints the live prequential nMSE and "
+              "latency percentiles.",
+              Concat({"model", "csv", "rate", "create", "limit"}, kSpecFlags),
+              {"streamreg replay --model arm --csv data/sarcos/sarcos_test.csv "
+               "--rate 1000 --create"},
+              ReplayCommand),
+      command({"health"}, "the server's health", "[flags]",
+              "Prints the server's health status (SERVING or NOT_SERVING); "
+              "exits 1 if it cannot be reached.",
+              {}, {"streamreg --server 10.0.0.5:50051 health"}, HealthCommand),
+      command(
+          {"bench", "predict"}, "load on Predict beside the empty Ping",
+          "--model NAME [--concurrency C] [--duration S] [--unary|--stream] "
+          "[--queries Q] [--json FILE] [--plots DIR]",
+          "Closed-loop load on Predict (or PredictStream with --stream) "
+          "beside the no-op Ping (PingStream), so the report says what "
+          "the model adds to the transport. Queries come from --csv or "
+          "from the simulated arm.",
+          {"model", "concurrency", "duration", "unary", "stream", "queries",
+           "csv", "robot_seed", "start_s", "json", "plots"},
+          {"streamreg bench predict --model arm --concurrency 4 "
+           "--duration 10 --stream --json predict.json --plots plots/"},
+          BenchPredictCommand),
+      command({"bench", "learn"}, "simulated arms streaming through Learn",
+              "--model NAME [--create] [--robots R] [--rate HZ] "
+              "[--duration S] [--predictors P] [--json FILE] [--plots DIR]",
+              "Streams simulated robot arms through Learn at a fixed rate "
+              "each (optionally while clients predict) and reports every "
+              "tick's latency, late ticks and the prequential nMSE.",
+              Concat({"model", "create", "robots", "rate", "duration",
+                      "predictors", "predict_rate", "robot_seed", "start_s",
+                      "payload_kg", "payload_at", "json", "plots"},
+                     kSpecFlags),
+              {"streamreg bench learn --model arm --create --robots 1 --rate "
+               "1000 --duration 10"},
+              BenchLearnCommand),
+      command({"bench", "plot"}, "PNG plots of a bench report",
+              "--json FILE --plots DIR",
+              "Draws the PNG plots of a report written by bench predict or "
+              "bench learn (gnuplot).",
+              {"json", "plots"},
+              {"streamreg bench plot --json learn.json --plots plots/"},
+              BenchPlotCommand),
+  };
+}
+
+CommandUsage ProgramUsage(const std::vector<Command>& commands) {
+  std::string list = "Commands:\n";
+  for (const Command& c : commands) {
+    absl::StrAppend(&list, "  ",
+                    absl::StrFormat("%-15s", absl::StrJoin(c.words, " ")),
+                    c.summary_line, "\n");
+  }
+  absl::StrAppend(&list,
+                  "\n'streamreg COMMAND --help' lists a command's flags.");
+  return {.name = "streamreg",
+          .synopsis = "[--server HOST:PORT] COMMAND [flags]",
+          .summary = absl::StrCat(
+              "The command-line client of a streamreg server: models, data, "
+              "predictions, and load.\n\n",
+              list),
+          .shared_flags_heading = "Connection flags (every command)",
+          .shared_flags = commands.front().usage.shared_flags,
+          .examples = {"streamreg --server 127.0.0.1:50051 list",
+                       "streamreg create --help"}};
+}
 
 // A bare --json (the last argument, or followed by another flag) means
 // --json=- (print JSON), so `info --json` keeps working beside
 // `bench ... --json FILE`.
-std::vector<char*> WithBareJsonFlag(int argc, char** argv) {
-  static char kJsonToStdout[] = "--json=-";
-  std::vector<char*> args(argv, argv + argc);
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string arg = args[i];
+std::vector<std::string> WithBareJsonFlag(std::vector<std::string> args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
     const bool last = i + 1 == args.size();
-    if (arg == "--json" &&
-        (last || std::string(args[i + 1]).starts_with("-"))) {
-      args[i] = kJsonToStdout;
+    if (args[i] == "--json" && (last || args[i + 1].starts_with("-"))) {
+      args[i] = "--json=-";
     }
   }
   return args;
 }
 
-int Run(const std::vector<std::string>& positional) {
-  const std::map<std::string, absl::Status (*)(Client&)> commands = {
-      {"create", CreateCommand}, {"list", ListCommand},
-      {"info", InfoCommand},     {"delete", DeleteCommand},
-      {"ingest", IngestCommand}, {"predict", PredictCommand},
-      {"metric", MetricCommand}, {"refit", RefitCommand},
-      {"replay", ReplayCommand}, {"health", HealthCommand}};
-  const std::map<std::string, absl::Status (*)(Client&)> bench_commands = {
-      {"predict", BenchPredictCommand},
-      {"learn", BenchLearnCommand},
-      {"plot", BenchPlotCommand}};
-  const bool bench = positional.size() == 2 && positional[0] == "bench" &&
-                     bench_commands.contains(positional[1]);
-  if (!bench && (positional.size() != 1 || !commands.contains(positional[0]))) {
-    std::fprintf(stderr, "%s\n", kUsage);
-    return 2;
+int Run(const std::vector<std::string>& arguments) {
+  const std::vector<Command> commands = Commands();
+  const CommandUsage program = ProgramUsage(commands);
+  const std::vector<std::string> words = PositionalWords(arguments);
+  const Command* chosen = nullptr;
+  for (const Command& c : commands) {
+    if (words.size() >= c.words.size() &&
+        std::equal(c.words.begin(), c.words.end(), words.begin())) {
+      chosen = &c;
+    }
+  }
+  if (chosen == nullptr) {
+    if (words.empty()) {
+      // No command: the program's own help (--help), else its usage.
+      ParseCommandLine(arguments, program);
+      std::fputs(HelpText(program).c_str(), stderr);
+      return 2;
+    }
+    const std::string what = words[0] == "bench" && words.size() > 1
+                                 ? "bench " + words[1]
+                                 : words[0];
+    return ReportUsageError("streamreg", "unknown command '" + what + "'");
+  }
+  const std::vector<std::string> positional =
+      ParseCommandLine(arguments, chosen->usage);
+  if (positional.size() != chosen->words.size()) {
+    return ReportUsageError(
+        chosen->usage.name,
+        "unexpected argument '" + positional[chosen->words.size()] + "'");
   }
   ClientOptions options;
   options.address = absl::GetFlag(FLAGS_server);
@@ -130,12 +289,8 @@ int Run(const std::vector<std::string>& positional) {
     return ReportFailure("streamreg", status);
   }
   Client client(options);
-  const absl::Status status = bench ? bench_commands.at(positional[1])(client)
-                                    : commands.at(positional[0])(client);
-  if (!status.ok()) {
-    return ReportFailure(
-        "streamreg " + (bench ? "bench " + positional[1] : positional[0]),
-        status);
+  if (const absl::Status status = chosen->run(client); !status.ok()) {
+    return ReportFailure(chosen->usage.name, status);
   }
   return 0;
 }
@@ -144,8 +299,6 @@ int Run(const std::vector<std::string>& positional) {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(streamreg::kUsage);
-  std::vector<char*> args = streamreg::WithBareJsonFlag(argc, argv);
-  return streamreg::Run(
-      streamreg::ParseCommandLine(static_cast<int>(args.size()), args.data()));
+  return streamreg::Run(streamreg::WithBareJsonFlag(
+      std::vector<std::string>(argv + 1, argv + argc)));
 }

@@ -34,6 +34,8 @@ class PrequentialError {
     }
   }
 
+  // nMSE of target t over the whole stream (0 while y_t has not varied).
+  double Nmse(std::size_t t) const { return Nmse(t, squared_error_, count_); }
   // Mean over targets of nMSE, over the whole stream / the window.
   double MeanNmse() const { return Mean(squared_error_, count_); }
   double WindowMeanNmse() const {
@@ -46,14 +48,19 @@ class PrequentialError {
   }
 
  private:
+  double Nmse(std::size_t t, const std::vector<double>& squared_error,
+              std::uint64_t count) const {
+    if (count == 0 || count_ == 0) return 0.0;
+    const double mean = sum_[t] / count_;
+    const double variance = sum_squares_[t] / count_ - mean * mean;
+    return variance > 0 ? squared_error[t] / count / variance : 0.0;
+  }
   double Mean(const std::vector<double>& squared_error,
               std::uint64_t count) const {
-    if (sum_.empty() || count == 0 || count_ == 0) return 0.0;
+    if (sum_.empty()) return 0.0;
     double total = 0.0;
     for (std::size_t t = 0; t < sum_.size(); ++t) {
-      const double mean = sum_[t] / count_;
-      const double variance = sum_squares_[t] / count_ - mean * mean;
-      total += variance > 0 ? squared_error[t] / count / variance : 0.0;
+      total += Nmse(t, squared_error, count);
     }
     return total / sum_.size();
   }

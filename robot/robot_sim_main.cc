@@ -10,9 +10,9 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -50,16 +50,27 @@ ABSL_FLAG(bool, create, false,
 namespace streamreg {
 namespace {
 
-constexpr char kUsage[] =
-    R"(streamreg-robot-sim [--samples N] [--out FILE] [--seed S]
-                    [--payload_at SAMPLE --payload_kg KG] [noise flags]
-streamreg-robot-sim --server HOST:PORT --model NAME [--rate HZ] [--create]
-                    [--samples N] ...
-
-A simulated Franka Emika Panda arm (7 joints, inverse dynamics by recursive
-Newton-Euler with Orocos KDL, parameters of Gaz et al., IEEE RA-L 2019)
-following smooth random joint trajectories. Columns: q1..q7, qd1..qd7,
-qdd1..qdd7, target_tau1..target_tau7.)";
+CommandUsage Usage() {
+  return {
+      .name = "streamreg-robot-sim",
+      .synopsis =
+          "[--samples N] [--out FILE] | --server HOST:PORT --model "
+          "NAME [--rate HZ] [--create] [flags]",
+      .summary =
+          "A simulated Franka Emika Panda arm (7 joints, inverse dynamics by "
+          "recursive Newton-Euler with Orocos KDL, parameters of Gaz et al., "
+          "IEEE RA-L 2019) following smooth random joint trajectories, with "
+          "sensor noise and an optional payload. Writes CSV (columns q1..q7, "
+          "qd1..qd7, qdd1..qdd7, target_tau1..target_tau7) or, with "
+          "--server, streams every sample into the model's Learn call.",
+      .flags = FlagsDefinedIn({"robot/robot_sim_main.cc"}),
+      .shared_flags_heading = "Connection flags (with --server)",
+      .shared_flags = FlagsDefinedIn({"client/security_flags.cc"}),
+      .examples = {"streamreg-robot-sim --samples 100000 --out arm.csv",
+                   "streamreg-robot-sim --server 127.0.0.1:50051 --model arm "
+                   "--create --rate 1000 --samples 60000"},
+  };
+}
 
 RobotStreamOptions OptionsFromFlags() {
   RobotStreamOptions options;
@@ -191,12 +202,6 @@ int Run() {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(streamreg::kUsage);
-  const std::vector<std::string> positional =
-      streamreg::ParseCommandLine(argc, argv);
-  if (!positional.empty()) {
-    std::fprintf(stderr, "%s\n", streamreg::kUsage);
-    return 2;
-  }
+  streamreg::ParseFlagsOnly(argc, argv, streamreg::Usage());
   return streamreg::Run();
 }

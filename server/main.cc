@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/usage.h"
 #include "common/command_line.h"
 #include "common/file_contents.h"
 #include "server/allocator_tuning.h"
@@ -216,9 +216,24 @@ int Main() {
 }  // namespace streamreg
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "streamreg-server [--listen HOST:PORT] [--data-dir DIR] [--config FILE] "
-      "...: serves streamreg models over gRPC (see --help)");
-  streamreg::ParseCommandLine(argc, argv);
+  const streamreg::CommandUsage usage = {
+      .name = "streamreg-server",
+      .synopsis =
+          "[--listen HOST:PORT] [--data-dir DIR] [--config FILE] "
+          "[flags]",
+      .summary =
+          "Hosts streamreg models over gRPC (streamreg.v1 ModelService and "
+          "RegressionService, grpc.health.v1, reflection) until SIGTERM or "
+          "SIGINT, then drains and exits 0. Every write is in the model's "
+          "write-ahead log before it is acknowledged; models are recovered "
+          "from the data directory at start. SIGHUP rereads --auth-tokens.",
+      .flags = streamreg::FlagsDefinedIn({"server/main.cc"}),
+      .examples = {"streamreg-server --listen 127.0.0.1:50051 --data-dir "
+                   "streamreg-data",
+                   "streamreg-server --listen 0.0.0.0:50051 --sync interval:5 "
+                   "--tls-cert server.pem --tls-key server.key"},
+      .config_file = true,
+  };
+  streamreg::ParseFlagsOnly(argc, argv, usage);
   return streamreg::Main();
 }
