@@ -1,7 +1,7 @@
 # Entry points. `make test` is what CI runs (after deploy/install-deps.sh).
 .PHONY: test build run format format-check tsan asan bench clean image-check
 
-CORE_SOURCES := $(shell find common metrics core server client robot tests bench -name '*.cc' -o -name '*.h')
+CORE_SOURCES := $(shell find common core server client tests bench -name '*.cc' -o -name '*.h')
 
 # Everything CI checks: formatting, the warnings-as-errors build and its
 # suite, the concurrency tests under ThreadSanitizer, the whole suite under

@@ -26,10 +26,10 @@
 #include "bench/bench_support.h"
 #include "common/command_line.h"
 #include "nlohmann/json.hpp"
-#include "server/background_priority.h"
-#include "server/model_registry.h"
-#include "server/model_storage.h"
-#include "server/worker_pool.h"
+#include "server/hosting/background_priority.h"
+#include "server/hosting/model_registry.h"
+#include "server/hosting/model_storage.h"
+#include "server/hosting/worker_pool.h"
 
 ABSL_FLAG(std::string, dir, "", "Where to write (default: a new /tmp dir)");
 ABSL_FLAG(std::size_t, ingest_samples, 20000, "Samples per ingest run");

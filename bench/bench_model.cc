@@ -23,11 +23,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_support.h"
-#include "bench/synthetic_points.h"
+#include "client/loadgen/robot_stream.h"
 #include "common/command_line.h"
-#include "core/model.h"
+#include "core/model/model.h"
 #include "nlohmann/json.hpp"
-#include "robot/robot_stream.h"
+#include "tests/support/synthetic_points.h"
 
 ABSL_FLAG(std::string, sizes, "10000,100000", "Comma-separated model sizes n");
 ABSL_FLAG(std::string, metrics, "euclidean,gw,egop", "Metrics to measure");

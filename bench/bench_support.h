@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "bench/synthetic_points.h"
-#include "core/model.h"
+#include "core/model/model.h"
+#include "tests/support/synthetic_points.h"
 
 namespace streamreg {
 

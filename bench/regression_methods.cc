@@ -7,12 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "core/batch_gradients.h"
-#include "core/cover_tree.h"
-#include "core/local_average.h"
-#include "core/metric_transform.h"
-#include "core/model.h"
-#include "core/running_moments.h"
+#include "core/base/running_moments.h"
+#include "core/index/cover_tree.h"
+#include "core/metric/batch_gradients.h"
+#include "core/metric/metric_transform.h"
+#include "core/model/model.h"
+#include "core/regression/local_average.h"
 
 namespace streamreg {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/learned_metric.h"
-#include "core/model_config.h"
+#include "core/metric/learned_metric.h"
+#include "core/model/model_config.h"
 
 namespace streamreg {
 

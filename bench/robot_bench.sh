@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$build/robot/streamreg-robot-sim" --samples 100000 --out "$work/arm.csv"
+"$build/client/streamreg-robot-sim" --samples 100000 --out "$work/arm.csv"
 "$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics-listen= \
   --data-dir "$work/data" "${server_flags[@]}" >"$work/server.out" 2>"$out/server.log" &
 server_pid=$!

@@ -35,7 +35,7 @@ struct CommandUsage {
 };
 
 // The flags defined (ABSL_FLAG) in source files whose paths end with one of
-// `files` ("server/main.cc"), sorted by name.
+// `files` ("server/cmd/main.cc"), sorted by name.
 std::vector<std::string> FlagsDefinedIn(
     std::initializer_list<absl::string_view> files);
 

@@ -6,7 +6,8 @@
   is not there.
 - data/README.md describes every data set exactly (rows, inputs, targets,
   SHA-256), and every CSV follows the convention it documents.
-- The folder map of docs/architecture.md matches the tree.
+- The folder map of docs/architecture.md matches the tree, and every
+  #include follows its table of allowed dependencies between folders.
 
 usage: repository_test.py SOURCE_DIR
 """
@@ -163,6 +164,28 @@ def data_table():
     return rows
 
 
+# A path of the repository written in a document: `core/model/model.h`.
+DOCUMENTED_PATH = re.compile(
+    r"`((?:\.ci|bench|client|common|core|data|deploy|docs|proto|server|tests)"
+    r"/[\w./-]*)`")
+
+
+class DocumentedPathsTest(unittest.TestCase):
+
+    def test_every_path_a_document_names_exists(self):
+        problems = []
+        for path in tracked_files():
+            if not path.endswith(".md") or path.startswith("data/"):
+                continue
+            for number, line in enumerate(text_of(path).splitlines(), 1):
+                for match in DOCUMENTED_PATH.finditer(line):
+                    named = match.group(1).rstrip("/")
+                    if not os.path.exists(os.path.join(ROOT, named)):
+                        problems.append("%s:%d: %s" % (path, number, named))
+        if problems:
+            self.fail("paths that do not exist:\n" + "\n".join(problems))
+
+
 class DataTest(unittest.TestCase):
 
     def test_every_data_set_is_described_exactly(self):
@@ -247,6 +270,104 @@ class FolderMapTest(unittest.TestCase):
         missing = [e for e in entries
                    if not any(matches(e, f) for f in tree)]
         self.assertEqual([], missing, "folders in the map but not the tree")
+
+
+OUR_FOLDERS = ("common", "core", "server", "client", "bench", "tests")
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
+
+
+def dependency_table():
+    """{folder: (allowed folders, may use gRPC)} from docs/architecture.md."""
+    with open(os.path.join(ROOT, "docs", "architecture.md")) as f:
+        text = f.read()
+    section = text.split("## Allowed dependencies", 1)[1].split("\n## ", 1)[0]
+    table = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        folder = cells[0].strip("`")
+        allowed = [a.strip().strip("`") for a in cells[1].split(",")
+                   if a.strip()]
+        table[folder] = (allowed, cells[2] == "yes")
+    return table
+
+
+def folder_matches(pattern, folder):
+    if pattern == "anything":
+        return True
+    if pattern.endswith("/*"):
+        return folder.startswith(pattern[:-1])
+    return folder == pattern
+
+
+def rule_for(table, folder):
+    """The table's row for a source folder: exact, else the wildcard row."""
+    if folder in table:
+        return table[folder]
+    for pattern, rule in table.items():
+        if pattern.endswith("/*") and folder_matches(pattern, folder):
+            return rule
+    return None
+
+
+def uses_grpc(kind, path):
+    return (kind == "<" and path.startswith(("grpcpp/", "grpc/", "grpc++/"))
+            or path.startswith(("streamreg/v1/", "grpc/health/"))
+            or ".grpc.pb.h" in path or path.endswith(".pb.h"))
+
+
+def layering_violations(table, source, text):
+    folder = os.path.dirname(source)
+    rule = rule_for(table, folder)
+    if rule is None:
+        return ["%s: its folder has no row in the table" % source]
+    allowed, grpc = rule
+    found = []
+    for match in INCLUDE.finditer(text):
+        kind, path = match.group(1), match.group(2)
+        if uses_grpc(kind, path):
+            if not grpc:
+                found.append("%s: includes %s (gRPC)" % (source, path))
+            continue
+        target = os.path.dirname(path)
+        if kind != '"' or target.split("/")[0] not in OUR_FOLDERS:
+            continue
+        if target == folder or any(folder_matches(a, target)
+                                   for a in allowed):
+            continue
+        found.append("%s: includes %s" % (source, path))
+    return found
+
+
+class LayeringTest(unittest.TestCase):
+
+    def test_every_include_follows_the_table(self):
+        table = dependency_table()
+        self.assertIn("core/model", table)
+        problems = []
+        for path in tracked_files():
+            if path.endswith((".h", ".cc")) and path.split("/")[0] in (
+                    OUR_FOLDERS):
+                problems += layering_violations(table, path, text_of(path))
+        if problems:
+            self.fail("\n".join(problems))
+
+    def test_the_check_sees_a_violation(self):
+        table = dependency_table()
+        self.assertTrue(layering_violations(
+            table, "core/index/a.cc", '#include "core/model/model.h"'))
+        self.assertTrue(layering_violations(
+            table, "server/hosting/a.cc", "#include <grpcpp/grpcpp.h>"))
+        self.assertTrue(layering_violations(
+            table, "server/storage/a.h", '#include "streamreg/v1/model.pb.h"'))
+        self.assertTrue(layering_violations(
+            table, "core/base/a.h", '#include "common/csv_table.h"'))
+        self.assertFalse(layering_violations(
+            table, "core/model/a.cc", '#include "core/index/cover_tree.h"'))
+        self.assertFalse(layering_violations(
+            table, "server/rpc/a.cc", "#include <grpcpp/grpcpp.h>"))
+        self.assertTrue(layering_violations(table, "newfolder/a.cc", ""))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,329 @@
+// streamreg bench learn: --robots simulated arms, each streaming through its
+// own Learn call at --rate samples/s on an absolute schedule (a robot's
+// control loop), optionally beside --predictors clients predicting at
+// --predict_rate; reports the rate each robot achieved, per-message latency,
+// whether any stream fell behind, and the prequential nMSE over time.
+#include <atomic>
+#include <cstdio>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/cli/bench_commands.h"
+#include "client/cli/bench_report.h"
+#include "client/cli/cli_commands.h"
+#include "client/lib/latency_recorder.h"
+#include "client/lib/learn_session.h"
+#include "client/lib/predict_session.h"
+#include "client/lib/prequential_error.h"
+#include "client/lib/rate_ticker.h"
+#include "client/loadgen/robot_model.h"
+#include "client/loadgen/robot_stream.h"
+
+namespace streamreg {
+namespace {
+
+// A stream that started a message more than this many periods late could
+// not keep its robot's pace.
+constexpr int kFellBehindPeriods = 10;
+
+struct RobotRun {
+  std::uint64_t sent = 0;
+  std::uint64_t late_ticks = 0;
+  absl::Duration max_lag;
+  double seconds = 0.0;
+  LatencyRecorder latencies;
+  double nmse = 0.0;
+  std::vector<double> nmse_by_second;
+  absl::Status status;
+};
+
+struct PredictorRun {
+  std::uint64_t predictions = 0;
+  std::uint64_t late_ticks = 0;
+  LatencyRecorder latencies;
+  absl::Status status;
+};
+
+// Robot r: the same task as the others (a fleet of identical arms), its own
+// sensor noise, and its own place in the motion (37 s apart), from
+// `start_s` seconds into the task.
+RobotStreamOptions RobotOptions(int robot, double rate, double start_s) {
+  RobotStreamOptions options;
+  options.seed = absl::GetFlag(FLAGS_robot_seed);
+  options.noise_seed = options.seed * 1000 + robot + 1;
+  options.sample_rate_hz = rate;
+  options.start_tick =
+      static_cast<std::uint64_t>((start_s + 37.0 * robot) * rate);
+  const double payload_at = absl::GetFlag(FLAGS_payload_at);
+  if (payload_at >= 0) {
+    options.payload_from_tick =
+        options.start_tick + static_cast<std::uint64_t>(payload_at * rate);
+    options.payload.mass_kg = absl::GetFlag(FLAGS_payload_kg);
+  }
+  return options;
+}
+
+void RunRobot(const ClientOptions& base, const std::string& model, int robot,
+              double rate, double start_s, std::uint64_t ticks,
+              absl::Time start, RobotRun* run) {
+  ClientOptions options = base;
+  options.own_connection = true;
+  Client client(options);
+  std::unique_ptr<LearnSession> session = client.StartLearn(model);
+  RobotStream stream(RobotOptions(robot, rate, start_s));
+  PrequentialError error(kRobotTargets);
+  RateTicker ticker(rate, start);
+  const auto per_window = static_cast<std::uint64_t>(rate);
+  while (ticker.ticks() < ticks) {
+    ticker.Wait();
+    const RobotSample sample = stream.Next();
+    const absl::Time sent = absl::Now();
+    absl::StatusOr<v1::LearnResponse> response =
+        session->Learn(sample.x, sample.y);
+    if (!response.ok()) {
+      run->status = response.status();
+      break;
+    }
+    run->latencies.Add(absl::Now() - sent);
+    error.Add(response->prediction(), sample.y);
+    ++run->sent;
+    if (run->sent % per_window == 0) {
+      run->nmse_by_second.push_back(error.WindowMeanNmse());
+      error.StartWindow();
+    }
+  }
+  run->seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (absl::Status status = session->Close(); run->status.ok()) {
+    run->status = status;
+  }
+  run->late_ticks = ticker.late_ticks();
+  run->max_lag = ticker.max_lag();
+  run->nmse = error.MeanNmse();
+}
+
+void RunPredictor(const ClientOptions& base, const std::string& model,
+                  int predictor, double rate, double start_s, absl::Time start,
+                  const std::atomic<bool>* stop, PredictorRun* run) {
+  ClientOptions options = base;
+  options.own_connection = true;
+  Client client(options);
+  std::unique_ptr<PredictSession> session = client.StartPredict(model);
+  // Queries from the same task, at states no robot streams meanwhile.
+  RobotStreamOptions robot_options = RobotOptions(0, rate, start_s);
+  robot_options.noise_seed += 500 + predictor;
+  robot_options.start_tick +=
+      static_cast<std::uint64_t>((19.0 + predictor) * rate);
+  robot_options.payload_from_tick.reset();
+  RobotStream robot(robot_options);
+  RateTicker ticker(rate, start);
+  while (!stop->load()) {
+    ticker.Wait();
+    const RobotSample sample = robot.Next();
+    const absl::Time sent = absl::Now();
+    absl::StatusOr<v1::Prediction> prediction = session->Predict(sample.x);
+    if (!prediction.ok()) {
+      run->status = prediction.status();
+      break;
+    }
+    run->latencies.Add(absl::Now() - sent);
+    ++run->predictions;
+  }
+  session->Close().IgnoreError();
+  run->late_ticks = ticker.late_ticks();
+}
+
+nlohmann::json MetricJson(Client& client, const std::string& model) {
+  absl::StatusOr<v1::MetricReport> report = client.GetMetric(model);
+  if (!report.ok()) return nullptr;
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const v1::LearnedMetric& metric : report->metrics()) {
+    metrics.push_back(
+        {{"target", metric.target().empty() ? "all" : metric.target()},
+         {"weights", std::vector<double>(metric.weights().begin(),
+                                         metric.weights().end())}});
+  }
+  return {{"kind", v1::Metric_Name(report->kind())},
+          {"inputs", std::vector<std::string>(report->input_names().begin(),
+                                              report->input_names().end())},
+          {"metrics", metrics}};
+}
+
+}  // namespace
+
+absl::Status BenchLearnCommand(Client& client) {
+  absl::StatusOr<std::string> name = ModelFlag();
+  if (!name.ok()) return name.status();
+  const int robots = static_cast<int>(absl::GetFlag(FLAGS_robots));
+  const int predictors = static_cast<int>(absl::GetFlag(FLAGS_predictors));
+  const double rate = absl::GetFlag(FLAGS_rate);
+  const double predict_rate = absl::GetFlag(FLAGS_predict_rate);
+  const double seconds = absl::GetFlag(FLAGS_duration);
+  if (robots < 1) return absl::InvalidArgumentError("--robots: < 1");
+  if (!(rate >= 1)) return absl::InvalidArgumentError("--rate: < 1 Hz");
+  if (!(predict_rate >= 1)) {
+    return absl::InvalidArgumentError("--predict_rate: < 1 Hz");
+  }
+  if (!(seconds > 0)) return absl::InvalidArgumentError("--duration: <= 0");
+  if (absl::GetFlag(FLAGS_create)) {
+    absl::StatusOr<v1::ModelSpec> spec = SpecFromFlags(nullptr);
+    if (!spec.ok()) return spec.status();
+    if (absl::Status status =
+            CreateModelIfAbsent(client, *name, RobotModelSpec(*spec));
+        !status.ok()) {
+      return status;
+    }
+  }
+  absl::StatusOr<v1::Model> before = client.GetModel(*name);
+  if (!before.ok()) return before.status();
+  if (before->spec().input_dim() != kRobotInputs ||
+      before->spec().target_names_size() != static_cast<int>(kRobotTargets)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model ", *name, " has ", before->spec().input_dim(), " inputs and ",
+        before->spec().target_names_size(), " targets, not the robot's ",
+        kRobotInputs, " and ", kRobotTargets));
+  }
+  const auto ticks = static_cast<std::uint64_t>(seconds * rate);
+  // Each run starts later in the task than the samples the model holds, so
+  // a repeated run streams states near, but never equal to, learned ones.
+  const double start_s =
+      absl::GetFlag(FLAGS_start_s) >= 0
+          ? absl::GetFlag(FLAGS_start_s)
+          : 1000.0 + static_cast<double>(before->stats().num_samples()) / rate;
+  // Everyone starts on the same tick, a moment from now (connections are
+  // made on the first call).
+  const absl::Time start = absl::Now() + absl::Milliseconds(200);
+  std::vector<RobotRun> robot_runs(robots);
+  std::vector<PredictorRun> predictor_runs(predictors);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> robot_threads;
+  std::vector<std::thread> predictor_threads;
+  for (int p = 0; p < predictors; ++p) {
+    predictor_threads.emplace_back(RunPredictor, client.options(), *name, p,
+                                   predict_rate, start_s, start, &stop,
+                                   &predictor_runs[p]);
+  }
+  for (int r = 0; r < robots; ++r) {
+    robot_threads.emplace_back(RunRobot, client.options(), *name, r, rate,
+                               start_s, ticks, start, &robot_runs[r]);
+  }
+  for (std::thread& thread : robot_threads) thread.join();
+  stop = true;
+  for (std::thread& thread : predictor_threads) thread.join();
+  for (const RobotRun& run : robot_runs) {
+    if (!run.status.ok()) return run.status;
+  }
+  for (const PredictorRun& run : predictor_runs) {
+    if (!run.status.ok()) return run.status;
+  }
+
+  LatencyRecorder all;
+  nlohmann::json per_robot = nlohmann::json::array();
+  bool any_fell_behind = false;
+  std::uint64_t sent = 0;
+  double elapsed = 0.0;
+  std::size_t windows = 0;
+  for (int r = 0; r < robots; ++r) {
+    const RobotRun& run = robot_runs[r];
+    all.Merge(run.latencies);
+    sent += run.sent;
+    elapsed = std::max(elapsed, run.seconds);
+    windows = r == 0 ? run.nmse_by_second.size()
+                     : std::min(windows, run.nmse_by_second.size());
+    const bool fell_behind =
+        run.max_lag > kFellBehindPeriods * absl::Seconds(1.0 / rate);
+    any_fell_behind |= fell_behind;
+    per_robot.push_back(
+        {{"robot", r},
+         {"sent", run.sent},
+         {"achieved_rate_per_s", run.sent / run.seconds},
+         {"late_ticks", run.late_ticks},
+         {"max_lag_ms", absl::ToDoubleMilliseconds(run.max_lag)},
+         {"fell_behind", fell_behind},
+         {"prequential_nmse", run.nmse},
+         {"latency_us", LatencyJson(run.latencies)}});
+    std::printf(
+        "robot %d: %llu samples at %.1f/s (target %.0f), %llu late ticks, max "
+        "lag %.2f ms%s; latency_us p50 %.0f p99 %.0f p99.9 %.0f; nMSE %.4f\n",
+        r, static_cast<unsigned long long>(run.sent), run.sent / run.seconds,
+        rate, static_cast<unsigned long long>(run.late_ticks),
+        absl::ToDoubleMilliseconds(run.max_lag),
+        fell_behind ? " FELL BEHIND" : "", run.latencies.PercentileMicros(0.5),
+        run.latencies.PercentileMicros(0.99),
+        run.latencies.PercentileMicros(0.999), run.nmse);
+  }
+  nlohmann::json nmse_over_time = nlohmann::json::array();
+  for (std::size_t w = 0; w < windows; ++w) {
+    double sum = 0.0;
+    for (const RobotRun& run : robot_runs) sum += run.nmse_by_second[w];
+    nmse_over_time.push_back({{"t_s", w + 1.0}, {"nmse", sum / robots}});
+  }
+  LatencyRecorder predict_latencies;
+  std::uint64_t predictions = 0;
+  for (const PredictorRun& run : predictor_runs) {
+    predict_latencies.Merge(run.latencies);
+    predictions += run.predictions;
+  }
+  std::printf(
+      "all robots: %.0f samples/s, latency_us p50 %.0f p90 %.0f p99 %.0f p99.9 "
+      "%.0f max %.0f; %s\n",
+      sent / elapsed, all.PercentileMicros(0.5), all.PercentileMicros(0.9),
+      all.PercentileMicros(0.99), all.PercentileMicros(0.999),
+      all.PercentileMicros(1.0),
+      any_fell_behind ? "SOME STREAM FELL BEHIND" : "no stream fell behind");
+  if (predictors > 0) {
+    std::printf("predictors: %d at %.0f/s, latency_us p50 %.0f p99 %.0f\n",
+                predictors, predict_rate,
+                predict_latencies.PercentileMicros(0.5),
+                predict_latencies.PercentileMicros(0.99));
+  }
+
+  const std::string json_path = absl::GetFlag(FLAGS_json);
+  if (json_path.empty()) return absl::OkStatus();
+  absl::StatusOr<v1::Model> after = client.GetModel(*name);
+  nlohmann::json report = {
+      {"kind", "learn"},
+      {"rpc", "stream"},
+      {"server", client.options().address},
+      {"model",
+       {{"name", *name},
+        {"num_samples_before", before->stats().num_samples()},
+        {"num_samples_after", after.ok() ? after->stats().num_samples() : 0}}},
+      {"robots", robots},
+      {"concurrency", robots},
+      {"rate_hz", rate},
+      {"duration_s", seconds},
+      {"elapsed_s", elapsed},
+      {"start_s", start_s},
+      {"throughput_per_s", sent / elapsed},
+      {"latency_us", LatencyJson(all)},
+      {"latency_histogram", HistogramJson(all)},
+      {"fell_behind", any_fell_behind},
+      {"fell_behind_rule",
+       absl::StrCat("a message started more than ", kFellBehindPeriods,
+                    " periods after its tick")},
+      {"per_robot", per_robot},
+      {"nmse_over_time", nmse_over_time},
+      {"payload",
+       {{"mass_kg", absl::GetFlag(FLAGS_payload_kg)},
+        {"from_s", absl::GetFlag(FLAGS_payload_at)}}},
+      {"predictors",
+       {{"clients", predictors},
+        {"rate_hz", predict_rate},
+        {"predictions", predictions},
+        {"latency_us", LatencyJson(predict_latencies)}}},
+      {"metric", MetricJson(client, *name)},
+  };
+  if (absl::Status status = WriteJsonReport(report, json_path); !status.ok()) {
+    return status;
+  }
+  return PlotIfAsked(report);
+}
+
+}  // namespace streamreg

@@ -1,0 +1,205 @@
+// PNG plots of `streamreg bench` reports, drawn by gnuplot from the JSON.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/cli/bench_commands.h"
+#include "client/cli/bench_report.h"
+#include "client/cli/cli_commands.h"
+
+namespace streamreg {
+namespace {
+
+// A gnuplot inline data block: "$name << EOD ... EOD".
+std::string DataBlock(const std::string& name,
+                      const std::vector<std::string>& rows) {
+  std::string block = absl::StrCat("$", name, " << EOD\n");
+  for (const std::string& row : rows) absl::StrAppend(&block, row, "\n");
+  absl::StrAppend(&block, "EOD\n");
+  return block;
+}
+
+std::vector<std::string> HistogramRows(const nlohmann::json& histogram) {
+  std::vector<std::string> rows;
+  for (const nlohmann::json& bucket : histogram) {
+    rows.push_back(absl::StrFormat("%.6g %d", bucket["us"].get<double>(),
+                                   bucket["count"].get<std::uint64_t>()));
+  }
+  return rows;
+}
+
+std::string Header(const std::string& path) {
+  return absl::StrCat(
+      "set terminal pngcairo size 1000,560 font 'sans,11'\nset output '", path,
+      "'\nset grid\nset key top right\n");
+}
+
+std::string LatencyScript(const nlohmann::json& report,
+                          const std::string& path) {
+  std::string script = Header(path);
+  const nlohmann::json& latency = report["latency_us"];
+  const bool predict = report["kind"] == "predict";
+  absl::StrAppend(
+      &script,
+      DataBlock("measured", HistogramRows(report["latency_histogram"])),
+      predict
+          ? DataBlock("empty", HistogramRows(report["empty_latency_histogram"]))
+          : "",
+      absl::StrFormat(
+          "set title '%s %s: %d clients, p50 %.0f µs, p99 %.0f µs'\n",
+          predict ? "Predict" : "Learn", report["rpc"].get<std::string>(),
+          report["concurrency"].get<int>(), latency["p50"].get<double>(),
+          latency["p99"].get<double>()),
+      "set logscale x\nset xlabel 'round-trip latency (µs)'\n"
+      "set ylabel 'calls'\n",
+      "plot $measured using 1:2 with histeps lw 2 title '",
+      predict ? "predict" : "learn", "'",
+      predict ? ", $empty using 1:2 with histeps lw 2 title 'empty RPC'" : "",
+      "\n");
+  return script;
+}
+
+std::string NmseScript(const nlohmann::json& report, const std::string& path) {
+  std::vector<std::string> rows;
+  for (const nlohmann::json& point : report["nmse_over_time"]) {
+    rows.push_back(absl::StrFormat("%.3f %.6g", point["t_s"].get<double>(),
+                                   point["nmse"].get<double>()));
+  }
+  std::string script = absl::StrCat(
+      Header(path), DataBlock("nmse", rows),
+      absl::StrFormat("set title 'Prequential nMSE of %d robot(s) at %.0f Hz "
+                      "(1 s windows, mean over the 7 torques)'\n",
+                      report["robots"].get<int>(),
+                      report["rate_hz"].get<double>()),
+      "set logscale y\nset xlabel 'time (s)'\nset ylabel 'nMSE'\n");
+  const double payload_at = report["payload"]["from_s"].get<double>();
+  if (payload_at >= 0) {
+    absl::StrAppend(
+        &script, absl::StrFormat(
+                     "set arrow from %.3f, graph 0 to %.3f, graph 1 "
+                     "nohead dt 2 lw 2\nset label '%.1f kg payload' at "
+                     "%.3f, graph 0.95 offset 0.5,0\n",
+                     payload_at, payload_at,
+                     report["payload"]["mass_kg"].get<double>(), payload_at));
+  }
+  absl::StrAppend(&script,
+                  "plot $nmse using 1:2 with lines lw 2 title 'nMSE'\n");
+  return script;
+}
+
+// A heat map: one row per target, one column per input, each row scaled
+// to its largest weight (targets differ in scale; what matters is which
+// inputs move each one).
+std::string WeightsScript(const nlohmann::json& metric,
+                          const std::string& path) {
+  const nlohmann::json& metrics = metric["metrics"];
+  const std::vector<std::string> inputs = metric["inputs"];
+  std::vector<std::string> rows;
+  std::string ytics;
+  for (std::size_t r = 0; r < metrics.size(); ++r) {
+    const std::vector<double> weights = metrics[r]["weights"];
+    const double largest = *std::max_element(weights.begin(), weights.end());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      rows.push_back(absl::StrFormat("%d %d %.6g", i, r,
+                                     largest > 0 ? weights[i] / largest : 0.0));
+    }
+    absl::StrAppend(&ytics, r == 0 ? "" : ", ", "'",
+                    metrics[r]["target"].get<std::string>(), "' ", r);
+  }
+  std::string xtics;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    absl::StrAppend(&xtics, i == 0 ? "" : ", ", "'", inputs[i], "' ", i);
+  }
+  const std::string kind = metric["kind"].get<std::string>();
+  return absl::StrCat(
+      Header(path), DataBlock("weights", rows), "set title '",
+      kind == "METRIC_EGOP" ? "EGOP diagonal" : "Gradient weights",
+      " per torque (each row scaled to its largest)' noenhanced\n",
+      "set xtics (", xtics, ") rotate by -60 noenhanced\n", "set ytics (",
+      ytics, ") noenhanced\nset grid front\nunset grid\n",
+      "set palette defined (0 'white', 0.5 '#6baed6', 1 '#08306b')\n"
+      "set cbrange [0:1]\nset xrange [-0.5:",
+      inputs.size() - 0.5, "]\nset yrange [-0.5:", metrics.size() - 0.5,
+      "] reverse\nplot $weights using 1:2:3 with image notitle\n");
+}
+
+absl::Status RunGnuplot(const std::string& script) {
+  FILE* gnuplot = popen("gnuplot", "w");
+  if (gnuplot == nullptr) {
+    return absl::FailedPreconditionError("cannot run gnuplot");
+  }
+  std::fwrite(script.data(), 1, script.size(), gnuplot);
+  const int status = pclose(gnuplot);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::FailedPreconditionError(
+        "gnuplot failed (is gnuplot-nox installed?)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> PlotReport(
+    const nlohmann::json& report, const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot create ", dir, ": ", error.message()));
+  }
+  std::vector<std::pair<std::string, std::string>> plots;
+  try {
+    const std::string latency = (std::filesystem::path(dir) / "latency.png");
+    plots.emplace_back(latency, LatencyScript(report, latency));
+    if (report["kind"] == "learn") {
+      const std::string nmse = std::filesystem::path(dir) / "nmse.png";
+      plots.emplace_back(nmse, NmseScript(report, nmse));
+      if (report["metric"].is_object() &&
+          !report["metric"]["metrics"].empty()) {
+        const std::string weights = std::filesystem::path(dir) / "weights.png";
+        plots.emplace_back(weights, WeightsScript(report["metric"], weights));
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the report lacks a field: ", e.what()));
+  }
+  std::vector<std::string> written;
+  for (const auto& [path, script] : plots) {
+    if (absl::Status status = RunGnuplot(script); !status.ok()) return status;
+    written.push_back(path);
+  }
+  return written;
+}
+
+absl::Status PlotIfAsked(const nlohmann::json& report) {
+  const std::string dir = absl::GetFlag(FLAGS_plots);
+  if (dir.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<std::string>> written = PlotReport(report, dir);
+  if (!written.ok()) return written.status();
+  for (const std::string& path : *written)
+    std::printf("wrote %s\n", path.c_str());
+  return absl::OkStatus();
+}
+
+absl::Status BenchPlotCommand(Client& /*client*/) {
+  const std::string path = absl::GetFlag(FLAGS_json);
+  if (path.empty() || path == "-") {
+    return absl::InvalidArgumentError("--json FILE: the report to plot");
+  }
+  if (absl::GetFlag(FLAGS_plots).empty()) {
+    return absl::InvalidArgumentError("--plots DIR: where to draw");
+  }
+  absl::StatusOr<nlohmann::json> report = ReadJsonReport(path);
+  if (!report.ok()) return report.status();
+  return PlotIfAsked(*report);
+}
+
+}  // namespace streamreg

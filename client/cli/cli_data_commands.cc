@@ -1,0 +1,149 @@
+// streamreg ingest / predict: CSV files in, predictions out.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/cli/cli_commands.h"
+#include "client/cli/csv_columns.h"
+#include "client/lib/ingester.h"
+#include "client/lib/prequential_error.h"
+#include "client/lib/terminal.h"
+
+namespace streamreg {
+namespace {
+
+absl::StatusOr<CsvTable> CsvFlag() {
+  const std::string csv = absl::GetFlag(FLAGS_csv);
+  if (csv.empty()) return absl::InvalidArgumentError("--csv FILE is required");
+  return CsvTable::Read(csv);
+}
+
+std::size_t RowLimit(const CsvTable& table) {
+  const std::uint64_t limit = absl::GetFlag(FLAGS_limit);
+  return limit == 0 ? table.num_rows()
+                    : std::min<std::size_t>(table.num_rows(), limit);
+}
+
+}  // namespace
+
+absl::Status IngestCommand(Client& client) {
+  absl::StatusOr<std::string> model = ModelFlag();
+  if (!model.ok()) return model.status();
+  absl::StatusOr<CsvTable> table = CsvFlag();
+  if (!table.ok()) return table.status();
+  absl::StatusOr<v1::ModelSpec> spec = ModelSpecFor(client, *model, *table);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<CsvColumns> columns = MatchColumns(*table, *spec, true);
+  if (!columns.ok()) return columns.status();
+
+  const std::size_t rows = RowLimit(*table);
+  ProgressBar bar(absl::StrCat("ingest ", *model), rows);
+  std::unique_ptr<Ingester> ingester = client.StartIngest(*model);
+  std::vector<double> x;
+  std::vector<double> y;
+  for (std::size_t row = 0; row < rows; ++row) {
+    x.clear();
+    y.clear();
+    AppendRow(*table, row, columns->inputs, &x);
+    AppendRow(*table, row, columns->targets, &y);
+    if (absl::Status status = ingester->Add(x, y); !status.ok()) {
+      return status;
+    }
+    bar.Update(row + 1);
+  }
+  absl::StatusOr<IngestSummary> summary = ingester->Finish();
+  if (!summary.ok()) return summary.status();
+  bar.Done(rows);
+  std::printf(
+      "ingested %llu samples into %s (%llu duplicates skipped, %llu retries); "
+      "the model has %llu samples\n",
+      static_cast<unsigned long long>(summary->accepted), model->c_str(),
+      static_cast<unsigned long long>(summary->duplicates),
+      static_cast<unsigned long long>(summary->retries),
+      static_cast<unsigned long long>(summary->num_samples));
+  return absl::OkStatus();
+}
+
+absl::Status PredictCommand(Client& client) {
+  absl::StatusOr<std::string> model = ModelFlag();
+  if (!model.ok()) return model.status();
+  absl::StatusOr<CsvTable> table = CsvFlag();
+  if (!table.ok()) return table.status();
+  absl::StatusOr<v1::Model> found = client.GetModel(*model);
+  if (!found.ok()) return found.status();
+  const v1::ModelSpec& spec = found->spec();
+  absl::StatusOr<CsvColumns> columns = MatchColumns(*table, spec, false);
+  if (!columns.ok()) return columns.status();
+
+  const std::size_t rows = RowLimit(*table);
+  std::vector<double> x;
+  x.reserve(rows * spec.input_dim());
+  for (std::size_t row = 0; row < rows; ++row) {
+    AppendRow(*table, row, columns->inputs, &x);
+  }
+  absl::StatusOr<std::vector<v1::Prediction>> predictions =
+      client.Predict(*model, x, spec.input_dim());
+  if (!predictions.ok()) return predictions.status();
+
+  const std::string out_path = absl::GetFlag(FLAGS_out);
+  std::ofstream file;
+  if (!out_path.empty() && out_path != "-") {
+    file.open(out_path);
+    if (!file) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("--out ", out_path, ": cannot write"));
+    }
+  }
+  std::ostream& out = file.is_open() ? file : std::cout;
+  // The data convention: predictions as target_<name>, then each one's
+  // spread and the neighbour count.
+  std::string header;
+  for (const std::string& name : spec.target_names()) {
+    absl::StrAppend(&header, header.empty() ? "" : ",", "target_", name);
+  }
+  for (const std::string& name : spec.target_names()) {
+    absl::StrAppend(&header, ",spread_", name);
+  }
+  out << header << ",neighbors\n";
+  PrequentialError error(columns->targets.size());
+  std::vector<double> truth(columns->targets.size());
+  for (std::size_t row = 0; row < predictions->size(); ++row) {
+    const v1::Prediction& p = (*predictions)[row];
+    std::string line;
+    for (double v : p.y()) {
+      absl::StrAppend(&line, line.empty() ? "" : ",",
+                      absl::StrFormat("%.17g", v));
+    }
+    for (double s : p.spread()) {
+      absl::StrAppend(&line, ",", absl::StrFormat("%.17g", s));
+    }
+    out << line << "," << p.neighbors() << "\n";
+    if (truth.empty()) continue;
+    for (std::size_t t = 0; t < truth.size(); ++t) {
+      truth[t] = table->value(row, columns->targets[t]);
+    }
+    error.Add(p, truth);
+  }
+  out.flush();
+  // With the true targets in the file: how good the predictions were, per
+  // target, as nMSE (mean squared error / variance of the targets).
+  std::string scores;
+  for (std::size_t t = 0; t < truth.size(); ++t) {
+    absl::StrAppend(&scores, t == 0 ? "; nMSE " : ", ", spec.target_names(t),
+                    " ", absl::StrFormat("%.4g", error.Nmse(t)));
+  }
+  std::fprintf(stderr, "predicted %zu rows%s\n", predictions->size(),
+               scores.c_str());
+  return out.good() ? absl::OkStatus()
+                    : absl::DataLossError(
+                          absl::StrCat("--out ", out_path, ": write failed"));
+}
+
+}  // namespace streamreg

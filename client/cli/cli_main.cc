@@ -1,0 +1,304 @@
+// streamreg: the command-line client of a streamreg server.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/cli/bench_commands.h"
+#include "client/cli/cli_commands.h"
+#include "client/lib/security_flags.h"
+#include "common/command_line.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address host:port");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of each call");
+ABSL_FLAG(std::size_t, batch, 1000, "samples or queries per message");
+ABSL_FLAG(std::string, name, "", "name of the model to create");
+ABSL_FLAG(std::string, model, "", "model name");
+ABSL_FLAG(std::uint32_t, inputs, 0,
+          "number of inputs (default: the --csv's input columns)");
+ABSL_FLAG(std::string, targets, "",
+          "number of targets M, or their names a,b,c (default: the --csv's "
+          "target_* columns)");
+ABSL_FLAG(std::string, metric, "gw",
+          "the metric: euclidean, gw (gradient weights) or egop");
+ABSL_FLAG(std::string, regressor, "kernel", "the regressor: knn or kernel");
+ABSL_FLAG(std::string, kernel, "box",
+          "the kernel regressor's kernel: box, triangular, epanechnikov or "
+          "gaussian");
+ABSL_FLAG(std::string, capacity, "unbounded",
+          "the samples kept: unbounded, window:N or reservoir:N");
+ABSL_FLAG(bool, per_target, false,
+          "one metric (and index) per target instead of one shared");
+ABSL_FLAG(std::uint64_t, seed, 0,
+          "seed of the model's random choices (reservoir)");
+ABSL_FLAG(std::string, csv, "", "CSV file (data/README.md convention)");
+ABSL_FLAG(std::string, out, "-", "the predictions' CSV file (-: stdout)");
+ABSL_FLAG(double, rate, 1000, "samples per second (bench learn: per robot)");
+ABSL_FLAG(std::uint64_t, limit, 0,
+          "use only the first N rows of the CSV (0: all)");
+ABSL_FLAG(bool, create, false,
+          "create the model if it does not exist (inputs and targets from "
+          "the CSV's header, or the simulated arm's; the other spec flags "
+          "as for create)");
+ABSL_FLAG(std::string, json, "",
+          "info/metric: print JSON (a bare --json); bench: write the report "
+          "to FILE (- = stdout); bench plot: the report to plot");
+ABSL_FLAG(std::uint32_t, concurrency, 4, "bench predict: clients");
+ABSL_FLAG(double, duration, 10, "bench: seconds to measure (each phase)");
+ABSL_FLAG(bool, unary, false, "bench predict: Predict and Ping (default)");
+ABSL_FLAG(bool, stream, false, "bench predict: PredictStream and PingStream");
+ABSL_FLAG(std::uint32_t, queries, 1, "bench predict: queries per request");
+ABSL_FLAG(std::uint32_t, robots, 1, "bench learn: simulated arms");
+ABSL_FLAG(std::uint32_t, predictors, 0,
+          "bench learn: clients predicting meanwhile (PredictStream)");
+ABSL_FLAG(double, predict_rate, 1000,
+          "bench learn: predictions per second per predictor");
+ABSL_FLAG(std::uint64_t, robot_seed, 1,
+          "bench: the simulated arms' task (streamreg-robot-sim --seed)");
+ABSL_FLAG(double, start_s, -1,
+          "bench: seconds into the task the robots start (robot r 37 r s "
+          "later; predict's queries 3000 s later); negative: 1000 s plus "
+          "the model's samples / rate, so each run streams new states");
+ABSL_FLAG(double, payload_kg, 2.0, "bench learn: the payload's mass");
+ABSL_FLAG(double, payload_at, -1,
+          "bench learn: seconds in when every arm picks up the payload "
+          "(negative: never)");
+ABSL_FLAG(std::string, plots, "", "bench: draw PNG plots into DIR (gnuplot)");
+
+namespace streamreg {
+namespace {
+
+using CommandFunction = absl::Status (*)(Client&);
+
+// One command of the CLI: the words that name it, its usage and flags, and
+// what runs it.
+struct Command {
+  std::vector<std::string> words;  // {"create"}, {"bench", "learn"}
+  std::string summary_line;        // for the command list
+  CommandUsage usage;
+  CommandFunction run;
+};
+
+// Flags that make a model, for create and for --create.
+const std::vector<std::string> kSpecFlags = {
+    "inputs", "targets",  "metric",     "regressor",
+    "kernel", "capacity", "per_target", "seed"};
+
+std::vector<std::string> Concat(std::vector<std::string> a,
+                                const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<Command> Commands() {
+  const std::vector<std::string> connection = Concat(
+      {"server", "timeout"}, FlagsDefinedIn({"client/lib/security_flags.cc"}));
+  auto command = [&connection](
+                     std::vector<std::string> words, std::string summary_line,
+                     std::string synopsis, std::string summary,
+                     std::vector<std::string> flags,
+                     std::vector<std::string> examples, CommandFunction run) {
+    return Command{.words = words,
+                   .summary_line = std::move(summary_line),
+                   .usage = {.name = "streamreg " + absl::StrJoin(words, " "),
+                             .synopsis = std::move(synopsis),
+                             .summary = std::move(summary),
+                             .flags = std::move(flags),
+                             .shared_flags_heading = "Connection flags",
+                             .shared_flags = connection,
+                             .examples = std::move(examples)},
+                   .run = run};
+  };
+  return {
+      command({"create"}, "create a model",
+              "--name NAME (--csv FILE | --inputs D --targets M|a,b,..) "
+              "[flags]",
+              "Creates an empty model. Inputs and targets come from --inputs "
+              "and --targets or from the header of --csv (target_* columns "
+              "are targets, id_* skipped, the rest inputs).",
+              Concat({"name", "csv"}, kSpecFlags),
+              {"streamreg create --name arm --csv data/sarcos/sarcos_test.csv "
+               "--metric gw",
+               "streamreg create --name arm --inputs 21 --targets 7 --metric "
+               "egop --regressor knn"},
+              CreateCommand),
+      command({"list"}, "list the models", "[flags]",
+              "Lists the server's models: name, samples, prequential nMSE.", {},
+              {"streamreg list"}, ListCommand),
+      command({"info"}, "a model's spec and live stats",
+              "--model NAME [--json]",
+              "Prints the model's spec in effect and its live stats "
+              "(samples, prequential nMSE per target, chosen bandwidth or k, "
+              "rebuilds); --json prints them as JSON.",
+              {"model", "json"}, {"streamreg info --model arm"}, InfoCommand),
+      command({"delete"}, "delete a model", "--model NAME",
+              "Deletes the model and its files.", {"model"},
+              {"streamreg delete --model arm"}, DeleteCommand),
+      command({"ingest"}, "stream a CSV into a model (Ingest)",
+              "--model NAME --csv FILE [--create] [--limit N] [--batch B]",
+              "Learns every row of the CSV, in batches of --batch, with a "
+              "progress bar. Retried batches are not learned twice (sample "
+              "ids). --create makes the model from the file's header if it "
+              "does not exist.",
+              Concat({"model", "csv", "create", "limit", "batch"}, kSpecFlags),
+              {"streamreg ingest --model arm --csv data/sarcos/sarcos_test.csv "
+               "--create"},
+              IngestCommand),
+      command({"predict"}, "predict a CSV's rows",
+              "--model NAME --csv IN [--out OUT] [--limit N]",
+              "Predicts every row of the CSV and writes target_<name>, "
+              "spread_<name> and neighbors columns (to stdout or --out). If "
+              "the file has the targets too, prints the nMSE of each.",
+              {"model", "csv", "out", "limit", "batch"},
+              {"streamreg predict --model arm --csv test.csv --out "
+               "predictions.csv"},
+              PredictCommand),
+      command(
+          {"metric"}, "the learned metric, as bars", "--model NAME [--json]",
+          "Prints the learned metric: gradient weights as a bar chart, or "
+          "the EGOP's diagonal and spectrum; --json prints the whole "
+          "report as JSON.",
+          {"model", "json"}, {"streamreg metric --model arm"}, MetricCommand),
+      command({"refit"}, "recompute the metric in batch", "--model NAME",
+              "Recomputes the metric with the papers' batch estimator over "
+              "every stored sample and rebuilds the index, with a progress "
+              "bar.",
+              {"model"}, {"streamreg refit --model arm"}, RefitCommand),
+      command({"replay"}, "replay a CSV through Learn at a rate",
+              "--model NAME --csv FILE --rate HZ [--create] [--limit N]",
+              "Sends the rows one per tick through a Learn stream, like a "
+              "robot controller, and prints the live prequential nMSE and "
+              "latency percentiles.",
+              Concat({"model", "csv", "rate", "create", "limit"}, kSpecFlags),
+              {"streamreg replay --model arm --csv data/sarcos/sarcos_test.csv "
+               "--rate 1000 --create"},
+              ReplayCommand),
+      command({"health"}, "the server's health", "[flags]",
+              "Prints the server's health status (SERVING or NOT_SERVING); "
+              "exits 1 if it cannot be reached.",
+              {}, {"streamreg --server 10.0.0.5:50051 health"}, HealthCommand),
+      command(
+          {"bench", "predict"}, "load on Predict beside the empty Ping",
+          "--model NAME [--concurrency C] [--duration S] [--unary|--stream] "
+          "[--queries Q] [--json FILE] [--plots DIR]",
+          "Closed-loop load on Predict (or PredictStream with --stream) "
+          "beside the no-op Ping (PingStream), so the report says what "
+          "the model adds to the transport. Queries come from --csv or "
+          "from the simulated arm.",
+          {"model", "concurrency", "duration", "unary", "stream", "queries",
+           "csv", "robot_seed", "start_s", "json", "plots"},
+          {"streamreg bench predict --model arm --concurrency 4 "
+           "--duration 10 --stream --json predict.json --plots plots/"},
+          BenchPredictCommand),
+      command({"bench", "learn"}, "simulated arms streaming through Learn",
+              "--model NAME [--create] [--robots R] [--rate HZ] "
+              "[--duration S] [--predictors P] [--json FILE] [--plots DIR]",
+              "Streams simulated robot arms through Learn at a fixed rate "
+              "each (optionally while clients predict) and reports every "
+              "tick's latency, late ticks and the prequential nMSE.",
+              Concat({"model", "create", "robots", "rate", "duration",
+                      "predictors", "predict_rate", "robot_seed", "start_s",
+                      "payload_kg", "payload_at", "json", "plots"},
+                     kSpecFlags),
+              {"streamreg bench learn --model arm --create --robots 1 --rate "
+               "1000 --duration 10"},
+              BenchLearnCommand),
+      command({"bench", "plot"}, "PNG plots of a bench report",
+              "--json FILE --plots DIR",
+              "Draws the PNG plots of a report written by bench predict or "
+              "bench learn (gnuplot).",
+              {"json", "plots"},
+              {"streamreg bench plot --json learn.json --plots plots/"},
+              BenchPlotCommand),
+  };
+}
+
+CommandUsage ProgramUsage(const std::vector<Command>& commands) {
+  std::string list = "Commands:\n";
+  for (const Command& c : commands) {
+    absl::StrAppend(&list, "  ",
+                    absl::StrFormat("%-15s", absl::StrJoin(c.words, " ")),
+                    c.summary_line, "\n");
+  }
+  absl::StrAppend(&list,
+                  "\n'streamreg COMMAND --help' lists a command's flags.");
+  return {.name = "streamreg",
+          .synopsis = "[--server HOST:PORT] COMMAND [flags]",
+          .summary = absl::StrCat(
+              "The command-line client of a streamreg server: models, data, "
+              "predictions, and load.\n\n",
+              list),
+          .shared_flags_heading = "Connection flags (every command)",
+          .shared_flags = commands.front().usage.shared_flags,
+          .examples = {"streamreg --server 127.0.0.1:50051 list",
+                       "streamreg create --help"}};
+}
+
+// A bare --json (the last argument, or followed by another flag) means
+// --json=- (print JSON), so `info --json` keeps working beside
+// `bench ... --json FILE`.
+std::vector<std::string> WithBareJsonFlag(std::vector<std::string> args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const bool last = i + 1 == args.size();
+    if (args[i] == "--json" && (last || args[i + 1].starts_with("-"))) {
+      args[i] = "--json=-";
+    }
+  }
+  return args;
+}
+
+int Run(const std::vector<std::string>& arguments) {
+  const std::vector<Command> commands = Commands();
+  const CommandUsage program = ProgramUsage(commands);
+  const std::vector<std::string> words = PositionalWords(arguments);
+  const Command* chosen = nullptr;
+  for (const Command& c : commands) {
+    if (words.size() >= c.words.size() &&
+        std::equal(c.words.begin(), c.words.end(), words.begin())) {
+      chosen = &c;
+    }
+  }
+  if (chosen == nullptr) {
+    if (words.empty()) {
+      // No command: the program's own help (--help), else its usage.
+      ParseCommandLine(arguments, program);
+      std::fputs(HelpText(program).c_str(), stderr);
+      return 2;
+    }
+    const std::string what = words[0] == "bench" && words.size() > 1
+                                 ? "bench " + words[1]
+                                 : words[0];
+    return ReportUsageError("streamreg", "unknown command '" + what + "'");
+  }
+  const std::vector<std::string> positional =
+      ParseCommandLine(arguments, chosen->usage);
+  if (positional.size() != chosen->words.size()) {
+    return ReportUsageError(
+        chosen->usage.name,
+        "unexpected argument '" + positional[chosen->words.size()] + "'");
+  }
+  ClientOptions options;
+  options.address = absl::GetFlag(FLAGS_server);
+  options.timeout = absl::GetFlag(FLAGS_timeout);
+  options.batch_size = std::max<std::size_t>(1, absl::GetFlag(FLAGS_batch));
+  if (absl::Status status = ApplySecurityFlags(&options); !status.ok()) {
+    return ReportFailure("streamreg", status);
+  }
+  Client client(options);
+  if (const absl::Status status = chosen->run(client); !status.ok()) {
+    return ReportFailure(chosen->usage.name, status);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace streamreg
+
+int main(int argc, char** argv) {
+  return streamreg::Run(streamreg::WithBareJsonFlag(
+      std::vector<std::string>(argv + 1, argv + argc)));
+}

@@ -1,0 +1,286 @@
+// streamreg create / list / info / delete / metric / refit / health.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/cli_commands.h"
+#include "client/cli/csv_columns.h"
+#include "client/lib/terminal.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace streamreg {
+namespace {
+
+template <class Enum>
+absl::StatusOr<Enum> ParseChoice(
+    const std::string& flag, const std::string& value,
+    std::initializer_list<std::pair<const char*, Enum>> choices) {
+  std::string names;
+  for (const auto& [name, choice] : choices) {
+    if (value == name) return choice;
+    absl::StrAppend(&names, names.empty() ? "" : ", ", name);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, ": unknown value '", value,
+                   "' (expected one of ", names, ")"));
+}
+
+absl::Status ParseCapacity(const std::string& text, v1::Capacity* capacity) {
+  if (text.empty() || text == "unbounded") {
+    capacity->set_policy(v1::CAPACITY_POLICY_UNBOUNDED);
+    return absl::OkStatus();
+  }
+  const std::vector<std::string> parts = absl::StrSplit(text, ':');
+  std::uint64_t limit = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &limit) ||
+      (parts[0] != "window" && parts[0] != "reservoir")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--capacity: '", text,
+                     "' (expected unbounded, window:N or reservoir:N)"));
+  }
+  capacity->set_policy(parts[0] == "window" ? v1::CAPACITY_POLICY_WINDOW
+                                            : v1::CAPACITY_POLICY_RESERVOIR);
+  capacity->set_limit(limit);
+  return absl::OkStatus();
+}
+
+std::string Text(const google::protobuf::Message& message) {
+  if (!absl::GetFlag(FLAGS_json).empty()) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+    return json;
+  }
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(message, &text);
+  return text;
+}
+
+double Mean(const google::protobuf::RepeatedField<double>& values) {
+  double sum = 0.0;
+  for (double v : values) sum += v;
+  return values.empty() ? 0.0 : sum / values.size();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ModelFlag() {
+  std::string model = absl::GetFlag(FLAGS_model);
+  if (model.empty()) model = absl::GetFlag(FLAGS_name);
+  if (model.empty()) {
+    return absl::InvalidArgumentError("--model NAME is required");
+  }
+  return model;
+}
+
+absl::StatusOr<v1::ModelSpec> SpecFromFlags(const CsvTable* table) {
+  v1::ModelSpec spec;
+  if (table != nullptr) spec = SpecFromCsv(*table);
+  if (const std::uint32_t inputs = absl::GetFlag(FLAGS_inputs); inputs != 0) {
+    if (inputs != spec.input_dim()) spec.clear_input_names();
+    spec.set_input_dim(inputs);
+  }
+  if (const std::string targets = absl::GetFlag(FLAGS_targets);
+      !targets.empty()) {
+    spec.clear_target_names();
+    std::uint32_t count = 0;
+    if (absl::SimpleAtoi(targets, &count)) {
+      for (std::uint32_t t = 0; t < count; ++t) {
+        spec.add_target_names(absl::StrCat("y", t));
+      }
+    } else {
+      for (absl::string_view name : absl::StrSplit(targets, ',')) {
+        spec.add_target_names(std::string(name));
+      }
+    }
+  }
+  absl::StatusOr<v1::Metric> metric =
+      ParseChoice<v1::Metric>("metric", absl::GetFlag(FLAGS_metric),
+                              {{"euclidean", v1::METRIC_EUCLIDEAN},
+                               {"gw", v1::METRIC_GRADIENT_WEIGHTS},
+                               {"egop", v1::METRIC_EGOP}});
+  if (!metric.ok()) return metric.status();
+  spec.set_metric(*metric);
+  absl::StatusOr<v1::Regressor> regressor = ParseChoice<v1::Regressor>(
+      "regressor", absl::GetFlag(FLAGS_regressor),
+      {{"knn", v1::REGRESSOR_KNN}, {"kernel", v1::REGRESSOR_KERNEL}});
+  if (!regressor.ok()) return regressor.status();
+  spec.set_regressor(*regressor);
+  absl::StatusOr<v1::Kernel> kernel =
+      ParseChoice<v1::Kernel>("kernel", absl::GetFlag(FLAGS_kernel),
+                              {{"box", v1::KERNEL_BOX},
+                               {"triangular", v1::KERNEL_TRIANGULAR},
+                               {"epanechnikov", v1::KERNEL_EPANECHNIKOV},
+                               {"gaussian", v1::KERNEL_GAUSSIAN}});
+  if (!kernel.ok()) return kernel.status();
+  spec.set_kernel(*kernel);
+  if (absl::Status status =
+          ParseCapacity(absl::GetFlag(FLAGS_capacity), spec.mutable_capacity());
+      !status.ok()) {
+    return status;
+  }
+  spec.set_per_target_metric(absl::GetFlag(FLAGS_per_target));
+  spec.set_seed(absl::GetFlag(FLAGS_seed));
+  return spec;
+}
+
+absl::StatusOr<v1::ModelSpec> ModelSpecFor(Client& client,
+                                           const std::string& model,
+                                           const CsvTable& table) {
+  absl::StatusOr<v1::Model> found = client.GetModel(model);
+  if (found.ok()) return found->spec();
+  if (found.status().code() != absl::StatusCode::kNotFound ||
+      !absl::GetFlag(FLAGS_create)) {
+    return found.status();
+  }
+  absl::StatusOr<v1::ModelSpec> spec = SpecFromFlags(&table);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<v1::Model> created = client.CreateModel(model, *spec);
+  if (!created.ok()) return created.status();
+  std::fprintf(stderr, "created model %s: %u inputs, %d targets\n",
+               model.c_str(), created->spec().input_dim(),
+               created->spec().target_names_size());
+  return created->spec();
+}
+
+absl::Status CreateCommand(Client& client) {
+  const std::string name = absl::GetFlag(FLAGS_name).empty()
+                               ? absl::GetFlag(FLAGS_model)
+                               : absl::GetFlag(FLAGS_name);
+  std::optional<CsvTable> table;
+  if (const std::string csv = absl::GetFlag(FLAGS_csv); !csv.empty()) {
+    absl::StatusOr<CsvTable> read = CsvTable::Read(csv);
+    if (!read.ok()) return read.status();
+    table = *std::move(read);
+  }
+  absl::StatusOr<v1::ModelSpec> spec =
+      SpecFromFlags(table.has_value() ? &*table : nullptr);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<v1::Model> model = client.CreateModel(name, *spec);
+  if (!model.ok()) return model.status();
+  std::printf("created %s: %u inputs, %d targets, %s, %s\n",
+              model->name().c_str(), model->spec().input_dim(),
+              model->spec().target_names_size(),
+              v1::Metric_Name(model->spec().metric()).c_str(),
+              v1::Regressor_Name(model->spec().regressor()).c_str());
+  return absl::OkStatus();
+}
+
+absl::Status ListCommand(Client& client) {
+  absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
+  if (!models.ok()) return models.status();
+  std::printf("%-24s %6s %7s %-24s %-16s %10s %10s\n", "NAME", "INPUTS",
+              "TARGETS", "METRIC", "REGRESSOR", "SAMPLES", "NMSE");
+  for (const v1::Model& model : *models) {
+    std::printf("%-24s %6u %7d %-24s %-16s %10llu %10.4g\n",
+                model.name().c_str(), model.spec().input_dim(),
+                model.spec().target_names_size(),
+                v1::Metric_Name(model.spec().metric()).c_str(),
+                v1::Regressor_Name(model.spec().regressor()).c_str(),
+                static_cast<unsigned long long>(model.stats().num_samples()),
+                Mean(model.stats().prequential_nmse()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InfoCommand(Client& client) {
+  absl::StatusOr<std::string> name = ModelFlag();
+  if (!name.ok()) return name.status();
+  absl::StatusOr<v1::Model> model = client.GetModel(*name);
+  if (!model.ok()) return model.status();
+  std::printf("%s", Text(*model).c_str());
+  return absl::OkStatus();
+}
+
+absl::Status DeleteCommand(Client& client) {
+  absl::StatusOr<std::string> name = ModelFlag();
+  if (!name.ok()) return name.status();
+  if (absl::Status status = client.DeleteModel(*name); !status.ok()) {
+    return status;
+  }
+  std::printf("deleted %s\n", name->c_str());
+  return absl::OkStatus();
+}
+
+absl::Status MetricCommand(Client& client) {
+  absl::StatusOr<std::string> name = ModelFlag();
+  if (!name.ok()) return name.status();
+  absl::StatusOr<v1::MetricReport> report = client.GetMetric(*name);
+  if (!report.ok()) return report.status();
+  if (!absl::GetFlag(FLAGS_json).empty()) {
+    std::printf("%s", Text(*report).c_str());
+    return absl::OkStatus();
+  }
+  std::vector<std::string> labels;
+  const std::size_t d =
+      report->metrics().empty() ? 0 : report->metrics(0).weights_size();
+  for (std::size_t i = 0; i < d; ++i) {
+    labels.push_back(static_cast<int>(i) < report->input_names_size()
+                         ? report->input_names(i)
+                         : absl::StrCat("x", i));
+  }
+  std::printf("%s metric of %s (%.0f gradient estimates)\n",
+              v1::Metric_Name(report->kind()).c_str(), name->c_str(),
+              report->gradient_samples());
+  for (const v1::LearnedMetric& metric : report->metrics()) {
+    std::printf(
+        "\n%s — %s\n",
+        metric.target().empty() ? "all targets" : metric.target().c_str(),
+        report->kind() == v1::METRIC_EGOP ? "EGOP diagonal"
+                                          : "gradient weights");
+    std::printf("%s", BarChart(labels, {metric.weights().begin(),
+                                        metric.weights().end()})
+                          .c_str());
+    if (!metric.eigenvalues().empty()) {
+      std::vector<std::string> ranks;
+      for (int r = 0; r < metric.eigenvalues_size(); ++r) {
+        ranks.push_back(absl::StrCat("λ", r + 1));
+      }
+      std::printf("EGOP spectrum\n%s",
+                  BarChart(ranks, {metric.eigenvalues().begin(),
+                                   metric.eigenvalues().end()})
+                      .c_str());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RefitCommand(Client& client) {
+  absl::StatusOr<std::string> name = ModelFlag();
+  if (!name.ok()) return name.status();
+  std::optional<ProgressBar> bar;
+  std::uint64_t last = 0;
+  absl::StatusOr<v1::ModelStats> stats =
+      client.Refit(*name, [&](std::uint64_t done, std::uint64_t total) {
+        if (!bar.has_value()) bar.emplace("refit", total);
+        bar->Update(done);
+        last = done;
+      });
+  if (bar.has_value()) bar->Done(last);
+  if (!stats.ok()) return stats.status();
+  std::printf("refitted %s: %llu samples, %llu metric refreshes\n",
+              name->c_str(),
+              static_cast<unsigned long long>(stats->num_stored()),
+              static_cast<unsigned long long>(stats->metric_refreshes()));
+  return absl::OkStatus();
+}
+
+absl::Status HealthCommand(Client& client) {
+  absl::StatusOr<std::string> status = client.Health();
+  if (!status.ok()) return status.status();
+  std::printf("%s\n", status->c_str());
+  if (*status != "SERVING") {
+    return absl::UnavailableError(absl::StrCat("the server is ", *status));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace streamreg

@@ -1,0 +1,233 @@
+#include "client/lib/client.h"
+
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "client/lib/bearer_token.h"
+#include "client/lib/ingester.h"
+#include "client/lib/learn_session.h"
+#include "client/lib/predict_session.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+
+namespace streamreg {
+namespace {
+
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(
+    const ClientTls& tls) {
+  if (!tls.enabled) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = tls.root_certs_pem;
+  ssl.pem_cert_chain = tls.cert_chain_pem;
+  ssl.pem_private_key = tls.private_key_pem;
+  return grpc::SslCredentials(ssl);
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(
+      static_cast<int>(options.max_message_bytes));
+  arguments.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  if (options.own_connection) {
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  }
+  if (options.bearer_token.empty()) {
+    return grpc::CreateCustomChannel(
+        options.address, ChannelCredentials(options.tls), arguments);
+  }
+  std::vector<
+      std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(
+      std::make_unique<BearerTokenInterceptorFactory>(options.bearer_token));
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      options.address, ChannelCredentials(options.tls), arguments,
+      std::move(interceptors));
+}
+
+std::uint64_t RandomSampleIdStart() {
+  absl::BitGen random;
+  // Leave room to count up; never 0 (0 means "no id").
+  return absl::Uniform<std::uint64_t>(random, 1, std::uint64_t{1} << 62);
+}
+
+}  // namespace
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+Client::Client(ClientOptions options) : Client(MakeChannel(options), options) {}
+
+Client::Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      model_stub_(v1::ModelService::NewStub(channel_)),
+      regression_stub_(v1::RegressionService::NewStub(channel_)),
+      next_sample_id_(RandomSampleIdStart()) {}
+
+Client::~Client() = default;
+
+std::unique_ptr<grpc::ClientContext> Client::NewContext() const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+  return context;
+}
+
+absl::StatusOr<v1::Model> Client::CreateModel(const std::string& name,
+                                              const v1::ModelSpec& spec) {
+  v1::CreateModelRequest request;
+  request.set_name(name);
+  *request.mutable_spec() = spec;
+  v1::Model model;
+  bool retried = false;
+  absl::Status status = RetryCall(options_.retry, [&](int attempt) {
+    retried = attempt > 1;
+    return FromGrpcStatus(
+        model_stub_->CreateModel(NewContext().get(), request, &model));
+  });
+  // A retry after a lost answer finds the model the first attempt made.
+  if (retried && status.code() == absl::StatusCode::kAlreadyExists) {
+    return GetModel(name);
+  }
+  if (!status.ok()) return status;
+  return model;
+}
+
+absl::StatusOr<v1::Model> Client::GetModel(const std::string& name) {
+  v1::GetModelRequest request;
+  request.set_name(name);
+  v1::Model model;
+  absl::Status status = RetryCall(options_.retry, [&](int) {
+    return FromGrpcStatus(
+        model_stub_->GetModel(NewContext().get(), request, &model));
+  });
+  if (!status.ok()) return status;
+  return model;
+}
+
+absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
+  std::vector<v1::Model> models;
+  v1::ListModelsRequest request;
+  do {
+    v1::ListModelsResponse page;
+    absl::Status status = RetryCall(options_.retry, [&](int) {
+      page.Clear();
+      return FromGrpcStatus(
+          model_stub_->ListModels(NewContext().get(), request, &page));
+    });
+    if (!status.ok()) return status;
+    for (v1::Model& model : *page.mutable_models()) {
+      models.push_back(std::move(model));
+    }
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  return models;
+}
+
+absl::Status Client::DeleteModel(const std::string& name) {
+  v1::DeleteModelRequest request;
+  request.set_name(name);
+  bool retried = false;
+  absl::Status status = RetryCall(options_.retry, [&](int attempt) {
+    retried = attempt > 1;
+    v1::DeleteModelResponse response;
+    return FromGrpcStatus(
+        model_stub_->DeleteModel(NewContext().get(), request, &response));
+  });
+  // A retry after a lost answer finds the model already deleted.
+  if (retried && status.code() == absl::StatusCode::kNotFound) {
+    return absl::OkStatus();
+  }
+  return status;
+}
+
+absl::StatusOr<v1::MetricReport> Client::GetMetric(const std::string& name) {
+  v1::GetMetricRequest request;
+  request.set_name(name);
+  v1::MetricReport report;
+  absl::Status status = RetryCall(options_.retry, [&](int) {
+    return FromGrpcStatus(
+        model_stub_->GetMetric(NewContext().get(), request, &report));
+  });
+  if (!status.ok()) return status;
+  return report;
+}
+
+absl::StatusOr<v1::ModelStats> Client::Refit(
+    const std::string& name,
+    const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  v1::RefitRequest request;
+  request.set_name(name);
+  grpc::ClientContext context;  // no deadline: a refit takes what it takes
+  std::unique_ptr<grpc::ClientReader<v1::RefitProgress>> reader =
+      model_stub_->Refit(&context, request);
+  v1::RefitProgress message;
+  v1::ModelStats stats;
+  while (reader->Read(&message)) {
+    if (progress) progress(message.done(), message.total());
+    if (message.has_stats()) stats = message.stats();
+  }
+  if (absl::Status status = FromGrpcStatus(reader->Finish()); !status.ok()) {
+    return status;
+  }
+  return stats;
+}
+
+absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
+    const std::string& model, std::span<const double> x, std::size_t dim) {
+  if (dim == 0 || x.size() % dim != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("x: ", x.size(), " values are not rows of ", dim));
+  }
+  std::vector<v1::Prediction> predictions;
+  const std::size_t n = x.size() / dim;
+  for (std::size_t begin = 0; begin < n; begin += options_.batch_size) {
+    v1::PredictRequest request;
+    request.set_model(model);
+    const std::size_t end = std::min(n, begin + options_.batch_size);
+    for (std::size_t q = begin; q < end; ++q) {
+      request.add_queries()->mutable_x()->Assign(x.begin() + q * dim,
+                                                 x.begin() + (q + 1) * dim);
+    }
+    v1::PredictResponse response;
+    absl::Status status = RetryCall(options_.retry, [&](int) {
+      return FromGrpcStatus(
+          regression_stub_->Predict(NewContext().get(), request, &response));
+    });
+    if (!status.ok()) return status;
+    for (v1::Prediction& prediction : *response.mutable_predictions()) {
+      predictions.push_back(std::move(prediction));
+    }
+  }
+  return predictions;
+}
+
+std::unique_ptr<Ingester> Client::StartIngest(const std::string& model) {
+  return std::make_unique<Ingester>(this, model);
+}
+
+std::unique_ptr<LearnSession> Client::StartLearn(const std::string& model) {
+  return std::make_unique<LearnSession>(this, model);
+}
+
+std::unique_ptr<PredictSession> Client::StartPredict(const std::string& model) {
+  return std::make_unique<PredictSession>(this, model);
+}
+
+absl::StatusOr<std::string> Client::Health() {
+  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  grpc::health::v1::HealthCheckRequest request;
+  grpc::health::v1::HealthCheckResponse response;
+  if (absl::Status status =
+          FromGrpcStatus(stub->Check(NewContext().get(), request, &response));
+      !status.ok()) {
+    return status;
+  }
+  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+      response.status());
+}
+
+}  // namespace streamreg

@@ -1,0 +1,119 @@
+#ifndef STREAMREG_CLIENT_LIB_CLIENT_H_
+#define STREAMREG_CLIENT_LIB_CLIENT_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/lib/client_tls.h"
+#include "client/lib/retry_policy.h"
+#include "grpcpp/grpcpp.h"
+#include "streamreg/v1/model_service.grpc.pb.h"
+#include "streamreg/v1/regression_service.grpc.pb.h"
+
+namespace streamreg {
+
+class Ingester;
+class LearnSession;
+class PredictSession;
+
+struct ClientOptions {
+  std::string address = "127.0.0.1:50051";
+  // Deadline of each unary call and each Ingest stream.
+  absl::Duration timeout = absl::Seconds(60);
+  RetryPolicy retry;
+  std::size_t max_message_bytes = 64 << 20;
+  // Samples per Ingest message.
+  std::size_t batch_size = 1000;
+  // A TCP connection of this client's own rather than one shared with the
+  // process's other clients of the same server (load generators).
+  bool own_connection = false;
+  // TLS (and the client's certificate for mutual TLS); plaintext if not
+  // enabled.
+  ClientTls tls;
+  // Sent with every call as "authorization: Bearer <token>" (servers with
+  // --auth_tokens); empty: none. Use TLS: over plaintext anyone on the
+  // path can read it.
+  std::string bearer_token;
+};
+
+// What an Ingester learned, in total.
+struct IngestSummary {
+  std::uint64_t accepted = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t batches = 0;
+  std::uint64_t num_samples = 0;  // the model's samples after the last batch
+  std::uint64_t retries = 0;
+};
+
+// A typed client of a streamreg server (ModelService and
+// RegressionService). Idempotent calls are retried with exponential backoff
+// on UNAVAILABLE; samples carry ids (assigned here when the caller gives
+// none), so resending a batch whose acknowledgement was lost never learns it
+// twice. Thread-safe; sessions (Ingester, LearnSession, PredictSession) are
+// used by one thread each.
+class Client {
+ public:
+  explicit Client(ClientOptions options = {});
+  // Over an existing channel (tests, custom credentials).
+  Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options);
+  ~Client();
+
+  absl::StatusOr<v1::Model> CreateModel(const std::string& name,
+                                        const v1::ModelSpec& spec);
+  absl::StatusOr<v1::Model> GetModel(const std::string& name);
+  // Every model (all pages).
+  absl::StatusOr<std::vector<v1::Model>> ListModels();
+  absl::Status DeleteModel(const std::string& name);
+  absl::StatusOr<v1::MetricReport> GetMetric(const std::string& name);
+  // Runs a batch refit; progress(done, total) as the server reports it.
+  // Returns the stats after the refit. Not retried (it is not cheap).
+  absl::StatusOr<v1::ModelStats> Refit(
+      const std::string& name,
+      const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
+
+  // Predicts n = x.size() / dim queries (row-major), in requests of at most
+  // batch_size queries.
+  absl::StatusOr<std::vector<v1::Prediction>> Predict(const std::string& model,
+                                                      std::span<const double> x,
+                                                      std::size_t dim);
+
+  // Sessions over the streaming calls.
+  std::unique_ptr<Ingester> StartIngest(const std::string& model);
+  std::unique_ptr<LearnSession> StartLearn(const std::string& model);
+  std::unique_ptr<PredictSession> StartPredict(const std::string& model);
+
+  // grpc.health.v1 Check of the whole server: SERVING or an error.
+  absl::StatusOr<std::string> Health();
+
+  // A fresh sample id, unique to this client (a random 64-bit start,
+  // counted up).
+  std::uint64_t NextSampleId() { return next_sample_id_++; }
+  const ClientOptions& options() const { return options_; }
+  v1::ModelService::Stub& models() { return *model_stub_; }
+  v1::RegressionService::Stub& regression() { return *regression_stub_; }
+  // A context with the call deadline set.
+  std::unique_ptr<grpc::ClientContext> NewContext() const;
+
+ private:
+  ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::ModelService::Stub> model_stub_;
+  std::unique_ptr<v1::RegressionService::Stub> regression_stub_;
+  std::atomic<std::uint64_t> next_sample_id_;
+};
+
+// absl::Status of a gRPC status (same canonical code).
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CLIENT_LIB_CLIENT_H_

@@ -1,0 +1,29 @@
+#include "client/lib/predict_session.h"
+
+#include <utility>
+
+namespace streamreg {
+
+PredictSession::PredictSession(Client* client, std::string model)
+    : client_(client),
+      model_(std::move(model)),
+      exchange_([client](grpc::ClientContext* context) {
+        return client->regression().PredictStream(context);
+      }) {}
+
+absl::StatusOr<v1::Prediction> PredictSession::Predict(
+    std::span<const double> x) {
+  v1::PredictRequest request;
+  request.set_model(model_);
+  request.add_queries()->mutable_x()->Assign(x.begin(), x.end());
+  v1::PredictResponse response;
+  const absl::Status status = RetryCall(
+      client_->options().retry,
+      [&](int /*attempt*/) { return exchange_.Exchange(request, &response); });
+  if (!status.ok()) return status;
+  return response.predictions(0);
+}
+
+absl::Status PredictSession::Close() { return exchange_.Close(); }
+
+}  // namespace streamreg

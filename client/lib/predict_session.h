@@ -1,0 +1,32 @@
+#ifndef STREAMREG_CLIENT_LIB_PREDICT_SESSION_H_
+#define STREAMREG_CLIENT_LIB_PREDICT_SESSION_H_
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "client/lib/bidi_exchange.h"
+#include "client/lib/client.h"
+
+namespace streamreg {
+
+// Predictions over one PredictStream call, one query per exchange (the
+// lowest latency per tick); reopened and retried on a retryable status
+// (predicting is idempotent).
+class PredictSession {
+ public:
+  PredictSession(Client* client, std::string model);
+
+  absl::StatusOr<v1::Prediction> Predict(std::span<const double> x);
+  absl::Status Close();
+
+ private:
+  Client* client_;
+  std::string model_;
+  BidiExchange<v1::PredictRequest, v1::PredictResponse> exchange_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CLIENT_LIB_PREDICT_SESSION_H_

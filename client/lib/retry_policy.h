@@ -1,0 +1,64 @@
+#ifndef STREAMREG_CLIENT_LIB_RETRY_POLICY_H_
+#define STREAMREG_CLIENT_LIB_RETRY_POLICY_H_
+
+#include <cstdint>
+
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace streamreg {
+
+// When and how long to wait before retrying a call that may be repeated
+// safely: only on UNAVAILABLE (the server is unreachable, restarting or
+// draining) and ABORTED, up to max_attempts in all, waiting
+// initial_backoff * multiplier^(attempt-1), capped at max_backoff, with
+// full jitter.
+struct RetryPolicy {
+  int max_attempts = 5;
+  absl::Duration initial_backoff = absl::Milliseconds(50);
+  absl::Duration max_backoff = absl::Seconds(2);
+  double multiplier = 2.0;
+
+  static bool IsRetryable(const absl::Status& status) {
+    return status.code() == absl::StatusCode::kUnavailable ||
+           status.code() == absl::StatusCode::kAborted;
+  }
+  // For a stream whose every message may be resent (Ingest: samples carry
+  // ids): also a deadline passed while the server was busy.
+  static bool IsRetryableResend(const absl::Status& status) {
+    return IsRetryable(status) ||
+           status.code() == absl::StatusCode::kDeadlineExceeded;
+  }
+  // The wait before attempt number `attempt` + 1 (attempt counts from 1).
+  absl::Duration Backoff(int attempt, absl::BitGen& random) const {
+    absl::Duration ceiling = initial_backoff;
+    for (int i = 1; i < attempt && ceiling < max_backoff; ++i) {
+      ceiling = ceiling * multiplier;
+    }
+    ceiling = std::min(ceiling, max_backoff);
+    return ceiling * absl::Uniform(random, 0.0, 1.0);
+  }
+};
+
+// Runs call(attempt) until it succeeds, fails with a status that is not
+// retryable, or the policy's attempts are spent; returns the last status.
+template <class Call>
+absl::Status RetryCall(
+    const RetryPolicy& policy, Call call,
+    bool (*retryable)(const absl::Status&) = &RetryPolicy::IsRetryable) {
+  absl::BitGen random;
+  absl::Status status;
+  for (int attempt = 1;; ++attempt) {
+    status = call(attempt);
+    if (status.ok() || !retryable(status) || attempt >= policy.max_attempts) {
+      return status;
+    }
+    absl::SleepFor(policy.Backoff(attempt, random));
+  }
+}
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CLIENT_LIB_RETRY_POLICY_H_

@@ -1,0 +1,211 @@
+#include "core/index/concurrent_cover_tree.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace streamreg {
+
+ConcurrentCoverTree::ConcurrentCoverTree(std::size_t dim)
+    : ConcurrentCoverTree(dim, Options{}) {}
+
+ConcurrentCoverTree::ConcurrentCoverTree(std::size_t dim, Options options)
+    : ConcurrentCoverTree(CoverTree(dim), options) {}
+
+ConcurrentCoverTree::ConcurrentCoverTree(CoverTree tree)
+    : ConcurrentCoverTree(std::move(tree), Options{}) {}
+
+ConcurrentCoverTree::ConcurrentCoverTree(CoverTree tree, Options options)
+    : options_(options),
+      tree_(std::make_unique<CoverTree>(std::move(tree))),
+      built_size_(tree_->size()) {}
+
+ConcurrentCoverTree::~ConcurrentCoverTree() {
+  WaitForBackgroundRebuild();
+  if (rebuild_thread_.joinable()) rebuild_thread_.join();
+}
+
+absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
+                                         std::span<const double> point) {
+  std::lock_guard writer(writer_);
+  // Rehash on a copy, not under the lock (see CoverTree::PreparedIdMap).
+  CoverTree::IdMap grown;
+  const bool grow = tree_->IdMapNearlyFull();
+  if (grow) grown = tree_->PreparedIdMap();
+  absl::Status status;
+  {
+    std::unique_lock lock(lock_);
+    if (grow) tree_->AdoptIdMap(grown);
+    status = tree_->Insert(id, point);
+  }
+  if (!status.ok()) return status;
+  if (rebuilding_) {
+    pending_.push_back({id, std::vector<double>(point.begin(), point.end())});
+  }
+  AfterWrite();
+  return absl::OkStatus();
+}
+
+absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
+  std::lock_guard writer(writer_);
+  absl::Status status;
+  {
+    std::unique_lock lock(lock_);
+    status = tree_->Remove(id);
+  }
+  if (!status.ok()) return status;
+  if (rebuilding_) pending_.push_back({id, {}});
+  AfterWrite();
+  return absl::OkStatus();
+}
+
+// Starts a background rebuild when the tree has drifted far enough from its
+// last build. Called with writer_ held.
+void ConcurrentCoverTree::AfterWrite() {
+  if (!options_.auto_rebuild || rebuilding_) return;
+  const std::size_t size = tree_->size();
+  const double growth = options_.rebuild_growth;
+  const bool grew = size >= options_.rebuild_min_size &&
+                    static_cast<double>(size) >= growth * built_size_;
+  const bool shrank = built_size_ >= options_.rebuild_min_size &&
+                      static_cast<double>(size) * growth <= built_size_;
+  if (!grew && !shrank) return;
+
+  // The copy is the only O(n) work a writer does for a background rebuild.
+  std::vector<std::uint64_t> ids;
+  std::vector<double> coordinates;
+  tree_->CopyPoints(&ids, &coordinates);
+  const std::size_t dim = tree_->dim();
+  const CoverTree::Strategy strategy = tree_->strategy();
+  rebuilding_ = true;
+  if (rebuild_thread_.joinable()) rebuild_thread_.join();  // long finished
+  rebuild_thread_ = std::thread([this, dim, strategy, ids = std::move(ids),
+                                 coordinates = std::move(coordinates)] {
+    // Validated on the way in: Build cannot fail.
+    auto fresh =
+        std::make_unique<CoverTree>(*CoverTree::Build(dim, coordinates, ids));
+    fresh->set_strategy(strategy);
+    FinishBackgroundRebuild(std::move(fresh));
+  });
+}
+
+// On the rebuild thread: catch the fresh tree up with the writes made since
+// the copy, swap it in, and free the old tree outside every lock. The fresh
+// tree is this thread's alone until the swap, so most of the catching up
+// happens without the writer lock; writers wait only for the last few
+// writes (or, if they outpace the replay, for one bounded round).
+void ConcurrentCoverTree::FinishBackgroundRebuild(
+    std::unique_ptr<CoverTree> fresh) {
+  constexpr std::size_t kReplayUnderLock = 256;
+  constexpr int kLockFreeRounds = 8;
+  std::vector<PendingWrite> batch;
+  for (int round = 0; round < kLockFreeRounds; ++round) {
+    {
+      std::lock_guard writer(writer_);
+      if (pending_.size() <= kReplayUnderLock) break;
+      batch.swap(pending_);
+    }
+    Replay(batch, *fresh);
+    batch.clear();
+  }
+  {
+    std::lock_guard writer(writer_);
+    Replay(pending_, *fresh);
+    pending_.clear();
+    built_size_ = fresh->size();
+    Swap(fresh);
+    rebuilding_ = false;
+    ++rebuilds_;
+  }
+  rebuilt_.notify_all();
+  fresh.reset();  // the old tree
+}
+
+// Applies writes that succeeded on the live tree to `tree`, which held the
+// same points when they were made, so they succeed again.
+void ConcurrentCoverTree::Replay(const std::vector<PendingWrite>& writes,
+                                 CoverTree& tree) {
+  for (const PendingWrite& write : writes) {
+    if (write.point.empty()) {
+      (void)tree.Remove(write.id);
+    } else {
+      (void)tree.Insert(write.id, write.point);
+    }
+  }
+}
+
+void ConcurrentCoverTree::WaitWhileRebuilding(
+    std::unique_lock<std::mutex>& writer) {
+  rebuilt_.wait(writer, [this] { return !rebuilding_; });
+}
+
+void ConcurrentCoverTree::WaitForBackgroundRebuild() {
+  std::unique_lock writer(writer_);
+  WaitWhileRebuilding(writer);
+}
+
+absl::Status ConcurrentCoverTree::Knn(std::span<const double> query,
+                                      std::size_t k,
+                                      std::vector<Neighbor>* out) const {
+  std::shared_lock lock(lock_);
+  return tree_->Knn(query, k, out);
+}
+
+absl::Status ConcurrentCoverTree::Range(std::span<const double> query,
+                                        double radius,
+                                        std::vector<Neighbor>* out) const {
+  std::shared_lock lock(lock_);
+  return tree_->Range(query, radius, out);
+}
+
+absl::Status ConcurrentCoverTree::RangeUnordered(
+    std::span<const double> query, double radius,
+    std::vector<Neighbor>* out) const {
+  std::shared_lock lock(lock_);
+  return tree_->RangeUnordered(query, radius, out);
+}
+
+void ConcurrentCoverTree::Rebuild() {
+  std::unique_lock writer(writer_);
+  WaitWhileRebuilding(writer);
+  // No writer can change tree_ now, and readers only read: no lock needed.
+  auto fresh = std::make_unique<CoverTree>(tree_->Rebuilt());
+  built_size_ = fresh->size();
+  Swap(fresh);
+  ++rebuilds_;
+  writer.unlock();
+  fresh.reset();
+}
+
+void ConcurrentCoverTree::Replace(CoverTree tree) {
+  auto fresh = std::make_unique<CoverTree>(std::move(tree));
+  std::unique_lock writer(writer_);
+  WaitWhileRebuilding(writer);
+  built_size_ = fresh->size();
+  Swap(fresh);
+  writer.unlock();
+  fresh.reset();
+}
+
+// Swaps `tree` in; on return `tree` holds the old tree, for the caller to
+// free once no lock is held.
+void ConcurrentCoverTree::Swap(std::unique_ptr<CoverTree>& tree) {
+  std::unique_lock lock(lock_);
+  tree_.swap(tree);
+}
+
+std::size_t ConcurrentCoverTree::size() const {
+  std::shared_lock lock(lock_);
+  return tree_->size();
+}
+
+std::size_t ConcurrentCoverTree::MemoryUsage() const {
+  std::shared_lock lock(lock_);
+  return tree_->MemoryUsage();
+}
+
+std::size_t ConcurrentCoverTree::rebuild_count() const {
+  std::lock_guard writer(writer_);
+  return rebuilds_;
+}
+
+}  // namespace streamreg

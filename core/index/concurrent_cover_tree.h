@@ -1,0 +1,125 @@
+#ifndef STREAMREG_CORE_INDEX_CONCURRENT_COVER_TREE_H_
+#define STREAMREG_CORE_INDEX_CONCURRENT_COVER_TREE_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/base/writer_priority_mutex.h"
+#include "core/index/cover_tree.h"
+#include "core/index/neighbor.h"
+
+namespace streamreg {
+
+// A CoverTree shared by many searching threads and the threads that change it.
+//
+// How searches avoid waiting on long work:
+//  - a search holds a shared lock for its own duration only;
+//  - Insert and Remove hold the exclusive lock for one tree update (a few
+//    microseconds: one root-to-leaf search, or re-homing a removed node's
+//    children); the lock gives a waiting writer priority, so searches cannot
+//    starve it, and a search waits at most one such update. Updates never
+//    grow storage by copying it: nodes and coordinates live in fixed chunks,
+//    and the id map is grown on a copy before the lock is taken;
+//  - rebuilds build the new tree with no lock held while searches go on
+//    against the old one, then swap a pointer under the exclusive lock; the
+//    old tree is freed after the lock is released.
+// Writers are serialized among themselves by a separate mutex.
+//
+// No cliffs: a tree grown one point at a time (say a trajectory in time
+// order) answers more slowly than one built in a batch — its nodes lie in
+// arrival order, not near their siblings. So whenever the tree has grown by
+// Options::rebuild_growth since its last build (or lost that share of its
+// points), a background thread builds a fresh tree from a copy of the
+// points; writes that arrive meanwhile are applied to the live tree and
+// queued, replayed on the fresh tree, and then the fresh tree replaces the
+// live one. Writers wait only for the copy (O(n d) memory, once per growth
+// step) and the last few replayed writes; searches never wait.
+class ConcurrentCoverTree {
+ public:
+  struct Options {
+    // Rebuild in the background when the size has grown by this factor
+    // since the last build (or removals reached 1 - 1/factor of it).
+    double rebuild_growth = 2.0;
+    // Trees smaller than this are never rebuilt automatically.
+    std::size_t rebuild_min_size = 4096;
+    bool auto_rebuild = true;
+  };
+
+  explicit ConcurrentCoverTree(std::size_t dim);
+  ConcurrentCoverTree(std::size_t dim, Options options);
+  explicit ConcurrentCoverTree(CoverTree tree);
+  ConcurrentCoverTree(CoverTree tree, Options options);
+  ~ConcurrentCoverTree();
+  ConcurrentCoverTree(const ConcurrentCoverTree&) = delete;
+  ConcurrentCoverTree& operator=(const ConcurrentCoverTree&) = delete;
+
+  absl::Status Insert(std::uint64_t id, std::span<const double> point);
+  absl::Status Remove(std::uint64_t id);
+
+  absl::Status Knn(std::span<const double> query, std::size_t k,
+                   std::vector<Neighbor>* out) const;
+  absl::Status Range(std::span<const double> query, double radius,
+                     std::vector<Neighbor>* out) const;
+  absl::Status RangeUnordered(std::span<const double> query, double radius,
+                              std::vector<Neighbor>* out) const;
+
+  // Runs `fn(const CoverTree&)` under the shared lock (any other read).
+  template <class Fn>
+  auto Read(Fn&& fn) const {
+    std::shared_lock lock(lock_);
+    return fn(*tree_);
+  }
+
+  // Replaces the tree with a batch-built one over the same points, now
+  // (the calling writer waits; searches do not).
+  void Rebuild();
+
+  // Replaces the tree with `tree` (e.g. built elsewhere in new coordinates).
+  void Replace(CoverTree tree);
+
+  // Blocks until no background rebuild is running.
+  void WaitForBackgroundRebuild();
+
+  std::size_t size() const;
+  std::size_t MemoryUsage() const;
+  // Completed rebuilds, background and explicit.
+  std::size_t rebuild_count() const;
+
+ private:
+  // A write made while a background rebuild runs, to replay on its tree.
+  struct PendingWrite {
+    std::uint64_t id;
+    std::vector<double> point;  // empty for a removal
+  };
+
+  void Swap(std::unique_ptr<CoverTree>& tree);
+  void AfterWrite();
+  void FinishBackgroundRebuild(std::unique_ptr<CoverTree> fresh);
+  static void Replay(const std::vector<PendingWrite>& writes, CoverTree& tree);
+  void WaitWhileRebuilding(std::unique_lock<std::mutex>& writer);
+
+  const Options options_;
+  mutable std::mutex writer_;         // serializes writers
+  mutable WriterPriorityMutex lock_;  // guards tree_ against readers
+  std::unique_ptr<CoverTree> tree_;
+
+  // Guarded by writer_.
+  std::size_t built_size_ = 0;  // size when the tree was last built
+  bool rebuilding_ = false;
+  std::vector<PendingWrite> pending_;
+  std::size_t rebuilds_ = 0;
+  std::condition_variable rebuilt_;
+  std::thread rebuild_thread_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_INDEX_CONCURRENT_COVER_TREE_H_

@@ -1,0 +1,443 @@
+#ifndef STREAMREG_CORE_INDEX_COVER_TREE_H_
+#define STREAMREG_CORE_INDEX_COVER_TREE_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/base/chunked_rows.h"
+#include "core/index/cover_scale.h"
+#include "core/index/euclidean_distance.h"
+#include "core/index/knn_radius_estimate.h"
+#include "core/index/neighbor.h"
+#include "core/index/pruning_monitor.h"
+#include "core/index/search_rules.h"
+
+namespace streamreg {
+
+// An exact nearest-neighbour index over points in R^d under the Euclidean
+// distance: the cover tree of Beygelzimer, Kakade & Langford, "Cover Trees for
+// Nearest Neighbor" (ICML 2006), in its explicit (compressed) form.
+//
+// Every distinct location is one node. A node has a top level i; it belongs to
+// every level set C_j with j <= i. With base 2 the tree keeps BKL's three
+// invariants:
+//   nesting:    C_i is a subset of C_{i-1} (a node is present at every level
+//               below its top, so a child's top level is below its parent's);
+//   covering:   a child with top level j lies within 2^(j+1) of its parent;
+//   separation: two distinct nodes both in C_j are more than 2^j apart.
+// Insertion puts a point at the highest level that keeps the invariants
+// (the highest BKL's Insert could give it), below the nearest node that
+// covers it at its own level, found by branch and bound. Removal re-homes the
+// removed node's children, highest level first, the same way (a child that no
+// node of the level above covers is promoted, which keeps separation).
+//
+// Points at exactly the same coordinates share a node (any number of ids).
+// Below the finest representable radius (2^-1074) separation cannot be
+// expressed; distinct points at computed distance 0 share the floor level.
+//
+// Each node also keeps the distance to its parent and an upper bound on the
+// distance to any descendant; searches prune with both (triangle inequality),
+// so a search visits far fewer nodes than the covering radii alone allow.
+// Where the data leaves nothing to prune (high intrinsic dimension), a
+// PruningMonitor notices: searches scan the points instead, and insertions
+// keep new points outside the tree (scanned too) rather than pay a scan to
+// place each one. Same answers; never much slower than brute force.
+// "Points at the same coordinates share a node" and the invariants concern
+// the tree; points kept outside it are single nodes each.
+//
+// Not synchronized: concurrent const calls are safe, a mutating call needs
+// exclusive access (ConcurrentCoverTree provides it).
+class CoverTree {
+ public:
+  // Nodes live at top levels in [kMinLevel, ...]; the floor's radius is 0.
+  static constexpr int kMinLevel = CoverScale::kMinLevel;
+
+  // An empty tree over points with `dim` coordinates (dim >= 1).
+  explicit CoverTree(std::size_t dim);
+
+  // The order Build inserts points in: shuffled (the same points give the
+  // same tree whatever their order), or as given — several times faster for
+  // points in stream order, whose neighbours are inserted close in time
+  // (a model restoring its index from its store).
+  enum class InsertionOrder { kShuffled, kAsGiven };
+
+  // Builds a tree over the n = ids.size() points stored row-major in
+  // `coordinates` (n * dim values). Validates everything first: a bad point or
+  // a repeated id fails the whole build with InvalidArgument / AlreadyExists.
+  static absl::StatusOr<CoverTree> Build(
+      std::size_t dim, std::span<const double> coordinates,
+      std::span<const std::uint64_t> ids,
+      InsertionOrder order = InsertionOrder::kShuffled);
+
+  // Adds one point. InvalidArgument for a wrong dimension, NaN or infinite
+  // coordinates; AlreadyExists if `id` is stored. The tree is unchanged on
+  // error.
+  absl::Status Insert(std::uint64_t id, std::span<const double> point);
+
+  // Removes the point `id`; NotFound if it is not stored.
+  absl::Status Remove(std::uint64_t id);
+
+  // The k nearest stored points to `query`, sorted by (distance, id); fewer
+  // than k if the tree holds fewer. Identical to a brute-force scan. The
+  // search starts capped at twice the k-th distance recent queries found
+  // (KnnRadiusEstimate) and repeats uncapped if that was too small.
+  absl::Status Knn(std::span<const double> query, std::size_t k,
+                   std::vector<Neighbor>* out) const;
+
+  // Every stored point within `radius` (inclusive), sorted by (distance, id).
+  absl::Status Range(std::span<const double> query, double radius,
+                     std::vector<Neighbor>* out) const;
+  // The same points in the traversal's order, for callers that order them
+  // themselves (ShellOrder) and would waste the sort.
+  absl::Status RangeUnordered(std::span<const double> query, double radius,
+                              std::vector<Neighbor>* out) const;
+
+  // Walks the tree for any SearchRules. `query` must have dim() valid
+  // coordinates (the checked entry points are Knn and Range).
+  template <SearchRules Rules>
+  void Search(const double* query, Rules& rules) const;
+
+  std::size_t size() const { return size_; }
+  std::size_t dim() const { return dim_; }
+  bool empty() const { return size_ == 0; }
+  bool Contains(std::uint64_t id) const { return node_of_id_.contains(id); }
+
+  // The coordinates stored for `id`, or an empty span if it is not stored.
+  std::span<const double> PointOf(std::uint64_t id) const;
+
+  // Bytes held by the tree: nodes, coordinates, id map, child lists.
+  std::size_t MemoryUsage() const;
+
+  // A fresh batch-built tree over the same points: compact memory layout and
+  // no slack left by removals.
+  CoverTree Rebuilt() const;
+
+  // The stored points, as ids and row-major coordinates for Build (what
+  // Rebuilt() builds from; a background rebuild copies them the same way).
+  void CopyPoints(std::vector<std::uint64_t>* ids,
+                  std::vector<double>* coordinates) const;
+
+  // Calls fn(id, coordinates) for every stored point, in no promised order
+  // (the same for the same tree).
+  template <class Fn>
+  void ForEachPoint(Fn&& fn) const;
+
+  // How searches and insertions work. kAdaptive walks the tree unless a
+  // PruningMonitor finds that a scan is cheaper: then searches scan, and
+  // insertions (into a tree of kMinTreeToDefer nodes or more) keep points
+  // outside the tree, scanned by every search, until insertions walk again.
+  // kTree always walks; kScan always scans and keeps every new point outside
+  // the tree (a flat index). The answers are the same.
+  enum class Strategy { kAdaptive, kTree, kScan };
+  void set_strategy(Strategy strategy) { strategy_ = strategy; }
+  Strategy strategy() const { return strategy_; }
+
+  // The average fraction of the nodes that measured tree walks computed
+  // distances to (see PruningMonitor): near 0 where the tree prunes well;
+  // above PruningMonitor::kScanAbove, adaptive searches scan.
+  double search_fraction() const { return search_monitor_.fraction(); }
+
+  // Growing the id map rehashes every id; ConcurrentCoverTree does that on a
+  // copy while searches go on (PreparedIdMap, off-lock) and swaps the copy in
+  // under its lock (AdoptIdMap), so no search waits for a rehash.
+  using IdMap = absl::flat_hash_map<std::uint64_t, std::uint32_t>;
+  // Whether the next insertion may rehash the id map.
+  bool IdMapNearlyFull() const {
+    return node_of_id_.size() + 1 >
+           node_of_id_.capacity() - node_of_id_.capacity() / 8;
+  }
+  // A copy of the id map with room for twice as many ids.
+  IdMap PreparedIdMap() const;
+  // Takes `map` (from PreparedIdMap, with no write in between) as the id map.
+  void AdoptIdMap(IdMap& map) { node_of_id_.swap(map); }
+
+  // Verifies nesting, covering, separation, the distance bounds and the id
+  // map; returns Internal naming the first violation. O(n^2): for tests.
+  absl::Status CheckInvariants() const;
+
+  // Points kept outside the tree (see Strategy), found by scanning.
+  std::size_t unindexed_count() const { return unindexed_.size(); }
+
+  // Number of nodes (distinct locations) and the top level of the root.
+  std::size_t node_count() const { return nodes_.size() - free_nodes_.size(); }
+  int root_level() const;
+
+ private:
+  using NodeIndex = std::uint32_t;
+  static constexpr NodeIndex kNoNode = std::numeric_limits<NodeIndex>::max();
+  static constexpr std::uint32_t kIndexed =
+      std::numeric_limits<std::uint32_t>::max();
+
+  struct Node {
+    std::vector<NodeIndex> children;  // sorted by top level, descending
+    std::uint64_t id = 0;             // first id stored at this location
+    double parent_distance = 0.0;     // distance to the parent; 0 at the root
+    double max_distance = 0.0;        // >= distance to any descendant
+    NodeIndex parent = kNoNode;
+    int level = kMinLevel;       // top level
+    std::uint32_t id_count = 0;  // ids at this location (extras in map)
+    std::uint32_t unindexed_at = kIndexed;  // position in unindexed_
+  };
+  // Insertions keep points out of the tree (see AddUnindexed) only once the
+  // tree has this many nodes: a small tree is cheap to search anyway.
+  static constexpr std::size_t kMinTreeToDefer = 1024;
+  // Unindexed locations that each tree-walking insertion moves into the tree.
+  static constexpr std::size_t kIndexPerInsert = 2;
+  // How a parent search runs: walk the tree (else scan) and whether to
+  // report to the insertion PruningMonitor.
+  struct ParentSearch {
+    bool walk;
+    bool measure;
+  };
+
+  struct SearchCandidate {
+    double distance;
+    NodeIndex node;
+    std::uint32_t first_child;  // search children first_child.. of node
+  };
+
+  const double* Coordinates(NodeIndex node) const {
+    return coordinates_.Row(node);
+  }
+  double DistanceTo(const double* point, NodeIndex node) const {
+    return EuclideanDistance(point, Coordinates(node), dim_);
+  }
+  bool SameLocation(const double* point, NodeIndex node) const;
+
+  // Pruning test with a relative slack that absorbs rounding in the three
+  // computed distances of the triangle inequality, so no point at exactly
+  // the bound is ever lost.
+  static bool BeyondBound(double lower_bound, double bound, double magnitude) {
+    return lower_bound > bound + 1e-12 * magnitude;
+  }
+
+  // The per-search scratch of a tree walk.
+  struct SearchState {
+    std::vector<SearchCandidate>& stack;
+    std::size_t distances;  // computed so far, for the pruning monitor
+  };
+
+  template <SearchRules Rules>
+  void SearchBelow(NodeIndex node, double distance, std::uint32_t first_child,
+                   const double* query, Rules& rules, SearchState& state) const;
+  template <SearchRules Rules>
+  void Scan(const double* query, Rules& rules) const;
+  // Bounds the distance from `node` to any point below its children
+  // first_child.. : max_distance for all of them; for a tail, also the reach
+  // of a subtree at the highest remaining child's level.
+  double Extent(NodeIndex node, std::uint32_t first_child) const {
+    const Node& n = nodes_[node];
+    if (first_child == 0) return n.max_distance;
+    return std::min(n.max_distance, CoverScale::SubtreeReach(
+                                        nodes_[n.children[first_child]].level));
+  }
+  template <SearchRules Rules>
+  void VisitIds(NodeIndex node, double distance, Rules& rules) const;
+  static std::vector<SearchCandidate>& ThreadSearchStack();
+
+  void InsertValidated(std::uint64_t id, const double* point);
+  void AddToTree(std::uint64_t id, const double* point, ParentSearch how);
+  void AddUnindexed(std::uint64_t id, const double* point);
+  void RemoveUnindexed(NodeIndex node);
+  void IndexUnindexed(std::size_t count);
+  void RaiseRootToCover(double distance, int min_level);
+  // The nearest node of level >= min_level within `within` of `point` that
+  // covers it at its own level, or kNoNode; see NearestCoveringNode in .cc.
+  NodeIndex NearestCoveringNode(const double* point, int min_level,
+                                double within, ParentSearch how,
+                                double* distance, NodeIndex* same_location);
+  NodeIndex NearestCoveringNodeInTree(const double* point, int min_level,
+                                      double within, double* distance,
+                                      NodeIndex* same_location,
+                                      std::size_t* distances);
+  // Whether this search walks the tree, per the strategy and `monitor`.
+  bool WalkTree(const PruningMonitor& monitor, bool* measure) const {
+    switch (strategy_) {
+      case Strategy::kTree:
+        *measure = false;
+        return true;
+      case Strategy::kScan:
+        *measure = false;
+        return false;
+      case Strategy::kAdaptive:
+        break;
+    }
+    return monitor.WalkTree(measure);
+  }
+  static bool CloserCandidate(double distance, NodeIndex node,
+                              double best_distance, NodeIndex best);
+  NodeIndex NearestCoveringNodeByScan(const double* point, int min_level,
+                                      double within, double* distance,
+                                      NodeIndex* same_location) const;
+  NodeIndex NewNode(std::uint64_t id, const double* point, int level);
+  void AddId(NodeIndex node, std::uint64_t id);
+  // Hangs `node` (and its subtree) below `parent` at `distance`.
+  void Attach(NodeIndex node, NodeIndex parent, double distance);
+  void InsertChild(NodeIndex parent, NodeIndex child);
+  void GrowMaxDistances(NodeIndex from, NodeIndex subtree);
+
+  void RemoveId(NodeIndex node, std::uint64_t id);
+  void RemoveNode(NodeIndex node);
+  void Rehome(NodeIndex orphan);
+  void TightenMaxDistances(NodeIndex from);
+  void FreeNode(NodeIndex node);
+
+  void CompactLayout();
+
+  std::size_t dim_;
+  std::size_t size_ = 0;
+  NodeIndex root_ = kNoNode;
+  ChunkedRows<Node> nodes_{1};
+  ChunkedRows<double> coordinates_;  // row i: node i's dim_ coordinates
+  std::vector<NodeIndex> free_nodes_;
+  std::vector<NodeIndex> unindexed_;  // nodes kept outside the tree
+  IdMap node_of_id_;                  // id -> node
+  absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids_;
+
+  // Insertion scratch, reused across calls (only the writer touches it).
+  std::vector<SearchCandidate> insert_stack_;
+  // Whether walking the tree pays, for searches and for insertions.
+  PruningMonitor search_monitor_;
+  PruningMonitor insert_monitor_;
+  KnnRadiusEstimate knn_radius_;
+  // How far recent insertions found their parent (as a k = 1 estimate).
+  KnnRadiusEstimate parent_radius_;
+  Strategy strategy_ = Strategy::kAdaptive;
+};
+
+template <SearchRules Rules>
+void CoverTree::Search(const double* query, Rules& rules) const {
+  if (size_ == 0) return;
+  bool measure = false;
+  if (!WalkTree(search_monitor_, &measure)) {
+    Scan(query, rules);
+    return;
+  }
+  SearchState state{ThreadSearchStack(), 0};
+  if (root_ != kNoNode) {
+    const double distance = DistanceTo(query, root_);
+    ++state.distances;
+    VisitIds(root_, distance, rules);
+    if (!nodes_[root_].children.empty()) {
+      SearchBelow(root_, distance, 0, query, rules, state);
+    }
+  }
+  for (NodeIndex node : unindexed_) {
+    const double d = EuclideanDistance(query, Coordinates(node), dim_);
+    ++state.distances;
+    if (d <= rules.Bound()) VisitIds(node, d, rules);
+  }
+  if (measure) search_monitor_.Record(state.distances, node_count());
+}
+
+// Every stored point, in node order (freed slots hold +infinity).
+template <SearchRules Rules>
+void CoverTree::Scan(const double* query, Rules& rules) const {
+  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
+    // No early stop here: over all points its branch is a coin toss, and
+    // measured it doubled the scan's time.
+    const double d = EuclideanDistance(query, Coordinates(node), dim_);
+    // A free slot, or beyond the bound: skip without reading the node.
+    if (d == std::numeric_limits<double>::infinity() || d > rules.Bound()) {
+      continue;
+    }
+    VisitIds(node, d, rules);
+  }
+}
+
+template <SearchRules Rules>
+void CoverTree::VisitIds(NodeIndex node, double distance, Rules& rules) const {
+  const Node& n = nodes_[node];
+  rules.Visit(n.id, distance);
+  if (n.id_count > 1) {
+    for (std::uint64_t id : extra_ids_.find(node)->second) {
+      rules.Visit(id, distance);
+    }
+  }
+}
+
+// Depth first, nearest first, one level at a time. A node's children have
+// many levels (the compressed tree leaves out a node's copies of itself at
+// lower levels); taking all of them at once would compute distances to
+// children near the node before the bound is tight. So a call takes only the
+// children at the highest level from `first_child` on, and the node's own
+// lower copy — the node with the remaining children — competes with them as
+// one more candidate at the node's distance. Each child's own point goes to
+// the rules as soon as its distance is known, so the bound tightens early.
+template <SearchRules Rules>
+void CoverTree::SearchBelow(NodeIndex node, double distance,
+                            std::uint32_t first_child, const double* query,
+                            Rules& rules, SearchState& state) const {
+  std::vector<SearchCandidate>& stack = state.stack;
+  const std::vector<NodeIndex>& children = nodes_[node].children;
+  const int level = nodes_[children[first_child]].level;
+  const std::size_t begin = stack.size();
+  std::uint32_t i = first_child;
+  for (; i < children.size() && nodes_[children[i]].level == level; ++i) {
+    const NodeIndex child = children[i];
+    const Node& c = nodes_[child];
+    const double lower = std::fabs(distance - c.parent_distance);
+    if (BeyondBound(lower - c.max_distance, rules.Bound(),
+                    distance + c.parent_distance + c.max_distance)) {
+      continue;
+    }
+    // Reading all coordinates is needed only if the child or its subtree can
+    // still be within the bound.
+    const double d = EuclideanDistanceUpTo(query, Coordinates(child), dim_,
+                                           rules.Bound() + c.max_distance);
+    ++state.distances;
+    if (d == std::numeric_limits<double>::infinity()) continue;
+    VisitIds(child, d, rules);
+    if (!c.children.empty()) {
+      __builtin_prefetch(c.children.data());  // likely read soon
+      stack.push_back({d, child, 0});
+    }
+  }
+  if (i < children.size()) stack.push_back({distance, node, i});
+  const std::size_t end = stack.size();
+  // Nearest first tightens a shrinking bound soonest; a fixed one (a range
+  // search) prunes the same whatever the order.
+  if constexpr (!kHasFixedBound<Rules>) {
+    std::sort(stack.begin() + begin, stack.begin() + end,
+              [](const SearchCandidate& a, const SearchCandidate& b) {
+                return a.distance < b.distance;
+              });
+  }
+  for (std::size_t j = begin; j < end; ++j) {
+    const SearchCandidate candidate = stack[j];
+    const double extent = Extent(candidate.node, candidate.first_child);
+    if (BeyondBound(candidate.distance - extent, rules.Bound(),
+                    candidate.distance + extent)) {
+      continue;
+    }
+    SearchBelow(candidate.node, candidate.distance, candidate.first_child,
+                query, rules, state);
+  }
+  stack.resize(begin);
+}
+
+// In node order: coordinates are read front to back.
+template <class Fn>
+void CoverTree::ForEachPoint(Fn&& fn) const {
+  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
+    const Node& n = nodes_[node];
+    if (n.id_count == 0) continue;  // a free slot
+    const std::span<const double> point(Coordinates(node), dim_);
+    fn(n.id, point);
+    if (n.id_count > 1) {
+      for (std::uint64_t id : extra_ids_.find(node)->second) fn(id, point);
+    }
+  }
+}
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_INDEX_COVER_TREE_H_

@@ -1,0 +1,117 @@
+#ifndef STREAMREG_CORE_INDEX_SEARCH_RULES_H_
+#define STREAMREG_CORE_INDEX_SEARCH_RULES_H_
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/index/neighbor.h"
+
+namespace streamreg {
+
+// What a search wants, apart from how a tree is walked (mlpack's "rules"):
+// Bound() is the largest distance still of interest — the traversal prunes
+// every subtree that lies wholly beyond it — and Visit() receives each stored
+// point the traversal reaches with its exact distance to the query. Points
+// beyond Bound() may still be visited; rules must filter them.
+template <class R>
+concept SearchRules = requires(R rules, std::uint64_t id, double distance) {
+  { rules.Bound() } -> std::convertible_to<double>;
+  rules.Visit(id, distance);
+};
+
+// Whether rules declare that Bound() never changes during a search
+// (`static constexpr bool kFixedBound = true;`): traversals may then visit
+// subtrees in any order.
+template <class R>
+inline constexpr bool kHasFixedBound = requires {
+  requires R::kFixedBound;
+};
+
+// The k nearest points, ties at equal distance broken by the smaller id.
+// Keeps a max-heap of the best k seen so far; Bound() is the k-th distance.
+//
+// With a finite `radius_cap`, Bound() never exceeds it, so the traversal
+// prunes as tightly from the first node as a range search would. The result
+// is then exact if it holds min(k, n) points and the last is within the cap
+// (CapHeld()): any point nearer than the k-th was within the cap, so no
+// pruning skipped it. Otherwise the search must be repeated without a cap.
+class KnnRules {
+ public:
+  // `out` receives the result (sorted by distance, then id) on Finish().
+  KnnRules(std::size_t k, std::vector<Neighbor>* out,
+           double radius_cap = std::numeric_limits<double>::infinity())
+      : k_(k), radius_cap_(radius_cap), heap_(out) {
+    heap_->clear();
+  }
+
+  double Bound() const {
+    return heap_->size() < k_ ? radius_cap_
+                              : std::min(radius_cap_, heap_->front().distance);
+  }
+
+  // After Finish(): whether the capped search found the exact answer in a
+  // set of `n` points.
+  bool CapHeld(std::size_t n) const {
+    return heap_->size() == std::min(k_, n) &&
+           (heap_->empty() || heap_->back().distance <= radius_cap_);
+  }
+
+  // Most visits are rejected: that test stays inline, the heap work not.
+  void Visit(std::uint64_t id, double distance) {
+    if (heap_->size() == k_ &&
+        (k_ == 0 || distance > heap_->front().distance)) {
+      return;
+    }
+    Admit({id, distance});
+  }
+
+  void Finish() {
+    std::sort_heap(heap_->begin(), heap_->end(), NeighborOrder());
+  }
+
+ private:
+  [[gnu::noinline]] void Admit(const Neighbor& candidate) {
+    if (heap_->size() < k_) {
+      heap_->push_back(candidate);
+      std::push_heap(heap_->begin(), heap_->end(), NeighborOrder());
+    } else if (NeighborLess(candidate, heap_->front())) {
+      std::pop_heap(heap_->begin(), heap_->end(), NeighborOrder());
+      heap_->back() = candidate;
+      std::push_heap(heap_->begin(), heap_->end(), NeighborOrder());
+    }
+  }
+
+  std::size_t k_;
+  double radius_cap_;
+  std::vector<Neighbor>* heap_;
+};
+
+// Every point within `radius` of the query (distance <= radius), in the
+// order the traversal reaches them.
+class RangeRules {
+ public:
+  static constexpr bool kFixedBound = true;
+
+  RangeRules(double radius, std::vector<Neighbor>* out)
+      : radius_(radius), out_(out) {
+    out_->clear();
+  }
+
+  double Bound() const { return radius_; }
+
+  void Visit(std::uint64_t id, double distance) {
+    if (distance <= radius_) out_->push_back({id, distance});
+  }
+
+ private:
+  double radius_;
+  std::vector<Neighbor>* out_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_INDEX_SEARCH_RULES_H_

@@ -1,0 +1,95 @@
+#include "core/metric/gradient_refresh.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <utility>
+
+#include "core/index/cover_tree.h"
+#include "core/metric/batch_gradients.h"
+
+namespace streamreg {
+
+GradientRefresh::~GradientRefresh() {
+  if (worker_.joinable()) worker_.join();
+}
+
+GradientStatistics GradientRefresh::Run(const Job& job,
+                                        const CopySlotRows& copy_rows,
+                                        const Progress& progress) {
+  const std::size_t d = job.standardization.dim();
+  const std::size_t m = job.num_targets;
+  const std::size_t n = job.num_slots;
+  std::vector<double> coordinates, targets;
+  ReadMappedRows(n, copy_rows, job.standardization, &coordinates, &targets);
+  std::vector<std::uint64_t> ids(n);
+  for (std::size_t slot = 0; slot < n; ++slot) ids[slot] = slot;
+  absl::StatusOr<CoverTree> tree = CoverTree::Build(d, coordinates, ids);
+  assert(tree.ok());
+  GradientStatistics stats(d, m, job.outer_products);
+  AddBatchGradients(
+      *tree, ids, [&](std::uint64_t slot) { return targets.data() + slot * m; },
+      job.kernel, job.bandwidth, job.step, &stats, progress);
+  return stats;
+}
+
+void GradientRefresh::Start(Job job, CopySlotRows copy_rows) {
+  if (worker_.joinable()) worker_.join();
+  job_ = job;
+  std::packaged_task<GradientStatistics()> task(
+      [job = std::move(job), copy_rows = std::move(copy_rows)] {
+        return Run(job, copy_rows);
+      });
+  result_ = task.get_future().share();
+  running_ = true;
+  worker_ = std::thread(std::move(task));
+}
+
+void GradientRefresh::Resume(GradientStatistics result) {
+  if (worker_.joinable()) worker_.join();
+  std::promise<GradientStatistics> known;
+  known.set_value(std::move(result));
+  job_.reset();
+  result_ = known.get_future().share();
+  running_ = true;
+}
+
+GradientStatistics GradientRefresh::Finish() {
+  assert(result_.valid());
+  if (worker_.joinable()) worker_.join();
+  running_ = false;
+  GradientStatistics stats = result_.get();
+  result_ = {};
+  job_.reset();
+  return stats;
+}
+
+void GradientRefresh::SaveJob(const Job& job, ByteWriter& out) {
+  job.standardization.Save(out);
+  out.U8(static_cast<std::uint8_t>(job.kernel));
+  out.Double(job.bandwidth);
+  out.Double(job.step);
+  out.U64(job.num_targets);
+  out.U8(job.outer_products ? 1 : 0);
+  out.U64(job.num_slots);
+}
+
+bool GradientRefresh::LoadJob(ByteReader& in, std::size_t dim, Job* job) {
+  std::optional<MetricTransform> standardization =
+      MetricTransform::Load(in, dim);
+  if (!standardization) return false;
+  *job = Job{*std::move(standardization)};
+  const std::uint8_t kernel = in.U8();
+  if (kernel > static_cast<std::uint8_t>(Kernel::kTruncatedGaussian)) {
+    return false;
+  }
+  job->kernel = static_cast<Kernel>(kernel);
+  job->bandwidth = in.Double();
+  job->step = in.Double();
+  job->num_targets = in.U64();
+  job->outer_products = in.U8() != 0;
+  job->num_slots = in.U64();
+  return in.ok();
+}
+
+}  // namespace streamreg

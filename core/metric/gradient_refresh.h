@@ -1,0 +1,75 @@
+#ifndef STREAMREG_CORE_METRIC_GRADIENT_REFRESH_H_
+#define STREAMREG_CORE_METRIC_GRADIENT_REFRESH_H_
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <future>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "core/base/byte_coding.h"
+#include "core/metric/gradient_statistics.h"
+#include "core/metric/metric_transform.h"
+#include "core/metric/slot_rows.h"
+#include "core/regression/kernel.h"
+
+namespace streamreg {
+
+// The papers' batch gradient statistics (GW eq. 2; Trivedi et al. §3.1)
+// recomputed over a snapshot of the stored samples: every sample's gradient
+// estimate from all of them, in standardized Euclidean coordinates. A Model
+// runs it for Refit, and in the background each time its store has grown
+// by a factor, so that the online estimate — a mean of estimates each made
+// from the samples before it, the early ones from few samples — is replaced
+// by estimates made from much more data (docs/estimators.md, "Learning
+// online").
+class GradientRefresh {
+ public:
+  struct Job {
+    MetricTransform standardization;  // raw x -> standardized coordinates
+    Kernel kernel = Kernel::kBox;
+    double bandwidth = 1.0;  // h of f_{n,h}
+    double step = 0.5;       // t
+    std::size_t num_targets = 1;
+    bool outer_products = false;  // EGOP sums too
+    std::size_t num_slots = 0;    // samples 0 .. num_slots - 1
+  };
+  using Progress = std::function<void(std::size_t done, std::size_t total)>;
+  // A job exactly, for snapshots; LoadJob fails on a malformed one.
+  static void SaveJob(const Job& job, ByteWriter& out);
+  static bool LoadJob(ByteReader& in, std::size_t dim, Job* job);
+
+  GradientRefresh() = default;
+  ~GradientRefresh();
+  GradientRefresh(const GradientRefresh&) = delete;
+  GradientRefresh& operator=(const GradientRefresh&) = delete;
+
+  // Computes the statistics on the calling thread.
+  static GradientStatistics Run(const Job& job, const CopySlotRows& copy_rows,
+                                const Progress& progress = {});
+
+  // Computes them on a background thread; Finish() waits and returns them.
+  void Start(Job job, CopySlotRows copy_rows);
+  // Running again with a result already known (a model restored from a
+  // snapshot taken while a refresh ran): Finish() returns `result`.
+  void Resume(GradientStatistics result);
+  bool running() const { return running_.load(); }
+  // The result to come of the refresh running now (a snapshot waits for it
+  // on its own thread, while the model goes on learning).
+  std::shared_future<GradientStatistics> result() const { return result_; }
+  // The job running, if Start began it (not Resume).
+  const std::optional<Job>& job() const { return job_; }
+  GradientStatistics Finish();
+
+ private:
+  std::thread worker_;
+  std::shared_future<GradientStatistics> result_;
+  std::optional<Job> job_;
+  std::atomic<bool> running_ = false;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_METRIC_GRADIENT_REFRESH_H_

@@ -1,0 +1,65 @@
+#ifndef STREAMREG_CORE_METRIC_LEARNED_METRIC_H_
+#define STREAMREG_CORE_METRIC_LEARNED_METRIC_H_
+
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/metric/gradient_statistics.h"
+#include "core/metric/metric_transform.h"
+
+namespace streamreg {
+
+enum class MetricKind { kEuclidean, kGradientWeights, kEgop };
+
+absl::string_view MetricKindName(MetricKind kind);  // euclidean, gw, egop
+absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name);
+
+// One learned metric in the papers' terms, in standardized coordinates:
+//  - gradient weights: weights[i] = W_i (Kpotufe & Boularias eq. 2);
+//  - EGOP: matrix = E_n G_n(X) (Trivedi et al. §3.1), its spectral
+//    decomposition V D V^T (eigenvalues descending, eigenvectors[i * d + r]
+//    = component i of eigenvector r), and weights = its diagonal;
+//  - Euclidean: weights all 1.
+// A shared metric of several targets combines the standardized per-target
+// estimates: sum_t W_t / sd(y_t), or sum_t EGOP_t / var(y_t) (the EGOP of
+// the standardized targets), so each target counts alike whatever its units.
+struct LearnedMetric {
+  MetricKind kind = MetricKind::kEuclidean;
+  std::vector<double> weights;
+  std::vector<double> matrix;
+  std::vector<double> eigenvalues;
+  std::vector<double> eigenvectors;
+};
+
+// Selects which targets a metric is learned from.
+inline constexpr std::size_t kAllTargets =
+    std::numeric_limits<std::size_t>::max();
+
+// The metric of `kind` for `target`, or shared over all targets when
+// target == kAllTargets (target_scales[t] = standard deviation of target t).
+// Without `with_spectrum` the EGOP's eigen-decomposition is left out (what
+// TransformFor needs is the matrix; it decomposes the normalized one).
+LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
+                             std::size_t target,
+                             std::span<const double> target_scales,
+                             bool with_spectrum = true);
+
+// The index coordinates of a metric, after standardizing by center/scale:
+//  - GW: L = diag(sqrt(W_i / mean W));
+//  - EGOP: M' = M / (trace M / d) + ridge I = V D V^T, L = D^{1/2} V^T.
+// Both are normalized to mean squared scale 1 (trace L^T L = d), so the
+// bandwidths of a model mean the same in every metric (and before any
+// gradient is known, when the metric is Euclidean). A metric with no
+// information yet (all zero) maps to standardized Euclidean coordinates.
+MetricTransform TransformFor(const LearnedMetric& metric,
+                             std::vector<double> center,
+                             std::vector<double> scale, double ridge);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_METRIC_LEARNED_METRIC_H_

@@ -1,0 +1,31 @@
+#ifndef STREAMREG_CORE_METRIC_SLOT_ROWS_H_
+#define STREAMREG_CORE_METRIC_SLOT_ROWS_H_
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "core/metric/metric_transform.h"
+
+namespace streamreg {
+
+// How a background job reads a model's stored samples: copies the raw
+// inputs x (dim per slot) of slots [begin, end) into `x`, and their targets
+// into `y` unless y is null, taking whatever lock guards them for the
+// duration of the call.
+using CopySlotRows =
+    std::function<void(std::size_t begin, std::size_t end,
+                       std::vector<double>* x, std::vector<double>* y)>;
+
+// Reads slots [0, num_slots) through `copy` a chunk of 4096 at a time (so
+// the owner's lock is held briefly), mapping each x by `transform` into
+// `coordinates` (num_slots x dim) and, when `targets` is not null, keeping
+// the targets there (num_slots x their width).
+void ReadMappedRows(std::size_t num_slots, const CopySlotRows& copy,
+                    const MetricTransform& transform,
+                    std::vector<double>* coordinates,
+                    std::vector<double>* targets);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_METRIC_SLOT_ROWS_H_

@@ -1,0 +1,195 @@
+#include "core/model/metric_index.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace streamreg {
+
+MetricIndex::MetricIndex(MetricTransform transform)
+    : live_(std::make_shared<Generation>(transform,
+                                         CoverTree(transform.dim()))) {}
+
+MetricIndex::~MetricIndex() {
+  if (builder_.joinable()) builder_.join();
+  if (reaper_.joinable()) reaper_.join();
+}
+
+void MetricIndex::Retire(std::shared_ptr<Generation> old) {
+  if (reaper_.joinable()) reaper_.join();  // long finished
+  reaper_ = std::thread([old = std::move(old)]() mutable { old.reset(); });
+}
+
+std::shared_ptr<const MetricIndex::Generation> MetricIndex::current() const {
+  std::lock_guard lock(current_mutex_);
+  return live_;
+}
+
+void MetricIndex::Apply(Generation& generation, std::uint64_t slot,
+                        std::span<const double> x, bool replay) {
+  // A replayed write may find its effect already in the copied rows; it
+  // then replaces the slot's point (idempotent) instead of failing.
+  if (replay && generation.tree.Read([&](const CoverTree& tree) {
+        return tree.Contains(slot);
+      })) {
+    generation.tree.Remove(slot).IgnoreError();
+  }
+  if (x.empty()) {
+    if (!replay) {
+      const absl::Status status = generation.tree.Remove(slot);
+      assert(status.ok());
+      (void)status;
+    }
+    return;
+  }
+  thread_local std::vector<double> z;
+  z.resize(generation.transform.dim());
+  generation.transform.Apply(x, z);
+  const absl::Status status = generation.tree.Insert(slot, z);
+  assert(status.ok());
+  (void)status;
+}
+
+void MetricIndex::Insert(std::uint64_t slot, std::span<const double> x) {
+  Write(slot, x);
+}
+
+void MetricIndex::Remove(std::uint64_t slot) { Write(slot, {}); }
+
+void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
+  Apply(*live_, slot, x, /*replay=*/false);
+  if (!rebuilding_.load()) return;
+  std::lock_guard lock(pending_mutex_);
+  if (caught_up_) {
+    Apply(*next_, slot, x, /*replay=*/false);
+  } else {
+    pending_.push_back(WriteOp{slot, std::vector<double>(x.begin(), x.end())});
+  }
+}
+
+std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
+    MetricTransform transform, std::size_t num_slots,
+    const CopySlotRows& copy_rows, CoverTree::InsertionOrder order) {
+  std::vector<double> coordinates;
+  ReadMappedRows(num_slots, copy_rows, transform, &coordinates, nullptr);
+  std::vector<std::uint64_t> ids(num_slots);
+  for (std::size_t slot = 0; slot < num_slots; ++slot) ids[slot] = slot;
+  absl::StatusOr<CoverTree> tree =
+      CoverTree::Build(transform.dim(), coordinates, ids, order);
+  assert(tree.ok());
+  return std::make_shared<Generation>(std::move(transform), *std::move(tree));
+}
+
+void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
+                             const CopySlotRows& copy_rows) {
+  if (builder_.joinable()) FinishRebuild();
+  const auto start = std::chrono::steady_clock::now();
+  std::shared_ptr<Generation> fresh =
+      Build(std::move(transform), num_slots, copy_rows);
+  CountBuild(start);
+  {
+    std::lock_guard lock(current_mutex_);
+    live_.swap(fresh);
+    ++generation_;
+  }
+  Retire(std::move(fresh));
+}
+
+void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
+                               CopySlotRows copy_rows) {
+  if (builder_.joinable()) FinishRebuild();
+  {
+    std::lock_guard lock(pending_mutex_);
+    next_.reset();
+    pending_.clear();
+    caught_up_ = false;
+  }
+  rebuilding_ = true;
+  rebuild_transform_ = transform;
+  builder_ = std::thread(&MetricIndex::BuildInBackground, this,
+                         std::move(transform), num_slots, std::move(copy_rows));
+}
+
+void MetricIndex::BuildInBackground(MetricTransform transform,
+                                    std::size_t num_slots,
+                                    CopySlotRows copy_rows) {
+  const auto start = std::chrono::steady_clock::now();
+  std::shared_ptr<Generation> fresh =
+      Build(std::move(transform), num_slots, copy_rows);
+  std::vector<WriteOp> batch;
+  for (;;) {
+    {
+      std::lock_guard lock(pending_mutex_);
+      if (pending_.empty()) {
+        next_ = std::move(fresh);
+        caught_up_ = true;
+        CountBuild(start);
+        return;
+      }
+      batch.swap(pending_);
+    }
+    for (const WriteOp& write : batch) {
+      Apply(*fresh, write.slot, write.x, /*replay=*/true);
+    }
+    batch.clear();
+  }
+}
+
+void MetricIndex::FinishRebuild() {
+  if (!builder_.joinable()) return;
+  {
+    std::lock_guard lock(pending_mutex_);
+    if (!caught_up_) waits_.fetch_add(1);
+  }
+  builder_.join();
+  std::shared_ptr<Generation> fresh;
+  {
+    std::lock_guard lock(pending_mutex_);
+    assert(caught_up_ && pending_.empty());
+    fresh = std::move(next_);
+    caught_up_ = false;
+  }
+  {
+    std::lock_guard lock(current_mutex_);
+    live_.swap(fresh);
+    ++generation_;
+  }
+  rebuilding_ = false;
+  rebuild_transform_.reset();
+  Retire(std::move(fresh));
+}
+
+void MetricIndex::Restore(MetricTransform transform, std::size_t num_slots,
+                          const CopySlotRows& copy_rows, std::size_t generation,
+                          std::size_t waits) {
+  // Slot order is about stream order: the fast way to build (searches
+  // answer the same whatever the tree's shape).
+  std::shared_ptr<Generation> restored =
+      Build(std::move(transform), num_slots, copy_rows,
+            CoverTree::InsertionOrder::kAsGiven);
+  {
+    std::lock_guard lock(current_mutex_);
+    live_.swap(restored);
+  }
+  Retire(std::move(restored));
+  generation_ = generation;
+  waits_ = waits;
+}
+
+void MetricIndex::CountBuild(std::chrono::steady_clock::time_point start) {
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  build_nanoseconds_.fetch_add(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+  builds_timed_.fetch_add(1);
+}
+
+MetricIndex::BuildTime MetricIndex::build_time() const {
+  return {builds_timed_.load(),
+          static_cast<double>(build_nanoseconds_.load()) * 1e-9};
+}
+
+std::size_t MetricIndex::MemoryUsage() const {
+  return current()->tree.MemoryUsage();
+}
+
+}  // namespace streamreg

@@ -1,0 +1,146 @@
+#ifndef STREAMREG_CORE_MODEL_METRIC_INDEX_H_
+#define STREAMREG_CORE_MODEL_METRIC_INDEX_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "core/index/concurrent_cover_tree.h"
+#include "core/metric/metric_transform.h"
+#include "core/metric/slot_rows.h"
+
+namespace streamreg {
+
+// The stored samples indexed in the coordinates of a metric: each sample's
+// raw inputs x are mapped by a MetricTransform and kept in a cover tree
+// under the sample's slot number.
+//
+// When the metric (or the standardization) has drifted, the owner moves the
+// index to a new transform without stopping anyone (docs/estimators.md,
+// "Learning online"):
+//  1. BeginRebuild(transform, ...) — a background thread copies the stored
+//     samples (through `copy_rows`, in chunks, so the owner's lock is held
+//     only briefly) and batch-builds a tree in the new coordinates; writes
+//     made meanwhile go to the live generation and are queued;
+//  2. the builder replays the queue, then — once caught up — the writer
+//     applies each new write to both generations;
+//  3. FinishRebuild() makes the new generation current (a pointer swap).
+// Searches always run on a whole generation (transform + tree) and never
+// wait for a rebuild. The owner chooses when to call FinishRebuild — at a
+// fixed sample count, which keeps a model deterministic: which generation
+// answered depends on the stream, not on thread timing. If the build is not
+// done by then, FinishRebuild waits for it.
+//
+// Writes (Insert, Remove, BeginRebuild, FinishRebuild) come from one thread
+// at a time; current() may be called from any thread.
+class MetricIndex {
+ public:
+  // A transform and the tree of the samples in its coordinates.
+  struct Generation {
+    Generation(MetricTransform transform, CoverTree tree)
+        : transform(std::move(transform)), tree(std::move(tree)) {}
+    const MetricTransform transform;
+    ConcurrentCoverTree tree;
+  };
+
+  explicit MetricIndex(MetricTransform transform);
+  ~MetricIndex();
+  MetricIndex(const MetricIndex&) = delete;
+  MetricIndex& operator=(const MetricIndex&) = delete;
+
+  // Indexes stored sample `slot` with raw inputs x (already validated).
+  void Insert(std::uint64_t slot, std::span<const double> x);
+  void Remove(std::uint64_t slot);
+
+  // Starts moving to `transform`: slots [0, num_slots) are read through
+  // `copy_rows` by the builder thread.
+  void BeginRebuild(MetricTransform transform, std::size_t num_slots,
+                    CopySlotRows copy_rows);
+  // Rebuilds now, on the calling thread, from rows it provides.
+  void RebuildNow(MetricTransform transform, std::size_t num_slots,
+                  const CopySlotRows& copy_rows);
+  // A restored index (snapshots): built now from the rows with `transform`,
+  // with the counts of rebuilds and waits it had.
+  void Restore(MetricTransform transform, std::size_t num_slots,
+               const CopySlotRows& copy_rows, std::size_t generation,
+               std::size_t waits);
+  bool rebuilding() const { return rebuilding_.load(); }
+  // The transform a rebuild in progress moves to (writing thread).
+  const std::optional<MetricTransform>& rebuild_transform() const {
+    return rebuild_transform_;
+  }
+  // Waits for the builder if needed and makes its generation current.
+  void FinishRebuild();
+
+  std::shared_ptr<const Generation> current() const;
+  // The live transform (for the writing thread).
+  const MetricTransform& transform() const { return live_->transform; }
+  // Rebuilds completed since construction.
+  std::size_t generation() const { return generation_.load(); }
+  // FinishRebuild calls that had to wait for the builder (the writer
+  // reached the take-over point before the new generation caught up).
+  std::size_t waits() const { return waits_.load(); }
+  // Rebuilds built by this object (not restored) and the time they took,
+  // from the start of a build until it had caught up with the writes made
+  // meanwhile (for /metrics).
+  struct BuildTime {
+    std::uint64_t builds = 0;
+    double seconds = 0.0;
+  };
+  BuildTime build_time() const;
+  // Bytes of the live tree (and of the one being built, once caught up).
+  std::size_t MemoryUsage() const;
+
+ private:
+  // A write queued while the builder runs; empty x means removal.
+  struct WriteOp {
+    std::uint64_t slot;
+    std::vector<double> x;
+  };
+
+  static std::shared_ptr<Generation> Build(
+      MetricTransform transform, std::size_t num_slots,
+      const CopySlotRows& copy_rows,
+      CoverTree::InsertionOrder order = CoverTree::InsertionOrder::kShuffled);
+  void Write(std::uint64_t slot, std::span<const double> x);
+  // Inserts x at slot (or removes slot when x is empty) in `generation`.
+  static void Apply(Generation& generation, std::uint64_t slot,
+                    std::span<const double> x, bool replay);
+  // Frees a replaced generation on another thread: freeing a large tree
+  // (one child list per node) takes milliseconds the writer should not
+  // spend. Searches still using it keep it alive; the last one frees it.
+  void Retire(std::shared_ptr<Generation> old);
+  void BuildInBackground(MetricTransform transform, std::size_t num_slots,
+                         CopySlotRows copy_rows);
+  void CountBuild(std::chrono::steady_clock::time_point start);
+
+  // The live generation: written by the writer, swapped under current_mutex_.
+  std::shared_ptr<Generation> live_;
+  mutable std::mutex current_mutex_;
+  std::atomic<std::size_t> generation_ = 0;
+  std::atomic<std::size_t> waits_ = 0;
+  std::atomic<bool> rebuilding_ = false;
+  std::atomic<std::uint64_t> builds_timed_ = 0;
+  std::atomic<std::uint64_t> build_nanoseconds_ = 0;
+
+  std::thread builder_;
+  std::thread reaper_;
+  std::mutex pending_mutex_;
+  // Guarded by pending_mutex_ while the builder runs.
+  std::shared_ptr<Generation> next_;
+  std::vector<WriteOp> pending_;
+  bool caught_up_ = false;
+  std::optional<MetricTransform> rebuild_transform_;  // writing thread
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_METRIC_INDEX_H_

@@ -1,0 +1,257 @@
+#include "core/model/model_config.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/enum_names.h"
+
+namespace streamreg {
+namespace {
+
+// Bounds that keep a model's work and memory sane.
+constexpr std::size_t kMaxInputDim = 4096;
+constexpr std::size_t kMaxTargets = 256;
+constexpr std::size_t kMaxGridSize = 64;
+constexpr std::size_t kMaxK = 4096;
+
+template <class T>
+absl::Status ValidateGrid(const std::vector<T>& grid, absl::string_view name) {
+  if (grid.size() > kMaxGridSize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": ", grid.size(), " values; at most ", kMaxGridSize));
+  }
+  for (std::size_t g = 0; g < grid.size(); ++g) {
+    const double value = static_cast<double>(grid[g]);
+    if (!(value > 0.0) || !std::isfinite(value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, "[", g, "]: must be positive and finite, got ", value));
+    }
+    if (g > 0 && !(grid[g - 1] < grid[g])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, "[", g, "]: the grid must be strictly ascending"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateFraction(double value, absl::string_view name,
+                              bool allow_one) {
+  if (!(value > 0.0 && (value < 1.0 || (allow_one && value == 1.0)))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": must be in (0, 1", allow_one ? "]" : ")", ", got ", value));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::string_view RegressorKindName(RegressorKind kind) {
+  return kind == RegressorKind::kNearest ? "knn" : "kernel";
+}
+
+absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name) {
+  return ParseEnumName("regressor", name,
+                       {RegressorKind::kNearest, RegressorKind::kKernel},
+                       &RegressorKindName);
+}
+
+std::vector<double> DefaultBandwidthGrid(std::size_t input_dim) {
+  std::vector<double> grid;
+  const double root = std::sqrt(static_cast<double>(input_dim));
+  for (int quarter_octave = -24; quarter_octave <= 2; ++quarter_octave) {
+    grid.push_back(root * std::exp2(0.25 * quarter_octave));
+  }
+  return grid;
+}
+
+std::vector<std::size_t> DefaultKGrid() {
+  return {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 19, 24, 30, 38, 48, 64};
+}
+
+absl::Status CompleteAndValidate(ModelConfig* config) {
+  if (config->input_dim == 0 || config->input_dim > kMaxInputDim) {
+    return absl::InvalidArgumentError(absl::StrCat("input_dim: must be in [1, ",
+                                                   kMaxInputDim, "], got ",
+                                                   config->input_dim));
+  }
+  if (config->target_names.empty() ||
+      config->target_names.size() > kMaxTargets) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target_names: need 1 to ", kMaxTargets, " targets, got ",
+                     config->target_names.size()));
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (std::size_t t = 0; t < config->target_names.size(); ++t) {
+    const std::string& name = config->target_names[t];
+    if (name.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target_names[", t, "]: empty name"));
+    }
+    if (!seen.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target_names[", t, "]: duplicate name '", name, "'"));
+    }
+  }
+  if (config->bandwidth_grid.empty()) {
+    config->bandwidth_grid = DefaultBandwidthGrid(config->input_dim);
+  }
+  if (config->k_grid.empty()) config->k_grid = DefaultKGrid();
+  if (config->gradient_bandwidth_grid.empty()) {
+    config->gradient_bandwidth_grid = config->bandwidth_grid;
+  }
+  if (absl::Status s = ValidateGrid(config->bandwidth_grid, "bandwidth_grid");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateGrid(config->k_grid, "k_grid"); !s.ok()) {
+    return s;
+  }
+  if (config->k_grid.back() > kMaxK) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("k_grid: k at most ", kMaxK));
+  }
+  if (absl::Status s = ValidateGrid(config->gradient_bandwidth_grid,
+                                    "gradient_bandwidth_grid");
+      !s.ok()) {
+    return s;
+  }
+  if (!(config->step_ratio > 0.0) || !(config->step_ratio <= 4.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "step_ratio: must be in (0, 4], got ", config->step_ratio));
+  }
+  if (absl::Status s = ValidateFraction(config->selection_forgetting,
+                                        "selection_forgetting", true);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ValidateFraction(config->metric_forgetting,
+                                        "metric_forgetting", true);
+      !s.ok()) {
+    return s;
+  }
+  if (!(config->metric_refresh_growth == 0.0 ||
+        (config->metric_refresh_growth > 1.0 &&
+         std::isfinite(config->metric_refresh_growth)))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric_refresh_growth: 0 or a factor above 1, got ",
+                     config->metric_refresh_growth));
+  }
+  if (!(config->egop_ridge >= 0.0) || !std::isfinite(config->egop_ridge)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "egop_ridge: must be finite and >= 0, got ", config->egop_ridge));
+  }
+  if (!(config->drift_tolerance >= 0.0) ||
+      !std::isfinite(config->drift_tolerance)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("drift_tolerance: must be finite and >= 0, got ",
+                     config->drift_tolerance));
+  }
+  if (config->drift_check_every == 0) {
+    return absl::InvalidArgumentError("drift_check_every: must be positive");
+  }
+  if (absl::Status s = ValidateFraction(config->rebuild_lag_fraction,
+                                        "rebuild_lag_fraction", true);
+      !s.ok()) {
+    return s;
+  }
+  if (config->capacity.policy != CapacityPolicy::kUnbounded &&
+      config->capacity.limit == 0) {
+    return absl::InvalidArgumentError(
+        "capacity.limit: a window or reservoir needs a positive limit");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace streamreg
+
+namespace streamreg {
+namespace {
+
+constexpr std::uint32_t kConfigVersion = 1;
+
+template <class Enum>
+bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
+  const std::uint8_t raw = in.U8();
+  if (raw > static_cast<std::uint8_t>(last)) return false;
+  *out = static_cast<Enum>(raw);
+  return true;
+}
+
+}  // namespace
+
+void SaveConfig(const ModelConfig& c, ByteWriter& out) {
+  out.U32(kConfigVersion);
+  out.U64(c.input_dim);
+  out.U64(c.target_names.size());
+  for (const std::string& name : c.target_names) out.String(name);
+  out.U8(static_cast<std::uint8_t>(c.regressor));
+  out.U8(static_cast<std::uint8_t>(c.kernel));
+  out.U8(static_cast<std::uint8_t>(c.metric));
+  out.U8(c.per_target_metric ? 1 : 0);
+  out.Doubles(c.bandwidth_grid);
+  out.U64(c.k_grid.size());
+  for (std::size_t k : c.k_grid) out.U64(k);
+  out.Doubles(c.gradient_bandwidth_grid);
+  out.Double(c.step_ratio);
+  out.Double(c.selection_forgetting);
+  out.U64(c.selection_window);
+  out.U64(c.full_grid_every);
+  out.U64(c.full_grid_below);
+  out.Double(c.metric_forgetting);
+  out.Double(c.metric_refresh_growth);
+  out.Double(c.egop_ridge);
+  out.Double(c.drift_tolerance);
+  out.U64(c.drift_check_every);
+  out.U64(c.synchronous_rebuild_below);
+  out.U64(c.rebuild_lag);
+  out.Double(c.rebuild_lag_fraction);
+  out.U8(static_cast<std::uint8_t>(c.capacity.policy));
+  out.U64(c.capacity.limit);
+  out.U64(c.seed);
+}
+
+bool LoadConfig(ByteReader& in, ModelConfig* c) {
+  if (in.U32() != kConfigVersion) return false;
+  c->input_dim = in.U64();
+  const std::uint64_t num_targets = in.U64();
+  if (num_targets > in.remaining()) return false;
+  c->target_names.resize(num_targets);
+  for (std::string& name : c->target_names) name = in.String();
+  std::uint8_t per_target = 0;
+  if (!LoadEnum(in, RegressorKind::kKernel, &c->regressor) ||
+      !LoadEnum(in, Kernel::kTruncatedGaussian, &c->kernel) ||
+      !LoadEnum(in, MetricKind::kEgop, &c->metric) ||
+      (per_target = in.U8()) > 1) {
+    return false;
+  }
+  c->per_target_metric = per_target == 1;
+  c->bandwidth_grid = in.Doubles();
+  const std::uint64_t num_k = in.U64();
+  if (num_k > in.remaining() / sizeof(std::uint64_t)) return false;
+  c->k_grid.resize(num_k);
+  for (std::size_t& k : c->k_grid) k = in.U64();
+  c->gradient_bandwidth_grid = in.Doubles();
+  c->step_ratio = in.Double();
+  c->selection_forgetting = in.Double();
+  c->selection_window = in.U64();
+  c->full_grid_every = in.U64();
+  c->full_grid_below = in.U64();
+  c->metric_forgetting = in.Double();
+  c->metric_refresh_growth = in.Double();
+  c->egop_ridge = in.Double();
+  c->drift_tolerance = in.Double();
+  c->drift_check_every = in.U64();
+  c->synchronous_rebuild_below = in.U64();
+  c->rebuild_lag = in.U64();
+  c->rebuild_lag_fraction = in.Double();
+  if (!LoadEnum(in, CapacityPolicy::kReservoir, &c->capacity.policy)) {
+    return false;
+  }
+  c->capacity.limit = in.U64();
+  c->seed = in.U64();
+  return in.ok();
+}
+
+}  // namespace streamreg

@@ -1,0 +1,110 @@
+#ifndef STREAMREG_CORE_MODEL_MODEL_CONFIG_H_
+#define STREAMREG_CORE_MODEL_MODEL_CONFIG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/metric/learned_metric.h"
+#include "core/model/sample_store.h"
+#include "core/regression/kernel.h"
+
+namespace streamreg {
+
+enum class RegressorKind {
+  kNearest,  // mean of the k nearest neighbours' targets
+  kKernel,   // Nadaraya–Watson with a bandwidth h
+};
+
+absl::string_view RegressorKindName(RegressorKind kind);  // knn, kernel
+absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name);
+
+// Everything that defines a Model. Bandwidths are distances in the index's
+// coordinates: standardized inputs under a metric normalized to mean
+// squared scale 1 (see TransformFor), so one grid suits every metric.
+struct ModelConfig {
+  std::size_t input_dim = 0;
+  std::vector<std::string> target_names;
+
+  RegressorKind regressor = RegressorKind::kKernel;
+  Kernel kernel = Kernel::kBox;
+  MetricKind metric = MetricKind::kGradientWeights;
+  // One metric per target (each with its own index) or one shared metric.
+  bool per_target_metric = false;
+
+  // Candidate bandwidths of the regressor, ascending; empty = the default
+  // grid (DefaultBandwidthGrid).
+  std::vector<double> bandwidth_grid;
+  // Candidate k of the k-NN regressor, ascending; empty = DefaultKGrid.
+  std::vector<std::size_t> k_grid;
+  // Candidate bandwidths of the gradient estimator's kernel estimate f_{n,h}
+  // (standardized Euclidean); empty = the regressor's bandwidth grid.
+  std::vector<double> gradient_bandwidth_grid;
+  // t = step_ratio * h for the gradient estimator (both papers: t = h/2).
+  double step_ratio = 0.5;
+
+  // Forgetting factor of the prequential errors (model selection, nMSE).
+  double selection_forgetting = 0.999;
+  // Which grid values predict each sample. All of them while fewer than
+  // full_grid_below samples are stored (and on every full_grid_every-th
+  // sample if that is not 0); otherwise those up to selection_window steps
+  // above the largest current choice, so the choice can climb a step at a
+  // time. The wide bandwidths cost the most (their balls hold the most
+  // samples: at n = 10^5 one search at the widest takes milliseconds) and
+  // are rarely the choice. full_grid_every = 1 evaluates the whole grid on
+  // every sample.
+  std::size_t selection_window = 3;
+  std::size_t full_grid_every = 0;
+  std::size_t full_grid_below = 1024;
+  // Forgetting factor of the online metric sums (1 = the plain mean, eq. 2).
+  double metric_forgetting = 1.0;
+  // Each time the store has grown by this factor (from at least 64
+  // samples), the metric's sums are recomputed with the papers' batch
+  // estimator over the stored samples (in the background for large stores,
+  // taking effect like an index rebuild), and online estimates continue on
+  // top. 0 = never (pure online sums). Only with metric_forgetting = 1.
+  double metric_refresh_growth = 2.0;
+  // Ridge added to the normalized EGOP before the square root.
+  double egop_ridge = 1e-3;
+
+  // Rebuild an index when its distances have moved by this relative amount
+  // (MetricTransform::RelativeChange), checked every drift_check_every
+  // samples.
+  double drift_tolerance = 0.05;
+  std::size_t drift_check_every = 64;
+  // Indexes of fewer samples are rebuilt at once on the writer's thread;
+  // larger ones in the background, taking effect rebuild_lag samples later
+  // (at least; lag grows with the index as lag_fraction of its size).
+  std::size_t synchronous_rebuild_below = 2048;
+  std::size_t rebuild_lag = 512;
+  double rebuild_lag_fraction = 0.25;
+
+  Capacity capacity;
+  std::uint64_t seed = 0;
+
+  std::size_t num_targets() const { return target_names.size(); }
+};
+
+// Default grids: bandwidths sqrt(d) * 2^(-6), 2^(-5.75), ..., 2^(0.5), a
+// quarter octave apart (about the range of bandwidth / diameter the GW
+// paper searches, 0.02 to 1, for standardized data, and about as fine where
+// the choices fall); k = 1..8, then about 25% apart up to 64.
+std::vector<double> DefaultBandwidthGrid(std::size_t input_dim);
+std::vector<std::size_t> DefaultKGrid();
+
+// Fills empty grids with the defaults and checks every field; the error
+// names the field.
+absl::Status CompleteAndValidate(ModelConfig* config);
+
+// Every field, exactly (doubles by their bits), for the create record of a
+// model's log and its snapshots. LoadConfig fails on a malformed or
+// out-of-range encoding.
+void SaveConfig(const ModelConfig& config, ByteWriter& out);
+bool LoadConfig(ByteReader& in, ModelConfig* config);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_MODEL_CONFIG_H_

@@ -1,0 +1,74 @@
+#ifndef STREAMREG_CORE_MODEL_MODEL_SNAPSHOT_H_
+#define STREAMREG_CORE_MODEL_MODEL_SNAPSHOT_H_
+
+#include <cstdint>
+#include <future>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/io/record_format.h"
+#include "core/io/record_writer.h"
+#include "core/metric/gradient_statistics.h"
+#include "core/model/sample_store.h"
+
+namespace streamreg {
+
+// The record types of a model's own state in a snapshot file (the file's
+// other records belong to whoever writes it: server/storage/journal_records.h
+// uses the other numbers).
+inline constexpr RecordType kModelStateRecord{11};
+inline constexpr RecordType kStoreRowsRecord{12};
+
+// A model's whole state at one sample count, taken by Model::CaptureSnapshot
+// in microseconds (the learner pauses only for that) and written later, on
+// any thread, while the model goes on learning: the small state is encoded
+// at capture, the stored samples are shared copy-on-write, and a metric
+// refresh still running is waited for by Write, not by the learner.
+//
+// On disk (core/io/record_format.h) it is one kModelStateRecord — every
+// running sum, count, selection error, standardization, index transform
+// and take-over point, the reservoir's random state — followed by
+// kStoreRowsRecord records of up to 4096 samples each (a metric refresh in
+// progress is saved as its job when the store is unbounded — restarted on
+// restore, taking over at the same sample count — and otherwise as its
+// result, which Write then waits for):
+//   first slot u64, count u32, then per slot: x (d doubles), y (m doubles),
+//   sample id u64.
+// Model::Restore reads them back into a model that then learns, predicts
+// and reports exactly as the one captured would have.
+class ModelSnapshot {
+ public:
+  // Samples the model had learned at capture.
+  std::uint64_t samples_seen() const { return samples_seen_; }
+  std::size_t samples_stored() const { return rows_.x.size; }
+
+  // Appends the records (adding their number to *records); waits for a
+  // refresh in progress at capture.
+  absl::Status Write(RecordWriter& out, std::uint64_t* records) const;
+
+ private:
+  friend class Model;
+  ModelSnapshot() = default;
+
+  std::uint64_t samples_seen_ = 0;
+  std::string state_;  // kModelStateRecord without the refresh
+  // A refresh in progress: its job (an unbounded store still holds its
+  // rows, so a restored model starts it again) or, for other stores, its
+  // result to come.
+  std::string refresh_job_;
+  std::optional<std::shared_future<GradientStatistics>> refresh_;
+  SampleStore::Rows rows_;
+};
+
+// The records of a snapshot as read back (views into the file).
+struct ModelSnapshotRecords {
+  absl::string_view state;
+  std::vector<absl::string_view> rows;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_MODEL_SNAPSHOT_H_

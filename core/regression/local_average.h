@@ -1,0 +1,119 @@
+#ifndef STREAMREG_CORE_REGRESSION_LOCAL_AVERAGE_H_
+#define STREAMREG_CORE_REGRESSION_LOCAL_AVERAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/index/neighbor.h"
+#include "core/index/shell_order.h"
+#include "core/regression/kernel.h"
+
+namespace streamreg {
+
+// The targets of a query's neighbours, gathered next to their distances:
+// the input of every local-averaging regressor. The neighbours come either
+// sorted by (distance, id) (as k-NN searches return them) or in ShellOrder
+// for a bandwidth grid; in both, the neighbours within any of the grid's
+// bandwidths are a prefix of the list, in an order that does not depend on
+// the index.
+class NeighborTargets {
+ public:
+  explicit NeighborTargets(std::size_t num_targets) : m_(num_targets) {}
+
+  // Copies the neighbours, sorted by (distance, id), and for each the m
+  // targets `lookup(id)` returns.
+  template <class Lookup>
+  void Gather(std::span<const Neighbor> sorted, Lookup&& lookup) {
+    radii_ = {};
+    Copy(sorted, lookup);
+  }
+
+  // Puts a range search's result (in any order) into ShellOrder for
+  // `radii`, then gathers it like Gather. `radii` must outlive the
+  // gathered list.
+  template <class Lookup>
+  void GatherInShells(std::span<const double> radii,
+                      std::vector<Neighbor>* neighbors, Lookup&& lookup) {
+    shell_order_.Apply(radii, neighbors);
+    radii_ = radii;
+    Copy(*neighbors, lookup);
+  }
+
+  std::size_t size() const { return distances_.size(); }
+  std::size_t num_targets() const { return m_; }
+  double distance(std::size_t j) const { return distances_[j]; }
+  const double* targets(std::size_t j) const {
+    return targets_.data() + j * m_;
+  }
+  // The length of the shortest prefix holding every neighbour strictly
+  // closer than h: exactly those neighbours when the list is sorted by
+  // distance or when h is one of the shell radii (otherwise the prefix
+  // also holds some farther ones, which every kernel weighs 0).
+  std::size_t PrefixWithin(double h) const;
+
+ private:
+  template <class Lookup>
+  void Copy(std::span<const Neighbor> neighbors, Lookup& lookup) {
+    distances_.resize(neighbors.size());
+    targets_.resize(neighbors.size() * m_);
+    for (std::size_t j = 0; j < neighbors.size(); ++j) {
+      distances_[j] = neighbors[j].distance;
+      const double* y = lookup(neighbors[j].id);
+      for (std::size_t t = 0; t < m_; ++t) targets_[j * m_ + t] = y[t];
+    }
+  }
+
+  std::size_t m_;
+  std::vector<double> distances_;
+  std::vector<double> targets_;
+  // The shell radii when gathered in ShellOrder, else empty.
+  std::span<const double> radii_;
+  ShellOrder shell_order_;
+};
+
+// A local average for all m targets: value, spread (the weighted standard
+// deviation of the neighbours' targets around the value) and the number of
+// neighbours with positive weight. neighbors == 0 means no sample fell
+// within the bandwidth; value and spread are then the caller's fallback.
+struct LocalAverage {
+  std::vector<double> value;
+  std::vector<double> spread;
+  std::size_t neighbors = 0;
+};
+
+// Nadaraya–Watson estimate at bandwidth h (Kpotufe & Boularias 2012, eq. 1):
+// sum_i K(rho(x, X_i)/h) Y_i / sum_i K(rho(x, X_i)/h). Leaves `out` with
+// neighbors == 0 (and values untouched) when no sample is within h. Only
+// the listed targets' values and spreads are computed (all if none are
+// listed; the others are left 0).
+void KernelAverageAt(Kernel kernel, double h, const NeighborTargets& near,
+                     LocalAverage* out,
+                     std::span<const std::size_t> targets = {});
+
+// Mean of the k nearest neighbours' targets (fewer if fewer are stored),
+// for the listed targets as KernelAverageAt.
+void NearestAverageAt(std::size_t k, const NeighborTargets& near,
+                      LocalAverage* out,
+                      std::span<const std::size_t> targets = {});
+
+// Values only, for every bandwidth of an ascending grid at once: row g of
+// `values` (grid.size() x m) is KernelAverageAt(grid[g]), or `fallback` where
+// no sample lies within grid[g]. The box kernel costs one pass (prefix sums);
+// the others one pass per bandwidth over the neighbours within it.
+void KernelAverageGrid(Kernel kernel, std::span<const double> grid,
+                       const NeighborTargets& near,
+                       std::span<const double> fallback,
+                       std::span<double> values);
+
+// Values for every k of an ascending grid at once (prefix sums); `fallback`
+// when nothing is stored.
+void NearestAverageGrid(std::span<const std::size_t> grid,
+                        const NeighborTargets& near,
+                        std::span<const double> fallback,
+                        std::span<double> values);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_REGRESSION_LOCAL_AVERAGE_H_

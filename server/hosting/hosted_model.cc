@@ -1,0 +1,250 @@
+#include "server/hosting/hosted_model.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace streamreg {
+
+HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
+                         std::vector<std::string> input_names,
+                         absl::Time create_time, Limits limits,
+                         WorkerPool* pool)
+    : name_(std::move(name)),
+      model_(std::move(model)),
+      input_names_(std::move(input_names)),
+      create_time_(create_time),
+      limits_(limits),
+      writes_(SerialQueue::Create(pool)),
+      recent_ids_(limits.dedup_window) {}
+
+absl::Status HostedModel::CheckWritable() const {
+  if (deleted()) {
+    return absl::NotFoundError(absl::StrCat("model '", name_, "' was deleted"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HostedModel::CheckDistinctIds(std::span<const Sample> batch) {
+  absl::flat_hash_map<std::uint64_t, std::size_t> first_with_id;
+  for (std::size_t s = 0; s < batch.size(); ++s) {
+    if (batch[s].sample_id == 0) continue;
+    const auto [it, inserted] = first_with_id.emplace(batch[s].sample_id, s);
+    if (!inserted) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("samples[", s, "].sample_id: ", batch[s].sample_id,
+                       " repeats samples[", it->second, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LearnOutcome> HostedModel::Learn(
+    std::span<const Sample> batch, std::vector<Prediction>* before) {
+  if (absl::Status status = model_->Validate(batch); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckDistinctIds(batch); !status.ok()) {
+    return status;
+  }
+  std::lock_guard lock(write_mutex_);
+  if (absl::Status status = CheckWritable(); !status.ok()) return status;
+
+  LearnOutcome outcome;
+  outcome.sequence.resize(batch.size());
+  outcome.duplicate.resize(batch.size());
+  std::vector<Sample> fresh;
+  std::vector<std::size_t> fresh_index;
+  fresh.reserve(batch.size());
+  for (std::size_t s = 0; s < batch.size(); ++s) {
+    const std::uint64_t id = batch[s].sample_id;
+    if (const auto seen = id == 0 ? std::nullopt : recent_ids_.Find(id)) {
+      outcome.duplicate[s] = true;
+      outcome.sequence[s] = *seen;
+      ++outcome.duplicates;
+      continue;
+    }
+    outcome.sequence[s] = num_samples_ + fresh.size() + 1;
+    fresh.push_back(batch[s]);
+    fresh_index.push_back(s);
+  }
+  const Capacity& capacity = model_->config().capacity;
+  if (limits_.max_samples != 0 &&
+      capacity.policy == CapacityPolicy::kUnbounded &&
+      num_samples_ + fresh.size() > limits_.max_samples) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model '", name_, "' holds ", num_samples_, " samples; ", fresh.size(),
+        " more would pass the server's limit of ", limits_.max_samples,
+        " (--max-samples-per-model); a window or reservoir capacity keeps a "
+        "model within it"));
+  }
+
+  if (journal_ != nullptr && !fresh.empty()) {
+    if (absl::Status status = journal_->AppendSamples(num_samples_ + 1, fresh);
+        !status.ok()) {
+      return status;
+    }
+  }
+  std::vector<Prediction> fresh_before;
+  if (absl::Status status =
+          model_->Learn(fresh, before != nullptr ? &fresh_before : nullptr);
+      !status.ok()) {
+    return status;
+  }
+  for (std::size_t f = 0; f < fresh.size(); ++f) {
+    recent_ids_.Remember(fresh[f].sample_id, outcome.sequence[fresh_index[f]]);
+  }
+  num_samples_ += fresh.size();
+  outcome.accepted = fresh.size();
+  outcome.num_samples = num_samples_;
+  duplicate_samples_.fetch_add(outcome.duplicates, std::memory_order_relaxed);
+
+  if (before != nullptr) {
+    before->resize(batch.size());
+    for (std::size_t f = 0; f < fresh.size(); ++f) {
+      (*before)[fresh_index[f]] = std::move(fresh_before[f]);
+    }
+    for (std::size_t s = 0; s < batch.size(); ++s) {
+      if (!outcome.duplicate[s]) continue;
+      absl::StatusOr<Prediction> now = model_->Predict(batch[s].x);
+      if (!now.ok()) return now.status();
+      (*before)[s] = *std::move(now);
+    }
+  }
+  return outcome;
+}
+
+absl::Status HostedModel::Refit(
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::lock_guard lock(write_mutex_);
+  if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  if (journal_ != nullptr) {
+    if (absl::Status status = journal_->AppendRefit(); !status.ok()) {
+      return status;
+    }
+  }
+  return model_->Refit(progress);
+}
+
+absl::Status HostedModel::Predict(
+    std::span<const std::span<const double>> queries,
+    std::vector<Prediction>* out) const {
+  if (model_->samples_stored() == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model '", name_, "' has no samples to predict from"));
+  }
+  return model_->Predict(queries, out);
+}
+
+absl::Status HostedModel::Delete() {
+  std::lock_guard lock(write_mutex_);
+  if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  if (journal_ != nullptr) {
+    if (absl::Status status = journal_->AppendDelete(); !status.ok()) {
+      return status;
+    }
+  }
+  deleted_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+ModelIdentity HostedModel::identity() const {
+  return ModelIdentity{name_, create_time_, model_->config(), input_names_};
+}
+
+void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
+  std::lock_guard lock(write_mutex_);
+  num_samples_ = header.num_samples;
+  samples_at_snapshot_ = header.num_samples;
+  duplicate_samples_ = header.duplicate_samples;
+  for (const auto& [id, sequence] : header.recent_ids) {
+    recent_ids_.Remember(id, sequence);
+  }
+}
+
+absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
+  std::lock_guard lock(write_mutex_);
+  auto malformed = [&](absl::string_view what) {
+    return absl::DataLossError(absl::StrCat("log record ", entry.lsn,
+                                            " of model '", name_, "': ", what));
+  };
+  switch (entry.type) {
+    case kSamplesRecord: {
+      const ModelConfig& config = model_->config();
+      SamplesRecord record;
+      if (!DecodeSamples(entry.payload, config.input_dim, config.num_targets(),
+                         &record)) {
+        return malformed("malformed samples");
+      }
+      if (record.first_sequence != num_samples_ + 1) {
+        return malformed(absl::StrCat("starts at sample ",
+                                      record.first_sequence, ", not ",
+                                      num_samples_ + 1));
+      }
+      const std::vector<Sample> samples =
+          record.samples(config.input_dim, config.num_targets());
+      if (absl::Status status = model_->Learn(samples); !status.ok()) {
+        return malformed(status.message());
+      }
+      for (std::size_t s = 0; s < samples.size(); ++s) {
+        recent_ids_.Remember(samples[s].sample_id, num_samples_ + s + 1);
+      }
+      num_samples_ += samples.size();
+      return absl::OkStatus();
+    }
+    case kRefitRecord:
+      return model_->Refit();
+    default:
+      return malformed(absl::StrCat("unexpected record type ",
+                                    static_cast<int>(entry.type)));
+  }
+}
+
+void HostedModel::AttachJournal(std::unique_ptr<ModelJournal> journal) {
+  std::lock_guard lock(write_mutex_);
+  journal_ = std::move(journal);
+}
+
+absl::Status HostedModel::Snapshot() {
+  std::unique_lock lock(write_mutex_);
+  if (journal_ == nullptr || deleted()) return absl::OkStatus();
+  const ModelJournal::Position position = journal_->position();
+  if (position.lsn == journal_->snapshot_lsn()) return absl::OkStatus();
+  const ModelSnapshot state = model_->CaptureSnapshot();
+  SnapshotHeader header{
+      position.lsn,
+      identity(),
+      num_samples_,
+      duplicate_samples(),
+      {recent_ids_.entries().begin(), recent_ids_.entries().end()}};
+  lock.unlock();
+  const absl::Status written = journal_->WriteSnapshot(
+      position, [&](RecordWriter& out, std::uint64_t* records) {
+        if (absl::Status status =
+                out.Add(kSnapshotHeaderRecord, EncodeSnapshotHeader(header));
+            !status.ok()) {
+          return status;
+        }
+        ++*records;
+        return state.Write(out, records);
+      });
+  if (written.ok()) {
+    lock.lock();
+    samples_at_snapshot_ = header.num_samples;
+    snapshot_time_ = absl::Now();
+  }
+  return written;
+}
+
+std::uint64_t HostedModel::samples_since_snapshot() const {
+  std::lock_guard lock(write_mutex_);
+  return num_samples_ - samples_at_snapshot_;
+}
+
+absl::Time HostedModel::last_snapshot_time() const {
+  std::lock_guard lock(write_mutex_);
+  return snapshot_time_;
+}
+
+}  // namespace streamreg

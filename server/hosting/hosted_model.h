@@ -1,0 +1,134 @@
+#ifndef STREAMREG_SERVER_HOSTING_HOSTED_MODEL_H_
+#define STREAMREG_SERVER_HOSTING_HOSTED_MODEL_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/model/model.h"
+#include "server/hosting/learn_batcher.h"
+#include "server/hosting/recent_sample_ids.h"
+#include "server/hosting/serial_queue.h"
+#include "server/storage/journal_records.h"
+#include "server/storage/model_journal.h"
+
+namespace streamreg {
+
+// What learning one batch did.
+struct LearnOutcome {
+  std::uint64_t accepted = 0;
+  std::uint64_t duplicates = 0;
+  // The model's samples after the batch.
+  std::uint64_t num_samples = 0;
+  // Per sample of the batch: its position in the model's stream (1-based;
+  // for a duplicate, where it was first learned) and whether it was one.
+  std::vector<std::uint64_t> sequence;
+  std::vector<bool> duplicate;
+};
+
+// A model as the server hosts it: the engine's Model plus what the service
+// adds around it — its name and creation time, the recent sample ids that
+// make retries safe, the per-model sample limit, a queue that orders its
+// writes, deletion, and durability: with a journal, every write is in the
+// write-ahead log before it is learned and acknowledged, and Snapshot()
+// saves the whole state. Reads (Predict, stats, metric) go straight to the
+// Model and never wait for writes. gRPC-free, so it is tested on its own.
+class HostedModel {
+ public:
+  struct Limits {
+    std::uint64_t max_samples = 0;  // stored samples; 0 = no limit
+    std::size_t dedup_window = 0;   // ids remembered
+  };
+
+  HostedModel(std::string name, std::unique_ptr<Model> model,
+              std::vector<std::string> input_names, absl::Time create_time,
+              Limits limits, WorkerPool* pool);
+
+  // Recovery: the hosting state a snapshot saved, then the log records
+  // after it, in order; then the journal that goes on. DATA_LOSS for a
+  // record that does not fit (its lsn named).
+  void RestoreFromSnapshot(const SnapshotHeader& header);
+  absl::Status Replay(const ModelJournal::LogEntry& entry);
+  void AttachJournal(std::unique_ptr<ModelJournal> journal);
+  ModelJournal* journal() const { return journal_.get(); }
+  ModelIdentity identity() const;
+
+  const std::string& name() const { return name_; }
+  const Model& model() const { return *model_; }
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  absl::Time create_time() const { return create_time_; }
+  // Orders the writes (Learn, Refit) the service schedules for this model.
+  SerialQueue& writes() { return *writes_; }
+  // Groups concurrent single-sample Learn messages (LearnBatcher::Submit).
+  LearnBatcher& learn_batcher() { return learn_batcher_; }
+
+  // Learns the samples of `batch` whose ids were not learned before, in
+  // order; all or nothing. Errors name the sample ("samples[3].x[0]: NaN",
+  // "samples[4].sample_id: 7 repeats samples[1]"); NOT_FOUND once deleted;
+  // RESOURCE_EXHAUSTED past the sample limit. With `before`, fills for each
+  // sample the prediction made just before learning it (for a duplicate,
+  // the prediction now).
+  absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
+                                     std::vector<Prediction>* before);
+  // The batch refit (Model::Refit), serialized with Learn.
+  absl::Status Refit(
+      const std::function<void(std::size_t, std::size_t)>& progress);
+  // Predicts every query; FAILED_PRECONDITION while the model holds no
+  // sample.
+  absl::Status Predict(std::span<const std::span<const double>> queries,
+                       std::vector<Prediction>* out) const;
+
+  // Logs the deletion (fsynced) and makes writes fail with NOT_FOUND; the
+  // caller then removes the files. Fails, changing nothing, if the log
+  // cannot record it.
+  absl::Status Delete();
+
+  // Saves the whole state to a snapshot (the journal's), if anything was
+  // logged since the last one. Learning pauses only while the state is
+  // captured (microseconds to a millisecond); writing happens on the
+  // calling thread.
+  absl::Status Snapshot();
+  // Samples learned and time passed since the last snapshot (or recovery).
+  std::uint64_t samples_since_snapshot() const;
+  absl::Time last_snapshot_time() const;
+  bool deleted() const { return deleted_.load(std::memory_order_acquire); }
+  std::uint64_t duplicate_samples() const {
+    return duplicate_samples_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  absl::Status CheckWritable() const;
+  // INVALID_ARGUMENT if two samples of the batch share an id.
+  static absl::Status CheckDistinctIds(std::span<const Sample> batch);
+
+  const std::string name_;
+  const std::unique_ptr<Model> model_;
+  const std::vector<std::string> input_names_;
+  const absl::Time create_time_;
+  const Limits limits_;
+  const std::shared_ptr<SerialQueue> writes_;
+  LearnBatcher learn_batcher_;
+
+  std::unique_ptr<ModelJournal> journal_;  // null: in memory only
+
+  mutable std::mutex write_mutex_;  // guards what follows
+  RecentSampleIds recent_ids_;
+  std::uint64_t num_samples_ = 0;
+  std::uint64_t samples_at_snapshot_ = 0;
+  absl::Time snapshot_time_ = absl::Now();
+  std::atomic<bool> deleted_{false};
+  std::atomic<std::uint64_t> duplicate_samples_{0};
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_HOSTING_HOSTED_MODEL_H_

@@ -1,0 +1,64 @@
+#ifndef STREAMREG_SERVER_HOSTING_LEARN_BATCHER_H_
+#define STREAMREG_SERVER_HOSTING_LEARN_BATCHER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/model/model.h"
+
+namespace streamreg {
+
+class HostedModel;
+
+// Group commit for the robot's loop. Concurrent Learn streams each send one
+// sample per message; learned one by one, every message would pay its own
+// write-ahead-log fsync (under --sync=always) and they would queue behind
+// each other's. The batcher collects the messages that arrive while the
+// model's write queue is busy and learns them as one batch when it gets its
+// turn: one log record, one fsync, then each sample predicted and learned
+// in arrival order — exactly what learning them one after another would
+// have done, and each acknowledged only once it is durable. A message that
+// finds the queue idle is learned at once, alone.
+class LearnBatcher {
+ public:
+  struct Result {
+    absl::Status status;
+    std::uint64_t sequence = 0;
+    bool duplicate = false;
+    Prediction before;
+  };
+  struct Request {
+    // Must stay valid until `done` runs.
+    Sample sample;
+    // Asked just before learning: a request whose caller is gone is
+    // answered CANCELLED, not learned.
+    std::function<bool()> cancelled;
+    std::function<void(Result)> done;
+  };
+
+  // Samples per batch at most (a burst is learned in several).
+  static constexpr std::size_t kMaxBatch = 256;
+
+  // Queues the request; it is answered on the model's write queue.
+  static void Submit(const std::shared_ptr<HostedModel>& model,
+                     Request request);
+
+ private:
+  friend class HostedModel;
+  // Learns every request queued now (on the model's write queue).
+  static void Drain(const std::shared_ptr<HostedModel>& model);
+  static void LearnAlone(HostedModel& model, Request& request);
+  std::vector<Request> TakeBatch();
+
+  std::mutex mutex_;
+  std::vector<Request> pending_;
+  bool scheduled_ = false;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_HOSTING_LEARN_BATCHER_H_

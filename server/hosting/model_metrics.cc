@@ -1,0 +1,140 @@
+#include "server/hosting/model_metrics.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace streamreg {
+namespace {
+
+// What one scrape reads of a model, once.
+struct ModelReading {
+  const HostedModel* model;
+  ModelStats stats;
+  // Durability (models with a journal only).
+  bool has_journal = false;
+  std::uint64_t wal_bytes = 0;
+  double snapshot_age_seconds = 0.0;
+  std::uint64_t samples_since_snapshot = 0;
+};
+
+ModelReading Read(const HostedModel& model, absl::Time now) {
+  ModelReading reading{&model, model.model().stats()};
+  if (const ModelJournal* journal = model.journal(); journal != nullptr) {
+    reading.has_journal = true;
+    reading.wal_bytes = journal->bytes_appended();
+    reading.snapshot_age_seconds =
+        absl::ToDoubleSeconds(now - model.last_snapshot_time());
+    reading.samples_since_snapshot = model.samples_since_snapshot();
+  }
+  return reading;
+}
+
+// A family with one series per model.
+struct PerModelFamily {
+  const char* name;
+  PrometheusText::Type type;
+  const char* help;
+  bool needs_journal;
+  std::function<double(const ModelReading&)> value;
+};
+
+const std::vector<PerModelFamily>& PerModelFamilies() {
+  using Type = PrometheusText::Type;
+  using R = const ModelReading&;
+  static const std::vector<PerModelFamily> families = {
+      {"streamreg_model_samples_seen_total", Type::kCounter,
+       "Samples the model has learned, ever.", false,
+       [](R r) { return static_cast<double>(r.stats.samples_seen); }},
+      {"streamreg_model_samples_stored", Type::kGauge,
+       "Samples the model keeps under its capacity policy.", false,
+       [](R r) { return static_cast<double>(r.stats.samples_stored); }},
+      {"streamreg_model_duplicate_samples_total", Type::kCounter,
+       "Samples skipped because their sample_id had been learned already "
+       "(client retries), since the server started.",
+       false,
+       [](R r) { return static_cast<double>(r.model->duplicate_samples()); }},
+      {"streamreg_model_index_rebuilds_total", Type::kCounter,
+       "Index rebuilds into a new metric or standardization, ever.", false,
+       [](R r) { return static_cast<double>(r.stats.index_rebuilds); }},
+      {"streamreg_model_index_rebuild_waits_total", Type::kCounter,
+       "Index rebuilds learning had to wait for (the stream outran the "
+       "build), ever.",
+       false, [](R r) { return static_cast<double>(r.stats.rebuild_waits); }},
+      {"streamreg_model_metric_refreshes_total", Type::kCounter,
+       "Batch recomputations of the learned metric installed, ever.", false,
+       [](R r) { return static_cast<double>(r.stats.metric_refreshes); }},
+      {"streamreg_model_rebuild_in_progress", Type::kGauge,
+       "1 while an index rebuild or metric refresh runs in the background.",
+       false, [](R r) { return r.stats.rebuild_in_progress ? 1.0 : 0.0; }},
+      {"streamreg_model_memory_bytes", Type::kGauge,
+       "Bytes of the model's samples and indexes.", false,
+       [](R r) { return static_cast<double>(r.stats.memory_bytes); }},
+      {"streamreg_model_wal_bytes_total", Type::kCounter,
+       "Bytes appended to the model's write-ahead log since the server "
+       "started.",
+       true, [](R r) { return static_cast<double>(r.wal_bytes); }},
+      {"streamreg_model_snapshot_age_seconds", Type::kGauge,
+       "Seconds since the model's last snapshot (or since the server "
+       "recovered it).",
+       true, [](R r) { return r.snapshot_age_seconds; }},
+      {"streamreg_model_samples_since_snapshot", Type::kGauge,
+       "Samples learned since the model's last snapshot: what recovery "
+       "would replay from the log.",
+       true, [](R r) { return static_cast<double>(r.samples_since_snapshot); }},
+  };
+  return families;
+}
+
+// Per model and target: "streamreg_model_prequential_<what>".
+void WritePerTarget(const std::vector<ModelReading>& readings, const char* name,
+                    const char* help, std::vector<double> ModelStats::*errors,
+                    PrometheusText& out) {
+  out.Family(name, PrometheusText::Type::kGauge, help);
+  for (const ModelReading& r : readings) {
+    const std::vector<std::string>& targets =
+        r.model->model().config().target_names;
+    const std::vector<double>& values = r.stats.*errors;
+    for (std::size_t t = 0; t < values.size() && t < targets.size(); ++t) {
+      out.Sample(name, {{"model", r.model->name()}, {"target", targets[t]}},
+                 values[t]);
+    }
+  }
+}
+
+}  // namespace
+
+void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
+                       absl::Time now, PrometheusText& out) {
+  std::vector<ModelReading> readings;
+  readings.reserve(models.size());
+  for (const std::shared_ptr<HostedModel>& model : models) {
+    if (!model->deleted()) readings.push_back(Read(*model, now));
+  }
+  for (const PerModelFamily& family : PerModelFamilies()) {
+    out.Family(family.name, family.type, family.help);
+    for (const ModelReading& r : readings) {
+      if (family.needs_journal && !r.has_journal) continue;
+      out.Sample(family.name, {{"model", r.model->name()}}, family.value(r));
+    }
+  }
+  WritePerTarget(readings, "streamreg_model_prequential_nmse",
+                 "Prequential normalized mean squared error per target: each "
+                 "sample predicted before it was learned (NaN until known).",
+                 &ModelStats::prequential_nmse, out);
+  WritePerTarget(readings, "streamreg_model_prequential_mse",
+                 "Prequential mean squared error per target.",
+                 &ModelStats::prequential_mse, out);
+  constexpr char kRebuild[] = "streamreg_model_index_rebuild_duration_seconds";
+  out.Family(kRebuild, PrometheusText::Type::kSummary,
+             "Time index rebuilds built since the server started took, from "
+             "the start of a build until it caught up with the stream.");
+  for (const ModelReading& r : readings) {
+    out.Sample(std::string(kRebuild) + "_sum", {{"model", r.model->name()}},
+               r.stats.index_build_seconds);
+    out.Sample(std::string(kRebuild) + "_count", {{"model", r.model->name()}},
+               r.stats.index_builds_timed);
+  }
+}
+
+}  // namespace streamreg

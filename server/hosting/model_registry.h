@@ -1,0 +1,89 @@
+#ifndef STREAMREG_SERVER_HOSTING_MODEL_REGISTRY_H_
+#define STREAMREG_SERVER_HOSTING_MODEL_REGISTRY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/model/model_config.h"
+#include "server/hosting/hosted_model.h"
+#include "server/hosting/model_storage.h"
+#include "server/hosting/worker_pool.h"
+
+namespace streamreg {
+
+// The server's limits on what clients may create.
+struct RegistryLimits {
+  std::size_t max_models = 1000;
+  std::uint64_t max_samples_per_model = 10'000'000;  // 0 = no limit
+  std::size_t dedup_window = 65536;  // sample ids remembered per model
+};
+
+// OK for 1 to 128 letters, digits, '.', '_' or '-' not starting with '.'
+// (names become file names); the error names `field`.
+absl::Status ValidateModelName(absl::string_view name,
+                               absl::string_view field = "name");
+
+// The models a server hosts, by name. Lookups share a lock and return a
+// reference-counted model, so a model deleted while a call uses it stays
+// valid for that call (its writes then fail with NOT_FOUND). With storage,
+// models are created on disk, recovered from it and removed from it.
+class ModelRegistry {
+ public:
+  ModelRegistry(RegistryLimits limits, WorkerPool* pool,
+                ModelStorage* storage = nullptr)
+      : limits_(limits), pool_(pool), storage_(storage) {}
+
+  // Reads every model of the storage back. A model that cannot be read is
+  // kept as failed: calls naming it get DATA_LOSS with the file and offset
+  // until it is deleted. Errors only when the data directory itself cannot
+  // be read.
+  absl::Status Recover();
+
+  // INVALID_ARGUMENT for a bad name or config (the field named), or input
+  // names that are not empty or one per input; ALREADY_EXISTS; and
+  // RESOURCE_EXHAUSTED past max_models or a capacity above the sample
+  // limit.
+  absl::StatusOr<std::shared_ptr<HostedModel>> Create(
+      const std::string& name, ModelConfig config,
+      std::vector<std::string> input_names);
+  absl::StatusOr<std::shared_ptr<HostedModel>> Find(
+      absl::string_view name) const;
+  // Up to `limit` models with names after `after` (all when empty), in
+  // name order.
+  std::vector<std::shared_ptr<HostedModel>> List(absl::string_view after,
+                                                 std::size_t limit) const;
+  // Also removes the model's files (a failed model's too).
+  absl::Status Delete(absl::string_view name);
+  std::size_t size() const;
+  // Models that could not be recovered, with why.
+  std::map<std::string, absl::Status> failed() const;
+  const RegistryLimits& limits() const { return limits_; }
+
+ private:
+  absl::Status CheckLimits(const ModelConfig& config) const;
+  HostedModel::Limits HostedLimits(const ModelConfig& config) const;
+  // ALREADY_EXISTS if `name` is taken (hosted, failed or being created).
+  absl::Status CheckFree(const std::string& name) const;
+  absl::Status DeleteFailed(const std::string& name);
+
+  const RegistryLimits limits_;
+  WorkerPool* const pool_;
+  ModelStorage* const storage_;
+  mutable std::shared_mutex mutex_;
+  std::map<std::string, std::shared_ptr<HostedModel>, std::less<>> models_;
+  std::map<std::string, absl::Status, std::less<>> failed_;
+  std::set<std::string, std::less<>> creating_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_HOSTING_MODEL_REGISTRY_H_

@@ -1,0 +1,41 @@
+#ifndef STREAMREG_SERVER_HOSTING_SERIAL_QUEUE_H_
+#define STREAMREG_SERVER_HOSTING_SERIAL_QUEUE_H_
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "server/hosting/worker_pool.h"
+
+namespace streamreg {
+
+// Runs its tasks one at a time, in the order posted, on a WorkerPool's
+// threads (a "strand"): one per model, so the writes of one model queue
+// behind each other without holding a pool thread while they wait, and
+// writes of different models run in parallel. The pool must outlive it; a
+// queue with tasks pending keeps itself alive until they have run.
+class SerialQueue : public std::enable_shared_from_this<SerialQueue> {
+ public:
+  static std::shared_ptr<SerialQueue> Create(WorkerPool* pool) {
+    return std::shared_ptr<SerialQueue>(new SerialQueue(pool));
+  }
+  SerialQueue(const SerialQueue&) = delete;
+  SerialQueue& operator=(const SerialQueue&) = delete;
+
+  void Post(std::function<void()> task);
+
+ private:
+  explicit SerialQueue(WorkerPool* pool) : pool_(pool) {}
+  // Runs queued tasks until none is left.
+  void Drain();
+
+  WorkerPool* pool_;
+  std::mutex mutex_;
+  std::deque<std::function<void()>> tasks_;
+  bool running_ = false;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_HOSTING_SERIAL_QUEUE_H_

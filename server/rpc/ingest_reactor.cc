@@ -1,0 +1,69 @@
+#include "server/rpc/ingest_reactor.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/wire_conversion.h"
+#include "spdlog/spdlog.h"
+
+namespace streamreg {
+
+IngestReactor::IngestReactor(grpc::CallbackServerContext* context,
+                             const ModelRegistry* registry,
+                             const AccessControl* access,
+                             v1::IngestResponse* response)
+    : context_(context),
+      stream_(registry, access, *context, Permission::kWrite),
+      response_(response) {
+  if (absl::Status status = stream_.Authenticate(); !status.ok()) {
+    Finish(ToGrpcStatus(status));
+    return;
+  }
+  StartRead(&request_);
+}
+
+void IngestReactor::OnReadDone(bool ok) {
+  if (!ok) {  // the client closed the stream (or the call is cancelled)
+    Finish(StreamEndStatus(context_));
+    return;
+  }
+  absl::StatusOr<std::shared_ptr<HostedModel>> model =
+      stream_.Next(request_.model());
+  if (!model.ok()) return Fail(model.status());
+  if (request_.samples().empty()) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat(stream_.Where(), ": samples: empty batch")));
+  }
+  (*model)->writes().Post([this, model = *model] { Learn(model); });
+}
+
+void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
+  if (context_->IsCancelled()) {
+    Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                        absl::StrCat(stream_.Where(),
+                                     ": not learned, the call was cancelled")));
+    return;
+  }
+  absl::StatusOr<LearnOutcome> outcome =
+      model->Learn(SamplesFromWire(request_.samples()), nullptr);
+  if (!outcome.ok()) return Fail(Prefixed(outcome.status(), stream_.Where()));
+  response_->set_accepted(response_->accepted() + outcome->accepted);
+  response_->set_duplicates(response_->duplicates() + outcome->duplicates);
+  response_->set_batches(response_->batches() + 1);
+  response_->set_num_samples(outcome->num_samples);
+  StartRead(&request_);
+}
+
+void IngestReactor::Fail(const absl::Status& status) {
+  const absl::Status reported =
+      response_->batches() == 0
+          ? status
+          : absl::Status(
+                status.code(),
+                absl::StrCat(status.message(), " (", response_->batches(),
+                             " earlier messages were learned: ",
+                             response_->accepted(), " samples)"));
+  spdlog::debug("event=ingest_failed status={}", reported.ToString());
+  Finish(ToGrpcStatus(reported));
+}
+
+}  // namespace streamreg

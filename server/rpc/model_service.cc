@@ -1,0 +1,152 @@
+#include "server/rpc/model_service.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/refit_reactor.h"
+#include "server/rpc/spec_conversion.h"
+#include "server/rpc/wire_conversion.h"
+#include "spdlog/spdlog.h"
+
+namespace streamreg {
+namespace {
+
+constexpr std::size_t kMaxPageSize = 1000;
+
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
+                                 const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+}  // namespace
+
+absl::Status ModelService::Create(const v1::CreateModelRequest& request,
+                                  v1::Model* response) {
+  if (absl::Status status = ValidateModelName(request.name()); !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<ModelConfig> config = ConfigFromSpec(request.spec());
+  if (!config.ok()) return config.status();
+  absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
+      registry_->Create(request.name(), *std::move(config),
+                        {request.spec().input_names().begin(),
+                         request.spec().input_names().end()});
+  if (!hosted.ok()) return hosted.status();
+  ModelToWire(**hosted, response);
+  spdlog::info("event=model_created model={} inputs={} targets={} metric={}",
+               request.name(), response->spec().input_dim(),
+               response->spec().target_names_size(),
+               v1::Metric_Name(response->spec().metric()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<HostedModel>> ModelService::FindAuthorized(
+    const grpc::CallbackServerContext& context, const std::string& name,
+    Permission permission) const {
+  if (absl::Status status =
+          access_->AuthorizeModel(context, name, "name", permission);
+      !status.ok()) {
+    return status;
+  }
+  return registry_->Find(name);
+}
+
+grpc::ServerUnaryReactor* ModelService::CreateModel(
+    grpc::CallbackServerContext* context, const v1::CreateModelRequest* request,
+    v1::Model* response) {
+  absl::Status status = access_->AuthorizeModel(*context, request->name(),
+                                                "name", Permission::kAdmin);
+  if (status.ok()) status = Create(*request, response);
+  return Answer(context, status);
+}
+
+grpc::ServerUnaryReactor* ModelService::GetModel(
+    grpc::CallbackServerContext* context, const v1::GetModelRequest* request,
+    v1::Model* response) {
+  absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
+      FindAuthorized(*context, request->name(), Permission::kRead);
+  if (hosted.ok()) ModelToWire(**hosted, response);
+  return Answer(context, hosted.status());
+}
+
+absl::Status ModelService::List(const CallerRights& rights,
+                                const v1::ListModelsRequest& request,
+                                v1::ListModelsResponse* response) const {
+  const std::size_t page_size =
+      request.page_size() == 0
+          ? kMaxPageSize
+          : std::min<std::size_t>(request.page_size(), kMaxPageSize);
+  // The token is the last name of the previous page.
+  const std::string& after = request.page_token();
+  if (!after.empty()) {
+    if (absl::Status status = ValidateModelName(after, "page_token");
+        !status.ok()) {
+      return status;
+    }
+  }
+  // Only the models the caller may read; a page may take several registry
+  // pages when most are not.
+  std::vector<std::shared_ptr<HostedModel>> readable;
+  std::string from = after;
+  for (bool more = true; more && readable.size() <= page_size;) {
+    const std::vector<std::shared_ptr<HostedModel>> batch =
+        registry_->List(from, page_size + 1);
+    more = batch.size() == page_size + 1;
+    for (const std::shared_ptr<HostedModel>& model : batch) {
+      if (rights.Allows(model->name(), Permission::kRead)) {
+        readable.push_back(model);
+      }
+    }
+    if (!batch.empty()) from = batch.back()->name();
+  }
+  for (std::size_t i = 0; i < std::min(readable.size(), page_size); ++i) {
+    ModelToWire(*readable[i], response->add_models());
+  }
+  if (readable.size() > page_size) {
+    response->set_next_page_token(readable[page_size - 1]->name());
+  }
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* ModelService::ListModels(
+    grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
+    v1::ListModelsResponse* response) {
+  absl::StatusOr<CallerRights> rights = access_->Authenticate(*context);
+  return Answer(context, rights.ok() ? List(*rights, *request, response)
+                                     : rights.status());
+}
+
+grpc::ServerUnaryReactor* ModelService::DeleteModel(
+    grpc::CallbackServerContext* context, const v1::DeleteModelRequest* request,
+    v1::DeleteModelResponse* /*response*/) {
+  absl::Status status = access_->AuthorizeModel(*context, request->name(),
+                                                "name", Permission::kAdmin);
+  if (status.ok()) status = registry_->Delete(request->name());
+  if (status.ok()) {
+    spdlog::info("event=model_deleted model={}", request->name());
+  }
+  return Answer(context, status);
+}
+
+grpc::ServerUnaryReactor* ModelService::GetMetric(
+    grpc::CallbackServerContext* context, const v1::GetMetricRequest* request,
+    v1::MetricReport* response) {
+  absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
+      FindAuthorized(*context, request->name(), Permission::kRead);
+  if (hosted.ok()) MetricToWire(**hosted, response);
+  return Answer(context, hosted.status());
+}
+
+grpc::ServerWriteReactor<v1::RefitProgress>* ModelService::Refit(
+    grpc::CallbackServerContext* context, const v1::RefitRequest* request) {
+  absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
+      FindAuthorized(*context, request->name(), Permission::kAdmin);
+  return new RefitReactor(std::move(hosted));
+}
+
+}  // namespace streamreg

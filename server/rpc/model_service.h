@@ -1,0 +1,61 @@
+#ifndef STREAMREG_SERVER_RPC_MODEL_SERVICE_H_
+#define STREAMREG_SERVER_RPC_MODEL_SERVICE_H_
+
+#include "server/hosting/model_registry.h"
+#include "server/rpc/access_control.h"
+#include "streamreg/v1/model_service.grpc.pb.h"
+
+namespace streamreg {
+
+// streamreg.v1.ModelService: translates requests into ModelRegistry and
+// HostedModel calls and their results into responses. Unary calls answer
+// on gRPC's thread (they take microseconds); Refit runs on the model's
+// write queue (RefitReactor). Every call is checked by the AccessControl:
+// CreateModel, DeleteModel and Refit need admin permission on the model,
+// GetModel and GetMetric read; ListModels lists the models the caller may
+// read.
+class ModelService final : public v1::ModelService::CallbackService {
+ public:
+  ModelService(ModelRegistry* registry, const AccessControl* access)
+      : registry_(registry), access_(access) {}
+
+  grpc::ServerUnaryReactor* CreateModel(grpc::CallbackServerContext* context,
+                                        const v1::CreateModelRequest* request,
+                                        v1::Model* response) override;
+  grpc::ServerUnaryReactor* GetModel(grpc::CallbackServerContext* context,
+                                     const v1::GetModelRequest* request,
+                                     v1::Model* response) override;
+  grpc::ServerUnaryReactor* ListModels(
+      grpc::CallbackServerContext* context,
+      const v1::ListModelsRequest* request,
+      v1::ListModelsResponse* response) override;
+  grpc::ServerUnaryReactor* DeleteModel(
+      grpc::CallbackServerContext* context,
+      const v1::DeleteModelRequest* request,
+      v1::DeleteModelResponse* response) override;
+  grpc::ServerUnaryReactor* GetMetric(grpc::CallbackServerContext* context,
+                                      const v1::GetMetricRequest* request,
+                                      v1::MetricReport* response) override;
+  grpc::ServerWriteReactor<v1::RefitProgress>* Refit(
+      grpc::CallbackServerContext* context,
+      const v1::RefitRequest* request) override;
+
+ private:
+  absl::Status Create(const v1::CreateModelRequest& request,
+                      v1::Model* response);
+  absl::Status List(const CallerRights& rights,
+                    const v1::ListModelsRequest& request,
+                    v1::ListModelsResponse* response) const;
+  // The model a call names in its `name` field, if the call may do
+  // `permission` with it.
+  absl::StatusOr<std::shared_ptr<HostedModel>> FindAuthorized(
+      const grpc::CallbackServerContext& context, const std::string& name,
+      Permission permission) const;
+
+  ModelRegistry* registry_;
+  const AccessControl* access_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_RPC_MODEL_SERVICE_H_

@@ -1,0 +1,75 @@
+#include "server/rpc/predict_stream_reactor.h"
+
+#include <vector>
+
+#include "server/rpc/grpc_status.h"
+#include "server/rpc/wire_conversion.h"
+
+namespace streamreg {
+
+absl::Status AnswerPredict(const HostedModel& model,
+                           const v1::PredictRequest& request,
+                           v1::PredictResponse* response) {
+  if (request.queries().empty()) {
+    return absl::InvalidArgumentError("queries: empty");
+  }
+  if (model.deleted()) {
+    return absl::NotFoundError(
+        absl::StrCat("model '", model.name(), "' was deleted"));
+  }
+  thread_local std::vector<Prediction> predictions;
+  if (absl::Status status =
+          model.Predict(QueriesFromWire(request.queries()), &predictions);
+      !status.ok()) {
+    return status;
+  }
+  response->mutable_predictions()->Reserve(
+      static_cast<int>(predictions.size()));
+  for (const Prediction& prediction : predictions) {
+    PredictionToWire(prediction, response->add_predictions());
+  }
+  response->set_num_samples(model.model().samples_seen());
+  return absl::OkStatus();
+}
+
+PredictStreamReactor::PredictStreamReactor(grpc::CallbackServerContext* context,
+                                           const ModelRegistry* registry,
+                                           const AccessControl* access)
+    : context_(context),
+      stream_(registry, access, *context, Permission::kRead) {
+  if (absl::Status status = stream_.Authenticate(); !status.ok()) {
+    Finish(ToGrpcStatus(status));
+    return;
+  }
+  StartRead(&request_);
+}
+
+void PredictStreamReactor::OnReadDone(bool ok) {
+  if (!ok) {
+    Finish(StreamEndStatus(context_));
+    return;
+  }
+  absl::StatusOr<std::shared_ptr<HostedModel>> model =
+      stream_.Next(request_.model());
+  absl::Status status = model.status();
+  if (status.ok()) {
+    response_.Clear();
+    status = AnswerPredict(**model, request_, &response_);
+  }
+  if (!status.ok()) {
+    Finish(
+        ToGrpcStatus(model.ok() ? Prefixed(status, stream_.Where()) : status));
+    return;
+  }
+  StartWrite(&response_);
+}
+
+void PredictStreamReactor::OnWriteDone(bool ok) {
+  if (!ok) {
+    Finish(StreamEndStatus(context_, /*write_failed=*/true));
+    return;
+  }
+  StartRead(&request_);
+}
+
+}  // namespace streamreg

@@ -1,0 +1,128 @@
+#include "server/rpc/server.h"
+
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/rpc/listening_credentials.h"
+#include "spdlog/spdlog.h"
+
+namespace streamreg {
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
+  std::unique_ptr<Server> server(new Server(std::move(options)));
+  const ServerOptions& o = server->options_;
+  server->metrics_ = std::make_unique<ServerMetrics>();
+  absl::StatusOr<std::unique_ptr<DataDirectory>> directory =
+      DataDirectory::Open(o.data_dir);
+  if (!directory.ok()) return directory.status();
+  server->data_directory_ = *std::move(directory);
+  server->pool_ = std::make_unique<WorkerPool>(
+      o.worker_threads != 0
+          ? o.worker_threads
+          : std::max(1u, std::thread::hardware_concurrency()));
+  StorageOptions storage = o.storage;
+  storage.fsync_latency = &server->metrics_->wal_fsync();
+  server->storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
+  server->registry_ = std::make_unique<ModelRegistry>(
+      o.limits, server->pool_.get(), server->storage_.get());
+  const absl::Time recovery_start = absl::Now();
+  if (absl::Status status = server->registry_->Recover(); !status.ok()) {
+    return status;
+  }
+  spdlog::info("event=recovery_done models={} failed={} seconds={:.3f}",
+               server->registry_->size(), server->registry_->failed().size(),
+               absl::ToDoubleSeconds(absl::Now() - recovery_start));
+  ModelRegistry* registry = server->registry_.get();
+  server->storage_->Start([registry] {
+    return registry->List("", std::numeric_limits<std::size_t>::max());
+  });
+  server->access_control_ = std::make_unique<AccessControl>(o.access_tokens);
+  server->model_service_ = std::make_unique<ModelService>(
+      server->registry_.get(), server->access_control_.get());
+  server->regression_service_ = std::make_unique<RegressionService>(
+      server->registry_.get(), server->access_control_.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(o.listen, ListeningCredentials(o.tls),
+                           &server->port_);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
+  builder.RegisterService(server->model_service_.get());
+  builder.RegisterService(server->regression_service_.get());
+  if (!o.metrics_listen.empty()) {  // no metrics: calls skip the counting
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(server->metrics_->rpc().InterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
+  server->grpc_server_ = builder.BuildAndStart();
+  if (server->grpc_server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "--listen ", o.listen, ": cannot listen there",
+        o.tls.enabled() ? " (or the TLS certificate or key is not valid PEM)"
+                        : ""));
+  }
+  if (!o.metrics_listen.empty()) {
+    Server* raw = server.get();
+    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics_http =
+        MetricsHttpServer::Start(o.metrics_listen,
+                                 [raw] { return raw->RenderMetrics(); });
+    if (!metrics_http.ok()) return metrics_http.status();
+    server->metrics_http_ = *std::move(metrics_http);
+  }
+  server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
+  spdlog::info(
+      "event=listening address={} metrics={} tls={} auth={} data_dir={} "
+      "sync={} worker_threads={} max_models={} max_samples_per_model={} "
+      "max_message_bytes={}",
+      server->address(),
+      server->metrics_http_ != nullptr ? server->metrics_address() : "off",
+      !o.tls.enabled()              ? "off"
+      : o.tls.client_ca_pem.empty() ? "on"
+                                    : "mutual",
+      o.access_tokens.has_value()
+          ? absl::StrCat(o.access_tokens->size(), "_token_holders")
+          : "off",
+      o.data_dir, o.storage.sync.ToString(), server->pool_->num_threads(),
+      o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes);
+  return server;
+}
+
+std::string Server::address() const {
+  const std::size_t colon = options_.listen.rfind(':');
+  return absl::StrCat(options_.listen.substr(0, colon), ":", port_);
+}
+
+std::string Server::metrics_address() const {
+  return metrics_http_ != nullptr ? metrics_http_->address() : "";
+}
+
+void Server::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  spdlog::info("event=draining delay_s={} timeout_s={}",
+               absl::ToDoubleSeconds(options_.drain_delay),
+               absl::ToDoubleSeconds(options_.drain_timeout));
+  grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+  absl::SleepFor(options_.drain_delay);
+  grpc_server_->Shutdown(
+      absl::ToChronoTime(absl::Now() + options_.drain_timeout));
+  grpc_server_->Wait();
+  // Every write has finished: snapshot what changed and sync the logs.
+  pool_->Drain();
+  storage_->Stop();
+  spdlog::info("event=stopped models={}", registry_->size());
+}
+
+Server::~Server() {
+  if (grpc_server_ != nullptr) Shutdown();
+}
+
+}  // namespace streamreg

@@ -1,0 +1,75 @@
+#ifndef STREAMREG_SERVER_RPC_SERVER_H_
+#define STREAMREG_SERVER_RPC_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+#include "server/hosting/model_registry.h"
+#include "server/hosting/worker_pool.h"
+#include "server/rpc/access_control.h"
+#include "server/rpc/model_service.h"
+#include "server/rpc/regression_service.h"
+#include "server/rpc/server_metrics.h"
+#include "server/rpc/server_options.h"
+#include "server/storage/data_directory.h"
+#include "server/telemetry/metrics_http_server.h"
+
+namespace streamreg {
+
+// A running streamreg server: the model registry, its worker threads and
+// the gRPC server with ModelService, RegressionService, grpc.health.v1 and
+// reflection, and the Prometheus endpoint. Used by streamreg-server and, in
+// process, by the tests.
+class Server {
+ public:
+  // Locks the data directory and starts listening.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(ServerOptions options);
+  // Shuts down (if not yet) and releases everything.
+  ~Server();
+
+  int port() const { return port_; }
+  // "host:port" with the port in use.
+  std::string address() const;
+  // The Prometheus endpoint's "host:port" (empty without one).
+  std::string metrics_address() const;
+  // What a scrape of /metrics returns now.
+  std::string RenderMetrics() const { return metrics_->Render(*registry_); }
+  ModelRegistry& registry() { return *registry_; }
+  // Replaces the bearer tokens (a server started with some; see
+  // AccessControl::Replace).
+  void ReplaceAccessTokens(AccessTokens tokens) {
+    access_control_->Replace(std::move(tokens));
+  }
+
+  // Graceful shutdown: health NOT_SERVING, drain_delay, stop accepting
+  // calls, let calls in flight finish for up to drain_timeout, cancel the
+  // rest and wait for them. Idempotent.
+  void Shutdown();
+
+ private:
+  explicit Server(ServerOptions options) : options_(std::move(options)) {}
+
+  const ServerOptions options_;
+  // First: the journals and gRPC's interceptors count into it.
+  std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<DataDirectory> data_directory_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<ModelRegistry> registry_;
+  // After the registry: destroyed first, its threads (which list the
+  // registry's models) stop before the registry goes.
+  std::unique_ptr<ModelStorage> storage_;
+  std::unique_ptr<AccessControl> access_control_;
+  std::unique_ptr<ModelService> model_service_;
+  std::unique_ptr<RegressionService> regression_service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  // Last: stops (its scrapes read the registry) before anything goes.
+  std::unique_ptr<MetricsHttpServer> metrics_http_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_RPC_SERVER_H_

@@ -1,0 +1,41 @@
+#include "server/rpc/server_metrics.h"
+
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "server/hosting/model_metrics.h"
+#include "server/telemetry/process_metrics.h"
+#include "server/telemetry/prometheus_text.h"
+
+namespace streamreg {
+
+std::string ServerMetrics::Render(const ModelRegistry& registry) const {
+  using Type = PrometheusText::Type;
+  PrometheusText out;
+  out.Family("streamreg_build_info", Type::kGauge,
+             "Always 1; the version of streamreg-server in a label.");
+  out.Sample("streamreg_build_info", {{"version", STREAMREG_VERSION}},
+             std::uint64_t{1});
+  WriteProcessMetrics(out);
+  rpc_.Write(out);
+  out.Family("streamreg_wal_fsync_duration_seconds", Type::kHistogram,
+             "Seconds each fsync of a write-ahead log took (before an "
+             "acknowledgement under --sync=always; by the syncer under "
+             "--sync=interval).");
+  out.Histogram("streamreg_wal_fsync_duration_seconds", {}, wal_fsync_.Read());
+  const std::vector<std::shared_ptr<HostedModel>> models =
+      registry.List("", std::numeric_limits<std::size_t>::max());
+  out.Family("streamreg_models", Type::kGauge, "Models the server hosts.");
+  out.Sample("streamreg_models", {}, std::uint64_t{models.size()});
+  out.Family("streamreg_models_failed", Type::kGauge,
+             "Models whose files could not be recovered at start (see the "
+             "log; they take no calls).");
+  out.Sample("streamreg_models_failed", {},
+             std::uint64_t{registry.failed().size()});
+  WriteModelMetrics(models, absl::Now(), out);
+  return out.Take();
+}
+
+}  // namespace streamreg

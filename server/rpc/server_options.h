@@ -1,0 +1,57 @@
+#ifndef STREAMREG_SERVER_RPC_SERVER_OPTIONS_H_
+#define STREAMREG_SERVER_RPC_SERVER_OPTIONS_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "server/auth/access_tokens.h"
+#include "server/hosting/model_registry.h"
+#include "server/hosting/model_storage.h"
+
+namespace streamreg {
+
+// TLS on the listening port, as PEM text. With a certificate chain and its
+// key the port serves TLS only; with client_ca too, every client must
+// present a certificate that CA signed (mutual TLS). All empty: plaintext.
+struct ServerTls {
+  std::string cert_chain_pem;
+  std::string private_key_pem;
+  std::string client_ca_pem;
+
+  bool enabled() const { return !cert_chain_pem.empty(); }
+};
+
+// Everything a Server is started with (streamreg-server's flags).
+struct ServerOptions {
+  // host:port; port 0 picks a free one (Server::port() tells which).
+  std::string listen = "127.0.0.1:50051";
+  std::string data_dir = "streamreg-data";
+  RegistryLimits limits;
+  // Durability: the sync policy, log segments, snapshots (and the file
+  // system, which tests replace to inject failures).
+  StorageOptions storage;
+  // Largest request or response message, bytes (larger ones fail with
+  // RESOURCE_EXHAUSTED).
+  std::size_t max_message_bytes = 64 << 20;
+  // Threads running model writes; 0 = one per core.
+  std::size_t worker_threads = 0;
+  // On shutdown: health reports NOT_SERVING for drain_delay (for load
+  // balancers to notice) before the listener closes; calls in flight then
+  // have drain_timeout to finish before they are cancelled.
+  absl::Duration drain_delay = absl::ZeroDuration();
+  absl::Duration drain_timeout = absl::Seconds(10);
+  ServerTls tls;
+  // host:port of the Prometheus endpoint (GET /metrics); port 0: any free
+  // port; empty: none. (streamreg-server's --metrics_listen defaults to
+  // 127.0.0.1:9464.)
+  std::string metrics_listen;
+  // Bearer tokens every call (but health and reflection) must present;
+  // none: no access control.
+  std::optional<AccessTokens> access_tokens;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_RPC_SERVER_OPTIONS_H_

@@ -1,0 +1,195 @@
+#include "server/rpc/spec_conversion.h"
+
+#include <string>
+#include <tuple>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace streamreg {
+namespace {
+
+MetricKind MetricFromWire(v1::Metric metric) {
+  switch (metric) {
+    case v1::METRIC_EUCLIDEAN:
+      return MetricKind::kEuclidean;
+    case v1::METRIC_EGOP:
+      return MetricKind::kEgop;
+    default:
+      return MetricKind::kGradientWeights;
+  }
+}
+
+Kernel KernelFromWire(v1::Kernel kernel) {
+  switch (kernel) {
+    case v1::KERNEL_TRIANGULAR:
+      return Kernel::kTriangular;
+    case v1::KERNEL_EPANECHNIKOV:
+      return Kernel::kEpanechnikov;
+    case v1::KERNEL_GAUSSIAN:
+      return Kernel::kTruncatedGaussian;
+    default:
+      return Kernel::kBox;
+  }
+}
+
+v1::Kernel KernelToWire(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kTriangular:
+      return v1::KERNEL_TRIANGULAR;
+    case Kernel::kEpanechnikov:
+      return v1::KERNEL_EPANECHNIKOV;
+    case Kernel::kTruncatedGaussian:
+      return v1::KERNEL_GAUSSIAN;
+    case Kernel::kBox:
+      break;
+  }
+  return v1::KERNEL_BOX;
+}
+
+CapacityPolicy PolicyFromWire(v1::CapacityPolicy policy) {
+  switch (policy) {
+    case v1::CAPACITY_POLICY_WINDOW:
+      return CapacityPolicy::kWindow;
+    case v1::CAPACITY_POLICY_RESERVOIR:
+      return CapacityPolicy::kReservoir;
+    default:
+      return CapacityPolicy::kUnbounded;
+  }
+}
+
+v1::CapacityPolicy PolicyToWire(CapacityPolicy policy) {
+  switch (policy) {
+    case CapacityPolicy::kWindow:
+      return v1::CAPACITY_POLICY_WINDOW;
+    case CapacityPolicy::kReservoir:
+      return v1::CAPACITY_POLICY_RESERVOIR;
+    case CapacityPolicy::kUnbounded:
+      break;
+  }
+  return v1::CAPACITY_POLICY_UNBOUNDED;
+}
+
+// The wire path of a configuration field the engine named.
+std::string SpecField(absl::string_view message) {
+  for (absl::string_view tuning :
+       {"step_ratio", "selection_forgetting", "metric_forgetting",
+        "metric_refresh_growth", "egop_ridge", "drift_tolerance",
+        "drift_check_every", "selection_window"}) {
+    if (absl::StartsWith(message, tuning)) {
+      return absl::StrCat("spec.tuning.", message);
+    }
+  }
+  return absl::StrCat("spec.", message);
+}
+
+}  // namespace
+
+v1::Metric MetricToWire(MetricKind metric) {
+  switch (metric) {
+    case MetricKind::kEuclidean:
+      return v1::METRIC_EUCLIDEAN;
+    case MetricKind::kEgop:
+      return v1::METRIC_EGOP;
+    case MetricKind::kGradientWeights:
+      break;
+  }
+  return v1::METRIC_GRADIENT_WEIGHTS;
+}
+
+absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
+  for (const auto& [value, is_valid, field] :
+       {std::tuple{int{spec.metric()}, &v1::Metric_IsValid, "spec.metric"},
+        std::tuple{int{spec.regressor()}, &v1::Regressor_IsValid,
+                   "spec.regressor"},
+        std::tuple{int{spec.kernel()}, &v1::Kernel_IsValid, "spec.kernel"},
+        std::tuple{int{spec.capacity().policy()}, &v1::CapacityPolicy_IsValid,
+                   "spec.capacity.policy"}}) {
+    if (!is_valid(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": unknown value ", value));
+    }
+  }
+  if (spec.capacity().limit() != 0 &&
+      PolicyFromWire(spec.capacity().policy()) == CapacityPolicy::kUnbounded) {
+    return absl::InvalidArgumentError(
+        "spec.capacity.limit: set, but the policy is unbounded (choose "
+        "CAPACITY_POLICY_WINDOW or CAPACITY_POLICY_RESERVOIR)");
+  }
+  ModelConfig config;
+  config.input_dim = spec.input_dim();
+  config.target_names.assign(spec.target_names().begin(),
+                             spec.target_names().end());
+  config.metric = MetricFromWire(spec.metric());
+  config.regressor = spec.regressor() == v1::REGRESSOR_KNN
+                         ? RegressorKind::kNearest
+                         : RegressorKind::kKernel;
+  config.kernel = KernelFromWire(spec.kernel());
+  config.per_target_metric = spec.per_target_metric();
+  config.capacity.policy = PolicyFromWire(spec.capacity().policy());
+  config.capacity.limit = spec.capacity().limit();
+  config.bandwidth_grid.assign(spec.bandwidth_grid().begin(),
+                               spec.bandwidth_grid().end());
+  config.k_grid.assign(spec.k_grid().begin(), spec.k_grid().end());
+  config.seed = spec.seed();
+  const v1::Tuning& tuning = spec.tuning();
+  if (tuning.has_step_ratio()) config.step_ratio = tuning.step_ratio();
+  if (tuning.has_selection_forgetting()) {
+    config.selection_forgetting = tuning.selection_forgetting();
+  }
+  if (tuning.has_metric_forgetting()) {
+    config.metric_forgetting = tuning.metric_forgetting();
+  }
+  if (tuning.has_metric_refresh_growth()) {
+    config.metric_refresh_growth = tuning.metric_refresh_growth();
+  }
+  if (tuning.has_egop_ridge()) config.egop_ridge = tuning.egop_ridge();
+  if (tuning.has_drift_tolerance()) {
+    config.drift_tolerance = tuning.drift_tolerance();
+  }
+  if (tuning.has_drift_check_every()) {
+    config.drift_check_every = tuning.drift_check_every();
+  }
+  if (tuning.has_selection_window()) {
+    config.selection_window = tuning.selection_window();
+  }
+  if (absl::Status status = CompleteAndValidate(&config); !status.ok()) {
+    return absl::Status(status.code(), SpecField(status.message()));
+  }
+  return config;
+}
+
+v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
+  v1::ModelSpec spec;
+  spec.set_input_dim(static_cast<std::uint32_t>(config.input_dim));
+  for (const std::string& name : config.target_names) {
+    spec.add_target_names(name);
+  }
+  spec.set_metric(MetricToWire(config.metric));
+  spec.set_regressor(config.regressor == RegressorKind::kNearest
+                         ? v1::REGRESSOR_KNN
+                         : v1::REGRESSOR_KERNEL);
+  spec.set_kernel(KernelToWire(config.kernel));
+  spec.set_per_target_metric(config.per_target_metric);
+  spec.mutable_capacity()->set_policy(PolicyToWire(config.capacity.policy));
+  spec.mutable_capacity()->set_limit(config.capacity.limit);
+  for (double h : config.bandwidth_grid) spec.add_bandwidth_grid(h);
+  for (std::size_t k : config.k_grid) {
+    spec.add_k_grid(static_cast<std::uint32_t>(k));
+  }
+  spec.set_seed(config.seed);
+  v1::Tuning& tuning = *spec.mutable_tuning();
+  tuning.set_step_ratio(config.step_ratio);
+  tuning.set_selection_forgetting(config.selection_forgetting);
+  tuning.set_metric_forgetting(config.metric_forgetting);
+  tuning.set_metric_refresh_growth(config.metric_refresh_growth);
+  tuning.set_egop_ridge(config.egop_ridge);
+  tuning.set_drift_tolerance(config.drift_tolerance);
+  tuning.set_drift_check_every(
+      static_cast<std::uint32_t>(config.drift_check_every));
+  tuning.set_selection_window(
+      static_cast<std::uint32_t>(config.selection_window));
+  return spec;
+}
+
+}  // namespace streamreg

@@ -1,0 +1,118 @@
+#include "server/rpc/wire_conversion.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "absl/time/time.h"
+#include "server/rpc/spec_conversion.h"
+
+namespace streamreg {
+namespace {
+
+template <class Field, class Values>
+void Assign(const Values& values, Field* out) {
+  out->Assign(values.begin(), values.end());
+}
+
+}  // namespace
+
+Sample SampleFromWire(const v1::Sample& sample) {
+  return Sample{
+      .x = {sample.x().data(), static_cast<std::size_t>(sample.x().size())},
+      .y = {sample.y().data(), static_cast<std::size_t>(sample.y().size())},
+      .sample_id = sample.sample_id()};
+}
+
+std::vector<Sample> SamplesFromWire(
+    const google::protobuf::RepeatedPtrField<v1::Sample>& samples) {
+  std::vector<Sample> batch;
+  batch.reserve(samples.size());
+  for (const v1::Sample& sample : samples) {
+    batch.push_back(SampleFromWire(sample));
+  }
+  return batch;
+}
+
+std::vector<std::span<const double>> QueriesFromWire(
+    const google::protobuf::RepeatedPtrField<v1::Query>& queries) {
+  std::vector<std::span<const double>> points;
+  points.reserve(queries.size());
+  for (const v1::Query& query : queries) {
+    points.emplace_back(query.x().data(),
+                        static_cast<std::size_t>(query.x().size()));
+  }
+  return points;
+}
+
+void PredictionToWire(const Prediction& prediction, v1::Prediction* out) {
+  Assign(prediction.value, out->mutable_y());
+  Assign(prediction.spread, out->mutable_spread());
+  Assign(prediction.neighbors, out->mutable_neighbors_per_target());
+  out->set_neighbors(prediction.neighbors.empty()
+                         ? 0
+                         : *std::min_element(prediction.neighbors.begin(),
+                                             prediction.neighbors.end()));
+}
+
+void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
+  const ModelStats stats = hosted.model().stats();
+  out->set_num_samples(stats.samples_seen);
+  out->set_num_stored(stats.samples_stored);
+  Assign(stats.prequential_nmse, out->mutable_prequential_nmse());
+  Assign(stats.prequential_mse, out->mutable_prequential_mse());
+  Assign(stats.bandwidth, out->mutable_bandwidth());
+  Assign(stats.k, out->mutable_k());
+  out->set_gradient_bandwidth(stats.gradient_bandwidth);
+  out->set_gradient_step(stats.gradient_step);
+  out->set_gradient_samples(stats.gradient_samples);
+  out->set_index_rebuilds(stats.index_rebuilds);
+  out->set_metric_refreshes(stats.metric_refreshes);
+  out->set_rebuild_in_progress(stats.rebuild_in_progress);
+  out->set_memory_bytes(stats.memory_bytes);
+  out->set_duplicate_samples(hosted.duplicate_samples());
+}
+
+void ModelToWire(const HostedModel& hosted, v1::Model* out) {
+  out->set_name(hosted.name());
+  *out->mutable_spec() = SpecFromConfig(hosted.model().config());
+  for (const std::string& name : hosted.input_names()) {
+    out->mutable_spec()->add_input_names(name);
+  }
+  StatsToWire(hosted, out->mutable_stats());
+  const absl::Duration since_epoch = hosted.create_time() - absl::UnixEpoch();
+  const std::int64_t seconds = absl::ToInt64Seconds(since_epoch);
+  out->mutable_create_time()->set_seconds(seconds);
+  out->mutable_create_time()->set_nanos(static_cast<std::int32_t>(
+      absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds))));
+}
+
+void MetricToWire(const HostedModel& hosted, v1::MetricReport* out) {
+  const MetricReport report = hosted.model().metric();
+  const ModelConfig& config = hosted.model().config();
+  out->set_model(hosted.name());
+  out->set_kind(MetricToWire(report.kind));
+  out->set_per_target(report.per_target);
+  for (std::size_t i = 0; i < report.metrics.size(); ++i) {
+    const LearnedMetric& metric = report.metrics[i];
+    v1::LearnedMetric& wire = *out->add_metrics();
+    if (report.per_target) wire.set_target(config.target_names[i]);
+    Assign(metric.weights, wire.mutable_weights());
+    Assign(metric.matrix, wire.mutable_matrix());
+    Assign(metric.eigenvalues, wire.mutable_eigenvalues());
+    Assign(metric.eigenvectors, wire.mutable_eigenvectors());
+  }
+  for (const MetricTransform& transform : report.in_use) {
+    v1::MetricTransform& wire = *out->add_in_use();
+    Assign(transform.center(), wire.mutable_center());
+    Assign(transform.scale(), wire.mutable_scale());
+    Assign(transform.weights(), wire.mutable_weights());
+    Assign(transform.matrix(), wire.mutable_matrix());
+  }
+  out->set_gradient_samples(report.gradient_samples);
+  for (const std::string& name : hosted.input_names()) {
+    out->add_input_names(name);
+  }
+}
+
+}  // namespace streamreg

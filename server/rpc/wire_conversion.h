@@ -1,0 +1,33 @@
+#ifndef STREAMREG_SERVER_RPC_WIRE_CONVERSION_H_
+#define STREAMREG_SERVER_RPC_WIRE_CONVERSION_H_
+
+#include <span>
+#include <vector>
+
+#include "core/model/model.h"
+#include "google/protobuf/repeated_field.h"
+#include "server/hosting/hosted_model.h"
+#include "streamreg/v1/model.pb.h"
+#include "streamreg/v1/regression.pb.h"
+
+namespace streamreg {
+
+// Translations between the engine's results and the wire messages. Samples
+// and queries are viewed in place (spans into the request), never copied.
+
+Sample SampleFromWire(const v1::Sample& sample);
+std::vector<Sample> SamplesFromWire(
+    const google::protobuf::RepeatedPtrField<v1::Sample>& samples);
+std::vector<std::span<const double>> QueriesFromWire(
+    const google::protobuf::RepeatedPtrField<v1::Query>& queries);
+
+void PredictionToWire(const Prediction& prediction, v1::Prediction* out);
+// Stats plus what the service counts (duplicates).
+void StatsToWire(const HostedModel& hosted, v1::ModelStats* out);
+// Name, spec in effect, stats and creation time.
+void ModelToWire(const HostedModel& hosted, v1::Model* out);
+void MetricToWire(const HostedModel& hosted, v1::MetricReport* out);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_RPC_WIRE_CONVERSION_H_

@@ -1,0 +1,154 @@
+#include "server/storage/journal_records.h"
+
+#include "core/base/byte_coding.h"
+
+namespace streamreg {
+namespace {
+
+void SaveIdentity(const ModelIdentity& identity, ByteWriter& out) {
+  out.String(identity.name);
+  out.I64(absl::ToUnixMicros(identity.create_time));
+  SaveConfig(identity.config, out);
+  out.U64(identity.input_names.size());
+  for (const std::string& name : identity.input_names) out.String(name);
+}
+
+bool LoadIdentity(ByteReader& in, ModelIdentity* identity) {
+  identity->name = in.String();
+  identity->create_time = absl::FromUnixMicros(in.I64());
+  if (!LoadConfig(in, &identity->config)) return false;
+  const std::uint64_t num_names = in.U64();
+  if (num_names > in.remaining()) return false;
+  identity->input_names.resize(num_names);
+  for (std::string& name : identity->input_names) name = in.String();
+  return in.ok();
+}
+
+}  // namespace
+
+bool DecodeLsn(absl::string_view payload, std::uint64_t* lsn) {
+  ByteReader in(payload);
+  *lsn = in.U64();
+  return in.ok();
+}
+
+std::string EncodeCreate(std::uint64_t lsn, const ModelIdentity& identity) {
+  std::string payload;
+  ByteWriter out(&payload);
+  out.U64(lsn);
+  SaveIdentity(identity, out);
+  return payload;
+}
+
+bool DecodeCreate(absl::string_view payload, ModelIdentity* identity) {
+  ByteReader in(payload);
+  in.U64();
+  return LoadIdentity(in, identity) && in.done();
+}
+
+std::string EncodeSamples(std::uint64_t lsn, std::uint64_t first_sequence,
+                          std::span<const Sample> samples) {
+  std::string payload;
+  if (!samples.empty()) {
+    payload.reserve(20 + samples.size() *
+                             (samples[0].x.size() + samples[0].y.size() + 1) *
+                             sizeof(double));
+  }
+  ByteWriter out(&payload);
+  out.U64(lsn);
+  out.U64(first_sequence);
+  out.U32(static_cast<std::uint32_t>(samples.size()));
+  for (const Sample& sample : samples) {
+    out.U64(sample.sample_id);
+    out.RawDoubles(sample.x);
+    out.RawDoubles(sample.y);
+  }
+  return payload;
+}
+
+bool DecodeSamples(absl::string_view payload, std::size_t dim,
+                   std::size_t num_targets, SamplesRecord* record) {
+  ByteReader in(payload);
+  in.U64();
+  record->first_sequence = in.U64();
+  const std::uint32_t count = in.U32();
+  if (!in.ok() ||
+      in.remaining() != count * (1 + dim + num_targets) * sizeof(double)) {
+    return false;
+  }
+  record->x.resize(count * dim);
+  record->y.resize(count * num_targets);
+  record->ids.resize(count);
+  for (std::size_t s = 0; s < count; ++s) {
+    record->ids[s] = in.U64();
+    in.RawDoubles({record->x.data() + s * dim, dim});
+    in.RawDoubles({record->y.data() + s * num_targets, num_targets});
+  }
+  return in.done();
+}
+
+std::vector<Sample> SamplesRecord::samples(std::size_t dim,
+                                           std::size_t num_targets) const {
+  std::vector<Sample> out(ids.size());
+  for (std::size_t s = 0; s < ids.size(); ++s) {
+    out[s] = Sample{{x.data() + s * dim, dim},
+                    {y.data() + s * num_targets, num_targets},
+                    ids[s]};
+  }
+  return out;
+}
+
+std::string EncodeLsnOnly(std::uint64_t lsn) {
+  std::string payload;
+  ByteWriter(&payload).U64(lsn);
+  return payload;
+}
+
+std::string EncodeSnapshotHeader(const SnapshotHeader& header) {
+  std::string payload;
+  ByteWriter out(&payload);
+  out.U64(header.lsn);
+  SaveIdentity(header.identity, out);
+  out.U64(header.num_samples);
+  out.U64(header.duplicate_samples);
+  out.U64(header.recent_ids.size());
+  for (const auto& [id, sequence] : header.recent_ids) {
+    out.U64(id);
+    out.U64(sequence);
+  }
+  return payload;
+}
+
+bool DecodeSnapshotHeader(absl::string_view payload, SnapshotHeader* header) {
+  ByteReader in(payload);
+  header->lsn = in.U64();
+  if (!LoadIdentity(in, &header->identity)) return false;
+  header->num_samples = in.U64();
+  header->duplicate_samples = in.U64();
+  const std::uint64_t num_ids = in.U64();
+  if (num_ids > in.remaining() / 16) return false;
+  header->recent_ids.resize(num_ids);
+  for (auto& [id, sequence] : header->recent_ids) {
+    id = in.U64();
+    sequence = in.U64();
+  }
+  return in.done();
+}
+
+std::string EncodeSnapshotEnd(std::uint64_t lsn, std::uint64_t records) {
+  std::string payload;
+  ByteWriter out(&payload);
+  out.U64(lsn);
+  out.U64(records);
+  return payload;
+}
+
+bool DecodeSnapshotEnd(absl::string_view payload, std::uint64_t* lsn,
+                       std::uint64_t* records) {
+  ByteReader in(payload);
+  *lsn = in.U64();
+  *records = in.U64();
+  return in.done();
+}
+
+}  // namespace streamreg

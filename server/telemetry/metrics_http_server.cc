@@ -1,0 +1,116 @@
+#include "server/telemetry/metrics_http_server.h"
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "httplib.h"
+
+namespace streamreg {
+namespace {
+
+constexpr char kContentType[] = "text/plain; version=0.0.4; charset=utf-8";
+
+// Splits "host:port" (the host of "[::1]:9464" without its brackets).
+absl::Status SplitHostPort(const std::string& listen, std::string* host,
+                           int* port) {
+  const std::size_t colon = listen.rfind(':');
+  const auto invalid = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--metrics_listen ", listen,
+        ": expected HOST:PORT (port 0: any free port; empty: no metrics)"));
+  };
+  if (colon == std::string::npos || colon == 0) return invalid();
+  *host = listen.substr(0, colon);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  const char* first = listen.data() + colon + 1;
+  const char* last = listen.data() + listen.size();
+  const auto [end, error] = std::from_chars(first, last, *port);
+  if (error != std::errc() || end != last || first == last || *port < 0 ||
+      *port > 65535) {
+    return invalid();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct MetricsHttpServer::Impl {
+  httplib::Server http;
+  std::thread thread;
+  std::atomic<bool> finished{false};
+};
+
+MetricsHttpServer::MetricsHttpServer(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
+    const std::string& listen, Render render) {
+  std::string host;
+  int port = 0;
+  if (absl::Status status = SplitHostPort(listen, &host, &port); !status.ok()) {
+    return status;
+  }
+  auto impl = std::make_unique<Impl>();
+  httplib::Server& http = impl->http;
+  http.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  // SO_REUSEADDR (a restart may bind while old connections linger) but not
+  // cpp-httplib's default SO_REUSEPORT, under which a second server would
+  // share the port and answer half the scrapes.
+  http.set_socket_options([](socket_t socket) {
+    int yes = 1;
+    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  http.set_read_timeout(std::chrono::seconds(5));
+  http.set_keep_alive_timeout(30);
+  http.Get("/metrics", [render = std::move(render)](const httplib::Request&,
+                                                    httplib::Response& res) {
+    res.set_content(render(), kContentType);
+  });
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("streamreg-server: Prometheus metrics at /metrics\n",
+                    "text/plain; charset=utf-8");
+  });
+  if (port == 0) {
+    port = http.bind_to_any_port(host);
+  } else if (!http.bind_to_port(host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "--metrics_listen ", listen,
+        ": cannot listen there (the port is in use or the host is not an "
+        "address of this machine; --metrics_listen= serves no metrics)"));
+  }
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] {
+    raw->http.listen_after_bind();
+    raw->finished = true;
+  });
+  // stop() only takes effect once the server runs: wait for that.
+  while (!http.is_running() && !impl->finished) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::unique_ptr<MetricsHttpServer> server(
+      new MetricsHttpServer(std::move(impl)));
+  server->host_ = listen.substr(0, listen.rfind(':'));
+  server->port_ = port;
+  return server;
+}
+
+MetricsHttpServer::~MetricsHttpServer() {
+  impl_->http.stop();
+  impl_->thread.join();
+}
+
+std::string MetricsHttpServer::address() const {
+  return absl::StrCat(host_, ":", port_);
+}
+
+}  // namespace streamreg

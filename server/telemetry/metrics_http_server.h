@@ -1,0 +1,43 @@
+#ifndef STREAMREG_SERVER_TELEMETRY_METRICS_HTTP_SERVER_H_
+#define STREAMREG_SERVER_TELEMETRY_METRICS_HTTP_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace streamreg {
+
+// The HTTP endpoint Prometheus scrapes (--metrics_listen): GET /metrics
+// answers with what `render` returns, in the text exposition format; GET /
+// says where the metrics are; anything else is 404. Served by cpp-httplib
+// on two threads of its own, so a slow scraper never holds up gRPC.
+class MetricsHttpServer {
+ public:
+  using Render = std::function<std::string()>;
+
+  // Listens on "host:port" ("[::]:9464" for IPv6; port 0: any free port).
+  // INVALID_ARGUMENT for an address that is not host:port, UNAVAILABLE if
+  // it cannot be listened on (both name the flag).
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(
+      const std::string& listen, Render render);
+  // Stops listening and waits for requests being answered.
+  ~MetricsHttpServer();
+
+  int port() const { return port_; }
+  // "host:port" with the port in use.
+  std::string address() const;
+
+ private:
+  struct Impl;
+  explicit MetricsHttpServer(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+  std::string host_;
+  int port_ = 0;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_TELEMETRY_METRICS_HTTP_SERVER_H_

@@ -1,0 +1,114 @@
+// The gradient estimator against the papers' definition evaluated
+// directly: f_{n,h} at x + t e_i and x - t e_i from every sample, their
+// difference over 2t, and the event A_{n,i} (both balls hold samples).
+#include "core/metric/gradient_estimator.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/index/cover_tree.h"
+#include "core/metric/batch_gradients.h"
+#include "gtest/gtest.h"
+
+namespace streamreg {
+namespace {
+
+constexpr std::size_t kDim = 4;
+constexpr std::size_t kTargets = 3;
+
+struct Samples {
+  std::vector<double> x, y;
+  std::size_t size() const { return y.size() / kTargets; }
+};
+
+Samples RandomSamples(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal;
+  Samples s;
+  for (std::size_t j = 0; j < n; ++j) {
+    double row[kDim];
+    for (double& v : row) {
+      v = normal(random);
+      s.x.push_back(v);
+    }
+    s.y.push_back(std::sin(row[0]) + 2.0 * row[1]);
+    s.y.push_back(row[2] * row[3]);
+    s.y.push_back(normal(random));  // pure noise
+  }
+  return s;
+}
+
+// f_{n,h}(point) for every target, directly; returns false when no sample
+// has positive weight (A fails).
+bool DirectKernelEstimate(const Samples& s, Kernel kernel, double h,
+                          const std::vector<double>& point, double* out) {
+  double total = 0.0;
+  double sums[kTargets] = {};
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    double squared = 0.0;
+    for (std::size_t i = 0; i < kDim; ++i) {
+      const double d = point[i] - s.x[j * kDim + i];
+      squared += d * d;
+    }
+    const double w = KernelWeight(kernel, std::sqrt(squared) / h);
+    total += w;
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      sums[t] += w * s.y[j * kTargets + t];
+    }
+  }
+  if (total <= 0.0) return false;
+  for (std::size_t t = 0; t < kTargets; ++t) out[t] = sums[t] / total;
+  return true;
+}
+
+TEST(GradientEstimatorTest, EqualsTheDefinitionForEveryCoordinateAndTarget) {
+  const Samples s = RandomSamples(600, 5);
+  // Estimate at points that are not samples (as online, where a sample's
+  // estimate comes before it is stored); with t < h a stored sample would
+  // lie in both of its own balls.
+  const Samples queries = RandomSamples(60, 6);
+  std::vector<std::uint64_t> ids(s.size());
+  for (std::size_t j = 0; j < ids.size(); ++j) ids[j] = j;
+  const CoverTree tree = *CoverTree::Build(kDim, s.x, ids);
+  const TargetLookup lookup = [&](std::uint64_t id) {
+    return s.y.data() + id * kTargets;
+  };
+  GradientEstimator estimator(kDim, kTargets);
+  NeighborScratch scratch;
+  GradientEstimate estimate;
+  std::size_t counted = 0, not_counted = 0;
+  for (Kernel kernel :
+       {Kernel::kBox, Kernel::kEpanechnikov, Kernel::kTruncatedGaussian}) {
+    for (double h : {0.1, 0.3, 0.8, 1.5}) {
+      const double t = h / 2;
+      for (std::size_t j = 0; j < queries.size(); ++j) {
+        const std::vector<double> x(queries.x.begin() + j * kDim,
+                                    queries.x.begin() + (j + 1) * kDim);
+        EstimateGradientAt(tree, x, lookup, kernel, h, t, &estimator, &scratch,
+                           &estimate);
+        for (std::size_t i = 0; i < kDim; ++i) {
+          std::vector<double> plus = x, minus = x;
+          plus[i] += t;
+          minus[i] -= t;
+          double f_plus[kTargets], f_minus[kTargets];
+          const bool a = DirectKernelEstimate(s, kernel, h, plus, f_plus) &&
+                         DirectKernelEstimate(s, kernel, h, minus, f_minus);
+          ASSERT_EQ(static_cast<bool>(estimate.counted[i]), a)
+              << "sample " << j << " coordinate " << i << " h " << h;
+          (a ? counted : not_counted)++;
+          for (std::size_t k = 0; k < kTargets; ++k) {
+            const double expected = a ? (f_plus[k] - f_minus[k]) / (2 * t) : 0;
+            EXPECT_NEAR(estimate.delta[i * kTargets + k], expected, 1e-9);
+          }
+        }
+      }
+    }
+  }
+  // Both outcomes of A_{n,i} were exercised.
+  EXPECT_GT(counted, 100u);
+  EXPECT_GT(not_counted, 10u);
+}
+
+}  // namespace
+}  // namespace streamreg

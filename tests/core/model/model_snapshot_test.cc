@@ -1,0 +1,183 @@
+// Model snapshots: a model restored from a snapshot taken at any moment —
+// also while a metric refresh or an index rebuild runs in the background —
+// predicts, reports and goes on learning exactly as the model that never
+// stopped; damaged snapshots are refused.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/io/file_system.h"
+#include "core/io/record_reader.h"
+#include "core/io/record_writer.h"
+#include "core/model/model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/fresh_directory.h"
+#include "tests/support/model_test_support.h"
+
+namespace streamreg {
+namespace {
+
+// Writes a snapshot to a file and restores a model from it (the file's
+// records exactly as the server reads them back).
+class SnapshotFile {
+ public:
+  SnapshotFile() { directory_ = FreshDirectory(); }
+  ~SnapshotFile() { std::filesystem::remove_all(directory_); }
+
+  void Write(const ModelSnapshot& snapshot) {
+    auto file = FileSystem::Default()->NewWritableFile(directory_ + "/snap");
+    ASSERT_TRUE(file.ok());
+    RecordWriter writer(file->get());
+    std::uint64_t records = 0;
+    ASSERT_TRUE(snapshot.Write(writer, &records).ok());
+    EXPECT_EQ(records, 1 + (snapshot.samples_stored() + 4095) / 4096);
+    ASSERT_TRUE((*file)->Close().ok());
+    auto readable = FileSystem::Default()->OpenReadable(directory_ + "/snap");
+    ASSERT_TRUE(readable.ok());
+    contents_ = std::string((*readable)->contents());
+  }
+
+  // The records as the server collects them from the file.
+  ModelSnapshotRecords Records() const {
+    RecordReader reader(contents_, "snap");
+    ModelSnapshotRecords records;
+    RecordType type;
+    absl::string_view payload;
+    while (reader.Next(&type, &payload) == RecordReader::Result::kRecord) {
+      if (type == kModelStateRecord) records.state = payload;
+      if (type == kStoreRowsRecord) records.rows.push_back(payload);
+    }
+    return records;
+  }
+
+  absl::StatusOr<std::unique_ptr<Model>> Restore(
+      const ModelConfig& config) const {
+    return Model::Restore(config, Records());
+  }
+
+  std::string& contents() { return contents_; }
+
+ private:
+  std::string directory_;
+  std::string contents_;
+};
+
+struct Case {
+  const char* name;
+  ModelConfig config;
+};
+
+std::vector<Case> Cases() {
+  // BusyConfig: many captures land while background work is in progress.
+  std::vector<Case> cases;
+  cases.push_back({"kernel_gradient_weights", BusyConfig(BaseConfig())});
+  ModelConfig egop = BusyConfig(BaseConfig());
+  egop.metric = MetricKind::kEgop;
+  egop.regressor = RegressorKind::kNearest;
+  egop.per_target_metric = true;
+  egop.capacity = {CapacityPolicy::kWindow, 1200};
+  cases.push_back({"knn_egop_per_target_window", egop});
+  ModelConfig reservoir = BusyConfig(BaseConfig());
+  reservoir.metric = MetricKind::kEgop;
+  reservoir.capacity = {CapacityPolicy::kReservoir, 1000};
+  reservoir.seed = 17;
+  cases.push_back({"kernel_egop_reservoir", reservoir});
+  ModelConfig euclidean = BaseConfig();
+  euclidean.metric = MetricKind::kEuclidean;
+  euclidean.regressor = RegressorKind::kNearest;
+  cases.push_back({"knn_euclidean", euclidean});
+  ModelConfig forgetting = BusyConfig(BaseConfig());
+  forgetting.metric_forgetting = 0.995;
+  forgetting.selection_forgetting = 0.99;
+  cases.push_back({"kernel_forgetting", forgetting});
+  return cases;
+}
+
+TEST(ModelSnapshotTest, RestoredModelsBehaveExactlyAsTheModelThatGoesOn) {
+  const Stream stream = MakeStream(3000, 5);
+  const Stream queries = MakeStream(40, 6);
+  const std::vector<std::size_t> capture_at = {37, 370, 1110, 1554, 2368};
+  std::size_t captured_busy = 0;
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    auto model = MakeModel(c.config);
+    std::vector<std::unique_ptr<Model>> restored;
+    std::vector<std::size_t> restored_at;
+    std::size_t learned = 0;
+    for (std::size_t at : capture_at) {
+      LearnAll(*model, stream, learned, at);
+      learned = at;
+      const ModelStats stats = model->stats();
+      captured_busy += stats.rebuild_in_progress ? 1 : 0;
+      const std::vector<Prediction> now = PredictAll(*model, queries);
+      SnapshotFile file;
+      const ModelSnapshot snapshot = model->CaptureSnapshot();
+      EXPECT_EQ(snapshot.samples_seen(), at);
+      // The model learns on while the snapshot is written.
+      LearnAll(*model, stream, at, at + 25);
+      file.Write(snapshot);
+      absl::StatusOr<std::unique_ptr<Model>> back = file.Restore(c.config);
+      ASSERT_TRUE(back.ok()) << back.status();
+      EXPECT_EQ((*back)->stats().samples_seen, at);
+      ExpectSamePredictions(PredictAll(**back, queries), now);
+      LearnAll(**back, stream, at, at + 25);
+      learned = at + 25;
+      restored.push_back(*std::move(back));
+      restored_at.push_back(learned);
+    }
+    LearnAll(*model, stream, learned, stream.size(), 11);
+    for (std::size_t r = 0; r < restored.size(); ++r) {
+      SCOPED_TRACE(::testing::Message() << "restored at " << capture_at[r]);
+      LearnAll(*restored[r], stream, restored_at[r], stream.size(), 53);
+      ExpectSameModel(*model, *restored[r], queries);
+    }
+  }
+  // Some captures happened while background work was in flight.
+  EXPECT_GT(captured_busy, 3u);
+}
+
+TEST(ModelSnapshotTest, RefusesDamagedOrMismatchedSnapshots) {
+  const Stream stream = MakeStream(600, 5);
+  ModelConfig config = BaseConfig();
+  config.metric = MetricKind::kEgop;
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size());
+  SnapshotFile file;
+  file.Write(model->CaptureSnapshot());
+  ASSERT_TRUE(file.Restore(config).ok());
+
+  ModelConfig other = config;
+  other.metric = MetricKind::kGradientWeights;
+  EXPECT_EQ(file.Restore(other).status().code(), absl::StatusCode::kDataLoss);
+  ModelConfig wider = config;
+  wider.input_dim = kDim + 1;
+  EXPECT_EQ(file.Restore(wider).status().code(), absl::StatusCode::kDataLoss);
+
+  // Without its last rows record the snapshot is refused, not half-loaded.
+  ModelSnapshotRecords records = file.Records();
+  records.rows.pop_back();
+  const absl::Status partial = Model::Restore(config, records).status();
+  EXPECT_EQ(partial.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(partial.message(), ::testing::HasSubstr("stored samples"));
+}
+
+TEST(ModelSnapshotTest, CaptureCopiesNoStoredSample) {
+  // Copy-on-write: capturing shares the stored rows; a write afterwards
+  // leaves the snapshot's view unchanged.
+  const Stream stream = MakeStream(5000, 8);
+  ModelConfig config = BaseConfig();
+  config.capacity = {CapacityPolicy::kWindow, 4500};
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, 4600);
+  SnapshotFile before_more, after_more;
+  const ModelSnapshot snapshot = model->CaptureSnapshot();
+  before_more.Write(snapshot);
+  LearnAll(*model, stream, 4600, 5000);  // overwrites window slots
+  after_more.Write(snapshot);
+  EXPECT_EQ(before_more.contents(), after_more.contents());
+}
+
+}  // namespace
+}  // namespace streamreg

@@ -1,0 +1,404 @@
+// Model: all-or-nothing batches with errors naming the sample and field,
+// predictions equal to brute-force references in the metric the index
+// uses, predict-then-learn, capacity policies, refit = the batch
+// estimator, determinism.
+#include "core/model/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/index/cover_tree.h"
+#include "core/index/neighbor.h"
+#include "core/metric/batch_gradients.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/model_test_support.h"
+
+namespace streamreg {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The model's prediction for `query`, recomputed by brute force over the
+// samples in `slots` (slot -> stream index), in the transform the model's
+// index uses and with the model's current bandwidth or k per target.
+Prediction Reference(const Model& model, const Stream& stream,
+                     const std::vector<std::size_t>& slots,
+                     std::span<const double> query, std::size_t index = 0) {
+  const MetricReport report = model.metric();
+  const MetricTransform& transform = report.in_use[index];
+  const ModelStats stats = model.stats();
+  const std::vector<double> z = transform.Apply(query);
+  std::vector<Neighbor> all;
+  for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+    const std::vector<double> point =
+        transform.Apply(stream.input(slots[slot]));
+    double squared = 0.0;
+    for (std::size_t i = 0; i < kDim; ++i) {
+      squared += (z[i] - point[i]) * (z[i] - point[i]);
+    }
+    all.push_back({slot, std::sqrt(squared)});
+  }
+  std::sort(all.begin(), all.end(), NeighborLess);
+  Prediction out;
+  const bool kernel = model.config().regressor == RegressorKind::kKernel;
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    double total = 0.0, sum = 0.0;
+    std::uint32_t count = 0;
+    std::vector<std::pair<double, double>> used;  // (weight, y)
+    for (std::size_t j = 0; j < all.size(); ++j) {
+      const double w = kernel
+                           ? KernelWeight(model.config().kernel,
+                                          all[j].distance / stats.bandwidth[t])
+                           : (j < stats.k[t] ? 1.0 : 0.0);
+      if (w <= 0.0) continue;
+      const double y = stream.y[slots[all[j].id] * kTargets + t];
+      used.emplace_back(w, y);
+      total += w;
+      sum += w * y;
+      ++count;
+    }
+    out.neighbors.push_back(count);
+    const double mean = count == 0 ? NAN : sum / total;
+    double spread = 0.0;
+    for (auto [w, y] : used) spread += w * (y - mean) * (y - mean);
+    out.value.push_back(mean);
+    out.spread.push_back(count == 0 ? NAN : std::sqrt(spread / total));
+  }
+  return out;
+}
+
+void ExpectMatchesReference(const Model& model, const Stream& stream,
+                            const std::vector<std::size_t>& slots,
+                            const Stream& queries) {
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    SCOPED_TRACE(::testing::Message() << "query " << q);
+    const absl::StatusOr<Prediction> got = model.Predict(queries.input(q));
+    ASSERT_TRUE(got.ok());
+    const Prediction expected =
+        Reference(model, stream, slots, queries.input(q));
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      ASSERT_EQ(got->neighbors[t], expected.neighbors[t]) << "target " << t;
+      if (expected.neighbors[t] == 0) continue;
+      EXPECT_NEAR(got->value[t], expected.value[t], 1e-9);
+      EXPECT_NEAR(got->spread[t], expected.spread[t], 1e-9);
+    }
+  }
+}
+
+std::vector<std::size_t> FirstSlots(std::size_t n) {
+  std::vector<std::size_t> slots(n);
+  for (std::size_t s = 0; s < n; ++s) slots[s] = s;
+  return slots;
+}
+
+TEST(ModelConfigTest, ErrorsNameTheField) {
+  ModelConfig config = BaseConfig();
+  config.input_dim = 0;
+  EXPECT_THAT(Model::Create(config).status().message(), HasSubstr("input_dim"));
+  config = BaseConfig();
+  config.target_names = {"a", "a"};
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("target_names[1]"));
+  config = BaseConfig();
+  config.bandwidth_grid = {0.5, 0.2};
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("bandwidth_grid[1]"));
+  config = BaseConfig();
+  config.capacity = {CapacityPolicy::kWindow, 0};
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("capacity.limit"));
+  config = BaseConfig();
+  config.selection_forgetting = 1.5;
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("selection_forgetting"));
+}
+
+TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
+  for (RegressorKind kind : {RegressorKind::kNearest, RegressorKind::kKernel}) {
+    EXPECT_EQ(*ParseRegressorKind(RegressorKindName(kind)), kind);
+  }
+  for (MetricKind kind : {MetricKind::kEuclidean, MetricKind::kGradientWeights,
+                          MetricKind::kEgop}) {
+    EXPECT_EQ(*ParseMetricKind(MetricKindName(kind)), kind);
+  }
+  for (CapacityPolicy policy :
+       {CapacityPolicy::kUnbounded, CapacityPolicy::kWindow,
+        CapacityPolicy::kReservoir}) {
+    EXPECT_EQ(*ParseCapacityPolicy(CapacityPolicyName(policy)), policy);
+  }
+  EXPECT_EQ(ParseMetricKind("manhattan").status().message(),
+            "metric: unknown value 'manhattan' (expected one of euclidean, "
+            "gw, egop)");
+  EXPECT_THAT(ParseKernel("cosine").status().message(),
+              HasSubstr("box, triangular, epanechnikov, gaussian"));
+}
+
+TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
+  const Stream stream = MakeStream(300, 1);
+  auto model = MakeModel(BaseConfig());
+  LearnAll(*model, stream, 0, 200);
+  const Prediction before = *model->Predict(stream.input(250));
+  const ModelStats stats_before = model->stats();
+
+  std::vector<double> bad_x(stream.x.begin() + 10 * kDim,
+                            stream.x.begin() + 11 * kDim);
+  bad_x[2] = std::nan("");
+  std::vector<Sample> batch;
+  for (std::size_t s = 200; s < 220; ++s) batch.push_back(stream.sample(s));
+  batch[10].x = bad_x;
+  absl::Status status = model->Learn(batch);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("samples[10].x[2]: NaN"));
+
+  const std::vector<double> short_y = {1.0};
+  batch[10] = stream.sample(210);
+  batch[5].y = short_y;
+  status = model->Learn(batch);
+  EXPECT_THAT(status.message(), HasSubstr("samples[5].y: has 1 values"));
+
+  const std::vector<double> huge = {1.0, 1e300, 2.0};
+  batch[5] = stream.sample(205);
+  batch[19].x = huge;
+  EXPECT_THAT(model->Learn(batch).message(), HasSubstr("samples[19].x[1]"));
+
+  // Nothing changed.
+  EXPECT_EQ(model->stats().samples_seen, stats_before.samples_seen);
+  const Prediction after = *model->Predict(stream.input(250));
+  EXPECT_EQ(after.value, before.value);
+  EXPECT_EQ(after.neighbors, before.neighbors);
+  EXPECT_THAT(model->Predict(huge).status().message(),
+              HasSubstr("queries[0].x[1]"));
+}
+
+TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
+  const Stream stream = MakeStream(1500, 2);
+  const Stream queries = MakeStream(40, 3);
+  for (MetricKind metric : {MetricKind::kEuclidean,
+                            MetricKind::kGradientWeights, MetricKind::kEgop}) {
+    for (RegressorKind regressor :
+         {RegressorKind::kKernel, RegressorKind::kNearest}) {
+      SCOPED_TRACE(::testing::Message() << MetricKindName(metric) << " "
+                                        << RegressorKindName(regressor));
+      ModelConfig config = BaseConfig();
+      config.metric = metric;
+      config.regressor = regressor;
+      config.kernel = Kernel::kEpanechnikov;
+      auto model = MakeModel(config);
+      LearnAll(*model, stream, 0, stream.size());
+      ExpectMatchesReference(*model, stream, FirstSlots(stream.size()),
+                             queries);
+      if (metric != MetricKind::kEuclidean) {
+        // The index follows the learned metric, not standardized Euclidean.
+        const MetricReport report = model->metric();
+        EXPECT_GT(report.in_use[0].RelativeChange(
+                      MetricTransform::Standardizing({0, 0, 0}, {1, 1, 1})),
+                  0.1);
+      }
+    }
+  }
+}
+
+TEST(ModelTest, PerTargetMetricsPredictEachTargetInItsOwnIndex) {
+  const Stream stream = MakeStream(1200, 4);
+  ModelConfig config = BaseConfig();
+  config.metric = MetricKind::kGradientWeights;
+  config.per_target_metric = true;
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size());
+  const MetricReport report = model->metric();
+  ASSERT_EQ(report.metrics.size(), kTargets);
+  ASSERT_TRUE(report.per_target);
+  // Target 1 depends on x_1, x_2; target 2 on x_3 only.
+  EXPECT_GT(report.metrics[0].weights[0], 3 * report.metrics[0].weights[2]);
+  EXPECT_GT(report.metrics[1].weights[2], 3 * report.metrics[1].weights[0]);
+  const Stream queries = MakeStream(20, 5);
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    const Prediction got = *model->Predict(queries.input(q));
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      const Prediction expected = Reference(
+          *model, stream, FirstSlots(stream.size()), queries.input(q), t);
+      ASSERT_EQ(got.neighbors[t], expected.neighbors[t]);
+      if (expected.neighbors[t] > 0) {
+        EXPECT_NEAR(got.value[t], expected.value[t], 1e-9);
+      }
+    }
+  }
+}
+
+TEST(ModelTest, LearnReportsThePredictionMadeBeforeLearning) {
+  const Stream stream = MakeStream(400, 6);
+  ModelConfig config = BaseConfig();
+  config.metric = MetricKind::kEgop;
+  auto learner = MakeModel(config);
+  auto predictor = MakeModel(config);
+  for (std::size_t s = 0; s < stream.size(); ++s) {
+    const Sample sample = stream.sample(s);
+    std::vector<Prediction> before;
+    ASSERT_TRUE(learner->Learn({&sample, 1}, &before).ok());
+    const Prediction expected = *predictor->Predict(sample.x);
+    ASSERT_TRUE(predictor->Learn({&sample, 1}).ok());
+    ASSERT_EQ(before.size(), 1u);
+    EXPECT_EQ(before[0].value, expected.value) << "sample " << s;
+    EXPECT_EQ(before[0].neighbors, expected.neighbors);
+  }
+  // The model's live quality figure reflects a learnable target.
+  const ModelStats stats = learner->stats();
+  EXPECT_LT(stats.prequential_nmse[0], 0.5);
+  EXPECT_LT(stats.prequential_nmse[1], 0.5);
+}
+
+TEST(ModelTest, WindowKeepsTheLastSamplesAndEvictsTheOldest) {
+  const Stream stream = MakeStream(530, 7);
+  ModelConfig config = BaseConfig();
+  config.capacity = {CapacityPolicy::kWindow, 100};
+  config.regressor = RegressorKind::kNearest;
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size());
+  const ModelStats stats = model->stats();
+  EXPECT_EQ(stats.samples_seen, 530u);
+  EXPECT_EQ(stats.samples_stored, 100u);
+  // Slot s holds the newest sample with index = s (mod 100).
+  std::vector<std::size_t> slots(100);
+  for (std::size_t s = 430; s < 530; ++s) slots[s % 100] = s;
+  ExpectMatchesReference(*model, stream, slots, MakeStream(30, 8));
+}
+
+TEST(ModelTest, ReservoirKeepsAUniformSampleOfTheStream) {
+  // Over many seeds, every position of the stream is kept with probability
+  // limit / n.
+  const Stream stream = MakeStream(200, 9);
+  std::vector<double> kept_early(1, 0.0), kept_late(1, 0.0);
+  constexpr int kSeeds = 200;
+  double mean_first_half = 0.0;
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    SampleStore store(kDim, kTargets, {CapacityPolicy::kReservoir, 50}, seed);
+    std::vector<std::size_t> position(50);
+    for (std::size_t s = 0; s < 200; ++s) {
+      const SampleStore::Placement p = store.Place();
+      if (p.keep) position[p.slot] = s;
+    }
+    for (std::size_t s : position) mean_first_half += s < 100 ? 1.0 : 0.0;
+  }
+  // Half of the kept samples come from each half of the stream.
+  EXPECT_NEAR(mean_first_half / (kSeeds * 50), 0.5, 0.03);
+  ModelConfig config = BaseConfig();
+  config.capacity = {CapacityPolicy::kReservoir, 50};
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size());
+  EXPECT_EQ(model->stats().samples_stored, 50u);
+  EXPECT_EQ(model->stats().samples_seen, 200u);
+}
+
+TEST(ModelTest, RefitIsThePapersBatchEstimator) {
+  const Stream stream = MakeStream(1500, 10);
+  ModelConfig config = BaseConfig();
+  config.metric = MetricKind::kEgop;
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size());
+  std::size_t calls = 0, last_done = 0;
+  ASSERT_TRUE(model
+                  ->Refit([&](std::size_t done, std::size_t total) {
+                    EXPECT_EQ(total, stream.size());
+                    EXPECT_GE(done, last_done);
+                    last_done = done;
+                    ++calls;
+                  })
+                  .ok());
+  EXPECT_GT(calls, 10u);
+  EXPECT_EQ(last_done, stream.size());
+
+  // The batch estimate computed here: standardize, index, estimate at
+  // every sample from all samples, same h and t.
+  const std::size_t n = stream.size();
+  std::vector<double> mean(kDim, 0.0), sd(kDim, 0.0);
+  for (std::size_t s = 0; s < n; ++s) {
+    for (std::size_t i = 0; i < kDim; ++i)
+      mean[i] += stream.x[s * kDim + i] / n;
+  }
+  for (std::size_t s = 0; s < n; ++s) {
+    for (std::size_t i = 0; i < kDim; ++i) {
+      const double d = stream.x[s * kDim + i] - mean[i];
+      sd[i] += d * d / n;
+    }
+  }
+  for (double& v : sd) v = std::sqrt(v);
+  std::vector<double> z(stream.x.size());
+  for (std::size_t s = 0; s < n; ++s) {
+    for (std::size_t i = 0; i < kDim; ++i) {
+      z[s * kDim + i] = (stream.x[s * kDim + i] - mean[i]) / sd[i];
+    }
+  }
+  std::vector<std::uint64_t> ids(n);
+  for (std::size_t s = 0; s < n; ++s) ids[s] = s;
+  const CoverTree tree = *CoverTree::Build(kDim, z, ids);
+  const double h = model->stats().gradient_bandwidth;
+  GradientStatistics expected(kDim, kTargets, true);
+  AddBatchGradients(
+      tree, ids,
+      [&](std::uint64_t id) { return stream.y.data() + id * kTargets; },
+      config.kernel, h, h / 2, &expected);
+  const MetricReport report = model->metric();
+  ASSERT_EQ(report.gradient_samples, static_cast<double>(n));
+  std::vector<double> scales(kTargets);
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    double m = 0.0, v = 0.0;
+    for (std::size_t s = 0; s < n; ++s) m += stream.y[s * kTargets + t] / n;
+    for (std::size_t s = 0; s < n; ++s) {
+      const double d = stream.y[s * kTargets + t] - m;
+      v += d * d / n;
+    }
+    scales[t] = std::sqrt(v);
+  }
+  const LearnedMetric batch =
+      EstimateMetric(MetricKind::kEgop, expected, kAllTargets, scales);
+  for (std::size_t k = 0; k < kDim * kDim; ++k) {
+    EXPECT_NEAR(report.metrics[0].matrix[k], batch.matrix[k],
+                1e-8 * std::abs(batch.matrix[k]) + 1e-12);
+  }
+  // And the index now uses the refitted metric.
+  EXPECT_LT(report.in_use[0].RelativeChange(TransformFor(
+                batch, {mean.begin(), mean.end()}, sd, config.egop_ridge)),
+            1e-6);
+}
+
+TEST(ModelTest, IsDeterministicForASeedAndSampleOrder) {
+  const Stream stream = MakeStream(3000, 11);
+  const Stream queries = MakeStream(50, 12);
+  ModelConfig config = BaseConfig();
+  config.metric = MetricKind::kEgop;
+  config.capacity = {CapacityPolicy::kReservoir, 1500};
+  config.seed = 99;
+  // Small indexes rebuild in the background too, so thread timing would
+  // show if it could change results.
+  config.synchronous_rebuild_below = 64;
+  config.rebuild_lag = 40;
+  config.drift_check_every = 16;
+  auto first = MakeModel(config);
+  auto second = MakeModel(config);
+  LearnAll(*first, stream, 0, stream.size(), 1);
+  LearnAll(*second, stream, 0, stream.size(), 250);
+  EXPECT_GT(first->stats().index_rebuilds, 3u);
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    const Prediction a = *first->Predict(queries.input(q));
+    const Prediction b = *second->Predict(queries.input(q));
+    EXPECT_EQ(a.value, b.value);
+    EXPECT_EQ(a.spread, b.spread);
+    EXPECT_EQ(a.neighbors, b.neighbors);
+  }
+  const ModelStats a = first->stats(), b = second->stats();
+  EXPECT_EQ(a.prequential_mse, b.prequential_mse);
+  EXPECT_EQ(a.bandwidth, b.bandwidth);
+  EXPECT_EQ(first->metric().metrics[0].matrix,
+            second->metric().metrics[0].matrix);
+  // Another seed keeps another reservoir.
+  config.seed = 100;
+  auto third = MakeModel(config);
+  LearnAll(*third, stream, 0, stream.size());
+  EXPECT_NE(third->stats().prequential_mse, a.prequential_mse);
+}
+
+}  // namespace
+}  // namespace streamreg

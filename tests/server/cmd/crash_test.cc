@@ -1,0 +1,285 @@
+// The crash test: streamreg-server as a subprocess, killed with SIGKILL at
+// random moments while C++ clients stream into it from several concurrent
+// streams (two robots through Learn, two bulk loaders through Ingest),
+// restarted on the same data directory each time. At the end every
+// acknowledged sample is in its model exactly once (count and ids), and
+// predictions equal those of a model fed the same samples without a
+// crash. Both sync policies.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/lib/client.h"
+#include "client/lib/ingester.h"
+#include "client/lib/learn_session.h"
+#include "gtest/gtest.h"
+#include "server/rpc/spec_conversion.h"
+#include "tests/support/model_test_support.h"
+#include "tests/support/service_test_support.h"
+
+namespace streamreg {
+namespace {
+
+constexpr int kKills = 22;
+constexpr std::size_t kSamplesPerModel = 200'000;  // more than get sent
+
+// streamreg-server in a child process.
+class ServerProcess {
+ public:
+  ServerProcess(std::string data_dir, std::string sync)
+      : data_dir_(std::move(data_dir)), sync_(std::move(sync)) {}
+  ~ServerProcess() { Kill(); }
+
+  // Starts it (on the port of the first start, once known) and waits for
+  // its "listening" line.
+  void Start() {
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    const std::string listen = absl::StrCat("--listen=127.0.0.1:", port_);
+    const std::string data_dir = "--data_dir=" + data_dir_;
+    const std::string sync = "--sync=" + sync_;
+    const std::string log = data_dir_ + ".log";
+    pid_ = fork();
+    ASSERT_GE(pid_, 0);
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(err, STDERR_FILENO);
+      close(out[0]);
+      execl(STREAMREG_SERVER, STREAMREG_SERVER, listen.c_str(),
+            "--metrics_listen=", data_dir.c_str(), sync.c_str(),
+            "--snapshot_every_samples=1000", "--wal_segment_bytes=262144",
+            "--log_level=warn", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    FILE* lines = fdopen(out[0], "r");
+    char line[256] = {};
+    ASSERT_NE(fgets(line, sizeof line, lines), nullptr)
+        << "the server did not start; see " << log;
+    fclose(lines);
+    const std::string text = line;
+    port_ = std::stoi(text.substr(text.rfind(':') + 1));
+  }
+
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+
+ private:
+  std::string data_dir_;
+  std::string sync_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// One model's stream of samples and how far the server acknowledged it.
+struct Feed {
+  std::string model;
+  bool robot;  // Learn, else Ingest
+  Stream stream;
+  std::uint64_t first_id;
+  std::atomic<std::size_t> acknowledged{0};  // a prefix of the stream
+  std::atomic<std::size_t> sent{0};          // the farthest sent
+};
+
+ClientOptions Options(const std::string& address) {
+  ClientOptions options;
+  options.address = address;
+  options.timeout = absl::Seconds(5);
+  options.batch_size = 40;
+  options.retry.max_attempts = 3;
+  options.retry.initial_backoff = absl::Milliseconds(20);
+  return options;
+}
+
+// A channel that reconnects within milliseconds of the server's restart
+// (gRPC's default backoff grows to minutes) and shares no connection with
+// channels before it.
+std::shared_ptr<grpc::Channel> FastReconnectChannel(
+    const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+// Streams from the first unacknowledged sample up to `end` over one
+// connection; returns when done, when the connection fails or once *stop.
+void StreamUntilFailure(Feed& feed, const std::string& address, std::size_t end,
+                        const std::atomic<bool>* stop = nullptr) {
+  auto stopping = [stop] { return stop != nullptr && stop->load(); };
+  Client client(FastReconnectChannel(address), Options(address));
+  const Stream& s = feed.stream;
+  std::size_t next = feed.acknowledged.load();
+  if (feed.robot) {
+    LearnSession session(&client, feed.model);
+    for (; next < end && !stopping(); ++next) {
+      feed.sent = std::max(feed.sent.load(), next + 1);
+      const Sample sample = s.sample(next);
+      if (!session.Learn(sample.x, sample.y, feed.first_id + next).ok()) {
+        return;
+      }
+      feed.acknowledged = next + 1;
+      // A robot's pace (about 1 kHz with the round trip), so that the
+      // kills find it streaming.
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    (void)session.Close();
+    return;
+  }
+  Ingester ingester(&client, feed.model);
+  const std::size_t start = next;
+  for (; next < end && !stopping(); ++next) {
+    feed.sent = std::max(feed.sent.load(), next + 1);
+    const Sample sample = s.sample(next);
+    if (!ingester.Add(sample.x, sample.y, feed.first_id + next).ok()) return;
+    feed.acknowledged = start + ingester.acknowledged();
+    if (next % 40 == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    }
+  }
+  if (ingester.Finish().ok()) feed.acknowledged = next;
+}
+
+class CrashTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
+  const std::string data_dir = FreshDirectory();
+  ServerProcess server(data_dir, GetParam());
+  ASSERT_NO_FATAL_FAILURE(server.Start());
+
+  v1::ModelSpec spec;
+  spec.set_input_dim(kDim);
+  spec.add_target_names("first");
+  spec.add_target_names("second");
+  spec.set_metric(v1::METRIC_EGOP);
+  std::vector<std::unique_ptr<Feed>> feeds;
+  for (int f = 0; f < 4; ++f) {
+    auto feed = std::make_unique<Feed>();
+    feed->robot = f < 2;
+    feed->model = absl::StrCat(feed->robot ? "robot-" : "bulk-", f);
+    feed->stream = MakeStream(kSamplesPerModel, 100 + f);
+    feed->first_id = (f + 1) * 1'000'000'000ull;
+    Client client(Options(server.address()));
+    ASSERT_TRUE(client.CreateModel(feed->model, spec).ok());
+    feeds.push_back(std::move(feed));
+  }
+
+  // Streams run until told to stop, reconnecting after every kill.
+  std::atomic<bool> stop = false;
+  // Every restart listens on the port of the first start.
+  const std::string address = server.address();
+  std::vector<std::thread> streams;
+  // Joined however the test ends (a failed restart returns early).
+  struct JoinAll {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~JoinAll() {
+      stop = true;
+      for (std::thread& thread : threads) {
+        if (thread.joinable()) thread.join();
+      }
+    }
+  } join_all{stop, streams};
+  for (auto& feed : feeds) {
+    streams.emplace_back([&, f = feed.get()] {
+      while (!stop && f->acknowledged < kSamplesPerModel) {
+        StreamUntilFailure(*f, address, kSamplesPerModel, &stop);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
+  std::mt19937 random(7);
+  std::uniform_int_distribution<int> pause_ms(100, 500);
+  for (int kill = 0; kill < kKills; ++kill) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(random)));
+    server.Kill();
+    std::printf("kill %d:", kill);
+    for (auto& feed : feeds) std::printf(" %zu", feed->acknowledged.load());
+    std::printf("\n");
+    ASSERT_NO_FATAL_FAILURE(server.Start());
+  }
+  stop = true;
+  for (std::thread& stream : streams) stream.join();
+  streams.clear();
+
+  // Everything ever sent is now sent again until acknowledged, so each
+  // model should hold exactly samples [0, sent) in order.
+  std::size_t total_acknowledged_before = 0;
+  for (auto& feed : feeds) {
+    total_acknowledged_before += feed->acknowledged;
+    while (feed->acknowledged < feed->sent) {
+      StreamUntilFailure(*feed, server.address(), feed->sent);
+    }
+  }
+  EXPECT_GT(total_acknowledged_before, 2000u) << "the streams hardly ran";
+  for (auto& feed : feeds) {
+    std::printf("%s: %zu samples sent\n", feed->model.c_str(),
+                feed->sent.load());
+  }
+  server.Kill();  // one more crash before checking
+  ASSERT_NO_FATAL_FAILURE(server.Start());
+
+  Client client(Options(server.address()));
+  const Stream queries = MakeStream(25, 99);
+  ModelConfig config = *ConfigFromSpec(spec);
+  for (auto& feed : feeds) {
+    SCOPED_TRACE(feed->model);
+    const std::size_t n = feed->sent;
+    absl::StatusOr<v1::Model> model = client.GetModel(feed->model);
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(model->stats().num_samples(), n);  // none lost, none twice
+    // Every id is known: sending all of them again learns nothing.
+    Feed again;
+    again.model = feed->model;
+    again.robot = false;
+    again.stream = feed->stream;
+    again.first_id = feed->first_id;
+    StreamUntilFailure(again, server.address(), n);
+    ASSERT_EQ(again.acknowledged, n);
+    EXPECT_EQ(client.GetModel(feed->model)->stats().num_samples(), n);
+    // Predictions of a model fed the same samples that never crashed.
+    auto reference = MakeModel(config);
+    LearnAll(*reference, feed->stream, 0, n, 500);
+    absl::StatusOr<std::vector<v1::Prediction>> got =
+        client.Predict(feed->model, queries.x, kDim);
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      const Prediction expected = *reference->Predict(queries.input(q));
+      for (std::size_t t = 0; t < kTargets; ++t) {
+        ASSERT_EQ((*got)[q].y(t), expected.value[t]) << "query " << q;
+      }
+    }
+  }
+  std::filesystem::remove_all(data_dir);
+  std::filesystem::remove(data_dir + ".log");
+}
+
+INSTANTIATE_TEST_SUITE_P(SyncPolicies, CrashTest,
+                         ::testing::Values("always", "interval:5"),
+                         [](const auto& info) {
+                           return std::string(
+                               info.param[0] == 'a' ? "Always" : "Interval5ms");
+                         });
+
+}  // namespace
+}  // namespace streamreg

@@ -1,0 +1,364 @@
+#!/usr/bin/env bash
+# streamreg-server as a process, driven by the streamreg CLI and the Python
+# client: --config files, the data-directory lock, every CLI command
+# against real data, errors and exit codes, and SIGTERM with a Learn stream
+# open (the server drains and exits 0).
+#
+# Also the robot simulator and `streamreg bench` (predict, learn, plot).
+#
+# usage: server_process_test.sh SERVER CLI PYTHON_STUBS SOURCE_DIR SARCOS_CSV
+#                               ROBOT_SIM
+set -euo pipefail
+server_bin=$1 cli=$2 python_stubs=$3 source_dir=$4 sarcos=$5 robot_sim=$6
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+start_server() {  # start_server EXTRA_FLAGS...; sets server_pid and addr
+  "$server_bin" --metrics_listen=127.0.0.1:0 "$@" >"$work/server.out" \
+    2>"$work/server.err" &
+  server_pid=$!
+  for _ in $(seq 100); do
+    addr=$(sed -n 's/^streamreg-server listening on //p' "$work/server.out")
+    [ -n "$addr" ] && return 0
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$work/server.err" >&2
+  fail "the server did not start"
+}
+
+# --- a config file (dashes or underscores, comments) ---
+cat >"$work/server.conf" <<CONF
+# streamreg-server configuration
+listen = 127.0.0.1:0
+data-dir = $work/data
+--log_format=json
+max-models = 3
+drain-timeout = 1s
+CONF
+start_server --config "$work/server.conf"
+grep -q '"level":"info","msg":"event=listening' "$work/server.err" ||
+  fail "json log line missing: $(cat "$work/server.err")"
+[ -f "$work/data/LOCK" ] || fail "data directory not created"
+sr() { "$cli" --server "$addr" "$@"; }
+
+# --- a second server on the same data directory is refused ---
+if "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/data" \
+    >/dev/null 2>"$work/second.err"; then
+  fail "a second server started on a locked data directory"
+fi
+grep -q "locked by another process" "$work/second.err" ||
+  fail "lock error not reported: $(cat "$work/second.err")"
+
+# --- the CLI on SARCOS ---
+[ "$(sr health)" = SERVING ] || fail "health"
+sr create --name arm --csv "$sarcos" --metric egop --regressor kernel |
+  grep -q "created arm: 21 inputs, 7 targets, METRIC_EGOP" || fail "create"
+sr ingest --model arm --csv "$sarcos" --limit 2000 --batch 300 >"$work/ingest.out"
+grep -q "ingested 2000 samples into arm" "$work/ingest.out" || fail "ingest"
+sr predict --model arm --csv "$sarcos" --limit 100 --out "$work/p.csv" \
+  2>"$work/predict.err"
+[ "$(wc -l <"$work/p.csv")" -eq 101 ] || fail "predict rows"
+head -1 "$work/p.csv" | grep -q "^target_tau1,.*,spread_tau7,neighbors$" ||
+  fail "predict header: $(head -1 "$work/p.csv")"
+# nMSE per target on rows the model learned: all seven, each below 1
+# (better than predicting the mean).
+/usr/bin/python3 -c '
+import re, sys
+text = open(sys.argv[1]).read()
+values = [float(v) for v in re.findall(r"tau[1-7] ([0-9.e+-]+)", text)]
+sys.exit(0 if text.startswith("predicted 100 rows; nMSE tau1 ") and
+         len(values) == 7 and all(0 <= v < 1 for v in values) else 1)
+' "$work/predict.err" || fail "predict summary: $(cat "$work/predict.err")"
+sr metric --model arm >"$work/metric.out"
+grep -q "EGOP spectrum" "$work/metric.out" || fail "metric spectrum"
+grep -q "^qdd4 *|█" "$work/metric.out" || fail "metric bars: $(cat "$work/metric.out")"
+sr info --model arm --json | grep -q '"num_samples": "2000"' || fail "info json"
+sr list | grep -q "^arm .* 2000" || fail "list"
+sr replay --model arm --csv "$sarcos" --rate 2000 --limit 300 >"$work/replay.out"
+grep -q "^replayed 300 samples" "$work/replay.out" || fail "replay"
+grep -q "latency_us p50" "$work/replay.out" || fail "replay latency"
+sr refit --model arm 2>/dev/null | grep -q "refitted arm: 2300 samples" ||
+  fail "refit"
+
+# --- errors: status, field, exit code 1, nothing changed ---
+if sr ingest --model nope --csv "$sarcos" 2>"$work/err"; then fail "unknown model accepted"; fi
+grep -q "NOT_FOUND: model 'nope' not found" "$work/err" || fail "$(cat "$work/err")"
+if sr create --name arm --csv "$sarcos" 2>"$work/err"; then fail "duplicate create"; fi
+grep -q "ALREADY_EXISTS" "$work/err" || fail "$(cat "$work/err")"
+if sr create --name "bad name" --inputs 2 --targets 1 2>"$work/err"; then fail "bad name"; fi
+grep -q "INVALID_ARGUMENT: name: 'bad name'" "$work/err" || fail "$(cat "$work/err")"
+sr create --name b --inputs 2 --targets 1 >/dev/null
+sr create --name c --inputs 2 --targets 1 >/dev/null
+if sr create --name d --inputs 2 --targets 1 2>"$work/err"; then fail "max models"; fi
+grep -q "RESOURCE_EXHAUSTED" "$work/err" || fail "$(cat "$work/err")"
+sr delete --model c | grep -q "deleted c" || fail "delete"
+sr delete --model b >/dev/null
+
+# --- the Python client against this server ---
+if /usr/bin/python3 -c "import grpc" 2>/dev/null; then
+  STREAMREG_ADDRESS=$addr STREAMREG_SARCOS=$sarcos \
+    PYTHONPATH="$python_stubs:$source_dir/client/python" \
+    /usr/bin/python3 "$source_dir/tests/client/python_client_test.py" ||
+    fail "python client"
+  STREAMREG_ADDRESS=$addr PYTHONPATH="$python_stubs:$source_dir/client/python" \
+    /usr/bin/python3 "$source_dir/client/python/robot_example.py" \
+    --server "$addr" --csv "$sarcos" --limit 600 --model py-robot |
+    tail -1 | grep -q "samples=600 sequence=600" || fail "robot example"
+else
+  echo "SKIPPED the Python client: python3-grpcio is absent (deploy/install-deps.sh installs it)"
+fi
+
+# --- the robot simulator: CSV in the SARCOS convention, and Learn at a rate ---
+"$robot_sim" --samples 500 --payload_at 250 --out "$work/sim.csv"
+[ "$(wc -l <"$work/sim.csv")" -eq 501 ] || fail "robot-sim rows"
+[ "$(head -1 "$work/sim.csv")" = "$(head -1 "$sarcos")" ] ||
+  fail "robot-sim header: $(head -1 "$work/sim.csv")"
+"$robot_sim" --server "$addr" --model sim --create --samples 300 --rate 1000 \
+  >"$work/sim.out"
+tail -1 "$work/sim.out" | grep -q "samples=300 (model: 300)" ||
+  fail "robot-sim to the server: $(tail -1 "$work/sim.out")"
+
+# --- streamreg bench: predict (unary, stream) beside Ping, learn, plots ---
+sr bench predict --model sim --concurrency 2 --duration 0.5 \
+  --json "$work/bench_unary.json" >"$work/bench.out"
+grep -q "^predict/empty: p50 " "$work/bench.out" || fail "$(cat "$work/bench.out")"
+sr bench predict --model sim --stream --queries 4 --duration 0.5 \
+  --json "$work/bench_stream.json" >/dev/null
+sr bench learn --model sim --robots 2 --rate 200 --duration 2 --predictors 1 \
+  --payload_at 1 --json "$work/bench_learn.json" --plots "$work/plots" \
+  >"$work/learn.out"
+grep -q "^robot 1: " "$work/learn.out" || fail "$(cat "$work/learn.out")"
+/usr/bin/python3 - "$work" <<'PY' || fail "bench reports"
+import json, sys
+work = sys.argv[1]
+for name, rpc in (("bench_unary", "unary"), ("bench_stream", "stream")):
+    r = json.load(open(f"{work}/{name}.json"))
+    assert r["kind"] == "predict" and r["rpc"] == rpc, r
+    for key in ("p50", "p90", "p99", "p999"):
+        assert 0 < r["latency_us"][key] <= r["latency_us"]["max"], (name, key)
+    assert r["latency_us"]["p50"] <= r["latency_us"]["p99"]
+    assert r["empty_latency_us"]["p50"] > 0 and r["empty_latency_us"]["p99"] > 0
+    assert abs(r["ratio_p50"] - r["latency_us"]["p50"] /
+               r["empty_latency_us"]["p50"]) < 1e-9
+    assert r["throughput_per_s"] > 0 and r["requests"] > 0
+    assert r["model"]["num_samples"] == 300
+per_request = json.load(open(f"{work}/bench_stream.json"))
+assert per_request["queries_per_request"] == 4
+assert abs(per_request["throughput_per_s"] -
+           4 * per_request["requests"] / per_request["duration_s"]) < 1e-6
+r = json.load(open(f"{work}/bench_learn.json"))
+assert r["kind"] == "learn" and r["robots"] == 2 and len(r["per_robot"]) == 2
+for robot in r["per_robot"]:
+    assert robot["sent"] == 400, robot
+    assert robot["achieved_rate_per_s"] > 0
+    assert isinstance(robot["fell_behind"], bool)
+assert r["model"]["num_samples_after"] == 300 + 800, r["model"]
+assert len(r["nmse_over_time"]) == 2, r["nmse_over_time"]
+assert r["predictors"]["predictions"] > 0
+assert len(r["metric"]["metrics"]) >= 1 and len(r["metric"]["inputs"]) == 21
+PY
+for png in latency nmse weights; do
+  [ "$(head -c 4 "$work/plots/$png.png" | tail -c 3)" = PNG ] ||
+    fail "$png.png is not a PNG"
+done
+sr bench plot --json "$work/bench_unary.json" --plots "$work/plots2" |
+  grep -q "latency.png" || fail "bench plot"
+[ -s "$work/plots2/latency.png" ] || fail "bench plot wrote nothing"
+if sr bench predict --model sim --unary --stream 2>"$work/err"; then
+  fail "--unary --stream accepted"
+fi
+grep -q "INVALID_ARGUMENT: --unary and --stream" "$work/err" || fail "$(cat "$work/err")"
+if sr bench predict --model arm --csv /nonexistent.csv 2>"$work/err"; then
+  fail "a missing CSV accepted"
+fi
+if sr bench frobnicate >/dev/null 2>&1; then fail "unknown bench command"; fi
+
+# --- Prometheus: /metrics parsed by the Python client library's parser ---
+metrics=$(sed -n 's#^streamreg-server metrics on http://\(.*\)/metrics$#\1#p' \
+  "$work/server.out")
+[ -n "$metrics" ] || fail "no metrics line: $(cat "$work/server.out")"
+arm_samples=$(sr info --model arm --json | sed -n 's/.*"num_samples": "\([0-9]*\)".*/\1/p')
+/usr/bin/python3 - "http://$metrics/metrics" "$arm_samples" <<'PY' ||
+import sys, urllib.request
+from prometheus_client.parser import text_string_to_metric_families
+url, arm_samples = sys.argv[1], float(sys.argv[2])
+response = urllib.request.urlopen(url, timeout=10)
+assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+families = {f.name: f for f in
+            text_string_to_metric_families(response.read().decode())}
+def value(family, suffix="", **labels):  # suffix: a histogram's _count...
+    for s in families[family].samples:
+        if (not suffix or s.name == family + suffix) and all(
+                s.labels.get(k) == v for k, v in labels.items()):
+            return s.value
+    raise AssertionError(f"{family}{suffix} {labels} missing")
+# The parser names counter families without _total.
+assert value("streamreg_model_samples_seen", model="arm") == arm_samples
+assert families["grpc_server_handling_seconds"].type == "histogram"
+assert value("grpc_server_handled", grpc_method="CreateModel",
+             grpc_code="ALREADY_EXISTS") == 1
+assert value("grpc_server_handled", grpc_method="Refit", grpc_code="OK") == 1
+assert value("grpc_server_started", grpc_method="Learn") >= 2  # replay, sim
+assert value("streamreg_wal_fsync_duration_seconds", "_count") > 0
+assert value("process_resident_memory_bytes") > 0
+nmse = value("streamreg_model_prequential_nmse", model="arm", target="tau1")
+assert 0 < nmse < 1, nmse
+PY
+  fail "/metrics"
+if "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/data2" \
+    --metrics_listen "$metrics" >/dev/null 2>"$work/err"; then
+  fail "a second server started on a metrics port in use"
+fi
+grep -q "\-\-metrics_listen $metrics: cannot listen there" "$work/err" ||
+  fail "busy metrics port: $(cat "$work/err")"
+
+# --- SIGTERM with a Learn stream open: drain, exit 0 ---
+sr replay --model arm --csv "$sarcos" --rate 100 >"$work/slow.out" 2>&1 &
+replay_pid=$!
+sleep 1.5
+grep -q "samples=" "$work/slow.out" || fail "the slow replay did not start"
+kill -TERM "$server_pid"
+status=0
+wait "$server_pid" || status=$?
+server_pid=
+[ "$status" -eq 0 ] || fail "server exit status $status after SIGTERM"
+grep -q "event=stopped" "$work/server.err" || fail "no clean stop logged"
+wait "$replay_pid" || true  # its stream was ended by the drain
+
+# --- TLS: the server's, the CLI's and the robot simulator's flags ---
+(
+  cd "$work"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=test-ca \
+    -keyout ca.key -out ca.pem
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >server.ext
+  openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+    -keyout server.key -out server.csr
+  openssl x509 -req -days 2 -in server.csr -CA ca.pem -CAkey ca.key \
+    -CAcreateserial -extfile server.ext -out server.pem
+) >/dev/null 2>&1 || fail "openssl could not make the test certificates"
+start_server --listen 127.0.0.1:0 --data-dir "$work/tls-data" \
+  --drain-timeout 1s --tls-cert "$work/server.pem" --tls-key "$work/server.key"
+grep -q "tls=on" "$work/server.err" || fail "TLS not logged as on"
+tls=(--server "$addr" --tls_ca "$work/ca.pem")
+[ "$("$cli" "${tls[@]}" health)" = SERVING ] || fail "health over TLS"
+if "$cli" --server "$addr" --timeout 3s health >/dev/null 2>&1; then
+  fail "a TLS server answered a plaintext client"
+fi
+"$robot_sim" "${tls[@]}" --model tls-arm --create --samples 200 >/dev/null ||
+  fail "the robot simulator over TLS"
+[ "$("$cli" "${tls[@]}" info --model tls-arm |
+     sed -n 's/^ *num_samples: //p')" = 200 ] || fail "samples over TLS"
+if /usr/bin/python3 -c "import grpc" 2>/dev/null; then
+  PYTHONPATH="$python_stubs:$source_dir/client/python" \
+    /usr/bin/python3 "$source_dir/client/python/robot_example.py" \
+    --server "$addr" --tls-ca "$work/ca.pem" --csv "$sarcos" --limit 100 \
+    --model py-tls | tail -1 | grep -q "samples=100 sequence=100" ||
+    fail "the Python robot example over TLS"
+fi
+status=0
+"$cli" --server "$addr" --tls_ca /nonexistent.pem health 2>"$work/tls.err" ||
+  status=$?
+[ "$status" -eq 1 ] && grep -q -- "--tls_ca /nonexistent.pem: cannot read" \
+  "$work/tls.err" || fail "a missing --tls_ca file: $(cat "$work/tls.err")"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the TLS server did not stop cleanly"
+server_pid=
+for flags in "--tls_cert $work/server.pem" \
+  "--tls_client_ca $work/ca.pem" \
+  "--tls_cert /nonexistent.pem --tls_key $work/server.key"; do
+  status=0
+  # shellcheck disable=SC2086  # the flags are words
+  "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/tls-data" $flags \
+    >/dev/null 2>"$work/tls.err" || status=$?
+  [ "$status" -eq 2 ] && grep -q -- "--tls_" "$work/tls.err" ||
+    fail "server with $flags: status $status, $(cat "$work/tls.err")"
+done
+
+# --- bearer tokens: --auth-tokens, --token-file / STREAMREG_TOKEN, SIGHUP ---
+ops=ops-0123456789abcdef robot=robot-0123456789abcdef
+new_robot=robot-NEW-0123456789abcdef
+write_tokens() {  # write_tokens ROBOT_TOKEN: the table, replaced atomically
+  printf '# name token permissions prefixes\nops %s read,write,admin *\nrobot %s read,write arm1.\n' \
+    "$ops" "$1" >"$work/tokens.new"
+  mv "$work/tokens.new" "$work/tokens"
+}
+write_tokens "$robot"
+echo "$ops" >"$work/ops.token"
+echo "$robot" >"$work/robot.token"
+start_server --listen 127.0.0.1:0 --data-dir "$work/auth-data" \
+  --drain-timeout 1s --auth-tokens "$work/tokens"
+grep -q "auth=2_token_holders" "$work/server.err" || fail "auth not logged"
+[ "$("$cli" --server "$addr" health)" = SERVING ] || fail "health needs no token"
+expect_refusal() {  # expect_refusal CODE CLI_ARGS...: exit 1 naming CODE
+  local code=$1 status=0
+  shift
+  "$cli" --server "$addr" "$@" >/dev/null 2>"$work/auth.err" || status=$?
+  [ "$status" -eq 1 ] && grep -q "$code" "$work/auth.err" ||
+    fail "$* gave status $status: $(cat "$work/auth.err")"
+}
+expect_refusal UNAUTHENTICATED list
+expect_refusal INVALID_ARGUMENT --token_file /dev/null list
+grep -q -- "--token_file /dev/null: the first line is empty" "$work/auth.err" ||
+  fail "empty token file: $(cat "$work/auth.err")"
+"$cli" --server "$addr" --token-file "$work/ops.token" create \
+  --name arm1.sarcos --csv "$sarcos" >/dev/null || fail "create with ops"
+STREAMREG_TOKEN=$robot "$cli" --server "$addr" ingest --model arm1.sarcos \
+  --csv "$sarcos" --limit 300 | grep -q "ingested 300 samples" ||
+  fail "ingest with the robot's token from STREAMREG_TOKEN"
+expect_refusal PERMISSION_DENIED --token-file "$work/robot.token" create \
+  --name arm2.sarcos --csv "$sarcos"
+grep -q "token of 'robot' may not admin model 'arm2.sarcos'" "$work/auth.err" ||
+  fail "denial message: $(cat "$work/auth.err")"
+"$robot_sim" --server "$addr" --token-file "$work/ops.token" \
+  --model arm1.sim --create --samples 100 >/dev/null ||
+  fail "the robot simulator with a token"
+if /usr/bin/python3 -c "import grpc" 2>/dev/null; then
+  STREAMREG_TOKEN=$robot PYTHONPATH="$python_stubs:$source_dir/client/python" \
+    /usr/bin/python3 "$source_dir/client/python/robot_example.py" \
+    --server "$addr" --csv "$sarcos" --limit 50 --model arm1.sarcos |
+    tail -1 | grep -q "sequence=350" ||
+    fail "the Python robot example with a token"
+fi
+# The robot's token is replaced: after SIGHUP the old one is refused.
+write_tokens "$new_robot"
+kill -HUP "$server_pid"
+wait_for_log() {
+  for _ in $(seq 50); do
+    [ "$(grep -c "$1" "$work/server.err")" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "no $1 in the log: $(cat "$work/server.err")"
+}
+wait_for_log event=auth_tokens_reloaded 1
+expect_refusal UNAUTHENTICATED --token-file "$work/robot.token" info \
+  --model arm1.sarcos
+STREAMREG_TOKEN=$new_robot "$cli" --server "$addr" info --model arm1.sarcos \
+  >/dev/null || fail "the new robot token after SIGHUP"
+# A table that does not parse leaves the current one in force.
+echo "robot short read *" >"$work/tokens"
+kill -HUP "$server_pid"
+wait_for_log event=auth_tokens_reload_failed 1
+grep -q "tokens line 1: the token has 5 characters" "$work/server.err" ||
+  fail "reload error not logged"
+STREAMREG_TOKEN=$new_robot "$cli" --server "$addr" info --model arm1.sarcos \
+  >/dev/null || fail "the tokens in force after a bad reload"
+kill -TERM "$server_pid"
+wait "$server_pid" || fail "the server with tokens did not stop cleanly"
+server_pid=
+# No token ever reaches the log.
+if grep -q -e "$ops" -e "$robot" -e "$new_robot" "$work/server.err"; then
+  fail "a token was logged"
+fi
+status=0
+"$server_bin" --listen 127.0.0.1:0 --data-dir "$work/auth-data" \
+  --auth-tokens "$work/tokens" >/dev/null 2>"$work/auth.err" || status=$?
+[ "$status" -eq 2 ] && grep -q -- "--auth_tokens $work/tokens line 1" \
+  "$work/auth.err" || fail "bad token file at start: $status $(cat "$work/auth.err")"
+echo "PASS"

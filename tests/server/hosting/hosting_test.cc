@@ -1,0 +1,317 @@
+// The gRPC-free hosting layer: sample-id deduplication, per-model write
+// queues, the HostedModel's all-or-nothing batches and limits, the group
+// commit of concurrent Learn messages, and the
+// registry's names, limits and concurrent use (run under ThreadSanitizer).
+#include <atomic>
+#include <cmath>
+#include <latch>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/hosting/hosted_model.h"
+#include "server/hosting/learn_batcher.h"
+#include "server/hosting/model_registry.h"
+#include "server/hosting/recent_sample_ids.h"
+#include "server/hosting/serial_queue.h"
+#include "server/hosting/worker_pool.h"
+
+namespace streamreg {
+namespace {
+
+using ::testing::HasSubstr;
+
+ModelConfig SmallConfig() {
+  ModelConfig config;
+  config.input_dim = 2;
+  config.target_names = {"y"};
+  return config;
+}
+
+// Samples with x = (i, i / 2), y = sin(i) and id = first_id + i.
+struct Batch {
+  std::vector<double> x, y;
+  std::vector<Sample> samples;
+  Batch(std::size_t n, std::uint64_t first_id) : x(2 * n), y(n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      x[2 * i] = static_cast<double>(i + first_id);
+      x[2 * i + 1] = x[2 * i] / 2;
+      y[i] = std::sin(x[2 * i]);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      samples.push_back(
+          Sample{{&x[2 * i], 2}, {&y[i], 1}, first_id == 0 ? 0 : first_id + i});
+    }
+  }
+};
+
+TEST(RecentSampleIdsTest, RemembersTheLastCapacityIdsWithTheirSequence) {
+  RecentSampleIds ids(3);
+  for (std::uint64_t id = 1; id <= 5; ++id) ids.Remember(id * 10, id);
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_FALSE(ids.Find(10).has_value());
+  EXPECT_FALSE(ids.Find(20).has_value());
+  EXPECT_EQ(ids.Find(30), 3u);
+  EXPECT_EQ(ids.Find(50), 5u);
+  ids.Remember(50, 99);  // already known: keeps its first position
+  EXPECT_EQ(ids.Find(50), 5u);
+  RecentSampleIds none(0);
+  none.Remember(1, 1);
+  EXPECT_FALSE(none.Find(1).has_value());
+}
+
+TEST(SerialQueueTest, RunsEachQueuesTasksInOrderOneAtATime) {
+  WorkerPool pool(4);
+  constexpr int kQueues = 3;
+  constexpr int kTasks = 2000;
+  std::vector<std::shared_ptr<SerialQueue>> queues;
+  std::vector<std::vector<int>> order(kQueues);
+  std::vector<std::atomic<int>> running(kQueues);
+  std::atomic<int> overlaps = 0;
+  std::atomic<int> done = 0;
+  for (int q = 0; q < kQueues; ++q)
+    queues.push_back(SerialQueue::Create(&pool));
+  std::vector<std::thread> posters;
+  for (int q = 0; q < kQueues; ++q) {
+    posters.emplace_back([&, q] {
+      for (int t = 0; t < kTasks; ++t) {
+        queues[q]->Post([&, q, t] {
+          if (running[q].fetch_add(1) != 0) ++overlaps;
+          order[q].push_back(t);  // unsynchronized: the queue serializes
+          running[q].fetch_sub(1);
+          ++done;
+        });
+      }
+    });
+  }
+  for (std::thread& poster : posters) poster.join();
+  while (done.load() < kQueues * kTasks) std::this_thread::yield();
+  EXPECT_EQ(overlaps.load(), 0);
+  for (int q = 0; q < kQueues; ++q) {
+    ASSERT_EQ(order[q].size(), static_cast<std::size_t>(kTasks));
+    EXPECT_TRUE(std::is_sorted(order[q].begin(), order[q].end()));
+  }
+}
+
+class HostedModelTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<HostedModel> Host(HostedModel::Limits limits,
+                                    ModelConfig config = SmallConfig()) {
+    return std::make_unique<HostedModel>("m", *Model::Create(std::move(config)),
+                                         std::vector<std::string>{},
+                                         absl::Now(), limits, &pool_);
+  }
+  WorkerPool pool_{1};
+};
+
+TEST_F(HostedModelTest, ARetriedBatchIsNotLearnedTwice) {
+  auto hosted = Host({.max_samples = 0, .dedup_window = 100});
+  Batch batch(10, 1000);
+  absl::StatusOr<LearnOutcome> first = hosted->Learn(batch.samples, nullptr);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->accepted, 10u);
+  EXPECT_EQ(first->sequence[9], 10u);
+  // The same batch again, plus 5 new samples after it.
+  Batch more(15, 1000);
+  std::vector<Prediction> before;
+  absl::StatusOr<LearnOutcome> second = hosted->Learn(more.samples, &before);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->accepted, 5u);
+  EXPECT_EQ(second->duplicates, 10u);
+  EXPECT_EQ(second->num_samples, 15u);
+  EXPECT_TRUE(second->duplicate[3]);
+  EXPECT_EQ(second->sequence[3], 4u);  // where it was first learned
+  EXPECT_FALSE(second->duplicate[12]);
+  EXPECT_EQ(second->sequence[12], 13u);
+  EXPECT_EQ(before.size(), 15u);
+  EXPECT_EQ(hosted->model().samples_seen(), 15u);
+  EXPECT_EQ(hosted->duplicate_samples(), 10u);
+}
+
+TEST_F(HostedModelTest, BadBatchesChangeNothingAndNameTheSample) {
+  auto hosted = Host({.max_samples = 20, .dedup_window = 100});
+  Batch batch(4, 1);
+  batch.samples[2].sample_id = batch.samples[0].sample_id;
+  absl::StatusOr<LearnOutcome> repeated = hosted->Learn(batch.samples, nullptr);
+  EXPECT_EQ(repeated.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(repeated.status().message(),
+              HasSubstr("samples[2].sample_id: 1 repeats samples[0]"));
+  Batch nan(4, 100);
+  nan.x[2 * 3 + 1] = std::nan("");
+  EXPECT_THAT(hosted->Learn(nan.samples, nullptr).status().message(),
+              HasSubstr("samples[3].x[1]: NaN"));
+  EXPECT_EQ(hosted->model().samples_seen(), 0u);
+
+  Batch fits(20, 1000);
+  ASSERT_TRUE(hosted->Learn(fits.samples, nullptr).ok());
+  Batch over(1, 5000);
+  absl::StatusOr<LearnOutcome> full = hosted->Learn(over.samples, nullptr);
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(full.status().message(), HasSubstr("--max-samples-per-model"));
+  // Duplicates do not count against the limit.
+  EXPECT_TRUE(hosted->Learn(fits.samples, nullptr).ok());
+
+  ASSERT_TRUE(hosted->Delete().ok());
+  EXPECT_EQ(hosted->Learn(over.samples, nullptr).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+// Submits `samples` to the batcher while the model's write queue is held
+// busy, so they all wait and are learned as one group; returns the answers
+// in submission order.
+std::vector<LearnBatcher::Result> SubmitWhileBusy(
+    const std::shared_ptr<HostedModel>& hosted,
+    const std::vector<Sample>& samples,
+    const std::vector<bool>& cancelled = {}) {
+  std::latch release(1);
+  hosted->writes().Post([&] { release.wait(); });
+  std::vector<LearnBatcher::Result> results(samples.size());
+  std::latch answered(static_cast<std::ptrdiff_t>(samples.size()));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const bool cancel = i < cancelled.size() && cancelled[i];
+    LearnBatcher::Submit(hosted, {.sample = samples[i],
+                                  .cancelled = [cancel] { return cancel; },
+                                  .done =
+                                      [&, i](LearnBatcher::Result result) {
+                                        results[i] = std::move(result);
+                                        answered.count_down();
+                                      }});
+  }
+  release.count_down();
+  answered.wait();
+  return results;
+}
+
+TEST_F(HostedModelTest, GroupedLearnMessagesAnswerAsIfLearnedOneByOne) {
+  Batch warmup(40, 1);
+  Batch stream(30, 5000);
+  auto grouped = std::shared_ptr<HostedModel>(
+      Host({.max_samples = 0, .dedup_window = 100}));
+  auto one_by_one = Host({.max_samples = 0, .dedup_window = 100});
+  ASSERT_TRUE(grouped->Learn(warmup.samples, nullptr).ok());
+  ASSERT_TRUE(one_by_one->Learn(warmup.samples, nullptr).ok());
+  const std::vector<LearnBatcher::Result> results =
+      SubmitWhileBusy(grouped, stream.samples);
+  for (std::size_t i = 0; i < stream.samples.size(); ++i) {
+    std::vector<Prediction> before;
+    absl::StatusOr<LearnOutcome> expected =
+        one_by_one->Learn({&stream.samples[i], 1}, &before);
+    ASSERT_TRUE(expected.ok());
+    ASSERT_TRUE(results[i].status.ok()) << results[i].status;
+    EXPECT_EQ(results[i].sequence, expected->sequence[0]) << i;
+    EXPECT_FALSE(results[i].duplicate);
+    EXPECT_EQ(results[i].before.value, before[0].value) << i;
+    EXPECT_EQ(results[i].before.neighbors, before[0].neighbors) << i;
+  }
+  EXPECT_EQ(grouped->model().samples_seen(), 70u);
+}
+
+TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {
+  auto hosted = std::shared_ptr<HostedModel>(
+      Host({.max_samples = 0, .dedup_window = 100}));
+  Batch batch(5, 100);
+  batch.samples[3].sample_id = batch.samples[1].sample_id;  // a resend
+  batch.x[2 * 2] = std::nan("");                            // a bad sample
+  const std::vector<LearnBatcher::Result> results = SubmitWhileBusy(
+      hosted, batch.samples, {false, false, false, false, true});
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_EQ(results[0].sequence, 1u);
+  EXPECT_TRUE(results[1].status.ok());
+  EXPECT_EQ(results[1].sequence, 2u);
+  EXPECT_EQ(results[2].status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(results[2].status.message(), HasSubstr("samples[0].x[0]: NaN"));
+  // The resend of sample 1 is found learned, with sample 1's place.
+  EXPECT_TRUE(results[3].status.ok()) << results[3].status;
+  EXPECT_TRUE(results[3].duplicate);
+  EXPECT_EQ(results[3].sequence, 2u);
+  EXPECT_EQ(results[4].status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(hosted->model().samples_seen(), 2u);
+}
+
+TEST_F(HostedModelTest, AGroupPastTheSampleLimitIsLearnedAsFarAsItFits) {
+  auto hosted = std::shared_ptr<HostedModel>(
+      Host({.max_samples = 3, .dedup_window = 100}));
+  Batch batch(5, 100);
+  const std::vector<LearnBatcher::Result> results =
+      SubmitWhileBusy(hosted, batch.samples);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(results[i].status.ok()) << i << ": " << results[i].status;
+  }
+  for (std::size_t i = 3; i < 5; ++i) {
+    EXPECT_EQ(results[i].status.code(), absl::StatusCode::kResourceExhausted);
+  }
+  EXPECT_EQ(hosted->model().samples_seen(), 3u);
+}
+
+TEST_F(HostedModelTest, PredictingWithoutSamplesIsAFailedPrecondition) {
+  auto hosted = Host({});
+  const double x[] = {1.0, 2.0};
+  const std::span<const double> queries[] = {x};
+  std::vector<Prediction> out;
+  EXPECT_EQ(hosted->Predict(queries, &out).code(),
+            absl::StatusCode::kFailedPrecondition);
+  Batch batch(3, 0);
+  ASSERT_TRUE(hosted->Learn(batch.samples, nullptr).ok());
+  EXPECT_TRUE(hosted->Predict(queries, &out).ok());
+}
+
+TEST(ModelRegistryTest, NamesLimitsAndDuplicates) {
+  WorkerPool pool(1);
+  ModelRegistry registry({.max_models = 2, .max_samples_per_model = 100},
+                         &pool);
+  for (const char* bad : {"", ".hidden", "a/b", "white space"}) {
+    EXPECT_EQ(registry.Create(bad, SmallConfig(), {}).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_TRUE(registry.Create("a", SmallConfig(), {}).ok());
+  EXPECT_EQ(registry.Create("a", SmallConfig(), {}).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  ModelConfig windowed = SmallConfig();
+  windowed.capacity = {CapacityPolicy::kWindow, 101};
+  EXPECT_EQ(registry.Create("w", windowed, {}).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(registry.Create("b", SmallConfig(), {"x0"}).status().code(),
+            absl::StatusCode::kInvalidArgument);  // 1 name for 2 inputs
+  EXPECT_TRUE(registry.Create("b", SmallConfig(), {"x0", "x1"}).ok());
+  EXPECT_EQ(registry.Create("c", SmallConfig(), {}).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(registry.List("", 10).size(), 2u);
+  EXPECT_EQ(registry.List("a", 10).front()->name(), "b");
+  std::shared_ptr<HostedModel> a = *registry.Find("a");
+  EXPECT_TRUE(registry.Delete("a").ok());
+  EXPECT_TRUE(a->deleted());
+  EXPECT_EQ(registry.Find("a").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry.Delete("a").code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ModelRegistryTest, ConcurrentCreateLearnFindAndDelete) {
+  WorkerPool pool(2);
+  ModelRegistry registry({.max_models = 100}, &pool);
+  std::vector<std::thread> threads;
+  std::atomic<int> learned = 0;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round) {
+        const std::string name = absl::StrCat("m", t, "-", round % 3);
+        (void)registry.Create(name, SmallConfig(), {});
+        if (absl::StatusOr<std::shared_ptr<HostedModel>> found =
+                registry.Find(name);
+            found.ok()) {
+          Batch batch(5, 0);
+          if ((*found)->Learn(batch.samples, nullptr).ok()) ++learned;
+          (void)(*found)->model().stats();
+        }
+        if (round % 4 == 3) (void)registry.Delete(name);
+        (void)registry.List("", 100);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_GT(learned.load(), 0);
+  EXPECT_LE(registry.size(), 12u);
+}
+
+}  // namespace
+}  // namespace streamreg

@@ -1,0 +1,672 @@
+// The gRPC service in process, through the C++ client library: every RPC
+// against an engine Model fed the same samples (predictions must be equal
+// to the last bit), every error status with the field it names and with
+// nothing changed, retries that do not learn twice, concurrent streams
+// during index rebuilds, cancellation, deadlines and a graceful drain.
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "client/lib/client.h"
+#include "client/lib/ingester.h"
+#include "client/lib/learn_session.h"
+#include "client/lib/predict_session.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/rpc/server.h"
+#include "server/rpc/spec_conversion.h"
+#include "tests/support/fault_injecting_file_system.h"
+#include "tests/support/service_test_support.h"
+#include "tests/support/test_server.h"
+
+namespace streamreg {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(ServerOptions{}); }
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    for (const std::string& directory : directories_) {
+      std::filesystem::remove_all(directory);
+    }
+  }
+
+  void StartServer(ServerOptions options) {
+    client_.reset();
+    server_.reset();
+    directories_.push_back(FreshDirectory());
+    options.drain_timeout = absl::Seconds(2);
+    ASSERT_NO_FATAL_FAILURE(
+        StartTestServer(std::move(options), directories_.back(), &server_));
+    ClientOptions client_options;
+    client_options.address = server_->address();
+    client_options.batch_size = 100;
+    client_options.retry.max_attempts = 2;
+    client_ = std::make_unique<Client>(client_options);
+  }
+
+  // Creates `name` and ingests rows [0, n) of `rows`.
+  void CreateAndIngest(const std::string& name, const Rows& rows, std::size_t n,
+                       const v1::ModelSpec& spec = RowsSpec()) {
+    ASSERT_TRUE(client_->CreateModel(name, spec).ok());
+    std::unique_ptr<Ingester> ingester = client_->StartIngest(name);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok());
+    }
+    absl::StatusOr<IngestSummary> summary = ingester->Finish();
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    ASSERT_EQ(summary->accepted, n);
+  }
+
+  // The engine's model for `spec`, fed rows [0, n) in order.
+  static std::unique_ptr<Model> Reference(const v1::ModelSpec& spec,
+                                          const Rows& rows, std::size_t n) {
+    std::unique_ptr<Model> model = *Model::Create(*ConfigFromSpec(spec));
+    for (std::size_t i = 0; i < n; ++i) {
+      const Sample sample{rows.input(i), rows.target(i), 0};
+      EXPECT_TRUE(model->Learn({&sample, 1}).ok());
+    }
+    model->FinishRebuilds();
+    return model;
+  }
+
+  absl::Status Ingest(const v1::IngestRequest& request,
+                      v1::IngestResponse* response) {
+    grpc::ClientContext context;
+    auto writer = client_->regression().Ingest(&context, response);
+    writer->Write(request);
+    writer->WritesDone();
+    return FromGrpcStatus(writer->Finish());
+  }
+
+  std::uint64_t NumSamples(const std::string& name) {
+    return client_->GetModel(name)->stats().num_samples();
+  }
+
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<Client> client_;
+  std::vector<std::string> directories_;
+};
+
+TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
+  v1::ModelSpec spec = RowsSpec(v1::METRIC_UNSPECIFIED);
+  spec.add_input_names("a");
+  spec.add_input_names("b");
+  spec.add_input_names("c");
+  absl::StatusOr<v1::Model> created = client_->CreateModel("arm-1", spec);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->name(), "arm-1");
+  EXPECT_EQ(created->spec().metric(), v1::METRIC_GRADIENT_WEIGHTS);
+  EXPECT_EQ(created->spec().regressor(), v1::REGRESSOR_KERNEL);
+  EXPECT_EQ(created->spec().kernel(), v1::KERNEL_BOX);
+  EXPECT_EQ(created->spec().bandwidth_grid_size(), 27);  // the default grid
+  EXPECT_EQ(created->spec().tuning().step_ratio(), 0.5);
+  EXPECT_EQ(created->spec().input_names(2), "c");
+  EXPECT_GT(created->create_time().seconds(), 1'700'000'000);
+  EXPECT_EQ(created->stats().num_samples(), 0u);
+
+  for (const char* name : {"m0", "m1", "m2", "m3"}) {
+    ASSERT_TRUE(client_->CreateModel(name, RowsSpec()).ok());
+  }
+  // Two at a time, in name order.
+  v1::ListModelsRequest request;
+  request.set_page_size(2);
+  std::vector<std::string> names;
+  do {
+    grpc::ClientContext context;
+    v1::ListModelsResponse page;
+    ASSERT_TRUE(client_->models().ListModels(&context, request, &page).ok());
+    EXPECT_LE(page.models_size(), 2);
+    for (const v1::Model& model : page.models()) names.push_back(model.name());
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  EXPECT_THAT(names, ::testing::ElementsAre("arm-1", "m0", "m1", "m2", "m3"));
+  EXPECT_EQ(client_->ListModels()->size(), 5u);
+
+  ASSERT_TRUE(client_->DeleteModel("m1").ok());
+  EXPECT_EQ(client_->GetModel("m1").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(client_->ListModels()->size(), 4u);
+}
+
+// The transport baselines of `streamreg bench`: answered at once, unary and
+// one response per request on a stream, with no model needed.
+TEST_F(ServiceTest, PingAndPingStreamAnswerEveryRequest) {
+  grpc::ClientContext unary_context;
+  v1::PingResponse response;
+  EXPECT_TRUE(client_->regression()
+                  .Ping(&unary_context, v1::PingRequest(), &response)
+                  .ok());
+  grpc::ClientContext stream_context;
+  auto stream = client_->regression().PingStream(&stream_context);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(stream->Write(v1::PingRequest())) << i;
+    ASSERT_TRUE(stream->Read(&response)) << i;
+  }
+  stream->WritesDone();
+  EXPECT_FALSE(stream->Read(&response));  // nothing unasked for
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
+  const Rows rows(1500, 1);
+  const Rows queries(50, 2);
+  for (v1::Metric metric :
+       {v1::METRIC_EUCLIDEAN, v1::METRIC_GRADIENT_WEIGHTS, v1::METRIC_EGOP}) {
+    const std::string name = v1::Metric_Name(metric);
+    v1::ModelSpec spec = RowsSpec(metric);
+    CreateAndIngest(name, rows, rows.size(), spec);
+    server_->registry().Find(name).value()->model();  // exists
+    const std::unique_ptr<Model> reference = Reference(spec, rows, rows.size());
+    const_cast<Model&>(server_->registry().Find(name).value()->model())
+        .FinishRebuilds();
+    absl::StatusOr<std::vector<v1::Prediction>> predictions =
+        client_->Predict(name, queries.x, Rows::kDim);
+    ASSERT_TRUE(predictions.ok()) << predictions.status();
+    ASSERT_EQ(predictions->size(), queries.size());
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      const Prediction expected = *reference->Predict(queries.input(q));
+      const v1::Prediction& got = (*predictions)[q];
+      for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+        ASSERT_EQ(got.y(t), expected.value[t]) << name << " query " << q;
+        ASSERT_EQ(got.spread(t), expected.spread[t]);
+        ASSERT_EQ(got.neighbors_per_target(t), expected.neighbors[t]);
+      }
+      EXPECT_EQ(got.neighbors(),
+                std::min(expected.neighbors[0], expected.neighbors[1]));
+    }
+    // The metric report is the engine's.
+    absl::StatusOr<v1::MetricReport> report = client_->GetMetric(name);
+    ASSERT_TRUE(report.ok());
+    const MetricReport expected = reference->metric();
+    ASSERT_EQ(report->metrics_size(), 1);
+    for (std::size_t i = 0; i < Rows::kDim; ++i) {
+      EXPECT_EQ(report->metrics(0).weights(i), expected.metrics[0].weights[i]);
+    }
+    EXPECT_EQ(report->metrics(0).eigenvalues_size(),
+              metric == v1::METRIC_EGOP ? 3 : 0);
+    const v1::ModelStats stats = client_->GetModel(name)->stats();
+    EXPECT_EQ(stats.num_samples(), rows.size());
+    EXPECT_EQ(stats.prequential_nmse(0),
+              reference->stats().prequential_nmse[0]);
+  }
+}
+
+TEST_F(ServiceTest, LearnAnswersThePredictionMadeBeforeLearning) {
+  const Rows rows(300, 3);
+  const v1::ModelSpec spec = RowsSpec();
+  ASSERT_TRUE(client_->CreateModel("robot", spec).ok());
+  std::unique_ptr<Model> reference = *Model::Create(*ConfigFromSpec(spec));
+  std::unique_ptr<LearnSession> session = client_->StartLearn("robot");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    absl::StatusOr<v1::LearnResponse> response =
+        session->Learn(rows.input(i), rows.target(i), 7000 + i);
+    ASSERT_TRUE(response.ok()) << response.status();
+    const Sample sample{rows.input(i), rows.target(i), 0};
+    std::vector<Prediction> before;
+    ASSERT_TRUE(reference->Learn({&sample, 1}, &before).ok());
+    ASSERT_EQ(response->sequence(), i + 1);
+    ASSERT_FALSE(response->duplicate());
+    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+      ASSERT_EQ(response->prediction().y(t), before[0].value[t]) << i;
+    }
+  }
+  // A resent sample (its answer was lost) is recognised, not learned again.
+  absl::StatusOr<v1::LearnResponse> again =
+      session->Learn(rows.input(10), rows.target(10), 7010);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->duplicate());
+  EXPECT_EQ(again->sequence(), 11u);
+  EXPECT_TRUE(session->Close().ok());
+  EXPECT_EQ(NumSamples("robot"), rows.size());
+  EXPECT_EQ(client_->GetModel("robot")->stats().duplicate_samples(), 1u);
+}
+
+TEST_F(ServiceTest, AResentIngestBatchIsSkippedByItsIds) {
+  const Rows rows(200, 4);
+  ASSERT_TRUE(client_->CreateModel("m", RowsSpec()).ok());
+  v1::IngestRequest request;
+  request.set_model("m");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    v1::Sample& sample = *request.add_samples();
+    sample.mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
+    sample.mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
+    sample.set_sample_id(100 + i);
+  }
+  v1::IngestResponse first;
+  ASSERT_TRUE(Ingest(request, &first).ok());
+  EXPECT_EQ(first.accepted(), 200u);
+  v1::IngestResponse second;
+  ASSERT_TRUE(Ingest(request, &second).ok());
+  EXPECT_EQ(second.accepted(), 0u);
+  EXPECT_EQ(second.duplicates(), 200u);
+  EXPECT_EQ(second.num_samples(), 200u);
+  EXPECT_EQ(NumSamples("m"), 200u);
+}
+
+// A slow producer (a robot logging to the server through Ingest) keeps a
+// stream open far longer than the call deadline: the ingester closes each
+// stream well before its deadline, so nothing fails.
+TEST_F(ServiceTest, AnIngestLongerThanTheDeadlineGoesThrough) {
+  const Rows rows(12, 4);
+  ASSERT_TRUE(client_->CreateModel("m", RowsSpec()).ok());
+  ClientOptions options = client_->options();
+  options.timeout = absl::Milliseconds(800);
+  options.batch_size = 1;  // every sample is a message
+  Client slow_client(options);
+  std::unique_ptr<Ingester> ingester = slow_client.StartIngest("m");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok()) << i;
+    absl::SleepFor(absl::Milliseconds(150));  // 1.8 s in all
+  }
+  absl::StatusOr<IngestSummary> summary = ingester->Finish();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->accepted, 12u);
+  EXPECT_EQ(NumSamples("m"), 12u);
+}
+
+TEST_F(ServiceTest, BadInputGetsTheRightStatusNamesTheFieldAndChangesNothing) {
+  const Rows rows(100, 5);
+  CreateAndIngest("m", rows, 50);
+  auto expect_error = [&](const v1::IngestRequest& request,
+                          absl::StatusCode code, const std::string& message) {
+    v1::IngestResponse response;
+    const absl::Status status = Ingest(request, &response);
+    EXPECT_EQ(status.code(), code) << status;
+    EXPECT_THAT(status.message(), HasSubstr(message));
+    EXPECT_EQ(NumSamples("m"), 50u);
+  };
+  auto batch = [&](std::size_t n) {
+    v1::IngestRequest request;
+    request.set_model("m");
+    for (std::size_t i = 0; i < n; ++i) {
+      v1::Sample& sample = *request.add_samples();
+      sample.mutable_x()->Assign(rows.input(50 + i).begin(),
+                                 rows.input(50 + i).end());
+      sample.mutable_y()->Assign(rows.target(50 + i).begin(),
+                                 rows.target(50 + i).end());
+    }
+    return request;
+  };
+  v1::IngestRequest wrong_dim = batch(5);
+  wrong_dim.mutable_samples(3)->add_x(1.0);
+  expect_error(wrong_dim, absl::StatusCode::kInvalidArgument,
+               "message 0: samples[3].x: has 4 values");
+  v1::IngestRequest nan = batch(5);
+  nan.mutable_samples(2)->set_x(1, std::nan(""));
+  expect_error(nan, absl::StatusCode::kInvalidArgument,
+               "message 0: samples[2].x[1]: NaN");
+  v1::IngestRequest inf = batch(5);
+  inf.mutable_samples(4)->set_y(0, std::numeric_limits<double>::infinity());
+  expect_error(inf, absl::StatusCode::kInvalidArgument, "samples[4].y[0]");
+  v1::IngestRequest wrong_targets = batch(2);
+  wrong_targets.mutable_samples(1)->clear_y();
+  expect_error(wrong_targets, absl::StatusCode::kInvalidArgument,
+               "samples[1].y");
+  expect_error(batch(0), absl::StatusCode::kInvalidArgument,
+               "message 0: samples: empty batch");
+  v1::IngestRequest no_model = batch(1);
+  no_model.clear_model();
+  expect_error(no_model, absl::StatusCode::kInvalidArgument,
+               "message 0: model: empty");
+  v1::IngestRequest unknown = batch(1);
+  unknown.set_model("nope");
+  expect_error(unknown, absl::StatusCode::kNotFound, "model 'nope' not found");
+
+  // A bad second message: the first is learned, the error says so.
+  {
+    grpc::ClientContext context;
+    v1::IngestResponse response;
+    auto writer = client_->regression().Ingest(&context, &response);
+    writer->Write(batch(3));
+    writer->Write(nan);
+    writer->WritesDone();
+    const absl::Status status = FromGrpcStatus(writer->Finish());
+    EXPECT_THAT(status.message(),
+                HasSubstr("message 1: samples[2].x[1]: NaN (1 earlier "
+                          "messages were learned: 3 samples)"));
+    EXPECT_EQ(NumSamples("m"), 53u);
+  }
+
+  // Model management errors.
+  v1::ModelSpec spec = RowsSpec();
+  EXPECT_EQ(client_->CreateModel("m", spec).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(client_->CreateModel("", spec).status().message(),
+              HasSubstr("name: empty"));
+  EXPECT_THAT(client_->CreateModel("a/b", spec).status().message(),
+              HasSubstr("name: 'a/b' may contain only"));
+  spec.set_input_dim(0);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.input_dim"));
+  spec = RowsSpec();
+  spec.mutable_tuning()->set_step_ratio(-1);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.tuning.step_ratio"));
+  spec = RowsSpec();
+  spec.add_k_grid(5);
+  spec.add_k_grid(3);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.k_grid[1]"));
+  spec = RowsSpec();
+  spec.set_metric(static_cast<v1::Metric>(42));
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.metric: unknown value 42"));
+  EXPECT_EQ(client_->GetModel("x").status().code(),
+            absl::StatusCode::kNotFound);
+  for (absl::Status status :
+       {client_->GetModel("nope").status(), client_->DeleteModel("nope"),
+        client_->GetMetric("nope").status(), client_->Refit("nope").status()}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kNotFound) << status;
+  }
+
+  // Predictions.
+  ASSERT_TRUE(client_->CreateModel("empty", RowsSpec()).ok());
+  EXPECT_EQ(client_->Predict("empty", rows.input(0), 3).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(client_->Predict("nope", rows.input(0), 3).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_THAT(client_->Predict("", rows.input(0), 3).status().message(),
+              HasSubstr("model: empty"));
+  v1::PredictRequest bad_query;
+  bad_query.set_model("m");
+  bad_query.add_queries()->add_x(1.0);
+  grpc::ClientContext context;
+  v1::PredictResponse response;
+  const absl::Status status = FromGrpcStatus(
+      client_->regression().Predict(&context, bad_query, &response));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("queries[0].x: has 1 values"));
+}
+
+TEST_F(ServiceTest, LimitsAreResourceExhausted) {
+  ServerOptions options;
+  options.limits.max_models = 2;
+  options.limits.max_samples_per_model = 120;
+  options.max_message_bytes = 64 << 10;
+  StartServer(options);
+  const Rows rows(5000, 6);
+  CreateAndIngest("a", rows, 100);
+  ASSERT_TRUE(client_->CreateModel("b", RowsSpec()).ok());
+  EXPECT_EQ(client_->CreateModel("c", RowsSpec()).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  ASSERT_TRUE(client_->DeleteModel("b").ok());
+  v1::ModelSpec windowed = RowsSpec();
+  windowed.mutable_capacity()->set_policy(v1::CAPACITY_POLICY_WINDOW);
+  windowed.mutable_capacity()->set_limit(121);
+  EXPECT_THAT(client_->CreateModel("w", windowed).status().message(),
+              HasSubstr("spec.capacity.limit: 121"));
+
+  std::unique_ptr<Ingester> ingester = client_->StartIngest("a");
+  for (std::size_t i = 100; i < 130; ++i) {
+    (void)ingester->Add(rows.input(i), rows.target(i));
+  }
+  absl::StatusOr<IngestSummary> over = ingester->Finish();
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(over.status().message(), HasSubstr("--max-samples-per-model"));
+  EXPECT_EQ(NumSamples("a"), 100u);
+
+  // A message over --max-message-bytes (5000 queries of 3 doubles).
+  v1::PredictRequest big;
+  big.set_model("a");
+  for (std::size_t q = 0; q < rows.size(); ++q) {
+    big.add_queries()->mutable_x()->Assign(rows.input(q).begin(),
+                                           rows.input(q).end());
+  }
+  grpc::ClientContext context;
+  v1::PredictResponse response;
+  const grpc::Status status =
+      client_->regression().Predict(&context, big, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << status.error_message();
+}
+
+TEST_F(ServiceTest, AFullOrReadOnlyDiskIsReportedAndLosesNothing) {
+  FaultInjectingFileSystem file_system;
+  ServerOptions options;
+  options.storage.file_system = &file_system;
+  StartServer(options);
+  const Rows rows(400, 6);
+  CreateAndIngest("a", rows, 200);
+
+  file_system.append_error = ENOSPC;
+  v1::IngestRequest request;
+  request.set_model("a");
+  for (std::size_t i = 200; i < 250; ++i) {
+    v1::Sample* sample = request.add_samples();
+    sample->mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
+    sample->mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
+    sample->set_sample_id(9000 + i);
+  }
+  v1::IngestResponse response;
+  const absl::Status full = Ingest(request, &response);
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(full.message(), HasSubstr("No space left on device"));
+  EXPECT_EQ(NumSamples("a"), 200u);
+  file_system.append_error = 0;
+  ASSERT_TRUE(Ingest(request, &response).ok());
+  EXPECT_EQ(NumSamples("a"), 250u);
+
+  file_system.create_error = EROFS;
+  const absl::Status read_only = client_->CreateModel("b", RowsSpec()).status();
+  EXPECT_EQ(read_only.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(read_only.message(), HasSubstr("Read-only file system"));
+  file_system.create_error = 0;
+  server_.reset();  // before the file system it uses
+}
+
+TEST_F(ServiceTest, ARestartedServerServesExactlyWhatItAcknowledged) {
+  ServerOptions options;
+  const std::string data_dir = FreshDirectory();
+  directories_.push_back(data_dir);
+  const Rows rows(900, 6);
+  const v1::ModelSpec spec = RowsSpec(v1::METRIC_EGOP);
+  auto start = [&] {
+    client_.reset();
+    server_.reset();  // a clean shutdown: snapshots what changed
+    ASSERT_NO_FATAL_FAILURE(StartTestServer({}, data_dir, &server_));
+    ClientOptions client_options;
+    client_options.address = server_->address();
+    client_ = std::make_unique<Client>(client_options);
+  };
+  start();
+  CreateAndIngest("m", rows, 600, spec);
+  start();
+  ASSERT_TRUE(client_->GetModel("m").ok());
+  std::unique_ptr<Ingester> ingester = client_->StartIngest("m");
+  for (std::size_t i = 600; i < 900; ++i) {
+    ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok());
+  }
+  ASSERT_TRUE(ingester->Finish().ok());
+  start();
+  std::unique_ptr<Model> reference = Reference(spec, rows, 900);
+  absl::StatusOr<std::vector<v1::Prediction>> got =
+      client_->Predict("m", rows.inputs(0, 50), Rows::kDim);
+  ASSERT_TRUE(got.ok()) << got.status();
+  for (std::size_t q = 0; q < 50; ++q) {
+    const Prediction expected = *reference->Predict(rows.input(q));
+    for (std::size_t t = 0; t < expected.value.size(); ++t) {
+      EXPECT_EQ((*got)[q].y(t), expected.value[t]) << "query " << q;
+    }
+  }
+  EXPECT_EQ(NumSamples("m"), 900u);
+}
+
+TEST_F(ServiceTest, RefitStreamsProgressAndEndsWithTheNewStats) {
+  const Rows rows(800, 7);
+  CreateAndIngest("m", rows, rows.size());
+  std::vector<std::uint64_t> done;
+  absl::StatusOr<v1::ModelStats> stats =
+      client_->Refit("m", [&](std::uint64_t d, std::uint64_t total) {
+        EXPECT_EQ(total, rows.size());
+        done.push_back(d);
+      });
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_FALSE(done.empty());
+  EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
+  EXPECT_EQ(done.back(), rows.size());
+  EXPECT_EQ(stats->num_samples(), rows.size());
+  // The refitted metric is the engine's batch refit of the same samples.
+  std::unique_ptr<Model> reference = Reference(RowsSpec(), rows, rows.size());
+  ASSERT_TRUE(reference->Refit().ok());
+  const v1::MetricReport report = *client_->GetMetric("m");
+  for (std::size_t i = 0; i < Rows::kDim; ++i) {
+    EXPECT_EQ(report.metrics(0).weights(i),
+              reference->metric().metrics[0].weights[i]);
+  }
+}
+
+// 8 streams at once on two models — 4 ingesting, 2 predicting, 2 learning —
+// while the models pass the size where indexes are rebuilt in the
+// background. Every call succeeds, every sample is learned once.
+TEST_F(ServiceTest, ConcurrentStreamsDuringBackgroundRebuilds) {
+  const Rows rows(12000, 8);
+  CreateAndIngest("a", rows, 2100);
+  CreateAndIngest("b", rows, 2100);
+  const std::uint64_t rebuilds_before =
+      client_->GetModel("a")->stats().index_rebuilds() +
+      client_->GetModel("b")->stats().index_rebuilds();
+  std::atomic<int> failures = 0;
+  std::atomic<bool> writers_done = false;
+  std::atomic<std::uint64_t> predictions = 0;
+  std::vector<std::thread> threads;
+  for (int s = 0; s < 4; ++s) {  // 4 ingest streams, 2 per model
+    threads.emplace_back([&, s] {
+      Client client(client_->options());
+      std::unique_ptr<Ingester> ingester =
+          client.StartIngest(s % 2 == 0 ? "a" : "b");
+      const std::size_t begin = 2100 + (s / 2) * 4000;
+      for (std::size_t i = begin; i < begin + 4000; ++i) {
+        if (!ingester->Add(rows.input(i), rows.target(i)).ok()) ++failures;
+      }
+      if (!ingester->Finish().ok()) ++failures;
+    });
+  }
+  for (int s = 0; s < 2; ++s) {  // 2 Learn streams
+    threads.emplace_back([&, s] {
+      Client client(client_->options());
+      std::unique_ptr<LearnSession> session =
+          client.StartLearn(s == 0 ? "a" : "b");
+      for (std::size_t i = 10100; i < 10400; ++i) {
+        if (!session->Learn(rows.input(i), rows.target(i)).ok()) ++failures;
+      }
+      if (!session->Close().ok()) ++failures;
+    });
+  }
+  for (int s = 0; s < 2; ++s) {  // 2 PredictStreams, until the writers end
+    threads.emplace_back([&, s] {
+      Client client(client_->options());
+      std::unique_ptr<PredictSession> session =
+          client.StartPredict(s == 0 ? "a" : "b");
+      for (std::size_t q = 0; !writers_done.load(); ++q) {
+        absl::StatusOr<v1::Prediction> p =
+            session->Predict(rows.input(q % rows.size()));
+        if (!p.ok() || p->y_size() != 2 || !std::isfinite(p->y(0))) {
+          ++failures;
+        }
+        ++predictions;
+      }
+      if (!session->Close().ok()) ++failures;
+    });
+  }
+  for (std::size_t t = 0; t < 6; ++t) threads[t].join();
+  writers_done = true;
+  for (std::size_t t = 6; t < threads.size(); ++t) threads[t].join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(predictions.load(), 0u);
+  const v1::ModelStats a = client_->GetModel("a")->stats();
+  const v1::ModelStats b = client_->GetModel("b")->stats();
+  EXPECT_EQ(a.num_samples(), 2100u + 8000u + 300u);
+  EXPECT_EQ(b.num_samples(), 2100u + 8000u + 300u);
+  EXPECT_EQ(a.duplicate_samples() + b.duplicate_samples(), 0u);
+  EXPECT_GT(a.index_rebuilds() + b.index_rebuilds(), rebuilds_before);
+}
+
+TEST_F(ServiceTest, DeadlinesAndCancellation) {
+  const Rows rows(300, 9);
+  CreateAndIngest("m", rows, 200);
+  {  // An expired deadline.
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() -
+                         std::chrono::seconds(1));
+    v1::GetModelRequest request;
+    request.set_name("m");
+    v1::Model model;
+    EXPECT_EQ(
+        client_->models().GetModel(&context, request, &model).error_code(),
+        grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  {  // An Ingest stream left open past its deadline: what was read before
+     // is learned, the call ends with DEADLINE_EXCEEDED.
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(300));
+    v1::IngestResponse response;
+    auto writer = client_->regression().Ingest(&context, &response);
+    v1::IngestRequest request;
+    request.set_model("m");
+    for (std::size_t i = 200; i < 210; ++i) {
+      v1::Sample& sample = *request.add_samples();
+      sample.mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
+      sample.mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
+    }
+    ASSERT_TRUE(writer->Write(request));
+    absl::SleepFor(absl::Milliseconds(500));
+    EXPECT_EQ(writer->Finish().error_code(),
+              grpc::StatusCode::DEADLINE_EXCEEDED);
+    EXPECT_EQ(NumSamples("m"), 210u);
+  }
+  {  // A Learn stream cancelled by the client mid-way.
+    grpc::ClientContext context;
+    auto stream = client_->regression().Learn(&context);
+    v1::LearnRequest request;
+    request.set_model("m");
+    request.mutable_sample()->mutable_x()->Assign(rows.input(210).begin(),
+                                                  rows.input(210).end());
+    request.mutable_sample()->mutable_y()->Assign(rows.target(210).begin(),
+                                                  rows.target(210).end());
+    v1::LearnResponse response;
+    ASSERT_TRUE(stream->Write(request));
+    ASSERT_TRUE(stream->Read(&response));
+    context.TryCancel();
+    EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  // The server goes on serving.
+  EXPECT_EQ(NumSamples("m"), 211u);
+  EXPECT_TRUE(client_->Predict("m", rows.input(0), 3).ok());
+}
+
+TEST_F(ServiceTest, ShutdownDrainsAnOpenStreamAndReportsNotServing) {
+  ServerOptions options;
+  options.drain_delay = absl::Milliseconds(400);
+  StartServer(options);
+  const Rows rows(100, 10);
+  CreateAndIngest("m", rows, 50);
+  ASSERT_EQ(*client_->Health(), "SERVING");
+  std::unique_ptr<LearnSession> session = client_->StartLearn("m");
+  ASSERT_TRUE(session->Learn(rows.input(50), rows.target(50)).ok());
+
+  std::thread shutdown([&] { server_->Shutdown(); });
+  absl::SleepFor(absl::Milliseconds(150));
+  // Draining: health says so, and the open stream is still served.
+  EXPECT_EQ(*client_->Health(), "NOT_SERVING");
+  EXPECT_TRUE(session->Learn(rows.input(51), rows.target(51)).ok());
+  shutdown.join();  // the open stream is cancelled after drain_timeout
+  EXPECT_EQ(server_->registry().Find("m").value()->model().samples_seen(), 52u);
+  ClientOptions impatient = client_->options();
+  impatient.retry.max_attempts = 1;
+  impatient.timeout = absl::Seconds(1);
+  Client after(impatient);
+  EXPECT_FALSE(after.GetModel("m").ok());
+}
+
+}  // namespace
+}  // namespace streamreg

@@ -1,0 +1,377 @@
+// Durability of the hosting layer (server/hosting/model_storage.h): models come
+// back after a crash exactly as a model that never stopped (snapshots, log
+// segments, refits, retried ids); interrupted deletes and creates are
+// finished; damage is reported and the model kept as failed; a full,
+// read-only or failing disk refuses writes clearly and loses nothing
+// acknowledged; snapshots and syncs run beside learning and predictions.
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/hosting/learn_batcher.h"
+#include "server/hosting/model_registry.h"
+#include "server/hosting/model_storage.h"
+#include "server/hosting/worker_pool.h"
+#include "tests/support/fault_injecting_file_system.h"
+#include "tests/support/fresh_directory.h"
+#include "tests/support/model_test_support.h"
+
+namespace streamreg {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+std::vector<Sample> Slice(const Stream& stream, std::size_t begin,
+                          std::size_t end) {
+  std::vector<Sample> batch;
+  for (std::size_t s = begin; s < end; ++s) batch.push_back(stream.sample(s));
+  return batch;
+}
+
+std::vector<std::string> FilesIn(const std::string& directory) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class DurabilityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = FreshDirectory();
+    options_.file_system = &file_system_;
+    options_.segment_bytes = 16 << 10;  // many segments
+    options_.snapshot_every_samples = 1'000'000;
+    Open();
+  }
+  void TearDown() override {
+    Crash();
+    fs::remove_all(directory_);
+  }
+
+  void Open() {
+    storage_ = std::make_unique<ModelStorage>(directory_, options_);
+    registry_ =
+        std::make_unique<ModelRegistry>(limits_, &pool_, storage_.get());
+    ASSERT_TRUE(registry_->Recover().ok());
+  }
+  // Drops everything in memory: only what each write put on disk remains.
+  void Crash() {
+    if (storage_ != nullptr) storage_->StopBackground();
+    pool_.Drain();
+    registry_.reset();
+    storage_.reset();
+  }
+  void Restart() {
+    Crash();
+    Open();
+  }
+
+  std::shared_ptr<HostedModel> Find(const std::string& name) {
+    absl::StatusOr<std::shared_ptr<HostedModel>> model = registry_->Find(name);
+    EXPECT_TRUE(model.ok()) << model.status();
+    return model.ok() ? *model : nullptr;
+  }
+  std::string ModelDirectory(const std::string& name) {
+    return directory_ + "/models/" + name;
+  }
+
+  std::string directory_;
+  FaultInjectingFileSystem file_system_;
+  StorageOptions options_;
+  RegistryLimits limits_;
+  WorkerPool pool_{2};
+  std::unique_ptr<ModelStorage> storage_;
+  std::unique_ptr<ModelRegistry> registry_;
+};
+
+TEST_F(DurabilityTest, RecoversEveryModelExactlyAsIfItNeverStopped) {
+  const Stream stream = MakeStream(2400, 3);
+  const Stream queries = MakeStream(30, 4);
+  ModelConfig gw = BusyConfig(BaseConfig());
+  ModelConfig egop = BusyConfig(BaseConfig());
+  egop.metric = MetricKind::kEgop;
+  egop.regressor = RegressorKind::kNearest;
+  egop.capacity = {CapacityPolicy::kReservoir, 700};
+  egop.seed = 5;
+  ASSERT_TRUE(registry_->Create("gw", gw, {}).ok());
+  ASSERT_TRUE(registry_->Create("egop", egop, {"a", "b", "c"}).ok());
+  auto gw_reference = MakeModel(gw);
+  auto egop_reference = MakeModel(egop);
+
+  auto learn = [&](std::size_t begin, std::size_t end) {
+    const std::vector<Sample> batch = Slice(stream, begin, end);
+    for (const char* name : {"gw", "egop"}) {
+      absl::StatusOr<LearnOutcome> outcome = Find(name)->Learn(batch, nullptr);
+      ASSERT_TRUE(outcome.ok()) << outcome.status();
+      ASSERT_EQ(outcome->accepted, batch.size());
+    }
+    ASSERT_TRUE(gw_reference->Learn(batch).ok());
+    ASSERT_TRUE(egop_reference->Learn(batch).ok());
+  };
+  auto expect_both_same = [&] {
+    ExpectSameModel(Find("gw")->model(), *gw_reference, queries);
+    ExpectSameModel(Find("egop")->model(), *egop_reference, queries);
+  };
+
+  for (std::size_t s = 0; s < 700; s += 50) learn(s, s + 50);
+  ASSERT_TRUE(Find("gw")->Snapshot().ok());  // mid-stream, mid-rebuild
+  for (std::size_t s = 700; s < 1000; s += 50) learn(s, s + 50);
+  ASSERT_TRUE(Find("egop")->Refit({}).ok());
+  ASSERT_TRUE(egop_reference->Refit().ok());
+  for (std::size_t s = 1000; s < 1500; s += 50) learn(s, s + 50);
+  // The log rolled over to several segments; the snapshot removed the
+  // ones before it.
+  EXPECT_GT(FilesIn(ModelDirectory("egop")).size(), 4u);
+  EXPECT_THAT(FilesIn(ModelDirectory("gw")),
+              ::testing::Contains(::testing::StartsWith("snapshot-")));
+
+  Restart();
+  expect_both_same();
+  EXPECT_EQ(Find("egop")->input_names(),
+            (std::vector<std::string>{"a", "b", "c"}));
+  // A retried batch is still recognised, with the sequence it was learned
+  // at.
+  absl::StatusOr<LearnOutcome> retry =
+      Find("gw")->Learn(Slice(stream, 1450, 1500), nullptr);
+  ASSERT_TRUE(retry.ok());
+  EXPECT_EQ(retry->duplicates, 50u);
+  EXPECT_EQ(retry->sequence.front(), 1451u);
+
+  // Learning goes on after recovery, and survives the next crash too.
+  for (std::size_t s = 1500; s < 1900; s += 50) learn(s, s + 50);
+  ASSERT_TRUE(Find("egop")->Snapshot().ok());
+  Restart();
+  expect_both_same();
+  for (std::size_t s = 1900; s < 2400; s += 100) learn(s, s + 100);
+  Restart();
+  expect_both_same();
+}
+
+TEST_F(DurabilityTest, FinishesDeletesAndCreatesACrashInterrupted) {
+  const Stream stream = MakeStream(200, 3);
+  ASSERT_TRUE(registry_->Create("deleted", BaseConfig(), {}).ok());
+  ASSERT_TRUE(Find("deleted")->Learn(Slice(stream, 0, 100), nullptr).ok());
+  // The delete record is logged; the crash comes before the files go.
+  ASSERT_TRUE(Find("deleted")->journal()->AppendDelete().ok());
+  // A creation that never completed: a torn create record.
+  fs::create_directories(ModelDirectory("half"));
+  std::ofstream(ModelDirectory("half") + "/wal-00000000000000000001.log")
+      << "torn";
+  // A deletion interrupted after the rename.
+  fs::create_directories(directory_ + "/trash/old.123");
+  std::ofstream(directory_ + "/trash/old.123/wal-00000000000000000001.log")
+      << "x";
+  ASSERT_TRUE(registry_->Create("kept", BaseConfig(), {}).ok());
+  ASSERT_TRUE(Find("kept")->Learn(Slice(stream, 0, 50), nullptr).ok());
+
+  Restart();
+  EXPECT_EQ(registry_->size(), 1u);
+  EXPECT_TRUE(registry_->failed().empty());
+  EXPECT_EQ(registry_->Find("deleted").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry_->Find("half").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(FilesIn(directory_ + "/models"),
+            (std::vector<std::string>{"kept"}));
+  EXPECT_TRUE(FilesIn(directory_ + "/trash").empty());
+  EXPECT_EQ(Find("kept")->model().samples_seen(), 50u);
+
+  // A delete through the registry removes the files at once; the name can
+  // be used again.
+  ASSERT_TRUE(registry_->Delete("kept").ok());
+  EXPECT_FALSE(fs::exists(ModelDirectory("kept")));
+  ASSERT_TRUE(registry_->Create("kept", BaseConfig(), {}).ok());
+  Restart();
+  EXPECT_EQ(Find("kept")->model().samples_seen(), 0u);
+}
+
+TEST_F(DurabilityTest, ReportsDamageWithFileAndOffsetAndKeepsTheModelFailed) {
+  const Stream stream = MakeStream(300, 3);
+  ASSERT_TRUE(registry_->Create("damaged", BaseConfig(), {}).ok());
+  ASSERT_TRUE(registry_->Create("torn", BaseConfig(), {}).ok());
+  for (std::size_t s = 0; s < 150; s += 50) {
+    ASSERT_TRUE(Find("damaged")->Learn(Slice(stream, s, s + 50), nullptr).ok());
+    ASSERT_TRUE(Find("torn")->Learn(Slice(stream, s, s + 50), nullptr).ok());
+  }
+  Crash();
+  // A damaged byte in the middle of the first segment of "damaged" (whole
+  // records follow it), and a torn record at the end of "torn".
+  const std::string segment =
+      ModelDirectory("damaged") + "/wal-00000000000000000001.log";
+  {
+    std::fstream file(segment, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(fs::file_size(segment) / 3));
+    file.put('\x5a');
+  }
+  const std::string torn_segment =
+      ModelDirectory("torn") + "/wal-00000000000000000001.log";
+  const std::uintmax_t whole = fs::file_size(torn_segment);
+  {
+    // The first 30 bytes of a record (its own first one): a whole header
+    // and a partial payload, as a write cut short leaves it.
+    std::string start(30, '\0');
+    std::ifstream(torn_segment, std::ios::binary).read(start.data(), 30);
+    std::ofstream(torn_segment, std::ios::app | std::ios::binary) << start;
+  }
+  Open();
+
+  // The torn tail is cut off; everything acknowledged is there.
+  EXPECT_EQ(Find("torn")->model().samples_seen(), 150u);
+  EXPECT_EQ(fs::file_size(torn_segment), whole);
+  // The damaged model is failed, named with its file and offset.
+  ASSERT_EQ(registry_->failed().size(), 1u);
+  const absl::Status found = registry_->Find("damaged").status();
+  EXPECT_EQ(found.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(found.message(), HasSubstr("wal-00000000000000000001.log"));
+  EXPECT_THAT(found.message(), HasSubstr("at offset"));
+  EXPECT_THAT(found.message(), HasSubstr("checksum mismatch"));
+  EXPECT_EQ(registry_->Create("damaged", BaseConfig(), {}).status().code(),
+            absl::StatusCode::kAlreadyExists);
+  // Its files are kept until it is deleted.
+  EXPECT_TRUE(fs::exists(segment));
+  ASSERT_TRUE(registry_->Delete("damaged").ok());
+  EXPECT_FALSE(fs::exists(ModelDirectory("damaged")));
+  EXPECT_TRUE(registry_->Create("damaged", BaseConfig(), {}).ok());
+}
+
+// Group commit: Learn messages that wait for the model's write queue
+// together are logged in one record with one fsync (--sync=always), and
+// every one of them is durable when it is answered.
+TEST_F(DurabilityTest, LearnMessagesWaitingTogetherShareOneFsync) {
+  const Stream stream = MakeStream(60, 3);
+  ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
+  std::shared_ptr<HostedModel> model = Find("m");
+  const std::vector<Sample> samples = Slice(stream, 0, 40);
+  std::latch release(1);
+  model->writes().Post([&] { release.wait(); });
+  std::atomic<int> answered = 0;
+  std::latch all_answered(static_cast<std::ptrdiff_t>(samples.size()));
+  for (const Sample& sample : samples) {
+    LearnBatcher::Submit(model, {.sample = sample,
+                                 .cancelled = {},
+                                 .done = [&](LearnBatcher::Result result) {
+                                   EXPECT_TRUE(result.status.ok());
+                                   ++answered;
+                                   all_answered.count_down();
+                                 }});
+  }
+  const int syncs_before = file_system_.file_syncs.load();
+  release.count_down();
+  all_answered.wait();
+  EXPECT_EQ(answered.load(), 40);
+  EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 1);
+  // One by one, each pays its own.
+  for (std::size_t s = 40; s < 50; ++s) {
+    ASSERT_TRUE(model->Learn(Slice(stream, s, s + 1), nullptr).ok());
+  }
+  EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 11);
+  model.reset();
+  Restart();
+  EXPECT_EQ(Find("m")->model().samples_seen(), 50u);
+}
+
+TEST_F(DurabilityTest, AFullOrFailingDiskRefusesWritesAndLosesNothing) {
+  const Stream stream = MakeStream(400, 3);
+  ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
+  auto learn = [&](std::size_t begin, std::size_t end) {
+    return Find("m")->Learn(Slice(stream, begin, end), nullptr).status();
+  };
+  ASSERT_TRUE(learn(0, 100).ok());
+
+  file_system_.append_error = ENOSPC;
+  const absl::Status full = learn(100, 150);
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(full.message(), HasSubstr("No space left on device"));
+  EXPECT_THAT(full.message(), HasSubstr("wal-"));
+  EXPECT_EQ(Find("m")->model().samples_seen(), 100u);  // nothing learned
+  // Room again: the same batch goes through (its half-written record was
+  // cut off, so the log stays whole).
+  file_system_.append_error = 0;
+  ASSERT_TRUE(learn(100, 150).ok());
+
+  // A failing fsync: the write is refused, and so is every later one —
+  // what reached the disk is unknown — until a restart.
+  file_system_.sync_error = EIO;
+  const absl::Status failing = learn(150, 200);
+  EXPECT_EQ(failing.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(failing.message(), HasSubstr("Input/output error"));
+  EXPECT_EQ(Find("m")->model().samples_seen(), 150u);
+  file_system_.sync_error = 0;
+  const absl::Status after = learn(200, 250);
+  EXPECT_EQ(after.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(after.message(), HasSubstr("until the server restarts"));
+  // Predictions go on.
+  EXPECT_TRUE(Find("m")->model().Predict(stream.input(0)).ok());
+
+  // A read-only disk: creating a model fails and leaves nothing behind.
+  file_system_.create_error = EROFS;
+  const absl::Status read_only =
+      registry_->Create("new", BaseConfig(), {}).status();
+  EXPECT_EQ(read_only.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(read_only.message(), HasSubstr("Read-only file system"));
+  EXPECT_EQ(registry_->Find("new").status().code(),
+            absl::StatusCode::kNotFound);
+  file_system_.create_error = 0;
+
+  Restart();
+  // Every acknowledged sample is back (the refused batch whose record
+  // reached the file may be too: it was never acknowledged).
+  const std::uint64_t recovered = Find("m")->model().samples_seen();
+  EXPECT_GE(recovered, 150u);
+  absl::StatusOr<LearnOutcome> again =
+      Find("m")->Learn(Slice(stream, 0, 150), nullptr);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->duplicates, 150u);
+  EXPECT_FALSE(fs::exists(ModelDirectory("new")));
+}
+
+TEST_F(DurabilityTest, SnapshotsAndSyncsRunBesideLearningAndPredictions) {
+  Crash();
+  options_.sync =
+      SyncPolicy{SyncPolicy::Mode::kInterval, absl::Milliseconds(2)};
+  options_.snapshot_every_samples = 300;
+  Open();
+  ModelRegistry* registry = registry_.get();
+  storage_->Start([registry] { return registry->List("", 100); });
+  const Stream stream = MakeStream(3000, 9);
+  const Stream queries = MakeStream(20, 10);
+  const ModelConfig config = BusyConfig(BaseConfig());
+  ASSERT_TRUE(registry_->Create("m", config, {}).ok());
+  auto reference = MakeModel(config);
+  std::shared_ptr<HostedModel> model = Find("m");
+  std::atomic<bool> learning = true;
+  std::thread reader([&] {
+    while (learning) {
+      (void)model->model().Predict(queries.input(0));
+      (void)model->model().stats();
+    }
+  });
+  for (std::size_t s = 0; s < stream.size(); s += 20) {
+    const std::vector<Sample> batch = Slice(stream, s, s + 20);
+    ASSERT_TRUE(model->Learn(batch, nullptr).ok());
+    ASSERT_TRUE(reference->Learn(batch).ok());
+  }
+  learning = false;
+  reader.join();
+  model.reset();
+  storage_->Stop();  // a clean shutdown: a last snapshot
+  const std::vector<std::string> files = FilesIn(ModelDirectory("m"));
+  EXPECT_THAT(files, ::testing::Contains(::testing::StartsWith("snapshot-")));
+  Restart();
+  ExpectSameModel(Find("m")->model(), *reference, queries);
+}
+
+}  // namespace
+}  // namespace streamreg

@@ -1,0 +1,520 @@
+// Prometheus metrics: the histogram against brute-force counting, the text
+// format's escaping and numbers, and a server's /metrics scraped over HTTP
+// and parsed — every RPC counted by method and status, the model families
+// equal to what GetModel and the journal report, and the endpoint's errors.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/lib/client.h"
+#include "client/lib/ingester.h"
+#include "client/lib/predict_session.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "server/rpc/server.h"
+#include "server/telemetry/latency_histogram.h"
+#include "server/telemetry/metrics_http_server.h"
+#include "server/telemetry/prometheus_text.h"
+#include "tests/support/service_test_support.h"
+#include "tests/support/test_server.h"
+
+namespace streamreg {
+namespace {
+
+TEST(LatencyHistogramTest, CountsEqualBruteForceCounting) {
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<double> log_seconds(-6.0, 3.5);
+  std::vector<std::int64_t> nanoseconds;
+  LatencyHistogram histogram;
+  for (int i = 0; i < 5000; ++i) {
+    nanoseconds.push_back(
+        static_cast<std::int64_t>(std::pow(10.0, log_seconds(random)) * 1e9));
+    histogram.Observe(std::chrono::nanoseconds(nanoseconds.back()));
+  }
+  // Exactly on a bound counts in that bound's bucket (le = "less or equal").
+  nanoseconds.push_back(1'000'000);  // 1 ms
+  histogram.Observe(std::chrono::milliseconds(1));
+  const LatencyHistogram::Counts counts = histogram.Read();
+  std::int64_t total = 0;
+  for (std::int64_t n : nanoseconds) total += n;
+  for (std::size_t b = 0; b < LatencyHistogram::kBounds.size(); ++b) {
+    std::uint64_t expected = 0;
+    for (std::int64_t n : nanoseconds) {
+      expected += static_cast<double>(n) * 1e-9 <= LatencyHistogram::kBounds[b];
+    }
+    EXPECT_EQ(counts.cumulative[b], expected)
+        << "le=" << LatencyHistogram::kBounds[b];
+  }
+  EXPECT_EQ(counts.count, nanoseconds.size());
+  EXPECT_DOUBLE_EQ(counts.sum_seconds, static_cast<double>(total) * 1e-9);
+}
+
+TEST(PrometheusTextTest, EscapesLabelsAndHelpAndSpellsNumbersExactly) {
+  PrometheusText out;
+  out.Family("x_total", PrometheusText::Type::kCounter, "a \\ b\nc \"q\"");
+  out.Sample("x_total", {{"model", "a\"b\\c\nd"}, {"target", "t"}},
+             std::numeric_limits<std::uint64_t>::max());
+  out.Family("y", PrometheusText::Type::kGauge, "h");
+  out.Sample("y", {}, std::nan(""));
+  out.Sample("y", {{"k", "inf"}}, std::numeric_limits<double>::infinity());
+  out.Sample("y", {{"k", "-inf"}}, -std::numeric_limits<double>::infinity());
+  out.Sample("y", {{"k", "third"}}, 1.0 / 3.0);
+  out.Sample("y", {{"k", "tiny"}}, 4.9e-324);
+  EXPECT_EQ(out.text(),
+            "# HELP x_total a \\\\ b\\nc \"q\"\n"
+            "# TYPE x_total counter\n"
+            "x_total{model=\"a\\\"b\\\\c\\nd\",target=\"t\"} "
+            "18446744073709551615\n"
+            "# HELP y h\n"
+            "# TYPE y gauge\n"
+            "y NaN\n"
+            "y{k=\"inf\"} +Inf\n"
+            "y{k=\"-inf\"} -Inf\n"
+            "y{k=\"third\"} 0.3333333333333333\n"
+            "y{k=\"tiny\"} 5e-324\n");
+  // Shortest round trip: parsing the text gives the double back exactly.
+  EXPECT_EQ(std::stod("0.3333333333333333"), 1.0 / 3.0);
+}
+
+TEST(PrometheusTextTest, HistogramLinesAreCumulativeWithInfSumAndCount) {
+  LatencyHistogram histogram;
+  histogram.Observe(std::chrono::microseconds(70));  // <= 0.0001
+  histogram.Observe(std::chrono::milliseconds(3));   // <= 0.005
+  histogram.Observe(std::chrono::seconds(1000));     // above every bound
+  PrometheusText out;
+  out.Histogram("h", {{"m", "x"}}, histogram.Read());
+  const std::string& text = out.text();
+  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"5e-05\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"0.0001\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"0.0025\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"0.005\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"600\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"+Inf\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("h_sum{m=\"x\"} 1000.00307"), std::string::npos);
+  EXPECT_NE(text.find("h_count{m=\"x\"} 3\n"), std::string::npos);
+}
+
+// A scrape, parsed: every sample line by its series ("name{labels}" as
+// written), checking the format on the way — each sample belongs to a family
+// declared by # HELP and # TYPE before it, no family is declared twice, and
+// every line has the sample syntax.
+struct Scrape {
+  std::map<std::string, double> series;
+  std::map<std::string, std::string> family_types;
+
+  static Scrape Parse(const std::string& text) {
+    Scrape scrape;
+    std::istringstream lines(text);
+    std::string line, family;
+    while (std::getline(lines, line)) {
+      if (line.rfind("# HELP ", 0) == 0) continue;
+      if (line.rfind("# TYPE ", 0) == 0) {
+        std::istringstream fields(line.substr(7));
+        std::string type, rest;
+        fields >> family >> type;
+        EXPECT_TRUE(IsName(family) && !(fields >> rest)) << line;
+        EXPECT_TRUE(type == "counter" || type == "gauge" ||
+                    type == "histogram" || type == "summary")
+            << line;
+        EXPECT_TRUE(scrape.family_types.emplace(family, type).second)
+            << family << " declared twice";
+        continue;
+      }
+      std::size_t end = 0;
+      double value = 0;
+      if (!ParseSample(line, &end, &value)) {
+        ADD_FAILURE() << "not a sample line: " << line;
+        continue;
+      }
+      EXPECT_EQ(line.rfind(family, 0), 0u)
+          << line << " outside its family (" << family << ")";
+      scrape.series[line.substr(0, end)] = value;
+    }
+    return scrape;
+  }
+
+  static bool IsNameCharacter(char c, bool first) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+           c == ':' || (!first && std::isdigit(static_cast<unsigned char>(c)));
+  }
+  static bool IsName(const std::string& name) {
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      if (!IsNameCharacter(name[i], i == 0)) return false;
+    }
+    return !name.empty();
+  }
+
+  // name{label="value",...} value — the grammar of a sample line; `end` is
+  // where the series ends, `value` the number (NaN, +Inf, -Inf or a float).
+  static bool ParseSample(const std::string& line, std::size_t* end,
+                          double* value) {
+    std::size_t i = 0;
+    while (i < line.size() && IsNameCharacter(line[i], i == 0)) ++i;
+    if (i == 0) return false;
+    if (i < line.size() && line[i] == '{') {
+      ++i;
+      while (i < line.size() && line[i] != '}') {
+        const std::size_t label = i;
+        while (i < line.size() && IsNameCharacter(line[i], i == label) &&
+               line[i] != ':') {
+          ++i;
+        }
+        if (i == label || line.compare(i, 2, "=\"") != 0) return false;
+        for (i += 2; i < line.size() && line[i] != '"'; ++i) {
+          if (line[i] == '\\') {
+            if (++i == line.size() ||
+                (line[i] != '\\' && line[i] != '"' && line[i] != 'n')) {
+              return false;
+            }
+          }
+        }
+        if (i++ == line.size()) return false;  // past the closing quote
+        if (i < line.size() && line[i] == ',') ++i;
+      }
+      if (i++ == line.size()) return false;  // past the '}'
+    }
+    if (i == line.size() || line[i] != ' ') return false;
+    *end = i;
+    const std::string number = line.substr(i + 1);
+    if (number == "NaN") {
+      *value = std::nan("");
+    } else if (number == "+Inf" || number == "-Inf") {
+      *value =
+          (number[0] == '-' ? -1 : 1) * std::numeric_limits<double>::infinity();
+    } else {
+      char* parsed_end = nullptr;
+      *value = std::strtod(number.c_str(), &parsed_end);
+      if (number.empty() || number[0] == ' ' || *parsed_end != '\0' ||
+          std::isnan(*value) || std::isinf(*value)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The value of a series; fails (and returns NaN) if it is missing.
+  double operator[](const std::string& series_key) const {
+    auto it = series.find(series_key);
+    EXPECT_NE(it, series.end()) << series_key << " missing";
+    return it == series.end() ? std::nan("") : it->second;
+  }
+};
+
+TEST(ScrapeParserTest, TakesTheSampleGrammarAndNothingElse) {
+  std::size_t end = 0;
+  double value = 0;
+  for (const char* good :
+       {"a 1", "a_b:c{x=\"1\"} -2.5e-3", "a{x=\"q\\\"\\\\\\n\",y=\"\"} NaN",
+        "a{x=\"1\",} +Inf"}) {
+    EXPECT_TRUE(Scrape::ParseSample(good, &end, &value)) << good;
+  }
+  for (const char* bad :
+       {"", "1a 1", "a", "a  1", "a 1x", "a{x=1} 1", "a{x=\"1} 1",
+        "a{x=\"\\q\"} 1", "a{1x=\"1\"} 1", "a{x=\"1\" 1", "a inf"}) {
+    EXPECT_FALSE(Scrape::ParseSample(bad, &end, &value)) << bad;
+  }
+  ASSERT_TRUE(Scrape::ParseSample("a{x=\"1\"} 7", &end, &value));
+  EXPECT_EQ(end, 8u);
+  EXPECT_EQ(value, 7);
+}
+
+std::string Rpc(const std::string& family, const std::string& service,
+                const std::string& method, const std::string& type,
+                const std::string& code = "") {
+  std::string key =
+      absl::StrCat(family, "{grpc_service=\"streamreg.v1.", service,
+                   "\",grpc_method=\"", method, "\",grpc_type=\"", type, "\"");
+  if (!code.empty()) absl::StrAppend(&key, ",grpc_code=\"", code, "\"");
+  return key + "}";
+}
+
+class MetricsEndpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scratch_ = FreshDirectory();
+    ServerOptions options;
+    options.metrics_listen = "127.0.0.1:0";
+    options.drain_timeout = absl::Seconds(1);
+    ASSERT_NO_FATAL_FAILURE(
+        StartTestServer(std::move(options), scratch_ + "/data", &server_));
+    client_ = std::make_unique<Client>(TestClientOptions(*server_));
+  }
+
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    std::filesystem::remove_all(scratch_);
+  }
+
+  httplib::Result Get(const std::string& path) {
+    const std::string address = server_->metrics_address();
+    httplib::Client http("127.0.0.1",
+                         std::stoi(address.substr(address.rfind(':') + 1)));
+    return http.Get(path);
+  }
+
+  Scrape ScrapeMetrics() {
+    httplib::Result response = Get("/metrics");
+    EXPECT_TRUE(response) << httplib::to_string(response.error());
+    if (!response) return {};
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(response->get_header_value("Content-Type"),
+              "text/plain; version=0.0.4; charset=utf-8");
+    return Scrape::Parse(response->body);
+  }
+
+  void Ingest(const std::string& model, std::size_t n) {
+    std::unique_ptr<Ingester> ingester = client_->StartIngest(model);
+    const Rows rows(n, 7);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok());
+    }
+    ASSERT_TRUE(ingester->Finish().ok());
+  }
+
+  std::string scratch_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(MetricsEndpointTest, CountsEveryRpcByMethodAndStatus) {
+  ASSERT_TRUE(client_->CreateModel("arm", RowsSpec()).ok());
+  Ingest("arm", 100);
+  const Rows rows(4, 9);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client_->Predict("arm", rows.inputs(0, 2), Rows::kDim).ok());
+  }
+  EXPECT_EQ(
+      client_->Predict("nope", rows.inputs(0, 1), Rows::kDim).status().code(),
+      absl::StatusCode::kNotFound);
+  EXPECT_EQ(client_->Predict("arm", rows.inputs(0, 2), 2).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  {
+    PredictSession session(client_.get(), "arm");
+    for (std::size_t i = 0; i < 4; ++i) {
+      ASSERT_TRUE(session.Predict(rows.input(i)).ok());
+    }
+    ASSERT_TRUE(session.Close().ok());
+  }
+  ASSERT_TRUE(client_->Health().ok());
+
+  const Scrape scrape = ScrapeMetrics();
+  const auto unary = [&](const std::string& family, const char* service,
+                         const char* method, const std::string& code = "") {
+    return scrape[Rpc(family, service, method, "unary", code)];
+  };
+  EXPECT_EQ(unary("grpc_server_started_total", "RegressionService", "Predict"),
+            5);
+  EXPECT_EQ(
+      unary("grpc_server_handled_total", "RegressionService", "Predict", "OK"),
+      3);
+  EXPECT_EQ(unary("grpc_server_handled_total", "RegressionService", "Predict",
+                  "NOT_FOUND"),
+            1);
+  EXPECT_EQ(unary("grpc_server_handled_total", "RegressionService", "Predict",
+                  "INVALID_ARGUMENT"),
+            1);
+  // Codes never seen are left out (but OK is always there).
+  EXPECT_EQ(
+      scrape.series.count(Rpc("grpc_server_handled_total", "RegressionService",
+                              "Predict", "unary", "INTERNAL")),
+      0u);
+  EXPECT_EQ(
+      unary("grpc_server_handled_total", "ModelService", "DeleteModel", "OK"),
+      0);
+  EXPECT_EQ(
+      unary("grpc_server_msg_received_total", "RegressionService", "Predict"),
+      5);
+  EXPECT_EQ(unary("grpc_server_msg_sent_total", "RegressionService", "Predict"),
+            3);
+  EXPECT_EQ(unary("grpc_server_handling_seconds_count", "RegressionService",
+                  "Predict"),
+            5);
+  EXPECT_EQ(
+      unary("grpc_server_handled_total", "ModelService", "CreateModel", "OK"),
+      1);
+  const std::string stream = "bidi_stream";
+  EXPECT_EQ(scrape[Rpc("grpc_server_started_total", "RegressionService",
+                       "PredictStream", stream)],
+            1);
+  EXPECT_EQ(scrape[Rpc("grpc_server_msg_received_total", "RegressionService",
+                       "PredictStream", stream)],
+            4);
+  EXPECT_EQ(scrape[Rpc("grpc_server_msg_sent_total", "RegressionService",
+                       "PredictStream", stream)],
+            4);
+  EXPECT_EQ(scrape[Rpc("grpc_server_handled_total", "RegressionService",
+                       "PredictStream", stream, "OK")],
+            1);
+  EXPECT_EQ(scrape[Rpc("grpc_server_handled_total", "RegressionService",
+                       "Ingest", "client_stream", "OK")],
+            1);
+  EXPECT_EQ(scrape["grpc_server_handled_total{grpc_service=\"grpc.health.v1."
+                   "Health\",grpc_method=\"Check\",grpc_type=\"unary\","
+                   "grpc_code=\"OK\"}"],
+            1);
+
+  // The Predict histogram: cumulative, ending in +Inf = _count.
+  const std::string prefix =
+      "grpc_server_handling_seconds_bucket{grpc_service=\"streamreg.v1."
+      "RegressionService\",grpc_method=\"Predict\",grpc_type=\"unary\",le=\"";
+  double previous = 0;
+  for (double bound : LatencyHistogram::kBounds) {
+    const auto it = std::find_if(
+        scrape.series.begin(), scrape.series.end(), [&](const auto& entry) {
+          return entry.first.rfind(prefix, 0) == 0 &&
+                 entry.first != prefix + "+Inf\"}" &&
+                 std::stod(entry.first.substr(prefix.size())) == bound;
+        });
+    ASSERT_NE(it, scrape.series.end()) << "no bucket le=" << bound;
+    EXPECT_GE(it->second, previous) << "le=" << bound;
+    previous = it->second;
+  }
+  EXPECT_EQ(scrape[prefix + "+Inf\"}"], 5);
+  EXPECT_GE(scrape[prefix + "+Inf\"}"], previous);
+  EXPECT_EQ(scrape.family_types.at("grpc_server_handling_seconds"),
+            "histogram");
+}
+
+TEST_F(MetricsEndpointTest, ModelFamiliesEqualWhatTheModelReports) {
+  ASSERT_TRUE(client_->CreateModel("arm", RowsSpec()).ok());
+  ASSERT_TRUE(client_->CreateModel("leg", RowsSpec()).ok());
+  Ingest("arm", 400);
+  Ingest("leg", 50);
+  absl::StatusOr<v1::Model> arm = client_->GetModel("arm");
+  ASSERT_TRUE(arm.ok()) << arm.status();
+  const std::uint64_t wal_bytes =
+      (*server_->registry().Find("arm"))->journal()->bytes_appended();
+
+  Scrape scrape = ScrapeMetrics();
+  EXPECT_EQ(scrape["streamreg_models"], 2);
+  EXPECT_EQ(scrape["streamreg_model_samples_seen_total{model=\"arm\"}"], 400);
+  EXPECT_EQ(scrape["streamreg_model_samples_seen_total{model=\"leg\"}"], 50);
+  EXPECT_EQ(scrape["streamreg_model_samples_stored{model=\"arm\"}"],
+            arm->stats().num_stored());
+  EXPECT_EQ(scrape["streamreg_model_index_rebuilds_total{model=\"arm\"}"],
+            arm->stats().index_rebuilds());
+  EXPECT_EQ(scrape["streamreg_model_metric_refreshes_total{model=\"arm\"}"],
+            arm->stats().metric_refreshes());
+  const char* targets[] = {"wave", "square"};
+  for (int t = 0; t < 2; ++t) {
+    // Exactly: the text spells each double so it parses back to itself.
+    EXPECT_EQ(scrape[absl::StrCat(
+                  "streamreg_model_prequential_nmse{model=\"arm\",target=\"",
+                  targets[t], "\"}")],
+              arm->stats().prequential_nmse(t));
+    EXPECT_EQ(scrape[absl::StrCat(
+                  "streamreg_model_prequential_mse{model=\"arm\",target=\"",
+                  targets[t], "\"}")],
+              arm->stats().prequential_mse(t));
+  }
+  EXPECT_EQ(scrape["streamreg_model_wal_bytes_total{model=\"arm\"}"],
+            wal_bytes);
+  EXPECT_GT(wal_bytes, 400u * 5 * sizeof(double));  // 5 numbers a sample
+  EXPECT_EQ(scrape["streamreg_model_samples_since_snapshot{model=\"arm\"}"],
+            400);
+  const double age =
+      scrape["streamreg_model_snapshot_age_seconds{model=\"arm\"}"];
+  EXPECT_GE(age, 0.0);
+  EXPECT_LT(age, 120.0);
+  // --sync=always: each Ingest message and each create record fsynced.
+  EXPECT_GE(scrape["streamreg_wal_fsync_duration_seconds_count"], 2);
+  EXPECT_GT(scrape["streamreg_wal_fsync_duration_seconds_sum"], 0.0);
+  EXPECT_GT(scrape["process_resident_memory_bytes"], 1 << 20);
+  EXPECT_GT(scrape["process_open_fds"], 0);
+  EXPECT_EQ(scrape.family_types.at("streamreg_model_index_rebuild_duration_"
+                                   "seconds"),
+            "summary");
+
+  // A deleted model's series go with it.
+  ASSERT_TRUE(client_->DeleteModel("leg").ok());
+  scrape = ScrapeMetrics();
+  EXPECT_EQ(scrape["streamreg_models"], 1);
+  EXPECT_EQ(
+      scrape.series.count("streamreg_model_samples_seen_total{model=\"leg\"}"),
+      0u);
+}
+
+TEST_F(MetricsEndpointTest, AnUnknownMethodAddsNoSeries) {
+  grpc::GenericStub stub(grpc::CreateChannel(
+      server_->address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  grpc::Slice empty("");
+  const grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  grpc::Status status;
+  std::mutex mutex;
+  std::condition_variable done_signal;
+  bool done = false;
+  stub.UnaryCall(&context, "/streamreg.v1.Nope/Guess", {}, &request, &response,
+                 [&](grpc::Status s) {
+                   std::lock_guard lock(mutex);
+                   status = std::move(s);
+                   done = true;
+                   done_signal.notify_one();
+                 });
+  {
+    std::unique_lock lock(mutex);
+    done_signal.wait(lock, [&] { return done; });
+  }
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  const Scrape scrape = ScrapeMetrics();
+  for (const auto& [series, value] : scrape.series) {
+    EXPECT_EQ(series.find("Nope"), std::string::npos) << series;
+    EXPECT_EQ(series.find("Guess"), std::string::npos) << series;
+  }
+}
+
+TEST_F(MetricsEndpointTest, OtherPathsAre404AndBadAddressesAreRefused) {
+  httplib::Result missing = Get("/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  httplib::Result root = Get("/");
+  ASSERT_TRUE(root);
+  EXPECT_NE(root->body.find("/metrics"), std::string::npos);
+
+  const auto start = [](const std::string& listen) {
+    return MetricsHttpServer::Start(listen, [] { return std::string(); })
+        .status();
+  };
+  const absl::Status taken = start(server_->metrics_address());
+  EXPECT_EQ(taken.code(), absl::StatusCode::kUnavailable) << taken;
+  EXPECT_NE(
+      taken.message().find("--metrics_listen " + server_->metrics_address()),
+      absl::string_view::npos)
+      << taken;
+  for (const char* bad :
+       {"9464", ":9464", "localhost:99999", "host:port", "127.0.0.1:"}) {
+    const absl::Status status = start(bad);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(status.message().find("expected HOST:PORT"),
+              absl::string_view::npos)
+        << status;
+  }
+  // And a server whose metrics port is taken does not start.
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.metrics_listen = server_->metrics_address();
+  options.data_dir = scratch_ + "/second";
+  EXPECT_EQ(Server::Start(std::move(options)).status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace streamreg
