@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "common/percentile.h"
 #include "core/model/model.h"
 #include "tests/support/synthetic_points.h"
 
@@ -20,14 +21,6 @@ using BenchClock = std::chrono::steady_clock;
 
 inline double Seconds(BenchClock::duration d) {
   return std::chrono::duration<double>(d).count();
-}
-
-inline double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t i =
-      std::min(values.size() - 1, static_cast<std::size_t>(p * values.size()));
-  return values[i];
 }
 
 inline constexpr std::size_t kArmJoints = 7;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/normalized_error.h"
 #include "core/base/running_moments.h"
 #include "core/index/cover_tree.h"
 #include "core/metric/batch_gradients.h"
@@ -30,13 +31,11 @@ double Mean(const std::vector<double>& values) {
 
 double Nmse(const std::vector<double>& predicted,
             const std::vector<double>& truth) {
-  const double mean = Mean(truth);
-  double error = 0.0, variance = 0.0;
+  NormalizedError error(1);
   for (std::size_t i = 0; i < truth.size(); ++i) {
-    error += (predicted[i] - truth[i]) * (predicted[i] - truth[i]);
-    variance += (truth[i] - mean) * (truth[i] - mean);
+    error.Add({&predicted[i], 1}, {&truth[i], 1});
   }
-  return error / variance;
+  return error.Nmse(0);
 }
 
 std::vector<std::uint64_t> Iota(std::size_t n) {

@@ -21,10 +21,10 @@
 #include "client/lib/latency_recorder.h"
 #include "client/lib/learn_session.h"
 #include "client/lib/predict_session.h"
-#include "client/lib/prequential_error.h"
 #include "client/lib/rate_ticker.h"
 #include "client/loadgen/robot_model.h"
 #include "client/loadgen/robot_stream.h"
+#include "common/normalized_error.h"
 
 namespace streamreg {
 namespace {
@@ -78,7 +78,7 @@ void RunRobot(const ClientOptions& base, const std::string& model, int robot,
   Client client(options);
   std::unique_ptr<LearnSession> session = client.StartLearn(model);
   RobotStream stream(RobotOptions(robot, rate, start_s));
-  PrequentialError error(kRobotTargets);
+  NormalizedError error(kRobotTargets);
   RateTicker ticker(rate, start);
   const auto per_window = static_cast<std::uint64_t>(rate);
   while (ticker.ticks() < ticks) {
@@ -92,7 +92,7 @@ void RunRobot(const ClientOptions& base, const std::string& model, int robot,
       break;
     }
     run->latencies.Add(absl::Now() - sent);
-    error.Add(response->prediction(), sample.y);
+    error.Add(PredictedValues(response->prediction()), sample.y);
     ++run->sent;
     if (run->sent % per_window == 0) {
       run->nmse_by_second.push_back(error.WindowMeanNmse());

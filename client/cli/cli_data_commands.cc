@@ -13,8 +13,8 @@
 #include "client/cli/cli_commands.h"
 #include "client/cli/csv_columns.h"
 #include "client/lib/ingester.h"
-#include "client/lib/prequential_error.h"
 #include "client/lib/terminal.h"
+#include "common/normalized_error.h"
 
 namespace streamreg {
 namespace {
@@ -112,7 +112,7 @@ absl::Status PredictCommand(Client& client) {
     absl::StrAppend(&header, ",spread_", name);
   }
   out << header << ",neighbors\n";
-  PrequentialError error(columns->targets.size());
+  NormalizedError error(columns->targets.size());
   std::vector<double> truth(columns->targets.size());
   for (std::size_t row = 0; row < predictions->size(); ++row) {
     const v1::Prediction& p = (*predictions)[row];
@@ -129,7 +129,7 @@ absl::Status PredictCommand(Client& client) {
     for (std::size_t t = 0; t < truth.size(); ++t) {
       truth[t] = table->value(row, columns->targets[t]);
     }
-    error.Add(p, truth);
+    error.Add(PredictedValues(p), truth);
   }
   out.flush();
   // With the true targets in the file: how good the predictions were, per

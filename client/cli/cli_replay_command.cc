@@ -13,9 +13,9 @@
 #include "client/cli/csv_columns.h"
 #include "client/lib/latency_recorder.h"
 #include "client/lib/learn_session.h"
-#include "client/lib/prequential_error.h"
 #include "client/lib/rate_ticker.h"
 #include "client/lib/terminal.h"
+#include "common/normalized_error.h"
 
 namespace streamreg {
 
@@ -40,7 +40,7 @@ absl::Status ReplayCommand(Client& client) {
                  : std::min<std::size_t>(table->num_rows(), limit);
 
   std::unique_ptr<LearnSession> session = client.StartLearn(*model);
-  PrequentialError error(columns->targets.size());
+  NormalizedError error(columns->targets.size());
   LatencyRecorder window;
   LatencyRecorder all;
   RateTicker ticker(rate);
@@ -60,7 +60,7 @@ absl::Status ReplayCommand(Client& client) {
     const absl::Duration latency = absl::Now() - sent;
     window.Add(latency);
     all.Add(latency);
-    error.Add(response->prediction(), y);
+    error.Add(PredictedValues(response->prediction()), y);
     if (absl::Now() >= next_report || row + 1 == rows) {
       std::printf(
           "t=%6.1fs samples=%zu rate=%.0f/s nMSE=%.4f latency_us p50=%.0f "

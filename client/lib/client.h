@@ -21,6 +21,11 @@
 
 namespace streamreg {
 
+// A prediction's values, one per target, as a span over the message.
+inline std::span<const double> PredictedValues(const v1::Prediction& p) {
+  return {p.y().data(), static_cast<std::size_t>(p.y().size())};
+}
+
 class Ingester;
 class LearnSession;
 class PredictSession;

@@ -1,18 +1,11 @@
 #include "client/lib/latency_recorder.h"
 
-#include <algorithm>
-#include <cmath>
+#include "common/percentile.h"
 
 namespace streamreg {
 
 double LatencyRecorder::PercentileMicros(double q) const {
-  if (samples_us_.empty()) return 0.0;
-  std::vector<double> sorted = samples_us_;
-  const std::size_t rank = std::min(
-      sorted.size() - 1,
-      static_cast<std::size_t>(std::ceil(q * sorted.size())) - (q > 0 ? 1 : 0));
-  std::nth_element(sorted.begin(), sorted.begin() + rank, sorted.end());
-  return sorted[rank];
+  return Percentile(samples_us_, q);
 }
 
 double LatencyRecorder::MeanMicros() const {

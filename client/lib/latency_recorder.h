@@ -8,7 +8,8 @@
 
 namespace streamreg {
 
-// Latency samples and their percentiles (q in [0, 1]; nearest rank).
+// Latency samples and their percentiles (q in [0, 1]; nearest rank, as
+// common/percentile.h defines them).
 class LatencyRecorder {
  public:
   void Add(absl::Duration latency) {

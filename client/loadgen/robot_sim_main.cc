@@ -19,12 +19,12 @@
 #include "client/lib/client.h"
 #include "client/lib/latency_recorder.h"
 #include "client/lib/learn_session.h"
-#include "client/lib/prequential_error.h"
 #include "client/lib/rate_ticker.h"
 #include "client/lib/security_flags.h"
 #include "client/loadgen/robot_model.h"
 #include "client/loadgen/robot_stream.h"
 #include "common/command_line.h"
+#include "common/normalized_error.h"
 
 ABSL_FLAG(std::uint64_t, samples, 0, "samples to produce (0: endless)");
 ABSL_FLAG(std::string, out, "", "CSV file to write (default: stdout)");
@@ -152,7 +152,7 @@ absl::Status StreamToServer(RobotStream& robot) {
     }
   }
   std::unique_ptr<LearnSession> session = client.StartLearn(model);
-  PrequentialError error(kRobotTargets);
+  NormalizedError error(kRobotTargets);
   LatencyRecorder window;
   RateTicker ticker(rate);
   absl::Time next_report = ticker.start() + absl::Seconds(1);
@@ -165,7 +165,7 @@ absl::Status StreamToServer(RobotStream& robot) {
         session->Learn(sample.x, sample.y);
     if (!response.ok()) return response.status();
     window.Add(absl::Now() - sent);
-    error.Add(response->prediction(), sample.y);
+    error.Add(PredictedValues(response->prediction()), sample.y);
     if (absl::Now() >= next_report || s + 1 == limit) {
       std::printf(
           "t=%6.1fs samples=%llu (model: %llu) nMSE=%.4f (last second %.4f) "
