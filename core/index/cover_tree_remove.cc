@@ -1,0 +1,86 @@
+// CoverTree: removing points and re-homing the subtrees they leave.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/index/cover_tree.h"
+
+namespace streamreg {
+
+void CoverTree::RemoveId(NodeIndex node, std::uint64_t id) {
+  Node& n = nodes_[node];
+  auto extra = extra_ids_.find(node);
+  std::vector<std::uint64_t>& ids = extra->second;
+  if (n.id == id) {
+    n.id = ids.back();
+    ids.pop_back();
+  } else {
+    const auto it = std::find(ids.begin(), ids.end(), id);
+    *it = ids.back();
+    ids.pop_back();
+  }
+  if (--n.id_count == 1) extra_ids_.erase(extra);
+}
+
+void CoverTree::RemoveNode(NodeIndex node) {
+  std::vector<NodeIndex> orphans = std::move(nodes_[node].children);
+  const NodeIndex parent = nodes_[node].parent;
+  if (parent != kNoNode) {
+    std::erase(nodes_[parent].children, node);
+  }
+  FreeNode(node);
+  if (node == root_) {
+    if (orphans.empty()) {
+      root_ = kNoNode;
+      return;
+    }
+    // The highest child becomes the root; it keeps its subtree.
+    root_ = orphans.front();
+    nodes_[root_].parent = kNoNode;
+    nodes_[root_].parent_distance = 0.0;
+    orphans.erase(orphans.begin());
+  } else {
+    TightenMaxDistances(parent);
+  }
+  for (NodeIndex orphan : orphans) Rehome(orphan);  // highest level first
+}
+
+// Finds a home for a detached subtree rooted at `orphan` (top level j). It
+// was separated from every node at the levels <= j it occupied, and stays so;
+// it must now hang below a node of level >= j + 1. As for insertion, the
+// nearest node y* of level >= j + 1 that covers it at its own level is a
+// valid parent, at level max(j, LevelCovering(d*) - 1): promotion above j is
+// safe because no such node lies within 2^level. Orphans not yet re-homed
+// have levels <= j and never conflict with a promotion; nor can a search
+// (walk or scan) pick a node of a detached subtree as the parent, since all
+// of those have levels <= j.
+void CoverTree::Rehome(NodeIndex orphan) {
+  const double* point = Coordinates(orphan);
+  const int level = nodes_[orphan].level;
+  RaiseRootToCover(DistanceTo(point, root_), level + 1);
+  double distance = 0.0;
+  bool measure = false;
+  const bool walk = WalkTree(insert_monitor_, &measure);
+  const NodeIndex parent = NearestCoveringNode(
+      point, level + 1, std::numeric_limits<double>::infinity(),
+      {walk, measure}, &distance, nullptr);
+  nodes_[orphan].level =
+      std::max(level, CoverScale::LevelCovering(distance) - 1);
+  Attach(orphan, parent, distance);
+}
+
+// After a subtree left `from`: the bounds of `from` and its ancestors may
+// shrink to what their remaining children imply.
+void CoverTree::TightenMaxDistances(NodeIndex from) {
+  for (NodeIndex a = from; a != kNoNode; a = nodes_[a].parent) {
+    double reach = 0.0;
+    for (NodeIndex c : nodes_[a].children) {
+      reach =
+          std::max(reach, nodes_[c].parent_distance + nodes_[c].max_distance);
+    }
+    if (reach >= nodes_[a].max_distance) return;
+    nodes_[a].max_distance = reach;
+  }
+}
+
+}  // namespace streamreg

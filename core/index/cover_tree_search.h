@@ -1,0 +1,145 @@
+#ifndef STREAMREG_CORE_INDEX_COVER_TREE_SEARCH_H_
+#define STREAMREG_CORE_INDEX_COVER_TREE_SEARCH_H_
+
+// The traversal of a CoverTree for any search rules (core/index/
+// search_rules.h): the tree walk, branch and bound, and the scan it falls
+// back to where the tree prunes too little. Included by cover_tree.h.
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "core/index/cover_tree.h"
+#include "core/index/euclidean_distance.h"
+
+namespace streamreg {
+
+template <SearchRules Rules>
+void CoverTree::Search(const double* query, Rules& rules) const {
+  if (size_ == 0) return;
+  bool measure = false;
+  if (!WalkTree(search_monitor_, &measure)) {
+    Scan(query, rules);
+    return;
+  }
+  SearchState state{ThreadSearchStack(), 0};
+  if (root_ != kNoNode) {
+    const double distance = DistanceTo(query, root_);
+    ++state.distances;
+    VisitIds(root_, distance, rules);
+    if (!nodes_[root_].children.empty()) {
+      SearchBelow(root_, distance, 0, query, rules, state);
+    }
+  }
+  for (NodeIndex node : unindexed_) {
+    const double d = EuclideanDistance(query, Coordinates(node), dim_);
+    ++state.distances;
+    if (d <= rules.Bound()) VisitIds(node, d, rules);
+  }
+  if (measure) search_monitor_.Record(state.distances, node_count());
+}
+
+// Every stored point, in node order (freed slots hold +infinity).
+template <SearchRules Rules>
+void CoverTree::Scan(const double* query, Rules& rules) const {
+  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
+    // No early stop here: over all points its branch is a coin toss, and
+    // measured it doubled the scan's time.
+    const double d = EuclideanDistance(query, Coordinates(node), dim_);
+    // A free slot, or beyond the bound: skip without reading the node.
+    if (d == std::numeric_limits<double>::infinity() || d > rules.Bound()) {
+      continue;
+    }
+    VisitIds(node, d, rules);
+  }
+}
+
+template <SearchRules Rules>
+void CoverTree::VisitIds(NodeIndex node, double distance, Rules& rules) const {
+  const Node& n = nodes_[node];
+  rules.Visit(n.id, distance);
+  if (n.id_count > 1) {
+    for (std::uint64_t id : extra_ids_.find(node)->second) {
+      rules.Visit(id, distance);
+    }
+  }
+}
+
+// Depth first, nearest first, one level at a time. A node's children have
+// many levels (the compressed tree leaves out a node's copies of itself at
+// lower levels); taking all of them at once would compute distances to
+// children near the node before the bound is tight. So a call takes only the
+// children at the highest level from `first_child` on, and the node's own
+// lower copy — the node with the remaining children — competes with them as
+// one more candidate at the node's distance. Each child's own point goes to
+// the rules as soon as its distance is known, so the bound tightens early.
+template <SearchRules Rules>
+void CoverTree::SearchBelow(NodeIndex node, double distance,
+                            std::uint32_t first_child, const double* query,
+                            Rules& rules, SearchState& state) const {
+  std::vector<SearchCandidate>& stack = state.stack;
+  const std::vector<NodeIndex>& children = nodes_[node].children;
+  const int level = nodes_[children[first_child]].level;
+  const std::size_t begin = stack.size();
+  std::uint32_t i = first_child;
+  for (; i < children.size() && nodes_[children[i]].level == level; ++i) {
+    const NodeIndex child = children[i];
+    const Node& c = nodes_[child];
+    const double lower = std::fabs(distance - c.parent_distance);
+    if (BeyondBound(lower - c.max_distance, rules.Bound(),
+                    distance + c.parent_distance + c.max_distance)) {
+      continue;
+    }
+    // Reading all coordinates is needed only if the child or its subtree can
+    // still be within the bound.
+    const double d = EuclideanDistanceUpTo(query, Coordinates(child), dim_,
+                                           rules.Bound() + c.max_distance);
+    ++state.distances;
+    if (d == std::numeric_limits<double>::infinity()) continue;
+    VisitIds(child, d, rules);
+    if (!c.children.empty()) {
+      __builtin_prefetch(c.children.data());  // likely read soon
+      stack.push_back({d, child, 0});
+    }
+  }
+  if (i < children.size()) stack.push_back({distance, node, i});
+  const std::size_t end = stack.size();
+  // Nearest first tightens a shrinking bound soonest; a fixed one (a range
+  // search) prunes the same whatever the order.
+  if constexpr (!kHasFixedBound<Rules>) {
+    std::sort(stack.begin() + begin, stack.begin() + end,
+              [](const SearchCandidate& a, const SearchCandidate& b) {
+                return a.distance < b.distance;
+              });
+  }
+  for (std::size_t j = begin; j < end; ++j) {
+    const SearchCandidate candidate = stack[j];
+    const double extent = Extent(candidate.node, candidate.first_child);
+    if (BeyondBound(candidate.distance - extent, rules.Bound(),
+                    candidate.distance + extent)) {
+      continue;
+    }
+    SearchBelow(candidate.node, candidate.distance, candidate.first_child,
+                query, rules, state);
+  }
+  stack.resize(begin);
+}
+
+// In node order: coordinates are read front to back.
+template <class Fn>
+void CoverTree::ForEachPoint(Fn&& fn) const {
+  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
+    const Node& n = nodes_[node];
+    if (n.id_count == 0) continue;  // a free slot
+    const std::span<const double> point(Coordinates(node), dim_);
+    fn(n.id, point);
+    if (n.id_count > 1) {
+      for (std::uint64_t id : extra_ids_.find(node)->second) fn(id, point);
+    }
+  }
+}
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_INDEX_COVER_TREE_SEARCH_H_
