@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "common/command_line.h"
 #include "common/csv_table.h"
+#include "common/percentile.h"
 #include "core/base/running_moments.h"
 #include "core/index/brute_force_search.h"
 #include "core/index/concurrent_cover_tree.h"
@@ -72,14 +73,14 @@ struct DataSet {
 
 // Median and 99th percentile of per-operation times.
 Figure Summarize(const DataSet& data, std::string index, std::string op,
-                 std::vector<double> times_us) {
-  std::sort(times_us.begin(), times_us.end());
-  const auto at = [&](double q) {
-    return times_us[std::min(times_us.size() - 1,
-                             static_cast<std::size_t>(q * times_us.size()))];
-  };
-  return {data.name,      std::move(index), std::move(op), data.train.size(),
-          data.train.dim, at(0.5),          at(0.99)};
+                 const std::vector<double>& times_us) {
+  return {data.name,
+          std::move(index),
+          std::move(op),
+          data.train.size(),
+          data.train.dim,
+          Percentile(times_us, 0.5),
+          Percentile(times_us, 0.99)};
 }
 
 // A one-off operation (a build), its time as the median.
