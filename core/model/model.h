@@ -5,48 +5,23 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/base/running_moments.h"
-#include "core/base/writer_priority_mutex.h"
-#include "core/metric/gradient_estimator.h"
-#include "core/metric/gradient_refresh.h"
-#include "core/metric/gradient_statistics.h"
 #include "core/metric/learned_metric.h"
 #include "core/metric/metric_transform.h"
-#include "core/model/metric_index.h"
 #include "core/model/model_config.h"
+#include "core/model/model_learner.h"
+#include "core/model/model_reader.h"
 #include "core/model/model_snapshot.h"
-#include "core/model/sample_store.h"
-#include "core/regression/local_average.h"
-#include "core/regression/prequential_selector.h"
+#include "core/model/model_state.h"
+#include "core/model/prediction.h"
+#include "core/model/refresh_schedule.h"
+#include "core/model/sample.h"
 
 namespace streamreg {
-
-// The largest input or target magnitude a model accepts (so that no sum or
-// standardized coordinate can overflow).
-inline constexpr double kMaxValueMagnitude = 0x1p200;
-
-// One labelled sample: d inputs, m targets, and the caller's id for it.
-struct Sample {
-  std::span<const double> x;
-  std::span<const double> y;
-  std::uint64_t sample_id = 0;
-};
-
-// A prediction for every target: the local average, the weighted standard
-// deviation of the neighbours' targets around it, and how many neighbours
-// had positive weight (0: no sample within the bandwidth; the value is then
-// the running mean of the targets and the spread their standard deviation).
-struct Prediction {
-  std::vector<double> value;
-  std::vector<double> spread;
-  std::vector<std::uint32_t> neighbors;
-};
 
 struct ModelStats {
   std::uint64_t samples_seen = 0;    // learned, ever
@@ -94,32 +69,18 @@ struct MetricReport {
 
 // The unit the service hosts: an online nonparametric regressor of m
 // targets on d inputs that learns its metric as samples arrive
-// (docs/estimators.md).
-//
-// Learning one sample (predict-then-learn):
-//  1. every bandwidth (or k) of the grid predicts it from one search at the
-//     largest; their prequential errors choose the bandwidth per target,
-//     and the prediction of the current choice scores the model (nMSE);
-//  2. for a learned metric, the gradient estimate at the sample from the
-//     samples before it (GradientEstimator, in standardized Euclidean
-//     coordinates with a bandwidth chosen the same way) is added to the
-//     metric's running sums;
-//  3. the sample is stored (capacity policy) and indexed;
-//  4. each time the store has doubled, the metric's sums are recomputed
-//     with the papers' batch estimator over the stored samples, in the
-//     background (GradientRefresh), taking over at a fixed later sample
-//     count with the online estimates made meanwhile added;
-//  5. every drift_check_every samples the metric and standardization are
-//     compared with those of the indexes; one that moved past the tolerance
-//     is rebuilt (MetricIndex), the new index taking over at a fixed later
-//     sample count.
-// Results depend only on the configuration (seed included) and the samples
-// in order — never on thread timing.
+// (docs/estimators.md). It is made of its state (model_state.h), the write
+// path that learns one sample at a time, predict-then-learn
+// (model_learner.h), the read path (model_reader.h), the schedule of
+// background metric refreshes and index rebuilds (refresh_schedule.h) and
+// the snapshot codec (model_state_codec.h). Results depend only on the
+// configuration (seed included) and the samples in order — never on thread
+// timing.
 //
 // Thread safety: any number of threads may call Predict, stats and metric
-// while one thread learns (Learn and Refit serialize among themselves).
-// Predictions wait at most for one sample's bookkeeping, never for a
-// rebuild or a refit's computation.
+// while one thread learns (Learn, Refit and captures serialize among
+// themselves). Predictions wait at most for one sample's bookkeeping, never
+// for a rebuild or a refit's computation.
 class Model {
  public:
   static absl::StatusOr<std::unique_ptr<Model>> Create(ModelConfig config);
@@ -170,109 +131,11 @@ class Model {
   void FinishRebuilds();
 
  private:
-  // An index the regressor predicts from, with the prequential errors of
-  // its grid. One shared index, or one per target (per-target metrics).
-  struct PredictionIndex {
-    std::unique_ptr<MetricIndex> index;
-    PrequentialSelector selector;
-    std::size_t evaluated = 0;         // grid values evaluated for this sample
-    std::vector<std::size_t> targets;  // the targets it predicts
-    std::size_t metric_target;         // kAllTargets when shared
-    std::uint64_t swap_at = 0;
-  };
-
-  // Work buffers of the learning thread.
-  struct LearnScratch;
-
   explicit Model(ModelConfig config);
-  void LearnOne(const Sample& sample, Prediction* before);
-  // Prequential grid values of one prediction index for x, and the model's
-  // prediction (written for p.targets into `prediction`).
-  void EvaluateGrid(PredictionIndex& p, std::span<const double> x,
-                    std::span<const double> fallback, LearnScratch& scratch,
-                    std::vector<double>* grid_values, Prediction* prediction);
-  void EstimateGradient(std::span<const double> x, LearnScratch& scratch,
-                        std::vector<double>* grid_values,
-                        GradientEstimate* estimate);
-  // How many values of a grid (of grid_size, best choice `widest_best`)
-  // predict the sample being learned.
-  std::size_t EvaluatedPrefix(std::size_t grid_size,
-                              std::size_t widest_best) const;
-  // The neighbours of z and their targets: a range search at
-  // bandwidth_grid[grid_index] in ShellOrder for the bandwidth grid, or the
-  // k_grid[grid_index] nearest sorted by distance.
-  void GatherNeighbors(const MetricIndex::Generation& generation,
-                       std::span<const double> z, std::size_t grid_index,
-                       std::vector<Neighbor>* found,
-                       NeighborTargets* near) const;
-  // Writes p's targets' predictions from `near` (gathered at least as wide
-  // as each target's current choice), or their fallbacks.
-  void PredictTargets(const PredictionIndex& p, const NeighborTargets& near,
-                      Prediction* out) const;
-  void PredictOne(std::span<const double> x, Prediction* out) const;
-  void PredictFrom(const PredictionIndex& p, const MetricIndex::Generation& g,
-                   std::span<const double> x, NeighborTargets& near,
-                   std::vector<Neighbor>& found, Prediction* out) const;
-  void Fallback(std::size_t target, Prediction* out) const;
-
-  void MaintainIndexes();
-  // Starts or installs the growth refresh of the metric's sums.
-  void MaintainMetric();
-  void InstallRefresh(GradientStatistics batch);
-  GradientRefresh::Job RefreshJob(std::size_t num_slots) const;
-  // Reads stored x and y under the shared lock.
-  CopySlotRows StoreRows() const;
-  // A copy of stored x and y taken now, served to a background job.
-  CopySlotRows SnapshotRows(std::size_t num_slots) const;
-  MetricTransform StandardizingTransform() const;
-  MetricTransform PredictionTransform(const PredictionIndex& p) const;
-  // Rebuilds now (small) or starts a background rebuild; returns the sample
-  // count at which a background rebuild takes over.
-  std::uint64_t StartRebuild(MetricIndex& index, MetricTransform transform);
-  // Samples between starting a background rebuild of `size` samples and
-  // its taking over.
-  std::uint64_t RebuildLag(std::size_t size) const;
-  std::vector<double> TargetScales() const;
-  double GradientBandwidth() const;
-  std::vector<MetricIndex*> AllIndexes();
-  // What a snapshot says about one index (core/model/model_snapshot.cc).
-  struct SavedIndex {
-    MetricTransform live;
-    std::size_t generation = 0;
-    std::size_t waits = 0;
-    std::optional<MetricTransform> rebuild;  // a rebuild in progress
-  };
-  // The state of CaptureSnapshot / Restore, but for the stored rows and a
-  // refresh's result.
-  void SaveState(ByteWriter& out) const;
-  bool LoadState(ByteReader& in, std::size_t* num_rows,
-                 std::vector<SavedIndex>* indexes,
-                 std::optional<GradientRefresh::Job>* refresh_job);
-  bool LoadRows(absl::string_view payload);
-  void RestoreIndexes(std::vector<SavedIndex> indexes);
 
   const ModelConfig config_;
-  mutable std::mutex writer_;  // serializes Learn, Refit and captures
-  // Guards the state below against readers: the learning thread changes it
-  // under the exclusive lock (and reads it without the lock).
-  mutable WriterPriorityMutex state_lock_;
-  SampleStore store_;
-  RunningMoments inputs_;
-  RunningMoments targets_;
-  GradientStatistics gradients_;
-  PrequentialSelector gradient_selector_;
-  std::size_t gradient_evaluated_ = 0;
-  PrequentialScore score_;
-  std::unique_ptr<MetricIndex> gradient_index_;  // null for Euclidean
-  std::uint64_t gradient_swap_at_ = 0;
-  std::vector<PredictionIndex> predictions_;
-  // Growth refresh of the metric (learning thread; counts under the lock).
-  GradientRefresh refresh_;
-  GradientStatistics since_refresh_;  // online estimates since it started
-  std::uint64_t refresh_swap_at_ = 0;
-  std::size_t refreshed_size_ = 0;
-  std::uint64_t metric_refreshes_ = 0;
-  std::unique_ptr<LearnScratch> scratch_;
+  ModelState state_;
+  ModelLearner learner_;
 };
 
 }  // namespace streamreg

@@ -1,0 +1,179 @@
+#include "core/model/model_learner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/regression/local_average.h"
+
+namespace streamreg {
+
+struct ModelLearner::Scratch {
+  Scratch(std::size_t dim, std::size_t num_targets, std::size_t num_indexes)
+      : near(num_targets),
+        estimator(dim, num_targets),
+        grid_values(num_indexes),
+        evaluated(num_indexes, 0) {}
+  std::vector<Neighbor> found;
+  NeighborTargets near;
+  std::vector<double> z;
+  GradientEstimator estimator;
+  // Per prediction index: its grid's values for the sample, and how many
+  // of them were evaluated.
+  std::vector<std::vector<double>> grid_values;
+  std::vector<std::size_t> evaluated;
+  std::vector<double> gradient_grid_values;
+  std::size_t gradient_evaluated = 0;
+  GradientEstimate estimate;
+};
+
+ModelLearner::ModelLearner(const ModelState& state)
+    : scratch_(std::make_unique<Scratch>(state.config.input_dim,
+                                         state.config.num_targets(),
+                                         state.predictions.size())) {}
+
+ModelLearner::~ModelLearner() = default;
+
+void ModelLearner::Learn(ModelState& state, const Sample& sample,
+                         Prediction* before) {
+  const std::size_t m = state.config.num_targets();
+  Prediction prediction;
+  prediction.value.assign(m, 0.0);
+  prediction.spread.assign(m, 0.0);
+  prediction.neighbors.assign(m, 0);
+  {
+    SharedLock lock(state.lock);
+    const std::vector<double> fallback(state.targets.mean().begin(),
+                                       state.targets.mean().end());
+    // 1. Every grid value predicts the sample (test before train).
+    for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+      EvaluateGrid(state, i, sample.x, fallback, &prediction);
+    }
+    // 2. The gradient estimate from the samples before this one.
+    if (state.gradient_index != nullptr) {
+      EstimateGradient(state, sample.x, fallback);
+    }
+  }
+  {
+    // 3. Store, index and count it.
+    ExclusiveLock lock(state.lock);
+    Record(state, sample, prediction);
+  }
+  if (before != nullptr) *before = std::move(prediction);
+  // 4. Follow the metric and the standardization.
+  AfterSample(state);
+}
+
+void ModelLearner::Record(ModelState& state, const Sample& sample,
+                          const Prediction& prediction) {
+  Scratch& scratch = *scratch_;
+  const SampleStore::Placement placement = state.store.Place();
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    state.selectors[i].Add(scratch.grid_values[i], sample.y,
+                           scratch.evaluated[i]);
+  }
+  state.score.Add(prediction.value, sample.y);
+  if (state.gradient_index != nullptr) {
+    state.gradient_selector.Add(scratch.gradient_grid_values, sample.y,
+                                scratch.gradient_evaluated);
+    state.gradients.Add(scratch.estimate, state.config.metric_forgetting);
+    NoteEstimate(state, scratch.estimate);
+  }
+  if (placement.keep) {
+    const std::vector<MetricIndex*> indexes = state.AllIndexes();
+    if (placement.replaces) {
+      for (MetricIndex* index : indexes) index->Remove(placement.slot);
+    }
+    state.store.Put(placement.slot, sample.x, sample.y, sample.sample_id);
+    for (MetricIndex* index : indexes) index->Insert(placement.slot, sample.x);
+  }
+  state.inputs.Add(sample.x);
+  state.targets.Add(sample.y);
+}
+
+void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
+                                std::span<const double> x,
+                                std::span<const double> fallback,
+                                Prediction* prediction) {
+  const ModelConfig& config = state.config;
+  Scratch& scratch = *scratch_;
+  const std::shared_ptr<const MetricIndex::Generation> generation =
+      state.predictions[i].index->current();
+  scratch.z.resize(config.input_dim);
+  generation->transform.Apply(x, scratch.z);
+  const std::size_t grid_size = state.selectors[i].grid_size();
+  const std::size_t evaluated =
+      EvaluatedPrefix(state, grid_size, WidestChoice(state, i));
+  scratch.evaluated[i] = evaluated;
+  GatherNeighbors(state, *generation, scratch.z, evaluated - 1, &scratch.found,
+                  &scratch.near);
+  std::vector<double>& grid_values = scratch.grid_values[i];
+  grid_values.resize(grid_size * config.num_targets());
+  if (config.regressor == RegressorKind::kKernel) {
+    KernelAverageGrid(config.kernel,
+                      std::span(config.bandwidth_grid).first(evaluated),
+                      scratch.near, fallback, grid_values);
+  } else {
+    NearestAverageGrid(std::span(config.k_grid).first(evaluated), scratch.near,
+                       fallback, grid_values);
+  }
+  // The model's own prediction, made with the current choice per target.
+  PredictTargets(state, i, scratch.near, prediction);
+}
+
+std::size_t ModelLearner::EvaluatedPrefix(const ModelState& state,
+                                          std::size_t grid_size,
+                                          std::size_t widest_best) {
+  const ModelConfig& config = state.config;
+  if (state.store.size() < config.full_grid_below ||
+      (config.full_grid_every != 0 &&
+       state.store.seen() % config.full_grid_every == 0)) {
+    return grid_size;
+  }
+  return std::min(grid_size, widest_best + config.selection_window + 1);
+}
+
+void ModelLearner::EstimateGradient(const ModelState& state,
+                                    std::span<const double> x,
+                                    std::span<const double> fallback) {
+  const ModelConfig& config = state.config;
+  Scratch& scratch = *scratch_;
+  const std::shared_ptr<const MetricIndex::Generation> generation =
+      state.gradient_index->current();
+  scratch.z.resize(config.input_dim);
+  generation->transform.Apply(x, scratch.z);
+  const std::size_t best =
+      state.gradient_selector.BestOverall(state.TargetScales());
+  const double h = config.gradient_bandwidth_grid[best];
+  const double t = config.step_ratio * h;
+  scratch.gradient_evaluated =
+      EvaluatedPrefix(state, config.gradient_bandwidth_grid.size(), best);
+  const std::span<const double> grid = std::span(config.gradient_bandwidth_grid)
+                                           .first(scratch.gradient_evaluated);
+  const double radius = std::max(grid.back(), h + t);
+  // Called with the lock held shared (the analysis cannot see into a
+  // lambda, hence the pointer).
+  const SampleStore* store = &state.store;
+  const auto targets = [store](std::uint64_t slot) { return store->y(slot); };
+  generation->tree.Read([&](const CoverTree& tree) {
+    tree.RangeUnordered(scratch.z, radius, &scratch.found).IgnoreError();
+    // The bandwidth of f_{n,h} is chosen like the regressor's: every grid
+    // value predicts the sample in standardized Euclidean coordinates.
+    scratch.near.GatherInShells(config.gradient_bandwidth_grid, &scratch.found,
+                                targets);
+    scratch.gradient_grid_values.resize(config.gradient_bandwidth_grid.size() *
+                                        config.num_targets());
+    KernelAverageGrid(config.kernel, grid, scratch.near, fallback,
+                      scratch.gradient_grid_values);
+    // Delta_{t,i} f_{n,h} from the samples within h + t (in ShellOrder,
+    // so the sums do not depend on the index).
+    scratch.estimator.Begin(scratch.z, config.kernel, h, t);
+    for (const Neighbor& neighbor : scratch.found) {
+      if (neighbor.distance > h + t) continue;
+      scratch.estimator.Add(tree.PointOf(neighbor.id).data(),
+                            targets(neighbor.id));
+    }
+    scratch.estimator.Finish(&scratch.estimate);
+  });
+}
+
+}  // namespace streamreg

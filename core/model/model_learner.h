@@ -1,0 +1,78 @@
+#ifndef STREAMREG_CORE_MODEL_MODEL_LEARNER_H_
+#define STREAMREG_CORE_MODEL_MODEL_LEARNER_H_
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "core/metric/gradient_estimator.h"
+#include "core/model/model_reader.h"
+#include "core/model/model_state.h"
+#include "core/model/prediction.h"
+#include "core/model/refresh_schedule.h"
+#include "core/model/sample.h"
+
+namespace streamreg {
+
+// The write path of a Model: learns one sample at a time, predict-then-learn
+// (docs/estimators.md):
+//  1. every bandwidth (or k) of the grid predicts the sample from one
+//     search at the largest; their prequential errors choose the bandwidth
+//     per target, and the prediction of the current choice scores the model;
+//  2. for a learned metric, the gradient estimate at the sample from the
+//     samples before it (GradientEstimator, in standardized Euclidean
+//     coordinates with a bandwidth chosen the same way) is added to the
+//     metric's running sums;
+//  3. the sample is stored (capacity policy) and indexed;
+//  4. the refresh schedule installs or starts background work.
+// Steps 1–2 read the state under its lock shared (predictions go on), step 3
+// holds it exclusively for the bookkeeping only. A learner holds the work
+// buffers of one model's state, which it is given at each call (so that the
+// thread-safety analysis sees the locks of that state).
+class ModelLearner {
+ public:
+  explicit ModelLearner(const ModelState& state);
+  ~ModelLearner();
+
+  // Learns a validated sample into `state`; with `before`, fills the
+  // prediction the model made for it just before.
+  void Learn(ModelState& state, const Sample& sample, Prediction* before)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+          ABSL_LOCKS_EXCLUDED(state.lock);
+
+ private:
+  // Work buffers, reused from sample to sample.
+  struct Scratch;
+
+  // Prediction index i's grid values for x and the model's prediction for
+  // its targets (written into `prediction`).
+  void EvaluateGrid(const ModelState& state, std::size_t i,
+                    std::span<const double> x, std::span<const double> fallback,
+                    Prediction* prediction)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // The gradient estimator's grid values for x and its estimate there.
+  void EstimateGradient(const ModelState& state, std::span<const double> x,
+                        std::span<const double> fallback)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // How many values of a grid (of grid_size, best choice `widest_best`)
+  // predict the sample being learned: all of them while the store is small
+  // and every config.full_grid_every samples, else those up to the widest
+  // choice and config.selection_window beyond.
+  static std::size_t EvaluatedPrefix(const ModelState& state,
+                                     std::size_t grid_size,
+                                     std::size_t widest_best)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // Step 3: the sample's errors, estimate, storage and indexing.
+  void Record(ModelState& state, const Sample& sample,
+              const Prediction& prediction)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
+
+  // Used only by the writer of the state (Learn holds state.writer).
+  const std::unique_ptr<Scratch> scratch_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_MODEL_LEARNER_H_

@@ -1,0 +1,50 @@
+#ifndef STREAMREG_CORE_MODEL_MODEL_READER_H_
+#define STREAMREG_CORE_MODEL_MODEL_READER_H_
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "core/index/neighbor.h"
+#include "core/model/metric_index.h"
+#include "core/model/model_state.h"
+#include "core/model/prediction.h"
+#include "core/regression/local_average.h"
+
+namespace streamreg {
+
+// The read path of a Model: predicts every target from the prediction
+// indexes, each target with the bandwidth (kernel) or k (k-NN) its
+// prequential selection chose; one search per index serves all its targets.
+// The write path (ModelLearner) uses the same neighbour gathering and
+// averaging to predict a sample before learning it.
+
+// Predicts x (already validated) for every target; holds the state's lock
+// shared, so any number of threads may predict while one learns.
+void PredictWithModel(const ModelState& state, std::span<const double> x,
+                      Prediction* out) ABSL_LOCKS_EXCLUDED(state.lock);
+
+// The neighbours of z (in `generation`'s coordinates) and their targets: a
+// range search at bandwidth_grid[grid_index] in ShellOrder for the kernel
+// regressor, or the k_grid[grid_index] nearest sorted by distance.
+void GatherNeighbors(const ModelState& state,
+                     const MetricIndex::Generation& generation,
+                     std::span<const double> z, std::size_t grid_index,
+                     std::vector<Neighbor>* found, NeighborTargets* near)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// Writes the predictions of prediction index `index`'s targets from `near`
+// (gathered at least as wide as each target's current choice), or their
+// fallbacks: the running mean and standard deviation of the targets.
+void PredictTargets(const ModelState& state, std::size_t index,
+                    const NeighborTargets& near, Prediction* out)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// The widest grid value any of index `index`'s targets predicts with now.
+std::size_t WidestChoice(const ModelState& state, std::size_t index)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_MODEL_READER_H_

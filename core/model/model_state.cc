@@ -1,0 +1,138 @@
+#include "core/model/model_state.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/metric/learned_metric.h"
+
+namespace streamreg {
+namespace {
+
+std::size_t GridSize(const ModelConfig& config) {
+  return config.regressor == RegressorKind::kKernel
+             ? config.bandwidth_grid.size()
+             : config.k_grid.size();
+}
+
+bool LearnsMetric(const ModelConfig& config) {
+  return config.metric != MetricKind::kEuclidean;
+}
+
+// One shared index, or one per target for per-target metrics; each starts
+// in the coordinates `identity`.
+std::vector<PredictionIndex> MakePredictionIndexes(
+    const ModelConfig& config, const MetricTransform& identity) {
+  const std::size_t m = config.num_targets();
+  std::vector<PredictionIndex> indexes;
+  auto add = [&](std::vector<std::size_t> targets, std::size_t metric_target) {
+    indexes.push_back(PredictionIndex{std::make_unique<MetricIndex>(identity),
+                                      std::move(targets), metric_target});
+  };
+  if (LearnsMetric(config) && config.per_target_metric) {
+    for (std::size_t t = 0; t < m; ++t) add({t}, t);
+  } else {
+    std::vector<std::size_t> all(m);
+    for (std::size_t t = 0; t < m; ++t) all[t] = t;
+    add(std::move(all), kAllTargets);
+  }
+  return indexes;
+}
+
+}  // namespace
+
+ModelState::ModelState(const ModelConfig& config)
+    : config(config),
+      store(config.input_dim, config.num_targets(), config.capacity,
+            config.seed),
+      inputs(config.input_dim),
+      targets(config.num_targets()),
+      gradients(config.input_dim, config.num_targets(),
+                config.metric == MetricKind::kEgop),
+      gradient_selector(config.gradient_bandwidth_grid.size(),
+                        config.num_targets(), config.selection_forgetting),
+      score(config.num_targets(), config.selection_forgetting),
+      since_refresh(config.input_dim, config.num_targets(),
+                    config.metric == MetricKind::kEgop),
+      gradient_index(LearnsMetric(config)
+                         ? std::make_unique<MetricIndex>(
+                               MetricTransform::Standardizing(inputs))
+                         : nullptr),
+      predictions(MakePredictionIndexes(
+          config, MetricTransform::Standardizing(inputs))) {
+  selectors.assign(predictions.size(),
+                   PrequentialSelector(GridSize(config), config.num_targets(),
+                                       config.selection_forgetting));
+  take_over.prediction_indexes.assign(predictions.size(), 0);
+}
+
+MetricTransform ModelState::StandardizingTransform() const {
+  return MetricTransform::Standardizing(inputs);
+}
+
+MetricTransform ModelState::PredictionTransform(std::size_t i) const {
+  MetricTransform standardizing = StandardizingTransform();
+  if (config.metric == MetricKind::kEuclidean) return standardizing;
+  const LearnedMetric metric =
+      EstimateMetric(config.metric, gradients, predictions[i].metric_target,
+                     TargetScales(), /*with_spectrum=*/false);
+  std::span<const double> center = standardizing.center();
+  std::span<const double> scale = standardizing.scale();
+  return TransformFor(metric, {center.begin(), center.end()},
+                      {scale.begin(), scale.end()}, config.egop_ridge);
+}
+
+std::vector<double> ModelState::TargetScales() const {
+  std::vector<double> scales(config.num_targets());
+  for (std::size_t t = 0; t < scales.size(); ++t) {
+    scales[t] = targets.ScaleOrOne(t);
+  }
+  return scales;
+}
+
+double ModelState::GradientBandwidth() const {
+  return config
+      .gradient_bandwidth_grid[gradient_selector.BestOverall(TargetScales())];
+}
+
+CopySlotRows ModelState::StoreRows() const {
+  return [this](std::size_t begin, std::size_t end, std::vector<double>* x,
+                std::vector<double>* y) {
+    const std::size_t d = config.input_dim;
+    const std::size_t m = config.num_targets();
+    x->resize((end - begin) * d);
+    if (y != nullptr) y->resize((end - begin) * m);
+    SharedLock shared(lock);
+    for (std::size_t slot = begin; slot < end; ++slot) {
+      std::copy(store.x(slot), store.x(slot) + d,
+                x->data() + (slot - begin) * d);
+      if (y != nullptr) {
+        std::copy(store.y(slot), store.y(slot) + m,
+                  y->data() + (slot - begin) * m);
+      }
+    }
+  };
+}
+
+CopySlotRows ModelState::SnapshotRows(std::size_t num_slots) const {
+  auto x = std::make_shared<std::vector<double>>();
+  auto y = std::make_shared<std::vector<double>>();
+  StoreRows()(0, num_slots, x.get(), y.get());
+  const std::size_t d = config.input_dim;
+  const std::size_t m = config.num_targets();
+  return [x, y, d, m](std::size_t begin, std::size_t end,
+                      std::vector<double>* x_out, std::vector<double>* y_out) {
+    x_out->assign(x->begin() + begin * d, x->begin() + end * d);
+    if (y_out != nullptr) {
+      y_out->assign(y->begin() + begin * m, y->begin() + end * m);
+    }
+  };
+}
+
+std::vector<MetricIndex*> ModelState::AllIndexes() const {
+  std::vector<MetricIndex*> all;
+  if (gradient_index != nullptr) all.push_back(gradient_index.get());
+  for (const PredictionIndex& p : predictions) all.push_back(p.index.get());
+  return all;
+}
+
+}  // namespace streamreg

@@ -1,0 +1,100 @@
+#ifndef STREAMREG_CORE_MODEL_MODEL_STATE_H_
+#define STREAMREG_CORE_MODEL_MODEL_STATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "core/base/running_moments.h"
+#include "core/base/writer_priority_mutex.h"
+#include "core/metric/gradient_refresh.h"
+#include "core/metric/gradient_statistics.h"
+#include "core/metric/metric_transform.h"
+#include "core/metric/slot_rows.h"
+#include "core/model/metric_index.h"
+#include "core/model/model_config.h"
+#include "core/model/sample_store.h"
+#include "core/regression/prequential_selector.h"
+
+namespace streamreg {
+
+// An index the regressor predicts from: one shared by every target, or one
+// per target (per-target metrics). Fixed when the model is made.
+struct PredictionIndex {
+  std::unique_ptr<MetricIndex> index;
+  std::vector<std::size_t> targets;  // the targets it predicts
+  std::size_t metric_target;         // kAllTargets when shared
+};
+
+// The sample counts at which background work takes over (RefreshSchedule):
+// fixed points in the stream, so that results never depend on timing.
+struct TakeOverPoints {
+  std::uint64_t gradient_index = 0;               // its rebuild
+  std::vector<std::uint64_t> prediction_indexes;  // theirs, by index
+  std::uint64_t refresh = 0;                      // the metric refresh
+  std::size_t refreshed_size = 0;  // the store's size when it last started
+};
+
+// Everything a Model knows — stored samples, running moments, the metric's
+// sums, the selection errors, the indexes and the schedule of background
+// work — shared by the write path (ModelLearner), the read path
+// (ModelReader), the refresh scheduling (RefreshSchedule) and the state
+// codec (model_state_codec.h), which saves exactly this.
+//
+// Two locks: `writer` serializes the writers (Learn, Refit, snapshot
+// captures) and guards what only they touch; `lock` guards what readers
+// see — a writer changes it holding both, exclusively, and reads it shared.
+struct ModelState {
+  explicit ModelState(const ModelConfig& config);
+
+  // The standardization of the inputs seen so far.
+  MetricTransform StandardizingTransform() const
+      ABSL_SHARED_LOCKS_REQUIRED(lock);
+  // The transform prediction index `i` should search in now: the metric's
+  // (or the standardization alone, for Euclidean models).
+  MetricTransform PredictionTransform(std::size_t i) const
+      ABSL_SHARED_LOCKS_REQUIRED(lock);
+  // Each target's scale (standard deviation, or 1 while unknown).
+  std::vector<double> TargetScales() const ABSL_SHARED_LOCKS_REQUIRED(lock);
+  // The gradient estimator's bandwidth chosen now.
+  double GradientBandwidth() const ABSL_SHARED_LOCKS_REQUIRED(lock);
+  // Copies stored x and y, taking `lock` shared for each chunk.
+  CopySlotRows StoreRows() const;
+  // A copy of stored x and y of slots [0, num_slots) taken now.
+  CopySlotRows SnapshotRows(std::size_t num_slots) const
+      ABSL_LOCKS_EXCLUDED(lock);
+  // The gradient index (if any) and then every prediction index.
+  std::vector<MetricIndex*> AllIndexes() const;
+
+  const ModelConfig& config;
+  mutable absl::Mutex writer;
+  mutable WriterPriorityMutex lock ABSL_ACQUIRED_AFTER(writer);
+
+  SampleStore store ABSL_GUARDED_BY(lock);
+  RunningMoments inputs ABSL_GUARDED_BY(lock);
+  RunningMoments targets ABSL_GUARDED_BY(lock);
+  GradientStatistics gradients ABSL_GUARDED_BY(lock);
+  PrequentialSelector gradient_selector ABSL_GUARDED_BY(lock);
+  PrequentialScore score ABSL_GUARDED_BY(lock);
+  // The selection over each prediction index's grid, by index.
+  std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);
+  std::uint64_t metric_refreshes ABSL_GUARDED_BY(lock) = 0;
+
+  // The online estimates made since the refresh running now started.
+  GradientStatistics since_refresh ABSL_GUARDED_BY(writer);
+  TakeOverPoints take_over ABSL_GUARDED_BY(writer);
+  // The metric refresh in the background: started and finished by a
+  // writer; running() may be asked from any thread.
+  GradientRefresh refresh;
+
+  // Fixed at construction; each index synchronizes itself.
+  const std::unique_ptr<MetricIndex> gradient_index;  // null for Euclidean
+  const std::vector<PredictionIndex> predictions;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_MODEL_STATE_H_

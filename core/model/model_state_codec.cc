@@ -1,0 +1,182 @@
+#include "core/model/model_state_codec.h"
+
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace streamreg {
+namespace {
+
+constexpr std::uint32_t kStateVersion = 1;
+
+void SaveIndex(const MetricIndex& index, ByteWriter& out) {
+  index.transform().Save(out);
+  out.U64(index.generation());
+  out.U64(index.waits());
+  out.U8(index.rebuilding() ? 1 : 0);
+  if (index.rebuilding()) index.rebuild_transform()->Save(out);
+}
+
+bool LoadIndex(ByteReader& in, std::size_t dim,
+               std::vector<SavedIndex>* indexes) {
+  std::optional<MetricTransform> live = MetricTransform::Load(in, dim);
+  if (!live) return false;
+  SavedIndex saved{*std::move(live), 0, 0, std::nullopt};
+  saved.generation = in.U64();
+  saved.waits = in.U64();
+  if (in.U8() != 0) {
+    saved.rebuild = MetricTransform::Load(in, dim);
+    if (!saved.rebuild) return false;
+  }
+  indexes->push_back(std::move(saved));
+  return in.ok();
+}
+
+// The refresh that ends a state record.
+bool LoadRefresh(ByteReader& in, ModelState& state, LoadedModelState* loaded)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  const ModelConfig& config = state.config;
+  switch (static_cast<RefreshInSnapshot>(in.U8())) {
+    case RefreshInSnapshot::kNone:
+      return true;
+    case RefreshInSnapshot::kResult: {
+      GradientStatistics result(config.input_dim, config.num_targets(),
+                                config.metric == MetricKind::kEgop);
+      if (!result.Load(in)) return false;
+      state.refresh.Resume(std::move(result));
+      return true;
+    }
+    case RefreshInSnapshot::kJob: {
+      GradientRefresh::Job job{MetricTransform::Standardizing({}, {})};
+      if (!GradientRefresh::LoadJob(in, config.input_dim, &job)) return false;
+      loaded->refresh_job = std::move(job);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void SaveModelState(const ModelState& state, ByteWriter& out) {
+  const TakeOverPoints& take_over = state.take_over;
+  out.U32(kStateVersion);
+  out.U64(state.config.input_dim);
+  out.U64(state.config.num_targets());
+  out.U64(state.predictions.size());
+  out.U8(state.gradient_index != nullptr ? 1 : 0);
+  state.store.SaveCounters(out);
+  out.U64(state.store.size());
+  state.inputs.Save(out);
+  state.targets.Save(out);
+  state.gradients.Save(out);
+  state.since_refresh.Save(out);
+  state.gradient_selector.Save(out);
+  state.score.Save(out);
+  out.U64(take_over.gradient_index);
+  out.U64(take_over.refresh);
+  out.U64(take_over.refreshed_size);
+  out.U64(state.metric_refreshes);
+  if (state.gradient_index != nullptr) SaveIndex(*state.gradient_index, out);
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    SaveIndex(*state.predictions[i].index, out);
+    state.selectors[i].Save(out);
+    out.U64(take_over.prediction_indexes[i]);
+  }
+}
+
+bool LoadModelState(ByteReader& in, ModelState& state,
+                    LoadedModelState* loaded) {
+  const std::size_t d = state.config.input_dim;
+  if (in.U32() != kStateVersion || in.U64() != d ||
+      in.U64() != state.config.num_targets() ||
+      in.U64() != state.predictions.size() ||
+      in.U8() != (state.gradient_index != nullptr ? 1 : 0)) {
+    return false;
+  }
+  if (!state.store.LoadCounters(in)) return false;
+  loaded->num_rows = in.U64();
+  if (!state.inputs.Load(in) || !state.targets.Load(in) ||
+      !state.gradients.Load(in) || !state.since_refresh.Load(in) ||
+      !state.gradient_selector.Load(in) || !state.score.Load(in)) {
+    return false;
+  }
+  TakeOverPoints& take_over = state.take_over;
+  take_over.gradient_index = in.U64();
+  take_over.refresh = in.U64();
+  take_over.refreshed_size = in.U64();
+  state.metric_refreshes = in.U64();
+  if (state.gradient_index != nullptr && !LoadIndex(in, d, &loaded->indexes)) {
+    return false;
+  }
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    if (!LoadIndex(in, d, &loaded->indexes) || !state.selectors[i].Load(in)) {
+      return false;
+    }
+    take_over.prediction_indexes[i] = in.U64();
+  }
+  return LoadRefresh(in, state, loaded) && in.done();
+}
+
+void SaveStoreRows(const SampleStore::Rows& rows, std::size_t first,
+                   std::size_t count, std::string* payload) {
+  const std::size_t d = rows.x.width;
+  const std::size_t m = rows.y.width;
+  payload->reserve(payload->size() + 12 + count * (d + m + 1) * sizeof(double));
+  ByteWriter out(payload);
+  out.U64(first);
+  out.U32(static_cast<std::uint32_t>(count));
+  for (std::size_t slot = first; slot < first + count; ++slot) {
+    out.RawDoubles({rows.x.Row(slot), d});
+    out.RawDoubles({rows.y.Row(slot), m});
+    out.U64(*rows.ids.Row(slot));
+  }
+}
+
+bool LoadStoreRows(absl::string_view payload, ModelState& state) {
+  const std::size_t d = state.config.input_dim;
+  const std::size_t m = state.config.num_targets();
+  ByteReader in(payload);
+  const std::uint64_t first = in.U64();
+  const std::uint32_t count = in.U32();
+  if (!in.ok() || first != state.store.size() ||
+      in.remaining() != count * (d + m + 1) * sizeof(double)) {
+    return false;
+  }
+  std::vector<double> x(d), y(m);
+  for (std::size_t slot = first; slot < first + count; ++slot) {
+    in.RawDoubles(x);
+    in.RawDoubles(y);
+    const std::uint64_t id = in.U64();
+    state.store.Put(slot, x, y, id);
+  }
+  return in.done();
+}
+
+void RestoreIndexes(ModelState& state, std::vector<SavedIndex> indexes) {
+  const std::vector<MetricIndex*> all = state.AllIndexes();
+  const std::size_t size = [&] {
+    SharedLock lock(state.lock);
+    return state.store.size();
+  }();
+  // Each index is built from the same rows on a thread of its own.
+  std::vector<std::thread> builders;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    builders.emplace_back([&, i] {
+      all[i]->Restore(std::move(indexes[i].live), size, state.StoreRows(),
+                      indexes[i].generation, indexes[i].waits);
+    });
+  }
+  for (std::thread& builder : builders) builder.join();
+  // A rebuild in progress at capture starts again; it takes over at the
+  // sample count saved with it, with the same samples (an index holds
+  // whatever is stored, however it was built).
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (indexes[i].rebuild) {
+      all[i]->BeginRebuild(*std::move(indexes[i].rebuild), size,
+                           state.StoreRows());
+    }
+  }
+}
+
+}  // namespace streamreg

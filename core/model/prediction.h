@@ -1,0 +1,21 @@
+#ifndef STREAMREG_CORE_MODEL_PREDICTION_H_
+#define STREAMREG_CORE_MODEL_PREDICTION_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace streamreg {
+
+// A prediction for every target: the local average, the weighted standard
+// deviation of the neighbours' targets around it, and how many neighbours
+// had positive weight (0: no sample within the bandwidth; the value is then
+// the running mean of the targets and the spread their standard deviation).
+struct Prediction {
+  std::vector<double> value;
+  std::vector<double> spread;
+  std::vector<std::uint32_t> neighbors;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_PREDICTION_H_

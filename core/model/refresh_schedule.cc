@@ -1,0 +1,195 @@
+#include "core/model/refresh_schedule.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace streamreg {
+
+namespace {
+
+// The store's counts and transforms, read under the state's lock.
+std::uint64_t SamplesSeen(const ModelState& state)
+    ABSL_LOCKS_EXCLUDED(state.lock) {
+  SharedLock lock(state.lock);
+  return state.store.seen();
+}
+
+std::size_t SamplesStored(const ModelState& state)
+    ABSL_LOCKS_EXCLUDED(state.lock) {
+  SharedLock lock(state.lock);
+  return state.store.size();
+}
+
+MetricTransform StandardizingTransform(const ModelState& state)
+    ABSL_LOCKS_EXCLUDED(state.lock) {
+  SharedLock lock(state.lock);
+  return state.StandardizingTransform();
+}
+
+MetricTransform PredictionTransform(const ModelState& state, std::size_t i)
+    ABSL_LOCKS_EXCLUDED(state.lock) {
+  SharedLock lock(state.lock);
+  return state.PredictionTransform(i);
+}
+
+// The growth refresh's job over slots [0, num_slots).
+GradientRefresh::Job RefreshJob(const ModelState& state, std::size_t num_slots)
+    ABSL_LOCKS_EXCLUDED(state.lock) {
+  const ModelConfig& config = state.config;
+  SharedLock lock(state.lock);
+  GradientRefresh::Job job{state.StandardizingTransform()};
+  job.kernel = config.kernel;
+  job.bandwidth = state.GradientBandwidth();
+  job.step = config.step_ratio * job.bandwidth;
+  job.num_targets = config.num_targets();
+  job.outer_products = config.metric == MetricKind::kEgop;
+  job.num_slots = num_slots;
+  return job;
+}
+
+// Samples between starting background work on `size` samples and its
+// taking over.
+std::uint64_t Lag(const ModelConfig& config, std::size_t size) {
+  return std::max<std::uint64_t>(
+      config.rebuild_lag,
+      static_cast<std::uint64_t>(config.rebuild_lag_fraction *
+                                 static_cast<double>(size)));
+}
+
+void InstallRefresh(ModelState& state, GradientStatistics batch)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  ExclusiveLock lock(state.lock);
+  state.gradients = std::move(batch);
+  state.gradients.Merge(state.since_refresh);
+  state.since_refresh.Clear();
+  ++state.metric_refreshes;
+}
+
+// Rebuilds now (small) or starts a background rebuild; returns the sample
+// count at which a background rebuild takes over.
+std::uint64_t StartRebuild(ModelState& state, MetricIndex& index,
+                           MetricTransform transform)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  const std::size_t size = SamplesStored(state);
+  if (size < state.config.synchronous_rebuild_below) {
+    index.RebuildNow(std::move(transform), size, state.StoreRows());
+    return 0;
+  }
+  index.BeginRebuild(std::move(transform), size, state.StoreRows());
+  return SamplesSeen(state) + Lag(state.config, size);
+}
+
+// Starts or installs the growth refresh of the metric's sums.
+void MaintainMetric(ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  constexpr std::size_t kFirstRefresh = 64;
+  const ModelConfig& config = state.config;
+  if (state.gradient_index == nullptr || config.metric_refresh_growth == 0.0 ||
+      config.metric_forgetting != 1.0) {
+    return;
+  }
+  TakeOverPoints& take_over = state.take_over;
+  if (state.refresh.running()) {
+    if (SamplesSeen(state) >= take_over.refresh) {
+      InstallRefresh(state, state.refresh.Finish());
+    }
+    return;
+  }
+  // Small stores (refreshed on this thread, cheaply) refresh four times as
+  // often: growth 2 becomes 1.25.
+  const std::size_t size = SamplesStored(state);
+  const bool small = size < config.synchronous_rebuild_below;
+  const double growth = small ? 1.0 + (config.metric_refresh_growth - 1.0) / 4
+                              : config.metric_refresh_growth;
+  if (size < kFirstRefresh ||
+      static_cast<double>(size) <
+          growth * static_cast<double>(take_over.refreshed_size)) {
+    return;
+  }
+  take_over.refreshed_size = size;
+  if (small) {
+    InstallRefresh(state, GradientRefresh::Run(RefreshJob(state, size),
+                                               state.StoreRows()));
+    return;
+  }
+  // Slots below `size` never change in an unbounded store, so the job may
+  // read them while learning goes on; otherwise it gets a copy taken now
+  // (either way its result depends only on the samples, as determinism
+  // requires).
+  state.refresh.Start(RefreshJob(state, size),
+                      config.capacity.policy == CapacityPolicy::kUnbounded
+                          ? state.StoreRows()
+                          : state.SnapshotRows(size));
+  take_over.refresh = SamplesSeen(state) + Lag(config, size);
+}
+
+}  // namespace
+
+void NoteEstimate(ModelState& state, const GradientEstimate& estimate) {
+  if (state.refresh.running()) state.since_refresh.Add(estimate);
+}
+
+void AfterSample(ModelState& state) {
+  MaintainMetric(state);
+  const std::uint64_t seen = SamplesSeen(state);
+  TakeOverPoints& take_over = state.take_over;
+  MetricIndex* gradient_index = state.gradient_index.get();
+  if (gradient_index != nullptr && gradient_index->rebuilding() &&
+      seen >= take_over.gradient_index) {
+    gradient_index->FinishRebuild();
+  }
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    MetricIndex& index = *state.predictions[i].index;
+    if (index.rebuilding() && seen >= take_over.prediction_indexes[i]) {
+      index.FinishRebuild();
+    }
+  }
+  if (seen % state.config.drift_check_every != 0) return;
+  const double tolerance = state.config.drift_tolerance;
+  if (gradient_index != nullptr && !gradient_index->rebuilding()) {
+    MetricTransform standardizing = StandardizingTransform(state);
+    if (gradient_index->transform().RelativeChange(standardizing) > tolerance) {
+      take_over.gradient_index =
+          StartRebuild(state, *gradient_index, std::move(standardizing));
+    }
+  }
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    MetricIndex& index = *state.predictions[i].index;
+    if (index.rebuilding()) continue;
+    MetricTransform transform = PredictionTransform(state, i);
+    if (index.transform().RelativeChange(transform) > tolerance) {
+      take_over.prediction_indexes[i] =
+          StartRebuild(state, index, std::move(transform));
+    }
+  }
+}
+
+void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
+  if (state.gradient_index == nullptr) {
+    if (progress) progress(0, 0);
+    return;
+  }
+  // A growth refresh in flight is superseded.
+  if (state.refresh.running()) (void)state.refresh.Finish();
+  state.since_refresh.Clear();
+  const std::size_t size = SamplesStored(state);
+  state.take_over.refreshed_size = size;
+  InstallRefresh(state, GradientRefresh::Run(RefreshJob(state, size),
+                                             state.StoreRows(), progress));
+  state.gradient_index->RebuildNow(StandardizingTransform(state), size,
+                                   state.StoreRows());
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    state.predictions[i].index->RebuildNow(PredictionTransform(state, i), size,
+                                           state.StoreRows());
+  }
+}
+
+void FinishBackgroundWork(ModelState& state) {
+  if (state.refresh.running()) InstallRefresh(state, state.refresh.Finish());
+  for (MetricIndex* index : state.AllIndexes()) index->FinishRebuild();
+}
+
+}  // namespace streamreg

@@ -1,0 +1,48 @@
+#ifndef STREAMREG_CORE_MODEL_REFRESH_SCHEDULE_H_
+#define STREAMREG_CORE_MODEL_REFRESH_SCHEDULE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "absl/base/thread_annotations.h"
+#include "core/metric/gradient_estimator.h"
+#include "core/metric/gradient_refresh.h"
+#include "core/model/model_state.h"
+
+namespace streamreg {
+
+// The refresh schedule: when a Model's background work starts and when it
+// takes over
+// (docs/estimators.md, "Learning online"):
+//  - each time the store has grown by config.metric_refresh_growth, the
+//    metric's sums are recomputed with the papers' batch estimator
+//    (GradientRefresh) and installed at a fixed later sample count, with the
+//    online estimates made meanwhile added;
+//  - every config.drift_check_every samples, an index whose transform has
+//    drifted past config.drift_tolerance from the metric's (or the
+//    standardization's) is rebuilt, taking over at a fixed later count.
+// Small stores do both on the learning thread, at once. The take-over
+// points are sample counts, so results never depend on timing.
+
+// After each learned sample, first: its gradient estimate also counts
+// toward a refresh running now.
+void NoteEstimate(ModelState& state, const GradientEstimate& estimate)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer);
+
+// After each learned sample: installs what is due, starts what is needed.
+void AfterSample(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+    ABSL_LOCKS_EXCLUDED(state.lock);
+
+// Recomputes the metric from every stored sample now (superseding a refresh
+// in flight) and rebuilds every index.
+void RefitNow(ModelState& state, const GradientRefresh::Progress& progress)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) ABSL_LOCKS_EXCLUDED(state.lock);
+
+// Waits for background work and installs it now.
+void FinishBackgroundWork(ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) ABSL_LOCKS_EXCLUDED(state.lock);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_REFRESH_SCHEDULE_H_
