@@ -5,6 +5,7 @@
 // whether any stream fell behind, and the prequential nMSE over time.
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <latch>
 #include <memory>
 #include <mutex>
@@ -12,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/cli/bench_commands.h"
@@ -54,30 +54,31 @@ struct PredictorRun {
 // Robot r: the same task as the others (a fleet of identical arms), its own
 // sensor noise, and its own place in the motion (37 s apart), from
 // `start_s` seconds into the task.
-RobotStreamOptions RobotOptions(int robot, double rate, double start_s) {
+RobotStreamOptions RobotOptions(const CliOptions& cli, int robot, double rate,
+                                double start_s) {
   RobotStreamOptions options;
-  options.seed = absl::GetFlag(FLAGS_robot_seed);
+  options.seed = cli.robot_seed;
   options.noise_seed = options.seed * 1000 + robot + 1;
   options.sample_rate_hz = rate;
   options.start_tick =
       static_cast<std::uint64_t>((start_s + 37.0 * robot) * rate);
-  const double payload_at = absl::GetFlag(FLAGS_payload_at);
+  const double payload_at = cli.bench.payload_at;
   if (payload_at >= 0) {
     options.payload_from_tick =
         options.start_tick + static_cast<std::uint64_t>(payload_at * rate);
-    options.payload.mass_kg = absl::GetFlag(FLAGS_payload_kg);
+    options.payload.mass_kg = cli.bench.payload_kg;
   }
   return options;
 }
 
-void RunRobot(const ClientOptions& base, const std::string& model, int robot,
-              double rate, double start_s, std::uint64_t ticks,
-              absl::Time start, RobotRun* run) {
+void RunRobot(const CliOptions& cli, const ClientOptions& base,
+              const std::string& model, int robot, double rate, double start_s,
+              std::uint64_t ticks, absl::Time start, RobotRun* run) {
   ClientOptions options = base;
   options.own_connection = true;
   Client client(options);
   std::unique_ptr<LearnSession> session = client.StartLearn(model);
-  RobotStream stream(RobotOptions(robot, rate, start_s));
+  RobotStream stream(RobotOptions(cli, robot, rate, start_s));
   NormalizedError error(kRobotTargets);
   RateTicker ticker(rate, start);
   const auto per_window = static_cast<std::uint64_t>(rate);
@@ -108,15 +109,16 @@ void RunRobot(const ClientOptions& base, const std::string& model, int robot,
   run->nmse = error.MeanNmse();
 }
 
-void RunPredictor(const ClientOptions& base, const std::string& model,
-                  int predictor, double rate, double start_s, absl::Time start,
+void RunPredictor(const CliOptions& cli, const ClientOptions& base,
+                  const std::string& model, int predictor, double rate,
+                  double start_s, absl::Time start,
                   const std::atomic<bool>* stop, PredictorRun* run) {
   ClientOptions options = base;
   options.own_connection = true;
   Client client(options);
   std::unique_ptr<PredictSession> session = client.StartPredict(model);
   // Queries from the same task, at states no robot streams meanwhile.
-  RobotStreamOptions robot_options = RobotOptions(0, rate, start_s);
+  RobotStreamOptions robot_options = RobotOptions(cli, 0, rate, start_s);
   robot_options.noise_seed += 500 + predictor;
   robot_options.start_tick +=
       static_cast<std::uint64_t>((19.0 + predictor) * rate);
@@ -157,22 +159,23 @@ nlohmann::json MetricJson(Client& client, const std::string& model) {
 
 }  // namespace
 
-absl::Status BenchLearnCommand(Client& client) {
-  absl::StatusOr<std::string> name = ModelFlag();
+absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
+                               std::FILE* out) {
+  absl::StatusOr<std::string> name = ModelName(options);
   if (!name.ok()) return name.status();
-  const int robots = static_cast<int>(absl::GetFlag(FLAGS_robots));
-  const int predictors = static_cast<int>(absl::GetFlag(FLAGS_predictors));
-  const double rate = absl::GetFlag(FLAGS_rate);
-  const double predict_rate = absl::GetFlag(FLAGS_predict_rate);
-  const double seconds = absl::GetFlag(FLAGS_duration);
+  const int robots = static_cast<int>(options.bench.robots);
+  const int predictors = static_cast<int>(options.bench.predictors);
+  const double rate = options.rate;
+  const double predict_rate = options.bench.predict_rate;
+  const double seconds = options.bench.duration;
   if (robots < 1) return absl::InvalidArgumentError("--robots: < 1");
   if (!(rate >= 1)) return absl::InvalidArgumentError("--rate: < 1 Hz");
   if (!(predict_rate >= 1)) {
     return absl::InvalidArgumentError("--predict_rate: < 1 Hz");
   }
   if (!(seconds > 0)) return absl::InvalidArgumentError("--duration: <= 0");
-  if (absl::GetFlag(FLAGS_create)) {
-    absl::StatusOr<v1::ModelSpec> spec = SpecFromFlags(nullptr);
+  if (options.create) {
+    absl::StatusOr<v1::ModelSpec> spec = SpecFromOptions(options.spec, nullptr);
     if (!spec.ok()) return spec.status();
     if (absl::Status status =
             CreateModelIfAbsent(client, *name, RobotModelSpec(*spec));
@@ -193,8 +196,8 @@ absl::Status BenchLearnCommand(Client& client) {
   // Each run starts later in the task than the samples the model holds, so
   // a repeated run streams states near, but never equal to, learned ones.
   const double start_s =
-      absl::GetFlag(FLAGS_start_s) >= 0
-          ? absl::GetFlag(FLAGS_start_s)
+      options.bench.start_s >= 0
+          ? options.bench.start_s
           : 1000.0 + static_cast<double>(before->stats().num_samples()) / rate;
   // Everyone starts on the same tick, a moment from now (connections are
   // made on the first call).
@@ -205,13 +208,14 @@ absl::Status BenchLearnCommand(Client& client) {
   std::vector<std::thread> robot_threads;
   std::vector<std::thread> predictor_threads;
   for (int p = 0; p < predictors; ++p) {
-    predictor_threads.emplace_back(RunPredictor, client.options(), *name, p,
-                                   predict_rate, start_s, start, &stop,
-                                   &predictor_runs[p]);
+    predictor_threads.emplace_back(RunPredictor, std::cref(options),
+                                   client.options(), *name, p, predict_rate,
+                                   start_s, start, &stop, &predictor_runs[p]);
   }
   for (int r = 0; r < robots; ++r) {
-    robot_threads.emplace_back(RunRobot, client.options(), *name, r, rate,
-                               start_s, ticks, start, &robot_runs[r]);
+    robot_threads.emplace_back(RunRobot, std::cref(options), client.options(),
+                               *name, r, rate, start_s, ticks, start,
+                               &robot_runs[r]);
   }
   for (std::thread& thread : robot_threads) thread.join();
   stop = true;
@@ -248,7 +252,8 @@ absl::Status BenchLearnCommand(Client& client) {
          {"fell_behind", fell_behind},
          {"prequential_nmse", run.nmse},
          {"latency_us", LatencyJson(run.latencies)}});
-    std::printf(
+    std::fprintf(
+        out,
         "robot %d: %llu samples at %.1f/s (target %.0f), %llu late ticks, max "
         "lag %.2f ms%s; latency_us p50 %.0f p99 %.0f p99.9 %.0f; nMSE %.4f\n",
         r, static_cast<unsigned long long>(run.sent), run.sent / run.seconds,
@@ -270,7 +275,8 @@ absl::Status BenchLearnCommand(Client& client) {
     predict_latencies.Merge(run.latencies);
     predictions += run.predictions;
   }
-  std::printf(
+  std::fprintf(
+      out,
       "all robots: %.0f samples/s, latency_us p50 %.0f p90 %.0f p99 %.0f p99.9 "
       "%.0f max %.0f; %s\n",
       sent / elapsed, all.PercentileMicros(0.5), all.PercentileMicros(0.9),
@@ -278,13 +284,13 @@ absl::Status BenchLearnCommand(Client& client) {
       all.PercentileMicros(1.0),
       any_fell_behind ? "SOME STREAM FELL BEHIND" : "no stream fell behind");
   if (predictors > 0) {
-    std::printf("predictors: %d at %.0f/s, latency_us p50 %.0f p99 %.0f\n",
-                predictors, predict_rate,
-                predict_latencies.PercentileMicros(0.5),
-                predict_latencies.PercentileMicros(0.99));
+    std::fprintf(
+        out, "predictors: %d at %.0f/s, latency_us p50 %.0f p99 %.0f\n",
+        predictors, predict_rate, predict_latencies.PercentileMicros(0.5),
+        predict_latencies.PercentileMicros(0.99));
   }
 
-  const std::string json_path = absl::GetFlag(FLAGS_json);
+  const std::string& json_path = options.json;
   if (json_path.empty()) return absl::OkStatus();
   absl::StatusOr<v1::Model> after = client.GetModel(*name);
   nlohmann::json report = {
@@ -311,8 +317,8 @@ absl::Status BenchLearnCommand(Client& client) {
       {"per_robot", per_robot},
       {"nmse_over_time", nmse_over_time},
       {"payload",
-       {{"mass_kg", absl::GetFlag(FLAGS_payload_kg)},
-        {"from_s", absl::GetFlag(FLAGS_payload_at)}}},
+       {{"mass_kg", options.bench.payload_kg},
+        {"from_s", options.bench.payload_at}}},
       {"predictors",
        {{"clients", predictors},
         {"rate_hz", predict_rate},
@@ -323,7 +329,7 @@ absl::Status BenchLearnCommand(Client& client) {
   if (absl::Status status = WriteJsonReport(report, json_path); !status.ok()) {
     return status;
   }
-  return PlotIfAsked(report);
+  return PlotIfAsked(report, options.bench, out);
 }
 
 }  // namespace streamreg

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/bench_commands.h"
@@ -179,27 +178,29 @@ absl::StatusOr<std::vector<std::string>> PlotReport(
   return written;
 }
 
-absl::Status PlotIfAsked(const nlohmann::json& report) {
-  const std::string dir = absl::GetFlag(FLAGS_plots);
+absl::Status PlotIfAsked(const nlohmann::json& report,
+                         const BenchOptions& options, std::FILE* out) {
+  const std::string& dir = options.plots;
   if (dir.empty()) return absl::OkStatus();
   absl::StatusOr<std::vector<std::string>> written = PlotReport(report, dir);
   if (!written.ok()) return written.status();
   for (const std::string& path : *written)
-    std::printf("wrote %s\n", path.c_str());
+    std::fprintf(out, "wrote %s\n", path.c_str());
   return absl::OkStatus();
 }
 
-absl::Status BenchPlotCommand(Client& /*client*/) {
-  const std::string path = absl::GetFlag(FLAGS_json);
+absl::Status BenchPlotCommand(Client& /*client*/, const CliOptions& options,
+                              std::FILE* out) {
+  const std::string& path = options.json;
   if (path.empty() || path == "-") {
     return absl::InvalidArgumentError("--json FILE: the report to plot");
   }
-  if (absl::GetFlag(FLAGS_plots).empty()) {
+  if (options.bench.plots.empty()) {
     return absl::InvalidArgumentError("--plots DIR: where to draw");
   }
   absl::StatusOr<nlohmann::json> report = ReadJsonReport(path);
   if (!report.ok()) return report.status();
-  return PlotIfAsked(*report);
+  return PlotIfAsked(*report, options.bench, out);
 }
 
 }  // namespace streamreg

@@ -11,7 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/cli/bench_commands.h"
@@ -156,9 +155,9 @@ Phase RunPhase(const ClientOptions& base, int concurrency,
 // The queries: rows of --csv if given, else the robot simulator's stream
 // (for a model of its 21 inputs).
 absl::StatusOr<std::vector<std::vector<double>>> Queries(
-    const v1::ModelSpec& spec) {
+    const CliOptions& cli, const v1::ModelSpec& spec) {
   std::vector<std::vector<double>> queries;
-  const std::string csv = absl::GetFlag(FLAGS_csv);
+  const std::string& csv = cli.csv;
   if (!csv.empty()) {
     absl::StatusOr<CsvTable> table = CsvTable::Read(csv);
     if (!table.ok()) return table.status();
@@ -177,11 +176,10 @@ absl::StatusOr<std::vector<std::vector<double>>> Queries(
   }
   // The task the robots do, at states past what they stream.
   RobotStreamOptions options;
-  options.seed = absl::GetFlag(FLAGS_robot_seed);
+  options.seed = cli.robot_seed;
   options.noise_seed = options.seed * 1000;
   options.start_tick = static_cast<std::uint64_t>(
-      (std::max(0.0, absl::GetFlag(FLAGS_start_s)) + 3000.0) *
-      options.sample_rate_hz);
+      (std::max(0.0, cli.bench.start_s) + 3000.0) * options.sample_rate_hz);
   RobotStream robot(options);
   for (int i = 0; i < 4096; ++i) {
     const RobotSample sample = robot.Next();
@@ -206,8 +204,10 @@ std::vector<v1::PredictRequest> PredictRequests(
   return requests;
 }
 
-void PrintPhase(const char* label, const Phase& phase, double per_call) {
-  std::printf(
+void PrintPhase(std::FILE* out, const char* label, const Phase& phase,
+                double per_call) {
+  std::fprintf(
+      out,
       "%-8s %9.0f/s  latency_us p50 %7.1f p90 %7.1f p99 %7.1f p99.9 %7.1f "
       "(%llu calls, %llu errors)\n",
       label, phase.calls * per_call / phase.seconds,
@@ -221,30 +221,31 @@ void PrintPhase(const char* label, const Phase& phase, double per_call) {
 
 }  // namespace
 
-absl::StatusOr<BenchRpc> BenchRpcFlag() {
-  const bool unary = absl::GetFlag(FLAGS_unary);
-  const bool stream = absl::GetFlag(FLAGS_stream);
+absl::StatusOr<BenchRpc> ChosenBenchRpc(const BenchOptions& options) {
+  const bool unary = options.unary;
+  const bool stream = options.stream;
   if (unary && stream) {
     return absl::InvalidArgumentError("--unary and --stream: pick one");
   }
   return stream ? BenchRpc::kStream : BenchRpc::kUnary;
 }
 
-absl::Status BenchPredictCommand(Client& client) {
-  absl::StatusOr<std::string> name = ModelFlag();
+absl::Status BenchPredictCommand(Client& client, const CliOptions& options,
+                                 std::FILE* out) {
+  absl::StatusOr<std::string> name = ModelName(options);
   if (!name.ok()) return name.status();
-  absl::StatusOr<BenchRpc> rpc = BenchRpcFlag();
+  absl::StatusOr<BenchRpc> rpc = ChosenBenchRpc(options.bench);
   if (!rpc.ok()) return rpc.status();
-  const int concurrency = static_cast<int>(absl::GetFlag(FLAGS_concurrency));
-  const double seconds = absl::GetFlag(FLAGS_duration);
-  const std::size_t per_request = absl::GetFlag(FLAGS_queries);
+  const int concurrency = static_cast<int>(options.bench.concurrency);
+  const double seconds = options.bench.duration;
+  const std::size_t per_request = options.bench.queries;
   if (concurrency < 1) return absl::InvalidArgumentError("--concurrency: < 1");
   if (!(seconds > 0)) return absl::InvalidArgumentError("--duration: <= 0");
   if (per_request < 1) return absl::InvalidArgumentError("--queries: < 1");
   absl::StatusOr<v1::Model> model = client.GetModel(*name);
   if (!model.ok()) return model.status();
   absl::StatusOr<std::vector<std::vector<double>>> queries =
-      Queries(model->spec());
+      Queries(options, model->spec());
   if (!queries.ok()) return queries.status();
   const std::vector<v1::PredictRequest> predict_requests =
       PredictRequests(*name, *queries, per_request);
@@ -280,18 +281,19 @@ absl::Status BenchPredictCommand(Client& client) {
   const double p99 = predicted.latencies.PercentileMicros(0.99);
   const double empty_p50 = empty.latencies.PercentileMicros(0.5);
   const double empty_p99 = empty.latencies.PercentileMicros(0.99);
-  std::printf(
-      "%s %s, model %s (%llu samples), %d clients, %zu queries per "
-      "request, %.0f s each\n",
-      stream ? "PredictStream" : "Predict", "vs an empty RPC", name->c_str(),
-      static_cast<unsigned long long>(model->stats().num_samples()),
-      concurrency, per_request, seconds);
-  PrintPhase("empty", empty, 1);
-  PrintPhase("predict", predicted, static_cast<double>(per_request));
-  std::printf("predict/empty: p50 %.2fx  p99 %.2fx\n", p50 / empty_p50,
-              p99 / empty_p99);
+  std::fprintf(out,
+               "%s %s, model %s (%llu samples), %d clients, %zu queries per "
+               "request, %.0f s each\n",
+               stream ? "PredictStream" : "Predict", "vs an empty RPC",
+               name->c_str(),
+               static_cast<unsigned long long>(model->stats().num_samples()),
+               concurrency, per_request, seconds);
+  PrintPhase(out, "empty", empty, 1);
+  PrintPhase(out, "predict", predicted, static_cast<double>(per_request));
+  std::fprintf(out, "predict/empty: p50 %.2fx  p99 %.2fx\n", p50 / empty_p50,
+               p99 / empty_p99);
 
-  const std::string json_path = absl::GetFlag(FLAGS_json);
+  const std::string& json_path = options.json;
   if (json_path.empty()) return absl::OkStatus();
   nlohmann::json report = {
       {"kind", "predict"},
@@ -320,7 +322,7 @@ absl::Status BenchPredictCommand(Client& client) {
   if (absl::Status status = WriteJsonReport(report, json_path); !status.ok()) {
     return status;
   }
-  return PlotIfAsked(report);
+  return PlotIfAsked(report, options.bench, out);
 }
 
 }  // namespace streamreg

@@ -1,57 +1,49 @@
 #ifndef STREAMREG_CLIENT_CLI_CLI_COMMANDS_H_
 #define STREAMREG_CLIENT_CLI_CLI_COMMANDS_H_
 
-#include <cstdint>
+#include <cstdio>
 #include <string>
 
-#include "absl/flags/declare.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/cli/cli_options.h"
 #include "client/lib/client.h"
 #include "common/csv_table.h"
 
-// The streamreg CLI's flags (defined in cli_main.cc).
-ABSL_DECLARE_FLAG(std::string, name);
-ABSL_DECLARE_FLAG(std::string, model);
-ABSL_DECLARE_FLAG(std::uint32_t, inputs);
-ABSL_DECLARE_FLAG(std::string, targets);
-ABSL_DECLARE_FLAG(std::string, metric);
-ABSL_DECLARE_FLAG(std::string, regressor);
-ABSL_DECLARE_FLAG(std::string, kernel);
-ABSL_DECLARE_FLAG(std::string, capacity);
-ABSL_DECLARE_FLAG(bool, per_target);
-ABSL_DECLARE_FLAG(std::uint64_t, seed);
-ABSL_DECLARE_FLAG(std::string, csv);
-ABSL_DECLARE_FLAG(std::string, out);
-ABSL_DECLARE_FLAG(double, rate);
-ABSL_DECLARE_FLAG(std::uint64_t, limit);
-ABSL_DECLARE_FLAG(bool, create);
-ABSL_DECLARE_FLAG(std::string, json);
-ABSL_DECLARE_FLAG(std::uint64_t, robot_seed);
-
 namespace streamreg {
 
-// One function per subcommand; each prints its result to stdout and
-// returns an error to report.
-absl::Status CreateCommand(Client& client);
-absl::Status ListCommand(Client& client);
-absl::Status InfoCommand(Client& client);
-absl::Status DeleteCommand(Client& client);
-absl::Status MetricCommand(Client& client);
-absl::Status RefitCommand(Client& client);
-absl::Status HealthCommand(Client& client);
-absl::Status IngestCommand(Client& client);
-absl::Status PredictCommand(Client& client);
-absl::Status ReplayCommand(Client& client);
+// Every subcommand is a function of this type: it does what `options` ask
+// with `client`, writes its result to `out` (progress and notes go to
+// stderr) and returns an error to report.
+using Command = absl::Status(Client& client, const CliOptions& options,
+                             std::FILE* out);
+using CommandFunction = Command*;
 
-// --model, or --name; an error if neither is set.
-absl::StatusOr<std::string> ModelFlag();
-// The spec of the flags --inputs/--targets/--metric/... (and of the CSV's
-// columns where --inputs or --targets is not given).
-absl::StatusOr<v1::ModelSpec> SpecFromFlags(const CsvTable* table);
-// The model's spec; with --create, creates it from the CSV and the flags
-// if it does not exist.
+Command CreateCommand;
+Command ListCommand;
+Command InfoCommand;
+Command DeleteCommand;
+Command MetricCommand;
+Command RefitCommand;
+Command HealthCommand;
+Command IngestCommand;
+Command PredictCommand;
+Command ReplayCommand;
+
+// options.model; an error if it is empty.
+absl::StatusOr<std::string> ModelName(const CliOptions& options);
+// The table of --csv (required).
+absl::StatusOr<CsvTable> ReadCsvOption(const CliOptions& options);
+// The rows of `table` to use: all, or the first --limit.
+std::size_t RowLimit(const CliOptions& options, const CsvTable& table);
+// The spec `spec` asks for (with the CSV's columns where it gives no
+// inputs or targets).
+absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& spec,
+                                              const CsvTable* table);
+// The model's spec; with options.create, creates it from the CSV and
+// options.spec if it does not exist.
 absl::StatusOr<v1::ModelSpec> ModelSpecFor(Client& client,
+                                           const CliOptions& options,
                                            const std::string& model,
                                            const CsvTable& table);
 

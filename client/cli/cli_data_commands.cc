@@ -1,13 +1,11 @@
 // streamreg ingest / predict: CSV files in, predictions out.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/cli/cli_commands.h"
@@ -17,33 +15,33 @@
 #include "common/normalized_error.h"
 
 namespace streamreg {
-namespace {
 
-absl::StatusOr<CsvTable> CsvFlag() {
-  const std::string csv = absl::GetFlag(FLAGS_csv);
-  if (csv.empty()) return absl::InvalidArgumentError("--csv FILE is required");
-  return CsvTable::Read(csv);
+absl::StatusOr<CsvTable> ReadCsvOption(const CliOptions& options) {
+  if (options.csv.empty()) {
+    return absl::InvalidArgumentError("--csv FILE is required");
+  }
+  return CsvTable::Read(options.csv);
 }
 
-std::size_t RowLimit(const CsvTable& table) {
-  const std::uint64_t limit = absl::GetFlag(FLAGS_limit);
-  return limit == 0 ? table.num_rows()
-                    : std::min<std::size_t>(table.num_rows(), limit);
+std::size_t RowLimit(const CliOptions& options, const CsvTable& table) {
+  return options.limit == 0
+             ? table.num_rows()
+             : std::min<std::size_t>(table.num_rows(), options.limit);
 }
 
-}  // namespace
-
-absl::Status IngestCommand(Client& client) {
-  absl::StatusOr<std::string> model = ModelFlag();
+absl::Status IngestCommand(Client& client, const CliOptions& options,
+                           std::FILE* out) {
+  absl::StatusOr<std::string> model = ModelName(options);
   if (!model.ok()) return model.status();
-  absl::StatusOr<CsvTable> table = CsvFlag();
+  absl::StatusOr<CsvTable> table = ReadCsvOption(options);
   if (!table.ok()) return table.status();
-  absl::StatusOr<v1::ModelSpec> spec = ModelSpecFor(client, *model, *table);
+  absl::StatusOr<v1::ModelSpec> spec =
+      ModelSpecFor(client, options, *model, *table);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<CsvColumns> columns = MatchColumns(*table, *spec, true);
   if (!columns.ok()) return columns.status();
 
-  const std::size_t rows = RowLimit(*table);
+  const std::size_t rows = RowLimit(options, *table);
   ProgressBar bar(absl::StrCat("ingest ", *model), rows);
   std::unique_ptr<Ingester> ingester = client.StartIngest(*model);
   std::vector<double> x;
@@ -61,7 +59,8 @@ absl::Status IngestCommand(Client& client) {
   absl::StatusOr<IngestSummary> summary = ingester->Finish();
   if (!summary.ok()) return summary.status();
   bar.Done(rows);
-  std::printf(
+  std::fprintf(
+      out,
       "ingested %llu samples into %s (%llu duplicates skipped, %llu retries); "
       "the model has %llu samples\n",
       static_cast<unsigned long long>(summary->accepted), model->c_str(),
@@ -71,10 +70,11 @@ absl::Status IngestCommand(Client& client) {
   return absl::OkStatus();
 }
 
-absl::Status PredictCommand(Client& client) {
-  absl::StatusOr<std::string> model = ModelFlag();
+absl::Status PredictCommand(Client& client, const CliOptions& options,
+                            std::FILE* out) {
+  absl::StatusOr<std::string> model = ModelName(options);
   if (!model.ok()) return model.status();
-  absl::StatusOr<CsvTable> table = CsvFlag();
+  absl::StatusOr<CsvTable> table = ReadCsvOption(options);
   if (!table.ok()) return table.status();
   absl::StatusOr<v1::Model> found = client.GetModel(*model);
   if (!found.ok()) return found.status();
@@ -82,7 +82,7 @@ absl::Status PredictCommand(Client& client) {
   absl::StatusOr<CsvColumns> columns = MatchColumns(*table, spec, false);
   if (!columns.ok()) return columns.status();
 
-  const std::size_t rows = RowLimit(*table);
+  const std::size_t rows = RowLimit(options, *table);
   std::vector<double> x;
   x.reserve(rows * spec.input_dim());
   for (std::size_t row = 0; row < rows; ++row) {
@@ -92,16 +92,19 @@ absl::Status PredictCommand(Client& client) {
       client.Predict(*model, x, spec.input_dim());
   if (!predictions.ok()) return predictions.status();
 
-  const std::string out_path = absl::GetFlag(FLAGS_out);
-  std::ofstream file;
+  // The predictions' CSV goes to --out, or with "-" to the output.
+  const std::string& out_path = options.out;
+  std::FILE* file = out;
   if (!out_path.empty() && out_path != "-") {
-    file.open(out_path);
-    if (!file) {
+    file = std::fopen(out_path.c_str(), "w");
+    if (file == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("--out ", out_path, ": cannot write"));
     }
   }
-  std::ostream& out = file.is_open() ? file : std::cout;
+  absl::Cleanup close_file = [file, out] {
+    if (file != out) std::fclose(file);
+  };
   // The data convention: predictions as target_<name>, then each one's
   // spread and the neighbour count.
   std::string header;
@@ -111,7 +114,7 @@ absl::Status PredictCommand(Client& client) {
   for (const std::string& name : spec.target_names()) {
     absl::StrAppend(&header, ",spread_", name);
   }
-  out << header << ",neighbors\n";
+  std::fprintf(file, "%s,neighbors\n", header.c_str());
   NormalizedError error(columns->targets.size());
   std::vector<double> truth(columns->targets.size());
   for (std::size_t row = 0; row < predictions->size(); ++row) {
@@ -124,14 +127,14 @@ absl::Status PredictCommand(Client& client) {
     for (double s : p.spread()) {
       absl::StrAppend(&line, ",", absl::StrFormat("%.17g", s));
     }
-    out << line << "," << p.neighbors() << "\n";
+    std::fprintf(file, "%s,%u\n", line.c_str(), p.neighbors());
     if (truth.empty()) continue;
     for (std::size_t t = 0; t < truth.size(); ++t) {
       truth[t] = table->value(row, columns->targets[t]);
     }
     error.Add(PredictedValues(p), truth);
   }
-  out.flush();
+  const bool written = std::fflush(file) == 0 && std::ferror(file) == 0;
   // With the true targets in the file: how good the predictions were, per
   // target, as nMSE (mean squared error / variance of the targets).
   std::string scores;
@@ -141,9 +144,9 @@ absl::Status PredictCommand(Client& client) {
   }
   std::fprintf(stderr, "predicted %zu rows%s\n", predictions->size(),
                scores.c_str());
-  return out.good() ? absl::OkStatus()
-                    : absl::DataLossError(
-                          absl::StrCat("--out ", out_path, ": write failed"));
+  return written ? absl::OkStatus()
+                 : absl::DataLossError(
+                       absl::StrCat("--out ", out_path, ": write failed"));
 }
 
 }  // namespace streamreg

@@ -18,65 +18,112 @@ ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of each call");
 ABSL_FLAG(std::size_t, batch, 1000, "samples or queries per message");
 ABSL_FLAG(std::string, name, "", "name of the model to create");
 ABSL_FLAG(std::string, model, "", "model name");
-ABSL_FLAG(std::uint32_t, inputs, 0,
+ABSL_FLAG(std::uint32_t, inputs, streamreg::SpecOptions{}.inputs,
           "number of inputs (default: the --csv's input columns)");
-ABSL_FLAG(std::string, targets, "",
+ABSL_FLAG(std::string, targets, streamreg::SpecOptions{}.targets,
           "number of targets M, or their names a,b,c (default: the --csv's "
           "target_* columns)");
-ABSL_FLAG(std::string, metric, "gw",
+ABSL_FLAG(std::string, metric, streamreg::SpecOptions{}.metric,
           "the metric: euclidean, gw (gradient weights) or egop");
-ABSL_FLAG(std::string, regressor, "kernel", "the regressor: knn or kernel");
-ABSL_FLAG(std::string, kernel, "box",
+ABSL_FLAG(std::string, regressor, streamreg::SpecOptions{}.regressor,
+          "the regressor: knn or kernel");
+ABSL_FLAG(std::string, kernel, streamreg::SpecOptions{}.kernel,
           "the kernel regressor's kernel: box, triangular, epanechnikov or "
           "gaussian");
-ABSL_FLAG(std::string, capacity, "unbounded",
+ABSL_FLAG(std::string, capacity, streamreg::SpecOptions{}.capacity,
           "the samples kept: unbounded, window:N or reservoir:N");
-ABSL_FLAG(bool, per_target, false,
+ABSL_FLAG(bool, per_target, streamreg::SpecOptions{}.per_target,
           "one metric (and index) per target instead of one shared");
-ABSL_FLAG(std::uint64_t, seed, 0,
+ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
-ABSL_FLAG(std::string, csv, "", "CSV file (data/README.md convention)");
-ABSL_FLAG(std::string, out, "-", "the predictions' CSV file (-: stdout)");
-ABSL_FLAG(double, rate, 1000, "samples per second (bench learn: per robot)");
-ABSL_FLAG(std::uint64_t, limit, 0,
+ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
+          "CSV file (data/README.md convention)");
+ABSL_FLAG(std::string, out, streamreg::CliOptions{}.out,
+          "the predictions' CSV file (-: stdout)");
+ABSL_FLAG(double, rate, streamreg::CliOptions{}.rate,
+          "samples per second (bench learn: per robot)");
+ABSL_FLAG(std::uint64_t, limit, streamreg::CliOptions{}.limit,
           "use only the first N rows of the CSV (0: all)");
-ABSL_FLAG(bool, create, false,
+ABSL_FLAG(bool, create, streamreg::CliOptions{}.create,
           "create the model if it does not exist (inputs and targets from "
           "the CSV's header, or the simulated arm's; the other spec flags "
           "as for create)");
-ABSL_FLAG(std::string, json, "",
+ABSL_FLAG(std::string, json, streamreg::CliOptions{}.json,
           "info/metric: print JSON (a bare --json); bench: write the report "
           "to FILE (- = stdout); bench plot: the report to plot");
-ABSL_FLAG(std::uint32_t, concurrency, 4, "bench predict: clients");
-ABSL_FLAG(double, duration, 10, "bench: seconds to measure (each phase)");
-ABSL_FLAG(bool, unary, false, "bench predict: Predict and Ping (default)");
-ABSL_FLAG(bool, stream, false, "bench predict: PredictStream and PingStream");
-ABSL_FLAG(std::uint32_t, queries, 1, "bench predict: queries per request");
-ABSL_FLAG(std::uint32_t, robots, 1, "bench learn: simulated arms");
-ABSL_FLAG(std::uint32_t, predictors, 0,
+ABSL_FLAG(std::uint32_t, concurrency, streamreg::BenchOptions{}.concurrency,
+          "bench predict: clients");
+ABSL_FLAG(double, duration, streamreg::BenchOptions{}.duration,
+          "bench: seconds to measure (each phase)");
+ABSL_FLAG(bool, unary, streamreg::BenchOptions{}.unary,
+          "bench predict: Predict and Ping (default)");
+ABSL_FLAG(bool, stream, streamreg::BenchOptions{}.stream,
+          "bench predict: PredictStream and PingStream");
+ABSL_FLAG(std::uint32_t, queries, streamreg::BenchOptions{}.queries,
+          "bench predict: queries per request");
+ABSL_FLAG(std::uint32_t, robots, streamreg::BenchOptions{}.robots,
+          "bench learn: simulated arms");
+ABSL_FLAG(std::uint32_t, predictors, streamreg::BenchOptions{}.predictors,
           "bench learn: clients predicting meanwhile (PredictStream)");
-ABSL_FLAG(double, predict_rate, 1000,
+ABSL_FLAG(double, predict_rate, streamreg::BenchOptions{}.predict_rate,
           "bench learn: predictions per second per predictor");
-ABSL_FLAG(std::uint64_t, robot_seed, 1,
+ABSL_FLAG(std::uint64_t, robot_seed, streamreg::CliOptions{}.robot_seed,
           "bench: the simulated arms' task (streamreg-robot-sim --seed)");
-ABSL_FLAG(double, start_s, -1,
+ABSL_FLAG(double, start_s, streamreg::BenchOptions{}.start_s,
           "bench: seconds into the task the robots start (robot r 37 r s "
           "later; predict's queries 3000 s later); negative: 1000 s plus "
           "the model's samples / rate, so each run streams new states");
-ABSL_FLAG(double, payload_kg, 2.0, "bench learn: the payload's mass");
-ABSL_FLAG(double, payload_at, -1,
+ABSL_FLAG(double, payload_kg, streamreg::BenchOptions{}.payload_kg,
+          "bench learn: the payload's mass");
+ABSL_FLAG(double, payload_at, streamreg::BenchOptions{}.payload_at,
           "bench learn: seconds in when every arm picks up the payload "
           "(negative: never)");
-ABSL_FLAG(std::string, plots, "", "bench: draw PNG plots into DIR (gnuplot)");
+ABSL_FLAG(std::string, plots, streamreg::BenchOptions{}.plots,
+          "bench: draw PNG plots into DIR (gnuplot)");
 
 namespace streamreg {
 namespace {
 
-using CommandFunction = absl::Status (*)(Client&);
+// The flags, read once: the only place that reads the command flags.
+CliOptions OptionsFromFlags() {
+  CliOptions options;
+  options.model = absl::GetFlag(FLAGS_model);
+  if (options.model.empty()) options.model = absl::GetFlag(FLAGS_name);
+  options.csv = absl::GetFlag(FLAGS_csv);
+  options.out = absl::GetFlag(FLAGS_out);
+  options.rate = absl::GetFlag(FLAGS_rate);
+  options.limit = absl::GetFlag(FLAGS_limit);
+  options.create = absl::GetFlag(FLAGS_create);
+  options.json = absl::GetFlag(FLAGS_json);
+  options.robot_seed = absl::GetFlag(FLAGS_robot_seed);
+  SpecOptions& spec = options.spec;
+  spec.inputs = absl::GetFlag(FLAGS_inputs);
+  spec.targets = absl::GetFlag(FLAGS_targets);
+  spec.metric = absl::GetFlag(FLAGS_metric);
+  spec.regressor = absl::GetFlag(FLAGS_regressor);
+  spec.kernel = absl::GetFlag(FLAGS_kernel);
+  spec.capacity = absl::GetFlag(FLAGS_capacity);
+  spec.per_target = absl::GetFlag(FLAGS_per_target);
+  spec.seed = absl::GetFlag(FLAGS_seed);
+  BenchOptions& bench = options.bench;
+  bench.concurrency = absl::GetFlag(FLAGS_concurrency);
+  bench.duration = absl::GetFlag(FLAGS_duration);
+  bench.unary = absl::GetFlag(FLAGS_unary);
+  bench.stream = absl::GetFlag(FLAGS_stream);
+  bench.queries = absl::GetFlag(FLAGS_queries);
+  bench.robots = absl::GetFlag(FLAGS_robots);
+  bench.predictors = absl::GetFlag(FLAGS_predictors);
+  bench.predict_rate = absl::GetFlag(FLAGS_predict_rate);
+  bench.start_s = absl::GetFlag(FLAGS_start_s);
+  bench.payload_kg = absl::GetFlag(FLAGS_payload_kg);
+  bench.payload_at = absl::GetFlag(FLAGS_payload_at);
+  bench.plots = absl::GetFlag(FLAGS_plots);
+  return options;
+}
 
 // One command of the CLI: the words that name it, its usage and flags, and
 // what runs it.
-struct Command {
+struct Subcommand {
   std::vector<std::string> words;  // {"create"}, {"bench", "learn"}
   std::string summary_line;        // for the command list
   CommandUsage usage;
@@ -94,7 +141,7 @@ std::vector<std::string> Concat(std::vector<std::string> a,
   return a;
 }
 
-std::vector<Command> Commands() {
+std::vector<Subcommand> Subcommands() {
   const std::vector<std::string> connection = Concat(
       {"server", "timeout"}, FlagsDefinedIn({"client/lib/security_flags.cc"}));
   auto command = [&connection](
@@ -102,16 +149,17 @@ std::vector<Command> Commands() {
                      std::string synopsis, std::string summary,
                      std::vector<std::string> flags,
                      std::vector<std::string> examples, CommandFunction run) {
-    return Command{.words = words,
-                   .summary_line = std::move(summary_line),
-                   .usage = {.name = "streamreg " + absl::StrJoin(words, " "),
-                             .synopsis = std::move(synopsis),
-                             .summary = std::move(summary),
-                             .flags = std::move(flags),
-                             .shared_flags_heading = "Connection flags",
-                             .shared_flags = connection,
-                             .examples = std::move(examples)},
-                   .run = run};
+    return Subcommand{
+        .words = words,
+        .summary_line = std::move(summary_line),
+        .usage = {.name = "streamreg " + absl::StrJoin(words, " "),
+                  .synopsis = std::move(synopsis),
+                  .summary = std::move(summary),
+                  .flags = std::move(flags),
+                  .shared_flags_heading = "Connection flags",
+                  .shared_flags = connection,
+                  .examples = std::move(examples)},
+        .run = run};
   };
   return {
       command({"create"}, "create a model",
@@ -217,9 +265,9 @@ std::vector<Command> Commands() {
   };
 }
 
-CommandUsage ProgramUsage(const std::vector<Command>& commands) {
+CommandUsage ProgramUsage(const std::vector<Subcommand>& commands) {
   std::string list = "Commands:\n";
-  for (const Command& c : commands) {
+  for (const Subcommand& c : commands) {
     absl::StrAppend(&list, "  ",
                     absl::StrFormat("%-15s", absl::StrJoin(c.words, " ")),
                     c.summary_line, "\n");
@@ -252,11 +300,11 @@ std::vector<std::string> WithBareJsonFlag(std::vector<std::string> args) {
 }
 
 int Run(const std::vector<std::string>& arguments) {
-  const std::vector<Command> commands = Commands();
+  const std::vector<Subcommand> commands = Subcommands();
   const CommandUsage program = ProgramUsage(commands);
   const std::vector<std::string> words = PositionalWords(arguments);
-  const Command* chosen = nullptr;
-  for (const Command& c : commands) {
+  const Subcommand* chosen = nullptr;
+  for (const Subcommand& c : commands) {
     if (words.size() >= c.words.size() &&
         std::equal(c.words.begin(), c.words.end(), words.begin())) {
       chosen = &c;
@@ -289,7 +337,9 @@ int Run(const std::vector<std::string>& arguments) {
     return ReportFailure("streamreg", status);
   }
   Client client(options);
-  if (const absl::Status status = chosen->run(client); !status.ok()) {
+  if (const absl::Status status =
+          chosen->run(client, OptionsFromFlags(), stdout);
+      !status.ok()) {
     return ReportFailure(chosen->usage.name, status);
   }
   return 0;

@@ -1,9 +1,9 @@
 // streamreg create / list / info / delete / metric / refit / health.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -50,8 +50,9 @@ absl::Status ParseCapacity(const std::string& text, v1::Capacity* capacity) {
   return absl::OkStatus();
 }
 
-std::string Text(const google::protobuf::Message& message) {
-  if (!absl::GetFlag(FLAGS_json).empty()) {
+// The message as JSON (with --json) or protobuf text.
+std::string Text(const google::protobuf::Message& message, bool json_format) {
+  if (json_format) {
     std::string json;
     google::protobuf::util::JsonPrintOptions options;
     options.add_whitespace = true;
@@ -72,24 +73,22 @@ double Mean(const google::protobuf::RepeatedField<double>& values) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ModelFlag() {
-  std::string model = absl::GetFlag(FLAGS_model);
-  if (model.empty()) model = absl::GetFlag(FLAGS_name);
-  if (model.empty()) {
+absl::StatusOr<std::string> ModelName(const CliOptions& options) {
+  if (options.model.empty()) {
     return absl::InvalidArgumentError("--model NAME is required");
   }
-  return model;
+  return options.model;
 }
 
-absl::StatusOr<v1::ModelSpec> SpecFromFlags(const CsvTable* table) {
+absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
+                                              const CsvTable* table) {
   v1::ModelSpec spec;
   if (table != nullptr) spec = SpecFromCsv(*table);
-  if (const std::uint32_t inputs = absl::GetFlag(FLAGS_inputs); inputs != 0) {
+  if (const std::uint32_t inputs = options.inputs; inputs != 0) {
     if (inputs != spec.input_dim()) spec.clear_input_names();
     spec.set_input_dim(inputs);
   }
-  if (const std::string targets = absl::GetFlag(FLAGS_targets);
-      !targets.empty()) {
+  if (const std::string& targets = options.targets; !targets.empty()) {
     spec.clear_target_names();
     std::uint32_t count = 0;
     if (absl::SimpleAtoi(targets, &count)) {
@@ -103,19 +102,19 @@ absl::StatusOr<v1::ModelSpec> SpecFromFlags(const CsvTable* table) {
     }
   }
   absl::StatusOr<v1::Metric> metric =
-      ParseChoice<v1::Metric>("metric", absl::GetFlag(FLAGS_metric),
+      ParseChoice<v1::Metric>("metric", options.metric,
                               {{"euclidean", v1::METRIC_EUCLIDEAN},
                                {"gw", v1::METRIC_GRADIENT_WEIGHTS},
                                {"egop", v1::METRIC_EGOP}});
   if (!metric.ok()) return metric.status();
   spec.set_metric(*metric);
   absl::StatusOr<v1::Regressor> regressor = ParseChoice<v1::Regressor>(
-      "regressor", absl::GetFlag(FLAGS_regressor),
+      "regressor", options.regressor,
       {{"knn", v1::REGRESSOR_KNN}, {"kernel", v1::REGRESSOR_KERNEL}});
   if (!regressor.ok()) return regressor.status();
   spec.set_regressor(*regressor);
   absl::StatusOr<v1::Kernel> kernel =
-      ParseChoice<v1::Kernel>("kernel", absl::GetFlag(FLAGS_kernel),
+      ParseChoice<v1::Kernel>("kernel", options.kernel,
                               {{"box", v1::KERNEL_BOX},
                                {"triangular", v1::KERNEL_TRIANGULAR},
                                {"epanechnikov", v1::KERNEL_EPANECHNIKOV},
@@ -123,25 +122,25 @@ absl::StatusOr<v1::ModelSpec> SpecFromFlags(const CsvTable* table) {
   if (!kernel.ok()) return kernel.status();
   spec.set_kernel(*kernel);
   if (absl::Status status =
-          ParseCapacity(absl::GetFlag(FLAGS_capacity), spec.mutable_capacity());
+          ParseCapacity(options.capacity, spec.mutable_capacity());
       !status.ok()) {
     return status;
   }
-  spec.set_per_target_metric(absl::GetFlag(FLAGS_per_target));
-  spec.set_seed(absl::GetFlag(FLAGS_seed));
+  spec.set_per_target_metric(options.per_target);
+  spec.set_seed(options.seed);
   return spec;
 }
 
 absl::StatusOr<v1::ModelSpec> ModelSpecFor(Client& client,
+                                           const CliOptions& options,
                                            const std::string& model,
                                            const CsvTable& table) {
   absl::StatusOr<v1::Model> found = client.GetModel(model);
   if (found.ok()) return found->spec();
-  if (found.status().code() != absl::StatusCode::kNotFound ||
-      !absl::GetFlag(FLAGS_create)) {
+  if (found.status().code() != absl::StatusCode::kNotFound || !options.create) {
     return found.status();
   }
-  absl::StatusOr<v1::ModelSpec> spec = SpecFromFlags(&table);
+  absl::StatusOr<v1::ModelSpec> spec = SpecFromOptions(options.spec, &table);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<v1::Model> created = client.CreateModel(model, *spec);
   if (!created.ok()) return created.status();
@@ -151,72 +150,76 @@ absl::StatusOr<v1::ModelSpec> ModelSpecFor(Client& client,
   return created->spec();
 }
 
-absl::Status CreateCommand(Client& client) {
-  const std::string name = absl::GetFlag(FLAGS_name).empty()
-                               ? absl::GetFlag(FLAGS_model)
-                               : absl::GetFlag(FLAGS_name);
+absl::Status CreateCommand(Client& client, const CliOptions& options,
+                           std::FILE* out) {
+  absl::StatusOr<std::string> name = ModelName(options);
+  if (!name.ok()) return name.status();
   std::optional<CsvTable> table;
-  if (const std::string csv = absl::GetFlag(FLAGS_csv); !csv.empty()) {
+  if (const std::string& csv = options.csv; !csv.empty()) {
     absl::StatusOr<CsvTable> read = CsvTable::Read(csv);
     if (!read.ok()) return read.status();
     table = *std::move(read);
   }
   absl::StatusOr<v1::ModelSpec> spec =
-      SpecFromFlags(table.has_value() ? &*table : nullptr);
+      SpecFromOptions(options.spec, table.has_value() ? &*table : nullptr);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<v1::Model> model = client.CreateModel(name, *spec);
+  absl::StatusOr<v1::Model> model = client.CreateModel(*name, *spec);
   if (!model.ok()) return model.status();
-  std::printf("created %s: %u inputs, %d targets, %s, %s\n",
-              model->name().c_str(), model->spec().input_dim(),
-              model->spec().target_names_size(),
-              v1::Metric_Name(model->spec().metric()).c_str(),
-              v1::Regressor_Name(model->spec().regressor()).c_str());
+  std::fprintf(out, "created %s: %u inputs, %d targets, %s, %s\n",
+               model->name().c_str(), model->spec().input_dim(),
+               model->spec().target_names_size(),
+               v1::Metric_Name(model->spec().metric()).c_str(),
+               v1::Regressor_Name(model->spec().regressor()).c_str());
   return absl::OkStatus();
 }
 
-absl::Status ListCommand(Client& client) {
+absl::Status ListCommand(Client& client, const CliOptions& /*options*/,
+                         std::FILE* out) {
   absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
   if (!models.ok()) return models.status();
-  std::printf("%-24s %6s %7s %-24s %-16s %10s %10s\n", "NAME", "INPUTS",
-              "TARGETS", "METRIC", "REGRESSOR", "SAMPLES", "NMSE");
+  std::fprintf(out, "%-24s %6s %7s %-24s %-16s %10s %10s\n", "NAME", "INPUTS",
+               "TARGETS", "METRIC", "REGRESSOR", "SAMPLES", "NMSE");
   for (const v1::Model& model : *models) {
-    std::printf("%-24s %6u %7d %-24s %-16s %10llu %10.4g\n",
-                model.name().c_str(), model.spec().input_dim(),
-                model.spec().target_names_size(),
-                v1::Metric_Name(model.spec().metric()).c_str(),
-                v1::Regressor_Name(model.spec().regressor()).c_str(),
-                static_cast<unsigned long long>(model.stats().num_samples()),
-                Mean(model.stats().prequential_nmse()));
+    std::fprintf(out, "%-24s %6u %7d %-24s %-16s %10llu %10.4g\n",
+                 model.name().c_str(), model.spec().input_dim(),
+                 model.spec().target_names_size(),
+                 v1::Metric_Name(model.spec().metric()).c_str(),
+                 v1::Regressor_Name(model.spec().regressor()).c_str(),
+                 static_cast<unsigned long long>(model.stats().num_samples()),
+                 Mean(model.stats().prequential_nmse()));
   }
   return absl::OkStatus();
 }
 
-absl::Status InfoCommand(Client& client) {
-  absl::StatusOr<std::string> name = ModelFlag();
+absl::Status InfoCommand(Client& client, const CliOptions& options,
+                         std::FILE* out) {
+  absl::StatusOr<std::string> name = ModelName(options);
   if (!name.ok()) return name.status();
   absl::StatusOr<v1::Model> model = client.GetModel(*name);
   if (!model.ok()) return model.status();
-  std::printf("%s", Text(*model).c_str());
+  std::fprintf(out, "%s", Text(*model, !options.json.empty()).c_str());
   return absl::OkStatus();
 }
 
-absl::Status DeleteCommand(Client& client) {
-  absl::StatusOr<std::string> name = ModelFlag();
+absl::Status DeleteCommand(Client& client, const CliOptions& options,
+                           std::FILE* out) {
+  absl::StatusOr<std::string> name = ModelName(options);
   if (!name.ok()) return name.status();
   if (absl::Status status = client.DeleteModel(*name); !status.ok()) {
     return status;
   }
-  std::printf("deleted %s\n", name->c_str());
+  std::fprintf(out, "deleted %s\n", name->c_str());
   return absl::OkStatus();
 }
 
-absl::Status MetricCommand(Client& client) {
-  absl::StatusOr<std::string> name = ModelFlag();
+absl::Status MetricCommand(Client& client, const CliOptions& options,
+                           std::FILE* out) {
+  absl::StatusOr<std::string> name = ModelName(options);
   if (!name.ok()) return name.status();
   absl::StatusOr<v1::MetricReport> report = client.GetMetric(*name);
   if (!report.ok()) return report.status();
-  if (!absl::GetFlag(FLAGS_json).empty()) {
-    std::printf("%s", Text(*report).c_str());
+  if (!options.json.empty()) {
+    std::fprintf(out, "%s", Text(*report, true).c_str());
     return absl::OkStatus();
   }
   std::vector<std::string> labels;
@@ -227,34 +230,36 @@ absl::Status MetricCommand(Client& client) {
                          ? report->input_names(i)
                          : absl::StrCat("x", i));
   }
-  std::printf("%s metric of %s (%.0f gradient estimates)\n",
-              v1::Metric_Name(report->kind()).c_str(), name->c_str(),
-              report->gradient_samples());
+  std::fprintf(out, "%s metric of %s (%.0f gradient estimates)\n",
+               v1::Metric_Name(report->kind()).c_str(), name->c_str(),
+               report->gradient_samples());
   for (const v1::LearnedMetric& metric : report->metrics()) {
-    std::printf(
-        "\n%s — %s\n",
+    std::fprintf(
+        out, "\n%s — %s\n",
         metric.target().empty() ? "all targets" : metric.target().c_str(),
         report->kind() == v1::METRIC_EGOP ? "EGOP diagonal"
                                           : "gradient weights");
-    std::printf("%s", BarChart(labels, {metric.weights().begin(),
-                                        metric.weights().end()})
-                          .c_str());
+    std::fprintf(
+        out, "%s",
+        BarChart(labels, {metric.weights().begin(), metric.weights().end()})
+            .c_str());
     if (!metric.eigenvalues().empty()) {
       std::vector<std::string> ranks;
       for (int r = 0; r < metric.eigenvalues_size(); ++r) {
         ranks.push_back(absl::StrCat("λ", r + 1));
       }
-      std::printf("EGOP spectrum\n%s",
-                  BarChart(ranks, {metric.eigenvalues().begin(),
-                                   metric.eigenvalues().end()})
-                      .c_str());
+      std::fprintf(out, "EGOP spectrum\n%s",
+                   BarChart(ranks, {metric.eigenvalues().begin(),
+                                    metric.eigenvalues().end()})
+                       .c_str());
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status RefitCommand(Client& client) {
-  absl::StatusOr<std::string> name = ModelFlag();
+absl::Status RefitCommand(Client& client, const CliOptions& options,
+                          std::FILE* out) {
+  absl::StatusOr<std::string> name = ModelName(options);
   if (!name.ok()) return name.status();
   std::optional<ProgressBar> bar;
   std::uint64_t last = 0;
@@ -266,17 +271,18 @@ absl::Status RefitCommand(Client& client) {
       });
   if (bar.has_value()) bar->Done(last);
   if (!stats.ok()) return stats.status();
-  std::printf("refitted %s: %llu samples, %llu metric refreshes\n",
-              name->c_str(),
-              static_cast<unsigned long long>(stats->num_stored()),
-              static_cast<unsigned long long>(stats->metric_refreshes()));
+  std::fprintf(out, "refitted %s: %llu samples, %llu metric refreshes\n",
+               name->c_str(),
+               static_cast<unsigned long long>(stats->num_stored()),
+               static_cast<unsigned long long>(stats->metric_refreshes()));
   return absl::OkStatus();
 }
 
-absl::Status HealthCommand(Client& client) {
+absl::Status HealthCommand(Client& client, const CliOptions& /*options*/,
+                           std::FILE* out) {
   absl::StatusOr<std::string> status = client.Health();
   if (!status.ok()) return status.status();
-  std::printf("%s\n", status->c_str());
+  std::fprintf(out, "%s\n", status->c_str());
   if (*status != "SERVING") {
     return absl::UnavailableError(absl::StrCat("the server is ", *status));
   }

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/cli/cli_commands.h"
@@ -19,25 +18,22 @@
 
 namespace streamreg {
 
-absl::Status ReplayCommand(Client& client) {
-  absl::StatusOr<std::string> model = ModelFlag();
+absl::Status ReplayCommand(Client& client, const CliOptions& options,
+                           std::FILE* out) {
+  absl::StatusOr<std::string> model = ModelName(options);
   if (!model.ok()) return model.status();
-  const std::string csv = absl::GetFlag(FLAGS_csv);
-  if (csv.empty()) return absl::InvalidArgumentError("--csv FILE is required");
-  absl::StatusOr<CsvTable> table = CsvTable::Read(csv);
+  absl::StatusOr<CsvTable> table = ReadCsvOption(options);
   if (!table.ok()) return table.status();
-  const double rate = absl::GetFlag(FLAGS_rate);
+  const double rate = options.rate;
   if (!(rate > 0)) {
     return absl::InvalidArgumentError("--rate: must be positive (samples/s)");
   }
-  absl::StatusOr<v1::ModelSpec> spec = ModelSpecFor(client, *model, *table);
+  absl::StatusOr<v1::ModelSpec> spec =
+      ModelSpecFor(client, options, *model, *table);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<CsvColumns> columns = MatchColumns(*table, *spec, true);
   if (!columns.ok()) return columns.status();
-  const std::uint64_t limit = absl::GetFlag(FLAGS_limit);
-  const std::size_t rows =
-      limit == 0 ? table->num_rows()
-                 : std::min<std::size_t>(table->num_rows(), limit);
+  const std::size_t rows = RowLimit(options, *table);
 
   std::unique_ptr<LearnSession> session = client.StartLearn(*model);
   NormalizedError error(columns->targets.size());
@@ -62,20 +58,22 @@ absl::Status ReplayCommand(Client& client) {
     all.Add(latency);
     error.Add(PredictedValues(response->prediction()), y);
     if (absl::Now() >= next_report || row + 1 == rows) {
-      std::printf(
+      std::fprintf(
+          out,
           "t=%6.1fs samples=%zu rate=%.0f/s nMSE=%.4f latency_us p50=%.0f "
           "p99=%.0f max=%.0f\n",
           absl::ToDoubleSeconds(absl::Now() - start), row + 1,
           (row + 1) / absl::ToDoubleSeconds(absl::Now() - start),
           error.MeanNmse(), window.PercentileMicros(0.5),
           window.PercentileMicros(0.99), window.PercentileMicros(1.0));
-      std::fflush(stdout);
+      std::fflush(out);
       window.Clear();
       next_report += absl::Seconds(1);
     }
   }
   if (absl::Status status = session->Close(); !status.ok()) return status;
-  std::printf(
+  std::fprintf(
+      out,
       "replayed %zu samples at %.0f/s (target %.0f/s, %llu late ticks): "
       "prequential nMSE %.4f, latency_us p50 %.0f p90 %.0f p99 %.0f p99.9 "
       "%.0f\n",

@@ -1,0 +1,57 @@
+#ifndef STREAMREG_CLIENT_CLI_CLI_OPTIONS_H_
+#define STREAMREG_CLIENT_CLI_CLI_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace streamreg {
+
+// How to make a model (streamreg create, and --create): --inputs,
+// --targets, --metric, --regressor, --kernel, --capacity, --per_target,
+// --seed. The defaults here are the flags' defaults.
+struct SpecOptions {
+  std::uint32_t inputs = 0;  // 0: from the CSV's header
+  std::string targets;       // a count or names a,b,..; empty: from the CSV
+  std::string metric = "gw";
+  std::string regressor = "kernel";
+  std::string kernel = "box";
+  std::string capacity = "unbounded";
+  bool per_target = false;
+  std::uint64_t seed = 0;
+};
+
+// What `streamreg bench predict | learn | plot` measure and draw.
+struct BenchOptions {
+  std::uint32_t concurrency = 4;  // predict: clients
+  double duration = 10;           // seconds to measure (each phase)
+  bool unary = false;             // predict: Predict and Ping (the default)
+  bool stream = false;            // predict: PredictStream and PingStream
+  std::uint32_t queries = 1;      // predict: queries per request
+  std::uint32_t robots = 1;       // learn: simulated arms
+  std::uint32_t predictors = 0;   // learn: clients predicting meanwhile
+  double predict_rate = 1000;     // learn: each predictor's queries/s
+  double start_s = -1;            // the arms' start time; <0: a default
+  double payload_kg = 2.0;        // learn: the payload's mass
+  double payload_at = -1;         // learn: seconds in when it is picked up
+  std::string plots;              // draw PNG plots into this folder
+};
+
+// Everything a `streamreg` command was asked to do: cli_main.cc reads the
+// flags once into this, and a command is a function of its options and a
+// client (so that tests call commands directly).
+struct CliOptions {
+  std::string model;  // --model, or --name
+  std::string csv;
+  std::string out = "-";    // predict: the predictions' CSV (-: the output)
+  double rate = 1000;       // samples per second (bench learn: per robot)
+  std::uint64_t limit = 0;  // at most this many rows (0: all)
+  bool create = false;      // create the model from the CSV if missing
+  std::string json;         // print JSON (info, metric) or write a report
+  std::uint64_t robot_seed = 1;
+  SpecOptions spec;
+  BenchOptions bench;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CLIENT_CLI_CLI_OPTIONS_H_

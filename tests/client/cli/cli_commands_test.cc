@@ -1,0 +1,311 @@
+// The streamreg CLI's commands, called with options (as the program does
+// after reading its flags) against an in-process server: what each prints,
+// what it changes on the server, and the errors that change nothing.
+#include "client/cli/cli_commands.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/bench_commands.h"
+#include "client/lib/client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/rpc/server.h"
+#include "tests/support/fresh_directory.h"
+#include "tests/support/service_test_support.h"
+#include "tests/support/test_server.h"
+
+namespace streamreg {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// What a command returned and printed.
+struct CommandRun {
+  absl::Status status;
+  std::string output;
+};
+
+class CliCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = FreshDirectory();
+    ASSERT_NO_FATAL_FAILURE(
+        StartTestServer(ServerOptions{}, directory_ + "/data", &server_));
+    client_ = std::make_unique<Client>(TestClientOptions(*server_));
+    csv_ = directory_ + "/rows.csv";
+    WriteCsv(csv_, rows_, rows_.size());
+  }
+  void TearDown() override {
+    client_.reset();
+    server_.reset();
+    std::filesystem::remove_all(directory_);
+  }
+
+  // The data convention: inputs x0..x2, then target_wave, target_square.
+  static void WriteCsv(const std::string& path, const Rows& rows,
+                       std::size_t n) {
+    std::ofstream out(path);
+    out << "x0,x1,x2,target_wave,target_square\n";
+    out.precision(17);
+    for (std::size_t i = 0; i < n; ++i) {
+      out << rows.input(i)[0] << "," << rows.input(i)[1] << ","
+          << rows.input(i)[2] << "," << rows.target(i)[0] << ","
+          << rows.target(i)[1] << "\n";
+    }
+  }
+
+  CommandRun Run(CommandFunction command, const CliOptions& options) {
+    std::FILE* out = std::tmpfile();
+    CommandRun run;
+    run.status = command(*client_, options, out);
+    std::fflush(out);
+    std::rewind(out);
+    char buffer[4096];
+    std::size_t read = 0;
+    while ((read = std::fread(buffer, 1, sizeof buffer, out)) > 0) {
+      run.output.append(buffer, read);
+    }
+    std::fclose(out);
+    return run;
+  }
+
+  CliOptions ModelOptions(const std::string& model) const {
+    CliOptions options;
+    options.model = model;
+    options.csv = csv_;
+    return options;
+  }
+
+  std::size_t ModelSamples(const std::string& model) {
+    absl::StatusOr<v1::Model> found = client_->GetModel(model);
+    EXPECT_TRUE(found.ok()) << found.status();
+    return found.ok() ? found->stats().num_samples() : 0;
+  }
+
+  std::string directory_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<Client> client_;
+  Rows rows_{400, 5};
+  std::string csv_;
+};
+
+TEST_F(CliCommandsTest, CreateTakesInputsAndTargetsFromTheCsvHeader) {
+  CliOptions options = ModelOptions("arm");
+  options.spec.metric = "egop";
+  options.spec.regressor = "knn";
+  options.spec.capacity = "window:300";
+  const CommandRun run = Run(CreateCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_EQ(run.output,
+            "created arm: 3 inputs, 2 targets, METRIC_EGOP, REGRESSOR_KNN\n");
+  absl::StatusOr<v1::Model> model = client_->GetModel("arm");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->spec().input_dim(), 3u);
+  EXPECT_THAT(model->spec().input_names(),
+              ::testing::ElementsAre("x0", "x1", "x2"));
+  EXPECT_THAT(model->spec().target_names(),
+              ::testing::ElementsAre("wave", "square"));
+  EXPECT_EQ(model->spec().capacity().policy(), v1::CAPACITY_POLICY_WINDOW);
+  EXPECT_EQ(model->spec().capacity().limit(), 300u);
+}
+
+TEST_F(CliCommandsTest, CreateFromCountsWithoutACsv) {
+  CliOptions options;
+  options.model = "bare";
+  options.spec.inputs = 5;
+  options.spec.targets = "2";
+  ASSERT_TRUE(Run(CreateCommand, options).status.ok());
+  absl::StatusOr<v1::Model> model = client_->GetModel("bare");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->spec().input_dim(), 5u);
+  EXPECT_THAT(model->spec().target_names(), ::testing::ElementsAre("y0", "y1"));
+  EXPECT_EQ(model->spec().metric(), v1::METRIC_GRADIENT_WEIGHTS);
+}
+
+TEST_F(CliCommandsTest, BadOptionsNameTheFlagAndCreateNothing) {
+  struct Case {
+    std::string model;
+    std::string metric = "gw", kernel = "box", capacity = "unbounded";
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {.model = "", .error = "--model NAME is required"},
+      {.model = "m", .metric = "cosine", .error = "--metric: unknown value"},
+      {.model = "m", .kernel = "flat", .error = "--kernel: unknown value"},
+      {.model = "m", .capacity = "window:x", .error = "--capacity: 'window:x'"},
+  };
+  for (const Case& c : cases) {
+    CliOptions options = ModelOptions(c.model);
+    options.spec.metric = c.metric;
+    options.spec.kernel = c.kernel;
+    options.spec.capacity = c.capacity;
+    const CommandRun run = Run(CreateCommand, options);
+    EXPECT_EQ(run.status.code(), absl::StatusCode::kInvalidArgument) << c.error;
+    EXPECT_THAT(run.status.message(), HasSubstr(c.error));
+    EXPECT_EQ(run.output, "");
+  }
+  absl::StatusOr<std::vector<v1::Model>> models = client_->ListModels();
+  ASSERT_TRUE(models.ok());
+  EXPECT_TRUE(models->empty());
+}
+
+TEST_F(CliCommandsTest, IngestLearnsTheFirstLimitRowsAndCreatesOnRequest) {
+  CliOptions options = ModelOptions("arm");
+  options.limit = 150;
+  const CommandRun missing = Run(IngestCommand, options);
+  EXPECT_EQ(missing.status.code(), absl::StatusCode::kNotFound);
+  options.create = true;
+  const CommandRun run = Run(IngestCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_THAT(run.output, StartsWith("ingested 150 samples into arm"));
+  EXPECT_THAT(run.output, HasSubstr("the model has 150 samples"));
+  EXPECT_EQ(ModelSamples("arm"), 150u);
+}
+
+TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
+  CliOptions options = ModelOptions("arm");
+  options.create = true;
+  options.limit = 300;
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  // The held-out rows 300..399 in their own file.
+  Rows held_out = rows_;
+  held_out.x.erase(held_out.x.begin(), held_out.x.begin() + 300 * Rows::kDim);
+  held_out.y.erase(held_out.y.begin(),
+                   held_out.y.begin() + 300 * Rows::kTargets);
+  const std::string test_csv = directory_ + "/test.csv";
+  WriteCsv(test_csv, held_out, held_out.size());
+  options.csv = test_csv;
+  options.limit = 0;
+  const CommandRun run = Run(PredictCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  absl::StatusOr<std::vector<v1::Prediction>> expected =
+      client_->Predict("arm", held_out.x, Rows::kDim);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  const std::vector<std::string> lines =
+      absl::StrSplit(run.output, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 1 + held_out.size());
+  EXPECT_EQ(lines[0],
+            "target_wave,target_square,spread_wave,spread_square,neighbors");
+  for (std::size_t row = 0; row < held_out.size(); ++row) {
+    const std::vector<std::string> fields = absl::StrSplit(lines[row + 1], ',');
+    ASSERT_EQ(fields.size(), 5u);
+    const v1::Prediction& p = (*expected)[row];
+    for (int t = 0; t < 2; ++t) {
+      EXPECT_EQ(std::stod(fields[t]), p.y(t)) << "row " << row;
+      EXPECT_EQ(std::stod(fields[2 + t]), p.spread(t)) << "row " << row;
+    }
+    EXPECT_EQ(std::stoul(fields[4]), p.neighbors());
+  }
+  // --out writes the same lines to a file and nothing to the output.
+  options.out = directory_ + "/predictions.csv";
+  const CommandRun to_file = Run(PredictCommand, options);
+  ASSERT_TRUE(to_file.status.ok()) << to_file.status;
+  EXPECT_EQ(to_file.output, "");
+  std::ifstream file(options.out);
+  std::stringstream written;
+  written << file.rdbuf();
+  EXPECT_EQ(written.str(), run.output);
+}
+
+TEST_F(CliCommandsTest, ListInfoMetricRefitAndDeleteReportTheModel) {
+  CliOptions options = ModelOptions("arm");
+  options.create = true;
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+
+  const CommandRun list = Run(ListCommand, options);
+  ASSERT_TRUE(list.status.ok());
+  EXPECT_THAT(list.output, StartsWith("NAME"));
+  EXPECT_THAT(list.output, HasSubstr("\narm "));
+  EXPECT_THAT(list.output, HasSubstr(" 400 "));
+
+  options.json = "-";
+  const CommandRun info = Run(InfoCommand, options);
+  ASSERT_TRUE(info.status.ok());
+  const nlohmann::json parsed = nlohmann::json::parse(info.output);
+  EXPECT_EQ(parsed["name"], "arm");
+  EXPECT_EQ(parsed["stats"]["num_samples"], "400");
+
+  options.json.clear();
+  const CommandRun metric = Run(MetricCommand, options);
+  ASSERT_TRUE(metric.status.ok());
+  EXPECT_THAT(metric.output,
+              StartsWith("METRIC_GRADIENT_WEIGHTS metric of arm ("));
+  for (const char* input : {"x0", "x1", "x2"}) {
+    EXPECT_THAT(metric.output, HasSubstr(input));
+  }
+
+  const CommandRun refit = Run(RefitCommand, options);
+  ASSERT_TRUE(refit.status.ok()) << refit.status;
+  EXPECT_THAT(refit.output, StartsWith("refitted arm: 400 samples"));
+
+  const CommandRun deleted = Run(DeleteCommand, options);
+  ASSERT_TRUE(deleted.status.ok());
+  EXPECT_EQ(deleted.output, "deleted arm\n");
+  EXPECT_EQ(client_->GetModel("arm").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(Run(InfoCommand, options).status.code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(CliCommandsTest, HealthSaysServing) {
+  const CommandRun run = Run(HealthCommand, CliOptions{});
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_EQ(run.output, "SERVING\n");
+}
+
+TEST_F(CliCommandsTest, ReplayStreamsEveryRowThroughLearn) {
+  CliOptions options = ModelOptions("arm");
+  options.create = true;
+  options.limit = 120;
+  options.rate = 2000;
+  const CommandRun run = Run(ReplayCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_THAT(run.output, HasSubstr("replayed 120 samples"));
+  EXPECT_EQ(ModelSamples("arm"), 120u);
+  options.rate = 0;
+  EXPECT_THAT(Run(ReplayCommand, options).status.message(),
+              HasSubstr("--rate: must be positive"));
+}
+
+TEST_F(CliCommandsTest, BenchPredictComparesWithAnEmptyRpc) {
+  CliOptions options = ModelOptions("arm");
+  options.create = true;
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  options.bench.duration = 0.3;
+  options.bench.concurrency = 1;
+  options.json = directory_ + "/predict.json";
+  const CommandRun run = Run(BenchPredictCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_THAT(run.output, HasSubstr("predict/empty: p50 "));
+  std::ifstream file(options.json);
+  const nlohmann::json report = nlohmann::json::parse(file);
+  EXPECT_EQ(report["kind"], "predict");
+  EXPECT_EQ(report["model"]["num_samples"], 400);
+  EXPECT_GT(report["requests"].get<double>(), 0);
+
+  options.bench.unary = options.bench.stream = true;
+  EXPECT_THAT(Run(BenchPredictCommand, options).status.message(),
+              HasSubstr("--unary and --stream: pick one"));
+}
+
+TEST_F(CliCommandsTest, BenchPlotNeedsAReportAndAFolder) {
+  CliOptions options;
+  EXPECT_THAT(Run(BenchPlotCommand, options).status.message(),
+              HasSubstr("--json FILE"));
+  options.json = directory_ + "/report.json";
+  EXPECT_THAT(Run(BenchPlotCommand, options).status.message(),
+              HasSubstr("--plots DIR"));
+}
+
+}  // namespace
+}  // namespace streamreg
