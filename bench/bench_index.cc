@@ -118,8 +118,7 @@ using DynamicKdTree =
 DataSet MakeDataSet(const std::string& name, std::size_t n,
                     std::size_t queries) {
   if (name == "trajectory") {
-    return {name, TrajectoryPoints(n, 7, 2006),
-            TrajectoryQueries(n, 7, queries, 2006)};
+    return {name, ArmPoints(n, 7, 2006), ArmQueries(n, 7, queries, 2006)};
   }
   return {name, UniformPoints(n, kDim, 2006), UniformPoints(queries, kDim, 1)};
 }

@@ -6,10 +6,8 @@
 // stream (d = 21 inputs q, q', q''; m = 7 torques), let background index
 // rebuilds finish, then time `--measure` more samples learned one per call
 // (as a robot streams them) and `--queries` held-out predictions one per
-// call. `--source` picks the stream: `panda` (streamreg-robot-sim's arm,
-// the workload of bench/robot_bench.sh) or `synthetic` (torque-like
-// functions of a sum-of-sines trajectory). Prints a table; --json writes
-// the figures.
+// call. The stream is streamreg-robot-sim's simulated Panda (the workload
+// of bench/robot_bench.sh). Prints a table; --json writes the figures.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -36,7 +34,6 @@ ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
-ABSL_FLAG(std::string, source, "synthetic", "synthetic or panda");
 
 namespace streamreg {
 namespace {
@@ -64,43 +61,19 @@ struct ArmData {
   PointSet held_out;
 };
 
-ArmData SyntheticArm(std::size_t total, std::size_t queries) {
-  ArmData data{TrajectoryPoints(total, kJoints, 1),
-               {},
-               TrajectoryQueries(total, kJoints, queries, 1)};
-  data.torques = ArmTorques(data.inputs, kJoints);
-  return data;
-}
-
 // The simulated Panda (task seed 1); the held-out queries are a second arm
 // doing the same task 37 s later in the motion, with its own sensor noise.
 ArmData PandaArm(std::size_t total, std::size_t queries) {
-  ArmData data{{kRobotInputs, {}}, {}, {kRobotInputs, {}}};
-  RobotStream learned(RobotStreamOptions{});
-  for (std::size_t s = 0; s < total; ++s) {
-    const RobotSample sample = learned.Next();
-    data.inputs.coordinates.insert(data.inputs.coordinates.end(),
-                                   sample.x.begin(), sample.x.end());
-    data.torques.insert(data.torques.end(), sample.y.begin(), sample.y.end());
-  }
-  RobotStreamOptions other;
-  other.noise_seed = 2;
-  other.start_tick = total + 37000;
-  RobotStream held_out(other);
-  for (std::size_t q = 0; q < queries; ++q) {
-    const RobotSample sample = held_out.Next();
-    data.held_out.coordinates.insert(data.held_out.coordinates.end(),
-                                     sample.x.begin(), sample.x.end());
-  }
-  return data;
+  ArmStream learned(total);
+  ArmStream held_out(queries, total + 37000, 2);
+  return {std::move(learned.inputs), std::move(learned.torques),
+          std::move(held_out.inputs)};
 }
 
 Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
                 std::size_t measure, std::size_t queries) {
   const std::size_t total = n + measure;
-  const ArmData data = absl::GetFlag(FLAGS_source) == "panda"
-                           ? PandaArm(total, queries)
-                           : SyntheticArm(total, queries);
+  const ArmData data = PandaArm(total, queries);
   const PointSet& inputs = data.inputs;
   const std::vector<double>& torques = data.torques;
   const PointSet& held_out = data.held_out;
@@ -237,16 +210,15 @@ int main(int argc, char** argv) {
   const streamreg::CommandUsage usage = {
       .name = "streamreg-bench-model",
       .synopsis =
-          "[--sizes N,N] [--metrics euclidean,gw,egop] [--source "
-          "panda|synthetic] [--json OUT] [flags]",
+          "[--sizes N,N] [--metrics euclidean,gw,egop] [--json OUT] [flags]",
       .summary =
-          "The learning engine's costs on a robot-like stream: per sample, "
+          "The learning engine's costs on the simulated arm's stream: per "
+          "sample, "
           "learning (predict-then-learn with online metric updates) and "
           "predicting, at each model size n, for each metric. Prints a "
           "table; --json writes the figures.",
       .flags = streamreg::FlagsDefinedIn({"bench/bench_model.cc"}),
-      .examples =
-          {"streamreg-bench-model --source panda --sizes 100000 --metrics gw"},
+      .examples = {"streamreg-bench-model --sizes 100000 --metrics gw"},
       .details = "Figures, not a test: bench/README.md has the results.",
   };
   streamreg::ParseFlagsOnly(argc, argv, usage);

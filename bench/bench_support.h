@@ -1,9 +1,10 @@
 #ifndef STREAMREG_BENCH_BENCH_SUPPORT_H_
 #define STREAMREG_BENCH_BENCH_SUPPORT_H_
 
-// What the benchmark tools share: a clock, percentiles, and the robot-like
-// stream they learn (a 7-joint trajectory: d = 21 inputs q, q', q''; m = 7
-// torque-like targets).
+// What the benchmark tools share: a clock, percentiles, and the stream they
+// learn: the simulated Panda of streamreg-robot-sim (client/loadgen/
+// robot_stream.h; d = 21 inputs q, q', q'', m = 7 joint torques, sensor
+// noise on every channel).
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "client/loadgen/robot_stream.h"
 #include "common/percentile.h"
 #include "core/model/model.h"
 #include "tests/support/synthetic_points.h"
@@ -23,13 +25,25 @@ inline double Seconds(BenchClock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-inline constexpr std::size_t kArmJoints = 7;
+inline constexpr std::size_t kArmJoints = kPandaJoints;
 
-// n samples of the arm's trajectory; sample s has id s + 1.
+// n samples of the arm's sensor stream (task 1, RobotStreamOptions{}, from
+// `start_tick`); sample s has id s + 1.
 struct ArmStream {
-  explicit ArmStream(std::size_t n)
-      : inputs(TrajectoryPoints(n, kArmJoints, 1)),
-        torques(ArmTorques(inputs, kArmJoints)) {}
+  explicit ArmStream(std::size_t n, std::uint64_t start_tick = 0,
+                     std::uint64_t noise_seed = 1)
+      : inputs{kRobotInputs, {}} {
+    RobotStreamOptions options;
+    options.start_tick = start_tick;
+    options.noise_seed = noise_seed;
+    RobotStream robot(options);
+    for (std::size_t s = 0; s < n; ++s) {
+      const RobotSample sample = robot.Next();
+      inputs.coordinates.insert(inputs.coordinates.end(), sample.x.begin(),
+                                sample.x.end());
+      torques.insert(torques.end(), sample.y.begin(), sample.y.end());
+    }
+  }
   Sample sample(std::size_t s) const {
     return Sample{
         inputs.point(s), {torques.data() + s * kArmJoints, kArmJoints}, s + 1};

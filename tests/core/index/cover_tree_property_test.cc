@@ -81,10 +81,10 @@ std::vector<Scenario> Scenarios() {
       {"uniform_d3", [] { return UniformPoints(1500, 3, 1); }},
       {"uniform_d21", [] { return UniformPoints(1500, 21, 2); }},
       {"clustered_d8", [] { return ClusteredPoints(1500, 8, 12, 3); }},
-      {"trajectory_d21", [] { return TrajectoryPoints(1500, 7, 4); }},
+      {"trajectory_d21", [] { return ArmPoints(1500, 7, 4); }},
       {"trajectory_d6_long",
        [] {
-         PointSet p = TrajectoryPoints(20000, 2, 5);
+         PointSet p = ArmPoints(20000, 2, 5);
          PointSet every_tenth{p.dim, {}};
          for (std::size_t i = 0; i < p.size(); i += 10) {
            every_tenth.coordinates.insert(every_tenth.coordinates.end(),

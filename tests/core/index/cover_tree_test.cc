@@ -212,7 +212,7 @@ TEST(CoverTreeExtremes, DistinctPointsAtComputedDistanceZero) {
 TEST(CoverTreeMemory, GrowsWithPointsAndIsReportedPerByte) {
   CoverTree tree(21);
   const std::size_t empty = tree.MemoryUsage();
-  const PointSet points = TrajectoryPoints(5000, 7, 1);
+  const PointSet points = ArmPoints(5000, 7, 1);
   for (std::size_t i = 0; i < points.size(); ++i) {
     ASSERT_TRUE(tree.Insert(i, points.point(i)).ok());
   }
@@ -226,7 +226,7 @@ TEST(CoverTreeMemory, GrowsWithPointsAndIsReportedPerByte) {
 // cannot (uniform points in 32 dimensions), answering exactly either way.
 TEST(CoverTreeStrategy, AdaptiveScansWhereTheTreeCannotPrune) {
   const PointSet uniform = UniformPoints(3000, 32, 21);
-  const PointSet trajectory = TrajectoryPoints(3000, 7, 22);
+  const PointSet trajectory = ArmPoints(3000, 7, 22);
   const CoverTree flat =
       *CoverTree::Build(32, uniform.coordinates, SequentialIds(3000));
   const CoverTree curve =
@@ -303,7 +303,7 @@ TEST(CoverTreeKnn, RadiusCapAndRetryAnswerExactly) {
 // Insertion looks for a parent near recent parent distances first; points
 // far from everything (outliers after a dense stream) need the full search.
 TEST(CoverTreeInsert, OutliersAfterADenseStreamKeepTheInvariants) {
-  const PointSet dense = TrajectoryPoints(2000, 2, 51);  // tiny steps
+  const PointSet dense = ArmPoints(2000, 2, 51);  // tiny steps
   CoverTree tree(6);
   BruteForceSearch brute(6);
   std::uint64_t id = 0;
