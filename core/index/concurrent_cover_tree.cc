@@ -20,20 +20,25 @@ ConcurrentCoverTree::ConcurrentCoverTree(CoverTree tree, Options options)
       built_size_(tree_->size()) {}
 
 ConcurrentCoverTree::~ConcurrentCoverTree() {
-  WaitForBackgroundRebuild();
-  if (rebuild_thread_.joinable()) rebuild_thread_.join();
+  std::thread finished;
+  {
+    absl::MutexLock writer(&writer_);
+    WaitWhileRebuilding();
+    finished = std::move(rebuild_thread_);
+  }
+  if (finished.joinable()) finished.join();
 }
 
 absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
                                          std::span<const double> point) {
-  std::lock_guard writer(writer_);
+  absl::MutexLock writer(&writer_);
   // Rehash on a copy, not under the lock (see CoverTree::PreparedIdMap).
   CoverTree::IdMap grown;
-  const bool grow = tree_->IdMapNearlyFull();
-  if (grow) grown = tree_->PreparedIdMap();
+  const bool grow = WriterView().IdMapNearlyFull();
+  if (grow) grown = WriterView().PreparedIdMap();
   absl::Status status;
   {
-    std::unique_lock lock(lock_);
+    ExclusiveLock lock(lock_);
     if (grow) tree_->AdoptIdMap(grown);
     status = tree_->Insert(id, point);
   }
@@ -46,10 +51,10 @@ absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
 }
 
 absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
-  std::lock_guard writer(writer_);
+  absl::MutexLock writer(&writer_);
   absl::Status status;
   {
-    std::unique_lock lock(lock_);
+    ExclusiveLock lock(lock_);
     status = tree_->Remove(id);
   }
   if (!status.ok()) return status;
@@ -62,7 +67,8 @@ absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
 // last build. Called with writer_ held.
 void ConcurrentCoverTree::AfterWrite() {
   if (!options_.auto_rebuild || rebuilding_) return;
-  const std::size_t size = tree_->size();
+  const CoverTree& tree = WriterView();
+  const std::size_t size = tree.size();
   const double growth = options_.rebuild_growth;
   const bool grew = size >= options_.rebuild_min_size &&
                     static_cast<double>(size) >= growth * built_size_;
@@ -73,9 +79,9 @@ void ConcurrentCoverTree::AfterWrite() {
   // The copy is the only O(n) work a writer does for a background rebuild.
   std::vector<std::uint64_t> ids;
   std::vector<double> coordinates;
-  tree_->CopyPoints(&ids, &coordinates);
-  const std::size_t dim = tree_->dim();
-  const CoverTree::Strategy strategy = tree_->strategy();
+  tree.CopyPoints(&ids, &coordinates);
+  const std::size_t dim = tree.dim();
+  const CoverTree::Strategy strategy = tree.strategy();
   rebuilding_ = true;
   if (rebuild_thread_.joinable()) rebuild_thread_.join();  // long finished
   rebuild_thread_ = std::thread([this, dim, strategy, ids = std::move(ids),
@@ -100,7 +106,7 @@ void ConcurrentCoverTree::FinishBackgroundRebuild(
   std::vector<PendingWrite> batch;
   for (int round = 0; round < kLockFreeRounds; ++round) {
     {
-      std::lock_guard writer(writer_);
+      absl::MutexLock writer(&writer_);
       if (pending_.size() <= kReplayUnderLock) break;
       batch.swap(pending_);
     }
@@ -108,15 +114,15 @@ void ConcurrentCoverTree::FinishBackgroundRebuild(
     batch.clear();
   }
   {
-    std::lock_guard writer(writer_);
+    absl::MutexLock writer(&writer_);
     Replay(pending_, *fresh);
     pending_.clear();
     built_size_ = fresh->size();
     Swap(fresh);
     rebuilding_ = false;
     ++rebuilds_;
+    rebuilt_.SignalAll();
   }
-  rebuilt_.notify_all();
   fresh.reset();  // the old tree
 }
 
@@ -133,78 +139,79 @@ void ConcurrentCoverTree::Replay(const std::vector<PendingWrite>& writes,
   }
 }
 
-void ConcurrentCoverTree::WaitWhileRebuilding(
-    std::unique_lock<std::mutex>& writer) {
-  rebuilt_.wait(writer, [this] { return !rebuilding_; });
+void ConcurrentCoverTree::WaitWhileRebuilding() {
+  while (rebuilding_) rebuilt_.Wait(&writer_);
 }
 
 void ConcurrentCoverTree::WaitForBackgroundRebuild() {
-  std::unique_lock writer(writer_);
-  WaitWhileRebuilding(writer);
+  absl::MutexLock writer(&writer_);
+  WaitWhileRebuilding();
 }
 
 absl::Status ConcurrentCoverTree::Knn(std::span<const double> query,
                                       std::size_t k,
                                       std::vector<Neighbor>* out) const {
-  std::shared_lock lock(lock_);
+  SharedLock lock(lock_);
   return tree_->Knn(query, k, out);
 }
 
 absl::Status ConcurrentCoverTree::Range(std::span<const double> query,
                                         double radius,
                                         std::vector<Neighbor>* out) const {
-  std::shared_lock lock(lock_);
+  SharedLock lock(lock_);
   return tree_->Range(query, radius, out);
 }
 
 absl::Status ConcurrentCoverTree::RangeUnordered(
     std::span<const double> query, double radius,
     std::vector<Neighbor>* out) const {
-  std::shared_lock lock(lock_);
+  SharedLock lock(lock_);
   return tree_->RangeUnordered(query, radius, out);
 }
 
 void ConcurrentCoverTree::Rebuild() {
-  std::unique_lock writer(writer_);
-  WaitWhileRebuilding(writer);
-  // No writer can change tree_ now, and readers only read: no lock needed.
-  auto fresh = std::make_unique<CoverTree>(tree_->Rebuilt());
-  built_size_ = fresh->size();
-  Swap(fresh);
-  ++rebuilds_;
-  writer.unlock();
-  fresh.reset();
+  std::unique_ptr<CoverTree> fresh;
+  {
+    absl::MutexLock writer(&writer_);
+    WaitWhileRebuilding();
+    fresh = std::make_unique<CoverTree>(WriterView().Rebuilt());
+    built_size_ = fresh->size();
+    Swap(fresh);
+    ++rebuilds_;
+  }
+  fresh.reset();  // the old tree, freed outside every lock
 }
 
 void ConcurrentCoverTree::Replace(CoverTree tree) {
   auto fresh = std::make_unique<CoverTree>(std::move(tree));
-  std::unique_lock writer(writer_);
-  WaitWhileRebuilding(writer);
-  built_size_ = fresh->size();
-  Swap(fresh);
-  writer.unlock();
+  {
+    absl::MutexLock writer(&writer_);
+    WaitWhileRebuilding();
+    built_size_ = fresh->size();
+    Swap(fresh);
+  }
   fresh.reset();
 }
 
 // Swaps `tree` in; on return `tree` holds the old tree, for the caller to
 // free once no lock is held.
 void ConcurrentCoverTree::Swap(std::unique_ptr<CoverTree>& tree) {
-  std::unique_lock lock(lock_);
+  ExclusiveLock lock(lock_);
   tree_.swap(tree);
 }
 
 std::size_t ConcurrentCoverTree::size() const {
-  std::shared_lock lock(lock_);
+  SharedLock lock(lock_);
   return tree_->size();
 }
 
 std::size_t ConcurrentCoverTree::MemoryUsage() const {
-  std::shared_lock lock(lock_);
+  SharedLock lock(lock_);
   return tree_->MemoryUsage();
 }
 
 std::size_t ConcurrentCoverTree::rebuild_count() const {
-  std::lock_guard writer(writer_);
+  absl::MutexLock writer(&writer_);
   return rebuilds_;
 }
 

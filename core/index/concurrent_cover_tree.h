@@ -1,7 +1,6 @@
 #ifndef STREAMREG_CORE_INDEX_CONCURRENT_COVER_TREE_H_
 #define STREAMREG_CORE_INDEX_CONCURRENT_COVER_TREE_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -11,7 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "core/base/writer_priority_mutex.h"
 #include "core/index/cover_tree.h"
 #include "core/index/neighbor.h"
@@ -74,7 +75,7 @@ class ConcurrentCoverTree {
   // Runs `fn(const CoverTree&)` under the shared lock (any other read).
   template <class Fn>
   auto Read(Fn&& fn) const {
-    std::shared_lock lock(lock_);
+    SharedLock lock(lock_);
     return fn(*tree_);
   }
 
@@ -100,24 +101,32 @@ class ConcurrentCoverTree {
     std::vector<double> point;  // empty for a removal
   };
 
-  void Swap(std::unique_ptr<CoverTree>& tree);
-  void AfterWrite();
-  void FinishBackgroundRebuild(std::unique_ptr<CoverTree> fresh);
+  void Swap(std::unique_ptr<CoverTree>& tree)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_) ABSL_LOCKS_EXCLUDED(lock_);
+  void AfterWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
+  void FinishBackgroundRebuild(std::unique_ptr<CoverTree> fresh)
+      ABSL_LOCKS_EXCLUDED(writer_);
   static void Replay(const std::vector<PendingWrite>& writes, CoverTree& tree);
-  void WaitWhileRebuilding(std::unique_lock<std::mutex>& writer);
+  void WaitWhileRebuilding() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
+  // The tree as a writer sees it: only a writer changes tree_, and it holds
+  // writer_, so it may read the tree without lock_ (readers only read).
+  const CoverTree& WriterView() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return *tree_;
+  }
 
   const Options options_;
-  mutable std::mutex writer_;         // serializes writers
-  mutable WriterPriorityMutex lock_;  // guards tree_ against readers
-  std::unique_ptr<CoverTree> tree_;
+  mutable absl::Mutex writer_;  // serializes writers
+  mutable WriterPriorityMutex lock_ ABSL_ACQUIRED_AFTER(writer_);
+  std::unique_ptr<CoverTree> tree_ ABSL_GUARDED_BY(lock_)
+      ABSL_PT_GUARDED_BY(lock_);
 
-  // Guarded by writer_.
-  std::size_t built_size_ = 0;  // size when the tree was last built
-  bool rebuilding_ = false;
-  std::vector<PendingWrite> pending_;
-  std::size_t rebuilds_ = 0;
-  std::condition_variable rebuilt_;
-  std::thread rebuild_thread_;
+  std::size_t built_size_ ABSL_GUARDED_BY(writer_) = 0;  // at the last build
+  bool rebuilding_ ABSL_GUARDED_BY(writer_) = false;
+  std::vector<PendingWrite> pending_ ABSL_GUARDED_BY(writer_);
+  std::size_t rebuilds_ ABSL_GUARDED_BY(writer_) = 0;
+  absl::CondVar rebuilt_;  // signalled (under writer_) when one finishes
+  std::thread rebuild_thread_ ABSL_GUARDED_BY(writer_);
 };
 
 }  // namespace streamreg

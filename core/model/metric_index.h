@@ -7,12 +7,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "core/index/concurrent_cover_tree.h"
 #include "core/metric/metric_transform.h"
 #include "core/metric/slot_rows.h"
@@ -82,7 +83,7 @@ class MetricIndex {
 
   std::shared_ptr<const Generation> current() const;
   // The live transform (for the writing thread).
-  const MetricTransform& transform() const { return live_->transform; }
+  const MetricTransform& transform() const { return WriterView().transform; }
   // Rebuilds completed since construction.
   std::size_t generation() const { return generation_.load(); }
   // FinishRebuild calls that had to wait for the builder (the writer
@@ -122,9 +123,16 @@ class MetricIndex {
                          CopySlotRows copy_rows);
   void CountBuild(std::chrono::steady_clock::time_point start);
 
-  // The live generation: written by the writer, swapped under current_mutex_.
-  std::shared_ptr<Generation> live_;
-  mutable std::mutex current_mutex_;
+  // The live generation as the writing thread sees it: only that thread
+  // swaps live_, so it may read it without current_mutex_.
+  const Generation& WriterView() const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return *live_;
+  }
+  Generation& WriterView() ABSL_NO_THREAD_SAFETY_ANALYSIS { return *live_; }
+
+  // The live generation: swapped by the writer under current_mutex_.
+  mutable absl::Mutex current_mutex_;
+  std::shared_ptr<Generation> live_ ABSL_GUARDED_BY(current_mutex_);
   std::atomic<std::size_t> generation_ = 0;
   std::atomic<std::size_t> waits_ = 0;
   std::atomic<bool> rebuilding_ = false;
@@ -133,11 +141,11 @@ class MetricIndex {
 
   std::thread builder_;
   std::thread reaper_;
-  std::mutex pending_mutex_;
-  // Guarded by pending_mutex_ while the builder runs.
-  std::shared_ptr<Generation> next_;
-  std::vector<WriteOp> pending_;
-  bool caught_up_ = false;
+  // What the builder and the writer share while a rebuild runs.
+  absl::Mutex pending_mutex_;
+  std::shared_ptr<Generation> next_ ABSL_GUARDED_BY(pending_mutex_);
+  std::vector<WriteOp> pending_ ABSL_GUARDED_BY(pending_mutex_);
+  bool caught_up_ ABSL_GUARDED_BY(pending_mutex_) = false;
   std::optional<MetricTransform> rebuild_transform_;  // writing thread
 };
 

@@ -1,5 +1,6 @@
 #include "server/hosting/hosted_model.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -48,7 +49,7 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
   if (absl::Status status = CheckDistinctIds(batch); !status.ok()) {
     return status;
   }
-  std::lock_guard lock(write_mutex_);
+  absl::MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
 
   LearnOutcome outcome;
@@ -117,7 +118,7 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
 
 absl::Status HostedModel::Refit(
     const std::function<void(std::size_t, std::size_t)>& progress) {
-  std::lock_guard lock(write_mutex_);
+  absl::MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   if (journal_ != nullptr) {
     if (absl::Status status = journal_->AppendRefit(); !status.ok()) {
@@ -138,7 +139,7 @@ absl::Status HostedModel::Predict(
 }
 
 absl::Status HostedModel::Delete() {
-  std::lock_guard lock(write_mutex_);
+  absl::MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   if (journal_ != nullptr) {
     if (absl::Status status = journal_->AppendDelete(); !status.ok()) {
@@ -154,7 +155,7 @@ ModelIdentity HostedModel::identity() const {
 }
 
 void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
-  std::lock_guard lock(write_mutex_);
+  absl::MutexLock lock(&write_mutex_);
   num_samples_ = header.num_samples;
   samples_at_snapshot_ = header.num_samples;
   duplicate_samples_ = header.duplicate_samples;
@@ -164,7 +165,7 @@ void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
 }
 
 absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
-  std::lock_guard lock(write_mutex_);
+  absl::MutexLock lock(&write_mutex_);
   auto malformed = [&](absl::string_view what) {
     return absl::DataLossError(absl::StrCat("log record ", entry.lsn,
                                             " of model '", name_, "': ", what));
@@ -202,48 +203,53 @@ absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
 }
 
 void HostedModel::AttachJournal(std::unique_ptr<ModelJournal> journal) {
-  std::lock_guard lock(write_mutex_);
+  absl::MutexLock lock(&write_mutex_);
   journal_ = std::move(journal);
 }
 
 absl::Status HostedModel::Snapshot() {
-  std::unique_lock lock(write_mutex_);
-  if (journal_ == nullptr || deleted()) return absl::OkStatus();
-  const ModelJournal::Position position = journal_->position();
-  if (position.lsn == journal_->snapshot_lsn()) return absl::OkStatus();
-  const ModelSnapshot state = model_->CaptureSnapshot();
-  SnapshotHeader header{
-      position.lsn,
-      identity(),
-      num_samples_,
-      duplicate_samples(),
-      {recent_ids_.entries().begin(), recent_ids_.entries().end()}};
-  lock.unlock();
+  std::optional<ModelSnapshot> state;
+  std::optional<SnapshotHeader> header;
+  ModelJournal::Position position;
+  {
+    absl::MutexLock lock(&write_mutex_);
+    if (journal_ == nullptr || deleted()) return absl::OkStatus();
+    position = journal_->position();
+    if (position.lsn == journal_->snapshot_lsn()) return absl::OkStatus();
+    state.emplace(model_->CaptureSnapshot());
+    header.emplace(SnapshotHeader{
+        position.lsn,
+        identity(),
+        num_samples_,
+        duplicate_samples(),
+        {recent_ids_.entries().begin(), recent_ids_.entries().end()}});
+  }
+  // Written without the lock: learning goes on meanwhile.
   const absl::Status written = journal_->WriteSnapshot(
       position, [&](RecordWriter& out, std::uint64_t* records) {
         if (absl::Status status =
-                out.Add(kSnapshotHeaderRecord, EncodeSnapshotHeader(header));
+                out.Add(kSnapshotHeaderRecord, EncodeSnapshotHeader(*header));
             !status.ok()) {
           return status;
         }
         ++*records;
-        return state.Write(out, records);
+        return state->Write(out, records);
       });
   if (written.ok()) {
-    lock.lock();
-    samples_at_snapshot_ = header.num_samples;
+    absl::MutexLock lock(&write_mutex_);
+    samples_at_snapshot_ = header->num_samples;
     snapshot_time_ = absl::Now();
   }
   return written;
 }
 
 std::uint64_t HostedModel::samples_since_snapshot() const {
-  std::lock_guard lock(write_mutex_);
+  absl::MutexLock lock(&write_mutex_);
   return num_samples_ - samples_at_snapshot_;
 }
 
 absl::Time HostedModel::last_snapshot_time() const {
-  std::lock_guard lock(write_mutex_);
+  absl::MutexLock lock(&write_mutex_);
   return snapshot_time_;
 }
 

@@ -6,13 +6,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/model/model.h"
 #include "server/hosting/learn_batcher.h"
@@ -118,13 +119,17 @@ class HostedModel {
   const std::shared_ptr<SerialQueue> writes_;
   LearnBatcher learn_batcher_;
 
-  std::unique_ptr<ModelJournal> journal_;  // null: in memory only
+  // Null: in memory only. Attached before the model is served (creation or
+  // recovery), then fixed; the journal synchronizes itself.
+  std::unique_ptr<ModelJournal> journal_;
 
-  mutable std::mutex write_mutex_;  // guards what follows
-  RecentSampleIds recent_ids_;
-  std::uint64_t num_samples_ = 0;
-  std::uint64_t samples_at_snapshot_ = 0;
-  absl::Time snapshot_time_ = absl::Now();
+  // Serializes the writes (Learn, Refit, Delete, recovery) with the
+  // snapshot's capture, and guards the bookkeeping below.
+  mutable absl::Mutex write_mutex_;
+  RecentSampleIds recent_ids_ ABSL_GUARDED_BY(write_mutex_);
+  std::uint64_t num_samples_ ABSL_GUARDED_BY(write_mutex_) = 0;
+  std::uint64_t samples_at_snapshot_ ABSL_GUARDED_BY(write_mutex_) = 0;
+  absl::Time snapshot_time_ ABSL_GUARDED_BY(write_mutex_) = absl::Now();
   std::atomic<bool> deleted_{false};
   std::atomic<std::uint64_t> duplicate_samples_{0};
 };

@@ -4,10 +4,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "core/model/model.h"
 
 namespace streamreg {
@@ -52,11 +53,11 @@ class LearnBatcher {
   // Learns every request queued now (on the model's write queue).
   static void Drain(const std::shared_ptr<HostedModel>& model);
   static void LearnAlone(HostedModel& model, Request& request);
-  std::vector<Request> TakeBatch();
+  std::vector<Request> TakeBatch() ABSL_LOCKS_EXCLUDED(mutex_);
 
-  std::mutex mutex_;
-  std::vector<Request> pending_;
-  bool scheduled_ = false;
+  absl::Mutex mutex_;
+  std::vector<Request> pending_ ABSL_GUARDED_BY(mutex_);
+  bool scheduled_ ABSL_GUARDED_BY(mutex_) = false;  // a Drain is posted
 };
 
 }  // namespace streamreg

@@ -6,13 +6,14 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "core/model/model_config.h"
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/model_storage.h"
@@ -72,16 +73,21 @@ class ModelRegistry {
   absl::Status CheckLimits(const ModelConfig& config) const;
   HostedModel::Limits HostedLimits(const ModelConfig& config) const;
   // ALREADY_EXISTS if `name` is taken (hosted, failed or being created).
-  absl::Status CheckFree(const std::string& name) const;
-  absl::Status DeleteFailed(const std::string& name);
+  absl::Status CheckFree(const std::string& name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  absl::Status DeleteFailed(const std::string& name)
+      ABSL_LOCKS_EXCLUDED(mutex_);
 
   const RegistryLimits limits_;
   WorkerPool* const pool_;
   ModelStorage* const storage_;
-  mutable std::shared_mutex mutex_;
-  std::map<std::string, std::shared_ptr<HostedModel>, std::less<>> models_;
-  std::map<std::string, absl::Status, std::less<>> failed_;
-  std::set<std::string, std::less<>> creating_;
+  mutable absl::Mutex mutex_;  // held shared by lookups
+  std::map<std::string, std::shared_ptr<HostedModel>, std::less<>> models_
+      ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, absl::Status, std::less<>> failed_
+      ABSL_GUARDED_BY(mutex_);
+  // Names reserved while their files are being created.
+  std::set<std::string, std::less<>> creating_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace streamreg

@@ -187,8 +187,8 @@ void ModelStorage::Start(
 bool ModelStorage::Sleep(absl::Duration timeout) {
   std::unique_lock lock(mutex_);
   wake_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                 [this] { return stopping_; });
-  return !stopping_;
+                 [this] { return stopping_.load(); });
+  return !stopping_.load();
 }
 
 void ModelStorage::SyncLoop() {

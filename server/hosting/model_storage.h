@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_HOSTING_MODEL_STORAGE_H_
 #define STREAMREG_SERVER_HOSTING_MODEL_STORAGE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -92,9 +93,13 @@ class ModelStorage {
   const std::string data_dir_;
   const StorageOptions options_;
   std::function<std::vector<std::shared_ptr<HostedModel>>()> models_;
+  // Wakes the background loops when stopping. std::condition_variable
+  // times its waits on the steady clock, so a wall-clock jump cannot
+  // stretch or shorten the sync interval (absl::CondVar would use the wall
+  // clock). stopping_ is set under mutex_ so that no wake-up is lost.
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_ = false;
   std::thread syncer_;
   std::thread snapshotter_;
 };

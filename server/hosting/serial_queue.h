@@ -4,8 +4,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "server/hosting/worker_pool.h"
 
 namespace streamreg {
@@ -31,9 +32,9 @@ class SerialQueue : public std::enable_shared_from_this<SerialQueue> {
   void Drain();
 
   WorkerPool* pool_;
-  std::mutex mutex_;
-  std::deque<std::function<void()>> tasks_;
-  bool running_ = false;
+  absl::Mutex mutex_;
+  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
+  bool running_ ABSL_GUARDED_BY(mutex_) = false;  // a Drain is posted
 };
 
 }  // namespace streamreg

@@ -14,39 +14,38 @@ WorkerPool::WorkerPool(std::size_t num_threads) {
 
 WorkerPool::~WorkerPool() {
   {
-    std::lock_guard lock(mutex_);
+    absl::MutexLock lock(&mutex_);
     stopping_ = true;
+    ready_.SignalAll();
   }
-  ready_.notify_all();
   for (std::thread& thread : threads_) thread.join();
 }
 
 void WorkerPool::Post(std::function<void()> task) {
-  {
-    std::lock_guard lock(mutex_);
-    tasks_.push_back(std::move(task));
-  }
-  ready_.notify_one();
+  absl::MutexLock lock(&mutex_);
+  tasks_.push_back(std::move(task));
+  ready_.Signal();
 }
 
 void WorkerPool::Run() {
-  std::unique_lock lock(mutex_);
+  absl::MutexLock lock(&mutex_);
   while (true) {
-    ready_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+    while (!stopping_ && tasks_.empty()) ready_.Wait(&mutex_);
     if (tasks_.empty()) return;  // stopping, and nothing left to run
     std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();
     ++running_;
-    lock.unlock();
+    mutex_.Unlock();
     task();
-    lock.lock();
-    if (--running_ == 0 && tasks_.empty()) idle_.notify_all();
+    task = nullptr;  // its captures are freed outside the lock
+    mutex_.Lock();
+    if (--running_ == 0 && tasks_.empty()) idle_.SignalAll();
   }
 }
 
 void WorkerPool::Drain() {
-  std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return tasks_.empty() && running_ == 0; });
+  absl::MutexLock lock(&mutex_);
+  while (!tasks_.empty() || running_ != 0) idle_.Wait(&mutex_);
 }
 
 }  // namespace streamreg

@@ -1,13 +1,14 @@
 #ifndef STREAMREG_SERVER_HOSTING_WORKER_POOL_H_
 #define STREAMREG_SERVER_HOSTING_WORKER_POOL_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace streamreg {
 
@@ -28,15 +29,15 @@ class WorkerPool {
   std::size_t num_threads() const { return threads_.size(); }
 
  private:
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mutex_);
 
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::condition_variable idle_;
-  std::deque<std::function<void()>> tasks_;
-  std::size_t running_ = 0;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  absl::Mutex mutex_;
+  absl::CondVar ready_;  // a task was posted, or stopping
+  absl::CondVar idle_;   // no task queued or running
+  std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
+  std::size_t running_ ABSL_GUARDED_BY(mutex_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  std::vector<std::thread> threads_;  // fixed after construction
 };
 
 }  // namespace streamreg

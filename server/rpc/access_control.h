@@ -4,11 +4,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/server_context.h"
 #include "server/auth/access_tokens.h"
 
@@ -84,8 +85,8 @@ class AccessControl {
 
  private:
   bool enabled_ = false;
-  mutable std::mutex mutex_;
-  std::shared_ptr<const AccessTokens> tokens_;  // guarded by mutex_
+  mutable absl::Mutex mutex_;
+  std::shared_ptr<const AccessTokens> tokens_ ABSL_GUARDED_BY(mutex_);
   std::atomic<std::uint64_t> generation_ = 0;
 };
 

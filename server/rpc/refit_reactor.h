@@ -2,10 +2,11 @@
 #define STREAMREG_SERVER_RPC_REFIT_REACTOR_H_
 
 #include <memory>
-#include <mutex>
 #include <optional>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "server/hosting/hosted_model.h"
 #include "streamreg/v1/model_service.pb.h"
@@ -27,17 +28,18 @@ class RefitReactor final : public grpc::ServerWriteReactor<v1::RefitProgress> {
 
  private:
   void Run();
-  void Publish(v1::RefitProgress progress);
-  // Finishes once the refit has ended and no write is left (mutex_ held).
-  void FinishIfDone();
+  void Publish(v1::RefitProgress progress) ABSL_LOCKS_EXCLUDED(mutex_);
+  // Finishes once the refit has ended and no write is left.
+  void FinishIfDone() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   std::shared_ptr<HostedModel> model_;
-  std::mutex mutex_;
-  v1::RefitProgress writing_;
-  bool write_in_flight_ = false;
-  std::optional<v1::RefitProgress> pending_;
-  std::optional<grpc::Status> result_;
-  bool finished_ = false;
+  // The refit's thread and gRPC's write callbacks meet here.
+  absl::Mutex mutex_;
+  v1::RefitProgress writing_ ABSL_GUARDED_BY(mutex_);
+  bool write_in_flight_ ABSL_GUARDED_BY(mutex_) = false;
+  std::optional<v1::RefitProgress> pending_ ABSL_GUARDED_BY(mutex_);
+  std::optional<grpc::Status> result_ ABSL_GUARDED_BY(mutex_);
+  bool finished_ ABSL_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace streamreg

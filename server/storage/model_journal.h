@@ -4,13 +4,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "core/io/file_system.h"
 #include "core/io/record_writer.h"
 #include "core/model/model.h"
@@ -118,11 +119,13 @@ class ModelJournal {
 
  private:
   ModelJournal(std::string directory, Options options);
-  absl::Status OpenSegment(std::uint64_t segment);
+  absl::Status OpenSegment(std::uint64_t segment)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Assigns the next lsn (patched into the payload's first 8 bytes),
-  // appends, rolls over and syncs as configured. Holds mutex_.
-  absl::Status Append(RecordType type, std::string payload, bool sync);
-  absl::Status Fail(absl::Status status);
+  // appends, rolls over and syncs as configured.
+  absl::Status Append(RecordType type, std::string payload, bool sync)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::Status Fail(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Syncs a log file (a RecordWriter or a WritableFile), timing it.
   template <typename Syncable>
   absl::Status TimedSync(Syncable& log) const;
@@ -132,19 +135,22 @@ class ModelJournal {
   const std::string directory_;
   const Options options_;
 
-  mutable std::mutex mutex_;
-  std::shared_ptr<WritableFile> file_;
-  std::unique_ptr<RecordWriter> writer_;
-  std::uint64_t segment_ = 0;
-  std::uint64_t last_lsn_ = 0;
-  std::uint64_t snapshot_lsn_ = 0;
-  std::vector<std::uint64_t> segments_;   // older ones still on disk
-  std::vector<std::uint64_t> snapshots_;  // lsns on disk
-  bool dirty_ = false;
-  absl::Status failure_;
-  std::uint64_t bytes_appended_ = 0;
+  // Appends, syncs and snapshots' bookkeeping may come from several
+  // threads (the model's writer, the syncer, the snapshot writer).
+  mutable absl::Mutex mutex_ ABSL_ACQUIRED_AFTER(snapshot_mutex_);
+  std::shared_ptr<WritableFile> file_ ABSL_GUARDED_BY(mutex_);
+  std::unique_ptr<RecordWriter> writer_ ABSL_GUARDED_BY(mutex_);
+  std::uint64_t segment_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t last_lsn_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t snapshot_lsn_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Older segments still on disk, and the lsns of the snapshots on disk.
+  std::vector<std::uint64_t> segments_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::uint64_t> snapshots_ ABSL_GUARDED_BY(mutex_);
+  bool dirty_ ABSL_GUARDED_BY(mutex_) = false;
+  absl::Status failure_ ABSL_GUARDED_BY(mutex_);
+  std::uint64_t bytes_appended_ ABSL_GUARDED_BY(mutex_) = 0;
 
-  std::mutex snapshot_mutex_;  // one snapshot at a time
+  absl::Mutex snapshot_mutex_;  // one snapshot at a time
 };
 
 }  // namespace streamreg
