@@ -5,7 +5,6 @@
 #include <utility>
 
 namespace streamreg {
-
 namespace {
 
 void Fallback(const ModelState& state, std::size_t target, Prediction* out)

@@ -4,7 +4,6 @@
 #include <utility>
 
 namespace streamreg {
-
 namespace {
 
 // The store's counts and transforms, read under the state's lock.

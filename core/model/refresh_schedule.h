@@ -13,8 +13,7 @@
 namespace streamreg {
 
 // The refresh schedule: when a Model's background work starts and when it
-// takes over
-// (docs/estimators.md, "Learning online"):
+// takes over (docs/estimators.md, "Learning online"):
 //  - each time the store has grown by config.metric_refresh_growth, the
 //    metric's sums are recomputed with the papers' batch estimator
 //    (GradientRefresh) and installed at a fixed later sample count, with the
