@@ -22,7 +22,7 @@ ConcurrentCoverTree::ConcurrentCoverTree(CoverTree tree, Options options)
 ConcurrentCoverTree::~ConcurrentCoverTree() {
   std::thread finished;
   {
-    absl::MutexLock writer(&writer_);
+    MutexLock writer(&writer_);
     WaitWhileRebuilding();
     finished = std::move(rebuild_thread_);
   }
@@ -31,7 +31,7 @@ ConcurrentCoverTree::~ConcurrentCoverTree() {
 
 absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
                                          std::span<const double> point) {
-  absl::MutexLock writer(&writer_);
+  MutexLock writer(&writer_);
   // Rehash on a copy, not under the lock (see CoverTree::PreparedIdMap).
   CoverTree::IdMap grown;
   const bool grow = WriterView().IdMapNearlyFull();
@@ -51,7 +51,7 @@ absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
 }
 
 absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
-  absl::MutexLock writer(&writer_);
+  MutexLock writer(&writer_);
   absl::Status status;
   {
     ExclusiveLock lock(lock_);
@@ -106,7 +106,7 @@ void ConcurrentCoverTree::FinishBackgroundRebuild(
   std::vector<PendingWrite> batch;
   for (int round = 0; round < kLockFreeRounds; ++round) {
     {
-      absl::MutexLock writer(&writer_);
+      MutexLock writer(&writer_);
       if (pending_.size() <= kReplayUnderLock) break;
       batch.swap(pending_);
     }
@@ -114,7 +114,7 @@ void ConcurrentCoverTree::FinishBackgroundRebuild(
     batch.clear();
   }
   {
-    absl::MutexLock writer(&writer_);
+    MutexLock writer(&writer_);
     Replay(pending_, *fresh);
     pending_.clear();
     built_size_ = fresh->size();
@@ -144,7 +144,7 @@ void ConcurrentCoverTree::WaitWhileRebuilding() {
 }
 
 void ConcurrentCoverTree::WaitForBackgroundRebuild() {
-  absl::MutexLock writer(&writer_);
+  MutexLock writer(&writer_);
   WaitWhileRebuilding();
 }
 
@@ -172,7 +172,7 @@ absl::Status ConcurrentCoverTree::RangeUnordered(
 void ConcurrentCoverTree::Rebuild() {
   std::unique_ptr<CoverTree> fresh;
   {
-    absl::MutexLock writer(&writer_);
+    MutexLock writer(&writer_);
     WaitWhileRebuilding();
     fresh = std::make_unique<CoverTree>(WriterView().Rebuilt());
     built_size_ = fresh->size();
@@ -185,7 +185,7 @@ void ConcurrentCoverTree::Rebuild() {
 void ConcurrentCoverTree::Replace(CoverTree tree) {
   auto fresh = std::make_unique<CoverTree>(std::move(tree));
   {
-    absl::MutexLock writer(&writer_);
+    MutexLock writer(&writer_);
     WaitWhileRebuilding();
     built_size_ = fresh->size();
     Swap(fresh);
@@ -211,7 +211,7 @@ std::size_t ConcurrentCoverTree::MemoryUsage() const {
 }
 
 std::size_t ConcurrentCoverTree::rebuild_count() const {
-  absl::MutexLock writer(&writer_);
+  MutexLock writer(&writer_);
   return rebuilds_;
 }
 

@@ -12,7 +12,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "core/base/writer_priority_mutex.h"
 #include "core/index/cover_tree.h"
 #include "core/index/neighbor.h"
@@ -116,7 +116,7 @@ class ConcurrentCoverTree {
   }
 
   const Options options_;
-  mutable absl::Mutex writer_;  // serializes writers
+  mutable Mutex writer_;  // serializes writers
   mutable WriterPriorityMutex lock_ ABSL_ACQUIRED_AFTER(writer_);
   std::unique_ptr<CoverTree> tree_ ABSL_GUARDED_BY(lock_)
       ABSL_PT_GUARDED_BY(lock_);
@@ -125,7 +125,7 @@ class ConcurrentCoverTree {
   bool rebuilding_ ABSL_GUARDED_BY(writer_) = false;
   std::vector<PendingWrite> pending_ ABSL_GUARDED_BY(writer_);
   std::size_t rebuilds_ ABSL_GUARDED_BY(writer_) = 0;
-  absl::CondVar rebuilt_;  // signalled (under writer_) when one finishes
+  CondVar rebuilt_;  // signalled (under writer_) when one finishes
   std::thread rebuild_thread_ ABSL_GUARDED_BY(writer_);
 };
 

@@ -21,7 +21,7 @@ void MetricIndex::Retire(std::shared_ptr<Generation> old) {
 }
 
 std::shared_ptr<const MetricIndex::Generation> MetricIndex::current() const {
-  absl::MutexLock lock(&current_mutex_);
+  MutexLock lock(&current_mutex_);
   return live_;
 }
 
@@ -59,7 +59,7 @@ void MetricIndex::Remove(std::uint64_t slot) { Write(slot, {}); }
 void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
   Apply(WriterView(), slot, x, /*replay=*/false);
   if (!rebuilding_.load()) return;
-  absl::MutexLock lock(&pending_mutex_);
+  MutexLock lock(&pending_mutex_);
   if (caught_up_) {
     Apply(*next_, slot, x, /*replay=*/false);
   } else {
@@ -88,7 +88,7 @@ void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
       Build(std::move(transform), num_slots, copy_rows);
   CountBuild(start);
   {
-    absl::MutexLock lock(&current_mutex_);
+    MutexLock lock(&current_mutex_);
     live_.swap(fresh);
     ++generation_;
   }
@@ -99,7 +99,7 @@ void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
                                CopySlotRows copy_rows) {
   if (builder_.joinable()) FinishRebuild();
   {
-    absl::MutexLock lock(&pending_mutex_);
+    MutexLock lock(&pending_mutex_);
     next_.reset();
     pending_.clear();
     caught_up_ = false;
@@ -119,7 +119,7 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
   std::vector<WriteOp> batch;
   for (;;) {
     {
-      absl::MutexLock lock(&pending_mutex_);
+      MutexLock lock(&pending_mutex_);
       if (pending_.empty()) {
         next_ = std::move(fresh);
         caught_up_ = true;
@@ -138,19 +138,19 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
 void MetricIndex::FinishRebuild() {
   if (!builder_.joinable()) return;
   {
-    absl::MutexLock lock(&pending_mutex_);
+    MutexLock lock(&pending_mutex_);
     if (!caught_up_) waits_.fetch_add(1);
   }
   builder_.join();
   std::shared_ptr<Generation> fresh;
   {
-    absl::MutexLock lock(&pending_mutex_);
+    MutexLock lock(&pending_mutex_);
     assert(caught_up_ && pending_.empty());
     fresh = std::move(next_);
     caught_up_ = false;
   }
   {
-    absl::MutexLock lock(&current_mutex_);
+    MutexLock lock(&current_mutex_);
     live_.swap(fresh);
     ++generation_;
   }
@@ -168,7 +168,7 @@ void MetricIndex::Restore(MetricTransform transform, std::size_t num_slots,
       Build(std::move(transform), num_slots, copy_rows,
             CoverTree::InsertionOrder::kAsGiven);
   {
-    absl::MutexLock lock(&current_mutex_);
+    MutexLock lock(&current_mutex_);
     live_.swap(restored);
   }
   Retire(std::move(restored));

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "core/index/concurrent_cover_tree.h"
 #include "core/metric/metric_transform.h"
 #include "core/metric/slot_rows.h"
@@ -131,7 +131,7 @@ class MetricIndex {
   Generation& WriterView() ABSL_NO_THREAD_SAFETY_ANALYSIS { return *live_; }
 
   // The live generation: swapped by the writer under current_mutex_.
-  mutable absl::Mutex current_mutex_;
+  mutable Mutex current_mutex_;
   std::shared_ptr<Generation> live_ ABSL_GUARDED_BY(current_mutex_);
   std::atomic<std::size_t> generation_ = 0;
   std::atomic<std::size_t> waits_ = 0;
@@ -142,7 +142,7 @@ class MetricIndex {
   std::thread builder_;
   std::thread reaper_;
   // What the builder and the writer share while a rebuild runs.
-  absl::Mutex pending_mutex_;
+  Mutex pending_mutex_;
   std::shared_ptr<Generation> next_ ABSL_GUARDED_BY(pending_mutex_);
   std::vector<WriteOp> pending_ ABSL_GUARDED_BY(pending_mutex_);
   bool caught_up_ ABSL_GUARDED_BY(pending_mutex_) = false;

@@ -51,7 +51,7 @@ absl::Status Model::Validate(std::span<const Sample> batch) const {
 absl::Status Model::Learn(std::span<const Sample> batch,
                           std::vector<Prediction>* before) {
   if (absl::Status status = Validate(batch); !status.ok()) return status;
-  absl::MutexLock writer(&state_.writer);
+  MutexLock writer(&state_.writer);
   if (before != nullptr) before->resize(batch.size());
   for (std::size_t s = 0; s < batch.size(); ++s) {
     learner_.Learn(state_, batch[s],
@@ -89,13 +89,13 @@ absl::Status Model::Predict(std::span<const std::span<const double>> queries,
 
 absl::Status Model::Refit(
     const std::function<void(std::size_t, std::size_t)>& progress) {
-  absl::MutexLock writer(&state_.writer);
+  MutexLock writer(&state_.writer);
   RefitNow(state_, progress);
   return absl::OkStatus();
 }
 
 void Model::FinishRebuilds() {
-  absl::MutexLock writer(&state_.writer);
+  MutexLock writer(&state_.writer);
   FinishBackgroundWork(state_);
 }
 

@@ -46,7 +46,7 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
 }
 
 ModelSnapshot Model::CaptureSnapshot() const {
-  absl::MutexLock writer(&state_.writer);
+  MutexLock writer(&state_.writer);
   SharedLock lock(state_.lock);
   ModelSnapshot snapshot;
   snapshot.samples_seen_ = state_.store.seen();
@@ -73,7 +73,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   }
   std::unique_ptr<Model> model(new Model(std::move(config)));
   ModelState& state = model->state_;
-  absl::MutexLock writer(&state.writer);
+  MutexLock writer(&state.writer);
   LoadedModelState loaded;
   {
     ExclusiveLock lock(state.lock);

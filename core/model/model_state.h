@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "core/base/running_moments.h"
 #include "core/base/writer_priority_mutex.h"
 #include "core/metric/gradient_refresh.h"
@@ -70,7 +70,7 @@ struct ModelState {
   std::vector<MetricIndex*> AllIndexes() const;
 
   const ModelConfig& config;
-  mutable absl::Mutex writer;
+  mutable Mutex writer;
   mutable WriterPriorityMutex lock ABSL_ACQUIRED_AFTER(writer);
 
   SampleStore store ABSL_GUARDED_BY(lock);

@@ -49,7 +49,7 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
   if (absl::Status status = CheckDistinctIds(batch); !status.ok()) {
     return status;
   }
-  absl::MutexLock lock(&write_mutex_);
+  MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
 
   LearnOutcome outcome;
@@ -118,7 +118,7 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
 
 absl::Status HostedModel::Refit(
     const std::function<void(std::size_t, std::size_t)>& progress) {
-  absl::MutexLock lock(&write_mutex_);
+  MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   if (journal_ != nullptr) {
     if (absl::Status status = journal_->AppendRefit(); !status.ok()) {
@@ -139,7 +139,7 @@ absl::Status HostedModel::Predict(
 }
 
 absl::Status HostedModel::Delete() {
-  absl::MutexLock lock(&write_mutex_);
+  MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   if (journal_ != nullptr) {
     if (absl::Status status = journal_->AppendDelete(); !status.ok()) {
@@ -155,7 +155,7 @@ ModelIdentity HostedModel::identity() const {
 }
 
 void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
-  absl::MutexLock lock(&write_mutex_);
+  MutexLock lock(&write_mutex_);
   num_samples_ = header.num_samples;
   samples_at_snapshot_ = header.num_samples;
   duplicate_samples_ = header.duplicate_samples;
@@ -165,7 +165,7 @@ void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
 }
 
 absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
-  absl::MutexLock lock(&write_mutex_);
+  MutexLock lock(&write_mutex_);
   auto malformed = [&](absl::string_view what) {
     return absl::DataLossError(absl::StrCat("log record ", entry.lsn,
                                             " of model '", name_, "': ", what));
@@ -203,7 +203,7 @@ absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
 }
 
 void HostedModel::AttachJournal(std::unique_ptr<ModelJournal> journal) {
-  absl::MutexLock lock(&write_mutex_);
+  MutexLock lock(&write_mutex_);
   journal_ = std::move(journal);
 }
 
@@ -212,7 +212,7 @@ absl::Status HostedModel::Snapshot() {
   std::optional<SnapshotHeader> header;
   ModelJournal::Position position;
   {
-    absl::MutexLock lock(&write_mutex_);
+    MutexLock lock(&write_mutex_);
     if (journal_ == nullptr || deleted()) return absl::OkStatus();
     position = journal_->position();
     if (position.lsn == journal_->snapshot_lsn()) return absl::OkStatus();
@@ -236,7 +236,7 @@ absl::Status HostedModel::Snapshot() {
         return state->Write(out, records);
       });
   if (written.ok()) {
-    absl::MutexLock lock(&write_mutex_);
+    MutexLock lock(&write_mutex_);
     samples_at_snapshot_ = header->num_samples;
     snapshot_time_ = absl::Now();
   }
@@ -244,12 +244,12 @@ absl::Status HostedModel::Snapshot() {
 }
 
 std::uint64_t HostedModel::samples_since_snapshot() const {
-  absl::MutexLock lock(&write_mutex_);
+  MutexLock lock(&write_mutex_);
   return num_samples_ - samples_at_snapshot_;
 }
 
 absl::Time HostedModel::last_snapshot_time() const {
-  absl::MutexLock lock(&write_mutex_);
+  MutexLock lock(&write_mutex_);
   return snapshot_time_;
 }
 

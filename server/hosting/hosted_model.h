@@ -13,8 +13,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/base/mutex.h"
 #include "core/model/model.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/hosting/recent_sample_ids.h"
@@ -125,7 +125,7 @@ class HostedModel {
 
   // Serializes the writes (Learn, Refit, Delete, recovery) with the
   // snapshot's capture, and guards the bookkeeping below.
-  mutable absl::Mutex write_mutex_;
+  mutable Mutex write_mutex_;
   RecentSampleIds recent_ids_ ABSL_GUARDED_BY(write_mutex_);
   std::uint64_t num_samples_ ABSL_GUARDED_BY(write_mutex_) = 0;
   std::uint64_t samples_at_snapshot_ ABSL_GUARDED_BY(write_mutex_) = 0;

@@ -20,7 +20,7 @@ void LearnBatcher::Submit(const std::shared_ptr<HostedModel>& model,
                           Request request) {
   LearnBatcher& batcher = model->learn_batcher();
   {
-    absl::MutexLock lock(&batcher.mutex_);
+    MutexLock lock(&batcher.mutex_);
     batcher.pending_.push_back(std::move(request));
     if (batcher.scheduled_) return;
     batcher.scheduled_ = true;
@@ -29,7 +29,7 @@ void LearnBatcher::Submit(const std::shared_ptr<HostedModel>& model,
 }
 
 std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch() {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   std::vector<Request> batch;
   std::vector<Request> later;
   absl::flat_hash_set<std::uint64_t> ids;
@@ -54,7 +54,7 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
   {
     // More arrived meanwhile (or were held back): learn them after this
     // batch, behind whatever else the write queue holds by then.
-    absl::MutexLock lock(&batcher.mutex_);
+    MutexLock lock(&batcher.mutex_);
     if (batcher.pending_.empty()) {
       batcher.scheduled_ = false;
     } else {

@@ -8,7 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "core/model/model.h"
 
 namespace streamreg {
@@ -55,7 +55,7 @@ class LearnBatcher {
   static void LearnAlone(HostedModel& model, Request& request);
   std::vector<Request> TakeBatch() ABSL_LOCKS_EXCLUDED(mutex_);
 
-  absl::Mutex mutex_;
+  Mutex mutex_;
   std::vector<Request> pending_ ABSL_GUARDED_BY(mutex_);
   bool scheduled_ ABSL_GUARDED_BY(mutex_) = false;  // a Drain is posted
 };

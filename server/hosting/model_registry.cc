@@ -100,7 +100,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
     return status;
   }
   {
-    absl::MutexLock lock(&mutex_);
+    ExclusiveLock lock(mutex_);
     if (absl::Status status = CheckFree(name); !status.ok()) return status;
     if (models_.size() + creating_.size() >= limits_.max_models) {
       return absl::ResourceExhaustedError(
@@ -124,7 +124,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
       stored = journal.status();
     }
   }
-  absl::MutexLock lock(&mutex_);
+  ExclusiveLock lock(mutex_);
   creating_.erase(name);
   if (!stored.ok()) return stored;
   models_.emplace(name, hosted);
@@ -133,7 +133,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
 
 absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Find(
     absl::string_view name) const {
-  absl::ReaderMutexLock lock(&mutex_);
+  SharedLock lock(mutex_);
   const auto it = models_.find(name);
   if (it == models_.end()) {
     if (const auto failed = failed_.find(name); failed != failed_.end()) {
@@ -149,7 +149,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Find(
 
 std::vector<std::shared_ptr<HostedModel>> ModelRegistry::List(
     absl::string_view after, std::size_t limit) const {
-  absl::ReaderMutexLock lock(&mutex_);
+  SharedLock lock(mutex_);
   std::vector<std::shared_ptr<HostedModel>> page;
   for (auto it = after.empty() ? models_.begin() : models_.upper_bound(after);
        it != models_.end() && page.size() < limit; ++it) {
@@ -162,7 +162,7 @@ absl::Status ModelRegistry::Delete(absl::string_view name) {
   std::shared_ptr<HostedModel> model;
   bool failed = false;
   {
-    absl::ReaderMutexLock lock(&mutex_);
+    SharedLock lock(mutex_);
     const auto it = models_.find(name);
     if (it != models_.end()) {
       model = it->second;
@@ -184,7 +184,7 @@ absl::Status ModelRegistry::Delete(absl::string_view name) {
           model->name(), std::string(status.message()));
     }
   }
-  absl::MutexLock lock(&mutex_);
+  ExclusiveLock lock(mutex_);
   const auto it = models_.find(name);
   if (it != models_.end() && it->second == model) models_.erase(it);
   return absl::OkStatus();
@@ -194,7 +194,7 @@ absl::Status ModelRegistry::DeleteFailed(const std::string& name) {
   if (absl::Status status = storage_->Remove(name); !status.ok()) {
     return status;
   }
-  absl::MutexLock lock(&mutex_);
+  ExclusiveLock lock(mutex_);
   failed_.erase(name);
   return absl::OkStatus();
 }
@@ -209,7 +209,7 @@ absl::Status ModelRegistry::Recover() {
         name,
         [this](const ModelConfig& config) { return HostedLimits(config); },
         pool_);
-    absl::MutexLock lock(&mutex_);
+    ExclusiveLock lock(mutex_);
     if (model.ok()) {
       spdlog::info("event=recovered model={} samples={} seconds={:.3f}", name,
                    (*model)->model().samples_seen(),
@@ -228,12 +228,12 @@ absl::Status ModelRegistry::Recover() {
 }
 
 std::map<std::string, absl::Status> ModelRegistry::failed() const {
-  absl::ReaderMutexLock lock(&mutex_);
+  SharedLock lock(mutex_);
   return {failed_.begin(), failed_.end()};
 }
 
 std::size_t ModelRegistry::size() const {
-  absl::ReaderMutexLock lock(&mutex_);
+  SharedLock lock(mutex_);
   return models_.size();
 }
 

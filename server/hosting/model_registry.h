@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/writer_priority_mutex.h"
 #include "core/model/model_config.h"
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/model_storage.h"
@@ -81,7 +81,7 @@ class ModelRegistry {
   const RegistryLimits limits_;
   WorkerPool* const pool_;
   ModelStorage* const storage_;
-  mutable absl::Mutex mutex_;  // held shared by lookups
+  mutable WriterPriorityMutex mutex_;  // held shared by lookups
   std::map<std::string, std::shared_ptr<HostedModel>, std::less<>> models_
       ABSL_GUARDED_BY(mutex_);
   std::map<std::string, absl::Status, std::less<>> failed_

@@ -95,8 +95,9 @@ class ModelStorage {
   std::function<std::vector<std::shared_ptr<HostedModel>>()> models_;
   // Wakes the background loops when stopping. std::condition_variable
   // times its waits on the steady clock, so a wall-clock jump cannot
-  // stretch or shorten the sync interval (absl::CondVar would use the wall
-  // clock). stopping_ is set under mutex_ so that no wake-up is lost.
+  // stretch or shorten the sync interval (absl::CondVar's timed waits use
+  // the wall clock). stopping_ is set under mutex_ so that no wake-up is
+  // lost.
   std::mutex mutex_;
   std::condition_variable wake_;
   std::atomic<bool> stopping_ = false;

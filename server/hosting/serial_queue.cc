@@ -6,7 +6,7 @@ namespace streamreg {
 
 void SerialQueue::Post(std::function<void()> task) {
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     tasks_.push_back(std::move(task));
     if (running_) return;
     running_ = true;
@@ -18,7 +18,7 @@ void SerialQueue::Drain() {
   while (true) {
     std::function<void()> task;
     {
-      absl::MutexLock lock(&mutex_);
+      MutexLock lock(&mutex_);
       if (tasks_.empty()) {
         running_ = false;
         return;

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "server/hosting/worker_pool.h"
 
 namespace streamreg {
@@ -32,7 +32,7 @@ class SerialQueue : public std::enable_shared_from_this<SerialQueue> {
   void Drain();
 
   WorkerPool* pool_;
-  absl::Mutex mutex_;
+  Mutex mutex_;
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
   bool running_ ABSL_GUARDED_BY(mutex_) = false;  // a Drain is posted
 };

@@ -14,7 +14,7 @@ WorkerPool::WorkerPool(std::size_t num_threads) {
 
 WorkerPool::~WorkerPool() {
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     stopping_ = true;
     ready_.SignalAll();
   }
@@ -22,13 +22,13 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::Post(std::function<void()> task) {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   tasks_.push_back(std::move(task));
   ready_.Signal();
 }
 
 void WorkerPool::Run() {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   while (true) {
     while (!stopping_ && tasks_.empty()) ready_.Wait(&mutex_);
     if (tasks_.empty()) return;  // stopping, and nothing left to run
@@ -44,7 +44,7 @@ void WorkerPool::Run() {
 }
 
 void WorkerPool::Drain() {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   while (!tasks_.empty() || running_ != 0) idle_.Wait(&mutex_);
 }
 

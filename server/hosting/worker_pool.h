@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 
 namespace streamreg {
 
@@ -31,9 +31,9 @@ class WorkerPool {
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mutex_);
 
-  absl::Mutex mutex_;
-  absl::CondVar ready_;  // a task was posted, or stopping
-  absl::CondVar idle_;   // no task queued or running
+  Mutex mutex_;
+  CondVar ready_;  // a task was posted, or stopping
+  CondVar idle_;   // no task queued or running
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
   std::size_t running_ ABSL_GUARDED_BY(mutex_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;

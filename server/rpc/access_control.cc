@@ -37,7 +37,7 @@ void AccessControl::Replace(AccessTokens tokens) {
   if (!enabled_) return;
   auto replacement = std::make_shared<const AccessTokens>(std::move(tokens));
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     tokens_.swap(replacement);
   }
   generation_.fetch_add(1, std::memory_order_release);
@@ -74,7 +74,7 @@ absl::StatusOr<CallerRights> AccessControl::Authenticate(
   }
   std::shared_ptr<const AccessTokens> tokens;
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     tokens = tokens_;
   }
   const TokenHolder* holder = tokens->FindDigest(credential.digest);

@@ -9,7 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "grpcpp/server_context.h"
 #include "server/auth/access_tokens.h"
 
@@ -85,7 +85,7 @@ class AccessControl {
 
  private:
   bool enabled_ = false;
-  mutable absl::Mutex mutex_;
+  mutable Mutex mutex_;
   std::shared_ptr<const AccessTokens> tokens_ ABSL_GUARDED_BY(mutex_);
   std::atomic<std::uint64_t> generation_ = 0;
 };

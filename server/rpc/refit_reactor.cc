@@ -39,13 +39,13 @@ void RefitReactor::Run() {
                  model_->name(), samples,
                  absl::ToDoubleSeconds(absl::Now() - start));
   }
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   result_ = ToGrpcStatus(status);
   FinishIfDone();
 }
 
 void RefitReactor::Publish(v1::RefitProgress progress) {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   if (write_in_flight_) {
     pending_ = std::move(progress);
     return;
@@ -56,7 +56,7 @@ void RefitReactor::Publish(v1::RefitProgress progress) {
 }
 
 void RefitReactor::OnWriteDone(bool ok) {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   write_in_flight_ = false;
   if (ok && pending_.has_value()) {
     writing_ = *std::move(pending_);

@@ -6,7 +6,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "server/hosting/hosted_model.h"
 #include "streamreg/v1/model_service.pb.h"
@@ -34,7 +34,7 @@ class RefitReactor final : public grpc::ServerWriteReactor<v1::RefitProgress> {
 
   std::shared_ptr<HostedModel> model_;
   // The refit's thread and gRPC's write callbacks meet here.
-  absl::Mutex mutex_;
+  Mutex mutex_;
   v1::RefitProgress writing_ ABSL_GUARDED_BY(mutex_);
   bool write_in_flight_ ABSL_GUARDED_BY(mutex_) = false;
   std::optional<v1::RefitProgress> pending_ ABSL_GUARDED_BY(mutex_);

@@ -120,7 +120,7 @@ absl::StatusOr<std::unique_ptr<ModelJournal>> ModelJournal::Create(
   }
   std::unique_ptr<ModelJournal> journal(
       new ModelJournal(std::move(directory), options));
-  absl::MutexLock lock(&journal->mutex_);
+  MutexLock lock(&journal->mutex_);
   if (absl::Status status = journal->OpenSegment(1); !status.ok()) {
     return status;
   }
@@ -221,7 +221,7 @@ absl::StatusOr<std::unique_ptr<ModelJournal>> ModelJournal::Continue(
     std::string directory, Options options, const Contents& contents) {
   std::unique_ptr<ModelJournal> journal(
       new ModelJournal(std::move(directory), options));
-  absl::MutexLock lock(&journal->mutex_);
+  MutexLock lock(&journal->mutex_);
   journal->last_lsn_ = contents.last_lsn;
   journal->snapshot_lsn_ = contents.snapshot_lsn;
   journal->segments_ = contents.segments;
@@ -286,26 +286,26 @@ absl::Status ModelJournal::Append(RecordType type, std::string payload,
 absl::Status ModelJournal::AppendSamples(std::uint64_t first_sequence,
                                          std::span<const Sample> samples) {
   std::string payload = EncodeSamples(0, first_sequence, samples);
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   return Append(kSamplesRecord, std::move(payload),
                 options_.sync.mode == SyncPolicy::Mode::kAlways);
 }
 
 absl::Status ModelJournal::AppendRefit() {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   return Append(kRefitRecord, EncodeLsnOnly(0),
                 options_.sync.mode == SyncPolicy::Mode::kAlways);
 }
 
 absl::Status ModelJournal::AppendDelete() {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   return Append(kDeleteRecord, EncodeLsnOnly(0), /*sync=*/true);
 }
 
 absl::Status ModelJournal::SyncIfDirty() {
   std::shared_ptr<WritableFile> file;
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     if (!failure_.ok()) return failure_;
     if (!dirty_) return absl::OkStatus();
     dirty_ = false;
@@ -313,36 +313,36 @@ absl::Status ModelJournal::SyncIfDirty() {
   }
   // fsync outside the lock: appends go on meanwhile.
   if (absl::Status status = TimedSync(*file); !status.ok()) {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     return Fail(status);
   }
   return absl::OkStatus();
 }
 
 ModelJournal::Position ModelJournal::position() const {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   return Position{last_lsn_, segment_};
 }
 
 std::uint64_t ModelJournal::snapshot_lsn() const {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   return snapshot_lsn_;
 }
 
 absl::Status ModelJournal::failure() const {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   return failure_;
 }
 
 std::uint64_t ModelJournal::bytes_appended() const {
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   return bytes_appended_;
 }
 
 absl::Status ModelJournal::WriteSnapshot(
     Position position,
     const std::function<absl::Status(RecordWriter&, std::uint64_t*)>& write) {
-  absl::MutexLock one_at_a_time(&snapshot_mutex_);
+  MutexLock one_at_a_time(&snapshot_mutex_);
   FileSystem* fs = options_.file_system;
   const std::string path = SnapshotPath(position.lsn);
   const std::string temporary = absl::StrCat(path, kTemporarySuffix);
@@ -374,7 +374,7 @@ absl::Status ModelJournal::WriteSnapshot(
   // The snapshot is durable: what it replaces can go.
   std::vector<std::string> obsolete;
   {
-    absl::MutexLock lock(&mutex_);
+    MutexLock lock(&mutex_);
     snapshot_lsn_ = std::max(snapshot_lsn_, position.lsn);
     std::erase_if(segments_, [&](std::uint64_t segment) {
       if (segment >= position.segment) return false;

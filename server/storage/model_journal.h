@@ -11,7 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 #include "core/io/file_system.h"
 #include "core/io/record_writer.h"
 #include "core/model/model.h"
@@ -137,7 +137,7 @@ class ModelJournal {
 
   // Appends, syncs and snapshots' bookkeeping may come from several
   // threads (the model's writer, the syncer, the snapshot writer).
-  mutable absl::Mutex mutex_ ABSL_ACQUIRED_AFTER(snapshot_mutex_);
+  mutable Mutex mutex_ ABSL_ACQUIRED_AFTER(snapshot_mutex_);
   std::shared_ptr<WritableFile> file_ ABSL_GUARDED_BY(mutex_);
   std::unique_ptr<RecordWriter> writer_ ABSL_GUARDED_BY(mutex_);
   std::uint64_t segment_ ABSL_GUARDED_BY(mutex_) = 0;
@@ -150,7 +150,7 @@ class ModelJournal {
   absl::Status failure_ ABSL_GUARDED_BY(mutex_);
   std::uint64_t bytes_appended_ ABSL_GUARDED_BY(mutex_) = 0;
 
-  absl::Mutex snapshot_mutex_;  // one snapshot at a time
+  Mutex snapshot_mutex_;  // one snapshot at a time
 };
 
 }  // namespace streamreg
