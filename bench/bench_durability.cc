@@ -63,8 +63,8 @@ struct Host {
       options.snapshot_interval = absl::InfiniteDuration();
       storage = std::make_unique<ModelStorage>(directory, options);
     }
-    registry =
-        std::make_unique<ModelRegistry>(RegistryLimits{}, &pool, storage.get());
+    registry = std::make_unique<ModelRegistry>(
+        RegistryLimits{}, HostingPools{&pool, &learning}, storage.get());
     if (!registry->Recover().ok()) std::abort();
     if (storage != nullptr) {
       ModelRegistry* r = registry.get();
@@ -75,6 +75,7 @@ struct Host {
     if (storage != nullptr) storage->StopBackground();
   }
   WorkerPool pool{1};
+  WorkerPool learning{1};
   std::unique_ptr<ModelStorage> storage;
   std::unique_ptr<ModelRegistry> registry;
 };

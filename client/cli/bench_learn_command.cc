@@ -2,7 +2,9 @@
 // own Learn call at --rate samples/s on an absolute schedule (a robot's
 // control loop), optionally beside --predictors clients predicting at
 // --predict_rate; reports the rate each robot achieved, per-message latency,
-// whether any stream fell behind, and the prequential nMSE over time.
+// whether any stream fell behind, how far learning lagged behind the
+// answers (LearnResponse.learned, .learn_lag_us), and the prequential nMSE
+// over time.
 #include <atomic>
 #include <cstdio>
 #include <functional>
@@ -25,6 +27,7 @@
 #include "client/loadgen/robot_model.h"
 #include "client/loadgen/robot_stream.h"
 #include "common/normalized_error.h"
+#include "common/percentile.h"
 
 namespace streamreg {
 namespace {
@@ -33,7 +36,17 @@ namespace {
 // not keep its robot's pace.
 constexpr int kFellBehindPeriods = 10;
 
+// One answered message: when it was sent (seconds after the start), its
+// round trip, and how stale its prediction was.
+struct Tick {
+  double t_s = 0.0;
+  double latency_us = 0.0;
+  double lag_samples = 0.0;
+  double lag_us = 0.0;
+};
+
 struct RobotRun {
+  std::vector<Tick> ticks;
   std::uint64_t sent = 0;
   std::uint64_t late_ticks = 0;
   absl::Duration max_lag;
@@ -92,7 +105,16 @@ void RunRobot(const CliOptions& cli, const ClientOptions& base,
       run->status = response.status();
       break;
     }
-    run->latencies.Add(absl::Now() - sent);
+    const absl::Duration latency = absl::Now() - sent;
+    run->latencies.Add(latency);
+    const std::uint64_t before = response->sequence() - 1;
+    run->ticks.push_back(
+        {.t_s = absl::ToDoubleSeconds(sent - start),
+         .latency_us = absl::ToDoubleMicroseconds(latency),
+         .lag_samples = response->duplicate() || response->learned() >= before
+                            ? 0.0
+                            : static_cast<double>(before - response->learned()),
+         .lag_us = static_cast<double>(response->learn_lag_us())});
     error.Add(PredictedValues(response->prediction()), sample.y);
     ++run->sent;
     if (run->sent % per_window == 0) {
@@ -141,6 +163,42 @@ void RunPredictor(const CliOptions& cli, const ClientOptions& base,
   run->late_ticks = ticker.late_ticks();
 }
 
+// {"p50", "p99", "p999", "max"} of `values` (nearest rank).
+nlohmann::json QuantilesJson(const std::vector<double>& values) {
+  return {{"p50", Percentile(values, 0.5)},
+          {"p99", Percentile(values, 0.99)},
+          {"p999", Percentile(values, 0.999)},
+          {"max", Percentile(values, 1.0)}};
+}
+
+// Every robot's messages in windows of one second (by send time): latency
+// and learn lag percentiles per window.
+nlohmann::json OverTime(const std::vector<RobotRun>& runs) {
+  std::vector<std::vector<const Tick*>> windows;
+  for (const RobotRun& run : runs) {
+    for (const Tick& tick : run.ticks) {
+      const auto w = static_cast<std::size_t>(std::max(0.0, tick.t_s));
+      if (w >= windows.size()) windows.resize(w + 1);
+      windows[w].push_back(&tick);
+    }
+  }
+  nlohmann::json series = nlohmann::json::array();
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    std::vector<double> latency, lag_samples, lag_us;
+    for (const Tick* tick : windows[w]) {
+      latency.push_back(tick->latency_us);
+      lag_samples.push_back(tick->lag_samples);
+      lag_us.push_back(tick->lag_us);
+    }
+    series.push_back({{"t_s", w + 1.0},
+                      {"messages", windows[w].size()},
+                      {"latency_us", QuantilesJson(latency)},
+                      {"learn_lag_samples", QuantilesJson(lag_samples)},
+                      {"learn_lag_us", QuantilesJson(lag_us)}});
+  }
+  return series;
+}
+
 nlohmann::json MetricJson(Client& client, const std::string& model) {
   absl::StatusOr<v1::MetricReport> report = client.GetMetric(model);
   if (!report.ok()) return nullptr;
@@ -174,23 +232,35 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
     return absl::InvalidArgumentError("--predict_rate: < 1 Hz");
   }
   if (!(seconds > 0)) return absl::InvalidArgumentError("--duration: <= 0");
-  if (options.create) {
-    absl::StatusOr<v1::ModelSpec> spec = SpecFromOptions(options.spec, nullptr);
-    if (!spec.ok()) return spec.status();
-    if (absl::Status status =
-            CreateModelIfAbsent(client, *name, RobotModelSpec(*spec));
-        !status.ok()) {
-      return status;
-    }
+  // The model each robot streams into.
+  std::vector<std::string> models;
+  for (int r = 0; r < robots; ++r) {
+    models.push_back(options.bench.model_per_robot ? absl::StrCat(*name, "-", r)
+                                                   : *name);
+    if (!options.bench.model_per_robot) break;
   }
-  absl::StatusOr<v1::Model> before = client.GetModel(*name);
-  if (!before.ok()) return before.status();
-  if (before->spec().input_dim() != kRobotInputs ||
-      before->spec().target_names_size() != static_cast<int>(kRobotTargets)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model ", *name, " has ", before->spec().input_dim(), " inputs and ",
-        before->spec().target_names_size(), " targets, not the robot's ",
-        kRobotInputs, " and ", kRobotTargets));
+  absl::StatusOr<v1::Model> before = absl::NotFoundError("no model");
+  for (const std::string& model : models) {
+    if (options.create) {
+      absl::StatusOr<v1::ModelSpec> spec =
+          SpecFromOptions(options.spec, nullptr);
+      if (!spec.ok()) return spec.status();
+      if (absl::Status status =
+              CreateModelIfAbsent(client, model, RobotModelSpec(*spec));
+          !status.ok()) {
+        return status;
+      }
+    }
+    absl::StatusOr<v1::Model> found = client.GetModel(model);
+    if (!found.ok()) return found.status();
+    if (found->spec().input_dim() != kRobotInputs ||
+        found->spec().target_names_size() != static_cast<int>(kRobotTargets)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model ", model, " has ", found->spec().input_dim(), " inputs and ",
+          found->spec().target_names_size(), " targets, not the robot's ",
+          kRobotInputs, " and ", kRobotTargets));
+    }
+    if (!before.ok()) before = *std::move(found);
   }
   const auto ticks = static_cast<std::uint64_t>(seconds * rate);
   // Each run starts later in the task than the samples the model holds, so
@@ -209,13 +279,14 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
   std::vector<std::thread> predictor_threads;
   for (int p = 0; p < predictors; ++p) {
     predictor_threads.emplace_back(RunPredictor, std::cref(options),
-                                   client.options(), *name, p, predict_rate,
-                                   start_s, start, &stop, &predictor_runs[p]);
+                                   client.options(), models[p % models.size()],
+                                   p, predict_rate, start_s, start, &stop,
+                                   &predictor_runs[p]);
   }
   for (int r = 0; r < robots; ++r) {
     robot_threads.emplace_back(RunRobot, std::cref(options), client.options(),
-                               *name, r, rate, start_s, ticks, start,
-                               &robot_runs[r]);
+                               models[r % models.size()], r, rate, start_s,
+                               ticks, start, &robot_runs[r]);
   }
   for (std::thread& thread : robot_threads) thread.join();
   stop = true;
@@ -269,6 +340,20 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
     for (const RobotRun& run : robot_runs) sum += run.nmse_by_second[w];
     nmse_over_time.push_back({{"t_s", w + 1.0}, {"nmse", sum / robots}});
   }
+  std::vector<double> lag_samples, lag_us;
+  for (const RobotRun& run : robot_runs) {
+    for (const Tick& tick : run.ticks) {
+      lag_samples.push_back(tick.lag_samples);
+      lag_us.push_back(tick.lag_us);
+    }
+  }
+  std::fprintf(out,
+               "learn lag: samples p50 %.0f p99 %.0f p99.9 %.0f max %.0f; us "
+               "p50 %.0f p99 %.0f p99.9 %.0f max %.0f\n",
+               Percentile(lag_samples, 0.5), Percentile(lag_samples, 0.99),
+               Percentile(lag_samples, 0.999), Percentile(lag_samples, 1.0),
+               Percentile(lag_us, 0.5), Percentile(lag_us, 0.99),
+               Percentile(lag_us, 0.999), Percentile(lag_us, 1.0));
   LatencyRecorder predict_latencies;
   std::uint64_t predictions = 0;
   for (const PredictorRun& run : predictor_runs) {
@@ -292,16 +377,18 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
 
   const std::string& json_path = options.json;
   if (json_path.empty()) return absl::OkStatus();
-  absl::StatusOr<v1::Model> after = client.GetModel(*name);
+  absl::StatusOr<v1::Model> after = client.GetModel(models.front());
   nlohmann::json report = {
       {"kind", "learn"},
       {"rpc", "stream"},
       {"server", client.options().address},
       {"model",
-       {{"name", *name},
+       {{"name", models.front()},
+        {"models", models},
         {"num_samples_before", before->stats().num_samples()},
         {"num_samples_after", after.ok() ? after->stats().num_samples() : 0}}},
       {"robots", robots},
+      {"model_per_robot", options.bench.model_per_robot},
       {"concurrency", robots},
       {"rate_hz", rate},
       {"duration_s", seconds},
@@ -314,6 +401,9 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
       {"fell_behind_rule",
        absl::StrCat("a message started more than ", kFellBehindPeriods,
                     " periods after its tick")},
+      {"learn_lag_samples", QuantilesJson(lag_samples)},
+      {"learn_lag_us", QuantilesJson(lag_us)},
+      {"over_time", OverTime(robot_runs)},
       {"per_robot", per_robot},
       {"nmse_over_time", nmse_over_time},
       {"payload",
@@ -324,7 +414,7 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
         {"rate_hz", predict_rate},
         {"predictions", predictions},
         {"latency_us", LatencyJson(predict_latencies)}}},
-      {"metric", MetricJson(client, *name)},
+      {"metric", MetricJson(client, models.front())},
   };
   if (absl::Status status = WriteJsonReport(report, json_path); !status.ok()) {
     return status;

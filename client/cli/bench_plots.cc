@@ -93,6 +93,32 @@ std::string NmseScript(const nlohmann::json& report, const std::string& path) {
   return script;
 }
 
+// Per second of a learn report's over_time: `field`'s p50, p99 and max
+// (on a log scale for latencies, which are never 0).
+std::string OverTimeScript(const nlohmann::json& report,
+                           const std::string& field, const std::string& title,
+                           const std::string& ylabel, bool log_scale,
+                           const std::string& path) {
+  std::vector<std::string> rows;
+  for (const nlohmann::json& point : report["over_time"]) {
+    const nlohmann::json& q = point[field];
+    rows.push_back(
+        absl::StrFormat("%.3f %.6g %.6g %.6g", point["t_s"].get<double>(),
+                        q["p50"].get<double>(), q["p99"].get<double>(),
+                        q["max"].get<double>()));
+  }
+  return absl::StrCat(
+      Header(path), DataBlock("series", rows),
+      absl::StrFormat("set title '%s: %d robot(s) at %.0f Hz, per second'\n",
+                      title, report["robots"].get<int>(),
+                      report["rate_hz"].get<double>()),
+      "set xlabel 'time (s)'\nset ylabel '", ylabel, "'\n",
+      log_scale ? "set logscale y\n" : "set yrange [0:*]\n",
+      "plot $series using 1:2 with lines lw 2 title 'p50', "
+      "$series using 1:3 with lines lw 2 title 'p99', "
+      "$series using 1:4 with lines lw 1 title 'max'\n");
+}
+
 // A heat map: one row per target, one column per input, each row scaled
 // to its largest weight (targets differ in scale; what matters is which
 // inputs move each one).
@@ -160,6 +186,19 @@ absl::StatusOr<std::vector<std::string>> PlotReport(
     if (report["kind"] == "learn") {
       const std::string nmse = std::filesystem::path(dir) / "nmse.png";
       plots.emplace_back(nmse, NmseScript(report, nmse));
+      if (report.contains("over_time")) {
+        const std::string latency_over_time =
+            std::filesystem::path(dir) / "latency_over_time.png";
+        plots.emplace_back(
+            latency_over_time,
+            OverTimeScript(report, "latency_us", "Learn round trip",
+                           "latency (µs)", true, latency_over_time));
+        const std::string lag = std::filesystem::path(dir) / "learn_lag.png";
+        plots.emplace_back(
+            lag, OverTimeScript(report, "learn_lag_samples",
+                                "Learn lag: samples the answer had not learned",
+                                "samples", false, lag));
+      }
       if (report["metric"].is_object() &&
           !report["metric"]["metrics"].empty()) {
         const std::string weights = std::filesystem::path(dir) / "weights.png";

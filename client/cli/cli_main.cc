@@ -63,6 +63,9 @@ ABSL_FLAG(std::uint32_t, queries, streamreg::BenchOptions{}.queries,
           "bench predict: queries per request");
 ABSL_FLAG(std::uint32_t, robots, streamreg::BenchOptions{}.robots,
           "bench learn: simulated arms");
+ABSL_FLAG(bool, model_per_robot, streamreg::BenchOptions{}.model_per_robot,
+          "bench learn: robot r streams into its own model, --model's name "
+          "with -r appended (all created with --create)");
 ABSL_FLAG(std::uint32_t, predictors, streamreg::BenchOptions{}.predictors,
           "bench learn: clients predicting meanwhile (PredictStream)");
 ABSL_FLAG(double, predict_rate, streamreg::BenchOptions{}.predict_rate,
@@ -112,6 +115,7 @@ CliOptions OptionsFromFlags() {
   bench.stream = absl::GetFlag(FLAGS_stream);
   bench.queries = absl::GetFlag(FLAGS_queries);
   bench.robots = absl::GetFlag(FLAGS_robots);
+  bench.model_per_robot = absl::GetFlag(FLAGS_model_per_robot);
   bench.predictors = absl::GetFlag(FLAGS_predictors);
   bench.predict_rate = absl::GetFlag(FLAGS_predict_rate);
   bench.start_s = absl::GetFlag(FLAGS_start_s);
@@ -243,14 +247,16 @@ std::vector<Subcommand> Subcommands() {
            "--duration 10 --stream --json predict.json --plots plots/"},
           BenchPredictCommand),
       command({"bench", "learn"}, "simulated arms streaming through Learn",
-              "--model NAME [--create] [--robots R] [--rate HZ] "
-              "[--duration S] [--predictors P] [--json FILE] [--plots DIR]",
+              "--model NAME [--create] [--robots R] [--model_per_robot] "
+              "[--rate HZ] [--duration S] [--predictors P] [--json FILE] "
+              "[--plots DIR]",
               "Streams simulated robot arms through Learn at a fixed rate "
               "each (optionally while clients predict) and reports every "
-              "tick's latency, late ticks and the prequential nMSE.",
-              Concat({"model", "create", "robots", "rate", "duration",
-                      "predictors", "predict_rate", "robot_seed", "start_s",
-                      "payload_kg", "payload_at", "json", "plots"},
+              "tick's latency, late ticks, how far learning lagged behind "
+              "the answers, and the prequential nMSE.",
+              Concat({"model", "create", "robots", "model_per_robot", "rate",
+                      "duration", "predictors", "predict_rate", "robot_seed",
+                      "start_s", "payload_kg", "payload_at", "json", "plots"},
                      kSpecFlags),
               {"streamreg bench learn --model arm --create --robots 1 --rate "
                "1000 --duration 10"},

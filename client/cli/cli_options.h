@@ -28,6 +28,7 @@ struct BenchOptions {
   bool stream = false;            // predict: PredictStream and PingStream
   std::uint32_t queries = 1;      // predict: queries per request
   std::uint32_t robots = 1;       // learn: simulated arms
+  bool model_per_robot = false;   // learn: robot r into model NAME-r
   std::uint32_t predictors = 0;   // learn: clients predicting meanwhile
   double predict_rate = 1000;     // learn: each predictor's queries/s
   double start_s = -1;            // the arms' start time; <0: a default

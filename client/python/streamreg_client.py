@@ -147,7 +147,8 @@ class Client:
 
     def learn(self, model, rows):
         """The robot's loop: yields, for each (x, y), the LearnResponse with
-        the prediction made before learning it."""
+        the model's prediction for it, made before learning it (`learned`:
+        how many samples that prediction had learned)."""
         requests = (regression_service_pb2.LearnRequest(
             model=model,
             sample=regression_pb2.Sample(x=x, y=y, sample_id=self._sample_id()))

@@ -42,6 +42,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
   prediction.neighbors.assign(m, 0);
   {
     SharedLock lock(state.lock);
+    prediction.learned = state.store.seen();
     const std::vector<double> fallback(state.targets.mean().begin(),
                                        state.targets.mean().end());
     // 1. Every grid value predicts the sample (test before train).
@@ -54,13 +55,15 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     }
   }
   {
-    // 3. Store, index and count it.
+    // 3. Store, index and count it; readers wait until step 4 is done.
     ExclusiveLock lock(state.lock);
     Record(state, sample, prediction);
+    state.settling.store(true, std::memory_order_relaxed);
   }
   if (before != nullptr) *before = std::move(prediction);
   // 4. Follow the metric and the standardization.
   AfterSample(state);
+  state.Settle();
 }
 
 void ModelLearner::Record(ModelState& state, const Sample& sample,

@@ -27,16 +27,27 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
   thread_local std::vector<double> z;
   if (near.num_targets() != m) near = NeighborTargets(m);
   z.resize(state.config.input_dim);
-  SharedLock lock(state.lock);
-  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
-    const std::shared_ptr<const MetricIndex::Generation> generation =
-        state.predictions[i].index->current();
-    generation->transform.Apply(x, z);
-    // One search serves every target: at the widest bandwidth (or largest
-    // k) any of them predicts with now.
-    GatherNeighbors(state, *generation, z, WidestChoice(state, i), &found,
-                    &near);
-    PredictTargets(state, i, near, out);
+  while (true) {
+    {
+      SharedLock lock(state.lock);
+      // Between a sample's storage and its refresh schedule the model is
+      // not the model of any whole number of samples: wait that out.
+      if (!state.settling.load(std::memory_order_acquire)) {
+        out->learned = state.store.seen();
+        for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+          const std::shared_ptr<const MetricIndex::Generation> generation =
+              state.predictions[i].index->current();
+          generation->transform.Apply(x, z);
+          // One search serves every target: at the widest bandwidth (or
+          // largest k) any of them predicts with now.
+          GatherNeighbors(state, *generation, z, WidestChoice(state, i), &found,
+                          &near);
+          PredictTargets(state, i, near, out);
+        }
+        return;
+      }
+    }
+    state.WaitUntilSettled();
   }
 }
 

@@ -20,7 +20,8 @@ namespace streamreg {
 // The write path (ModelLearner) uses the same neighbour gathering and
 // averaging to predict a sample before learning it.
 
-// Predicts x (already validated) for every target; holds the state's lock
+// Predicts x (already validated) for every target, with the model of
+// out->learned whole samples (ModelState::settling); holds the state's lock
 // shared, so any number of threads may predict while one learns.
 void PredictWithModel(const ModelState& state, std::span<const double> x,
                       Prediction* out) ABSL_LOCKS_EXCLUDED(state.lock);

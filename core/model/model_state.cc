@@ -135,4 +135,17 @@ std::vector<MetricIndex*> ModelState::AllIndexes() const {
   return all;
 }
 
+void ModelState::Settle() const {
+  {
+    MutexLock lock(&settle_mutex);
+    settling.store(false, std::memory_order_release);
+  }
+  settled.SignalAll();
+}
+
+void ModelState::WaitUntilSettled() const {
+  MutexLock lock(&settle_mutex);
+  while (settling.load(std::memory_order_acquire)) settled.Wait(&settle_mutex);
+}
+
 }  // namespace streamreg

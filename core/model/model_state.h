@@ -1,6 +1,7 @@
 #ifndef STREAMREG_CORE_MODEL_MODEL_STATE_H_
 #define STREAMREG_CORE_MODEL_MODEL_STATE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -68,6 +69,11 @@ struct ModelState {
       ABSL_LOCKS_EXCLUDED(lock);
   // The gradient index (if any) and then every prediction index.
   std::vector<MetricIndex*> AllIndexes() const;
+  // A sample's refresh schedule has run (the writer, after AfterSample):
+  // wakes the readers waiting for it.
+  void Settle() const ABSL_LOCKS_EXCLUDED(settle_mutex);
+  // Waits while `settling` (a reader, not holding `lock`).
+  void WaitUntilSettled() const ABSL_LOCKS_EXCLUDED(settle_mutex);
 
   const ModelConfig& config;
   mutable Mutex writer;
@@ -89,6 +95,16 @@ struct ModelState {
   // The metric refresh in the background: started and finished by a
   // writer; running() may be asked from any thread.
   GradientRefresh refresh;
+
+  // Set (holding `lock` exclusively) when a sample is stored, cleared once
+  // its refresh schedule has run (installs, rebuilds due at that count). A
+  // reader that finds it set under `lock` waits until it clears, so that
+  // every prediction sees the model after a whole number of samples, as
+  // Prediction::learned says. Usually microseconds; as long as a small
+  // store's synchronous refresh or a late rebuild's wait where those are due.
+  mutable std::atomic<bool> settling{false};
+  mutable Mutex settle_mutex;
+  mutable CondVar settled;
 
   // Fixed at construction; each index synchronizes itself.
   const std::unique_ptr<MetricIndex> gradient_index;  // null for Euclidean

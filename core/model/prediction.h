@@ -9,11 +9,13 @@ namespace streamreg {
 // A prediction for every target: the local average, the weighted standard
 // deviation of the neighbours' targets around it, and how many neighbours
 // had positive weight (0: no sample within the bandwidth; the value is then
-// the running mean of the targets and the spread their standard deviation).
+// the running mean of the targets and the spread their standard deviation),
+// and how many samples the model had learned when it made it.
 struct Prediction {
   std::vector<double> value;
   std::vector<double> spread;
   std::vector<std::uint32_t> neighbors;
+  std::uint64_t learned = 0;
 };
 
 }  // namespace streamreg

@@ -33,7 +33,8 @@ ABSL_FLAG(std::size_t, dedup_window, 65536,
           "sample ids remembered per model, so retried batches are not "
           "learned twice");
 ABSL_FLAG(std::size_t, worker_threads, 0,
-          "threads running model writes (0: one per core)");
+          "threads acknowledging model writes, and as many learning them "
+          "(0: one per core each)");
 ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
           "on SIGTERM, how long health reports NOT_SERVING before the "
           "listener closes");

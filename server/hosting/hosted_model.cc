@@ -5,26 +5,28 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace streamreg {
 
 HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
                          std::vector<std::string> input_names,
                          absl::Time create_time, Limits limits,
-                         WorkerPool* pool)
+                         HostingPools pools)
     : name_(std::move(name)),
       model_(std::move(model)),
       input_names_(std::move(input_names)),
       create_time_(create_time),
       limits_(limits),
-      writes_(SerialQueue::Create(pool)),
+      writes_(SerialQueue::Create(pools.writes)),
+      learn_stage_(model_.get(), pools.learning, kMaxUnlearned),
       recent_ids_(limits.dedup_window) {}
 
 absl::Status HostedModel::CheckWritable() const {
   if (deleted()) {
     return absl::NotFoundError(absl::StrCat("model '", name_, "' was deleted"));
   }
-  return absl::OkStatus();
+  return learn_stage_.error();
 }
 
 absl::Status HostedModel::CheckDistinctIds(std::span<const Sample> batch) {
@@ -87,12 +89,7 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
       return status;
     }
   }
-  std::vector<Prediction> fresh_before;
-  if (absl::Status status =
-          model_->Learn(fresh, before != nullptr ? &fresh_before : nullptr);
-      !status.ok()) {
-    return status;
-  }
+  const absl::Time acknowledged = absl::Now();
   for (std::size_t f = 0; f < fresh.size(); ++f) {
     recent_ids_.Remember(fresh[f].sample_id, outcome.sequence[fresh_index[f]]);
   }
@@ -101,23 +98,27 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
   outcome.num_samples = num_samples_;
   duplicate_samples_.fetch_add(outcome.duplicates, std::memory_order_relaxed);
 
+  // Predicted before the batch is queued, so no prediction has learned
+  // its own sample.
   if (before != nullptr) {
     before->resize(batch.size());
-    for (std::size_t f = 0; f < fresh.size(); ++f) {
-      (*before)[fresh_index[f]] = std::move(fresh_before[f]);
-    }
+    outcome.learn_lag.resize(batch.size());
     for (std::size_t s = 0; s < batch.size(); ++s) {
-      if (!outcome.duplicate[s]) continue;
       absl::StatusOr<Prediction> now = model_->Predict(batch[s].x);
-      if (!now.ok()) return now.status();
+      if (!now.ok()) return now.status();  // validated above: cannot fail
       (*before)[s] = *std::move(now);
+      outcome.learn_lag[s] =
+          learn_stage_.LagAfter((*before)[s].learned, absl::Now());
     }
   }
+  learn_stage_.Enqueue(fresh, acknowledged, shared_from_this());
   return outcome;
 }
 
 absl::Status HostedModel::Refit(
     const std::function<void(std::size_t, std::size_t)>& progress) {
+  // Held throughout (as the refit's place in the log must be its place in
+  // the learning order): writes wait, reads go on.
   MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   if (journal_ != nullptr) {
@@ -125,12 +126,15 @@ absl::Status HostedModel::Refit(
       return status;
     }
   }
-  return model_->Refit(progress);
+  return learn_stage_.RunInOrder(
+      [this, &progress] { return model_->Refit(progress); },
+      shared_from_this());
 }
 
 absl::Status HostedModel::Predict(
     std::span<const std::span<const double>> queries,
     std::vector<Prediction>* out) const {
+  CatchUp();
   if (model_->samples_stored() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("model '", name_, "' has no samples to predict from"));
@@ -162,6 +166,7 @@ void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
   for (const auto& [id, sequence] : header.recent_ids) {
     recent_ids_.Remember(id, sequence);
   }
+  learn_stage_.Reset(num_samples_);
 }
 
 absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
@@ -192,6 +197,7 @@ absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
         recent_ids_.Remember(samples[s].sample_id, num_samples_ + s + 1);
       }
       num_samples_ += samples.size();
+      learn_stage_.Reset(num_samples_);
       return absl::OkStatus();
     }
     case kRefitRecord:
@@ -216,6 +222,13 @@ absl::Status HostedModel::Snapshot() {
     if (journal_ == nullptr || deleted()) return absl::OkStatus();
     position = journal_->position();
     if (position.lsn == journal_->snapshot_lsn()) return absl::OkStatus();
+    // The model must match the log up to `position`: everything logged is
+    // acknowledged, so once learning catches up it does (writes wait
+    // meanwhile; at most kMaxUnlearned samples).
+    learn_stage_.CatchUp();
+    if (absl::Status status = learn_stage_.error(); !status.ok()) {
+      return status;
+    }
     state.emplace(model_->CaptureSnapshot());
     header.emplace(SnapshotHeader{
         position.lsn,

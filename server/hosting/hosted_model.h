@@ -17,6 +17,7 @@
 #include "core/base/mutex.h"
 #include "core/model/model.h"
 #include "server/hosting/learn_batcher.h"
+#include "server/hosting/learn_stage.h"
 #include "server/hosting/recent_sample_ids.h"
 #include "server/hosting/serial_queue.h"
 #include "server/storage/journal_records.h"
@@ -34,17 +35,38 @@ struct LearnOutcome {
   // for a duplicate, where it was first learned) and whether it was one.
   std::vector<std::uint64_t> sequence;
   std::vector<bool> duplicate;
+  // With predictions asked for, per sample: how long the oldest sample the
+  // prediction had not learned (of those before it) had been acknowledged
+  // (LearnStage::LagAfter).
+  std::vector<absl::Duration> learn_lag;
+};
+
+// The threads hosted models run on: `writes` acknowledges (validates,
+// logs, predicts and answers), `learning` learns what was acknowledged
+// (LearnStage). Two pools, so that an acknowledgement waiting for learning
+// never holds a thread learning needs.
+struct HostingPools {
+  WorkerPool* writes = nullptr;
+  WorkerPool* learning = nullptr;
 };
 
 // A model as the server hosts it: the engine's Model plus what the service
 // adds around it — its name and creation time, the recent sample ids that
 // make retries safe, the per-model sample limit, a queue that orders its
 // writes, deletion, and durability: with a journal, every write is in the
-// write-ahead log before it is learned and acknowledged, and Snapshot()
-// saves the whole state. Reads (Predict, stats, metric) go straight to the
-// Model and never wait for writes. gRPC-free, so it is tested on its own.
-class HostedModel {
+// write-ahead log before it is acknowledged, and Snapshot() saves the
+// whole state. A write is answered first and learned after: Learn logs the
+// batch, predicts each sample with the model as it is, and hands the
+// samples to its LearnStage, which learns them in order on the learning
+// pool while the answer goes out. Reads (Predict, CatchUp for stats) first
+// wait until what was acknowledged before them is learned, then go
+// straight to the Model. gRPC-free, so it is tested on its own.
+class HostedModel : public std::enable_shared_from_this<HostedModel> {
  public:
+  // Samples acknowledged and not yet learned, at most, before the next
+  // write waits for learning (LearnStage).
+  static constexpr std::size_t kMaxUnlearned = 4096;
+
   struct Limits {
     std::uint64_t max_samples = 0;  // stored samples; 0 = no limit
     std::size_t dedup_window = 0;   // ids remembered
@@ -52,7 +74,7 @@ class HostedModel {
 
   HostedModel(std::string name, std::unique_ptr<Model> model,
               std::vector<std::string> input_names, absl::Time create_time,
-              Limits limits, WorkerPool* pool);
+              Limits limits, HostingPools pools);
 
   // Recovery: the hosting state a snapshot saved, then the log records
   // after it, in order; then the journal that goes on. DATA_LOSS for a
@@ -75,16 +97,20 @@ class HostedModel {
   // Learns the samples of `batch` whose ids were not learned before, in
   // order; all or nothing. Errors name the sample ("samples[3].x[0]: NaN",
   // "samples[4].sample_id: 7 repeats samples[1]"); NOT_FOUND once deleted;
-  // RESOURCE_EXHAUSTED past the sample limit. With `before`, fills for each
-  // sample the prediction made just before learning it (for a duplicate,
-  // the prediction now).
+  // RESOURCE_EXHAUSTED past the sample limit. The samples are logged, and
+  // learned after the call returns (in order, on the learning pool). With
+  // `before`, fills for each sample the prediction the model as it is now
+  // makes for it (Prediction::learned says how many samples it had
+  // learned: fewer than sequence - 1 while learning lags behind), and
+  // outcome.learn_lag.
   absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
                                      std::vector<Prediction>* before);
-  // The batch refit (Model::Refit), serialized with Learn.
+  // The batch refit (Model::Refit), in order with Learn: after every sample
+  // acknowledged before it is learned.
   absl::Status Refit(
       const std::function<void(std::size_t, std::size_t)>& progress);
-  // Predicts every query; FAILED_PRECONDITION while the model holds no
-  // sample.
+  // Predicts every query, once every sample acknowledged before the call
+  // is learned; FAILED_PRECONDITION while the model holds no sample.
   absl::Status Predict(std::span<const std::span<const double>> queries,
                        std::vector<Prediction>* out) const;
 
@@ -101,6 +127,11 @@ class HostedModel {
   // Samples learned and time passed since the last snapshot (or recovery).
   std::uint64_t samples_since_snapshot() const;
   absl::Time last_snapshot_time() const;
+  // Waits until every sample acknowledged before the call is learned (reads
+  // see their writes).
+  void CatchUp() const { learn_stage_.CatchUp(); }
+  // Samples learned so far (model().samples_seen() without its lock).
+  std::uint64_t samples_learned() const { return learn_stage_.learned(); }
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }
   std::uint64_t duplicate_samples() const {
     return duplicate_samples_.load(std::memory_order_relaxed);
@@ -118,6 +149,7 @@ class HostedModel {
   const Limits limits_;
   const std::shared_ptr<SerialQueue> writes_;
   LearnBatcher learn_batcher_;
+  LearnStage learn_stage_;
 
   // Null: in memory only. Attached before the model is served (creation or
   // recovery), then fixed; the journal synchronizes itself.

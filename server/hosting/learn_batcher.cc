@@ -95,7 +95,8 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
     live[i].done({.status = absl::OkStatus(),
                   .sequence = outcome->sequence[i],
                   .duplicate = outcome->duplicate[i],
-                  .before = std::move(before[i])});
+                  .before = std::move(before[i]),
+                  .learn_lag = outcome->learn_lag[i]});
   }
 }
 
@@ -110,7 +111,8 @@ void LearnBatcher::LearnAlone(HostedModel& model, Request& request) {
   request.done({.status = absl::OkStatus(),
                 .sequence = outcome->sequence[0],
                 .duplicate = outcome->duplicate[0],
-                .before = std::move(before[0])});
+                .before = std::move(before[0]),
+                .learn_lag = outcome->learn_lag[0]});
 }
 
 }  // namespace streamreg

@@ -8,6 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "core/model/model.h"
 
@@ -20,17 +21,20 @@ class HostedModel;
 // write-ahead-log fsync (under --sync=always) and they would queue behind
 // each other's. The batcher collects the messages that arrive while the
 // model's write queue is busy and learns them as one batch when it gets its
-// turn: one log record, one fsync, then each sample predicted and learned
-// in arrival order — exactly what learning them one after another would
-// have done, and each acknowledged only once it is durable. A message that
-// finds the queue idle is learned at once, alone.
+// turn: one log record, one fsync, then each sample predicted in arrival
+// order and answered, and the batch learned after (HostedModel::Learn) —
+// the model learns exactly what learning them one after another would
+// have taught it, and each is acknowledged only once it is durable. A
+// message that finds the queue idle is logged at once, alone.
 class LearnBatcher {
  public:
   struct Result {
     absl::Status status;
     std::uint64_t sequence = 0;
     bool duplicate = false;
+    // The model's prediction for the sample (LearnOutcome).
     Prediction before;
+    absl::Duration learn_lag;
   };
   struct Request {
     // Must stay valid until `done` runs.

@@ -111,7 +111,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
   }
   auto hosted = std::make_shared<HostedModel>(
       name, *std::move(model), std::move(input_names), absl::Now(),
-      HostedLimits(config), pool_);
+      HostedLimits(config), pools_);
   // The files are written (and fsynced) with the name reserved but no lock
   // held: lookups of other models go on.
   absl::Status stored = absl::OkStatus();
@@ -208,7 +208,7 @@ absl::Status ModelRegistry::Recover() {
     absl::StatusOr<std::shared_ptr<HostedModel>> model = storage_->Recover(
         name,
         [this](const ModelConfig& config) { return HostedLimits(config); },
-        pool_);
+        pools_);
     ExclusiveLock lock(mutex_);
     if (model.ok()) {
       spdlog::info("event=recovered model={} samples={} seconds={:.3f}", name,

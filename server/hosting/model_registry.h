@@ -39,9 +39,9 @@ absl::Status ValidateModelName(absl::string_view name,
 // models are created on disk, recovered from it and removed from it.
 class ModelRegistry {
  public:
-  ModelRegistry(RegistryLimits limits, WorkerPool* pool,
+  ModelRegistry(RegistryLimits limits, HostingPools pools,
                 ModelStorage* storage = nullptr)
-      : limits_(limits), pool_(pool), storage_(storage) {}
+      : limits_(limits), pools_(pools), storage_(storage) {}
 
   // Reads every model of the storage back. A model that cannot be read is
   // kept as failed: calls naming it get DATA_LOSS with the file and offset
@@ -79,7 +79,7 @@ class ModelRegistry {
       ABSL_LOCKS_EXCLUDED(mutex_);
 
   const RegistryLimits limits_;
-  WorkerPool* const pool_;
+  const HostingPools pools_;
   ModelStorage* const storage_;
   mutable WriterPriorityMutex mutex_;  // held shared by lookups
   std::map<std::string, std::shared_ptr<HostedModel>, std::less<>> models_

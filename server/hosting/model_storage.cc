@@ -59,7 +59,7 @@ absl::StatusOr<std::vector<std::string>> ModelStorage::ModelNames() {
 }
 
 absl::StatusOr<std::shared_ptr<HostedModel>> ModelStorage::Recover(
-    const std::string& name, const LimitsFor& limits_for, WorkerPool* pool) {
+    const std::string& name, const LimitsFor& limits_for, HostingPools pools) {
   const std::string directory = ModelDirectory(name);
   FileSystem* fs = options_.file_system;
   absl::StatusOr<ModelJournal::Contents> contents =
@@ -128,7 +128,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelStorage::Recover(
   const HostedModel::Limits limits = limits_for(identity.config);
   auto hosted = std::make_shared<HostedModel>(
       name, std::move(model), identity.input_names, identity.create_time,
-      limits, pool);
+      limits, pools);
   if (contents->has_snapshot) hosted->RestoreFromSnapshot(header);
   for (std::size_t e = first_entry; e < contents->entries.size(); ++e) {
     if (absl::Status status = hosted->Replay(contents->entries[e]);

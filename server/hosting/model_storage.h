@@ -61,7 +61,7 @@ class ModelStorage {
   // model that was never acknowledged as created, or whose deletion was
   // logged (the files are removed); DATA_LOSS if damaged (files kept).
   absl::StatusOr<std::shared_ptr<HostedModel>> Recover(
-      const std::string& name, const LimitsFor& limits_for, WorkerPool* pool);
+      const std::string& name, const LimitsFor& limits_for, HostingPools pools);
 
   // A new model's journal (its create record fsynced).
   absl::StatusOr<std::unique_ptr<ModelJournal>> CreateJournal(

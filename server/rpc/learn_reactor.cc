@@ -64,6 +64,9 @@ void LearnReactor::Answer(LearnBatcher::Result result) {
   PredictionToWire(result.before, response_.mutable_prediction());
   response_.set_sequence(result.sequence);
   response_.set_duplicate(result.duplicate);
+  response_.set_learned(result.before.learned);
+  response_.set_learn_lag_us(
+      static_cast<std::uint64_t>(absl::ToInt64Microseconds(result.learn_lag)));
   StartWrite(&response_);
 }
 

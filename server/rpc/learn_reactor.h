@@ -13,10 +13,11 @@
 namespace streamreg {
 
 // One Learn call, the robot's loop: for each message, on the model's write
-// queue (grouped with other streams' messages, see LearnBatcher), predicts
-// the sample and learns it, then answers with that prediction and the
-// sample's sequence number; the next message is read once the answer is
-// written. A bad sample ends the call with its error
+// queue (grouped with other streams' messages, see LearnBatcher), logs the
+// sample, predicts it and answers with that prediction, the sample's
+// sequence number and how stale the prediction was; the sample is learned
+// right after, off the response path. The next message is read once the
+// answer is written. A bad sample ends the call with its error
 // (the samples before it stay learned). Deletes itself when done.
 class LearnReactor final
     : public grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse> {

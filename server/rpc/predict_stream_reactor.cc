@@ -1,5 +1,7 @@
 #include "server/rpc/predict_stream_reactor.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "server/rpc/grpc_status.h"
@@ -25,10 +27,12 @@ absl::Status AnswerPredict(const HostedModel& model,
   }
   response->mutable_predictions()->Reserve(
       static_cast<int>(predictions.size()));
+  std::uint64_t learned = predictions.front().learned;
   for (const Prediction& prediction : predictions) {
     PredictionToWire(prediction, response->add_predictions());
+    learned = std::min(learned, prediction.learned);
   }
-  response->set_num_samples(model.model().samples_seen());
+  response->set_num_samples(learned);
   return absl::OkStatus();
 }
 

@@ -20,15 +20,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       DataDirectory::Open(o.data_dir);
   if (!directory.ok()) return directory.status();
   server->data_directory_ = *std::move(directory);
-  server->pool_ = std::make_unique<WorkerPool>(
-      o.worker_threads != 0
-          ? o.worker_threads
-          : std::max(1u, std::thread::hardware_concurrency()));
+  const std::size_t threads =
+      o.worker_threads != 0 ? o.worker_threads
+                            : std::max(1u, std::thread::hardware_concurrency());
+  server->pool_ = std::make_unique<WorkerPool>(threads);
+  server->learning_pool_ = std::make_unique<WorkerPool>(threads);
   StorageOptions storage = o.storage;
   storage.fsync_latency = &server->metrics_->wal_fsync();
   server->storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
   server->registry_ = std::make_unique<ModelRegistry>(
-      o.limits, server->pool_.get(), server->storage_.get());
+      o.limits, HostingPools{server->pool_.get(), server->learning_pool_.get()},
+      server->storage_.get());
   const absl::Time recovery_start = absl::Now();
   if (absl::Status status = server->registry_->Recover(); !status.ok()) {
     return status;
@@ -115,8 +117,10 @@ void Server::Shutdown() {
   grpc_server_->Shutdown(
       absl::ToChronoTime(absl::Now() + options_.drain_timeout));
   grpc_server_->Wait();
-  // Every write has finished: snapshot what changed and sync the logs.
+  // Every write has been acknowledged and learned: snapshot what changed
+  // and sync the logs.
   pool_->Drain();
+  learning_pool_->Drain();
   storage_->Stop();
   spdlog::info("event=stopped models={}", registry_->size());
 }

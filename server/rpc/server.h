@@ -55,7 +55,10 @@ class Server {
   // First: the journals and gRPC's interceptors count into it.
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<DataDirectory> data_directory_;
+  // Writes are acknowledged on pool_ and learned on learning_pool_
+  // (HostingPools).
   std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<WorkerPool> learning_pool_;
   std::unique_ptr<ModelRegistry> registry_;
   // After the registry: destroyed first, its threads (which list the
   // registry's models) stop before the registry goes.

@@ -35,7 +35,8 @@ struct ServerOptions {
   // Largest request or response message, bytes (larger ones fail with
   // RESOURCE_EXHAUSTED).
   std::size_t max_message_bytes = 64 << 20;
-  // Threads running model writes; 0 = one per core.
+  // Threads acknowledging model writes (logging, answering), and as many
+  // learning them; 0 = one per core each.
   std::size_t worker_threads = 0;
   // On shutdown: health reports NOT_SERVING for drain_delay (for load
   // balancers to notice) before the listener closes; calls in flight then

@@ -96,13 +96,14 @@ TEST(SerialQueueTest, RunsEachQueuesTasksInOrderOneAtATime) {
 
 class HostedModelTest : public ::testing::Test {
  protected:
-  std::unique_ptr<HostedModel> Host(HostedModel::Limits limits,
+  std::shared_ptr<HostedModel> Host(HostedModel::Limits limits,
                                     ModelConfig config = SmallConfig()) {
-    return std::make_unique<HostedModel>("m", *Model::Create(std::move(config)),
-                                         std::vector<std::string>{},
-                                         absl::Now(), limits, &pool_);
+    return std::make_shared<HostedModel>(
+        "m", *Model::Create(std::move(config)), std::vector<std::string>{},
+        absl::Now(), limits, HostingPools{&pool_, &learning_});
   }
   WorkerPool pool_{1};
+  WorkerPool learning_{1};
 };
 
 TEST_F(HostedModelTest, ARetriedBatchIsNotLearnedTwice) {
@@ -125,6 +126,7 @@ TEST_F(HostedModelTest, ARetriedBatchIsNotLearnedTwice) {
   EXPECT_FALSE(second->duplicate[12]);
   EXPECT_EQ(second->sequence[12], 13u);
   EXPECT_EQ(before.size(), 15u);
+  hosted->CatchUp();
   EXPECT_EQ(hosted->model().samples_seen(), 15u);
   EXPECT_EQ(hosted->duplicate_samples(), 10u);
 }
@@ -183,28 +185,97 @@ std::vector<LearnBatcher::Result> SubmitWhileBusy(
   return results;
 }
 
-TEST_F(HostedModelTest, GroupedLearnMessagesAnswerAsIfLearnedOneByOne) {
+// Every prediction of `model` (learned up to now) for the samples' inputs.
+std::vector<Prediction> PredictAll(const Model& model,
+                                   const std::vector<Sample>& samples) {
+  std::vector<Prediction> out;
+  for (const Sample& sample : samples) out.push_back(*model.Predict(sample.x));
+  return out;
+}
+
+TEST_F(HostedModelTest,
+       GroupedMessagesAreAnsweredByTheModelBeforeThemAndLearnedInOrder) {
   Batch warmup(40, 1);
   Batch stream(30, 5000);
-  auto grouped = std::shared_ptr<HostedModel>(
-      Host({.max_samples = 0, .dedup_window = 100}));
-  auto one_by_one = Host({.max_samples = 0, .dedup_window = 100});
+  auto grouped = Host({.max_samples = 0, .dedup_window = 100});
+  std::unique_ptr<Model> reference = *Model::Create(SmallConfig());
   ASSERT_TRUE(grouped->Learn(warmup.samples, nullptr).ok());
-  ASSERT_TRUE(one_by_one->Learn(warmup.samples, nullptr).ok());
+  ASSERT_TRUE(reference->Learn(warmup.samples).ok());
+  grouped->CatchUp();
+  const std::vector<Prediction> expected =
+      PredictAll(*reference, stream.samples);
   const std::vector<LearnBatcher::Result> results =
       SubmitWhileBusy(grouped, stream.samples);
   for (std::size_t i = 0; i < stream.samples.size(); ++i) {
-    std::vector<Prediction> before;
-    absl::StatusOr<LearnOutcome> expected =
-        one_by_one->Learn({&stream.samples[i], 1}, &before);
-    ASSERT_TRUE(expected.ok());
     ASSERT_TRUE(results[i].status.ok()) << results[i].status;
-    EXPECT_EQ(results[i].sequence, expected->sequence[0]) << i;
+    EXPECT_EQ(results[i].sequence, 41 + i) << i;
     EXPECT_FALSE(results[i].duplicate);
-    EXPECT_EQ(results[i].before.value, before[0].value) << i;
-    EXPECT_EQ(results[i].before.neighbors, before[0].neighbors) << i;
+    // One log record for the group, then each answered from the model as
+    // it was before the group: it had learned the 40 samples.
+    EXPECT_EQ(results[i].before.learned, 40u) << i;
+    EXPECT_EQ(results[i].before.value, expected[i].value) << i;
+    EXPECT_EQ(results[i].before.neighbors, expected[i].neighbors) << i;
   }
+  // Learned after the answers, in order: the model one-by-one learning
+  // makes.
+  ASSERT_TRUE(reference->Learn(stream.samples).ok());
+  grouped->CatchUp();
   EXPECT_EQ(grouped->model().samples_seen(), 70u);
+  const std::vector<Prediction> now = PredictAll(*reference, warmup.samples);
+  const std::vector<Prediction> hosted_now =
+      PredictAll(grouped->model(), warmup.samples);
+  for (std::size_t i = 0; i < now.size(); ++i) {
+    EXPECT_EQ(hosted_now[i].value, now[i].value) << i;
+    EXPECT_EQ(hosted_now[i].learned, 70u);
+  }
+  EXPECT_EQ(grouped->model().stats().prequential_mse,
+            reference->stats().prequential_mse);
+}
+
+TEST_F(HostedModelTest, AnswersSayHowFarLearningLagsAndReadsWaitForIt) {
+  Batch warmup(20, 1);
+  Batch stream(5, 5000);
+  auto hosted = Host({.max_samples = 0, .dedup_window = 100});
+  std::unique_ptr<Model> reference = *Model::Create(SmallConfig());
+  ASSERT_TRUE(hosted->Learn(warmup.samples, nullptr).ok());
+  ASSERT_TRUE(reference->Learn(warmup.samples).ok());
+  hosted->CatchUp();
+  // The learning thread is held busy: the samples are acknowledged, and
+  // wait to be learned.
+  std::latch release(1);
+  learning_.Post([&] { release.wait(); });
+  std::vector<LearnOutcome> outcomes;
+  std::vector<Prediction> answers;
+  for (const Sample& sample : stream.samples) {
+    std::vector<Prediction> before;
+    absl::StatusOr<LearnOutcome> outcome = hosted->Learn({&sample, 1}, &before);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    outcomes.push_back(*outcome);
+    answers.push_back(before[0]);
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  EXPECT_EQ(hosted->samples_learned(), 20u);
+  const std::vector<Prediction> stale = PredictAll(*reference, stream.samples);
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    EXPECT_EQ(outcomes[i].sequence[0], 21 + i);
+    EXPECT_EQ(answers[i].learned, 20u) << i;  // i samples behind
+    EXPECT_EQ(answers[i].value, stale[i].value) << i;
+    if (i == 0) {
+      EXPECT_EQ(outcomes[i].learn_lag[0], absl::ZeroDuration());
+    } else {
+      // Sample 21 was acknowledged (at least) 2 ms per message earlier.
+      EXPECT_GE(outcomes[i].learn_lag[0], absl::Milliseconds(2 * i)) << i;
+    }
+  }
+  release.count_down();
+  // A read waits until what was acknowledged before it is learned.
+  std::vector<Prediction> read;
+  const double x[] = {0.25, -0.5};
+  const std::span<const double> queries[] = {x};
+  ASSERT_TRUE(hosted->Predict(queries, &read).ok());
+  ASSERT_TRUE(reference->Learn(stream.samples).ok());
+  EXPECT_EQ(read[0].learned, 25u);
+  EXPECT_EQ(read[0].value, reference->Predict(x)->value);
 }
 
 TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {
@@ -226,6 +297,7 @@ TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {
   EXPECT_TRUE(results[3].duplicate);
   EXPECT_EQ(results[3].sequence, 2u);
   EXPECT_EQ(results[4].status.code(), absl::StatusCode::kCancelled);
+  hosted->CatchUp();
   EXPECT_EQ(hosted->model().samples_seen(), 2u);
 }
 
@@ -241,6 +313,7 @@ TEST_F(HostedModelTest, AGroupPastTheSampleLimitIsLearnedAsFarAsItFits) {
   for (std::size_t i = 3; i < 5; ++i) {
     EXPECT_EQ(results[i].status.code(), absl::StatusCode::kResourceExhausted);
   }
+  hosted->CatchUp();
   EXPECT_EQ(hosted->model().samples_seen(), 3u);
 }
 
@@ -258,8 +331,9 @@ TEST_F(HostedModelTest, PredictingWithoutSamplesIsAFailedPrecondition) {
 
 TEST(ModelRegistryTest, NamesLimitsAndDuplicates) {
   WorkerPool pool(1);
+  WorkerPool learning(1);
   ModelRegistry registry({.max_models = 2, .max_samples_per_model = 100},
-                         &pool);
+                         {&pool, &learning});
   for (const char* bad : {"", ".hidden", "a/b", "white space"}) {
     EXPECT_EQ(registry.Create(bad, SmallConfig(), {}).status().code(),
               absl::StatusCode::kInvalidArgument)
@@ -288,7 +362,8 @@ TEST(ModelRegistryTest, NamesLimitsAndDuplicates) {
 
 TEST(ModelRegistryTest, ConcurrentCreateLearnFindAndDelete) {
   WorkerPool pool(2);
-  ModelRegistry registry({.max_models = 100}, &pool);
+  WorkerPool learning(2);
+  ModelRegistry registry({.max_models = 100}, {&pool, &learning});
   std::vector<std::thread> threads;
   std::atomic<int> learned = 0;
   for (int t = 0; t < 4; ++t) {

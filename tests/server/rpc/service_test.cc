@@ -164,10 +164,11 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
     const std::string name = v1::Metric_Name(metric);
     v1::ModelSpec spec = RowsSpec(metric);
     CreateAndIngest(name, rows, rows.size(), spec);
-    server_->registry().Find(name).value()->model();  // exists
+    const std::shared_ptr<HostedModel> hosted =
+        server_->registry().Find(name).value();
     const std::unique_ptr<Model> reference = Reference(spec, rows, rows.size());
-    const_cast<Model&>(server_->registry().Find(name).value()->model())
-        .FinishRebuilds();
+    hosted->CatchUp();
+    const_cast<Model&>(hosted->model()).FinishRebuilds();
     absl::StatusOr<std::vector<v1::Prediction>> predictions =
         client_->Predict(name, queries.x, Rows::kDim);
     ASSERT_TRUE(predictions.ok()) << predictions.status();
@@ -200,23 +201,32 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
   }
 }
 
-TEST_F(ServiceTest, LearnAnswersThePredictionMadeBeforeLearning) {
+TEST_F(ServiceTest, LearnAnswersTheModelsPredictionAndHowMuchItHadLearned) {
   const Rows rows(300, 3);
   const v1::ModelSpec spec = RowsSpec();
   ASSERT_TRUE(client_->CreateModel("robot", spec).ok());
+  // Learns what the server's model had learned when it answered.
   std::unique_ptr<Model> reference = *Model::Create(*ConfigFromSpec(spec));
+  std::size_t reference_learned = 0;
   std::unique_ptr<LearnSession> session = client_->StartLearn("robot");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     absl::StatusOr<v1::LearnResponse> response =
         session->Learn(rows.input(i), rows.target(i), 7000 + i);
     ASSERT_TRUE(response.ok()) << response.status();
-    const Sample sample{rows.input(i), rows.target(i), 0};
-    std::vector<Prediction> before;
-    ASSERT_TRUE(reference->Learn({&sample, 1}, &before).ok());
     ASSERT_EQ(response->sequence(), i + 1);
     ASSERT_FALSE(response->duplicate());
+    // Never its own sample; samples are learned in order.
+    ASSERT_LE(response->learned(), i);
+    ASSERT_GE(response->learned(), reference_learned);
+    EXPECT_EQ(response->learn_lag_us() == 0, response->learned() == i) << i;
+    for (; reference_learned < response->learned(); ++reference_learned) {
+      const Sample sample{rows.input(reference_learned),
+                          rows.target(reference_learned), 0};
+      ASSERT_TRUE(reference->Learn({&sample, 1}).ok());
+    }
+    const Prediction expected = *reference->Predict(rows.input(i));
     for (std::size_t t = 0; t < Rows::kTargets; ++t) {
-      ASSERT_EQ(response->prediction().y(t), before[0].value[t]) << i;
+      ASSERT_EQ(response->prediction().y(t), expected.value[t]) << i;
     }
   }
   // A resent sample (its answer was lost) is recognised, not learned again.
@@ -660,7 +670,9 @@ TEST_F(ServiceTest, ShutdownDrainsAnOpenStreamAndReportsNotServing) {
   EXPECT_EQ(*client_->Health(), "NOT_SERVING");
   EXPECT_TRUE(session->Learn(rows.input(51), rows.target(51)).ok());
   shutdown.join();  // the open stream is cancelled after drain_timeout
-  EXPECT_EQ(server_->registry().Find("m").value()->model().samples_seen(), 52u);
+  std::shared_ptr<HostedModel> hosted = server_->registry().Find("m").value();
+  hosted->CatchUp();
+  EXPECT_EQ(hosted->model().samples_seen(), 52u);
   ClientOptions impatient = client_->options();
   impatient.retry.max_attempts = 1;
   impatient.timeout = absl::Seconds(1);

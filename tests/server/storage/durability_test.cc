@@ -62,14 +62,15 @@ class DurabilityTest : public ::testing::Test {
 
   void Open() {
     storage_ = std::make_unique<ModelStorage>(directory_, options_);
-    registry_ =
-        std::make_unique<ModelRegistry>(limits_, &pool_, storage_.get());
+    registry_ = std::make_unique<ModelRegistry>(
+        limits_, HostingPools{&pool_, &learning_}, storage_.get());
     ASSERT_TRUE(registry_->Recover().ok());
   }
   // Drops everything in memory: only what each write put on disk remains.
   void Crash() {
     if (storage_ != nullptr) storage_->StopBackground();
     pool_.Drain();
+    learning_.Drain();
     registry_.reset();
     storage_.reset();
   }
@@ -78,10 +79,13 @@ class DurabilityTest : public ::testing::Test {
     Open();
   }
 
+  // The model, once it has learned every sample acknowledged so far.
   std::shared_ptr<HostedModel> Find(const std::string& name) {
     absl::StatusOr<std::shared_ptr<HostedModel>> model = registry_->Find(name);
     EXPECT_TRUE(model.ok()) << model.status();
-    return model.ok() ? *model : nullptr;
+    if (!model.ok()) return nullptr;
+    (*model)->CatchUp();
+    return *model;
   }
   std::string ModelDirectory(const std::string& name) {
     return directory_ + "/models/" + name;
@@ -92,6 +96,7 @@ class DurabilityTest : public ::testing::Test {
   StorageOptions options_;
   RegistryLimits limits_;
   WorkerPool pool_{2};
+  WorkerPool learning_{2};
   std::unique_ptr<ModelStorage> storage_;
   std::unique_ptr<ModelRegistry> registry_;
 };

@@ -1,0 +1,125 @@
+#include "server/hosting/learn_stage.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace streamreg {
+
+LearnStage::LearnStage(Model* model, WorkerPool* pool,
+                       std::size_t max_unlearned)
+    : model_(model),
+      max_unlearned_(max_unlearned),
+      queue_(SerialQueue::Create(pool)) {}
+
+void LearnStage::Reset(std::uint64_t learned) {
+  MutexLock lock(&mutex_);
+  queued_ = learned;
+  learned_ = learned;
+  batches_.clear();
+}
+
+LearnStage::OwnedSamples::OwnedSamples(std::span<const Sample> samples) {
+  std::size_t size = 0;
+  for (const Sample& sample : samples)
+    size += sample.x.size() + sample.y.size();
+  values.reserve(size);
+  for (const Sample& sample : samples) {
+    values.insert(values.end(), sample.x.begin(), sample.x.end());
+    values.insert(values.end(), sample.y.begin(), sample.y.end());
+  }
+  const double* next = values.data();
+  for (const Sample& sample : samples) {
+    const std::span<const double> x(next, sample.x.size());
+    const std::span<const double> y(next + x.size(), sample.y.size());
+    this->samples.push_back({x, y, sample.sample_id});
+    next += x.size() + y.size();
+  }
+}
+
+void LearnStage::Enqueue(std::span<const Sample> samples,
+                         absl::Time acknowledged,
+                         std::shared_ptr<const void> keep_alive) {
+  if (samples.empty()) return;
+  auto batch = std::make_shared<const OwnedSamples>(samples);
+  std::uint64_t last = 0;
+  {
+    MutexLock lock(&mutex_);
+    while (queued_ - learned_ > max_unlearned_) progressed_.Wait(&mutex_);
+    while (!batches_.empty() && batches_.front().last <= learned_) {
+      batches_.pop_front();
+    }
+    const std::uint64_t first = queued_ + 1;
+    queued_ += samples.size();
+    last = queued_;
+    batches_.push_back({first, last, acknowledged});
+  }
+  queue_->Post([this, last, batch = std::move(batch),
+                keep_alive = std::move(keep_alive)] { Learn(last, *batch); });
+}
+
+void LearnStage::Learn(std::uint64_t last, const OwnedSamples& batch) {
+  absl::Status status = model_->Learn(batch.samples);
+  MutexLock lock(&mutex_);
+  if (!status.ok() && error_.ok()) {
+    error_ = absl::InternalError(absl::StrCat(
+        "learning samples ", last - batch.samples.size() + 1, "..", last,
+        " failed after they were logged: ", status.message()));
+  }
+  learned_ = last;
+  progressed_.SignalAll();
+}
+
+absl::Status LearnStage::RunInOrder(std::function<absl::Status()> task,
+                                    std::shared_ptr<const void> keep_alive) {
+  Mutex done_mutex;
+  CondVar done_signal;
+  bool done = false;
+  absl::Status status;
+  queue_->Post([&, keep_alive = std::move(keep_alive)] {
+    absl::Status result = task();
+    MutexLock lock(&done_mutex);
+    status = std::move(result);
+    done = true;
+    done_signal.SignalAll();
+  });
+  MutexLock lock(&done_mutex);
+  while (!done) done_signal.Wait(&done_mutex);
+  return status;
+}
+
+void LearnStage::CatchUp() const {
+  MutexLock lock(&mutex_);
+  const std::uint64_t target = queued_;
+  while (learned_ < target) progressed_.Wait(&mutex_);
+}
+
+std::uint64_t LearnStage::queued() const {
+  MutexLock lock(&mutex_);
+  return queued_;
+}
+
+std::uint64_t LearnStage::learned() const {
+  MutexLock lock(&mutex_);
+  return learned_;
+}
+
+absl::Duration LearnStage::LagAfter(std::uint64_t learned,
+                                    absl::Time now) const {
+  MutexLock lock(&mutex_);
+  const std::uint64_t missed = learned + 1;
+  for (const Batch& batch : batches_) {
+    if (batch.first <= missed && missed <= batch.last) {
+      return now - batch.acknowledged;
+    }
+  }
+  return absl::ZeroDuration();
+}
+
+absl::Status LearnStage::error() const {
+  MutexLock lock(&mutex_);
+  return error_;
+}
+
+}  // namespace streamreg

@@ -1,0 +1,113 @@
+#ifndef STREAMREG_SERVER_HOSTING_LEARN_STAGE_H_
+#define STREAMREG_SERVER_HOSTING_LEARN_STAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "core/base/mutex.h"
+#include "core/model/model.h"
+#include "core/model/sample.h"
+#include "server/hosting/serial_queue.h"
+#include "server/hosting/worker_pool.h"
+
+namespace streamreg {
+
+// The second half of a hosted model's write path. The first half validates
+// a batch, logs it and answers with predictions from the model as it is;
+// the samples are then handed here, and learned in order on a thread of
+// the learning pool, off the response path. Everything queued is learned
+// exactly as if it had been learned at once (the model sees the same
+// samples in the same order), only later; the stage keeps count, so an
+// answer can say how stale its prediction was, a read can wait until what
+// was acknowledged before it is learned, and a snapshot can wait until the
+// model matches the log.
+//
+// The learning pool must be another pool than the one the first half runs
+// on: the first half waits here (Enqueue past the bound, RunInOrder), and
+// must never hold the thread the wait depends on.
+class LearnStage {
+ public:
+  // `model` must outlive the stage's work (the owner drains the stage
+  // before destroying it; HostedModel keeps itself alive in its tasks).
+  // At most `max_unlearned` samples wait at a time (before the next batch
+  // is queued; a larger batch is queued whole once the stage is idle).
+  LearnStage(Model* model, WorkerPool* pool, std::size_t max_unlearned);
+  LearnStage(const LearnStage&) = delete;
+  LearnStage& operator=(const LearnStage&) = delete;
+
+  // Recovery learned `learned` samples directly: counting goes on from it.
+  void Reset(std::uint64_t learned) ABSL_LOCKS_EXCLUDED(mutex_);
+
+  // Queues a copy of samples number queued() + 1, ... (acknowledged at
+  // `acknowledged`) to be learned in order; first waits while more than
+  // max_unlearned samples wait. `keep_alive` is held until they are
+  // learned (the model's owner).
+  void Enqueue(std::span<const Sample> samples, absl::Time acknowledged,
+               std::shared_ptr<const void> keep_alive)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  // Runs `task` on the learning thread once everything queued before it is
+  // learned (a refit), and returns its status; nothing queued after it
+  // starts before it ends.
+  absl::Status RunInOrder(std::function<absl::Status()> task,
+                          std::shared_ptr<const void> keep_alive)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  // Waits until every sample queued before the call is learned.
+  void CatchUp() const ABSL_LOCKS_EXCLUDED(mutex_);
+
+  // Samples queued (acknowledged) and learned so far.
+  std::uint64_t queued() const ABSL_LOCKS_EXCLUDED(mutex_);
+  std::uint64_t learned() const ABSL_LOCKS_EXCLUDED(mutex_);
+  // How long before `now` sample `learned` + 1 was acknowledged — the
+  // staleness of a prediction that had learned `learned` samples; zero if
+  // that sample was not queued yet (one of the batch being answered).
+  // Exact as long as no Enqueue runs between the prediction and this call
+  // (the writer's order: batches are trimmed there).
+  absl::Duration LagAfter(std::uint64_t learned, absl::Time now) const
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  // The first error learning met (then the model no longer matches its
+  // log: the owner refuses further writes); OK so far.
+  absl::Status error() const ABSL_LOCKS_EXCLUDED(mutex_);
+
+ private:
+  // A queued batch: samples first..last, acknowledged at `acknowledged`.
+  struct Batch {
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;
+    absl::Time acknowledged;
+  };
+
+  // Samples that own their values (a Sample is a view of the caller's).
+  struct OwnedSamples {
+    explicit OwnedSamples(std::span<const Sample> samples);
+    std::vector<double> values;
+    std::vector<Sample> samples;  // views of `values`
+  };
+
+  void Learn(std::uint64_t last, const OwnedSamples& batch)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+
+  Model* const model_;
+  const std::size_t max_unlearned_;
+  const std::shared_ptr<SerialQueue> queue_;
+
+  mutable Mutex mutex_;
+  mutable CondVar progressed_;  // learned_ grew
+  std::uint64_t queued_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t learned_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Batches queued and not trimmed yet (trimmed at the next Enqueue once
+  // learned, so LagAfter finds the batch a prediction missed).
+  std::deque<Batch> batches_ ABSL_GUARDED_BY(mutex_);
+  absl::Status error_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_HOSTING_LEARN_STAGE_H_
