@@ -55,10 +55,13 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     }
   }
   {
-    // 3. Store, index and count it; readers wait until step 4 is done.
+    // 3. Store, index and count it; if step 4 may change what predictions
+    // see, readers wait until it is done.
     ExclusiveLock lock(state.lock);
     Record(state, sample, prediction);
-    state.settling.store(true, std::memory_order_relaxed);
+    if (PredictionsMayChange(state)) {
+      state.settling.store(true, std::memory_order_relaxed);
+    }
   }
   if (before != nullptr) *before = std::move(prediction);
   // 4. Follow the metric and the standardization.

@@ -96,12 +96,14 @@ struct ModelState {
   // writer; running() may be asked from any thread.
   GradientRefresh refresh;
 
-  // Set (holding `lock` exclusively) when a sample is stored, cleared once
-  // its refresh schedule has run (installs, rebuilds due at that count). A
-  // reader that finds it set under `lock` waits until it clears, so that
-  // every prediction sees the model after a whole number of samples, as
-  // Prediction::learned says. Usually microseconds; as long as a small
-  // store's synchronous refresh or a late rebuild's wait where those are due.
+  // Set (holding `lock` exclusively) when a sample is stored at which the
+  // refresh schedule may replace an index generation (PredictionsMayChange:
+  // every drift_check_every samples and at take-over points), cleared once
+  // the schedule has run. A reader that finds it set under `lock` waits
+  // until it clears, so that every prediction is the one the model of a
+  // whole number of samples makes, as Prediction::learned says. As long as
+  // a small store's synchronous rebuild or a late rebuild's wait (and any
+  // metric refresh computed at that same sample).
   mutable std::atomic<bool> settling{false};
   mutable Mutex settle_mutex;
   mutable CondVar settled;

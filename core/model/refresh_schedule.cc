@@ -131,6 +131,23 @@ void NoteEstimate(ModelState& state, const GradientEstimate& estimate) {
   if (state.refresh.running()) state.since_refresh.Add(estimate);
 }
 
+bool PredictionsMayChange(const ModelState& state) {
+  const std::uint64_t seen = state.store.seen();
+  if (seen % state.config.drift_check_every == 0) return true;
+  const TakeOverPoints& take_over = state.take_over;
+  if (state.gradient_index != nullptr && state.gradient_index->rebuilding() &&
+      seen >= take_over.gradient_index) {
+    return true;
+  }
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    if (state.predictions[i].index->rebuilding() &&
+        seen >= take_over.prediction_indexes[i]) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void AfterSample(ModelState& state) {
   MaintainMetric(state);
   const std::uint64_t seen = SamplesSeen(state);

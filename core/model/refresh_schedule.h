@@ -29,6 +29,13 @@ namespace streamreg {
 void NoteEstimate(ModelState& state, const GradientEstimate& estimate)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer);
 
+// Whether AfterSample may replace an index generation at the sample just
+// stored — what predictions see (a metric refresh changes only the sums,
+// which predictions do not read): at a take-over point or a drift check.
+bool PredictionsMayChange(const ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
 // After each learned sample: installs what is due, starts what is needed.
 void AfterSample(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
     ABSL_LOCKS_EXCLUDED(state.lock);
