@@ -222,7 +222,12 @@ grep -q "\-\-metrics_listen $metrics: cannot listen there" "$work/err" ||
 # --- SIGTERM with a Learn stream open: drain, exit 0 ---
 sr replay --model arm --csv "$sarcos" --rate 100 >"$work/slow.out" 2>&1 &
 replay_pid=$!
-sleep 1.5
+# Its first report comes a second into the stream (polled: under the
+# sanitizers on a busy machine, starting and reading the CSV take a while).
+for _ in $(seq 150); do
+  grep -q "samples=" "$work/slow.out" && break
+  sleep 0.1
+done
 grep -q "samples=" "$work/slow.out" || fail "the slow replay did not start"
 kill -TERM "$server_pid"
 status=0
