@@ -134,6 +134,16 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // Waits until every sample acknowledged before the call is learned (reads
   // see their writes).
   void CatchUp() const { learn_stage_.CatchUp(); }
+  // The model's statistics and metric once it has caught up (model().stats()
+  // without waiting: what a metrics scrape reads).
+  ModelStats stats() const {
+    CatchUp();
+    return model_->stats();
+  }
+  MetricReport metric() const {
+    CatchUp();
+    return model_->metric();
+  }
   // Samples learned so far (model().samples_seen() without its lock).
   std::uint64_t samples_learned() const { return learn_stage_.learned(); }
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }

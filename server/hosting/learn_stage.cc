@@ -95,11 +95,6 @@ void LearnStage::CatchUp() const {
   while (learned_ < target) progressed_.Wait(&mutex_);
 }
 
-std::uint64_t LearnStage::queued() const {
-  MutexLock lock(&mutex_);
-  return queued_;
-}
-
 std::uint64_t LearnStage::learned() const {
   MutexLock lock(&mutex_);
   return learned_;

@@ -46,7 +46,7 @@ class LearnStage {
   // Recovery learned `learned` samples directly: counting goes on from it.
   void Reset(std::uint64_t learned) ABSL_LOCKS_EXCLUDED(mutex_);
 
-  // Queues a copy of samples number queued() + 1, ... (acknowledged at
+  // Queues a copy of the next samples of the stream (acknowledged at
   // `acknowledged`) to be learned in order; first waits while more than
   // max_unlearned samples wait. `keep_alive` is held until they are
   // learned (the model's owner).
@@ -62,8 +62,7 @@ class LearnStage {
   // Waits until every sample queued before the call is learned.
   void CatchUp() const ABSL_LOCKS_EXCLUDED(mutex_);
 
-  // Samples queued (acknowledged) and learned so far.
-  std::uint64_t queued() const ABSL_LOCKS_EXCLUDED(mutex_);
+  // Samples learned so far.
   std::uint64_t learned() const ABSL_LOCKS_EXCLUDED(mutex_);
   // How long before `now` sample `learned` + 1 was acknowledged — the
   // staleness of a prediction that had learned `learned` samples; zero if

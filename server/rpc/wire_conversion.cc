@@ -56,8 +56,7 @@ void PredictionToWire(const Prediction& prediction, v1::Prediction* out) {
 }
 
 void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
-  hosted.CatchUp();  // the statistics include every acknowledged sample
-  const ModelStats stats = hosted.model().stats();
+  const ModelStats stats = hosted.stats();
   out->set_num_samples(stats.samples_seen);
   out->set_num_stored(stats.samples_stored);
   Assign(stats.prequential_nmse, out->mutable_prequential_nmse());
@@ -89,8 +88,7 @@ void ModelToWire(const HostedModel& hosted, v1::Model* out) {
 }
 
 void MetricToWire(const HostedModel& hosted, v1::MetricReport* out) {
-  hosted.CatchUp();
-  const MetricReport report = hosted.model().metric();
+  const MetricReport report = hosted.metric();
   const ModelConfig& config = hosted.model().config();
   out->set_model(hosted.name());
   out->set_kind(MetricToWire(report.kind));

@@ -23,7 +23,8 @@ std::vector<std::span<const double>> QueriesFromWire(
 
 void PredictionToWire(const Prediction& prediction, v1::Prediction* out);
 // Stats plus what the service counts (duplicates), once every sample
-// acknowledged before the call is learned (as MetricToWire).
+// acknowledged before the call is learned (HostedModel::stats; as
+// MetricToWire).
 void StatsToWire(const HostedModel& hosted, v1::ModelStats* out);
 // Name, spec in effect, stats and creation time.
 void ModelToWire(const HostedModel& hosted, v1::Model* out);

@@ -102,6 +102,20 @@ class HostedModelTest : public ::testing::Test {
         "m", *Model::Create(std::move(config)), std::vector<std::string>{},
         absl::Now(), limits, HostingPools{&pool_, &learning_});
   }
+  // A hosted model and a reference engine Model that both learned
+  // `warmup`, the hosted one caught up.
+  struct WarmedUp {
+    std::shared_ptr<HostedModel> hosted;
+    std::unique_ptr<Model> reference;
+  };
+  WarmedUp HostWarmedUp(const std::vector<Sample>& warmup) {
+    WarmedUp pair{Host({.max_samples = 0, .dedup_window = 100}),
+                  *Model::Create(SmallConfig())};
+    EXPECT_TRUE(pair.hosted->Learn(warmup, nullptr).ok());
+    EXPECT_TRUE(pair.reference->Learn(warmup).ok());
+    pair.hosted->CatchUp();
+    return pair;
+  }
   WorkerPool pool_{1};
   WorkerPool learning_{1};
 };
@@ -197,11 +211,7 @@ TEST_F(HostedModelTest,
        GroupedMessagesAreAnsweredByTheModelBeforeThemAndLearnedInOrder) {
   Batch warmup(40, 1);
   Batch stream(30, 5000);
-  auto grouped = Host({.max_samples = 0, .dedup_window = 100});
-  std::unique_ptr<Model> reference = *Model::Create(SmallConfig());
-  ASSERT_TRUE(grouped->Learn(warmup.samples, nullptr).ok());
-  ASSERT_TRUE(reference->Learn(warmup.samples).ok());
-  grouped->CatchUp();
+  auto [grouped, reference] = HostWarmedUp(warmup.samples);
   const std::vector<Prediction> expected =
       PredictAll(*reference, stream.samples);
   const std::vector<LearnBatcher::Result> results =
@@ -235,11 +245,7 @@ TEST_F(HostedModelTest,
 TEST_F(HostedModelTest, AnswersSayHowFarLearningLagsAndReadsWaitForIt) {
   Batch warmup(20, 1);
   Batch stream(5, 5000);
-  auto hosted = Host({.max_samples = 0, .dedup_window = 100});
-  std::unique_ptr<Model> reference = *Model::Create(SmallConfig());
-  ASSERT_TRUE(hosted->Learn(warmup.samples, nullptr).ok());
-  ASSERT_TRUE(reference->Learn(warmup.samples).ok());
-  hosted->CatchUp();
+  auto [hosted, reference] = HostWarmedUp(warmup.samples);
   // The learning thread is held busy: the samples are acknowledged, and
   // wait to be learned.
   std::latch release(1);
