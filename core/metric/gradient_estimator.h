@@ -32,10 +32,18 @@ struct GradientEstimate {
 // sample's squared distance to a shifted point then costs O(1):
 //   |x + s t e_i - X|^2 = |x - X|^2 + 2 s t (x_i - X_i) + t^2.
 // That is 2d kernel estimates for the price of one search.
+//
+// The sums are formed coordinate by coordinate over all the samples added
+// (Finish), not sample by sample: the kernel weights of one coordinate's
+// two balls are computed for every sample in one branch-free pass, then
+// each ball's weighted sum of the samples' target rows (padded to a multiple
+// of four, with a 1 for the total weight) runs with its accumulators in
+// registers. Every sum still adds its terms in the order the samples came,
+// so the estimate is the same, bit for bit, as adding each sample to each
+// ball in turn (a zero weight adds an exact zero).
 class GradientEstimator {
  public:
-  GradientEstimator(std::size_t dim, std::size_t num_targets)
-      : dim_(dim), num_targets_(num_targets) {}
+  GradientEstimator(std::size_t dim, std::size_t num_targets);
 
   // Starts an estimate at x with bandwidth h and step t.
   void Begin(std::span<const double> x, Kernel kernel, double h, double t);
@@ -43,22 +51,32 @@ class GradientEstimator {
   // farther away are allowed and contribute nothing.
   void Add(const double* point, const double* targets);
   // Finishes the estimate begun last.
-  void Finish(GradientEstimate* out) const;
+  void Finish(GradientEstimate* out);
 
  private:
-  // Adds the targets to ball `ball` (2 i + side) with the kernel weight of
-  // the squared ratio u^2 = |shifted x - X|^2 / h^2 (nothing if u >= 1).
-  void AddToBall(std::size_t ball, double u_squared, const double* targets);
+  // The kernel weights of coordinate i's two balls for every sample kept.
+  template <Kernel kKernel>
+  void BallWeights(std::size_t i);
+  void BallWeights(std::size_t i);
 
   std::size_t dim_;
   std::size_t num_targets_;
+  // Targets, the 1 of the weight, zero padding: a multiple of 4.
+  std::size_t row_width_;
   Kernel kernel_ = Kernel::kBox;
   double inverse_h_squared_ = 1.0;
   double t_ = 0.0;
   std::vector<double> x_;
-  std::vector<double> difference_;
-  // weight_[2 i + side], sums_[(2 i + side) m + target]; side 0 = +t, 1 = -t.
-  std::vector<double> weight_;
+  // Per sample kept (one that some ball may hold), in the order added:
+  // x - X (dim_ each), |x - X|^2 + t^2, and the target row.
+  std::vector<double> differences_;
+  std::vector<double> bases_;
+  std::vector<double> rows_;
+  // One coordinate's ball weights per sample: side +t and side -t.
+  std::vector<double> plus_weights_;
+  std::vector<double> minus_weights_;
+  // sums_[(2 i + side) * row_width_ + k], side 0 = +t, 1 = -t; entry
+  // num_targets_ of a ball's row is its total weight.
   std::vector<double> sums_;
 };
 

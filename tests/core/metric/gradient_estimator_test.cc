@@ -110,5 +110,73 @@ TEST(GradientEstimatorTest, EqualsTheDefinitionForEveryCoordinateAndTarget) {
   EXPECT_GT(not_counted, 10u);
 }
 
+// The sums as written: each sample, in the order given, added to each ball
+// it lies in (the estimator before it formed them coordinate by coordinate).
+GradientEstimate SampleBySample(const Samples& s, const std::vector<double>& x,
+                                Kernel kernel, double h, double t) {
+  std::vector<double> weight(2 * kDim, 0.0), sums(2 * kDim * kTargets, 0.0);
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    double difference[kDim], squared = 0.0;
+    for (std::size_t i = 0; i < kDim; ++i) {
+      difference[i] = x[i] - s.x[j * kDim + i];
+      squared += difference[i] * difference[i];
+    }
+    const double base = squared + t * t;
+    for (std::size_t i = 0; i < kDim; ++i) {
+      for (std::size_t side = 0; side < 2; ++side) {
+        const double cross = 2.0 * t * difference[i];
+        const double u_squared =
+            (side == 0 ? base + cross : base - cross) * (1.0 / (h * h));
+        if (!(u_squared < 1.0)) continue;
+        const double w = KernelWeightOfSquare(kernel, u_squared);
+        weight[2 * i + side] += w;
+        for (std::size_t k = 0; k < kTargets; ++k) {
+          sums[(2 * i + side) * kTargets + k] += w * s.y[j * kTargets + k];
+        }
+      }
+    }
+  }
+  GradientEstimate out;
+  out.delta.assign(kDim * kTargets, 0.0);
+  out.counted.assign(kDim, 0);
+  for (std::size_t i = 0; i < kDim; ++i) {
+    if (!(weight[2 * i] > 0.0 && weight[2 * i + 1] > 0.0)) continue;
+    out.counted[i] = 1;
+    for (std::size_t k = 0; k < kTargets; ++k) {
+      out.delta[i * kTargets + k] =
+          (sums[2 * i * kTargets + k] / weight[2 * i] -
+           sums[(2 * i + 1) * kTargets + k] / weight[2 * i + 1]) /
+          (2.0 * t);
+    }
+  }
+  return out;
+}
+
+// Forming the sums coordinate by coordinate changes no bit of the result.
+TEST(GradientEstimatorTest, EqualsTheSampleBySampleSumsBitForBit) {
+  const Samples s = RandomSamples(400, 11);
+  const Samples queries = RandomSamples(30, 12);
+  GradientEstimator estimator(kDim, kTargets);
+  GradientEstimate estimate;
+  for (Kernel kernel : {Kernel::kBox, Kernel::kTriangular,
+                        Kernel::kEpanechnikov, Kernel::kTruncatedGaussian}) {
+    for (double h : {0.2, 0.7, 1.6}) {
+      const double t = 0.5 * h;
+      for (std::size_t q = 0; q < queries.size(); ++q) {
+        const std::vector<double> x(queries.x.begin() + q * kDim,
+                                    queries.x.begin() + (q + 1) * kDim);
+        estimator.Begin(x, kernel, h, t);
+        for (std::size_t j = 0; j < s.size(); ++j) {
+          estimator.Add(s.x.data() + j * kDim, s.y.data() + j * kTargets);
+        }
+        estimator.Finish(&estimate);
+        const GradientEstimate expected = SampleBySample(s, x, kernel, h, t);
+        ASSERT_EQ(estimate.counted, expected.counted) << "query " << q;
+        ASSERT_EQ(estimate.delta, expected.delta) << "query " << q;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace streamreg
