@@ -135,13 +135,18 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
   }
 }
 
-void MetricIndex::FinishRebuild() {
+void MetricIndex::WaitForBuild() {
   if (!builder_.joinable()) return;
   {
     MutexLock lock(&pending_mutex_);
     if (!caught_up_) waits_.fetch_add(1);
   }
   builder_.join();
+}
+
+void MetricIndex::FinishRebuild() {
+  if (!rebuilding_.load()) return;
+  WaitForBuild();
   std::shared_ptr<Generation> fresh;
   {
     MutexLock lock(&pending_mutex_);

@@ -78,6 +78,9 @@ class MetricIndex {
   const std::optional<MetricTransform>& rebuild_transform() const {
     return rebuild_transform_;
   }
+  // Waits until a rebuild in progress has caught up with the writes (it
+  // then follows each new write until FinishRebuild).
+  void WaitForBuild();
   // Waits for the builder if needed and makes its generation current.
   void FinishRebuild();
 

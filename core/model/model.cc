@@ -141,6 +141,12 @@ ModelStats Model::stats() const {
   stats.memory_bytes += state_.store.MemoryUsage();
   stats.metric_refreshes = state_.metric_refreshes;
   stats.rebuild_in_progress |= state_.refresh.running();
+  stats.settle_windows = state_.settle_windows.count();
+  stats.longest_settle_window_seconds = state_.settle_windows.longest_seconds();
+  stats.prediction_waits = state_.prediction_waits.count();
+  stats.prediction_wait_seconds = state_.prediction_waits.total_seconds();
+  stats.longest_prediction_wait_seconds =
+      state_.prediction_waits.longest_seconds();
   return stats;
 }
 

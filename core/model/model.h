@@ -53,6 +53,15 @@ struct ModelStats {
   std::uint64_t metric_refreshes = 0;
   bool rebuild_in_progress = false;
   std::size_t memory_bytes = 0;
+  // Since this Model object was made: the windows in which predictions had
+  // to wait for the refresh schedule (an index take-over, a rebuild done at
+  // once) and the longest; the waits predictions had, their sum and the
+  // longest (ModelState::settling).
+  std::uint64_t settle_windows = 0;
+  double longest_settle_window_seconds = 0.0;
+  std::uint64_t prediction_waits = 0;
+  double prediction_wait_seconds = 0.0;
+  double longest_prediction_wait_seconds = 0.0;
 };
 
 // The learned metric(s) and the transforms the prediction indexes use now.

@@ -204,7 +204,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.Double(c.egop_ridge);
   out.Double(c.drift_tolerance);
   out.U64(c.drift_check_every);
-  out.U64(c.synchronous_rebuild_below);
+  out.U64(c.small_store_below);
   out.U64(c.rebuild_lag);
   out.Double(c.rebuild_lag_fraction);
   out.U8(static_cast<std::uint8_t>(c.capacity.policy));
@@ -243,7 +243,7 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   c->egop_ridge = in.Double();
   c->drift_tolerance = in.Double();
   c->drift_check_every = in.U64();
-  c->synchronous_rebuild_below = in.U64();
+  c->small_store_below = in.U64();
   c->rebuild_lag = in.U64();
   c->rebuild_lag_fraction = in.Double();
   if (!LoadEnum(in, CapacityPolicy::kReservoir, &c->capacity.policy)) {

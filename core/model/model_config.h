@@ -75,10 +75,12 @@ struct ModelConfig {
   // samples.
   double drift_tolerance = 0.05;
   std::size_t drift_check_every = 64;
-  // Indexes of fewer samples are rebuilt at once on the writer's thread;
-  // larger ones in the background, taking effect rebuild_lag samples later
-  // (at least; lag grows with the index as lag_fraction of its size).
-  std::size_t synchronous_rebuild_below = 2048;
+  // Index rebuilds and metric refreshes run in the background and take
+  // effect rebuild_lag_fraction of the store's size later (at least
+  // rebuild_lag samples later, for stores of small_store_below samples and
+  // more; small stores follow their metric closely, and refresh it four
+  // times as often).
+  std::size_t small_store_below = 2048;
   std::size_t rebuild_lag = 512;
   double rebuild_lag_fraction = 0.25;
 

@@ -54,14 +54,13 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       EstimateGradient(state, sample.x, fallback);
     }
   }
+  PrepareTakeOvers(state);
   {
     // 3. Store, index and count it; if step 4 may change what predictions
     // see, readers wait until it is done.
     ExclusiveLock lock(state.lock);
     Record(state, sample, prediction);
-    if (PredictionsMayChange(state)) {
-      state.settling.store(true, std::memory_order_relaxed);
-    }
+    if (PredictionsMayChange(state)) state.BeginSettling();
   }
   if (before != nullptr) *before = std::move(prediction);
   // 4. Follow the metric and the standardization.

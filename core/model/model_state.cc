@@ -135,7 +135,14 @@ std::vector<MetricIndex*> ModelState::AllIndexes() const {
   return all;
 }
 
-void ModelState::Settle() const {
+void ModelState::BeginSettling() {
+  settling_since = PauseStatistics::Clock::now();
+  settling.store(true, std::memory_order_relaxed);
+}
+
+void ModelState::Settle() {
+  if (!settling.load(std::memory_order_relaxed)) return;
+  settle_windows.RecordSince(settling_since);
   {
     MutexLock lock(&settle_mutex);
     settling.store(false, std::memory_order_release);
@@ -144,8 +151,15 @@ void ModelState::Settle() const {
 }
 
 void ModelState::WaitUntilSettled() const {
-  MutexLock lock(&settle_mutex);
-  while (settling.load(std::memory_order_acquire)) settled.Wait(&settle_mutex);
+  const PauseStatistics::Clock::time_point start =
+      PauseStatistics::Clock::now();
+  {
+    MutexLock lock(&settle_mutex);
+    while (settling.load(std::memory_order_acquire)) {
+      settled.Wait(&settle_mutex);
+    }
+  }
+  prediction_waits.RecordSince(start);
 }
 
 }  // namespace streamreg

@@ -9,6 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/base/mutex.h"
+#include "core/base/pause_statistics.h"
 #include "core/base/running_moments.h"
 #include "core/base/writer_priority_mutex.h"
 #include "core/metric/gradient_refresh.h"
@@ -69,9 +70,13 @@ struct ModelState {
       ABSL_LOCKS_EXCLUDED(lock);
   // The gradient index (if any) and then every prediction index.
   std::vector<MetricIndex*> AllIndexes() const;
+  // The writer, holding `lock` exclusively, has stored a sample at which
+  // predictions may change: readers wait until Settle.
+  void BeginSettling() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer);
   // A sample's refresh schedule has run (the writer, after AfterSample):
   // wakes the readers waiting for it.
-  void Settle() const ABSL_LOCKS_EXCLUDED(settle_mutex);
+  void Settle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer)
+      ABSL_LOCKS_EXCLUDED(settle_mutex);
   // Waits while `settling` (a reader, not holding `lock`).
   void WaitUntilSettled() const ABSL_LOCKS_EXCLUDED(settle_mutex);
 
@@ -98,15 +103,20 @@ struct ModelState {
 
   // Set (holding `lock` exclusively) when a sample is stored at which the
   // refresh schedule may replace an index generation (PredictionsMayChange:
-  // every drift_check_every samples and at take-over points), cleared once
-  // the schedule has run. A reader that finds it set under `lock` waits
-  // until it clears, so that every prediction is the one the model of a
-  // whole number of samples makes, as Prediction::learned says. As long as
-  // a small store's synchronous rebuild or a late rebuild's wait (and any
-  // metric refresh computed at that same sample).
+  // take-over points, and drift checks where a rebuild would run at once),
+  // cleared once the schedule has run. A reader that finds it set under
+  // `lock` waits until it clears, so that every prediction is the one the
+  // model of a whole number of samples makes, as Prediction::learned says.
+  // The refresh schedule keeps these windows short (the swap of a
+  // generation already built; refresh_schedule.h).
   mutable std::atomic<bool> settling{false};
   mutable Mutex settle_mutex;
   mutable CondVar settled;
+  PauseStatistics::Clock::time_point settling_since ABSL_GUARDED_BY(writer);
+  // The settling windows (each as long as a prediction could have had to
+  // wait) and the waits predictions had.
+  PauseStatistics settle_windows;
+  mutable PauseStatistics prediction_waits;
 
   // Fixed at construction; each index synchronizes itself.
   const std::unique_ptr<MetricIndex> gradient_index;  // null for Euclidean

@@ -49,10 +49,11 @@ GradientRefresh::Job RefreshJob(const ModelState& state, std::size_t num_slots)
 // Samples between starting background work on `size` samples and its
 // taking over.
 std::uint64_t Lag(const ModelConfig& config, std::size_t size) {
+  const std::uint64_t floor =
+      size < config.small_store_below ? 1 : config.rebuild_lag;
   return std::max<std::uint64_t>(
-      config.rebuild_lag,
-      static_cast<std::uint64_t>(config.rebuild_lag_fraction *
-                                 static_cast<double>(size)));
+      floor, static_cast<std::uint64_t>(config.rebuild_lag_fraction *
+                                        static_cast<double>(size)));
 }
 
 void InstallRefresh(ModelState& state, GradientStatistics batch)
@@ -65,17 +66,13 @@ void InstallRefresh(ModelState& state, GradientStatistics batch)
   ++state.metric_refreshes;
 }
 
-// Rebuilds now (small) or starts a background rebuild; returns the sample
-// count at which a background rebuild takes over.
+// Starts a background rebuild; returns the sample count at which it takes
+// over.
 std::uint64_t StartRebuild(ModelState& state, MetricIndex& index,
                            MetricTransform transform)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
   const std::size_t size = SamplesStored(state);
-  if (size < state.config.synchronous_rebuild_below) {
-    index.RebuildNow(std::move(transform), size, state.StoreRows());
-    return 0;
-  }
   index.BeginRebuild(std::move(transform), size, state.StoreRows());
   return SamplesSeen(state) + Lag(state.config, size);
 }
@@ -97,10 +94,10 @@ void MaintainMetric(ModelState& state)
     }
     return;
   }
-  // Small stores (refreshed on this thread, cheaply) refresh four times as
-  // often: growth 2 becomes 1.25.
+  // Small stores (cheap to refresh) refresh four times as often: growth 2
+  // becomes 1.25.
   const std::size_t size = SamplesStored(state);
-  const bool small = size < config.synchronous_rebuild_below;
+  const bool small = size < config.small_store_below;
   const double growth = small ? 1.0 + (config.metric_refresh_growth - 1.0) / 4
                               : config.metric_refresh_growth;
   if (size < kFirstRefresh ||
@@ -109,11 +106,6 @@ void MaintainMetric(ModelState& state)
     return;
   }
   take_over.refreshed_size = size;
-  if (small) {
-    InstallRefresh(state, GradientRefresh::Run(RefreshJob(state, size),
-                                               state.StoreRows()));
-    return;
-  }
   // Slots below `size` never change in an unbounded store, so the job may
   // read them while learning goes on; otherwise it gets a copy taken now
   // (either way its result depends only on the samples, as determinism
@@ -131,21 +123,39 @@ void NoteEstimate(ModelState& state, const GradientEstimate& estimate) {
   if (state.refresh.running()) state.since_refresh.Add(estimate);
 }
 
-bool PredictionsMayChange(const ModelState& state) {
-  const std::uint64_t seen = state.store.seen();
-  if (seen % state.config.drift_check_every == 0) return true;
+namespace {
+
+// The indexes whose background rebuild takes over once `seen` samples are
+// stored.
+std::vector<MetricIndex*> TakingOverAt(const ModelState& state,
+                                       std::uint64_t seen)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  std::vector<MetricIndex*> out;
   const TakeOverPoints& take_over = state.take_over;
   if (state.gradient_index != nullptr && state.gradient_index->rebuilding() &&
       seen >= take_over.gradient_index) {
-    return true;
+    out.push_back(state.gradient_index.get());
   }
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     if (state.predictions[i].index->rebuilding() &&
         seen >= take_over.prediction_indexes[i]) {
-      return true;
+      out.push_back(state.predictions[i].index.get());
     }
   }
-  return false;
+  return out;
+}
+
+}  // namespace
+
+void PrepareTakeOvers(ModelState& state) {
+  for (MetricIndex* index : TakingOverAt(state, SamplesSeen(state) + 1)) {
+    index->WaitForBuild();
+  }
+}
+
+bool PredictionsMayChange(const ModelState& state) {
+  // A drift check only starts a background rebuild.
+  return !TakingOverAt(state, state.store.seen()).empty();
 }
 
 void AfterSample(ModelState& state) {

@@ -21,7 +21,9 @@ namespace streamreg {
 //  - every config.drift_check_every samples, an index whose transform has
 //    drifted past config.drift_tolerance from the metric's (or the
 //    standardization's) is rebuilt, taking over at a fixed later count.
-// Small stores do both on the learning thread, at once. The take-over
+// Both build on a background thread; the lag to the take-over grows with
+// the store (ModelConfig::rebuild_lag_fraction), so a build is normally
+// done long before it, and the take-over is a pointer swap. The take-over
 // points are sample counts, so results never depend on timing.
 
 // After each learned sample, first: its gradient estimate also counts
@@ -29,9 +31,15 @@ namespace streamreg {
 void NoteEstimate(ModelState& state, const GradientEstimate& estimate)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer);
 
+// Before a sample is stored: waits for the background rebuilds that take
+// over at it to catch up (predictions go on meanwhile), so that the
+// take-over itself is a pointer swap.
+void PrepareTakeOvers(ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) ABSL_LOCKS_EXCLUDED(state.lock);
+
 // Whether AfterSample may replace an index generation at the sample just
 // stored — what predictions see (a metric refresh changes only the sums,
-// which predictions do not read): at a take-over point or a drift check.
+// which predictions do not read): at a take-over point.
 bool PredictionsMayChange(const ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_SHARED_LOCKS_REQUIRED(state.lock);

@@ -146,6 +146,10 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   }
   // Samples learned so far (model().samples_seen() without its lock).
   std::uint64_t samples_learned() const { return learn_stage_.learned(); }
+  // The writes that waited for learning to catch up (kMaxUnlearned).
+  const PauseStatistics& backlog_waits() const {
+    return learn_stage_.backlog_waits();
+  }
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }
   std::uint64_t duplicate_samples() const {
     return duplicate_samples_.load(std::memory_order_relaxed);

@@ -46,7 +46,12 @@ void LearnStage::Enqueue(std::span<const Sample> samples,
   std::uint64_t last = 0;
   {
     MutexLock lock(&mutex_);
-    while (queued_ - learned_ > max_unlearned_) progressed_.Wait(&mutex_);
+    if (queued_ - learned_ > max_unlearned_) {
+      const PauseStatistics::Clock::time_point start =
+          PauseStatistics::Clock::now();
+      while (queued_ - learned_ > max_unlearned_) progressed_.Wait(&mutex_);
+      backlog_waits_.RecordSince(start);
+    }
     while (!batches_.empty() && batches_.front().last <= learned_) {
       batches_.pop_front();
     }

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
+#include "core/base/pause_statistics.h"
 #include "core/model/model.h"
 #include "core/model/sample.h"
 #include "server/hosting/serial_queue.h"
@@ -62,6 +63,8 @@ class LearnStage {
   // Waits until every sample queued before the call is learned.
   void CatchUp() const ABSL_LOCKS_EXCLUDED(mutex_);
 
+  // The waits of Enqueue for room (writes held up by learning).
+  const PauseStatistics& backlog_waits() const { return backlog_waits_; }
   // Samples learned so far.
   std::uint64_t learned() const ABSL_LOCKS_EXCLUDED(mutex_);
   // How long before `now` sample `learned` + 1 was acknowledged — the
@@ -95,6 +98,7 @@ class LearnStage {
 
   Model* const model_;
   const std::size_t max_unlearned_;
+  PauseStatistics backlog_waits_;
   const std::shared_ptr<SerialQueue> queue_;
 
   mutable Mutex mutex_;

@@ -67,6 +67,36 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
       {"streamreg_model_rebuild_in_progress", Type::kGauge,
        "1 while an index rebuild or metric refresh runs in the background.",
        false, [](R r) { return r.stats.rebuild_in_progress ? 1.0 : 0.0; }},
+      {"streamreg_model_settle_windows_total", Type::kCounter,
+       "Windows in which predictions had to wait for the refresh schedule "
+       "(an index take-over), since the server started.",
+       false, [](R r) { return static_cast<double>(r.stats.settle_windows); }},
+      {"streamreg_model_longest_settle_window_seconds", Type::kGauge,
+       "The longest of those windows, since the server started.", false,
+       [](R r) { return r.stats.longest_settle_window_seconds; }},
+      {"streamreg_model_prediction_waits_total", Type::kCounter,
+       "Predictions that waited for the refresh schedule, since the server "
+       "started.",
+       false,
+       [](R r) { return static_cast<double>(r.stats.prediction_waits); }},
+      {"streamreg_model_prediction_wait_seconds_total", Type::kCounter,
+       "Seconds predictions waited for the refresh schedule, since the "
+       "server started.",
+       false, [](R r) { return r.stats.prediction_wait_seconds; }},
+      {"streamreg_model_longest_prediction_wait_seconds", Type::kGauge,
+       "The longest wait of a prediction for the refresh schedule, since the "
+       "server started.",
+       false, [](R r) { return r.stats.longest_prediction_wait_seconds; }},
+      {"streamreg_model_backlog_waits_total", Type::kCounter,
+       "Writes that waited for learning to catch up (more than the backlog "
+       "bound unlearned), since the server started.",
+       false,
+       [](R r) {
+         return static_cast<double>(r.model->backlog_waits().count());
+       }},
+      {"streamreg_model_longest_backlog_wait_seconds", Type::kGauge,
+       "The longest of those waits, since the server started.", false,
+       [](R r) { return r.model->backlog_waits().longest_seconds(); }},
       {"streamreg_model_memory_bytes", Type::kGauge,
        "Bytes of the model's samples and indexes.", false,
        [](R r) { return static_cast<double>(r.stats.memory_bytes); }},

@@ -74,7 +74,7 @@ inline void LearnAll(Model& model, const Stream& stream, std::size_t begin,
 // Small indexes rebuild (and the metric refreshes) in the background, so
 // tests meet that work in progress.
 inline ModelConfig BusyConfig(ModelConfig config) {
-  config.synchronous_rebuild_below = 64;
+  config.small_store_below = 64;
   config.rebuild_lag = 40;
   config.drift_check_every = 16;
   return config;

@@ -96,7 +96,7 @@ std::map<std::string, std::vector<double>> Figures(const Case& c) {
   config.per_target_metric = c.per_target;
   // Rebuilds and refreshes happen within the stream (on the learning thread
   // for small stores, else at fixed sample counts).
-  config.synchronous_rebuild_below = 256;
+  config.small_store_below = 256;
   config.rebuild_lag = 100;
   absl::StatusOr<std::unique_ptr<Model>> created = Model::Create(config);
   EXPECT_TRUE(created.ok()) << created.status();

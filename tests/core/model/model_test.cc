@@ -371,9 +371,8 @@ TEST(ModelTest, IsDeterministicForASeedAndSampleOrder) {
   config.metric = MetricKind::kEgop;
   config.capacity = {CapacityPolicy::kReservoir, 1500};
   config.seed = 99;
-  // Small indexes rebuild in the background too, so thread timing would
-  // show if it could change results.
-  config.synchronous_rebuild_below = 64;
+  // A short lag, so thread timing would show if it could change results.
+  config.small_store_below = 64;
   config.rebuild_lag = 40;
   config.drift_check_every = 16;
   auto first = MakeModel(config);
@@ -398,6 +397,27 @@ TEST(ModelTest, IsDeterministicForASeedAndSampleOrder) {
   auto third = MakeModel(config);
   LearnAll(*third, stream, 0, stream.size());
   EXPECT_NE(third->stats().prequential_mse, a.prequential_mse);
+}
+
+// Predictions wait for the refresh schedule only where an index generation
+// is replaced — a take-over, a pointer swap of a build already done — not
+// at drift checks nor for metric refreshes, small store or large.
+TEST(ModelTest, PredictionsWaitOnlyForTakeOvers) {
+  const Stream stream = MakeStream(4000, 21);
+  ModelConfig config = BaseConfig();
+  config.small_store_below = 1000;
+  config.rebuild_lag = 100;
+  config.drift_check_every = 16;
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size(), 1);
+  const ModelStats stats = model->stats();
+  EXPECT_GT(stats.index_rebuilds, 5u);
+  EXPECT_GT(stats.metric_refreshes, 5u);
+  // At most one window per rebuild that took over (indexes taking over at
+  // the same sample share one); 250 drift checks opened none.
+  EXPECT_GT(stats.settle_windows, 0u);
+  EXPECT_LE(stats.settle_windows, stats.index_rebuilds);
+  EXPECT_EQ(stats.prediction_waits, 0u);  // nobody predicted meanwhile
 }
 
 }  // namespace
