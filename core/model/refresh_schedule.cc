@@ -161,19 +161,10 @@ bool PredictionsMayChange(const ModelState& state) {
 void AfterSample(ModelState& state) {
   MaintainMetric(state);
   const std::uint64_t seen = SamplesSeen(state);
+  for (MetricIndex* index : TakingOverAt(state, seen)) index->FinishRebuild();
+  if (seen % state.config.drift_check_every != 0) return;
   TakeOverPoints& take_over = state.take_over;
   MetricIndex* gradient_index = state.gradient_index.get();
-  if (gradient_index != nullptr && gradient_index->rebuilding() &&
-      seen >= take_over.gradient_index) {
-    gradient_index->FinishRebuild();
-  }
-  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
-    MetricIndex& index = *state.predictions[i].index;
-    if (index.rebuilding() && seen >= take_over.prediction_indexes[i]) {
-      index.FinishRebuild();
-    }
-  }
-  if (seen % state.config.drift_check_every != 0) return;
   const double tolerance = state.config.drift_tolerance;
   if (gradient_index != nullptr && !gradient_index->rebuilding()) {
     MetricTransform standardizing = StandardizingTransform(state);
