@@ -41,25 +41,18 @@ void WeightedRowSums(std::size_t count, const double* rows,
   std::memcpy(minus, q, sizeof(q));
 }
 
-// The same for any width (the sums in `plus` and `minus`).
+// The same for any width (the sums in `plus` and `minus`): in registers
+// for up to 7 targets (width 8), in memory beyond.
 void WeightedRowSums(std::size_t width, std::size_t count, const double* rows,
                      const double* plus_weights, const double* minus_weights,
                      double* plus, double* minus) {
-  switch (width) {
-    case 4:
-      return WeightedRowSums<4>(count, rows, plus_weights, minus_weights, plus,
-                                minus);
-    case 8:
-      return WeightedRowSums<8>(count, rows, plus_weights, minus_weights, plus,
-                                minus);
-    case 12:
-      return WeightedRowSums<12>(count, rows, plus_weights, minus_weights, plus,
-                                 minus);
-    case 16:
-      return WeightedRowSums<16>(count, rows, plus_weights, minus_weights, plus,
-                                 minus);
-    default:
-      break;
+  if (width == 4) {
+    return WeightedRowSums<4>(count, rows, plus_weights, minus_weights, plus,
+                              minus);
+  }
+  if (width == 8) {
+    return WeightedRowSums<8>(count, rows, plus_weights, minus_weights, plus,
+                              minus);
   }
   std::fill_n(plus, width, 0.0);
   std::fill_n(minus, width, 0.0);

@@ -54,7 +54,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       EstimateGradient(state, sample.x, fallback);
     }
   }
-  PrepareTakeOvers(state);
+  PrepareTakeOvers(state, prediction.learned + 1);
   {
     // 3. Store, index and count it; if step 4 may change what predictions
     // see, readers wait until it is done.

@@ -102,12 +102,11 @@ struct ModelState {
   GradientRefresh refresh;
 
   // Set (holding `lock` exclusively) when a sample is stored at which the
-  // refresh schedule may replace an index generation (PredictionsMayChange:
-  // take-over points, and drift checks where a rebuild would run at once),
-  // cleared once the schedule has run. A reader that finds it set under
-  // `lock` waits until it clears, so that every prediction is the one the
-  // model of a whole number of samples makes, as Prediction::learned says.
-  // The refresh schedule keeps these windows short (the swap of a
+  // refresh schedule replaces an index generation (PredictionsMayChange:
+  // take-over points), cleared once the schedule has run. A reader that finds
+  // it set under `lock` waits until it clears, so that every prediction is the
+  // one the model of a whole number of samples makes, as Prediction::learned
+  // says. The refresh schedule keeps these windows short (the swap of a
   // generation already built; refresh_schedule.h).
   mutable std::atomic<bool> settling{false};
   mutable Mutex settle_mutex;

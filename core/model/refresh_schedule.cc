@@ -147,8 +147,8 @@ std::vector<MetricIndex*> TakingOverAt(const ModelState& state,
 
 }  // namespace
 
-void PrepareTakeOvers(ModelState& state) {
-  for (MetricIndex* index : TakingOverAt(state, SamplesSeen(state) + 1)) {
+void PrepareTakeOvers(ModelState& state, std::uint64_t seen) {
+  for (MetricIndex* index : TakingOverAt(state, seen)) {
     index->WaitForBuild();
   }
 }

@@ -31,10 +31,10 @@ namespace streamreg {
 void NoteEstimate(ModelState& state, const GradientEstimate& estimate)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer);
 
-// Before a sample is stored: waits for the background rebuilds that take
-// over at it to catch up (predictions go on meanwhile), so that the
-// take-over itself is a pointer swap.
-void PrepareTakeOvers(ModelState& state)
+// Before a sample is stored (`seen` samples once it is): waits for the
+// background rebuilds that take over at it to catch up (predictions go on
+// meanwhile), so that the take-over itself is a pointer swap.
+void PrepareTakeOvers(ModelState& state, std::uint64_t seen)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) ABSL_LOCKS_EXCLUDED(state.lock);
 
 // Whether AfterSample may replace an index generation at the sample just

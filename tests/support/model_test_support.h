@@ -71,7 +71,7 @@ inline void LearnAll(Model& model, const Stream& stream, std::size_t begin,
   }
 }
 
-// Small indexes rebuild (and the metric refreshes) in the background, so
+// Rebuilds (and metric refreshes) start often and take over soon after, so
 // tests meet that work in progress.
 inline ModelConfig BusyConfig(ModelConfig config) {
   config.small_store_below = 64;

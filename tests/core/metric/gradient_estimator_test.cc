@@ -178,5 +178,47 @@ TEST(GradientEstimatorTest, EqualsTheSampleBySampleSumsBitForBit) {
   }
 }
 
+// Each target's sums are its own: nine targets (three copies of the
+// three, past the widths kept in registers) give each copy the three-target
+// estimate, bit for bit.
+TEST(GradientEstimatorTest, ManyTargetsSumEachAsAlone) {
+  const Samples s = RandomSamples(300, 13);
+  const Samples queries = RandomSamples(10, 14);
+  constexpr std::size_t kCopies = 3;
+  std::vector<double> wide;
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    for (std::size_t c = 0; c < kCopies; ++c) {
+      wide.insert(wide.end(), s.y.begin() + j * kTargets,
+                  s.y.begin() + (j + 1) * kTargets);
+    }
+  }
+  GradientEstimator narrow_estimator(kDim, kTargets);
+  GradientEstimator wide_estimator(kDim, kCopies * kTargets);
+  GradientEstimate narrow, estimate;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    const std::vector<double> x(queries.x.begin() + q * kDim,
+                                queries.x.begin() + (q + 1) * kDim);
+    narrow_estimator.Begin(x, Kernel::kEpanechnikov, 0.9, 0.45);
+    wide_estimator.Begin(x, Kernel::kEpanechnikov, 0.9, 0.45);
+    for (std::size_t j = 0; j < s.size(); ++j) {
+      narrow_estimator.Add(s.x.data() + j * kDim, s.y.data() + j * kTargets);
+      wide_estimator.Add(s.x.data() + j * kDim,
+                         wide.data() + j * kCopies * kTargets);
+    }
+    narrow_estimator.Finish(&narrow);
+    wide_estimator.Finish(&estimate);
+    ASSERT_EQ(estimate.counted, narrow.counted);
+    for (std::size_t i = 0; i < kDim; ++i) {
+      for (std::size_t c = 0; c < kCopies; ++c) {
+        for (std::size_t k = 0; k < kTargets; ++k) {
+          ASSERT_EQ(estimate.delta[(i * kCopies + c) * kTargets + k],
+                    narrow.delta[i * kTargets + k])
+              << "query " << q << " coordinate " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace streamreg

@@ -87,7 +87,7 @@ TEST(ModelConcurrencyTest, PredictionsRunWhileLearningAndRebuildSwaps) {
   config.input_dim = kDim;
   config.target_names = {"y"};
   config.metric = MetricKind::kEgop;
-  config.small_store_below = 128;  // rebuild in the background
+  config.small_store_below = 128;  // short rebuild lags
   config.rebuild_lag = 64;
   config.drift_check_every = 16;
   config.drift_tolerance = 0.01;
