@@ -160,9 +160,6 @@ int CoverTree::root_level() const {
 std::size_t CoverTree::MemoryUsage() const {
   std::size_t bytes = sizeof(*this);
   bytes += nodes_.MemoryUsage() + coordinates_.MemoryUsage();
-  for (std::size_t node = 0; node < nodes_.size(); ++node) {
-    bytes += nodes_[node].children.capacity() * sizeof(NodeIndex);
-  }
   bytes += (free_nodes_.capacity() + unindexed_.capacity()) * sizeof(NodeIndex);
   // Swiss tables: one control byte per slot plus the slot.
   bytes += node_of_id_.capacity() *
@@ -239,9 +236,13 @@ void CoverTree::CompactLayout() {
     while (!pending.empty()) {
       const NodeIndex node = pending.back();
       pending.pop_back();
-      const std::vector<NodeIndex>& children = nodes_[node].children;
-      order.insert(order.end(), children.begin(), children.end());
-      pending.insert(pending.end(), children.rbegin(), children.rend());
+      const std::size_t first = order.size();
+      for (NodeIndex c = nodes_[node].first_child; c != kNoNode;
+           c = nodes_[c].next_sibling) {
+        order.push_back(c);
+      }
+      pending.insert(pending.end(), order.rbegin(),
+                     order.rbegin() + (order.size() - first));
     }
   }
   order.insert(order.end(), unindexed_.begin(), unindexed_.end());
@@ -255,9 +256,10 @@ void CoverTree::CompactLayout() {
   coordinates.Reserve(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     Node& n = *nodes.AppendRow();
-    n = std::move(nodes_[order[i]]);
-    if (n.parent != kNoNode) n.parent = new_index[n.parent];
-    for (NodeIndex& c : n.children) c = new_index[c];
+    n = nodes_[order[i]];
+    for (NodeIndex* link : {&n.parent, &n.first_child, &n.next_sibling}) {
+      if (*link != kNoNode) *link = new_index[*link];
+    }
     std::copy_n(Coordinates(order[i]), dim_, coordinates.AppendRow());
   }
   for (auto& [id, node] : node_of_id_) node = new_index[node];

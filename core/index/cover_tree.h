@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -178,16 +179,22 @@ class CoverTree {
   static constexpr std::uint32_t kIndexed =
       std::numeric_limits<std::uint32_t>::max();
 
+  // One location: 48 bytes, no allocation of its own. A node's children
+  // form a chain (first_child, then each child's next_sibling) sorted by top
+  // level, descending; after a batch build (CompactLayout) the chain runs
+  // through adjacent nodes.
   struct Node {
-    std::vector<NodeIndex> children;  // sorted by top level, descending
-    std::uint64_t id = 0;             // first id stored at this location
-    double parent_distance = 0.0;     // distance to the parent; 0 at the root
-    double max_distance = 0.0;        // >= distance to any descendant
+    std::uint64_t id = 0;          // first id stored at this location
+    double parent_distance = 0.0;  // distance to the parent; 0 at the root
+    double max_distance = 0.0;     // >= distance to any descendant
     NodeIndex parent = kNoNode;
+    NodeIndex first_child = kNoNode;
+    NodeIndex next_sibling = kNoNode;
     int level = kMinLevel;       // top level
     std::uint32_t id_count = 0;  // ids at this location (extras in map)
     std::uint32_t unindexed_at = kIndexed;  // position in unindexed_
   };
+  static_assert(std::is_trivially_copyable_v<Node> && sizeof(Node) == 48);
   // Insertions keep points out of the tree (see AddUnindexed) only once the
   // tree has this many nodes: a small tree is cheap to search anyway.
   static constexpr std::size_t kMinTreeToDefer = 1024;
@@ -203,7 +210,7 @@ class CoverTree {
   struct SearchCandidate {
     double distance;
     NodeIndex node;
-    std::uint32_t first_child;  // search children first_child.. of node
+    NodeIndex first_child;  // search node's children from this one on
   };
 
   const double* Coordinates(NodeIndex node) const {
@@ -228,18 +235,18 @@ class CoverTree {
   };
 
   template <SearchRules Rules>
-  void SearchBelow(NodeIndex node, double distance, std::uint32_t first_child,
+  void SearchBelow(NodeIndex node, double distance, NodeIndex first_child,
                    const double* query, Rules& rules, SearchState& state) const;
   template <SearchRules Rules>
   void Scan(const double* query, Rules& rules) const;
-  // Bounds the distance from `node` to any point below its children
-  // first_child.. : max_distance for all of them; for a tail, also the reach
-  // of a subtree at the highest remaining child's level.
-  double Extent(NodeIndex node, std::uint32_t first_child) const {
+  // Bounds the distance from `node` to any point below its children from
+  // `first_child` on: max_distance for all of them; for a tail, also the
+  // reach of a subtree at the highest remaining child's level.
+  double Extent(NodeIndex node, NodeIndex first_child) const {
     const Node& n = nodes_[node];
-    if (first_child == 0) return n.max_distance;
-    return std::min(n.max_distance, CoverScale::SubtreeReach(
-                                        nodes_[n.children[first_child]].level));
+    if (first_child == n.first_child) return n.max_distance;
+    return std::min(n.max_distance,
+                    CoverScale::SubtreeReach(nodes_[first_child].level));
   }
   template <SearchRules Rules>
   void VisitIds(NodeIndex node, double distance, Rules& rules) const;

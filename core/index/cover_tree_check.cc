@@ -29,8 +29,8 @@ absl::Status CoverTree::CheckInvariants() const {
   for (std::size_t at = 0; at < unindexed_.size(); ++at) {
     const NodeIndex node = unindexed_[at];
     const Node& n = nodes_[node];
-    if (n.unindexed_at != at || n.parent != kNoNode || !n.children.empty() ||
-        node == root_) {
+    if (n.unindexed_at != at || n.parent != kNoNode ||
+        n.first_child != kNoNode || node == root_) {
       return fail("unindexed node ", node, ": inconsistent");
     }
     if (absl::Status s = check_ids(node); !s.ok()) return s;
@@ -52,7 +52,10 @@ absl::Status CoverTree::CheckInvariants() const {
     if (n.unindexed_at != kIndexed) return fail("node ", node, ": in both");
     if (absl::Status s = check_ids(node); !s.ok()) return s;
     int previous_level = INT_MAX;
-    for (NodeIndex child : n.children) {
+    std::size_t chain = 0;
+    for (NodeIndex child = n.first_child; child != kNoNode;
+         child = nodes_[child].next_sibling) {
+      if (++chain > nodes_.size()) return fail("children of ", node, " loop");
       const Node& c = nodes_[child];
       if (c.parent != node) return fail("node ", child, ": wrong parent link");
       // Nesting: a child's top level is below its parent's, so the implicit

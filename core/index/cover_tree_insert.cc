@@ -145,7 +145,7 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
   NodeIndex best = kNoNode;
   double best_distance = within;
   std::vector<SearchCandidate>& stack = insert_stack_;
-  stack.assign(1, {DistanceTo(point, root_), root_, 0});
+  stack.assign(1, {DistanceTo(point, root_), root_, nodes_[root_].first_child});
   while (!stack.empty()) {
     const SearchCandidate x = stack.back();
     stack.pop_back();
@@ -161,7 +161,8 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
       best_distance = x.distance;
     }
     const std::size_t begin = stack.size();
-    for (NodeIndex child : n.children) {
+    for (NodeIndex child = n.first_child; child != kNoNode;
+         child = nodes_[child].next_sibling) {
       const Node& c = nodes_[child];
       if (c.level < min_level) {  // too low to be the parent
         // Only floor nodes (leaves) lie below an insertion's min_level; p
@@ -186,14 +187,14 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
         *same_location = child;
         return child;
       }
-      if (c.children.empty()) {  // a leaf: decide now, nothing to descend
+      if (c.first_child == kNoNode) {  // a leaf: decide now, nothing below
         if (d <= CoverScale::Radius(c.level) &&
             CloserCandidate(d, child, best_distance, best)) {
           best = child;
           best_distance = d;
         }
       } else if (!BeyondBound(d - c.max_distance, bound, d + c.max_distance)) {
-        stack.push_back({d, child, 0});
+        stack.push_back({d, child, c.first_child});
       }
     }
     // Farthest first onto the stack, so the nearest child is explored next.
@@ -271,15 +272,16 @@ void CoverTree::Attach(NodeIndex node, NodeIndex parent, double distance) {
   GrowMaxDistances(parent, node);
 }
 
-// Keeps the child list sorted by level, descending; equal levels in arrival
-// order.
+// Keeps the chain of children sorted by level, descending; equal levels in
+// arrival order.
 void CoverTree::InsertChild(NodeIndex parent, NodeIndex child) {
-  std::vector<NodeIndex>& children = nodes_[parent].children;
   const int level = nodes_[child].level;
-  const auto at =
-      std::find_if(children.begin(), children.end(),
-                   [&](NodeIndex c) { return nodes_[c].level < level; });
-  children.insert(at, child);
+  NodeIndex* link = &nodes_[parent].first_child;
+  while (*link != kNoNode && nodes_[*link].level >= level) {
+    link = &nodes_[*link].next_sibling;
+  }
+  nodes_[child].next_sibling = *link;
+  *link = child;
 }
 
 // After `subtree` was hung below `from`: every ancestor's bound must cover

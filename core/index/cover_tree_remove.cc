@@ -1,6 +1,7 @@
 // CoverTree: removing points and re-homing the subtrees they leave.
 #include <algorithm>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/index/cover_tree.h"
@@ -23,10 +24,16 @@ void CoverTree::RemoveId(NodeIndex node, std::uint64_t id) {
 }
 
 void CoverTree::RemoveNode(NodeIndex node) {
-  std::vector<NodeIndex> orphans = std::move(nodes_[node].children);
+  std::vector<NodeIndex> orphans;
+  for (NodeIndex child = nodes_[node].first_child; child != kNoNode;) {
+    orphans.push_back(child);
+    child = std::exchange(nodes_[child].next_sibling, kNoNode);
+  }
   const NodeIndex parent = nodes_[node].parent;
   if (parent != kNoNode) {
-    std::erase(nodes_[parent].children, node);
+    NodeIndex* link = &nodes_[parent].first_child;
+    while (*link != node) link = &nodes_[*link].next_sibling;
+    *link = nodes_[node].next_sibling;
   }
   FreeNode(node);
   if (node == root_) {
@@ -74,7 +81,8 @@ void CoverTree::Rehome(NodeIndex orphan) {
 void CoverTree::TightenMaxDistances(NodeIndex from) {
   for (NodeIndex a = from; a != kNoNode; a = nodes_[a].parent) {
     double reach = 0.0;
-    for (NodeIndex c : nodes_[a].children) {
+    for (NodeIndex c = nodes_[a].first_child; c != kNoNode;
+         c = nodes_[c].next_sibling) {
       reach =
           std::max(reach, nodes_[c].parent_distance + nodes_[c].max_distance);
     }

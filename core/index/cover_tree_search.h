@@ -28,8 +28,8 @@ void CoverTree::Search(const double* query, Rules& rules) const {
     const double distance = DistanceTo(query, root_);
     ++state.distances;
     VisitIds(root_, distance, rules);
-    if (!nodes_[root_].children.empty()) {
-      SearchBelow(root_, distance, 0, query, rules, state);
+    if (const NodeIndex first = nodes_[root_].first_child; first != kNoNode) {
+      SearchBelow(root_, distance, first, query, rules, state);
     }
   }
   for (NodeIndex node : unindexed_) {
@@ -76,15 +76,14 @@ void CoverTree::VisitIds(NodeIndex node, double distance, Rules& rules) const {
 // the rules as soon as its distance is known, so the bound tightens early.
 template <SearchRules Rules>
 void CoverTree::SearchBelow(NodeIndex node, double distance,
-                            std::uint32_t first_child, const double* query,
+                            NodeIndex first_child, const double* query,
                             Rules& rules, SearchState& state) const {
   std::vector<SearchCandidate>& stack = state.stack;
-  const std::vector<NodeIndex>& children = nodes_[node].children;
-  const int level = nodes_[children[first_child]].level;
+  const int level = nodes_[first_child].level;
   const std::size_t begin = stack.size();
-  std::uint32_t i = first_child;
-  for (; i < children.size() && nodes_[children[i]].level == level; ++i) {
-    const NodeIndex child = children[i];
+  NodeIndex child = first_child;
+  for (; child != kNoNode && nodes_[child].level == level;
+       child = nodes_[child].next_sibling) {
     const Node& c = nodes_[child];
     const double lower = std::fabs(distance - c.parent_distance);
     if (BeyondBound(lower - c.max_distance, rules.Bound(),
@@ -98,12 +97,12 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
     ++state.distances;
     if (d == std::numeric_limits<double>::infinity()) continue;
     VisitIds(child, d, rules);
-    if (!c.children.empty()) {
-      __builtin_prefetch(c.children.data());  // likely read soon
-      stack.push_back({d, child, 0});
+    if (c.first_child != kNoNode) {
+      __builtin_prefetch(&nodes_[c.first_child]);  // likely read soon
+      stack.push_back({d, child, c.first_child});
     }
   }
-  if (i < children.size()) stack.push_back({distance, node, i});
+  if (child != kNoNode) stack.push_back({distance, node, child});
   const std::size_t end = stack.size();
   // Nearest first tightens a shrinking bound soonest; a fixed one (a range
   // search) prunes the same whatever the order.
