@@ -218,7 +218,7 @@ bool CoverTree::SameLocation(const double* point, NodeIndex node) const {
 // A freed slot keeps +infinity coordinates, which no bound admits, so scans
 // need not know which slots are free.
 void CoverTree::FreeNode(NodeIndex node) {
-  nodes_[node] = Node{};
+  nodes_.Mutable(node) = Node{};
   std::fill_n(coordinates_.Row(node), dim_,
               std::numeric_limits<double>::infinity());
   free_nodes_.push_back(node);
@@ -250,12 +250,12 @@ void CoverTree::CompactLayout() {
   for (std::size_t i = 0; i < order.size(); ++i) {
     new_index[order[i]] = static_cast<NodeIndex>(i);
   }
-  ChunkedRows<Node> nodes(1);
+  NodeArray nodes;
   ChunkedRows<double> coordinates(dim_);
   nodes.Reserve(order.size());
   coordinates.Reserve(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
-    Node& n = *nodes.AppendRow();
+    Node& n = nodes.Append();
     n = nodes_[order[i]];
     for (NodeIndex* link : {&n.parent, &n.first_child, &n.next_sibling}) {
       if (*link != kNoNode) *link = new_index[*link];

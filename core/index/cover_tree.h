@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <type_traits>
@@ -13,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/base/byte_coding.h"
 #include "core/base/chunked_rows.h"
 #include "core/index/cover_scale.h"
 #include "core/index/euclidean_distance.h"
@@ -121,6 +123,16 @@ class CoverTree {
   // no slack left by removals.
   CoverTree Rebuilt() const;
 
+  // The tree's shape at one moment, for saving (snapshots): the nodes,
+  // shared copy-on-write with the tree (taking it costs a pointer per 4096
+  // nodes plus the ids of locations holding several), and the root. Not the
+  // coordinates: whoever restores the tree supplies them, as it supplied
+  // them to Insert. Later changes to the tree do not show in it.
+  class Structure;
+  Structure ShareStructure() const;
+  // Reads a Structure's encoding back into a tree (cover_tree_structure.cc).
+  class StructureReader;
+
   // The stored points, as ids and row-major coordinates for Build (what
   // Rebuilt() builds from; a background rebuild copies them the same way).
   void CopyPoints(std::vector<std::uint64_t>* ids,
@@ -195,6 +207,23 @@ class CoverTree {
     std::uint32_t unindexed_at = kIndexed;  // position in unindexed_
   };
   static_assert(std::is_trivially_copyable_v<Node> && sizeof(Node) == 48);
+
+  // The nodes, shared copy-on-write with the structures Share() hands out:
+  // reads see them as they are, every write goes through Mutable(), which
+  // first copies a chunk that a share still holds.
+  class NodeArray {
+   public:
+    const Node& operator[](NodeIndex i) const { return rows_[i]; }
+    Node& Mutable(NodeIndex i) { return *rows_.WritableRow(i); }
+    Node& Append() { return *rows_.AppendRow(); }
+    std::size_t size() const { return rows_.size(); }
+    void Reserve(std::size_t n) { rows_.Reserve(n); }
+    std::size_t MemoryUsage() const { return rows_.MemoryUsage(); }
+    ChunkedRows<Node>::Shared Share() const { return rows_.Share(); }
+
+   private:
+    ChunkedRows<Node> rows_{1};
+  };
   // Insertions keep points out of the tree (see AddUnindexed) only once the
   // tree has this many nodes: a small tree is cheap to search anyway.
   static constexpr std::size_t kMinTreeToDefer = 1024;
@@ -304,7 +333,7 @@ class CoverTree {
   std::size_t dim_;
   std::size_t size_ = 0;
   NodeIndex root_ = kNoNode;
-  ChunkedRows<Node> nodes_{1};
+  NodeArray nodes_;
   ChunkedRows<double> coordinates_;  // row i: node i's dim_ coordinates
   std::vector<NodeIndex> free_nodes_;
   std::vector<NodeIndex> unindexed_;  // nodes kept outside the tree
@@ -320,6 +349,65 @@ class CoverTree {
   // How far recent insertions found their parent (as a k = 1 estimate).
   KnnRadiusEstimate parent_radius_;
   Strategy strategy_ = Strategy::kAdaptive;
+};
+
+class CoverTree::Structure {
+ public:
+  std::size_t dim() const { return dim_; }
+  std::size_t size() const { return size_; }
+  // Node slots (free ones included): what EncodeNodes covers.
+  std::size_t node_slots() const { return nodes_.size; }
+
+  // The encoding: a header, then the node slots in order in as many pieces
+  // as the caller likes (each [first, first + count)).
+  //   header: dim u64, size u64, node slots u64, root u32, locations with
+  //           several ids u64, each: node u32, extra ids u64, the ids u64...
+  //   nodes:  first u64, count u32, then per node: id u64, parent distance
+  //           f64, max distance f64, parent u32, first child u32, next
+  //           sibling u32, level i32, ids u32, unindexed position u32.
+  void EncodeHeader(ByteWriter& out) const;
+  void EncodeNodes(std::size_t first, std::size_t count, ByteWriter& out) const;
+
+ private:
+  friend class CoverTree;
+  std::size_t dim_ = 0;
+  std::size_t size_ = 0;
+  NodeIndex root_ = kNoNode;
+  ChunkedRows<Node>::Shared nodes_;
+  std::vector<std::pair<NodeIndex, std::vector<std::uint64_t>>> extra_ids_;
+};
+
+// Decodes a header and then node pieces in order, and makes the tree. The
+// input is checked (indexes in range, one parent per node, children chains
+// sorted and acyclic, every id once, the stored parent distances equal to
+// the distances between the supplied coordinates): a structure that fails
+// is refused, never trusted.
+class CoverTree::StructureReader {
+ public:
+  explicit StructureReader(std::size_t dim) : dim_(dim) {}
+  bool ReadHeader(ByteReader& in);
+  bool ReadNodes(ByteReader& in);
+  bool header_read() const { return header_read_; }
+  // Whether every node slot the header announced has been read.
+  bool complete() const { return header_read_ && nodes_.size() == slots_; }
+  // The tree. point(id, coordinates) writes the dim coordinates of `id`,
+  // or returns false for an id it does not know. InvalidArgument naming the
+  // first inconsistency.
+  using PointOf = std::function<bool(std::uint64_t, std::span<double>)>;
+  absl::StatusOr<CoverTree> Finish(const PointOf& point) &&;
+
+ private:
+  // Checks `tree` (nodes, ids, coordinates in place) and fills what derives
+  // from them: the id map, the unindexed and free lists.
+  static absl::Status CheckAndIndex(CoverTree& tree, const PointOf& point);
+
+  std::size_t dim_;
+  bool header_read_ = false;
+  std::size_t size_ = 0;
+  std::size_t slots_ = 0;
+  NodeIndex root_ = kNoNode;
+  NodeArray nodes_;
+  absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids_;
 };
 
 }  // namespace streamreg

@@ -77,14 +77,15 @@ void CoverTree::AddToTree(std::uint64_t id, const double* point,
 
 void CoverTree::AddUnindexed(std::uint64_t id, const double* point) {
   const NodeIndex node = NewNode(id, point, kMinLevel);
-  nodes_[node].unindexed_at = static_cast<std::uint32_t>(unindexed_.size());
+  nodes_.Mutable(node).unindexed_at =
+      static_cast<std::uint32_t>(unindexed_.size());
   unindexed_.push_back(node);
 }
 
 void CoverTree::RemoveUnindexed(NodeIndex node) {
   const std::uint32_t at = nodes_[node].unindexed_at;
   unindexed_[at] = unindexed_.back();
-  nodes_[unindexed_[at]].unindexed_at = at;
+  nodes_.Mutable(unindexed_[at]).unindexed_at = at;
   unindexed_.pop_back();
   FreeNode(node);
 }
@@ -106,7 +107,7 @@ void CoverTree::IndexUnindexed(std::size_t count) {
 }
 
 void CoverTree::RaiseRootToCover(double distance, int min_level) {
-  Node& root = nodes_[root_];
+  Node& root = nodes_.Mutable(root_);
   root.level =
       std::max({root.level, CoverScale::LevelCovering(distance), min_level});
 }
@@ -244,14 +245,14 @@ CoverTree::NodeIndex CoverTree::NewNode(std::uint64_t id, const double* point,
   if (!free_nodes_.empty()) {
     node = free_nodes_.back();
     free_nodes_.pop_back();
-    nodes_[node] = Node{};
+    nodes_.Mutable(node) = Node{};
     std::copy_n(point, dim_, coordinates_.Row(node));
   } else {
     node = static_cast<NodeIndex>(nodes_.size());
-    nodes_.AppendRow();
+    nodes_.Append();
     std::copy_n(point, dim_, coordinates_.AppendRow());
   }
-  Node& n = nodes_[node];
+  Node& n = nodes_.Mutable(node);
   n.id = id;
   n.id_count = 1;
   n.level = level;
@@ -261,13 +262,14 @@ CoverTree::NodeIndex CoverTree::NewNode(std::uint64_t id, const double* point,
 
 void CoverTree::AddId(NodeIndex node, std::uint64_t id) {
   extra_ids_[node].push_back(id);
-  ++nodes_[node].id_count;
+  ++nodes_.Mutable(node).id_count;
   node_of_id_[id] = node;
 }
 
 void CoverTree::Attach(NodeIndex node, NodeIndex parent, double distance) {
-  nodes_[node].parent = parent;
-  nodes_[node].parent_distance = distance;
+  Node& n = nodes_.Mutable(node);
+  n.parent = parent;
+  n.parent_distance = distance;
   InsertChild(parent, node);
   GrowMaxDistances(parent, node);
 }
@@ -276,11 +278,11 @@ void CoverTree::Attach(NodeIndex node, NodeIndex parent, double distance) {
 // arrival order.
 void CoverTree::InsertChild(NodeIndex parent, NodeIndex child) {
   const int level = nodes_[child].level;
-  NodeIndex* link = &nodes_[parent].first_child;
+  NodeIndex* link = &nodes_.Mutable(parent).first_child;
   while (*link != kNoNode && nodes_[*link].level >= level) {
-    link = &nodes_[*link].next_sibling;
+    link = &nodes_.Mutable(*link).next_sibling;
   }
-  nodes_[child].next_sibling = *link;
+  nodes_.Mutable(child).next_sibling = *link;
   *link = child;
 }
 
@@ -291,7 +293,7 @@ void CoverTree::GrowMaxDistances(NodeIndex from, NodeIndex subtree) {
   const double extent = nodes_[subtree].max_distance;
   for (NodeIndex a = from; a != kNoNode; a = nodes_[a].parent) {
     const double reach = DistanceTo(point, a) + extent;
-    if (reach > nodes_[a].max_distance) nodes_[a].max_distance = reach;
+    if (reach > nodes_[a].max_distance) nodes_.Mutable(a).max_distance = reach;
   }
 }
 

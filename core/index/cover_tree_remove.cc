@@ -9,7 +9,7 @@
 namespace streamreg {
 
 void CoverTree::RemoveId(NodeIndex node, std::uint64_t id) {
-  Node& n = nodes_[node];
+  Node& n = nodes_.Mutable(node);
   auto extra = extra_ids_.find(node);
   std::vector<std::uint64_t>& ids = extra->second;
   if (n.id == id) {
@@ -27,12 +27,12 @@ void CoverTree::RemoveNode(NodeIndex node) {
   std::vector<NodeIndex> orphans;
   for (NodeIndex child = nodes_[node].first_child; child != kNoNode;) {
     orphans.push_back(child);
-    child = std::exchange(nodes_[child].next_sibling, kNoNode);
+    child = std::exchange(nodes_.Mutable(child).next_sibling, kNoNode);
   }
   const NodeIndex parent = nodes_[node].parent;
   if (parent != kNoNode) {
-    NodeIndex* link = &nodes_[parent].first_child;
-    while (*link != node) link = &nodes_[*link].next_sibling;
+    NodeIndex* link = &nodes_.Mutable(parent).first_child;
+    while (*link != node) link = &nodes_.Mutable(*link).next_sibling;
     *link = nodes_[node].next_sibling;
   }
   FreeNode(node);
@@ -43,8 +43,8 @@ void CoverTree::RemoveNode(NodeIndex node) {
     }
     // The highest child becomes the root; it keeps its subtree.
     root_ = orphans.front();
-    nodes_[root_].parent = kNoNode;
-    nodes_[root_].parent_distance = 0.0;
+    nodes_.Mutable(root_).parent = kNoNode;
+    nodes_.Mutable(root_).parent_distance = 0.0;
     orphans.erase(orphans.begin());
   } else {
     TightenMaxDistances(parent);
@@ -71,7 +71,7 @@ void CoverTree::Rehome(NodeIndex orphan) {
   const NodeIndex parent = NearestCoveringNode(
       point, level + 1, std::numeric_limits<double>::infinity(),
       {walk, measure}, &distance, nullptr);
-  nodes_[orphan].level =
+  nodes_.Mutable(orphan).level =
       std::max(level, CoverScale::LevelCovering(distance) - 1);
   Attach(orphan, parent, distance);
 }
@@ -87,7 +87,7 @@ void CoverTree::TightenMaxDistances(NodeIndex from) {
           std::max(reach, nodes_[c].parent_distance + nodes_[c].max_distance);
     }
     if (reach >= nodes_[a].max_distance) return;
-    nodes_[a].max_distance = reach;
+    nodes_.Mutable(a).max_distance = reach;
   }
 }
 

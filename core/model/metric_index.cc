@@ -4,6 +4,8 @@
 #include <cassert>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace streamreg {
 
 MetricIndex::MetricIndex(MetricTransform transform)
@@ -72,12 +74,19 @@ std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
     const CopySlotRows& copy_rows, CoverTree::InsertionOrder order) {
   std::vector<double> coordinates;
   ReadMappedRows(num_slots, copy_rows, transform, &coordinates, nullptr);
-  std::vector<std::uint64_t> ids(num_slots);
-  for (std::size_t slot = 0; slot < num_slots; ++slot) ids[slot] = slot;
+  CoverTree tree = BuildTree(transform.dim(), coordinates, order);
+  return std::make_shared<Generation>(std::move(transform), std::move(tree));
+}
+
+CoverTree MetricIndex::BuildTree(std::size_t dim,
+                                 std::span<const double> coordinates,
+                                 CoverTree::InsertionOrder order) {
+  std::vector<std::uint64_t> ids(coordinates.size() / dim);
+  for (std::size_t slot = 0; slot < ids.size(); ++slot) ids[slot] = slot;
   absl::StatusOr<CoverTree> tree =
-      CoverTree::Build(transform.dim(), coordinates, ids, order);
+      CoverTree::Build(dim, coordinates, ids, order);
   assert(tree.ok());
-  return std::make_shared<Generation>(std::move(transform), *std::move(tree));
+  return *std::move(tree);
 }
 
 void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
@@ -164,14 +173,41 @@ void MetricIndex::FinishRebuild() {
   Retire(std::move(fresh));
 }
 
-void MetricIndex::Restore(MetricTransform transform, std::size_t num_slots,
-                          const CopySlotRows& copy_rows, std::size_t generation,
-                          std::size_t waits) {
-  // Slot order is about stream order: the fast way to build (searches
-  // answer the same whatever the tree's shape).
-  std::shared_ptr<Generation> restored =
-      Build(std::move(transform), num_slots, copy_rows,
-            CoverTree::InsertionOrder::kAsGiven);
+absl::Status MetricIndex::Restore(MetricTransform transform,
+                                  std::size_t num_slots,
+                                  const CopySlotRows& copy_rows,
+                                  std::size_t generation, std::size_t waits,
+                                  CoverTree::StructureReader* structure) {
+  const std::size_t d = transform.dim();
+  std::vector<double> coordinates;
+  ReadMappedRows(num_slots, copy_rows, transform, &coordinates, nullptr);
+  std::optional<CoverTree> tree;
+  absl::Status refused = absl::OkStatus();
+  if (structure != nullptr) {
+    absl::StatusOr<CoverTree> read =
+        std::move(*structure)
+            .Finish([&](std::uint64_t slot, std::span<double> out) {
+              if (slot >= num_slots) return false;
+              std::copy_n(coordinates.data() + slot * d, d, out.begin());
+              return true;
+            });
+    if (!read.ok()) {
+      refused = read.status();
+    } else if (read->size() != num_slots) {
+      refused = absl::InvalidArgumentError(
+          absl::StrCat("cover tree structure: ", read->size(), " points for ",
+                       num_slots, " stored samples"));
+    } else {
+      tree = *std::move(read);
+    }
+  }
+  if (!tree.has_value()) {
+    // Slot order is about stream order: the fast way to build (searches
+    // answer the same whatever the tree's shape).
+    tree = BuildTree(d, coordinates, CoverTree::InsertionOrder::kAsGiven);
+  }
+  auto restored =
+      std::make_shared<Generation>(std::move(transform), *std::move(tree));
   {
     MutexLock lock(&current_mutex_);
     live_.swap(restored);
@@ -179,6 +215,12 @@ void MetricIndex::Restore(MetricTransform transform, std::size_t num_slots,
   Retire(std::move(restored));
   generation_ = generation;
   waits_ = waits;
+  return refused;
+}
+
+CoverTree::Structure MetricIndex::ShareStructure() const {
+  return WriterView().tree.Read(
+      [](const CoverTree& tree) { return tree.ShareStructure(); });
 }
 
 void MetricIndex::CountBuild(std::chrono::steady_clock::time_point start) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "core/base/mutex.h"
 #include "core/index/concurrent_cover_tree.h"
 #include "core/metric/metric_transform.h"
@@ -68,11 +69,18 @@ class MetricIndex {
   // Rebuilds now, on the calling thread, from rows it provides.
   void RebuildNow(MetricTransform transform, std::size_t num_slots,
                   const CopySlotRows& copy_rows);
-  // A restored index (snapshots): built now from the rows with `transform`,
-  // with the counts of rebuilds and waits it had.
-  void Restore(MetricTransform transform, std::size_t num_slots,
-               const CopySlotRows& copy_rows, std::size_t generation,
-               std::size_t waits);
+  // A restored index (snapshots) with the counts of rebuilds and waits it
+  // had: its tree read from `structure` (the live tree's, as saved) when
+  // that is given, complete and fits the rows mapped by `transform`, else
+  // built now from the rows. Returns why a given structure was refused (OK
+  // when it was used, or none was given).
+  absl::Status Restore(MetricTransform transform, std::size_t num_slots,
+                       const CopySlotRows& copy_rows, std::size_t generation,
+                       std::size_t waits,
+                       CoverTree::StructureReader* structure = nullptr);
+  // The live tree's structure, shared copy-on-write (the writing thread,
+  // for snapshots; the transform() it belongs to is the live one).
+  CoverTree::Structure ShareStructure() const;
   bool rebuilding() const { return rebuilding_.load(); }
   // The transform a rebuild in progress moves to (writing thread).
   const std::optional<MetricTransform>& rebuild_transform() const {
@@ -114,6 +122,10 @@ class MetricIndex {
       MetricTransform transform, std::size_t num_slots,
       const CopySlotRows& copy_rows,
       CoverTree::InsertionOrder order = CoverTree::InsertionOrder::kShuffled);
+  // A tree over slots [0, n) at `coordinates` (n x dim, mapped).
+  static CoverTree BuildTree(std::size_t dim,
+                             std::span<const double> coordinates,
+                             CoverTree::InsertionOrder order);
   void Write(std::uint64_t slot, std::span<const double> x);
   // Inserts x at slot (or removes slot when x is empty) in `generation`.
   static void Apply(Generation& generation, std::uint64_t slot,

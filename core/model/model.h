@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -130,10 +131,16 @@ class Model {
   ModelSnapshot CaptureSnapshot() const;
   // The model a snapshot captured, which then behaves exactly as that one
   // would have. `config` must be the one it was created with (the caller
-  // stores it); DATA_LOSS names what does not fit. Indexes are rebuilt
-  // from the stored samples, several at once.
+  // stores it); DATA_LOSS names what does not fit. Indexes are read back
+  // from their saved structure (or, without one, built from the stored
+  // samples), several at once.
   static absl::StatusOr<std::unique_ptr<Model>> Restore(
       ModelConfig config, const ModelSnapshotRecords& records);
+  // What a restore could not use as saved (an index structure refused, its
+  // tree then built from the stored samples): for the operator's log.
+  const std::vector<std::string>& restore_notes() const {
+    return restore_notes_;
+  }
 
   // Waits for background index rebuilds and installs them now (tests and
   // benchmarks; a model does this on its own at its fixed points).
@@ -145,6 +152,7 @@ class Model {
   const ModelConfig config_;
   ModelState state_;
   ModelLearner learner_;
+  std::vector<std::string> restore_notes_;
 };
 
 }  // namespace streamreg

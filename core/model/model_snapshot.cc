@@ -42,6 +42,15 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
     }
     ++*records;
   }
+  for (std::size_t i = 0; i < indexes_.size(); ++i) {
+    const absl::Status status =
+        SaveIndexStructure(static_cast<std::uint32_t>(i), indexes_[i],
+                           [&](const std::string& structure) {
+                             ++*records;
+                             return out.Add(kIndexStructureRecord, structure);
+                           });
+    if (!status.ok()) return status;
+  }
   return absl::OkStatus();
 }
 
@@ -63,6 +72,9 @@ ModelSnapshot Model::CaptureSnapshot() const {
     }
   }
   snapshot.rows_ = state_.store.Share();
+  for (const MetricIndex* index : state_.AllIndexes()) {
+    snapshot.indexes_.push_back(index->ShareStructure());
+  }
   return snapshot;
 }
 
@@ -98,7 +110,24 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
       loaded.refresh_job->num_slots > loaded.num_rows) {
     return absl::DataLossError("the metric refresh reads missing samples");
   }
-  RestoreIndexes(state, std::move(loaded.indexes));
+  std::vector<CoverTree::StructureReader> structures;
+  for (std::size_t i = 0; i < loaded.indexes.size(); ++i) {
+    structures.emplace_back(model->config_.input_dim);
+  }
+  for (std::size_t r = 0; r < records.indexes.size(); ++r) {
+    if (!LoadIndexStructure(records.indexes[r], &structures)) {
+      model->restore_notes_.push_back(
+          absl::StrCat("index structure record ", r,
+                       " is malformed; every index rebuilt from the stored "
+                       "samples"));
+      structures.clear();
+      break;
+    }
+  }
+  for (std::string& note : RestoreIndexes(state, std::move(loaded.indexes),
+                                          std::move(structures))) {
+    model->restore_notes_.push_back(std::move(note));
+  }
   // Background work starts once the indexes (which the model needs to
   // serve) have every core.
   if (loaded.refresh_job.has_value()) {

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/index/cover_tree.h"
 #include "core/io/record_format.h"
 #include "core/io/record_writer.h"
 #include "core/metric/gradient_statistics.h"
@@ -21,6 +22,7 @@ namespace streamreg {
 // uses the other numbers).
 inline constexpr RecordType kModelStateRecord{11};
 inline constexpr RecordType kStoreRowsRecord{12};
+inline constexpr RecordType kIndexStructureRecord{14};
 
 // A model's whole state at one sample count, taken by Model::CaptureSnapshot
 // in microseconds (the learner pauses only for that) and written later, on
@@ -36,7 +38,12 @@ inline constexpr RecordType kStoreRowsRecord{12};
 // restore, taking over at the same sample count — and otherwise as its
 // result, which Write then waits for):
 //   first slot u64, count u32, then per slot: x (d doubles), y (m doubles),
-//   sample id u64.
+//   sample id u64;
+// then, per index, kIndexStructureRecord records with its live cover
+// tree's structure (model_state_codec.h; the nodes shared copy-on-write at
+// capture like the rows), so that a restore reads the trees back instead
+// of building them by insertion. Snapshots without them (older ones) still
+// restore, building the trees.
 // Model::Restore reads them back into a model that then learns, predicts
 // and reports exactly as the one captured would have.
 class ModelSnapshot {
@@ -61,12 +68,14 @@ class ModelSnapshot {
   std::string refresh_job_;
   std::optional<std::shared_future<GradientStatistics>> refresh_;
   SampleStore::Rows rows_;
+  std::vector<CoverTree::Structure> indexes_;  // AllIndexes() order
 };
 
 // The records of a snapshot as read back (views into the file).
 struct ModelSnapshotRecords {
   absl::string_view state;
   std::vector<absl::string_view> rows;
+  std::vector<absl::string_view> indexes;  // kIndexStructureRecord payloads
 };
 
 }  // namespace streamreg

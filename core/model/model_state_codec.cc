@@ -1,8 +1,11 @@
 #include "core/model/model_state_codec.h"
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace streamreg {
 namespace {
@@ -153,21 +156,82 @@ bool LoadStoreRows(absl::string_view payload, ModelState& state) {
   return in.done();
 }
 
-void RestoreIndexes(ModelState& state, std::vector<SavedIndex> indexes) {
+namespace {
+
+enum class StructurePart : std::uint8_t { kHeader = 0, kNodes = 1 };
+
+std::string StructurePayload(std::uint32_t index, StructurePart part) {
+  std::string payload;
+  ByteWriter out(&payload);
+  out.U32(index);
+  out.U8(static_cast<std::uint8_t>(part));
+  return payload;
+}
+
+}  // namespace
+
+absl::Status SaveIndexStructure(
+    std::uint32_t index, const CoverTree::Structure& structure,
+    const std::function<absl::Status(const std::string&)>& add) {
+  std::string payload = StructurePayload(index, StructurePart::kHeader);
+  ByteWriter header(&payload);
+  structure.EncodeHeader(header);
+  if (absl::Status status = add(payload); !status.ok()) return status;
+  constexpr std::size_t kNodes = 4096;
+  for (std::size_t first = 0; first < structure.node_slots(); first += kNodes) {
+    payload = StructurePayload(index, StructurePart::kNodes);
+    ByteWriter nodes(&payload);
+    structure.EncodeNodes(
+        first, std::min(kNodes, structure.node_slots() - first), nodes);
+    if (absl::Status status = add(payload); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+bool LoadIndexStructure(absl::string_view payload,
+                        std::vector<CoverTree::StructureReader>* readers) {
+  ByteReader in(payload);
+  const std::uint32_t index = in.U32();
+  const std::uint8_t part = in.U8();
+  if (!in.ok() || index >= readers->size()) return false;
+  switch (static_cast<StructurePart>(part)) {
+    case StructurePart::kHeader:
+      return (*readers)[index].ReadHeader(in);
+    case StructurePart::kNodes:
+      return (*readers)[index].ReadNodes(in);
+  }
+  return false;
+}
+
+std::vector<std::string> RestoreIndexes(
+    ModelState& state, std::vector<SavedIndex> indexes,
+    std::vector<CoverTree::StructureReader> structures) {
   const std::vector<MetricIndex*> all = state.AllIndexes();
   const std::size_t size = [&] {
     SharedLock lock(state.lock);
     return state.store.size();
   }();
-  // Each index is built from the same rows on a thread of its own.
+  // Each index is restored from the same rows on a thread of its own.
   std::vector<std::thread> builders;
+  std::vector<absl::Status> refused(all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
     builders.emplace_back([&, i] {
-      all[i]->Restore(std::move(indexes[i].live), size, state.StoreRows(),
-                      indexes[i].generation, indexes[i].waits);
+      CoverTree::StructureReader* structure =
+          i < structures.size() && structures[i].header_read() ? &structures[i]
+                                                               : nullptr;
+      refused[i] =
+          all[i]->Restore(std::move(indexes[i].live), size, state.StoreRows(),
+                          indexes[i].generation, indexes[i].waits, structure);
     });
   }
   for (std::thread& builder : builders) builder.join();
+  std::vector<std::string> notes;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!refused[i].ok()) {
+      notes.push_back(absl::StrCat("index ", i, ": ", refused[i].message(),
+                                   "; rebuilt from the stored samples"));
+    }
+  }
   // A rebuild in progress at capture starts again; it takes over at the
   // sample count saved with it, with the same samples (an index holds
   // whatever is stored, however it was built).
@@ -177,6 +241,7 @@ void RestoreIndexes(ModelState& state, std::vector<SavedIndex> indexes) {
                            state.StoreRows());
     }
   }
+  return notes;
 }
 
 }  // namespace streamreg

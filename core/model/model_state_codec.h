@@ -3,12 +3,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "core/base/byte_coding.h"
+#include "core/index/cover_tree.h"
 #include "core/metric/gradient_refresh.h"
 #include "core/metric/metric_transform.h"
 #include "core/model/model_state.h"
@@ -66,9 +70,27 @@ void SaveStoreRows(const SampleStore::Rows& rows, std::size_t first,
 bool LoadStoreRows(absl::string_view payload, ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
 
-// Builds each index from the stored samples (several at once) as saved,
-// and restarts the rebuilds that were in progress.
-void RestoreIndexes(ModelState& state, std::vector<SavedIndex> indexes)
+// The kIndexStructureRecord payloads of index `index` (AllIndexes()
+// order): its live tree's structure, the header first, then the nodes 4096
+// at a time, each passed to `add` as it is made:
+//   index u32, part u8 (0: header, 1: nodes), then CoverTree::Structure's
+//   encoding of that part.
+absl::Status SaveIndexStructure(
+    std::uint32_t index, const CoverTree::Structure& structure,
+    const std::function<absl::Status(const std::string&)>& add);
+// Reads one such payload into readers[index]; false if it is malformed or
+// out of order.
+bool LoadIndexStructure(absl::string_view payload,
+                        std::vector<CoverTree::StructureReader>* readers);
+
+// Restores each index as saved, several at once: from its structure in
+// `structures` (AllIndexes() order; readers left empty build from the
+// rows), or, where that is missing or refused, by building it from the
+// stored samples. Then restarts the rebuilds that were in progress.
+// Returns a note per refused structure.
+std::vector<std::string> RestoreIndexes(
+    ModelState& state, std::vector<SavedIndex> indexes,
+    std::vector<CoverTree::StructureReader> structures)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) ABSL_LOCKS_EXCLUDED(state.lock);
 
 }  // namespace streamreg

@@ -87,6 +87,9 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelStorage::Recover(
                                               restored.status().message()));
     }
     model = *std::move(restored);
+    for (const std::string& note : model->restore_notes()) {
+      spdlog::warn("event=restore_note model={} note=\"{}\"", name, note);
+    }
   } else {
     const bool created = !contents->entries.empty() &&
                          contents->entries[0].type == kCreateRecord &&

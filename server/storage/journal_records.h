@@ -26,8 +26,8 @@ namespace streamreg {
 //   kRefitRecord     lsn
 //   kDeleteRecord    lsn
 // A snapshot file holds kSnapshotHeaderRecord, the model's own records
-// (kModelStateRecord, kStoreRowsRecord..., core/model/model_snapshot.h),
-// then kSnapshotEndRecord.
+// (kModelStateRecord, kStoreRowsRecord..., kIndexStructureRecord...;
+// core/model/model_snapshot.h), then kSnapshotEndRecord.
 inline constexpr RecordType kCreateRecord{1};
 inline constexpr RecordType kSamplesRecord{2};
 inline constexpr RecordType kRefitRecord{3};

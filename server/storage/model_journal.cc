@@ -59,8 +59,11 @@ absl::Status ReadSnapshot(const std::string& path, absl::string_view contents,
       out->snapshot_header = payload;
     } else if (type == kModelStateRecord && records == 2) {
       out->snapshot.state = payload;
-    } else if (type == kStoreRowsRecord && records > 2) {
+    } else if (type == kStoreRowsRecord && records > 2 &&
+               out->snapshot.indexes.empty()) {
       out->snapshot.rows.push_back(payload);
+    } else if (type == kIndexStructureRecord && records > 2) {
+      out->snapshot.indexes.push_back(payload);
     } else {
       return reader.Malformed("unexpected record in a snapshot");
     }

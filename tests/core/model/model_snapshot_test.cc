@@ -1,8 +1,10 @@
 // Model snapshots: a model restored from a snapshot taken at any moment —
 // also while a metric refresh or an index rebuild runs in the background —
 // predicts, reports and goes on learning exactly as the model that never
-// stopped; damaged snapshots are refused.
+// stopped, with its index trees read back as they were; damaged snapshots
+// are refused, damaged index structures rebuilt.
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -32,11 +34,14 @@ class SnapshotFile {
     RecordWriter writer(file->get());
     std::uint64_t records = 0;
     ASSERT_TRUE(snapshot.Write(writer, &records).ok());
-    EXPECT_EQ(records, 1 + (snapshot.samples_stored() + 4095) / 4096);
     ASSERT_TRUE((*file)->Close().ok());
     auto readable = FileSystem::Default()->OpenReadable(directory_ + "/snap");
     ASSERT_TRUE(readable.ok());
     contents_ = std::string((*readable)->contents());
+    const ModelSnapshotRecords read = Records();
+    EXPECT_EQ(read.rows.size(), (snapshot.samples_stored() + 4095) / 4096);
+    EXPECT_FALSE(read.indexes.empty());
+    EXPECT_EQ(records, 1 + read.rows.size() + read.indexes.size());
   }
 
   // The records as the server collects them from the file.
@@ -48,6 +53,7 @@ class SnapshotFile {
     while (reader.Next(&type, &payload) == RecordReader::Result::kRecord) {
       if (type == kModelStateRecord) records.state = payload;
       if (type == kStoreRowsRecord) records.rows.push_back(payload);
+      if (type == kIndexStructureRecord) records.indexes.push_back(payload);
     }
     return records;
   }
@@ -121,7 +127,16 @@ TEST(ModelSnapshotTest, RestoredModelsBehaveExactlyAsTheModelThatGoesOn) {
       absl::StatusOr<std::unique_ptr<Model>> back = file.Restore(c.config);
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ((*back)->stats().samples_seen, at);
+      // Every index was read back from its structure.
+      EXPECT_THAT((*back)->restore_notes(), ::testing::IsEmpty());
       ExpectSamePredictions(PredictAll(**back, queries), now);
+      // A snapshot without structures (as older ones) builds the trees.
+      ModelSnapshotRecords without = file.Records();
+      without.indexes.clear();
+      absl::StatusOr<std::unique_ptr<Model>> built =
+          Model::Restore(c.config, without);
+      ASSERT_TRUE(built.ok()) << built.status();
+      ExpectSamePredictions(PredictAll(**built, queries), now);
       LearnAll(**back, stream, at, at + 25);
       learned = at + 25;
       restored.push_back(*std::move(back));
@@ -163,9 +178,51 @@ TEST(ModelSnapshotTest, RefusesDamagedOrMismatchedSnapshots) {
   EXPECT_THAT(partial.message(), ::testing::HasSubstr("stored samples"));
 }
 
+// An index structure that does not fit is never trusted: the model is
+// restored with that tree built from the stored samples, and says so.
+TEST(ModelSnapshotTest, ADamagedIndexStructureIsRebuiltNotTrusted) {
+  const Stream stream = MakeStream(900, 5);
+  const Stream queries = MakeStream(30, 6);
+  const ModelConfig config = BaseConfig();
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size());
+  const std::vector<Prediction> now = PredictAll(*model, queries);
+  SnapshotFile file;
+  file.Write(model->CaptureSnapshot());
+
+  // Every parent distance of the first nodes record changed (after index
+  // u32, part u8, first u64, count u32: 48 bytes a node, the parent
+  // distance at byte 8 of each).
+  ModelSnapshotRecords records = file.Records();
+  std::size_t nodes_record = 0;
+  while (records.indexes[nodes_record][4] != 1) ++nodes_record;
+  std::string damaged(records.indexes[nodes_record]);
+  for (std::size_t at = 17 + 8; at + 8 <= damaged.size(); at += 48) {
+    const double wrong = 12345.0;
+    std::memcpy(damaged.data() + at, &wrong, sizeof wrong);
+  }
+  records.indexes[nodes_record] = damaged;
+  absl::StatusOr<std::unique_ptr<Model>> back = Model::Restore(config, records);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ((*back)->restore_notes().size(), 1u);
+  EXPECT_THAT((*back)->restore_notes()[0],
+              ::testing::HasSubstr("rebuilt from the stored samples"));
+  ExpectSamePredictions(PredictAll(**back, queries), now);
+
+  // A record cut short: every index is built from the samples.
+  records = file.Records();
+  std::string cut(records.indexes.back());
+  cut.pop_back();
+  records.indexes.back() = cut;
+  back = Model::Restore(config, records);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_THAT((*back)->restore_notes()[0], ::testing::HasSubstr("malformed"));
+  ExpectSamePredictions(PredictAll(**back, queries), now);
+}
+
 TEST(ModelSnapshotTest, CaptureCopiesNoStoredSample) {
-  // Copy-on-write: capturing shares the stored rows; a write afterwards
-  // leaves the snapshot's view unchanged.
+  // Copy-on-write: capturing shares the stored rows and the index trees'
+  // nodes; a write afterwards leaves the snapshot's view unchanged.
   const Stream stream = MakeStream(5000, 8);
   ModelConfig config = BaseConfig();
   config.capacity = {CapacityPolicy::kWindow, 4500};

@@ -1,0 +1,248 @@
+// CoverTree: its structure shared for saving, encoded, and read back into a
+// tree without inserting a single point.
+#include <algorithm>
+#include <climits>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/index/cover_tree.h"
+#include "core/index/point_validation.h"
+
+namespace streamreg {
+namespace {
+
+// Far above any level a finite distance can need (2^1024 overflows).
+constexpr int kMaxLevel = 1100;
+
+}  // namespace
+
+CoverTree::Structure CoverTree::ShareStructure() const {
+  Structure structure;
+  structure.dim_ = dim_;
+  structure.size_ = size_;
+  structure.root_ = root_;
+  structure.nodes_ = nodes_.Share();
+  structure.extra_ids_.assign(extra_ids_.begin(), extra_ids_.end());
+  std::sort(structure.extra_ids_.begin(), structure.extra_ids_.end());
+  return structure;
+}
+
+void CoverTree::Structure::EncodeHeader(ByteWriter& out) const {
+  out.U64(dim_);
+  out.U64(size_);
+  out.U64(nodes_.size);
+  out.U32(root_);
+  out.U64(extra_ids_.size());
+  for (const auto& [node, ids] : extra_ids_) {
+    out.U32(node);
+    out.U64(ids.size());
+    for (std::uint64_t id : ids) out.U64(id);
+  }
+}
+
+void CoverTree::Structure::EncodeNodes(std::size_t first, std::size_t count,
+                                       ByteWriter& out) const {
+  out.U64(first);
+  out.U32(static_cast<std::uint32_t>(count));
+  for (std::size_t i = first; i < first + count; ++i) {
+    const Node& n = *nodes_.Row(i);
+    out.U64(n.id);
+    out.Double(n.parent_distance);
+    out.Double(n.max_distance);
+    out.U32(n.parent);
+    out.U32(n.first_child);
+    out.U32(n.next_sibling);
+    out.U32(static_cast<std::uint32_t>(n.level));
+    out.U32(n.id_count);
+    out.U32(n.unindexed_at);
+  }
+}
+
+bool CoverTree::StructureReader::ReadHeader(ByteReader& in) {
+  if (header_read_ || in.U64() != dim_) return false;
+  size_ = in.U64();
+  slots_ = in.U64();
+  root_ = in.U32();
+  const std::uint64_t locations = in.U64();
+  // Each location with extra ids takes at least 20 bytes.
+  if (!in.ok() || slots_ >= kNoNode || locations > in.remaining() / 20) {
+    return false;
+  }
+  for (std::uint64_t i = 0; i < locations; ++i) {
+    const NodeIndex node = in.U32();
+    const std::uint64_t count = in.U64();
+    if (!in.ok() || count > in.remaining() / 8 || node >= slots_) return false;
+    std::vector<std::uint64_t> ids(count);
+    for (std::uint64_t& id : ids) id = in.U64();
+    if (!extra_ids_.emplace(node, std::move(ids)).second) return false;
+  }
+  header_read_ = in.done();
+  return header_read_;
+}
+
+bool CoverTree::StructureReader::ReadNodes(ByteReader& in) {
+  const std::uint64_t first = in.U64();
+  const std::uint32_t count = in.U32();
+  constexpr std::size_t kEncodedNode = 48;
+  if (!header_read_ || !in.ok() || first != nodes_.size() ||
+      count > slots_ - first || in.remaining() != count * kEncodedNode) {
+    return false;
+  }
+  for (std::uint32_t i = 0; i < count; ++i) {
+    Node& n = nodes_.Append();
+    n.id = in.U64();
+    n.parent_distance = in.Double();
+    n.max_distance = in.Double();
+    n.parent = in.U32();
+    n.first_child = in.U32();
+    n.next_sibling = in.U32();
+    n.level = static_cast<int>(in.U32());
+    n.id_count = in.U32();
+    n.unindexed_at = in.U32();
+  }
+  return in.done();
+}
+
+absl::StatusOr<CoverTree> CoverTree::StructureReader::Finish(
+    const PointOf& point) && {
+  if (!complete()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cover tree structure: ", nodes_.size(), " of ", slots_, " nodes"));
+  }
+  CoverTree tree(dim_);
+  tree.size_ = size_;
+  tree.root_ = root_;
+  tree.nodes_ = std::move(nodes_);
+  tree.extra_ids_ = std::move(extra_ids_);
+  if (absl::Status status = CheckAndIndex(tree, point); !status.ok()) {
+    return status;
+  }
+  return tree;
+}
+
+// Checks what searches rely on and fills the tree's derived tables (id map,
+// unindexed and free lists) as it goes. O(n d): no pairwise checks.
+absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
+                                                       const PointOf& point) {
+  auto fail = [](auto&&... parts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cover tree structure: ", parts...));
+  };
+  const std::size_t slots = tree.nodes_.size();
+  auto valid_link = [&](NodeIndex link) {
+    return link == kNoNode || link < slots;
+  };
+  std::size_t unindexed = 0;
+  std::vector<double> same(tree.dim_);
+  tree.coordinates_.Reserve(slots);
+  for (NodeIndex node = 0; node < slots; ++node) {
+    const Node& n = tree.nodes_[node];
+    const std::span<double> row(tree.coordinates_.AppendRow(), tree.dim_);
+    if (!valid_link(n.parent) || !valid_link(n.first_child) ||
+        !valid_link(n.next_sibling) || n.level < kMinLevel ||
+        n.level > kMaxLevel || !(n.max_distance >= 0.0) ||
+        !(n.parent_distance >= 0.0)) {
+      return fail("node ", node, ": out of range");
+    }
+    if (n.id_count == 0) {
+      if (n.parent != kNoNode || n.first_child != kNoNode ||
+          n.next_sibling != kNoNode || n.unindexed_at != kIndexed ||
+          node == tree.root_) {
+        return fail("free node ", node, ": linked");
+      }
+      std::fill(row.begin(), row.end(),
+                std::numeric_limits<double>::infinity());
+      tree.free_nodes_.push_back(node);
+      continue;
+    }
+    if (!point(n.id, row) || !ValidatePoint(row, tree.dim_, "").ok()) {
+      return fail("node ", node, ": id ", n.id, " has no valid point");
+    }
+    // Ids: the node's own, then its extras.
+    const auto extra = tree.extra_ids_.find(node);
+    const std::size_t extras =
+        extra == tree.extra_ids_.end() ? 0 : extra->second.size();
+    if (n.id_count != extras + 1 || (n.id_count > 1) != (extras > 0)) {
+      return fail("node ", node, ": ", n.id_count, " ids but ", extras,
+                  " extra");
+    }
+    if (!tree.node_of_id_.emplace(n.id, node).second) {
+      return fail("id ", n.id, " at two nodes");
+    }
+    if (extras > 0) {
+      for (std::uint64_t id : extra->second) {
+        if (!tree.node_of_id_.emplace(id, node).second) {
+          return fail("id ", id, " at two nodes");
+        }
+        if (!point(id, same) || !tree.SameLocation(same.data(), node)) {
+          return fail("id ", id, " is not at node ", node);
+        }
+      }
+    }
+    if (n.unindexed_at != kIndexed) ++unindexed;
+  }
+  if (tree.extra_ids_.size() > 0) {
+    for (const auto& [node, ids] : tree.extra_ids_) {
+      if (tree.nodes_[node].id_count != ids.size() + 1) {
+        return fail("extra ids of node ", node, " without the node");
+      }
+    }
+  }
+  if (tree.node_of_id_.size() != tree.size_) {
+    return fail(tree.node_of_id_.size(), " ids for size ", tree.size_);
+  }
+  // The unindexed list, each position once.
+  tree.unindexed_.assign(unindexed, kNoNode);
+  for (NodeIndex node = 0; node < slots; ++node) {
+    const Node& n = tree.nodes_[node];
+    if (n.id_count == 0 || n.unindexed_at == kIndexed) continue;
+    if (n.unindexed_at >= unindexed ||
+        tree.unindexed_[n.unindexed_at] != kNoNode || n.parent != kNoNode ||
+        n.first_child != kNoNode || node == tree.root_) {
+      return fail("unindexed node ", node, ": inconsistent");
+    }
+    tree.unindexed_[n.unindexed_at] = node;
+  }
+  // The tree from the root: every indexed node reached once, below a parent
+  // of a higher level, children sorted by level, parent distances exact.
+  std::size_t reached = 0;
+  if (tree.root_ != kNoNode) {
+    const Node& root = tree.nodes_[tree.root_];
+    if (tree.root_ >= slots || root.id_count == 0 || root.parent != kNoNode ||
+        root.unindexed_at != kIndexed || root.parent_distance != 0.0) {
+      return fail("root ", tree.root_, ": inconsistent");
+    }
+    std::vector<NodeIndex> pending{tree.root_};
+    while (!pending.empty()) {
+      const NodeIndex node = pending.back();
+      pending.pop_back();
+      if (++reached > slots) return fail("a node is reached twice");
+      const Node& n = tree.nodes_[node];
+      int previous_level = INT_MAX;
+      for (NodeIndex child = n.first_child; child != kNoNode;
+           child = tree.nodes_[child].next_sibling) {
+        const Node& c = tree.nodes_[child];
+        if (c.id_count == 0 || c.parent != node || c.level >= n.level ||
+            c.level > previous_level || c.unindexed_at != kIndexed) {
+          return fail("node ", child, ": inconsistent below ", node);
+        }
+        if (EuclideanDistance(tree.Coordinates(node), tree.Coordinates(child),
+                              tree.dim_) != c.parent_distance) {
+          return fail("node ", child,
+                      ": its parent distance does not match the points");
+        }
+        previous_level = c.level;
+        pending.push_back(child);
+        if (pending.size() > slots) return fail("children of ", node, " loop");
+      }
+    }
+  }
+  if (reached + unindexed + tree.free_nodes_.size() != slots) {
+    return fail(reached, " nodes reached, ", unindexed, " unindexed and ",
+                tree.free_nodes_.size(), " free of ", slots);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace streamreg

@@ -1,0 +1,231 @@
+// A cover tree's structure saved and read back (snapshots): the same tree
+// without a single insertion, untouched by later changes to the original,
+// and refused when the bytes or the supplied points do not fit it.
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/index/brute_force_search.h"
+#include "core/index/cover_tree.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/synthetic_points.h"
+
+namespace streamreg {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Where each id's point is (ids index the rows of a PointSet, several ids
+// may share a row).
+struct PointsById {
+  const PointSet* points;
+  std::vector<std::size_t> row_of_id;
+  bool operator()(std::uint64_t id, std::span<double> out) const {
+    if (id >= row_of_id.size()) return false;
+    const std::span<const double> p = points->point(row_of_id[id]);
+    std::copy(p.begin(), p.end(), out.begin());
+    return true;
+  }
+};
+
+// The header, then the nodes in pieces of `piece` nodes.
+struct Encoded {
+  std::string header;
+  std::vector<std::string> nodes;
+};
+Encoded Encode(const CoverTree::Structure& structure, std::size_t piece) {
+  Encoded encoded;
+  ByteWriter header(&encoded.header);
+  structure.EncodeHeader(header);
+  for (std::size_t first = 0; first < structure.node_slots(); first += piece) {
+    std::string& bytes = encoded.nodes.emplace_back();
+    ByteWriter out(&bytes);
+    structure.EncodeNodes(first,
+                          std::min(piece, structure.node_slots() - first), out);
+  }
+  return encoded;
+}
+
+absl::StatusOr<CoverTree> Decode(
+    std::size_t dim, const Encoded& encoded,
+    const CoverTree::StructureReader::PointOf& point) {
+  CoverTree::StructureReader reader(dim);
+  ByteReader header(encoded.header);
+  if (!reader.ReadHeader(header)) return absl::DataLossError("header");
+  for (const std::string& bytes : encoded.nodes) {
+    ByteReader in(bytes);
+    if (!reader.ReadNodes(in)) return absl::DataLossError("nodes");
+  }
+  return std::move(reader).Finish(point);
+}
+
+bool SameEncoding(const Encoded& a, const Encoded& b) {
+  return a.header == b.header && a.nodes == b.nodes;
+}
+
+// A tree with every kind of node: grown one point at a time (so not in
+// batch layout), duplicates sharing a node, removals leaving free slots,
+// and points kept outside the tree (kScan from id 1650 on).
+class StructureTest : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kDim = 5;
+  StructureTest() : points_(ClusteredPoints(1500, kDim, 6, 71)), tree_(kDim) {
+    lookup_.points = &points_;
+    for (std::uint64_t id = 0; id < 1800; ++id) {
+      if (id == 1650) tree_.set_strategy(CoverTree::Strategy::kScan);
+      // Ids 1500.. repeat the first 300 points.
+      const std::size_t row = id < 1500 ? id : id - 1500;
+      lookup_.row_of_id.push_back(row);
+      EXPECT_TRUE(tree_.Insert(id, points_.point(row)).ok());
+      brute_.Add(id, points_.point(row));
+    }
+    for (std::uint64_t id = 0; id < 1800; id += 11) {
+      EXPECT_TRUE(tree_.Remove(id).ok());
+      EXPECT_TRUE(brute_.Remove(id));
+    }
+  }
+
+  void ExpectAnswersLikeBruteForce(const CoverTree& tree) {
+    ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
+    EXPECT_EQ(tree.size(), brute_.size());
+    for (std::size_t q = 0; q < 1500; q += 37) {
+      std::vector<Neighbor> knn, range;
+      ASSERT_TRUE(tree.Knn(points_.point(q), 7, &knn).ok());
+      EXPECT_EQ(knn, brute_.Knn(points_.point(q), 7)) << "query " << q;
+      ASSERT_TRUE(tree.Range(points_.point(q), 0.3, &range).ok());
+      EXPECT_EQ(range, brute_.Range(points_.point(q), 0.3)) << "query " << q;
+    }
+  }
+
+  PointSet points_;
+  CoverTree tree_;
+  BruteForceSearch brute_{kDim};
+  PointsById lookup_;
+};
+
+TEST_F(StructureTest, ReadBackIsTheSameTree) {
+  ASSERT_GT(tree_.unindexed_count(), 0u);
+  ASSERT_GT(tree_.node_count(), 0u);
+  const Encoded saved = Encode(tree_.ShareStructure(), 100);
+  absl::StatusOr<CoverTree> restored = Decode(kDim, saved, lookup_);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_EQ(restored->node_count(), tree_.node_count());
+  EXPECT_EQ(restored->unindexed_count(), tree_.unindexed_count());
+  EXPECT_EQ(restored->root_level(), tree_.root_level());
+  // Node for node, free slots and all.
+  EXPECT_TRUE(SameEncoding(Encode(restored->ShareStructure(), 100), saved));
+  ExpectAnswersLikeBruteForce(*restored);
+
+  // It goes on like the original: the free slots are reused and the
+  // duplicates leave one at a time.
+  for (std::uint64_t id = 0; id < 1800; id += 11) {
+    const std::size_t row = lookup_.row_of_id[id];
+    ASSERT_TRUE(restored->Insert(id, points_.point(row)).ok());
+    brute_.Add(id, points_.point(row));
+  }
+  for (std::uint64_t id = 1500; id < 1800; id += 2) {
+    if (id % 11 == 0) continue;
+    ASSERT_TRUE(restored->Remove(id).ok());
+    ASSERT_TRUE(brute_.Remove(id));
+  }
+  ExpectAnswersLikeBruteForce(*restored);
+}
+
+TEST_F(StructureTest, AShareDoesNotSeeLaterChanges) {
+  const CoverTree::Structure shared = tree_.ShareStructure();
+  const Encoded at_share = Encode(shared, 4096);
+  for (std::uint64_t id = 1; id < 1800; id += 5) {
+    if (id % 11 != 0) {
+      ASSERT_TRUE(tree_.Remove(id).ok());
+    }
+  }
+  for (std::uint64_t id = 1800; id < 2300; ++id) {
+    lookup_.row_of_id.push_back(id - 1800);
+    ASSERT_TRUE(tree_.Insert(id, points_.point(id - 1800)).ok());
+  }
+  EXPECT_TRUE(SameEncoding(Encode(shared, 4096), at_share));
+  EXPECT_FALSE(SameEncoding(Encode(tree_.ShareStructure(), 4096), at_share));
+  ASSERT_TRUE(tree_.CheckInvariants().ok()) << tree_.CheckInvariants();
+}
+
+TEST_F(StructureTest, PointsThatDoNotFitAreRefused) {
+  const Encoded saved = Encode(tree_.ShareStructure(), 4096);
+  // Another point for one id: its parent distance no longer matches.
+  PointsById moved = lookup_;
+  moved.row_of_id[500] = 501;
+  absl::StatusOr<CoverTree> tree = Decode(kDim, saved, moved);
+  ASSERT_FALSE(tree.ok());
+  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  // An id the caller does not know.
+  PointsById shorter = lookup_;
+  shorter.row_of_id.resize(1700);
+  EXPECT_EQ(Decode(kDim, saved, shorter).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // A duplicate that is not where its node is.
+  PointsById split = lookup_;
+  split.row_of_id[1501] = 2;
+  EXPECT_THAT(Decode(kDim, saved, split).status().message(),
+              HasSubstr("is not at node"));
+}
+
+// Each field of a node, damaged, is caught (offsets within a node's 48
+// bytes; the piece starts with first u64 and count u32).
+TEST_F(StructureTest, DamagedNodesAreRefused) {
+  const Encoded saved = Encode(tree_.ShareStructure(), 1 << 20);
+  ASSERT_EQ(saved.nodes.size(), 1u);
+  auto damaged = [&](std::size_t node, std::size_t offset,
+                     std::uint32_t value) {
+    Encoded copy = saved;
+    std::memcpy(copy.nodes[0].data() + 12 + node * 48 + offset, &value,
+                sizeof value);
+    return Decode(kDim, copy, lookup_).status();
+  };
+  // Free, indexed and unindexed nodes alike.
+  for (std::size_t node : {0u, 1u, 2u, 100u, 1000u}) {
+    EXPECT_FALSE(damaged(node, 24, 1u << 30).ok()) << "parent of " << node;
+    EXPECT_FALSE(damaged(node, 28, 1u << 30).ok()) << "child of " << node;
+    EXPECT_FALSE(damaged(node, 36, 5000).ok()) << "level of " << node;
+    EXPECT_FALSE(damaged(node, 40, 7).ok()) << "ids of " << node;
+  }
+  // A loop: a node its own next sibling.
+  std::size_t looped = 0;
+  for (std::size_t node = 0; node < 1500 && looped < 3; ++node) {
+    std::uint32_t next;
+    std::memcpy(&next, saved.nodes[0].data() + 12 + node * 48 + 32, 4);
+    if (next == UINT32_MAX) continue;
+    EXPECT_FALSE(damaged(node, 32, static_cast<std::uint32_t>(node)).ok());
+    ++looped;
+  }
+  EXPECT_EQ(looped, 3u);
+  // Missing and extra bytes.
+  Encoded truncated = saved;
+  truncated.nodes[0].pop_back();
+  EXPECT_FALSE(Decode(kDim, truncated, lookup_).ok());
+  Encoded missing = Encode(tree_.ShareStructure(), 100);
+  missing.nodes.pop_back();
+  EXPECT_THAT(Decode(kDim, missing, lookup_).status().message(),
+              HasSubstr("nodes"));
+  EXPECT_FALSE(Decode(kDim + 1, saved, lookup_).ok());
+}
+
+TEST(CoverTreeStructure, EmptyAndSingleTrees) {
+  const PointSet points = UniformPoints(1, 3, 5);
+  PointsById lookup{&points, {0}};
+  for (std::size_t n : {0u, 1u}) {
+    CoverTree tree(3);
+    if (n == 1) {
+      ASSERT_TRUE(tree.Insert(0, points.point(0)).ok());
+    }
+    absl::StatusOr<CoverTree> restored =
+        Decode(3, Encode(tree.ShareStructure(), 10), lookup);
+    ASSERT_TRUE(restored.ok()) << restored.status();
+    EXPECT_EQ(restored->size(), n);
+    EXPECT_TRUE(restored->CheckInvariants().ok());
+  }
+}
+
+}  // namespace
+}  // namespace streamreg
