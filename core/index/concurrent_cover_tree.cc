@@ -32,14 +32,14 @@ ConcurrentCoverTree::~ConcurrentCoverTree() {
 absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
                                          std::span<const double> point) {
   MutexLock writer(&writer_);
-  // Rehash on a copy, not under the lock (see CoverTree::PreparedIdMap).
-  CoverTree::IdMap grown;
-  const bool grow = WriterView().IdMapNearlyFull();
-  if (grow) grown = WriterView().PreparedIdMap();
+  // Rehash on a copy, not under the lock (see CoverTree::id_map).
+  IdNodeMap::SparseMap grown;
+  const bool grow = WriterView().id_map().WouldRehash(id);
+  if (grow) grown = WriterView().id_map().SparseGrown();
   absl::Status status;
   {
     ExclusiveLock lock(lock_);
-    if (grow) tree_->AdoptIdMap(grown);
+    if (grow) tree_->id_map().AdoptSparse(grown);
     status = tree_->Insert(id, point);
   }
   if (!status.ok()) return status;

@@ -60,7 +60,6 @@ absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
   CoverTree tree(dim);
   tree.nodes_.Reserve(ids.size());
   tree.coordinates_.Reserve(ids.size());
-  tree.node_of_id_.reserve(ids.size());
   for (std::size_t i : order) {
     tree.InsertValidated(ids[i], coordinates.data() + i * dim);
   }
@@ -75,7 +74,7 @@ absl::Status CoverTree::Insert(std::uint64_t id,
       !s.ok()) {
     return s;
   }
-  if (node_of_id_.contains(id)) {
+  if (node_of_id_.Contains(id)) {
     return absl::AlreadyExistsError(
         absl::StrCat("point id ", id, ": already stored"));
   }
@@ -84,12 +83,11 @@ absl::Status CoverTree::Insert(std::uint64_t id,
 }
 
 absl::Status CoverTree::Remove(std::uint64_t id) {
-  const auto it = node_of_id_.find(id);
-  if (it == node_of_id_.end()) {
+  const NodeIndex node = node_of_id_.Find(id);
+  if (node == kNoNode) {
     return absl::NotFoundError(absl::StrCat("point id ", id, ": not stored"));
   }
-  const NodeIndex node = it->second;
-  node_of_id_.erase(it);
+  node_of_id_.Erase(id);
   --size_;
   if (nodes_[node].id_count > 1) {
     RemoveId(node, id);
@@ -148,9 +146,9 @@ absl::Status CoverTree::RangeUnordered(std::span<const double> query,
 }
 
 std::span<const double> CoverTree::PointOf(std::uint64_t id) const {
-  const auto it = node_of_id_.find(id);
-  if (it == node_of_id_.end()) return {};
-  return {Coordinates(it->second), dim_};
+  const NodeIndex node = node_of_id_.Find(id);
+  if (node == kNoNode) return {};
+  return {Coordinates(node), dim_};
 }
 
 int CoverTree::root_level() const {
@@ -161,9 +159,8 @@ std::size_t CoverTree::MemoryUsage() const {
   std::size_t bytes = sizeof(*this);
   bytes += nodes_.MemoryUsage() + coordinates_.MemoryUsage();
   bytes += (free_nodes_.capacity() + unindexed_.capacity()) * sizeof(NodeIndex);
+  bytes += node_of_id_.MemoryUsage();
   // Swiss tables: one control byte per slot plus the slot.
-  bytes += node_of_id_.capacity() *
-           (sizeof(std::pair<std::uint64_t, NodeIndex>) + 1);
   bytes += extra_ids_.capacity() *
            (sizeof(std::pair<NodeIndex, std::vector<std::uint64_t>>) + 1);
   for (const auto& [node, ids] : extra_ids_) {
@@ -171,13 +168,6 @@ std::size_t CoverTree::MemoryUsage() const {
   }
   bytes += insert_stack_.capacity() * sizeof(SearchCandidate);
   return bytes;
-}
-
-CoverTree::IdMap CoverTree::PreparedIdMap() const {
-  IdMap map;
-  map.reserve(2 * std::max<std::size_t>(node_of_id_.size(), 16));
-  map.insert(node_of_id_.begin(), node_of_id_.end());
-  return map;
 }
 
 void CoverTree::CopyPoints(std::vector<std::uint64_t>* ids,
@@ -262,7 +252,7 @@ void CoverTree::CompactLayout() {
     }
     std::copy_n(Coordinates(order[i]), dim_, coordinates.AppendRow());
   }
-  for (auto& [id, node] : node_of_id_) node = new_index[node];
+  node_of_id_.RemapNodes([&](NodeIndex node) { return new_index[node]; });
   for (NodeIndex& node : unindexed_) node = new_index[node];
   absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids;
   for (auto& [node, ids] : extra_ids_) {

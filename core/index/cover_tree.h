@@ -18,6 +18,7 @@
 #include "core/base/chunked_rows.h"
 #include "core/index/cover_scale.h"
 #include "core/index/euclidean_distance.h"
+#include "core/index/id_node_map.h"
 #include "core/index/knn_radius_estimate.h"
 #include "core/index/neighbor.h"
 #include "core/index/pruning_monitor.h"
@@ -111,7 +112,7 @@ class CoverTree {
   std::size_t size() const { return size_; }
   std::size_t dim() const { return dim_; }
   bool empty() const { return size_ == 0; }
-  bool Contains(std::uint64_t id) const { return node_of_id_.contains(id); }
+  bool Contains(std::uint64_t id) const { return node_of_id_.Contains(id); }
 
   // The coordinates stored for `id`, or an empty span if it is not stored.
   std::span<const double> PointOf(std::uint64_t id) const;
@@ -170,21 +171,12 @@ class CoverTree {
   int root_level() const;
 
  private:
-  // Growing the id map rehashes every id; ConcurrentCoverTree (a friend)
-  // does that on a copy while searches go on (PreparedIdMap, off-lock) and
-  // swaps the copy in under its lock (AdoptIdMap), so no search waits for a
-  // rehash.
+  // Growing the id map's hash part rehashes its ids; ConcurrentCoverTree (a
+  // friend) does that on a copy while searches go on (off-lock) and swaps
+  // the copy in under its lock, so no search waits for a rehash.
   friend class ConcurrentCoverTree;
-  using IdMap = absl::flat_hash_map<std::uint64_t, std::uint32_t>;
-  // Whether the next insertion may rehash the id map.
-  bool IdMapNearlyFull() const {
-    return node_of_id_.size() + 1 >
-           node_of_id_.capacity() - node_of_id_.capacity() / 8;
-  }
-  // A copy of the id map with room for twice as many ids.
-  IdMap PreparedIdMap() const;
-  // Takes `map` (from PreparedIdMap, with no write in between) as the id map.
-  void AdoptIdMap(IdMap& map) { node_of_id_.swap(map); }
+  IdNodeMap& id_map() { return node_of_id_; }
+  const IdNodeMap& id_map() const { return node_of_id_; }
 
   using NodeIndex = std::uint32_t;
   static constexpr NodeIndex kNoNode = std::numeric_limits<NodeIndex>::max();
@@ -337,7 +329,7 @@ class CoverTree {
   ChunkedRows<double> coordinates_;  // row i: node i's dim_ coordinates
   std::vector<NodeIndex> free_nodes_;
   std::vector<NodeIndex> unindexed_;  // nodes kept outside the tree
-  IdMap node_of_id_;                  // id -> node
+  IdNodeMap node_of_id_;              // id -> node
   absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids_;
 
   // Insertion scratch, reused across calls (only the writer touches it).

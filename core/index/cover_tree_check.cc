@@ -15,8 +15,7 @@ absl::Status CoverTree::CheckInvariants() const {
   auto check_ids = [&](NodeIndex node) {
     const Node& n = nodes_[node];
     if (n.id_count == 0) return fail("node ", node, ": no ids");
-    if (node_of_id_.find(n.id) == node_of_id_.end() ||
-        node_of_id_.at(n.id) != node) {
+    if (node_of_id_.Find(n.id) != node) {
       return fail("node ", node, ": id ", n.id, " not mapped to it");
     }
     if ((n.id_count > 1) != extra_ids_.contains(node) ||

@@ -256,14 +256,14 @@ CoverTree::NodeIndex CoverTree::NewNode(std::uint64_t id, const double* point,
   n.id = id;
   n.id_count = 1;
   n.level = level;
-  node_of_id_[id] = node;
+  node_of_id_.Set(id, node);
   return node;
 }
 
 void CoverTree::AddId(NodeIndex node, std::uint64_t id) {
   extra_ids_[node].push_back(id);
   ++nodes_.Mutable(node).id_count;
-  node_of_id_[id] = node;
+  node_of_id_.Set(id, node);
 }
 
 void CoverTree::Attach(NodeIndex node, NodeIndex parent, double distance) {

@@ -167,14 +167,16 @@ absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
       return fail("node ", node, ": ", n.id_count, " ids but ", extras,
                   " extra");
     }
-    if (!tree.node_of_id_.emplace(n.id, node).second) {
+    if (tree.node_of_id_.Contains(n.id)) {
       return fail("id ", n.id, " at two nodes");
     }
+    tree.node_of_id_.Set(n.id, node);
     if (extras > 0) {
       for (std::uint64_t id : extra->second) {
-        if (!tree.node_of_id_.emplace(id, node).second) {
+        if (tree.node_of_id_.Contains(id)) {
           return fail("id ", id, " at two nodes");
         }
+        tree.node_of_id_.Set(id, node);
         if (!point(id, same) || !tree.SameLocation(same.data(), node)) {
           return fail("id ", id, " is not at node ", node);
         }

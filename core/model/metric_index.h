@@ -131,8 +131,8 @@ class MetricIndex {
   static void Apply(Generation& generation, std::uint64_t slot,
                     std::span<const double> x, bool replay);
   // Frees a replaced generation on another thread: freeing a large tree
-  // (one child list per node) takes milliseconds the writer should not
-  // spend. Searches still using it keep it alive; the last one frees it.
+  // (its chunks of nodes and coordinates) takes milliseconds the writer should
+  // not spend. Searches still using it keep it alive; the last one frees it.
   void Retire(std::shared_ptr<Generation> old);
   void BuildInBackground(MetricTransform transform, std::size_t num_slots,
                          CopySlotRows copy_rows);
