@@ -247,9 +247,16 @@ TEST_F(HostedModelTest, AnswersSayHowFarLearningLagsAndReadsWaitForIt) {
   Batch stream(5, 5000);
   auto [hosted, reference] = HostWarmedUp(warmup.samples);
   // The learning thread is held busy: the samples are acknowledged, and
-  // wait to be learned.
+  // wait to be learned. The blocker must be running before the first
+  // sample, or the learn stage's queue, still draining the warm-up on that
+  // thread, would take the sample first.
+  std::latch running(1);
   std::latch release(1);
-  learning_.Post([&] { release.wait(); });
+  learning_.Post([&] {
+    running.count_down();
+    release.wait();
+  });
+  running.wait();
   std::vector<LearnOutcome> outcomes;
   std::vector<Prediction> answers;
   for (const Sample& sample : stream.samples) {
