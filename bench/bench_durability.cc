@@ -237,6 +237,7 @@ nlohmann::json SnapshotAndRecoveryFigures(const std::string& root) {
       std::abort();
     }
   }
+  model->CatchUp();  // learning follows the acknowledgements
   const std::uint64_t samples = model->model().samples_seen();
   const std::uint64_t logged =
       samples - (n + (next - n));  // learned after the snapshot
@@ -246,8 +247,9 @@ nlohmann::json SnapshotAndRecoveryFigures(const std::string& root) {
   auto recover = [&]() {
     const BenchClock::time_point t = BenchClock::now();
     host = std::make_unique<Host>(directory, "interval:5");
-    const double s = Seconds(BenchClock::now() - t);
     auto recovered = host->registry->Find("m");
+    if (recovered.ok()) (*recovered)->CatchUp();  // the log tail learned
+    const double s = Seconds(BenchClock::now() - t);
     if (!recovered.ok() || (*recovered)->model().samples_seen() != samples) {
       std::cerr << "recovery lost samples\n";
       std::abort();
