@@ -16,9 +16,11 @@ namespace streamreg {
 //
 // Chunks are shared copy-on-write: Share() hands out the chunks as they
 // are now (a few pointers, whatever the size), and a later write through
-// WritableRow or AppendRow copies the one chunk it lands in if a share
-// still holds it. Snapshots read a model's samples that way while learning
-// goes on.
+// WritableRow copies the one chunk it lands in if a share still holds it.
+// Snapshots read a model's samples that way while learning goes on.
+// AppendRow never copies: a share never reads beyond its size, so the new
+// row is nobody else's — and rows only ever appended stay where they are,
+// which lets cover trees keep pointers to a model's stored samples.
 template <class T>
 class ChunkedRows {
  public:
@@ -54,10 +56,11 @@ class ChunkedRows {
     return Row(i);
   }
 
-  // Appends a row of value-initialized elements and returns it.
+  // Appends a row of value-initialized elements and returns it, in place
+  // even in a chunk a share holds (rows beyond its size are not its own).
   T* AppendRow() {
     if (size_ == capacity()) chunks_.push_back(NewChunk());
-    return WritableRow(size_++);
+    return Row(size_++);
   }
 
   // The chunks as they are now: rows [0, size()) in chunks of

@@ -44,7 +44,12 @@ absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
   }
   if (!status.ok()) return status;
   if (rebuilding_) {
-    pending_.push_back({id, std::vector<double>(point.begin(), point.end())});
+    // A referencing tree's rows stay where they are; others are copied.
+    if (WriterView().referencing()) {
+      pending_.push_back({id, {}, point.data()});
+    } else {
+      pending_.push_back({id, {point.begin(), point.end()}, nullptr});
+    }
   }
   AfterWrite();
   return absl::OkStatus();
@@ -58,7 +63,7 @@ absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
     status = tree_->Remove(id);
   }
   if (!status.ok()) return status;
-  if (rebuilding_) pending_.push_back({id, {}});
+  if (rebuilding_) pending_.push_back({id, {}, nullptr});
   AfterWrite();
   return absl::OkStatus();
 }
@@ -77,21 +82,15 @@ void ConcurrentCoverTree::AfterWrite() {
   if (!grew && !shrank) return;
 
   // The copy is the only O(n) work a writer does for a background rebuild.
-  std::vector<std::uint64_t> ids;
-  std::vector<double> coordinates;
-  tree.CopyPoints(&ids, &coordinates);
-  const std::size_t dim = tree.dim();
-  const CoverTree::Strategy strategy = tree.strategy();
+  CoverTree::Points points = tree.CopyPoints();
   rebuilding_ = true;
   if (rebuild_thread_.joinable()) rebuild_thread_.join();  // long finished
-  rebuild_thread_ = std::thread([this, dim, strategy, ids = std::move(ids),
-                                 coordinates = std::move(coordinates)] {
-    // Validated on the way in: Build cannot fail.
-    auto fresh =
-        std::make_unique<CoverTree>(*CoverTree::Build(dim, coordinates, ids));
-    fresh->set_strategy(strategy);
-    FinishBackgroundRebuild(std::move(fresh));
-  });
+  // An empty tree of the same kind, to build like: the live one changes.
+  rebuild_thread_ = std::thread(
+      [this, like = tree.BuildLike({}), points = std::move(points)] {
+        FinishBackgroundRebuild(
+            std::make_unique<CoverTree>(like.BuildLike(points)));
+      });
 }
 
 // On the rebuild thread: catch the fresh tree up with the writes made since
@@ -131,10 +130,12 @@ void ConcurrentCoverTree::FinishBackgroundRebuild(
 void ConcurrentCoverTree::Replay(const std::vector<PendingWrite>& writes,
                                  CoverTree& tree) {
   for (const PendingWrite& write : writes) {
-    if (write.point.empty()) {
-      (void)tree.Remove(write.id);
-    } else {
+    if (write.row != nullptr) {
+      (void)tree.Insert(write.id, {write.row, tree.dim()});
+    } else if (!write.point.empty()) {
       (void)tree.Insert(write.id, write.point);
+    } else {
+      (void)tree.Remove(write.id);
     }
   }
 }

@@ -98,8 +98,9 @@ class ConcurrentCoverTree {
   // A write made while a background rebuild runs, to replay on its tree.
   struct PendingWrite {
     std::uint64_t id;
-    std::vector<double> point;  // empty for a removal
-  };
+    std::vector<double> point;  // an insertion's copied point
+    const double* row;          // a referencing tree's insertion
+  };                            // neither: a removal
 
   void Swap(std::unique_ptr<CoverTree>& tree)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_) ABSL_LOCKS_EXCLUDED(lock_);

@@ -20,7 +20,51 @@ constexpr std::uint64_t kBuildOrderSeed = 0x5eed'c0de'2006'0001;
 
 }  // namespace
 
-CoverTree::CoverTree(std::size_t dim) : dim_(dim), coordinates_(dim) {}
+CoverTree::CoverTree(std::size_t dim) : dim_(dim), points_(dim) {}
+
+CoverTree::CoverTree(DiagonalMap map)
+    : dim_(map.dim()), points_(std::move(map)) {}
+
+template <class RowOf>
+absl::StatusOr<CoverTree> CoverTree::BuildFrom(
+    CoverTree tree, std::size_t n, const RowOf& row_of,
+    std::span<const std::uint64_t> ids, InsertionOrder insertion_order) {
+  const std::size_t dim = tree.dim_;
+  if (dim == 0) return absl::InvalidArgumentError("dim: must be at least 1");
+  absl::flat_hash_set<std::uint64_t> seen;
+  seen.reserve(ids.size());
+  auto what = [&](std::size_t i) {
+    return absl::StrCat("point ", i, " (id ", ids[i], ")");
+  };
+  std::vector<double> z(dim);
+  for (std::size_t i = 0; i < n; ++i) {
+    // The message is only made for a point that fails.
+    tree.points_.ToCoordinates(row_of(i), z.data());
+    if (!ValidatePoint(z, dim, "").ok()) return ValidatePoint(z, dim, what(i));
+    if (!seen.insert(ids[i]).second) {
+      return absl::AlreadyExistsError(absl::StrCat(what(i), ": repeated id"));
+    }
+  }
+  // Inserting in a random order makes the tree independent of how the input
+  // happens to be sorted (e.g. a trajectory in time order); sorting by id
+  // first makes the same points give the same tree in any input order.
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (insertion_order == InsertionOrder::kShuffled) {
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(kBuildOrderSeed));
+  }
+  tree.nodes_.Reserve(n);
+  tree.points_.Reserve(n);
+  for (std::size_t i : order) {
+    const double* row = row_of(i);
+    tree.points_.ToCoordinates(row, z.data());
+    tree.InsertValidated(ids[i], {z.data(), row});
+  }
+  tree.CompactLayout();
+  return tree;
+}
 
 absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
                                            std::span<const double> coordinates,
@@ -32,45 +76,40 @@ absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
         absl::StrCat("coordinates: ", coordinates.size(), " values for ",
                      ids.size(), " ids of dimension ", dim));
   }
-  absl::flat_hash_set<std::uint64_t> seen;
-  seen.reserve(ids.size());
-  auto what = [&](std::size_t i) {
-    return absl::StrCat("point ", i, " (id ", ids[i], ")");
-  };
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    // The message is only made for a point that fails.
-    const std::span<const double> point = coordinates.subspan(i * dim, dim);
-    if (!ValidatePoint(point, dim, "").ok()) {
-      return ValidatePoint(point, dim, what(i));
-    }
-    if (!seen.insert(ids[i]).second) {
-      return absl::AlreadyExistsError(absl::StrCat(what(i), ": repeated id"));
-    }
+  return BuildFrom(
+      CoverTree(dim), ids.size(),
+      [&](std::size_t i) { return coordinates.data() + i * dim; }, ids,
+      insertion_order);
+}
+
+absl::StatusOr<CoverTree> CoverTree::BuildReferencing(
+    DiagonalMap map, std::span<const double* const> rows,
+    std::span<const std::uint64_t> ids, InsertionOrder insertion_order) {
+  if (map.dim() == 0) {
+    return absl::InvalidArgumentError("dim: must be at least 1");
   }
-  // Inserting in a random order makes the tree independent of how the input
-  // happens to be sorted (e.g. a trajectory in time order); sorting by id
-  // first makes the same points give the same tree in any input order.
-  std::vector<std::size_t> order(ids.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  if (insertion_order == InsertionOrder::kShuffled) {
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
-    std::shuffle(order.begin(), order.end(), std::mt19937_64(kBuildOrderSeed));
+  if (rows.size() != ids.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rows: ", rows.size(), " rows for ", ids.size(), " ids"));
   }
-  CoverTree tree(dim);
-  tree.nodes_.Reserve(ids.size());
-  tree.coordinates_.Reserve(ids.size());
-  for (std::size_t i : order) {
-    tree.InsertValidated(ids[i], coordinates.data() + i * dim);
-  }
-  tree.CompactLayout();
-  return tree;
+  return BuildFrom(
+      CoverTree(std::move(map)), ids.size(),
+      [&](std::size_t i) { return rows[i]; }, ids, insertion_order);
 }
 
 absl::Status CoverTree::Insert(std::uint64_t id,
                                std::span<const double> point) {
+  if (point.size() != dim_) {
+    return ValidatePoint(point, dim_, absl::StrCat("point id ", id));
+  }
+  const double* z = point.data();
+  if (referencing()) {
+    insert_point_.resize(dim_);
+    points_.ToCoordinates(point.data(), insert_point_.data());
+    z = insert_point_.data();
+  }
   if (absl::Status s =
-          ValidatePoint(point, dim_, absl::StrCat("point id ", id));
+          ValidatePoint({z, dim_}, dim_, absl::StrCat("point id ", id));
       !s.ok()) {
     return s;
   }
@@ -78,7 +117,7 @@ absl::Status CoverTree::Insert(std::uint64_t id,
     return absl::AlreadyExistsError(
         absl::StrCat("point id ", id, ": already stored"));
   }
-  InsertValidated(id, point.data());
+  InsertValidated(id, {z, point.data()});
   return absl::OkStatus();
 }
 
@@ -145,10 +184,11 @@ absl::Status CoverTree::RangeUnordered(std::span<const double> query,
   return absl::OkStatus();
 }
 
-std::span<const double> CoverTree::PointOf(std::uint64_t id) const {
+std::span<const double> CoverTree::PointOf(std::uint64_t id,
+                                           double* scratch) const {
   const NodeIndex node = node_of_id_.Find(id);
   if (node == kNoNode) return {};
-  return {Coordinates(node), dim_};
+  return {Coordinates(node, scratch), dim_};
 }
 
 int CoverTree::root_level() const {
@@ -157,7 +197,7 @@ int CoverTree::root_level() const {
 
 std::size_t CoverTree::MemoryUsage() const {
   std::size_t bytes = sizeof(*this);
-  bytes += nodes_.MemoryUsage() + coordinates_.MemoryUsage();
+  bytes += nodes_.MemoryUsage() + points_.MemoryUsage();
   bytes += (free_nodes_.capacity() + unindexed_.capacity()) * sizeof(NodeIndex);
   bytes += node_of_id_.MemoryUsage();
   // Swiss tables: one control byte per slot plus the slot.
@@ -167,50 +207,61 @@ std::size_t CoverTree::MemoryUsage() const {
     bytes += ids.capacity() * sizeof(std::uint64_t);
   }
   bytes += insert_stack_.capacity() * sizeof(SearchCandidate);
+  bytes +=
+      (insert_point_.capacity() + subtree_point_.capacity()) * sizeof(double);
   return bytes;
 }
 
-void CoverTree::CopyPoints(std::vector<std::uint64_t>* ids,
-                           std::vector<double>* coordinates) const {
-  ids->clear();
-  coordinates->clear();
-  ids->reserve(size_);
-  coordinates->reserve(size_ * dim_);
-  ForEachPoint([&](std::uint64_t id, std::span<const double> p) {
-    ids->push_back(id);
-    coordinates->insert(coordinates->end(), p.begin(), p.end());
-  });
+CoverTree::Points CoverTree::CopyPoints() const {
+  Points points;
+  points.ids.reserve(size_);
+  if (referencing()) {
+    points.rows.reserve(size_);
+  } else {
+    points.coordinates.reserve(size_ * dim_);
+  }
+  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
+    const Node& n = nodes_[node];
+    if (n.id_count == 0) continue;  // a free slot
+    const double* row = points_.Row(node);
+    const std::size_t copies = n.id_count;
+    points.ids.push_back(n.id);
+    if (copies > 1) {
+      const std::vector<std::uint64_t>& extra = extra_ids_.find(node)->second;
+      points.ids.insert(points.ids.end(), extra.begin(), extra.end());
+    }
+    for (std::size_t c = 0; c < copies; ++c) {
+      if (referencing()) {
+        points.rows.push_back(row);
+      } else {
+        points.coordinates.insert(points.coordinates.end(), row, row + dim_);
+      }
+    }
+  }
+  return points;
 }
 
-CoverTree CoverTree::Rebuilt() const {
-  std::vector<std::uint64_t> ids;
-  std::vector<double> coordinates;
-  CopyPoints(&ids, &coordinates);
-  // The points were validated when they came in; Build cannot fail.
-  CoverTree tree = *Build(dim_, coordinates, ids);
+CoverTree CoverTree::BuildLike(const Points& points) const {
+  // The points were validated when they came in; building cannot fail.
+  CoverTree tree =
+      referencing() ? *BuildReferencing(*points_.map(), points.rows, points.ids)
+                    : *Build(dim_, points.coordinates, points.ids);
   tree.strategy_ = strategy_;
   return tree;
 }
+
+CoverTree CoverTree::Rebuilt() const { return BuildLike(CopyPoints()); }
 
 std::vector<CoverTree::SearchCandidate>& CoverTree::ThreadSearchStack() {
   thread_local std::vector<SearchCandidate> stack;
   return stack;
 }
 
-bool CoverTree::SameLocation(const double* point, NodeIndex node) const {
-  const double* q = Coordinates(node);
-  for (std::size_t i = 0; i < dim_; ++i) {
-    if (point[i] != q[i]) return false;
-  }
-  return true;
-}
-
-// A freed slot keeps +infinity coordinates, which no bound admits, so scans
-// need not know which slots are free.
+// A freed slot is at distance +infinity (NodePoints::Clear), which no bound
+// admits, so scans need not know which slots are free.
 void CoverTree::FreeNode(NodeIndex node) {
   nodes_.Mutable(node) = Node{};
-  std::fill_n(coordinates_.Row(node), dim_,
-              std::numeric_limits<double>::infinity());
+  points_.Clear(node);
   free_nodes_.push_back(node);
 }
 
@@ -241,16 +292,16 @@ void CoverTree::CompactLayout() {
     new_index[order[i]] = static_cast<NodeIndex>(i);
   }
   NodeArray nodes;
-  ChunkedRows<double> coordinates(dim_);
+  NodePoints points = points_.EmptyLike();
   nodes.Reserve(order.size());
-  coordinates.Reserve(order.size());
+  points.Reserve(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     Node& n = nodes.Append();
     n = nodes_[order[i]];
     for (NodeIndex* link : {&n.parent, &n.first_child, &n.next_sibling}) {
       if (*link != kNoNode) *link = new_index[*link];
     }
-    std::copy_n(Coordinates(order[i]), dim_, coordinates.AppendRow());
+    points.Append(points_.Row(order[i]));
   }
   node_of_id_.RemapNodes([&](NodeIndex node) { return new_index[node]; });
   for (NodeIndex& node : unindexed_) node = new_index[node];
@@ -259,7 +310,7 @@ void CoverTree::CompactLayout() {
     extra_ids[new_index[node]] = std::move(ids);
   }
   nodes_ = std::move(nodes);
-  coordinates_ = std::move(coordinates);
+  points_ = std::move(points);
   extra_ids_ = std::move(extra_ids);
   free_nodes_.clear();
   if (root_ != kNoNode) root_ = 0;

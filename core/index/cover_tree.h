@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "core/index/id_node_map.h"
 #include "core/index/knn_radius_estimate.h"
 #include "core/index/neighbor.h"
+#include "core/index/node_points.h"
 #include "core/index/pruning_monitor.h"
 #include "core/index/search_rules.h"
 
@@ -57,6 +59,11 @@ namespace streamreg {
 // "Points at the same coordinates share a node" and the invariants concern
 // the tree; points kept outside it are single nodes each.
 //
+// A tree either keeps a copy of each point's coordinates or references rows
+// of raw inputs kept elsewhere and maps them through a DiagonalMap when it
+// measures (NodePoints): the same answers, 8 bytes per point instead of
+// 8 * dim. Queries are in the tree's coordinates either way.
+//
 // Not synchronized: concurrent const calls are safe, a mutating call needs
 // exclusive access (ConcurrentCoverTree provides it).
 class CoverTree {
@@ -64,8 +71,13 @@ class CoverTree {
   // Nodes live at top levels in [kMinLevel, ...]; the floor's radius is 0.
   static constexpr int kMinLevel = CoverScale::kMinLevel;
 
-  // An empty tree over points with `dim` coordinates (dim >= 1).
+  // An empty tree over points with `dim` coordinates (dim >= 1), keeping a
+  // copy of each.
   explicit CoverTree(std::size_t dim);
+  // An empty tree over the images z = map(x) of rows x that the caller keeps
+  // unchanged at the same address while the tree holds them: Insert and
+  // BuildReferencing take such rows (raw x), searches take coordinates z.
+  explicit CoverTree(DiagonalMap map);
 
   // The order Build inserts points in: shuffled (the same points give the
   // same tree whatever their order), or as given — several times faster for
@@ -80,8 +92,15 @@ class CoverTree {
       std::size_t dim, std::span<const double> coordinates,
       std::span<const std::uint64_t> ids,
       InsertionOrder order = InsertionOrder::kShuffled);
+  // The same for a referencing tree over rows[i] (raw, map.dim() values
+  // each), which the tree keeps pointing at.
+  static absl::StatusOr<CoverTree> BuildReferencing(
+      DiagonalMap map, std::span<const double* const> rows,
+      std::span<const std::uint64_t> ids,
+      InsertionOrder order = InsertionOrder::kShuffled);
 
-  // Adds one point. InvalidArgument for a wrong dimension, NaN or infinite
+  // Adds one point (a referencing tree: the row it maps and keeps pointing
+  // at). InvalidArgument for a wrong dimension, NaN or infinite
   // coordinates; AlreadyExists if `id` is stored. The tree is unchanged on
   // error.
   absl::Status Insert(std::uint64_t id, std::span<const double> point);
@@ -113,9 +132,13 @@ class CoverTree {
   std::size_t dim() const { return dim_; }
   bool empty() const { return size_ == 0; }
   bool Contains(std::uint64_t id) const { return node_of_id_.Contains(id); }
+  // Whether the tree references rows kept elsewhere (see NodePoints).
+  bool referencing() const { return points_.referencing(); }
 
-  // The coordinates stored for `id`, or an empty span if it is not stored.
-  std::span<const double> PointOf(std::uint64_t id) const;
+  // The coordinates of `id` — where the tree keeps them, or mapped into
+  // `scratch` (dim() values) by a referencing tree — or an empty span if it
+  // is not stored.
+  std::span<const double> PointOf(std::uint64_t id, double* scratch) const;
 
   // Bytes held by the tree: nodes, coordinates, id map, child lists.
   std::size_t MemoryUsage() const;
@@ -134,10 +157,18 @@ class CoverTree {
   // Reads a Structure's encoding back into a tree (cover_tree_structure.cc).
   class StructureReader;
 
-  // The stored points, as ids and row-major coordinates for Build (what
-  // Rebuilt() builds from; a background rebuild copies them the same way).
-  void CopyPoints(std::vector<std::uint64_t>* ids,
-                  std::vector<double>* coordinates) const;
+  // The stored points, for building another tree like this one (what
+  // Rebuilt() builds from; a background rebuild copies them the same way):
+  // their ids and rows — copies of the coordinates when the tree keeps
+  // them, the referenced rows otherwise.
+  struct Points {
+    std::vector<std::uint64_t> ids;
+    std::vector<double> coordinates;  // row-major, when the tree owns them
+    std::vector<const double*> rows;  // when it references them
+  };
+  Points CopyPoints() const;
+  // A batch-built tree of this one's kind (and map) over `points`.
+  CoverTree BuildLike(const Points& points) const;
 
   // Calls fn(id, coordinates) for every stored point, in no promised order
   // (the same for the same tree).
@@ -234,13 +265,28 @@ class CoverTree {
     NodeIndex first_child;  // search node's children from this one on
   };
 
-  const double* Coordinates(NodeIndex node) const {
-    return coordinates_.Row(node);
+  // A point being inserted: its coordinates, and the row a node keeps for
+  // it (the same pointer unless the tree references rows).
+  struct Incoming {
+    const double* z;
+    const double* row;
+  };
+  // The node's coordinates (mapped into `scratch` when referencing).
+  const double* Coordinates(NodeIndex node, double* scratch) const {
+    return points_.Coordinates(node, scratch);
   }
   double DistanceTo(const double* point, NodeIndex node) const {
-    return EuclideanDistance(point, Coordinates(node), dim_);
+    return points_.Distance(point, node);
   }
-  bool SameLocation(const double* point, NodeIndex node) const;
+  bool SameLocation(const double* point, NodeIndex node) const {
+    return points_.SameCoordinates(point, node);
+  }
+  // A tree over rows [0, n) given by row_of(i), ids[i] each, validated.
+  template <class RowOf>
+  static absl::StatusOr<CoverTree> BuildFrom(CoverTree tree, std::size_t n,
+                                             const RowOf& row_of,
+                                             std::span<const std::uint64_t> ids,
+                                             InsertionOrder order);
 
   // Pruning test with a relative slack that absorbs rounding in the three
   // computed distances of the triangle inequality, so no point at exactly
@@ -273,9 +319,9 @@ class CoverTree {
   void VisitIds(NodeIndex node, double distance, Rules& rules) const;
   static std::vector<SearchCandidate>& ThreadSearchStack();
 
-  void InsertValidated(std::uint64_t id, const double* point);
-  void AddToTree(std::uint64_t id, const double* point, ParentSearch how);
-  void AddUnindexed(std::uint64_t id, const double* point);
+  void InsertValidated(std::uint64_t id, Incoming point);
+  void AddToTree(std::uint64_t id, Incoming point, ParentSearch how);
+  void AddUnindexed(std::uint64_t id, Incoming point);
   void RemoveUnindexed(NodeIndex node);
   void IndexUnindexed(std::size_t count);
   void RaiseRootToCover(double distance, int min_level);
@@ -307,7 +353,7 @@ class CoverTree {
   NodeIndex NearestCoveringNodeByScan(const double* point, int min_level,
                                       double within, double* distance,
                                       NodeIndex* same_location) const;
-  NodeIndex NewNode(std::uint64_t id, const double* point, int level);
+  NodeIndex NewNode(std::uint64_t id, const double* row, int level);
   void AddId(NodeIndex node, std::uint64_t id);
   // Hangs `node` (and its subtree) below `parent` at `distance`.
   void Attach(NodeIndex node, NodeIndex parent, double distance);
@@ -326,7 +372,7 @@ class CoverTree {
   std::size_t size_ = 0;
   NodeIndex root_ = kNoNode;
   NodeArray nodes_;
-  ChunkedRows<double> coordinates_;  // row i: node i's dim_ coordinates
+  NodePoints points_;  // node i's point
   std::vector<NodeIndex> free_nodes_;
   std::vector<NodeIndex> unindexed_;  // nodes kept outside the tree
   IdNodeMap node_of_id_;              // id -> node
@@ -334,6 +380,8 @@ class CoverTree {
 
   // Insertion scratch, reused across calls (only the writer touches it).
   std::vector<SearchCandidate> insert_stack_;
+  std::vector<double> insert_point_;   // a referenced row's coordinates
+  std::vector<double> subtree_point_;  // GrowMaxDistances' subtree root
   // Whether walking the tree pays, for searches and for insertions.
   PruningMonitor search_monitor_;
   PruningMonitor insert_monitor_;
@@ -382,16 +430,19 @@ class CoverTree::StructureReader {
   bool header_read() const { return header_read_; }
   // Whether every node slot the header announced has been read.
   bool complete() const { return header_read_ && nodes_.size() == slots_; }
-  // The tree. point(id, coordinates) writes the dim coordinates of `id`,
-  // or returns false for an id it does not know. InvalidArgument naming the
-  // first inconsistency.
-  using PointOf = std::function<bool(std::uint64_t, std::span<double>)>;
-  absl::StatusOr<CoverTree> Finish(const PointOf& point) &&;
+  // The tree: an owning one, or with `referencing`, one that references
+  // rows through that map (see CoverTree(DiagonalMap)). row(id) gives the
+  // row of `id` as Insert would be given it (its coordinates, or the raw row
+  // a referencing tree keeps pointing at), or nullptr for an id it does not
+  // know. InvalidArgument naming the first inconsistency.
+  using RowOf = std::function<const double*(std::uint64_t)>;
+  absl::StatusOr<CoverTree> Finish(
+      const RowOf& row, std::optional<DiagonalMap> referencing = {}) &&;
 
  private:
-  // Checks `tree` (nodes, ids, coordinates in place) and fills what derives
-  // from them: the id map, the unindexed and free lists.
-  static absl::Status CheckAndIndex(CoverTree& tree, const PointOf& point);
+  // Checks `tree` (nodes, ids, points in place) and fills what derives
+  // from them: the points, the id map, the unindexed and free lists.
+  static absl::Status CheckAndIndex(CoverTree& tree, const RowOf& row);
 
   std::size_t dim_;
   bool header_read_ = false;

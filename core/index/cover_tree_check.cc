@@ -1,5 +1,6 @@
 // CoverTree: the invariant check the tests run.
 #include <cmath>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,7 @@ absl::Status CoverTree::CheckInvariants() const {
     return absl::OkStatus();
   };
   std::size_t ids = 0;
+  std::vector<double> point(dim_);  // a node's coordinates
   for (std::size_t at = 0; at < unindexed_.size(); ++at) {
     const NodeIndex node = unindexed_[at];
     const Node& n = nodes_[node];
@@ -66,8 +68,7 @@ absl::Status CoverTree::CheckInvariants() const {
       if (c.level > previous_level)
         return fail("children of ", node, " unsorted");
       previous_level = c.level;
-      const double d =
-          EuclideanDistance(Coordinates(node), Coordinates(child), dim_);
+      const double d = DistanceTo(Coordinates(node, point.data()), child);
       if (d != c.parent_distance)
         return fail("node ", child, ": stale parent distance");
       if (d > CoverScale::Radius(c.level + 1)) {
@@ -78,8 +79,7 @@ absl::Status CoverTree::CheckInvariants() const {
     }
     // The descendant bound.
     for (NodeIndex a = n.parent; a != kNoNode; a = nodes_[a].parent) {
-      const double d =
-          EuclideanDistance(Coordinates(node), Coordinates(a), dim_);
+      const double d = DistanceTo(Coordinates(node, point.data()), a);
       if (BeyondBound(d, nodes_[a].max_distance, d)) {
         return fail("node ", a, ": max_distance ", nodes_[a].max_distance,
                     " < ", d, " to descendant ", node);
@@ -100,9 +100,9 @@ absl::Status CoverTree::CheckInvariants() const {
       const Node& p = nodes_[reachable[i]];
       const Node& q = nodes_[reachable[j]];
       const int level = std::min(p.level, q.level);
-      const double d = EuclideanDistance(Coordinates(reachable[i]),
-                                         Coordinates(reachable[j]), dim_);
-      if (d == 0.0 && SameLocation(Coordinates(reachable[i]), reachable[j])) {
+      const double* first = Coordinates(reachable[i], point.data());
+      const double d = DistanceTo(first, reachable[j]);
+      if (d == 0.0 && SameLocation(first, reachable[j])) {
         return fail("nodes ", reachable[i], " and ", reachable[j],
                     " share a location");
       }

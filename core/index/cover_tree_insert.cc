@@ -20,7 +20,7 @@ namespace streamreg {
 // we find y* by branch and bound instead of BKL's level-by-level cover sets,
 // which in high dimension hold almost every node.
 
-void CoverTree::InsertValidated(std::uint64_t id, const double* point) {
+void CoverTree::InsertValidated(std::uint64_t id, Incoming point) {
   ++size_;
   bool measure = false;
   const bool walk = WalkTree(insert_monitor_, &measure);
@@ -33,12 +33,13 @@ void CoverTree::InsertValidated(std::uint64_t id, const double* point) {
   if (walk) IndexUnindexed(kIndexPerInsert);
 }
 
-void CoverTree::AddToTree(std::uint64_t id, const double* point,
+void CoverTree::AddToTree(std::uint64_t id, Incoming incoming,
                           ParentSearch how) {
   if (root_ == kNoNode) {
-    root_ = NewNode(id, point, kMinLevel);
+    root_ = NewNode(id, incoming.row, kMinLevel);
     return;
   }
+  const double* point = incoming.z;
   const double root_distance = DistanceTo(point, root_);
   if (root_distance == 0.0 && SameLocation(point, root_)) {
     AddId(root_, id);
@@ -66,7 +67,7 @@ void CoverTree::AddToTree(std::uint64_t id, const double* point,
   parent_radius_.Record(1, distance);
   const int level =
       std::max(CoverScale::LevelCovering(distance) - 1, kMinLevel);
-  Attach(NewNode(id, point, level), parent, distance);
+  Attach(NewNode(id, incoming.row, level), parent, distance);
 }
 
 // ---------------------------------------------------------------------------
@@ -75,8 +76,8 @@ void CoverTree::AddToTree(std::uint64_t id, const double* point,
 // tree instead — O(1) — and every search scans those points as well. They
 // join the tree a few at a time whenever insertions walk the tree again.
 
-void CoverTree::AddUnindexed(std::uint64_t id, const double* point) {
-  const NodeIndex node = NewNode(id, point, kMinLevel);
+void CoverTree::AddUnindexed(std::uint64_t id, Incoming point) {
+  const NodeIndex node = NewNode(id, point.row, kMinLevel);
   nodes_.Mutable(node).unindexed_at =
       static_cast<std::uint32_t>(unindexed_.size());
   unindexed_.push_back(node);
@@ -95,14 +96,19 @@ void CoverTree::IndexUnindexed(std::size_t count) {
   std::vector<double> point(dim_);
   for (; count > 0 && !unindexed_.empty(); --count) {
     const NodeIndex node = unindexed_.back();
-    std::copy_n(Coordinates(node), dim_, point.begin());
+    // The coordinates, copied: the node is freed below. A referenced row
+    // outlives it.
+    const double* row = points_.Row(node);
+    points_.ToCoordinates(row, point.data());
+    const double* z = point.data();
+    if (!referencing()) row = z;
     std::vector<std::uint64_t> ids = {nodes_[node].id};
     if (const auto extra = extra_ids_.find(node); extra != extra_ids_.end()) {
       ids.insert(ids.end(), extra->second.begin(), extra->second.end());
       extra_ids_.erase(extra);
     }
     RemoveUnindexed(node);
-    for (std::uint64_t id : ids) AddToTree(id, point.data(), {true, false});
+    for (std::uint64_t id : ids) AddToTree(id, {z, row}, {true, false});
   }
 }
 
@@ -162,6 +168,12 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
       best_distance = x.distance;
     }
     const std::size_t begin = stack.size();
+    if (points_.referencing()) {
+      for (NodeIndex c = n.first_child; c != kNoNode;
+           c = nodes_[c].next_sibling) {
+        points_.Prefetch(c);
+      }
+    }
     for (NodeIndex child = n.first_child; child != kNoNode;
          child = nodes_[child].next_sibling) {
       const Node& c = nodes_[child];
@@ -180,8 +192,8 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
                       x.distance + c.parent_distance + c.max_distance)) {
         continue;
       }
-      const double d = EuclideanDistanceUpTo(point, Coordinates(child), dim_,
-                                             bound + c.max_distance);
+      const double d =
+          points_.DistanceUpTo(point, child, bound + c.max_distance);
       ++*distances;
       if (d == std::numeric_limits<double>::infinity()) continue;
       if (same_location != nullptr && d == 0.0 && SameLocation(point, child)) {
@@ -224,8 +236,8 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeByScan(
       continue;
     }
     const double radius = CoverScale::Radius(n.level);
-    const double d = EuclideanDistanceUpTo(point, Coordinates(node), dim_,
-                                           std::min(best_distance, radius));
+    const double d =
+        points_.DistanceUpTo(point, node, std::min(best_distance, radius));
     if (same_location != nullptr && d == 0.0 && SameLocation(point, node)) {
       *same_location = node;
       return node;
@@ -239,18 +251,18 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeByScan(
   return best;
 }
 
-CoverTree::NodeIndex CoverTree::NewNode(std::uint64_t id, const double* point,
+CoverTree::NodeIndex CoverTree::NewNode(std::uint64_t id, const double* row,
                                         int level) {
   NodeIndex node;
   if (!free_nodes_.empty()) {
     node = free_nodes_.back();
     free_nodes_.pop_back();
     nodes_.Mutable(node) = Node{};
-    std::copy_n(point, dim_, coordinates_.Row(node));
+    points_.Set(node, row);
   } else {
     node = static_cast<NodeIndex>(nodes_.size());
     nodes_.Append();
-    std::copy_n(point, dim_, coordinates_.AppendRow());
+    points_.Append(row);
   }
   Node& n = nodes_.Mutable(node);
   n.id = id;
@@ -289,7 +301,8 @@ void CoverTree::InsertChild(NodeIndex parent, NodeIndex child) {
 // After `subtree` was hung below `from`: every ancestor's bound must cover
 // the subtree's root plus the subtree's own extent.
 void CoverTree::GrowMaxDistances(NodeIndex from, NodeIndex subtree) {
-  const double* point = Coordinates(subtree);
+  subtree_point_.resize(dim_);
+  const double* point = Coordinates(subtree, subtree_point_.data());
   const double extent = nodes_[subtree].max_distance;
   for (NodeIndex a = from; a != kNoNode; a = nodes_[a].parent) {
     const double reach = DistanceTo(point, a) + extent;

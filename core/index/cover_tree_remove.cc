@@ -62,7 +62,8 @@ void CoverTree::RemoveNode(NodeIndex node) {
 // (walk or scan) pick a node of a detached subtree as the parent, since all
 // of those have levels <= j.
 void CoverTree::Rehome(NodeIndex orphan) {
-  const double* point = Coordinates(orphan);
+  std::vector<double> scratch(dim_);
+  const double* point = Coordinates(orphan, scratch.data());
   const int level = nodes_[orphan].level;
   RaiseRootToCover(DistanceTo(point, root_), level + 1);
   double distance = 0.0;

@@ -33,7 +33,7 @@ void CoverTree::Search(const double* query, Rules& rules) const {
     }
   }
   for (NodeIndex node : unindexed_) {
-    const double d = EuclideanDistance(query, Coordinates(node), dim_);
+    const double d = DistanceTo(query, node);
     ++state.distances;
     if (d <= rules.Bound()) VisitIds(node, d, rules);
   }
@@ -46,7 +46,7 @@ void CoverTree::Scan(const double* query, Rules& rules) const {
   for (NodeIndex node = 0; node < nodes_.size(); ++node) {
     // No early stop here: over all points its branch is a coin toss, and
     // measured it doubled the scan's time.
-    const double d = EuclideanDistance(query, Coordinates(node), dim_);
+    const double d = DistanceTo(query, node);
     // A free slot, or beyond the bound: skip without reading the node.
     if (d == std::numeric_limits<double>::infinity() || d > rules.Bound()) {
       continue;
@@ -81,6 +81,12 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
   std::vector<SearchCandidate>& stack = state.stack;
   const int level = nodes_[first_child].level;
   const std::size_t begin = stack.size();
+  if (points_.referencing()) {
+    for (NodeIndex c = first_child; c != kNoNode && nodes_[c].level == level;
+         c = nodes_[c].next_sibling) {
+      points_.Prefetch(c);
+    }
+  }
   NodeIndex child = first_child;
   for (; child != kNoNode && nodes_[child].level == level;
        child = nodes_[child].next_sibling) {
@@ -92,8 +98,8 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
     }
     // Reading all coordinates is needed only if the child or its subtree can
     // still be within the bound.
-    const double d = EuclideanDistanceUpTo(query, Coordinates(child), dim_,
-                                           rules.Bound() + c.max_distance);
+    const double d =
+        points_.DistanceUpTo(query, child, rules.Bound() + c.max_distance);
     ++state.distances;
     if (d == std::numeric_limits<double>::infinity()) continue;
     VisitIds(child, d, rules);
@@ -128,10 +134,12 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
 // In node order: coordinates are read front to back.
 template <class Fn>
 void CoverTree::ForEachPoint(Fn&& fn) const {
+  std::vector<double> scratch(dim_);
   for (NodeIndex node = 0; node < nodes_.size(); ++node) {
     const Node& n = nodes_[node];
     if (n.id_count == 0) continue;  // a free slot
-    const std::span<const double> point(Coordinates(node), dim_);
+    const std::span<const double> point(Coordinates(node, scratch.data()),
+                                        dim_);
     fn(n.id, point);
     if (n.id_count > 1) {
       for (std::uint64_t id : extra_ids_.find(node)->second) fn(id, point);

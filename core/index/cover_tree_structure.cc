@@ -105,17 +105,23 @@ bool CoverTree::StructureReader::ReadNodes(ByteReader& in) {
 }
 
 absl::StatusOr<CoverTree> CoverTree::StructureReader::Finish(
-    const PointOf& point) && {
+    const RowOf& row, std::optional<DiagonalMap> referencing) && {
   if (!complete()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cover tree structure: ", nodes_.size(), " of ", slots_, " nodes"));
   }
-  CoverTree tree(dim_);
+  if (referencing.has_value() && referencing->dim() != dim_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cover tree structure: dimension ", dim_, ", map ",
+                     referencing->dim()));
+  }
+  CoverTree tree = referencing.has_value() ? CoverTree(*std::move(referencing))
+                                           : CoverTree(dim_);
   tree.size_ = size_;
   tree.root_ = root_;
   tree.nodes_ = std::move(nodes_);
   tree.extra_ids_ = std::move(extra_ids_);
-  if (absl::Status status = CheckAndIndex(tree, point); !status.ok()) {
+  if (absl::Status status = CheckAndIndex(tree, row); !status.ok()) {
     return status;
   }
   return tree;
@@ -124,7 +130,7 @@ absl::StatusOr<CoverTree> CoverTree::StructureReader::Finish(
 // Checks what searches rely on and fills the tree's derived tables (id map,
 // unindexed and free lists) as it goes. O(n d): no pairwise checks.
 absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
-                                                       const PointOf& point) {
+                                                       const RowOf& row) {
   auto fail = [](auto&&... parts) {
     return absl::InvalidArgumentError(
         absl::StrCat("cover tree structure: ", parts...));
@@ -135,10 +141,10 @@ absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
   };
   std::size_t unindexed = 0;
   std::vector<double> same(tree.dim_);
-  tree.coordinates_.Reserve(slots);
+  std::vector<double> coordinates(tree.dim_);
+  tree.points_.Reserve(slots);
   for (NodeIndex node = 0; node < slots; ++node) {
     const Node& n = tree.nodes_[node];
-    const std::span<double> row(tree.coordinates_.AppendRow(), tree.dim_);
     if (!valid_link(n.parent) || !valid_link(n.first_child) ||
         !valid_link(n.next_sibling) || n.level < kMinLevel ||
         n.level > kMaxLevel || !(n.max_distance >= 0.0) ||
@@ -151,12 +157,16 @@ absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
           node == tree.root_) {
         return fail("free node ", node, ": linked");
       }
-      std::fill(row.begin(), row.end(),
-                std::numeric_limits<double>::infinity());
+      tree.points_.AppendFree();
       tree.free_nodes_.push_back(node);
       continue;
     }
-    if (!point(n.id, row) || !ValidatePoint(row, tree.dim_, "").ok()) {
+    const double* own = row(n.id);
+    if (own == nullptr) return fail("node ", node, ": id ", n.id, " unknown");
+    tree.points_.Append(own);
+    if (!ValidatePoint({tree.Coordinates(node, coordinates.data()), tree.dim_},
+                       tree.dim_, "")
+             .ok()) {
       return fail("node ", node, ": id ", n.id, " has no valid point");
     }
     // Ids: the node's own, then its extras.
@@ -177,7 +187,10 @@ absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
           return fail("id ", id, " at two nodes");
         }
         tree.node_of_id_.Set(id, node);
-        if (!point(id, same) || !tree.SameLocation(same.data(), node)) {
+        const double* other = row(id);
+        if (other == nullptr) return fail("id ", id, " unknown");
+        tree.points_.ToCoordinates(other, same.data());
+        if (!tree.SameLocation(same.data(), node)) {
           return fail("id ", id, " is not at node ", node);
         }
       }
@@ -229,8 +242,8 @@ absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
             c.level > previous_level || c.unindexed_at != kIndexed) {
           return fail("node ", child, ": inconsistent below ", node);
         }
-        if (EuclideanDistance(tree.Coordinates(node), tree.Coordinates(child),
-                              tree.dim_) != c.parent_distance) {
+        if (tree.DistanceTo(tree.Coordinates(node, same.data()), child) !=
+            c.parent_distance) {
           return fail("node ", child,
                       ": its parent distance does not match the points");
         }

@@ -14,8 +14,10 @@ void EstimateGradientAt(const CoverTree& tree, std::span<const double> z,
   assert(status.ok());
   (void)status;
   scratch->order.Apply({}, &scratch->found);  // no radii: by id
+  scratch->point.resize(tree.dim());
   for (const Neighbor& neighbor : scratch->found) {
-    estimator->Add(tree.PointOf(neighbor.id).data(), targets(neighbor.id));
+    estimator->Add(tree.PointOf(neighbor.id, scratch->point.data()).data(),
+                   targets(neighbor.id));
   }
   estimator->Finish(out);
 }
@@ -24,14 +26,19 @@ void AddBatchGradients(
     const CoverTree& tree, std::span<const std::uint64_t> ids,
     const TargetLookup& targets, Kernel kernel, double h, double t,
     GradientStatistics* stats,
-    const std::function<void(std::size_t, std::size_t)>& progress) {
+    const std::function<void(std::size_t, std::size_t)>& progress,
+    const std::atomic<bool>* cancelled) {
   GradientEstimator estimator(tree.dim(), stats->num_targets());
   GradientEstimate estimate;
   NeighborScratch scratch;
   std::vector<double> z(tree.dim());
+  std::vector<double> mapped(tree.dim());  // PointOf's scratch
   const std::size_t every = std::max<std::size_t>(1, ids.size() / 100);
   for (std::size_t j = 0; j < ids.size(); ++j) {
-    const std::span<const double> point = tree.PointOf(ids[j]);
+    if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) {
+      return;
+    }
+    const std::span<const double> point = tree.PointOf(ids[j], mapped.data());
     z.assign(point.begin(), point.end());
     EstimateGradientAt(tree, z, targets, kernel, h, t, &estimator, &scratch,
                        &estimate);

@@ -1,6 +1,7 @@
 #ifndef STREAMREG_CORE_METRIC_BATCH_GRADIENTS_H_
 #define STREAMREG_CORE_METRIC_BATCH_GRADIENTS_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,6 +24,7 @@ using TargetLookup = std::function<const double*(std::uint64_t id)>;
 struct NeighborScratch {
   std::vector<Neighbor> found;
   ShellOrder order;
+  std::vector<double> point;  // a neighbour's coordinates (CoverTree::PointOf)
 };
 
 // The gradient estimate at z (coordinates of `tree`, standardized
@@ -37,12 +39,14 @@ void EstimateGradientAt(const CoverTree& tree, std::span<const double> z,
 // The papers' batch estimator (GW eq. 2; Trivedi et al. §3.1): the
 // gradient estimate at every sample `ids` names, each from all the samples
 // in `tree` (itself included), added to `stats` in the order of `ids`.
-// `progress(done, total)` is called now and then when given.
+// `progress(done, total)` is called now and then when given. Stops early,
+// with part of the sums, once `*cancelled` is set (an abandoned refresh).
 void AddBatchGradients(
     const CoverTree& tree, std::span<const std::uint64_t> ids,
     const TargetLookup& targets, Kernel kernel, double h, double t,
     GradientStatistics* stats,
-    const std::function<void(std::size_t, std::size_t)>& progress = {});
+    const std::function<void(std::size_t, std::size_t)>& progress = {},
+    const std::atomic<bool>* cancelled = nullptr);
 
 }  // namespace streamreg
 

@@ -11,34 +11,48 @@
 namespace streamreg {
 
 GradientRefresh::~GradientRefresh() {
+  abandoned_ = true;
   if (worker_.joinable()) worker_.join();
 }
 
-GradientStatistics GradientRefresh::Run(const Job& job,
-                                        const CopySlotRows& copy_rows,
-                                        const Progress& progress) {
+GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
+                                        const Progress& progress,
+                                        const std::atomic<bool>* cancelled) {
   const std::size_t d = job.standardization.dim();
   const std::size_t m = job.num_targets;
   const std::size_t n = job.num_slots;
-  std::vector<double> coordinates, targets;
-  ReadMappedRows(n, copy_rows, job.standardization, &coordinates, &targets);
   std::vector<std::uint64_t> ids(n);
   for (std::size_t slot = 0; slot < n; ++slot) ids[slot] = slot;
+  GradientStatistics stats(d, m, job.outer_products);
+  auto add = [&](const CoverTree& tree, const TargetLookup& targets) {
+    AddBatchGradients(tree, ids, targets, job.kernel, job.bandwidth, job.step,
+                      &stats, progress, cancelled);
+  };
+  if (rows.pointers != nullptr) {
+    std::vector<const double*> x, y;
+    x.reserve(n);
+    y.reserve(n);
+    rows.pointers(0, n, &x, &y);
+    absl::StatusOr<CoverTree> tree =
+        CoverTree::BuildReferencing(job.standardization.diagonal_map(), x, ids);
+    assert(tree.ok());
+    add(*tree, [&](std::uint64_t slot) { return y[slot]; });
+    return stats;
+  }
+  std::vector<double> coordinates, targets;
+  ReadMappedRows(n, rows.copy, job.standardization, &coordinates, &targets);
   absl::StatusOr<CoverTree> tree = CoverTree::Build(d, coordinates, ids);
   assert(tree.ok());
-  GradientStatistics stats(d, m, job.outer_products);
-  AddBatchGradients(
-      *tree, ids, [&](std::uint64_t slot) { return targets.data() + slot * m; },
-      job.kernel, job.bandwidth, job.step, &stats, progress);
+  add(*tree, [&](std::uint64_t slot) { return targets.data() + slot * m; });
   return stats;
 }
 
-void GradientRefresh::Start(Job job, CopySlotRows copy_rows) {
+void GradientRefresh::Start(Job job, Rows rows) {
   if (worker_.joinable()) worker_.join();
   job_ = job;
   std::packaged_task<GradientStatistics()> task(
-      [job = std::move(job), copy_rows = std::move(copy_rows)] {
-        return Run(job, copy_rows);
+      [this, job = std::move(job), rows = std::move(rows)] {
+        return Run(job, rows, {}, &abandoned_);
       });
   result_ = task.get_future().share();
   running_ = true;

@@ -42,16 +42,29 @@ class GradientRefresh {
   static bool LoadJob(ByteReader& in, std::size_t dim, Job* job);
 
   GradientRefresh() = default;
+  // Abandons a refresh still running (its result would never be used):
+  // a model at 10^6 samples is not kept minutes from going away.
   ~GradientRefresh();
   GradientRefresh(const GradientRefresh&) = delete;
   GradientRefresh& operator=(const GradientRefresh&) = delete;
 
-  // Computes the statistics on the calling thread.
-  static GradientStatistics Run(const Job& job, const CopySlotRows& copy_rows,
-                                const Progress& progress = {});
+  // Where a job reads the stored samples: copies through `copy`, or in
+  // place through `pointers` when the owner gives them (rows that never
+  // move or change: the job's tree then references them instead of
+  // keeping copies). The statistics are the same either way.
+  struct Rows {
+    CopySlotRows copy;
+    SlotRowPointers pointers;
+  };
+
+  // Computes the statistics on the calling thread (part of them, if
+  // `*cancelled` is set meanwhile).
+  static GradientStatistics Run(const Job& job, const Rows& rows,
+                                const Progress& progress = {},
+                                const std::atomic<bool>* cancelled = nullptr);
 
   // Computes them on a background thread; Finish() waits and returns them.
-  void Start(Job job, CopySlotRows copy_rows);
+  void Start(Job job, Rows rows);
   // Running again with a result already known (a model restored from a
   // snapshot taken while a refresh ran): Finish() returns `result`.
   void Resume(GradientStatistics result);
@@ -68,6 +81,7 @@ class GradientRefresh {
   std::shared_future<GradientStatistics> result_;
   std::optional<Job> job_;
   std::atomic<bool> running_ = false;
+  std::atomic<bool> abandoned_ = false;  // set by the destructor only
 };
 
 }  // namespace streamreg

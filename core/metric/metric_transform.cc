@@ -15,6 +15,13 @@ MetricTransform::MetricTransform(std::vector<double> center,
       weights_(std::move(weights)),
       matrix_(std::move(matrix)) {
   assert(center_.size() == scale_.size());
+  if (!is_dense()) {
+    std::vector<double> factors(center_.size());
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+      factors[i] = weights_[i] / scale_[i];
+    }
+    diagonal_ = DiagonalMap(center_, std::move(factors));
+  }
 }
 
 MetricTransform MetricTransform::Standardizing(std::vector<double> center,
@@ -53,9 +60,7 @@ void MetricTransform::Apply(std::span<const double> x,
                             std::span<double> out) const {
   const std::size_t d = dim();
   if (!is_dense()) {
-    for (std::size_t i = 0; i < d; ++i) {
-      out[i] = weights_[i] * ((x[i] - center_[i]) / scale_[i]);
-    }
+    diagonal_.Apply(x.data(), out.data());
     return;
   }
   // Standardize into `out` first would alias; use a small local buffer.

@@ -8,6 +8,7 @@
 
 #include "core/base/byte_coding.h"
 #include "core/base/running_moments.h"
+#include "core/index/diagonal_map.h"
 
 namespace streamreg {
 
@@ -43,8 +44,13 @@ class MetricTransform {
   std::span<const double> weights() const { return weights_; }
   // Row-major L when dense; empty otherwise.
   std::span<const double> matrix() const { return matrix_; }
+  // A diagonal transform as the map z_i = (x_i - center_i) * factor_i,
+  // factor_i = weight_i / scale_i: what Apply computes. Only when
+  // !is_dense().
+  const DiagonalMap& diagonal_map() const { return diagonal_; }
 
-  // out = L ((x - center) / scale); out has dim() entries.
+  // out = L ((x - center) / scale); out has dim() entries. A diagonal L is
+  // applied as (x - center) * (weight / scale), exactly as diagonal_map().
   void Apply(std::span<const double> x, std::span<double> out) const;
   std::vector<double> Apply(std::span<const double> x) const;
 
@@ -69,6 +75,7 @@ class MetricTransform {
   std::vector<double> scale_;
   std::vector<double> weights_;
   std::vector<double> matrix_;
+  DiagonalMap diagonal_;  // when not dense
 };
 
 }  // namespace streamreg

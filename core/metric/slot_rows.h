@@ -17,6 +17,15 @@ using CopySlotRows =
     std::function<void(std::size_t begin, std::size_t end,
                        std::vector<double>* x, std::vector<double>* y)>;
 
+// How an index finds stored samples in place, for an owner whose rows
+// never change or move while stored (a store that only appends): appends
+// the address of the inputs x of each of slots [begin, end) to `x`, and of
+// the targets y to `y` unless it is null, taking whatever lock guards the
+// owner's storage for the call.
+using SlotRowPointers = std::function<void(std::size_t begin, std::size_t end,
+                                           std::vector<const double*>* x,
+                                           std::vector<const double*>* y)>;
+
 // Reads slots [0, num_slots) through `copy` a chunk of 4096 at a time (so
 // the owner's lock is held briefly), mapping each x by `transform` into
 // `coordinates` (num_slots x dim) and, when `targets` is not null, keeping

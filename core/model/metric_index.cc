@@ -8,9 +8,23 @@
 
 namespace streamreg {
 
+namespace {
+
+// An empty tree in the coordinates of `transform`, referencing rows or not.
+CoverTree EmptyTree(const MetricTransform& transform, bool references) {
+  return references ? CoverTree(transform.diagonal_map())
+                    : CoverTree(transform.dim());
+}
+
+}  // namespace
+
 MetricIndex::MetricIndex(MetricTransform transform)
-    : live_(std::make_shared<Generation>(transform,
-                                         CoverTree(transform.dim()))) {}
+    : MetricIndex(std::move(transform), RowReferences{}) {}
+
+MetricIndex::MetricIndex(MetricTransform transform, RowReferences references)
+    : references_(std::move(references)),
+      live_(std::make_shared<Generation>(
+          transform, EmptyTree(transform, References(transform, 0)))) {}
 
 MetricIndex::~MetricIndex() {
   if (builder_.joinable()) builder_.join();
@@ -44,10 +58,15 @@ void MetricIndex::Apply(Generation& generation, std::uint64_t slot,
     }
     return;
   }
-  thread_local std::vector<double> z;
-  z.resize(generation.transform.dim());
-  generation.transform.Apply(x, z);
-  const absl::Status status = generation.tree.Insert(slot, z);
+  absl::Status status;
+  if (generation.references_rows) {
+    status = generation.tree.Insert(slot, x);
+  } else {
+    thread_local std::vector<double> z;
+    z.resize(generation.transform.dim());
+    generation.transform.Apply(x, z);
+    status = generation.tree.Insert(slot, z);
+  }
   assert(status.ok());
   (void)status;
 }
@@ -64,27 +83,49 @@ void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
   MutexLock lock(&pending_mutex_);
   if (caught_up_) {
     Apply(*next_, slot, x, /*replay=*/false);
+  } else if (references_.pointers != nullptr) {  // x stays where it is
+    pending_.push_back(WriteOp{slot, {}, x.empty() ? nullptr : x.data()});
   } else {
-    pending_.push_back(WriteOp{slot, std::vector<double>(x.begin(), x.end())});
+    pending_.push_back(WriteOp{slot, {x.begin(), x.end()}, nullptr});
   }
+}
+
+MetricIndex::SlotPoints MetricIndex::ReadSlots(
+    const MetricTransform& transform, std::size_t num_slots,
+    const CopySlotRows& copy_rows) const {
+  SlotPoints points;
+  if (References(transform, num_slots)) {
+    points.rows.reserve(num_slots);
+    references_.pointers(0, num_slots, &points.rows, nullptr);
+  } else {
+    ReadMappedRows(num_slots, copy_rows, transform, &points.coordinates,
+                   nullptr);
+  }
+  return points;
 }
 
 std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
     MetricTransform transform, std::size_t num_slots,
-    const CopySlotRows& copy_rows, CoverTree::InsertionOrder order) {
-  std::vector<double> coordinates;
-  ReadMappedRows(num_slots, copy_rows, transform, &coordinates, nullptr);
-  CoverTree tree = BuildTree(transform.dim(), coordinates, order);
+    const CopySlotRows& copy_rows, CoverTree::InsertionOrder order) const {
+  CoverTree tree =
+      BuildTree(transform, ReadSlots(transform, num_slots, copy_rows), order);
   return std::make_shared<Generation>(std::move(transform), std::move(tree));
 }
 
-CoverTree MetricIndex::BuildTree(std::size_t dim,
-                                 std::span<const double> coordinates,
-                                 CoverTree::InsertionOrder order) {
-  std::vector<std::uint64_t> ids(coordinates.size() / dim);
-  for (std::size_t slot = 0; slot < ids.size(); ++slot) ids[slot] = slot;
+CoverTree MetricIndex::BuildTree(const MetricTransform& transform,
+                                 const SlotPoints& points,
+                                 CoverTree::InsertionOrder order) const {
+  const bool references = !points.rows.empty();
+  const std::size_t n = references
+                            ? points.rows.size()
+                            : points.coordinates.size() / transform.dim();
+  std::vector<std::uint64_t> ids(n);
+  for (std::size_t slot = 0; slot < n; ++slot) ids[slot] = slot;
   absl::StatusOr<CoverTree> tree =
-      CoverTree::Build(dim, coordinates, ids, order);
+      references
+          ? CoverTree::BuildReferencing(transform.diagonal_map(), points.rows,
+                                        ids, order)
+          : CoverTree::Build(transform.dim(), points.coordinates, ids, order);
   assert(tree.ok());
   return *std::move(tree);
 }
@@ -138,7 +179,8 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
       batch.swap(pending_);
     }
     for (const WriteOp& write : batch) {
-      Apply(*fresh, write.slot, write.x, /*replay=*/true);
+      Apply(*fresh, write.slot, write.point(fresh->transform.dim()),
+            /*replay=*/true);
     }
     batch.clear();
   }
@@ -179,18 +221,22 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
                                   std::size_t generation, std::size_t waits,
                                   CoverTree::StructureReader* structure) {
   const std::size_t d = transform.dim();
-  std::vector<double> coordinates;
-  ReadMappedRows(num_slots, copy_rows, transform, &coordinates, nullptr);
+  const bool references = References(transform, num_slots);
+  const SlotPoints points = ReadSlots(transform, num_slots, copy_rows);
   std::optional<CoverTree> tree;
   absl::Status refused = absl::OkStatus();
   if (structure != nullptr) {
+    std::optional<DiagonalMap> map;
+    if (references) map = transform.diagonal_map();
     absl::StatusOr<CoverTree> read =
         std::move(*structure)
-            .Finish([&](std::uint64_t slot, std::span<double> out) {
-              if (slot >= num_slots) return false;
-              std::copy_n(coordinates.data() + slot * d, d, out.begin());
-              return true;
-            });
+            .Finish(
+                [&](std::uint64_t slot) -> const double* {
+                  if (slot >= num_slots) return nullptr;
+                  return references ? points.rows[slot]
+                                    : points.coordinates.data() + slot * d;
+                },
+                std::move(map));
     if (!read.ok()) {
       refused = read.status();
     } else if (read->size() != num_slots) {
@@ -204,7 +250,7 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
   if (!tree.has_value()) {
     // Slot order is about stream order: the fast way to build (searches
     // answer the same whatever the tree's shape).
-    tree = BuildTree(d, coordinates, CoverTree::InsertionOrder::kAsGiven);
+    tree = BuildTree(transform, points, CoverTree::InsertionOrder::kAsGiven);
   }
   auto restored =
       std::make_shared<Generation>(std::move(transform), *std::move(tree));

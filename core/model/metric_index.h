@@ -23,7 +23,10 @@ namespace streamreg {
 
 // The stored samples indexed in the coordinates of a metric: each sample's
 // raw inputs x are mapped by a MetricTransform and kept in a cover tree
-// under the sample's slot number.
+// under the sample's slot number. Where the owner's rows stay in place
+// (given SlotRowPointers) and the transform is diagonal, the tree references
+// the owner's rows instead of keeping mapped copies (NodePoints): the same
+// answers in a fraction of the memory.
 //
 // When the metric (or the standardization) has drifted, the owner moves the
 // index to a new transform without stopping anyone (docs/estimators.md,
@@ -48,17 +51,31 @@ class MetricIndex {
   // A transform and the tree of the samples in its coordinates.
   struct Generation {
     Generation(MetricTransform transform, CoverTree tree)
-        : transform(std::move(transform)), tree(std::move(tree)) {}
+        : references_rows(tree.referencing()),
+          transform(std::move(transform)),
+          tree(std::move(tree)) {}
+    const bool references_rows;  // the tree keeps the owner's rows
     const MetricTransform transform;
     ConcurrentCoverTree tree;
   };
 
+  // Whether and when trees reference the owner's rows: with `pointers`,
+  // the rows given to Insert must be the owner's stored rows, which stay
+  // unchanged at their addresses while indexed; trees then built over
+  // `from_slots` slots or more in a diagonal transform reference them.
+  struct RowReferences {
+    SlotRowPointers pointers;
+    std::size_t from_slots = 0;
+  };
+  // An empty index in the coordinates of `transform`, keeping copies.
   explicit MetricIndex(MetricTransform transform);
+  MetricIndex(MetricTransform transform, RowReferences references);
   ~MetricIndex();
   MetricIndex(const MetricIndex&) = delete;
   MetricIndex& operator=(const MetricIndex&) = delete;
 
-  // Indexes stored sample `slot` with raw inputs x (already validated).
+  // Indexes stored sample `slot` with raw inputs x (already validated; the
+  // stored row itself when the index was given SlotRowPointers).
   void Insert(std::uint64_t slot, std::span<const double> x);
   void Remove(std::uint64_t slot);
 
@@ -112,20 +129,43 @@ class MetricIndex {
   std::size_t MemoryUsage() const;
 
  private:
-  // A write queued while the builder runs; empty x means removal.
+  // A write queued while the builder runs: a copy of x, or the stored row
+  // when rows stay in place; neither means removal.
   struct WriteOp {
     std::uint64_t slot;
     std::vector<double> x;
+    const double* row;
+    std::span<const double> point(std::size_t dim) const {
+      return row != nullptr ? std::span<const double>(row, dim)
+                            : std::span<const double>(x);
+    }
   };
 
-  static std::shared_ptr<Generation> Build(
+  // Whether a tree over `num_slots` slots in the coordinates of
+  // `transform` references the rows.
+  bool References(const MetricTransform& transform,
+                  std::size_t num_slots) const {
+    return references_.pointers != nullptr && !transform.is_dense() &&
+           num_slots >= references_.from_slots;
+  }
+  // The rows of slots [0, num_slots): their addresses when trees in the
+  // coordinates of `transform` reference them (`rows`), else mapped copies
+  // (`coordinates`, num_slots x dim).
+  struct SlotPoints {
+    std::vector<const double*> rows;
+    std::vector<double> coordinates;
+  };
+  SlotPoints ReadSlots(const MetricTransform& transform, std::size_t num_slots,
+                       const CopySlotRows& copy_rows) const;
+  std::shared_ptr<Generation> Build(
       MetricTransform transform, std::size_t num_slots,
       const CopySlotRows& copy_rows,
-      CoverTree::InsertionOrder order = CoverTree::InsertionOrder::kShuffled);
-  // A tree over slots [0, n) at `coordinates` (n x dim, mapped).
-  static CoverTree BuildTree(std::size_t dim,
-                             std::span<const double> coordinates,
-                             CoverTree::InsertionOrder order);
+      CoverTree::InsertionOrder order =
+          CoverTree::InsertionOrder::kShuffled) const;
+  // A tree over slots [0, n) in the coordinates of `transform`.
+  CoverTree BuildTree(const MetricTransform& transform,
+                      const SlotPoints& points,
+                      CoverTree::InsertionOrder order) const;
   void Write(std::uint64_t slot, std::span<const double> x);
   // Inserts x at slot (or removes slot when x is empty) in `generation`.
   static void Apply(Generation& generation, std::uint64_t slot,
@@ -144,6 +184,8 @@ class MetricIndex {
     return *live_;
   }
   Generation& WriterView() ABSL_NO_THREAD_SAFETY_ANALYSIS { return *live_; }
+
+  const RowReferences references_;
 
   // The live generation: swapped by the writer under current_mutex_.
   mutable Mutex current_mutex_;

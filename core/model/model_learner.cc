@@ -10,12 +10,14 @@ namespace streamreg {
 struct ModelLearner::Scratch {
   Scratch(std::size_t dim, std::size_t num_targets, std::size_t num_indexes)
       : near(num_targets),
+        point(dim),
         estimator(dim, num_targets),
         grid_values(num_indexes),
         evaluated(num_indexes, 0) {}
   std::vector<Neighbor> found;
   NeighborTargets near;
   std::vector<double> z;
+  std::vector<double> point;  // a neighbour's coordinates (PointOf)
   GradientEstimator estimator;
   // Per prediction index: its grid's values for the sample, and how many
   // of them were evaluated.
@@ -89,7 +91,10 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
       for (MetricIndex* index : indexes) index->Remove(placement.slot);
     }
     state.store.Put(placement.slot, sample.x, sample.y, sample.sample_id);
-    for (MetricIndex* index : indexes) index->Insert(placement.slot, sample.x);
+    // The stored row: indexes of an unbounded store keep pointing at it.
+    const std::span<const double> stored(state.store.x(placement.slot),
+                                         sample.x.size());
+    for (MetricIndex* index : indexes) index->Insert(placement.slot, stored);
   }
   state.inputs.Add(sample.x);
   state.targets.Add(sample.y);
@@ -174,8 +179,9 @@ void ModelLearner::EstimateGradient(const ModelState& state,
     scratch.estimator.Begin(scratch.z, config.kernel, h, t);
     for (const Neighbor& neighbor : scratch.found) {
       if (neighbor.distance > h + t) continue;
-      scratch.estimator.Add(tree.PointOf(neighbor.id).data(),
-                            targets(neighbor.id));
+      scratch.estimator.Add(
+          tree.PointOf(neighbor.id, scratch.point.data()).data(),
+          targets(neighbor.id));
     }
     scratch.estimator.Finish(&scratch.estimate);
   });

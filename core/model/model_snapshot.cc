@@ -131,7 +131,9 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   // Background work starts once the indexes (which the model needs to
   // serve) have every core.
   if (loaded.refresh_job.has_value()) {
-    state.refresh.Start(*std::move(loaded.refresh_job), state.StoreRows());
+    const std::size_t slots = loaded.refresh_job->num_slots;
+    state.refresh.Start(*std::move(loaded.refresh_job),
+                        state.RefreshRows(slots));
   }
   return model;
 }

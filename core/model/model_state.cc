@@ -21,12 +21,14 @@ bool LearnsMetric(const ModelConfig& config) {
 // One shared index, or one per target for per-target metrics; each starts
 // in the coordinates `identity`.
 std::vector<PredictionIndex> MakePredictionIndexes(
-    const ModelConfig& config, const MetricTransform& identity) {
+    const ModelConfig& config, const MetricTransform& identity,
+    const MetricIndex::RowReferences& references) {
   const std::size_t m = config.num_targets();
   std::vector<PredictionIndex> indexes;
   auto add = [&](std::vector<std::size_t> targets, std::size_t metric_target) {
-    indexes.push_back(PredictionIndex{std::make_unique<MetricIndex>(identity),
-                                      std::move(targets), metric_target});
+    indexes.push_back(
+        PredictionIndex{std::make_unique<MetricIndex>(identity, references),
+                        std::move(targets), metric_target});
   };
   if (LearnsMetric(config) && config.per_target_metric) {
     for (std::size_t t = 0; t < m; ++t) add({t}, t);
@@ -36,6 +38,13 @@ std::vector<PredictionIndex> MakePredictionIndexes(
     add(std::move(all), kAllTargets);
   }
   return indexes;
+}
+
+// Indexes may reference the stored rows where the store only appends.
+MetricIndex::RowReferences RowReferencesFor(const ModelConfig& config,
+                                            const ModelState& state) {
+  if (config.capacity.policy != CapacityPolicy::kUnbounded) return {};
+  return {state.StoreRowPointers(), config.reference_rows_from};
 }
 
 }  // namespace
@@ -55,10 +64,12 @@ ModelState::ModelState(const ModelConfig& config)
                     config.metric == MetricKind::kEgop),
       gradient_index(LearnsMetric(config)
                          ? std::make_unique<MetricIndex>(
-                               MetricTransform::Standardizing(inputs))
+                               MetricTransform::Standardizing(inputs),
+                               RowReferencesFor(config, *this))
                          : nullptr),
-      predictions(MakePredictionIndexes(
-          config, MetricTransform::Standardizing(inputs))) {
+      predictions(MakePredictionIndexes(config,
+                                        MetricTransform::Standardizing(inputs),
+                                        RowReferencesFor(config, *this))) {
   selectors.assign(predictions.size(),
                    PrequentialSelector(GridSize(config), config.num_targets(),
                                        config.selection_forgetting));
@@ -111,6 +122,25 @@ CopySlotRows ModelState::StoreRows() const {
       }
     }
   };
+}
+
+SlotRowPointers ModelState::StoreRowPointers() const {
+  return [this](std::size_t begin, std::size_t end,
+                std::vector<const double*>* x, std::vector<const double*>* y) {
+    SharedLock shared(lock);
+    for (std::size_t slot = begin; slot < end; ++slot) {
+      x->push_back(store.x(slot));
+      if (y != nullptr) y->push_back(store.y(slot));
+    }
+  };
+}
+
+GradientRefresh::Rows ModelState::RefreshRows(std::size_t num_slots) const {
+  if (config.capacity.policy != CapacityPolicy::kUnbounded) {
+    return {SnapshotRows(num_slots), nullptr};
+  }
+  if (num_slots < config.reference_rows_from) return {StoreRows(), nullptr};
+  return {StoreRows(), StoreRowPointers()};
 }
 
 CopySlotRows ModelState::SnapshotRows(std::size_t num_slots) const {

@@ -65,6 +65,16 @@ struct ModelState {
   double GradientBandwidth() const ABSL_SHARED_LOCKS_REQUIRED(lock);
   // Copies stored x and y, taking `lock` shared for each chunk.
   CopySlotRows StoreRows() const;
+  // The addresses of stored x and y, taking `lock` shared: for indexes and
+  // refreshes of a store that only appends (unbounded), whose rows never
+  // move or change.
+  SlotRowPointers StoreRowPointers() const;
+  // How a metric refresh of slots [0, num_slots) reads them: from the store
+  // where it only appends (in place from reference_rows_from samples on),
+  // else from a copy taken now (either way its result depends only on the
+  // samples, as determinism requires).
+  GradientRefresh::Rows RefreshRows(std::size_t num_slots) const
+      ABSL_LOCKS_EXCLUDED(lock);
   // A copy of stored x and y of slots [0, num_slots) taken now.
   CopySlotRows SnapshotRows(std::size_t num_slots) const
       ABSL_LOCKS_EXCLUDED(lock);

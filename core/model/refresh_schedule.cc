@@ -107,13 +107,8 @@ void MaintainMetric(ModelState& state)
   }
   take_over.refreshed_size = size;
   // Slots below `size` never change in an unbounded store, so the job may
-  // read them while learning goes on; otherwise it gets a copy taken now
-  // (either way its result depends only on the samples, as determinism
-  // requires).
-  state.refresh.Start(RefreshJob(state, size),
-                      config.capacity.policy == CapacityPolicy::kUnbounded
-                          ? state.StoreRows()
-                          : state.SnapshotRows(size));
+  // read them while learning goes on; otherwise it gets a copy taken now.
+  state.refresh.Start(RefreshJob(state, size), state.RefreshRows(size));
   take_over.refresh = SamplesSeen(state) + Lag(config, size);
 }
 
@@ -194,8 +189,9 @@ void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
   state.since_refresh.Clear();
   const std::size_t size = SamplesStored(state);
   state.take_over.refreshed_size = size;
-  InstallRefresh(state, GradientRefresh::Run(RefreshJob(state, size),
-                                             state.StoreRows(), progress));
+  InstallRefresh(state,
+                 GradientRefresh::Run(RefreshJob(state, size),
+                                      state.RefreshRows(size), progress));
   state.gradient_index->RebuildNow(StandardizingTransform(state), size,
                                    state.StoreRows());
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {

@@ -63,14 +63,13 @@ SampleStore::Placement SampleStore::Place() {
 
 void SampleStore::Put(std::size_t slot, std::span<const double> x,
                       std::span<const double> y, std::uint64_t sample_id) {
-  if (slot == x_.size()) {
-    x_.AppendRow();
-    y_.AppendRow();
-    ids_.AppendRow();
-  }
-  std::copy(x.begin(), x.end(), x_.WritableRow(slot));
-  std::copy(y.begin(), y.end(), y_.WritableRow(slot));
-  *ids_.WritableRow(slot) = sample_id;
+  // A new slot is appended in place: its row, like every row before it,
+  // never moves (indexes may keep pointers to x). A reused slot is written
+  // copy-on-write.
+  const bool append = slot == x_.size();
+  std::copy(x.begin(), x.end(), append ? x_.AppendRow() : x_.WritableRow(slot));
+  std::copy(y.begin(), y.end(), append ? y_.AppendRow() : y_.WritableRow(slot));
+  *(append ? ids_.AppendRow() : ids_.WritableRow(slot)) = sample_id;
 }
 
 std::size_t SampleStore::MemoryUsage() const {

@@ -32,7 +32,10 @@ struct Capacity {
 // The samples a model keeps, in numbered slots: the raw inputs x (d), the
 // targets y (m) and the caller's sample id. A slot number is also the
 // sample's id in the model's indexes; an evicted sample's slot is reused by
-// the sample that replaces it. Storage grows in chunks and never moves.
+// the sample that replaces it. Storage grows in chunks; a row only ever
+// appended never moves or changes (an unbounded store's rows: indexes may
+// point at them), while a reused slot's chunk is copied if a snapshot
+// shares it.
 //
 // Where each new sample goes is decided by Place(), deterministically for a
 // given seed: unbounded and window need no randomness; the reservoir draws

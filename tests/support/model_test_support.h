@@ -72,8 +72,10 @@ inline void LearnAll(Model& model, const Stream& stream, std::size_t begin,
 }
 
 // Rebuilds (and metric refreshes) start often and take over soon after, so
-// tests meet that work in progress.
+// tests meet that work in progress; unbounded stores' trees reference the
+// stored rows from the start.
 inline ModelConfig BusyConfig(ModelConfig config) {
+  config.reference_rows_from = 0;
   config.small_store_below = 64;
   config.rebuild_lag = 40;
   config.drift_check_every = 16;

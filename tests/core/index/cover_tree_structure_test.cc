@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,9 @@ using ::testing::HasSubstr;
 struct PointsById {
   const PointSet* points;
   std::vector<std::size_t> row_of_id;
-  bool operator()(std::uint64_t id, std::span<double> out) const {
-    if (id >= row_of_id.size()) return false;
-    const std::span<const double> p = points->point(row_of_id[id]);
-    std::copy(p.begin(), p.end(), out.begin());
-    return true;
+  const double* operator()(std::uint64_t id) const {
+    if (id >= row_of_id.size()) return nullptr;
+    return points->point(row_of_id[id]).data();
   }
 };
 
@@ -49,9 +48,9 @@ Encoded Encode(const CoverTree::Structure& structure, std::size_t piece) {
   return encoded;
 }
 
-absl::StatusOr<CoverTree> Decode(
-    std::size_t dim, const Encoded& encoded,
-    const CoverTree::StructureReader::PointOf& point) {
+absl::StatusOr<CoverTree> Decode(std::size_t dim, const Encoded& encoded,
+                                 const CoverTree::StructureReader::RowOf& point,
+                                 std::optional<DiagonalMap> referencing = {}) {
   CoverTree::StructureReader reader(dim);
   ByteReader header(encoded.header);
   if (!reader.ReadHeader(header)) return absl::DataLossError("header");
@@ -59,7 +58,7 @@ absl::StatusOr<CoverTree> Decode(
     ByteReader in(bytes);
     if (!reader.ReadNodes(in)) return absl::DataLossError("nodes");
   }
-  return std::move(reader).Finish(point);
+  return std::move(reader).Finish(point, std::move(referencing));
 }
 
 bool SameEncoding(const Encoded& a, const Encoded& b) {
@@ -209,6 +208,57 @@ TEST_F(StructureTest, DamagedNodesAreRefused) {
   EXPECT_THAT(Decode(kDim, missing, lookup_).status().message(),
               HasSubstr("nodes"));
   EXPECT_FALSE(Decode(kDim + 1, saved, lookup_).ok());
+}
+
+// A tree that references rows (NodePoints) saves the same structure as one
+// that owns the images of those rows, and reads back either way.
+TEST(CoverTreeStructure, AReferencingTreeReadsBackReferencingTheRows) {
+  constexpr std::size_t kDim = 4;
+  const DiagonalMap map({1.0, -2.0, 0.0, 0.5}, {2.0, 0.5, 0.0, 8.0});
+  const PointSet raw = ClusteredPoints(1200, kDim, 4, 91);
+  PointSet images{kDim, std::vector<double>(raw.coordinates.size())};
+  CoverTree referencing(map);
+  CoverTree owning(kDim);
+  // Always walking (the pruning monitors' measuring ticks are per thread,
+  // so two trees grown side by side would measure different insertions).
+  referencing.set_strategy(CoverTree::Strategy::kTree);
+  owning.set_strategy(CoverTree::Strategy::kTree);
+  BruteForceSearch brute(kDim);
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    map.Apply(raw.point(i).data(), images.coordinates.data() + i * kDim);
+    ASSERT_TRUE(referencing.Insert(i, raw.point(i)).ok());
+    ASSERT_TRUE(owning.Insert(i, images.point(i)).ok());
+    brute.Add(i, images.point(i));
+  }
+  for (std::uint64_t id = 0; id < raw.size(); id += 7) {
+    ASSERT_TRUE(referencing.Remove(id).ok());
+    ASSERT_TRUE(owning.Remove(id).ok());
+    ASSERT_TRUE(brute.Remove(id));
+  }
+  const Encoded saved = Encode(referencing.ShareStructure(), 500);
+  EXPECT_TRUE(SameEncoding(Encode(owning.ShareStructure(), 500), saved));
+  PointsById raw_rows{&raw, {}}, image_rows{&images, {}};
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    raw_rows.row_of_id.push_back(i);
+    image_rows.row_of_id.push_back(i);
+  }
+  absl::StatusOr<CoverTree> restored = Decode(kDim, saved, raw_rows, map);
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  EXPECT_TRUE(restored->referencing());
+  ASSERT_TRUE(restored->CheckInvariants().ok());
+  EXPECT_TRUE(SameEncoding(Encode(restored->ShareStructure(), 500), saved));
+  for (std::size_t q = 0; q < raw.size(); q += 29) {
+    std::vector<Neighbor> knn;
+    ASSERT_TRUE(restored->Knn(images.point(q), 5, &knn).ok());
+    EXPECT_EQ(knn, brute.Knn(images.point(q), 5)) << "query " << q;
+  }
+  absl::StatusOr<CoverTree> as_owning = Decode(kDim, saved, image_rows);
+  ASSERT_TRUE(as_owning.ok()) << as_owning.status();
+  EXPECT_FALSE(as_owning->referencing());
+  // Raw rows without the map are not the points the tree was made of.
+  EXPECT_FALSE(Decode(kDim, saved, raw_rows).ok());
+  EXPECT_FALSE(
+      Decode(kDim, saved, raw_rows, DiagonalMap({0, 0, 0}, {1, 1, 1})).ok());
 }
 
 TEST(CoverTreeStructure, EmptyAndSingleTrees) {

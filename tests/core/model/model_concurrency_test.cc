@@ -87,6 +87,7 @@ TEST(ModelConcurrencyTest, PredictionsRunWhileLearningAndRebuildSwaps) {
   config.input_dim = kDim;
   config.target_names = {"y"};
   config.metric = MetricKind::kEgop;
+  config.reference_rows_from = 0;  // the gradient index references rows
   config.small_store_below = 128;  // short rebuild lags
   config.rebuild_lag = 64;
   config.drift_check_every = 16;

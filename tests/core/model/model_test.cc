@@ -399,6 +399,35 @@ TEST(ModelTest, IsDeterministicForASeedAndSampleOrder) {
   EXPECT_NE(third->stats().prequential_mse, a.prequential_mse);
 }
 
+// An unbounded store only appends, so its indexes (and metric refreshes)
+// reference the stored rows where the transform is diagonal instead of
+// keeping mapped copies (here from the first sample on; by default from
+// 2^18 samples on); a window larger than the stream holds the same
+// samples in the same slots with copies. Same model bit for bit, in less
+// memory: the coordinates are computed exactly as the copies were.
+TEST(ModelTest, IndexesThatReferenceTheStoreAnswerAsCopiesWould) {
+  const Stream stream = MakeStream(1500, 17);
+  const Stream queries = MakeStream(60, 18);
+  for (MetricKind metric : {MetricKind::kGradientWeights, MetricKind::kEgop,
+                            MetricKind::kEuclidean}) {
+    SCOPED_TRACE(std::string(MetricKindName(metric)));
+    ModelConfig config = BusyConfig(BaseConfig());
+    config.metric = metric;
+    config.reference_rows_from = 0;
+    auto referencing = MakeModel(config);
+    config.capacity = {CapacityPolicy::kWindow, stream.size() + 1};
+    auto copying = MakeModel(config);
+    LearnAll(*referencing, stream, 0, stream.size(), 1);
+    LearnAll(*copying, stream, 0, stream.size(), 1);
+    EXPECT_GT(referencing->stats().index_rebuilds, 3u);
+    if (metric != MetricKind::kEuclidean) {
+      EXPECT_GT(referencing->stats().metric_refreshes, 1u);
+    }
+    ExpectSameModel(*referencing, *copying, queries);
+    EXPECT_LT(referencing->stats().memory_bytes, copying->stats().memory_bytes);
+  }
+}
+
 // Predictions wait for the refresh schedule only where an index generation
 // is replaced — a take-over, a pointer swap of a build already done — not
 // at drift checks nor for metric refreshes, small store or large.
