@@ -45,11 +45,8 @@ absl::Status ConcurrentCoverTree::Insert(std::uint64_t id,
   if (!status.ok()) return status;
   if (rebuilding_) {
     // A referencing tree's rows stay where they are; others are copied.
-    if (WriterView().referencing()) {
-      pending_.push_back({id, {}, point.data()});
-    } else {
-      pending_.push_back({id, {point.begin(), point.end()}, nullptr});
-    }
+    pending_.push_back(
+        QueuedWrite::Insertion(id, point, WriterView().referencing()));
   }
   AfterWrite();
   return absl::OkStatus();
@@ -63,7 +60,7 @@ absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
     status = tree_->Remove(id);
   }
   if (!status.ok()) return status;
-  if (rebuilding_) pending_.push_back({id, {}, nullptr});
+  if (rebuilding_) pending_.push_back(QueuedWrite::Removal(id));
   AfterWrite();
   return absl::OkStatus();
 }
@@ -102,7 +99,7 @@ void ConcurrentCoverTree::FinishBackgroundRebuild(
     std::unique_ptr<CoverTree> fresh) {
   constexpr std::size_t kReplayUnderLock = 256;
   constexpr int kLockFreeRounds = 8;
-  std::vector<PendingWrite> batch;
+  std::vector<QueuedWrite> batch;
   for (int round = 0; round < kLockFreeRounds; ++round) {
     {
       MutexLock writer(&writer_);
@@ -127,15 +124,13 @@ void ConcurrentCoverTree::FinishBackgroundRebuild(
 
 // Applies writes that succeeded on the live tree to `tree`, which held the
 // same points when they were made, so they succeed again.
-void ConcurrentCoverTree::Replay(const std::vector<PendingWrite>& writes,
+void ConcurrentCoverTree::Replay(const std::vector<QueuedWrite>& writes,
                                  CoverTree& tree) {
-  for (const PendingWrite& write : writes) {
-    if (write.row != nullptr) {
-      (void)tree.Insert(write.id, {write.row, tree.dim()});
-    } else if (!write.point.empty()) {
-      (void)tree.Insert(write.id, write.point);
+  for (const QueuedWrite& write : writes) {
+    if (write.removal()) {
+      (void)tree.Remove(write.id());
     } else {
-      (void)tree.Remove(write.id);
+      (void)tree.Insert(write.id(), write.point(tree.dim()));
     }
   }
 }

@@ -16,6 +16,7 @@
 #include "core/base/writer_priority_mutex.h"
 #include "core/index/cover_tree.h"
 #include "core/index/neighbor.h"
+#include "core/index/queued_write.h"
 
 namespace streamreg {
 
@@ -95,19 +96,12 @@ class ConcurrentCoverTree {
   std::size_t rebuild_count() const;
 
  private:
-  // A write made while a background rebuild runs, to replay on its tree.
-  struct PendingWrite {
-    std::uint64_t id;
-    std::vector<double> point;  // an insertion's copied point
-    const double* row;          // a referencing tree's insertion
-  };                            // neither: a removal
-
   void Swap(std::unique_ptr<CoverTree>& tree)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_) ABSL_LOCKS_EXCLUDED(lock_);
   void AfterWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
   void FinishBackgroundRebuild(std::unique_ptr<CoverTree> fresh)
       ABSL_LOCKS_EXCLUDED(writer_);
-  static void Replay(const std::vector<PendingWrite>& writes, CoverTree& tree);
+  static void Replay(const std::vector<QueuedWrite>& writes, CoverTree& tree);
   void WaitWhileRebuilding() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
   // The tree as a writer sees it: only a writer changes tree_, and it holds
   // writer_, so it may read the tree without lock_ (readers only read).
@@ -124,7 +118,7 @@ class ConcurrentCoverTree {
 
   std::size_t built_size_ ABSL_GUARDED_BY(writer_) = 0;  // at the last build
   bool rebuilding_ ABSL_GUARDED_BY(writer_) = false;
-  std::vector<PendingWrite> pending_ ABSL_GUARDED_BY(writer_);
+  std::vector<QueuedWrite> pending_ ABSL_GUARDED_BY(writer_);  // to replay
   std::size_t rebuilds_ ABSL_GUARDED_BY(writer_) = 0;
   CondVar rebuilt_;  // signalled (under writer_) when one finishes
   std::thread rebuild_thread_ ABSL_GUARDED_BY(writer_);

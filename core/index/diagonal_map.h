@@ -21,10 +21,14 @@ class DiagonalMap {
   std::size_t dim() const { return center_.size(); }
   const double* center() const { return center_.data(); }
   const double* factor() const { return factor_.data(); }
-  // Coordinate i of x's image (the distance functions of
-  // euclidean_distance.h compute the same expression).
+  // The one expression of the map, for a coordinate: every image of a row
+  // (Apply, the distance functions of euclidean_distance.h) is made by it.
+  static double Map(double x, double center, double factor) {
+    return (x - center) * factor;
+  }
+  // Coordinate i of x's image.
   double Map(const double* x, std::size_t i) const {
-    return (x[i] - center_[i]) * factor_[i];
+    return Map(x[i], center_[i], factor_[i]);
   }
   void Apply(const double* x, double* z) const {
     for (std::size_t i = 0; i < center_.size(); ++i) z[i] = Map(x, i);

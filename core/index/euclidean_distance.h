@@ -84,7 +84,10 @@ inline double MappedEuclideanDistance(const double* a, const double* x,
   const double* center = map.center();
   const double* factor = map.factor();
   return std::sqrt(internal::SquaredDistance<false>(
-      a, [=](std::size_t i) { return (x[i] - center[i]) * factor[i]; },
+      a,
+      [=](std::size_t i) {
+        return DiagonalMap::Map(x[i], center[i], factor[i]);
+      },
       map.dim(), 0.0));
 }
 // EuclideanDistanceUpTo for the mapped point, likewise.
@@ -94,7 +97,10 @@ inline double MappedEuclideanDistanceUpTo(const double* a, const double* x,
   const double* center = map.center();
   const double* factor = map.factor();
   return std::sqrt(internal::SquaredDistance<true>(
-      a, [=](std::size_t i) { return (x[i] - center[i]) * factor[i]; },
+      a,
+      [=](std::size_t i) {
+        return DiagonalMap::Map(x[i], center[i], factor[i]);
+      },
       map.dim(), internal::StopAbove(limit)));
 }
 

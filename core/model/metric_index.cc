@@ -83,10 +83,11 @@ void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
   MutexLock lock(&pending_mutex_);
   if (caught_up_) {
     Apply(*next_, slot, x, /*replay=*/false);
-  } else if (references_.pointers != nullptr) {  // x stays where it is
-    pending_.push_back(WriteOp{slot, {}, x.empty() ? nullptr : x.data()});
-  } else {
-    pending_.push_back(WriteOp{slot, {x.begin(), x.end()}, nullptr});
+  } else if (x.empty()) {
+    pending_.push_back(QueuedWrite::Removal(slot));
+  } else {  // the stored row stays where it is if trees may reference it
+    pending_.push_back(
+        QueuedWrite::Insertion(slot, x, references_.pointers != nullptr));
   }
 }
 
@@ -166,7 +167,7 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
   const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows);
-  std::vector<WriteOp> batch;
+  std::vector<QueuedWrite> batch;
   for (;;) {
     {
       MutexLock lock(&pending_mutex_);
@@ -178,8 +179,9 @@ void MetricIndex::BuildInBackground(MetricTransform transform,
       }
       batch.swap(pending_);
     }
-    for (const WriteOp& write : batch) {
-      Apply(*fresh, write.slot, write.point(fresh->transform.dim()),
+    for (const QueuedWrite& write : batch) {
+      // A removal's point is empty, which Apply takes for a removal.
+      Apply(*fresh, write.id(), write.point(fresh->transform.dim()),
             /*replay=*/true);
     }
     batch.clear();

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "core/base/mutex.h"
 #include "core/index/concurrent_cover_tree.h"
+#include "core/index/queued_write.h"
 #include "core/metric/metric_transform.h"
 #include "core/metric/slot_rows.h"
 
@@ -129,18 +130,6 @@ class MetricIndex {
   std::size_t MemoryUsage() const;
 
  private:
-  // A write queued while the builder runs: a copy of x, or the stored row
-  // when rows stay in place; neither means removal.
-  struct WriteOp {
-    std::uint64_t slot;
-    std::vector<double> x;
-    const double* row;
-    std::span<const double> point(std::size_t dim) const {
-      return row != nullptr ? std::span<const double>(row, dim)
-                            : std::span<const double>(x);
-    }
-  };
-
   // Whether a tree over `num_slots` slots in the coordinates of
   // `transform` references the rows.
   bool References(const MetricTransform& transform,
@@ -201,7 +190,7 @@ class MetricIndex {
   // What the builder and the writer share while a rebuild runs.
   Mutex pending_mutex_;
   std::shared_ptr<Generation> next_ ABSL_GUARDED_BY(pending_mutex_);
-  std::vector<WriteOp> pending_ ABSL_GUARDED_BY(pending_mutex_);
+  std::vector<QueuedWrite> pending_ ABSL_GUARDED_BY(pending_mutex_);
   bool caught_up_ ABSL_GUARDED_BY(pending_mutex_) = false;
   std::optional<MetricTransform> rebuild_transform_;  // writing thread
 };
