@@ -20,9 +20,10 @@ ConcurrentCoverTree::ConcurrentCoverTree(CoverTree tree, Options options)
       built_size_(tree_->size()) {}
 
 ConcurrentCoverTree::~ConcurrentCoverTree() {
-  std::thread finished;
+  std::jthread finished;
   {
     MutexLock writer(&writer_);
+    rebuild_thread_.request_stop();  // a build in progress is abandoned
     WaitWhileRebuilding();
     finished = std::move(rebuild_thread_);
   }
@@ -83,11 +84,24 @@ void ConcurrentCoverTree::AfterWrite() {
   rebuilding_ = true;
   if (rebuild_thread_.joinable()) rebuild_thread_.join();  // long finished
   // An empty tree of the same kind, to build like: the live one changes.
-  rebuild_thread_ = std::thread(
-      [this, like = tree.BuildLike({}), points = std::move(points)] {
-        FinishBackgroundRebuild(
-            std::make_unique<CoverTree>(like.BuildLike(points)));
+  rebuild_thread_ =
+      std::jthread([this, like = *tree.BuildLike({}),
+                    points = std::move(points)](std::stop_token stop) {
+        absl::StatusOr<CoverTree> fresh =
+            like.BuildLike(points, std::move(stop));
+        if (!fresh.ok()) {
+          AbandonBackgroundRebuild();
+          return;
+        }
+        FinishBackgroundRebuild(std::make_unique<CoverTree>(*std::move(fresh)));
       });
+}
+
+void ConcurrentCoverTree::AbandonBackgroundRebuild() {
+  MutexLock writer(&writer_);
+  pending_.clear();
+  rebuilding_ = false;
+  rebuilt_.SignalAll();
 }
 
 // On the rebuild thread: catch the fresh tree up with the writes made since

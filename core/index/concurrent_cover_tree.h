@@ -7,6 +7,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <span>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -101,6 +102,8 @@ class ConcurrentCoverTree {
   void AfterWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
   void FinishBackgroundRebuild(std::unique_ptr<CoverTree> fresh)
       ABSL_LOCKS_EXCLUDED(writer_);
+  // A background build given up (the tree is going away): no swap.
+  void AbandonBackgroundRebuild() ABSL_LOCKS_EXCLUDED(writer_);
   static void Replay(const std::vector<QueuedWrite>& writes, CoverTree& tree);
   void WaitWhileRebuilding() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
   // The tree as a writer sees it: only a writer changes tree_, and it holds
@@ -121,7 +124,7 @@ class ConcurrentCoverTree {
   std::vector<QueuedWrite> pending_ ABSL_GUARDED_BY(writer_);  // to replay
   std::size_t rebuilds_ ABSL_GUARDED_BY(writer_) = 0;
   CondVar rebuilt_;  // signalled (under writer_) when one finishes
-  std::thread rebuild_thread_ ABSL_GUARDED_BY(writer_);
+  std::jthread rebuild_thread_ ABSL_GUARDED_BY(writer_);
 };
 
 }  // namespace streamreg

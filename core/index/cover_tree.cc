@@ -28,7 +28,8 @@ CoverTree::CoverTree(DiagonalMap map)
 template <class RowOf>
 absl::StatusOr<CoverTree> CoverTree::BuildFrom(
     CoverTree tree, std::size_t n, const RowOf& row_of,
-    std::span<const std::uint64_t> ids, InsertionOrder insertion_order) {
+    std::span<const std::uint64_t> ids, InsertionOrder insertion_order,
+    std::stop_token stop) {
   const std::size_t dim = tree.dim_;
   if (dim == 0) return absl::InvalidArgumentError("dim: must be at least 1");
   absl::flat_hash_set<std::uint64_t> seen;
@@ -57,7 +58,13 @@ absl::StatusOr<CoverTree> CoverTree::BuildFrom(
   }
   tree.nodes_.Reserve(n);
   tree.points_.Reserve(n);
-  for (std::size_t i : order) {
+  constexpr std::size_t kStopCheckEvery = 4096;
+  for (std::size_t done = 0; done < n; ++done) {
+    if (done % kStopCheckEvery == 0 && stop.stop_requested()) {
+      return absl::CancelledError(absl::StrCat("tree build abandoned after ",
+                                               done, " of ", n, " points"));
+    }
+    const std::size_t i = order[done];
     const double* row = row_of(i);
     tree.points_.ToCoordinates(row, z.data());
     tree.InsertValidated(ids[i], {z.data(), row});
@@ -69,7 +76,8 @@ absl::StatusOr<CoverTree> CoverTree::BuildFrom(
 absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
                                            std::span<const double> coordinates,
                                            std::span<const std::uint64_t> ids,
-                                           InsertionOrder insertion_order) {
+                                           InsertionOrder insertion_order,
+                                           std::stop_token stop) {
   if (dim == 0) return absl::InvalidArgumentError("dim: must be at least 1");
   if (coordinates.size() != ids.size() * dim) {
     return absl::InvalidArgumentError(
@@ -79,12 +87,13 @@ absl::StatusOr<CoverTree> CoverTree::Build(std::size_t dim,
   return BuildFrom(
       CoverTree(dim), ids.size(),
       [&](std::size_t i) { return coordinates.data() + i * dim; }, ids,
-      insertion_order);
+      insertion_order, std::move(stop));
 }
 
 absl::StatusOr<CoverTree> CoverTree::BuildReferencing(
     DiagonalMap map, std::span<const double* const> rows,
-    std::span<const std::uint64_t> ids, InsertionOrder insertion_order) {
+    std::span<const std::uint64_t> ids, InsertionOrder insertion_order,
+    std::stop_token stop) {
   if (map.dim() == 0) {
     return absl::InvalidArgumentError("dim: must be at least 1");
   }
@@ -94,7 +103,8 @@ absl::StatusOr<CoverTree> CoverTree::BuildReferencing(
   }
   return BuildFrom(
       CoverTree(std::move(map)), ids.size(),
-      [&](std::size_t i) { return rows[i]; }, ids, insertion_order);
+      [&](std::size_t i) { return rows[i]; }, ids, insertion_order,
+      std::move(stop));
 }
 
 absl::Status CoverTree::Insert(std::uint64_t id,
@@ -241,16 +251,20 @@ CoverTree::Points CoverTree::CopyPoints() const {
   return points;
 }
 
-CoverTree CoverTree::BuildLike(const Points& points) const {
-  // The points were validated when they came in; building cannot fail.
-  CoverTree tree =
-      referencing() ? *BuildReferencing(*points_.map(), points.rows, points.ids)
-                    : *Build(dim_, points.coordinates, points.ids);
-  tree.strategy_ = strategy_;
+absl::StatusOr<CoverTree> CoverTree::BuildLike(const Points& points,
+                                               std::stop_token stop) const {
+  // The points were validated when they came in: only `stop` fails a build.
+  absl::StatusOr<CoverTree> tree =
+      referencing()
+          ? BuildReferencing(*points_.map(), points.rows, points.ids,
+                             InsertionOrder::kShuffled, std::move(stop))
+          : Build(dim_, points.coordinates, points.ids,
+                  InsertionOrder::kShuffled, std::move(stop));
+  if (tree.ok()) tree->strategy_ = strategy_;
   return tree;
 }
 
-CoverTree CoverTree::Rebuilt() const { return BuildLike(CopyPoints()); }
+CoverTree CoverTree::Rebuilt() const { return *BuildLike(CopyPoints()); }
 
 std::vector<CoverTree::SearchCandidate>& CoverTree::ThreadSearchStack() {
   thread_local std::vector<SearchCandidate> stack;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <type_traits>
 #include <vector>
 
@@ -88,16 +89,21 @@ class CoverTree {
   // Builds a tree over the n = ids.size() points stored row-major in
   // `coordinates` (n * dim values). Validates everything first: a bad point or
   // a repeated id fails the whole build with InvalidArgument / AlreadyExists.
+  // A build whose `stop` is requested gives up within a few thousand
+  // insertions and fails with Cancelled (an owner that goes away abandons
+  // its background builds rather than wait for them).
   static absl::StatusOr<CoverTree> Build(
       std::size_t dim, std::span<const double> coordinates,
       std::span<const std::uint64_t> ids,
-      InsertionOrder order = InsertionOrder::kShuffled);
+      InsertionOrder order = InsertionOrder::kShuffled,
+      std::stop_token stop = {});
   // The same for a referencing tree over rows[i] (raw, map.dim() values
   // each), which the tree keeps pointing at.
   static absl::StatusOr<CoverTree> BuildReferencing(
       DiagonalMap map, std::span<const double* const> rows,
       std::span<const std::uint64_t> ids,
-      InsertionOrder order = InsertionOrder::kShuffled);
+      InsertionOrder order = InsertionOrder::kShuffled,
+      std::stop_token stop = {});
 
   // Adds one point (a referencing tree: the row it maps and keeps pointing
   // at). InvalidArgument for a wrong dimension, NaN or infinite
@@ -167,8 +173,10 @@ class CoverTree {
     std::vector<const double*> rows;  // when it references them
   };
   Points CopyPoints() const;
-  // A batch-built tree of this one's kind (and map) over `points`.
-  CoverTree BuildLike(const Points& points) const;
+  // A batch-built tree of this one's kind (and map) over `points`; fails
+  // only with Cancelled, when `stop` is requested.
+  absl::StatusOr<CoverTree> BuildLike(const Points& points,
+                                      std::stop_token stop = {}) const;
 
   // Calls fn(id, coordinates) for every stored point, in no promised order
   // (the same for the same tree).
@@ -286,7 +294,8 @@ class CoverTree {
   static absl::StatusOr<CoverTree> BuildFrom(CoverTree tree, std::size_t n,
                                              const RowOf& row_of,
                                              std::span<const std::uint64_t> ids,
-                                             InsertionOrder order);
+                                             InsertionOrder order,
+                                             std::stop_token stop);
 
   // Pruning test with a relative slack that absorbs rounding in the three
   // computed distances of the triangle inequality, so no point at exactly

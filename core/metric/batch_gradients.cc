@@ -27,7 +27,7 @@ void AddBatchGradients(
     const TargetLookup& targets, Kernel kernel, double h, double t,
     GradientStatistics* stats,
     const std::function<void(std::size_t, std::size_t)>& progress,
-    const std::atomic<bool>* cancelled) {
+    std::stop_token stop) {
   GradientEstimator estimator(tree.dim(), stats->num_targets());
   GradientEstimate estimate;
   NeighborScratch scratch;
@@ -35,9 +35,7 @@ void AddBatchGradients(
   std::vector<double> mapped(tree.dim());  // PointOf's scratch
   const std::size_t every = std::max<std::size_t>(1, ids.size() / 100);
   for (std::size_t j = 0; j < ids.size(); ++j) {
-    if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) {
-      return;
-    }
+    if (stop.stop_requested()) return;
     const std::span<const double> point = tree.PointOf(ids[j], mapped.data());
     z.assign(point.begin(), point.end());
     EstimateGradientAt(tree, z, targets, kernel, h, t, &estimator, &scratch,

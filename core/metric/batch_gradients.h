@@ -1,11 +1,11 @@
 #ifndef STREAMREG_CORE_METRIC_BATCH_GRADIENTS_H_
 #define STREAMREG_CORE_METRIC_BATCH_GRADIENTS_H_
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <stop_token>
 #include <vector>
 
 #include "core/index/cover_tree.h"
@@ -40,13 +40,13 @@ void EstimateGradientAt(const CoverTree& tree, std::span<const double> z,
 // gradient estimate at every sample `ids` names, each from all the samples
 // in `tree` (itself included), added to `stats` in the order of `ids`.
 // `progress(done, total)` is called now and then when given. Stops early,
-// with part of the sums, once `*cancelled` is set (an abandoned refresh).
+// with part of the sums, once `stop` is requested (an abandoned refresh).
 void AddBatchGradients(
     const CoverTree& tree, std::span<const std::uint64_t> ids,
     const TargetLookup& targets, Kernel kernel, double h, double t,
     GradientStatistics* stats,
     const std::function<void(std::size_t, std::size_t)>& progress = {},
-    const std::atomic<bool>* cancelled = nullptr);
+    std::stop_token stop = {});
 
 }  // namespace streamreg
 

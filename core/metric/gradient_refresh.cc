@@ -10,14 +10,9 @@
 
 namespace streamreg {
 
-GradientRefresh::~GradientRefresh() {
-  abandoned_ = true;
-  if (worker_.joinable()) worker_.join();
-}
-
 GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
                                         const Progress& progress,
-                                        const std::atomic<bool>* cancelled) {
+                                        std::stop_token stop) {
   const std::size_t d = job.standardization.dim();
   const std::size_t m = job.num_targets;
   const std::size_t n = job.num_slots;
@@ -26,7 +21,7 @@ GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
   GradientStatistics stats(d, m, job.outer_products);
   auto add = [&](const CoverTree& tree, const TargetLookup& targets) {
     AddBatchGradients(tree, ids, targets, job.kernel, job.bandwidth, job.step,
-                      &stats, progress, cancelled);
+                      &stats, progress, stop);
   };
   if (rows.pointers != nullptr) {
     std::vector<const double*> x, y;
@@ -34,15 +29,17 @@ GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
     y.reserve(n);
     rows.pointers(0, n, &x, &y);
     absl::StatusOr<CoverTree> tree =
-        CoverTree::BuildReferencing(job.standardization.diagonal_map(), x, ids);
-    assert(tree.ok());
+        CoverTree::BuildReferencing(job.standardization.diagonal_map(), x, ids,
+                                    CoverTree::InsertionOrder::kShuffled, stop);
+    if (!tree.ok()) return stats;  // abandoned
     add(*tree, [&](std::uint64_t slot) { return y[slot]; });
     return stats;
   }
   std::vector<double> coordinates, targets;
   ReadMappedRows(n, rows.copy, job.standardization, &coordinates, &targets);
-  absl::StatusOr<CoverTree> tree = CoverTree::Build(d, coordinates, ids);
-  assert(tree.ok());
+  absl::StatusOr<CoverTree> tree = CoverTree::Build(
+      d, coordinates, ids, CoverTree::InsertionOrder::kShuffled, stop);
+  if (!tree.ok()) return stats;  // abandoned
   add(*tree, [&](std::uint64_t slot) { return targets.data() + slot * m; });
   return stats;
 }
@@ -50,13 +47,13 @@ GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
 void GradientRefresh::Start(Job job, Rows rows) {
   if (worker_.joinable()) worker_.join();
   job_ = job;
-  std::packaged_task<GradientStatistics()> task(
-      [this, job = std::move(job), rows = std::move(rows)] {
-        return Run(job, rows, {}, &abandoned_);
+  std::packaged_task<GradientStatistics(std::stop_token)> task(
+      [job = std::move(job), rows = std::move(rows)](std::stop_token stop) {
+        return Run(job, rows, {}, std::move(stop));
       });
   result_ = task.get_future().share();
   running_ = true;
-  worker_ = std::thread(std::move(task));
+  worker_ = std::jthread(std::move(task));
 }
 
 void GradientRefresh::Resume(GradientStatistics result) {

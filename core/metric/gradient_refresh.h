@@ -6,6 +6,7 @@
 #include <functional>
 #include <future>
 #include <optional>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -42,9 +43,6 @@ class GradientRefresh {
   static bool LoadJob(ByteReader& in, std::size_t dim, Job* job);
 
   GradientRefresh() = default;
-  // Abandons a refresh still running (its result would never be used):
-  // a model at 10^6 samples is not kept minutes from going away.
-  ~GradientRefresh();
   GradientRefresh(const GradientRefresh&) = delete;
   GradientRefresh& operator=(const GradientRefresh&) = delete;
 
@@ -57,11 +55,11 @@ class GradientRefresh {
     SlotRowPointers pointers;
   };
 
-  // Computes the statistics on the calling thread (part of them, if
-  // `*cancelled` is set meanwhile).
+  // Computes the statistics on the calling thread (part of them, if `stop`
+  // is requested meanwhile).
   static GradientStatistics Run(const Job& job, const Rows& rows,
                                 const Progress& progress = {},
-                                const std::atomic<bool>* cancelled = nullptr);
+                                std::stop_token stop = {});
 
   // Computes them on a background thread; Finish() waits and returns them.
   void Start(Job job, Rows rows);
@@ -77,11 +75,13 @@ class GradientRefresh {
   GradientStatistics Finish();
 
  private:
-  std::thread worker_;
+  // Destroyed, it abandons a refresh still running (requests stop, then
+  // joins): its result would never be used, and a model at 10^6 samples
+  // is not kept minutes from going away.
+  std::jthread worker_;
   std::shared_future<GradientStatistics> result_;
   std::optional<Job> job_;
   std::atomic<bool> running_ = false;
-  std::atomic<bool> abandoned_ = false;  // set by the destructor only
 };
 
 }  // namespace streamreg

@@ -27,6 +27,7 @@ MetricIndex::MetricIndex(MetricTransform transform, RowReferences references)
           transform, EmptyTree(transform, References(transform, 0)))) {}
 
 MetricIndex::~MetricIndex() {
+  builder_.request_stop();  // a build in progress is abandoned
   if (builder_.joinable()) builder_.join();
   if (reaper_.joinable()) reaper_.join();
 }
@@ -107,15 +108,17 @@ MetricIndex::SlotPoints MetricIndex::ReadSlots(
 
 std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
     MetricTransform transform, std::size_t num_slots,
-    const CopySlotRows& copy_rows, CoverTree::InsertionOrder order) const {
-  CoverTree tree =
-      BuildTree(transform, ReadSlots(transform, num_slots, copy_rows), order);
-  return std::make_shared<Generation>(std::move(transform), std::move(tree));
+    const CopySlotRows& copy_rows, std::stop_token stop) const {
+  absl::StatusOr<CoverTree> tree =
+      BuildTree(transform, ReadSlots(transform, num_slots, copy_rows),
+                CoverTree::InsertionOrder::kShuffled, std::move(stop));
+  if (!tree.ok()) return nullptr;
+  return std::make_shared<Generation>(std::move(transform), *std::move(tree));
 }
 
-CoverTree MetricIndex::BuildTree(const MetricTransform& transform,
-                                 const SlotPoints& points,
-                                 CoverTree::InsertionOrder order) const {
+absl::StatusOr<CoverTree> MetricIndex::BuildTree(
+    const MetricTransform& transform, const SlotPoints& points,
+    CoverTree::InsertionOrder order, std::stop_token stop) const {
   const bool references = !points.rows.empty();
   const std::size_t n = references
                             ? points.rows.size()
@@ -125,10 +128,12 @@ CoverTree MetricIndex::BuildTree(const MetricTransform& transform,
   absl::StatusOr<CoverTree> tree =
       references
           ? CoverTree::BuildReferencing(transform.diagonal_map(), points.rows,
-                                        ids, order)
-          : CoverTree::Build(transform.dim(), points.coordinates, ids, order);
-  assert(tree.ok());
-  return *std::move(tree);
+                                        ids, order, std::move(stop))
+          : CoverTree::Build(transform.dim(), points.coordinates, ids, order,
+                             std::move(stop));
+  // The rows were validated when they were stored.
+  assert(tree.ok() || absl::IsCancelled(tree.status()));
+  return tree;
 }
 
 void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
@@ -157,16 +162,22 @@ void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
   }
   rebuilding_ = true;
   rebuild_transform_ = transform;
-  builder_ = std::thread(&MetricIndex::BuildInBackground, this,
-                         std::move(transform), num_slots, std::move(copy_rows));
+  builder_ = std::jthread(
+      [this, transform = std::move(transform), num_slots,
+       copy_rows = std::move(copy_rows)](std::stop_token stop) mutable {
+        BuildInBackground(std::move(stop), std::move(transform), num_slots,
+                          std::move(copy_rows));
+      });
 }
 
-void MetricIndex::BuildInBackground(MetricTransform transform,
+void MetricIndex::BuildInBackground(std::stop_token stop,
+                                    MetricTransform transform,
                                     std::size_t num_slots,
                                     CopySlotRows copy_rows) {
   const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<Generation> fresh =
-      Build(std::move(transform), num_slots, copy_rows);
+      Build(std::move(transform), num_slots, copy_rows, std::move(stop));
+  if (fresh == nullptr) return;  // abandoned: the index is going away
   std::vector<QueuedWrite> batch;
   for (;;) {
     {
@@ -252,7 +263,7 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
   if (!tree.has_value()) {
     // Slot order is about stream order: the fast way to build (searches
     // answer the same whatever the tree's shape).
-    tree = BuildTree(transform, points, CoverTree::InsertionOrder::kAsGiven);
+    tree = *BuildTree(transform, points, CoverTree::InsertionOrder::kAsGiven);
   }
   auto restored =
       std::make_shared<Generation>(std::move(transform), *std::move(tree));

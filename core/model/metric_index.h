@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -146,15 +147,18 @@ class MetricIndex {
   };
   SlotPoints ReadSlots(const MetricTransform& transform, std::size_t num_slots,
                        const CopySlotRows& copy_rows) const;
-  std::shared_ptr<Generation> Build(
-      MetricTransform transform, std::size_t num_slots,
-      const CopySlotRows& copy_rows,
-      CoverTree::InsertionOrder order =
-          CoverTree::InsertionOrder::kShuffled) const;
-  // A tree over slots [0, n) in the coordinates of `transform`.
-  CoverTree BuildTree(const MetricTransform& transform,
-                      const SlotPoints& points,
-                      CoverTree::InsertionOrder order) const;
+  // A generation over slots [0, num_slots); null if `stop` was requested
+  // before the tree was built.
+  std::shared_ptr<Generation> Build(MetricTransform transform,
+                                    std::size_t num_slots,
+                                    const CopySlotRows& copy_rows,
+                                    std::stop_token stop = {}) const;
+  // A tree over slots [0, n) in the coordinates of `transform`; fails only
+  // with Cancelled, when `stop` is requested.
+  absl::StatusOr<CoverTree> BuildTree(const MetricTransform& transform,
+                                      const SlotPoints& points,
+                                      CoverTree::InsertionOrder order,
+                                      std::stop_token stop = {}) const;
   void Write(std::uint64_t slot, std::span<const double> x);
   // Inserts x at slot (or removes slot when x is empty) in `generation`.
   static void Apply(Generation& generation, std::uint64_t slot,
@@ -163,8 +167,10 @@ class MetricIndex {
   // (its chunks of nodes and coordinates) takes milliseconds the writer should
   // not spend. Searches still using it keep it alive; the last one frees it.
   void Retire(std::shared_ptr<Generation> old);
-  void BuildInBackground(MetricTransform transform, std::size_t num_slots,
-                         CopySlotRows copy_rows);
+  // The builder thread's work; gives up when `stop` is requested (only the
+  // destructor does: nobody will take the tree over).
+  void BuildInBackground(std::stop_token stop, MetricTransform transform,
+                         std::size_t num_slots, CopySlotRows copy_rows);
   void CountBuild(std::chrono::steady_clock::time_point start);
 
   // The live generation as the writing thread sees it: only that thread
@@ -185,7 +191,7 @@ class MetricIndex {
   std::atomic<std::uint64_t> builds_timed_ = 0;
   std::atomic<std::uint64_t> build_nanoseconds_ = 0;
 
-  std::thread builder_;
+  std::jthread builder_;
   std::thread reaper_;
   // What the builder and the writer share while a rebuild runs.
   Mutex pending_mutex_;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -162,6 +163,24 @@ TEST(ConcurrentCoverTree, BackgroundRebuildsKeepEveryWrite) {
     const std::span<const double> query = Pool().point(q * 11 % 4000);
     ASSERT_TRUE(tree.Knn(query, 9, &got).ok());
     EXPECT_EQ(got, brute.Knn(query, 9));
+  }
+}
+
+// A tree destroyed while it rebuilds in the background abandons the build
+// (its stop is requested; the builder gives up and touches nothing of the
+// tree after that); under the sanitizers a use of the destroyed tree, or a
+// builder left running, fails the test.
+TEST(ConcurrentCoverTree, ADestroyedTreeAbandonsItsBackgroundRebuild) {
+  ConcurrentCoverTree::Options options;
+  options.rebuild_min_size = 256;
+  // Each size doubles the last build's (a rebuild begins at its insertion)
+  // but the last, which may come during the previous rebuild.
+  for (std::size_t size : {256, 512, 1024, 2048, 3999}) {
+    auto tree = std::make_unique<ConcurrentCoverTree>(kDim, options);
+    for (std::size_t i = 0; i < size; ++i) {
+      ASSERT_TRUE(tree->Insert(i, Pool().point(i)).ok());
+    }
+    tree.reset();
   }
 }
 

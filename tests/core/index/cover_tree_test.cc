@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stop_token>
 #include <vector>
 
 #include "core/index/brute_force_search.h"
@@ -98,6 +99,43 @@ TEST(CoverTreeErrors, BuildValidatesEverythingFirst) {
   absl::StatusOr<CoverTree> empty = CoverTree::Build(4, {}, {});
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->size(), 0u);
+}
+
+// An owner going away abandons its background builds: a build whose stop is
+// requested fails with Cancelled instead of inserting its points, whichever
+// way it is asked for; with a stop that is never requested it builds.
+TEST(CoverTreeBuild, GivesUpWhenItsStopIsRequested) {
+  const PointSet points = ClusteredPoints(5000, 4, 5, 3);
+  const std::vector<std::uint64_t> ids = SequentialIds(points.size());
+  std::stop_source stop;
+  stop.request_stop();
+  const absl::Status copied =
+      CoverTree::Build(4, points.coordinates, ids,
+                       CoverTree::InsertionOrder::kShuffled, stop.get_token())
+          .status();
+  EXPECT_EQ(copied.code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(copied.message(), HasSubstr("abandoned after 0 of 5000"));
+
+  std::vector<const double*> rows;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    rows.push_back(points.point(i).data());
+  }
+  const DiagonalMap map({0, 0, 0, 0}, {1, 2, 3, 4});
+  EXPECT_EQ(
+      CoverTree::BuildReferencing(
+          map, rows, ids, CoverTree::InsertionOrder::kAsGiven, stop.get_token())
+          .status()
+          .code(),
+      absl::StatusCode::kCancelled);
+
+  const CoverTree built = *CoverTree::Build(
+      4, points.coordinates, ids, CoverTree::InsertionOrder::kShuffled,
+      std::stop_source().get_token());
+  EXPECT_EQ(built.size(), points.size());
+  EXPECT_EQ(
+      built.BuildLike(built.CopyPoints(), stop.get_token()).status().code(),
+      absl::StatusCode::kCancelled);
+  EXPECT_EQ(built.BuildLike(built.CopyPoints())->size(), points.size());
 }
 
 TEST(CoverTreeDuplicates, ThousandsOfIdenticalPoints) {
