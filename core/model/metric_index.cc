@@ -233,31 +233,16 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
                                   const CopySlotRows& copy_rows,
                                   std::size_t generation, std::size_t waits,
                                   CoverTree::StructureReader* structure) {
-  const std::size_t d = transform.dim();
-  const bool references = References(transform, num_slots);
   const SlotPoints points = ReadSlots(transform, num_slots, copy_rows);
   std::optional<CoverTree> tree;
   absl::Status refused = absl::OkStatus();
   if (structure != nullptr) {
-    std::optional<DiagonalMap> map;
-    if (references) map = transform.diagonal_map();
     absl::StatusOr<CoverTree> read =
-        std::move(*structure)
-            .Finish(
-                [&](std::uint64_t slot) -> const double* {
-                  if (slot >= num_slots) return nullptr;
-                  return references ? points.rows[slot]
-                                    : points.coordinates.data() + slot * d;
-                },
-                std::move(map));
-    if (!read.ok()) {
-      refused = read.status();
-    } else if (read->size() != num_slots) {
-      refused = absl::InvalidArgumentError(
-          absl::StrCat("cover tree structure: ", read->size(), " points for ",
-                       num_slots, " stored samples"));
-    } else {
+        ReadTree(transform, num_slots, points, *structure);
+    if (read.ok()) {
       tree = *std::move(read);
+    } else {
+      refused = read.status();
     }
   }
   if (!tree.has_value()) {
@@ -275,6 +260,61 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
   generation_ = generation;
   waits_ = waits;
   return refused;
+}
+
+absl::StatusOr<CoverTree> MetricIndex::ReadTree(
+    const MetricTransform& transform, std::size_t num_slots,
+    const SlotPoints& points, CoverTree::StructureReader& structure) const {
+  const std::size_t d = transform.dim();
+  const bool references = References(transform, num_slots);
+  std::optional<DiagonalMap> map;
+  if (references) map = transform.diagonal_map();
+  absl::StatusOr<CoverTree> tree = std::move(structure).Finish(
+      [&](std::uint64_t slot) -> const double* {
+        if (slot >= num_slots) return nullptr;
+        return references ? points.rows[slot]
+                          : points.coordinates.data() + slot * d;
+      },
+      std::move(map));
+  if (tree.ok() && tree->size() != num_slots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cover tree structure: ", tree->size(), " points for ",
+                     num_slots, " stored samples"));
+  }
+  return tree;
+}
+
+absl::Status MetricIndex::RestoreRebuild(
+    MetricTransform transform, std::size_t num_slots, CopySlotRows copy_rows,
+    CoverTree::StructureReader* structure) {
+  absl::Status refused = absl::OkStatus();
+  if (structure != nullptr) {
+    absl::StatusOr<CoverTree> tree =
+        ReadTree(transform, num_slots,
+                 ReadSlots(transform, num_slots, copy_rows), *structure);
+    if (tree.ok()) {
+      rebuild_transform_ = transform;
+      {
+        MutexLock lock(&pending_mutex_);
+        next_ = std::make_shared<Generation>(std::move(transform),
+                                             *std::move(tree));
+        pending_.clear();
+        caught_up_ = true;
+      }
+      rebuilding_ = true;
+      return absl::OkStatus();
+    }
+    refused = tree.status();
+  }
+  BeginRebuild(std::move(transform), num_slots, std::move(copy_rows));
+  return refused;
+}
+
+std::optional<CoverTree::Structure> MetricIndex::ShareRebuiltStructure() const {
+  MutexLock lock(&pending_mutex_);
+  if (!caught_up_ || next_ == nullptr) return std::nullopt;
+  return next_->tree.Read(
+      [](const CoverTree& tree) { return tree.ShareStructure(); });
 }
 
 CoverTree::Structure MetricIndex::ShareStructure() const {

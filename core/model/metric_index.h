@@ -100,6 +100,18 @@ class MetricIndex {
   // The live tree's structure, shared copy-on-write (the writing thread,
   // for snapshots; the transform() it belongs to is the live one).
   CoverTree::Structure ShareStructure() const;
+  // The tree of the rebuild in progress, if it has caught up with the
+  // writes (it then holds what the live tree holds, in the coordinates of
+  // rebuild_transform()), shared likewise; none while it is being built.
+  std::optional<CoverTree::Structure> ShareRebuiltStructure() const;
+  // A restored rebuild in progress (snapshots): its tree read from
+  // `structure` when that is given and fits the rows mapped by `transform`
+  // (the rebuild has then caught up: its take-over is a swap), else built
+  // again in the background from the rows (BeginRebuild). Returns why a
+  // given structure was refused.
+  absl::Status RestoreRebuild(MetricTransform transform, std::size_t num_slots,
+                              CopySlotRows copy_rows,
+                              CoverTree::StructureReader* structure);
   bool rebuilding() const { return rebuilding_.load(); }
   // The transform a rebuild in progress moves to (writing thread).
   const std::optional<MetricTransform>& rebuild_transform() const {
@@ -159,6 +171,11 @@ class MetricIndex {
                                       const SlotPoints& points,
                                       CoverTree::InsertionOrder order,
                                       std::stop_token stop = {}) const;
+  // The tree `structure` describes over slots [0, num_slots) read in the
+  // coordinates of `transform`; refused when it does not fit them.
+  absl::StatusOr<CoverTree> ReadTree(
+      const MetricTransform& transform, std::size_t num_slots,
+      const SlotPoints& points, CoverTree::StructureReader& structure) const;
   void Write(std::uint64_t slot, std::span<const double> x);
   // Inserts x at slot (or removes slot when x is empty) in `generation`.
   static void Apply(Generation& generation, std::uint64_t slot,
@@ -194,7 +211,7 @@ class MetricIndex {
   std::jthread builder_;
   std::thread reaper_;
   // What the builder and the writer share while a rebuild runs.
-  Mutex pending_mutex_;
+  mutable Mutex pending_mutex_;
   std::shared_ptr<Generation> next_ ABSL_GUARDED_BY(pending_mutex_);
   std::vector<QueuedWrite> pending_ ABSL_GUARDED_BY(pending_mutex_);
   bool caught_up_ ABSL_GUARDED_BY(pending_mutex_) = false;

@@ -42,16 +42,30 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
     }
     ++*records;
   }
-  for (std::size_t i = 0; i < indexes_.size(); ++i) {
+  const auto add = [&](const std::string& structure) {
+    ++*records;
+    return out.Add(kIndexStructureRecord, structure);
+  };
+  const std::size_t n_indexes = indexes_.size();
+  for (std::size_t i = 0; i < n_indexes; ++i) {
     const absl::Status status =
-        SaveIndexStructure(static_cast<std::uint32_t>(i), indexes_[i],
-                           [&](const std::string& structure) {
-                             ++*records;
-                             return out.Add(kIndexStructureRecord, structure);
-                           });
+        SaveIndexStructure(static_cast<std::uint32_t>(i), indexes_[i], add);
+    if (!status.ok()) return status;
+  }
+  for (std::size_t i = 0; i < rebuilt_.size(); ++i) {
+    if (!rebuilt_[i].has_value()) continue;
+    const absl::Status status = SaveIndexStructure(
+        static_cast<std::uint32_t>(n_indexes + i), *rebuilt_[i], add);
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
+}
+
+std::size_t ModelSnapshot::rebuilt_trees() const {
+  return std::count_if(rebuilt_.begin(), rebuilt_.end(),
+                       [](const std::optional<CoverTree::Structure>& s) {
+                         return s.has_value();
+                       });
 }
 
 ModelSnapshot Model::CaptureSnapshot() const {
@@ -74,6 +88,7 @@ ModelSnapshot Model::CaptureSnapshot() const {
   snapshot.rows_ = state_.store.Share();
   for (const MetricIndex* index : state_.AllIndexes()) {
     snapshot.indexes_.push_back(index->ShareStructure());
+    snapshot.rebuilt_.push_back(index->ShareRebuiltStructure());
   }
   return snapshot;
 }
@@ -110,8 +125,9 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
       loaded.refresh_job->num_slots > loaded.num_rows) {
     return absl::DataLossError("the metric refresh reads missing samples");
   }
+  // Each index's live tree, then each one's rebuilt tree (n + i).
   std::vector<CoverTree::StructureReader> structures;
-  for (std::size_t i = 0; i < loaded.indexes.size(); ++i) {
+  for (std::size_t i = 0; i < 2 * loaded.indexes.size(); ++i) {
     structures.emplace_back(model->config_.input_dim);
   }
   for (std::size_t r = 0; r < records.indexes.size(); ++r) {

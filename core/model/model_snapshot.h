@@ -42,8 +42,10 @@ inline constexpr RecordType kIndexStructureRecord{14};
 // then, per index, kIndexStructureRecord records with its live cover
 // tree's structure (model_state_codec.h; the nodes shared copy-on-write at
 // capture like the rows), so that a restore reads the trees back instead
-// of building them by insertion. Snapshots without them (older ones) still
-// restore, building the trees.
+// of building them by insertion, and, for each of the n indexes whose
+// background rebuild had caught up at capture, its new tree's structure
+// numbered n + i (restored, it takes over without being built again).
+// Snapshots without them (older ones) still restore, building the trees.
 // Model::Restore reads them back into a model that then learns, predicts
 // and reports exactly as the one captured would have.
 class ModelSnapshot {
@@ -51,6 +53,8 @@ class ModelSnapshot {
   // Samples the model had learned at capture.
   std::uint64_t samples_seen() const { return samples_seen_; }
   std::size_t samples_stored() const { return rows_.x.size; }
+  // Rebuilt trees (of rebuilds caught up at capture) the snapshot holds.
+  std::size_t rebuilt_trees() const;
 
   // Appends the records (adding their number to *records); waits for a
   // refresh in progress at capture.
@@ -69,6 +73,8 @@ class ModelSnapshot {
   std::optional<std::shared_future<GradientStatistics>> refresh_;
   SampleStore::Rows rows_;
   std::vector<CoverTree::Structure> indexes_;  // AllIndexes() order
+  // Per index, its rebuilt tree (ShareRebuiltStructure).
+  std::vector<std::optional<CoverTree::Structure>> rebuilt_;
 };
 
 // The records of a snapshot as read back (views into the file).

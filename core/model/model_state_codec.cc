@@ -214,11 +214,14 @@ std::vector<std::string> RestoreIndexes(
   // Each index is restored from the same rows on a thread of its own.
   std::vector<std::thread> builders;
   std::vector<absl::Status> refused(all.size());
+  // The structure numbered `i` if the snapshot held it.
+  const auto structure_of = [&](std::size_t i) {
+    return i < structures.size() && structures[i].header_read() ? &structures[i]
+                                                                : nullptr;
+  };
   for (std::size_t i = 0; i < all.size(); ++i) {
     builders.emplace_back([&, i] {
-      CoverTree::StructureReader* structure =
-          i < structures.size() && structures[i].header_read() ? &structures[i]
-                                                               : nullptr;
+      CoverTree::StructureReader* structure = structure_of(i);
       refused[i] =
           all[i]->Restore(std::move(indexes[i].live), size, state.StoreRows(),
                           indexes[i].generation, indexes[i].waits, structure);
@@ -232,13 +235,18 @@ std::vector<std::string> RestoreIndexes(
                                    "; rebuilt from the stored samples"));
     }
   }
-  // A rebuild in progress at capture starts again; it takes over at the
-  // sample count saved with it, with the same samples (an index holds
-  // whatever is stored, however it was built).
+  // A rebuild in progress at capture takes over at the sample count saved
+  // with it: its tree read back if it had caught up by then, else built
+  // again with the same samples (an index holds whatever is stored, however
+  // it was built).
   for (std::size_t i = 0; i < all.size(); ++i) {
-    if (indexes[i].rebuild) {
-      all[i]->BeginRebuild(*std::move(indexes[i].rebuild), size,
-                           state.StoreRows());
+    if (!indexes[i].rebuild) continue;
+    CoverTree::StructureReader* rebuilt = structure_of(all.size() + i);
+    const absl::Status status = all[i]->RestoreRebuild(
+        *std::move(indexes[i].rebuild), size, state.StoreRows(), rebuilt);
+    if (!status.ok()) {
+      notes.push_back(absl::StrCat(
+          "index ", i, "'s rebuilt tree: ", status.message(), "; built again"));
     }
   }
   return notes;

@@ -70,9 +70,10 @@ void SaveStoreRows(const SampleStore::Rows& rows, std::size_t first,
 bool LoadStoreRows(absl::string_view payload, ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
 
-// The kIndexStructureRecord payloads of index `index` (AllIndexes()
-// order): its live tree's structure, the header first, then the nodes 4096
-// at a time, each passed to `add` as it is made:
+// The kIndexStructureRecord payloads of tree `index` — for n indexes,
+// index i's live tree is numbered i (AllIndexes() order) and its rebuilt
+// tree n + i — the header first, then the nodes 4096 at a time, each
+// passed to `add` as it is made:
 //   index u32, part u8 (0: header, 1: nodes), then CoverTree::Structure's
 //   encoding of that part.
 absl::Status SaveIndexStructure(
@@ -86,8 +87,9 @@ bool LoadIndexStructure(absl::string_view payload,
 // Restores each index as saved, several at once: from its structure in
 // `structures` (AllIndexes() order; readers left empty build from the
 // rows), or, where that is missing or refused, by building it from the
-// stored samples. Then restarts the rebuilds that were in progress.
-// Returns a note per refused structure.
+// stored samples. Then restores the rebuilds that were in progress: index
+// i's from structures[n + i] if the snapshot held it, else built again in
+// the background. Returns a note per refused structure.
 std::vector<std::string> RestoreIndexes(
     ModelState& state, std::vector<SavedIndex> indexes,
     std::vector<CoverTree::StructureReader> structures)

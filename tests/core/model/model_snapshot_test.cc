@@ -3,12 +3,16 @@
 // predicts, reports and goes on learning exactly as the model that never
 // stopped, with its index trees read back as they were; damaged snapshots
 // are refused, damaged index structures rebuilt.
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/base/byte_coding.h"
 #include "core/io/file_system.h"
 #include "core/io/record_reader.h"
 #include "core/io/record_writer.h"
@@ -218,6 +222,75 @@ TEST(ModelSnapshotTest, ADamagedIndexStructureIsRebuiltNotTrusted) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_THAT((*back)->restore_notes()[0], ::testing::HasSubstr("malformed"));
   ExpectSamePredictions(PredictAll(**back, queries), now);
+}
+
+// The records without the rebuilt trees' structures (numbered from the
+// number of live trees on), as a snapshot of the same moment taken while
+// those rebuilds were still building would hold.
+ModelSnapshotRecords WithoutRebuiltTrees(ModelSnapshotRecords records,
+                                         std::size_t rebuilt_trees) {
+  std::size_t trees = 0;  // header records: live and rebuilt trees
+  for (absl::string_view payload : records.indexes) {
+    trees += payload[4] == 0 ? 1 : 0;
+  }
+  const std::size_t live = trees - rebuilt_trees;
+  std::erase_if(records.indexes, [&](absl::string_view payload) {
+    ByteReader in(payload);
+    return in.U32() >= live;
+  });
+  return records;
+}
+
+// A background rebuild that had caught up with learning when the snapshot
+// was taken is saved with its new tree: restored, it takes over at the
+// sample count it was due at without being built again, and the model
+// goes on exactly as the one captured; without that tree, the restore
+// builds it again, with the same results.
+TEST(ModelSnapshotTest, ARebuildThatHadCaughtUpIsReadBackNotBuiltAgain) {
+  const Stream stream = MakeStream(2000, 5);
+  const Stream queries = MakeStream(30, 6);
+  const ModelConfig config = BusyConfig(BaseConfig());
+  auto model = MakeModel(config);
+  // Learning one sample at a time, pausing while background work runs, so
+  // that a rebuild catches up long before its take-over; captured after
+  // each sample until a capture finds one caught up.
+  std::size_t learned = 0;
+  std::optional<ModelSnapshot> snapshot;
+  while (learned < stream.size()) {
+    LearnAll(*model, stream, learned, learned + 1);
+    ++learned;
+    if (model->stats().rebuild_in_progress) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    snapshot.emplace(model->CaptureSnapshot());
+    if (learned >= 300 && snapshot->rebuilt_trees() > 0) break;
+  }
+  ASSERT_GT(snapshot->rebuilt_trees(), 0u);
+  SnapshotFile file;
+  file.Write(*snapshot);
+
+  absl::StatusOr<std::unique_ptr<Model>> read_back = file.Restore(config);
+  ASSERT_TRUE(read_back.ok()) << read_back.status();
+  EXPECT_THAT((*read_back)->restore_notes(), ::testing::IsEmpty());
+  absl::StatusOr<std::unique_ptr<Model>> built_again = Model::Restore(
+      config, WithoutRebuiltTrees(file.Records(), snapshot->rebuilt_trees()));
+  ASSERT_TRUE(built_again.ok()) << built_again.status();
+  EXPECT_THAT((*built_again)->restore_notes(), ::testing::IsEmpty());
+
+  // Taking the rebuilds over now: only the second restore built trees.
+  for (Model* m : {read_back->get(), built_again->get()}) m->FinishRebuilds();
+  EXPECT_EQ((*built_again)->stats().index_builds_timed -
+                (*read_back)->stats().index_builds_timed,
+            snapshot->rebuilt_trees());
+  EXPECT_EQ((*read_back)->stats().index_builds_timed, 0u);
+  ExpectSameModel(**read_back, **built_again, queries);
+
+  // Restored again, each learns on past the take-over exactly as the model.
+  read_back = file.Restore(config);
+  ASSERT_TRUE(read_back.ok()) << read_back.status();
+  LearnAll(*model, stream, learned, stream.size(), 7);
+  LearnAll(**read_back, stream, learned, stream.size(), 29);
+  ExpectSameModel(*model, **read_back, queries);
 }
 
 TEST(ModelSnapshotTest, CaptureCopiesNoStoredSample) {
