@@ -35,6 +35,11 @@ class ReadableFile {
  public:
   virtual ~ReadableFile() = default;
   virtual absl::string_view contents() const = 0;
+  // The caller will not read `bytes` (a part of contents()) again soon: a
+  // mapped file lets go of the pages wholly inside them (they stay in the
+  // page cache; reading them again maps them again), so a large file read
+  // record by record is never resident all at once.
+  virtual void DoneWith(absl::string_view bytes) const { (void)bytes; }
 };
 
 // Every file operation the storage layer makes, behind an interface (as

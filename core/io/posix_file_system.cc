@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -84,6 +85,17 @@ class MappedFile final : public ReadableFile {
   }
   absl::string_view contents() const override {
     return {static_cast<const char*>(data_), size_};
+  }
+  void DoneWith(absl::string_view bytes) const override {
+    static const std::uintptr_t page =
+        static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data());
+    const std::uintptr_t first = (begin + page - 1) / page * page;
+    const std::uintptr_t last = (begin + bytes.size()) / page * page;
+    if (first < last) {
+      // A read-only private mapping never written: nothing is lost.
+      ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    }
   }
 
  private:

@@ -114,6 +114,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
         return absl::DataLossError(
             absl::StrCat("stored rows record ", r, " is malformed"));
       }
+      if (records.done_with) records.done_with(records.rows[r]);
     }
     if (state.store.size() != loaded.num_rows) {
       return absl::DataLossError(
@@ -131,7 +132,10 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
     structures.emplace_back(model->config_.input_dim);
   }
   for (std::size_t r = 0; r < records.indexes.size(); ++r) {
-    if (!LoadIndexStructure(records.indexes[r], &structures)) {
+    const bool loaded_structure =
+        LoadIndexStructure(records.indexes[r], &structures);
+    if (records.done_with) records.done_with(records.indexes[r]);
+    if (!loaded_structure) {
       model->restore_notes_.push_back(
           absl::StrCat("index structure record ", r,
                        " is malformed; every index rebuilt from the stored "

@@ -2,6 +2,7 @@
 #define STREAMREG_CORE_MODEL_MODEL_SNAPSHOT_H_
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
@@ -82,6 +83,10 @@ struct ModelSnapshotRecords {
   absl::string_view state;
   std::vector<absl::string_view> rows;
   std::vector<absl::string_view> indexes;  // kIndexStructureRecord payloads
+  // Called, when set, with each rows and structure payload once
+  // Model::Restore has read it (ReadableFile::DoneWith, for a file read
+  // record by record).
+  std::function<void(absl::string_view)> done_with;
 };
 
 }  // namespace streamreg

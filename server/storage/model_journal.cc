@@ -41,9 +41,12 @@ absl::Status DataLoss(absl::string_view path, absl::string_view what) {
 }
 
 // Reads a snapshot file whole: header, state, rows, end — or DATA_LOSS.
-absl::Status ReadSnapshot(const std::string& path, absl::string_view contents,
+// Checks and collects the records of the snapshot in `file`; each checked
+// record's pages are let go (ReadableFile::DoneWith) until Model::Restore
+// reads it, so the file is never resident all at once.
+absl::Status ReadSnapshot(const std::string& path, const ReadableFile& file,
                           std::uint64_t lsn, ModelJournal::Contents* out) {
-  RecordReader reader(contents, path);
+  RecordReader reader(file.contents(), path);
   RecordType type;
   absl::string_view payload;
   std::uint64_t records = 0;
@@ -55,6 +58,7 @@ absl::Status ReadSnapshot(const std::string& path, absl::string_view contents,
     if (result != RecordReader::Result::kRecord) return reader.status();
     if (type == kSnapshotEndRecord) break;
     ++records;
+    file.DoneWith(payload);
     if (type == kSnapshotHeaderRecord && records == 1) {
       out->snapshot_header = payload;
     } else if (type == kModelStateRecord && records == 2) {
@@ -78,6 +82,9 @@ absl::Status ReadSnapshot(const std::string& path, absl::string_view contents,
   }
   out->has_snapshot = true;
   out->snapshot_lsn = lsn;
+  out->snapshot.done_with = [&file](absl::string_view payload) {
+    file.DoneWith(payload);
+  };
   return absl::OkStatus();
 }
 
@@ -169,8 +176,7 @@ absl::StatusOr<ModelJournal::Contents> ModelJournal::Recover(
         directory, "/", Numbered(kSnapshotPrefix, lsn, kSnapshotSuffix));
     absl::StatusOr<std::unique_ptr<ReadableFile>> file = fs->OpenReadable(path);
     if (!file.ok()) return file.status();
-    if (absl::Status status =
-            ReadSnapshot(path, (*file)->contents(), lsn, &contents);
+    if (absl::Status status = ReadSnapshot(path, **file, lsn, &contents);
         !status.ok()) {
       return status;
     }
