@@ -24,6 +24,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libnanoflann-dev
   liborocos-kdl-dev gnuplot-nox
   python3-grpcio python3-protobuf python3-yaml python3-prometheus-client
+  python3-sklearn
   openssl
 )
 if [ "$container_tools" -eq 1 ]; then

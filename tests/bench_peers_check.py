@@ -1,0 +1,27 @@
+#!/usr/bin/python3
+"""Checks bench/peers.py's JSON: the peers' figures on the SARCOS time split
+match those computed independently in the accuracy issue, and every
+streamreg row has a finite nMSE per torque."""
+
+import json
+import math
+import sys
+
+EXPECTED_MEAN = {  # method label prefix -> mean nMSE, to 5e-4
+    "ridge regression": 0.234,
+    "k-NN, Euclidean": 0.375,
+    "local linear regression": 0.150,
+}
+
+report = json.load(open(sys.argv[1]))
+for prefix, expected in EXPECTED_MEAN.items():
+    rows = [r for r in report if r["method"].startswith(prefix)]
+    assert len(rows) == 1, f"no single row for {prefix}"
+    got = rows[0]["mean_nmse"]
+    assert abs(got - expected) < 5e-4, f"{prefix}: {got} != {expected}"
+streamreg = [r for r in report if r["method"].startswith("streamreg")]
+assert len(streamreg) == 3, "three streamreg rows"
+for row in streamreg:
+    assert len(row["nmse"]) == 7, row
+    assert all(math.isfinite(v) and 0 < v < 2 for v in row["nmse"].values()), row
+print("peers figures as expected")
