@@ -78,8 +78,8 @@ struct ModelConfig {
   // Index rebuilds and metric refreshes run in the background and take
   // effect rebuild_lag_fraction of the store's size later (at least
   // rebuild_lag samples later, for stores of small_store_below samples and
-  // more; small stores follow their metric closely, and refresh it four
-  // times as often).
+  // more; small stores follow their metric closely — at most 64 samples
+  // later — and refresh it four times as often).
   std::size_t small_store_below = 2048;
   std::size_t rebuild_lag = 512;
   double rebuild_lag_fraction = 0.25;

@@ -74,7 +74,6 @@ class ServiceTest : public ::testing::Test {
       const Sample sample{rows.input(i), rows.target(i), 0};
       EXPECT_TRUE(model->Learn({&sample, 1}).ok());
     }
-    model->FinishRebuilds();
     return model;
   }
 
