@@ -230,24 +230,15 @@ CoverTree::Points CoverTree::CopyPoints() const {
   } else {
     points.coordinates.reserve(size_ * dim_);
   }
-  for (NodeIndex node = 0; node < nodes_.size(); ++node) {
-    const Node& n = nodes_[node];
-    if (n.id_count == 0) continue;  // a free slot
+  ForEachStoredId([&](NodeIndex node, std::uint64_t id) {
     const double* row = points_.Row(node);
-    const std::size_t copies = n.id_count;
-    points.ids.push_back(n.id);
-    if (copies > 1) {
-      const std::vector<std::uint64_t>& extra = extra_ids_.find(node)->second;
-      points.ids.insert(points.ids.end(), extra.begin(), extra.end());
+    points.ids.push_back(id);
+    if (referencing()) {
+      points.rows.push_back(row);
+    } else {
+      points.coordinates.insert(points.coordinates.end(), row, row + dim_);
     }
-    for (std::size_t c = 0; c < copies; ++c) {
-      if (referencing()) {
-        points.rows.push_back(row);
-      } else {
-        points.coordinates.insert(points.coordinates.end(), row, row + dim_);
-      }
-    }
-  }
+  });
   return points;
 }
 

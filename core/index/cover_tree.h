@@ -376,6 +376,9 @@ class CoverTree {
   void FreeNode(NodeIndex node);
 
   void CompactLayout();
+  // Calls fn(node, id) for every stored id, in node order.
+  template <class Fn>
+  void ForEachStoredId(Fn&& fn) const;
 
   std::size_t dim_;
   std::size_t size_ = 0;

@@ -131,20 +131,25 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
   stack.resize(begin);
 }
 
-// In node order: coordinates are read front to back.
+// In node order: rows are read front to back.
 template <class Fn>
-void CoverTree::ForEachPoint(Fn&& fn) const {
-  std::vector<double> scratch(dim_);
+void CoverTree::ForEachStoredId(Fn&& fn) const {
   for (NodeIndex node = 0; node < nodes_.size(); ++node) {
     const Node& n = nodes_[node];
     if (n.id_count == 0) continue;  // a free slot
-    const std::span<const double> point(Coordinates(node, scratch.data()),
-                                        dim_);
-    fn(n.id, point);
+    fn(node, n.id);
     if (n.id_count > 1) {
-      for (std::uint64_t id : extra_ids_.find(node)->second) fn(id, point);
+      for (std::uint64_t id : extra_ids_.find(node)->second) fn(node, id);
     }
   }
+}
+
+template <class Fn>
+void CoverTree::ForEachPoint(Fn&& fn) const {
+  std::vector<double> scratch(dim_);
+  ForEachStoredId([&](NodeIndex node, std::uint64_t id) {
+    fn(id, std::span<const double>(Coordinates(node, scratch.data()), dim_));
+  });
 }
 
 }  // namespace streamreg
