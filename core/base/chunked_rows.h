@@ -52,6 +52,13 @@ class ChunkedRows {
       std::shared_ptr<T[]> copy = NewChunk();
       std::copy(chunk.get(), chunk.get() + kRowsPerChunk * width_, copy.get());
       chunk = std::move(copy);
+    } else {
+      // The last share may have just been released on another thread after
+      // reading the chunk; use_count() is a relaxed load, which orders
+      // nothing. Taking and dropping a reference is an acquire-release
+      // read-modify-write of the same count, so those reads happen before
+      // the write below.
+      std::shared_ptr<T[]> synchronize = chunk;
     }
     return Row(i);
   }
