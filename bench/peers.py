@@ -47,6 +47,11 @@ STREAMREG_MODELS = [
     ("streamreg, shared EGOP, k-NN", ["--metric", "egop", "--regressor", "knn"]),
     ("streamreg, EGOP per torque, k-NN",
      ["--metric", "egop", "--regressor", "knn", "--per_target"]),
+    ("streamreg, Euclidean, local linear",
+     ["--metric", "euclidean", "--regressor", "local_linear"]),
+    ("streamreg, GW shared, local linear", ["--regressor", "local_linear"]),
+    ("streamreg, EGOP per torque, local linear",
+     ["--metric", "egop", "--regressor", "local_linear", "--per_target"]),
 ]
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Checks bench/peers.py's JSON: the peers' figures on the SARCOS time split
-match those computed independently in the accuracy issue, and every
-streamreg row has a finite nMSE per torque."""
+match those computed independently in the accuracy issue, every streamreg
+row has a finite nMSE per torque, and streamreg's local linear rows are
+better than its local averages on this split (they extrapolate)."""
 
 import json
 import math
@@ -20,8 +21,11 @@ for prefix, expected in EXPECTED_MEAN.items():
     got = rows[0]["mean_nmse"]
     assert abs(got - expected) < 5e-4, f"{prefix}: {got} != {expected}"
 streamreg = [r for r in report if r["method"].startswith("streamreg")]
-assert len(streamreg) == 3, "three streamreg rows"
+assert len(streamreg) == 6, "six streamreg rows"
 for row in streamreg:
     assert len(row["nmse"]) == 7, row
     assert all(math.isfinite(v) and 0 < v < 2 for v in row["nmse"].values()), row
+averages = [r["mean_nmse"] for r in streamreg if "local linear" not in r["method"]]
+fits = [r["mean_nmse"] for r in streamreg if "local linear" in r["method"]]
+assert len(fits) == 3 and max(fits) < 0.8 * min(averages), (fits, averages)
 print("peers figures as expected")

@@ -26,7 +26,7 @@ ABSL_FLAG(std::string, targets, streamreg::SpecOptions{}.targets,
 ABSL_FLAG(std::string, metric, streamreg::SpecOptions{}.metric,
           "the metric: euclidean, gw (gradient weights) or egop");
 ABSL_FLAG(std::string, regressor, streamreg::SpecOptions{}.regressor,
-          "the regressor: knn or kernel");
+          "the regressor: knn, kernel or local_linear");
 ABSL_FLAG(std::string, kernel, streamreg::SpecOptions{}.kernel,
           "the kernel regressor's kernel: box, triangular, epanechnikov or "
           "gaussian");

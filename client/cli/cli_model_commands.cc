@@ -110,7 +110,9 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
   spec.set_metric(*metric);
   absl::StatusOr<v1::Regressor> regressor = ParseChoice<v1::Regressor>(
       "regressor", options.regressor,
-      {{"knn", v1::REGRESSOR_KNN}, {"kernel", v1::REGRESSOR_KERNEL}});
+      {{"knn", v1::REGRESSOR_KNN},
+       {"kernel", v1::REGRESSOR_KERNEL},
+       {"local_linear", v1::REGRESSOR_LOCAL_LINEAR}});
   if (!regressor.ok()) return regressor.status();
   spec.set_regressor(*regressor);
   absl::StatusOr<v1::Kernel> kernel =

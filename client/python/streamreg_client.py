@@ -22,7 +22,11 @@ METRICS = {
     "gw": model_pb2.METRIC_GRADIENT_WEIGHTS,
     "egop": model_pb2.METRIC_EGOP,
 }
-REGRESSORS = {"knn": model_pb2.REGRESSOR_KNN, "kernel": model_pb2.REGRESSOR_KERNEL}
+REGRESSORS = {
+    "knn": model_pb2.REGRESSOR_KNN,
+    "kernel": model_pb2.REGRESSOR_KERNEL,
+    "local_linear": model_pb2.REGRESSOR_LOCAL_LINEAR,
+}
 
 
 class _BearerToken(grpc.UnaryUnaryClientInterceptor,

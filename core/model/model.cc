@@ -124,10 +124,10 @@ ModelStats Model::stats() const {
   for (std::size_t i = 0; i < state_.predictions.size(); ++i) {
     for (std::size_t t : state_.predictions[i].targets) {
       const std::size_t best = state_.selectors[i].Best(t);
-      if (config_.regressor == RegressorKind::kKernel) {
-        stats.bandwidth[t] = config_.bandwidth_grid[best];
-      } else {
+      if (ChoosesK(config_.regressor)) {
         stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[best]);
+      } else {
+        stats.bandwidth[t] = config_.bandwidth_grid[best];
       }
     }
     AddIndexStats(*state_.predictions[i].index, &stats);

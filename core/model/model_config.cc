@@ -48,12 +48,21 @@ absl::Status ValidateFraction(double value, absl::string_view name,
 }  // namespace
 
 absl::string_view RegressorKindName(RegressorKind kind) {
-  return kind == RegressorKind::kNearest ? "knn" : "kernel";
+  switch (kind) {
+    case RegressorKind::kNearest:
+      return "knn";
+    case RegressorKind::kKernel:
+      return "kernel";
+    case RegressorKind::kLocalLinear:
+      return "local_linear";
+  }
+  return "?";
 }
 
 absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name) {
   return ParseEnumName("regressor", name,
-                       {RegressorKind::kNearest, RegressorKind::kKernel},
+                       {RegressorKind::kNearest, RegressorKind::kKernel,
+                        RegressorKind::kLocalLinear},
                        &RegressorKindName);
 }
 
@@ -68,6 +77,10 @@ std::vector<double> DefaultBandwidthGrid(std::size_t input_dim) {
 
 std::vector<std::size_t> DefaultKGrid() {
   return {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 19, 24, 30, 38, 48, 64};
+}
+
+std::vector<std::size_t> DefaultLocalLinearKGrid() {
+  return {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
 }
 
 absl::Status CompleteAndValidate(ModelConfig* config) {
@@ -97,7 +110,11 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
   if (config->bandwidth_grid.empty()) {
     config->bandwidth_grid = DefaultBandwidthGrid(config->input_dim);
   }
-  if (config->k_grid.empty()) config->k_grid = DefaultKGrid();
+  if (config->k_grid.empty()) {
+    config->k_grid = config->regressor == RegressorKind::kLocalLinear
+                         ? DefaultLocalLinearKGrid()
+                         : DefaultKGrid();
+  }
   if (config->gradient_bandwidth_grid.empty()) {
     config->gradient_bandwidth_grid = config->bandwidth_grid;
   }
@@ -138,6 +155,12 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
         absl::StrCat("metric_refresh_growth: 0 or a factor above 1, got ",
                      config->metric_refresh_growth));
   }
+  if (!(config->local_linear_ridge > 0.0) ||
+      !std::isfinite(config->local_linear_ridge)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("local_linear_ridge: must be finite and > 0, got ",
+                     config->local_linear_ridge));
+  }
   if (!(config->egop_ridge >= 0.0) || !std::isfinite(config->egop_ridge)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "egop_ridge: must be finite and >= 0, got ", config->egop_ridge));
@@ -169,7 +192,9 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
 namespace streamreg {
 namespace {
 
-constexpr std::uint32_t kConfigVersion = 1;
+// Version 2 added local_linear_ridge (a version 1 encoding loads with its
+// default).
+constexpr std::uint32_t kConfigVersion = 2;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -210,17 +235,19 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U8(static_cast<std::uint8_t>(c.capacity.policy));
   out.U64(c.capacity.limit);
   out.U64(c.seed);
+  out.Double(c.local_linear_ridge);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
-  if (in.U32() != kConfigVersion) return false;
+  const std::uint32_t version = in.U32();
+  if (version != 1 && version != kConfigVersion) return false;
   c->input_dim = in.U64();
   const std::uint64_t num_targets = in.U64();
   if (num_targets > in.remaining()) return false;
   c->target_names.resize(num_targets);
   for (std::string& name : c->target_names) name = in.String();
   std::uint8_t per_target = 0;
-  if (!LoadEnum(in, RegressorKind::kKernel, &c->regressor) ||
+  if (!LoadEnum(in, RegressorKind::kLocalLinear, &c->regressor) ||
       !LoadEnum(in, Kernel::kTruncatedGaussian, &c->kernel) ||
       !LoadEnum(in, MetricKind::kEgop, &c->metric) ||
       (per_target = in.U8()) > 1) {
@@ -251,6 +278,8 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   }
   c->capacity.limit = in.U64();
   c->seed = in.U64();
+  c->local_linear_ridge =
+      version >= 2 ? in.Double() : ModelConfig().local_linear_ridge;
   return in.ok();
 }
 

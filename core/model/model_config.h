@@ -15,12 +15,18 @@
 namespace streamreg {
 
 enum class RegressorKind {
-  kNearest,  // mean of the k nearest neighbours' targets
-  kKernel,   // Nadaraya–Watson with a bandwidth h
+  kNearest,      // mean of the k nearest neighbours' targets
+  kKernel,       // Nadaraya–Watson with a bandwidth h
+  kLocalLinear,  // a ridge-regularized linear fit to the k nearest
 };
 
-absl::string_view RegressorKindName(RegressorKind kind);  // knn, kernel
+// knn, kernel, local_linear.
+absl::string_view RegressorKindName(RegressorKind kind);
 absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name);
+// Whether the regressor's grid is k_grid (else bandwidth_grid).
+inline bool ChoosesK(RegressorKind kind) {
+  return kind != RegressorKind::kKernel;
+}
 
 // Everything that defines a Model. Bandwidths are distances in the index's
 // coordinates: standardized inputs under a metric normalized to mean
@@ -38,8 +44,12 @@ struct ModelConfig {
   // Candidate bandwidths of the regressor, ascending; empty = the default
   // grid (DefaultBandwidthGrid).
   std::vector<double> bandwidth_grid;
-  // Candidate k of the k-NN regressor, ascending; empty = DefaultKGrid.
+  // Candidate k of the k-NN or local linear regressor, ascending; empty =
+  // DefaultKGrid or DefaultLocalLinearKGrid.
   std::vector<std::size_t> k_grid;
+  // The local linear regressor's ridge on the slope, in the index's
+  // coordinates (standardized inputs under a normalized metric).
+  double local_linear_ridge = 1.0;
   // Candidate bandwidths of the gradient estimator's kernel estimate f_{n,h}
   // (standardized Euclidean); empty = the regressor's bandwidth grid.
   std::vector<double> gradient_bandwidth_grid;
@@ -103,6 +113,10 @@ struct ModelConfig {
 // the choices fall); k = 1..8, then about 25% apart up to 64.
 std::vector<double> DefaultBandwidthGrid(std::size_t input_dim);
 std::vector<std::size_t> DefaultKGrid();
+// The local linear regressor's: k = 8 to 256, about 1.5x apart (a fit in d
+// dimensions wants several times d neighbours; its ridge keeps a fit to
+// fewer well-posed).
+std::vector<std::size_t> DefaultLocalLinearKGrid();
 
 // Fills empty grids with the defaults and checks every field; the error
 // names the field.

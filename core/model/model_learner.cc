@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/regression/local_average.h"
+#include "core/regression/local_linear.h"
 
 namespace streamreg {
 
@@ -118,13 +119,21 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
                   &scratch.near);
   std::vector<double>& grid_values = scratch.grid_values[i];
   grid_values.resize(grid_size * config.num_targets());
-  if (config.regressor == RegressorKind::kKernel) {
-    KernelAverageGrid(config.kernel,
-                      std::span(config.bandwidth_grid).first(evaluated),
-                      scratch.near, fallback, grid_values);
-  } else {
-    NearestAverageGrid(std::span(config.k_grid).first(evaluated), scratch.near,
-                       fallback, grid_values);
+  switch (config.regressor) {
+    case RegressorKind::kKernel:
+      KernelAverageGrid(config.kernel,
+                        std::span(config.bandwidth_grid).first(evaluated),
+                        scratch.near, fallback, grid_values);
+      break;
+    case RegressorKind::kNearest:
+      NearestAverageGrid(std::span(config.k_grid).first(evaluated),
+                         scratch.near, fallback, grid_values);
+      break;
+    case RegressorKind::kLocalLinear:
+      LocalLinearGrid(std::span(config.k_grid).first(evaluated),
+                      config.local_linear_ridge, scratch.near, fallback,
+                      grid_values);
+      break;
   }
   // The model's own prediction, made with the current choice per target.
   PredictTargets(state, i, scratch.near, prediction);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "core/regression/local_linear.h"
+
 namespace streamreg {
 namespace {
 
@@ -68,13 +70,28 @@ void GatherNeighbors(const ModelState& state,
   // lambda, hence the pointer).
   const SampleStore* store = &state.store;
   const auto targets = [store](std::uint64_t slot) { return store->y(slot); };
-  if (config.regressor == RegressorKind::kKernel) {
-    generation.tree.RangeUnordered(z, config.bandwidth_grid[grid_index], found)
-        .IgnoreError();
-    near->GatherInShells(config.bandwidth_grid, found, targets);
-  } else {
-    generation.tree.Knn(z, config.k_grid[grid_index], found).IgnoreError();
-    near->Gather(*found, targets);
+  switch (config.regressor) {
+    case RegressorKind::kKernel:
+      generation.tree
+          .RangeUnordered(z, config.bandwidth_grid[grid_index], found)
+          .IgnoreError();
+      near->GatherInShells(config.bandwidth_grid, found, targets);
+      break;
+    case RegressorKind::kNearest:
+      generation.tree.Knn(z, config.k_grid[grid_index], found).IgnoreError();
+      near->Gather(*found, targets);
+      break;
+    case RegressorKind::kLocalLinear:
+      // The neighbours' coordinates, read from the same tree as the search.
+      generation.tree.Read([&](const CoverTree& tree) {
+        tree.Knn(z, config.k_grid[grid_index], found).IgnoreError();
+        thread_local std::vector<double> point;
+        point.resize(z.size());
+        near->GatherWithOffsets(*found, z, targets, [&](std::uint64_t id) {
+          return tree.PointOf(id, point.data()).data();
+        });
+      });
+      break;
   }
 }
 
@@ -99,11 +116,18 @@ void PredictTargets(const ModelState& state, std::size_t index,
     for (; end < by_choice.size() && by_choice[end].first == best; ++end) {
       group.push_back(by_choice[end].second);
     }
-    if (config.regressor == RegressorKind::kKernel) {
-      KernelAverageAt(config.kernel, config.bandwidth_grid[best], near,
+    switch (config.regressor) {
+      case RegressorKind::kKernel:
+        KernelAverageAt(config.kernel, config.bandwidth_grid[best], near,
+                        &average, group);
+        break;
+      case RegressorKind::kNearest:
+        NearestAverageAt(config.k_grid[best], near, &average, group);
+        break;
+      case RegressorKind::kLocalLinear:
+        LocalLinearAt(config.k_grid[best], config.local_linear_ridge, near,
                       &average, group);
-    } else {
-      NearestAverageAt(config.k_grid[best], near, &average, group);
+        break;
     }
     for (std::size_t t : group) {
       if (average.neighbors == 0) {

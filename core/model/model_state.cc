@@ -9,9 +9,8 @@ namespace streamreg {
 namespace {
 
 std::size_t GridSize(const ModelConfig& config) {
-  return config.regressor == RegressorKind::kKernel
-             ? config.bandwidth_grid.size()
-             : config.k_grid.size();
+  return ChoosesK(config.regressor) ? config.k_grid.size()
+                                    : config.bandwidth_grid.size();
 }
 
 bool LearnsMetric(const ModelConfig& config) {

@@ -27,7 +27,26 @@ class NeighborTargets {
   template <class Lookup>
   void Gather(std::span<const Neighbor> sorted, Lookup&& lookup) {
     radii_ = {};
+    dim_ = 0;
     Copy(sorted, lookup);
+  }
+
+  // Gather, and also each neighbour's offset from the query, point_of(id) -
+  // query (query.size() coordinates each, point_of(id) returning as many):
+  // the input of the local linear regressor.
+  template <class Lookup, class PointOf>
+  void GatherWithOffsets(std::span<const Neighbor> sorted,
+                         std::span<const double> query, Lookup&& lookup,
+                         PointOf&& point_of) {
+    Gather(sorted, lookup);
+    dim_ = query.size();
+    offsets_.resize(sorted.size() * dim_);
+    for (std::size_t j = 0; j < sorted.size(); ++j) {
+      const double* point = point_of(sorted[j].id);
+      for (std::size_t i = 0; i < dim_; ++i) {
+        offsets_[j * dim_ + i] = point[i] - query[i];
+      }
+    }
   }
 
   // Puts a range search's result (in any order) into ShellOrder for
@@ -38,6 +57,7 @@ class NeighborTargets {
                       std::vector<Neighbor>* neighbors, Lookup&& lookup) {
     shell_order_.Apply(radii, neighbors);
     radii_ = radii;
+    dim_ = 0;
     Copy(*neighbors, lookup);
   }
 
@@ -46,6 +66,12 @@ class NeighborTargets {
   double distance(std::size_t j) const { return distances_[j]; }
   const double* targets(std::size_t j) const {
     return targets_.data() + j * m_;
+  }
+  // The offsets of GatherWithOffsets: dim() coordinates per neighbour
+  // (dim() == 0 after the other gathers).
+  std::size_t dim() const { return dim_; }
+  const double* offsets(std::size_t j) const {
+    return offsets_.data() + j * dim_;
   }
   // The length of the shortest prefix holding every neighbour strictly
   // closer than h: exactly those neighbours when the list is sorted by
@@ -68,6 +94,8 @@ class NeighborTargets {
   std::size_t m_;
   std::vector<double> distances_;
   std::vector<double> targets_;
+  std::size_t dim_ = 0;
+  std::vector<double> offsets_;  // [j * dim_ + i]
   // The shell radii when gathered in ShellOrder, else empty.
   std::span<const double> radii_;
   ShellOrder shell_order_;

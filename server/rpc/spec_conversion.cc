@@ -47,6 +47,29 @@ v1::Kernel KernelToWire(Kernel kernel) {
   return v1::KERNEL_BOX;
 }
 
+RegressorKind RegressorFromWire(v1::Regressor regressor) {
+  switch (regressor) {
+    case v1::REGRESSOR_KNN:
+      return RegressorKind::kNearest;
+    case v1::REGRESSOR_LOCAL_LINEAR:
+      return RegressorKind::kLocalLinear;
+    default:
+      return RegressorKind::kKernel;
+  }
+}
+
+v1::Regressor RegressorToWire(RegressorKind regressor) {
+  switch (regressor) {
+    case RegressorKind::kNearest:
+      return v1::REGRESSOR_KNN;
+    case RegressorKind::kLocalLinear:
+      return v1::REGRESSOR_LOCAL_LINEAR;
+    case RegressorKind::kKernel:
+      break;
+  }
+  return v1::REGRESSOR_KERNEL;
+}
+
 CapacityPolicy PolicyFromWire(v1::CapacityPolicy policy) {
   switch (policy) {
     case v1::CAPACITY_POLICY_WINDOW:
@@ -75,7 +98,7 @@ std::string SpecField(absl::string_view message) {
   for (absl::string_view tuning :
        {"step_ratio", "selection_forgetting", "metric_forgetting",
         "metric_refresh_growth", "egop_ridge", "drift_tolerance",
-        "drift_check_every", "selection_window"}) {
+        "drift_check_every", "selection_window", "local_linear_ridge"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -121,9 +144,7 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   config.target_names.assign(spec.target_names().begin(),
                              spec.target_names().end());
   config.metric = MetricFromWire(spec.metric());
-  config.regressor = spec.regressor() == v1::REGRESSOR_KNN
-                         ? RegressorKind::kNearest
-                         : RegressorKind::kKernel;
+  config.regressor = RegressorFromWire(spec.regressor());
   config.kernel = KernelFromWire(spec.kernel());
   config.per_target_metric = spec.per_target_metric();
   config.capacity.policy = PolicyFromWire(spec.capacity().policy());
@@ -153,6 +174,9 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   if (tuning.has_selection_window()) {
     config.selection_window = tuning.selection_window();
   }
+  if (tuning.has_local_linear_ridge()) {
+    config.local_linear_ridge = tuning.local_linear_ridge();
+  }
   if (absl::Status status = CompleteAndValidate(&config); !status.ok()) {
     return absl::Status(status.code(), SpecField(status.message()));
   }
@@ -166,9 +190,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
     spec.add_target_names(name);
   }
   spec.set_metric(MetricToWire(config.metric));
-  spec.set_regressor(config.regressor == RegressorKind::kNearest
-                         ? v1::REGRESSOR_KNN
-                         : v1::REGRESSOR_KERNEL);
+  spec.set_regressor(RegressorToWire(config.regressor));
   spec.set_kernel(KernelToWire(config.kernel));
   spec.set_per_target_metric(config.per_target_metric);
   spec.mutable_capacity()->set_policy(PolicyToWire(config.capacity.policy));
@@ -189,6 +211,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
       static_cast<std::uint32_t>(config.drift_check_every));
   tuning.set_selection_window(
       static_cast<std::uint32_t>(config.selection_window));
+  tuning.set_local_linear_ridge(config.local_linear_ridge);
   return spec;
 }
 

@@ -102,6 +102,10 @@ std::vector<Case> Cases() {
   forgetting.metric_forgetting = 0.995;
   forgetting.selection_forgetting = 0.99;
   cases.push_back({"kernel_forgetting", forgetting});
+  ModelConfig local_linear = BusyConfig(BaseConfig());
+  local_linear.regressor = RegressorKind::kLocalLinear;
+  local_linear.local_linear_ridge = 0.5;
+  cases.push_back({"local_linear_gradient_weights", local_linear});
   return cases;
 }
 

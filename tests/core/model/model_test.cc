@@ -14,6 +14,7 @@
 #include "core/metric/batch_gradients.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/local_linear_reference.h"
 #include "tests/support/model_test_support.h"
 
 namespace streamreg {
@@ -43,6 +44,26 @@ Prediction Reference(const Model& model, const Stream& stream,
   }
   std::sort(all.begin(), all.end(), NeighborLess);
   Prediction out;
+  if (model.config().regressor == RegressorKind::kLocalLinear) {
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      const std::size_t k = std::min<std::size_t>(stats.k[t], all.size());
+      std::vector<std::vector<double>> offsets;
+      std::vector<double> y;
+      for (std::size_t j = 0; j < k; ++j) {
+        const std::size_t sample = slots[all[j].id];
+        std::vector<double> offset = transform.Apply(stream.input(sample));
+        for (std::size_t i = 0; i < kDim; ++i) offset[i] -= z[i];
+        offsets.push_back(std::move(offset));
+        y.push_back(stream.y[sample * kTargets + t]);
+      }
+      const LocalLinearReference fit =
+          LocalLinearByQr(offsets, y, model.config().local_linear_ridge);
+      out.neighbors.push_back(static_cast<std::uint32_t>(k));
+      out.value.push_back(fit.value);
+      out.spread.push_back(fit.spread);
+    }
+    return out;
+  }
   const bool kernel = model.config().regressor == RegressorKind::kKernel;
   for (std::size_t t = 0; t < kTargets; ++t) {
     double total = 0.0, sum = 0.0;
@@ -117,7 +138,8 @@ TEST(ModelConfigTest, ErrorsNameTheField) {
 }
 
 TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
-  for (RegressorKind kind : {RegressorKind::kNearest, RegressorKind::kKernel}) {
+  for (RegressorKind kind : {RegressorKind::kNearest, RegressorKind::kKernel,
+                             RegressorKind::kLocalLinear}) {
     EXPECT_EQ(*ParseRegressorKind(RegressorKindName(kind)), kind);
   }
   for (MetricKind kind : {MetricKind::kEuclidean, MetricKind::kGradientWeights,
@@ -179,7 +201,8 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
   for (MetricKind metric : {MetricKind::kEuclidean,
                             MetricKind::kGradientWeights, MetricKind::kEgop}) {
     for (RegressorKind regressor :
-         {RegressorKind::kKernel, RegressorKind::kNearest}) {
+         {RegressorKind::kKernel, RegressorKind::kNearest,
+          RegressorKind::kLocalLinear}) {
       SCOPED_TRACE(::testing::Message() << MetricKindName(metric) << " "
                                         << RegressorKindName(regressor));
       ModelConfig config = BaseConfig();
@@ -199,6 +222,44 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
       }
     }
   }
+}
+
+TEST(ModelTest, LocalLinearFollowsTheSlopeBeyondTheVisitedRegion) {
+  // y = 3 x_0 - x_1 (+ noise): learned where x_0 < 0, asked where x_0 is in
+  // [0, 0.5]. A local average flattens at the edge of the data; a local
+  // linear fit continues the slope.
+  std::mt19937_64 random(21);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  auto sample = [&](double x0) {
+    const double x1 = uniform(random), x2 = uniform(random);
+    return std::vector<double>{x0, x1, x2, 3 * x0 - x1 + 0.05 * uniform(random),
+                               x2};
+  };
+  std::vector<std::vector<double>> train, test;
+  for (int s = 0; s < 1500; ++s) train.push_back(sample(uniform(random) - 1));
+  for (int s = 0; s < 200; ++s)
+    test.push_back(sample(0.25 * uniform(random) + 0.25));
+  double squared_error[2] = {0.0, 0.0};
+  for (RegressorKind regressor :
+       {RegressorKind::kNearest, RegressorKind::kLocalLinear}) {
+    ModelConfig config = BaseConfig();
+    config.metric = MetricKind::kEuclidean;
+    config.regressor = regressor;
+    auto model = MakeModel(config);
+    for (const std::vector<double>& row : train) {
+      const Sample s{{row.data(), 3}, {row.data() + 3, 2}, 0};
+      ASSERT_TRUE(model->Learn({&s, 1}).ok());
+    }
+    for (const std::vector<double>& row : test) {
+      const Prediction p = *model->Predict({row.data(), 3});
+      const double error = p.value[0] - row[3];
+      squared_error[regressor == RegressorKind::kLocalLinear] += error * error;
+    }
+  }
+  const double knn_rmse = std::sqrt(squared_error[0] / 200);
+  const double local_linear_rmse = std::sqrt(squared_error[1] / 200);
+  EXPECT_GT(knn_rmse, 0.3);
+  EXPECT_LT(local_linear_rmse, 0.1);
 }
 
 TEST(ModelTest, PerTargetMetricsPredictEachTargetInItsOwnIndex) {
