@@ -23,13 +23,16 @@
 #include "bench/bench_support.h"
 #include "client/loadgen/robot_stream.h"
 #include "common/command_line.h"
+#include "common/normalized_error.h"
 #include "core/model/model.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/synthetic_points.h"
 
 ABSL_FLAG(std::string, sizes, "10000,100000", "Comma-separated model sizes n");
 ABSL_FLAG(std::string, metrics, "euclidean,gw,egop", "Metrics to measure");
-ABSL_FLAG(std::string, regressor, "kernel", "kernel or knn");
+ABSL_FLAG(std::string, regressor, "kernel", "kernel, knn or local_linear");
+ABSL_FLAG(int, honest_lag, -1,
+          "Tuning.honest_lag of the models (-1: the model's default)");
 ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
@@ -48,7 +51,9 @@ struct Figures {
   double learn_us_median = 0, learn_us_p99 = 0, learn_samples_per_s = 0;
   double predict_us_median = 0, predict_us_p99 = 0;
   double predict_neighbors_mean = 0;  // over targets and queries
-  double nmse = 0;
+  double nmse = 0;                    // prequential, mean over targets
+  double honest_nmse = 0;             // honest (leave-recent-out), the same
+  double held_out_nmse = 0;           // on the held-out arm, the same
   double gradient_bandwidth = 0;
   std::vector<double> bandwidths;  // per target
   std::uint64_t rebuilds = 0, rebuild_waits = 0;
@@ -59,6 +64,7 @@ struct ArmData {
   PointSet inputs;
   std::vector<double> torques;
   PointSet held_out;
+  std::vector<double> held_out_torques;
 };
 
 // The simulated Panda (task seed 1); the held-out queries are a second arm
@@ -67,7 +73,7 @@ ArmData PandaArm(std::size_t total, std::size_t queries) {
   ArmStream learned(total);
   ArmStream held_out(queries, total + 37000, 2);
   return {std::move(learned.inputs), std::move(learned.torques),
-          std::move(held_out.inputs)};
+          std::move(held_out.inputs), std::move(held_out.torques)};
 }
 
 Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
@@ -81,6 +87,10 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   ModelConfig config = ArmConfig(metric);
   config.regressor = regressor;
   config.per_target_metric = absl::GetFlag(FLAGS_per_target);
+  if (absl::GetFlag(FLAGS_honest_lag) >= 0) {
+    config.honest_lag =
+        static_cast<std::size_t>(absl::GetFlag(FLAGS_honest_lag));
+  }
   std::unique_ptr<Model> model = *Model::Create(config);
   auto sample = [&](std::size_t s) {
     return Sample{inputs.point(s), {torques.data() + s * kJoints, kJoints}, s};
@@ -115,12 +125,15 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   figures.learn_us_p99 = Percentile(learn_us, 0.99);
 
   std::vector<double> predict_us;
+  NormalizedError held_out_error(kJoints);
   for (std::size_t q = 0; q < held_out.size(); ++q) {
     const Clock::time_point before = Clock::now();
     const absl::StatusOr<Prediction> prediction =
         model->Predict(held_out.point(q));
     predict_us.push_back(1e6 * Seconds(Clock::now() - before));
     if (!prediction.ok()) std::abort();
+    held_out_error.Add(prediction->value,
+                       {data.held_out_torques.data() + q * kJoints, kJoints});
     for (std::uint32_t count : prediction->neighbors) {
       figures.predict_neighbors_mean +=
           static_cast<double>(count) / (kJoints * held_out.size());
@@ -129,9 +142,11 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   figures.predict_us_median = Percentile(predict_us, 0.5);
   figures.predict_us_p99 = Percentile(predict_us, 0.99);
   const ModelStats stats = model->stats();
-  double nmse = 0.0;
-  for (double v : stats.prequential_nmse) nmse += v / kJoints;
-  figures.nmse = nmse;
+  for (std::size_t t = 0; t < kJoints; ++t) {
+    figures.nmse += stats.prequential_nmse[t] / kJoints;
+    figures.honest_nmse += stats.honest_nmse[t] / kJoints;
+  }
+  figures.held_out_nmse = held_out_error.MeanNmse();
   figures.gradient_bandwidth = stats.gradient_bandwidth;
   figures.rebuilds = stats.index_rebuilds;
   figures.rebuild_waits = stats.rebuild_waits;
@@ -158,9 +173,10 @@ int Main() {
   }
   nlohmann::json results = nlohmann::json::array();
   std::cout << absl::StrFormat(
-      "%-10s %8s %12s %12s %12s %12s %10s %10s %8s %8s %7s %s\n", "metric", "n",
-      "warmup/s", "learn/s", "learn µs", "learn p99", "predict µs", "pred p99",
-      "ratio", "nbrs", "nMSE", "waits/rebuilds");
+      "%-10s %8s %12s %12s %12s %12s %10s %10s %8s %8s %7s %7s %8s %s\n",
+      "metric", "n", "warmup/s", "learn/s", "learn µs", "learn p99",
+      "predict µs", "pred p99", "ratio", "nbrs", "nMSE", "honest", "held-out",
+      "waits/rebuilds");
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_metrics), ',')) {
     const absl::StatusOr<MetricKind> metric = ParseMetricKind(name);
@@ -175,11 +191,11 @@ int Main() {
       const double ratio = f.learn_us_median / f.predict_us_median;
       std::cout << absl::StrFormat(
           "%-10s %8d %12.0f %12.0f %12.1f %12.1f %10.1f %10.1f %8.1f %8.0f "
-          "%7.4f %d/%d\n",
+          "%7.4f %7.4f %8.4f %d/%d\n",
           f.metric, f.n, f.warmup_samples_per_s, f.learn_samples_per_s,
           f.learn_us_median, f.learn_us_p99, f.predict_us_median,
           f.predict_us_p99, ratio, f.predict_neighbors_mean, f.nmse,
-          f.rebuild_waits, f.rebuilds);
+          f.honest_nmse, f.held_out_nmse, f.rebuild_waits, f.rebuilds);
       results.push_back({{"metric", f.metric},
                          {"n", f.n},
                          {"warmup_samples_per_s", f.warmup_samples_per_s},
@@ -191,6 +207,8 @@ int Main() {
                          {"predict_neighbors_mean", f.predict_neighbors_mean},
                          {"learn_predict_ratio", ratio},
                          {"prequential_nmse_mean", f.nmse},
+                         {"honest_nmse_mean", f.honest_nmse},
+                         {"held_out_nmse_mean", f.held_out_nmse},
                          {"bandwidths", f.bandwidths},
                          {"gradient_bandwidth", f.gradient_bandwidth},
                          {"index_rebuilds", f.rebuilds},

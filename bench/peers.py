@@ -43,7 +43,8 @@ TEST_FIRST, TEST_END = 2449, 4449  # rows 2,450-4,449
 
 # streamreg configurations: (label, ingest flags).
 STREAMREG_MODELS = [
-    ("streamreg default (GW shared, kernel)", []),
+    ("streamreg default (GW shared, k-NN)", []),
+    ("streamreg, GW shared, kernel", ["--regressor", "kernel"]),
     ("streamreg, shared EGOP, k-NN", ["--metric", "egop", "--regressor", "knn"]),
     ("streamreg, EGOP per torque, k-NN",
      ["--metric", "egop", "--regressor", "knn", "--per_target"]),

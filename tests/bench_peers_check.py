@@ -21,7 +21,7 @@ for prefix, expected in EXPECTED_MEAN.items():
     got = rows[0]["mean_nmse"]
     assert abs(got - expected) < 5e-4, f"{prefix}: {got} != {expected}"
 streamreg = [r for r in report if r["method"].startswith("streamreg")]
-assert len(streamreg) == 6, "six streamreg rows"
+assert len(streamreg) == 7, "seven streamreg rows"
 for row in streamreg:
     assert len(row["nmse"]) == 7, row
     assert all(math.isfinite(v) and 0 < v < 2 for v in row["nmse"].values()), row

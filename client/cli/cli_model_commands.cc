@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "client/cli/cli_commands.h"
 #include "client/cli/csv_columns.h"
+#include "client/cli/target_mean.h"
 #include "client/lib/terminal.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -63,12 +64,6 @@ std::string Text(const google::protobuf::Message& message, bool json_format) {
   std::string text;
   google::protobuf::TextFormat::PrintToString(message, &text);
   return text;
-}
-
-double Mean(const google::protobuf::RepeatedField<double>& values) {
-  double sum = 0.0;
-  for (double v : values) sum += v;
-  return values.empty() ? 0.0 : sum / values.size();
 }
 
 }  // namespace
@@ -179,16 +174,20 @@ absl::Status ListCommand(Client& client, const CliOptions& /*options*/,
                          std::FILE* out) {
   absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
   if (!models.ok()) return models.status();
-  std::fprintf(out, "%-24s %6s %7s %-24s %-16s %10s %10s\n", "NAME", "INPUTS",
-               "TARGETS", "METRIC", "REGRESSOR", "SAMPLES", "NMSE");
+  // The errors are means over the targets: prequential, and honest (leaving
+  // out the samples just before each one scored).
+  std::fprintf(out, "%-24s %6s %7s %-24s %-22s %10s %10s %11s\n", "NAME",
+               "INPUTS", "TARGETS", "METRIC", "REGRESSOR", "SAMPLES", "NMSE",
+               "HONEST_NMSE");
   for (const v1::Model& model : *models) {
-    std::fprintf(out, "%-24s %6u %7d %-24s %-16s %10llu %10.4g\n",
+    std::fprintf(out, "%-24s %6u %7d %-24s %-22s %10llu %10.4g %11.4g\n",
                  model.name().c_str(), model.spec().input_dim(),
                  model.spec().target_names_size(),
                  v1::Metric_Name(model.spec().metric()).c_str(),
                  v1::Regressor_Name(model.spec().regressor()).c_str(),
                  static_cast<unsigned long long>(model.stats().num_samples()),
-                 Mean(model.stats().prequential_nmse()));
+                 MeanOverTargets(model.stats().prequential_nmse()),
+                 MeanOverTargets(model.stats().honest_nmse()));
   }
   return absl::OkStatus();
 }

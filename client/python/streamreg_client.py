@@ -94,7 +94,7 @@ class Client:
         return self._next_id
 
     def create_model(self, name, input_dim, target_names, metric="gw",
-                     regressor="kernel", input_names=()):
+                     regressor="knn", input_names=()):
         spec = model_pb2.ModelSpec(
             input_dim=input_dim, target_names=list(target_names),
             input_names=list(input_names), metric=METRICS[metric],

@@ -62,11 +62,14 @@ class KnnRules {
 
   // Most visits are rejected: that test stays inline, the heap work not.
   void Visit(std::uint64_t id, double distance) {
-    if (heap_->size() == k_ &&
-        (k_ == 0 || distance > heap_->front().distance)) {
-      return;
-    }
+    if (Rejects(distance)) return;
     Admit({id, distance});
+  }
+
+  // Whether a point at `distance` would surely be turned away.
+  bool Rejects(double distance) const {
+    return heap_->size() == k_ &&
+           (k_ == 0 || distance > heap_->front().distance);
   }
 
   void Finish() {
@@ -88,6 +91,48 @@ class KnnRules {
   std::size_t k_;
   double radius_cap_;
   std::vector<Neighbor>* heap_;
+};
+
+// In one traversal, the k nearest points (`all`) and the k nearest of the
+// points `excluded(id)` does not reject (`kept`), each as KnnRules finds
+// them. The bound is the wider of the two, so a search visits about what a
+// k-NN search over the kept points alone would; `excluded` is asked only for
+// points near enough to enter `kept`. With a finite `radius_cap` both heaps
+// are capped as in KnnRules: the answer is exact if KeptCapHeld() (then
+// `all` is too: its k-th distance is at most kept's), else the search must
+// be repeated without the cap.
+template <class Excluded>
+class SplitKnnRules {
+ public:
+  SplitKnnRules(std::size_t k, std::vector<Neighbor>* all,
+                std::vector<Neighbor>* kept, const Excluded& excluded,
+                double radius_cap = std::numeric_limits<double>::infinity())
+      : k_(k),
+        all_(k, all, radius_cap),
+        kept_(k, kept, radius_cap),
+        excluded_(excluded) {}
+
+  // After Finish(): whether a capped search found k kept points within the
+  // cap.
+  bool KeptCapHeld() const { return kept_.CapHeld(k_); }
+
+  double Bound() const { return std::max(all_.Bound(), kept_.Bound()); }
+
+  void Visit(std::uint64_t id, double distance) {
+    all_.Visit(id, distance);
+    if (!kept_.Rejects(distance) && !excluded_(id)) kept_.Visit(id, distance);
+  }
+
+  void Finish() {
+    all_.Finish();
+    kept_.Finish();
+  }
+
+ private:
+  std::size_t k_;
+  KnnRules all_;
+  KnnRules kept_;
+  const Excluded& excluded_;
 };
 
 // Every point within `radius` of the query (distance <= radius), in the

@@ -120,7 +120,10 @@ ModelStats Model::stats() const {
   for (std::size_t t = 0; t < m; ++t) {
     stats.prequential_nmse.push_back(state_.score.Nmse(t));
     stats.prequential_mse.push_back(state_.score.MeanSquaredError(t));
+    stats.honest_nmse.push_back(state_.honest_score.Nmse(t));
+    stats.honest_mse.push_back(state_.honest_score.MeanSquaredError(t));
   }
+  stats.honest_lag = state_.recent.lag();
   for (std::size_t i = 0; i < state_.predictions.size(); ++i) {
     for (std::size_t t : state_.predictions[i].targets) {
       const std::size_t best = state_.selectors[i].Best(t);

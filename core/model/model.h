@@ -31,8 +31,13 @@ struct ModelStats {
   // error it is made of.
   std::vector<double> prequential_nmse;
   std::vector<double> prequential_mse;
+  // The same for the honest (leave-recent-out) error, and its lag W in
+  // samples (0: the honest error is the prequential one).
+  std::vector<double> honest_nmse;
+  std::vector<double> honest_mse;
+  std::uint64_t honest_lag = 0;
   // Per target, the hyper-parameter the regressor predicts with now: the
-  // bandwidth (kernel) or k (k-NN); the other is 0.
+  // bandwidth (kernel) or k (k-NN, local linear); the other is 0.
   std::vector<double> bandwidth;
   std::vector<std::uint32_t> k;
   // The gradient estimator's bandwidth h and step t (0 for Euclidean).

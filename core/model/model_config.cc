@@ -15,6 +15,7 @@ constexpr std::size_t kMaxInputDim = 4096;
 constexpr std::size_t kMaxTargets = 256;
 constexpr std::size_t kMaxGridSize = 64;
 constexpr std::size_t kMaxK = 4096;
+constexpr std::size_t kMaxHonestLag = 1 << 20;
 
 template <class T>
 absl::Status ValidateGrid(const std::vector<T>& grid, absl::string_view name) {
@@ -77,6 +78,11 @@ std::vector<double> DefaultBandwidthGrid(std::size_t input_dim) {
 
 std::vector<std::size_t> DefaultKGrid() {
   return {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 19, 24, 30, 38, 48, 64};
+}
+
+std::size_t ModelConfig::EffectiveHonestLag() const {
+  if (capacity.policy == CapacityPolicy::kUnbounded) return honest_lag;
+  return std::min(honest_lag, capacity.limit / 2);
 }
 
 std::vector<std::size_t> DefaultLocalLinearKGrid() {
@@ -155,6 +161,10 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
         absl::StrCat("metric_refresh_growth: 0 or a factor above 1, got ",
                      config->metric_refresh_growth));
   }
+  if (config->honest_lag > kMaxHonestLag) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "honest_lag: at most ", kMaxHonestLag, ", got ", config->honest_lag));
+  }
   if (!(config->local_linear_ridge > 0.0) ||
       !std::isfinite(config->local_linear_ridge)) {
     return absl::InvalidArgumentError(
@@ -192,8 +202,9 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
 namespace streamreg {
 namespace {
 
-// Version 2 added local_linear_ridge (a version 1 encoding loads with its
-// default).
+// Version 2 added local_linear_ridge and honest_lag (a version 1 encoding
+// loads with the ridge's default and honest_lag 0: the error that chose h
+// or k when it was written).
 constexpr std::uint32_t kConfigVersion = 2;
 
 template <class Enum>
@@ -236,6 +247,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U64(c.capacity.limit);
   out.U64(c.seed);
   out.Double(c.local_linear_ridge);
+  out.U64(c.honest_lag);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -280,6 +292,7 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   c->seed = in.U64();
   c->local_linear_ridge =
       version >= 2 ? in.Double() : ModelConfig().local_linear_ridge;
+  c->honest_lag = version >= 2 ? in.U64() : 0;
   return in.ok();
 }
 

@@ -11,12 +11,15 @@ namespace streamreg {
 struct ModelLearner::Scratch {
   Scratch(std::size_t dim, std::size_t num_targets, std::size_t num_indexes)
       : near(num_targets),
+        older(num_targets),
         point(dim),
         estimator(dim, num_targets),
         grid_values(num_indexes),
         evaluated(num_indexes, 0) {}
   std::vector<Neighbor> found;
   NeighborTargets near;
+  // The same without the recent samples (the honest error's).
+  OlderNeighbors older;
   std::vector<double> z;
   std::vector<double> point;  // a neighbour's coordinates (PointOf)
   GradientEstimator estimator;
@@ -27,6 +30,8 @@ struct ModelLearner::Scratch {
   std::vector<double> gradient_grid_values;
   std::size_t gradient_evaluated = 0;
   GradientEstimate estimate;
+  // The honest prediction of the sample being learned.
+  Prediction honest;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -43,6 +48,8 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
   prediction.value.assign(m, 0.0);
   prediction.spread.assign(m, 0.0);
   prediction.neighbors.assign(m, 0);
+  Prediction& honest = scratch_->honest;
+  honest = prediction;
   {
     SharedLock lock(state.lock);
     prediction.learned = state.store.seen();
@@ -50,7 +57,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
                                        state.targets.mean().end());
     // 1. Every grid value predicts the sample (test before train).
     for (std::size_t i = 0; i < state.predictions.size(); ++i) {
-      EvaluateGrid(state, i, sample.x, fallback, &prediction);
+      EvaluateGrid(state, i, sample.x, fallback, &prediction, &honest);
     }
     // 2. The gradient estimate from the samples before this one.
     if (state.gradient_index != nullptr) {
@@ -80,6 +87,7 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
                            scratch.evaluated[i]);
   }
   state.score.Add(prediction.value, sample.y);
+  state.honest_score.Add(scratch.honest.value, sample.y);
   if (state.gradient_index != nullptr) {
     state.gradient_selector.Add(scratch.gradient_grid_values, sample.y,
                                 scratch.gradient_evaluated);
@@ -97,6 +105,7 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
                                          sample.x.size());
     for (MetricIndex* index : indexes) index->Insert(placement.slot, stored);
   }
+  state.recent.Add(placement.keep ? placement.slot : RecentSlots::kNotStored);
   state.inputs.Add(sample.x);
   state.targets.Add(sample.y);
 }
@@ -104,7 +113,7 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
 void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
                                 std::span<const double> x,
                                 std::span<const double> fallback,
-                                Prediction* prediction) {
+                                Prediction* prediction, Prediction* honest) {
   const ModelConfig& config = state.config;
   Scratch& scratch = *scratch_;
   const std::shared_ptr<const MetricIndex::Generation> generation =
@@ -115,28 +124,32 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
   const std::size_t evaluated =
       EvaluatedPrefix(state, grid_size, WidestChoice(state, i));
   scratch.evaluated[i] = evaluated;
+  // The grid is scored on the neighbours the honest error allows.
+  const bool leave_out = !state.recent.empty();
   GatherNeighbors(state, *generation, scratch.z, evaluated - 1, &scratch.found,
-                  &scratch.near);
+                  &scratch.near, leave_out ? &scratch.older : nullptr);
+  const NeighborTargets& near = leave_out ? scratch.older.near : scratch.near;
   std::vector<double>& grid_values = scratch.grid_values[i];
   grid_values.resize(grid_size * config.num_targets());
   switch (config.regressor) {
     case RegressorKind::kKernel:
       KernelAverageGrid(config.kernel,
-                        std::span(config.bandwidth_grid).first(evaluated),
-                        scratch.near, fallback, grid_values);
+                        std::span(config.bandwidth_grid).first(evaluated), near,
+                        fallback, grid_values);
       break;
     case RegressorKind::kNearest:
-      NearestAverageGrid(std::span(config.k_grid).first(evaluated),
-                         scratch.near, fallback, grid_values);
+      NearestAverageGrid(std::span(config.k_grid).first(evaluated), near,
+                         fallback, grid_values);
       break;
     case RegressorKind::kLocalLinear:
       LocalLinearGrid(std::span(config.k_grid).first(evaluated),
-                      config.local_linear_ridge, scratch.near, fallback,
-                      grid_values);
+                      config.local_linear_ridge, near, fallback, grid_values);
       break;
   }
-  // The model's own prediction, made with the current choice per target.
+  // The model's own prediction, made with the current choice per target,
+  // and the honest one.
   PredictTargets(state, i, scratch.near, prediction);
+  PredictTargets(state, i, near, honest);
 }
 
 std::size_t ModelLearner::EvaluatedPrefix(const ModelState& state,
@@ -176,7 +189,11 @@ void ModelLearner::EstimateGradient(const ModelState& state,
   generation->tree.Read([&](const CoverTree& tree) {
     tree.RangeUnordered(scratch.z, radius, &scratch.found).IgnoreError();
     // The bandwidth of f_{n,h} is chosen like the regressor's: every grid
-    // value predicts the sample in standardized Euclidean coordinates.
+    // value predicts the sample in standardized Euclidean coordinates. By
+    // the plain prequential error, not the honest one: f_{n,h} serves the
+    // finite differences at the sample, from every sample before it, and
+    // the honest choice (wider) made each estimate 20 times as costly on
+    // the simulated arm for the same held-out error (docs/estimators.md).
     scratch.near.GatherInShells(config.gradient_bandwidth_grid, &scratch.found,
                                 targets);
     scratch.gradient_grid_values.resize(config.gradient_bandwidth_grid.size() *

@@ -46,11 +46,12 @@ class ModelLearner {
   // Work buffers, reused from sample to sample.
   struct Scratch;
 
-  // Prediction index i's grid values for x and the model's prediction for
-  // its targets (written into `prediction`).
+  // Prediction index i's grid values for x (by the honest error: without
+  // the recent samples) and the model's prediction for its targets, plain
+  // (written into `prediction`) and honest (into `honest`).
   void EvaluateGrid(const ModelState& state, std::size_t i,
                     std::span<const double> x, std::span<const double> fallback,
-                    Prediction* prediction)
+                    Prediction* prediction, Prediction* honest)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // The gradient estimator's grid values for x and its estimate there.
   void EstimateGradient(const ModelState& state, std::span<const double> x,

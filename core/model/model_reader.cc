@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
+#include "core/index/search_rules.h"
 #include "core/regression/local_linear.h"
 
 namespace streamreg {
@@ -14,6 +16,33 @@ void Fallback(const ModelState& state, std::size_t target, Prediction* out)
   out->value[target] = state.targets.mean()[target];
   out->spread[target] = std::sqrt(state.targets.Variance(target));
   out->neighbors[target] = 0;
+}
+
+// The k nearest (`found`) and the k nearest that are not recent
+// (older->found), in one traversal: first capped at twice the distance the
+// k-th older neighbour of recent samples had, and again uncapped if that
+// was too small (on a trajectory every near sample is recent, and an
+// uncapped bound stays infinite until k older ones are found).
+template <class IsRecent>
+void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
+              const IsRecent& is_recent, std::vector<Neighbor>* found,
+              OlderNeighbors* older) {
+  const double cap = older->radius.Cap(k);
+  bool exact = false;
+  if (cap < std::numeric_limits<double>::infinity()) {
+    SplitKnnRules capped(k, found, &older->found, is_recent, cap);
+    tree.Search(z.data(), capped);
+    capped.Finish();
+    exact = capped.KeptCapHeld();
+  }
+  if (!exact) {
+    SplitKnnRules rules(k, found, &older->found, is_recent);
+    tree.Search(z.data(), rules);
+    rules.Finish();
+  }
+  if (older->found.size() == k) {
+    older->radius.Record(k, older->found.back().distance);
+  }
 }
 
 }  // namespace
@@ -64,35 +93,53 @@ std::size_t WidestChoice(const ModelState& state, std::size_t index) {
 void GatherNeighbors(const ModelState& state,
                      const MetricIndex::Generation& generation,
                      std::span<const double> z, std::size_t grid_index,
-                     std::vector<Neighbor>* found, NeighborTargets* near) {
+                     std::vector<Neighbor>* found, NeighborTargets* near,
+                     OlderNeighbors* older) {
   const ModelConfig& config = state.config;
   // Called with the lock held shared (the analysis cannot see into a
-  // lambda, hence the pointer).
+  // lambda, hence the pointers).
   const SampleStore* store = &state.store;
+  const RecentSlots* recent = &state.recent;
   const auto targets = [store](std::uint64_t slot) { return store->y(slot); };
-  switch (config.regressor) {
-    case RegressorKind::kKernel:
-      generation.tree
-          .RangeUnordered(z, config.bandwidth_grid[grid_index], found)
-          .IgnoreError();
-      near->GatherInShells(config.bandwidth_grid, found, targets);
-      break;
-    case RegressorKind::kNearest:
-      generation.tree.Knn(z, config.k_grid[grid_index], found).IgnoreError();
-      near->Gather(*found, targets);
-      break;
-    case RegressorKind::kLocalLinear:
-      // The neighbours' coordinates, read from the same tree as the search.
-      generation.tree.Read([&](const CoverTree& tree) {
-        tree.Knn(z, config.k_grid[grid_index], found).IgnoreError();
-        thread_local std::vector<double> point;
-        point.resize(z.size());
-        near->GatherWithOffsets(*found, z, targets, [&](std::uint64_t id) {
-          return tree.PointOf(id, point.data()).data();
-        });
-      });
-      break;
+  const auto is_recent = [recent](std::uint64_t slot) {
+    return recent->Contains(slot);
+  };
+  if (config.regressor == RegressorKind::kKernel) {
+    generation.tree.RangeUnordered(z, config.bandwidth_grid[grid_index], found)
+        .IgnoreError();
+    if (older != nullptr) {
+      older->found.clear();
+      for (const Neighbor& neighbor : *found) {
+        if (!is_recent(neighbor.id)) older->found.push_back(neighbor);
+      }
+      older->near.GatherInShells(config.bandwidth_grid, &older->found, targets);
+    }
+    near->GatherInShells(config.bandwidth_grid, found, targets);
+    return;
   }
+  const std::size_t k = config.k_grid[grid_index];
+  generation.tree.Read([&](const CoverTree& tree) {
+    if (older == nullptr) {
+      tree.Knn(z, k, found).IgnoreError();
+    } else {
+      SplitKnn(tree, z, k, is_recent, found, older);
+    }
+    if (config.regressor == RegressorKind::kNearest) {
+      near->Gather(*found, targets);
+      if (older != nullptr) older->near.Gather(older->found, targets);
+      return;
+    }
+    // Local linear: the neighbours' coordinates, read from the same tree.
+    thread_local std::vector<double> point;
+    point.resize(z.size());
+    const auto point_of = [&](std::uint64_t id) {
+      return tree.PointOf(id, point.data()).data();
+    };
+    near->GatherWithOffsets(*found, z, targets, point_of);
+    if (older != nullptr) {
+      older->near.GatherWithOffsets(older->found, z, targets, point_of);
+    }
+  });
 }
 
 void PredictTargets(const ModelState& state, std::size_t index,

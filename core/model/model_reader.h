@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "core/index/knn_radius_estimate.h"
 #include "core/index/neighbor.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_state.h"
@@ -26,13 +27,27 @@ namespace streamreg {
 void PredictWithModel(const ModelState& state, std::span<const double> x,
                       Prediction* out) ABSL_LOCKS_EXCLUDED(state.lock);
 
+// The neighbours of a query without the recent samples (ModelState::recent):
+// what the honest error predicts from.
+struct OlderNeighbors {
+  explicit OlderNeighbors(std::size_t num_targets) : near(num_targets) {}
+  std::vector<Neighbor> found;
+  NeighborTargets near;
+  // How far the k-th of them was for recent samples: the next k-NN search
+  // starts capped (KnnRadiusEstimate). Speed only: answers are exact.
+  KnnRadiusEstimate radius;
+};
+
 // The neighbours of z (in `generation`'s coordinates) and their targets: a
 // range search at bandwidth_grid[grid_index] in ShellOrder for the kernel
-// regressor, or the k_grid[grid_index] nearest sorted by distance.
+// regressor, or the k_grid[grid_index] nearest sorted by distance (with
+// their offsets from z for local linear). With `older`, in the same search,
+// the same for the samples that are not recent.
 void GatherNeighbors(const ModelState& state,
                      const MetricIndex::Generation& generation,
                      std::span<const double> z, std::size_t grid_index,
-                     std::vector<Neighbor>* found, NeighborTargets* near)
+                     std::vector<Neighbor>* found, NeighborTargets* near,
+                     OlderNeighbors* older = nullptr)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // Writes the predictions of prediction index `index`'s targets from `near`

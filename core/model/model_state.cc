@@ -59,6 +59,8 @@ ModelState::ModelState(const ModelConfig& config)
       gradient_selector(config.gradient_bandwidth_grid.size(),
                         config.num_targets(), config.selection_forgetting),
       score(config.num_targets(), config.selection_forgetting),
+      honest_score(config.num_targets(), config.selection_forgetting),
+      recent(config.EffectiveHonestLag()),
       since_refresh(config.input_dim, config.num_targets(),
                     config.metric == MetricKind::kEgop),
       gradient_index(LearnsMetric(config)

@@ -18,6 +18,7 @@
 #include "core/metric/slot_rows.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_config.h"
+#include "core/model/recent_slots.h"
 #include "core/model/sample_store.h"
 #include "core/regression/prequential_selector.h"
 
@@ -100,6 +101,10 @@ struct ModelState {
   GradientStatistics gradients ABSL_GUARDED_BY(lock);
   PrequentialSelector gradient_selector ABSL_GUARDED_BY(lock);
   PrequentialScore score ABSL_GUARDED_BY(lock);
+  // The honest (leave-recent-out) error of the model's predictions, and the
+  // slots of the samples it leaves out.
+  PrequentialScore honest_score ABSL_GUARDED_BY(lock);
+  RecentSlots recent ABSL_GUARDED_BY(lock);
   // The selection over each prediction index's grid, by index.
   std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);
   std::uint64_t metric_refreshes ABSL_GUARDED_BY(lock) = 0;

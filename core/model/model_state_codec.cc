@@ -10,7 +10,9 @@
 namespace streamreg {
 namespace {
 
-constexpr std::uint32_t kStateVersion = 1;
+// Version 2 added the honest error (its score and the recent slots); a
+// version 1 state loads with neither (the honest error starts afresh).
+constexpr std::uint32_t kStateVersion = 2;
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -76,6 +78,8 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   state.since_refresh.Save(out);
   state.gradient_selector.Save(out);
   state.score.Save(out);
+  state.honest_score.Save(out);
+  state.recent.Save(out);
   out.U64(take_over.gradient_index);
   out.U64(take_over.refresh);
   out.U64(take_over.refreshed_size);
@@ -91,7 +95,8 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
 bool LoadModelState(ByteReader& in, ModelState& state,
                     LoadedModelState* loaded) {
   const std::size_t d = state.config.input_dim;
-  if (in.U32() != kStateVersion || in.U64() != d ||
+  const std::uint32_t version = in.U32();
+  if ((version != 1 && version != kStateVersion) || in.U64() != d ||
       in.U64() != state.config.num_targets() ||
       in.U64() != state.predictions.size() ||
       in.U8() != (state.gradient_index != nullptr ? 1 : 0)) {
@@ -102,6 +107,10 @@ bool LoadModelState(ByteReader& in, ModelState& state,
   if (!state.inputs.Load(in) || !state.targets.Load(in) ||
       !state.gradients.Load(in) || !state.since_refresh.Load(in) ||
       !state.gradient_selector.Load(in) || !state.score.Load(in)) {
+    return false;
+  }
+  if (version >= 2 &&
+      (!state.honest_score.Load(in) || !state.recent.Load(in))) {
     return false;
   }
   TakeOverPoints& take_over = state.take_over;

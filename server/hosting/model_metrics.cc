@@ -148,13 +148,31 @@ void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
       out.Sample(family.name, {{"model", r.model->name()}}, family.value(r));
     }
   }
-  WritePerTarget(readings, "streamreg_model_prequential_nmse",
-                 "Prequential normalized mean squared error per target: each "
-                 "sample predicted before it was learned (NaN until known).",
-                 &ModelStats::prequential_nmse, out);
-  WritePerTarget(readings, "streamreg_model_prequential_mse",
-                 "Prequential mean squared error per target.",
-                 &ModelStats::prequential_mse, out);
+  struct PerTargetFamily {
+    const char* name;
+    const char* help;
+    std::vector<double> ModelStats::*errors;
+  };
+  for (const PerTargetFamily& family :
+       {PerTargetFamily{
+            "streamreg_model_prequential_nmse",
+            "Prequential normalized mean squared error per target: each "
+            "sample predicted before it was learned (NaN until known).",
+            &ModelStats::prequential_nmse},
+        PerTargetFamily{"streamreg_model_prequential_mse",
+                        "Prequential mean squared error per target.",
+                        &ModelStats::prequential_mse},
+        PerTargetFamily{
+            "streamreg_model_honest_nmse",
+            "Honest (leave-recent-out) normalized mean squared error per "
+            "target: each sample predicted before it was learned and "
+            "without the samples just before it (NaN until known).",
+            &ModelStats::honest_nmse},
+        PerTargetFamily{"streamreg_model_honest_mse",
+                        "Honest mean squared error per target.",
+                        &ModelStats::honest_mse}}) {
+    WritePerTarget(readings, family.name, family.help, family.errors, out);
+  }
   constexpr char kRebuild[] = "streamreg_model_index_rebuild_duration_seconds";
   out.Family(kRebuild, PrometheusText::Type::kSummary,
              "Time index rebuilds built since the server started took, from "

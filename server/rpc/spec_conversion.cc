@@ -49,25 +49,25 @@ v1::Kernel KernelToWire(Kernel kernel) {
 
 RegressorKind RegressorFromWire(v1::Regressor regressor) {
   switch (regressor) {
-    case v1::REGRESSOR_KNN:
-      return RegressorKind::kNearest;
+    case v1::REGRESSOR_KERNEL:
+      return RegressorKind::kKernel;
     case v1::REGRESSOR_LOCAL_LINEAR:
       return RegressorKind::kLocalLinear;
     default:
-      return RegressorKind::kKernel;
+      return RegressorKind::kNearest;
   }
 }
 
 v1::Regressor RegressorToWire(RegressorKind regressor) {
   switch (regressor) {
-    case RegressorKind::kNearest:
-      return v1::REGRESSOR_KNN;
+    case RegressorKind::kKernel:
+      return v1::REGRESSOR_KERNEL;
     case RegressorKind::kLocalLinear:
       return v1::REGRESSOR_LOCAL_LINEAR;
-    case RegressorKind::kKernel:
+    case RegressorKind::kNearest:
       break;
   }
-  return v1::REGRESSOR_KERNEL;
+  return v1::REGRESSOR_KNN;
 }
 
 CapacityPolicy PolicyFromWire(v1::CapacityPolicy policy) {
@@ -98,7 +98,8 @@ std::string SpecField(absl::string_view message) {
   for (absl::string_view tuning :
        {"step_ratio", "selection_forgetting", "metric_forgetting",
         "metric_refresh_growth", "egop_ridge", "drift_tolerance",
-        "drift_check_every", "selection_window", "local_linear_ridge"}) {
+        "drift_check_every", "selection_window", "local_linear_ridge",
+        "honest_lag"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -177,6 +178,7 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   if (tuning.has_local_linear_ridge()) {
     config.local_linear_ridge = tuning.local_linear_ridge();
   }
+  if (tuning.has_honest_lag()) config.honest_lag = tuning.honest_lag();
   if (absl::Status status = CompleteAndValidate(&config); !status.ok()) {
     return absl::Status(status.code(), SpecField(status.message()));
   }
@@ -212,6 +214,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   tuning.set_selection_window(
       static_cast<std::uint32_t>(config.selection_window));
   tuning.set_local_linear_ridge(config.local_linear_ridge);
+  tuning.set_honest_lag(static_cast<std::uint32_t>(config.honest_lag));
   return spec;
 }
 

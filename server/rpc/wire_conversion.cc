@@ -61,6 +61,9 @@ void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
   out->set_num_stored(stats.samples_stored);
   Assign(stats.prequential_nmse, out->mutable_prequential_nmse());
   Assign(stats.prequential_mse, out->mutable_prequential_mse());
+  Assign(stats.honest_nmse, out->mutable_honest_nmse());
+  Assign(stats.honest_mse, out->mutable_honest_mse());
+  out->set_honest_lag(stats.honest_lag);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());
   out->set_gradient_bandwidth(stats.gradient_bandwidth);

@@ -111,11 +111,14 @@ inline void ExpectSameModel(const Model& a, const Model& b,
   EXPECT_EQ(sa.samples_seen, sb.samples_seen);
   EXPECT_EQ(sa.samples_stored, sb.samples_stored);
   EXPECT_EQ(sa.prequential_mse, sb.prequential_mse);
-  for (std::size_t t = 0; t < sa.prequential_nmse.size(); ++t) {
-    EXPECT_EQ(std::isnan(sa.prequential_nmse[t]),
-              std::isnan(sb.prequential_nmse[t]));
-    if (!std::isnan(sa.prequential_nmse[t])) {
-      EXPECT_EQ(sa.prequential_nmse[t], sb.prequential_nmse[t]);
+  EXPECT_EQ(sa.honest_mse, sb.honest_mse);
+  EXPECT_EQ(sa.honest_lag, sb.honest_lag);
+  for (auto nmse : {&ModelStats::prequential_nmse, &ModelStats::honest_nmse}) {
+    for (std::size_t t = 0; t < (sa.*nmse).size(); ++t) {
+      EXPECT_EQ(std::isnan((sa.*nmse)[t]), std::isnan((sb.*nmse)[t]));
+      if (!std::isnan((sa.*nmse)[t])) {
+        EXPECT_EQ((sa.*nmse)[t], (sb.*nmse)[t]);
+      }
     }
   }
   EXPECT_EQ(sa.bandwidth, sb.bandwidth);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <ostream>
 #include <random>
 #include <string>
@@ -295,6 +296,58 @@ TEST(CoverTreeTiny, EmptyAndSingleton) {
   ASSERT_TRUE(tree.Remove(42).ok());
   EXPECT_TRUE(tree.empty());
   EXPECT_TRUE(tree.CheckInvariants().ok());
+}
+
+}  // namespace
+}  // namespace streamreg
+
+namespace streamreg {
+namespace {
+
+// SplitKnnRules: both answers of one traversal equal brute force — the k
+// nearest, and the k nearest of the points not excluded — uncapped, and
+// capped whenever the cap held (which it must once it reaches the kept k-th
+// distance).
+TEST(SplitKnnTest, BothAnswersEqualBruteForceCappedOrNot) {
+  // A trajectory: the excluded points (the last 300 and every fifth id) are
+  // the nearest ones of the queries that lie on it.
+  const PointSet points = ArmPoints(3000, 3, 5);
+  CoverTree tree(points.dim);
+  BruteForceSearch brute(points.dim);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    ASSERT_TRUE(tree.Insert(i, points.point(i)).ok());
+    brute.Add(i, points.point(i));
+  }
+  const auto excluded = [](std::uint64_t id) {
+    return id >= 2700 || id % 5 == 0;
+  };
+  for (std::size_t q : {2999u, 2850u, 1200u, 17u}) {
+    const std::span<const double> query = points.point(q);
+    for (std::size_t k : {1u, 8u, 64u}) {
+      std::vector<Neighbor> kept_expected;
+      for (const Neighbor& n : brute.Knn(query, brute.size())) {
+        if (!excluded(n.id) && kept_expected.size() < k) {
+          kept_expected.push_back(n);
+        }
+      }
+      const double kth = kept_expected.back().distance;
+      for (double cap : {std::numeric_limits<double>::infinity(), 0.5 * kth,
+                         kth, 2.0 * kth}) {
+        std::vector<Neighbor> all, kept;
+        SplitKnnRules rules(k, &all, &kept, excluded, cap);
+        tree.Search(query.data(), rules);
+        rules.Finish();
+        const std::string context =
+            absl::StrCat("query ", q, " k ", k, " cap ", cap);
+        if (cap >= kth) {
+          ASSERT_TRUE(rules.KeptCapHeld()) << context;
+        }
+        if (!rules.KeptCapHeld()) continue;
+        EXPECT_EQ(all, brute.Knn(query, k)) << context;
+        EXPECT_EQ(kept, kept_expected) << context;
+      }
+    }
+  }
 }
 
 }  // namespace

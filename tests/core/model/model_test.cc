@@ -262,6 +262,98 @@ TEST(ModelTest, LocalLinearFollowsTheSlopeBeyondTheVisitedRegion) {
   EXPECT_LT(local_linear_rmse, 0.1);
 }
 
+// A stream that repeats each sample four times in a row (a fast sensor's
+// near copies, made exact): x uniform in [-1, 1], y = sin(3x) + noise, one
+// input and one target.
+struct RepeatingStream {
+  std::vector<double> x, y;
+};
+RepeatingStream MakeRepeatingStream(std::size_t distinct, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  RepeatingStream s;
+  for (std::size_t i = 0; i < distinct; ++i) {
+    const double x = uniform(random);
+    const double y = std::sin(3 * x) + 0.3 * uniform(random);
+    for (int copy = 0; copy < 4; ++copy) {
+      s.x.push_back(x);
+      s.y.push_back(y);
+    }
+  }
+  return s;
+}
+
+ModelConfig RepeatingStreamConfig(std::vector<std::size_t> k_grid,
+                                  std::size_t honest_lag) {
+  ModelConfig config;
+  config.input_dim = 1;
+  config.target_names = {"y"};
+  config.metric = MetricKind::kEuclidean;
+  config.regressor = RegressorKind::kNearest;
+  config.k_grid = std::move(k_grid);
+  config.honest_lag = honest_lag;
+  return config;
+}
+
+ModelStats LearnRepeatingStream(const ModelConfig& config,
+                                const RepeatingStream& stream) {
+  auto model = MakeModel(config);
+  for (std::size_t s = 0; s < stream.y.size(); ++s) {
+    const Sample sample{{&stream.x[s], 1}, {&stream.y[s], 1}, s};
+    EXPECT_TRUE(model->Learn({&sample, 1}).ok());
+  }
+  return model->stats();
+}
+
+TEST(ModelTest, TheHonestErrorLeavesOutTheRecentSamples) {
+  // With k = 1 and a lag of 3, the honest prediction of sample t is the
+  // nearest of samples 0 .. t-4 (in one dimension the standardization keeps
+  // the order of distances), the prequential one the nearest of 0 .. t-1;
+  // both fall back to the running mean of y. Both errors are recomputed
+  // here by brute force and scored like the model scores them.
+  const RepeatingStream stream = MakeRepeatingStream(400, 11);
+  const ModelConfig config = RepeatingStreamConfig({1}, 3);
+  const ModelStats stats = LearnRepeatingStream(config, stream);
+  PrequentialScore prequential(1, config.selection_forgetting);
+  PrequentialScore honest(1, config.selection_forgetting);
+  double sum = 0.0;
+  auto nearest_before = [&](std::size_t end, std::size_t t) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < end; ++j) {
+      if (std::abs(stream.x[j] - stream.x[t]) <
+          std::abs(stream.x[best] - stream.x[t])) {
+        best = j;
+      }
+    }
+    return end == 0 ? (t == 0 ? 0.0 : sum / static_cast<double>(t))
+                    : stream.y[best];
+  };
+  for (std::size_t t = 0; t < stream.y.size(); ++t) {
+    const double plain = nearest_before(t, t);
+    const double left_out = nearest_before(t >= 3 ? t - 3 : 0, t);
+    prequential.Add({&plain, 1}, {&stream.y[t], 1});
+    honest.Add({&left_out, 1}, {&stream.y[t], 1});
+    sum += stream.y[t];
+  }
+  EXPECT_EQ(stats.honest_lag, 3u);
+  EXPECT_NEAR(stats.prequential_mse[0], prequential.MeanSquaredError(0), 1e-12);
+  EXPECT_NEAR(stats.honest_mse[0], honest.MeanSquaredError(0), 1e-12);
+  // Three samples in four are copies of one just before: the prequential
+  // figure flatters the model; the honest one does not.
+  EXPECT_LT(stats.prequential_nmse[0], 0.5 * stats.honest_nmse[0]);
+}
+
+TEST(ModelTest, TheHonestErrorChoosesK) {
+  // On near copies the prequential error prefers k = 1 (it looks the copy
+  // up); leaving the copies out shows that averaging 16 neighbours
+  // predicts new inputs better.
+  const RepeatingStream stream = MakeRepeatingStream(500, 12);
+  EXPECT_EQ(LearnRepeatingStream(RepeatingStreamConfig({1, 16}, 0), stream).k,
+            std::vector<std::uint32_t>{1});
+  EXPECT_EQ(LearnRepeatingStream(RepeatingStreamConfig({1, 16}, 3), stream).k,
+            std::vector<std::uint32_t>{16});
+}
+
 TEST(ModelTest, PerTargetMetricsPredictEachTargetInItsOwnIndex) {
   const Stream stream = MakeStream(1200, 4);
   ModelConfig config = BaseConfig();

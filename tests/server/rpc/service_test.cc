@@ -104,7 +104,8 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(created->name(), "arm-1");
   EXPECT_EQ(created->spec().metric(), v1::METRIC_GRADIENT_WEIGHTS);
-  EXPECT_EQ(created->spec().regressor(), v1::REGRESSOR_KERNEL);
+  EXPECT_EQ(created->spec().regressor(), v1::REGRESSOR_KNN);
+  EXPECT_EQ(created->spec().tuning().honest_lag(), 200u);
   EXPECT_EQ(created->spec().kernel(), v1::KERNEL_BOX);
   EXPECT_EQ(created->spec().bandwidth_grid_size(), 27);  // the default grid
   EXPECT_EQ(created->spec().tuning().step_ratio(), 0.5);

@@ -423,6 +423,17 @@ TEST_F(MetricsEndpointTest, ModelFamiliesEqualWhatTheModelReports) {
                   "streamreg_model_prequential_mse{model=\"arm\",target=\"",
                   targets[t], "\"}")],
               arm->stats().prequential_mse(t));
+    // 400 samples, 200 of them past the honest lag: known, and not the
+    // prequential figure.
+    const double honest = scrape[absl::StrCat(
+        "streamreg_model_honest_nmse{model=\"arm\",target=\"", targets[t],
+        "\"}")];
+    EXPECT_EQ(honest, arm->stats().honest_nmse(t));
+    EXPECT_NE(honest, arm->stats().prequential_nmse(t));
+    EXPECT_EQ(scrape[absl::StrCat(
+                  "streamreg_model_honest_mse{model=\"arm\",target=\"",
+                  targets[t], "\"}")],
+              arm->stats().honest_mse(t));
   }
   EXPECT_EQ(scrape["streamreg_model_wal_bytes_total{model=\"arm\"}"],
             wal_bytes);
