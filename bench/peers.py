@@ -1,23 +1,29 @@
 #!/usr/bin/python3
-"""What a user would otherwise pick, beside streamreg, on one split in time.
+"""What a user would otherwise pick, beside streamreg, on held-out data.
 
-SARCOS (data/sarcos/sarcos_test.csv, 4,449 rows in time order): rows
-1-2,400 are learned, once and in order; rows 2,450-4,449 are predicted
-without learning. For each method, nMSE per torque = the mean squared error
-over the test rows / the variance of the test targets, and the mean of the
-seven.
+For each data set in data/, one split: SARCOS (data/sarcos/sarcos_test.csv,
+4,449 rows in time order) is split in time — rows 1-2,400 are learned, once
+and in order; rows 2,450-4,449 are predicted without learning. Every other
+set is split as bench/reproduce_papers.sh sizes it (train / test rows), after
+one shuffle with a fixed seed; the training rows are learned in the shuffled
+order. For each method, nMSE per target = the mean squared error over the
+test rows / the variance of the test targets, and the mean over targets.
 
 The peers (scikit-learn and NumPy, from Debian):
   - ridge regression, linear, lambda = 1e-3, on standardized inputs;
   - k-NN, k = 20, Euclidean on standardized inputs;
   - local linear regression: per query, the 200 nearest training rows
-    (Euclidean, standardized), y ~ a + b (x - query) by least squares with
-    a ridge of 1 on b; the prediction is a.
+    (Euclidean, standardized; all of them if fewer), y ~ a + b (x - query)
+    by least squares with a ridge of 1 on b; the prediction is a.
 streamreg's rows: a server (started here, on loopback, with a fresh data
 directory) learns the training rows through `streamreg ingest` into one
-model per configuration and predicts the test rows with `streamreg predict`.
+model per configuration — every fixed metric x regressor pair, plus the
+default and, on SARCOS, per-torque EGOP — and predicts the test rows with
+`streamreg predict`. Each streamreg row also gives the model's own figures at
+the end of the training stream (means over targets): prequential and
+honest (leave-recent-out).
 
-usage: bench/peers.py BUILD_DIR [--json OUT]
+usage: bench/peers.py BUILD_DIR [--datasets all|NAME,NAME] [--json OUT]
 """
 
 import argparse
@@ -37,23 +43,53 @@ from sklearn.neighbors import KNeighborsRegressor, NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-SARCOS = os.path.join(SOURCE, "data", "sarcos", "sarcos_test.csv")
-TRAIN_ROWS = 2400  # rows 1-2,400
-TEST_FIRST, TEST_END = 2449, 4449  # rows 2,450-4,449
+DATA = os.path.join(SOURCE, "data")
+SHUFFLE_SEED = 1
 
-# streamreg configurations: (label, ingest flags).
-STREAMREG_MODELS = [
-    ("streamreg default (GW shared, k-NN)", []),
-    ("streamreg, GW shared, kernel", ["--regressor", "kernel"]),
-    ("streamreg, shared EGOP, k-NN", ["--metric", "egop", "--regressor", "knn"]),
-    ("streamreg, EGOP per torque, k-NN",
-     ["--metric", "egop", "--regressor", "knn", "--per_target"]),
-    ("streamreg, Euclidean, local linear",
-     ["--metric", "euclidean", "--regressor", "local_linear"]),
-    ("streamreg, GW shared, local linear", ["--regressor", "local_linear"]),
-    ("streamreg, EGOP per torque, local linear",
-     ["--metric", "egop", "--regressor", "local_linear", "--per_target"]),
+# name, CSV under data/, training rows, test rows (None: SARCOS's time split).
+DATA_SETS = [
+    ("sarcos", "sarcos/sarcos_test.csv", None, None),
+    ("boston", "boston/boston.csv", 306, 200),
+    ("wine_red", "wine_red/wine_red.csv", 1000, 599),
+    ("delta_ailerons", "delta_ailerons/delta_ailerons.csv", 3000, 2000),
+    ("ailerons", "ailerons/ailerons.csv", 2000, 2000),
+    ("kin8nm", "kin8nm/kin8nm.csv", 2000, 2000),
+    ("cpu_act", "cpu_act/cpu_act.csv", 2000, 2000),
+    ("puma8nh", "puma8nh/puma8nh.csv", 2000, 2000),
+    ("pumadyn32nm", "pumadyn32nm/pumadyn32nm.csv", 2000, 2000),
+    ("bank8fm", "bank8fm/bank8fm.csv", 2000, 2000),
+    ("bank32nh", "bank32nh/bank32nh.csv", 2000, 2000),
+    ("airfoil", "airfoil/airfoil.csv", 1000, 503),
+    ("ccpp", "ccpp/ccpp.csv", 2000, 2000),
+    ("energy", "energy/energy.csv", 500, 268),
+    ("yacht", "yacht/yacht.csv", 200, 108),
+    ("pendulum", "pendulum/pendulum.csv", 400, 230),
 ]
+SARCOS_TRAIN_ROWS = 2400  # rows 1-2,400
+SARCOS_TEST_FIRST, SARCOS_TEST_END = 2449, 4449  # rows 2,450-4,449
+
+DEFAULT_LABEL = "streamreg default (GW, k-NN)"
+METRICS = [("Euclidean", "euclidean"), ("GW", "gw"), ("EGOP", "egop")]
+REGRESSORS = [("k-NN", "knn"), ("kernel", "kernel"),
+              ("local linear", "local_linear")]
+
+
+def streamreg_models(name):
+    """(label, ingest flags) of every streamreg configuration for a set: the
+    default, then every fixed metric x regressor pair (one metric shared by
+    the targets), then on SARCOS the EGOP per torque."""
+    models = [(DEFAULT_LABEL, [])]
+    for metric_label, metric in METRICS:
+        for regressor_label, regressor in REGRESSORS:
+            models.append((f"streamreg, {metric_label}, {regressor_label}",
+                           ["--metric", metric, "--regressor", regressor]))
+    if name == "sarcos":
+        for regressor_label, regressor in REGRESSORS:
+            if regressor != "kernel":
+                models.append((f"streamreg, EGOP per torque, {regressor_label}",
+                               ["--metric", "egop", "--regressor", regressor,
+                                "--per_target"]))
+    return models
 
 
 def read_table(path):
@@ -72,6 +108,7 @@ def nmse(predicted, actual):
 
 
 def local_linear(x_train, y_train, x_test, k=200, ridge=1.0):
+    k = min(k, len(x_train))
     neighbours = NearestNeighbors(n_neighbors=k).fit(x_train)
     _, nearest = neighbours.kneighbors(x_test)
     d = x_train.shape[1]
@@ -91,11 +128,12 @@ def peers(x_train, y_train, x_test):
     train, test = scaler.transform(x_train), scaler.transform(x_test)
     return [
         ("ridge regression (linear, lambda = 1e-3)",
-         Ridge(alpha=1e-3).fit(train, y_train).predict(test)),
+         Ridge(alpha=1e-3).fit(train, y_train).predict(test), None),
         ("k-NN, Euclidean on standardized inputs (k = 20)",
-         KNeighborsRegressor(n_neighbors=20).fit(train, y_train).predict(test)),
+         KNeighborsRegressor(n_neighbors=20).fit(train, y_train).predict(test),
+         None),
         ("local linear regression, 200 nearest (Euclidean), ridge 1",
-         local_linear(train, y_train, test)),
+         local_linear(train, y_train, test), None),
     ]
 
 
@@ -121,15 +159,16 @@ class Server:
         sys.exit("the server did not start")
 
     def run(self, *args):
-        subprocess.run([self.cli, "--server", self.address, *args], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return subprocess.run([self.cli, "--server", self.address, *args],
+                              check=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True).stdout
 
     def stop(self):
         self.process.terminate()
         self.process.wait()
 
 
-def streamreg_rows(build, header, train, test, targets):
+def streamreg_rows(build, name, header, train, test, targets):
     work = tempfile.mkdtemp()
     try:
         train_csv = os.path.join(work, "train.csv")
@@ -142,19 +181,29 @@ def streamreg_rows(build, header, train, test, targets):
         server = Server(build, work)
         results = []
         try:
-            for number, (label, flags) in enumerate(STREAMREG_MODELS):
+            for number, (label, flags) in enumerate(streamreg_models(name)):
                 model = f"m{number}"
                 server.run("ingest", "--model", model, "--csv", train_csv,
                            "--create", *flags)
+                stats = json.loads(server.run("info", "--model", model,
+                                              "--json"))["stats"]
                 out = os.path.join(work, f"{model}.csv")
                 server.run("predict", "--model", model, "--csv", test_csv,
                            "--out", out)
-                results.append((label, read_predictions(out, header, targets)))
+                results.append((label, read_predictions(out, header, targets),
+                                self_reported(stats)))
         finally:
             server.stop()
         return results
     finally:
         shutil.rmtree(work)
+
+
+def self_reported(stats):
+    """The model's own mean nMSE over targets at the end of the training
+    stream: prequential, and honest (leave-recent-out)."""
+    return {kind: float(np.mean([float(v) for v in stats[f"{kind}_nmse"]]))
+            for kind in ("prequential", "honest")}
 
 
 def read_predictions(path, header, targets):
@@ -170,29 +219,91 @@ def read_predictions(path, header, targets):
     return values[:, [names.index(header[t]) for t in targets]]
 
 
+def split(name, csv_path, train_rows, test_rows):
+    """The set's header, training and test rows, inputs and targets."""
+    header, values, inputs, targets = read_table(os.path.join(DATA, csv_path))
+    if train_rows is None:  # SARCOS, in time
+        return (header, values[:SARCOS_TRAIN_ROWS],
+                values[SARCOS_TEST_FIRST:SARCOS_TEST_END], inputs, targets)
+    order = np.random.default_rng(SHUFFLE_SEED).permutation(len(values))
+    rows = values[order]
+    return (header, rows[:train_rows], rows[train_rows:train_rows + test_rows],
+            inputs, targets)
+
+
+def split_text(name, train, test):
+    if name == "sarcos":
+        return (f"learned rows 1-{SARCOS_TRAIN_ROWS} in order, predicted rows "
+                f"{SARCOS_TEST_FIRST + 1}-{SARCOS_TEST_END}")
+    return (f"{len(train)} rows learned, {len(test)} predicted (shuffled, "
+            f"seed {SHUFFLE_SEED})")
+
+
+def report_set(build, name, csv_path, train_rows, test_rows):
+    header, train, test, inputs, targets = split(name, csv_path, train_rows,
+                                                 test_rows)
+    methods = streamreg_rows(build, name, header, train, test, targets)
+    methods += peers(train[:, inputs], train[:, targets], test[:, inputs])
+    names = [header[t][len("target_"):] for t in targets]
+    print(f"\n## {name}: {split_text(name, train, test)}; nMSE per target")
+    print(f"| method | mean nMSE | {' | '.join(names)} | own: prequential / "
+          "honest |")
+    print("|---|---|" + "---|" * len(names) + "---|")
+    rows = []
+    for label, predicted, own in methods:
+        per_target = nmse(predicted, test[:, targets])
+        own_text = (f"{own['prequential']:.3f} / {own['honest']:.3f}"
+                    if own else "")
+        print(f"| {label} | {per_target.mean():.3f} | "
+              + " | ".join(f"{v:.3f}" for v in per_target) + f" | {own_text} |")
+        row = {"method": label, "mean_nmse": float(per_target.mean()),
+               "nmse": dict(zip(names, per_target.tolist()))}
+        if own:
+            row["own"] = own
+        rows.append(row)
+    return rows
+
+
+def summary(report):
+    """Per set: the default against the best fixed metric x regressor pair
+    and against the best peer."""
+    print("\n## The default against the best fixed pair and the peers")
+    print("| data set | default | best fixed pair | default / best | best peer "
+          "| default / best peer |")
+    print("|---|---|---|---|---|---|")
+    for name, rows in report.items():
+        default = next(r for r in rows if r["method"] == DEFAULT_LABEL)
+        pairs = [r for r in rows if r["method"].startswith("streamreg, ")
+                 and "per torque" not in r["method"]]
+        best = min(pairs, key=lambda r: r["mean_nmse"])
+        peer = min((r for r in rows if not r["method"].startswith("streamreg")),
+                   key=lambda r: r["mean_nmse"])
+        print(f"| {name} | {default['mean_nmse']:.3f} | "
+              f"{best['method'][len('streamreg, '):]} {best['mean_nmse']:.3f} | "
+              f"{default['mean_nmse'] / best['mean_nmse']:.2f} | "
+              f"{peer['method'].split(',')[0].split(' (')[0]} "
+              f"{peer['mean_nmse']:.3f} | "
+              f"{default['mean_nmse'] / peer['mean_nmse']:.2f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("build", help="build directory (streamreg, server)")
+    parser.add_argument("--datasets", default="all",
+                        help="all, or a comma-separated list of names")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
-
-    header, values, inputs, targets = read_table(SARCOS)
-    train, test = values[:TRAIN_ROWS], values[TEST_FIRST:TEST_END]
-    methods = streamreg_rows(args.build, header, train, test, targets)
-    methods += peers(train[:, inputs], train[:, targets], test[:, inputs])
-
-    names = [header[t][len("target_"):] for t in targets]
-    print(f"SARCOS, learned rows 1-{TRAIN_ROWS} in order, predicted rows "
-          f"{TEST_FIRST + 1}-{TEST_END}; nMSE per torque")
-    print(f"| method | mean nMSE | {' | '.join(names)} |")
-    print("|---|---|" + "---|" * len(names))
-    report = []
-    for label, predicted in methods:
-        per_target = nmse(predicted, test[:, targets])
-        print(f"| {label} | {per_target.mean():.3f} | "
-              + " | ".join(f"{v:.3f}" for v in per_target) + " |")
-        report.append({"method": label, "mean_nmse": per_target.mean(),
-                       "nmse": dict(zip(names, per_target.tolist()))})
+    wanted = ([d[0] for d in DATA_SETS] if args.datasets == "all"
+              else args.datasets.split(","))
+    unknown = set(wanted) - {d[0] for d in DATA_SETS}
+    if unknown:
+        sys.exit(f"--datasets: unknown {sorted(unknown)}")
+    report = {}
+    for name, csv_path, train_rows, test_rows in DATA_SETS:
+        if name in wanted:
+            report[name] = report_set(args.build, name, csv_path, train_rows,
+                                      test_rows)
+    summary(report)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
