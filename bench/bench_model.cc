@@ -30,7 +30,7 @@
 
 ABSL_FLAG(std::string, sizes, "10000,100000", "Comma-separated model sizes n");
 ABSL_FLAG(std::string, metrics, "euclidean,gw,egop", "Metrics to measure");
-ABSL_FLAG(std::string, regressor, "kernel", "kernel, knn or local_linear");
+ABSL_FLAG(std::string, regressor, "knn", "knn, kernel or local_linear");
 ABSL_FLAG(int, honest_lag, -1,
           "Tuning.honest_lag of the models (-1: the model's default)");
 ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
