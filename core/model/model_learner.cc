@@ -192,8 +192,9 @@ void ModelLearner::EstimateGradient(const ModelState& state,
     // value predicts the sample in standardized Euclidean coordinates. By
     // the plain prequential error, not the honest one: f_{n,h} serves the
     // finite differences at the sample, from every sample before it, and
-    // the honest choice (wider) made each estimate 20 times as costly on
-    // the simulated arm for the same held-out error (docs/estimators.md).
+    // the honest choice (wider) made each estimate 10 times as costly on
+    // the simulated arm for about the same held-out error
+    // (docs/estimators.md).
     scratch.near.GatherInShells(config.gradient_bandwidth_grid, &scratch.found,
                                 targets);
     scratch.gradient_grid_values.resize(config.gradient_bandwidth_grid.size() *
