@@ -34,6 +34,7 @@ ABSL_FLAG(std::string, regressor, "knn", "knn, kernel or local_linear");
 ABSL_FLAG(int, honest_lag, -1,
           "Tuning.honest_lag of the models (-1: the model's default)");
 ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
+ABSL_FLAG(bool, linear_base, false, "A linear base under the regressor");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
@@ -92,6 +93,7 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   ModelConfig config = ArmConfig(metric);
   config.regressor = regressor;
   config.per_target_metric = absl::GetFlag(FLAGS_per_target);
+  config.linear_base = absl::GetFlag(FLAGS_linear_base);
   if (absl::GetFlag(FLAGS_honest_lag) >= 0) {
     config.honest_lag =
         static_cast<std::size_t>(absl::GetFlag(FLAGS_honest_lag));

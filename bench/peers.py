@@ -17,8 +17,9 @@ The peers (scikit-learn and NumPy, from Debian):
     by least squares with a ridge of 1 on b; the prediction is a.
 streamreg's rows: a server (started here, on loopback, with a fresh data
 directory) learns the training rows through `streamreg ingest` into one
-model per configuration — every fixed metric x regressor pair, plus the
-default and, on SARCOS, per-torque EGOP — and predicts the test rows with
+model per configuration — every fixed metric x regressor pair, without
+and with a linear base (--linear_base), plus the default and, on SARCOS,
+per-torque EGOP — and predicts the test rows with
 `streamreg predict`. Each streamreg row also gives the model's own figures at
 the end of the training stream (means over targets): prequential and
 honest (leave-recent-out).
@@ -79,10 +80,14 @@ def streamreg_models(name):
     default, then every fixed metric x regressor pair (one metric shared by
     the targets), then on SARCOS the EGOP per torque."""
     models = [(DEFAULT_LABEL, [])]
-    for metric_label, metric in METRICS:
-        for regressor_label, regressor in REGRESSORS:
-            models.append((f"streamreg, {metric_label}, {regressor_label}",
-                           ["--metric", metric, "--regressor", regressor]))
+    for base_label, base_flags in (("", []),
+                                   ("linear base + ", ["--linear_base"])):
+        for metric_label, metric in METRICS:
+            for regressor_label, regressor in REGRESSORS:
+                models.append(
+                    (f"streamreg, {metric_label}, {base_label}{regressor_label}",
+                     ["--metric", metric, "--regressor", regressor,
+                      *base_flags]))
     if name == "sarcos":
         for regressor_label, regressor in REGRESSORS:
             if regressor != "kernel":

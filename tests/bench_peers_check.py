@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Checks bench/peers.py's JSON: the peers' figures on the SARCOS time split
 match those computed independently in the accuracy issue, every streamreg
-row has a finite nMSE per torque, and streamreg's local linear rows are
-better than its local averages on this split (they extrapolate)."""
+row has a finite nMSE per torque, and streamreg's local linear rows, and
+its k-NN on a linear base, are better than its local averages on this split
+(they extrapolate)."""
 
 import json
 import math
@@ -21,13 +22,21 @@ for prefix, expected in EXPECTED_MEAN.items():
     got = rows[0]["mean_nmse"]
     assert abs(got - expected) < 5e-4, f"{prefix}: {got} != {expected}"
 streamreg = [r for r in report if r["method"].startswith("streamreg")]
-# The default, 3 metrics x 3 regressors, EGOP per torque with k-NN and
-# local linear.
-assert len(streamreg) == 12, [r["method"] for r in streamreg]
+# The default, 3 metrics x 3 regressors without and with a linear base,
+# EGOP per torque with k-NN and local linear.
+assert len(streamreg) == 21, [r["method"] for r in streamreg]
 for row in streamreg:
     assert len(row["nmse"]) == 7, row
     assert all(math.isfinite(v) and 0 < v < 2 for v in row["nmse"].values()), row
-averages = [r["mean_nmse"] for r in streamreg if "local linear" not in r["method"]]
-fits = [r["mean_nmse"] for r in streamreg if "local linear" in r["method"]]
+plain = [r for r in streamreg if "linear base" not in r["method"]]
+averages = [r["mean_nmse"] for r in plain if "local linear" not in r["method"]]
+fits = [r["mean_nmse"] for r in plain if "local linear" in r["method"]]
 assert len(fits) == 4 and max(fits) < 0.8 * min(averages), (fits, averages)
+# A linear base under k-NN extrapolates too: in every metric it is much
+# better than k-NN alone.
+by_method = {r["method"]: r["mean_nmse"] for r in streamreg}
+for metric in ("Euclidean", "GW", "EGOP"):
+    knn = by_method[f"streamreg, {metric}, k-NN"]
+    based = by_method[f"streamreg, {metric}, linear base + k-NN"]
+    assert based < 0.7 * knn, (metric, based, knn)
 print("peers figures as expected")

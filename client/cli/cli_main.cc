@@ -34,6 +34,9 @@ ABSL_FLAG(std::string, capacity, streamreg::SpecOptions{}.capacity,
           "the samples kept: unbounded, window:N or reservoir:N");
 ABSL_FLAG(bool, per_target, streamreg::SpecOptions{}.per_target,
           "one metric (and index) per target instead of one shared");
+ABSL_FLAG(bool, linear_base, streamreg::SpecOptions{}.linear_base,
+          "a linear base under the regressor: an online ridge regression "
+          "whose residuals the regressor learns");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
@@ -107,6 +110,7 @@ CliOptions OptionsFromFlags() {
   spec.kernel = absl::GetFlag(FLAGS_kernel);
   spec.capacity = absl::GetFlag(FLAGS_capacity);
   spec.per_target = absl::GetFlag(FLAGS_per_target);
+  spec.linear_base = absl::GetFlag(FLAGS_linear_base);
   spec.seed = absl::GetFlag(FLAGS_seed);
   BenchOptions& bench = options.bench;
   bench.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -136,8 +140,8 @@ struct Subcommand {
 
 // Flags that make a model, for create and for --create.
 const std::vector<std::string> kSpecFlags = {
-    "inputs", "targets",  "metric",     "regressor",
-    "kernel", "capacity", "per_target", "seed"};
+    "inputs",   "targets",    "metric",      "regressor", "kernel",
+    "capacity", "per_target", "linear_base", "seed"};
 
 std::vector<std::string> Concat(std::vector<std::string> a,
                                 const std::vector<std::string>& b) {

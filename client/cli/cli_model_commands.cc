@@ -124,6 +124,7 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
     return status;
   }
   spec.set_per_target_metric(options.per_target);
+  spec.set_linear_base(options.linear_base);
   spec.set_seed(options.seed);
   return spec;
 }

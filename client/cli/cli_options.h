@@ -8,7 +8,7 @@ namespace streamreg {
 
 // How to make a model (streamreg create, and --create): --inputs,
 // --targets, --metric, --regressor, --kernel, --capacity, --per_target,
-// --seed. The defaults here are the flags' defaults.
+// --linear_base, --seed. The defaults here are the flags' defaults.
 struct SpecOptions {
   std::uint32_t inputs = 0;  // 0: from the CSV's header
   std::string targets;       // a count or names a,b,..; empty: from the CSV
@@ -17,6 +17,7 @@ struct SpecOptions {
   std::string kernel = "box";
   std::string capacity = "unbounded";
   bool per_target = false;
+  bool linear_base = false;
   std::uint64_t seed = 0;
 };
 

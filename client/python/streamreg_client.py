@@ -94,11 +94,13 @@ class Client:
         return self._next_id
 
     def create_model(self, name, input_dim, target_names, metric="gw",
-                     regressor="knn", input_names=()):
+                     regressor="knn", input_names=(), per_target_metric=False,
+                     linear_base=False):
         spec = model_pb2.ModelSpec(
             input_dim=input_dim, target_names=list(target_names),
             input_names=list(input_names), metric=METRICS[metric],
-            regressor=REGRESSORS[regressor])
+            regressor=REGRESSORS[regressor],
+            per_target_metric=per_target_metric, linear_base=linear_base)
         return self.models.CreateModel(
             model_service_pb2.CreateModelRequest(name=name, spec=spec),
             timeout=self.timeout)

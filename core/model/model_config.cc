@@ -171,6 +171,20 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
         absl::StrCat("local_linear_ridge: must be finite and > 0, got ",
                      config->local_linear_ridge));
   }
+  if (!(config->base_ridge > 0.0) || !std::isfinite(config->base_ridge)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "base_ridge: must be finite and > 0, got ", config->base_ridge));
+  }
+  if (absl::Status s =
+          ValidateFraction(config->base_forgetting, "base_forgetting", true);
+      !s.ok()) {
+    return s;
+  }
+  if (config->linear_base && config->input_dim > kMaxLinearBaseDim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("linear_base: needs input_dim <= ", kMaxLinearBaseDim,
+                     " (a d x d solve per sample), got ", config->input_dim));
+  }
   if (!(config->egop_ridge >= 0.0) || !std::isfinite(config->egop_ridge)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "egop_ridge: must be finite and >= 0, got ", config->egop_ridge));
@@ -204,8 +218,9 @@ namespace {
 
 // Version 2 added local_linear_ridge and honest_lag (a version 1 encoding
 // loads with the ridge's default and honest_lag 0: the error that chose h
-// or k when it was written).
-constexpr std::uint32_t kConfigVersion = 2;
+// or k when it was written); version 3 the linear base (off in earlier
+// ones).
+constexpr std::uint32_t kConfigVersion = 3;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -248,11 +263,14 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U64(c.seed);
   out.Double(c.local_linear_ridge);
   out.U64(c.honest_lag);
+  out.U8(c.linear_base ? 1 : 0);
+  out.Double(c.base_ridge);
+  out.Double(c.base_forgetting);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
   const std::uint32_t version = in.U32();
-  if (version != 1 && version != kConfigVersion) return false;
+  if (version < 1 || version > kConfigVersion) return false;
   c->input_dim = in.U64();
   const std::uint64_t num_targets = in.U64();
   if (num_targets > in.remaining()) return false;
@@ -293,6 +311,17 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   c->local_linear_ridge =
       version >= 2 ? in.Double() : ModelConfig().local_linear_ridge;
   c->honest_lag = version >= 2 ? in.U64() : 0;
+  const ModelConfig defaults;
+  c->linear_base = false;
+  c->base_ridge = defaults.base_ridge;
+  c->base_forgetting = defaults.base_forgetting;
+  if (version >= 3) {
+    const std::uint8_t base = in.U8();
+    if (base > 1) return false;
+    c->linear_base = base == 1;
+    c->base_ridge = in.Double();
+    c->base_forgetting = in.Double();
+  }
   return in.ok();
 }
 

@@ -53,6 +53,18 @@ struct ModelConfig {
   // The local linear regressor's ridge on the slope, in the index's
   // coordinates (standardized inputs under a normalized metric).
   double local_linear_ridge = 1.0;
+  // A linear base under the regressor (docs/estimators.md, "Linear base"):
+  // an online ridge regression of the targets on the raw inputs
+  // (OnlineRidge), learned from every sample seen; the regressor averages
+  // (or fits) the neighbours' residuals y_j - base(x_j) under the current
+  // base, and a prediction is base(x) + that. Where nothing is stored the
+  // prediction is base(x). Needs input_dim <= kMaxLinearBaseDim (a d x d
+  // solve per sample).
+  bool linear_base = false;
+  // The base's ridge on standardized inputs, and its forgetting factor
+  // (1: every sample weighs the same).
+  double base_ridge = 1.0;
+  double base_forgetting = 1.0;
   // Candidate bandwidths of the gradient estimator's kernel estimate f_{n,h}
   // (standardized Euclidean); empty = the regressor's bandwidth grid.
   std::vector<double> gradient_bandwidth_grid;
@@ -117,6 +129,10 @@ struct ModelConfig {
   // honest_lag, at most half a bounded store's limit.
   std::size_t EffectiveHonestLag() const;
 };
+
+// The widest input a linear base takes: a 256 x 256 Cholesky solve is
+// about 5.6 Mflop per sample.
+inline constexpr std::size_t kMaxLinearBaseDim = 256;
 
 // Default grids: bandwidths sqrt(d) * 2^(-6), 2^(-5.75), ..., 2^(0.5), a
 // quarter octave apart (about the range of bandwidth / diameter the GW

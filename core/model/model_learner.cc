@@ -1,6 +1,7 @@
 #include "core/model/model_learner.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "core/regression/local_average.h"
@@ -32,6 +33,11 @@ struct ModelLearner::Scratch {
   GradientEstimate estimate;
   // The honest prediction of the sample being learned.
   Prediction honest;
+  // The linear base's values at the sample (empty without a base), and the
+  // base with the sample learned, made before the state is locked
+  // exclusively and swapped in by Record.
+  std::vector<double> base_values;
+  std::optional<OnlineRidge> next_base;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -53,27 +59,38 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
   {
     SharedLock lock(state.lock);
     prediction.learned = state.store.seen();
-    const std::vector<double> fallback(state.targets.mean().begin(),
-                                       state.targets.mean().end());
+    // With a base the grids average residuals: their fallback is a zero
+    // residual (the base's value).
+    BaseValues(state, sample.x, &scratch_->base_values);
+    const std::vector<double> means(state.targets.mean().begin(),
+                                    state.targets.mean().end());
+    const std::vector<double> fallback =
+        state.base.has_value() ? std::vector<double>(m, 0.0) : means;
     // 1. Every grid value predicts the sample (test before train).
     for (std::size_t i = 0; i < state.predictions.size(); ++i) {
       EvaluateGrid(state, i, sample.x, fallback, &prediction, &honest);
     }
     // 2. The gradient estimate from the samples before this one.
     if (state.gradient_index != nullptr) {
-      EstimateGradient(state, sample.x, fallback);
+      EstimateGradient(state, sample.x, means);
+    }
+    // 3. The base with the sample (a d x d solve: outside the exclusive
+    // lock).
+    if (state.base.has_value()) {
+      scratch_->next_base = state.base;
+      scratch_->next_base->Add(sample.x, sample.y);
     }
   }
   PrepareTakeOvers(state, prediction.learned + 1);
   {
-    // 3. Store, index and count it; if step 4 may change what predictions
+    // 4. Store, index and count it; if step 5 may change what predictions
     // see, readers wait until it is done.
     ExclusiveLock lock(state.lock);
     Record(state, sample, prediction);
     if (PredictionsMayChange(state)) state.BeginSettling();
   }
   if (before != nullptr) *before = std::move(prediction);
-  // 4. Follow the metric and the standardization.
+  // 5. Follow the metric and the standardization.
   AfterSample(state);
   state.Settle();
 }
@@ -108,6 +125,7 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
   state.recent.Add(placement.keep ? placement.slot : RecentSlots::kNotStored);
   state.inputs.Add(sample.x);
   state.targets.Add(sample.y);
+  if (state.base.has_value()) std::swap(*state.base, *scratch.next_base);
 }
 
 void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
@@ -146,10 +164,18 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
                       config.local_linear_ridge, near, fallback, grid_values);
       break;
   }
+  const std::span<const double> base = scratch.base_values;
+  if (!base.empty()) {
+    // The grid's residual predictions plus the base.
+    const std::size_t m = config.num_targets();
+    for (std::size_t g = 0; g < evaluated; ++g) {
+      for (std::size_t t = 0; t < m; ++t) grid_values[g * m + t] += base[t];
+    }
+  }
   // The model's own prediction, made with the current choice per target,
   // and the honest one.
-  PredictTargets(state, i, scratch.near, prediction);
-  PredictTargets(state, i, near, honest);
+  PredictTargets(state, i, scratch.near, base, prediction);
+  PredictTargets(state, i, near, base, honest);
 }
 
 std::size_t ModelLearner::EvaluatedPrefix(const ModelState& state,

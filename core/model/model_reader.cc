@@ -11,10 +11,16 @@
 namespace streamreg {
 namespace {
 
-void Fallback(const ModelState& state, std::size_t target, Prediction* out)
+void Fallback(const ModelState& state, std::size_t target,
+              std::span<const double> base, Prediction* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
-  out->value[target] = state.targets.mean()[target];
-  out->spread[target] = std::sqrt(state.targets.Variance(target));
+  if (base.empty()) {
+    out->value[target] = state.targets.mean()[target];
+    out->spread[target] = std::sqrt(state.targets.Variance(target));
+  } else {
+    out->value[target] = base[target];
+    out->spread[target] = state.base->ResidualScale(target);
+  }
   out->neighbors[target] = 0;
 }
 
@@ -56,6 +62,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
   thread_local std::vector<Neighbor> found;
   thread_local NeighborTargets near(0);
   thread_local std::vector<double> z;
+  thread_local std::vector<double> base;
   if (near.num_targets() != m) near = NeighborTargets(m);
   z.resize(state.config.input_dim);
   while (true) {
@@ -65,6 +72,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
       // not the model of any whole number of samples: wait that out.
       if (!state.settling.load(std::memory_order_acquire)) {
         out->learned = state.store.seen();
+        BaseValues(state, x, &base);
         for (std::size_t i = 0; i < state.predictions.size(); ++i) {
           const std::shared_ptr<const MetricIndex::Generation> generation =
               state.predictions[i].index->current();
@@ -73,13 +81,23 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
           // largest k) any of them predicts with now.
           GatherNeighbors(state, *generation, z, WidestChoice(state, i), &found,
                           &near);
-          PredictTargets(state, i, near, out);
+          PredictTargets(state, i, near, base, out);
         }
         return;
       }
     }
     state.WaitUntilSettled();
   }
+}
+
+void BaseValues(const ModelState& state, std::span<const double> x,
+                std::vector<double>* out) {
+  if (!state.base.has_value()) {
+    out->clear();
+    return;
+  }
+  out->resize(state.config.num_targets());
+  state.base->Predict(x, *out);
 }
 
 std::size_t WidestChoice(const ModelState& state, std::size_t index) {
@@ -100,7 +118,15 @@ void GatherNeighbors(const ModelState& state,
   // lambda, hence the pointers).
   const SampleStore* store = &state.store;
   const RecentSlots* recent = &state.recent;
-  const auto targets = [store](std::uint64_t slot) { return store->y(slot); };
+  const OnlineRidge* base = state.base.has_value() ? &*state.base : nullptr;
+  thread_local std::vector<double> residual;
+  residual.resize(config.num_targets());
+  const auto targets = [store, base](std::uint64_t slot) -> const double* {
+    if (base == nullptr) return store->y(slot);
+    base->Residual({store->x(slot), store->dim()},
+                   {store->y(slot), store->num_targets()}, residual);
+    return residual.data();
+  };
   const auto is_recent = [recent](std::uint64_t slot) {
     return recent->Contains(slot);
   };
@@ -143,7 +169,8 @@ void GatherNeighbors(const ModelState& state,
 }
 
 void PredictTargets(const ModelState& state, std::size_t index,
-                    const NeighborTargets& near, Prediction* out) {
+                    const NeighborTargets& near, std::span<const double> base,
+                    Prediction* out) {
   const ModelConfig& config = state.config;
   const PrequentialSelector& selector = state.selectors[index];
   // Targets grouped by their choice: one average per distinct choice, each
@@ -178,10 +205,10 @@ void PredictTargets(const ModelState& state, std::size_t index,
     }
     for (std::size_t t : group) {
       if (average.neighbors == 0) {
-        Fallback(state, t, out);
+        Fallback(state, t, base, out);
         continue;
       }
-      out->value[t] = average.value[t];
+      out->value[t] = average.value[t] + (base.empty() ? 0.0 : base[t]);
       out->spread[t] = average.spread[t];
       out->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
     }

@@ -38,7 +38,8 @@ struct OlderNeighbors {
   KnnRadiusEstimate radius;
 };
 
-// The neighbours of z (in `generation`'s coordinates) and their targets: a
+// The neighbours of z (in `generation`'s coordinates) and their targets
+// (their residuals under the linear base, if the model has one): a
 // range search at bandwidth_grid[grid_index] in ShellOrder for the kernel
 // regressor, or the k_grid[grid_index] nearest sorted by distance (with
 // their offsets from z for local linear). With `older`, in the same search,
@@ -52,9 +53,18 @@ void GatherNeighbors(const ModelState& state,
 
 // Writes the predictions of prediction index `index`'s targets from `near`
 // (gathered at least as wide as each target's current choice), or their
-// fallbacks: the running mean and standard deviation of the targets.
+// fallbacks: the running mean and standard deviation of the targets. With a
+// linear base, `base` holds its values at the query: `near` holds residuals,
+// each prediction is the base's value plus the regressor's, and the
+// fallback the base's value (with its residual scale as the spread).
 void PredictTargets(const ModelState& state, std::size_t index,
-                    const NeighborTargets& near, Prediction* out)
+                    const NeighborTargets& near, std::span<const double> base,
+                    Prediction* out) ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// The linear base's values at x into `out` (resized to the targets), or
+// `out` emptied for a model without a base.
+void BaseValues(const ModelState& state, std::span<const double> x,
+                std::vector<double>* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // The widest grid value any of index `index`'s targets predicts with now.

@@ -75,6 +75,10 @@ ModelState::ModelState(const ModelConfig& config)
                    PrequentialSelector(GridSize(config), config.num_targets(),
                                        config.selection_forgetting));
   take_over.prediction_indexes.assign(predictions.size(), 0);
+  if (config.linear_base) {
+    base.emplace(config.input_dim, config.num_targets(), config.base_ridge,
+                 config.base_forgetting);
+  }
 }
 
 MetricTransform ModelState::StandardizingTransform() const {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -20,6 +21,7 @@
 #include "core/model/model_config.h"
 #include "core/model/recent_slots.h"
 #include "core/model/sample_store.h"
+#include "core/regression/online_ridge.h"
 #include "core/regression/prequential_selector.h"
 
 namespace streamreg {
@@ -98,6 +100,8 @@ struct ModelState {
   SampleStore store ABSL_GUARDED_BY(lock);
   RunningMoments inputs ABSL_GUARDED_BY(lock);
   RunningMoments targets ABSL_GUARDED_BY(lock);
+  // The linear base, if the model has one (ModelConfig::linear_base).
+  std::optional<OnlineRidge> base ABSL_GUARDED_BY(lock);
   GradientStatistics gradients ABSL_GUARDED_BY(lock);
   PrequentialSelector gradient_selector ABSL_GUARDED_BY(lock);
   PrequentialScore score ABSL_GUARDED_BY(lock);

@@ -12,7 +12,8 @@ namespace {
 
 // Version 2 added the honest error (its score and the recent slots); a
 // version 1 state loads with neither (the honest error starts afresh).
-constexpr std::uint32_t kStateVersion = 2;
+// Version 3 added the linear base (a model saved before had none).
+constexpr std::uint32_t kStateVersion = 3;
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -80,6 +81,8 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   state.score.Save(out);
   state.honest_score.Save(out);
   state.recent.Save(out);
+  out.U8(state.base.has_value() ? 1 : 0);
+  if (state.base.has_value()) state.base->Save(out);
   out.U64(take_over.gradient_index);
   out.U64(take_over.refresh);
   out.U64(take_over.refreshed_size);
@@ -96,7 +99,7 @@ bool LoadModelState(ByteReader& in, ModelState& state,
                     LoadedModelState* loaded) {
   const std::size_t d = state.config.input_dim;
   const std::uint32_t version = in.U32();
-  if ((version != 1 && version != kStateVersion) || in.U64() != d ||
+  if (version < 1 || version > kStateVersion || in.U64() != d ||
       in.U64() != state.config.num_targets() ||
       in.U64() != state.predictions.size() ||
       in.U8() != (state.gradient_index != nullptr ? 1 : 0)) {
@@ -111,6 +114,11 @@ bool LoadModelState(ByteReader& in, ModelState& state,
   }
   if (version >= 2 &&
       (!state.honest_score.Load(in) || !state.recent.Load(in))) {
+    return false;
+  }
+  const bool has_base = version >= 3 && in.U8() == 1;
+  if (has_base != state.base.has_value() ||
+      (has_base && !state.base->Load(in))) {
     return false;
   }
   TakeOverPoints& take_over = state.take_over;

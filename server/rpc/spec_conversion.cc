@@ -99,7 +99,7 @@ std::string SpecField(absl::string_view message) {
        {"step_ratio", "selection_forgetting", "metric_forgetting",
         "metric_refresh_growth", "egop_ridge", "drift_tolerance",
         "drift_check_every", "selection_window", "local_linear_ridge",
-        "honest_lag"}) {
+        "honest_lag", "base_ridge", "base_forgetting"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -148,6 +148,7 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   config.regressor = RegressorFromWire(spec.regressor());
   config.kernel = KernelFromWire(spec.kernel());
   config.per_target_metric = spec.per_target_metric();
+  config.linear_base = spec.linear_base();
   config.capacity.policy = PolicyFromWire(spec.capacity().policy());
   config.capacity.limit = spec.capacity().limit();
   config.bandwidth_grid.assign(spec.bandwidth_grid().begin(),
@@ -179,6 +180,10 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
     config.local_linear_ridge = tuning.local_linear_ridge();
   }
   if (tuning.has_honest_lag()) config.honest_lag = tuning.honest_lag();
+  if (tuning.has_base_ridge()) config.base_ridge = tuning.base_ridge();
+  if (tuning.has_base_forgetting()) {
+    config.base_forgetting = tuning.base_forgetting();
+  }
   if (absl::Status status = CompleteAndValidate(&config); !status.ok()) {
     return absl::Status(status.code(), SpecField(status.message()));
   }
@@ -195,6 +200,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   spec.set_regressor(RegressorToWire(config.regressor));
   spec.set_kernel(KernelToWire(config.kernel));
   spec.set_per_target_metric(config.per_target_metric);
+  spec.set_linear_base(config.linear_base);
   spec.mutable_capacity()->set_policy(PolicyToWire(config.capacity.policy));
   spec.mutable_capacity()->set_limit(config.capacity.limit);
   for (double h : config.bandwidth_grid) spec.add_bandwidth_grid(h);
@@ -215,6 +221,8 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
       static_cast<std::uint32_t>(config.selection_window));
   tuning.set_local_linear_ridge(config.local_linear_ridge);
   tuning.set_honest_lag(static_cast<std::uint32_t>(config.honest_lag));
+  tuning.set_base_ridge(config.base_ridge);
+  tuning.set_base_forgetting(config.base_forgetting);
   return spec;
 }
 

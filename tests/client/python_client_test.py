@@ -26,8 +26,10 @@ class PythonClientTest(unittest.TestCase):
     def test_create_ingest_predict_metric_learn_delete(self):
         c = self.client
         model = c.create_model("py-arm", len(self.inputs), self.targets,
-                               metric="egop", input_names=self.inputs)
+                               metric="egop", input_names=self.inputs,
+                               linear_base=True)
         self.assertEqual(model.spec.input_dim, 21)
+        self.assertTrue(model.spec.linear_base)
         summary = c.ingest("py-arm", self.rows[:1000], batch_size=250)
         self.assertEqual(summary.accepted, 1000)
         self.assertEqual(summary.batches, 4)

@@ -106,6 +106,12 @@ std::vector<Case> Cases() {
   local_linear.regressor = RegressorKind::kLocalLinear;
   local_linear.local_linear_ridge = 0.5;
   cases.push_back({"local_linear_gradient_weights", local_linear});
+  ModelConfig linear_base = BusyConfig(BaseConfig());
+  linear_base.regressor = RegressorKind::kNearest;
+  linear_base.linear_base = true;
+  linear_base.base_forgetting = 0.999;
+  linear_base.capacity = {CapacityPolicy::kWindow, 1200};
+  cases.push_back({"knn_linear_base_window", linear_base});
   return cases;
 }
 

@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/index/cover_tree.h"
 #include "core/index/neighbor.h"
 #include "core/metric/batch_gradients.h"
+#include "core/regression/online_ridge.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/local_linear_reference.h"
@@ -24,10 +27,22 @@ using ::testing::HasSubstr;
 
 // The model's prediction for `query`, recomputed by brute force over the
 // samples in `slots` (slot -> stream index), in the transform the model's
-// index uses and with the model's current bandwidth or k per target.
+// index uses and with the model's current bandwidth or k per target. With
+// a linear `base`, the neighbours' targets are their residuals
+// y - base(x) and the prediction is base(query) plus the regressor's.
 Prediction Reference(const Model& model, const Stream& stream,
                      const std::vector<std::size_t>& slots,
-                     std::span<const double> query, std::size_t index = 0) {
+                     std::span<const double> query, std::size_t index = 0,
+                     const OnlineRidge* base = nullptr) {
+  const auto target = [&](std::size_t sample, std::size_t t) {
+    const double y = stream.y[sample * kTargets + t];
+    if (base == nullptr) return y;
+    std::vector<double> fit(kTargets);
+    base->Predict(stream.input(sample), fit);
+    return y - fit[t];
+  };
+  std::vector<double> base_value(kTargets, 0.0);
+  if (base != nullptr) base->Predict(query, base_value);
   const MetricReport report = model.metric();
   const MetricTransform& transform = report.in_use[index];
   const ModelStats stats = model.stats();
@@ -54,12 +69,12 @@ Prediction Reference(const Model& model, const Stream& stream,
         std::vector<double> offset = transform.Apply(stream.input(sample));
         for (std::size_t i = 0; i < kDim; ++i) offset[i] -= z[i];
         offsets.push_back(std::move(offset));
-        y.push_back(stream.y[sample * kTargets + t]);
+        y.push_back(target(sample, t));
       }
       const LocalLinearReference fit =
           LocalLinearByQr(offsets, y, model.config().local_linear_ridge);
       out.neighbors.push_back(static_cast<std::uint32_t>(k));
-      out.value.push_back(fit.value);
+      out.value.push_back(fit.value + base_value[t]);
       out.spread.push_back(fit.spread);
     }
     return out;
@@ -75,7 +90,7 @@ Prediction Reference(const Model& model, const Stream& stream,
                                           all[j].distance / stats.bandwidth[t])
                            : (j < stats.k[t] ? 1.0 : 0.0);
       if (w <= 0.0) continue;
-      const double y = stream.y[slots[all[j].id] * kTargets + t];
+      const double y = target(slots[all[j].id], t);
       used.emplace_back(w, y);
       total += w;
       sum += w * y;
@@ -85,7 +100,7 @@ Prediction Reference(const Model& model, const Stream& stream,
     const double mean = count == 0 ? NAN : sum / total;
     double spread = 0.0;
     for (auto [w, y] : used) spread += w * (y - mean) * (y - mean);
-    out.value.push_back(mean);
+    out.value.push_back(mean + base_value[t]);
     out.spread.push_back(count == 0 ? NAN : std::sqrt(spread / total));
   }
   return out;
@@ -94,12 +109,22 @@ Prediction Reference(const Model& model, const Stream& stream,
 void ExpectMatchesReference(const Model& model, const Stream& stream,
                             const std::vector<std::size_t>& slots,
                             const Stream& queries) {
+  // The base learns every sample of the stream, stored or not.
+  std::optional<OnlineRidge> base;
+  const ModelConfig& config = model.config();
+  if (config.linear_base) {
+    base.emplace(kDim, kTargets, config.base_ridge, config.base_forgetting);
+    for (std::size_t s = 0; s < model.stats().samples_seen; ++s) {
+      base->Add(stream.input(s), stream.sample(s).y);
+    }
+  }
   for (std::size_t q = 0; q < queries.size(); ++q) {
     SCOPED_TRACE(::testing::Message() << "query " << q);
     const absl::StatusOr<Prediction> got = model.Predict(queries.input(q));
     ASSERT_TRUE(got.ok());
     const Prediction expected =
-        Reference(model, stream, slots, queries.input(q));
+        Reference(model, stream, slots, queries.input(q), 0,
+                  base.has_value() ? &*base : nullptr);
     for (std::size_t t = 0; t < kTargets; ++t) {
       ASSERT_EQ(got->neighbors[t], expected.neighbors[t]) << "target " << t;
       if (expected.neighbors[t] == 0) continue;
@@ -198,16 +223,25 @@ TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
 TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
   const Stream stream = MakeStream(1500, 2);
   const Stream queries = MakeStream(40, 3);
-  for (MetricKind metric : {MetricKind::kEuclidean,
-                            MetricKind::kGradientWeights, MetricKind::kEgop}) {
+  // Every metric, and one of them again with a linear base (with a
+  // forgetting factor, which the reference's base follows).
+  for (auto [metric, linear_base] :
+       {std::pair{MetricKind::kEuclidean, false},
+        std::pair{MetricKind::kGradientWeights, false},
+        std::pair{MetricKind::kEgop, false},
+        std::pair{MetricKind::kGradientWeights, true}}) {
     for (RegressorKind regressor :
          {RegressorKind::kKernel, RegressorKind::kNearest,
           RegressorKind::kLocalLinear}) {
-      SCOPED_TRACE(::testing::Message() << MetricKindName(metric) << " "
-                                        << RegressorKindName(regressor));
+      SCOPED_TRACE(::testing::Message()
+                   << MetricKindName(metric) << " "
+                   << RegressorKindName(regressor)
+                   << (linear_base ? " with a linear base" : ""));
       ModelConfig config = BaseConfig();
       config.metric = metric;
       config.regressor = regressor;
+      config.linear_base = linear_base;
+      config.base_forgetting = 0.999;
       config.kernel = Kernel::kEpanechnikov;
       auto model = MakeModel(config);
       LearnAll(*model, stream, 0, stream.size());
@@ -224,10 +258,11 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
   }
 }
 
-TEST(ModelTest, LocalLinearFollowsTheSlopeBeyondTheVisitedRegion) {
+TEST(ModelTest, LocalLinearAndTheLinearBaseFollowTheSlopeBeyondTheData) {
   // y = 3 x_0 - x_1 (+ noise): learned where x_0 < 0, asked where x_0 is in
   // [0, 0.5]. A local average flattens at the edge of the data; a local
-  // linear fit continues the slope.
+  // linear fit, or a local average of a linear base's residuals, continues
+  // the slope.
   std::mt19937_64 random(21);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   auto sample = [&](double x0) {
@@ -239,12 +274,17 @@ TEST(ModelTest, LocalLinearFollowsTheSlopeBeyondTheVisitedRegion) {
   for (int s = 0; s < 1500; ++s) train.push_back(sample(uniform(random) - 1));
   for (int s = 0; s < 200; ++s)
     test.push_back(sample(0.25 * uniform(random) + 0.25));
-  double squared_error[2] = {0.0, 0.0};
-  for (RegressorKind regressor :
-       {RegressorKind::kNearest, RegressorKind::kLocalLinear}) {
+  // k-NN; local linear; k-NN on a linear base.
+  const std::pair<RegressorKind, bool> configs[] = {
+      {RegressorKind::kNearest, false},
+      {RegressorKind::kLocalLinear, false},
+      {RegressorKind::kNearest, true}};
+  double rmse[3] = {0.0, 0.0, 0.0};
+  for (int c = 0; c < 3; ++c) {
     ModelConfig config = BaseConfig();
     config.metric = MetricKind::kEuclidean;
-    config.regressor = regressor;
+    config.regressor = configs[c].first;
+    config.linear_base = configs[c].second;
     auto model = MakeModel(config);
     for (const std::vector<double>& row : train) {
       const Sample s{{row.data(), 3}, {row.data() + 3, 2}, 0};
@@ -253,13 +293,13 @@ TEST(ModelTest, LocalLinearFollowsTheSlopeBeyondTheVisitedRegion) {
     for (const std::vector<double>& row : test) {
       const Prediction p = *model->Predict({row.data(), 3});
       const double error = p.value[0] - row[3];
-      squared_error[regressor == RegressorKind::kLocalLinear] += error * error;
+      rmse[c] += error * error / 200;
     }
+    rmse[c] = std::sqrt(rmse[c]);
   }
-  const double knn_rmse = std::sqrt(squared_error[0] / 200);
-  const double local_linear_rmse = std::sqrt(squared_error[1] / 200);
-  EXPECT_GT(knn_rmse, 0.3);
-  EXPECT_LT(local_linear_rmse, 0.1);
+  EXPECT_GT(rmse[0], 0.3);
+  EXPECT_LT(rmse[1], 0.1);
+  EXPECT_LT(rmse[2], 0.1);
 }
 
 // A stream that repeats each sample four times in a row (a fast sensor's
@@ -383,40 +423,49 @@ TEST(ModelTest, PerTargetMetricsPredictEachTargetInItsOwnIndex) {
 
 TEST(ModelTest, LearnReportsThePredictionMadeBeforeLearning) {
   const Stream stream = MakeStream(400, 6);
-  ModelConfig config = BaseConfig();
-  config.metric = MetricKind::kEgop;
-  auto learner = MakeModel(config);
-  auto predictor = MakeModel(config);
-  for (std::size_t s = 0; s < stream.size(); ++s) {
-    const Sample sample = stream.sample(s);
-    std::vector<Prediction> before;
-    ASSERT_TRUE(learner->Learn({&sample, 1}, &before).ok());
-    const Prediction expected = *predictor->Predict(sample.x);
-    ASSERT_TRUE(predictor->Learn({&sample, 1}).ok());
-    ASSERT_EQ(before.size(), 1u);
-    EXPECT_EQ(before[0].value, expected.value) << "sample " << s;
-    EXPECT_EQ(before[0].neighbors, expected.neighbors);
+  for (bool linear_base : {false, true}) {
+    SCOPED_TRACE(linear_base ? "with a linear base" : "");
+    ModelConfig config = BaseConfig();
+    config.metric = MetricKind::kEgop;
+    config.linear_base = linear_base;
+    auto learner = MakeModel(config);
+    auto predictor = MakeModel(config);
+    for (std::size_t s = 0; s < stream.size(); ++s) {
+      const Sample sample = stream.sample(s);
+      std::vector<Prediction> before;
+      ASSERT_TRUE(learner->Learn({&sample, 1}, &before).ok());
+      const Prediction expected = *predictor->Predict(sample.x);
+      ASSERT_TRUE(predictor->Learn({&sample, 1}).ok());
+      ASSERT_EQ(before.size(), 1u);
+      EXPECT_EQ(before[0].value, expected.value) << "sample " << s;
+      EXPECT_EQ(before[0].neighbors, expected.neighbors);
+    }
+    // The model's live quality figure reflects a learnable target.
+    const ModelStats stats = learner->stats();
+    EXPECT_LT(stats.prequential_nmse[0], 0.5);
+    EXPECT_LT(stats.prequential_nmse[1], 0.5);
   }
-  // The model's live quality figure reflects a learnable target.
-  const ModelStats stats = learner->stats();
-  EXPECT_LT(stats.prequential_nmse[0], 0.5);
-  EXPECT_LT(stats.prequential_nmse[1], 0.5);
 }
 
 TEST(ModelTest, WindowKeepsTheLastSamplesAndEvictsTheOldest) {
   const Stream stream = MakeStream(530, 7);
-  ModelConfig config = BaseConfig();
-  config.capacity = {CapacityPolicy::kWindow, 100};
-  config.regressor = RegressorKind::kNearest;
-  auto model = MakeModel(config);
-  LearnAll(*model, stream, 0, stream.size());
-  const ModelStats stats = model->stats();
-  EXPECT_EQ(stats.samples_seen, 530u);
-  EXPECT_EQ(stats.samples_stored, 100u);
-  // Slot s holds the newest sample with index = s (mod 100).
-  std::vector<std::size_t> slots(100);
-  for (std::size_t s = 430; s < 530; ++s) slots[s % 100] = s;
-  ExpectMatchesReference(*model, stream, slots, MakeStream(30, 8));
+  // With a linear base too: it learns every sample, evicted or not.
+  for (bool linear_base : {false, true}) {
+    SCOPED_TRACE(linear_base ? "with a linear base" : "");
+    ModelConfig config = BaseConfig();
+    config.capacity = {CapacityPolicy::kWindow, 100};
+    config.regressor = RegressorKind::kNearest;
+    config.linear_base = linear_base;
+    auto model = MakeModel(config);
+    LearnAll(*model, stream, 0, stream.size());
+    const ModelStats stats = model->stats();
+    EXPECT_EQ(stats.samples_seen, 530u);
+    EXPECT_EQ(stats.samples_stored, 100u);
+    // Slot s holds the newest sample with index = s (mod 100).
+    std::vector<std::size_t> slots(100);
+    for (std::size_t s = 430; s < 530; ++s) slots[s % 100] = s;
+    ExpectMatchesReference(*model, stream, slots, MakeStream(30, 8));
+  }
 }
 
 TEST(ModelTest, ReservoirKeepsAUniformSampleOfTheStream) {

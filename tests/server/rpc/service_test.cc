@@ -106,6 +106,9 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   EXPECT_EQ(created->spec().metric(), v1::METRIC_GRADIENT_WEIGHTS);
   EXPECT_EQ(created->spec().regressor(), v1::REGRESSOR_KNN);
   EXPECT_EQ(created->spec().tuning().honest_lag(), 200u);
+  EXPECT_FALSE(created->spec().linear_base());
+  EXPECT_EQ(created->spec().tuning().base_ridge(), 1.0);
+  EXPECT_EQ(created->spec().tuning().base_forgetting(), 1.0);
   EXPECT_EQ(created->spec().kernel(), v1::KERNEL_BOX);
   EXPECT_EQ(created->spec().bandwidth_grid_size(), 27);  // the default grid
   EXPECT_EQ(created->spec().tuning().step_ratio(), 0.5);
@@ -362,6 +365,20 @@ TEST_F(ServiceTest, BadInputGetsTheRightStatusNamesTheFieldAndChangesNothing) {
   EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
               HasSubstr("spec.tuning.step_ratio"));
   spec = RowsSpec();
+  spec.set_linear_base(true);
+  spec.mutable_tuning()->set_base_forgetting(0);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.tuning.base_forgetting"));
+  spec.mutable_tuning()->clear_base_forgetting();
+  spec.mutable_tuning()->set_base_ridge(-1);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.tuning.base_ridge"));
+  spec = RowsSpec();
+  spec.set_linear_base(true);
+  spec.set_input_dim(300);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.linear_base: needs input_dim <= 256"));
+  spec = RowsSpec();
   spec.add_k_grid(5);
   spec.add_k_grid(3);
   EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
@@ -478,7 +495,10 @@ TEST_F(ServiceTest, ARestartedServerServesExactlyWhatItAcknowledged) {
   const std::string data_dir = FreshDirectory();
   directories_.push_back(data_dir);
   const Rows rows(900, 6);
-  const v1::ModelSpec spec = RowsSpec(v1::METRIC_EGOP);
+  // With a linear base: its state is in the snapshots too.
+  v1::ModelSpec spec = RowsSpec(v1::METRIC_EGOP);
+  spec.set_linear_base(true);
+  spec.mutable_tuning()->set_base_forgetting(0.99);
   auto start = [&] {
     client_.reset();
     server_.reset();  // a clean shutdown: snapshots what changed
@@ -490,7 +510,10 @@ TEST_F(ServiceTest, ARestartedServerServesExactlyWhatItAcknowledged) {
   start();
   CreateAndIngest("m", rows, 600, spec);
   start();
-  ASSERT_TRUE(client_->GetModel("m").ok());
+  absl::StatusOr<v1::Model> restarted = client_->GetModel("m");
+  ASSERT_TRUE(restarted.ok());
+  EXPECT_TRUE(restarted->spec().linear_base());
+  EXPECT_EQ(restarted->spec().tuning().base_forgetting(), 0.99);
   std::unique_ptr<Ingester> ingester = client_->StartIngest("m");
   for (std::size_t i = 600; i < 900; ++i) {
     ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok());

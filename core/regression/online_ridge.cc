@@ -1,0 +1,133 @@
+#include "core/regression/online_ridge.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "Eigen/Cholesky"
+#include "Eigen/Core"
+
+namespace streamreg {
+namespace {
+
+using VectorMap = Eigen::Map<Eigen::VectorXd>;
+using ConstVectorMap = Eigen::Map<const Eigen::VectorXd>;
+using MatrixMap = Eigen::Map<Eigen::MatrixXd>;
+using ConstMatrixMap = Eigen::Map<const Eigen::MatrixXd>;
+
+}  // namespace
+
+OnlineRidge::OnlineRidge(std::size_t dim, std::size_t num_targets, double ridge,
+                         double forgetting)
+    : ridge_(ridge),
+      forgetting_(forgetting),
+      x_mean_(dim, 0.0),
+      y_mean_(num_targets, 0.0),
+      xx_(dim * dim, 0.0),
+      xy_(dim * num_targets, 0.0),
+      yy_(num_targets, 0.0),
+      slope_(dim * num_targets, 0.0),
+      residual_squares_(num_targets, 0.0) {}
+
+void OnlineRidge::Add(std::span<const double> x, std::span<const double> y) {
+  const auto d = static_cast<Eigen::Index>(dim());
+  const auto m = static_cast<Eigen::Index>(num_targets());
+  VectorMap x_mean(x_mean_.data(), d);
+  VectorMap y_mean(y_mean_.data(), m);
+  MatrixMap xx(xx_.data(), d, d);
+  MatrixMap xy(xy_.data(), d, m);
+  VectorMap yy(yy_.data(), m);
+  // W' = f W + 1; with dx = x - mean (before), the centred sums gain
+  // (1 - 1/W') dx dy^T after fading (West's update with unit weight).
+  weight_ = forgetting_ * weight_ + 1.0;
+  const Eigen::VectorXd dx = ConstVectorMap(x.data(), d) - x_mean;
+  const Eigen::VectorXd dy = ConstVectorMap(y.data(), m) - y_mean;
+  const double gain = 1.0 - 1.0 / weight_;
+  if (forgetting_ != 1.0) {
+    xx *= forgetting_;
+    xy *= forgetting_;
+    yy *= forgetting_;
+  }
+  xx.noalias() += gain * dx * dx.transpose();
+  xy.noalias() += gain * dx * dy.transpose();
+  yy.array() += gain * dy.array().square();
+  x_mean += dx / weight_;
+  y_mean += dy / weight_;
+  Solve();
+}
+
+void OnlineRidge::Solve() {
+  const auto d = static_cast<Eigen::Index>(dim());
+  const auto m = static_cast<Eigen::Index>(num_targets());
+  const ConstMatrixMap xx(xx_.data(), d, d);
+  const ConstMatrixMap xy(xy_.data(), d, m);
+  // (XX + ridge diag(XX) / W) B = XY; an input that has not varied gets
+  // B_j = 0 (its row of XX and XY is zero; a unit diagonal keeps the
+  // system definite).
+  Eigen::MatrixXd system = xx;
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const double variance = xx(j, j) / weight_;
+    system(j, j) += variance > 0.0 ? ridge_ * variance : 1.0;
+  }
+  const Eigen::LLT<Eigen::MatrixXd> llt(system);
+  if (llt.info() != Eigen::Success) return;  // keeps the last solution
+  const Eigen::MatrixXd slope = llt.solve(xy);
+  if (!slope.allFinite()) return;
+  MatrixMap(slope_.data(), d, m) = slope;
+  // Residual sum of squares per target: yy - 2 b^T xy + b^T XX b.
+  const Eigen::MatrixXd xx_slope = xx * slope;
+  for (Eigen::Index t = 0; t < m; ++t) {
+    residual_squares_[t] =
+        std::max(0.0, yy_[t] - 2.0 * slope.col(t).dot(xy.col(t)) +
+                          slope.col(t).dot(xx_slope.col(t)));
+  }
+}
+
+void OnlineRidge::Predict(std::span<const double> x,
+                          std::span<double> out) const {
+  // Per target, a dot product over a contiguous column of B: no temporary
+  // (it runs once per neighbour of every prediction).
+  const std::size_t d = dim();
+  for (std::size_t t = 0; t < num_targets(); ++t) {
+    const double* b = slope_.data() + t * d;
+    double value = y_mean_[t];
+    for (std::size_t j = 0; j < d; ++j) value += b[j] * (x[j] - x_mean_[j]);
+    out[t] = value;
+  }
+}
+
+void OnlineRidge::Residual(std::span<const double> x, std::span<const double> y,
+                           std::span<double> out) const {
+  Predict(x, out);
+  for (std::size_t t = 0; t < out.size(); ++t) out[t] = y[t] - out[t];
+}
+
+double OnlineRidge::ResidualScale(std::size_t t) const {
+  if (weight_ <= 1.0) return 0.0;
+  return std::sqrt(residual_squares_[t] / weight_);
+}
+
+void OnlineRidge::Save(ByteWriter& out) const {
+  out.U64(dim());
+  out.U64(num_targets());
+  out.Double(ridge_);
+  out.Double(forgetting_);
+  out.Double(weight_);
+  for (const std::vector<double>* part :
+       {&x_mean_, &y_mean_, &xx_, &xy_, &yy_, &slope_, &residual_squares_}) {
+    out.RawDoubles(*part);
+  }
+}
+
+bool OnlineRidge::Load(ByteReader& in) {
+  if (in.U64() != dim() || in.U64() != num_targets()) return false;
+  ridge_ = in.Double();
+  forgetting_ = in.Double();
+  weight_ = in.Double();
+  for (std::vector<double>* part :
+       {&x_mean_, &y_mean_, &xx_, &xy_, &yy_, &slope_, &residual_squares_}) {
+    in.RawDoubles(*part);
+  }
+  return in.ok();
+}
+
+}  // namespace streamreg

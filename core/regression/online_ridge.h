@@ -1,0 +1,77 @@
+#ifndef STREAMREG_CORE_REGRESSION_ONLINE_RIDGE_H_
+#define STREAMREG_CORE_REGRESSION_ONLINE_RIDGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/base/byte_coding.h"
+
+namespace streamreg {
+
+// Ridge regression of m targets on d inputs, learned one sample at a time,
+// with optional exponential forgetting: the linear base a model's
+// regressor learns the residuals of (docs/estimators.md, "Linear base").
+//
+// After n samples, with weights w_i = forgetting^(n - i), it is exactly the
+// minimizer over (a, b) of
+//   sum_i w_i |y_i - a - B^T x_i|^2 + ridge * sum_j s_j^2 |B_j|^2,
+// s_j^2 the weighted variance of input j: a ridge of `ridge` on
+// standardized inputs (scikit-learn's Ridge(alpha = ridge) on
+// StandardScaler'd inputs when forgetting = 1), with an unpenalized
+// intercept. The weighted means and centred cross-products are updated in
+// one pass (West 1979, with forgetting), and B is solved afresh after each
+// sample (Cholesky of the d x d system: O(d^3 / 3 + d^2 m) per sample).
+class OnlineRidge {
+ public:
+  OnlineRidge(std::size_t dim, std::size_t num_targets, double ridge,
+              double forgetting);
+
+  void Add(std::span<const double> x, std::span<const double> y);
+
+  std::size_t dim() const { return x_mean_.size(); }
+  std::size_t num_targets() const { return y_mean_.size(); }
+  // The sum of the weights (the count when forgetting = 1).
+  double weight() const { return weight_; }
+
+  // The fit at x, for every target (0 before the first sample; the targets'
+  // mean while the inputs have not varied).
+  void Predict(std::span<const double> x, std::span<double> out) const;
+  // y - the fit at x.
+  void Residual(std::span<const double> x, std::span<const double> y,
+                std::span<double> out) const;
+  // The root weighted mean squared residual of target t over the samples
+  // seen (0 before two).
+  double ResidualScale(std::size_t t) const;
+  // B(j, t): the fit's slope of target t in input j.
+  double slope(std::size_t j, std::size_t t) const {
+    return slope_[t * dim() + j];
+  }
+
+  // The exact state, for snapshots; Load fails on other dimensions.
+  void Save(ByteWriter& out) const;
+  bool Load(ByteReader& in);
+
+ private:
+  void Solve();
+
+  double ridge_;
+  double forgetting_;
+  double weight_ = 0.0;
+  // Column-major matrices in plain vectors, so that the model's headers do
+  // not carry Eigen: the weighted means, the weighted centred sums (inputs x
+  // inputs, inputs x targets, each target's squares), B (d x m), and the
+  // weighted sum of squared residuals per target.
+  std::vector<double> x_mean_;
+  std::vector<double> y_mean_;
+  std::vector<double> xx_;
+  std::vector<double> xy_;
+  std::vector<double> yy_;
+  std::vector<double> slope_;
+  std::vector<double> residual_squares_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_REGRESSION_ONLINE_RIDGE_H_
