@@ -34,7 +34,8 @@ ABSL_FLAG(std::string, regressor, "knn", "knn, kernel or local_linear");
 ABSL_FLAG(int, honest_lag, -1,
           "Tuning.honest_lag of the models (-1: the model's default)");
 ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
-ABSL_FLAG(bool, linear_base, false, "A linear base under the regressor");
+ABSL_FLAG(bool, linear_base, true,
+          "A linear base under the regressor (--nolinear_base: none)");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");

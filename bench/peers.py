@@ -69,7 +69,7 @@ DATA_SETS = [
 SARCOS_TRAIN_ROWS = 2400  # rows 1-2,400
 SARCOS_TEST_FIRST, SARCOS_TEST_END = 2449, 4449  # rows 2,450-4,449
 
-DEFAULT_LABEL = "streamreg default (GW, k-NN)"
+DEFAULT_LABEL = "streamreg default (GW, linear base + k-NN)"
 METRICS = [("Euclidean", "euclidean"), ("GW", "gw"), ("EGOP", "egop")]
 REGRESSORS = [("k-NN", "knn"), ("kernel", "kernel"),
               ("local linear", "local_linear")]
@@ -80,7 +80,7 @@ def streamreg_models(name):
     default, then every fixed metric x regressor pair (one metric shared by
     the targets), then on SARCOS the EGOP per torque."""
     models = [(DEFAULT_LABEL, [])]
-    for base_label, base_flags in (("", []),
+    for base_label, base_flags in (("", ["--nolinear_base"]),
                                    ("linear base + ", ["--linear_base"])):
         for metric_label, metric in METRICS:
             for regressor_label, regressor in REGRESSORS:
@@ -93,7 +93,7 @@ def streamreg_models(name):
             if regressor != "kernel":
                 models.append((f"streamreg, EGOP per torque, {regressor_label}",
                                ["--metric", "egop", "--regressor", regressor,
-                                "--per_target"]))
+                                "--per_target", "--nolinear_base"]))
     return models
 
 

@@ -36,7 +36,7 @@ ABSL_FLAG(bool, per_target, streamreg::SpecOptions{}.per_target,
           "one metric (and index) per target instead of one shared");
 ABSL_FLAG(bool, linear_base, streamreg::SpecOptions{}.linear_base,
           "a linear base under the regressor: an online ridge regression "
-          "whose residuals the regressor learns");
+          "whose residuals the regressor learns (--nolinear_base: none)");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,

@@ -124,7 +124,8 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
     return status;
   }
   spec.set_per_target_metric(options.per_target);
-  spec.set_linear_base(options.linear_base);
+  // On is the server's default (where the inputs allow it).
+  if (!options.linear_base) spec.set_linear_base(false);
   spec.set_seed(options.seed);
   return spec;
 }

@@ -17,7 +17,7 @@ struct SpecOptions {
   std::string kernel = "box";
   std::string capacity = "unbounded";
   bool per_target = false;
-  bool linear_base = false;
+  bool linear_base = true;
   std::uint64_t seed = 0;
 };
 

@@ -95,12 +95,14 @@ class Client:
 
     def create_model(self, name, input_dim, target_names, metric="gw",
                      regressor="knn", input_names=(), per_target_metric=False,
-                     linear_base=False):
+                     linear_base=None):
         spec = model_pb2.ModelSpec(
             input_dim=input_dim, target_names=list(target_names),
             input_names=list(input_names), metric=METRICS[metric],
             regressor=REGRESSORS[regressor],
-            per_target_metric=per_target_metric, linear_base=linear_base)
+            per_target_metric=per_target_metric)
+        if linear_base is not None:  # unset: the server's default (on)
+            spec.linear_base = linear_base
         return self.models.CreateModel(
             model_service_pb2.CreateModelRequest(name=name, spec=spec),
             timeout=self.timeout)

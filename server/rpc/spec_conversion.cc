@@ -148,7 +148,9 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   config.regressor = RegressorFromWire(spec.regressor());
   config.kernel = KernelFromWire(spec.kernel());
   config.per_target_metric = spec.per_target_metric();
-  config.linear_base = spec.linear_base();
+  config.linear_base = spec.has_linear_base()
+                           ? spec.linear_base()
+                           : config.input_dim <= kMaxLinearBaseDim;
   config.capacity.policy = PolicyFromWire(spec.capacity().policy());
   config.capacity.limit = spec.capacity().limit();
   config.bandwidth_grid.assign(spec.bandwidth_grid().begin(),

@@ -94,6 +94,8 @@ std::map<std::string, std::vector<double>> Figures(const Case& c) {
   config.kernel = c.kernel;
   config.regressor = c.regressor;
   config.per_target_metric = c.per_target;
+  // Recorded before the linear base existed.
+  config.linear_base = false;
   // Rebuilds and refreshes happen within the stream (on the learning thread
   // for small stores, else at fixed sample counts).
   config.small_store_below = 256;

@@ -106,10 +106,10 @@ Prediction Reference(const Model& model, const Stream& stream,
   return out;
 }
 
-void ExpectMatchesReference(const Model& model, const Stream& stream,
-                            const std::vector<std::size_t>& slots,
-                            const Stream& queries) {
-  // The base learns every sample of the stream, stored or not.
+// The model's linear base learned independently: from every sample of the
+// stream it has seen, stored or not (none if the model has no base).
+std::optional<OnlineRidge> ReferenceBase(const Model& model,
+                                         const Stream& stream) {
   std::optional<OnlineRidge> base;
   const ModelConfig& config = model.config();
   if (config.linear_base) {
@@ -118,6 +118,13 @@ void ExpectMatchesReference(const Model& model, const Stream& stream,
       base->Add(stream.input(s), stream.sample(s).y);
     }
   }
+  return base;
+}
+
+void ExpectMatchesReference(const Model& model, const Stream& stream,
+                            const std::vector<std::size_t>& slots,
+                            const Stream& queries) {
+  const std::optional<OnlineRidge> base = ReferenceBase(model, stream);
   for (std::size_t q = 0; q < queries.size(); ++q) {
     SCOPED_TRACE(::testing::Message() << "query " << q);
     const absl::StatusOr<Prediction> got = model.Predict(queries.input(q));
@@ -332,6 +339,8 @@ ModelConfig RepeatingStreamConfig(std::vector<std::size_t> k_grid,
   config.regressor = RegressorKind::kNearest;
   config.k_grid = std::move(k_grid);
   config.honest_lag = honest_lag;
+  // Exact nearest targets, not residuals.
+  config.linear_base = false;
   return config;
 }
 
@@ -408,11 +417,14 @@ TEST(ModelTest, PerTargetMetricsPredictEachTargetInItsOwnIndex) {
   EXPECT_GT(report.metrics[0].weights[0], 3 * report.metrics[0].weights[2]);
   EXPECT_GT(report.metrics[1].weights[2], 3 * report.metrics[1].weights[0]);
   const Stream queries = MakeStream(20, 5);
+  const std::optional<OnlineRidge> base = ReferenceBase(*model, stream);
+  ASSERT_TRUE(base.has_value());  // the default
   for (std::size_t q = 0; q < queries.size(); ++q) {
     const Prediction got = *model->Predict(queries.input(q));
     for (std::size_t t = 0; t < kTargets; ++t) {
-      const Prediction expected = Reference(
-          *model, stream, FirstSlots(stream.size()), queries.input(q), t);
+      const Prediction expected =
+          Reference(*model, stream, FirstSlots(stream.size()),
+                    queries.input(q), t, &*base);
       ASSERT_EQ(got.neighbors[t], expected.neighbors[t]);
       if (expected.neighbors[t] > 0) {
         EXPECT_NEAR(got.value[t], expected.value[t], 1e-9);

@@ -106,7 +106,7 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   EXPECT_EQ(created->spec().metric(), v1::METRIC_GRADIENT_WEIGHTS);
   EXPECT_EQ(created->spec().regressor(), v1::REGRESSOR_KNN);
   EXPECT_EQ(created->spec().tuning().honest_lag(), 200u);
-  EXPECT_FALSE(created->spec().linear_base());
+  EXPECT_TRUE(created->spec().linear_base());
   EXPECT_EQ(created->spec().tuning().base_ridge(), 1.0);
   EXPECT_EQ(created->spec().tuning().base_forgetting(), 1.0);
   EXPECT_EQ(created->spec().kernel(), v1::KERNEL_BOX);
@@ -378,6 +378,12 @@ TEST_F(ServiceTest, BadInputGetsTheRightStatusNamesTheFieldAndChangesNothing) {
   spec.set_input_dim(300);
   EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
               HasSubstr("spec.linear_base: needs input_dim <= 256"));
+  // Unset, the base is on only where the inputs allow it.
+  spec.clear_linear_base();
+  absl::StatusOr<v1::Model> wide = client_->CreateModel("wide", spec);
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_FALSE(wide->spec().linear_base());
+  ASSERT_TRUE(client_->DeleteModel("wide").ok());
   spec = RowsSpec();
   spec.add_k_grid(5);
   spec.add_k_grid(3);
