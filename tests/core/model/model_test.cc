@@ -423,8 +423,8 @@ TEST(ModelTest, PerTargetMetricsPredictEachTargetInItsOwnIndex) {
     const Prediction got = *model->Predict(queries.input(q));
     for (std::size_t t = 0; t < kTargets; ++t) {
       const Prediction expected =
-          Reference(*model, stream, FirstSlots(stream.size()),
-                    queries.input(q), t, &*base);
+          Reference(*model, stream, FirstSlots(stream.size()), queries.input(q),
+                    t, &*base);
       ASSERT_EQ(got.neighbors[t], expected.neighbors[t]);
       if (expected.neighbors[t] > 0) {
         EXPECT_NEAR(got.value[t], expected.value[t], 1e-9);
