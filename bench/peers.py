@@ -17,9 +17,9 @@ The peers (scikit-learn and NumPy, from Debian):
     by least squares with a ridge of 1 on b; the prediction is a.
 streamreg's rows: a server (started here, on loopback, with a fresh data
 directory) learns the training rows through `streamreg ingest` into one
-model per configuration — every fixed metric x regressor pair, without
-and with a linear base (--linear_base), plus the default and, on SARCOS,
-per-torque EGOP — and predicts the test rows with
+model per configuration — every fixed metric x regressor pair and
+`--regressor auto` in each metric, without and with a linear base, plus
+the default and, on SARCOS, per-torque EGOP — and predicts the test rows with
 `streamreg predict`. Each streamreg row also gives the model's own figures at
 the end of the training stream (means over targets): prequential and
 honest (leave-recent-out).
@@ -72,7 +72,7 @@ SARCOS_TEST_FIRST, SARCOS_TEST_END = 2449, 4449  # rows 2,450-4,449
 DEFAULT_LABEL = "streamreg default (GW, linear base + k-NN)"
 METRICS = [("Euclidean", "euclidean"), ("GW", "gw"), ("EGOP", "egop")]
 REGRESSORS = [("k-NN", "knn"), ("kernel", "kernel"),
-              ("local linear", "local_linear")]
+              ("local linear", "local_linear"), ("auto", "auto")]
 
 
 def streamreg_models(name):
@@ -90,7 +90,7 @@ def streamreg_models(name):
                       *base_flags]))
     if name == "sarcos":
         for regressor_label, regressor in REGRESSORS:
-            if regressor != "kernel":
+            if regressor in ("knn", "local_linear"):
                 models.append((f"streamreg, EGOP per torque, {regressor_label}",
                                ["--metric", "egop", "--regressor", regressor,
                                 "--per_target", "--nolinear_base"]))
@@ -279,7 +279,8 @@ def summary(report):
     for name, rows in report.items():
         default = next(r for r in rows if r["method"] == DEFAULT_LABEL)
         pairs = [r for r in rows if r["method"].startswith("streamreg, ")
-                 and "per torque" not in r["method"]]
+                 and "per torque" not in r["method"]
+                 and not r["method"].endswith("auto")]
         best = min(pairs, key=lambda r: r["mean_nmse"])
         peer = min((r for r in rows if not r["method"].startswith("streamreg")),
                    key=lambda r: r["mean_nmse"])

@@ -22,13 +22,15 @@ for prefix, expected in EXPECTED_MEAN.items():
     got = rows[0]["mean_nmse"]
     assert abs(got - expected) < 5e-4, f"{prefix}: {got} != {expected}"
 streamreg = [r for r in report if r["method"].startswith("streamreg")]
-# The default, 3 metrics x 3 regressors without and with a linear base,
-# EGOP per torque with k-NN and local linear.
-assert len(streamreg) == 21, [r["method"] for r in streamreg]
+# The default, 3 metrics x 4 regressors (k-NN, kernel, local linear, auto)
+# without and with a linear base, EGOP per torque with k-NN and local
+# linear.
+assert len(streamreg) == 27, [r["method"] for r in streamreg]
 for row in streamreg:
     assert len(row["nmse"]) == 7, row
     assert all(math.isfinite(v) and 0 < v < 2 for v in row["nmse"].values()), row
-plain = [r for r in streamreg if "linear base" not in r["method"]]
+plain = [r for r in streamreg if "linear base" not in r["method"]
+         and not r["method"].endswith("auto")]
 averages = [r["mean_nmse"] for r in plain if "local linear" not in r["method"]]
 fits = [r["mean_nmse"] for r in plain if "local linear" in r["method"]]
 assert len(fits) == 4 and max(fits) < 0.8 * min(averages), (fits, averages)
@@ -39,4 +41,13 @@ for metric in ("Euclidean", "GW", "EGOP"):
     knn = by_method[f"streamreg, {metric}, k-NN"]
     based = by_method[f"streamreg, {metric}, linear base + k-NN"]
     assert based < 0.7 * knn, (metric, based, knn)
+# auto is about as good as the better of k-NN and local linear (it picks
+# per torque by the honest error, which may not foresee the later segment:
+# 5% of slack).
+for metric in ("Euclidean", "GW", "EGOP"):
+    for base in ("", "linear base + "):
+        better = min(by_method[f"streamreg, {metric}, {base}k-NN"],
+                     by_method[f"streamreg, {metric}, {base}local linear"])
+        automatic = by_method[f"streamreg, {metric}, {base}auto"]
+        assert automatic <= 1.05 * better, (metric, base, automatic, better)
 print("peers figures as expected")

@@ -26,7 +26,8 @@ ABSL_FLAG(std::string, targets, streamreg::SpecOptions{}.targets,
 ABSL_FLAG(std::string, metric, streamreg::SpecOptions{}.metric,
           "the metric: euclidean, gw (gradient weights) or egop");
 ABSL_FLAG(std::string, regressor, streamreg::SpecOptions{}.regressor,
-          "the regressor: knn, kernel or local_linear");
+          "the regressor: knn, kernel, local_linear or auto (per target, "
+          "k-NN or local linear by the honest error)");
 ABSL_FLAG(std::string, kernel, streamreg::SpecOptions{}.kernel,
           "the kernel regressor's kernel: box, triangular, epanechnikov or "
           "gaussian");

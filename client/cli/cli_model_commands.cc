@@ -103,11 +103,12 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
                                {"egop", v1::METRIC_EGOP}});
   if (!metric.ok()) return metric.status();
   spec.set_metric(*metric);
-  absl::StatusOr<v1::Regressor> regressor = ParseChoice<v1::Regressor>(
-      "regressor", options.regressor,
-      {{"knn", v1::REGRESSOR_KNN},
-       {"kernel", v1::REGRESSOR_KERNEL},
-       {"local_linear", v1::REGRESSOR_LOCAL_LINEAR}});
+  absl::StatusOr<v1::Regressor> regressor =
+      ParseChoice<v1::Regressor>("regressor", options.regressor,
+                                 {{"knn", v1::REGRESSOR_KNN},
+                                  {"kernel", v1::REGRESSOR_KERNEL},
+                                  {"local_linear", v1::REGRESSOR_LOCAL_LINEAR},
+                                  {"auto", v1::REGRESSOR_AUTO}});
   if (!regressor.ok()) return regressor.status();
   spec.set_regressor(*regressor);
   absl::StatusOr<v1::Kernel> kernel =

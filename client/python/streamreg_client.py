@@ -26,6 +26,7 @@ REGRESSORS = {
     "knn": model_pb2.REGRESSOR_KNN,
     "kernel": model_pb2.REGRESSOR_KERNEL,
     "local_linear": model_pb2.REGRESSOR_LOCAL_LINEAR,
+    "auto": model_pb2.REGRESSOR_AUTO,
 }
 
 

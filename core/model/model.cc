@@ -117,6 +117,7 @@ ModelStats Model::stats() const {
   stats.samples_stored = state_.store.size();
   stats.bandwidth.assign(m, 0.0);
   stats.k.assign(m, 0);
+  stats.regressor.assign(m, config_.regressor);
   for (std::size_t t = 0; t < m; ++t) {
     stats.prequential_nmse.push_back(state_.score.Nmse(t));
     stats.prequential_mse.push_back(state_.score.MeanSquaredError(t));
@@ -126,11 +127,12 @@ ModelStats Model::stats() const {
   stats.honest_lag = state_.recent.lag();
   for (std::size_t i = 0; i < state_.predictions.size(); ++i) {
     for (std::size_t t : state_.predictions[i].targets) {
-      const std::size_t best = state_.selectors[i].Best(t);
+      const RegressorChoice choice = ChoiceOf(state_, i, t);
+      stats.regressor[t] = choice.regressor;
       if (ChoosesK(config_.regressor)) {
-        stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[best]);
+        stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[choice.grid]);
       } else {
-        stats.bandwidth[t] = config_.bandwidth_grid[best];
+        stats.bandwidth[t] = config_.bandwidth_grid[choice.grid];
       }
     }
     AddIndexStats(*state_.predictions[i].index, &stats);

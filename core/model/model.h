@@ -40,6 +40,8 @@ struct ModelStats {
   // bandwidth (kernel) or k (k-NN, local linear); the other is 0.
   std::vector<double> bandwidth;
   std::vector<std::uint32_t> k;
+  // Per target, the regressor it predicts with now (kAuto's choice).
+  std::vector<RegressorKind> regressor;
   // The gradient estimator's bandwidth h and step t (0 for Euclidean).
   double gradient_bandwidth = 0.0;
   double gradient_step = 0.0;

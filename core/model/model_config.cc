@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -56,6 +57,8 @@ absl::string_view RegressorKindName(RegressorKind kind) {
       return "kernel";
     case RegressorKind::kLocalLinear:
       return "local_linear";
+    case RegressorKind::kAuto:
+      return "auto";
   }
   return "?";
 }
@@ -63,7 +66,7 @@ absl::string_view RegressorKindName(RegressorKind kind) {
 absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name) {
   return ParseEnumName("regressor", name,
                        {RegressorKind::kNearest, RegressorKind::kKernel,
-                        RegressorKind::kLocalLinear},
+                        RegressorKind::kLocalLinear, RegressorKind::kAuto},
                        &RegressorKindName);
 }
 
@@ -87,6 +90,25 @@ std::size_t ModelConfig::EffectiveHonestLag() const {
 
 std::vector<std::size_t> DefaultLocalLinearKGrid() {
   return {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+}
+
+std::vector<std::size_t> DefaultKGridFor(RegressorKind regressor) {
+  switch (regressor) {
+    case RegressorKind::kLocalLinear:
+      return DefaultLocalLinearKGrid();
+    case RegressorKind::kAuto: {
+      std::vector<std::size_t> merged;
+      const std::vector<std::size_t> nearest = DefaultKGrid();
+      const std::vector<std::size_t> local_linear = DefaultLocalLinearKGrid();
+      std::set_union(nearest.begin(), nearest.end(), local_linear.begin(),
+                     local_linear.end(), std::back_inserter(merged));
+      return merged;
+    }
+    case RegressorKind::kNearest:
+    case RegressorKind::kKernel:
+      break;
+  }
+  return DefaultKGrid();
 }
 
 absl::Status CompleteAndValidate(ModelConfig* config) {
@@ -116,11 +138,8 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
   if (config->bandwidth_grid.empty()) {
     config->bandwidth_grid = DefaultBandwidthGrid(config->input_dim);
   }
-  if (config->k_grid.empty()) {
-    config->k_grid = config->regressor == RegressorKind::kLocalLinear
-                         ? DefaultLocalLinearKGrid()
-                         : DefaultKGrid();
-  }
+  if (config->k_grid.empty())
+    config->k_grid = DefaultKGridFor(config->regressor);
   if (config->gradient_bandwidth_grid.empty()) {
     config->gradient_bandwidth_grid = config->bandwidth_grid;
   }
@@ -277,7 +296,7 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   c->target_names.resize(num_targets);
   for (std::string& name : c->target_names) name = in.String();
   std::uint8_t per_target = 0;
-  if (!LoadEnum(in, RegressorKind::kLocalLinear, &c->regressor) ||
+  if (!LoadEnum(in, RegressorKind::kAuto, &c->regressor) ||
       !LoadEnum(in, Kernel::kTruncatedGaussian, &c->kernel) ||
       !LoadEnum(in, MetricKind::kEgop, &c->metric) ||
       (per_target = in.U8()) > 1) {

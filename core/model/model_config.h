@@ -18,14 +18,25 @@ enum class RegressorKind {
   kNearest,      // mean of the k nearest neighbours' targets
   kKernel,       // Nadaraya–Watson with a bandwidth h
   kLocalLinear,  // a ridge-regularized linear fit to the k nearest
+  kAuto,         // per target, k-NN or local linear by the honest error
 };
 
-// knn, kernel, local_linear.
+// knn, kernel, local_linear, auto.
 absl::string_view RegressorKindName(RegressorKind kind);
 absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name);
 // Whether the regressor's grid is k_grid (else bandwidth_grid).
 inline bool ChoosesK(RegressorKind kind) {
   return kind != RegressorKind::kKernel;
+}
+// The regressors a model scores on every sample, per target: two for kAuto
+// (k-NN, then local linear), else its one regressor. Scored regressor s of
+// target t is the selector's target s * m + t.
+inline std::size_t NumScoredRegressors(RegressorKind kind) {
+  return kind == RegressorKind::kAuto ? 2 : 1;
+}
+inline RegressorKind ScoredRegressor(RegressorKind kind, std::size_t s) {
+  if (kind != RegressorKind::kAuto) return kind;
+  return s == 0 ? RegressorKind::kNearest : RegressorKind::kLocalLinear;
 }
 
 // Everything that defines a Model. Bandwidths are distances in the index's
@@ -48,7 +59,7 @@ struct ModelConfig {
   // grid (DefaultBandwidthGrid).
   std::vector<double> bandwidth_grid;
   // Candidate k of the k-NN or local linear regressor, ascending; empty =
-  // DefaultKGrid or DefaultLocalLinearKGrid.
+  // DefaultKGrid, DefaultLocalLinearKGrid, or for kAuto both merged.
   std::vector<std::size_t> k_grid;
   // The local linear regressor's ridge on the slope, in the index's
   // coordinates (standardized inputs under a normalized metric).
@@ -146,6 +157,8 @@ std::vector<std::size_t> DefaultKGrid();
 // dimensions wants several times d neighbours; its ridge keeps a fit to
 // fewer well-posed).
 std::vector<std::size_t> DefaultLocalLinearKGrid();
+// The default k grid of a regressor (kAuto: the two above merged).
+std::vector<std::size_t> DefaultKGridFor(RegressorKind regressor);
 
 // Fills empty grids with the defaults and checks every field; the error
 // names the field.

@@ -24,10 +24,15 @@ struct ModelLearner::Scratch {
   std::vector<double> z;
   std::vector<double> point;  // a neighbour's coordinates (PointOf)
   GradientEstimator estimator;
-  // Per prediction index: its grid's values for the sample, and how many
-  // of them were evaluated.
+  // Per prediction index: its grid's values for the sample (per grid value,
+  // every scored regressor's m targets), and how many of them were
+  // evaluated.
   std::vector<std::vector<double>> grid_values;
   std::vector<std::size_t> evaluated;
+  // One scored regressor's grid values, and the sample's targets once per
+  // scored regressor (what the selectors score against).
+  std::vector<double> regressor_values;
+  std::vector<double> scored_truth;
   std::vector<double> gradient_grid_values;
   std::size_t gradient_evaluated = 0;
   GradientEstimate estimate;
@@ -99,8 +104,14 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
                           const Prediction& prediction) {
   Scratch& scratch = *scratch_;
   const SampleStore::Placement placement = state.store.Place();
+  scratch.scored_truth.clear();
+  for (std::size_t s = 0; s < NumScoredRegressors(state.config.regressor);
+       ++s) {
+    scratch.scored_truth.insert(scratch.scored_truth.end(), sample.y.begin(),
+                                sample.y.end());
+  }
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
-    state.selectors[i].Add(scratch.grid_values[i], sample.y,
+    state.selectors[i].Add(scratch.grid_values[i], scratch.scored_truth,
                            scratch.evaluated[i]);
   }
   state.score.Add(prediction.value, sample.y);
@@ -140,42 +151,68 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
   generation->transform.Apply(x, scratch.z);
   const std::size_t grid_size = state.selectors[i].grid_size();
   const std::size_t evaluated =
-      EvaluatedPrefix(state, grid_size, WidestChoice(state, i));
+      EvaluatedPrefix(state, grid_size, WidestScored(state, i));
   scratch.evaluated[i] = evaluated;
-  // The grid is scored on the neighbours the honest error allows.
+  // The honest prediction sees the neighbours the honest error allows, and
+  // so does the grid once the model has seen more than W samples. Before,
+  // nothing is older than W: every grid value would score the fallback
+  // alike and the ties would choose, so the grid is scored on every sample
+  // before this one (the prequential error).
   const bool leave_out = !state.recent.empty();
   GatherNeighbors(state, *generation, scratch.z, evaluated - 1, &scratch.found,
                   &scratch.near, leave_out ? &scratch.older : nullptr);
   const NeighborTargets& near = leave_out ? scratch.older.near : scratch.near;
-  std::vector<double>& grid_values = scratch.grid_values[i];
-  grid_values.resize(grid_size * config.num_targets());
-  switch (config.regressor) {
-    case RegressorKind::kKernel:
-      KernelAverageGrid(config.kernel,
-                        std::span(config.bandwidth_grid).first(evaluated), near,
-                        fallback, grid_values);
-      break;
-    case RegressorKind::kNearest:
-      NearestAverageGrid(std::span(config.k_grid).first(evaluated), near,
-                         fallback, grid_values);
-      break;
-    case RegressorKind::kLocalLinear:
-      LocalLinearGrid(std::span(config.k_grid).first(evaluated),
-                      config.local_linear_ridge, near, fallback, grid_values);
-      break;
-  }
+  const NeighborTargets& scored_near =
+      leave_out && state.store.seen() > state.recent.lag() ? near
+                                                           : scratch.near;
+  // Row g of the grid values: each scored regressor's m targets at grid
+  // value g (plus the base's values, with a base: the regressors predict
+  // residuals).
+  const std::size_t m = config.num_targets();
+  const std::size_t scored = NumScoredRegressors(config.regressor);
   const std::span<const double> base = scratch.base_values;
-  if (!base.empty()) {
-    // The grid's residual predictions plus the base.
-    const std::size_t m = config.num_targets();
+  std::vector<double>& grid_values = scratch.grid_values[i];
+  grid_values.resize(grid_size * scored * m);
+  scratch.regressor_values.resize(grid_size * m);
+  for (std::size_t s = 0; s < scored; ++s) {
+    EvaluateRegressor(config, ScoredRegressor(config.regressor, s), evaluated,
+                      scored_near, fallback, scratch.regressor_values);
     for (std::size_t g = 0; g < evaluated; ++g) {
-      for (std::size_t t = 0; t < m; ++t) grid_values[g * m + t] += base[t];
+      for (std::size_t t = 0; t < m; ++t) {
+        grid_values[(g * scored + s) * m + t] =
+            scratch.regressor_values[g * m + t] +
+            (base.empty() ? 0.0 : base[t]);
+      }
     }
   }
   // The model's own prediction, made with the current choice per target,
   // and the honest one.
   PredictTargets(state, i, scratch.near, base, prediction);
   PredictTargets(state, i, near, base, honest);
+}
+
+void ModelLearner::EvaluateRegressor(const ModelConfig& config,
+                                     RegressorKind regressor,
+                                     std::size_t evaluated,
+                                     const NeighborTargets& near,
+                                     std::span<const double> fallback,
+                                     std::span<double> values) {
+  switch (regressor) {
+    case RegressorKind::kKernel:
+      KernelAverageGrid(config.kernel,
+                        std::span(config.bandwidth_grid).first(evaluated), near,
+                        fallback, values);
+      break;
+    case RegressorKind::kNearest:
+      NearestAverageGrid(std::span(config.k_grid).first(evaluated), near,
+                         fallback, values);
+      break;
+    case RegressorKind::kLocalLinear:
+    case RegressorKind::kAuto:  // never scored as such (ScoredRegressor)
+      LocalLinearGrid(std::span(config.k_grid).first(evaluated),
+                      config.local_linear_ridge, near, fallback, values);
+      break;
+  }
 }
 
 std::size_t ModelLearner::EvaluatedPrefix(const ModelState& state,

@@ -57,6 +57,13 @@ class ModelLearner {
   void EstimateGradient(const ModelState& state, std::span<const double> x,
                         std::span<const double> fallback)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // One regressor's values at the first `evaluated` values of its grid,
+  // from `near` (rows of m targets), or `fallback` where nothing is near.
+  static void EvaluateRegressor(const ModelConfig& config,
+                                RegressorKind regressor, std::size_t evaluated,
+                                const NeighborTargets& near,
+                                std::span<const double> fallback,
+                                std::span<double> values);
   // How many values of a grid (of grid_size, best choice `widest_best`)
   // predict the sample being learned: all of them while the store is small
   // and every config.full_grid_every samples, else those up to the widest
@@ -65,7 +72,7 @@ class ModelLearner {
                                      std::size_t grid_size,
                                      std::size_t widest_best)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
-  // Step 3: the sample's errors, estimate, storage and indexing.
+  // Step 4: the sample's errors, estimate, storage and indexing.
   void Record(ModelState& state, const Sample& sample,
               const Prediction& prediction)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "core/index/search_rules.h"
@@ -100,10 +101,41 @@ void BaseValues(const ModelState& state, std::span<const double> x,
   state.base->Predict(x, *out);
 }
 
+RegressorChoice ChoiceOf(const ModelState& state, std::size_t index,
+                         std::size_t target) {
+  const PrequentialSelector& selector = state.selectors[index];
+  const RegressorKind kind = state.config.regressor;
+  const std::size_t m = state.config.num_targets();
+  RegressorChoice choice{ScoredRegressor(kind, 0), selector.Best(target)};
+  double least = selector.MeanSquaredError(choice.grid, target);
+  for (std::size_t s = 1; s < NumScoredRegressors(kind); ++s) {
+    const std::size_t scored = s * m + target;
+    const std::size_t best = selector.Best(scored);
+    const double error = selector.MeanSquaredError(best, scored);
+    if (error < least) {
+      choice = {ScoredRegressor(kind, s), best};
+      least = error;
+    }
+  }
+  return choice;
+}
+
 std::size_t WidestChoice(const ModelState& state, std::size_t index) {
   std::size_t widest = 0;
   for (std::size_t t : state.predictions[index].targets) {
-    widest = std::max(widest, state.selectors[index].Best(t));
+    widest = std::max(widest, ChoiceOf(state, index, t).grid);
+  }
+  return widest;
+}
+
+std::size_t WidestScored(const ModelState& state, std::size_t index) {
+  const std::size_t m = state.config.num_targets();
+  std::size_t widest = 0;
+  for (std::size_t s = 0; s < NumScoredRegressors(state.config.regressor);
+       ++s) {
+    for (std::size_t t : state.predictions[index].targets) {
+      widest = std::max(widest, state.selectors[index].Best(s * m + t));
+    }
   }
   return widest;
 }
@@ -172,25 +204,29 @@ void PredictTargets(const ModelState& state, std::size_t index,
                     const NeighborTargets& near, std::span<const double> base,
                     Prediction* out) {
   const ModelConfig& config = state.config;
-  const PrequentialSelector& selector = state.selectors[index];
-  // Targets grouped by their choice: one average per distinct choice, each
-  // over its own targets only.
-  thread_local std::vector<std::pair<std::size_t, std::size_t>> by_choice;
+  // Targets grouped by their choice: one average (or fit) per distinct
+  // choice, each over its own targets only.
+  thread_local std::vector<std::tuple<RegressorKind, std::size_t, std::size_t>>
+      by_choice;
   thread_local std::vector<std::size_t> group;
   by_choice.clear();
   for (std::size_t t : state.predictions[index].targets) {
-    by_choice.push_back({selector.Best(t), t});
+    const RegressorChoice choice = ChoiceOf(state, index, t);
+    by_choice.push_back({choice.regressor, choice.grid, t});
   }
   std::sort(by_choice.begin(), by_choice.end());
   LocalAverage average;
   for (std::size_t begin = 0; begin < by_choice.size();) {
-    const std::size_t best = by_choice[begin].first;
+    const RegressorKind regressor = std::get<0>(by_choice[begin]);
+    const std::size_t best = std::get<1>(by_choice[begin]);
     group.clear();
     std::size_t end = begin;
-    for (; end < by_choice.size() && by_choice[end].first == best; ++end) {
-      group.push_back(by_choice[end].second);
+    for (; end < by_choice.size() && std::get<0>(by_choice[end]) == regressor &&
+           std::get<1>(by_choice[end]) == best;
+         ++end) {
+      group.push_back(std::get<2>(by_choice[end]));
     }
-    switch (config.regressor) {
+    switch (regressor) {
       case RegressorKind::kKernel:
         KernelAverageAt(config.kernel, config.bandwidth_grid[best], near,
                         &average, group);
@@ -199,6 +235,7 @@ void PredictTargets(const ModelState& state, std::size_t index,
         NearestAverageAt(config.k_grid[best], near, &average, group);
         break;
       case RegressorKind::kLocalLinear:
+      case RegressorKind::kAuto:  // never a target's choice (ChoiceOf)
         LocalLinearAt(config.k_grid[best], config.local_linear_ridge, near,
                       &average, group);
         break;

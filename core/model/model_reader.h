@@ -67,8 +67,24 @@ void BaseValues(const ModelState& state, std::span<const double> x,
                 std::vector<double>* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
+// What a target predicts with now: its regressor (kAuto's choice: the
+// scored regressor whose best grid value has the least error, k-NN on
+// ties) and that grid value.
+struct RegressorChoice {
+  RegressorKind regressor;
+  std::size_t grid;
+};
+RegressorChoice ChoiceOf(const ModelState& state, std::size_t index,
+                         std::size_t target)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
 // The widest grid value any of index `index`'s targets predicts with now.
 std::size_t WidestChoice(const ModelState& state, std::size_t index)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// The widest best grid value of any regressor the model scores for index
+// `index`'s targets (the learner keeps scoring around each).
+std::size_t WidestScored(const ModelState& state, std::size_t index)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 }  // namespace streamreg

@@ -71,9 +71,12 @@ ModelState::ModelState(const ModelConfig& config)
       predictions(MakePredictionIndexes(config,
                                         MetricTransform::Standardizing(inputs),
                                         RowReferencesFor(config, *this))) {
-  selectors.assign(predictions.size(),
-                   PrequentialSelector(GridSize(config), config.num_targets(),
-                                       config.selection_forgetting));
+  selectors.assign(
+      predictions.size(),
+      PrequentialSelector(
+          GridSize(config),
+          config.num_targets() * NumScoredRegressors(config.regressor),
+          config.selection_forgetting));
   take_over.prediction_indexes.assign(predictions.size(), 0);
   if (config.linear_base) {
     base.emplace(config.input_dim, config.num_targets(), config.base_ridge,

@@ -109,7 +109,8 @@ struct ModelState {
   // slots of the samples it leaves out.
   PrequentialScore honest_score ABSL_GUARDED_BY(lock);
   RecentSlots recent ABSL_GUARDED_BY(lock);
-  // The selection over each prediction index's grid, by index.
+  // The selection over each prediction index's grid, by index; for each
+  // regressor the model scores (two for kAuto), the targets in order.
   std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);
   std::uint64_t metric_refreshes ABSL_GUARDED_BY(lock) = 0;
 

@@ -53,21 +53,11 @@ RegressorKind RegressorFromWire(v1::Regressor regressor) {
       return RegressorKind::kKernel;
     case v1::REGRESSOR_LOCAL_LINEAR:
       return RegressorKind::kLocalLinear;
+    case v1::REGRESSOR_AUTO:
+      return RegressorKind::kAuto;
     default:
       return RegressorKind::kNearest;
   }
-}
-
-v1::Regressor RegressorToWire(RegressorKind regressor) {
-  switch (regressor) {
-    case RegressorKind::kKernel:
-      return v1::REGRESSOR_KERNEL;
-    case RegressorKind::kLocalLinear:
-      return v1::REGRESSOR_LOCAL_LINEAR;
-    case RegressorKind::kNearest:
-      break;
-  }
-  return v1::REGRESSOR_KNN;
 }
 
 CapacityPolicy PolicyFromWire(v1::CapacityPolicy policy) {
@@ -108,6 +98,20 @@ std::string SpecField(absl::string_view message) {
 }
 
 }  // namespace
+
+v1::Regressor RegressorToWire(RegressorKind regressor) {
+  switch (regressor) {
+    case RegressorKind::kKernel:
+      return v1::REGRESSOR_KERNEL;
+    case RegressorKind::kLocalLinear:
+      return v1::REGRESSOR_LOCAL_LINEAR;
+    case RegressorKind::kAuto:
+      return v1::REGRESSOR_AUTO;
+    case RegressorKind::kNearest:
+      break;
+  }
+  return v1::REGRESSOR_KNN;
+}
 
 v1::Metric MetricToWire(MetricKind metric) {
   switch (metric) {

@@ -12,8 +12,9 @@ namespace streamreg {
 // spec's field ("spec.tuning.step_ratio: ...", "spec.k_grid[2]: ...").
 absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec);
 
-// The wire enum of a metric kind.
+// The wire enums of a metric and a regressor kind.
 v1::Metric MetricToWire(MetricKind metric);
+v1::Regressor RegressorToWire(RegressorKind regressor);
 
 // The spec in effect of a configuration: every enum, grid and tuning value
 // as the model uses it.

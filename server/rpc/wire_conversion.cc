@@ -66,6 +66,9 @@ void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
   out->set_honest_lag(stats.honest_lag);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());
+  for (RegressorKind regressor : stats.regressor) {
+    out->add_regressor(RegressorToWire(regressor));
+  }
   out->set_gradient_bandwidth(stats.gradient_bandwidth);
   out->set_gradient_step(stats.gradient_step);
   out->set_gradient_samples(stats.gradient_samples);

@@ -113,6 +113,7 @@ inline void ExpectSameModel(const Model& a, const Model& b,
   EXPECT_EQ(sa.prequential_mse, sb.prequential_mse);
   EXPECT_EQ(sa.honest_mse, sb.honest_mse);
   EXPECT_EQ(sa.honest_lag, sb.honest_lag);
+  EXPECT_EQ(sa.regressor, sb.regressor);
   for (auto nmse : {&ModelStats::prequential_nmse, &ModelStats::honest_nmse}) {
     for (std::size_t t = 0; t < (sa.*nmse).size(); ++t) {
       EXPECT_EQ(std::isnan((sa.*nmse)[t]), std::isnan((sb.*nmse)[t]));

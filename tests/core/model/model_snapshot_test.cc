@@ -112,6 +112,10 @@ std::vector<Case> Cases() {
   linear_base.base_forgetting = 0.999;
   linear_base.capacity = {CapacityPolicy::kWindow, 1200};
   cases.push_back({"knn_linear_base_window", linear_base});
+  ModelConfig automatic = BusyConfig(BaseConfig());
+  automatic.metric = MetricKind::kEgop;
+  automatic.regressor = RegressorKind::kAuto;
+  cases.push_back({"auto_egop", automatic});
   return cases;
 }
 

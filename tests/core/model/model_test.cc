@@ -59,8 +59,10 @@ Prediction Reference(const Model& model, const Stream& stream,
   }
   std::sort(all.begin(), all.end(), NeighborLess);
   Prediction out;
-  if (model.config().regressor == RegressorKind::kLocalLinear) {
-    for (std::size_t t = 0; t < kTargets; ++t) {
+  // Each target with the regressor it predicts with (REGRESSOR_AUTO's
+  // choice per target).
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    if (stats.regressor[t] == RegressorKind::kLocalLinear) {
       const std::size_t k = std::min<std::size_t>(stats.k[t], all.size());
       std::vector<std::vector<double>> offsets;
       std::vector<double> y;
@@ -76,11 +78,9 @@ Prediction Reference(const Model& model, const Stream& stream,
       out.neighbors.push_back(static_cast<std::uint32_t>(k));
       out.value.push_back(fit.value + base_value[t]);
       out.spread.push_back(fit.spread);
+      continue;
     }
-    return out;
-  }
-  const bool kernel = model.config().regressor == RegressorKind::kKernel;
-  for (std::size_t t = 0; t < kTargets; ++t) {
+    const bool kernel = stats.regressor[t] == RegressorKind::kKernel;
     double total = 0.0, sum = 0.0;
     std::uint32_t count = 0;
     std::vector<std::pair<double, double>> used;  // (weight, y)
@@ -239,7 +239,7 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
         std::pair{MetricKind::kGradientWeights, true}}) {
     for (RegressorKind regressor :
          {RegressorKind::kKernel, RegressorKind::kNearest,
-          RegressorKind::kLocalLinear}) {
+          RegressorKind::kLocalLinear, RegressorKind::kAuto}) {
       SCOPED_TRACE(::testing::Message()
                    << MetricKindName(metric) << " "
                    << RegressorKindName(regressor)
@@ -307,6 +307,65 @@ TEST(ModelTest, LocalLinearAndTheLinearBaseFollowTheSlopeBeyondTheData) {
   EXPECT_GT(rmse[0], 0.3);
   EXPECT_LT(rmse[1], 0.1);
   EXPECT_LT(rmse[2], 0.1);
+}
+
+// Held-out mean squared error per target of a model of `config` learned on
+// the first 2,000 samples of `stream` and asked the next 500.
+std::vector<double> HeldOutErrors(const ModelConfig& config,
+                                  const Stream& stream, ModelStats* stats) {
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, 2000);
+  std::vector<double> errors(kTargets, 0.0);
+  for (std::size_t s = 2000; s < 2500; ++s) {
+    const Prediction p = *model->Predict(stream.input(s));
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      const double error = p.value[t] - stream.y[s * kTargets + t];
+      errors[t] += error * error / 500;
+    }
+  }
+  *stats = model->stats();
+  return errors;
+}
+
+TEST(ModelTest, AutoPredictsEachTargetAboutAsWellAsTheBetterRegressor) {
+  // MakeStream's targets: sin(2 x_1) + x_2 / 2 (smooth: local linear's
+  // slope helps) and 0.05 x_3^2 + noise; without a base, so that the
+  // regressors differ the most.
+  const Stream stream = MakeStream(2500, 31);
+  ModelConfig config = BaseConfig();
+  config.linear_base = false;
+  ModelStats stats;
+  config.regressor = RegressorKind::kNearest;
+  const std::vector<double> nearest = HeldOutErrors(config, stream, &stats);
+  config.regressor = RegressorKind::kLocalLinear;
+  const std::vector<double> local_linear =
+      HeldOutErrors(config, stream, &stats);
+  config.regressor = RegressorKind::kAuto;
+  const std::vector<double> automatic = HeldOutErrors(config, stream, &stats);
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    SCOPED_TRACE(
+        ::testing::Message()
+        << "target " << t << ": k-NN " << nearest[t] << ", local linear "
+        << local_linear[t] << ", auto " << automatic[t] << " with "
+        << RegressorKindName(stats.regressor[t]) << " k " << stats.k[t]);
+    EXPECT_LE(automatic[t], 1.1 * std::min(nearest[t], local_linear[t]));
+    EXPECT_NE(stats.regressor[t], RegressorKind::kAuto);
+  }
+  // The smooth target is local linear's.
+  EXPECT_EQ(stats.regressor[0], RegressorKind::kLocalLinear);
+  // A target that is pure noise is k-NN's: at the same k, a local mean has
+  // less variance than a local plane's intercept.
+  Stream noisy = stream;
+  std::mt19937_64 random(32);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (std::size_t s = 0; s < noisy.size(); ++s) {
+    noisy.y[s * kTargets + 1] = uniform(random);
+  }
+  const std::vector<double> noise = HeldOutErrors(config, noisy, &stats);
+  EXPECT_EQ(stats.regressor[0], RegressorKind::kLocalLinear);
+  EXPECT_EQ(stats.regressor[1], RegressorKind::kNearest);
+  // No worse than predicting the mean (variance 1/3) by more than chance.
+  EXPECT_LT(noise[1], 0.36);
 }
 
 // A stream that repeats each sample four times in a row (a fast sensor's

@@ -9,8 +9,10 @@
 #include <limits>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/lib/client.h"
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
@@ -162,10 +164,15 @@ TEST_F(ServiceTest, PingAndPingStreamAnswerEveryRequest) {
 TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
   const Rows rows(1500, 1);
   const Rows queries(50, 2);
-  for (v1::Metric metric :
-       {v1::METRIC_EUCLIDEAN, v1::METRIC_GRADIENT_WEIGHTS, v1::METRIC_EGOP}) {
-    const std::string name = v1::Metric_Name(metric);
+  for (auto [metric, regressor] :
+       {std::pair{v1::METRIC_EUCLIDEAN, v1::REGRESSOR_UNSPECIFIED},
+        std::pair{v1::METRIC_GRADIENT_WEIGHTS, v1::REGRESSOR_UNSPECIFIED},
+        std::pair{v1::METRIC_EGOP, v1::REGRESSOR_UNSPECIFIED},
+        std::pair{v1::METRIC_EGOP, v1::REGRESSOR_AUTO}}) {
+    const std::string name = absl::StrCat(v1::Metric_Name(metric), "-",
+                                          v1::Regressor_Name(regressor));
     v1::ModelSpec spec = RowsSpec(metric);
+    spec.set_regressor(regressor);
     CreateAndIngest(name, rows, rows.size(), spec);
     const std::shared_ptr<HostedModel> hosted =
         server_->registry().Find(name).value();
@@ -201,6 +208,13 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
     EXPECT_EQ(stats.num_samples(), rows.size());
     EXPECT_EQ(stats.prequential_nmse(0),
               reference->stats().prequential_nmse[0]);
+    // Each target's regressor (REGRESSOR_AUTO's choice).
+    ASSERT_EQ(stats.regressor_size(), 2);
+    for (int t = 0; t < 2; ++t) {
+      EXPECT_EQ(stats.regressor(t),
+                RegressorToWire(reference->stats().regressor[t]));
+      EXPECT_NE(stats.regressor(t), v1::REGRESSOR_AUTO);
+    }
   }
 }
 
