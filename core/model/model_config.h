@@ -71,7 +71,7 @@ struct ModelConfig {
   // base, and a prediction is base(x) + that. Where nothing is stored the
   // prediction is base(x). Needs input_dim <= kMaxLinearBaseDim (a d x d
   // solve per sample). On by default: on data the model has not seen it
-  // made k-NN better on 11 of 16 public sets, 1.7x on SARCOS split in time
+  // made k-NN better on 12 of 16 public sets, 1.7x on SARCOS split in time
   // (bench/RESULTS.md).
   bool linear_base = true;
   // The base's ridge on standardized inputs, and its forgetting factor
