@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -188,6 +190,41 @@ TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
             "gw, egop)");
   EXPECT_THAT(ParseKernel("cosine").status().message(),
               HasSubstr("box, triangular, epanechnikov, gaussian"));
+}
+
+TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
+  ModelConfig config = BaseConfig();
+  config.regressor = RegressorKind::kAuto;
+  config.base_ridge = 3.0;
+  config.base_forgetting = 0.99;
+  ASSERT_TRUE(CompleteAndValidate(&config).ok());
+  std::string bytes;
+  ByteWriter writer(&bytes);
+  SaveConfig(config, writer);
+  ModelConfig read;
+  ByteReader reader(bytes);
+  ASSERT_TRUE(LoadConfig(reader, &read));
+  EXPECT_EQ(read.regressor, RegressorKind::kAuto);
+  EXPECT_TRUE(read.linear_base);
+  EXPECT_EQ(read.base_ridge, 3.0);
+  EXPECT_EQ(read.base_forgetting, 0.99);
+  EXPECT_EQ(read.k_grid, config.k_grid);
+  // Version 2 is version 3 without the last three fields (a flag and two
+  // doubles): a model written then had no base.
+  std::string version2 = bytes.substr(0, bytes.size() - 17);
+  const std::uint32_t two = 2;
+  std::memcpy(version2.data(), &two, sizeof two);
+  ByteReader older(version2);
+  ASSERT_TRUE(LoadConfig(older, &read));
+  EXPECT_FALSE(read.linear_base);
+  EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
+  EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
+  // A later version than this build knows is refused.
+  std::string version4 = bytes;
+  const std::uint32_t four = 4;
+  std::memcpy(version4.data(), &four, sizeof four);
+  ByteReader newer(version4);
+  EXPECT_FALSE(LoadConfig(newer, &read));
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
