@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,18 @@ absl::Status ValidateFraction(double value, absl::string_view name,
   if (!(value > 0.0 && (value < 1.0 || (allow_one && value == 1.0)))) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, ": must be in (0, 1", allow_one ? "]" : ")", ", got ", value));
+  }
+  return absl::OkStatus();
+}
+
+// A finite value > 0 (or >= 0 with allow_zero).
+absl::Status ValidateFinite(double value, absl::string_view name,
+                            bool allow_zero) {
+  const bool in_range = allow_zero ? value >= 0.0 : value > 0.0;
+  if (!in_range || !std::isfinite(value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": must be finite and ", allow_zero ? ">= 0" : "> 0",
+                     ", got ", value));
   }
   return absl::OkStatus();
 }
@@ -184,15 +197,14 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
     return absl::InvalidArgumentError(absl::StrCat(
         "honest_lag: at most ", kMaxHonestLag, ", got ", config->honest_lag));
   }
-  if (!(config->local_linear_ridge > 0.0) ||
-      !std::isfinite(config->local_linear_ridge)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("local_linear_ridge: must be finite and > 0, got ",
-                     config->local_linear_ridge));
-  }
-  if (!(config->base_ridge > 0.0) || !std::isfinite(config->base_ridge)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "base_ridge: must be finite and > 0, got ", config->base_ridge));
+  for (const auto& [value, name, allow_zero] :
+       {std::tuple{config->local_linear_ridge, "local_linear_ridge", false},
+        std::tuple{config->base_ridge, "base_ridge", false},
+        std::tuple{config->egop_ridge, "egop_ridge", true},
+        std::tuple{config->drift_tolerance, "drift_tolerance", true}}) {
+    if (absl::Status s = ValidateFinite(value, name, allow_zero); !s.ok()) {
+      return s;
+    }
   }
   if (absl::Status s =
           ValidateFraction(config->base_forgetting, "base_forgetting", true);
@@ -203,16 +215,6 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
     return absl::InvalidArgumentError(
         absl::StrCat("linear_base: needs input_dim <= ", kMaxLinearBaseDim,
                      " (a d x d solve per sample), got ", config->input_dim));
-  }
-  if (!(config->egop_ridge >= 0.0) || !std::isfinite(config->egop_ridge)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "egop_ridge: must be finite and >= 0, got ", config->egop_ridge));
-  }
-  if (!(config->drift_tolerance >= 0.0) ||
-      !std::isfinite(config->drift_tolerance)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("drift_tolerance: must be finite and >= 0, got ",
-                     config->drift_tolerance));
   }
   if (config->drift_check_every == 0) {
     return absl::InvalidArgumentError("drift_check_every: must be positive");

@@ -43,6 +43,10 @@ struct ModelLearner::Scratch {
   // exclusively and swapped in by Record.
   std::vector<double> base_values;
   std::optional<OnlineRidge> next_base;
+  // The targets' running means (the gradient estimator's fallback), and the
+  // grids' fallback: the means, or zero residuals with a base.
+  std::vector<double> means;
+  std::vector<double> fallback;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -66,24 +70,28 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     prediction.learned = state.store.seen();
     // With a base the grids average residuals: their fallback is a zero
     // residual (the base's value).
-    BaseValues(state, sample.x, &scratch_->base_values);
-    const std::vector<double> means(state.targets.mean().begin(),
-                                    state.targets.mean().end());
-    const std::vector<double> fallback =
-        state.base.has_value() ? std::vector<double>(m, 0.0) : means;
+    Scratch& scratch = *scratch_;
+    BaseValues(state, sample.x, &scratch.base_values);
+    scratch.means.assign(state.targets.mean().begin(),
+                         state.targets.mean().end());
+    if (state.base.has_value()) {
+      scratch.fallback.assign(m, 0.0);
+    } else {
+      scratch.fallback = scratch.means;
+    }
     // 1. Every grid value predicts the sample (test before train).
     for (std::size_t i = 0; i < state.predictions.size(); ++i) {
-      EvaluateGrid(state, i, sample.x, fallback, &prediction, &honest);
+      EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
     }
     // 2. The gradient estimate from the samples before this one.
     if (state.gradient_index != nullptr) {
-      EstimateGradient(state, sample.x, means);
+      EstimateGradient(state, sample.x, scratch.means);
     }
     // 3. The base with the sample (a d x d solve: outside the exclusive
     // lock).
     if (state.base.has_value()) {
-      scratch_->next_base = state.base;
-      scratch_->next_base->Add(sample.x, sample.y);
+      scratch.next_base = state.base;
+      scratch.next_base->Add(sample.x, sample.y);
     }
   }
   PrepareTakeOvers(state, prediction.learned + 1);
