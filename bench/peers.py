@@ -17,8 +17,9 @@ The peers (scikit-learn and NumPy, from Debian):
     by least squares with a ridge of 1 on b; the prediction is a.
 streamreg's rows: a server (started here, on loopback, with a fresh data
 directory) learns the training rows through `streamreg ingest` into one
-model per configuration — every fixed metric x regressor pair and
-`--regressor auto` in each metric, without and with a linear base, plus
+model per configuration — every fixed metric x regressor pair,
+`--regressor auto` in each metric and `--metric auto` with k-NN and with
+`--regressor auto`, without and with a linear base, plus
 the default and, on SARCOS, per-torque EGOP — and predicts the test rows with
 `streamreg predict`. Each streamreg row also gives the model's own figures at
 the end of the training stream (means over targets): prequential and
@@ -73,12 +74,14 @@ DEFAULT_LABEL = "streamreg default (GW, linear base + k-NN)"
 METRICS = [("Euclidean", "euclidean"), ("GW", "gw"), ("EGOP", "egop")]
 REGRESSORS = [("k-NN", "knn"), ("kernel", "kernel"),
               ("local linear", "local_linear"), ("auto", "auto")]
+AUTO_METRIC_REGRESSORS = [("k-NN", "knn"), ("auto", "auto")]
 
 
 def streamreg_models(name):
     """(label, ingest flags) of every streamreg configuration for a set: the
     default, then every fixed metric x regressor pair (one metric shared by
-    the targets), then on SARCOS the EGOP per torque."""
+    the targets) and the metric chosen per target (k-NN and auto), without
+    and with a base, then on SARCOS the EGOP per torque."""
     models = [(DEFAULT_LABEL, [])]
     for base_label, base_flags in (("", ["--nolinear_base"]),
                                    ("linear base + ", ["--linear_base"])):
@@ -88,6 +91,11 @@ def streamreg_models(name):
                     (f"streamreg, {metric_label}, {base_label}{regressor_label}",
                      ["--metric", metric, "--regressor", regressor,
                       *base_flags]))
+        # The metric chosen per target too (--metric auto).
+        for regressor_label, regressor in AUTO_METRIC_REGRESSORS:
+            models.append(
+                (f"streamreg, metric auto, {base_label}{regressor_label}",
+                 ["--metric", "auto", "--regressor", regressor, *base_flags]))
     if name == "sarcos":
         for regressor_label, regressor in REGRESSORS:
             if regressor in ("knn", "local_linear"):
@@ -280,6 +288,7 @@ def summary(report):
         default = next(r for r in rows if r["method"] == DEFAULT_LABEL)
         pairs = [r for r in rows if r["method"].startswith("streamreg, ")
                  and "per torque" not in r["method"]
+                 and "metric auto" not in r["method"]
                  and not r["method"].endswith("auto")]
         best = min(pairs, key=lambda r: r["mean_nmse"])
         peer = min((r for r in rows if not r["method"].startswith("streamreg")),

@@ -24,7 +24,8 @@ ABSL_FLAG(std::string, targets, streamreg::SpecOptions{}.targets,
           "number of targets M, or their names a,b,c (default: the --csv's "
           "target_* columns)");
 ABSL_FLAG(std::string, metric, streamreg::SpecOptions{}.metric,
-          "the metric: euclidean, gw (gradient weights) or egop");
+          "the metric: euclidean, gw (gradient weights), egop or auto (per "
+          "target, the one of the three with the least honest error)");
 ABSL_FLAG(std::string, regressor, streamreg::SpecOptions{}.regressor,
           "the regressor: knn, kernel, local_linear or auto (per target, "
           "k-NN or local linear by the honest error)");

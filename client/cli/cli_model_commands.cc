@@ -66,6 +66,18 @@ std::string Text(const google::protobuf::Message& message, bool json_format) {
   return text;
 }
 
+// What a learned metric's weights are.
+const char* MetricWeightsTitle(v1::Metric kind) {
+  switch (kind) {
+    case v1::METRIC_EGOP:
+      return "EGOP diagonal";
+    case v1::METRIC_EUCLIDEAN:
+      return "Euclidean (every input alike)";
+    default:
+      return "gradient weights";
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ModelName(const CliOptions& options) {
@@ -100,7 +112,8 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
       ParseChoice<v1::Metric>("metric", options.metric,
                               {{"euclidean", v1::METRIC_EUCLIDEAN},
                                {"gw", v1::METRIC_GRADIENT_WEIGHTS},
-                               {"egop", v1::METRIC_EGOP}});
+                               {"egop", v1::METRIC_EGOP},
+                               {"auto", v1::METRIC_AUTO}});
   if (!metric.ok()) return metric.status();
   spec.set_metric(*metric);
   absl::StatusOr<v1::Regressor> regressor =
@@ -241,8 +254,7 @@ absl::Status MetricCommand(Client& client, const CliOptions& options,
     std::fprintf(
         out, "\n%s — %s\n",
         metric.target().empty() ? "all targets" : metric.target().c_str(),
-        report->kind() == v1::METRIC_EGOP ? "EGOP diagonal"
-                                          : "gradient weights");
+        MetricWeightsTitle(metric.kind()));
     std::fprintf(
         out, "%s",
         BarChart(labels, {metric.weights().begin(), metric.weights().end()})

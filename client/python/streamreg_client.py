@@ -21,6 +21,7 @@ METRICS = {
     "euclidean": model_pb2.METRIC_EUCLIDEAN,
     "gw": model_pb2.METRIC_GRADIENT_WEIGHTS,
     "egop": model_pb2.METRIC_EGOP,
+    "auto": model_pb2.METRIC_AUTO,
 }
 REGRESSORS = {
     "knn": model_pb2.REGRESSOR_KNN,

@@ -68,15 +68,23 @@ absl::string_view MetricKindName(MetricKind kind) {
       return "gw";
     case MetricKind::kEgop:
       return "egop";
+    case MetricKind::kAuto:
+      return "auto";
   }
   return "unknown";
 }
 
 absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name) {
-  return ParseEnumName(
-      "metric", name,
-      {MetricKind::kEuclidean, MetricKind::kGradientWeights, MetricKind::kEgop},
-      &MetricKindName);
+  return ParseEnumName("metric", name,
+                       {MetricKind::kEuclidean, MetricKind::kGradientWeights,
+                        MetricKind::kEgop, MetricKind::kAuto},
+                       &MetricKindName);
+}
+
+std::vector<MetricKind> CandidateMetrics(MetricKind kind) {
+  if (kind != MetricKind::kAuto) return {kind};
+  return {MetricKind::kEuclidean, MetricKind::kGradientWeights,
+          MetricKind::kEgop};
 }
 
 LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
@@ -88,6 +96,7 @@ LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
   metric.kind = kind;
   switch (kind) {
     case MetricKind::kEuclidean:
+    case MetricKind::kAuto:  // never estimated as such (CandidateMetrics)
       metric.weights.assign(d, 1.0);
       return metric;
     case MetricKind::kGradientWeights:
@@ -114,8 +123,9 @@ MetricTransform TransformFor(const LearnedMetric& metric,
   const std::size_t d = center.size();
   const double total =
       std::accumulate(metric.weights.begin(), metric.weights.end(), 0.0);
-  if (metric.kind == MetricKind::kEuclidean || !(total > 0.0) ||
-      !std::isfinite(total)) {
+  const bool learned = metric.kind == MetricKind::kGradientWeights ||
+                       metric.kind == MetricKind::kEgop;
+  if (!learned || !(total > 0.0) || !std::isfinite(total)) {
     return MetricTransform::Standardizing(std::move(center), std::move(scale));
   }
   const double mean = total / static_cast<double>(d);

@@ -14,10 +14,21 @@
 
 namespace streamreg {
 
-enum class MetricKind { kEuclidean, kGradientWeights, kEgop };
+// kAuto is a model's choice, not a metric: per target, whichever of the
+// other three has the least honest error (CandidateMetrics).
+enum class MetricKind { kEuclidean, kGradientWeights, kEgop, kAuto };
 
-absl::string_view MetricKindName(MetricKind kind);  // euclidean, gw, egop
+// euclidean, gw, egop, auto.
+absl::string_view MetricKindName(MetricKind kind);
 absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name);
+
+// The metrics a model of `kind` keeps an index in: the three for kAuto
+// (Euclidean, GW, EGOP, in that order), else `kind` alone.
+std::vector<MetricKind> CandidateMetrics(MetricKind kind);
+// Whether the gradient sums must keep outer products (EGOP or kAuto).
+inline bool KeepsOuterProducts(MetricKind kind) {
+  return kind == MetricKind::kEgop || kind == MetricKind::kAuto;
+}
 
 // One learned metric in the papers' terms, in standardized coordinates:
 //  - gradient weights: weights[i] = W_i (Kpotufe & Boularias eq. 2);
@@ -40,9 +51,9 @@ struct LearnedMetric {
 inline constexpr std::size_t kAllTargets =
     std::numeric_limits<std::size_t>::max();
 
-// The metric of `kind` for `target`, or shared over all targets when
-// target == kAllTargets (target_scales[t] = standard deviation of target t).
-// Without `with_spectrum` the EGOP's eigen-decomposition is left out (what
+// The metric of `kind` (not kAuto) for `target`, or shared over all targets
+// when target == kAllTargets (target_scales[t] = standard deviation of target
+// t). Without `with_spectrum` the EGOP's eigen-decomposition is left out (what
 // TransformFor needs is the matrix; it decomposes the normalized one).
 LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
                              std::size_t target,

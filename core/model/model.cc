@@ -118,6 +118,7 @@ ModelStats Model::stats() const {
   stats.bandwidth.assign(m, 0.0);
   stats.k.assign(m, 0);
   stats.regressor.assign(m, config_.regressor);
+  stats.metric.assign(m, config_.metric);
   for (std::size_t t = 0; t < m; ++t) {
     stats.prequential_nmse.push_back(state_.score.Nmse(t));
     stats.prequential_mse.push_back(state_.score.MeanSquaredError(t));
@@ -125,17 +126,20 @@ ModelStats Model::stats() const {
     stats.honest_mse.push_back(state_.honest_score.MeanSquaredError(t));
   }
   stats.honest_lag = state_.recent.lag();
-  for (std::size_t i = 0; i < state_.predictions.size(); ++i) {
-    for (std::size_t t : state_.predictions[i].targets) {
-      const RegressorChoice choice = ChoiceOf(state_, i, t);
-      stats.regressor[t] = choice.regressor;
-      if (ChoosesK(config_.regressor)) {
-        stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[choice.grid]);
-      } else {
-        stats.bandwidth[t] = config_.bandwidth_grid[choice.grid];
-      }
+  std::vector<std::size_t> chosen;
+  ChosenIndexes(state_, &chosen);
+  for (std::size_t t = 0; t < m; ++t) {
+    const RegressorChoice choice = ChoiceOf(state_, chosen[t], t);
+    stats.regressor[t] = choice.regressor;
+    stats.metric[t] = state_.predictions[chosen[t]].metric;
+    if (ChoosesK(config_.regressor)) {
+      stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[choice.grid]);
+    } else {
+      stats.bandwidth[t] = config_.bandwidth_grid[choice.grid];
     }
-    AddIndexStats(*state_.predictions[i].index, &stats);
+  }
+  for (const PredictionIndex& prediction : state_.predictions) {
+    AddIndexStats(*prediction.index, &stats);
   }
   if (state_.gradient_index != nullptr) {
     stats.gradient_bandwidth = state_.GradientBandwidth();
@@ -159,11 +163,12 @@ MetricReport Model::metric() const {
   SharedLock lock(state_.lock);
   MetricReport report;
   report.kind = config_.metric;
-  report.per_target = state_.predictions.size() > 1;
+  report.per_target =
+      config_.per_target_metric && config_.metric != MetricKind::kEuclidean;
   const std::vector<double> scales = state_.TargetScales();
   for (const PredictionIndex& p : state_.predictions) {
-    report.metrics.push_back(EstimateMetric(config_.metric, state_.gradients,
-                                            p.metric_target, scales));
+    report.metrics.push_back(
+        EstimateMetric(p.metric, state_.gradients, p.metric_target, scales));
     report.in_use.push_back(p.index->current()->transform);
   }
   report.gradient_samples = state_.gradients.count();

@@ -40,8 +40,10 @@ struct ModelStats {
   // bandwidth (kernel) or k (k-NN, local linear); the other is 0.
   std::vector<double> bandwidth;
   std::vector<std::uint32_t> k;
-  // Per target, the regressor it predicts with now (kAuto's choice).
+  // Per target, the regressor it predicts with now (kAuto's choice), and
+  // the metric of the index it predicts from (the metric kAuto's choice).
   std::vector<RegressorKind> regressor;
+  std::vector<MetricKind> metric;
   // The gradient estimator's bandwidth h and step t (0 for Euclidean).
   double gradient_bandwidth = 0.0;
   double gradient_step = 0.0;
@@ -76,7 +78,8 @@ struct ModelStats {
 struct MetricReport {
   MetricKind kind = MetricKind::kEuclidean;
   bool per_target = false;
-  // The current estimates: one shared metric, or one per target.
+  // The current estimates, one per prediction index: one shared metric, one
+  // per target, or for kAuto one per candidate metric (each its own kind).
   std::vector<LearnedMetric> metrics;
   // The transform of each prediction index (it lags the estimates by at
   // most the drift tolerance).

@@ -216,6 +216,11 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
         absl::StrCat("linear_base: needs input_dim <= ", kMaxLinearBaseDim,
                      " (a d x d solve per sample), got ", config->input_dim));
   }
+  if (config->metric == MetricKind::kAuto && config->per_target_metric) {
+    return absl::InvalidArgumentError(
+        "per_target_metric: not with the metric auto, which chooses among "
+        "shared metrics per target");
+  }
   if (config->drift_check_every == 0) {
     return absl::InvalidArgumentError("drift_check_every: must be positive");
   }
@@ -300,7 +305,7 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   std::uint8_t per_target = 0;
   if (!LoadEnum(in, RegressorKind::kAuto, &c->regressor) ||
       !LoadEnum(in, Kernel::kTruncatedGaussian, &c->kernel) ||
-      !LoadEnum(in, MetricKind::kEgop, &c->metric) ||
+      !LoadEnum(in, MetricKind::kAuto, &c->metric) ||
       (per_target = in.U8()) > 1) {
     return false;
   }

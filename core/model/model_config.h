@@ -51,8 +51,12 @@ struct ModelConfig {
   // same cost or less (docs/estimators.md, "Regressors").
   RegressorKind regressor = RegressorKind::kNearest;
   Kernel kernel = Kernel::kBox;
+  // kAuto: one index in each of the three metrics (shared by the targets),
+  // and each target predicts from the one with the least honest error
+  // (docs/estimators.md, "Automatic choice").
   MetricKind metric = MetricKind::kGradientWeights;
-  // One metric per target (each with its own index) or one shared metric.
+  // One metric per target (each with its own index) or one shared metric
+  // (not with kAuto).
   bool per_target_metric = false;
 
   // Candidate bandwidths of the regressor, ascending; empty = the default

@@ -47,6 +47,8 @@ struct ModelLearner::Scratch {
   // grids' fallback: the means, or zero residuals with a base.
   std::vector<double> means;
   std::vector<double> fallback;
+  // Per target, the prediction index it predicts from (ChosenIndexes).
+  std::vector<std::size_t> chosen;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -80,6 +82,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       scratch.fallback = scratch.means;
     }
     // 1. Every grid value predicts the sample (test before train).
+    ChosenIndexes(state, &scratch.chosen);
     for (std::size_t i = 0; i < state.predictions.size(); ++i) {
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
     }
@@ -195,8 +198,8 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
   }
   // The model's own prediction, made with the current choice per target,
   // and the honest one.
-  PredictTargets(state, i, scratch.near, base, prediction);
-  PredictTargets(state, i, near, base, honest);
+  PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction);
+  PredictTargets(state, i, scratch.chosen, near, base, honest);
 }
 
 void ModelLearner::EvaluateRegressor(const ModelConfig& config,

@@ -64,6 +64,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
   thread_local NeighborTargets near(0);
   thread_local std::vector<double> z;
   thread_local std::vector<double> base;
+  thread_local std::vector<std::size_t> chosen;
   if (near.num_targets() != m) near = NeighborTargets(m);
   z.resize(state.config.input_dim);
   while (true) {
@@ -74,15 +75,19 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
       if (!state.settling.load(std::memory_order_acquire)) {
         out->learned = state.store.seen();
         BaseValues(state, x, &base);
+        ChosenIndexes(state, &chosen);
         for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+          // One search serves every target that predicts from the index: at
+          // the widest bandwidth (or largest k) any of them predicts with
+          // now. An index no target predicts from now is not searched.
+          const std::optional<std::size_t> widest =
+              WidestChoice(state, i, chosen);
+          if (!widest.has_value()) continue;
           const std::shared_ptr<const MetricIndex::Generation> generation =
               state.predictions[i].index->current();
           generation->transform.Apply(x, z);
-          // One search serves every target: at the widest bandwidth (or
-          // largest k) any of them predicts with now.
-          GatherNeighbors(state, *generation, z, WidestChoice(state, i), &found,
-                          &near);
-          PredictTargets(state, i, near, base, out);
+          GatherNeighbors(state, *generation, z, *widest, &found, &near);
+          PredictTargets(state, i, chosen, near, base, out);
         }
         return;
       }
@@ -106,24 +111,49 @@ RegressorChoice ChoiceOf(const ModelState& state, std::size_t index,
   const PrequentialSelector& selector = state.selectors[index];
   const RegressorKind kind = state.config.regressor;
   const std::size_t m = state.config.num_targets();
-  RegressorChoice choice{ScoredRegressor(kind, 0), selector.Best(target)};
-  double least = selector.MeanSquaredError(choice.grid, target);
+  const std::size_t first = selector.Best(target);
+  RegressorChoice choice{ScoredRegressor(kind, 0), first,
+                         selector.MeanSquaredError(first, target)};
   for (std::size_t s = 1; s < NumScoredRegressors(kind); ++s) {
     const std::size_t scored = s * m + target;
     const std::size_t best = selector.Best(scored);
     const double error = selector.MeanSquaredError(best, scored);
-    if (error < least) {
-      choice = {ScoredRegressor(kind, s), best};
-      least = error;
-    }
+    if (error < choice.error) choice = {ScoredRegressor(kind, s), best, error};
   }
   return choice;
 }
 
-std::size_t WidestChoice(const ModelState& state, std::size_t index) {
-  std::size_t widest = 0;
+void ChosenIndexes(const ModelState& state, std::vector<std::size_t>* chosen) {
+  const std::size_t m = state.config.num_targets();
+  const std::vector<PredictionIndex>& predictions = state.predictions;
+  chosen->assign(m, 0);
+  if (state.config.metric != MetricKind::kAuto) {
+    // Each target is scored by one index.
+    for (std::size_t i = 0; i < predictions.size(); ++i) {
+      for (std::size_t t : predictions[i].targets) (*chosen)[t] = i;
+    }
+    return;
+  }
+  // Every index scores every target.
+  for (std::size_t t = 0; t < m; ++t) {
+    double least = ChoiceOf(state, 0, t).error;
+    for (std::size_t i = 1; i < predictions.size(); ++i) {
+      const double error = ChoiceOf(state, i, t).error;
+      if (error < least) {
+        least = error;
+        (*chosen)[t] = i;
+      }
+    }
+  }
+}
+
+std::optional<std::size_t> WidestChoice(const ModelState& state,
+                                        std::size_t index,
+                                        std::span<const std::size_t> chosen) {
+  std::optional<std::size_t> widest;
   for (std::size_t t : state.predictions[index].targets) {
-    widest = std::max(widest, ChoiceOf(state, index, t).grid);
+    if (chosen[t] != index) continue;
+    widest = std::max(widest.value_or(0), ChoiceOf(state, index, t).grid);
   }
   return widest;
 }
@@ -201,6 +231,7 @@ void GatherNeighbors(const ModelState& state,
 }
 
 void PredictTargets(const ModelState& state, std::size_t index,
+                    std::span<const std::size_t> chosen,
                     const NeighborTargets& near, std::span<const double> base,
                     Prediction* out) {
   const ModelConfig& config = state.config;
@@ -211,6 +242,7 @@ void PredictTargets(const ModelState& state, std::size_t index,
   thread_local std::vector<std::size_t> group;
   by_choice.clear();
   for (std::size_t t : state.predictions[index].targets) {
+    if (chosen[t] != index) continue;
     const RegressorChoice choice = ChoiceOf(state, index, t);
     by_choice.push_back({choice.regressor, choice.grid, t});
   }

@@ -2,6 +2,7 @@
 #define STREAMREG_CORE_MODEL_MODEL_READER_H_
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -51,13 +52,15 @@ void GatherNeighbors(const ModelState& state,
                      OlderNeighbors* older = nullptr)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
-// Writes the predictions of prediction index `index`'s targets from `near`
-// (gathered at least as wide as each target's current choice), or their
-// fallbacks: the running mean and standard deviation of the targets. With a
-// linear base, `base` holds its values at the query: `near` holds residuals,
-// each prediction is the base's value plus the regressor's, and the
-// fallback the base's value (with its residual scale as the spread).
+// Writes the predictions of the targets that predict from prediction index
+// `index` (chosen[t] == index, ChosenIndexes) from `near` (gathered at least
+// as wide as each such target's current choice), or their fallbacks: the
+// running mean and standard deviation of the targets. With a linear base,
+// `base` holds its values at the query: `near` holds residuals, each
+// prediction is the base's value plus the regressor's, and the fallback the
+// base's value (with its residual scale as the spread).
 void PredictTargets(const ModelState& state, std::size_t index,
+                    std::span<const std::size_t> chosen,
                     const NeighborTargets& near, std::span<const double> base,
                     Prediction* out) ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
@@ -67,19 +70,29 @@ void BaseValues(const ModelState& state, std::span<const double> x,
                 std::vector<double>* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
-// What a target predicts with now: its regressor (kAuto's choice: the
-// scored regressor whose best grid value has the least error, k-NN on
-// ties) and that grid value.
+// What a target predicts with now in prediction index `index`: its
+// regressor (kAuto's choice: the scored regressor whose best grid value has
+// the least error, k-NN on ties), that grid value and its error.
 struct RegressorChoice {
   RegressorKind regressor;
   std::size_t grid;
+  double error;
 };
 RegressorChoice ChoiceOf(const ModelState& state, std::size_t index,
                          std::size_t target)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
-// The widest grid value any of index `index`'s targets predicts with now.
-std::size_t WidestChoice(const ModelState& state, std::size_t index)
+// Per target, the prediction index it predicts from now: the only one that
+// scores it, or for the metric kAuto the one whose choice (ChoiceOf) has the
+// least error (the first on ties: Euclidean, GW, EGOP).
+void ChosenIndexes(const ModelState& state, std::vector<std::size_t>* chosen)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// The widest grid value any target predicting from index `index` (chosen[t]
+// == index) predicts with now; nullopt if none does.
+std::optional<std::size_t> WidestChoice(const ModelState& state,
+                                        std::size_t index,
+                                        std::span<const std::size_t> chosen)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // The widest best grid value of any regressor the model scores for index

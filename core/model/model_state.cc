@@ -17,24 +17,28 @@ bool LearnsMetric(const ModelConfig& config) {
   return config.metric != MetricKind::kEuclidean;
 }
 
-// One shared index, or one per target for per-target metrics; each starts
-// in the coordinates `identity`.
+// One shared index, one per target for per-target metrics, or one shared
+// index per candidate metric (kAuto); each starts in the coordinates
+// `identity`.
 std::vector<PredictionIndex> MakePredictionIndexes(
     const ModelConfig& config, const MetricTransform& identity,
     const MetricIndex::RowReferences& references) {
   const std::size_t m = config.num_targets();
   std::vector<PredictionIndex> indexes;
-  auto add = [&](std::vector<std::size_t> targets, std::size_t metric_target) {
+  auto add = [&](MetricKind metric, std::vector<std::size_t> targets,
+                 std::size_t metric_target) {
     indexes.push_back(
         PredictionIndex{std::make_unique<MetricIndex>(identity, references),
-                        std::move(targets), metric_target});
+                        metric, std::move(targets), metric_target});
   };
   if (LearnsMetric(config) && config.per_target_metric) {
-    for (std::size_t t = 0; t < m; ++t) add({t}, t);
-  } else {
-    std::vector<std::size_t> all(m);
-    for (std::size_t t = 0; t < m; ++t) all[t] = t;
-    add(std::move(all), kAllTargets);
+    for (std::size_t t = 0; t < m; ++t) add(config.metric, {t}, t);
+    return indexes;
+  }
+  std::vector<std::size_t> all(m);
+  for (std::size_t t = 0; t < m; ++t) all[t] = t;
+  for (MetricKind metric : CandidateMetrics(config.metric)) {
+    add(metric, all, kAllTargets);
   }
   return indexes;
 }
@@ -55,14 +59,14 @@ ModelState::ModelState(const ModelConfig& config)
       inputs(config.input_dim),
       targets(config.num_targets()),
       gradients(config.input_dim, config.num_targets(),
-                config.metric == MetricKind::kEgop),
+                KeepsOuterProducts(config.metric)),
       gradient_selector(config.gradient_bandwidth_grid.size(),
                         config.num_targets(), config.selection_forgetting),
       score(config.num_targets(), config.selection_forgetting),
       honest_score(config.num_targets(), config.selection_forgetting),
       recent(config.EffectiveHonestLag()),
       since_refresh(config.input_dim, config.num_targets(),
-                    config.metric == MetricKind::kEgop),
+                    KeepsOuterProducts(config.metric)),
       gradient_index(LearnsMetric(config)
                          ? std::make_unique<MetricIndex>(
                                MetricTransform::Standardizing(inputs),
@@ -90,9 +94,10 @@ MetricTransform ModelState::StandardizingTransform() const {
 
 MetricTransform ModelState::PredictionTransform(std::size_t i) const {
   MetricTransform standardizing = StandardizingTransform();
-  if (config.metric == MetricKind::kEuclidean) return standardizing;
+  const PredictionIndex& prediction = predictions[i];
+  if (prediction.metric == MetricKind::kEuclidean) return standardizing;
   const LearnedMetric metric =
-      EstimateMetric(config.metric, gradients, predictions[i].metric_target,
+      EstimateMetric(prediction.metric, gradients, prediction.metric_target,
                      TargetScales(), /*with_spectrum=*/false);
   std::span<const double> center = standardizing.center();
   std::span<const double> scale = standardizing.scale();

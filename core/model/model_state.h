@@ -26,11 +26,13 @@
 
 namespace streamreg {
 
-// An index the regressor predicts from: one shared by every target, or one
-// per target (per-target metrics). Fixed when the model is made.
+// An index the regressor predicts from: one shared by every target, one
+// per target (per-target metrics), or one per candidate metric (kAuto, each
+// shared). Fixed when the model is made.
 struct PredictionIndex {
   std::unique_ptr<MetricIndex> index;
-  std::vector<std::size_t> targets;  // the targets it predicts
+  MetricKind metric;                 // the metric its transform follows
+  std::vector<std::size_t> targets;  // the targets it scores (and may predict)
   std::size_t metric_target;         // kAllTargets when shared
 };
 

@@ -47,7 +47,7 @@ bool LoadRefresh(ByteReader& in, ModelState& state, LoadedModelState* loaded)
       return true;
     case RefreshInSnapshot::kResult: {
       GradientStatistics result(config.input_dim, config.num_targets(),
-                                config.metric == MetricKind::kEgop);
+                                KeepsOuterProducts(config.metric));
       if (!result.Load(in)) return false;
       state.refresh.Resume(std::move(result));
       return true;

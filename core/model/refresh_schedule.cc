@@ -41,7 +41,7 @@ GradientRefresh::Job RefreshJob(const ModelState& state, std::size_t num_slots)
   job.bandwidth = state.GradientBandwidth();
   job.step = config.step_ratio * job.bandwidth;
   job.num_targets = config.num_targets();
-  job.outer_products = config.metric == MetricKind::kEgop;
+  job.outer_products = KeepsOuterProducts(config.metric);
   job.num_slots = num_slots;
   return job;
 }

@@ -15,6 +15,8 @@ MetricKind MetricFromWire(v1::Metric metric) {
       return MetricKind::kEuclidean;
     case v1::METRIC_EGOP:
       return MetricKind::kEgop;
+    case v1::METRIC_AUTO:
+      return MetricKind::kAuto;
     default:
       return MetricKind::kGradientWeights;
   }
@@ -119,6 +121,8 @@ v1::Metric MetricToWire(MetricKind metric) {
       return v1::METRIC_EUCLIDEAN;
     case MetricKind::kEgop:
       return v1::METRIC_EGOP;
+    case MetricKind::kAuto:
+      return v1::METRIC_AUTO;
     case MetricKind::kGradientWeights:
       break;
   }

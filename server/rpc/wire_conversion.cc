@@ -69,6 +69,9 @@ void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
   for (RegressorKind regressor : stats.regressor) {
     out->add_regressor(RegressorToWire(regressor));
   }
+  for (MetricKind metric : stats.metric) {
+    out->add_metric(MetricToWire(metric));
+  }
   out->set_gradient_bandwidth(stats.gradient_bandwidth);
   out->set_gradient_step(stats.gradient_step);
   out->set_gradient_samples(stats.gradient_samples);
@@ -103,6 +106,7 @@ void MetricToWire(const HostedModel& hosted, v1::MetricReport* out) {
     const LearnedMetric& metric = report.metrics[i];
     v1::LearnedMetric& wire = *out->add_metrics();
     if (report.per_target) wire.set_target(config.target_names[i]);
+    wire.set_kind(MetricToWire(metric.kind));
     Assign(metric.weights, wire.mutable_weights());
     Assign(metric.matrix, wire.mutable_matrix());
     Assign(metric.eigenvalues, wire.mutable_eigenvalues());

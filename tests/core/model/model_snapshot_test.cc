@@ -116,6 +116,11 @@ std::vector<Case> Cases() {
   automatic.metric = MetricKind::kEgop;
   automatic.regressor = RegressorKind::kAuto;
   cases.push_back({"auto_egop", automatic});
+  ModelConfig automatic_metric = BusyConfig(BaseConfig());
+  automatic_metric.metric = MetricKind::kAuto;
+  automatic_metric.regressor = RegressorKind::kAuto;
+  automatic_metric.capacity = {CapacityPolicy::kWindow, 1500};
+  cases.push_back({"auto_metric_auto_regressor_window", automatic_metric});
   return cases;
 }
 

@@ -168,7 +168,8 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
        {std::pair{v1::METRIC_EUCLIDEAN, v1::REGRESSOR_UNSPECIFIED},
         std::pair{v1::METRIC_GRADIENT_WEIGHTS, v1::REGRESSOR_UNSPECIFIED},
         std::pair{v1::METRIC_EGOP, v1::REGRESSOR_UNSPECIFIED},
-        std::pair{v1::METRIC_EGOP, v1::REGRESSOR_AUTO}}) {
+        std::pair{v1::METRIC_EGOP, v1::REGRESSOR_AUTO},
+        std::pair{v1::METRIC_AUTO, v1::REGRESSOR_AUTO}}) {
     const std::string name = absl::StrCat(v1::Metric_Name(metric), "-",
                                           v1::Regressor_Name(regressor));
     v1::ModelSpec spec = RowsSpec(metric);
@@ -198,12 +199,20 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
     absl::StatusOr<v1::MetricReport> report = client_->GetMetric(name);
     ASSERT_TRUE(report.ok());
     const MetricReport expected = reference->metric();
-    ASSERT_EQ(report->metrics_size(), 1);
-    for (std::size_t i = 0; i < Rows::kDim; ++i) {
-      EXPECT_EQ(report->metrics(0).weights(i), expected.metrics[0].weights[i]);
+    EXPECT_EQ(report->kind(), metric);
+    ASSERT_EQ(report->metrics_size(), expected.metrics.size());
+    for (int m = 0; m < report->metrics_size(); ++m) {
+      const v1::LearnedMetric& got = report->metrics(m);
+      EXPECT_EQ(got.kind(), MetricToWire(expected.metrics[m].kind));
+      EXPECT_NE(got.kind(), v1::METRIC_AUTO);
+      for (std::size_t i = 0; i < Rows::kDim; ++i) {
+        EXPECT_EQ(got.weights(i), expected.metrics[m].weights[i]);
+      }
+      EXPECT_EQ(got.eigenvalues_size(),
+                got.kind() == v1::METRIC_EGOP ? Rows::kDim : 0);
     }
-    EXPECT_EQ(report->metrics(0).eigenvalues_size(),
-              metric == v1::METRIC_EGOP ? 3 : 0);
+    // METRIC_AUTO: one metric of each candidate.
+    EXPECT_EQ(report->metrics_size(), metric == v1::METRIC_AUTO ? 3 : 1);
     const v1::ModelStats stats = client_->GetModel(name)->stats();
     EXPECT_EQ(stats.num_samples(), rows.size());
     EXPECT_EQ(stats.prequential_nmse(0),
@@ -214,6 +223,12 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
       EXPECT_EQ(stats.regressor(t),
                 RegressorToWire(reference->stats().regressor[t]));
       EXPECT_NE(stats.regressor(t), v1::REGRESSOR_AUTO);
+    }
+    // And its metric (METRIC_AUTO's choice).
+    ASSERT_EQ(stats.metric_size(), 2);
+    for (int t = 0; t < 2; ++t) {
+      EXPECT_EQ(stats.metric(t), MetricToWire(reference->stats().metric[t]));
+      EXPECT_NE(stats.metric(t), v1::METRIC_AUTO);
     }
   }
 }
