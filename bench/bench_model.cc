@@ -18,7 +18,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_support.h"
 #include "client/loadgen/robot_stream.h"
@@ -63,6 +65,8 @@ struct Figures {
   double honest_to_held_out = 0;
   double gradient_bandwidth = 0;
   std::vector<double> bandwidths;  // per target
+  // Per target, what it predicts with at the end: "metric regressor k|h".
+  std::vector<std::string> choices;
   std::uint64_t rebuilds = 0, rebuild_waits = 0;
 };
 
@@ -169,6 +173,13 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   figures.rebuilds = stats.index_rebuilds;
   figures.rebuild_waits = stats.rebuild_waits;
   figures.bandwidths = stats.bandwidth;
+  for (std::size_t t = 0; t < kJoints; ++t) {
+    figures.choices.push_back(absl::StrFormat(
+        "%s %s %s", MetricKindName(stats.metric[t]),
+        RegressorKindName(stats.regressor[t]),
+        stats.k[t] != 0 ? absl::StrCat("k=", stats.k[t])
+                        : absl::StrFormat("h=%.3g", stats.bandwidth[t])));
+  }
   return figures;
 }
 
@@ -216,6 +227,7 @@ int Main() {
           f.predict_us_p99, ratio, f.predict_neighbors_mean, f.nmse,
           f.honest_nmse, f.held_out_nmse, f.prequential_to_held_out,
           f.honest_to_held_out, f.rebuild_waits, f.rebuilds);
+      std::cout << "  per torque: " << absl::StrJoin(f.choices, ", ") << "\n";
       results.push_back(
           {{"metric", f.metric},
            {"n", f.n},
@@ -233,6 +245,7 @@ int Main() {
            {"prequential_to_held_out_mse", f.prequential_to_held_out},
            {"honest_to_held_out_mse", f.honest_to_held_out},
            {"bandwidths", f.bandwidths},
+           {"choices", f.choices},
            {"gradient_bandwidth", f.gradient_bandwidth},
            {"index_rebuilds", f.rebuilds},
            {"rebuild_waits", f.rebuild_waits}});
