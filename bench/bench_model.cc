@@ -38,6 +38,8 @@ ABSL_FLAG(int, honest_lag, -1,
 ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
 ABSL_FLAG(bool, linear_base, true,
           "A linear base under the regressor (--nolinear_base: none)");
+ABSL_FLAG(std::string, gradient_estimator, "local_linear",
+          "local_linear (slopes) or finite_differences (the papers')");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
@@ -99,6 +101,8 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   config.regressor = regressor;
   config.per_target_metric = absl::GetFlag(FLAGS_per_target);
   config.linear_base = absl::GetFlag(FLAGS_linear_base);
+  config.gradient_estimator =
+      *ParseGradientEstimatorKind(absl::GetFlag(FLAGS_gradient_estimator));
   if (absl::GetFlag(FLAGS_honest_lag) >= 0) {
     config.honest_lag =
         static_cast<std::size_t>(absl::GetFlag(FLAGS_honest_lag));
@@ -198,6 +202,13 @@ int Main() {
       ParseRegressorKind(absl::GetFlag(FLAGS_regressor));
   if (!regressor.ok()) {
     std::cerr << regressor.status() << "\n";
+    return 2;
+  }
+  if (const absl::Status estimator =
+          ParseGradientEstimatorKind(absl::GetFlag(FLAGS_gradient_estimator))
+              .status();
+      !estimator.ok()) {
+    std::cerr << estimator << "\n";
     return 2;
   }
   nlohmann::json results = nlohmann::json::array();

@@ -214,7 +214,8 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
       GradientStatistics stats(d, 1, method.metric == MetricKind::kEgop);
       AddBatchGradients(
           tree, Iota(n), [&](std::uint64_t id) { return &split.train_y[id]; },
-          Kernel::kBox, h, ratio * h, &stats);
+          Kernel::kBox, h, ratio * h, GradientEstimatorKind::kFiniteDifferences,
+          &stats);
       const std::vector<double> unit = {1.0};
       const LearnedMetric metric = EstimateMetric(method.metric, stats, 0, unit,
                                                   /*with_spectrum=*/false);
@@ -272,6 +273,8 @@ MethodOutcome RunOnline(const RegressionSplit& split, RegressionMethod method,
   config.regressor = method.regressor;
   config.metric = method.metric;
   config.kernel = Kernel::kBox;
+  // The papers' estimator, as the batch rows use.
+  config.gradient_estimator = GradientEstimatorKind::kFiniteDifferences;
   config.seed = seed;
   // The step t of a learned metric is chosen online too: one model per
   // ratio t/h, all fed the same stream; the one with the least prequential

@@ -25,10 +25,10 @@ void EstimateGradientAt(const CoverTree& tree, std::span<const double> z,
 void AddBatchGradients(
     const CoverTree& tree, std::span<const std::uint64_t> ids,
     const TargetLookup& targets, Kernel kernel, double h, double t,
-    GradientStatistics* stats,
+    GradientEstimatorKind kind, GradientStatistics* stats,
     const std::function<void(std::size_t, std::size_t)>& progress,
     std::stop_token stop) {
-  GradientEstimator estimator(tree.dim(), stats->num_targets());
+  GradientEstimator estimator(tree.dim(), stats->num_targets(), kind);
   GradientEstimate estimate;
   NeighborScratch scratch;
   std::vector<double> z(tree.dim());

@@ -37,14 +37,15 @@ void EstimateGradientAt(const CoverTree& tree, std::span<const double> z,
                         NeighborScratch* scratch, GradientEstimate* out);
 
 // The papers' batch estimator (GW eq. 2; Trivedi et al. §3.1): the
-// gradient estimate at every sample `ids` names, each from all the samples
-// in `tree` (itself included), added to `stats` in the order of `ids`.
+// gradient estimate (of `kind`) at every sample `ids` names, each from all
+// the samples in `tree` (itself included), added to `stats` in the order of
+// `ids`.
 // `progress(done, total)` is called now and then when given. Stops early,
 // with part of the sums, once `stop` is requested (an abandoned refresh).
 void AddBatchGradients(
     const CoverTree& tree, std::span<const std::uint64_t> ids,
     const TargetLookup& targets, Kernel kernel, double h, double t,
-    GradientStatistics* stats,
+    GradientEstimatorKind kind, GradientStatistics* stats,
     const std::function<void(std::size_t, std::size_t)>& progress = {},
     std::stop_token stop = {});
 

@@ -4,6 +4,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "Eigen/Cholesky"
+#include "Eigen/Core"
+#include "core/base/enum_names.h"
+
 namespace streamreg {
 namespace {
 
@@ -67,14 +71,39 @@ void WeightedRowSums(std::size_t width, std::size_t count, const double* rows,
 
 }  // namespace
 
-GradientEstimator::GradientEstimator(std::size_t dim, std::size_t num_targets)
-    : dim_(dim), num_targets_(num_targets), row_width_(RowWidth(num_targets)) {}
+absl::string_view GradientEstimatorKindName(GradientEstimatorKind kind) {
+  switch (kind) {
+    case GradientEstimatorKind::kFiniteDifferences:
+      return "finite_differences";
+    case GradientEstimatorKind::kLocalLinear:
+      return "local_linear";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<GradientEstimatorKind> ParseGradientEstimatorKind(
+    absl::string_view name) {
+  return ParseEnumName("gradient_estimator", name,
+                       {GradientEstimatorKind::kFiniteDifferences,
+                        GradientEstimatorKind::kLocalLinear},
+                       &GradientEstimatorKindName);
+}
+
+GradientEstimator::GradientEstimator(std::size_t dim, std::size_t num_targets,
+                                     GradientEstimatorKind kind,
+                                     double slope_ridge)
+    : dim_(dim),
+      num_targets_(num_targets),
+      kind_(kind),
+      slope_ridge_(slope_ridge),
+      row_width_(RowWidth(num_targets)) {}
 
 void GradientEstimator::Begin(std::span<const double> x, Kernel kernel,
                               double h, double t) {
   kernel_ = kernel;
   inverse_h_squared_ = 1.0 / (h * h);
   t_ = t;
+  reach_ = h + t;
   x_.assign(x.begin(), x.end());
   differences_.clear();
   bases_.clear();
@@ -96,7 +125,11 @@ void GradientEstimator::Add(const double* point, const double* targets) {
   // X is the nearer; if even the nearest of all 2d balls cannot hold X, the
   // sample adds nothing.
   const double base = squared + t_ * t_;
-  if (!((base - 2.0 * t_ * largest) * inverse_h_squared_ < 1.0)) {
+  // A plane is fitted to every sample within h + t.
+  const bool kept = kind_ == GradientEstimatorKind::kFiniteDifferences
+                        ? (base - 2.0 * t_ * largest) * inverse_h_squared_ < 1.0
+                        : squared < reach_ * reach_;
+  if (!kept) {
     differences_.resize(at);
     return;
   }
@@ -135,6 +168,50 @@ void GradientEstimator::BallWeights(std::size_t i) {
 }
 
 void GradientEstimator::Finish(GradientEstimate* out) {
+  out->dim = dim_;
+  out->num_targets = num_targets_;
+  out->delta.assign(dim_ * num_targets_, 0.0);
+  out->counted.assign(dim_, 0);
+  switch (kind_) {
+    case GradientEstimatorKind::kFiniteDifferences:
+      return FinishFiniteDifferences(out);
+    case GradientEstimatorKind::kLocalLinear:
+      return FinishLocalLinear(out);
+  }
+}
+
+void GradientEstimator::FinishLocalLinear(GradientEstimate* out) {
+  const std::size_t p = dim_ + 1;
+  Eigen::MatrixXd normal = Eigen::MatrixXd::Zero(p, p);
+  Eigen::MatrixXd moments = Eigen::MatrixXd::Zero(p, num_targets_);
+  Eigen::VectorXd row(p);
+  const std::size_t count = bases_.size();
+  for (std::size_t j = 0; j < count; ++j) {
+    row[0] = 1.0;
+    for (std::size_t i = 0; i < dim_; ++i) {
+      row[i + 1] = -differences_[j * dim_ + i];  // X - x
+    }
+    normal.selfadjointView<Eigen::Lower>().rankUpdate(row);
+    for (std::size_t k = 0; k < num_targets_; ++k) {
+      moments.col(k) += row * rows_[j * row_width_ + k];
+    }
+  }
+  if (count < 2) return;
+  // The intercept is not shrunk.
+  for (std::size_t i = 1; i < p; ++i) normal(i, i) += slope_ridge_;
+  const Eigen::LLT<Eigen::MatrixXd> cholesky(
+      normal.selfadjointView<Eigen::Lower>());
+  if (cholesky.info() != Eigen::Success) return;
+  const Eigen::MatrixXd fit = cholesky.solve(moments);
+  for (std::size_t i = 0; i < dim_; ++i) {
+    out->counted[i] = 1;
+    for (std::size_t k = 0; k < num_targets_; ++k) {
+      out->delta[i * num_targets_ + k] = fit(i + 1, k);
+    }
+  }
+}
+
+void GradientEstimator::FinishFiniteDifferences(GradientEstimate* out) {
   const std::size_t count = bases_.size();
   plus_weights_.resize(count);
   minus_weights_.resize(count);
@@ -145,10 +222,6 @@ void GradientEstimator::Finish(GradientEstimate* out) {
     WeightedRowSums(row_width_, count, rows_.data(), plus_weights_.data(),
                     minus_weights_.data(), plus, plus + row_width_);
   }
-  out->dim = dim_;
-  out->num_targets = num_targets_;
-  out->delta.assign(dim_ * num_targets_, 0.0);
-  out->counted.assign(dim_, 0);
   for (std::size_t i = 0; i < dim_; ++i) {
     const double* plus = sums_.data() + 2 * i * row_width_;
     const double* minus = plus + row_width_;

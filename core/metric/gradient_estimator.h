@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/regression/kernel.h"
 
 namespace streamreg {
@@ -26,6 +28,27 @@ struct GradientEstimate {
   std::vector<char> counted;
 };
 
+// Which gradient estimate a GradientEstimator makes (docs/estimators.md,
+// "Gradient estimate"):
+//  - kFiniteDifferences: both papers' Delta_{t,i} f_{n,h} above, counted
+//    under A_{n,i};
+//  - kLocalLinear: the slope b of the least-squares plane
+//    (a, b) = argmin sum_j (Y_j - a - b^T (X_j - x))^2 + lambda |b|^2
+//    over the samples within h + t of x (the samples the finite differences
+//    draw on), every coordinate counted once two samples are there; the
+//    outer product of these slopes is Xia et al.'s OPG estimate of the
+//    EGOP, which Trivedi et al. §3 allow ("any gradient estimator").
+enum class GradientEstimatorKind { kFiniteDifferences, kLocalLinear };
+
+// finite_differences, local_linear.
+absl::string_view GradientEstimatorKindName(GradientEstimatorKind kind);
+absl::StatusOr<GradientEstimatorKind> ParseGradientEstimatorKind(
+    absl::string_view name);
+
+// The ridge lambda of kLocalLinear on the slope, in standardized
+// coordinates: the local linear regressor's default.
+inline constexpr double kGradientSlopeRidge = 1.0;
+
 // Computes GradientEstimate at x from the samples near it. All balls
 // B(x +- t e_i, h) lie inside B(x, h + t), so one range search of radius
 // h + t around x finds every sample any of the 2d estimates uses; each
@@ -41,9 +64,15 @@ struct GradientEstimate {
 // registers. Every sum still adds its terms in the order the samples came,
 // so the estimate is the same, bit for bit, as adding each sample to each
 // ball in turn (a zero weight adds an exact zero).
+//
+// kLocalLinear keeps the same samples and solves the (d + 1)^2 normal
+// equations by Cholesky in Finish, for all targets at once.
 class GradientEstimator {
  public:
-  GradientEstimator(std::size_t dim, std::size_t num_targets);
+  GradientEstimator(
+      std::size_t dim, std::size_t num_targets,
+      GradientEstimatorKind kind = GradientEstimatorKind::kFiniteDifferences,
+      double slope_ridge = kGradientSlopeRidge);
 
   // Starts an estimate at x with bandwidth h and step t.
   void Begin(std::span<const double> x, Kernel kernel, double h, double t);
@@ -58,14 +87,19 @@ class GradientEstimator {
   template <Kernel kKernel>
   void BallWeights(std::size_t i);
   void BallWeights(std::size_t i);
+  void FinishFiniteDifferences(GradientEstimate* out);
+  void FinishLocalLinear(GradientEstimate* out);
 
   std::size_t dim_;
   std::size_t num_targets_;
+  GradientEstimatorKind kind_;
+  double slope_ridge_;
   // Targets, the 1 of the weight, zero padding: a multiple of 4.
   std::size_t row_width_;
   Kernel kernel_ = Kernel::kBox;
   double inverse_h_squared_ = 1.0;
   double t_ = 0.0;
+  double reach_ = 0.0;  // h + t
   std::vector<double> x_;
   // Per sample kept (one that some ball may hold), in the order added:
   // x - X (dim_ each), |x - X|^2 + t^2, and the target row.

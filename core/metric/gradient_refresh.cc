@@ -21,7 +21,7 @@ GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
   GradientStatistics stats(d, m, job.outer_products);
   auto add = [&](const CoverTree& tree, const TargetLookup& targets) {
     AddBatchGradients(tree, ids, targets, job.kernel, job.bandwidth, job.step,
-                      &stats, progress, stop);
+                      job.estimator, &stats, progress, stop);
   };
   if (rows.pointers != nullptr) {
     std::vector<const double*> x, y;

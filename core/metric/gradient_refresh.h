@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/byte_coding.h"
+#include "core/metric/gradient_estimator.h"
 #include "core/metric/gradient_statistics.h"
 #include "core/metric/metric_transform.h"
 #include "core/metric/slot_rows.h"
@@ -33,6 +34,8 @@ class GradientRefresh {
     Kernel kernel = Kernel::kBox;
     double bandwidth = 1.0;  // h of f_{n,h}
     double step = 0.5;       // t
+    // Not saved by SaveJob: the model's configuration gives it.
+    GradientEstimatorKind estimator = GradientEstimatorKind::kFiniteDifferences;
     std::size_t num_targets = 1;
     bool outer_products = false;  // EGOP sums too
     std::size_t num_slots = 0;    // samples 0 .. num_slots - 1

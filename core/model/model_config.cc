@@ -245,8 +245,9 @@ namespace {
 // Version 2 added local_linear_ridge and honest_lag (a version 1 encoding
 // loads with the ridge's default and honest_lag 0: the error that chose h
 // or k when it was written); version 3 the linear base (off in earlier
-// ones).
-constexpr std::uint32_t kConfigVersion = 3;
+// ones); version 4 the gradient estimator (finite differences in earlier
+// ones, so that a model written then restores exactly).
+constexpr std::uint32_t kConfigVersion = 4;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -292,6 +293,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U8(c.linear_base ? 1 : 0);
   out.Double(c.base_ridge);
   out.Double(c.base_forgetting);
+  out.U8(static_cast<std::uint8_t>(c.gradient_estimator));
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -347,6 +349,11 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
     c->linear_base = base == 1;
     c->base_ridge = in.Double();
     c->base_forgetting = in.Double();
+  }
+  c->gradient_estimator = GradientEstimatorKind::kFiniteDifferences;
+  if (version >= 4 && !LoadEnum(in, GradientEstimatorKind::kLocalLinear,
+                                &c->gradient_estimator)) {
+    return false;
   }
   return in.ok();
 }

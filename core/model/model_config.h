@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/metric/gradient_estimator.h"
 #include "core/metric/learned_metric.h"
 #include "core/model/sample_store.h"
 #include "core/regression/kernel.h"
@@ -87,6 +88,13 @@ struct ModelConfig {
   std::vector<double> gradient_bandwidth_grid;
   // t = step_ratio * h for the gradient estimator (both papers: t = h/2).
   double step_ratio = 0.5;
+  // The gradient estimate behind the learned metric: the slope of a local
+  // plane over the samples within h + t by default, or both papers' finite
+  // differences of f_{n,h} (docs/estimators.md, "Gradient estimate"). The
+  // slopes made the held-out errors of the GW and EGOP configurations lower
+  // on 11 of the 16 sets of data/, 7% lower on average (bench/RESULTS.md).
+  GradientEstimatorKind gradient_estimator =
+      GradientEstimatorKind::kLocalLinear;
 
   // Forgetting factor of the prequential errors (model selection, nMSE).
   double selection_forgetting = 0.999;

@@ -10,11 +10,12 @@
 namespace streamreg {
 
 struct ModelLearner::Scratch {
-  Scratch(std::size_t dim, std::size_t num_targets, std::size_t num_indexes)
+  Scratch(std::size_t dim, std::size_t num_targets, std::size_t num_indexes,
+          GradientEstimatorKind estimator_kind)
       : near(num_targets),
         older(num_targets),
         point(dim),
-        estimator(dim, num_targets),
+        estimator(dim, num_targets, estimator_kind),
         grid_values(num_indexes),
         evaluated(num_indexes, 0) {}
   std::vector<Neighbor> found;
@@ -52,9 +53,9 @@ struct ModelLearner::Scratch {
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
-    : scratch_(std::make_unique<Scratch>(state.config.input_dim,
-                                         state.config.num_targets(),
-                                         state.predictions.size())) {}
+    : scratch_(std::make_unique<Scratch>(
+          state.config.input_dim, state.config.num_targets(),
+          state.predictions.size(), state.config.gradient_estimator)) {}
 
 ModelLearner::~ModelLearner() = default;
 

@@ -55,6 +55,7 @@ bool LoadRefresh(ByteReader& in, ModelState& state, LoadedModelState* loaded)
     case RefreshInSnapshot::kJob: {
       GradientRefresh::Job job{MetricTransform::Standardizing({}, {})};
       if (!GradientRefresh::LoadJob(in, config.input_dim, &job)) return false;
+      job.estimator = config.gradient_estimator;
       loaded->refresh_job = std::move(job);
       return true;
     }

@@ -40,6 +40,7 @@ GradientRefresh::Job RefreshJob(const ModelState& state, std::size_t num_slots)
   job.kernel = config.kernel;
   job.bandwidth = state.GradientBandwidth();
   job.step = config.step_ratio * job.bandwidth;
+  job.estimator = config.gradient_estimator;
   job.num_targets = config.num_targets();
   job.outer_products = KeepsOuterProducts(config.metric);
   job.num_slots = num_slots;

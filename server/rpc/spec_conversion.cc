@@ -136,7 +136,10 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
                    "spec.regressor"},
         std::tuple{int{spec.kernel()}, &v1::Kernel_IsValid, "spec.kernel"},
         std::tuple{int{spec.capacity().policy()}, &v1::CapacityPolicy_IsValid,
-                   "spec.capacity.policy"}}) {
+                   "spec.capacity.policy"},
+        std::tuple{int{spec.tuning().gradient_estimator()},
+                   &v1::GradientEstimator_IsValid,
+                   "spec.tuning.gradient_estimator"}}) {
     if (!is_valid(value)) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ": unknown value ", value));
@@ -194,6 +197,10 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   if (tuning.has_base_forgetting()) {
     config.base_forgetting = tuning.base_forgetting();
   }
+  if (tuning.gradient_estimator() ==
+      v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES) {
+    config.gradient_estimator = GradientEstimatorKind::kFiniteDifferences;
+  }
   if (absl::Status status = CompleteAndValidate(&config); !status.ok()) {
     return absl::Status(status.code(), SpecField(status.message()));
   }
@@ -233,6 +240,10 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   tuning.set_honest_lag(static_cast<std::uint32_t>(config.honest_lag));
   tuning.set_base_ridge(config.base_ridge);
   tuning.set_base_forgetting(config.base_forgetting);
+  tuning.set_gradient_estimator(
+      config.gradient_estimator == GradientEstimatorKind::kFiniteDifferences
+          ? v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES
+          : v1::GRADIENT_ESTIMATOR_LOCAL_LINEAR);
   return spec;
 }
 

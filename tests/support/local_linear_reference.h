@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "Eigen/Dense"
@@ -20,7 +21,15 @@ struct LocalLinearReference {
   double spread;
 };
 
-inline LocalLinearReference LocalLinearByQr(
+// The augmented system of LocalLinearByQr and its solution theta =
+// (intercept, slope).
+struct LocalLinearSystem {
+  Eigen::MatrixXd a;
+  Eigen::VectorXd b;
+  Eigen::VectorXd theta;
+};
+
+inline LocalLinearSystem LocalLinearSystemByQr(
     const std::vector<std::vector<double>>& offsets,
     const std::vector<double>& y, double ridge) {
   const std::size_t k = y.size();
@@ -33,9 +42,18 @@ inline LocalLinearReference LocalLinearByQr(
     b(j) = y[j];
   }
   for (std::size_t i = 0; i < d; ++i) a(k + i, i + 1) = std::sqrt(ridge);
-  const Eigen::VectorXd theta = a.householderQr().solve(b);
-  const Eigen::VectorXd residual = (a * theta - b).head(k);
-  return {theta(0), std::sqrt(residual.squaredNorm() / static_cast<double>(k))};
+  Eigen::VectorXd theta = a.householderQr().solve(b);
+  return {std::move(a), std::move(b), std::move(theta)};
+}
+
+inline LocalLinearReference LocalLinearByQr(
+    const std::vector<std::vector<double>>& offsets,
+    const std::vector<double>& y, double ridge) {
+  const LocalLinearSystem system = LocalLinearSystemByQr(offsets, y, ridge);
+  const Eigen::VectorXd residual =
+      (system.a * system.theta - system.b).head(y.size());
+  return {system.theta(0),
+          std::sqrt(residual.squaredNorm() / static_cast<double>(y.size()))};
 }
 
 }  // namespace streamreg

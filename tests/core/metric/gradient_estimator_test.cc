@@ -10,6 +10,7 @@
 #include "core/index/cover_tree.h"
 #include "core/metric/batch_gradients.h"
 #include "gtest/gtest.h"
+#include "tests/support/local_linear_reference.h"
 
 namespace streamreg {
 namespace {
@@ -108,6 +109,96 @@ TEST(GradientEstimatorTest, EqualsTheDefinitionForEveryCoordinateAndTarget) {
   // Both outcomes of A_{n,i} were exercised.
   EXPECT_GT(counted, 100u);
   EXPECT_GT(not_counted, 10u);
+}
+
+// kLocalLinear: per target, the slope of the ridge plane over every sample
+// within h + t of x, solved here by QR of the augmented system (not the
+// normal equations the estimator solves); every coordinate counted once two
+// samples are there.
+TEST(GradientEstimatorTest, LocalLinearSlopesAreTheRidgePlaneWithinHPlusT) {
+  const Samples s = RandomSamples(600, 7);
+  const Samples queries = RandomSamples(40, 8);
+  std::vector<std::uint64_t> ids(s.size());
+  for (std::size_t j = 0; j < ids.size(); ++j) ids[j] = j;
+  const CoverTree tree = *CoverTree::Build(kDim, s.x, ids);
+  const TargetLookup lookup = [&](std::uint64_t id) {
+    return s.y.data() + id * kTargets;
+  };
+  GradientEstimator estimator(kDim, kTargets,
+                              GradientEstimatorKind::kLocalLinear, 0.5);
+  NeighborScratch scratch;
+  GradientEstimate estimate;
+  std::size_t fitted = 0, too_few = 0;
+  for (double h : {0.2, 0.8, 1.5}) {
+    const double t = h / 2;
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      const std::vector<double> x(queries.x.begin() + q * kDim,
+                                  queries.x.begin() + (q + 1) * kDim);
+      EstimateGradientAt(tree, x, lookup, Kernel::kBox, h, t, &estimator,
+                         &scratch, &estimate);
+      std::vector<std::vector<double>> offsets;
+      std::vector<std::vector<double>> y(kTargets);
+      for (std::size_t j = 0; j < s.size(); ++j) {
+        std::vector<double> offset(kDim);
+        double squared = 0.0;
+        for (std::size_t i = 0; i < kDim; ++i) {
+          offset[i] = s.x[j * kDim + i] - x[i];
+          squared += offset[i] * offset[i];
+        }
+        if (!(squared < (h + t) * (h + t))) continue;
+        offsets.push_back(std::move(offset));
+        for (std::size_t k = 0; k < kTargets; ++k) {
+          y[k].push_back(s.y[j * kTargets + k]);
+        }
+      }
+      const bool fits = offsets.size() >= 2;
+      (fits ? fitted : too_few)++;
+      for (std::size_t k = 0; k < kTargets; ++k) {
+        const Eigen::VectorXd theta =
+            fits ? LocalLinearSystemByQr(offsets, y[k], 0.5).theta
+                 : Eigen::VectorXd::Zero(kDim + 1);
+        for (std::size_t i = 0; i < kDim; ++i) {
+          ASSERT_EQ(static_cast<bool>(estimate.counted[i]), fits);
+          EXPECT_NEAR(estimate.delta[i * kTargets + k], theta(i + 1), 1e-9)
+              << "query " << q << " h " << h << " target " << k;
+        }
+      }
+    }
+  }
+  EXPECT_GT(fitted, 60u);
+  EXPECT_GT(too_few, 0u);
+}
+
+// On a plane y = c + g^T x the slope is g (a ridge of 1e-12: exact to
+// rounding), wherever two or more samples are near.
+TEST(GradientEstimatorTest, LocalLinearSlopesOfAPlaneAreItsGradient) {
+  std::mt19937_64 random(9);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const double g[kDim] = {0.5, -2.0, 0.0, 3.0};
+  std::vector<double> x, y;
+  for (int j = 0; j < 300; ++j) {
+    double value = 1.5;
+    for (std::size_t i = 0; i < kDim; ++i) {
+      x.push_back(uniform(random));
+      value += g[i] * x.back();
+    }
+    for (std::size_t k = 0; k < kTargets; ++k) y.push_back((k + 1) * value);
+  }
+  GradientEstimator estimator(kDim, kTargets,
+                              GradientEstimatorKind::kLocalLinear, 1e-12);
+  GradientEstimate estimate;
+  const std::vector<double> at = {0.1, -0.2, 0.3, 0.0};
+  estimator.Begin(at, Kernel::kBox, 0.6, 0.3);
+  for (int j = 0; j < 300; ++j) {
+    estimator.Add(&x[j * kDim], &y[j * kTargets]);
+  }
+  estimator.Finish(&estimate);
+  for (std::size_t i = 0; i < kDim; ++i) {
+    ASSERT_TRUE(estimate.counted[i]);
+    for (std::size_t k = 0; k < kTargets; ++k) {
+      EXPECT_NEAR(estimate.delta[i * kTargets + k], (k + 1) * g[i], 1e-6);
+    }
+  }
 }
 
 // The sums as written: each sample, in the order given, added to each ball

@@ -80,7 +80,7 @@ GradientStatistics BatchStatistics(const Data& data, double h) {
   GradientStatistics stats(data.dim, 1, /*outer_products=*/true);
   AddBatchGradients(
       *tree, ids, [&](std::uint64_t id) { return &data.y[id]; }, Kernel::kBox,
-      h, h / 2, &stats);
+      h, h / 2, GradientEstimatorKind::kFiniteDifferences, &stats);
   return stats;
 }
 

@@ -70,6 +70,8 @@ struct Case {
   Kernel kernel;
   RegressorKind regressor;
   bool per_target;
+  // The first three were recorded before the local linear slopes existed.
+  GradientEstimatorKind estimator = GradientEstimatorKind::kFiniteDifferences;
 };
 
 const std::vector<Case>& Cases() {
@@ -80,6 +82,8 @@ const std::vector<Case>& Cases() {
        RegressorKind::kKernel, false},
       {"gw_gaussian_knn_per_target", MetricKind::kGradientWeights,
        Kernel::kTruncatedGaussian, RegressorKind::kNearest, true},
+      {"auto_metric_auto_regressor_slopes", MetricKind::kAuto, Kernel::kBox,
+       RegressorKind::kAuto, false, GradientEstimatorKind::kLocalLinear},
   };
   return cases;
 }
@@ -94,6 +98,7 @@ std::map<std::string, std::vector<double>> Figures(const Case& c) {
   config.kernel = c.kernel;
   config.regressor = c.regressor;
   config.per_target_metric = c.per_target;
+  config.gradient_estimator = c.estimator;
   // Recorded before the linear base existed.
   config.linear_base = false;
   // Rebuilds and refreshes happen within the stream (on the learning thread

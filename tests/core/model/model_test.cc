@@ -215,6 +215,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   ModelConfig config = BaseConfig();
   config.metric = MetricKind::kAuto;
   config.regressor = RegressorKind::kAuto;
+  config.gradient_estimator = GradientEstimatorKind::kLocalLinear;
   config.base_ridge = 3.0;
   config.base_forgetting = 0.99;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
@@ -230,9 +231,19 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, 3.0);
   EXPECT_EQ(read.base_forgetting, 0.99);
   EXPECT_EQ(read.k_grid, config.k_grid);
+  EXPECT_EQ(read.gradient_estimator, GradientEstimatorKind::kLocalLinear);
+  // Version 3 is version 4 without the last byte: a model written then
+  // estimated gradients by finite differences.
+  std::string version3 = bytes.substr(0, bytes.size() - 1);
+  const std::uint32_t three = 3;
+  std::memcpy(version3.data(), &three, sizeof three);
+  ByteReader third(version3);
+  ASSERT_TRUE(LoadConfig(third, &read));
+  EXPECT_EQ(read.gradient_estimator, GradientEstimatorKind::kFiniteDifferences);
+  EXPECT_TRUE(read.linear_base);
   // Version 2 is version 3 without the last three fields (a flag and two
   // doubles): a model written then had no base.
-  std::string version2 = bytes.substr(0, bytes.size() - 17);
+  std::string version2 = version3.substr(0, version3.size() - 17);
   const std::uint32_t two = 2;
   std::memcpy(version2.data(), &two, sizeof two);
   ByteReader older(version2);
@@ -241,10 +252,10 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  std::string version4 = bytes;
-  const std::uint32_t four = 4;
-  std::memcpy(version4.data(), &four, sizeof four);
-  ByteReader newer(version4);
+  std::string version5 = bytes;
+  const std::uint32_t five = 5;
+  std::memcpy(version5.data(), &five, sizeof five);
+  ByteReader newer(version5);
   EXPECT_FALSE(LoadConfig(newer, &read));
 }
 
@@ -708,7 +719,7 @@ TEST(ModelTest, RefitIsThePapersBatchEstimator) {
   AddBatchGradients(
       tree, ids,
       [&](std::uint64_t id) { return stream.y.data() + id * kTargets; },
-      config.kernel, h, h / 2, &expected);
+      config.kernel, h, h / 2, config.gradient_estimator, &expected);
   const MetricReport report = model->metric();
   ASSERT_EQ(report.gradient_samples, static_cast<double>(n));
   std::vector<double> scales(kTargets);

@@ -111,6 +111,8 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   EXPECT_TRUE(created->spec().linear_base());
   EXPECT_EQ(created->spec().tuning().base_ridge(), 1.0);
   EXPECT_EQ(created->spec().tuning().base_forgetting(), 1.0);
+  EXPECT_EQ(created->spec().tuning().gradient_estimator(),
+            v1::GRADIENT_ESTIMATOR_LOCAL_LINEAR);
   EXPECT_EQ(created->spec().kernel(), v1::KERNEL_BOX);
   EXPECT_EQ(created->spec().bandwidth_grid_size(), 27);  // the default grid
   EXPECT_EQ(created->spec().tuning().step_ratio(), 0.5);
@@ -394,6 +396,17 @@ TEST_F(ServiceTest, BadInputGetsTheRightStatusNamesTheFieldAndChangesNothing) {
   EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
               HasSubstr("spec.tuning.step_ratio"));
   spec = RowsSpec();
+  spec.mutable_tuning()->set_gradient_estimator(
+      static_cast<v1::GradientEstimator>(7));
+  EXPECT_EQ(client_->CreateModel("x", spec).status().message(),
+            "spec.tuning.gradient_estimator: unknown value 7");
+  spec.mutable_tuning()->set_gradient_estimator(
+      v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES);
+  absl::StatusOr<v1::Model> papers = client_->CreateModel("papers", spec);
+  ASSERT_TRUE(papers.ok()) << papers.status();
+  EXPECT_EQ(papers->spec().tuning().gradient_estimator(),
+            v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES);
+  spec = RowsSpec();
   spec.set_linear_base(true);
   spec.mutable_tuning()->set_base_forgetting(0);
   EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
@@ -597,8 +610,12 @@ TEST_F(ServiceTest, RefitStreamsProgressAndEndsWithTheNewStats) {
 // background. Every call succeeds, every sample is learned once.
 TEST_F(ServiceTest, ConcurrentStreamsDuringBackgroundRebuilds) {
   const Rows rows(12000, 8);
-  CreateAndIngest("a", rows, 2100);
-  CreateAndIngest("b", rows, 2100);
+  // A tight drift tolerance: the metrics move little past 2,100 samples,
+  // and the indexes must be rebuilt while the streams run.
+  v1::ModelSpec spec = RowsSpec();
+  spec.mutable_tuning()->set_drift_tolerance(0.002);
+  CreateAndIngest("a", rows, 2100, spec);
+  CreateAndIngest("b", rows, 2100, spec);
   const std::uint64_t rebuilds_before =
       client_->GetModel("a")->stats().index_rebuilds() +
       client_->GetModel("b")->stats().index_rebuilds();
