@@ -26,6 +26,7 @@ the end of the training stream (means over targets): prequential and
 honest (leave-recent-out).
 
 usage: bench/peers.py BUILD_DIR [--datasets all|NAME,NAME] [--json OUT]
+                      [--default_only]
 """
 
 import argparse
@@ -77,12 +78,14 @@ REGRESSORS = [("k-NN", "knn"), ("kernel", "kernel"),
 AUTO_METRIC_REGRESSORS = [("k-NN", "knn"), ("auto", "auto")]
 
 
-def streamreg_models(name):
+def streamreg_models(name, default_only=False):
     """(label, ingest flags) of every streamreg configuration for a set: the
     default, then every fixed metric x regressor pair (one metric shared by
     the targets) and the metric chosen per target (k-NN and auto), without
     and with a base, then on SARCOS the EGOP per torque."""
     models = [(DEFAULT_LABEL, [])]
+    if default_only:
+        return models
     for base_label, base_flags in (("", ["--nolinear_base"]),
                                    ("linear base + ", ["--linear_base"])):
         for metric_label, metric in METRICS:
@@ -181,7 +184,7 @@ class Server:
         self.process.wait()
 
 
-def streamreg_rows(build, name, header, train, test, targets):
+def streamreg_rows(build, name, header, train, test, targets, default_only):
     work = tempfile.mkdtemp()
     try:
         train_csv = os.path.join(work, "train.csv")
@@ -194,7 +197,8 @@ def streamreg_rows(build, name, header, train, test, targets):
         server = Server(build, work)
         results = []
         try:
-            for number, (label, flags) in enumerate(streamreg_models(name)):
+            for number, (label, flags) in enumerate(
+                    streamreg_models(name, default_only)):
                 model = f"m{number}"
                 server.run("ingest", "--model", model, "--csv", train_csv,
                            "--create", *flags)
@@ -252,10 +256,11 @@ def split_text(name, train, test):
             f"seed {SHUFFLE_SEED})")
 
 
-def report_set(build, name, csv_path, train_rows, test_rows):
+def report_set(build, name, csv_path, train_rows, test_rows, default_only):
     header, train, test, inputs, targets = split(name, csv_path, train_rows,
                                                  test_rows)
-    methods = streamreg_rows(build, name, header, train, test, targets)
+    methods = streamreg_rows(build, name, header, train, test, targets,
+                             default_only)
     methods += peers(train[:, inputs], train[:, targets], test[:, inputs])
     names = [header[t][len("target_"):] for t in targets]
     print(f"\n## {name}: {split_text(name, train, test)}; nMSE per target")
@@ -307,6 +312,9 @@ def main():
     parser.add_argument("--datasets", default="all",
                         help="all, or a comma-separated list of names")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--default_only", action="store_true",
+                        help="of streamreg's models only the default (the "
+                        "per-set accuracy tests)")
     args = parser.parse_args()
     wanted = ([d[0] for d in DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))
@@ -317,8 +325,9 @@ def main():
     for name, csv_path, train_rows, test_rows in DATA_SETS:
         if name in wanted:
             report[name] = report_set(args.build, name, csv_path, train_rows,
-                                      test_rows)
-    summary(report)
+                                      test_rows, args.default_only)
+    if not args.default_only:
+        summary(report)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

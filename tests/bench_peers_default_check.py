@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""Checks one set of `bench/peers.py --default_only`: the default model's
+held-out mean nMSE is no worse than the figure recorded for that set
+(bench/RESULTS.md, "The gradient estimate") by more than 2%.
+
+The accuracy issue's target for the default, within 2% of the best fixed
+metric x regressor pair on every set, is missed on most sets
+(RESULTS.md). These tests hold the default to what it achieves now, so
+that no change makes it worse on a set unnoticed. When a change makes it
+better, lower the figure here.
+
+usage: bench_peers_default_check.py PEERS_JSON SET
+"""
+
+import json
+import math
+import sys
+
+RECORDED = {  # mean nMSE of the default on the set's held-out rows
+    "sarcos": 0.2221,
+    "boston": 0.1954,
+    "wine_red": 0.6780,
+    "delta_ailerons": 0.3027,
+    "ailerons": 0.1802,
+    "kin8nm": 0.2474,
+    "cpu_act": 0.0498,
+    "puma8nh": 0.3644,
+    "pumadyn32nm": 1.0368,
+    "bank8fm": 0.0461,
+    "bank32nh": 0.4580,
+    "airfoil": 0.1399,
+    "ccpp": 0.0587,
+    "energy": 0.0477,
+    "yacht": 0.0558,
+    "pendulum": 0.3639,
+}
+
+path, name = sys.argv[1], sys.argv[2]
+rows = json.load(open(path))[name]
+default = [r for r in rows if r["method"].startswith("streamreg default")]
+assert len(default) == 1, [r["method"] for r in rows]
+got = default[0]["mean_nmse"]
+assert all(math.isfinite(v) for v in default[0]["nmse"].values()), default
+peer = min((r for r in rows if not r["method"].startswith("streamreg")),
+           key=lambda r: r["mean_nmse"])
+print(f"{name}: default {got:.4f} (recorded {RECORDED[name]:.4f}); best peer "
+      f"{peer['method']} {peer['mean_nmse']:.4f}")
+assert got <= 1.02 * RECORDED[name], (name, got, RECORDED[name])
