@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "Eigen/Cholesky"
-#include "Eigen/Core"
 #include "core/base/enum_names.h"
 
 namespace streamreg {
@@ -181,32 +179,22 @@ void GradientEstimator::Finish(GradientEstimate* out) {
 }
 
 void GradientEstimator::FinishLocalLinear(GradientEstimate* out) {
-  const std::size_t p = dim_ + 1;
-  Eigen::MatrixXd normal = Eigen::MatrixXd::Zero(p, p);
-  Eigen::MatrixXd moments = Eigen::MatrixXd::Zero(p, num_targets_);
-  Eigen::VectorXd row(p);
   const std::size_t count = bases_.size();
-  for (std::size_t j = 0; j < count; ++j) {
-    row[0] = 1.0;
-    for (std::size_t i = 0; i < dim_; ++i) {
-      row[i + 1] = -differences_[j * dim_ + i];  // X - x
-    }
-    normal.selfadjointView<Eigen::Lower>().rankUpdate(row);
-    for (std::size_t k = 0; k < num_targets_; ++k) {
-      moments.col(k) += row * rows_[j * row_width_ + k];
-    }
-  }
   if (count < 2) return;
-  // The intercept is not shrunk.
-  for (std::size_t i = 1; i < p; ++i) normal(i, i) += slope_ridge_;
-  const Eigen::LLT<Eigen::MatrixXd> cholesky(
-      normal.selfadjointView<Eigen::Lower>());
-  if (cholesky.info() != Eigen::Success) return;
-  const Eigen::MatrixXd fit = cholesky.solve(moments);
+  // The plane is fitted to the differences x - X, so its slopes are minus
+  // the gradient's (the ridge is symmetric in the sign).
+  system_.Reset(dim_, num_targets_);
+  system_.Add(differences_.data(), dim_, rows_.data(), row_width_, count);
+  if (!system_.Factor(slope_ridge_)) return;
+  const std::span<const double> fit = system_.Solve();
+  if (!std::all_of(fit.begin(), fit.end(),
+                   [](double v) { return std::isfinite(v); })) {
+    return;
+  }
   for (std::size_t i = 0; i < dim_; ++i) {
     out->counted[i] = 1;
     for (std::size_t k = 0; k < num_targets_; ++k) {
-      out->delta[i * num_targets_ + k] = fit(i + 1, k);
+      out->delta[i * num_targets_ + k] = -fit[i * num_targets_ + k];
     }
   }
 }

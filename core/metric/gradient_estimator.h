@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/regression/kernel.h"
+#include "core/regression/local_linear_equations.h"
 
 namespace streamreg {
 
@@ -112,6 +113,8 @@ class GradientEstimator {
   // sums_[(2 i + side) * row_width_ + k], side 0 = +t, 1 = -t; entry
   // num_targets_ of a ball's row is its total weight.
   std::vector<double> sums_;
+  // The local linear fit of FinishLocalLinear.
+  LocalLinearEquations system_;
 };
 
 }  // namespace streamreg

@@ -5,75 +5,34 @@
 #include <numeric>
 #include <vector>
 
-#include "Eigen/Cholesky"
-#include "Eigen/Core"
+#include "core/regression/local_linear_equations.h"
 
 namespace streamreg {
 namespace {
 
-using RowMatrix =
-    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
-
-// The normal equations of the fit over a growing prefix of the neighbours,
-// with the design rows (1, z_j - z): the lower triangle of sum_j v_j v_j^T
-// and sum_j v_j y_j^T. Reused from query to query (thread_local).
-class NormalEquations {
- public:
-  void Reset(std::size_t d, std::size_t m) {
-    gram_.setZero(d + 1, d + 1);
-    cross_.setZero(d + 1, m);
-    count_ = 0;
-  }
-
-  // Adds neighbours [count(), end).
-  void Extend(const NeighborTargets& near, std::size_t end) {
-    const std::size_t d = near.dim();
-    const std::size_t m = near.num_targets();
-    const std::size_t rows = end - count_;
-    if (rows == 0) return;
-    const ConstRowMap offsets(near.offsets(count_), rows, d);
-    const ConstRowMap targets(near.targets(count_), rows, m);
-    gram_(0, 0) += static_cast<double>(rows);
-    gram_.block(1, 0, d, 1) += offsets.colwise().sum().transpose();
-    gram_.block(1, 1, d, d)
-        .selfadjointView<Eigen::Lower>()
-        .rankUpdate(offsets.transpose());
-    cross_.row(0) += targets.colwise().sum();
-    cross_.bottomRows(d).noalias() += offsets.transpose() * targets;
-    count_ = end;
-  }
-
-  // Solves (gram + ridge diag(0, 1, ..., 1)) theta = cross: theta's row 0
-  // is the intercept a per target, rows 1.. the slope b. False if the
-  // system is not positive definite (ridge 0 and too few neighbours).
-  bool Solve(double ridge, Eigen::MatrixXd* theta) {
-    system_ = gram_;
-    system_.diagonal().tail(system_.rows() - 1).array() += ridge;
-    llt_.compute(system_);
-    if (llt_.info() != Eigen::Success) return false;
-    *theta = llt_.solve(cross_);
-    return theta->allFinite();
-  }
-
-  std::size_t count() const { return count_; }
-
- private:
-  Eigen::MatrixXd gram_;  // lower triangle used
-  Eigen::MatrixXd cross_;
-  Eigen::MatrixXd system_;
-  Eigen::LLT<Eigen::MatrixXd, Eigen::Lower> llt_;
-  std::size_t count_ = 0;
-};
-
 struct Workspace {
-  NormalEquations equations;
-  Eigen::MatrixXd theta;
+  LocalLinearEquations system;
+  std::vector<double> intercepts;
+  std::vector<double> fallback_theta;
 };
 
 Workspace& ThreadWorkspace() {
   thread_local Workspace workspace;
   return workspace;
+}
+
+// Adds neighbours [system.rows(), end) of `near` to `system`.
+void ExtendTo(const NeighborTargets& near, std::size_t end,
+              LocalLinearEquations& system) {
+  const std::size_t begin = system.rows();
+  if (end <= begin) return;
+  system.Add(near.offsets(begin), near.dim(), near.targets(begin),
+             near.num_targets(), end - begin);
+}
+
+bool AllFinite(std::span<const double> values) {
+  return std::all_of(values.begin(), values.end(),
+                     [](double v) { return std::isfinite(v); });
 }
 
 // The mean of the first `count` neighbours' target t (the fit of a system
@@ -103,21 +62,26 @@ void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
     targets = all;
   }
   Workspace& work = ThreadWorkspace();
-  work.equations.Reset(d, m);
-  work.equations.Extend(near, count);
-  if (!work.equations.Solve(ridge, &work.theta)) {
-    work.theta.setZero(d + 1, m);
-    for (std::size_t t : targets) work.theta(0, t) = PrefixMean(near, count, t);
+  work.system.Reset(d, m);
+  ExtendTo(near, count, work.system);
+  std::span<const double> theta;
+  if (work.system.Factor(ridge)) theta = work.system.Solve();
+  if (theta.empty() || !AllFinite(theta)) {
+    // Not positive definite: the fit of the intercept alone.
+    work.fallback_theta.assign((d + 1) * m, 0.0);
+    for (std::size_t t : targets) {
+      work.fallback_theta[d * m + t] = PrefixMean(near, count, t);
+    }
+    theta = work.fallback_theta;
   }
   for (std::size_t t : targets) {
-    const double a = work.theta(0, t);
+    const double a = theta[d * m + t];
     double squares = 0.0;
     for (std::size_t j = 0; j < count; ++j) {
       const double* offset = near.offsets(j);
       double fitted = a;
-      for (std::size_t i = 0; i < d; ++i) {
-        fitted += work.theta(i + 1, t) * offset[i];
-      }
+      for (std::size_t i = 0; i < d; ++i)
+        fitted += theta[i * m + t] * offset[i];
       const double residual = near.targets(j)[t] - fitted;
       squares += residual * residual;
     }
@@ -132,7 +96,8 @@ void LocalLinearGrid(std::span<const std::size_t> grid, double ridge,
                      std::span<double> values) {
   const std::size_t m = near.num_targets();
   Workspace& work = ThreadWorkspace();
-  work.equations.Reset(near.dim(), m);
+  work.system.Reset(near.dim(), m);
+  work.intercepts.resize(m);
   for (std::size_t g = 0; g < grid.size(); ++g) {
     double* row = values.data() + g * m;
     const std::size_t count = std::min(grid[g], near.size());
@@ -140,12 +105,15 @@ void LocalLinearGrid(std::span<const std::size_t> grid, double ridge,
       std::copy(fallback.begin(), fallback.end(), row);
       continue;
     }
-    work.equations.Extend(near, count);
-    if (work.equations.Solve(ridge, &work.theta)) {
-      for (std::size_t t = 0; t < m; ++t) row[t] = work.theta(0, t);
-    } else {
-      for (std::size_t t = 0; t < m; ++t) row[t] = PrefixMean(near, count, t);
+    ExtendTo(near, count, work.system);
+    if (work.system.Factor(ridge)) {
+      work.system.Intercepts(work.intercepts);
+      if (AllFinite(work.intercepts)) {
+        std::copy(work.intercepts.begin(), work.intercepts.end(), row);
+        continue;
+      }
     }
+    for (std::size_t t = 0; t < m; ++t) row[t] = PrefixMean(near, count, t);
   }
 }
 

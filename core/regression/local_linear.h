@@ -16,8 +16,8 @@ namespace streamreg {
 // (the intercept is not shrunk), and the prediction is a. Unlike a local
 // average it follows the slope, so it extrapolates to the edge of the
 // visited region instead of flattening there. The fit solves the normal
-// equations, (d + 1) x (d + 1), by Cholesky (Eigen's LLT); `near` must be
-// gathered with offsets (NeighborTargets::GatherWithOffsets), sorted by
+// equations, (d + 1) x (d + 1), by Cholesky (LocalLinearEquations); `near` must
+// be gathered with offsets (NeighborTargets::GatherWithOffsets), sorted by
 // distance.
 
 // Value and spread (the root mean squared residual of the fit) at k (fewer

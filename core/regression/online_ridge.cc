@@ -26,7 +26,8 @@ OnlineRidge::OnlineRidge(std::size_t dim, std::size_t num_targets, double ridge,
       xy_(dim * num_targets, 0.0),
       yy_(num_targets, 0.0),
       slope_(dim * num_targets, 0.0),
-      residual_squares_(num_targets, 0.0) {}
+      residual_squares_(num_targets, 0.0),
+      intercept_(num_targets, 0.0) {}
 
 void OnlineRidge::Add(std::span<const double> x, std::span<const double> y) {
   const auto d = static_cast<Eigen::Index>(dim());
@@ -53,6 +54,16 @@ void OnlineRidge::Add(std::span<const double> x, std::span<const double> y) {
   x_mean += dx / weight_;
   y_mean += dy / weight_;
   Solve();
+  UpdateIntercepts();
+}
+
+void OnlineRidge::UpdateIntercepts() {
+  const auto d = static_cast<Eigen::Index>(dim());
+  const ConstVectorMap x_mean(x_mean_.data(), d);
+  for (std::size_t t = 0; t < num_targets(); ++t) {
+    intercept_[t] =
+        y_mean_[t] - ConstVectorMap(slope_.data() + t * dim(), d).dot(x_mean);
+  }
 }
 
 void OnlineRidge::Solve() {
@@ -84,14 +95,13 @@ void OnlineRidge::Solve() {
 
 void OnlineRidge::Predict(std::span<const double> x,
                           std::span<double> out) const {
-  // Per target, a dot product over a contiguous column of B: no temporary
-  // (it runs once per neighbour of every prediction).
-  const std::size_t d = dim();
+  // Per target a dot product over a contiguous column of B, vectorized: it
+  // runs once per neighbour of every prediction with a base.
+  const auto d = static_cast<Eigen::Index>(dim());
+  const ConstVectorMap point(x.data(), d);
   for (std::size_t t = 0; t < num_targets(); ++t) {
-    const double* b = slope_.data() + t * d;
-    double value = y_mean_[t];
-    for (std::size_t j = 0; j < d; ++j) value += b[j] * (x[j] - x_mean_[j]);
-    out[t] = value;
+    out[t] =
+        intercept_[t] + ConstVectorMap(slope_.data() + t * dim(), d).dot(point);
   }
 }
 
@@ -127,7 +137,9 @@ bool OnlineRidge::Load(ByteReader& in) {
        {&x_mean_, &y_mean_, &xx_, &xy_, &yy_, &slope_, &residual_squares_}) {
     in.RawDoubles(*part);
   }
-  return in.ok();
+  if (!in.ok()) return false;
+  UpdateIntercepts();
+  return true;
 }
 
 }  // namespace streamreg

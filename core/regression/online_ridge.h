@@ -55,6 +55,8 @@ class OnlineRidge {
 
  private:
   void Solve();
+  // intercept_ from the means and B.
+  void UpdateIntercepts();
 
   double ridge_;
   double forgetting_;
@@ -70,6 +72,9 @@ class OnlineRidge {
   std::vector<double> yy_;
   std::vector<double> slope_;
   std::vector<double> residual_squares_;
+  // y_mean - B^T x_mean (derived: not saved): the fit at x is
+  // intercept + B^T x.
+  std::vector<double> intercept_;
 };
 
 }  // namespace streamreg

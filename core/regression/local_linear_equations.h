@@ -1,0 +1,63 @@
+#ifndef STREAMREG_CORE_REGRESSION_LOCAL_LINEAR_EQUATIONS_H_
+#define STREAMREG_CORE_REGRESSION_LOCAL_LINEAR_EQUATIONS_H_
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "core/regression/small_cholesky.h"
+
+namespace streamreg {
+
+// The ridge normal equations of a linear fit to m targets over rows v_j (d
+// coordinates each, offsets from the point the fit is at):
+//   minimize sum_j |y_j - a - B^T v_j|^2 + ridge |B|^2
+// (the intercept a is not shrunk), i.e. (G + ridge diag(1, ..., 1, 0))
+// theta = C with the design rows (v_j, 1): theta's rows 0 .. d - 1 are B,
+// row d the intercepts. The intercept comes last so that it is the one
+// unknown a forward substitution alone gives (SmallCholesky). Rows are
+// added in batches, so that a fit over each prefix of one list of
+// neighbours costs one pass over the list. What the local linear regressor
+// and the metric's slope estimates (Xia et al.'s OPG) both solve.
+class LocalLinearEquations {
+ public:
+  // Empty equations in d coordinates and m targets.
+  void Reset(std::size_t d, std::size_t m);
+
+  // Adds `rows` rows: their coordinates from `offsets` (d each, rows
+  // `offset_stride` apart) and targets from `targets` (m each, rows
+  // `target_stride` apart).
+  void Add(const double* offsets, std::size_t offset_stride,
+           const double* targets, std::size_t target_stride, std::size_t rows);
+
+  // The number of rows added since Reset.
+  std::size_t rows() const { return rows_; }
+
+  // Factors the system with `ridge` on the slopes. False if it is not
+  // positive definite (ridge 0 and too few rows, or values not finite).
+  bool Factor(double ridge);
+
+  // After a successful Factor: the m intercepts.
+  void Intercepts(std::span<double> out);
+
+  // After a successful Factor: theta, row-major (d + 1) x m (rows 0 .. d - 1
+  // the slopes, row d the intercepts); valid until the next call.
+  std::span<const double> Solve();
+
+ private:
+  std::size_t d_ = 0;
+  std::size_t m_ = 0;
+  std::size_t rows_ = 0;
+  // Row-major, in plain vectors so that headers do not carry Eigen: G
+  // ((d + 1)^2, lower triangle used), C ((d + 1) x m), G + the ridge, and
+  // theta.
+  std::vector<double> gram_;
+  std::vector<double> cross_;
+  std::vector<double> system_;
+  std::vector<double> solution_;
+  SmallCholesky cholesky_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_REGRESSION_LOCAL_LINEAR_EQUATIONS_H_
