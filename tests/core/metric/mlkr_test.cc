@@ -1,0 +1,299 @@
+// MLKR (Weinberger & Tesauro 2007) against its definitions: the objective
+// against a direct O(n^2) evaluation of eq. (3); its gradient against
+// central finite differences of the objective, at full and low rank; the
+// truncated objective equal to the full one when every other point is a
+// neighbour; one point's term and gradient as the batch's; the neighbours
+// under a map against brute force; and on a set where y depends on 2 of 10
+// inputs, the fitted map concentrating on those 2 and predicting held-out
+// points better than the initial one.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "core/metric/mlkr_fit.h"
+#include "core/metric/mlkr_objective.h"
+#include "gtest/gtest.h"
+
+namespace streamreg {
+namespace {
+
+struct Data {
+  std::size_t n, d, m;
+  std::vector<double> x, y;
+  MlkrSamples samples() const { return {n, d, m, x, y}; }
+};
+
+// n points uniform in [-1.7, 1.7]^d (about unit variance); targets
+// y_0 = sin(2 x_0) + x_1^2 and, if m > 1, y_1 = x_0 x_1, plus noise.
+Data MakeData(std::size_t n, std::size_t d, std::size_t m, std::uint64_t seed,
+              double noise = 0.01) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-1.7, 1.7);
+  std::normal_distribution<double> normal(0.0, noise);
+  Data data{n, d, m, {}, {}};
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < d; ++j) data.x.push_back(uniform(random));
+    const double* x = data.x.data() + i * d;
+    data.y.push_back(std::sin(2.0 * x[0]) + x[1] * x[1] + normal(random));
+    if (m > 1) data.y.push_back(x[0] * x[1] + normal(random));
+  }
+  return data;
+}
+
+std::vector<double> RandomMap(std::size_t rank, std::size_t d,
+                              std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal(0.0, 0.7);
+  std::vector<double> a(rank * d);
+  for (double& v : a) v = normal(random);
+  return a;
+}
+
+// Eq. (3) as written: for every i, the Gaussian-weighted average of every
+// other point's targets.
+double DirectLoss(const Data& data, const std::vector<double>& a,
+                  std::size_t rank) {
+  double loss = 0.0;
+  for (std::size_t i = 0; i < data.n; ++i) {
+    std::vector<double> sum(data.m, 0.0);
+    double total = 0.0;
+    for (std::size_t j = 0; j < data.n; ++j) {
+      if (j == i) continue;
+      double squared = 0.0;
+      for (std::size_t r = 0; r < rank; ++r) {
+        double mapped = 0.0;
+        for (std::size_t k = 0; k < data.d; ++k) {
+          mapped += a[r * data.d + k] *
+                    (data.x[i * data.d + k] - data.x[j * data.d + k]);
+        }
+        squared += mapped * mapped;
+      }
+      const double kernel = std::exp(-squared);
+      total += kernel;
+      for (std::size_t t = 0; t < data.m; ++t) {
+        sum[t] += kernel * data.y[j * data.m + t];
+      }
+    }
+    for (std::size_t t = 0; t < data.m; ++t) {
+      const double error = data.y[i * data.m + t] - sum[t] / total;
+      loss += error * error;
+    }
+  }
+  return loss;
+}
+
+MlkrNeighbors Everyone(std::size_t n) {
+  MlkrNeighbors all{n - 1, {}};
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j != i) all.ids.push_back(static_cast<std::uint32_t>(j));
+    }
+  }
+  return all;
+}
+
+TEST(MlkrObjectiveTest, EqualsEquationThreeEvaluatedDirectly) {
+  const Data data = MakeData(60, 5, 2, 1);
+  for (std::size_t rank : {5, 2}) {
+    const std::vector<double> a = RandomMap(rank, 5, rank);
+    const double direct = DirectLoss(data, a, rank);
+    for (std::size_t threads : {1, 2}) {
+      const double loss =
+          MlkrLoss(data.samples(), Everyone(data.n), a, rank, nullptr, threads);
+      EXPECT_NEAR(loss, direct, 1e-11 * direct) << rank << " " << threads;
+    }
+    // Every other point as neighbours, found by the tree: the same sum.
+    const MlkrNeighbors listed =
+        NearestUnderMap(data.samples(), a, rank, data.n - 1);
+    EXPECT_EQ(listed.per_point, data.n - 1);
+    EXPECT_NEAR(MlkrLoss(data.samples(), listed, a, rank, nullptr), direct,
+                1e-11 * direct);
+  }
+}
+
+TEST(MlkrObjectiveTest, GradientEqualsFiniteDifferences) {
+  const Data data = MakeData(50, 4, 2, 2, 0.1);
+  for (std::size_t rank : {4, 2}) {
+    const std::vector<double> a = RandomMap(rank, 4, 10 + rank);
+    for (const MlkrNeighbors& neighbors :
+         {Everyone(data.n), NearestUnderMap(data.samples(), a, rank, 10)}) {
+      std::vector<double> gradient;
+      MlkrLoss(data.samples(), neighbors, a, rank, &gradient, 2);
+      ASSERT_EQ(gradient.size(), a.size());
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        const double h = 1e-6;
+        std::vector<double> plus = a, minus = a;
+        plus[k] += h;
+        minus[k] -= h;
+        const double numeric =
+            (MlkrLoss(data.samples(), neighbors, plus, rank, nullptr) -
+             MlkrLoss(data.samples(), neighbors, minus, rank, nullptr)) /
+            (2.0 * h);
+        EXPECT_NEAR(gradient[k], numeric, 1e-6 * (1.0 + std::fabs(numeric)))
+            << "rank " << rank << " entry " << k << " neighbours "
+            << neighbors.per_point;
+      }
+    }
+  }
+}
+
+TEST(MlkrObjectiveTest, OnePointsTermIsItsShareOfTheBatch) {
+  const Data data = MakeData(30, 3, 2, 3);
+  const std::size_t rank = 3;
+  const std::vector<double> a = RandomMap(rank, 3, 4);
+  const MlkrNeighbors neighbors = NearestUnderMap(data.samples(), a, rank, 8);
+  std::vector<double> batch_gradient;
+  const double batch =
+      MlkrLoss(data.samples(), neighbors, a, rank, &batch_gradient);
+  double sum = 0.0;
+  std::vector<double> summed_gradient(a.size(), 0.0);
+  for (std::size_t i = 0; i < data.n; ++i) {
+    std::vector<const double*> xs, ys;
+    for (std::size_t s = 0; s < neighbors.per_point; ++s) {
+      const std::size_t j = neighbors.ids[i * neighbors.per_point + s];
+      xs.push_back(data.x.data() + j * data.d);
+      ys.push_back(data.y.data() + j * data.m);
+    }
+    sum += MlkrPointLoss({data.x.data() + i * data.d, data.d},
+                         {data.y.data() + i * data.m, data.m}, xs, ys, a, rank,
+                         &summed_gradient);
+  }
+  EXPECT_NEAR(sum, batch, 1e-12 * batch);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    EXPECT_NEAR(summed_gradient[k], batch_gradient[k],
+                1e-10 * (1.0 + std::fabs(batch_gradient[k])));
+  }
+}
+
+TEST(MlkrObjectiveTest, NeighboursUnderAMapAreTheBruteForceNearest) {
+  const Data data = MakeData(200, 6, 1, 5);
+  const std::size_t rank = 3, c = 7;
+  const std::vector<double> a = RandomMap(rank, 6, 6);
+  const MlkrNeighbors found = NearestUnderMap(data.samples(), a, rank, c);
+  ASSERT_EQ(found.per_point, c);
+  const auto squared = [&](std::size_t i, std::size_t j) {
+    double sum = 0.0;
+    for (std::size_t r = 0; r < rank; ++r) {
+      double mapped = 0.0;
+      for (std::size_t k = 0; k < 6; ++k) {
+        mapped += a[r * 6 + k] * (data.x[i * 6 + k] - data.x[j * 6 + k]);
+      }
+      sum += mapped * mapped;
+    }
+    return sum;
+  };
+  for (std::size_t i = 0; i < data.n; ++i) {
+    std::vector<std::size_t> others;
+    for (std::size_t j = 0; j < data.n; ++j) {
+      if (j != i) others.push_back(j);
+    }
+    std::stable_sort(others.begin(), others.end(),
+                     [&](std::size_t p, std::size_t q) {
+                       return squared(i, p) < squared(i, q);
+                     });
+    for (std::size_t s = 0; s < c; ++s) {
+      EXPECT_NEAR(squared(i, found.ids[i * c + s]), squared(i, others[s]), 1e-9)
+          << "point " << i << " rank " << s;
+    }
+  }
+}
+
+// Nadaraya-Watson predictions of held-out points under A (Gaussian kernel
+// of the mapped squared distance, as MLKR's estimate): mean squared error.
+double HeldOutError(const Data& train, const Data& test,
+                    const std::vector<double>& a, std::size_t rank) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < test.n; ++i) {
+    std::vector<const double*> xs, ys;
+    for (std::size_t j = 0; j < train.n; ++j) {
+      xs.push_back(train.x.data() + j * train.d);
+      ys.push_back(train.y.data() + j * train.m);
+    }
+    sum += MlkrPointLoss({test.x.data() + i * test.d, test.d},
+                         {test.y.data() + i * test.m, test.m}, xs, ys, a, rank,
+                         nullptr);
+  }
+  return sum / static_cast<double>(test.n * test.m);
+}
+
+TEST(MlkrFitTest, TheMapConcentratesOnTheTwoInputsThatMatter) {
+  const Data train = MakeData(400, 10, 1, 7);
+  const Data test = MakeData(300, 10, 1, 8);
+  const std::vector<double> initial = InitialMlkrMap(train.samples());
+  MlkrFitOptions options;
+  options.neighbors = 64;
+  options.threads = 2;
+  const absl::StatusOr<MlkrFit> fit =
+      FitMlkr(train.samples(), initial, options);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_LT(fit->loss, 0.5 * fit->initial_loss);
+  // Squared column norms of A: each input's weight in the mapped distance.
+  std::vector<double> weight(10, 0.0);
+  for (std::size_t r = 0; r < 10; ++r) {
+    for (std::size_t k = 0; k < 10; ++k) {
+      weight[k] += fit->a[r * 10 + k] * fit->a[r * 10 + k];
+    }
+  }
+  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
+  EXPECT_GT((weight[0] + weight[1]) / total, 0.9);
+  const double before = HeldOutError(train, test, initial, 10);
+  const double after = HeldOutError(train, test, fit->a, 10);
+  EXPECT_LT(after, 0.5 * before) << before << " -> " << after;
+}
+
+TEST(MlkrFitTest, ALowRankMapFindsTheRelevantPlane) {
+  const Data train = MakeData(400, 10, 1, 9);
+  const Data test = MakeData(300, 10, 1, 10);
+  const std::size_t rank = 2;
+  const std::vector<double> initial = InitialMlkrMap(train.samples());
+  MlkrFitOptions options;
+  options.rank = rank;
+  options.neighbors = 64;
+  const absl::StatusOr<MlkrFit> fit =
+      FitMlkr(train.samples(), initial, options);
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  std::vector<double> weight(10, 0.0);
+  for (std::size_t r = 0; r < rank; ++r) {
+    for (std::size_t k = 0; k < 10; ++k) {
+      weight[k] += fit->a[r * 10 + k] * fit->a[r * 10 + k];
+    }
+  }
+  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
+  EXPECT_GT((weight[0] + weight[1]) / total, 0.8);
+  ASSERT_EQ(fit->rank, rank);
+  ASSERT_EQ(fit->a.size(), rank * 10);
+  EXPECT_LT(HeldOutError(train, test, fit->a, rank),
+            0.5 * HeldOutError(train, test, initial, 10));
+}
+
+TEST(MlkrFitTest, RefusesWhatItCannotFit) {
+  const Data data = MakeData(20, 3, 1, 11);
+  MlkrFitOptions options;
+  options.rank = 4;
+  EXPECT_EQ(FitMlkr(data.samples(), std::vector<double>(9, 1.0), options)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  options.rank = 0;
+  EXPECT_EQ(FitMlkr(data.samples(), std::vector<double>(8, 1.0), options)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  const Data one = MakeData(1, 3, 1, 12);
+  EXPECT_EQ(FitMlkr(one.samples(), std::vector<double>(9, 1.0), options)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  std::stop_source stop;
+  stop.request_stop();
+  options.stop = stop.get_token();
+  EXPECT_EQ(FitMlkr(data.samples(), InitialMlkrMap(data.samples()), options)
+                .status()
+                .code(),
+            absl::StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace streamreg
