@@ -93,6 +93,28 @@ class KnnRules {
   std::vector<Neighbor>* heap_;
 };
 
+// The k nearest of the points `excluded(id)` does not reject, as KnnRules
+// finds them; `excluded` is asked only for points near enough to enter.
+template <class Excluded>
+class FilteredKnnRules {
+ public:
+  FilteredKnnRules(std::size_t k, std::vector<Neighbor>* out,
+                   const Excluded& excluded)
+      : kept_(k, out), excluded_(excluded) {}
+
+  double Bound() const { return kept_.Bound(); }
+
+  void Visit(std::uint64_t id, double distance) {
+    if (!kept_.Rejects(distance) && !excluded_(id)) kept_.Visit(id, distance);
+  }
+
+  void Finish() { kept_.Finish(); }
+
+ private:
+  KnnRules kept_;
+  const Excluded& excluded_;
+};
+
 // In one traversal, the k nearest points (`all`) and the k nearest of the
 // points `excluded(id)` does not reject (`kept`), each as KnnRules finds
 // them. The bound is the wider of the two, so a search visits about what a

@@ -9,6 +9,7 @@
 #include "Eigen/Eigenvalues"
 #include "absl/strings/str_format.h"
 #include "core/index/cover_tree.h"
+#include "core/index/search_rules.h"
 
 namespace streamreg {
 namespace {
@@ -48,18 +49,26 @@ void ParallelFor(std::size_t n, std::size_t threads, const Body& body) {
   run(0);
 }
 
+// Whether j may be among i's neighbours: not i, and more than `window`
+// positions away in the stream.
+bool Eligible(std::size_t i, std::size_t j, std::size_t window) {
+  return (i > j ? i - j : j - i) > window;
+}
+
 MlkrNeighbors Nearest(const MlkrSamples& samples, std::span<const double> a,
-                      std::size_t rank, std::size_t c, std::size_t threads) {
+                      std::size_t rank, std::size_t c, std::size_t window,
+                      std::size_t threads) {
   const std::size_t n = samples.n;
   MlkrNeighbors out;
-  if (n < 2) return out;
+  out.begin.assign(n + 1, 0);
   if (c >= n - 1) {
-    out.per_point = n - 1;
-    out.ids.reserve(n * (n - 1));
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
-        if (j != i) out.ids.push_back(static_cast<std::uint32_t>(j));
+        if (Eligible(i, j, window)) {
+          out.ids.push_back(static_cast<std::uint32_t>(j));
+        }
       }
+      out.begin[i + 1] = out.ids.size();
     }
     return out;
   }
@@ -68,18 +77,27 @@ MlkrNeighbors Nearest(const MlkrSamples& samples, std::span<const double> a,
   std::iota(ids.begin(), ids.end(), std::uint64_t{0});
   const absl::StatusOr<CoverTree> tree = CoverTree::Build(
       rank, {mapped.data(), static_cast<std::size_t>(mapped.size())}, ids);
-  out.per_point = c;
-  out.ids.resize(n * c);
   if (!tree.ok()) return out;  // not reached: the points are finite
+  // Up to c per point, then packed.
+  std::vector<std::uint32_t> listed(n * c);
+  std::vector<std::size_t> counts(n, 0);
   ParallelFor(n, threads, [&](std::size_t i) {
     thread_local std::vector<Neighbor> found;
-    tree->Knn({mapped.data() + i * rank, rank}, c + 1, &found).IgnoreError();
-    std::size_t kept = 0;
+    const auto excluded = [i, window](std::uint64_t j) {
+      return !Eligible(i, j, window);
+    };
+    FilteredKnnRules rules(c, &found, excluded);
+    tree->Search(mapped.data() + i * rank, rules);
+    rules.Finish();
     for (const Neighbor& neighbor : found) {
-      if (neighbor.id == i || kept == c) continue;
-      out.ids[i * c + kept++] = static_cast<std::uint32_t>(neighbor.id);
+      listed[i * c + counts[i]++] = static_cast<std::uint32_t>(neighbor.id);
     }
   });
+  for (std::size_t i = 0; i < n; ++i) {
+    out.ids.insert(out.ids.end(), listed.begin() + i * c,
+                   listed.begin() + i * c + counts[i]);
+    out.begin[i + 1] = out.ids.size();
+  }
   return out;
 }
 
@@ -100,7 +118,7 @@ std::vector<double> LeadingProjection(std::span<const double> a, std::size_t d,
 }
 
 // Gradient descent with the adaptive step from fit->a (fit->rank rows),
-// counting into *fit.
+// counting into *fit (whose initial_loss the first evaluation sets).
 absl::Status Descend(const MlkrSamples& samples, const MlkrFitOptions& options,
                      MlkrFit* fit) {
   const std::size_t rank = fit->rank;
@@ -109,12 +127,13 @@ absl::Status Descend(const MlkrSamples& samples, const MlkrFitOptions& options,
   std::vector<double> trial_gradient;
   const auto refresh = [&]() {
     ++fit->refreshes;
-    return Nearest(samples, fit->a, rank, options.neighbors, options.threads);
+    return Nearest(samples, fit->a, rank, options.neighbors,
+                   options.exclude_within, options.threads);
   };
   MlkrNeighbors neighbors = refresh();
   double loss =
       MlkrLoss(samples, neighbors, fit->a, rank, &gradient, options.threads);
-  ++fit->steps;
+  if (++fit->steps == 1) fit->initial_loss = loss;
   // The first step moves A by 1% of its norm.
   double step =
       0.01 * FrobeniusNorm(fit->a) / std::max(FrobeniusNorm(gradient), 1e-300);
@@ -159,8 +178,8 @@ absl::Status Descend(const MlkrSamples& samples, const MlkrFitOptions& options,
 
 MlkrNeighbors NearestUnderMap(const MlkrSamples& samples,
                               std::span<const double> a, std::size_t rank,
-                              std::size_t c) {
-  return Nearest(samples, a, rank, c, 1);
+                              std::size_t c, std::size_t window) {
+  return Nearest(samples, a, rank, c, window, 1);
 }
 
 std::vector<double> InitialMlkrMap(const MlkrSamples& samples) {
@@ -168,10 +187,10 @@ std::vector<double> InitialMlkrMap(const MlkrSamples& samples) {
   const RowMatrix identity = RowMatrix::Identity(Index(d), Index(d));
   std::vector<double> a(identity.data(), identity.data() + identity.size());
   if (samples.n < 2) return a;
-  const MlkrNeighbors nearest = Nearest(samples, a, d, 1, 1);
+  const MlkrNeighbors nearest = Nearest(samples, a, d, 1, 0, 1);
   double sum = 0.0;
   for (std::size_t i = 0; i < samples.n; ++i) {
-    const std::size_t j = nearest.ids[i];
+    const std::size_t j = nearest.of(i)[0];
     for (std::size_t k = 0; k < d; ++k) {
       const double difference = samples.x[i * d + k] - samples.x[j * d + k];
       sum += difference * difference;
@@ -206,18 +225,15 @@ absl::StatusOr<MlkrFit> FitMlkr(const MlkrSamples& samples,
   MlkrFit fit;
   fit.rank = d;
   fit.a.assign(initial.begin(), initial.end());
-  fit.initial_loss = MlkrLoss(
-      samples, Nearest(samples, fit.a, d, options.neighbors, options.threads),
-      fit.a, d, nullptr, options.threads);
-  absl::Status status = Descend(samples, options, &fit);
-  if (!status.ok() || rank == d) {
-    if (!status.ok()) return status;
-    return fit;
+  if (absl::Status status = Descend(samples, options, &fit); !status.ok()) {
+    return status;
   }
+  if (rank == d) return fit;
   fit.a = LeadingProjection(fit.a, d, rank);
   fit.rank = rank;
-  status = Descend(samples, options, &fit);
-  if (!status.ok()) return status;
+  if (absl::Status status = Descend(samples, options, &fit); !status.ok()) {
+    return status;
+  }
   return fit;
 }
 

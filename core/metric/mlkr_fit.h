@@ -19,6 +19,13 @@ struct MlkrFitOptions {
   // c: each point's estimate runs over its c nearest in the mapped space
   // (capped at n - 1, where the objective is the exact one).
   std::size_t neighbors = 64;
+  // The samples are in stream order; a point's neighbours leave out those
+  // within this many positions of it, on both sides. On a stream sampled
+  // fast the samples next to a point in time are next to it in input
+  // space, and its leave-one-out estimate from them is a lookup: the
+  // objective is then the honest error's (docs/estimators.md, "Honest
+  // error"), not the paper's (0).
+  std::size_t exclude_within = 0;
   // Evaluations of the objective and its gradient at most (over both
   // phases of a low-rank fit), and the accepted steps between two searches
   // for the neighbours under the current map (the paper's 15).
@@ -69,12 +76,13 @@ absl::StatusOr<MlkrFit> FitMlkr(const MlkrSamples& samples,
                                 std::span<const double> initial,
                                 const MlkrFitOptions& options);
 
-// Each point's c nearest other points under the map A (rank x d), sorted
-// by (distance, index), from a cover tree over the mapped points; every
-// other point, in index order, if c >= n - 1.
+// Each point's c nearest other points under the map A (rank x d) that
+// are more than `window` positions away from it, sorted by (distance,
+// index), from a cover tree over the mapped points; every such point, in
+// index order, if c >= n - 1.
 MlkrNeighbors NearestUnderMap(const MlkrSamples& samples,
                               std::span<const double> a, std::size_t rank,
-                              std::size_t c);
+                              std::size_t c, std::size_t window = 0);
 
 }  // namespace streamreg
 

@@ -119,12 +119,11 @@ double MlkrLoss(const MlkrSamples& samples, const MlkrNeighbors& neighbors,
     double loss = 0.0;
     for (std::size_t i = n * part / threads; i < n * (part + 1) / threads;
          ++i) {
-      const std::uint32_t* listed =
-          neighbors.ids.data() + i * neighbors.per_point;
-      term.x.resize(neighbors.per_point);
-      term.y.resize(neighbors.per_point);
-      term.mapped.resize(Index(neighbors.per_point), Index(rank));
-      for (std::size_t s = 0; s < neighbors.per_point; ++s) {
+      const std::span<const std::uint32_t> listed = neighbors.of(i);
+      term.x.resize(listed.size());
+      term.y.resize(listed.size());
+      term.mapped.resize(Index(listed.size()), Index(rank));
+      for (std::size_t s = 0; s < listed.size(); ++s) {
         const std::size_t j = listed[s];
         term.x[s] = samples.x.data() + j * d;
         term.y[s] = samples.y.data() + j * m;

@@ -21,14 +21,17 @@ struct MlkrSamples {
 };
 
 // The neighbours over which each point's leave-one-out estimate runs:
-// `per_point` indices j != i for every point i, row i of `ids` (n x
-// per_point). With every other point listed (per_point = n - 1) the
-// objective is the paper's exact one; with the c nearest, its truncation
-// (§3, "Efficient optimization": the paper keeps the c = 1000 nearest; ours
-// come from a cover tree in the mapped space).
+// point i's are ids[begin[i], begin[i + 1]), indices j != i. With every
+// other point listed the objective is the paper's exact one; with the c
+// nearest, its truncation (§3, "Efficient optimization": the paper keeps
+// the c = 1000 nearest; ours come from a cover tree in the mapped space).
 struct MlkrNeighbors {
-  std::size_t per_point = 0;
+  std::vector<std::size_t> begin;  // n + 1 offsets into ids
   std::vector<std::uint32_t> ids;
+
+  std::span<const std::uint32_t> of(std::size_t i) const {
+    return {ids.data() + begin[i], begin[i + 1] - begin[i]};
+  }
 };
 
 // The objective of Metric Learning for Kernel Regression (Weinberger &

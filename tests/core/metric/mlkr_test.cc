@@ -85,11 +85,12 @@ double DirectLoss(const Data& data, const std::vector<double>& a,
 }
 
 MlkrNeighbors Everyone(std::size_t n) {
-  MlkrNeighbors all{n - 1, {}};
+  MlkrNeighbors all{{0}, {}};
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (j != i) all.ids.push_back(static_cast<std::uint32_t>(j));
     }
+    all.begin.push_back(all.ids.size());
   }
   return all;
 }
@@ -107,7 +108,7 @@ TEST(MlkrObjectiveTest, EqualsEquationThreeEvaluatedDirectly) {
     // Every other point as neighbours, found by the tree: the same sum.
     const MlkrNeighbors listed =
         NearestUnderMap(data.samples(), a, rank, data.n - 1);
-    EXPECT_EQ(listed.per_point, data.n - 1);
+    EXPECT_EQ(listed.ids, Everyone(data.n).ids);
     EXPECT_NEAR(MlkrLoss(data.samples(), listed, a, rank, nullptr), direct,
                 1e-11 * direct);
   }
@@ -133,7 +134,7 @@ TEST(MlkrObjectiveTest, GradientEqualsFiniteDifferences) {
             (2.0 * h);
         EXPECT_NEAR(gradient[k], numeric, 1e-6 * (1.0 + std::fabs(numeric)))
             << "rank " << rank << " entry " << k << " neighbours "
-            << neighbors.per_point;
+            << neighbors.of(0).size();
       }
     }
   }
@@ -151,8 +152,7 @@ TEST(MlkrObjectiveTest, OnePointsTermIsItsShareOfTheBatch) {
   std::vector<double> summed_gradient(a.size(), 0.0);
   for (std::size_t i = 0; i < data.n; ++i) {
     std::vector<const double*> xs, ys;
-    for (std::size_t s = 0; s < neighbors.per_point; ++s) {
-      const std::size_t j = neighbors.ids[i * neighbors.per_point + s];
+    for (const std::size_t j : neighbors.of(i)) {
       xs.push_back(data.x.data() + j * data.d);
       ys.push_back(data.y.data() + j * data.m);
     }
@@ -169,10 +169,8 @@ TEST(MlkrObjectiveTest, OnePointsTermIsItsShareOfTheBatch) {
 
 TEST(MlkrObjectiveTest, NeighboursUnderAMapAreTheBruteForceNearest) {
   const Data data = MakeData(200, 6, 1, 5);
-  const std::size_t rank = 3, c = 7;
+  const std::size_t rank = 3;
   const std::vector<double> a = RandomMap(rank, 6, 6);
-  const MlkrNeighbors found = NearestUnderMap(data.samples(), a, rank, c);
-  ASSERT_EQ(found.per_point, c);
   const auto squared = [&](std::size_t i, std::size_t j) {
     double sum = 0.0;
     for (std::size_t r = 0; r < rank; ++r) {
@@ -184,18 +182,35 @@ TEST(MlkrObjectiveTest, NeighboursUnderAMapAreTheBruteForceNearest) {
     }
     return sum;
   };
-  for (std::size_t i = 0; i < data.n; ++i) {
-    std::vector<std::size_t> others;
-    for (std::size_t j = 0; j < data.n; ++j) {
-      if (j != i) others.push_back(j);
-    }
-    std::stable_sort(others.begin(), others.end(),
-                     [&](std::size_t p, std::size_t q) {
-                       return squared(i, p) < squared(i, q);
-                     });
-    for (std::size_t s = 0; s < c; ++s) {
-      EXPECT_NEAR(squared(i, found.ids[i * c + s]), squared(i, others[s]), 1e-9)
-          << "point " << i << " rank " << s;
+  // Without and with a window of left-out stream neighbours, truncated and
+  // complete (c >= n - 1: every eligible point, in index order).
+  for (std::size_t window : {0, 5, 120}) {
+    for (std::size_t c : {7, 199}) {
+      const MlkrNeighbors found =
+          NearestUnderMap(data.samples(), a, rank, c, window);
+      for (std::size_t i = 0; i < data.n; ++i) {
+        std::vector<std::size_t> eligible;
+        for (std::size_t j = 0; j < data.n; ++j) {
+          if ((i > j ? i - j : j - i) > window) eligible.push_back(j);
+        }
+        const std::span<const std::uint32_t> listed = found.of(i);
+        ASSERT_EQ(listed.size(), std::min(c, eligible.size()))
+            << "point " << i << " window " << window << " c " << c;
+        if (c >= data.n - 1) {
+          EXPECT_TRUE(
+              std::equal(listed.begin(), listed.end(), eligible.begin()));
+          continue;
+        }
+        std::stable_sort(eligible.begin(), eligible.end(),
+                         [&](std::size_t p, std::size_t q) {
+                           return squared(i, p) < squared(i, q);
+                         });
+        for (std::size_t s = 0; s < listed.size(); ++s) {
+          EXPECT_GT((i > listed[s] ? i - listed[s] : listed[s] - i), window);
+          EXPECT_NEAR(squared(i, listed[s]), squared(i, eligible[s]), 1e-9)
+              << "point " << i << " rank " << s << " window " << window;
+        }
+      }
     }
   }
 }
