@@ -17,34 +17,28 @@ using ConstVectorMap = Eigen::Map<const Eigen::VectorXd>;
 
 Eigen::Index Index(std::size_t n) { return static_cast<Eigen::Index>(n); }
 
-// One point's neighbours as rows (their inputs, targets and mapped
-// inputs, in list order), and the buffers of its term, reused from point
-// to point.
+// One point's neighbours as rows (their targets and mapped inputs, in
+// list order), and the buffers of its term, reused from point to point.
 struct PointTerm {
-  PointTerm(std::size_t d, std::size_t m, std::size_t rank)
-      : d(d), m(m), rank(rank) {}
+  PointTerm(std::size_t m, std::size_t rank) : m(m), rank(rank) {}
 
-  std::size_t d;
   std::size_t m;
   std::size_t rank;
-  std::vector<const double*> x;      // d each
-  std::vector<const double*> y;      // m each
-  RowMatrix mapped;                  // count x rank
-  std::vector<double> weights;       // p_j
-  std::vector<double> estimate;      // yhat_t
-  std::vector<double> coefficients;  // c_j
-  RowMatrix differences;             // x_i - x_j, one row per neighbour
+  std::vector<const double*> y;  // m each
+  RowMatrix mapped;              // count x rank
+  std::vector<double> weights;   // p_j
+  std::vector<double> estimate;  // yhat_t
+  // c_ij = p_ij sum_t (yhat_it - y_it)(yhat_it - y_jt): the gradient is
+  // 4 A sum_i sum_j c_ij x_ij x_ij^T.
+  std::vector<double> coefficients;
 
-  // Returns sum_t (y_it - yhat_it)^2 for the point (x_i, y_i) mapped to
-  // z_i; with `scatter` non-null, adds sum_j c_ij x_ij x_ij^T to it (d x
-  // d): the gradient is 4 A times the sum over the points.
-  double Evaluate(const double* xi, const double* yi, const double* zi,
-                  RowMatrix* scatter);
+  // Returns sum_t (y_it - yhat_it)^2 for the point with targets y_i mapped
+  // to z_i, and with `gradient` sets the coefficients c_ij.
+  double Evaluate(const double* yi, const double* zi, bool gradient);
 };
 
-double PointTerm::Evaluate(const double* xi, const double* yi, const double* zi,
-                           RowMatrix* scatter) {
-  const std::size_t count = x.size();
+double PointTerm::Evaluate(const double* yi, const double* zi, bool gradient) {
+  const std::size_t count = y.size();
   if (count == 0) return 0.0;
   std::vector<double>& p = weights;
   p.resize(count);
@@ -74,23 +68,15 @@ double PointTerm::Evaluate(const double* xi, const double* yi, const double* zi,
     const double error = estimate[t] - yi[t];
     loss += error * error;
   }
-  if (scatter == nullptr) return loss;
-  // c_ij = p_ij sum_t (yhat_it - y_it)(yhat_it - y_jt).
+  if (!gradient) return loss;
   coefficients.resize(count);
-  differences.resize(Index(count), Index(d));
   for (std::size_t s = 0; s < count; ++s) {
     double sum = 0.0;
     for (std::size_t t = 0; t < m; ++t) {
       sum += (estimate[t] - yi[t]) * (estimate[t] - y[s][t]);
     }
     coefficients[s] = p[s] * sum;
-    for (std::size_t i = 0; i < d; ++i) {
-      differences(Index(s), Index(i)) = xi[i] - x[s][i];
-    }
   }
-  const ConstVectorMap c(coefficients.data(), Index(count));
-  scatter->noalias() +=
-      differences.transpose() * (c.asDiagonal() * differences);
   return loss;
 }
 
@@ -102,35 +88,48 @@ double MlkrLoss(const MlkrSamples& samples, const MlkrNeighbors& neighbors,
   const std::size_t n = samples.n;
   const std::size_t d = samples.d;
   const std::size_t m = samples.m;
+  const ConstRowMap x(samples.x.data(), Index(n), Index(d));
   const ConstRowMap map(a.data(), Index(rank), Index(d));
   // Every point mapped once: Z = X A^T.
-  const RowMatrix mapped =
-      ConstRowMap(samples.x.data(), Index(n), Index(d)) * map.transpose();
+  const RowMatrix mapped = x * map.transpose();
   threads = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(n, 1));
+  // The scatter sum_ij c_ij x_ij x_ij^T is
+  //   X^T diag(r + s) X - X^T W - W^T X,
+  // r_i = sum_j c_ij, s_j = sum_i c_ij, w_i = sum_j c_ij x_j: O(c d) per
+  // point instead of O(c d^2). r and W are written by the thread that owns
+  // the point, s summed per thread.
+  const bool wants_gradient = gradient != nullptr;
+  std::vector<double> row_sums(wants_gradient ? n : 0, 0.0);
+  RowMatrix weighted(wants_gradient ? Index(n) : 0, Index(d));
+  std::vector<std::vector<double>> column_sums(threads);
   std::vector<double> losses(threads, 0.0);
-  std::vector<RowMatrix> scatters(threads);
   const auto run = [&](std::size_t part) {
-    PointTerm term(d, m, rank);
-    RowMatrix* scatter = nullptr;
-    if (gradient != nullptr) {
-      scatters[part] = RowMatrix::Zero(Index(d), Index(d));
-      scatter = &scatters[part];
-    }
+    PointTerm term(m, rank);
+    if (wants_gradient) column_sums[part].assign(n, 0.0);
     double loss = 0.0;
     for (std::size_t i = n * part / threads; i < n * (part + 1) / threads;
          ++i) {
       const std::span<const std::uint32_t> listed = neighbors.of(i);
-      term.x.resize(listed.size());
       term.y.resize(listed.size());
       term.mapped.resize(Index(listed.size()), Index(rank));
       for (std::size_t s = 0; s < listed.size(); ++s) {
         const std::size_t j = listed[s];
-        term.x[s] = samples.x.data() + j * d;
         term.y[s] = samples.y.data() + j * m;
         term.mapped.row(Index(s)) = mapped.row(Index(j));
       }
-      loss += term.Evaluate(samples.x.data() + i * d, samples.y.data() + i * m,
-                            mapped.data() + i * rank, scatter);
+      loss += term.Evaluate(samples.y.data() + i * m, mapped.data() + i * rank,
+                            wants_gradient);
+      if (!wants_gradient) continue;
+      auto w = weighted.row(Index(i));
+      w.setZero();
+      double row_sum = 0.0;
+      for (std::size_t s = 0; s < listed.size(); ++s) {
+        const double c = term.coefficients[s];
+        row_sum += c;
+        column_sums[part][listed[s]] += c;
+        w += c * x.row(Index(listed[s]));
+      }
+      row_sums[i] = row_sum;
     }
     losses[part] = loss;
   };
@@ -143,9 +142,14 @@ double MlkrLoss(const MlkrSamples& samples, const MlkrNeighbors& neighbors,
   }
   double loss = 0.0;
   for (double part : losses) loss += part;
-  if (gradient != nullptr) {
-    RowMatrix scatter = RowMatrix::Zero(Index(d), Index(d));
-    for (const RowMatrix& part : scatters) scatter += part;
+  if (wants_gradient) {
+    Eigen::VectorXd diagonal = ConstVectorMap(row_sums.data(), Index(n));
+    for (const std::vector<double>& part : column_sums) {
+      diagonal += ConstVectorMap(part.data(), Index(n));
+    }
+    const RowMatrix cross = x.transpose() * weighted;
+    const RowMatrix scatter =
+        x.transpose() * diagonal.asDiagonal() * x - cross - cross.transpose();
     const RowMatrix result = 4.0 * map * scatter;
     gradient->assign(result.data(), result.data() + result.size());
   }
@@ -160,8 +164,7 @@ double MlkrPointLoss(std::span<const double> x, std::span<const double> y,
   const std::size_t d = x.size();
   const std::size_t count = neighbor_x.size();
   const ConstRowMap map(a.data(), Index(rank), Index(d));
-  PointTerm term(d, y.size(), rank);
-  term.x.assign(neighbor_x.begin(), neighbor_x.end());
+  PointTerm term(y.size(), rank);
   term.y.assign(neighbor_y.begin(), neighbor_y.end());
   term.mapped.resize(Index(count), Index(rank));
   for (std::size_t s = 0; s < count; ++s) {
@@ -169,16 +172,22 @@ double MlkrPointLoss(std::span<const double> x, std::span<const double> y,
         (map * ConstVectorMap(neighbor_x[s], Index(d))).transpose();
   }
   const Eigen::VectorXd z = map * ConstVectorMap(x.data(), Index(d));
-  RowMatrix scatter;
-  if (gradient != nullptr) scatter = RowMatrix::Zero(Index(d), Index(d));
-  const double loss = term.Evaluate(x.data(), y.data(), z.data(),
-                                    gradient != nullptr ? &scatter : nullptr);
-  if (gradient != nullptr) {
-    gradient->resize(rank * d, 0.0);
-    const RowMatrix result = 4.0 * map * scatter;
-    for (std::size_t k = 0; k < rank * d; ++k) {
-      (*gradient)[k] += result.data()[k];
-    }
+  const double loss = term.Evaluate(y.data(), z.data(), gradient != nullptr);
+  if (gradient == nullptr) return loss;
+  // sum_j c_j x_ij x_ij^T, one row of differences per neighbour.
+  RowMatrix differences(Index(count), Index(d));
+  for (std::size_t s = 0; s < count; ++s) {
+    differences.row(Index(s)) =
+        ConstVectorMap(x.data(), Index(d)).transpose() -
+        ConstVectorMap(neighbor_x[s], Index(d)).transpose();
+  }
+  const ConstVectorMap c(term.coefficients.data(), Index(count));
+  const RowMatrix scatter =
+      differences.transpose() * (c.asDiagonal() * differences);
+  const RowMatrix result = 4.0 * map * scatter;
+  gradient->resize(rank * d, 0.0);
+  for (std::size_t k = 0; k < rank * d; ++k) {
+    (*gradient)[k] += result.data()[k];
   }
   return loss;
 }
