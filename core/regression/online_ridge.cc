@@ -14,6 +14,20 @@ using ConstVectorMap = Eigen::Map<const Eigen::VectorXd>;
 using MatrixMap = Eigen::Map<Eigen::MatrixXd>;
 using ConstMatrixMap = Eigen::Map<const Eigen::MatrixXd>;
 
+// XX + ridge diag(XX) / W (XX d x d, column-major); an input that has not
+// varied gets a unit diagonal, which keeps the system definite (its row of
+// XX and XY is zero, so B_j = 0).
+Eigen::MatrixXd RegularizedSystem(const std::vector<double>& xx, std::size_t d,
+                                  double weight, double ridge) {
+  const auto size = static_cast<Eigen::Index>(d);
+  Eigen::MatrixXd system = ConstMatrixMap(xx.data(), size, size);
+  for (Eigen::Index j = 0; j < size; ++j) {
+    const double variance = system(j, j) / weight;
+    system(j, j) += variance > 0.0 ? ridge * variance : 1.0;
+  }
+  return system;
+}
+
 }  // namespace
 
 OnlineRidge::OnlineRidge(std::size_t dim, std::size_t num_targets, double ridge,
@@ -66,20 +80,30 @@ void OnlineRidge::UpdateIntercepts() {
   }
 }
 
+void OnlineRidge::DensityDirection(std::span<const double> x,
+                                   std::span<double> out) const {
+  const auto d = static_cast<Eigen::Index>(dim());
+  VectorMap direction(out.data(), d);
+  direction.setZero();
+  if (weight_ <= 1.0) return;
+  const Eigen::LLT<Eigen::MatrixXd> llt(
+      RegularizedSystem(xx_, dim(), weight_, ridge_));
+  if (llt.info() != Eigen::Success) return;
+  // -Sigma_x^{-1} (x - mu) = -W (XX + ...)^{-1} (x - mu).
+  const Eigen::VectorXd centred =
+      ConstVectorMap(x.data(), d) - ConstVectorMap(x_mean_.data(), d);
+  direction = -weight_ * llt.solve(centred);
+  if (!direction.allFinite()) direction.setZero();
+}
+
 void OnlineRidge::Solve() {
   const auto d = static_cast<Eigen::Index>(dim());
   const auto m = static_cast<Eigen::Index>(num_targets());
   const ConstMatrixMap xx(xx_.data(), d, d);
   const ConstMatrixMap xy(xy_.data(), d, m);
-  // (XX + ridge diag(XX) / W) B = XY; an input that has not varied gets
-  // B_j = 0 (its row of XX and XY is zero; a unit diagonal keeps the
-  // system definite).
-  Eigen::MatrixXd system = xx;
-  for (Eigen::Index j = 0; j < d; ++j) {
-    const double variance = xx(j, j) / weight_;
-    system(j, j) += variance > 0.0 ? ridge_ * variance : 1.0;
-  }
-  const Eigen::LLT<Eigen::MatrixXd> llt(system);
+  // (XX + ridge diag(XX) / W) B = XY.
+  const Eigen::LLT<Eigen::MatrixXd> llt(
+      RegularizedSystem(xx_, dim(), weight_, ridge_));
   if (llt.info() != Eigen::Success) return;  // keeps the last solution
   const Eigen::MatrixXd slope = llt.solve(xy);
   if (!slope.allFinite()) return;

@@ -41,6 +41,14 @@ class OnlineRidge {
   // y - the fit at x.
   void Residual(std::span<const double> x, std::span<const double> y,
                 std::span<double> out) const;
+  // The fit is also a Gaussian model of (x, y): weighted means and
+  // covariances Sigma = (centred sums) / weight. Its density's gradient
+  // direction at x, -Sigma_x^{-1} (x - mu_x) (grad p(x) / p(x)), with
+  // Sigma_x regularized as the slope's system is (so that B = Sigma_x^{-1}
+  // Sigma_xy, the slope, is grad y under the same model): with the slope,
+  // the two directions of GLML's metric (docs/estimators.md). Zero before
+  // two samples; O(d^3) (a Cholesky of the d x d system).
+  void DensityDirection(std::span<const double> x, std::span<double> out) const;
   // The root weighted mean squared residual of target t over the samples
   // seen (0 before two).
   double ResidualScale(std::size_t t) const;

@@ -208,6 +208,48 @@ TEST(OnlineRidgeTest, FirstSamples) {
   EXPECT_EQ(residual, (std::vector<double>{1, 2}));
 }
 
+// GLML's density direction -Sigma_x^{-1} (x - mu) of the weighted
+// Gaussian, Sigma_x regularized as the slope's system (+ ridge diag(s^2) /
+// W), against the batch weighted covariance solved by QR.
+TEST(OnlineRidgeTest, TheDensityDirectionIsThatOfTheWeightedGaussian) {
+  const Stream s = MakeStream(300, 0.1, 21);
+  for (double forgetting : {1.0, 0.99}) {
+    const double ridge = 0.5;
+    const OnlineRidge model = Learn(s, ridge, forgetting);
+    const std::size_t n = s.x.size();
+    Eigen::VectorXd w(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      w(i) = std::pow(forgetting, static_cast<double>(n - 1 - i));
+    }
+    const double total = w.sum();
+    Eigen::MatrixXd x(n, kDim);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < kDim; ++j) x(i, j) = s.x[i][j];
+    }
+    const Eigen::VectorXd mean = x.transpose() * w / total;
+    const Eigen::MatrixXd centred = x.rowwise() - mean.transpose();
+    Eigen::MatrixXd covariance =
+        centred.transpose() * w.asDiagonal() * centred / total;
+    for (std::size_t j = 0; j < kDim; ++j) {
+      covariance(j, j) *= 1.0 + ridge / total;
+    }
+    const std::vector<double> query = {0.5, -1.0, 2.0, 0.0};
+    const Eigen::VectorXd expected = -covariance.householderQr().solve(
+        Eigen::Map<const Eigen::VectorXd>(query.data(), kDim) - mean);
+    std::vector<double> direction(kDim);
+    model.DensityDirection(query, direction);
+    for (std::size_t j = 0; j < kDim; ++j) {
+      EXPECT_NEAR(direction[j], expected(j), 1e-9 * expected.norm())
+          << "forgetting " << forgetting << " input " << j;
+    }
+  }
+  // Before two samples: zero.
+  OnlineRidge empty(kDim, kTargets, 1.0, 1.0);
+  std::vector<double> direction(kDim, 7.0);
+  empty.DensityDirection(std::vector<double>(kDim, 1.0), direction);
+  EXPECT_EQ(direction, std::vector<double>(kDim, 0.0));
+}
+
 TEST(OnlineRidgeTest, SaveAndLoadContinueBitForBit) {
   const Stream s = MakeStream(300, 1.0, 8);
   OnlineRidge original(kDim, kTargets, 2.0, 0.99);
