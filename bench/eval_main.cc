@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "bench/regression_methods.h"
@@ -31,7 +32,8 @@ ABSL_FLAG(std::uint64_t, seed, 1, "Seed of the splits (and online models)");
 ABSL_FLAG(std::vector<std::string>, methods,
           std::vector<std::string>({"knn", "knn-gw", "knn-egop", "kr", "kr-gw",
                                     "kr-egop"}),
-          "Methods to run");
+          "Methods to run: knn, knn-gw, knn-egop, kr, kr-gw, kr-egop; in "
+          "batch only, knn-mlkr, kr-mlkr, knn-glml, kr-glml");
 ABSL_FLAG(std::string, mode, "batch", "batch or online");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
 
@@ -117,6 +119,12 @@ int Main() {
   for (const std::string& name : absl::GetFlag(FLAGS_methods)) {
     absl::StatusOr<RegressionMethod> method = ParseRegressionMethod(name);
     if (!method.ok()) return Fail(method.status());
+    if (mode == "online" && method->batch_only != BatchOnlyMetric::kNone) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "--methods: ", name,
+          " has no online mode yet (MLKR and GLML are not yet model "
+          "metrics)")));
+    }
     methods.push_back(*method);
   }
   absl::StatusOr<CsvTable> table = CsvTable::Read(csv);

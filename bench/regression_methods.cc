@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -11,9 +12,13 @@
 #include "core/base/running_moments.h"
 #include "core/index/cover_tree.h"
 #include "core/metric/batch_gradients.h"
+#include "core/metric/glml_metric.h"
+#include "core/metric/glml_search.h"
 #include "core/metric/metric_transform.h"
+#include "core/metric/mlkr_fit.h"
 #include "core/model/model.h"
 #include "core/regression/local_average.h"
+#include "core/regression/online_ridge.h"
 
 namespace streamreg {
 namespace {
@@ -54,17 +59,25 @@ std::vector<double> Mapped(const MetricTransform& transform,
   return out;
 }
 
-// A regressor over points in some coordinates: k-NN or box kernel.
+// A regressor over points in some coordinates: k-NN or box kernel; with
+// `glml`, under GLML's metric at each query, from a Gaussian fitted to the
+// points.
 class GridRegressor {
  public:
   GridRegressor(RegressorKind kind, std::size_t d, std::vector<double> x,
-                std::vector<double> y)
+                std::vector<double> y, bool glml = false)
       : kind_(kind),
         d_(d),
         y_(std::move(y)),
         tree_(*CoverTree::Build(d, x, Iota(y_.size()))),
         fallback_(Mean(y_)),
-        near_(1) {}
+        near_(1) {
+    if (!glml) return;
+    gaussian_.emplace(d, 1, kGaussianRidge, 1.0);
+    for (std::size_t i = 0; i < y_.size(); ++i) {
+      gaussian_->Add({x.data() + i * d, d}, {&y_[i], 1});
+    }
+  }
 
   // Predictions of every grid value (a bandwidth, or a k) for `query`.
   void PredictGrid(const double* query, const std::vector<double>& grid,
@@ -91,14 +104,47 @@ class GridRegressor {
   }
 
  private:
+  // A ridge small enough to leave the Gaussian's covariance as it is.
+  static constexpr double kGaussianRidge = 1e-6;
+  static constexpr double kGlmlGammaRatio = 1e-2;
+
   void Search(const double* query, double parameter) {
     const std::span<const double> q(query, d_);
-    if (kind_ == RegressorKind::kKernel) {
+    if (gaussian_.has_value()) {
+      SearchGlml(q, parameter);
+    } else if (kind_ == RegressorKind::kKernel) {
       tree_.Range(q, parameter, &found_).IgnoreError();
     } else {
       tree_.Knn(q, static_cast<std::size_t>(parameter), &found_).IgnoreError();
     }
     near_.Gather(found_, [this](std::uint64_t id) { return &y_[id]; });
+  }
+
+  // The neighbours under the query's GLML metric: exactly the k nearest, or
+  // every point within the bandwidth (the Euclidean ball that holds them,
+  // rescored).
+  void SearchGlml(std::span<const double> q, double parameter) {
+    const GlmlMetric metric = GlmlMetricAt(*gaussian_, q, 0, kGlmlGammaRatio);
+    if (kind_ != RegressorKind::kKernel) {
+      GlmlKnn(tree_, q, metric, static_cast<std::size_t>(parameter), &found_)
+          .IgnoreError();
+      return;
+    }
+    tree_.Range(q, parameter / metric.LowerBoundFactor(), &found_)
+        .IgnoreError();
+    std::vector<double> point(d_), difference(d_);
+    std::size_t kept = 0;
+    for (const Neighbor& neighbor : found_) {
+      const std::span<const double> coordinates =
+          tree_.PointOf(neighbor.id, point.data());
+      for (std::size_t i = 0; i < d_; ++i) {
+        difference[i] = coordinates[i] - q[i];
+      }
+      const double distance = std::sqrt(metric.SquaredDistance(difference));
+      if (distance <= parameter) found_[kept++] = {neighbor.id, distance};
+    }
+    found_.resize(kept);
+    std::sort(found_.begin(), found_.end(), NeighborLess);
   }
 
   RegressorKind kind_;
@@ -108,6 +154,7 @@ class GridRegressor {
   double fallback_;
   std::vector<Neighbor> found_;
   NeighborTargets near_;
+  std::optional<OnlineRidge> gaussian_;  // GLML's global model
 };
 
 // Two-fold cross-validated squared error of every grid value: each half of
@@ -115,7 +162,8 @@ class GridRegressor {
 std::vector<double> CrossValidate(RegressorKind kind, std::size_t d,
                                   const std::vector<double>& x,
                                   const std::vector<double>& y,
-                                  const std::vector<double>& grid) {
+                                  const std::vector<double>& grid,
+                                  bool glml = false) {
   const std::size_t n = y.size();
   const std::size_t half = n / 2;
   std::vector<double> errors(grid.size(), 0.0);
@@ -127,7 +175,7 @@ std::vector<double> CrossValidate(RegressorKind kind, std::size_t d,
     const std::size_t test_end = fold == 0 ? n : half;
     GridRegressor regressor(
         kind, d, {x.begin() + fit_begin * d, x.begin() + fit_end * d},
-        {y.begin() + fit_begin, y.begin() + fit_end});
+        {y.begin() + fit_begin, y.begin() + fit_end}, glml);
     for (std::size_t i = test_begin; i < test_end; ++i) {
       regressor.PredictGrid(x.data() + i * d, grid, &values);
       for (std::size_t g = 0; g < grid.size(); ++g) {
@@ -140,6 +188,34 @@ std::vector<double> CrossValidate(RegressorKind kind, std::size_t d,
 
 std::size_t ArgMin(const std::vector<double>& values) {
   return std::min_element(values.begin(), values.end()) - values.begin();
+}
+
+// MLKR's map on the standardized training inputs (targets standardized),
+// as a transform normalized to trace A^T A = d.
+MetricTransform MlkrTransform(const std::vector<double>& z_train,
+                              const std::vector<double>& y, std::size_t d) {
+  const double mean = Mean(y);
+  double squares = 0.0;
+  for (double v : y) squares += (v - mean) * (v - mean);
+  const double sd = std::sqrt(squares / static_cast<double>(y.size()));
+  std::vector<double> scaled(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    scaled[i] = (y[i] - mean) / (sd > 0.0 ? sd : 1.0);
+  }
+  const MlkrSamples samples{y.size(), d, 1, z_train, scaled};
+  MlkrFitOptions options;
+  options.threads = 2;
+  const absl::StatusOr<MlkrFit> fit =
+      FitMlkr(samples, InitialMlkrMap(samples), options);
+  std::vector<double> map = fit.ok() ? fit->a : InitialMlkrMap(samples);
+  double frobenius = 0.0;
+  for (double v : map) frobenius += v * v;
+  if (frobenius > 0.0) {
+    const double scale = std::sqrt(static_cast<double>(d) / frobenius);
+    for (double& v : map) v *= scale;
+  }
+  return MetricTransform::Dense(std::vector<double>(d, 0.0),
+                                std::vector<double>(d, 1.0), std::move(map));
 }
 
 std::vector<double> RegressorGrid(RegressorKind kind, std::size_t d) {
@@ -164,6 +240,10 @@ absl::StatusOr<RegressionMethod> ParseRegressionMethod(absl::string_view name) {
   }
   if (rest.empty()) {
     method.metric = MetricKind::kEuclidean;
+  } else if (rest == "-mlkr") {
+    method.batch_only = BatchOnlyMetric::kMlkr;
+  } else if (rest == "-glml") {
+    method.batch_only = BatchOnlyMetric::kGlml;
   } else if (rest == "-gw") {
     method.metric = MetricKind::kGradientWeights;
   } else if (rest == "-egop") {
@@ -179,6 +259,8 @@ std::string RegressionMethodName(RegressionMethod method) {
   std::string name = method.regressor == RegressorKind::kNearest ? "knn" : "kr";
   if (method.metric == MetricKind::kGradientWeights) name += "-gw";
   if (method.metric == MetricKind::kEgop) name += "-egop";
+  if (method.batch_only == BatchOnlyMetric::kMlkr) name += "-mlkr";
+  if (method.batch_only == BatchOnlyMetric::kGlml) name += "-glml";
   return name;
 }
 
@@ -200,7 +282,10 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
   // metric for each step t.
   std::vector<MetricTransform> candidates;
   std::vector<double> steps;
-  if (method.metric == MetricKind::kEuclidean) {
+  if (method.batch_only == BatchOnlyMetric::kMlkr) {
+    candidates.push_back(MlkrTransform(z_train, split.train_y, d));
+    steps.push_back(0.0);
+  } else if (method.metric == MetricKind::kEuclidean) {
     candidates.push_back(MetricTransform::Standardizing(
         std::vector<double>(d, 0.0), std::vector<double>(d, 1.0)));
     steps.push_back(0.0);
@@ -230,10 +315,11 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
   double best_error = std::numeric_limits<double>::infinity();
   std::size_t best_candidate = 0;
   double parameter = grid[0];
+  const bool glml = method.batch_only == BatchOnlyMetric::kGlml;
   for (std::size_t c = 0; c < candidates.size(); ++c) {
     const std::vector<double> errors =
         CrossValidate(method.regressor, d, Mapped(candidates[c], z_train, d),
-                      split.train_y, grid);
+                      split.train_y, grid, glml);
     const std::size_t g = ArgMin(errors);
     if (errors[g] < best_error) {
       best_error = errors[g];
@@ -249,7 +335,7 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
   }
   const MetricTransform& chosen = candidates[best_candidate];
   GridRegressor regressor(method.regressor, d, Mapped(chosen, z_train, d),
-                          split.train_y);
+                          split.train_y, glml);
   outcome.fit_seconds = SecondsSince(start);
 
   const std::vector<double> u_test = Mapped(chosen, z_test, d);
