@@ -80,8 +80,9 @@ void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
     for (std::size_t j = 0; j < count; ++j) {
       const double* offset = near.offsets(j);
       double fitted = a;
-      for (std::size_t i = 0; i < d; ++i)
+      for (std::size_t i = 0; i < d; ++i) {
         fitted += theta[i * m + t] * offset[i];
+      }
       const double residual = near.targets(j)[t] - fitted;
       squares += residual * residual;
     }
