@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <thread>
 
 #include "Eigen/Core"
 #include "Eigen/Eigenvalues"
 #include "absl/strings/str_format.h"
+#include "core/base/parallel_parts.h"
 #include "core/index/cover_tree.h"
 #include "core/index/search_rules.h"
 
@@ -30,23 +30,6 @@ double FrobeniusNorm(std::span<const double> values) {
   double sum = 0.0;
   for (double v : values) sum += v * v;
   return std::sqrt(sum);
-}
-
-// Runs body(i) for i in [0, n) over `threads` threads, in contiguous parts.
-template <class Body>
-void ParallelFor(std::size_t n, std::size_t threads, const Body& body) {
-  threads = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(n, 1));
-  const auto run = [&](std::size_t part) {
-    for (std::size_t i = n * part / threads; i < n * (part + 1) / threads;
-         ++i) {
-      body(i);
-    }
-  };
-  std::vector<std::jthread> workers;
-  for (std::size_t part = 1; part < threads; ++part) {
-    workers.emplace_back(run, part);
-  }
-  run(0);
 }
 
 // Whether j may be among i's neighbours: not i, and more than `window`
@@ -81,7 +64,7 @@ MlkrNeighbors Nearest(const MlkrSamples& samples, std::span<const double> a,
   // Up to c per point, then packed.
   std::vector<std::uint32_t> listed(n * c);
   std::vector<std::size_t> counts(n, 0);
-  ParallelFor(n, threads, [&](std::size_t i) {
+  ParallelFor(n, std::max<std::size_t>(threads, 1), [&](std::size_t i) {
     thread_local std::vector<Neighbor> found;
     const auto excluded = [i, window](std::uint64_t j) {
       return !Eligible(i, j, window);

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <thread>
 
 #include "Eigen/Core"
+#include "core/base/parallel_parts.h"
 
 namespace streamreg {
 namespace {
@@ -92,7 +92,7 @@ double MlkrLoss(const MlkrSamples& samples, const MlkrNeighbors& neighbors,
   const ConstRowMap map(a.data(), Index(rank), Index(d));
   // Every point mapped once: Z = X A^T.
   const RowMatrix mapped = x * map.transpose();
-  threads = std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(n, 1));
+  threads = std::max<std::size_t>(threads, 1);
   // The scatter sum_ij c_ij x_ij x_ij^T is
   //   X^T diag(r + s) X - X^T W - W^T X,
   // r_i = sum_j c_ij, s_j = sum_i c_ij, w_i = sum_j c_ij x_j: O(c d) per
@@ -107,8 +107,9 @@ double MlkrLoss(const MlkrSamples& samples, const MlkrNeighbors& neighbors,
     PointTerm term(m, rank);
     if (wants_gradient) column_sums[part].assign(n, 0.0);
     double loss = 0.0;
-    for (std::size_t i = n * part / threads; i < n * (part + 1) / threads;
-         ++i) {
+    for (std::size_t i = PartBegin(n, threads, part),
+                     end = PartBegin(n, threads, part + 1);
+         i < end; ++i) {
       const std::span<const std::uint32_t> listed = neighbors.of(i);
       term.y.resize(listed.size());
       term.mapped.resize(Index(listed.size()), Index(rank));
@@ -133,13 +134,7 @@ double MlkrLoss(const MlkrSamples& samples, const MlkrNeighbors& neighbors,
     }
     losses[part] = loss;
   };
-  {
-    std::vector<std::jthread> workers;
-    for (std::size_t part = 1; part < threads; ++part) {
-      workers.emplace_back(run, part);
-    }
-    run(0);
-  }
+  RunParts(threads, run);
   double loss = 0.0;
   for (double part : losses) loss += part;
   if (wants_gradient) {
