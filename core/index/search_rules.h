@@ -94,15 +94,18 @@ class KnnRules {
 };
 
 // The k nearest of the points `excluded(id)` does not reject, as KnnRules
-// finds them; `excluded` is asked only for points near enough to enter.
+// finds them (with its `radius_cap`); `excluded` is asked only for points
+// near enough to enter.
 template <class Excluded>
 class FilteredKnnRules {
  public:
   FilteredKnnRules(std::size_t k, std::vector<Neighbor>* out,
-                   const Excluded& excluded)
-      : kept_(k, out), excluded_(excluded) {}
+                   const Excluded& excluded,
+                   double radius_cap = std::numeric_limits<double>::infinity())
+      : kept_(k, out, radius_cap), excluded_(excluded) {}
 
   double Bound() const { return kept_.Bound(); }
+  bool CapHeld(std::size_t n) const { return kept_.CapHeld(n); }
 
   void Visit(std::uint64_t id, double distance) {
     if (!kept_.Rejects(distance) && !excluded_(id)) kept_.Visit(id, distance);
@@ -162,10 +165,7 @@ class SplitKnnRules {
   SplitKnnRules(std::size_t k, std::vector<Neighbor>* all,
                 std::vector<Neighbor>* kept, const Excluded& excluded,
                 double radius_cap = std::numeric_limits<double>::infinity())
-      : k_(k),
-        all_(k, all, radius_cap),
-        kept_(k, kept, radius_cap),
-        excluded_(excluded) {}
+      : k_(k), all_(k, all, radius_cap), kept_(k, kept, excluded, radius_cap) {}
 
   // After Finish(): whether a capped search found k kept points within the
   // cap.
@@ -175,7 +175,7 @@ class SplitKnnRules {
 
   void Visit(std::uint64_t id, double distance) {
     all_.Visit(id, distance);
-    if (!kept_.Rejects(distance) && !excluded_(id)) kept_.Visit(id, distance);
+    kept_.Visit(id, distance);
   }
 
   void Finish() {
@@ -186,8 +186,7 @@ class SplitKnnRules {
  private:
   std::size_t k_;
   KnnRules all_;
-  KnnRules kept_;
-  const Excluded& excluded_;
+  FilteredKnnRules<Excluded> kept_;
 };
 
 // Every point within `radius` of the query (distance <= radius), in the
