@@ -121,8 +121,7 @@ class GridRegressor {
   }
 
   // The neighbours under the query's GLML metric: exactly the k nearest, or
-  // every point within the bandwidth (the Euclidean ball that holds them,
-  // rescored).
+  // every point within the bandwidth.
   void SearchGlml(std::span<const double> q, double parameter) {
     const GlmlMetric metric = GlmlMetricAt(*gaussian_, q, 0, kGlmlGammaRatio);
     if (kind_ != RegressorKind::kKernel) {
@@ -130,21 +129,7 @@ class GridRegressor {
           .IgnoreError();
       return;
     }
-    tree_.Range(q, parameter / metric.LowerBoundFactor(), &found_)
-        .IgnoreError();
-    std::vector<double> point(d_), difference(d_);
-    std::size_t kept = 0;
-    for (const Neighbor& neighbor : found_) {
-      const std::span<const double> coordinates =
-          tree_.PointOf(neighbor.id, point.data());
-      for (std::size_t i = 0; i < d_; ++i) {
-        difference[i] = coordinates[i] - q[i];
-      }
-      const double distance = std::sqrt(metric.SquaredDistance(difference));
-      if (distance <= parameter) found_[kept++] = {neighbor.id, distance};
-    }
-    found_.resize(kept);
-    std::sort(found_.begin(), found_.end(), NeighborLess);
+    GlmlRange(tree_, q, metric, parameter, &found_).IgnoreError();
   }
 
   RegressorKind kind_;

@@ -131,7 +131,7 @@ template <class Distance>
 class RescoredKnnRules {
  public:
   RescoredKnnRules(std::size_t k, std::vector<Neighbor>* out,
-                   const Distance& distance, double lower_factor)
+                   Distance& distance, double lower_factor)
       : heap_(k, out),
         distance_(distance),
         lower_factor_(lower_factor * (1.0 - 1e-9)) {}
@@ -147,7 +147,7 @@ class RescoredKnnRules {
 
  private:
   KnnRules heap_;
-  const Distance& distance_;
+  Distance& distance_;  // may keep scratch space
   double lower_factor_;
 };
 

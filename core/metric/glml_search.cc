@@ -1,5 +1,6 @@
 #include "core/metric/glml_search.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_format.h"
@@ -8,32 +9,83 @@
 
 namespace streamreg {
 
-absl::Status GlmlKnn(const CoverTree& tree, std::span<const double> query,
-                     const GlmlMetric& metric, std::size_t k,
-                     std::vector<Neighbor>* out) {
+namespace {
+
+absl::Status Validate(const CoverTree& tree, std::span<const double> query,
+                      const GlmlMetric& metric) {
   if (metric.dim() != tree.dim()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "GLML search: a metric of %d dimensions in a tree of %d", metric.dim(),
         tree.dim()));
   }
-  if (absl::Status valid = ValidatePoint(query, tree.dim(), "query");
-      !valid.ok()) {
+  return ValidatePoint(query, tree.dim(), "query");
+}
+
+// A stored point's distance to the query under the metric.
+class MetricDistance {
+ public:
+  MetricDistance(const CoverTree& tree, std::span<const double> query,
+                 const GlmlMetric& metric)
+      : tree_(tree),
+        query_(query),
+        metric_(metric),
+        point_(tree.dim()),
+        difference_(tree.dim()) {}
+
+  double operator()(std::uint64_t id) {
+    const std::span<const double> coordinates =
+        tree_.PointOf(id, point_.data());
+    for (std::size_t i = 0; i < difference_.size(); ++i) {
+      difference_[i] = coordinates[i] - query_[i];
+    }
+    return std::sqrt(metric_.SquaredDistance(difference_));
+  }
+
+ private:
+  const CoverTree& tree_;
+  std::span<const double> query_;
+  const GlmlMetric& metric_;
+  std::vector<double> point_;
+  std::vector<double> difference_;
+};
+
+}  // namespace
+
+absl::Status GlmlKnn(const CoverTree& tree, std::span<const double> query,
+                     const GlmlMetric& metric, std::size_t k,
+                     std::vector<Neighbor>* out) {
+  if (absl::Status valid = Validate(tree, query, metric); !valid.ok()) {
     return valid;
   }
   out->clear();
   if (tree.empty() || k == 0) return absl::OkStatus();
-  std::vector<double> point(tree.dim());
-  std::vector<double> difference(tree.dim());
-  const auto distance = [&](std::uint64_t id) {
-    const std::span<const double> coordinates = tree.PointOf(id, point.data());
-    for (std::size_t i = 0; i < difference.size(); ++i) {
-      difference[i] = coordinates[i] - query[i];
-    }
-    return std::sqrt(metric.SquaredDistance(difference));
-  };
+  MetricDistance distance(tree, query, metric);
   RescoredKnnRules rules(k, out, distance, metric.LowerBoundFactor());
   tree.Search(query.data(), rules);
   rules.Finish();
+  return absl::OkStatus();
+}
+
+absl::Status GlmlRange(const CoverTree& tree, std::span<const double> query,
+                       const GlmlMetric& metric, double radius,
+                       std::vector<Neighbor>* out) {
+  if (absl::Status valid = Validate(tree, query, metric); !valid.ok()) {
+    return valid;
+  }
+  // The factor shrunk as RescoredKnnRules does: rounding only widens it.
+  const double factor = metric.LowerBoundFactor() * (1.0 - 1e-9);
+  if (absl::Status found = tree.RangeUnordered(query, radius / factor, out);
+      !found.ok()) {
+    return found;
+  }
+  MetricDistance distance(tree, query, metric);
+  std::size_t kept = 0;
+  for (const Neighbor& neighbor : *out) {
+    const double rescored = distance(neighbor.id);
+    if (rescored <= radius) (*out)[kept++] = {neighbor.id, rescored};
+  }
+  out->resize(kept);
+  std::sort(out->begin(), out->end(), NeighborLess);
   return absl::OkStatus();
 }
 

@@ -23,6 +23,14 @@ absl::Status GlmlKnn(const CoverTree& tree, std::span<const double> query,
                      const GlmlMetric& metric, std::size_t k,
                      std::vector<Neighbor>* out);
 
+// Every point of `tree` within metric distance `radius` of `query`
+// (inclusive) under GLML's metric at the query: the Euclidean ball of
+// radius / (least singular value) holds them all, and each point in it is
+// rescored. Sorted by (metric distance, id). Errors as GlmlKnn.
+absl::Status GlmlRange(const CoverTree& tree, std::span<const double> query,
+                       const GlmlMetric& metric, double radius,
+                       std::vector<Neighbor>* out);
+
 }  // namespace streamreg
 
 #endif  // STREAMREG_CORE_METRIC_GLML_SEARCH_H_

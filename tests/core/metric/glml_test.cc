@@ -3,7 +3,7 @@
 // of the paper's rank-2 matrix B / (2 p(x)); the distance against |L^T v|
 // with L built explicitly (eq. 28) and det L = 1 (eq. 23); the invariance
 // to the density's scale; the degenerate cases; and the exact k nearest
-// under the metric against brute force.
+// and the points within a radius under the metric against brute force.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -176,7 +176,7 @@ TEST(GlmlMetricTest, FromAGaussianLearnedOnline) {
   EXPECT_NEAR(learned.s0(), exact.s0(), 0.05 * exact.s0());
 }
 
-TEST(GlmlSearchTest, TheNearestUnderTheMetricAreTheBruteForceNearest) {
+TEST(GlmlSearchTest, NearestAndWithinARadiusAsBruteForceFinds) {
   std::mt19937_64 random(4);
   const std::size_t n = 600, d = 5;
   std::vector<double> coordinates;
@@ -215,6 +215,23 @@ TEST(GlmlSearchTest, TheNearestUnderTheMetricAreTheBruteForceNearest) {
         EXPECT_EQ(found[s].distance, all[s].distance);
       }
     }
+    // Within a radius: the prefix of the sorted list up to it (the radii
+    // of the 1st, 20th and 300th nearest, inclusive).
+    for (std::size_t rank : {0, 19, 299}) {
+      const double radius = all[rank].distance;
+      std::vector<Neighbor> found;
+      ASSERT_TRUE(GlmlRange(tree, query, metric, radius, &found).ok());
+      const std::size_t within =
+          std::upper_bound(
+              all.begin(), all.end(), radius,
+              [](double r, const Neighbor& n) { return r < n.distance; }) -
+          all.begin();
+      ASSERT_EQ(found.size(), within) << "trial " << trial;
+      for (std::size_t s = 0; s < found.size(); ++s) {
+        EXPECT_EQ(found[s].id, all[s].id) << "trial " << trial;
+        EXPECT_EQ(found[s].distance, all[s].distance);
+      }
+    }
   }
 }
 
@@ -230,6 +247,9 @@ TEST(GlmlSearchTest, RefusesBadQueriesAndMetrics) {
       absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(GlmlKnn(tree, std::vector<double>{0.0}, metric, 1, &found).code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      GlmlRange(tree, std::vector<double>{0.0}, metric, 1.0, &found).code(),
+      absl::StatusCode::kInvalidArgument);
   const GlmlMetric three(std::vector<double>{1.0, 0.0, 0.0},
                          std::vector<double>{0.0, 1.0, 0.0}, 1e-2);
   EXPECT_EQ(
