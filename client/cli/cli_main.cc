@@ -24,8 +24,9 @@ ABSL_FLAG(std::string, targets, streamreg::SpecOptions{}.targets,
           "number of targets M, or their names a,b,c (default: the --csv's "
           "target_* columns)");
 ABSL_FLAG(std::string, metric, streamreg::SpecOptions{}.metric,
-          "the metric: euclidean, gw (gradient weights), egop or auto (per "
-          "target, the one of the three with the least honest error)");
+          "the metric: euclidean, gw (gradient weights), egop, mlkr (metric "
+          "learning for kernel regression) or auto (per target, the one of "
+          "the four with the least honest error)");
 ABSL_FLAG(std::string, regressor, streamreg::SpecOptions{}.regressor,
           "the regressor: knn, kernel, local_linear or auto (per target, "
           "k-NN or local linear by the honest error)");
@@ -34,6 +35,8 @@ ABSL_FLAG(std::string, kernel, streamreg::SpecOptions{}.kernel,
           "gaussian");
 ABSL_FLAG(std::string, capacity, streamreg::SpecOptions{}.capacity,
           "the samples kept: unbounded, window:N or reservoir:N");
+ABSL_FLAG(std::uint32_t, mlkr_rank, streamreg::SpecOptions{}.mlkr_rank,
+          "the rank of an MLKR map (0: full rank, one row per input)");
 ABSL_FLAG(bool, per_target, streamreg::SpecOptions{}.per_target,
           "one metric (and index) per target instead of one shared");
 ABSL_FLAG(bool, linear_base, streamreg::SpecOptions{}.linear_base,
@@ -111,6 +114,7 @@ CliOptions OptionsFromFlags() {
   spec.regressor = absl::GetFlag(FLAGS_regressor);
   spec.kernel = absl::GetFlag(FLAGS_kernel);
   spec.capacity = absl::GetFlag(FLAGS_capacity);
+  spec.mlkr_rank = absl::GetFlag(FLAGS_mlkr_rank);
   spec.per_target = absl::GetFlag(FLAGS_per_target);
   spec.linear_base = absl::GetFlag(FLAGS_linear_base);
   spec.seed = absl::GetFlag(FLAGS_seed);
@@ -142,8 +146,8 @@ struct Subcommand {
 
 // Flags that make a model, for create and for --create.
 const std::vector<std::string> kSpecFlags = {
-    "inputs",   "targets",    "metric",      "regressor", "kernel",
-    "capacity", "per_target", "linear_base", "seed"};
+    "inputs", "targets",  "metric",     "mlkr_rank",   "regressor",
+    "kernel", "capacity", "per_target", "linear_base", "seed"};
 
 std::vector<std::string> Concat(std::vector<std::string> a,
                                 const std::vector<std::string>& b) {

@@ -71,6 +71,8 @@ const char* MetricWeightsTitle(v1::Metric kind) {
   switch (kind) {
     case v1::METRIC_EGOP:
       return "EGOP diagonal";
+    case v1::METRIC_MLKR:
+      return "MLKR input weights (diagonal of A^T A)";
     case v1::METRIC_EUCLIDEAN:
       return "Euclidean (every input alike)";
     default:
@@ -113,9 +115,13 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
                               {{"euclidean", v1::METRIC_EUCLIDEAN},
                                {"gw", v1::METRIC_GRADIENT_WEIGHTS},
                                {"egop", v1::METRIC_EGOP},
+                               {"mlkr", v1::METRIC_MLKR},
                                {"auto", v1::METRIC_AUTO}});
   if (!metric.ok()) return metric.status();
   spec.set_metric(*metric);
+  if (options.mlkr_rank != 0) {
+    spec.mutable_tuning()->set_mlkr_rank(options.mlkr_rank);
+  }
   absl::StatusOr<v1::Regressor> regressor =
       ParseChoice<v1::Regressor>("regressor", options.regressor,
                                  {{"knn", v1::REGRESSOR_KNN},
@@ -247,9 +253,18 @@ absl::Status MetricCommand(Client& client, const CliOptions& options,
                          ? report->input_names(i)
                          : absl::StrCat("x", i));
   }
-  std::fprintf(out, "%s metric of %s (%.0f gradient estimates)\n",
-               v1::Metric_Name(report->kind()).c_str(), name->c_str(),
-               report->gradient_samples());
+  if (report->kind() == v1::METRIC_MLKR) {
+    const std::uint32_t rank =
+        report->metrics().empty() ? 0 : report->metrics(0).rank();
+    std::fprintf(out, "%s metric of %s (%s)\n",
+                 v1::Metric_Name(report->kind()).c_str(), name->c_str(),
+                 rank == 0 ? "no map before the first fit"
+                           : absl::StrCat("maps of rank ", rank).c_str());
+  } else {
+    std::fprintf(out, "%s metric of %s (%.0f gradient estimates)\n",
+                 v1::Metric_Name(report->kind()).c_str(), name->c_str(),
+                 report->gradient_samples());
+  }
   for (const v1::LearnedMetric& metric : report->metrics()) {
     std::fprintf(
         out, "\n%s — %s\n",
@@ -264,7 +279,10 @@ absl::Status MetricCommand(Client& client, const CliOptions& options,
       for (int r = 0; r < metric.eigenvalues_size(); ++r) {
         ranks.push_back(absl::StrCat("λ", r + 1));
       }
-      std::fprintf(out, "EGOP spectrum\n%s",
+      std::fprintf(out, "%s\n%s",
+                   metric.kind() == v1::METRIC_MLKR
+                       ? "MLKR spectrum (squared singular values of A)"
+                       : "EGOP spectrum",
                    BarChart(ranks, {metric.eigenvalues().begin(),
                                     metric.eigenvalues().end()})
                        .c_str());

@@ -21,6 +21,7 @@ METRICS = {
     "euclidean": model_pb2.METRIC_EUCLIDEAN,
     "gw": model_pb2.METRIC_GRADIENT_WEIGHTS,
     "egop": model_pb2.METRIC_EGOP,
+    "mlkr": model_pb2.METRIC_MLKR,
     "auto": model_pb2.METRIC_AUTO,
 }
 REGRESSORS = {
@@ -97,7 +98,7 @@ class Client:
 
     def create_model(self, name, input_dim, target_names, metric="gw",
                      regressor="knn", input_names=(), per_target_metric=False,
-                     linear_base=None):
+                     linear_base=None, mlkr_rank=None):
         spec = model_pb2.ModelSpec(
             input_dim=input_dim, target_names=list(target_names),
             input_names=list(input_names), metric=METRICS[metric],
@@ -105,6 +106,8 @@ class Client:
             per_target_metric=per_target_metric)
         if linear_base is not None:  # unset: the server's default (on)
             spec.linear_base = linear_base
+        if mlkr_rank is not None:  # unset: full rank
+            spec.tuning.mlkr_rank = mlkr_rank
         return self.models.CreateModel(
             model_service_pb2.CreateModelRequest(name=name, spec=spec),
             timeout=self.timeout)
@@ -131,6 +134,16 @@ class Client:
     def get_metric(self, name):
         return self.models.GetMetric(
             model_service_pb2.GetMetricRequest(name=name), timeout=self.timeout)
+
+    def refit(self, name):
+        """Refits the model's metric in batch over its stored samples and
+        rebuilds its indexes; returns the last progress message (its
+        stats)."""
+        last = None
+        for progress in self.models.Refit(
+                model_service_pb2.RefitRequest(name=name), timeout=self.timeout):
+            last = progress
+        return last
 
     def ingest(self, model, rows, batch_size=1000):
         """Learns (x, y) pairs in batches over one Ingest stream."""

@@ -1,7 +1,6 @@
 #include "core/metric/gradient_refresh.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstdint>
 #include <utility>
 
@@ -45,34 +44,21 @@ GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
 }
 
 void GradientRefresh::Start(Job job, Rows rows) {
-  if (worker_.joinable()) worker_.join();
   job_ = job;
-  std::packaged_task<GradientStatistics(std::stop_token)> task(
+  task_.Start(
       [job = std::move(job), rows = std::move(rows)](std::stop_token stop) {
         return Run(job, rows, {}, std::move(stop));
       });
-  result_ = task.get_future().share();
-  running_ = true;
-  worker_ = std::jthread(std::move(task));
 }
 
 void GradientRefresh::Resume(GradientStatistics result) {
-  if (worker_.joinable()) worker_.join();
-  std::promise<GradientStatistics> known;
-  known.set_value(std::move(result));
   job_.reset();
-  result_ = known.get_future().share();
-  running_ = true;
+  task_.Resume(std::move(result));
 }
 
 GradientStatistics GradientRefresh::Finish() {
-  assert(result_.valid());
-  if (worker_.joinable()) worker_.join();
-  running_ = false;
-  GradientStatistics stats = result_.get();
-  result_ = {};
   job_.reset();
-  return stats;
+  return task_.Finish();
 }
 
 void GradientRefresh::SaveJob(const Job& job, ByteWriter& out) {

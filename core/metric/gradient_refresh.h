@@ -1,15 +1,14 @@
 #ifndef STREAMREG_CORE_METRIC_GRADIENT_REFRESH_H_
 #define STREAMREG_CORE_METRIC_GRADIENT_REFRESH_H_
 
-#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <future>
 #include <optional>
 #include <stop_token>
-#include <thread>
 #include <vector>
 
+#include "core/base/background_task.h"
 #include "core/base/byte_coding.h"
 #include "core/metric/gradient_estimator.h"
 #include "core/metric/gradient_statistics.h"
@@ -69,10 +68,12 @@ class GradientRefresh {
   // Running again with a result already known (a model restored from a
   // snapshot taken while a refresh ran): Finish() returns `result`.
   void Resume(GradientStatistics result);
-  bool running() const { return running_.load(); }
+  bool running() const { return task_.running(); }
   // The result to come of the refresh running now (a snapshot waits for it
   // on its own thread, while the model goes on learning).
-  std::shared_future<GradientStatistics> result() const { return result_; }
+  std::shared_future<GradientStatistics> result() const {
+    return task_.result();
+  }
   // The job running, if Start began it (not Resume).
   const std::optional<Job>& job() const { return job_; }
   GradientStatistics Finish();
@@ -81,10 +82,8 @@ class GradientRefresh {
   // Destroyed, it abandons a refresh still running (requests stop, then
   // joins): its result would never be used, and a model at 10^6 samples
   // is not kept minutes from going away.
-  std::jthread worker_;
-  std::shared_future<GradientStatistics> result_;
+  BackgroundTask<GradientStatistics> task_;
   std::optional<Job> job_;
-  std::atomic<bool> running_ = false;
 };
 
 }  // namespace streamreg

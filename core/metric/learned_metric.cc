@@ -41,8 +41,9 @@ std::vector<double> SharedEgop(const GradientStatistics& stats,
   return matrix;
 }
 
-// Fills eigenvalues (descending) and eigenvectors of the symmetric matrix.
-void Decompose(std::size_t d, LearnedMetric* metric) {
+}  // namespace
+
+void DecomposeMatrix(std::size_t d, LearnedMetric* metric) {
   const RowMatrix matrix =
       Eigen::Map<const RowMatrix>(metric->matrix.data(), d, d);
   Eigen::SelfAdjointEigenSolver<RowMatrix> solver(matrix);
@@ -58,8 +59,6 @@ void Decompose(std::size_t d, LearnedMetric* metric) {
   }
 }
 
-}  // namespace
-
 absl::string_view MetricKindName(MetricKind kind) {
   switch (kind) {
     case MetricKind::kEuclidean:
@@ -70,21 +69,24 @@ absl::string_view MetricKindName(MetricKind kind) {
       return "egop";
     case MetricKind::kAuto:
       return "auto";
+    case MetricKind::kMlkr:
+      return "mlkr";
   }
   return "unknown";
 }
 
 absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name) {
-  return ParseEnumName("metric", name,
-                       {MetricKind::kEuclidean, MetricKind::kGradientWeights,
-                        MetricKind::kEgop, MetricKind::kAuto},
-                       &MetricKindName);
+  return ParseEnumName(
+      "metric", name,
+      {MetricKind::kEuclidean, MetricKind::kGradientWeights, MetricKind::kEgop,
+       MetricKind::kAuto, MetricKind::kMlkr},
+      &MetricKindName);
 }
 
 std::vector<MetricKind> CandidateMetrics(MetricKind kind) {
   if (kind != MetricKind::kAuto) return {kind};
   return {MetricKind::kEuclidean, MetricKind::kGradientWeights,
-          MetricKind::kEgop};
+          MetricKind::kEgop, MetricKind::kMlkr};
 }
 
 LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
@@ -99,6 +101,9 @@ LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
     case MetricKind::kAuto:  // never estimated as such (CandidateMetrics)
       metric.weights.assign(d, 1.0);
       return metric;
+    case MetricKind::kMlkr:  // the gradients say nothing of it (MlkrMap)
+      metric.weights.assign(d, 0.0);
+      return metric;
     case MetricKind::kGradientWeights:
       metric.weights = target == kAllTargets
                            ? SharedWeights(stats, target_scales)
@@ -111,7 +116,7 @@ LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
       for (std::size_t i = 0; i < d; ++i) {
         metric.weights[i] = metric.matrix[i * d + i];
       }
-      if (with_spectrum) Decompose(d, &metric);
+      if (with_spectrum) DecomposeMatrix(d, &metric);
       return metric;
   }
   return metric;
@@ -124,7 +129,8 @@ MetricTransform TransformFor(const LearnedMetric& metric,
   const double total =
       std::accumulate(metric.weights.begin(), metric.weights.end(), 0.0);
   const bool learned = metric.kind == MetricKind::kGradientWeights ||
-                       metric.kind == MetricKind::kEgop;
+                       metric.kind == MetricKind::kEgop ||
+                       metric.kind == MetricKind::kMlkr;
   if (!learned || !(total > 0.0) || !std::isfinite(total)) {
     return MetricTransform::Standardizing(std::move(center), std::move(scale));
   }
@@ -137,14 +143,14 @@ MetricTransform TransformFor(const LearnedMetric& metric,
     return MetricTransform::Diagonal(std::move(center), std::move(scale),
                                      std::move(roots));
   }
-  // EGOP: the trace of M is the sum of its diagonal (= total).
+  // EGOP and MLKR: the trace of M is the sum of its diagonal (= total).
   LearnedMetric normalized;
   normalized.matrix.resize(d * d);
   for (std::size_t k = 0; k < d * d; ++k) {
     normalized.matrix[k] = metric.matrix[k] / mean;
   }
   for (std::size_t i = 0; i < d; ++i) normalized.matrix[i * d + i] += ridge;
-  Decompose(d, &normalized);
+  DecomposeMatrix(d, &normalized);
   // Rescale so that trace L^T L = sum of eigenvalues = d.
   const double eigen_total = std::accumulate(normalized.eigenvalues.begin(),
                                              normalized.eigenvalues.end(), 0.0);

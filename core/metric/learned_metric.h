@@ -15,16 +15,23 @@
 namespace streamreg {
 
 // kAuto is a model's choice, not a metric: per target, whichever of the
-// other three has the least honest error (CandidateMetrics).
-enum class MetricKind { kEuclidean, kGradientWeights, kEgop, kAuto };
+// candidates has the least honest error (CandidateMetrics). The order is
+// that of the snapshots' encoding: new kinds go last.
+enum class MetricKind { kEuclidean, kGradientWeights, kEgop, kAuto, kMlkr };
 
-// euclidean, gw, egop, auto.
+// euclidean, gw, egop, auto, mlkr.
 absl::string_view MetricKindName(MetricKind kind);
 absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name);
 
-// The metrics a model of `kind` keeps an index in: the three for kAuto
-// (Euclidean, GW, EGOP, in that order), else `kind` alone.
+// The metrics a model of `kind` keeps an index in: for kAuto Euclidean, GW,
+// EGOP and MLKR, in that order; else `kind` alone.
 std::vector<MetricKind> CandidateMetrics(MetricKind kind);
+// Whether a model of `kind` estimates gradients (GW, EGOP, kAuto): MLKR
+// learns its map from the samples themselves.
+inline bool EstimatesGradients(MetricKind kind) {
+  return kind == MetricKind::kGradientWeights || kind == MetricKind::kEgop ||
+         kind == MetricKind::kAuto;
+}
 // Whether the gradient sums must keep outer products (EGOP or kAuto).
 inline bool KeepsOuterProducts(MetricKind kind) {
   return kind == MetricKind::kEgop || kind == MetricKind::kAuto;
@@ -35,6 +42,10 @@ inline bool KeepsOuterProducts(MetricKind kind) {
 //  - EGOP: matrix = E_n G_n(X) (Trivedi et al. §3.1), its spectral
 //    decomposition V D V^T (eigenvalues descending, eigenvectors[i * d + r]
 //    = component i of eigenvector r), and weights = its diagonal;
+//  - MLKR: the map A (rank x d, map[r * d + i]) of Weinberger & Tesauro's
+//    Metric Learning for Kernel Regression, matrix = A^T A (the squared
+//    distance (x - x')^T A^T A (x - x')), its spectral decomposition, and
+//    weights = its diagonal (each input's weight);
 //  - Euclidean: weights all 1.
 // A shared metric of several targets combines the standardized per-target
 // estimates: sum_t W_t / sd(y_t), or sum_t EGOP_t / var(y_t) (the EGOP of
@@ -45,24 +56,33 @@ struct LearnedMetric {
   std::vector<double> matrix;
   std::vector<double> eigenvalues;
   std::vector<double> eigenvectors;
+  std::size_t rank = 0;  // MLKR: the rows of `map`
+  std::vector<double> map;
 };
 
 // Selects which targets a metric is learned from.
 inline constexpr std::size_t kAllTargets =
     std::numeric_limits<std::size_t>::max();
 
-// The metric of `kind` (not kAuto) for `target`, or shared over all targets
-// when target == kAllTargets (target_scales[t] = standard deviation of target
-// t). Without `with_spectrum` the EGOP's eigen-decomposition is left out (what
-// TransformFor needs is the matrix; it decomposes the normalized one).
+// The metric of `kind` (not kAuto or kMlkr: MlkrMap::Metric) for `target`, or
+// shared over all targets when target == kAllTargets (target_scales[t] =
+// standard deviation of target t). Without `with_spectrum` the EGOP's
+// eigen-decomposition is left out (what TransformFor needs is the matrix; it
+// decomposes the normalized one).
 LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
                              std::size_t target,
                              std::span<const double> target_scales,
                              bool with_spectrum = true);
 
+// Fills metric->eigenvalues (descending, clamped at 0) and eigenvectors
+// from its symmetric d x d matrix.
+void DecomposeMatrix(std::size_t d, LearnedMetric* metric);
+
 // The index coordinates of a metric, after standardizing by center/scale:
 //  - GW: L = diag(sqrt(W_i / mean W));
-//  - EGOP: M' = M / (trace M / d) + ridge I = V D V^T, L = D^{1/2} V^T.
+//  - EGOP and MLKR: M' = M / (trace M / d) + ridge I = V D V^T,
+//    L = D^{1/2} V^T (for MLKR, with ridge 0, the rotation of A normalized:
+//    the same distances up to scale, zero rows beyond a low rank).
 // Both are normalized to mean squared scale 1 (trace L^T L = d), so the
 // bandwidths of a model mean the same in every metric (and before any
 // gradient is known, when the metric is Euclidean). A metric with no

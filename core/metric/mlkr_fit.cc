@@ -117,6 +117,12 @@ absl::Status Descend(const MlkrSamples& samples, const MlkrFitOptions& options,
   double loss =
       MlkrLoss(samples, neighbors, fit->a, rank, &gradient, options.threads);
   if (++fit->steps == 1) fit->initial_loss = loss;
+  if (!(FrobeniusNorm(gradient) > 0.0)) {
+    // No neighbours (or a perfect fit): nothing to descend, no step known.
+    fit->loss = loss;
+    fit->step = 0.0;
+    return absl::OkStatus();
+  }
   // The first step moves A by 1% of its norm.
   double step =
       0.01 * FrobeniusNorm(fit->a) / std::max(FrobeniusNorm(gradient), 1e-300);
@@ -154,6 +160,7 @@ absl::Status Descend(const MlkrSamples& samples, const MlkrFitOptions& options,
     if (decrease < options.tolerance) break;
   }
   fit->loss = loss;
+  fit->step = step;
   return absl::OkStatus();
 }
 

@@ -48,6 +48,9 @@ struct MlkrFit {
   double initial_loss = 0.0;
   std::size_t steps = 0;  // evaluations of the objective and its gradient
   std::size_t refreshes = 0;
+  // The adaptive step the descent ended with (per unit of the gradient of
+  // the objective, a sum over the points).
+  double step = 0.0;
 };
 
 // The map MLKR starts from (d x d): the identity in standardized

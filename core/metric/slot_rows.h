@@ -28,12 +28,13 @@ using SlotRowPointers = std::function<void(std::size_t begin, std::size_t end,
 
 // Reads slots [0, num_slots) through `copy` a chunk of 4096 at a time (so
 // the owner's lock is held briefly), mapping each x by `transform` into
-// `coordinates` (num_slots x dim) and, when `targets` is not null, keeping
-// the targets there (num_slots x their width).
+// `coordinates` (a row per slot read, dim each) and, when `targets` is not
+// null, keeping the targets there (a row each). With a stride s > 1 only
+// the slots 0, s, 2s, ... are kept.
 void ReadMappedRows(std::size_t num_slots, const CopySlotRows& copy,
                     const MetricTransform& transform,
                     std::vector<double>* coordinates,
-                    std::vector<double>* targets);
+                    std::vector<double>* targets, std::size_t stride = 1);
 
 }  // namespace streamreg
 

@@ -149,7 +149,8 @@ ModelStats Model::stats() const {
   }
   stats.memory_bytes += state_.store.MemoryUsage();
   stats.metric_refreshes = state_.metric_refreshes;
-  stats.rebuild_in_progress |= state_.refresh.running();
+  stats.rebuild_in_progress |=
+      state_.refresh.running() || state_.mlkr_refresh.running();
   stats.settle_windows = state_.settle_windows.count();
   stats.longest_settle_window_seconds = state_.settle_windows.longest_seconds();
   stats.prediction_waits = state_.prediction_waits.count();
@@ -166,9 +167,12 @@ MetricReport Model::metric() const {
   report.per_target =
       config_.per_target_metric && config_.metric != MetricKind::kEuclidean;
   const std::vector<double> scales = state_.TargetScales();
-  for (const PredictionIndex& p : state_.predictions) {
-    report.metrics.push_back(
-        EstimateMetric(p.metric, state_.gradients, p.metric_target, scales));
+  for (std::size_t i = 0; i < state_.predictions.size(); ++i) {
+    const PredictionIndex& p = state_.predictions[i];
+    report.metrics.push_back(p.metric == MetricKind::kMlkr
+                                 ? state_.mlkr_maps[i].Metric(config_.input_dim)
+                                 : EstimateMetric(p.metric, state_.gradients,
+                                                  p.metric_target, scales));
     report.in_use.push_back(p.index->current()->transform);
   }
   report.gradient_samples = state_.gradients.count();

@@ -124,7 +124,9 @@ class Model {
 
   // Batch refit: recomputes the metric with every stored sample's gradient
   // estimate from all stored samples (the papers' estimator), replacing the
-  // online sums, and rebuilds the indexes. progress(done, total) reports.
+  // online sums — or fits the MLKR map afresh from the paper's initial map
+  // to the stored samples (FitMlkr) — and rebuilds the indexes.
+  // progress(done, total) reports.
   absl::Status Refit(
       const std::function<void(std::size_t, std::size_t)>& progress = {});
 

@@ -18,6 +18,7 @@ constexpr std::size_t kMaxTargets = 256;
 constexpr std::size_t kMaxGridSize = 64;
 constexpr std::size_t kMaxK = 4096;
 constexpr std::size_t kMaxHonestLag = 1 << 20;
+constexpr std::size_t kMaxMlkrSteps = 10000;
 
 template <class T>
 absl::Status ValidateGrid(const std::vector<T>& grid, absl::string_view name) {
@@ -61,6 +62,19 @@ absl::Status ValidateFinite(double value, absl::string_view name,
 }
 
 }  // namespace
+
+std::vector<MetricKind> ModelConfig::Candidates() const {
+  std::vector<MetricKind> candidates = CandidateMetrics(metric);
+  if (metric == MetricKind::kAuto && !auto_includes_mlkr) {
+    std::erase(candidates, MetricKind::kMlkr);
+  }
+  return candidates;
+}
+
+bool ModelConfig::LearnsMlkr() const {
+  return metric == MetricKind::kMlkr ||
+         (metric == MetricKind::kAuto && auto_includes_mlkr);
+}
 
 absl::string_view RegressorKindName(RegressorKind kind) {
   switch (kind) {
@@ -216,6 +230,24 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
         absl::StrCat("linear_base: needs input_dim <= ", kMaxLinearBaseDim,
                      " (a d x d solve per sample), got ", config->input_dim));
   }
+  if (config->mlkr_rank > config->input_dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mlkr_rank: at most input_dim = ", config->input_dim,
+                     " (0: full rank), got ", config->mlkr_rank));
+  }
+  if (config->mlkr_neighbors < 1 || config->mlkr_neighbors > kMaxK) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mlkr_neighbors: 1 to ", kMaxK, ", got ", config->mlkr_neighbors));
+  }
+  if (config->mlkr_fit_samples < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mlkr_fit_samples: at least 2, got ", config->mlkr_fit_samples));
+  }
+  if (config->mlkr_fit_steps < 1 || config->mlkr_fit_steps > kMaxMlkrSteps) {
+    return absl::InvalidArgumentError(absl::StrCat("mlkr_fit_steps: 1 to ",
+                                                   kMaxMlkrSteps, ", got ",
+                                                   config->mlkr_fit_steps));
+  }
   if (config->metric == MetricKind::kAuto && config->per_target_metric) {
     return absl::InvalidArgumentError(
         "per_target_metric: not with the metric auto, which chooses among "
@@ -246,8 +278,9 @@ namespace {
 // loads with the ridge's default and honest_lag 0: the error that chose h
 // or k when it was written); version 3 the linear base (off in earlier
 // ones); version 4 the gradient estimator (finite differences in earlier
-// ones, so that a model written then restores exactly).
-constexpr std::uint32_t kConfigVersion = 4;
+// ones, so that a model written then restores exactly); version 5 MLKR's
+// settings (no earlier model has an MLKR map).
+constexpr std::uint32_t kConfigVersion = 5;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -294,6 +327,11 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.Double(c.base_ridge);
   out.Double(c.base_forgetting);
   out.U8(static_cast<std::uint8_t>(c.gradient_estimator));
+  out.U64(c.mlkr_rank);
+  out.U64(c.mlkr_neighbors);
+  out.U64(c.mlkr_fit_samples);
+  out.U64(c.mlkr_fit_steps);
+  out.U8(c.auto_includes_mlkr ? 1 : 0);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -307,7 +345,7 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   std::uint8_t per_target = 0;
   if (!LoadEnum(in, RegressorKind::kAuto, &c->regressor) ||
       !LoadEnum(in, Kernel::kTruncatedGaussian, &c->kernel) ||
-      !LoadEnum(in, MetricKind::kAuto, &c->metric) ||
+      !LoadEnum(in, MetricKind::kMlkr, &c->metric) ||
       (per_target = in.U8()) > 1) {
     return false;
   }
@@ -354,6 +392,17 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   if (version >= 4 && !LoadEnum(in, GradientEstimatorKind::kLocalLinear,
                                 &c->gradient_estimator)) {
     return false;
+  }
+  if (version >= 5) {
+    c->mlkr_rank = in.U64();
+    c->mlkr_neighbors = in.U64();
+    c->mlkr_fit_samples = in.U64();
+    c->mlkr_fit_steps = in.U64();
+    const std::uint8_t with_mlkr = in.U8();
+    if (with_mlkr > 1) return false;
+    c->auto_includes_mlkr = with_mlkr == 1;
+  } else {
+    c->auto_includes_mlkr = false;  // its candidates were three
   }
   return in.ok();
 }

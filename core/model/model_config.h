@@ -125,6 +125,21 @@ struct ModelConfig {
   double metric_refresh_growth = 2.0;
   // Ridge added to the normalized EGOP before the square root.
   double egop_ridge = 1e-3;
+  // MLKR (docs/estimators.md, "MLKR"): the map's rank (0 = input_dim: a
+  // full-rank map), the neighbours c each point's leave-one-out estimate
+  // runs over in its batch fit and online steps, the samples a fit reads at
+  // most (a stride through a larger store: each refresh then costs about
+  // the same at any size, 2-4 s on one core at d = 21) and the
+  // evaluations of its objective per fit. Its refreshes follow
+  // metric_refresh_growth; every learned sample also takes a stochastic
+  // gradient step.
+  std::size_t mlkr_rank = 0;
+  std::size_t mlkr_neighbors = 32;
+  std::size_t mlkr_fit_samples = 20000;
+  std::size_t mlkr_fit_steps = 60;
+  // Whether kAuto's candidates include MLKR: always for models made now;
+  // models saved before MLKR existed keep their three.
+  bool auto_includes_mlkr = true;
 
   // Rebuild an index when its distances have moved by this relative amount
   // (MetricTransform::RelativeChange), checked every drift_check_every
@@ -151,6 +166,11 @@ struct ModelConfig {
   std::uint64_t seed = 0;
 
   std::size_t num_targets() const { return target_names.size(); }
+  // The metrics the model keeps a prediction index in (CandidateMetrics,
+  // without MLKR for an old kAuto model).
+  std::vector<MetricKind> Candidates() const;
+  // Whether it learns an MLKR map.
+  bool LearnsMlkr() const;
   // honest_lag, at most half a bounded store's limit.
   std::size_t EffectiveHonestLag() const;
 };

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/metric/mlkr_objective.h"
 #include "core/regression/local_average.h"
 #include "core/regression/local_linear.h"
 
@@ -17,7 +18,8 @@ struct ModelLearner::Scratch {
         point(dim),
         estimator(dim, num_targets, estimator_kind),
         grid_values(num_indexes),
-        evaluated(num_indexes, 0) {}
+        evaluated(num_indexes, 0),
+        mlkr_gradients(num_indexes) {}
   std::vector<Neighbor> found;
   NeighborTargets near;
   // The same without the recent samples (the honest error's).
@@ -50,6 +52,16 @@ struct ModelLearner::Scratch {
   std::vector<double> fallback;
   // Per target, the prediction index it predicts from (ChosenIndexes).
   std::vector<std::size_t> chosen;
+  // Per prediction index: the MLKR step's gradient (empty: no step), and
+  // its inputs (MlkrGradient).
+  std::vector<std::vector<double>> mlkr_gradients;
+  std::vector<double> mlkr_scales;
+  std::vector<double> mlkr_x;
+  std::vector<double> mlkr_y;
+  std::vector<double> mlkr_neighbor_x;
+  std::vector<double> mlkr_neighbor_y;
+  std::vector<const double*> mlkr_x_rows;
+  std::vector<const double*> mlkr_y_rows;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -86,6 +98,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     ChosenIndexes(state, &scratch.chosen);
     for (std::size_t i = 0; i < state.predictions.size(); ++i) {
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
+      MlkrGradient(state, i, sample);
     }
     // 2. The gradient estimate from the samples before this one.
     if (state.gradient_index != nullptr) {
@@ -125,6 +138,9 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     state.selectors[i].Add(scratch.grid_values[i], scratch.scored_truth,
                            scratch.evaluated[i]);
+  }
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    state.mlkr_maps[i].Step(scratch.mlkr_gradients[i]);
   }
   state.score.Add(prediction.value, sample.y);
   state.honest_score.Add(scratch.honest.value, sample.y);
@@ -201,6 +217,68 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
   // and the honest one.
   PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction);
   PredictTargets(state, i, scratch.chosen, near, base, honest);
+}
+
+void ModelLearner::MlkrGradient(const ModelState& state, std::size_t i,
+                                const Sample& sample) {
+  Scratch& scratch = *scratch_;
+  std::vector<double>& gradient = scratch.mlkr_gradients[i];
+  gradient.clear();
+  const MlkrMap& map = state.mlkr_maps[i];
+  if (state.predictions[i].metric != MetricKind::kMlkr || !map.known()) return;
+  const ModelConfig& config = state.config;
+  const std::size_t d = config.input_dim;
+  const std::size_t m = config.num_targets();
+  const bool leave_out = !state.recent.empty();
+  const std::vector<Neighbor>& found =
+      leave_out ? scratch.older.found : scratch.found;
+  const NeighborTargets& near = leave_out ? scratch.older.near : scratch.near;
+  const std::size_t c = std::min(config.mlkr_neighbors, near.size());
+  if (c == 0) return;
+  // Its targets: one, or all of them (a shared map), each scaled.
+  const std::size_t target = state.predictions[i].metric_target;
+  const std::size_t first = target == kAllTargets ? 0 : target;
+  const std::size_t width = target == kAllTargets ? m : 1;
+  std::vector<double>& scales = scratch.mlkr_scales;
+  scales.resize(width);
+  for (std::size_t t = 0; t < width; ++t) {
+    scales[t] = state.targets.ScaleOrOne(first + t);
+  }
+  // Called with the lock held shared (the analysis cannot see into a
+  // lambda, hence the pointer).
+  const RunningMoments* inputs = &state.inputs;
+  const auto standardize = [d, inputs](const double* x, double* out) {
+    for (std::size_t k = 0; k < d; ++k) {
+      out[k] = (x[k] - inputs->mean()[k]) / inputs->ScaleOrOne(k);
+    }
+  };
+  // The sample: inputs standardized, targets (residuals under the base, as
+  // its neighbours' are) scaled.
+  scratch.mlkr_x.resize(d);
+  standardize(sample.x.data(), scratch.mlkr_x.data());
+  scratch.mlkr_y.resize(width);
+  for (std::size_t t = 0; t < width; ++t) {
+    const double base =
+        scratch.base_values.empty() ? 0.0 : scratch.base_values[first + t];
+    scratch.mlkr_y[t] = (sample.y[first + t] - base) / scales[t];
+  }
+  scratch.mlkr_neighbor_x.resize(c * d);
+  scratch.mlkr_neighbor_y.resize(c * width);
+  scratch.mlkr_x_rows.resize(c);
+  scratch.mlkr_y_rows.resize(c);
+  for (std::size_t j = 0; j < c; ++j) {
+    double* x = scratch.mlkr_neighbor_x.data() + j * d;
+    double* y = scratch.mlkr_neighbor_y.data() + j * width;
+    standardize(state.store.x(found[j].id), x);
+    for (std::size_t t = 0; t < width; ++t) {
+      y[t] = near.targets(j)[first + t] / scales[t];
+    }
+    scratch.mlkr_x_rows[j] = x;
+    scratch.mlkr_y_rows[j] = y;
+  }
+  gradient.assign(map.a().size(), 0.0);
+  MlkrPointLoss(scratch.mlkr_x, scratch.mlkr_y, scratch.mlkr_x_rows,
+                scratch.mlkr_y_rows, map.a(), map.rank(), &gradient);
 }
 
 void ModelLearner::EvaluateRegressor(const ModelConfig& config,

@@ -53,6 +53,13 @@ class ModelLearner {
                     std::span<const double> x, std::span<const double> fallback,
                     Prediction* prediction, Prediction* honest)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // The gradient of the sample's leave-one-out term of MLKR's objective
+  // (MlkrPointLoss) under prediction index i's map, from the neighbours
+  // EvaluateGrid just gathered (those the honest error allows), at most
+  // config.mlkr_neighbors of them: the online step Record takes.
+  void MlkrGradient(const ModelState& state, std::size_t i,
+                    const Sample& sample)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // The gradient estimator's grid values for x and its estimate there.
   void EstimateGradient(const ModelState& state, std::span<const double> x,
                         std::span<const double> fallback)

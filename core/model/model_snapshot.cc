@@ -26,6 +26,12 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
   } else {
     tail.U8(static_cast<std::uint8_t>(RefreshInSnapshot::kNone));
   }
+  if (mlkr_refresh_.has_value()) {
+    tail.U8(static_cast<std::uint8_t>(RefreshInSnapshot::kResult));
+    SaveMlkrMaps(mlkr_refresh_->get(), tail);
+  } else {
+    tail.U8(static_cast<std::uint8_t>(RefreshInSnapshot::kNone));
+  }
   if (absl::Status status = out.Add(kModelStateRecord, state); !status.ok()) {
     return status;
   }
@@ -84,6 +90,9 @@ ModelSnapshot Model::CaptureSnapshot() const {
     } else {
       snapshot.refresh_ = refresh.result();
     }
+  }
+  if (state_.mlkr_refresh.running()) {
+    snapshot.mlkr_refresh_ = state_.mlkr_refresh.result();
   }
   snapshot.rows_ = state_.store.Share();
   for (const MetricIndex* index : state_.AllIndexes()) {

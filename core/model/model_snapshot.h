@@ -14,6 +14,7 @@
 #include "core/io/record_format.h"
 #include "core/io/record_writer.h"
 #include "core/metric/gradient_statistics.h"
+#include "core/metric/mlkr_map.h"
 #include "core/model/sample_store.h"
 
 namespace streamreg {
@@ -72,6 +73,8 @@ class ModelSnapshot {
   // result to come.
   std::string refresh_job_;
   std::optional<std::shared_future<GradientStatistics>> refresh_;
+  // An MLKR fit in progress: its result, waited for likewise.
+  std::optional<std::shared_future<std::vector<MlkrMap>>> mlkr_refresh_;
   SampleStore::Rows rows_;
   std::vector<CoverTree::Structure> indexes_;  // AllIndexes() order
   // Per index, its rebuilt tree (ShareRebuiltStructure).

@@ -37,7 +37,7 @@ std::vector<PredictionIndex> MakePredictionIndexes(
   }
   std::vector<std::size_t> all(m);
   for (std::size_t t = 0; t < m; ++t) all[t] = t;
-  for (MetricKind metric : CandidateMetrics(config.metric)) {
+  for (MetricKind metric : config.Candidates()) {
     add(metric, all, kAllTargets);
   }
   return indexes;
@@ -67,7 +67,7 @@ ModelState::ModelState(const ModelConfig& config)
       recent(config.EffectiveHonestLag()),
       since_refresh(config.input_dim, config.num_targets(),
                     KeepsOuterProducts(config.metric)),
-      gradient_index(LearnsMetric(config)
+      gradient_index(EstimatesGradients(config.metric)
                          ? std::make_unique<MetricIndex>(
                                MetricTransform::Standardizing(inputs),
                                RowReferencesFor(config, *this))
@@ -82,6 +82,7 @@ ModelState::ModelState(const ModelConfig& config)
           config.num_targets() * NumScoredRegressors(config.regressor),
           config.selection_forgetting));
   take_over.prediction_indexes.assign(predictions.size(), 0);
+  mlkr_maps.resize(predictions.size());
   if (config.linear_base) {
     base.emplace(config.input_dim, config.num_targets(), config.base_ridge,
                  config.base_forgetting);
@@ -96,11 +97,17 @@ MetricTransform ModelState::PredictionTransform(std::size_t i) const {
   MetricTransform standardizing = StandardizingTransform();
   const PredictionIndex& prediction = predictions[i];
   if (prediction.metric == MetricKind::kEuclidean) return standardizing;
+  std::span<const double> center = standardizing.center();
+  std::span<const double> scale = standardizing.scale();
+  if (prediction.metric == MetricKind::kMlkr) {
+    // A itself, normalized and without a ridge: a low rank stays low.
+    return TransformFor(mlkr_maps[i].Metric(config.input_dim, false),
+                        {center.begin(), center.end()},
+                        {scale.begin(), scale.end()}, 0.0);
+  }
   const LearnedMetric metric =
       EstimateMetric(prediction.metric, gradients, prediction.metric_target,
                      TargetScales(), /*with_spectrum=*/false);
-  std::span<const double> center = standardizing.center();
-  std::span<const double> scale = standardizing.scale();
   return TransformFor(metric, {center.begin(), center.end()},
                       {scale.begin(), scale.end()}, config.egop_ridge);
 }

@@ -16,6 +16,8 @@
 #include "core/metric/gradient_refresh.h"
 #include "core/metric/gradient_statistics.h"
 #include "core/metric/metric_transform.h"
+#include "core/metric/mlkr_map.h"
+#include "core/metric/mlkr_refresh.h"
 #include "core/metric/slot_rows.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_config.h"
@@ -43,6 +45,8 @@ struct TakeOverPoints {
   std::vector<std::uint64_t> prediction_indexes;  // theirs, by index
   std::uint64_t refresh = 0;                      // the metric refresh
   std::size_t refreshed_size = 0;  // the store's size when it last started
+  std::uint64_t mlkr_refresh = 0;  // the same for the MLKR fit
+  std::size_t mlkr_refreshed_size = 0;
 };
 
 // Everything a Model knows — stored samples, running moments, the metric's
@@ -114,6 +118,9 @@ struct ModelState {
   // The selection over each prediction index's grid, by index; for each
   // regressor the model scores (two for kAuto), the targets in order.
   std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);
+  // By prediction index: the MLKR map it follows (unknown for the other
+  // metrics).
+  std::vector<MlkrMap> mlkr_maps ABSL_GUARDED_BY(lock);
   std::uint64_t metric_refreshes ABSL_GUARDED_BY(lock) = 0;
 
   // The online estimates made since the refresh running now started.
@@ -122,6 +129,8 @@ struct ModelState {
   // The metric refresh in the background: started and finished by a
   // writer; running() may be asked from any thread.
   GradientRefresh refresh;
+  // The MLKR maps' batch fit in the background, likewise.
+  MlkrRefresh mlkr_refresh;
 
   // Set (holding `lock` exclusively) when a sample is stored at which the
   // refresh schedule replaces an index generation (PredictionsMayChange:
@@ -140,7 +149,9 @@ struct ModelState {
   mutable PauseStatistics prediction_waits;
 
   // Fixed at construction; each index synchronizes itself.
-  const std::unique_ptr<MetricIndex> gradient_index;  // null for Euclidean
+  // The gradient estimator's (standardized Euclidean): null unless the
+  // metric is estimated from gradients.
+  const std::unique_ptr<MetricIndex> gradient_index;
   const std::vector<PredictionIndex> predictions;
 };
 

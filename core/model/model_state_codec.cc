@@ -12,8 +12,9 @@ namespace {
 
 // Version 2 added the honest error (its score and the recent slots); a
 // version 1 state loads with neither (the honest error starts afresh).
-// Version 3 added the linear base (a model saved before had none).
-constexpr std::uint32_t kStateVersion = 3;
+// Version 3 added the linear base (a model saved before had none); version
+// 4 the MLKR maps and their fit (a model saved before had none).
+constexpr std::uint32_t kStateVersion = 4;
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -63,7 +64,40 @@ bool LoadRefresh(ByteReader& in, ModelState& state, LoadedModelState* loaded)
   return false;
 }
 
+bool LoadMlkrMaps(ByteReader& in, std::size_t dim, std::vector<MlkrMap>* maps) {
+  const std::uint64_t count = in.U64();
+  if (count > in.remaining()) return false;
+  maps->resize(count);
+  for (MlkrMap& map : *maps) {
+    if (!map.Load(in, dim)) return false;
+  }
+  return in.ok();
+}
+
+// The MLKR fit that ends a state record of version 4 and later.
+bool LoadMlkrRefresh(ByteReader& in, ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  switch (static_cast<RefreshInSnapshot>(in.U8())) {
+    case RefreshInSnapshot::kNone:
+      return true;
+    case RefreshInSnapshot::kResult: {
+      std::vector<MlkrMap> result;
+      if (!LoadMlkrMaps(in, state.config.input_dim, &result)) return false;
+      state.mlkr_refresh.Resume(std::move(result));
+      return true;
+    }
+    case RefreshInSnapshot::kJob:
+      return false;
+  }
+  return false;
+}
+
 }  // namespace
+
+void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out) {
+  out.U64(maps.size());
+  for (const MlkrMap& map : maps) map.Save(out);
+}
 
 void SaveModelState(const ModelState& state, ByteWriter& out) {
   const TakeOverPoints& take_over = state.take_over;
@@ -94,6 +128,9 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
     state.selectors[i].Save(out);
     out.U64(take_over.prediction_indexes[i]);
   }
+  out.U64(take_over.mlkr_refresh);
+  out.U64(take_over.mlkr_refreshed_size);
+  SaveMlkrMaps(state.mlkr_maps, out);
 }
 
 bool LoadModelState(ByteReader& in, ModelState& state,
@@ -136,7 +173,19 @@ bool LoadModelState(ByteReader& in, ModelState& state,
     }
     take_over.prediction_indexes[i] = in.U64();
   }
-  return LoadRefresh(in, state, loaded) && in.done();
+  if (version >= 4) {
+    take_over.mlkr_refresh = in.U64();
+    take_over.mlkr_refreshed_size = in.U64();
+    std::vector<MlkrMap> maps;
+    if (!LoadMlkrMaps(in, d, &maps) ||
+        maps.size() != state.predictions.size()) {
+      return false;
+    }
+    state.mlkr_maps = std::move(maps);
+  }
+  if (!LoadRefresh(in, state, loaded)) return false;
+  if (version >= 4 && !LoadMlkrRefresh(in, state)) return false;
+  return in.done();
 }
 
 void SaveStoreRows(const SampleStore::Rows& rows, std::size_t first,

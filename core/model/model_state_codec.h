@@ -28,7 +28,8 @@ namespace streamreg {
 // started), the selections and score; the take-over points; per index its
 // transform, rebuild count, waits and a rebuild in progress (with each
 // prediction index's selector and take-over point); and last what a
-// metric refresh in progress left (RefreshInSnapshot).
+// metric refresh in progress left (RefreshInSnapshot), then what an MLKR
+// fit in progress left (nothing or its result).
 
 // What follows the state: a refresh in progress as nothing, its result, or
 // its job (restarted on restore).
@@ -46,6 +47,9 @@ struct SavedIndex {
   std::size_t waits = 0;
   std::optional<MetricTransform> rebuild;  // a rebuild in progress
 };
+
+// A list of MLKR maps (an MLKR fit's result).
+void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out);
 
 // The state record up to (not including) the refresh that follows it.
 void SaveModelState(const ModelState& state, ByteWriter& out)

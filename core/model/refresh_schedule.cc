@@ -47,6 +47,45 @@ GradientRefresh::Job RefreshJob(const ModelState& state, std::size_t num_slots)
   return job;
 }
 
+// The MLKR fit's job over slots [0, num_slots): every MLKR map, from where
+// it is now.
+MlkrRefresh::Job MlkrJob(const ModelState& state, std::size_t num_slots)
+    ABSL_LOCKS_EXCLUDED(state.lock) {
+  const ModelConfig& config = state.config;
+  SharedLock lock(state.lock);
+  MlkrRefresh::Job job(state.StandardizingTransform());
+  job.target_scales = state.TargetScales();
+  job.base = state.base;
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    if (state.predictions[i].metric != MetricKind::kMlkr) continue;
+    job.targets.push_back(state.predictions[i].metric_target);
+    job.start.push_back(state.mlkr_maps[i]);
+  }
+  job.options.rank = config.mlkr_rank;
+  job.options.neighbors = config.mlkr_neighbors;
+  job.options.max_steps = config.mlkr_fit_steps;
+  // A sample's neighbours in the fit leave out those the honest error
+  // leaves out (in stream order, which an unbounded store's slots keep).
+  if (config.capacity.policy == CapacityPolicy::kUnbounded) {
+    job.options.exclude_within = config.EffectiveHonestLag();
+  }
+  job.num_slots = num_slots;
+  job.max_samples = config.mlkr_fit_samples;
+  return job;
+}
+
+void InstallMlkrMaps(ModelState& state, std::vector<MlkrMap> fitted)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  ExclusiveLock lock(state.lock);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    if (state.predictions[i].metric != MetricKind::kMlkr) continue;
+    if (k < fitted.size()) state.mlkr_maps[i] = std::move(fitted[k++]);
+  }
+  ++state.metric_refreshes;
+}
+
 // Small stores follow their metric closely: their background work takes
 // over at most this many samples after it starts (a build over fewer than
 // small_store_below samples takes milliseconds). A lag of a quarter of the
@@ -86,11 +125,25 @@ std::uint64_t StartRebuild(ModelState& state, MetricIndex& index,
   return SamplesSeen(state) + Lag(state.config, size);
 }
 
+// Whether a refresh last started at `refreshed_size` stored samples is due
+// again at `size`: from 64 samples on, each time the store has grown by
+// config.metric_refresh_growth (small stores, cheap to refresh, four times
+// as often: growth 2 becomes 1.25).
+bool RefreshDue(const ModelConfig& config, std::size_t size,
+                std::size_t refreshed_size) {
+  constexpr std::size_t kFirstRefresh = 64;
+  const bool small = size < config.small_store_below;
+  const double growth = small ? 1.0 + (config.metric_refresh_growth - 1.0) / 4
+                              : config.metric_refresh_growth;
+  return size >= kFirstRefresh &&
+         static_cast<double>(size) >=
+             growth * static_cast<double>(refreshed_size);
+}
+
 // Starts or installs the growth refresh of the metric's sums.
 void MaintainMetric(ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
-  constexpr std::size_t kFirstRefresh = 64;
   const ModelConfig& config = state.config;
   if (state.gradient_index == nullptr || config.metric_refresh_growth == 0.0 ||
       config.metric_forgetting != 1.0) {
@@ -103,22 +156,33 @@ void MaintainMetric(ModelState& state)
     }
     return;
   }
-  // Small stores (cheap to refresh) refresh four times as often: growth 2
-  // becomes 1.25.
   const std::size_t size = SamplesStored(state);
-  const bool small = size < config.small_store_below;
-  const double growth = small ? 1.0 + (config.metric_refresh_growth - 1.0) / 4
-                              : config.metric_refresh_growth;
-  if (size < kFirstRefresh ||
-      static_cast<double>(size) <
-          growth * static_cast<double>(take_over.refreshed_size)) {
-    return;
-  }
+  if (!RefreshDue(config, size, take_over.refreshed_size)) return;
   take_over.refreshed_size = size;
   // Slots below `size` never change in an unbounded store, so the job may
   // read them while learning goes on; otherwise it gets a copy taken now.
   state.refresh.Start(RefreshJob(state, size), state.RefreshRows(size));
   take_over.refresh = SamplesSeen(state) + Lag(config, size);
+}
+
+// Starts or installs the growth refresh of the MLKR maps (the same
+// schedule; their first fit, at 64 samples, makes them known).
+void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+    ABSL_LOCKS_EXCLUDED(state.lock) {
+  const ModelConfig& config = state.config;
+  if (!config.LearnsMlkr() || config.metric_refresh_growth == 0.0) return;
+  TakeOverPoints& take_over = state.take_over;
+  if (state.mlkr_refresh.running()) {
+    if (SamplesSeen(state) >= take_over.mlkr_refresh) {
+      InstallMlkrMaps(state, state.mlkr_refresh.Finish());
+    }
+    return;
+  }
+  const std::size_t size = SamplesStored(state);
+  if (!RefreshDue(config, size, take_over.mlkr_refreshed_size)) return;
+  take_over.mlkr_refreshed_size = size;
+  state.mlkr_refresh.Start(MlkrJob(state, size), state.RefreshRows(size).copy);
+  take_over.mlkr_refresh = SamplesSeen(state) + Lag(config, size);
 }
 
 }  // namespace
@@ -164,6 +228,7 @@ bool PredictionsMayChange(const ModelState& state) {
 
 void AfterSample(ModelState& state) {
   MaintainMetric(state);
+  MaintainMlkr(state);
   const std::uint64_t seen = SamplesSeen(state);
   for (MetricIndex* index : TakingOverAt(state, seen)) index->FinishRebuild();
   if (seen % state.config.drift_check_every != 0) return;
@@ -189,20 +254,36 @@ void AfterSample(ModelState& state) {
 }
 
 void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
-  if (state.gradient_index == nullptr) {
+  const bool gradients = state.gradient_index != nullptr;
+  const bool mlkr = state.config.LearnsMlkr();
+  if (!gradients && !mlkr) {
     if (progress) progress(0, 0);
     return;
   }
-  // A growth refresh in flight is superseded.
-  if (state.refresh.running()) (void)state.refresh.Finish();
-  state.since_refresh.Clear();
   const std::size_t size = SamplesStored(state);
-  state.take_over.refreshed_size = size;
-  InstallRefresh(state,
-                 GradientRefresh::Run(RefreshJob(state, size),
-                                      state.RefreshRows(size), progress));
-  state.gradient_index->RebuildNow(StandardizingTransform(state), size,
-                                   state.StoreRows());
+  if (gradients) {
+    // A growth refresh in flight is superseded.
+    if (state.refresh.running()) (void)state.refresh.Finish();
+    state.since_refresh.Clear();
+    state.take_over.refreshed_size = size;
+    InstallRefresh(state,
+                   GradientRefresh::Run(RefreshJob(state, size),
+                                        state.RefreshRows(size), progress));
+    state.gradient_index->RebuildNow(StandardizingTransform(state), size,
+                                     state.StoreRows());
+  }
+  if (mlkr) {
+    if (state.mlkr_refresh.running()) (void)state.mlkr_refresh.Finish();
+    state.take_over.mlkr_refreshed_size = size;
+    // The batch fit afresh, from the paper's initial map, as the gradient
+    // metrics' refit recomputes their sums (growth refreshes go on from
+    // where the map is).
+    MlkrRefresh::Job job = MlkrJob(state, size);
+    for (MlkrMap& start : job.start) start = MlkrMap();
+    InstallMlkrMaps(state, MlkrRefresh::Run(
+                               job, state.RefreshRows(size).copy,
+                               gradients ? MlkrRefresh::Progress{} : progress));
+  }
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     state.predictions[i].index->RebuildNow(PredictionTransform(state, i), size,
                                            state.StoreRows());
@@ -211,6 +292,9 @@ void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
 
 void FinishBackgroundWork(ModelState& state) {
   if (state.refresh.running()) InstallRefresh(state, state.refresh.Finish());
+  if (state.mlkr_refresh.running()) {
+    InstallMlkrMaps(state, state.mlkr_refresh.Finish());
+  }
   for (MetricIndex* index : state.AllIndexes()) index->FinishRebuild();
 }
 

@@ -17,6 +17,8 @@ MetricKind MetricFromWire(v1::Metric metric) {
       return MetricKind::kEgop;
     case v1::METRIC_AUTO:
       return MetricKind::kAuto;
+    case v1::METRIC_MLKR:
+      return MetricKind::kMlkr;
     default:
       return MetricKind::kGradientWeights;
   }
@@ -91,7 +93,8 @@ std::string SpecField(absl::string_view message) {
        {"step_ratio", "selection_forgetting", "metric_forgetting",
         "metric_refresh_growth", "egop_ridge", "drift_tolerance",
         "drift_check_every", "selection_window", "local_linear_ridge",
-        "honest_lag", "base_ridge", "base_forgetting"}) {
+        "honest_lag", "base_ridge", "base_forgetting", "mlkr_rank",
+        "mlkr_neighbors", "mlkr_fit_samples", "mlkr_fit_steps"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -123,6 +126,8 @@ v1::Metric MetricToWire(MetricKind metric) {
       return v1::METRIC_EGOP;
     case MetricKind::kAuto:
       return v1::METRIC_AUTO;
+    case MetricKind::kMlkr:
+      return v1::METRIC_MLKR;
     case MetricKind::kGradientWeights:
       break;
   }
@@ -197,6 +202,16 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   if (tuning.has_base_forgetting()) {
     config.base_forgetting = tuning.base_forgetting();
   }
+  if (tuning.has_mlkr_rank()) config.mlkr_rank = tuning.mlkr_rank();
+  if (tuning.has_mlkr_neighbors()) {
+    config.mlkr_neighbors = tuning.mlkr_neighbors();
+  }
+  if (tuning.has_mlkr_fit_samples()) {
+    config.mlkr_fit_samples = tuning.mlkr_fit_samples();
+  }
+  if (tuning.has_mlkr_fit_steps()) {
+    config.mlkr_fit_steps = tuning.mlkr_fit_steps();
+  }
   if (tuning.gradient_estimator() ==
       v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES) {
     config.gradient_estimator = GradientEstimatorKind::kFiniteDifferences;
@@ -244,6 +259,11 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
       config.gradient_estimator == GradientEstimatorKind::kFiniteDifferences
           ? v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES
           : v1::GRADIENT_ESTIMATOR_LOCAL_LINEAR);
+  tuning.set_mlkr_rank(static_cast<std::uint32_t>(config.mlkr_rank));
+  tuning.set_mlkr_neighbors(static_cast<std::uint32_t>(config.mlkr_neighbors));
+  tuning.set_mlkr_fit_samples(
+      static_cast<std::uint32_t>(config.mlkr_fit_samples));
+  tuning.set_mlkr_fit_steps(static_cast<std::uint32_t>(config.mlkr_fit_steps));
   return spec;
 }
 

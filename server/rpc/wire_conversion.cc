@@ -111,6 +111,8 @@ void MetricToWire(const HostedModel& hosted, v1::MetricReport* out) {
     Assign(metric.matrix, wire.mutable_matrix());
     Assign(metric.eigenvalues, wire.mutable_eigenvalues());
     Assign(metric.eigenvectors, wire.mutable_eigenvectors());
+    wire.set_rank(static_cast<std::uint32_t>(metric.rank));
+    Assign(metric.map, wire.mutable_map());
   }
   for (const MetricTransform& transform : report.in_use) {
     v1::MetricTransform& wire = *out->add_in_use();

@@ -55,6 +55,26 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual([r.sequence for r in responses], list(range(1001, 1051)))
         c.delete_model("py-arm")
 
+    def test_an_mlkr_model_reports_its_map(self):
+        c = self.client
+        model = c.create_model("py-mlkr", len(self.inputs), self.targets,
+                               metric="mlkr", input_names=self.inputs,
+                               mlkr_rank=3)
+        self.assertEqual(model.spec.metric, streamreg_client.METRICS["mlkr"])
+        self.assertEqual(model.spec.tuning.mlkr_rank, 3)
+        c.ingest("py-mlkr", self.rows[:600], batch_size=300)
+        c.refit("py-mlkr")
+        metric = c.get_metric("py-mlkr")
+        self.assertEqual(metric.kind, streamreg_client.METRICS["mlkr"])
+        learned = metric.metrics[0]
+        self.assertEqual(learned.rank, 3)
+        self.assertEqual(len(learned.map), 3 * 21)
+        self.assertEqual(len(learned.weights), 21)
+        # A^T A of rank 3: its spectrum beyond the third is zero.
+        self.assertGreater(learned.eigenvalues[2], 0.0)
+        self.assertLess(learned.eigenvalues[3], 1e-9 * learned.eigenvalues[0])
+        c.delete_model("py-mlkr")
+
     def test_errors_carry_the_status_and_the_field(self):
         with self.assertRaises(grpc.RpcError) as caught:
             self.client.get_model("no-such-model")

@@ -134,6 +134,7 @@ inline void ExpectSameModel(const Model& a, const Model& b,
   for (std::size_t i = 0; i < ma.metrics.size(); ++i) {
     EXPECT_EQ(ma.metrics[i].weights, mb.metrics[i].weights);
     EXPECT_EQ(ma.metrics[i].matrix, mb.metrics[i].matrix);
+    EXPECT_EQ(ma.metrics[i].map, mb.metrics[i].map);
     const MetricTransform &ta = ma.in_use[i], &tb = mb.in_use[i];
     EXPECT_TRUE(std::ranges::equal(ta.center(), tb.center()));
     EXPECT_TRUE(std::ranges::equal(ta.scale(), tb.scale()));

@@ -257,6 +257,30 @@ TEST_F(CliCommandsTest, ListInfoMetricRefitAndDeleteReportTheModel) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(CliCommandsTest, AnMlkrModelShowsItsInputWeightsAndSpectrum) {
+  CliOptions options = ModelOptions("mapped");
+  options.create = true;
+  options.spec.metric = "mlkr";
+  options.spec.mlkr_rank = 2;
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  absl::StatusOr<v1::Model> model = client_->GetModel("mapped");
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(model->spec().metric(), v1::METRIC_MLKR);
+  EXPECT_EQ(model->spec().tuning().mlkr_rank(), 2u);
+  const CommandRun metric = Run(MetricCommand, options);
+  ASSERT_TRUE(metric.status.ok()) << metric.status;
+  EXPECT_THAT(metric.output,
+              StartsWith("METRIC_MLKR metric of mapped (maps of rank 2)\n"));
+  EXPECT_THAT(
+      metric.output,
+      HasSubstr("all targets — MLKR input weights (diagonal of A^T A)"));
+  EXPECT_THAT(metric.output,
+              HasSubstr("MLKR spectrum (squared singular values of A)"));
+  options.spec.metric = "manhattan";
+  options.model = "other";
+  EXPECT_THAT(Run(CreateCommand, options).status.message(), HasSubstr("mlkr"));
+}
+
 TEST_F(CliCommandsTest, HealthSaysServing) {
   const CommandRun run = Run(HealthCommand, CliOptions{});
   ASSERT_TRUE(run.status.ok()) << run.status;

@@ -72,6 +72,10 @@ struct Case {
   bool per_target;
   // The first three were recorded before the local linear slopes existed.
   GradientEstimatorKind estimator = GradientEstimatorKind::kFiniteDifferences;
+  // The auto case was recorded before MLKR was among its candidates (as a
+  // model saved then restores).
+  bool auto_includes_mlkr = true;
+  std::size_t mlkr_rank = 0;
 };
 
 const std::vector<Case>& Cases() {
@@ -83,7 +87,12 @@ const std::vector<Case>& Cases() {
       {"gw_gaussian_knn_per_target", MetricKind::kGradientWeights,
        Kernel::kTruncatedGaussian, RegressorKind::kNearest, true},
       {"auto_metric_auto_regressor_slopes", MetricKind::kAuto, Kernel::kBox,
-       RegressorKind::kAuto, false, GradientEstimatorKind::kLocalLinear},
+       RegressorKind::kAuto, false, GradientEstimatorKind::kLocalLinear, false},
+      {"mlkr_knn", MetricKind::kMlkr, Kernel::kBox, RegressorKind::kNearest,
+       false},
+      {"mlkr_rank2_kernel_per_target", MetricKind::kMlkr, Kernel::kEpanechnikov,
+       RegressorKind::kKernel, true, GradientEstimatorKind::kLocalLinear, true,
+       2},
   };
   return cases;
 }
@@ -99,6 +108,8 @@ std::map<std::string, std::vector<double>> Figures(const Case& c) {
   config.regressor = c.regressor;
   config.per_target_metric = c.per_target;
   config.gradient_estimator = c.estimator;
+  config.auto_includes_mlkr = c.auto_includes_mlkr;
+  config.mlkr_rank = c.mlkr_rank;
   // Recorded before the linear base existed.
   config.linear_base = false;
   // Rebuilds and refreshes happen within the stream (on the learning thread

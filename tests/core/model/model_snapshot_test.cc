@@ -121,6 +121,17 @@ std::vector<Case> Cases() {
   automatic_metric.regressor = RegressorKind::kAuto;
   automatic_metric.capacity = {CapacityPolicy::kWindow, 1500};
   cases.push_back({"auto_metric_auto_regressor_window", automatic_metric});
+  ModelConfig mlkr = BusyConfig(BaseConfig());
+  mlkr.metric = MetricKind::kMlkr;
+  mlkr.regressor = RegressorKind::kNearest;
+  mlkr.linear_base = true;
+  cases.push_back({"knn_mlkr_linear_base", mlkr});
+  ModelConfig mlkr_rank = BusyConfig(BaseConfig());
+  mlkr_rank.metric = MetricKind::kMlkr;
+  mlkr_rank.mlkr_rank = 2;
+  mlkr_rank.per_target_metric = true;
+  mlkr_rank.capacity = {CapacityPolicy::kWindow, 1200};
+  cases.push_back({"kernel_mlkr_rank2_per_target_window", mlkr_rank});
   return cases;
 }
 

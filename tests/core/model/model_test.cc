@@ -195,8 +195,9 @@ TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
         RegressorKind::kLocalLinear, RegressorKind::kAuto}) {
     EXPECT_EQ(*ParseRegressorKind(RegressorKindName(kind)), kind);
   }
-  for (MetricKind kind : {MetricKind::kEuclidean, MetricKind::kGradientWeights,
-                          MetricKind::kEgop, MetricKind::kAuto}) {
+  for (MetricKind kind :
+       {MetricKind::kEuclidean, MetricKind::kGradientWeights, MetricKind::kEgop,
+        MetricKind::kAuto, MetricKind::kMlkr}) {
     EXPECT_EQ(*ParseMetricKind(MetricKindName(kind)), kind);
   }
   for (CapacityPolicy policy :
@@ -206,7 +207,7 @@ TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
   }
   EXPECT_EQ(ParseMetricKind("manhattan").status().message(),
             "metric: unknown value 'manhattan' (expected one of euclidean, "
-            "gw, egop, auto)");
+            "gw, egop, auto, mlkr)");
   EXPECT_THAT(ParseKernel("cosine").status().message(),
               HasSubstr("box, triangular, epanechnikov, gaussian"));
 }
@@ -232,9 +233,24 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_forgetting, 0.99);
   EXPECT_EQ(read.k_grid, config.k_grid);
   EXPECT_EQ(read.gradient_estimator, GradientEstimatorKind::kLocalLinear);
+  EXPECT_TRUE(read.auto_includes_mlkr);
+  EXPECT_EQ(read.mlkr_rank, config.mlkr_rank);
+  EXPECT_EQ(read.mlkr_neighbors, config.mlkr_neighbors);
+  EXPECT_EQ(read.mlkr_fit_samples, config.mlkr_fit_samples);
+  EXPECT_EQ(read.mlkr_fit_steps, config.mlkr_fit_steps);
+  // Version 4 is version 5 without MLKR's four counts and flag: an auto
+  // model written then chose among three metrics.
+  std::string version4 = bytes.substr(0, bytes.size() - 33);
+  const std::uint32_t four = 4;
+  std::memcpy(version4.data(), &four, sizeof four);
+  ByteReader fourth(version4);
+  ASSERT_TRUE(LoadConfig(fourth, &read));
+  EXPECT_EQ(read.metric, MetricKind::kAuto);
+  EXPECT_FALSE(read.auto_includes_mlkr);
+  EXPECT_EQ(read.Candidates().size(), 3u);
   // Version 3 is version 4 without the last byte: a model written then
   // estimated gradients by finite differences.
-  std::string version3 = bytes.substr(0, bytes.size() - 1);
+  std::string version3 = version4.substr(0, version4.size() - 1);
   const std::uint32_t three = 3;
   std::memcpy(version3.data(), &three, sizeof three);
   ByteReader third(version3);
@@ -252,10 +268,10 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  std::string version5 = bytes;
-  const std::uint32_t five = 5;
-  std::memcpy(version5.data(), &five, sizeof five);
-  ByteReader newer(version5);
+  std::string version6 = bytes;
+  const std::uint32_t six = 6;
+  std::memcpy(version6.data(), &six, sizeof six);
+  ByteReader newer(version6);
   EXPECT_FALSE(LoadConfig(newer, &read));
 }
 

@@ -204,7 +204,7 @@ assert value("streamreg_model_samples_seen", model="arm") == arm_samples
 assert families["grpc_server_handling_seconds"].type == "histogram"
 assert value("grpc_server_handled", grpc_method="CreateModel",
              grpc_code="ALREADY_EXISTS") == 1
-assert value("grpc_server_handled", grpc_method="Refit", grpc_code="OK") == 1
+assert value("grpc_server_handled", grpc_method="Refit", grpc_code="OK") == 2  # CLI, Python
 assert value("grpc_server_started", grpc_method="Learn") >= 2  # replay, sim
 assert value("streamreg_wal_fsync_duration_seconds", "_count") > 0
 assert value("process_resident_memory_bytes") > 0

@@ -171,6 +171,7 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
         std::pair{v1::METRIC_GRADIENT_WEIGHTS, v1::REGRESSOR_UNSPECIFIED},
         std::pair{v1::METRIC_EGOP, v1::REGRESSOR_UNSPECIFIED},
         std::pair{v1::METRIC_EGOP, v1::REGRESSOR_AUTO},
+        std::pair{v1::METRIC_MLKR, v1::REGRESSOR_UNSPECIFIED},
         std::pair{v1::METRIC_AUTO, v1::REGRESSOR_AUTO}}) {
     const std::string name = absl::StrCat(v1::Metric_Name(metric), "-",
                                           v1::Regressor_Name(regressor));
@@ -210,11 +211,18 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
       for (std::size_t i = 0; i < Rows::kDim; ++i) {
         EXPECT_EQ(got.weights(i), expected.metrics[m].weights[i]);
       }
-      EXPECT_EQ(got.eigenvalues_size(),
-                got.kind() == v1::METRIC_EGOP ? Rows::kDim : 0);
+      const bool matrix =
+          got.kind() == v1::METRIC_EGOP || got.kind() == v1::METRIC_MLKR;
+      EXPECT_EQ(got.eigenvalues_size(), matrix ? Rows::kDim : 0);
+      // MLKR's map (full rank), fitted by now.
+      EXPECT_EQ(got.rank(), got.kind() == v1::METRIC_MLKR ? Rows::kDim : 0);
+      EXPECT_EQ(got.map_size(), got.rank() * Rows::kDim);
+      for (int k = 0; k < got.map_size(); ++k) {
+        EXPECT_EQ(got.map(k), expected.metrics[m].map[k]);
+      }
     }
     // METRIC_AUTO: one metric of each candidate.
-    EXPECT_EQ(report->metrics_size(), metric == v1::METRIC_AUTO ? 3 : 1);
+    EXPECT_EQ(report->metrics_size(), metric == v1::METRIC_AUTO ? 4 : 1);
     const v1::ModelStats stats = client_->GetModel(name)->stats();
     EXPECT_EQ(stats.num_samples(), rows.size());
     EXPECT_EQ(stats.prequential_nmse(0),

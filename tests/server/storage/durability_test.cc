@@ -110,29 +110,40 @@ TEST_F(DurabilityTest, RecoversEveryModelExactlyAsIfItNeverStopped) {
   egop.regressor = RegressorKind::kNearest;
   egop.capacity = {CapacityPolicy::kReservoir, 700};
   egop.seed = 5;
+  ModelConfig mlkr = BusyConfig(BaseConfig());
+  mlkr.metric = MetricKind::kMlkr;
+  mlkr.regressor = RegressorKind::kNearest;
+  mlkr.linear_base = true;
   ASSERT_TRUE(registry_->Create("gw", gw, {}).ok());
   ASSERT_TRUE(registry_->Create("egop", egop, {"a", "b", "c"}).ok());
+  ASSERT_TRUE(registry_->Create("mlkr", mlkr, {}).ok());
   auto gw_reference = MakeModel(gw);
   auto egop_reference = MakeModel(egop);
+  auto mlkr_reference = MakeModel(mlkr);
 
   auto learn = [&](std::size_t begin, std::size_t end) {
     const std::vector<Sample> batch = Slice(stream, begin, end);
-    for (const char* name : {"gw", "egop"}) {
+    for (const char* name : {"gw", "egop", "mlkr"}) {
       absl::StatusOr<LearnOutcome> outcome = Find(name)->Learn(batch, nullptr);
       ASSERT_TRUE(outcome.ok()) << outcome.status();
       ASSERT_EQ(outcome->accepted, batch.size());
     }
     ASSERT_TRUE(gw_reference->Learn(batch).ok());
     ASSERT_TRUE(egop_reference->Learn(batch).ok());
+    ASSERT_TRUE(mlkr_reference->Learn(batch).ok());
   };
   auto expect_both_same = [&] {
     ExpectSameModel(Find("gw")->model(), *gw_reference, queries);
     ExpectSameModel(Find("egop")->model(), *egop_reference, queries);
+    ExpectSameModel(Find("mlkr")->model(), *mlkr_reference, queries);
   };
 
   for (std::size_t s = 0; s < 700; s += 50) learn(s, s + 50);
   ASSERT_TRUE(Find("gw")->Snapshot().ok());  // mid-stream, mid-rebuild
+  ASSERT_TRUE(Find("mlkr")->Snapshot().ok());
   for (std::size_t s = 700; s < 1000; s += 50) learn(s, s + 50);
+  ASSERT_TRUE(Find("mlkr")->Refit({}).ok());
+  ASSERT_TRUE(mlkr_reference->Refit().ok());
   ASSERT_TRUE(Find("egop")->Refit({}).ok());
   ASSERT_TRUE(egop_reference->Refit().ok());
   for (std::size_t s = 1000; s < 1500; s += 50) learn(s, s + 50);

@@ -1,0 +1,91 @@
+#include "core/metric/mlkr_refresh.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace streamreg {
+namespace {
+
+// The fit of one map over the standardized inputs `x` (n x d) and the
+// scaled targets `y` (n x m), for target `target` (or all).
+MlkrMap FitOne(const MlkrRefresh::Job& job, std::size_t target,
+               const MlkrMap& start, std::size_t n, std::size_t d,
+               std::size_t m, std::span<const double> x,
+               std::span<const double> y, std::size_t stride,
+               std::stop_token stop) {
+  std::vector<double> own;
+  MlkrSamples samples{n, d, m, x, y};
+  if (target != kAllTargets) {
+    own.resize(n);
+    for (std::size_t i = 0; i < n; ++i) own[i] = y[i * m + target];
+    samples.m = 1;
+    samples.y = own;
+  }
+  if (n < 2) return start;
+  MlkrFitOptions options = job.options;
+  // Positions in the fit's samples, at most a quarter of them (a small
+  // store's points keep neighbours).
+  options.exclude_within =
+      std::min((options.exclude_within + stride - 1) / stride, n / 4);
+  options.stop = std::move(stop);
+  const std::vector<double> initial =
+      start.known() ? start.Square(d) : InitialMlkrMap(samples);
+  absl::StatusOr<MlkrFit> fit = FitMlkr(samples, initial, options);
+  if (!fit.ok()) return start;
+  MlkrMap map;
+  map.Install(fit->rank, std::move(fit->a), fit->step);
+  return map;
+}
+
+}  // namespace
+
+std::size_t MlkrRefresh::Stride(std::size_t num_slots,
+                                std::size_t max_samples) {
+  if (max_samples == 0 || num_slots <= max_samples) return 1;
+  return (num_slots + max_samples - 1) / max_samples;
+}
+
+std::vector<MlkrMap> MlkrRefresh::Run(const Job& job, const CopySlotRows& rows,
+                                      const Progress& progress,
+                                      std::stop_token stop) {
+  const std::size_t d = job.standardization.dim();
+  const std::size_t m = job.target_scales.size();
+  const std::size_t stride = Stride(job.num_slots, job.max_samples);
+  std::vector<double> x, y;
+  ReadMappedRows(job.num_slots, rows, job.standardization, &x, &y, stride);
+  const std::size_t n = x.size() / std::max<std::size_t>(d, 1);
+  // The targets the regressor predicts (residuals under the base), scaled.
+  std::vector<double> raw(d), residual(m);
+  std::vector<double> standardized_center(job.standardization.center().begin(),
+                                          job.standardization.center().end());
+  for (std::size_t i = 0; i < n; ++i) {
+    std::span<double> row(y.data() + i * m, m);
+    if (job.base.has_value()) {
+      // The base reads raw inputs: undo the standardization.
+      for (std::size_t k = 0; k < d; ++k) {
+        raw[k] = x[i * d + k] * job.standardization.scale()[k] +
+                 standardized_center[k];
+      }
+      job.base->Residual(raw, row, residual);
+      std::copy(residual.begin(), residual.end(), row.begin());
+    }
+    for (std::size_t t = 0; t < m; ++t) row[t] /= job.target_scales[t];
+  }
+  std::vector<MlkrMap> fitted;
+  for (std::size_t k = 0; k < job.start.size(); ++k) {
+    if (progress) progress(k, job.start.size());
+    fitted.push_back(
+        FitOne(job, job.targets[k], job.start[k], n, d, m, x, y, stride, stop));
+  }
+  if (progress) progress(job.start.size(), job.start.size());
+  return fitted;
+}
+
+void MlkrRefresh::Start(Job job, CopySlotRows rows) {
+  task_.Start(
+      [job = std::move(job), rows = std::move(rows)](std::stop_token stop) {
+        return Run(job, rows, {}, std::move(stop));
+      });
+}
+
+}  // namespace streamreg
