@@ -238,7 +238,7 @@ absl::StatusOr<RegressionMethod> ParseRegressionMethod(absl::string_view name) {
   if (rest.empty()) {
     method.metric = MetricKind::kEuclidean;
   } else if (rest == "-mlkr") {
-    method.batch_only = BatchOnlyMetric::kMlkr;
+    method.metric = MetricKind::kMlkr;
   } else if (rest == "-glml") {
     method.batch_only = BatchOnlyMetric::kGlml;
   } else if (rest == "-gw") {
@@ -256,7 +256,7 @@ std::string RegressionMethodName(RegressionMethod method) {
   std::string name = method.regressor == RegressorKind::kNearest ? "knn" : "kr";
   if (method.metric == MetricKind::kGradientWeights) name += "-gw";
   if (method.metric == MetricKind::kEgop) name += "-egop";
-  if (method.batch_only == BatchOnlyMetric::kMlkr) name += "-mlkr";
+  if (method.metric == MetricKind::kMlkr) name += "-mlkr";
   if (method.batch_only == BatchOnlyMetric::kGlml) name += "-glml";
   return name;
 }
@@ -279,7 +279,7 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
   // metric for each step t.
   std::vector<MetricTransform> candidates;
   std::vector<double> steps;
-  if (method.batch_only == BatchOnlyMetric::kMlkr) {
+  if (method.metric == MetricKind::kMlkr) {
     candidates.push_back(MlkrTransform(z_train, split.train_y, d));
     steps.push_back(0.0);
   } else if (method.metric == MetricKind::kEuclidean) {
@@ -363,9 +363,9 @@ MethodOutcome RunOnline(const RegressionSplit& split, RegressionMethod method,
   // ratio t/h, all fed the same stream; the one with the least prequential
   // error predicts (no test data is looked at).
   const std::vector<double> ratios =
-      method.metric == MetricKind::kEuclidean
-          ? std::vector<double>{config.step_ratio}
-          : std::vector<double>{0.25, 0.5, 1.0};
+      EstimatesGradients(method.metric)
+          ? std::vector<double>{0.25, 0.5, 1.0}
+          : std::vector<double>{config.step_ratio};
   std::vector<std::unique_ptr<Model>> models;
   for (double ratio : ratios) {
     config.step_ratio = ratio;
@@ -381,6 +381,8 @@ MethodOutcome RunOnline(const RegressionSplit& split, RegressionMethod method,
   }
   MethodOutcome outcome;
   outcome.fit_seconds = SecondsSince(start);
+  outcome.learn_us = 1e6 * outcome.fit_seconds /
+                     static_cast<double>(split.train_size() * models.size());
   const Model* best = models[0].get();
   for (const auto& model : models) {
     if (model->stats().prequential_mse[0] < best->stats().prequential_mse[0]) {

@@ -24,12 +24,12 @@ struct RegressionSplit {
 
 // Metrics evaluated in batch only: not yet a model's metric, so there is
 // no online mode for them.
-enum class BatchOnlyMetric { kNone, kMlkr, kGlml };
+enum class BatchOnlyMetric { kNone, kGlml };
 
-// The six methods of the papers' tables: k-NN or kernel (box) regression,
-// in the Euclidean, gradient-weights or EGOP metric. Named knn, knn-gw,
-// knn-egop, kr, kr-gw, kr-egop; and in batch only, the MLKR and GLML
-// metrics: knn-mlkr, kr-mlkr, knn-glml, kr-glml.
+// The methods: k-NN or kernel (box) regression, in the Euclidean,
+// gradient-weights, EGOP or MLKR metric, named knn, knn-gw, knn-egop,
+// knn-mlkr, kr, kr-gw, kr-egop, kr-mlkr (the first six are the papers'
+// tables'); and in batch only, the GLML metric: knn-glml, kr-glml.
 struct RegressionMethod {
   RegressorKind regressor = RegressorKind::kKernel;
   MetricKind metric = MetricKind::kEuclidean;  // without batch_only
@@ -42,6 +42,9 @@ struct MethodOutcome {
   double nmse = 0.0;        // test MSE / variance of the test targets
   double predict_us = 0.0;  // mean per test query
   double fit_seconds = 0.0;
+  // Online: the mean time one model took to learn one training sample
+  // (fit_seconds over the samples and the models fed them).
+  double learn_us = 0.0;
   // What was chosen: the regressor's bandwidth or k, and for a learned
   // metric the gradient estimator's h and t.
   double bandwidth = 0.0;
@@ -67,9 +70,10 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method);
 
 // The online procedure (not for batch-only metrics): stream the training
 // samples one at a time through a Model (metric learned online, h and k chosen
-// by its prequential selection; for a learned metric, one Model per t/h in
-// {1/4, 1/2, 1} and the one with the least prequential error kept), then
-// predict the test set. fit_seconds counts every Model's learning.
+// by its prequential selection; for a metric learned from gradients, one
+// Model per t/h in {1/4, 1/2, 1} and the one with the least prequential
+// error kept), then predict the test set. fit_seconds counts every Model's
+// learning.
 MethodOutcome RunOnline(const RegressionSplit& split, RegressionMethod method,
                         std::uint64_t seed);
 

@@ -28,9 +28,18 @@ MlkrMap FitOne(const MlkrRefresh::Job& job, std::size_t target,
   options.exclude_within =
       std::min((options.exclude_within + stride - 1) / stride, n / 4);
   options.stop = std::move(stop);
-  const std::vector<double> initial =
-      start.known() ? start.Square(d) : InitialMlkrMap(samples);
-  absl::StatusOr<MlkrFit> fit = FitMlkr(samples, initial, options);
+  // From the paper's initial map, and from where the map is: the objective
+  // is not convex, and a map fitted early, to few samples, can hold the
+  // descent in a basin that more samples would leave. The lower objective
+  // wins.
+  absl::StatusOr<MlkrFit> fit =
+      FitMlkr(samples, InitialMlkrMap(samples), options);
+  if (start.known()) {
+    absl::StatusOr<MlkrFit> onward = FitMlkr(samples, start.Square(d), options);
+    if (onward.ok() && (!fit.ok() || onward->loss <= fit->loss)) {
+      fit = std::move(onward);
+    }
+  }
   if (!fit.ok()) return start;
   MlkrMap map;
   map.Install(fit->rank, std::move(fit->a), fit->step);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -82,11 +83,14 @@ TEST(MetricIndexTest, RebuildCatchesUpWithWritesMadeMeanwhile) {
   }
 }
 
-TEST(ModelConcurrencyTest, PredictionsRunWhileLearningAndRebuildSwaps) {
+class ModelConcurrencyTest : public ::testing::TestWithParam<MetricKind> {};
+
+// EGOP: the gradient refresh's thread; MLKR: the map's fits.
+TEST_P(ModelConcurrencyTest, PredictionsRunWhileLearningAndRebuildSwaps) {
   ModelConfig config;
   config.input_dim = kDim;
   config.target_names = {"y"};
-  config.metric = MetricKind::kEgop;
+  config.metric = GetParam();
   config.reference_rows_from = 0;  // the gradient index references rows
   config.small_store_below = 128;  // short rebuild lags
   config.rebuild_lag = 64;
@@ -128,6 +132,13 @@ TEST(ModelConcurrencyTest, PredictionsRunWhileLearningAndRebuildSwaps) {
   EXPECT_GT(model->stats().index_rebuilds, 3u);
   EXPECT_EQ(model->stats().samples_stored, n);
 }
+
+INSTANTIATE_TEST_SUITE_P(Metrics, ModelConcurrencyTest,
+                         ::testing::Values(MetricKind::kEgop,
+                                           MetricKind::kMlkr),
+                         [](const auto& info) {
+                           return std::string(MetricKindName(info.param));
+                         });
 
 }  // namespace
 }  // namespace streamreg
