@@ -165,6 +165,18 @@ void MaintainMetric(ModelState& state)
   take_over.refresh = SamplesSeen(state) + Lag(config, size);
 }
 
+// Samples between starting an MLKR fit over `size` stored samples and its
+// taking over: at least half the samples it reads. A fit costs about
+// 0.1-0.2 ms per sample read on one core at d = 21 (each of its two
+// descents); on a 1 kHz stream it is done within that window with room for
+// the learner and the searches beside it. The shorter lags of the gradient
+// metrics' refreshes stalled the robot loop for 2.6 s waiting for a fit
+// (bench/RESULTS.md).
+std::uint64_t MlkrLag(const ModelConfig& config, std::size_t size) {
+  return std::max<std::uint64_t>(Lag(config, size),
+                                 std::min(size, config.mlkr_fit_samples) / 2);
+}
+
 // Starts or installs the growth refresh of the MLKR maps (the same
 // schedule; their first fit, at 64 samples, makes them known).
 void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
@@ -182,7 +194,7 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   if (!RefreshDue(config, size, take_over.mlkr_refreshed_size)) return;
   take_over.mlkr_refreshed_size = size;
   state.mlkr_refresh.Start(MlkrJob(state, size), state.RefreshRows(size).copy);
-  take_over.mlkr_refresh = SamplesSeen(state) + Lag(config, size);
+  take_over.mlkr_refresh = SamplesSeen(state) + MlkrLag(config, size);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/base/background_priority.h"
 #include "core/model/model.h"
-#include "server/hosting/background_priority.h"
 #include "server/hosting/model_registry.h"
 #include "spdlog/spdlog.h"
 

@@ -106,12 +106,15 @@ TEST(MlkrModelTest, LearnsTheTwoInputsThatMatterAndPredictsBetterThanEuclid) {
       << mlkr_error << " vs " << euclidean_error;
 }
 
-// The target is 3%; measured here (2026-11-25) the online map ends
-// 4.6% and 8.8% behind a converged batch fit on these two streams (6.6% on
-// their mean; 4 seeds: 8%): its last fit is of the first 2,048 of the
-// 3,000 samples (the refresh after it, at 2,560, takes over only at
-// 3,200), and of 60 steps. The bound asserted is what holds, 10%.
-TEST(MlkrModelTest, OnlineEndsWithinTenPercentOfTheBatchFit) {
+// The target is 3%, missed. A fit takes over half as many samples
+// after it starts as it reads (so that on a 1 kHz stream it finishes on one
+// core beside the learner), so at the stream's end (3,000 samples) the map
+// in use is the fit of the first 1,638 and the fit of 2,048 is still
+// running. Measured (2026-11-25, mean of these two streams): 16% behind a
+// converged batch fit (6.6% when fits took over 64 samples after they
+// started, which stalled the robot loop for 2.6 s). The bound asserted is
+// what holds.
+TEST(MlkrModelTest, OnlineEndsWithinTwentyPercentOfTheBatchFit) {
   double online_total = 0.0, batch_total = 0.0;
   for (std::uint64_t seed : {5, 11}) {
     const TwoOfTen stream = MakeTwoOfTen(4000, seed);
@@ -133,7 +136,7 @@ TEST(MlkrModelTest, OnlineEndsWithinTenPercentOfTheBatchFit) {
     online_total += online_error;
     batch_total += batch_error;
   }
-  EXPECT_LE(online_total, 1.10 * batch_total)
+  EXPECT_LE(online_total, 1.20 * batch_total)
       << online_total / 2 << " vs " << batch_total / 2;
 }
 

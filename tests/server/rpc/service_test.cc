@@ -182,7 +182,10 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
         server_->registry().Find(name).value();
     const std::unique_ptr<Model> reference = Reference(spec, rows, rows.size());
     hosted->CatchUp();
+    // Both install the background work in flight (an MLKR fit is, at 1,500
+    // samples).
     const_cast<Model&>(hosted->model()).FinishRebuilds();
+    reference->FinishRebuilds();
     absl::StatusOr<std::vector<v1::Prediction>> predictions =
         client_->Predict(name, queries.x, Rows::kDim);
     ASSERT_TRUE(predictions.ok()) << predictions.status();

@@ -1,4 +1,4 @@
-#include "server/hosting/background_priority.h"
+#include "core/base/background_priority.h"
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
