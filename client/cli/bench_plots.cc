@@ -145,7 +145,9 @@ std::string WeightsScript(const nlohmann::json& metric,
   const std::string kind = metric["kind"].get<std::string>();
   return absl::StrCat(
       Header(path), DataBlock("weights", rows), "set title '",
-      kind == "METRIC_EGOP" ? "EGOP diagonal" : "Gradient weights",
+      kind == "METRIC_EGOP"   ? "EGOP diagonal"
+      : kind == "METRIC_MLKR" ? "MLKR input weights"
+                              : "Gradient weights",
       " per torque (each row scaled to its largest)' noenhanced\n",
       "set xtics (", xtics, ") rotate by -60 noenhanced\n", "set ytics (",
       ytics, ") noenhanced\nset grid front\nunset grid\n",
