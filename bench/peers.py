@@ -72,7 +72,8 @@ SARCOS_TRAIN_ROWS = 2400  # rows 1-2,400
 SARCOS_TEST_FIRST, SARCOS_TEST_END = 2449, 4449  # rows 2,450-4,449
 
 DEFAULT_LABEL = "streamreg default (GW, linear base + k-NN)"
-METRICS = [("Euclidean", "euclidean"), ("GW", "gw"), ("EGOP", "egop")]
+METRICS = [("Euclidean", "euclidean"), ("GW", "gw"), ("EGOP", "egop"),
+           ("MLKR", "mlkr")]
 REGRESSORS = [("k-NN", "knn"), ("kernel", "kernel"),
               ("local linear", "local_linear"), ("auto", "auto")]
 AUTO_METRIC_REGRESSORS = [("k-NN", "knn"), ("auto", "auto")]
@@ -312,10 +313,17 @@ def main():
     parser.add_argument("--datasets", default="all",
                         help="all, or a comma-separated list of names")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--metrics", default=",".join(m for _, m in METRICS),
+                        help="the fixed metrics of streamreg's models, "
+                        "comma-separated (default: all)")
     parser.add_argument("--default_only", action="store_true",
                         help="of streamreg's models only the default (the "
                         "per-set accuracy tests)")
     args = parser.parse_args()
+    chosen = args.metrics.split(",")
+    if set(chosen) - {m for _, m in METRICS}:
+        sys.exit(f"--metrics: unknown {sorted(set(chosen) - {m for _, m in METRICS})}")
+    METRICS[:] = [m for m in METRICS if m[1] in chosen]
     wanted = ([d[0] for d in DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))
     unknown = set(wanted) - {d[0] for d in DATA_SETS}

@@ -88,7 +88,8 @@ TEST(MlkrMapTest, SavesExactlyAndRefusesAnotherShape) {
   EXPECT_EQ(back.online_steps(), 1u);
   ByteReader other(bytes);
   EXPECT_FALSE(back.Load(other, 4));  // 6 values are not 2 x 4
-  ByteReader truncated(bytes.substr(0, bytes.size() - 3));
+  const std::string cut = bytes.substr(0, bytes.size() - 3);
+  ByteReader truncated(cut);
   EXPECT_FALSE(back.Load(truncated, 3));
 }
 
