@@ -22,11 +22,12 @@ namespace streamreg {
 // The batch fit of a model's MLKR maps (FitMlkr) over its stored samples,
 // on Refit and in the background each time the store has grown by a
 // factor, like the gradient metrics' refresh (GradientRefresh): each map
-// is fitted afresh from where it is now to the samples stored (a stride
-// through them above max_samples, so that a fit costs the same at any
-// size), in standardized coordinates, to the targets the regressor
-// predicts — their residuals under the linear base when the model has one
-// — each divided by its standard deviation.
+// is fitted to the samples stored (a stride through them above
+// max_samples, so that a fit costs the same at any size), in standardized
+// coordinates, to the targets the regressor predicts — their residuals
+// under the linear base when the model has one — each divided by its
+// standard deviation. Two descents, from the paper's initial map and from
+// where the map is; the lower objective wins.
 class MlkrRefresh {
  public:
   struct Job {
@@ -36,8 +37,8 @@ class MlkrRefresh {
     std::vector<double> target_scales;
     std::optional<OnlineRidge> base;  // the residuals' base, if any
     // Per map: the target it is learned for (kAllTargets: every target,
-    // each weighing alike) and where its fit starts (an unknown map starts
-    // from InitialMlkrMap).
+    // each weighing alike) and where it is (an unknown map: the descent
+    // from InitialMlkrMap alone).
     std::vector<std::size_t> targets;
     std::vector<MlkrMap> start;
     // Rank, neighbours, steps; exclude_within counts stream positions

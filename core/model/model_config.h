@@ -129,10 +129,10 @@ struct ModelConfig {
   // full-rank map), the neighbours c each point's leave-one-out estimate
   // runs over in its batch fit and online steps, the samples a fit reads at
   // most (a stride through a larger store: each refresh then costs about
-  // the same at any size, 2-4 s on one core at d = 21) and the
-  // evaluations of its objective per fit. Its refreshes follow
-  // metric_refresh_growth; every learned sample also takes a stochastic
-  // gradient step.
+  // the same at any size, several seconds on one core at d = 21) and the
+  // evaluations of its objective per descent (a fit runs two). Its
+  // refreshes follow metric_refresh_growth; every learned sample also takes
+  // a stochastic gradient step.
   std::size_t mlkr_rank = 0;
   std::size_t mlkr_neighbors = 32;
   std::size_t mlkr_fit_samples = 20000;

@@ -166,12 +166,12 @@ void MaintainMetric(ModelState& state)
 }
 
 // Samples between starting an MLKR fit over `size` stored samples and its
-// taking over: at least half the samples it reads. A fit costs about
-// 0.1-0.2 ms per sample read on one core at d = 21 (each of its two
-// descents); on a 1 kHz stream it is done within that window with room for
-// the learner and the searches beside it. The shorter lags of the gradient
-// metrics' refreshes stalled the robot loop for 2.6 s waiting for a fit
-// (bench/RESULTS.md).
+// taking over: at least half the samples it reads. Beside the robot loop
+// (d = 21, 1 kHz, two cores) a fit of 16,384 samples took about 6.6 s,
+// 0.4 ms per sample read, and the gradient metrics' lag (a quarter of the
+// store, 4.1 s there) made the learner wait 2.6 s for it; a quarter of the
+// samples read stalled it 3.1 s, half of them did not (bench/RESULTS.md,
+// "The robot loop with MLKR").
 std::uint64_t MlkrLag(const ModelConfig& config, std::size_t size) {
   return std::max<std::uint64_t>(Lag(config, size),
                                  std::min(size, config.mlkr_fit_samples) / 2);
