@@ -62,25 +62,26 @@ std::vector<MlkrMap> MlkrRefresh::Run(const Job& job, const CopySlotRows& rows,
   const std::size_t d = job.standardization.dim();
   const std::size_t m = job.target_scales.size();
   const std::size_t stride = Stride(job.num_slots, job.max_samples);
+  // The raw rows (the base reads raw inputs), then standardized in place.
   std::vector<double> x, y;
-  ReadMappedRows(job.num_slots, rows, job.standardization, &x, &y, stride);
+  ReadMappedRows(job.num_slots, rows,
+                 MetricTransform::Standardizing(std::vector<double>(d, 0.0),
+                                                std::vector<double>(d, 1.0)),
+                 &x, &y, stride);
   const std::size_t n = x.size() / std::max<std::size_t>(d, 1);
-  // The targets the regressor predicts (residuals under the base), scaled.
-  std::vector<double> raw(d), residual(m);
-  std::vector<double> standardized_center(job.standardization.center().begin(),
-                                          job.standardization.center().end());
+  std::vector<double> residual(m), standardized(d);
   for (std::size_t i = 0; i < n; ++i) {
-    std::span<double> row(y.data() + i * m, m);
+    const std::span<double> inputs(x.data() + i * d, d);
+    const std::span<double> targets(y.data() + i * m, m);
+    // The targets the regressor predicts (residuals under the base),
+    // scaled.
     if (job.base.has_value()) {
-      // The base reads raw inputs: undo the standardization.
-      for (std::size_t k = 0; k < d; ++k) {
-        raw[k] = x[i * d + k] * job.standardization.scale()[k] +
-                 standardized_center[k];
-      }
-      job.base->Residual(raw, row, residual);
-      std::copy(residual.begin(), residual.end(), row.begin());
+      job.base->Residual(inputs, targets, residual);
+      std::copy(residual.begin(), residual.end(), targets.begin());
     }
-    for (std::size_t t = 0; t < m; ++t) row[t] /= job.target_scales[t];
+    for (std::size_t t = 0; t < m; ++t) targets[t] /= job.target_scales[t];
+    job.standardization.Apply(inputs, standardized);
+    std::copy(standardized.begin(), standardized.end(), inputs.begin());
   }
   std::vector<MlkrMap> fitted;
   for (std::size_t k = 0; k < job.start.size(); ++k) {
