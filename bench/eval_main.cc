@@ -119,11 +119,6 @@ int Main() {
   for (const std::string& name : absl::GetFlag(FLAGS_methods)) {
     absl::StatusOr<RegressionMethod> method = ParseRegressionMethod(name);
     if (!method.ok()) return Fail(method.status());
-    if (mode == "online" && method->batch_only != BatchOnlyMetric::kNone) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "--methods: ", name,
-          " has no online mode yet (GLML is not yet a model's metric)")));
-    }
     methods.push_back(*method);
   }
   absl::StatusOr<CsvTable> table = CsvTable::Read(csv);

@@ -203,19 +203,12 @@ MetricTransform MlkrTransform(const std::vector<double>& z_train,
                                 std::vector<double>(d, 1.0), std::move(map));
 }
 
-// The regressor's grid: the model's defaults; for GLML's kernel two more
-// octaves upward (its metric has det L = 1 and stretches two directions
-// about tenfold, so the other d - 2 shrink and the bandwidth cross-
-// validation wants grows: at the default grid's top, it chose its widest
-// value on bank32nh and kin8nm).
+// The regressor's grid: the model's defaults (GLML's kernel has its own).
 std::vector<double> RegressorGrid(RegressorKind kind, std::size_t d,
                                   bool glml) {
   if (kind == RegressorKind::kKernel) {
-    std::vector<double> grid = DefaultBandwidthGrid(d);
-    for (int step = 0; glml && step < 8; ++step) {
-      grid.push_back(grid.back() * std::pow(2.0, 0.25));
-    }
-    return grid;
+    return DefaultBandwidthGrid(
+        d, glml ? MetricKind::kGlml : MetricKind::kEuclidean);
   }
   std::vector<double> grid;
   for (std::size_t k : DefaultKGrid()) grid.push_back(static_cast<double>(k));
@@ -240,7 +233,7 @@ absl::StatusOr<RegressionMethod> ParseRegressionMethod(absl::string_view name) {
   } else if (rest == "-mlkr") {
     method.metric = MetricKind::kMlkr;
   } else if (rest == "-glml") {
-    method.batch_only = BatchOnlyMetric::kGlml;
+    method.metric = MetricKind::kGlml;
   } else if (rest == "-gw") {
     method.metric = MetricKind::kGradientWeights;
   } else if (rest == "-egop") {
@@ -257,7 +250,7 @@ std::string RegressionMethodName(RegressionMethod method) {
   if (method.metric == MetricKind::kGradientWeights) name += "-gw";
   if (method.metric == MetricKind::kEgop) name += "-egop";
   if (method.metric == MetricKind::kMlkr) name += "-mlkr";
-  if (method.batch_only == BatchOnlyMetric::kGlml) name += "-glml";
+  if (method.metric == MetricKind::kGlml) name += "-glml";
   return name;
 }
 
@@ -282,7 +275,9 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
   if (method.metric == MetricKind::kMlkr) {
     candidates.push_back(MlkrTransform(z_train, split.train_y, d));
     steps.push_back(0.0);
-  } else if (method.metric == MetricKind::kEuclidean) {
+  } else if (method.metric == MetricKind::kEuclidean ||
+             method.metric == MetricKind::kGlml) {
+    // GLML's metric is per query, in standardized coordinates.
     candidates.push_back(MetricTransform::Standardizing(
         std::vector<double>(d, 0.0), std::vector<double>(d, 1.0)));
     steps.push_back(0.0);
@@ -308,7 +303,7 @@ MethodOutcome RunBatch(const RegressionSplit& split, RegressionMethod method) {
     }
   }
   // Cross-validate the regressor in each candidate; keep the best pair.
-  const bool glml = method.batch_only == BatchOnlyMetric::kGlml;
+  const bool glml = method.metric == MetricKind::kGlml;
   const std::vector<double> grid = RegressorGrid(method.regressor, d, glml);
   double best_error = std::numeric_limits<double>::infinity();
   std::size_t best_candidate = 0;
@@ -356,6 +351,8 @@ MethodOutcome RunOnline(const RegressionSplit& split, RegressionMethod method,
   config.regressor = method.regressor;
   config.metric = method.metric;
   config.kernel = Kernel::kBox;
+  // GLML's Gaussian follows the targets themselves (ModelConfig).
+  config.linear_base = method.metric != MetricKind::kGlml;
   // The papers' estimator, as the batch rows use.
   config.gradient_estimator = GradientEstimatorKind::kFiniteDifferences;
   config.seed = seed;

@@ -22,18 +22,13 @@ struct RegressionSplit {
   std::size_t test_size() const { return test_y.size(); }
 };
 
-// Metrics evaluated in batch only: not yet a model's metric, so there is
-// no online mode for them.
-enum class BatchOnlyMetric { kNone, kGlml };
-
 // The methods: k-NN or kernel (box) regression, in the Euclidean,
-// gradient-weights, EGOP or MLKR metric, named knn, knn-gw, knn-egop,
-// knn-mlkr, kr, kr-gw, kr-egop, kr-mlkr (the first six are the papers'
-// tables'); and in batch only, the GLML metric: knn-glml, kr-glml.
+// gradient-weights, EGOP, MLKR or GLML metric, named knn, knn-gw, knn-egop,
+// knn-mlkr, knn-glml, kr, kr-gw, kr-egop, kr-mlkr, kr-glml (the GW and
+// EGOP ones and the Euclidean are the papers' tables').
 struct RegressionMethod {
   RegressorKind regressor = RegressorKind::kKernel;
-  MetricKind metric = MetricKind::kEuclidean;  // without batch_only
-  BatchOnlyMetric batch_only = BatchOnlyMetric::kNone;
+  MetricKind metric = MetricKind::kEuclidean;
 };
 absl::StatusOr<RegressionMethod> ParseRegressionMethod(absl::string_view name);
 std::string RegressionMethodName(RegressionMethod method);

@@ -147,6 +147,7 @@ std::string WeightsScript(const nlohmann::json& metric,
       Header(path), DataBlock("weights", rows), "set title '",
       kind == "METRIC_EGOP"   ? "EGOP diagonal"
       : kind == "METRIC_MLKR" ? "MLKR input weights"
+      : kind == "METRIC_GLML" ? "GLML index weights (a metric per query)"
                               : "Gradient weights",
       " per torque (each row scaled to its largest)' noenhanced\n",
       "set xtics (", xtics, ") rotate by -60 noenhanced\n", "set ytics (",

@@ -25,8 +25,9 @@ ABSL_FLAG(std::string, targets, streamreg::SpecOptions{}.targets,
           "target_* columns)");
 ABSL_FLAG(std::string, metric, streamreg::SpecOptions{}.metric,
           "the metric: euclidean, gw (gradient weights), egop, mlkr (metric "
-          "learning for kernel regression) or auto (per target, the one of "
-          "the four with the least honest error)");
+          "learning for kernel regression), glml (generative local metric "
+          "learning: a metric per query; no linear base) or auto (per "
+          "target, the candidate with the least honest error)");
 ABSL_FLAG(std::string, regressor, streamreg::SpecOptions{}.regressor,
           "the regressor: knn, kernel, local_linear or auto (per target, "
           "k-NN or local linear by the honest error)");
@@ -41,7 +42,8 @@ ABSL_FLAG(bool, per_target, streamreg::SpecOptions{}.per_target,
           "one metric (and index) per target instead of one shared");
 ABSL_FLAG(bool, linear_base, streamreg::SpecOptions{}.linear_base,
           "a linear base under the regressor: an online ridge regression "
-          "whose residuals the regressor learns (--nolinear_base: none)");
+          "whose residuals the regressor learns (--nolinear_base: none; "
+          "never with --metric glml)");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,

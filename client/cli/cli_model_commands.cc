@@ -1,4 +1,5 @@
 // streamreg create / list / info / delete / metric / refit / health.
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -75,8 +76,29 @@ const char* MetricWeightsTitle(v1::Metric kind) {
       return "MLKR input weights (diagonal of A^T A)";
     case v1::METRIC_EUCLIDEAN:
       return "Euclidean (every input alike)";
+    case v1::METRIC_GLML:
+      return "GLML: a metric per query; its index searches standardized "
+             "inputs (every input alike)";
     default:
       return "gradient weights";
+  }
+}
+
+// GLML: each target's gradient under the global Gaussian, in standardized
+// inputs (the direction its metrics stretch along), as magnitudes.
+void PrintGlmlGradients(const v1::LearnedMetric& metric,
+                        const std::vector<std::string>& labels,
+                        std::FILE* out) {
+  const std::size_t d = labels.size();
+  if (d == 0 || metric.gradient_size() == 0) return;
+  for (std::size_t t = 0;
+       t * d < static_cast<std::size_t>(metric.gradient_size()); ++t) {
+    std::vector<double> magnitudes;
+    for (std::size_t i = 0; i < d; ++i) {
+      magnitudes.push_back(std::abs(metric.gradient(t * d + i)));
+    }
+    std::fprintf(out, "|gradient of target %zu| under the Gaussian\n%s", t,
+                 BarChart(labels, magnitudes).c_str());
   }
 }
 
@@ -116,6 +138,7 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
                                {"gw", v1::METRIC_GRADIENT_WEIGHTS},
                                {"egop", v1::METRIC_EGOP},
                                {"mlkr", v1::METRIC_MLKR},
+                               {"glml", v1::METRIC_GLML},
                                {"auto", v1::METRIC_AUTO}});
   if (!metric.ok()) return metric.status();
   spec.set_metric(*metric);
@@ -260,6 +283,11 @@ absl::Status MetricCommand(Client& client, const CliOptions& options,
                  v1::Metric_Name(report->kind()).c_str(), name->c_str(),
                  rank == 0 ? "no map before the first fit"
                            : absl::StrCat("maps of rank ", rank).c_str());
+  } else if (report->kind() == v1::METRIC_GLML) {
+    std::fprintf(out,
+                 "%s metric of %s (per query and target, from a global "
+                 "Gaussian of inputs and targets)\n",
+                 v1::Metric_Name(report->kind()).c_str(), name->c_str());
   } else {
     std::fprintf(out, "%s metric of %s (%.0f gradient estimates)\n",
                  v1::Metric_Name(report->kind()).c_str(), name->c_str(),
@@ -287,6 +315,7 @@ absl::Status MetricCommand(Client& client, const CliOptions& options,
                                     metric.eigenvalues().end()})
                        .c_str());
     }
+    PrintGlmlGradients(metric, labels, out);
   }
   return absl::OkStatus();
 }

@@ -22,6 +22,7 @@ METRICS = {
     "gw": model_pb2.METRIC_GRADIENT_WEIGHTS,
     "egop": model_pb2.METRIC_EGOP,
     "mlkr": model_pb2.METRIC_MLKR,
+    "glml": model_pb2.METRIC_GLML,
     "auto": model_pb2.METRIC_AUTO,
 }
 REGRESSORS = {
@@ -104,7 +105,8 @@ class Client:
             input_names=list(input_names), metric=METRICS[metric],
             regressor=REGRESSORS[regressor],
             per_target_metric=per_target_metric)
-        if linear_base is not None:  # unset: the server's default (on)
+        if linear_base is not None:  # unset: the server's default (on,
+            # off for glml)
             spec.linear_base = linear_base
         if mlkr_rank is not None:  # unset: full rank
             spec.tuning.mlkr_rank = mlkr_rank

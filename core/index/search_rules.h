@@ -118,35 +118,33 @@ class FilteredKnnRules {
   const Excluded& excluded_;
 };
 
-// The k nearest points under a metric other than the tree's: `distance(id)`
-// gives a visited point's distance under it, and that distance is at least
-// `lower_factor` times the tree's distance to the point. Bound() is the
-// k-th distance so far divided by the factor, so every subtree the
-// traversal prunes lies beyond it under the metric too, and a point whose
-// tree distance alone puts it beyond is never rescored: the answer is
-// exact. (GLML's per-query metric, whose least singular value is the
-// factor.) The factor is shrunk by 1e-9 of itself, so that rounding in the
-// two distances can only widen the search.
-template <class Distance>
-class RescoredKnnRules {
+// Any rules (`inner`) applied under a metric other than the tree's:
+// `distance(id)` gives a visited point's distance under it, and that
+// distance is at least `lower_factor` times the tree's distance to the
+// point. Bound() is inner's bound divided by the factor, so every subtree
+// the traversal prunes lies beyond inner's bound under the metric too, and
+// a point whose tree distance alone puts it beyond is never rescored: inner
+// sees exactly what a traversal under the metric would show it. (GLML's
+// per-query metric, whose least singular value is the factor.) The factor
+// is shrunk by 1e-9 of itself, so that rounding in the two distances can
+// only widen the search.
+template <class Inner, class Distance>
+class RescoredRules {
  public:
-  RescoredKnnRules(std::size_t k, std::vector<Neighbor>* out,
-                   Distance& distance, double lower_factor)
-      : heap_(k, out),
+  RescoredRules(Inner& inner, Distance& distance, double lower_factor)
+      : inner_(inner),
         distance_(distance),
         lower_factor_(lower_factor * (1.0 - 1e-9)) {}
 
-  double Bound() const { return heap_.Bound() / lower_factor_; }
+  double Bound() const { return inner_.Bound() / lower_factor_; }
 
   void Visit(std::uint64_t id, double tree_distance) {
-    if (heap_.Rejects(tree_distance * lower_factor_)) return;
-    heap_.Visit(id, distance_(id));
+    if (tree_distance * lower_factor_ > inner_.Bound()) return;
+    inner_.Visit(id, distance_(id));
   }
 
-  void Finish() { heap_.Finish(); }
-
  private:
-  KnnRules heap_;
+  Inner& inner_;
   Distance& distance_;  // may keep scratch space
   double lower_factor_;
 };

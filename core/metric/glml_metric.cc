@@ -90,4 +90,17 @@ GlmlMetric GlmlMetricAt(const OnlineRidge& gaussian, std::span<const double> x,
   return GlmlMetric(grad_y, direction, gamma_ratio);
 }
 
+GlmlMetric GlmlMetricScaled(const OnlineRidge& gaussian,
+                            std::span<const double> raw_density_direction,
+                            std::span<const double> scale, std::size_t target,
+                            double gamma_ratio) {
+  const std::size_t d = gaussian.dim();
+  std::vector<double> grad_y(d), direction(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    grad_y[j] = scale[j] * gaussian.slope(j, target);
+    direction[j] = scale[j] * raw_density_direction[j];
+  }
+  return GlmlMetric(grad_y, direction, gamma_ratio);
+}
+
 }  // namespace streamreg

@@ -81,6 +81,16 @@ class GlmlMetric {
 GlmlMetric GlmlMetricAt(const OnlineRidge& gaussian, std::span<const double> x,
                         std::size_t target, double gamma_ratio);
 
+// The same in coordinates z = (x - c) / scale of the Gaussian's inputs (a
+// model's standardized index), from the density's gradient direction at the
+// query in raw inputs (OnlineRidge::DensityDirection, computed once for
+// every target): both directions are gradients, so grad_z = scale * grad_x
+// componentwise.
+GlmlMetric GlmlMetricScaled(const OnlineRidge& gaussian,
+                            std::span<const double> raw_density_direction,
+                            std::span<const double> scale, std::size_t target,
+                            double gamma_ratio);
+
 }  // namespace streamreg
 
 #endif  // STREAMREG_CORE_METRIC_GLML_METRIC_H_

@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_format.h"
 #include "core/index/point_validation.h"
-#include "core/index/search_rules.h"
 
 namespace streamreg {
 
@@ -21,35 +20,15 @@ absl::Status Validate(const CoverTree& tree, std::span<const double> query,
   return ValidatePoint(query, tree.dim(), "query");
 }
 
-// A stored point's distance to the query under the metric.
-class MetricDistance {
- public:
-  MetricDistance(const CoverTree& tree, std::span<const double> query,
-                 const GlmlMetric& metric)
-      : tree_(tree),
-        query_(query),
-        metric_(metric),
-        point_(tree.dim()),
-        difference_(tree.dim()) {}
-
-  double operator()(std::uint64_t id) {
-    const std::span<const double> coordinates =
-        tree_.PointOf(id, point_.data());
-    for (std::size_t i = 0; i < difference_.size(); ++i) {
-      difference_[i] = coordinates[i] - query_[i];
-    }
-    return std::sqrt(metric_.SquaredDistance(difference_));
-  }
-
- private:
-  const CoverTree& tree_;
-  std::span<const double> query_;
-  const GlmlMetric& metric_;
-  std::vector<double> point_;
-  std::vector<double> difference_;
-};
-
 }  // namespace
+
+double GlmlDistance::operator()(std::uint64_t id) {
+  const std::span<const double> coordinates = tree_.PointOf(id, point_.data());
+  for (std::size_t i = 0; i < difference_.size(); ++i) {
+    difference_[i] = coordinates[i] - query_[i];
+  }
+  return std::sqrt(metric_.SquaredDistance(difference_));
+}
 
 absl::Status GlmlKnn(const CoverTree& tree, std::span<const double> query,
                      const GlmlMetric& metric, std::size_t k,
@@ -59,9 +38,8 @@ absl::Status GlmlKnn(const CoverTree& tree, std::span<const double> query,
   }
   out->clear();
   if (tree.empty() || k == 0) return absl::OkStatus();
-  MetricDistance distance(tree, query, metric);
-  RescoredKnnRules rules(k, out, distance, metric.LowerBoundFactor());
-  tree.Search(query.data(), rules);
+  KnnRules rules(k, out);
+  SearchUnderGlml(tree, query, metric, rules);
   rules.Finish();
   return absl::OkStatus();
 }
@@ -72,13 +50,13 @@ absl::Status GlmlRange(const CoverTree& tree, std::span<const double> query,
   if (absl::Status valid = Validate(tree, query, metric); !valid.ok()) {
     return valid;
   }
-  // The factor shrunk as RescoredKnnRules does: rounding only widens it.
+  // The factor shrunk as RescoredRules does: rounding only widens it.
   const double factor = metric.LowerBoundFactor() * (1.0 - 1e-9);
   if (absl::Status found = tree.RangeUnordered(query, radius / factor, out);
       !found.ok()) {
     return found;
   }
-  MetricDistance distance(tree, query, metric);
+  GlmlDistance distance(tree, query, metric);
   std::size_t kept = 0;
   for (const Neighbor& neighbor : *out) {
     const double rescored = distance(neighbor.id);

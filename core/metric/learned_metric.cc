@@ -71,6 +71,8 @@ absl::string_view MetricKindName(MetricKind kind) {
       return "auto";
     case MetricKind::kMlkr:
       return "mlkr";
+    case MetricKind::kGlml:
+      return "glml";
   }
   return "unknown";
 }
@@ -79,14 +81,14 @@ absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name) {
   return ParseEnumName(
       "metric", name,
       {MetricKind::kEuclidean, MetricKind::kGradientWeights, MetricKind::kEgop,
-       MetricKind::kAuto, MetricKind::kMlkr},
+       MetricKind::kAuto, MetricKind::kMlkr, MetricKind::kGlml},
       &MetricKindName);
 }
 
 std::vector<MetricKind> CandidateMetrics(MetricKind kind) {
   if (kind != MetricKind::kAuto) return {kind};
   return {MetricKind::kEuclidean, MetricKind::kGradientWeights,
-          MetricKind::kEgop, MetricKind::kMlkr};
+          MetricKind::kEgop, MetricKind::kMlkr, MetricKind::kGlml};
 }
 
 LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
@@ -99,6 +101,7 @@ LearnedMetric EstimateMetric(MetricKind kind, const GradientStatistics& stats,
   switch (kind) {
     case MetricKind::kEuclidean:
     case MetricKind::kAuto:  // never estimated as such (CandidateMetrics)
+    case MetricKind::kGlml:  // per query (GlmlMetric); its index's are these
       metric.weights.assign(d, 1.0);
       return metric;
     case MetricKind::kMlkr:  // the gradients say nothing of it (MlkrMap)

@@ -17,14 +17,22 @@ namespace streamreg {
 // kAuto is a model's choice, not a metric: per target, whichever of the
 // candidates has the least honest error (CandidateMetrics). The order is
 // that of the snapshots' encoding: new kinds go last.
-enum class MetricKind { kEuclidean, kGradientWeights, kEgop, kAuto, kMlkr };
+enum class MetricKind {
+  kEuclidean,
+  kGradientWeights,
+  kEgop,
+  kAuto,
+  kMlkr,
+  kGlml,
+};
 
-// euclidean, gw, egop, auto, mlkr.
+// euclidean, gw, egop, auto, mlkr, glml.
 absl::string_view MetricKindName(MetricKind kind);
 absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view name);
 
-// The metrics a model of `kind` keeps an index in: for kAuto Euclidean, GW,
-// EGOP and MLKR, in that order; else `kind` alone.
+// The metrics a model of `kind` may keep an index in: for kAuto Euclidean,
+// GW, EGOP, MLKR and GLML, in that order (ModelConfig::Candidates says which
+// a model does); else `kind` alone.
 std::vector<MetricKind> CandidateMetrics(MetricKind kind);
 // Whether a model of `kind` estimates gradients (GW, EGOP, kAuto): MLKR
 // learns its map from the samples themselves.
@@ -46,6 +54,12 @@ inline bool KeepsOuterProducts(MetricKind kind) {
 //    Metric Learning for Kernel Regression, matrix = A^T A (the squared
 //    distance (x - x')^T A^T A (x - x')), its spectral decomposition, and
 //    weights = its diagonal (each input's weight);
+//  - GLML (Noh et al., Generative Local Metric Learning for Kernel
+//    Regression): a metric per query, from a global Gaussian of (x, y)
+//    (GlmlMetric); its index searches standardized Euclidean coordinates
+//    (weights all 1), and `gradient` holds each target's gradient under the
+//    Gaussian, Sigma_x^{-1} Sigma_xy in standardized inputs (gradient[t * d
+//    + i]), the direction its metrics stretch along;
 //  - Euclidean: weights all 1.
 // A shared metric of several targets combines the standardized per-target
 // estimates: sum_t W_t / sd(y_t), or sum_t EGOP_t / var(y_t) (the EGOP of
@@ -58,6 +72,7 @@ struct LearnedMetric {
   std::vector<double> eigenvectors;
   std::size_t rank = 0;  // MLKR: the rows of `map`
   std::vector<double> map;
+  std::vector<double> gradient;  // GLML: per target, d values
 };
 
 // Selects which targets a metric is learned from.

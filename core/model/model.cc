@@ -174,6 +174,17 @@ MetricReport Model::metric() const {
                                  : EstimateMetric(p.metric, state_.gradients,
                                                   p.metric_target, scales));
     report.in_use.push_back(p.index->current()->transform);
+    if (p.metric == MetricKind::kGlml) {
+      // Each target's gradient under the Gaussian, in the standardized
+      // inputs the index searches.
+      const std::span<const double> input_scales = report.in_use.back().scale();
+      std::vector<double>& gradient = report.metrics.back().gradient;
+      for (std::size_t t = 0; t < config_.num_targets(); ++t) {
+        for (std::size_t j = 0; j < config_.input_dim; ++j) {
+          gradient.push_back(input_scales[j] * state_.base->slope(j, t));
+        }
+      }
+    }
   }
   report.gradient_samples = state_.gradients.count();
   return report;

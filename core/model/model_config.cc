@@ -68,7 +68,16 @@ std::vector<MetricKind> ModelConfig::Candidates() const {
   if (metric == MetricKind::kAuto && !auto_includes_mlkr) {
     std::erase(candidates, MetricKind::kMlkr);
   }
+  if (metric == MetricKind::kAuto && (!auto_includes_glml || linear_base)) {
+    std::erase(candidates, MetricKind::kGlml);
+  }
   return candidates;
+}
+
+bool ModelConfig::SearchesGlml() const {
+  const std::vector<MetricKind> candidates = Candidates();
+  return std::find(candidates.begin(), candidates.end(), MetricKind::kGlml) !=
+         candidates.end();
 }
 
 bool ModelConfig::LearnsMlkr() const {
@@ -97,10 +106,12 @@ absl::StatusOr<RegressorKind> ParseRegressorKind(absl::string_view name) {
                        &RegressorKindName);
 }
 
-std::vector<double> DefaultBandwidthGrid(std::size_t input_dim) {
+std::vector<double> DefaultBandwidthGrid(std::size_t input_dim,
+                                         MetricKind metric) {
   std::vector<double> grid;
   const double root = std::sqrt(static_cast<double>(input_dim));
-  for (int quarter_octave = -24; quarter_octave <= 2; ++quarter_octave) {
+  const int top = metric == MetricKind::kGlml ? 10 : 2;
+  for (int quarter_octave = -24; quarter_octave <= top; ++quarter_octave) {
     grid.push_back(root * std::exp2(0.25 * quarter_octave));
   }
   return grid;
@@ -163,7 +174,8 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
     }
   }
   if (config->bandwidth_grid.empty()) {
-    config->bandwidth_grid = DefaultBandwidthGrid(config->input_dim);
+    config->bandwidth_grid =
+        DefaultBandwidthGrid(config->input_dim, config->metric);
   }
   if (config->k_grid.empty())
     config->k_grid = DefaultKGridFor(config->regressor);
@@ -215,6 +227,7 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
        {std::tuple{config->local_linear_ridge, "local_linear_ridge", false},
         std::tuple{config->base_ridge, "base_ridge", false},
         std::tuple{config->egop_ridge, "egop_ridge", true},
+        std::tuple{config->glml_gamma_ratio, "glml_gamma_ratio", false},
         std::tuple{config->drift_tolerance, "drift_tolerance", true}}) {
     if (absl::Status s = ValidateFinite(value, name, allow_zero); !s.ok()) {
       return s;
@@ -229,6 +242,11 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
     return absl::InvalidArgumentError(
         absl::StrCat("linear_base: needs input_dim <= ", kMaxLinearBaseDim,
                      " (a d x d solve per sample), got ", config->input_dim));
+  }
+  if (config->SearchesGlml() && config->input_dim > kMaxLinearBaseDim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metric: GLML needs input_dim <= ", kMaxLinearBaseDim,
+        " (its Gaussian's d x d solve per sample), got ", config->input_dim));
   }
   if (config->mlkr_rank > config->input_dim) {
     return absl::InvalidArgumentError(
@@ -247,6 +265,18 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
     return absl::InvalidArgumentError(absl::StrCat("mlkr_fit_steps: 1 to ",
                                                    kMaxMlkrSteps, ", got ",
                                                    config->mlkr_fit_steps));
+  }
+  if (config->metric == MetricKind::kGlml && config->linear_base) {
+    return absl::InvalidArgumentError(
+        "linear_base: not with the metric glml, whose metric follows the "
+        "gradient of the targets under a global Gaussian of (x, y): the "
+        "residuals of a linear base have none, and the metric would be "
+        "Euclidean");
+  }
+  if (config->metric == MetricKind::kGlml && config->per_target_metric) {
+    return absl::InvalidArgumentError(
+        "per_target_metric: not with the metric glml, whose metric is per "
+        "target and per query already (one index, one search per target)");
   }
   if (config->metric == MetricKind::kAuto && config->per_target_metric) {
     return absl::InvalidArgumentError(
@@ -279,8 +309,9 @@ namespace {
 // or k when it was written); version 3 the linear base (off in earlier
 // ones); version 4 the gradient estimator (finite differences in earlier
 // ones, so that a model written then restores exactly); version 5 MLKR's
-// settings (no earlier model has an MLKR map).
-constexpr std::uint32_t kConfigVersion = 5;
+// settings (no earlier model has an MLKR map); version 6 GLML's (kAuto
+// models saved before keep their candidates).
+constexpr std::uint32_t kConfigVersion = 6;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -332,6 +363,8 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U64(c.mlkr_fit_samples);
   out.U64(c.mlkr_fit_steps);
   out.U8(c.auto_includes_mlkr ? 1 : 0);
+  out.Double(c.glml_gamma_ratio);
+  out.U8(c.auto_includes_glml ? 1 : 0);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -345,7 +378,7 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   std::uint8_t per_target = 0;
   if (!LoadEnum(in, RegressorKind::kAuto, &c->regressor) ||
       !LoadEnum(in, Kernel::kTruncatedGaussian, &c->kernel) ||
-      !LoadEnum(in, MetricKind::kMlkr, &c->metric) ||
+      !LoadEnum(in, MetricKind::kGlml, &c->metric) ||
       (per_target = in.U8()) > 1) {
     return false;
   }
@@ -403,6 +436,15 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
     c->auto_includes_mlkr = with_mlkr == 1;
   } else {
     c->auto_includes_mlkr = false;  // its candidates were three
+  }
+  if (version >= 6) {
+    c->glml_gamma_ratio = in.Double();
+    const std::uint8_t with_glml = in.U8();
+    if (with_glml > 1) return false;
+    c->auto_includes_glml = with_glml == 1;
+  } else {
+    c->glml_gamma_ratio = defaults.glml_gamma_ratio;
+    c->auto_includes_glml = false;
   }
   return in.ok();
 }

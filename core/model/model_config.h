@@ -140,6 +140,16 @@ struct ModelConfig {
   // Whether kAuto's candidates include MLKR: always for models made now;
   // models saved before MLKR existed keep their three.
   bool auto_includes_mlkr = true;
+  // GLML (docs/estimators.md, "GLML"): the paper's gamma as a fraction of
+  // the larger |eigenvalue| of its rank-2 matrix at each query (GlmlMetric;
+  // the paper's experiments use 1e-2). Its Gaussian is the online ridge the
+  // linear base would be (base_ridge, base_forgetting), kept without the
+  // base: the residuals of a linear base have no gradient under that
+  // Gaussian, so the metric would be Euclidean. A GLML model therefore has
+  // linear_base false, and kAuto includes GLML only without a base (and
+  // only for models saved since GLML existed).
+  double glml_gamma_ratio = 1e-2;
+  bool auto_includes_glml = true;
 
   // Rebuild an index when its distances have moved by this relative amount
   // (MetricTransform::RelativeChange), checked every drift_check_every
@@ -169,8 +179,12 @@ struct ModelConfig {
   // The metrics the model keeps a prediction index in (CandidateMetrics,
   // without MLKR for an old kAuto model).
   std::vector<MetricKind> Candidates() const;
-  // Whether it learns an MLKR map.
+  // Whether it learns an MLKR map, and whether it searches under GLML.
   bool LearnsMlkr() const;
+  bool SearchesGlml() const;
+  // Whether it keeps the online ridge: as its linear base, or as GLML's
+  // Gaussian.
+  bool KeepsRidge() const { return linear_base || SearchesGlml(); }
   // honest_lag, at most half a bounded store's limit.
   std::size_t EffectiveHonestLag() const;
 };
@@ -183,7 +197,12 @@ inline constexpr std::size_t kMaxLinearBaseDim = 256;
 // quarter octave apart (about the range of bandwidth / diameter the GW
 // paper searches, 0.02 to 1, for standardized data, and about as fine where
 // the choices fall); k = 1..8, then about 25% apart up to 64.
-std::vector<double> DefaultBandwidthGrid(std::size_t input_dim);
+// GLML's (a model of that metric) goes two octaves further up: its metric
+// has det L = 1 and stretches two directions about tenfold, so the other
+// d - 2 shrink and the bandwidths chosen grow (batch cross-validation chose
+// the default grid's widest on bank32nh and kin8nm).
+std::vector<double> DefaultBandwidthGrid(
+    std::size_t input_dim, MetricKind metric = MetricKind::kEuclidean);
 std::vector<std::size_t> DefaultKGrid();
 // The local linear regressor's: k = 8 to 256, about 1.5x apart (a fit in d
 // dimensions wants several times d neighbours; its ridge keeps a fit to

@@ -62,6 +62,8 @@ struct ModelLearner::Scratch {
   std::vector<double> mlkr_neighbor_y;
   std::vector<const double*> mlkr_x_rows;
   std::vector<const double*> mlkr_y_rows;
+  // GLML: the density's gradient direction at the sample.
+  std::vector<double> glml_direction;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -89,7 +91,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     BaseValues(state, sample.x, &scratch.base_values);
     scratch.means.assign(state.targets.mean().begin(),
                          state.targets.mean().end());
-    if (state.base.has_value()) {
+    if (state.config.linear_base) {
       scratch.fallback.assign(m, 0.0);
     } else {
       scratch.fallback = scratch.means;
@@ -104,8 +106,8 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     if (state.gradient_index != nullptr) {
       EstimateGradient(state, sample.x, scratch.means);
     }
-    // 3. The base with the sample (a d x d solve: outside the exclusive
-    // lock).
+    // 3. The base (or GLML's Gaussian) with the sample (a d x d solve:
+    // outside the exclusive lock).
     if (state.base.has_value()) {
       scratch.next_base = state.base;
       scratch.next_base->Add(sample.x, sample.y);
@@ -181,32 +183,59 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
   const std::size_t evaluated =
       EvaluatedPrefix(state, grid_size, WidestScored(state, i));
   scratch.evaluated[i] = evaluated;
+  scratch.grid_values[i].resize(
+      grid_size * NumScoredRegressors(config.regressor) * config.num_targets());
+  if (state.predictions[i].metric != MetricKind::kGlml) {
+    ScoreNeighbors(state, i, *generation, fallback, nullptr, std::nullopt,
+                   prediction, honest);
+    return;
+  }
+  // GLML: each target's metric at x, and a search under it.
+  GlmlDensityDirection(state, x, &scratch.glml_direction);
+  for (std::size_t t : state.predictions[i].targets) {
+    const GlmlMetric metric =
+        GlmlMetricFor(state, *generation, scratch.glml_direction, t);
+    ScoreNeighbors(state, i, *generation, fallback, &metric, t, prediction,
+                   honest);
+  }
+}
+
+void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
+                                  const MetricIndex::Generation& generation,
+                                  std::span<const double> fallback,
+                                  const GlmlMetric* metric,
+                                  std::optional<std::size_t> only_target,
+                                  Prediction* prediction, Prediction* honest) {
+  const ModelConfig& config = state.config;
+  Scratch& scratch = *scratch_;
+  const std::size_t evaluated = scratch.evaluated[i];
   // The honest prediction sees the neighbours the honest error allows, and
   // so does the grid once the model has seen more than W samples. Before,
   // nothing is older than W: every grid value would score the fallback
   // alike and the ties would choose, so the grid is scored on every sample
   // before this one (the prequential error).
   const bool leave_out = !state.recent.empty();
-  GatherNeighbors(state, *generation, scratch.z, evaluated - 1, &scratch.found,
-                  &scratch.near, leave_out ? &scratch.older : nullptr);
+  GatherNeighbors(state, generation, scratch.z, evaluated - 1, &scratch.found,
+                  &scratch.near, leave_out ? &scratch.older : nullptr, metric);
   const NeighborTargets& near = leave_out ? scratch.older.near : scratch.near;
   const NeighborTargets& scored_near =
       leave_out && state.store.seen() > state.recent.lag() ? near
                                                            : scratch.near;
   // Row g of the grid values: each scored regressor's m targets at grid
   // value g (plus the base's values, with a base: the regressors predict
-  // residuals).
+  // residuals); with only_target, that target's columns alone.
   const std::size_t m = config.num_targets();
   const std::size_t scored = NumScoredRegressors(config.regressor);
   const std::span<const double> base = scratch.base_values;
   std::vector<double>& grid_values = scratch.grid_values[i];
-  grid_values.resize(grid_size * scored * m);
-  scratch.regressor_values.resize(grid_size * m);
+  scratch.regressor_values.resize(grid_values.size() / scored);
+  const std::size_t first = only_target.value_or(0);
+  const std::size_t last = only_target.has_value() ? first + 1 : m;
   for (std::size_t s = 0; s < scored; ++s) {
     EvaluateRegressor(config, ScoredRegressor(config.regressor, s), evaluated,
                       scored_near, fallback, scratch.regressor_values);
     for (std::size_t g = 0; g < evaluated; ++g) {
-      for (std::size_t t = 0; t < m; ++t) {
+      for (std::size_t t = first; t < last; ++t) {
         grid_values[(g * scored + s) * m + t] =
             scratch.regressor_values[g * m + t] +
             (base.empty() ? 0.0 : base[t]);
@@ -215,8 +244,9 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
   }
   // The model's own prediction, made with the current choice per target,
   // and the honest one.
-  PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction);
-  PredictTargets(state, i, scratch.chosen, near, base, honest);
+  PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction,
+                 only_target);
+  PredictTargets(state, i, scratch.chosen, near, base, honest, only_target);
 }
 
 void ModelLearner::MlkrGradient(const ModelState& state, std::size_t i,

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -52,6 +53,17 @@ class ModelLearner {
   void EvaluateGrid(const ModelState& state, std::size_t i,
                     std::span<const double> x, std::span<const double> fallback,
                     Prediction* prediction, Prediction* honest)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // Gathers the neighbours of z (scratch) in `generation` — under GLML's
+  // `metric` at the sample, if given — and from them writes the evaluated
+  // grid values of prediction index i (only_target's columns alone, if
+  // given) and its targets' plain and honest predictions.
+  void ScoreNeighbors(const ModelState& state, std::size_t i,
+                      const MetricIndex::Generation& generation,
+                      std::span<const double> fallback,
+                      const GlmlMetric* metric,
+                      std::optional<std::size_t> only_target,
+                      Prediction* prediction, Prediction* honest)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // The gradient of the sample's leave-one-out term of MLKR's objective
   // (MlkrPointLoss) under prediction index i's map, from the neighbours

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/index/search_rules.h"
+#include "core/metric/glml_search.h"
 #include "core/regression/local_linear.h"
 
 namespace streamreg {
@@ -30,22 +31,30 @@ void Fallback(const ModelState& state, std::size_t target,
 // k-th older neighbour of recent samples had, and again uncapped if that
 // was too small (on a trajectory every near sample is recent, and an
 // uncapped bound stays infinite until k older ones are found).
+// Under GLML's metric at the query with `metric` (distances, cap and
+// estimate then in its units).
 template <class IsRecent>
 void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
-              const IsRecent& is_recent, std::vector<Neighbor>* found,
-              OlderNeighbors* older) {
+              const IsRecent& is_recent, const GlmlMetric* metric,
+              std::vector<Neighbor>* found, OlderNeighbors* older) {
+  const auto search = [&](auto& rules) {
+    if (metric == nullptr) {
+      tree.Search(z.data(), rules);
+    } else {
+      SearchUnderGlml(tree, z, *metric, rules);
+    }
+    rules.Finish();
+  };
   const double cap = older->radius.Cap(k);
   bool exact = false;
   if (cap < std::numeric_limits<double>::infinity()) {
     SplitKnnRules capped(k, found, &older->found, is_recent, cap);
-    tree.Search(z.data(), capped);
-    capped.Finish();
+    search(capped);
     exact = capped.KeptCapHeld();
   }
   if (!exact) {
     SplitKnnRules rules(k, found, &older->found, is_recent);
-    tree.Search(z.data(), rules);
-    rules.Finish();
+    search(rules);
   }
   if (older->found.size() == k) {
     older->radius.Record(k, older->found.back().distance);
@@ -86,6 +95,10 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
           const std::shared_ptr<const MetricIndex::Generation> generation =
               state.predictions[i].index->current();
           generation->transform.Apply(x, z);
+          if (state.predictions[i].metric == MetricKind::kGlml) {
+            PredictUnderGlml(state, i, *generation, x, z, chosen, base, out);
+            continue;
+          }
           GatherNeighbors(state, *generation, z, *widest, &found, &near);
           PredictTargets(state, i, chosen, near, base, out);
         }
@@ -96,9 +109,45 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
   }
 }
 
+void GlmlDensityDirection(const ModelState& state, std::span<const double> x,
+                          std::vector<double>* out) {
+  out->resize(state.config.input_dim);
+  state.base->DensityDirection(x, *out);
+}
+
+GlmlMetric GlmlMetricFor(const ModelState& state,
+                         const MetricIndex::Generation& generation,
+                         std::span<const double> density_direction,
+                         std::size_t target) {
+  return GlmlMetricScaled(*state.base, density_direction,
+                          generation.transform.scale(), target,
+                          state.config.glml_gamma_ratio);
+}
+
+void PredictUnderGlml(const ModelState& state, std::size_t index,
+                      const MetricIndex::Generation& generation,
+                      std::span<const double> x, std::span<const double> z,
+                      std::span<const std::size_t> chosen,
+                      std::span<const double> base, Prediction* out) {
+  thread_local std::vector<double> direction;
+  thread_local std::vector<Neighbor> found;
+  thread_local NeighborTargets near(0);
+  if (near.num_targets() != state.config.num_targets()) {
+    near = NeighborTargets(state.config.num_targets());
+  }
+  GlmlDensityDirection(state, x, &direction);
+  for (std::size_t t : state.predictions[index].targets) {
+    if (chosen[t] != index) continue;
+    const GlmlMetric metric = GlmlMetricFor(state, generation, direction, t);
+    GatherNeighbors(state, generation, z, ChoiceOf(state, index, t).grid,
+                    &found, &near, nullptr, &metric);
+    PredictTargets(state, index, chosen, near, base, out, t);
+  }
+}
+
 void BaseValues(const ModelState& state, std::span<const double> x,
                 std::vector<double>* out) {
-  if (!state.base.has_value()) {
+  if (!state.config.linear_base) {
     out->clear();
     return;
   }
@@ -174,13 +223,13 @@ void GatherNeighbors(const ModelState& state,
                      const MetricIndex::Generation& generation,
                      std::span<const double> z, std::size_t grid_index,
                      std::vector<Neighbor>* found, NeighborTargets* near,
-                     OlderNeighbors* older) {
+                     OlderNeighbors* older, const GlmlMetric* metric) {
   const ModelConfig& config = state.config;
   // Called with the lock held shared (the analysis cannot see into a
   // lambda, hence the pointers).
   const SampleStore* store = &state.store;
   const RecentSlots* recent = &state.recent;
-  const OnlineRidge* base = state.base.has_value() ? &*state.base : nullptr;
+  const OnlineRidge* base = config.linear_base ? &*state.base : nullptr;
   thread_local std::vector<double> residual;
   residual.resize(config.num_targets());
   const auto targets = [store, base](std::uint64_t slot) -> const double* {
@@ -193,8 +242,14 @@ void GatherNeighbors(const ModelState& state,
     return recent->Contains(slot);
   };
   if (config.regressor == RegressorKind::kKernel) {
-    generation.tree.RangeUnordered(z, config.bandwidth_grid[grid_index], found)
-        .IgnoreError();
+    const double bandwidth = config.bandwidth_grid[grid_index];
+    if (metric == nullptr) {
+      generation.tree.RangeUnordered(z, bandwidth, found).IgnoreError();
+    } else {
+      generation.tree.Read([&](const CoverTree& tree) {
+        GlmlRange(tree, z, *metric, bandwidth, found).IgnoreError();
+      });
+    }
     if (older != nullptr) {
       older->found.clear();
       for (const Neighbor& neighbor : *found) {
@@ -207,10 +262,12 @@ void GatherNeighbors(const ModelState& state,
   }
   const std::size_t k = config.k_grid[grid_index];
   generation.tree.Read([&](const CoverTree& tree) {
-    if (older == nullptr) {
-      tree.Knn(z, k, found).IgnoreError();
+    if (older != nullptr) {
+      SplitKnn(tree, z, k, is_recent, metric, found, older);
+    } else if (metric != nullptr) {
+      GlmlKnn(tree, z, *metric, k, found).IgnoreError();
     } else {
-      SplitKnn(tree, z, k, is_recent, found, older);
+      tree.Knn(z, k, found).IgnoreError();
     }
     if (config.regressor == RegressorKind::kNearest) {
       near->Gather(*found, targets);
@@ -233,7 +290,7 @@ void GatherNeighbors(const ModelState& state,
 void PredictTargets(const ModelState& state, std::size_t index,
                     std::span<const std::size_t> chosen,
                     const NeighborTargets& near, std::span<const double> base,
-                    Prediction* out) {
+                    Prediction* out, std::optional<std::size_t> only_target) {
   const ModelConfig& config = state.config;
   // Targets grouped by their choice: one average (or fit) per distinct
   // choice, each over its own targets only.
@@ -242,7 +299,9 @@ void PredictTargets(const ModelState& state, std::size_t index,
   thread_local std::vector<std::size_t> group;
   by_choice.clear();
   for (std::size_t t : state.predictions[index].targets) {
-    if (chosen[t] != index) continue;
+    if (chosen[t] != index || (only_target.has_value() && t != *only_target)) {
+      continue;
+    }
     const RegressorChoice choice = ChoiceOf(state, index, t);
     by_choice.push_back({choice.regressor, choice.grid, t});
   }

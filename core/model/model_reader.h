@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "core/index/knn_radius_estimate.h"
 #include "core/index/neighbor.h"
+#include "core/metric/glml_metric.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_state.h"
 #include "core/model/prediction.h"
@@ -44,12 +45,38 @@ struct OlderNeighbors {
 // range search at bandwidth_grid[grid_index] in ShellOrder for the kernel
 // regressor, or the k_grid[grid_index] nearest sorted by distance (with
 // their offsets from z for local linear). With `older`, in the same search,
-// the same for the samples that are not recent.
+// the same for the samples that are not recent. With `metric`, neighbours
+// and distances are those under GLML's metric at z (exactly: the searches
+// are rescored, SearchUnderGlml).
 void GatherNeighbors(const ModelState& state,
                      const MetricIndex::Generation& generation,
                      std::span<const double> z, std::size_t grid_index,
                      std::vector<Neighbor>* found, NeighborTargets* near,
-                     OlderNeighbors* older = nullptr)
+                     OlderNeighbors* older = nullptr,
+                     const GlmlMetric* metric = nullptr)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// GLML (ModelConfig::SearchesGlml): the density's gradient direction at raw
+// x under the model's Gaussian (d values, once per query), and from it the
+// metric of `target` at x in the coordinates of `generation` (a GLML
+// index's: standardized inputs).
+void GlmlDensityDirection(const ModelState& state, std::span<const double> x,
+                          std::vector<double>* out)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+GlmlMetric GlmlMetricFor(const ModelState& state,
+                         const MetricIndex::Generation& generation,
+                         std::span<const double> density_direction,
+                         std::size_t target)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// Predicts the targets that predict from GLML index `index` (chosen[t] ==
+// index) at raw x (z in the generation's coordinates): one search per
+// target, each under that target's metric at x, at its current choice.
+void PredictUnderGlml(const ModelState& state, std::size_t index,
+                      const MetricIndex::Generation& generation,
+                      std::span<const double> x, std::span<const double> z,
+                      std::span<const std::size_t> chosen,
+                      std::span<const double> base, Prediction* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // Writes the predictions of the targets that predict from prediction index
@@ -58,11 +85,14 @@ void GatherNeighbors(const ModelState& state,
 // running mean and standard deviation of the targets. With a linear base,
 // `base` holds its values at the query: `near` holds residuals, each
 // prediction is the base's value plus the regressor's, and the fallback the
-// base's value (with its residual scale as the spread).
+// base's value (with its residual scale as the spread). With
+// `only_target`, that target's alone (GLML: a search per target).
 void PredictTargets(const ModelState& state, std::size_t index,
                     std::span<const std::size_t> chosen,
                     const NeighborTargets& near, std::span<const double> base,
-                    Prediction* out) ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+                    Prediction* out,
+                    std::optional<std::size_t> only_target = std::nullopt)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // The linear base's values at x into `out` (resized to the targets), or
 // `out` emptied for a model without a base.

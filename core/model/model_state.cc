@@ -83,7 +83,7 @@ ModelState::ModelState(const ModelConfig& config)
           config.selection_forgetting));
   take_over.prediction_indexes.assign(predictions.size(), 0);
   mlkr_maps.resize(predictions.size());
-  if (config.linear_base) {
+  if (config.KeepsRidge()) {
     base.emplace(config.input_dim, config.num_targets(), config.base_ridge,
                  config.base_forgetting);
   }
@@ -96,7 +96,11 @@ MetricTransform ModelState::StandardizingTransform() const {
 MetricTransform ModelState::PredictionTransform(std::size_t i) const {
   MetricTransform standardizing = StandardizingTransform();
   const PredictionIndex& prediction = predictions[i];
-  if (prediction.metric == MetricKind::kEuclidean) return standardizing;
+  // GLML's metric is per query (GlmlMetric), in standardized coordinates.
+  if (prediction.metric == MetricKind::kEuclidean ||
+      prediction.metric == MetricKind::kGlml) {
+    return standardizing;
+  }
   std::span<const double> center = standardizing.center();
   std::span<const double> scale = standardizing.scale();
   if (prediction.metric == MetricKind::kMlkr) {

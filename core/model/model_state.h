@@ -106,7 +106,8 @@ struct ModelState {
   SampleStore store ABSL_GUARDED_BY(lock);
   RunningMoments inputs ABSL_GUARDED_BY(lock);
   RunningMoments targets ABSL_GUARDED_BY(lock);
-  // The linear base, if the model has one (ModelConfig::linear_base).
+  // The online ridge, if the model keeps one (ModelConfig::KeepsRidge): its
+  // linear base (config.linear_base), or GLML's global Gaussian of (x, y).
   std::optional<OnlineRidge> base ABSL_GUARDED_BY(lock);
   GradientStatistics gradients ABSL_GUARDED_BY(lock);
   PrequentialSelector gradient_selector ABSL_GUARDED_BY(lock);

@@ -55,7 +55,7 @@ MlkrRefresh::Job MlkrJob(const ModelState& state, std::size_t num_slots)
   SharedLock lock(state.lock);
   MlkrRefresh::Job job(state.StandardizingTransform());
   job.target_scales = state.TargetScales();
-  job.base = state.base;
+  if (config.linear_base) job.base = state.base;
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     if (state.predictions[i].metric != MetricKind::kMlkr) continue;
     job.targets.push_back(state.predictions[i].metric_target);

@@ -19,6 +19,8 @@ MetricKind MetricFromWire(v1::Metric metric) {
       return MetricKind::kAuto;
     case v1::METRIC_MLKR:
       return MetricKind::kMlkr;
+    case v1::METRIC_GLML:
+      return MetricKind::kGlml;
     default:
       return MetricKind::kGradientWeights;
   }
@@ -94,7 +96,8 @@ std::string SpecField(absl::string_view message) {
         "metric_refresh_growth", "egop_ridge", "drift_tolerance",
         "drift_check_every", "selection_window", "local_linear_ridge",
         "honest_lag", "base_ridge", "base_forgetting", "mlkr_rank",
-        "mlkr_neighbors", "mlkr_fit_samples", "mlkr_fit_steps"}) {
+        "mlkr_neighbors", "mlkr_fit_samples", "mlkr_fit_steps",
+        "glml_gamma_ratio"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -128,6 +131,8 @@ v1::Metric MetricToWire(MetricKind metric) {
       return v1::METRIC_AUTO;
     case MetricKind::kMlkr:
       return v1::METRIC_MLKR;
+    case MetricKind::kGlml:
+      return v1::METRIC_GLML;
     case MetricKind::kGradientWeights:
       break;
   }
@@ -164,9 +169,12 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   config.regressor = RegressorFromWire(spec.regressor());
   config.kernel = KernelFromWire(spec.kernel());
   config.per_target_metric = spec.per_target_metric();
+  // Unset: a base where it fits, except under GLML (whose metric follows
+  // the targets' gradient, which a base takes out of the residuals).
   config.linear_base = spec.has_linear_base()
                            ? spec.linear_base()
-                           : config.input_dim <= kMaxLinearBaseDim;
+                           : config.input_dim <= kMaxLinearBaseDim &&
+                                 config.metric != MetricKind::kGlml;
   config.capacity.policy = PolicyFromWire(spec.capacity().policy());
   config.capacity.limit = spec.capacity().limit();
   config.bandwidth_grid.assign(spec.bandwidth_grid().begin(),
@@ -211,6 +219,9 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   }
   if (tuning.has_mlkr_fit_steps()) {
     config.mlkr_fit_steps = tuning.mlkr_fit_steps();
+  }
+  if (tuning.has_glml_gamma_ratio()) {
+    config.glml_gamma_ratio = tuning.glml_gamma_ratio();
   }
   if (tuning.gradient_estimator() ==
       v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES) {
@@ -264,6 +275,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   tuning.set_mlkr_fit_samples(
       static_cast<std::uint32_t>(config.mlkr_fit_samples));
   tuning.set_mlkr_fit_steps(static_cast<std::uint32_t>(config.mlkr_fit_steps));
+  tuning.set_glml_gamma_ratio(config.glml_gamma_ratio);
   return spec;
 }
 

@@ -113,6 +113,7 @@ void MetricToWire(const HostedModel& hosted, v1::MetricReport* out) {
     Assign(metric.eigenvectors, wire.mutable_eigenvectors());
     wire.set_rank(static_cast<std::uint32_t>(metric.rank));
     Assign(metric.map, wire.mutable_map());
+    Assign(metric.gradient, wire.mutable_gradient());
   }
   for (const MetricTransform& transform : report.in_use) {
     v1::MetricTransform& wire = *out->add_in_use();

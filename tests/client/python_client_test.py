@@ -75,6 +75,27 @@ class PythonClientTest(unittest.TestCase):
         self.assertLess(learned.eigenvalues[3], 1e-9 * learned.eigenvalues[0])
         c.delete_model("py-mlkr")
 
+    def test_a_glml_model_reports_each_targets_gradient(self):
+        c = self.client
+        model = c.create_model("py-glml", len(self.inputs), self.targets,
+                               metric="glml", input_names=self.inputs)
+        self.assertEqual(model.spec.metric, streamreg_client.METRICS["glml"])
+        self.assertFalse(model.spec.linear_base)
+        c.ingest("py-glml", self.rows[:600], batch_size=300)
+        metric = c.get_metric("py-glml")
+        self.assertEqual(metric.kind, streamreg_client.METRICS["glml"])
+        learned = metric.metrics[0]
+        self.assertEqual(len(learned.gradient), len(self.targets) * 21)
+        self.assertTrue(any(g != 0.0 for g in learned.gradient))
+        # A linear base is refused, the field named.
+        with self.assertRaises(grpc.RpcError) as refused:
+            c.create_model("py-glml-base", len(self.inputs), self.targets,
+                           metric="glml", linear_base=True)
+        self.assertEqual(refused.exception.code(),
+                         grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("spec.linear_base", refused.exception.details())
+        c.delete_model("py-glml")
+
     def test_errors_carry_the_status_and_the_field(self):
         with self.assertRaises(grpc.RpcError) as caught:
             self.client.get_model("no-such-model")

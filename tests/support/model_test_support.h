@@ -4,6 +4,7 @@
 // A synthetic stream and model helpers shared by the engine's tests.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <span>
@@ -17,18 +18,23 @@ namespace streamreg {
 constexpr std::size_t kDim = 3;
 constexpr std::size_t kTargets = 2;
 
-struct Stream {
+// Samples of `Inputs` inputs and `Targets` targets, row after row; sample s
+// has the id first_id + s.
+template <std::size_t Inputs, std::size_t Targets, std::uint64_t first_id = 1>
+struct SampleRows {
   std::vector<double> x, y;
-  std::size_t size() const { return y.size() / kTargets; }
+  std::size_t size() const { return y.size() / Targets; }
   Sample sample(std::size_t s) const {
-    return Sample{{x.data() + s * kDim, kDim},
-                  {y.data() + s * kTargets, kTargets},
-                  1000 + s};
+    return Sample{{x.data() + s * Inputs, Inputs},
+                  {y.data() + s * Targets, Targets},
+                  first_id + s};
   }
   std::span<const double> input(std::size_t s) const {
-    return {x.data() + s * kDim, kDim};
+    return {x.data() + s * Inputs, Inputs};
   }
 };
+
+using Stream = SampleRows<kDim, kTargets, 1000>;
 
 // y_1 = sin(2 x_1) + x_2 / 2, y_2 = 5 x_3^2 + noise; x_3 has a larger
 // scale, so standardization matters.
@@ -57,6 +63,18 @@ inline std::unique_ptr<Model> MakeModel(const ModelConfig& config) {
   absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(config);
   EXPECT_TRUE(model.ok()) << model.status();
   return *std::move(model);
+}
+
+// A model of `config` that has learned samples [0, n) of any stream (with
+// sample(s)), in one batch.
+template <class AnyStream>
+std::unique_ptr<Model> LearnedModel(const ModelConfig& config,
+                                    const AnyStream& stream, std::size_t n) {
+  std::unique_ptr<Model> model = MakeModel(config);
+  std::vector<Sample> batch;
+  for (std::size_t i = 0; i < n; ++i) batch.push_back(stream.sample(i));
+  EXPECT_TRUE(model->Learn(batch).ok());
+  return model;
 }
 
 inline void LearnAll(Model& model, const Stream& stream, std::size_t begin,

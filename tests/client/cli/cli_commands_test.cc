@@ -281,6 +281,24 @@ TEST_F(CliCommandsTest, AnMlkrModelShowsItsInputWeightsAndSpectrum) {
   EXPECT_THAT(Run(CreateCommand, options).status.message(), HasSubstr("mlkr"));
 }
 
+TEST_F(CliCommandsTest, AGlmlModelHasNoBaseAndShowsEachTargetsGradient) {
+  CliOptions options = ModelOptions("local");
+  options.create = true;
+  options.spec.metric = "glml";
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  absl::StatusOr<v1::Model> model = client_->GetModel("local");
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(model->spec().metric(), v1::METRIC_GLML);
+  EXPECT_FALSE(model->spec().linear_base());
+  const CommandRun metric = Run(MetricCommand, options);
+  ASSERT_TRUE(metric.status.ok()) << metric.status;
+  EXPECT_THAT(metric.output,
+              StartsWith("METRIC_GLML metric of local (per query and target, "
+                         "from a global Gaussian of inputs and targets)\n"));
+  EXPECT_THAT(metric.output,
+              HasSubstr("|gradient of target 0| under the Gaussian"));
+}
+
 TEST_F(CliCommandsTest, HealthSaysServing) {
   const CommandRun run = Run(HealthCommand, CliOptions{});
   ASSERT_TRUE(run.status.ok()) << run.status;

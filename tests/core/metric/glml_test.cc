@@ -215,6 +215,28 @@ TEST(GlmlSearchTest, NearestAndWithinARadiusAsBruteForceFinds) {
         EXPECT_EQ(found[s].distance, all[s].distance);
       }
     }
+    // Any rules under the metric (SearchUnderGlml): in one traversal the k
+    // nearest and the k nearest of the points not excluded, as a model's
+    // honest error searches.
+    const auto excluded = [](std::uint64_t id) { return id % 3 == 0; };
+    std::vector<Neighbor> kept_all;
+    for (const Neighbor& neighbor : all) {
+      if (!excluded(neighbor.id)) kept_all.push_back(neighbor);
+    }
+    for (std::size_t k : {1, 7, 50}) {
+      std::vector<Neighbor> found, kept;
+      SplitKnnRules rules(k, &found, &kept, excluded);
+      SearchUnderGlml(tree, query, metric, rules);
+      rules.Finish();
+      ASSERT_EQ(found.size(), k);
+      ASSERT_EQ(kept.size(), k);
+      for (std::size_t s = 0; s < k; ++s) {
+        EXPECT_EQ(found[s].id, all[s].id) << "trial " << trial << " k " << k;
+        EXPECT_EQ(found[s].distance, all[s].distance);
+        EXPECT_EQ(kept[s].id, kept_all[s].id) << "trial " << trial;
+        EXPECT_EQ(kept[s].distance, kept_all[s].distance);
+      }
+    }
     // Within a radius: the prefix of the sorted list up to it (the radii
     // of the 1st, 20th and 300th nearest, inclusive).
     for (std::size_t rank : {0, 19, 299}) {

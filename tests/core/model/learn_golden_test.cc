@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "core/model/model.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_test_support.h"
 
 namespace streamreg {
 namespace {
@@ -34,15 +35,7 @@ const char* GoldenPath() { return STREAMREG_GOLDEN_FILE; }
 // A two-link arm's kind of stream: positions, velocities and accelerations
 // of slowly varying joints (consecutive samples close, as at 1 kHz), and
 // torque-like targets of all of them plus noise.
-struct ArmLikeStream {
-  std::vector<double> x, y;
-  std::size_t size() const { return y.size() / kOutputs; }
-  Sample sample(std::size_t s) const {
-    return Sample{{x.data() + s * kInputs, kInputs},
-                  {y.data() + s * kOutputs, kOutputs},
-                  s + 1};
-  }
-};
+using ArmLikeStream = SampleRows<kInputs, kOutputs>;
 
 ArmLikeStream MakeArmLikeStream(std::size_t n, std::uint64_t seed, double phase,
                                 double step) {
@@ -77,6 +70,8 @@ struct Case {
   bool auto_includes_mlkr = true;
   std::size_t mlkr_rank = 0;
 };
+// The auto case was recorded before GLML was among its candidates too.
+constexpr bool kAutoIncludesGlml = false;
 
 const std::vector<Case>& Cases() {
   static const std::vector<Case> cases = {
@@ -93,6 +88,10 @@ const std::vector<Case>& Cases() {
       {"mlkr_rank2_kernel_per_target", MetricKind::kMlkr, Kernel::kEpanechnikov,
        RegressorKind::kKernel, true, GradientEstimatorKind::kLocalLinear, true,
        2},
+      {"glml_knn", MetricKind::kGlml, Kernel::kBox, RegressorKind::kNearest,
+       false},
+      {"glml_triangular_kernel", MetricKind::kGlml, Kernel::kTriangular,
+       RegressorKind::kKernel, false},
   };
   return cases;
 }
@@ -109,6 +108,7 @@ std::map<std::string, std::vector<double>> Figures(const Case& c) {
   config.per_target_metric = c.per_target;
   config.gradient_estimator = c.estimator;
   config.auto_includes_mlkr = c.auto_includes_mlkr;
+  config.auto_includes_glml = kAutoIncludesGlml;
   config.mlkr_rank = c.mlkr_rank;
   // Recorded before the linear base existed.
   config.linear_base = false;
@@ -137,6 +137,9 @@ std::map<std::string, std::vector<double>> Figures(const Case& c) {
     weights = metric.weights;
     if (!metric.matrix.empty()) {
       figures[absl::StrFormat("matrix_%d", i)] = metric.matrix;
+    }
+    if (!metric.gradient.empty()) {
+      figures[absl::StrFormat("gradient_%d", i)] = metric.gradient;
     }
   }
   // Held-out points on the same trajectory, between the learned ones.

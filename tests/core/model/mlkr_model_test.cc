@@ -9,6 +9,7 @@
 
 #include "core/model/model.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_test_support.h"
 
 namespace streamreg {
 namespace {
@@ -17,16 +18,7 @@ constexpr std::size_t kInputs = 10;
 
 // y = sin(2 x_0) + x_1^2 + noise on x uniform in [-1, 1]^10: only the
 // first two inputs matter.
-struct TwoOfTen {
-  std::vector<double> x, y;
-  std::size_t size() const { return y.size(); }
-  Sample sample(std::size_t s) const {
-    return Sample{{x.data() + s * kInputs, kInputs}, {y.data() + s, 1}, s + 1};
-  }
-  std::span<const double> input(std::size_t s) const {
-    return {x.data() + s * kInputs, kInputs};
-  }
-};
+using TwoOfTen = SampleRows<kInputs, 1>;
 
 TwoOfTen MakeTwoOfTen(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 random(seed);
@@ -50,16 +42,6 @@ ModelConfig TwoOfTenConfig(MetricKind metric) {
   return config;
 }
 
-std::unique_ptr<Model> Learned(const ModelConfig& config, const TwoOfTen& s,
-                               std::size_t n) {
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(config);
-  EXPECT_TRUE(model.ok()) << model.status();
-  std::vector<Sample> batch;
-  for (std::size_t i = 0; i < n; ++i) batch.push_back(s.sample(i));
-  EXPECT_TRUE((*model)->Learn(batch).ok());
-  return *std::move(model);
-}
-
 // The mean squared error over samples [begin, end) of `s`, over their
 // variance (predicted, not learned).
 double HeldOutNmse(const Model& model, const TwoOfTen& s, std::size_t begin,
@@ -80,9 +62,9 @@ double HeldOutNmse(const Model& model, const TwoOfTen& s, std::size_t begin,
 TEST(MlkrModelTest, LearnsTheTwoInputsThatMatterAndPredictsBetterThanEuclid) {
   const TwoOfTen stream = MakeTwoOfTen(4000, 3);
   const std::unique_ptr<Model> mlkr =
-      Learned(TwoOfTenConfig(MetricKind::kMlkr), stream, 3000);
+      LearnedModel(TwoOfTenConfig(MetricKind::kMlkr), stream, 3000);
   const std::unique_ptr<Model> euclidean =
-      Learned(TwoOfTenConfig(MetricKind::kEuclidean), stream, 3000);
+      LearnedModel(TwoOfTenConfig(MetricKind::kEuclidean), stream, 3000);
   const MetricReport report = mlkr->metric();
   ASSERT_EQ(report.metrics.size(), 1u);
   const LearnedMetric& metric = report.metrics[0];
@@ -121,12 +103,12 @@ TEST(MlkrModelTest, OnlineEndsWithinTwentyPercentOfTheBatchFit) {
     // Online, as configured by default: refreshes of 60 steps, and a
     // gradient step per sample.
     const std::unique_ptr<Model> online =
-        Learned(TwoOfTenConfig(MetricKind::kMlkr), stream, 3000);
+        LearnedModel(TwoOfTenConfig(MetricKind::kMlkr), stream, 3000);
     // Batch: the map fitted afresh (Refit: from the paper's initial map) to
     // every training sample, with steps enough to converge.
     ModelConfig converged = TwoOfTenConfig(MetricKind::kMlkr);
     converged.mlkr_fit_steps = 400;
-    const std::unique_ptr<Model> batch = Learned(converged, stream, 3000);
+    const std::unique_ptr<Model> batch = LearnedModel(converged, stream, 3000);
     ASSERT_TRUE(batch->Refit().ok());
     const double online_error = HeldOutNmse(*online, stream, 3000, 4000);
     const double batch_error = HeldOutNmse(*batch, stream, 3000, 4000);
@@ -144,7 +126,7 @@ TEST(MlkrModelTest, ALowRankMapSearchesInThatManyDirections) {
   const TwoOfTen stream = MakeTwoOfTen(1500, 7);
   ModelConfig config = TwoOfTenConfig(MetricKind::kMlkr);
   config.mlkr_rank = 2;
-  const std::unique_ptr<Model> model = Learned(config, stream, 1500);
+  const std::unique_ptr<Model> model = LearnedModel(config, stream, 1500);
   ASSERT_TRUE(model->Refit().ok());
   const MetricReport report = model->metric();
   const LearnedMetric& metric = report.metrics[0];
@@ -180,7 +162,7 @@ TEST(MlkrModelTest, ALowRankMapSearchesInThatManyDirections) {
 TEST(MlkrModelTest, UnknownUntilTheFirstFitThenStandardizedEuclidean) {
   const TwoOfTen stream = MakeTwoOfTen(40, 9);
   const std::unique_ptr<Model> model =
-      Learned(TwoOfTenConfig(MetricKind::kMlkr), stream, 40);
+      LearnedModel(TwoOfTenConfig(MetricKind::kMlkr), stream, 40);
   const MetricReport report = model->metric();
   EXPECT_EQ(report.metrics[0].rank, 0u);
   EXPECT_TRUE(report.metrics[0].map.empty());

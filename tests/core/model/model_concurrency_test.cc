@@ -85,12 +85,14 @@ TEST(MetricIndexTest, RebuildCatchesUpWithWritesMadeMeanwhile) {
 
 class ModelConcurrencyTest : public ::testing::TestWithParam<MetricKind> {};
 
-// EGOP: the gradient refresh's thread; MLKR: the map's fits.
+// EGOP: the gradient refresh's thread; MLKR: the map's fits; GLML:
+// predictions read the Gaussian the learner replaces.
 TEST_P(ModelConcurrencyTest, PredictionsRunWhileLearningAndRebuildSwaps) {
   ModelConfig config;
   config.input_dim = kDim;
   config.target_names = {"y"};
   config.metric = GetParam();
+  config.linear_base = GetParam() != MetricKind::kGlml;
   config.reference_rows_from = 0;  // the gradient index references rows
   config.small_store_below = 128;  // short rebuild lags
   config.rebuild_lag = 64;
@@ -134,8 +136,8 @@ TEST_P(ModelConcurrencyTest, PredictionsRunWhileLearningAndRebuildSwaps) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Metrics, ModelConcurrencyTest,
-                         ::testing::Values(MetricKind::kEgop,
-                                           MetricKind::kMlkr),
+                         ::testing::Values(MetricKind::kEgop, MetricKind::kMlkr,
+                                           MetricKind::kGlml),
                          [](const auto& info) {
                            return std::string(MetricKindName(info.param));
                          });

@@ -132,6 +132,17 @@ std::vector<Case> Cases() {
   mlkr_rank.per_target_metric = true;
   mlkr_rank.capacity = {CapacityPolicy::kWindow, 1200};
   cases.push_back({"kernel_mlkr_rank2_per_target_window", mlkr_rank});
+  ModelConfig glml = BusyConfig(BaseConfig());
+  glml.metric = MetricKind::kGlml;
+  glml.linear_base = false;
+  glml.base_forgetting = 0.999;
+  glml.capacity = {CapacityPolicy::kWindow, 1200};
+  cases.push_back({"kernel_glml_forgetting_window", glml});
+  ModelConfig automatic_glml = BusyConfig(BaseConfig());
+  automatic_glml.metric = MetricKind::kAuto;
+  automatic_glml.regressor = RegressorKind::kNearest;
+  automatic_glml.linear_base = false;
+  cases.push_back({"knn_auto_metric_with_glml", automatic_glml});
   return cases;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <string>
@@ -16,6 +17,7 @@
 #include "core/index/cover_tree.h"
 #include "core/index/neighbor.h"
 #include "core/metric/batch_gradients.h"
+#include "core/metric/glml_metric.h"
 #include "core/regression/online_ridge.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,10 +34,15 @@ using ::testing::HasSubstr;
 // index uses and with the model's current bandwidth or k per target. With
 // a linear `base`, the neighbours' targets are their residuals
 // y - base(x) and the prediction is base(query) plus the regressor's.
+//
+// An index of GLML's metric measures each target's distances under that
+// target's metric at the query (GlmlMetric), from `gaussian`, learned
+// independently.
 Prediction Reference(const Model& model, const Stream& stream,
                      const std::vector<std::size_t>& slots,
                      std::span<const double> query, std::size_t index = 0,
-                     const OnlineRidge* base = nullptr) {
+                     const OnlineRidge* base = nullptr,
+                     const OnlineRidge* gaussian = nullptr) {
   const auto target = [&](std::size_t sample, std::size_t t) {
     const double y = stream.y[sample * kTargets + t];
     if (base == nullptr) return y;
@@ -49,21 +56,37 @@ Prediction Reference(const Model& model, const Stream& stream,
   const MetricTransform& transform = report.in_use[index];
   const ModelStats stats = model.stats();
   const std::vector<double> z = transform.Apply(query);
-  std::vector<Neighbor> all;
-  for (std::size_t slot = 0; slot < slots.size(); ++slot) {
-    const std::vector<double> point =
-        transform.Apply(stream.input(slots[slot]));
-    double squared = 0.0;
-    for (std::size_t i = 0; i < kDim; ++i) {
-      squared += (z[i] - point[i]) * (z[i] - point[i]);
+  const bool glml = report.metrics[index].kind == MetricKind::kGlml;
+  std::vector<double> direction(kDim);
+  if (glml) gaussian->DensityDirection(query, direction);
+  // The stored samples by their distance from the query for target t.
+  const auto sorted = [&](std::size_t t) {
+    std::optional<GlmlMetric> metric;
+    if (glml) {
+      metric = GlmlMetricScaled(*gaussian, direction, transform.scale(), t,
+                                model.config().glml_gamma_ratio);
     }
-    all.push_back({slot, std::sqrt(squared)});
-  }
-  std::sort(all.begin(), all.end(), NeighborLess);
+    std::vector<Neighbor> all;
+    std::vector<double> difference(kDim);
+    for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+      const std::vector<double> point =
+          transform.Apply(stream.input(slots[slot]));
+      for (std::size_t i = 0; i < kDim; ++i) difference[i] = point[i] - z[i];
+      const double squared =
+          metric.has_value()
+              ? metric->SquaredDistance(difference)
+              : std::inner_product(difference.begin(), difference.end(),
+                                   difference.begin(), 0.0);
+      all.push_back({slot, std::sqrt(squared)});
+    }
+    std::sort(all.begin(), all.end(), NeighborLess);
+    return all;
+  };
   Prediction out;
   // Each target with the regressor it predicts with (REGRESSOR_AUTO's
   // choice per target).
   for (std::size_t t = 0; t < kTargets; ++t) {
+    const std::vector<Neighbor> all = sorted(t);
     if (stats.regressor[t] == RegressorKind::kLocalLinear) {
       const std::size_t k = std::min<std::size_t>(stats.k[t], all.size());
       std::vector<std::vector<double>> offsets;
@@ -110,11 +133,13 @@ Prediction Reference(const Model& model, const Stream& stream,
 
 // The model's linear base learned independently: from every sample of the
 // stream it has seen, stored or not (none if the model has no base).
+// With `gaussian`, GLML's Gaussian likewise (none if it has no GLML index).
 std::optional<OnlineRidge> ReferenceBase(const Model& model,
-                                         const Stream& stream) {
+                                         const Stream& stream,
+                                         bool gaussian = false) {
   std::optional<OnlineRidge> base;
   const ModelConfig& config = model.config();
-  if (config.linear_base) {
+  if (gaussian ? config.SearchesGlml() : config.linear_base) {
     base.emplace(kDim, kTargets, config.base_ridge, config.base_forgetting);
     for (std::size_t s = 0; s < model.stats().samples_seen; ++s) {
       base->Add(stream.input(s), stream.sample(s).y);
@@ -140,6 +165,8 @@ void ExpectMatchesReference(const Model& model, const Stream& stream,
                             const std::vector<std::size_t>& slots,
                             const Stream& queries) {
   const std::optional<OnlineRidge> base = ReferenceBase(model, stream);
+  const std::optional<OnlineRidge> gaussian =
+      ReferenceBase(model, stream, /*gaussian=*/true);
   for (std::size_t q = 0; q < queries.size(); ++q) {
     SCOPED_TRACE(::testing::Message() << "query " << q);
     const absl::StatusOr<Prediction> got = model.Predict(queries.input(q));
@@ -147,7 +174,8 @@ void ExpectMatchesReference(const Model& model, const Stream& stream,
     for (std::size_t t = 0; t < kTargets; ++t) {
       const Prediction expected =
           Reference(model, stream, slots, queries.input(q), IndexOf(model, t),
-                    base.has_value() ? &*base : nullptr);
+                    base.has_value() ? &*base : nullptr,
+                    gaussian.has_value() ? &*gaussian : nullptr);
       ASSERT_EQ(got->neighbors[t], expected.neighbors[t]) << "target " << t;
       if (expected.neighbors[t] == 0) continue;
       EXPECT_NEAR(got->value[t], expected.value[t], 1e-9);
@@ -197,7 +225,7 @@ TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
   }
   for (MetricKind kind :
        {MetricKind::kEuclidean, MetricKind::kGradientWeights, MetricKind::kEgop,
-        MetricKind::kAuto, MetricKind::kMlkr}) {
+        MetricKind::kAuto, MetricKind::kMlkr, MetricKind::kGlml}) {
     EXPECT_EQ(*ParseMetricKind(MetricKindName(kind)), kind);
   }
   for (CapacityPolicy policy :
@@ -207,7 +235,7 @@ TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
   }
   EXPECT_EQ(ParseMetricKind("manhattan").status().message(),
             "metric: unknown value 'manhattan' (expected one of euclidean, "
-            "gw, egop, auto, mlkr)");
+            "gw, egop, auto, mlkr, glml)");
   EXPECT_THAT(ParseKernel("cosine").status().message(),
               HasSubstr("box, triangular, epanechnikov, gaussian"));
 }
@@ -238,9 +266,21 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.mlkr_neighbors, config.mlkr_neighbors);
   EXPECT_EQ(read.mlkr_fit_samples, config.mlkr_fit_samples);
   EXPECT_EQ(read.mlkr_fit_steps, config.mlkr_fit_steps);
+  EXPECT_TRUE(read.auto_includes_glml);
+  EXPECT_EQ(read.glml_gamma_ratio, config.glml_gamma_ratio);
+  // Version 5 is version 6 without GLML's ratio and flag: an auto model
+  // written then never chose GLML, even without a base.
+  std::string version5 = bytes.substr(0, bytes.size() - 9);
+  const std::uint32_t five = 5;
+  std::memcpy(version5.data(), &five, sizeof five);
+  ByteReader fifth(version5);
+  ASSERT_TRUE(LoadConfig(fifth, &read));
+  EXPECT_FALSE(read.auto_includes_glml);
+  read.linear_base = false;
+  EXPECT_EQ(read.Candidates().size(), 4u);
   // Version 4 is version 5 without MLKR's four counts and flag: an auto
   // model written then chose among three metrics.
-  std::string version4 = bytes.substr(0, bytes.size() - 33);
+  std::string version4 = version5.substr(0, version5.size() - 33);
   const std::uint32_t four = 4;
   std::memcpy(version4.data(), &four, sizeof four);
   ByteReader fourth(version4);
@@ -268,10 +308,10 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  std::string version6 = bytes;
-  const std::uint32_t six = 6;
-  std::memcpy(version6.data(), &six, sizeof six);
-  ByteReader newer(version6);
+  std::string version7 = bytes;
+  const std::uint32_t seven = 7;
+  std::memcpy(version7.data(), &seven, sizeof seven);
+  ByteReader newer(version7);
   EXPECT_FALSE(LoadConfig(newer, &read));
 }
 
@@ -322,6 +362,7 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
         std::pair{MetricKind::kGradientWeights, false},
         std::pair{MetricKind::kEgop, false},
         std::pair{MetricKind::kGradientWeights, true},
+        std::pair{MetricKind::kGlml, false},
         std::pair{MetricKind::kAuto, false},
         std::pair{MetricKind::kAuto, true}}) {
     for (RegressorKind regressor :
@@ -344,8 +385,11 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
       const MetricReport report = model->metric();
       for (std::size_t i = 0; i < report.metrics.size(); ++i) {
         // An index of a learned metric follows it, not standardized
-        // Euclidean.
-        if (report.metrics[i].kind == MetricKind::kEuclidean) continue;
+        // Euclidean (GLML's metric is per query, its index standardized).
+        if (report.metrics[i].kind == MetricKind::kEuclidean ||
+            report.metrics[i].kind == MetricKind::kGlml) {
+          continue;
+        }
         EXPECT_GT(report.in_use[i].RelativeChange(
                       MetricTransform::Standardizing({0, 0, 0}, {1, 1, 1})),
                   0.1);

@@ -172,6 +172,7 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
         std::pair{v1::METRIC_EGOP, v1::REGRESSOR_UNSPECIFIED},
         std::pair{v1::METRIC_EGOP, v1::REGRESSOR_AUTO},
         std::pair{v1::METRIC_MLKR, v1::REGRESSOR_UNSPECIFIED},
+        std::pair{v1::METRIC_GLML, v1::REGRESSOR_KERNEL},
         std::pair{v1::METRIC_AUTO, v1::REGRESSOR_AUTO}}) {
     const std::string name = absl::StrCat(v1::Metric_Name(metric), "-",
                                           v1::Regressor_Name(regressor));
@@ -223,7 +224,17 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
       for (int k = 0; k < got.map_size(); ++k) {
         EXPECT_EQ(got.map(k), expected.metrics[m].map[k]);
       }
+      // GLML: each target's gradient under the Gaussian.
+      EXPECT_EQ(got.gradient_size(), got.kind() == v1::METRIC_GLML
+                                         ? Rows::kTargets * Rows::kDim
+                                         : 0);
+      for (int k = 0; k < got.gradient_size(); ++k) {
+        EXPECT_EQ(got.gradient(k), expected.metrics[m].gradient[k]);
+      }
     }
+    // Unset, the linear base is on, except under GLML.
+    EXPECT_EQ(client_->GetModel(name)->spec().linear_base(),
+              metric != v1::METRIC_GLML);
     // METRIC_AUTO: one metric of each candidate.
     EXPECT_EQ(report->metrics_size(), metric == v1::METRIC_AUTO ? 4 : 1);
     const v1::ModelStats stats = client_->GetModel(name)->stats();

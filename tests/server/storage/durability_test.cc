@@ -116,14 +116,20 @@ TEST_F(DurabilityTest, RecoversEveryModelExactlyAsIfItNeverStopped) {
   mlkr.linear_base = true;
   ASSERT_TRUE(registry_->Create("gw", gw, {}).ok());
   ASSERT_TRUE(registry_->Create("egop", egop, {"a", "b", "c"}).ok());
+  ModelConfig glml = BusyConfig(BaseConfig());
+  glml.metric = MetricKind::kGlml;
+  glml.regressor = RegressorKind::kNearest;
+  glml.linear_base = false;
   ASSERT_TRUE(registry_->Create("mlkr", mlkr, {}).ok());
+  ASSERT_TRUE(registry_->Create("glml", glml, {}).ok());
   auto gw_reference = MakeModel(gw);
   auto egop_reference = MakeModel(egop);
   auto mlkr_reference = MakeModel(mlkr);
+  auto glml_reference = MakeModel(glml);
 
   auto learn = [&](std::size_t begin, std::size_t end) {
     const std::vector<Sample> batch = Slice(stream, begin, end);
-    for (const char* name : {"gw", "egop", "mlkr"}) {
+    for (const char* name : {"gw", "egop", "mlkr", "glml"}) {
       absl::StatusOr<LearnOutcome> outcome = Find(name)->Learn(batch, nullptr);
       ASSERT_TRUE(outcome.ok()) << outcome.status();
       ASSERT_EQ(outcome->accepted, batch.size());
@@ -131,16 +137,19 @@ TEST_F(DurabilityTest, RecoversEveryModelExactlyAsIfItNeverStopped) {
     ASSERT_TRUE(gw_reference->Learn(batch).ok());
     ASSERT_TRUE(egop_reference->Learn(batch).ok());
     ASSERT_TRUE(mlkr_reference->Learn(batch).ok());
+    ASSERT_TRUE(glml_reference->Learn(batch).ok());
   };
   auto expect_both_same = [&] {
     ExpectSameModel(Find("gw")->model(), *gw_reference, queries);
     ExpectSameModel(Find("egop")->model(), *egop_reference, queries);
     ExpectSameModel(Find("mlkr")->model(), *mlkr_reference, queries);
+    ExpectSameModel(Find("glml")->model(), *glml_reference, queries);
   };
 
   for (std::size_t s = 0; s < 700; s += 50) learn(s, s + 50);
   ASSERT_TRUE(Find("gw")->Snapshot().ok());  // mid-stream, mid-rebuild
   ASSERT_TRUE(Find("mlkr")->Snapshot().ok());
+  ASSERT_TRUE(Find("glml")->Snapshot().ok());
   for (std::size_t s = 700; s < 1000; s += 50) learn(s, s + 50);
   ASSERT_TRUE(Find("mlkr")->Refit({}).ok());
   ASSERT_TRUE(mlkr_reference->Refit().ok());
