@@ -32,8 +32,8 @@ ABSL_FLAG(std::uint64_t, seed, 1, "Seed of the splits (and online models)");
 ABSL_FLAG(std::vector<std::string>, methods,
           std::vector<std::string>({"knn", "knn-gw", "knn-egop", "kr", "kr-gw",
                                     "kr-egop"}),
-          "Methods to run: knn, knn-gw, knn-egop, kr, kr-gw, kr-egop; in "
-          "batch only, knn-mlkr, kr-mlkr, knn-glml, kr-glml");
+          "Methods to run: knn, knn-gw, knn-egop, kr, kr-gw, kr-egop, "
+          "knn-mlkr, kr-mlkr, knn-glml, kr-glml");
 ABSL_FLAG(std::string, mode, "batch", "batch or online");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
 
