@@ -23,6 +23,7 @@ packages=(
   libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libnanoflann-dev
   liborocos-kdl-dev gnuplot-nox
+  libnats-dev nats-server
   python3-grpcio python3-protobuf python3-yaml python3-prometheus-client
   python3-sklearn
   openssl

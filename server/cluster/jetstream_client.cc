@@ -1,0 +1,110 @@
+#include "server/cluster/jetstream_client.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "nats/nats.h"
+
+namespace streamreg {
+
+absl::Status NatsError(int nats_status, int jetstream_code,
+                       absl::string_view what) {
+  const natsStatus status = static_cast<natsStatus>(nats_status);
+  std::string text = absl::StrCat(what, ": ", natsStatus_GetText(status));
+  if (jetstream_code != 0) {
+    absl::StrAppend(&text, " (JetStream error ", jetstream_code, ")");
+  }
+  switch (jetstream_code) {
+    case JSStreamNotFoundErr:
+    case JSNoMessageFoundErr:
+      return absl::NotFoundError(text);
+    case JSClusterNoPeersErr:
+    case JSClusterNotAvailErr:
+    case JSInsufficientResourcesErr:
+      return absl::UnavailableError(text);
+    default:
+      break;
+  }
+  switch (status) {
+    case NATS_TIMEOUT:
+    case NATS_NO_SERVER:
+    case NATS_NO_RESPONDERS:
+    case NATS_CONNECTION_CLOSED:
+    case NATS_CONNECTION_DISCONNECTED:
+    case NATS_STALE_CONNECTION:
+      return absl::UnavailableError(text);
+    case NATS_NOT_FOUND:
+      return absl::NotFoundError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+JetStreamClient::JetStreamClient(Options options, natsConnection* connection,
+                                 jsCtx* jetstream)
+    : options_(std::move(options)),
+      connection_(connection),
+      jetstream_(jetstream) {}
+
+JetStreamClient::~JetStreamClient() {
+  jsCtx_Destroy(jetstream_);
+  natsConnection_Close(connection_);
+  natsConnection_Destroy(connection_);
+}
+
+absl::StatusOr<std::unique_ptr<JetStreamClient>> JetStreamClient::Connect(
+    Options options) {
+  if (options.servers.empty()) {
+    return absl::InvalidArgumentError("cluster: no NATS servers given");
+  }
+  std::vector<const char*> servers;
+  for (const std::string& server : options.servers) {
+    servers.push_back(server.c_str());
+  }
+  const std::int64_t timeout_ms =
+      absl::ToInt64Milliseconds(options.request_timeout);
+  natsOptions* nats_options = nullptr;
+  natsStatus status = natsOptions_Create(&nats_options);
+  if (status == NATS_OK) {
+    status = natsOptions_SetServers(nats_options, servers.data(),
+                                    static_cast<int>(servers.size()));
+  }
+  if (status == NATS_OK) {
+    status = natsOptions_SetName(nats_options, options.name.c_str());
+  }
+  if (status == NATS_OK) {
+    status = natsOptions_SetTimeout(nats_options, timeout_ms);
+  }
+  // Reconnect for as long as the client lives, quickly: a node restarting
+  // is routine in a cluster.
+  if (status == NATS_OK) {
+    status = natsOptions_SetMaxReconnect(nats_options, -1);
+  }
+  if (status == NATS_OK) {
+    status = natsOptions_SetReconnectWait(nats_options, 100);
+  }
+  natsConnection* connection = nullptr;
+  if (status == NATS_OK) {
+    status = natsConnection_Connect(&connection, nats_options);
+  }
+  natsOptions_Destroy(nats_options);
+  if (status != NATS_OK) {
+    return NatsError(
+        status, 0,
+        absl::StrCat("cluster: connecting to NATS at ", options.servers.front(),
+                     " and ", options.servers.size() - 1, " more"));
+  }
+  jsOptions js_options;
+  jsOptions_Init(&js_options);
+  js_options.Wait = timeout_ms;
+  jsCtx* jetstream = nullptr;
+  status = natsConnection_JetStream(&jetstream, connection, &js_options);
+  if (status != NATS_OK) {
+    natsConnection_Destroy(connection);
+    return NatsError(status, 0, "cluster: JetStream context");
+  }
+  return std::unique_ptr<JetStreamClient>(
+      new JetStreamClient(std::move(options), connection, jetstream));
+}
+
+}  // namespace streamreg

@@ -1,0 +1,90 @@
+#ifndef STREAMREG_SERVER_CLUSTER_MODEL_LOG_H_
+#define STREAMREG_SERVER_CLUSTER_MODEL_LOG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "server/cluster/jetstream_client.h"
+
+namespace streamreg {
+
+// One entry of a model's replicated log: its position (JetStream's stream
+// sequence, consecutive from 1), the id it was appended under, its bytes.
+struct LogEntry {
+  std::uint64_t sequence = 0;
+  std::string message_id;
+  std::string payload;
+};
+
+// One model's replicated log in cluster mode (docs/cluster.md): a JetStream
+// stream of its own, file storage, `replicas` copies, one subject. An
+// append is acknowledged only once JetStream has stored it on a quorum of
+// the replicas (its publish ack), and entries are appended under a message
+// id (model and sample id), so a client's retry within the duplicate window
+// is recognised and not stored twice. Every server that serves the model
+// reads the same entries in the same order, which makes its replicas of
+// the model identical.
+//
+// Thread-compatible: one writer at a time; Read may run beside it.
+class ModelLog {
+ public:
+  struct Options {
+    int replicas = 3;
+    // How long JetStream remembers message ids for deduplication.
+    absl::Duration duplicate_window = absl::Minutes(2);
+  };
+  struct Appended {
+    std::uint64_t sequence = 0;  // of the entry, or of its first copy
+    bool duplicate = false;      // the id was appended before
+  };
+
+  // The log of `model` (a valid model name), its stream created with
+  // `options` if it does not exist yet. `client` must outlive it.
+  static absl::StatusOr<ModelLog> Open(JetStreamClient& client,
+                                       absl::string_view model,
+                                       Options options);
+
+  // Appends `payload` under `message_id` and waits for the publish ack.
+  // UNAVAILABLE when no quorum answered within the client's request timeout:
+  // the entry may or may not be stored, and appending it again under the
+  // same id is safe.
+  absl::StatusOr<Appended> Append(absl::string_view message_id,
+                                  absl::string_view payload);
+
+  // The entries from sequence `from` on, in order, at most `max`, of those
+  // stored when it is called.
+  absl::Status Read(std::uint64_t from, std::size_t max,
+                    std::vector<LogEntry>* out) const;
+  // The sequence of the last entry (0 for an empty log).
+  absl::StatusOr<std::uint64_t> LastSequence() const;
+  // Deletes the stream and everything in it.
+  absl::Status Delete();
+
+  const std::string& stream() const { return stream_; }
+  const std::string& subject() const { return subject_; }
+
+  // The stream and subject of a model name: '.' (a subject separator, and
+  // not allowed in stream names) becomes '~', which names never contain.
+  static std::string StreamName(absl::string_view model);
+  static std::string Subject(absl::string_view model);
+
+ private:
+  ModelLog(JetStreamClient* client, std::string stream, std::string subject)
+      : client_(client),
+        stream_(std::move(stream)),
+        subject_(std::move(subject)) {}
+
+  JetStreamClient* client_;
+  std::string stream_;
+  std::string subject_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_CLUSTER_MODEL_LOG_H_

@@ -1,0 +1,175 @@
+#include "tests/support/nats_test_cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "httplib.h"
+#include "tests/support/fresh_directory.h"
+
+namespace streamreg {
+namespace {
+
+// A loopback port free now (the kernel's choice for port 0).
+absl::StatusOr<int> FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError("socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  const bool ok =
+      bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  close(fd);
+  if (!ok) return absl::InternalError("no free loopback port");
+  return ntohs(address.sin_port);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NatsTestCluster>> NatsTestCluster::Start(
+    std::size_t nodes, absl::Duration timeout) {
+  std::unique_ptr<NatsTestCluster> cluster(
+      new NatsTestCluster(FreshDirectory()));
+  cluster->nodes_.resize(nodes);
+  for (std::size_t i = 0; i < nodes; ++i) {
+    Node& node = cluster->nodes_[i];
+    for (int* port :
+         {&node.client_port, &node.cluster_port, &node.monitor_port}) {
+      absl::StatusOr<int> free = FreePort();
+      if (!free.ok()) return free.status();
+      *port = *free;
+    }
+    node.store = absl::StrCat(cluster->directory_, "/node", i);
+    node.log = absl::StrCat(cluster->directory_, "/node", i, ".log");
+  }
+  for (std::size_t i = 0; i < nodes; ++i) {
+    if (absl::Status launched = cluster->Launch(i); !launched.ok()) {
+      return launched;
+    }
+  }
+  for (std::size_t i = 0; i < nodes; ++i) {
+    if (absl::Status healthy = cluster->WaitHealthy(i, timeout);
+        !healthy.ok()) {
+      return healthy;
+    }
+  }
+  return cluster;
+}
+
+NatsTestCluster::~NatsTestCluster() {
+  for (std::size_t i = 0; i < nodes_.size(); ++i) Stop(i);
+}
+
+std::vector<std::string> NatsTestCluster::urls() const {
+  std::vector<std::string> urls;
+  for (const Node& node : nodes_) {
+    urls.push_back(absl::StrCat("nats://127.0.0.1:", node.client_port));
+  }
+  return urls;
+}
+
+absl::Status NatsTestCluster::Launch(std::size_t i) {
+  const Node& node = nodes_[i];
+  std::vector<std::string> routes;
+  for (const Node& other : nodes_) {
+    routes.push_back(absl::StrCat("nats://127.0.0.1:", other.cluster_port));
+  }
+  const std::vector<std::string> arguments = {
+      STREAMREG_NATS_SERVER,
+      "--jetstream",
+      "--store_dir",
+      node.store,
+      "--addr",
+      "127.0.0.1",
+      "--port",
+      absl::StrCat(node.client_port),
+      "--http_port",
+      absl::StrCat(node.monitor_port),
+      "--server_name",
+      absl::StrCat("node", i),
+      "--cluster_name",
+      "streamreg-test",
+      "--cluster",
+      absl::StrCat("nats://127.0.0.1:", node.cluster_port),
+      "--routes",
+      absl::StrJoin(routes, ","),
+      "--log",
+      node.log};
+  std::vector<char*> argv;
+  for (const std::string& argument : arguments) {
+    argv.push_back(const_cast<char*>(argument.c_str()));
+  }
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork");
+  if (pid == 0) {
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  nodes_[i].pid = pid;
+  return absl::OkStatus();
+}
+
+absl::Status NatsTestCluster::WaitHealthy(std::size_t i,
+                                          absl::Duration timeout) const {
+  const Node& node = nodes_[i];
+  httplib::Client monitor("127.0.0.1", node.monitor_port);
+  monitor.set_connection_timeout(1);
+  const absl::Time deadline = absl::Now() + timeout;
+  std::string last = "no answer";
+  while (absl::Now() < deadline) {
+    int status = 0;
+    if (waitpid(node.pid, &status, WNOHANG) == node.pid) {
+      return absl::InternalError(absl::StrCat(
+          "nats-server node ", i, " exited at start; see ", node.log));
+    }
+    // Healthy: JetStream is up and has a meta leader, and every stream it
+    // holds is current.
+    if (httplib::Result result = monitor.Get("/healthz")) {
+      if (result->status == 200) return absl::OkStatus();
+      last = result->body;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "nats-server node ", i, " not healthy: ", last, "; see ", node.log));
+}
+
+void NatsTestCluster::Kill(std::size_t i) {
+  Node& node = nodes_[i];
+  if (node.pid <= 0) return;
+  kill(node.pid, SIGKILL);
+  waitpid(node.pid, nullptr, 0);
+  node.pid = -1;
+}
+
+absl::Status NatsTestCluster::Restart(std::size_t i, absl::Duration timeout) {
+  Kill(i);
+  if (absl::Status launched = Launch(i); !launched.ok()) return launched;
+  return WaitHealthy(i, timeout);
+}
+
+void NatsTestCluster::Stop(std::size_t i) {
+  Node& node = nodes_[i];
+  if (node.pid <= 0) return;
+  kill(node.pid, SIGTERM);
+  for (int wait = 0; wait < 100; ++wait) {
+    if (waitpid(node.pid, nullptr, WNOHANG) == node.pid) {
+      node.pid = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  Kill(i);
+}
+
+}  // namespace streamreg

@@ -1,0 +1,66 @@
+#ifndef STREAMREG_TESTS_SUPPORT_NATS_TEST_CLUSTER_H_
+#define STREAMREG_TESTS_SUPPORT_NATS_TEST_CLUSTER_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace streamreg {
+
+// A real NATS cluster for the cluster tests: `nodes` nats-server processes
+// (Debian's, STREAMREG_NATS_SERVER) with JetStream, clustered with each
+// other on free loopback ports, each storing in its own folder of a fresh
+// directory. A node can be killed (SIGKILL, as a crash) and restarted on
+// the same ports with the same store. Every node still running is stopped
+// when the cluster goes; the files stay for the test's temporary directory.
+class NatsTestCluster {
+ public:
+  // Starts the nodes and waits (at most `timeout`) until every one reports
+  // JetStream healthy.
+  static absl::StatusOr<std::unique_ptr<NatsTestCluster>> Start(
+      std::size_t nodes = 3, absl::Duration timeout = absl::Seconds(30));
+  ~NatsTestCluster();
+  NatsTestCluster(const NatsTestCluster&) = delete;
+  NatsTestCluster& operator=(const NatsTestCluster&) = delete;
+
+  // nats://127.0.0.1:PORT of every node (running or not), for clients.
+  std::vector<std::string> urls() const;
+  std::size_t size() const { return nodes_.size(); }
+  bool running(std::size_t node) const { return nodes_[node].pid > 0; }
+
+  // kill -9, and waits for the process to be gone.
+  void Kill(std::size_t node);
+  // Starts a killed node again and waits until it reports JetStream healthy.
+  absl::Status Restart(std::size_t node,
+                       absl::Duration timeout = absl::Seconds(30));
+
+ private:
+  struct Node {
+    int client_port = 0;
+    int cluster_port = 0;
+    int monitor_port = 0;
+    std::string store;
+    std::string log;
+    pid_t pid = -1;
+  };
+
+  explicit NatsTestCluster(std::string directory)
+      : directory_(std::move(directory)) {}
+  absl::Status Launch(std::size_t node);
+  absl::Status WaitHealthy(std::size_t node, absl::Duration timeout) const;
+  void Stop(std::size_t node);
+
+  std::string directory_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_TESTS_SUPPORT_NATS_TEST_CLUSTER_H_
