@@ -1,6 +1,7 @@
 #ifndef STREAMREG_CORE_BASE_MUTEX_H_
 #define STREAMREG_CORE_BASE_MUTEX_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -42,8 +43,8 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
   Mutex* const mutex_;
 };
 
-// A condition variable waited on with a Mutex held (std::condition_variable:
-// timed waits, were they needed, run on the steady clock).
+// A condition variable waited on with a Mutex held (std::condition_variable;
+// timed waits run on the steady clock).
 class CondVar {
  public:
   // Releases `mutex` while waiting for a signal (or a spurious wake-up:
@@ -52,6 +53,15 @@ class CondVar {
     std::unique_lock<std::mutex> lock(mutex->mutex_, std::adopt_lock);
     condition_.wait(lock);
     lock.release();
+  }
+  // The same until `deadline` at the latest: false once it has passed.
+  bool WaitUntil(Mutex* mutex, std::chrono::steady_clock::time_point deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) {
+    std::unique_lock<std::mutex> lock(mutex->mutex_, std::adopt_lock);
+    const bool signalled =
+        condition_.wait_until(lock, deadline) == std::cv_status::no_timeout;
+    lock.release();
+    return signalled;
   }
   void Signal() { condition_.notify_one(); }
   void SignalAll() { condition_.notify_all(); }

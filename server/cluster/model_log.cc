@@ -1,6 +1,7 @@
 #include "server/cluster/model_log.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,12 +23,6 @@ struct StreamInfoDeleter {
 };
 struct MessageDeleter {
   void operator()(natsMsg* message) const { natsMsg_Destroy(message); }
-};
-struct SubscriptionDeleter {
-  void operator()(natsSubscription* subscription) const {
-    natsSubscription_Unsubscribe(subscription);
-    natsSubscription_Destroy(subscription);
-  }
 };
 using Message = std::unique_ptr<natsMsg, MessageDeleter>;
 
@@ -106,6 +101,68 @@ absl::StatusOr<std::uint64_t> ModelLog::LastSequence() const {
   return info->State.LastSeq;
 }
 
+ModelLog::Cursor::~Cursor() {
+  if (subscription_ == nullptr) return;
+  auto* subscription = static_cast<natsSubscription*>(subscription_);
+  natsSubscription_Unsubscribe(subscription);
+  natsSubscription_Destroy(subscription);
+}
+
+ModelLog::Cursor::Cursor(Cursor&& other) noexcept
+    : subscription_(std::exchange(other.subscription_, nullptr)),
+      stream_(std::move(other.stream_)) {}
+
+absl::StatusOr<LogEntry> ModelLog::Cursor::Next(absl::Duration timeout) {
+  natsMsg* next = nullptr;
+  natsStatus status = natsSubscription_NextMsg(
+      &next, static_cast<natsSubscription*>(subscription_),
+      absl::ToInt64Milliseconds(timeout));
+  Message message(next);
+  if (status == NATS_TIMEOUT) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("cluster: no new entry of ", stream_));
+  }
+  if (status != NATS_OK) {
+    return NatsError(status, 0, absl::StrCat("cluster: reading ", stream_));
+  }
+  jsMsgMetaData* meta = nullptr;
+  status = natsMsg_GetMetaData(&meta, message.get());
+  if (status != NATS_OK) {
+    return NatsError(status, 0, absl::StrCat("cluster: an entry of ", stream_));
+  }
+  LogEntry entry;
+  entry.sequence = meta->Sequence.Stream;
+  jsMsgMetaData_Destroy(meta);
+  const char* id = nullptr;
+  if (natsMsgHeader_Get(message.get(), kMessageIdHeader, &id) == NATS_OK) {
+    entry.message_id = id;
+  }
+  entry.payload.assign(natsMsg_GetData(message.get()),
+                       natsMsg_GetDataLength(message.get()));
+  return entry;
+}
+
+absl::StatusOr<ModelLog::Cursor> ModelLog::Follow(std::uint64_t from) const {
+  jsSubOptions options;
+  jsSubOptions_Init(&options);
+  options.Stream = stream_.c_str();
+  options.Ordered = true;
+  options.Config.DeliverPolicy = js_DeliverByStartSequence;
+  options.Config.OptStartSeq = std::max<std::uint64_t>(from, 1);
+  natsSubscription* subscription = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_SubscribeSync(&subscription, client_->jetstream(), subject_.c_str(),
+                       nullptr, &options, &code);
+  if (status != NATS_OK) {
+    natsSubscription_Destroy(subscription);
+    return NatsError(
+        status, code,
+        absl::StrCat("cluster: reading ", stream_, " from ", from));
+  }
+  return Cursor(subscription, stream_);
+}
+
 absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
                             std::vector<LogEntry>* out) const {
   out->clear();
@@ -114,53 +171,19 @@ absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
   from = std::max<std::uint64_t>(from, 1);
   if (max == 0 || *last < from) return absl::OkStatus();
   const std::uint64_t end = std::min<std::uint64_t>(*last, from + max - 1);
-  // An ordered consumer from `from`: the client library re-creates it
-  // where it left off if a message is missed or its server goes away.
-  jsSubOptions options;
-  jsSubOptions_Init(&options);
-  options.Stream = stream_.c_str();
-  options.Ordered = true;
-  options.Config.DeliverPolicy = js_DeliverByStartSequence;
-  options.Config.OptStartSeq = from;
-  natsSubscription* subscription = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  natsStatus status =
-      js_SubscribeSync(&subscription, client_->jetstream(), subject_.c_str(),
-                       nullptr, &options, &code);
-  std::unique_ptr<natsSubscription, SubscriptionDeleter> owned(subscription);
-  if (status != NATS_OK) {
-    return NatsError(
-        status, code,
-        absl::StrCat("cluster: reading ", stream_, " from ", from));
-  }
-  const std::int64_t timeout_ms =
-      absl::ToInt64Milliseconds(client_->options().request_timeout);
+  absl::StatusOr<Cursor> cursor = Follow(from);
+  if (!cursor.ok()) return cursor.status();
   while (out->empty() || out->back().sequence < end) {
-    natsMsg* next = nullptr;
-    status = natsSubscription_NextMsg(&next, subscription, timeout_ms);
-    Message message(next);
-    if (status != NATS_OK) {
-      return NatsError(
-          status, 0,
-          absl::StrCat("cluster: reading ", stream_, " at ",
-                       out->empty() ? from : out->back().sequence + 1));
+    absl::StatusOr<LogEntry> entry =
+        cursor->Next(client_->options().request_timeout);
+    if (!entry.ok()) {
+      // Stored entries are there: not coming within the timeout is the
+      // cluster's unavailability.
+      return absl::IsDeadlineExceeded(entry.status())
+                 ? absl::UnavailableError(entry.status().message())
+                 : entry.status();
     }
-    jsMsgMetaData* meta = nullptr;
-    status = natsMsg_GetMetaData(&meta, message.get());
-    if (status != NATS_OK) {
-      return NatsError(status, 0,
-                       absl::StrCat("cluster: an entry of ", stream_));
-    }
-    LogEntry entry;
-    entry.sequence = meta->Sequence.Stream;
-    jsMsgMetaData_Destroy(meta);
-    const char* id = nullptr;
-    if (natsMsgHeader_Get(message.get(), kMessageIdHeader, &id) == NATS_OK) {
-      entry.message_id = id;
-    }
-    entry.payload.assign(natsMsg_GetData(message.get()),
-                         natsMsg_GetDataLength(message.get()));
-    out->push_back(std::move(entry));
+    out->push_back(*std::move(entry));
   }
   return absl::OkStatus();
 }

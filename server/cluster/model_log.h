@@ -57,6 +57,27 @@ class ModelLog {
   absl::StatusOr<Appended> Append(absl::string_view message_id,
                                   absl::string_view payload);
 
+  // Reads the log in order from a sequence on, as entries arrive: an
+  // ordered consumer, which the client library re-creates where it left
+  // off if a message is lost or its server goes away.
+  class Cursor {
+   public:
+    ~Cursor();
+    Cursor(Cursor&& other) noexcept;
+    Cursor& operator=(Cursor&&) = delete;
+    // The next entry, waiting up to `timeout` for it: DEADLINE_EXCEEDED
+    // when none came, UNAVAILABLE while the cluster cannot deliver.
+    absl::StatusOr<LogEntry> Next(absl::Duration timeout);
+
+   private:
+    friend class ModelLog;
+    Cursor(void* subscription, std::string stream)
+        : subscription_(subscription), stream_(std::move(stream)) {}
+    void* subscription_;  // natsSubscription
+    std::string stream_;
+  };
+  absl::StatusOr<Cursor> Follow(std::uint64_t from) const;
+
   // The entries from sequence `from` on, in order, at most `max`, of those
   // stored when it is called.
   absl::Status Read(std::uint64_t from, std::size_t max,

@@ -65,6 +65,14 @@ inline std::unique_ptr<Model> MakeModel(const ModelConfig& config) {
   return *std::move(model);
 }
 
+// Samples [begin, end) of a stream, as one batch.
+inline std::vector<Sample> Slice(const Stream& stream, std::size_t begin,
+                                 std::size_t end) {
+  std::vector<Sample> batch;
+  for (std::size_t s = begin; s < end; ++s) batch.push_back(stream.sample(s));
+  return batch;
+}
+
 // A model of `config` that has learned samples [0, n) of any stream (with
 // sample(s)), in one batch.
 template <class AnyStream>

@@ -1,8 +1,10 @@
 #include "tests/support/nats_test_cluster.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -112,6 +114,12 @@ absl::Status NatsTestCluster::Launch(std::size_t i) {
   const pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork");
   if (pid == 0) {
+    // The node goes with the test, even one that crashes; its output is in
+    // its log file.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
     execv(argv[0], argv.data());
     _exit(127);
   }

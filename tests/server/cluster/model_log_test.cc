@@ -10,53 +10,18 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/cluster/jetstream_client.h"
-#include "tests/support/nats_test_cluster.h"
+#include "tests/support/nats_cluster_test.h"
 
 namespace streamreg {
 namespace {
 
-class ModelLogTest : public ::testing::Test {
+class ModelLogTest : public NatsClusterTest {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<NatsTestCluster>> cluster =
-        NatsTestCluster::Start();
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
+    NatsClusterTest::SetUp();
+    ASSERT_NE(cluster_, nullptr);
     client_ = Connect(cluster_->urls());
     ASSERT_NE(client_, nullptr);
-  }
-
-  static std::unique_ptr<JetStreamClient> Connect(
-      std::vector<std::string> servers) {
-    JetStreamClient::Options options;
-    options.servers = std::move(servers);
-    options.request_timeout = absl::Seconds(2);
-    absl::StatusOr<std::unique_ptr<JetStreamClient>> client =
-        JetStreamClient::Connect(options);
-    EXPECT_TRUE(client.ok()) << client.status();
-    return client.ok() ? *std::move(client) : nullptr;
-  }
-
-  static const absl::Status& StatusOf(const absl::Status& status) {
-    return status;
-  }
-  template <class T>
-  static absl::Status StatusOf(const absl::StatusOr<T>& result) {
-    return result.status();
-  }
-
-  // Retries what UNAVAILABLE answers for up to 30 s (a cluster electing a
-  // leader after a kill), as a client does.
-  template <class Call>
-  static auto Retried(const Call& call) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    auto result = call();
-    while (!result.ok() && absl::IsUnavailable(StatusOf(result)) &&
-           absl::Now() < deadline) {
-      absl::SleepFor(absl::Milliseconds(100));
-      result = call();
-    }
-    return result;
   }
 
   ModelLog Open(const std::string& model, JetStreamClient* client = nullptr) {
@@ -96,7 +61,6 @@ class ModelLogTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<NatsTestCluster> cluster_;
   std::unique_ptr<JetStreamClient> client_;
 };
 

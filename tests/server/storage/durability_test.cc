@@ -30,13 +30,6 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-std::vector<Sample> Slice(const Stream& stream, std::size_t begin,
-                          std::size_t end) {
-  std::vector<Sample> batch;
-  for (std::size_t s = begin; s < end; ++s) batch.push_back(stream.sample(s));
-  return batch;
-}
-
 std::vector<std::string> FilesIn(const std::string& directory) {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(directory)) {

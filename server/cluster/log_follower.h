@@ -1,0 +1,81 @@
+#ifndef STREAMREG_SERVER_CLUSTER_LOG_FOLLOWER_H_
+#define STREAMREG_SERVER_CLUSTER_LOG_FOLLOWER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/base/mutex.h"
+#include "server/cluster/model_log.h"
+#include "server/hosting/hosted_model.h"
+
+namespace streamreg {
+
+// Keeps a hosted model a replica of its replicated log (docs/cluster.md,
+// "Deterministic replicas"): on a thread of its own, reads the log's
+// entries in sequence order from where the model stands and applies each
+// one — a samples entry through HostedModel::Learn (whose recent-id window
+// drops retried samples, the same way on every replica), a refit through
+// Refit; the create entry must name the model's own configuration. The
+// model itself never writes: every server serving it, the one that
+// appended included, changes it only here, so that the replicas stay
+// identical. What an entry could not apply (a batch the model refuses) is
+// refused alike by every replica, and recorded as that entry's outcome.
+//
+// The server that appended an entry answers its client once its replica
+// has applied it (WaitApplied).
+class LogFollower {
+ public:
+  // Starts following `log` from entry `from` (1, or the one after what a
+  // snapshot of the model holds). `log`'s client must outlive it.
+  static absl::StatusOr<std::unique_ptr<LogFollower>> Start(
+      const ModelLog& log, std::shared_ptr<HostedModel> model,
+      std::uint64_t from = 1);
+  // Stops following (an entry being applied finishes first).
+  ~LogFollower();
+  LogFollower(const LogFollower&) = delete;
+  LogFollower& operator=(const LogFollower&) = delete;
+
+  // Waits at most `timeout` until entry `sequence` is applied, and returns
+  // what applying it did: a samples entry's LearnOutcome (or the error the
+  // model refused it with), an empty outcome for the others. DEADLINE_
+  // EXCEEDED if it was not applied in time; NOT_FOUND if it was applied so
+  // long ago that its outcome is no longer kept (kKeptOutcomes).
+  absl::StatusOr<LearnOutcome> WaitApplied(std::uint64_t sequence,
+                                           absl::Duration timeout) const;
+  // The last entry applied (0: none).
+  std::uint64_t applied() const;
+
+  // The outcomes of the most recent entries applied that are kept for
+  // WaitApplied.
+  static constexpr std::size_t kKeptOutcomes = 4096;
+
+ private:
+  LogFollower(ModelLog::Cursor cursor, std::shared_ptr<HostedModel> model,
+              std::uint64_t from);
+  void Run(std::stop_token stop);
+  absl::StatusOr<LearnOutcome> Apply(const LogEntry& entry);
+
+  ModelLog::Cursor cursor_;  // the follower thread's
+  const std::shared_ptr<HostedModel> model_;
+
+  mutable Mutex mutex_;
+  mutable CondVar applied_changed_;
+  std::uint64_t applied_ ABSL_GUARDED_BY(mutex_);
+  // (sequence, outcome) of the latest entries applied, oldest first.
+  std::deque<std::pair<std::uint64_t, absl::StatusOr<LearnOutcome>>> outcomes_
+      ABSL_GUARDED_BY(mutex_);
+
+  std::jthread thread_;  // last: stopped and joined first
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_CLUSTER_LOG_FOLLOWER_H_

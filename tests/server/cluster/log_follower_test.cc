@@ -1,0 +1,168 @@
+// Replicas of one model following its replicated log on a real three-node
+// NATS JetStream cluster: bit-identical to each other and to the engine fed
+// the same samples, whatever node each reads from, with retried batches,
+// a refit, a refused batch, a node killed, and a replica that joins late.
+#include "server/cluster/log_follower.h"
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/cluster/jetstream_client.h"
+#include "server/cluster/log_entries.h"
+#include "server/cluster/model_log.h"
+#include "server/hosting/worker_pool.h"
+#include "tests/support/model_test_support.h"
+#include "tests/support/nats_cluster_test.h"
+
+namespace streamreg {
+namespace {
+
+constexpr absl::Duration kWait = absl::Seconds(30);
+
+class LogFollowerTest : public NatsClusterTest {
+ protected:
+  void SetUp() override {
+    NatsClusterTest::SetUp();
+    ASSERT_NE(cluster_, nullptr);
+    // One client per replica, each of a different node.
+    for (const std::string& url : cluster_->urls()) {
+      clients_.push_back(Connect({url}));
+      ASSERT_NE(clients_.back(), nullptr);
+    }
+    config_ = BusyConfig(BaseConfig());
+    absl::StatusOr<ModelLog> log =
+        Retried([&] { return ModelLog::Open(*clients_[0], "arm", {}); });
+    ASSERT_TRUE(log.ok()) << log.status();
+    log_.emplace(*std::move(log));
+    Append(EncodeCreateEntry({"arm", absl::FromUnixSeconds(1), config_, {}}),
+           "arm/create");
+  }
+
+  // Appends an entry as a server does, retrying while the cluster elects.
+  std::uint64_t Append(const std::string& payload, const std::string& id) {
+    absl::StatusOr<ModelLog::Appended> appended =
+        Retried([&] { return log_->Append(id, payload); });
+    EXPECT_TRUE(appended.ok()) << appended.status();
+    return appended.ok() ? appended->sequence : 0;
+  }
+  std::uint64_t AppendBatch(const Stream& stream, std::size_t begin,
+                            std::size_t end) {
+    const std::vector<Sample> batch = Slice(stream, begin, end);
+    return Append(EncodeSamplesEntry(batch), BatchMessageId("arm", batch, ""));
+  }
+
+  // A replica of "arm", as a server hosts it, following the log through
+  // client `c` from `from`.
+  struct Replica {
+    std::shared_ptr<HostedModel> hosted;
+    std::unique_ptr<LogFollower> follower;
+  };
+  Replica Follow(std::size_t c, std::uint64_t from = 1) {
+    Replica replica;
+    replica.hosted = std::make_shared<HostedModel>(
+        "arm", MakeModel(config_), std::vector<std::string>{},
+        absl::FromUnixSeconds(1),
+        HostedModel::Limits{.max_samples = 0, .dedup_window = 10000},
+        HostingPools{&writes_, &learning_});
+    absl::StatusOr<ModelLog> log = ModelLog::Open(*clients_[c], "arm", {});
+    EXPECT_TRUE(log.ok()) << log.status();
+    absl::StatusOr<std::unique_ptr<LogFollower>> follower =
+        LogFollower::Start(*log, replica.hosted, from);
+    EXPECT_TRUE(follower.ok()) << follower.status();
+    replica.follower = *std::move(follower);
+    return replica;
+  }
+
+  std::vector<std::unique_ptr<JetStreamClient>> clients_;
+  std::optional<ModelLog> log_;
+  ModelConfig config_;
+  WorkerPool writes_{2};
+  WorkerPool learning_{2};
+};
+
+TEST_F(LogFollowerTest, ReplicasOfALogAreBitIdenticalToTheEngine) {
+  const Stream stream = MakeStream(1200, 7);
+  const Stream queries = MakeStream(50, 8);
+  Replica first = Follow(0);
+  Replica second = Follow(1);
+  // The log's first entry creates the model it follows.
+  EXPECT_TRUE(first.follower->WaitApplied(1, kWait).ok());
+  std::unique_ptr<Model> reference = MakeModel(config_);
+  std::uint64_t last = 0;
+  for (std::size_t s = 0; s < 600; s += 40) {
+    last = AppendBatch(stream, s, s + 40);
+    ASSERT_TRUE(reference->Learn(Slice(stream, s, s + 40)).ok());
+  }
+  // A client's retry of a batch JetStream deduplicates: the same entry.
+  EXPECT_EQ(AppendBatch(stream, 560, 600), last);
+  // A retry of samples in another batch (regrouped, or after the window):
+  // a new entry, whose old samples every replica drops.
+  const std::uint64_t regrouped = AppendBatch(stream, 590, 610);
+  ASSERT_TRUE(reference->Learn(Slice(stream, 600, 610)).ok());
+  absl::StatusOr<LearnOutcome> outcome =
+      first.follower->WaitApplied(regrouped, kWait);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->duplicates, 10u);
+  EXPECT_EQ(outcome->accepted, 10u);
+  EXPECT_EQ(outcome->sequence.back(), 610u);
+  // A batch the model refuses, refused alike by every replica.
+  std::vector<Sample> bad = {stream.sample(0)};
+  const std::vector<double> nan_x = {1.0, std::nan(""), 2.0};
+  bad[0].x = nan_x;
+  bad[0].sample_id = 99999;
+  const std::uint64_t refused =
+      Append(EncodeSamplesEntry(bad), BatchMessageId("arm", bad, ""));
+  // A refit in the middle of the stream, then more samples.
+  Append(EncodeRefitEntry(), "arm/refit/1");
+  ASSERT_TRUE(reference->Refit().ok());
+  // A node killed while samples come: the replica reading from it goes on
+  // once its client has reconnected elsewhere (or the node is back).
+  cluster_->Kill(1);
+  for (std::size_t s = 610; s < 1000; s += 39) {
+    const std::size_t end = std::min<std::size_t>(s + 39, 1000);
+    last = AppendBatch(stream, s, end);
+    ASSERT_TRUE(reference->Learn(Slice(stream, s, end)).ok());
+  }
+  ASSERT_TRUE(cluster_->Restart(1).ok());
+  for (Replica* replica : {&first, &second}) {
+    absl::StatusOr<LearnOutcome> done =
+        replica->follower->WaitApplied(last, kWait);
+    ASSERT_TRUE(done.ok()) << done.status();
+    absl::StatusOr<LearnOutcome> bad_outcome =
+        replica->follower->WaitApplied(refused, kWait);
+    EXPECT_TRUE(absl::IsInvalidArgument(bad_outcome.status()))
+        << bad_outcome.status();
+    replica->hosted->CatchUp();
+  }
+  EXPECT_EQ(first.hosted->model().samples_seen(), 1000u);
+  ExpectSameModel(first.hosted->model(), second.hosted->model(), queries);
+  ExpectSameModel(first.hosted->model(), *reference, queries);
+
+  // A server that joins later replays the whole log into the same model.
+  Replica late = Follow(2);
+  ASSERT_TRUE(late.follower->WaitApplied(last, kWait).ok());
+  late.hosted->CatchUp();
+  ExpectSameModel(late.hosted->model(), *reference, queries);
+}
+
+TEST_F(LogFollowerTest, ALogOfAnotherModelIsRefused) {
+  Replica replica = Follow(0);
+  ModelConfig other = config_;
+  other.seed = 17;
+  const std::uint64_t sequence =
+      Append(EncodeCreateEntry({"arm", absl::FromUnixSeconds(1), other, {}}),
+             "arm/create/other");
+  absl::StatusOr<LearnOutcome> outcome =
+      replica.follower->WaitApplied(sequence, kWait);
+  EXPECT_TRUE(absl::IsDataLoss(outcome.status())) << outcome.status();
+  // The first create entry was the model's own.
+  EXPECT_TRUE(replica.follower->WaitApplied(1, kWait).ok());
+}
+
+}  // namespace
+}  // namespace streamreg

@@ -1,0 +1,71 @@
+#ifndef STREAMREG_TESTS_SUPPORT_NATS_CLUSTER_TEST_H_
+#define STREAMREG_TESTS_SUPPORT_NATS_CLUSTER_TEST_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "server/cluster/jetstream_client.h"
+#include "tests/support/nats_test_cluster.h"
+
+namespace streamreg {
+
+// The cluster tests' fixture: a fresh three-node NATS JetStream cluster per
+// test (cluster_), clients of it, and the retries a client of a cluster
+// makes while it elects leaders.
+class NatsClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<NatsTestCluster>> cluster =
+        NatsTestCluster::Start();
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+  }
+
+  // A client of `servers`, with a 2 s request timeout; null (and a test
+  // failure) if it cannot connect.
+  static std::unique_ptr<JetStreamClient> Connect(
+      std::vector<std::string> servers) {
+    JetStreamClient::Options options;
+    options.servers = std::move(servers);
+    options.request_timeout = absl::Seconds(2);
+    absl::StatusOr<std::unique_ptr<JetStreamClient>> client =
+        JetStreamClient::Connect(options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  // `call()` (a Status or StatusOr), again while it answers UNAVAILABLE,
+  // for up to 30 s.
+  template <class Call>
+  static auto Retried(const Call& call) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    auto result = call();
+    while (!result.ok() && absl::IsUnavailable(StatusOf(result)) &&
+           absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(100));
+      result = call();
+    }
+    return result;
+  }
+
+  std::unique_ptr<NatsTestCluster> cluster_;
+
+ private:
+  static const absl::Status& StatusOf(const absl::Status& status) {
+    return status;
+  }
+  template <class T>
+  static absl::Status StatusOf(const absl::StatusOr<T>& result) {
+    return result.status();
+  }
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_TESTS_SUPPORT_NATS_CLUSTER_TEST_H_
