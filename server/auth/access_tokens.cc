@@ -1,7 +1,6 @@
 #include "server/auth/access_tokens.h"
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 
@@ -11,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/file_contents.h"
+#include "common/sha256.h"
 #include "server/hosting/model_registry.h"
 
 namespace streamreg {
@@ -102,12 +102,7 @@ absl::string_view PermissionName(Permission permission) {
   return "?";
 }
 
-TokenDigest DigestOfToken(absl::string_view token) {
-  TokenDigest digest;
-  SHA256(reinterpret_cast<const unsigned char*>(token.data()), token.size(),
-         digest.data());
-  return digest;
-}
+TokenDigest DigestOfToken(absl::string_view token) { return Sha256(token); }
 
 bool TokenHolder::Allows(absl::string_view model, Permission permission) const {
   for (const ModelGrant& grant : grants) {

@@ -39,7 +39,14 @@ std::string ModelLog::Subject(absl::string_view model) {
 absl::StatusOr<ModelLog> ModelLog::Open(JetStreamClient& client,
                                         absl::string_view model,
                                         Options options) {
-  ModelLog log(&client, StreamName(model), Subject(model));
+  return OpenStream(client, StreamName(model), Subject(model), options);
+}
+
+absl::StatusOr<ModelLog> ModelLog::OpenStream(JetStreamClient& client,
+                                              std::string stream,
+                                              std::string subject,
+                                              Options options) {
+  ModelLog log(&client, std::move(stream), std::move(subject));
   jsStreamConfig config;
   jsStreamConfig_Init(&config);
   config.Name = log.stream_.c_str();

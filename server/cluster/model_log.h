@@ -49,6 +49,12 @@ class ModelLog {
   static absl::StatusOr<ModelLog> Open(JetStreamClient& client,
                                        absl::string_view model,
                                        Options options);
+  // The same for a log of another purpose (the placements'), by its
+  // stream and subject, which no model's may be.
+  static absl::StatusOr<ModelLog> OpenStream(JetStreamClient& client,
+                                             std::string stream,
+                                             std::string subject,
+                                             Options options);
 
   // Appends `payload` under `message_id` and waits for the publish ack.
   // UNAVAILABLE when no quorum answered within the client's request timeout:
@@ -87,6 +93,7 @@ class ModelLog {
   // Deletes the stream and everything in it.
   absl::Status Delete();
 
+  JetStreamClient& client() const { return *client_; }
   const std::string& stream() const { return stream_; }
   const std::string& subject() const { return subject_; }
 

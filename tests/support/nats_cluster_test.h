@@ -16,8 +16,8 @@
 namespace streamreg {
 
 // The cluster tests' fixture: a fresh three-node NATS JetStream cluster per
-// test (cluster_), clients of it, and the retries a client of a cluster
-// makes while it elects leaders.
+// test (cluster_) and a client of all its nodes (client_), more clients of
+// it, and the retries a client of a cluster makes while it elects leaders.
 class NatsClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -25,6 +25,8 @@ class NatsClusterTest : public ::testing::Test {
         NatsTestCluster::Start();
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = *std::move(cluster);
+    client_ = Connect(cluster_->urls());
+    ASSERT_NE(client_, nullptr);
   }
 
   // A client of `servers`, with a 2 s request timeout; null (and a test
@@ -55,6 +57,7 @@ class NatsClusterTest : public ::testing::Test {
   }
 
   std::unique_ptr<NatsTestCluster> cluster_;
+  std::unique_ptr<JetStreamClient> client_;
 
  private:
   static const absl::Status& StatusOf(const absl::Status& status) {

@@ -17,13 +17,6 @@ namespace {
 
 class ModelLogTest : public NatsClusterTest {
  protected:
-  void SetUp() override {
-    NatsClusterTest::SetUp();
-    ASSERT_NE(cluster_, nullptr);
-    client_ = Connect(cluster_->urls());
-    ASSERT_NE(client_, nullptr);
-  }
-
   ModelLog Open(const std::string& model, JetStreamClient* client = nullptr) {
     absl::StatusOr<ModelLog> log = Retried([&] {
       return ModelLog::Open(client == nullptr ? *client_ : *client, model, {});
@@ -60,8 +53,6 @@ class ModelLogTest : public NatsClusterTest {
       EXPECT_EQ(entries[i].payload, Payload(i));
     }
   }
-
-  std::unique_ptr<JetStreamClient> client_;
 };
 
 TEST_F(ModelLogTest, AppendsInOrderAndReadsBackFromAnySequence) {

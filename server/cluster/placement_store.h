@@ -1,0 +1,105 @@
+#ifndef STREAMREG_SERVER_CLUSTER_PLACEMENT_STORE_H_
+#define STREAMREG_SERVER_CLUSTER_PLACEMENT_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/base/mutex.h"
+#include "server/cluster/jetstream_client.h"
+#include "server/cluster/model_log.h"
+
+typedef struct __kvStore kvStore;
+
+namespace streamreg {
+
+// Where models are served and which servers are alive, agreed through
+// JetStream (docs/cluster.md, "Placement"):
+//  - placements are a register per model, changed only by compare-and-set
+//    on its revision, so that of two servers proposing at once exactly one
+//    wins and the other reads the winner's placement. They are kept as a
+//    replicated log of proposals (stream `streamreg-placement`) that every
+//    store reads in order and applies the same way: a proposal wins if it
+//    names the model's revision at its place in the log, and its sequence
+//    becomes the new revision. Not JetStream Key-Value's compare-and-set:
+//    Debian's nats-server 2.9.10 checks a clustered stream's expected
+//    subject sequence before proposing a write, not in consensus, and let
+//    several writers based on one revision succeed in our test
+//    (nats-server issue 4320, fixed in 2.9.21);
+//  - the live servers are JetStream Key-Value bucket `streamreg_servers`,
+//    one key per server holding its address; an entry expires `server_ttl`
+//    after it was last written, so a server that stops renewing it
+//    (Heartbeat) drops out of LiveServers.
+// Both keep `replicas` copies. Thread-safe.
+class PlacementStore {
+ public:
+  struct Options {
+    int replicas = 3;
+    absl::Duration server_ttl = absl::Seconds(5);
+  };
+  // A model's placement: its servers and the revision that set them (0:
+  // none yet).
+  struct Placement {
+    std::vector<std::string> servers;
+    std::uint64_t revision = 0;
+  };
+
+  // Opens both buckets, making them if they do not exist. `client` must
+  // outlive the store.
+  static absl::StatusOr<std::unique_ptr<PlacementStore>> Open(
+      JetStreamClient& client, Options options);
+  ~PlacementStore();
+  PlacementStore(const PlacementStore&) = delete;
+  PlacementStore& operator=(const PlacementStore&) = delete;
+
+  // The model's placement as of now: every proposal stored before the call
+  // is applied first (a linearizable read).
+  absl::StatusOr<Placement> Get(absl::string_view model);
+  // Sets the placement of `model` to `servers` if it is still at
+  // `revision` (0: it has none): the new revision, or ABORTED when another
+  // change came first (read it again and decide). UNAVAILABLE when the
+  // cluster did not answer: the proposal may or may not be in the log, and
+  // proposing it again (within the log's duplicate window) is safe and
+  // finds its outcome.
+  absl::StatusOr<std::uint64_t> CompareAndSet(
+      absl::string_view model, const std::vector<std::string>& servers,
+      std::uint64_t revision);
+
+  // Announces (or renews) `server` as alive.
+  absl::Status Heartbeat(absl::string_view server);
+  // The servers whose announcement has not expired, sorted.
+  absl::StatusOr<std::vector<std::string>> LiveServers() const;
+
+  // A server's key in the servers bucket: keys may not hold ':', which
+  // becomes '=' (host:port never holds '=').
+  static std::string ServerKey(absl::string_view server);
+
+ private:
+  PlacementStore(ModelLog proposals, ModelLog::Cursor cursor, kvStore* servers)
+      : proposals_(std::move(proposals)),
+        cursor_(std::move(cursor)),
+        servers_(servers) {}
+  // Applies the proposals up to sequence `target` (the last stored, if 0).
+  absl::Status CatchUp(std::uint64_t target)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Apply(const LogEntry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  ModelLog proposals_;
+  Mutex mutex_;
+  ModelLog::Cursor cursor_ ABSL_GUARDED_BY(mutex_);
+  std::uint64_t applied_ ABSL_GUARDED_BY(mutex_) = 0;
+  absl::flat_hash_map<std::string, Placement> placements_
+      ABSL_GUARDED_BY(mutex_);
+  kvStore* const servers_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_CLUSTER_PLACEMENT_STORE_H_

@@ -1,0 +1,147 @@
+// Placements and live servers in JetStream Key-Value on a real three-node
+// cluster: compare-and-set lets exactly one of two proposers win and loses
+// no update under contention; announcements expire once not renewed.
+#include "server/cluster/placement_store.h"
+
+#include <atomic>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/support/nats_cluster_test.h"
+
+namespace streamreg {
+namespace {
+
+class PlacementStoreTest : public NatsClusterTest {
+ protected:
+  void SetUp() override {
+    NatsClusterTest::SetUp();
+    ASSERT_NE(client_, nullptr);
+    store_ = OpenStore(*client_);
+    ASSERT_NE(store_, nullptr);
+  }
+
+  static std::unique_ptr<PlacementStore> OpenStore(JetStreamClient& client) {
+    PlacementStore::Options options;
+    options.server_ttl = absl::Seconds(2);
+    absl::StatusOr<std::unique_ptr<PlacementStore>> store =
+        Retried([&] { return PlacementStore::Open(client, options); });
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  std::unique_ptr<PlacementStore> store_;
+};
+
+TEST_F(PlacementStoreTest, ExactlyOneOfTwoProposersWins) {
+  absl::StatusOr<PlacementStore::Placement> none = store_->Get("arm.v1");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->revision, 0u);
+  EXPECT_TRUE(none->servers.empty());
+  // Two servers propose the first placement at once: one wins.
+  const std::vector<std::string> a = {"10.0.0.1:7000", "10.0.0.2:7000"};
+  const std::vector<std::string> b = {"10.0.0.3:7000"};
+  absl::StatusOr<std::uint64_t> first = store_->CompareAndSet("arm.v1", a, 0);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::uint64_t> second = store_->CompareAndSet("arm.v1", b, 0);
+  EXPECT_TRUE(absl::IsAborted(second.status())) << second.status();
+  absl::StatusOr<PlacementStore::Placement> now = store_->Get("arm.v1");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->servers, a);
+  EXPECT_EQ(now->revision, *first);
+  // And again for a change of it, from the same revision.
+  absl::StatusOr<std::uint64_t> moved =
+      store_->CompareAndSet("arm.v1", b, *first);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_TRUE(
+      absl::IsAborted(store_->CompareAndSet("arm.v1", a, *first).status()));
+  EXPECT_EQ(store_->Get("arm.v1")->servers, b);
+}
+
+// Eight writers through clients of different nodes, each adding itself to
+// one placement ten times by read, change, compare-and-set (again on
+// ABORTED): every one of the 80 additions is there.
+TEST_F(PlacementStoreTest, ContendedChangesLoseNoUpdate) {
+  constexpr int kWriters = 8, kAdds = 10;
+  std::vector<std::thread> writers;
+  std::atomic<int> failures = 0;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      std::unique_ptr<JetStreamClient> client =
+          Connect({cluster_->urls()[w % cluster_->size()]});
+      if (client == nullptr) {
+        ++failures;
+        return;
+      }
+      std::unique_ptr<PlacementStore> store = OpenStore(*client);
+      if (store == nullptr) {
+        ++failures;
+        return;
+      }
+      const absl::Time deadline = absl::Now() + absl::Seconds(60);
+      for (int i = 0; i < kAdds; ++i) {
+        for (;;) {
+          if (absl::Now() > deadline) {
+            ++failures;
+            return;
+          }
+          absl::StatusOr<PlacementStore::Placement> now = store->Get("shared");
+          if (!now.ok()) continue;
+          now->servers.push_back(absl::StrCat("w", w, "-", i));
+          absl::StatusOr<std::uint64_t> set =
+              store->CompareAndSet("shared", now->servers, now->revision);
+          if (set.ok()) break;
+          if (!absl::IsAborted(set.status())) {
+            absl::SleepFor(absl::Milliseconds(20));
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  EXPECT_EQ(failures.load(), 0);
+  const std::vector<std::string> servers = store_->Get("shared")->servers;
+  EXPECT_EQ(servers.size(), static_cast<std::size_t>(kWriters * kAdds));
+  EXPECT_EQ(std::set<std::string>(servers.begin(), servers.end()).size(),
+            servers.size());
+}
+
+TEST_F(PlacementStoreTest, AServerThatStopsRenewingDropsOut) {
+  ASSERT_TRUE(store_->Heartbeat("127.0.0.1:7001").ok());
+  ASSERT_TRUE(store_->Heartbeat("127.0.0.1:7002").ok());
+  EXPECT_EQ(*store_->LiveServers(),
+            (std::vector<std::string>{"127.0.0.1:7001", "127.0.0.1:7002"}));
+  // 7001 renews every 300 ms for 4 s (twice the 2 s TTL); 7002 does not.
+  const absl::Time end = absl::Now() + absl::Seconds(4);
+  while (absl::Now() < end) {
+    absl::SleepFor(absl::Milliseconds(300));
+    ASSERT_TRUE(store_->Heartbeat("127.0.0.1:7001").ok());
+  }
+  EXPECT_EQ(*store_->LiveServers(),
+            (std::vector<std::string>{"127.0.0.1:7001"}));
+  EXPECT_EQ(PlacementStore::ServerKey("127.0.0.1:7001"), "127.0.0.1=7001");
+}
+
+TEST_F(PlacementStoreTest, PlacementsOutliveANodeKilled) {
+  const std::vector<std::string> servers = {"a:1", "b:2", "c:3"};
+  ASSERT_TRUE(store_->CompareAndSet("kept", servers, 0).ok());
+  cluster_->Kill(0);
+  absl::StatusOr<PlacementStore::Placement> read =
+      Retried([&] { return store_->Get("kept"); });
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->servers, servers);
+  absl::StatusOr<std::uint64_t> moved = Retried([&] {
+    return store_->CompareAndSet("kept", {"a:1", "b:2", "d:4"}, read->revision);
+  });
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  ASSERT_TRUE(cluster_->Restart(0).ok());
+  EXPECT_EQ(store_->Get("kept")->servers.back(), "d:4");
+}
+
+}  // namespace
+}  // namespace streamreg
