@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# A three-node NATS JetStream cluster on free loopback ports (Debian's
+# nats-server), for cluster mode's tools and benchmarks on one machine
+# (docs/cluster.md).
+#
+#   deploy/cluster/nats-cluster.sh up DIR     start it; wait until every node
+#                                             is healthy; write DIR/nats, one
+#                                             "nats://127.0.0.1:PORT PID" per
+#                                             node
+#   deploy/cluster/nats-cluster.sh down DIR   stop the nodes DIR/nats names
+#
+# Each node stores in DIR/nodeI and logs to DIR/nodeI.log. Loopback only.
+set -euo pipefail
+
+usage() { echo "usage: $0 up|down DIR" >&2; exit 2; }
+[ $# -eq 2 ] || usage
+command=$1 dir=$2
+nats_server=$(command -v nats-server || echo /usr/sbin/nats-server)
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+up() {
+  mkdir -p "$dir"
+  [ -e "$dir/nats" ] && { echo "$dir/nats exists: is a cluster up?" >&2; exit 1; }
+  local -a client cluster monitor
+  for i in 0 1 2; do
+    client[i]=$(free_port) cluster[i]=$(free_port) monitor[i]=$(free_port)
+  done
+  local routes="nats://127.0.0.1:${cluster[0]},nats://127.0.0.1:${cluster[1]},nats://127.0.0.1:${cluster[2]}"
+  : > "$dir/nats.starting"
+  for i in 0 1 2; do
+    setsid "$nats_server" --jetstream --store_dir "$dir/node$i" \
+      --addr 127.0.0.1 --port "${client[i]}" --http_port "${monitor[i]}" \
+      --server_name "node$i" --cluster_name streamreg \
+      --cluster "nats://127.0.0.1:${cluster[i]}" --routes "$routes" \
+      --log "$dir/node$i.log" </dev/null >/dev/null 2>&1 &
+    echo "nats://127.0.0.1:${client[i]} $!" >> "$dir/nats.starting"
+  done
+  for i in 0 1 2; do
+    local healthy=
+    for _ in $(seq 300); do
+      if /usr/bin/python3 - "${monitor[i]}" <<'EOF' 2>/dev/null; then
+import sys, urllib.request
+urllib.request.urlopen("http://127.0.0.1:%s/healthz" % sys.argv[1], timeout=1)
+EOF
+        healthy=1; break
+      fi
+      sleep 0.1
+    done
+    if [ -z "$healthy" ]; then
+      echo "node$i did not become healthy; see $dir/node$i.log" >&2
+      mv "$dir/nats.starting" "$dir/nats"
+      down
+      exit 1
+    fi
+  done
+  mv "$dir/nats.starting" "$dir/nats"
+  cat "$dir/nats"
+}
+
+down() {
+  [ -e "$dir/nats" ] || { echo "no $dir/nats" >&2; exit 1; }
+  while read -r _ pid; do
+    kill "$pid" 2>/dev/null || true
+  done < "$dir/nats"
+  while read -r _ pid; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$pid" 2>/dev/null || true
+  done < "$dir/nats"
+  rm -f "$dir/nats"
+}
+
+case "$command" in
+  up) up ;;
+  down) down ;;
+  *) usage ;;
+esac
