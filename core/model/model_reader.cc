@@ -96,7 +96,8 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
               state.predictions[i].index->current();
           generation->transform.Apply(x, z);
           if (state.predictions[i].metric == MetricKind::kGlml) {
-            PredictUnderGlml(state, i, *generation, x, z, chosen, base, out);
+            PredictUnderGlml(state, i, *generation, x, z, chosen, base, &found,
+                             &near, out);
             continue;
           }
           GatherNeighbors(state, *generation, z, *widest, &found, &near);
@@ -128,20 +129,17 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
                       const MetricIndex::Generation& generation,
                       std::span<const double> x, std::span<const double> z,
                       std::span<const std::size_t> chosen,
-                      std::span<const double> base, Prediction* out) {
+                      std::span<const double> base,
+                      std::vector<Neighbor>* found, NeighborTargets* near,
+                      Prediction* out) {
   thread_local std::vector<double> direction;
-  thread_local std::vector<Neighbor> found;
-  thread_local NeighborTargets near(0);
-  if (near.num_targets() != state.config.num_targets()) {
-    near = NeighborTargets(state.config.num_targets());
-  }
   GlmlDensityDirection(state, x, &direction);
   for (std::size_t t : state.predictions[index].targets) {
     if (chosen[t] != index) continue;
     const GlmlMetric metric = GlmlMetricFor(state, generation, direction, t);
-    GatherNeighbors(state, generation, z, ChoiceOf(state, index, t).grid,
-                    &found, &near, nullptr, &metric);
-    PredictTargets(state, index, chosen, near, base, out, t);
+    GatherNeighbors(state, generation, z, ChoiceOf(state, index, t).grid, found,
+                    near, nullptr, &metric);
+    PredictTargets(state, index, chosen, *near, base, out, t);
   }
 }
 

@@ -268,51 +268,46 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.mlkr_fit_steps, config.mlkr_fit_steps);
   EXPECT_TRUE(read.auto_includes_glml);
   EXPECT_EQ(read.glml_gamma_ratio, config.glml_gamma_ratio);
+  // An older encoding: the newer one without its last `cut` bytes, under
+  // `version`.
+  const auto older = [](std::string newer, std::uint32_t version,
+                        std::size_t cut) {
+    newer.resize(newer.size() - cut);
+    std::memcpy(newer.data(), &version, sizeof version);
+    return newer;
+  };
+  const auto load = [&read](const std::string& encoded) {
+    ByteReader reader(encoded);
+    return LoadConfig(reader, &read);
+  };
   // Version 5 is version 6 without GLML's ratio and flag: an auto model
   // written then never chose GLML, even without a base.
-  std::string version5 = bytes.substr(0, bytes.size() - 9);
-  const std::uint32_t five = 5;
-  std::memcpy(version5.data(), &five, sizeof five);
-  ByteReader fifth(version5);
-  ASSERT_TRUE(LoadConfig(fifth, &read));
+  const std::string version5 = older(bytes, 5, 9);
+  ASSERT_TRUE(load(version5));
   EXPECT_FALSE(read.auto_includes_glml);
   read.linear_base = false;
   EXPECT_EQ(read.Candidates().size(), 4u);
   // Version 4 is version 5 without MLKR's four counts and flag: an auto
   // model written then chose among three metrics.
-  std::string version4 = version5.substr(0, version5.size() - 33);
-  const std::uint32_t four = 4;
-  std::memcpy(version4.data(), &four, sizeof four);
-  ByteReader fourth(version4);
-  ASSERT_TRUE(LoadConfig(fourth, &read));
+  const std::string version4 = older(version5, 4, 33);
+  ASSERT_TRUE(load(version4));
   EXPECT_EQ(read.metric, MetricKind::kAuto);
   EXPECT_FALSE(read.auto_includes_mlkr);
   EXPECT_EQ(read.Candidates().size(), 3u);
   // Version 3 is version 4 without the last byte: a model written then
   // estimated gradients by finite differences.
-  std::string version3 = version4.substr(0, version4.size() - 1);
-  const std::uint32_t three = 3;
-  std::memcpy(version3.data(), &three, sizeof three);
-  ByteReader third(version3);
-  ASSERT_TRUE(LoadConfig(third, &read));
+  const std::string version3 = older(version4, 3, 1);
+  ASSERT_TRUE(load(version3));
   EXPECT_EQ(read.gradient_estimator, GradientEstimatorKind::kFiniteDifferences);
   EXPECT_TRUE(read.linear_base);
   // Version 2 is version 3 without the last three fields (a flag and two
   // doubles): a model written then had no base.
-  std::string version2 = version3.substr(0, version3.size() - 17);
-  const std::uint32_t two = 2;
-  std::memcpy(version2.data(), &two, sizeof two);
-  ByteReader older(version2);
-  ASSERT_TRUE(LoadConfig(older, &read));
+  ASSERT_TRUE(load(older(version3, 2, 17)));
   EXPECT_FALSE(read.linear_base);
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  std::string version7 = bytes;
-  const std::uint32_t seven = 7;
-  std::memcpy(version7.data(), &seven, sizeof seven);
-  ByteReader newer(version7);
-  EXPECT_FALSE(LoadConfig(newer, &read));
+  EXPECT_FALSE(load(older(bytes, 7, 0)));
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
