@@ -1,11 +1,8 @@
 #include "tests/support/nats_test_cluster.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,41 +14,24 @@
 #include "tests/support/fresh_directory.h"
 
 namespace streamreg {
-namespace {
-
-// A loopback port free now (the kernel's choice for port 0).
-absl::StatusOr<int> FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError("socket");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  const bool ok =
-      bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  close(fd);
-  if (!ok) return absl::InternalError("no free loopback port");
-  return ntohs(address.sin_port);
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<NatsTestCluster>> NatsTestCluster::Start(
     std::size_t nodes, absl::Duration timeout) {
   std::unique_ptr<NatsTestCluster> cluster(
       new NatsTestCluster(FreshDirectory()));
-  cluster->nodes_.resize(nodes);
   for (std::size_t i = 0; i < nodes; ++i) {
-    Node& node = cluster->nodes_[i];
-    for (int* port :
-         {&node.client_port, &node.cluster_port, &node.monitor_port}) {
-      absl::StatusOr<int> free = FreePort();
-      if (!free.ok()) return free.status();
-      *port = *free;
+    absl::StatusOr<ReservedPort> client = ReservedPort::Reserve();
+    absl::StatusOr<ReservedPort> cluster_port = ReservedPort::Reserve();
+    absl::StatusOr<ReservedPort> monitor = ReservedPort::Reserve();
+    for (const auto* reserved : {&client, &cluster_port, &monitor}) {
+      if (!reserved->ok()) return reserved->status();
     }
-    node.store = absl::StrCat(cluster->directory_, "/node", i);
-    node.log = absl::StrCat(cluster->directory_, "/node", i, ".log");
+    cluster->nodes_.push_back(
+        Node{.client_port = *std::move(client),
+             .cluster_port = *std::move(cluster_port),
+             .monitor_port = *std::move(monitor),
+             .store = absl::StrCat(cluster->directory_, "/node", i),
+             .log = absl::StrCat(cluster->directory_, "/node", i, ".log")});
   }
   for (std::size_t i = 0; i < nodes; ++i) {
     if (absl::Status launched = cluster->Launch(i); !launched.ok()) {
@@ -74,7 +54,7 @@ NatsTestCluster::~NatsTestCluster() {
 std::vector<std::string> NatsTestCluster::urls() const {
   std::vector<std::string> urls;
   for (const Node& node : nodes_) {
-    urls.push_back(absl::StrCat("nats://127.0.0.1:", node.client_port));
+    urls.push_back(absl::StrCat("nats://127.0.0.1:", node.client_port.port()));
   }
   return urls;
 }
@@ -83,7 +63,8 @@ absl::Status NatsTestCluster::Launch(std::size_t i) {
   const Node& node = nodes_[i];
   std::vector<std::string> routes;
   for (const Node& other : nodes_) {
-    routes.push_back(absl::StrCat("nats://127.0.0.1:", other.cluster_port));
+    routes.push_back(
+        absl::StrCat("nats://127.0.0.1:", other.cluster_port.port()));
   }
   const std::vector<std::string> arguments = {
       STREAMREG_NATS_SERVER,
@@ -93,15 +74,15 @@ absl::Status NatsTestCluster::Launch(std::size_t i) {
       "--addr",
       "127.0.0.1",
       "--port",
-      absl::StrCat(node.client_port),
+      absl::StrCat(node.client_port.port()),
       "--http_port",
-      absl::StrCat(node.monitor_port),
+      absl::StrCat(node.monitor_port.port()),
       "--server_name",
       absl::StrCat("node", i),
       "--cluster_name",
       "streamreg-test",
       "--cluster",
-      absl::StrCat("nats://127.0.0.1:", node.cluster_port),
+      absl::StrCat("nats://127.0.0.1:", node.cluster_port.port()),
       "--routes",
       absl::StrJoin(routes, ","),
       "--log",
@@ -130,7 +111,7 @@ absl::Status NatsTestCluster::Launch(std::size_t i) {
 absl::Status NatsTestCluster::WaitHealthy(std::size_t i,
                                           absl::Duration timeout) const {
   const Node& node = nodes_[i];
-  httplib::Client monitor("127.0.0.1", node.monitor_port);
+  httplib::Client monitor("127.0.0.1", node.monitor_port.port());
   monitor.set_connection_timeout(1);
   const absl::Time deadline = absl::Now() + timeout;
   std::string last = "no answer";

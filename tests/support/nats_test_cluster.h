@@ -11,15 +11,17 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tests/support/reserved_port.h"
 
 namespace streamreg {
 
 // A real NATS cluster for the cluster tests: `nodes` nats-server processes
 // (Debian's, STREAMREG_NATS_SERVER) with JetStream, clustered with each
-// other on free loopback ports, each storing in its own folder of a fresh
-// directory. A node can be killed (SIGKILL, as a crash) and restarted on
-// the same ports with the same store. Every node still running is stopped
-// when the cluster goes; the files stay for the test's temporary directory.
+// other on loopback ports reserved for it (ReservedPort), each storing in its
+// own folder of a fresh directory. A node can be killed (SIGKILL, as a crash)
+// and restarted on the same ports with the same store. Every node still running
+// is stopped when the cluster goes; the files stay for the test's temporary
+// directory.
 class NatsTestCluster {
  public:
   // Starts the nodes and waits (at most `timeout`) until every one reports
@@ -43,9 +45,9 @@ class NatsTestCluster {
 
  private:
   struct Node {
-    int client_port = 0;
-    int cluster_port = 0;
-    int monitor_port = 0;
+    ReservedPort client_port;
+    ReservedPort cluster_port;
+    ReservedPort monitor_port;
     std::string store;
     std::string log;
     pid_t pid = -1;
