@@ -13,7 +13,9 @@
 #include "client/lib/security_flags.h"
 #include "common/command_line.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address host:port");
+ABSL_FLAG(std::string, server, "127.0.0.1:50051",
+          "server address host:port, or several servers of a cluster "
+          "separated by commas (calls go to the servers of their model)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of each call");
 ABSL_FLAG(std::size_t, batch, 1000, "samples or queries per message");
 ABSL_FLAG(std::string, name, "", "name of the model to create");

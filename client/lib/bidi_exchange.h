@@ -3,6 +3,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "client/lib/client.h"
@@ -10,34 +12,36 @@
 
 namespace streamreg {
 
-// One request, one response over a bidirectional stream that is opened on
-// first use and reopened after it breaks (LearnSession, PredictSession).
-// A stream the server ends without an error (it is draining) is reported
-// UNAVAILABLE, so the caller's retry opens a new one.
+// One request, one response over a bidirectional stream about one model
+// that is opened on first use, on the server the client routes the model
+// to, and reopened after it breaks (LearnSession, PredictSession): each
+// exchange is retried by the client's policy, and a failure tells the
+// client's router, so the retry may go to another server. A stream the
+// server ends without an error (it is draining) is reported UNAVAILABLE,
+// so the retry opens a new one.
 template <class Request, class Response>
 class BidiExchange {
  public:
   using Stream = grpc::ClientReaderWriter<Request, Response>;
-  using Open = std::function<std::unique_ptr<Stream>(grpc::ClientContext*)>;
+  using Open = std::function<std::unique_ptr<Stream>(
+      v1::RegressionService::Stub&, grpc::ClientContext*)>;
 
-  explicit BidiExchange(Open open) : open_(std::move(open)) {}
+  BidiExchange(Client* client, std::string model, Open open)
+      : client_(client), model_(std::move(model)), open_(std::move(open)) {}
   ~BidiExchange() {
     if (stream_ != nullptr) context_->TryCancel();
   }
 
+  // The exchange, retried (callers resend only what may be resent: a
+  // sample with its id, a query).
   absl::Status Exchange(const Request& request, Response* response) {
-    if (stream_ == nullptr) {
-      context_ = std::make_unique<grpc::ClientContext>();  // no deadline
-      stream_ = open_(context_.get());
-    }
-    if (stream_->Write(request) && stream_->Read(response)) {
-      return absl::OkStatus();
-    }
-    absl::Status status = Close();
-    if (status.ok()) {
-      status = absl::UnavailableError("the server closed the stream");
-    }
-    return status;
+    return RetryCall(client_->options().retry, [&](int /*attempt*/) {
+      absl::Status status = ExchangeOnce(request, response);
+      if (!status.ok() && server_ != nullptr) {
+        client_->CallFailed(model_, *server_, status);
+      }
+      return status;
+    });
   }
 
   // Closes the stream; the server's final status.
@@ -50,7 +54,26 @@ class BidiExchange {
   }
 
  private:
+  absl::Status ExchangeOnce(const Request& request, Response* response) {
+    if (stream_ == nullptr) {
+      context_ = std::make_unique<grpc::ClientContext>();  // no deadline
+      server_ = client_->StubsFor(model_);
+      stream_ = open_(*server_->regression, context_.get());
+    }
+    if (stream_->Write(request) && stream_->Read(response)) {
+      return absl::OkStatus();
+    }
+    absl::Status status = Close();
+    if (status.ok()) {
+      status = absl::UnavailableError("the server closed the stream");
+    }
+    return status;
+  }
+
+  Client* const client_;
+  const std::string model_;
   Open open_;
+  std::shared_ptr<ServerStubs> server_;  // the stream is open on
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<Stream> stream_;
 };

@@ -4,6 +4,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/lib/bearer_token.h"
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
@@ -23,7 +24,8 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(
   return grpc::SslCredentials(ssl);
 }
 
-std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
+std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options,
+                                           const std::string& address) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(
       static_cast<int>(options.max_message_bytes));
@@ -32,8 +34,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
     arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   }
   if (options.bearer_token.empty()) {
-    return grpc::CreateCustomChannel(
-        options.address, ChannelCredentials(options.tls), arguments);
+    return grpc::CreateCustomChannel(address, ChannelCredentials(options.tls),
+                                     arguments);
   }
   std::vector<
       std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
@@ -41,8 +43,16 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ClientOptions& options) {
   interceptors.push_back(
       std::make_unique<BearerTokenInterceptorFactory>(options.bearer_token));
   return grpc::experimental::CreateCustomChannelWithInterceptors(
-      options.address, ChannelCredentials(options.tls), arguments,
+      address, ChannelCredentials(options.tls), arguments,
       std::move(interceptors));
+}
+
+// The servers of ClientOptions::address, comma-separated.
+std::vector<std::string> ServerList(const std::string& addresses) {
+  std::vector<std::string> servers =
+      absl::StrSplit(addresses, ',', absl::SkipEmpty());
+  if (servers.empty()) servers.push_back(addresses);
+  return servers;
 }
 
 std::uint64_t RandomSampleIdStart() {
@@ -59,16 +69,30 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
-Client::Client(ClientOptions options) : Client(MakeChannel(options), options) {}
+Client::Client(ClientOptions options)
+    : options_(std::move(options)),
+      router_(ServerList(options_.address),
+              [options = options_](const std::string& address) {
+                return MakeChannel(options, address);
+              }),
+      next_sample_id_(RandomSampleIdStart()) {}
 
 Client::Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
     : options_(std::move(options)),
-      channel_(std::move(channel)),
-      model_stub_(v1::ModelService::NewStub(channel_)),
-      regression_stub_(v1::RegressionService::NewStub(channel_)),
+      router_(options_.address, std::move(channel)),
       next_sample_id_(RandomSampleIdStart()) {}
 
 Client::~Client() = default;
+
+template <class Call>
+absl::Status Client::RetriedFor(const std::string& model, const Call& call) {
+  return RetryCall(options_.retry, [&](int attempt) {
+    const std::shared_ptr<ServerStubs> stubs = router_.For(model);
+    absl::Status status = call(*stubs, attempt);
+    if (!status.ok()) router_.Failed(model, *stubs, status);
+    return status;
+  });
+}
 
 std::unique_ptr<grpc::ClientContext> Client::NewContext() const {
   auto context = std::make_unique<grpc::ClientContext>();
@@ -83,10 +107,10 @@ absl::StatusOr<v1::Model> Client::CreateModel(const std::string& name,
   *request.mutable_spec() = spec;
   v1::Model model;
   bool retried = false;
-  absl::Status status = RetryCall(options_.retry, [&](int attempt) {
+  absl::Status status = RetriedFor(name, [&](ServerStubs& server, int attempt) {
     retried = attempt > 1;
     return FromGrpcStatus(
-        model_stub_->CreateModel(NewContext().get(), request, &model));
+        server.models->CreateModel(NewContext().get(), request, &model));
   });
   // A retry after a lost answer finds the model the first attempt made.
   if (retried && status.code() == absl::StatusCode::kAlreadyExists) {
@@ -100,9 +124,9 @@ absl::StatusOr<v1::Model> Client::GetModel(const std::string& name) {
   v1::GetModelRequest request;
   request.set_name(name);
   v1::Model model;
-  absl::Status status = RetryCall(options_.retry, [&](int) {
+  absl::Status status = RetriedFor(name, [&](ServerStubs& server, int) {
     return FromGrpcStatus(
-        model_stub_->GetModel(NewContext().get(), request, &model));
+        server.models->GetModel(NewContext().get(), request, &model));
   });
   if (!status.ok()) return status;
   return model;
@@ -113,10 +137,10 @@ absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
   v1::ListModelsRequest request;
   do {
     v1::ListModelsResponse page;
-    absl::Status status = RetryCall(options_.retry, [&](int) {
+    absl::Status status = RetriedFor("", [&](ServerStubs& server, int) {
       page.Clear();
       return FromGrpcStatus(
-          model_stub_->ListModels(NewContext().get(), request, &page));
+          server.models->ListModels(NewContext().get(), request, &page));
     });
     if (!status.ok()) return status;
     for (v1::Model& model : *page.mutable_models()) {
@@ -131,11 +155,11 @@ absl::Status Client::DeleteModel(const std::string& name) {
   v1::DeleteModelRequest request;
   request.set_name(name);
   bool retried = false;
-  absl::Status status = RetryCall(options_.retry, [&](int attempt) {
+  absl::Status status = RetriedFor(name, [&](ServerStubs& server, int attempt) {
     retried = attempt > 1;
     v1::DeleteModelResponse response;
     return FromGrpcStatus(
-        model_stub_->DeleteModel(NewContext().get(), request, &response));
+        server.models->DeleteModel(NewContext().get(), request, &response));
   });
   // A retry after a lost answer finds the model already deleted.
   if (retried && status.code() == absl::StatusCode::kNotFound) {
@@ -148,9 +172,9 @@ absl::StatusOr<v1::MetricReport> Client::GetMetric(const std::string& name) {
   v1::GetMetricRequest request;
   request.set_name(name);
   v1::MetricReport report;
-  absl::Status status = RetryCall(options_.retry, [&](int) {
+  absl::Status status = RetriedFor(name, [&](ServerStubs& server, int) {
     return FromGrpcStatus(
-        model_stub_->GetMetric(NewContext().get(), request, &report));
+        server.models->GetMetric(NewContext().get(), request, &report));
   });
   if (!status.ok()) return status;
   return report;
@@ -162,8 +186,9 @@ absl::StatusOr<v1::ModelStats> Client::Refit(
   v1::RefitRequest request;
   request.set_name(name);
   grpc::ClientContext context;  // no deadline: a refit takes what it takes
+  const std::shared_ptr<ServerStubs> server = router_.For(name);
   std::unique_ptr<grpc::ClientReader<v1::RefitProgress>> reader =
-      model_stub_->Refit(&context, request);
+      server->models->Refit(&context, request);
   v1::RefitProgress message;
   v1::ModelStats stats;
   while (reader->Read(&message)) {
@@ -171,6 +196,7 @@ absl::StatusOr<v1::ModelStats> Client::Refit(
     if (message.has_stats()) stats = message.stats();
   }
   if (absl::Status status = FromGrpcStatus(reader->Finish()); !status.ok()) {
+    router_.Failed(name, *server, status);
     return status;
   }
   return stats;
@@ -193,9 +219,9 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
                                                  x.begin() + (q + 1) * dim);
     }
     v1::PredictResponse response;
-    absl::Status status = RetryCall(options_.retry, [&](int) {
+    absl::Status status = RetriedFor(model, [&](ServerStubs& server, int) {
       return FromGrpcStatus(
-          regression_stub_->Predict(NewContext().get(), request, &response));
+          server.regression->Predict(NewContext().get(), request, &response));
     });
     if (!status.ok()) return status;
     for (v1::Prediction& prediction : *response.mutable_predictions()) {
@@ -218,11 +244,15 @@ std::unique_ptr<PredictSession> Client::StartPredict(const std::string& model) {
 }
 
 absl::StatusOr<std::string> Client::Health() {
-  auto stub = grpc::health::v1::Health::NewStub(channel_);
   grpc::health::v1::HealthCheckRequest request;
   grpc::health::v1::HealthCheckResponse response;
-  if (absl::Status status =
-          FromGrpcStatus(stub->Check(NewContext().get(), request, &response));
+  if (absl::Status status = RetriedFor(
+          "",
+          [&](ServerStubs& server, int) {
+            auto stub = grpc::health::v1::Health::NewStub(server.channel);
+            return FromGrpcStatus(
+                stub->Check(NewContext().get(), request, &response));
+          });
       !status.ok()) {
     return status;
   }

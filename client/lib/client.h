@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "client/lib/client_tls.h"
 #include "client/lib/retry_policy.h"
+#include "client/lib/server_router.h"
 #include "grpcpp/grpcpp.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
 #include "streamreg/v1/regression_service.grpc.pb.h"
@@ -31,6 +32,9 @@ class LearnSession;
 class PredictSession;
 
 struct ClientOptions {
+  // host:port of the server, or of several servers of a cluster separated
+  // by commas (calls about a model go to the servers that serve it:
+  // ServerRouter).
   std::string address = "127.0.0.1:50051";
   // Deadline of each unary call and each Ingest stream.
   absl::Duration timeout = absl::Seconds(60);
@@ -59,12 +63,13 @@ struct IngestSummary {
   std::uint64_t retries = 0;
 };
 
-// A typed client of a streamreg server (ModelService and
+// A typed client of a streamreg server or cluster (ModelService and
 // RegressionService). Idempotent calls are retried with exponential backoff
-// on UNAVAILABLE; samples carry ids (assigned here when the caller gives
-// none), so resending a batch whose acknowledgement was lost never learns it
-// twice. Thread-safe; sessions (Ingester, LearnSession, PredictSession) are
-// used by one thread each.
+// on UNAVAILABLE, on the model's servers when a cluster names them and on
+// the next server when one is unreachable (ServerRouter); samples carry ids
+// (assigned here when the caller gives none), so resending a batch whose
+// acknowledgement was lost never learns it twice. Thread-safe; sessions
+// (Ingester, LearnSession, PredictSession) are used by one thread each.
 class Client {
  public:
   explicit Client(ClientOptions options = {});
@@ -96,23 +101,39 @@ class Client {
   std::unique_ptr<LearnSession> StartLearn(const std::string& model);
   std::unique_ptr<PredictSession> StartPredict(const std::string& model);
 
-  // grpc.health.v1 Check of the whole server: SERVING or an error.
+  // grpc.health.v1 Check of the whole server (the first that answers):
+  // SERVING or an error.
   absl::StatusOr<std::string> Health();
 
   // A fresh sample id, unique to this client (a random 64-bit start,
   // counted up).
   std::uint64_t NextSampleId() { return next_sample_id_++; }
   const ClientOptions& options() const { return options_; }
-  v1::ModelService::Stub& models() { return *model_stub_; }
-  v1::RegressionService::Stub& regression() { return *regression_stub_; }
+  // The stubs of the first server (calls about no model in particular).
+  v1::ModelService::Stub& models() { return *router_.For("")->models; }
+  v1::RegressionService::Stub& regression() {
+    return *router_.For("")->regression;
+  }
+  // Where calls about `model` go now, and what to tell when one failed
+  // there (the sessions' streams).
+  std::shared_ptr<ServerStubs> StubsFor(const std::string& model) {
+    return router_.For(model);
+  }
+  void CallFailed(const std::string& model, const ServerStubs& used,
+                  const absl::Status& status) {
+    router_.Failed(model, used, status);
+  }
   // A context with the call deadline set.
   std::unique_ptr<grpc::ClientContext> NewContext() const;
 
  private:
+  // `call(stubs)` on the server for `model`, retried by the policy, each
+  // attempt where the router says.
+  template <class Call>
+  absl::Status RetriedFor(const std::string& model, const Call& call);
+
   ClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::ModelService::Stub> model_stub_;
-  std::unique_ptr<v1::RegressionService::Stub> regression_stub_;
+  ServerRouter router_;
   std::atomic<std::uint64_t> next_sample_id_;
 };
 

@@ -8,6 +8,7 @@ namespace streamreg {
 
 struct Ingester::Stream {
   absl::Time opened = absl::Now();
+  std::shared_ptr<ServerStubs> server;  // the stream is open on
   std::unique_ptr<grpc::ClientContext> context;
   v1::IngestResponse response;
   std::unique_ptr<grpc::ClientWriter<v1::IngestRequest>> writer;
@@ -69,14 +70,16 @@ absl::Status Ingester::OpenAndResend(int attempt) {
   if (attempt > 1) ++summary_.retries;
   stream_ = std::make_unique<Stream>();
   stream_->context = client_->NewContext();
-  stream_->writer =
-      client_->regression().Ingest(stream_->context.get(), &stream_->response);
+  stream_->server = client_->StubsFor(model_);
+  stream_->writer = stream_->server->regression->Ingest(stream_->context.get(),
+                                                        &stream_->response);
   for (const v1::IngestRequest& batch : unacknowledged_) {
     if (!stream_->writer->Write(batch)) {
       stream_->writer->WritesDone();
-      const grpc::Status status = stream_->writer->Finish();
+      const absl::Status status = FromGrpcStatus(stream_->writer->Finish());
+      client_->CallFailed(model_, *stream_->server, status);
       stream_.reset();
-      return FromGrpcStatus(status);
+      return status;
     }
   }
   return absl::OkStatus();
@@ -99,6 +102,8 @@ absl::Status Ingester::CloseStream() {
           summary_.batches += stream_->response.batches();
           summary_.num_samples = stream_->response.num_samples();
           unacknowledged_.clear();
+        } else {
+          client_->CallFailed(model_, *stream_->server, finished);
         }
         stream_.reset();
         return finished;

@@ -7,9 +7,11 @@ namespace streamreg {
 LearnSession::LearnSession(Client* client, std::string model)
     : client_(client),
       model_(std::move(model)),
-      exchange_([client](grpc::ClientContext* context) {
-        return client->regression().Learn(context);
-      }) {}
+      exchange_(
+          client, model_,
+          [](v1::RegressionService::Stub& stub, grpc::ClientContext* context) {
+            return stub.Learn(context);
+          }) {}
 
 absl::StatusOr<v1::LearnResponse> LearnSession::Learn(std::span<const double> x,
                                                       std::span<const double> y,
@@ -21,9 +23,7 @@ absl::StatusOr<v1::LearnResponse> LearnSession::Learn(std::span<const double> x,
   request.mutable_sample()->set_sample_id(
       sample_id != 0 ? sample_id : client_->NextSampleId());
   v1::LearnResponse response;
-  const absl::Status status = RetryCall(
-      client_->options().retry,
-      [&](int /*attempt*/) { return exchange_.Exchange(request, &response); });
+  const absl::Status status = exchange_.Exchange(request, &response);
   if (!status.ok()) return status;
   return response;
 }

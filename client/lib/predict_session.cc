@@ -7,9 +7,11 @@ namespace streamreg {
 PredictSession::PredictSession(Client* client, std::string model)
     : client_(client),
       model_(std::move(model)),
-      exchange_([client](grpc::ClientContext* context) {
-        return client->regression().PredictStream(context);
-      }) {}
+      exchange_(
+          client, model_,
+          [](v1::RegressionService::Stub& stub, grpc::ClientContext* context) {
+            return stub.PredictStream(context);
+          }) {}
 
 absl::StatusOr<v1::Prediction> PredictSession::Predict(
     std::span<const double> x) {
@@ -17,9 +19,7 @@ absl::StatusOr<v1::Prediction> PredictSession::Predict(
   request.set_model(model_);
   request.add_queries()->mutable_x()->Assign(x.begin(), x.end());
   v1::PredictResponse response;
-  const absl::Status status = RetryCall(
-      client_->options().retry,
-      [&](int /*attempt*/) { return exchange_.Exchange(request, &response); });
+  const absl::Status status = exchange_.Exchange(request, &response);
   if (!status.ok()) return status;
   return response.predictions(0);
 }

@@ -108,10 +108,10 @@ absl::StatusOr<LearnOutcome> LogFollower::Apply(const LogEntry& entry) {
     case LogEntryKind::kSamples: {
       const std::vector<Sample> samples =
           decoded.samples.samples(config.input_dim, config.num_targets());
-      return model_->Learn(samples, nullptr);
+      return model_->ApplyFromLog(samples);
     }
     case LogEntryKind::kRefit:
-      if (absl::Status status = model_->Refit({}); !status.ok()) {
+      if (absl::Status status = model_->ApplyRefitFromLog(); !status.ok()) {
         return status;
       }
       return LearnOutcome{};

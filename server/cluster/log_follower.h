@@ -21,8 +21,8 @@ namespace streamreg {
 // Keeps a hosted model a replica of its replicated log (docs/cluster.md,
 // "Deterministic replicas"): on a thread of its own, reads the log's
 // entries in sequence order from where the model stands and applies each
-// one — a samples entry through HostedModel::Learn (whose recent-id window
-// drops retried samples, the same way on every replica), a refit through
+// one — a samples entry through HostedModel::ApplyFromLog (whose recent-id
+// window drops retried samples, the same way on every replica), a refit through
 // Refit; the create entry must name the model's own configuration. The
 // model itself never writes: every server serving it, the one that
 // appended included, changes it only here, so that the replicas stay

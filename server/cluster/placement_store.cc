@@ -134,6 +134,13 @@ absl::StatusOr<PlacementStore::Placement> PlacementStore::Get(
   return found == placements_.end() ? Placement{} : found->second;
 }
 
+absl::StatusOr<absl::flat_hash_map<std::string, PlacementStore::Placement>>
+PlacementStore::All() {
+  MutexLock lock(&mutex_);
+  if (absl::Status caught_up = CatchUp(0); !caught_up.ok()) return caught_up;
+  return placements_;
+}
+
 absl::StatusOr<std::uint64_t> PlacementStore::CompareAndSet(
     absl::string_view model, const std::vector<std::string>& servers,
     std::uint64_t revision) {

@@ -62,6 +62,9 @@ class PlacementStore {
   // The model's placement as of now: every proposal stored before the call
   // is applied first (a linearizable read).
   absl::StatusOr<Placement> Get(absl::string_view model);
+  // Every model's placement as of now (a linearizable read, as Get), a
+  // deleted model's (no servers) included.
+  absl::StatusOr<absl::flat_hash_map<std::string, Placement>> All();
   // Sets the placement of `model` to `servers` if it is still at
   // `revision` (0: it has none): the new revision, or ABORTED when another
   // change came first (read it again and decide). UNAVAILABLE when the

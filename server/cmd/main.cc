@@ -4,12 +4,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_split.h"
 #include "common/command_line.h"
 #include "common/file_contents.h"
 #include "server/cmd/allocator_tuning.h"
@@ -62,6 +64,19 @@ ABSL_FLAG(std::string, auth_tokens, "",
           "file of bearer tokens and their permissions (lines 'NAME TOKEN "
           "read,write,admin PREFIX...'; see deploy/README.md): every call "
           "but health and reflection must present one; reread on SIGHUP");
+ABSL_FLAG(std::string, cluster, "",
+          "cluster mode: nats://HOST:PORT,... of NATS JetStream nodes that "
+          "hold the models' replicated logs and placements (docs/cluster.md); "
+          "empty: a single server, its models in --data_dir");
+ABSL_FLAG(std::string, advertise, "",
+          "cluster mode: HOST:PORT clients reach this server at (empty: the "
+          "--listen address with the port in use)");
+ABSL_FLAG(int, cluster_replicas, 3,
+          "cluster mode: servers serving each model, and copies of its log "
+          "(at most the NATS cluster's size)");
+ABSL_FLAG(absl::Duration, cluster_server_ttl, absl::Seconds(5),
+          "cluster mode: a server silent this long is taken for gone and its "
+          "models placed elsewhere");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificates: require client certificates they signed "
           "(mutual TLS; needs --tls_cert)");
@@ -130,6 +145,23 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
     absl::StatusOr<AccessTokens> tokens = AccessTokens::Load(path);
     if (!tokens.ok()) return tokens.status();
     options.access_tokens = *std::move(tokens);
+  }
+  if (const std::string nats = absl::GetFlag(FLAGS_cluster); !nats.empty()) {
+    ClusterOptions cluster;
+    cluster.nats = absl::StrSplit(nats, ',', absl::SkipEmpty());
+    cluster.advertise = absl::GetFlag(FLAGS_advertise);
+    cluster.replicas = absl::GetFlag(FLAGS_cluster_replicas);
+    cluster.server_ttl = absl::GetFlag(FLAGS_cluster_server_ttl);
+    if (cluster.replicas < 1) {
+      return absl::InvalidArgumentError("--cluster_replicas: must be >= 1");
+    }
+    if (cluster.server_ttl < absl::Seconds(1)) {
+      return absl::InvalidArgumentError(
+          "--cluster_server_ttl: must be at least 1s");
+    }
+    cluster.reconcile_interval =
+        std::min(absl::Milliseconds(250), cluster.server_ttl / 4);
+    options.cluster = std::move(cluster);
   }
   return options;
 }

@@ -26,6 +26,10 @@ absl::Status HostedModel::CheckWritable() const {
   if (deleted()) {
     return absl::NotFoundError(absl::StrCat("model '", name_, "' was deleted"));
   }
+  if (moved_.load(std::memory_order_acquire)) {
+    return absl::UnavailableError(absl::StrCat(
+        "model '", name_, "' is no longer served by this server; retry"));
+  }
   return learn_stage_.error();
 }
 
@@ -51,6 +55,44 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
   if (absl::Status status = CheckDistinctIds(batch); !status.ok()) {
     return status;
   }
+  return write_log_ != nullptr ? LearnThroughLog(batch, before)
+                               : LearnHere(batch, before);
+}
+
+absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
+    std::span<const Sample> batch) {
+  if (absl::Status status = model_->Validate(batch); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckDistinctIds(batch); !status.ok()) {
+    return status;
+  }
+  return LearnHere(batch, nullptr);
+}
+
+absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
+    std::span<const Sample> batch, std::vector<Prediction>* before) {
+  if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  // Predicted by the model as it is before the batch is appended, so no
+  // prediction has learned its own sample.
+  std::vector<absl::Duration> learn_lag;
+  if (before != nullptr) {
+    before->resize(batch.size());
+    learn_lag.resize(batch.size());
+    for (std::size_t s = 0; s < batch.size(); ++s) {
+      absl::StatusOr<Prediction> now = model_->Predict(batch[s].x);
+      if (!now.ok()) return now.status();  // validated above: cannot fail
+      (*before)[s] = *std::move(now);
+      learn_lag[s] = learn_stage_.LagAfter((*before)[s].learned, absl::Now());
+    }
+  }
+  absl::StatusOr<LearnOutcome> outcome = write_log_->AppendSamples(batch);
+  if (outcome.ok()) outcome->learn_lag = std::move(learn_lag);
+  return outcome;
+}
+
+absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
+    std::span<const Sample> batch, std::vector<Prediction>* before) {
   MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
 
@@ -116,6 +158,15 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
 }
 
 absl::Status HostedModel::Refit(
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+  if (write_log_ != nullptr) {
+    if (absl::Status status = CheckWritable(); !status.ok()) return status;
+    return write_log_->AppendRefit();
+  }
+  return RefitHere(progress);
+}
+
+absl::Status HostedModel::RefitHere(
     const std::function<void(std::size_t, std::size_t)>& progress) {
   // Held throughout (as the refit's place in the log must be its place in
   // the learning order): writes wait, reads go on.

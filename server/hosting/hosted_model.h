@@ -17,29 +17,15 @@
 #include "core/base/mutex.h"
 #include "core/model/model.h"
 #include "server/hosting/learn_batcher.h"
+#include "server/hosting/learn_outcome.h"
 #include "server/hosting/learn_stage.h"
 #include "server/hosting/recent_sample_ids.h"
 #include "server/hosting/serial_queue.h"
+#include "server/hosting/write_log.h"
 #include "server/storage/journal_records.h"
 #include "server/storage/model_journal.h"
 
 namespace streamreg {
-
-// What learning one batch did.
-struct LearnOutcome {
-  std::uint64_t accepted = 0;
-  std::uint64_t duplicates = 0;
-  // The model's samples after the batch.
-  std::uint64_t num_samples = 0;
-  // Per sample of the batch: its position in the model's stream (1-based;
-  // for a duplicate, where it was first learned) and whether it was one.
-  std::vector<std::uint64_t> sequence;
-  std::vector<bool> duplicate;
-  // With predictions asked for, per sample: how long the oldest sample the
-  // prediction had not learned (of those before it) had been acknowledged
-  // (LearnStage::LagAfter).
-  std::vector<absl::Duration> learn_lag;
-};
 
 // The threads hosted models run on: `writes` acknowledges (validates,
 // logs, predicts and answers), `learning` learns what was acknowledged
@@ -87,6 +73,12 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::Status Replay(const ModelJournal::LogEntry& entry);
   void AttachJournal(std::unique_ptr<ModelJournal> journal);
   ModelJournal* journal() const { return journal_.get(); }
+  // Cluster mode: Learn and Refit go to `log` (attached before the model
+  // is served, then fixed), and the model changes only through the
+  // ApplyFromLog calls of whoever follows that log.
+  void AttachWriteLog(std::shared_ptr<WriteLog> log) {
+    write_log_ = std::move(log);
+  }
   ModelIdentity identity() const;
 
   const std::string& name() const { return name_; }
@@ -107,12 +99,20 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // makes for it (Prediction::learned says how many samples it had
   // learned: fewer than sequence - 1 while learning lags behind), and
   // outcome.learn_lag.
+  // With a write log, the batch is validated, predicted (with `before`),
+  // appended to the log and answered with what this replica's applying it
+  // did.
   absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
                                      std::vector<Prediction>* before);
   // The batch refit (Model::Refit), in order with Learn: after every sample
-  // acknowledged before it is learned.
+  // acknowledged before it is learned. With a write log, appended to it
+  // (and `progress` not reported).
   absl::Status Refit(
       const std::function<void(std::size_t, std::size_t)>& progress);
+  // What a write log's follower applies, in the log's order: Learn and
+  // Refit as a model without a write log runs them.
+  absl::StatusOr<LearnOutcome> ApplyFromLog(std::span<const Sample> batch);
+  absl::Status ApplyRefitFromLog() { return RefitHere({}); }
   // Predicts every query, once every sample acknowledged before the call
   // is learned; FAILED_PRECONDITION while the model holds no sample.
   absl::Status Predict(std::span<const std::span<const double>> queries,
@@ -151,12 +151,23 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
     return learn_stage_.backlog_waits();
   }
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }
+  // Cluster mode: the model is served elsewhere now; writes still holding
+  // it fail UNAVAILABLE (clients retry, and are sent to its servers).
+  void MoveAway() { moved_.store(true, std::memory_order_release); }
   std::uint64_t duplicate_samples() const {
     return duplicate_samples_.load(std::memory_order_relaxed);
   }
 
  private:
   absl::Status CheckWritable() const;
+  // Learn and Refit on this model itself (no write log).
+  absl::StatusOr<LearnOutcome> LearnHere(std::span<const Sample> batch,
+                                         std::vector<Prediction>* before);
+  absl::Status RefitHere(
+      const std::function<void(std::size_t, std::size_t)>& progress);
+  // Learn through the write log.
+  absl::StatusOr<LearnOutcome> LearnThroughLog(std::span<const Sample> batch,
+                                               std::vector<Prediction>* before);
   // INVALID_ARGUMENT if two samples of the batch share an id.
   static absl::Status CheckDistinctIds(std::span<const Sample> batch);
 
@@ -172,6 +183,8 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // Null: in memory only. Attached before the model is served (creation or
   // recovery), then fixed; the journal synchronizes itself.
   std::unique_ptr<ModelJournal> journal_;
+  // Null: the model applies its own writes.
+  std::shared_ptr<WriteLog> write_log_;
 
   // Serializes the writes (Learn, Refit, Delete, recovery) with the
   // snapshot's capture, and guards the bookkeeping below.
@@ -181,6 +194,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   std::uint64_t samples_at_snapshot_ ABSL_GUARDED_BY(write_mutex_) = 0;
   absl::Time snapshot_time_ ABSL_GUARDED_BY(write_mutex_) = absl::Now();
   std::atomic<bool> deleted_{false};
+  std::atomic<bool> moved_{false};
   std::atomic<std::uint64_t> duplicate_samples_{0};
 };
 

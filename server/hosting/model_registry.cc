@@ -80,9 +80,19 @@ absl::Status ModelRegistry::CheckFree(const std::string& name) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
+absl::Status ModelRegistry::CheckRoomFor(const std::string& name) const {
+  if (absl::Status status = CheckFree(name); !status.ok()) return status;
+  if (models_.size() + creating_.size() >= limits_.max_models) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the server holds ", models_.size(),
+                     " models, its limit (--max-models)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Make(
     const std::string& name, ModelConfig config,
-    std::vector<std::string> input_names) {
+    std::vector<std::string> input_names, absl::Time create_time) const {
   if (absl::Status status = ValidateModelName(name); !status.ok()) {
     return status;
   }
@@ -99,27 +109,48 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
   if (absl::Status status = CheckLimits((*model)->config()); !status.ok()) {
     return status;
   }
+  const HostedModel::Limits limits = HostedLimits((*model)->config());
+  return std::make_shared<HostedModel>(name, *std::move(model),
+                                       std::move(input_names), create_time,
+                                       limits, pools_);
+}
+
+absl::Status ModelRegistry::Adopt(std::shared_ptr<HostedModel> model) {
+  ExclusiveLock lock(mutex_);
+  if (absl::Status status = CheckRoomFor(model->name()); !status.ok()) {
+    return status;
+  }
+  models_.emplace(model->name(), std::move(model));
+  return absl::OkStatus();
+}
+
+void ModelRegistry::Release(absl::string_view name) {
+  ExclusiveLock lock(mutex_);
+  const auto it = models_.find(name);
+  if (it == models_.end()) return;
+  it->second->MoveAway();
+  models_.erase(it);
+}
+
+absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
+    const std::string& name, ModelConfig config,
+    std::vector<std::string> input_names) {
+  absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
+      Make(name, std::move(config), std::move(input_names), absl::Now());
+  if (!hosted.ok()) return hosted.status();
   {
     ExclusiveLock lock(mutex_);
-    if (absl::Status status = CheckFree(name); !status.ok()) return status;
-    if (models_.size() + creating_.size() >= limits_.max_models) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the server holds ", models_.size(),
-                       " models, its limit (--max-models)"));
-    }
+    if (absl::Status status = CheckRoomFor(name); !status.ok()) return status;
     creating_.insert(name);
   }
-  auto hosted = std::make_shared<HostedModel>(
-      name, *std::move(model), std::move(input_names), absl::Now(),
-      HostedLimits(config), pools_);
   // The files are written (and fsynced) with the name reserved but no lock
   // held: lookups of other models go on.
   absl::Status stored = absl::OkStatus();
   if (storage_ != nullptr) {
     absl::StatusOr<std::unique_ptr<ModelJournal>> journal =
-        storage_->CreateJournal(hosted->identity());
+        storage_->CreateJournal((*hosted)->identity());
     if (journal.ok()) {
-      hosted->AttachJournal(*std::move(journal));
+      (*hosted)->AttachJournal(*std::move(journal));
     } else {
       stored = journal.status();
     }
@@ -127,7 +158,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
   ExclusiveLock lock(mutex_);
   creating_.erase(name);
   if (!stored.ok()) return stored;
-  models_.emplace(name, hosted);
+  models_.emplace(name, *hosted);
   return hosted;
 }
 
@@ -142,6 +173,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Find(
                        "' could not be recovered: ", failed->second.message(),
                        " (its files are kept; DeleteModel removes them)"));
     }
+    if (elsewhere_) return elsewhere_(name);
     return absl::NotFoundError(absl::StrCat("model '", name, "' not found"));
   }
   return it->second;

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "core/base/writer_priority_mutex.h"
 #include "core/model/model_config.h"
 #include "server/hosting/hosted_model.h"
@@ -58,6 +60,22 @@ class ModelRegistry {
       std::vector<std::string> input_names);
   absl::StatusOr<std::shared_ptr<HostedModel>> Find(
       absl::string_view name) const;
+
+  // Cluster mode, where models are hosted from their replicated logs
+  // rather than created here (docs/cluster.md):
+  // A model as Create would make it, validated alike, but not hosted.
+  absl::StatusOr<std::shared_ptr<HostedModel>> Make(
+      const std::string& name, ModelConfig config,
+      std::vector<std::string> input_names, absl::Time create_time) const;
+  // Hosts a model that Make made; ALREADY_EXISTS if the name is taken.
+  absl::Status Adopt(std::shared_ptr<HostedModel> model);
+  // No longer hosts `name` (MoveAway): it is served elsewhere.
+  void Release(absl::string_view name);
+  // Why a model that is not hosted here cannot be found: the status Find
+  // answers for `name` instead of NOT_FOUND (in cluster mode, where it is
+  // served). Set before the registry is used, then fixed.
+  using Elsewhere = std::function<absl::Status(absl::string_view name)>;
+  void SetElsewhere(Elsewhere elsewhere) { elsewhere_ = std::move(elsewhere); }
   // Up to `limit` models with names after `after` (all when empty), in
   // name order.
   std::vector<std::shared_ptr<HostedModel>> List(absl::string_view after,
@@ -75,6 +93,9 @@ class ModelRegistry {
   // ALREADY_EXISTS if `name` is taken (hosted, failed or being created).
   absl::Status CheckFree(const std::string& name) const
       ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  // CheckFree, and RESOURCE_EXHAUSTED at max_models.
+  absl::Status CheckRoomFor(const std::string& name) const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
   absl::Status DeleteFailed(const std::string& name)
       ABSL_LOCKS_EXCLUDED(mutex_);
 
@@ -88,6 +109,7 @@ class ModelRegistry {
       ABSL_GUARDED_BY(mutex_);
   // Names reserved while their files are being created.
   std::set<std::string, std::less<>> creating_ ABSL_GUARDED_BY(mutex_);
+  Elsewhere elsewhere_;
 };
 
 }  // namespace streamreg

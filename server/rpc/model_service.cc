@@ -32,16 +32,53 @@ absl::Status ModelService::Create(const v1::CreateModelRequest& request,
   }
   absl::StatusOr<ModelConfig> config = ConfigFromSpec(request.spec());
   if (!config.ok()) return config.status();
-  absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
-      registry_->Create(request.name(), *std::move(config),
-                        {request.spec().input_names().begin(),
-                         request.spec().input_names().end()});
-  if (!hosted.ok()) return hosted.status();
-  ModelToWire(**hosted, response);
+  std::vector<std::string> input_names(request.spec().input_names().begin(),
+                                       request.spec().input_names().end());
+  if (cluster_mode_) {
+    if (absl::Status status =
+            CreateInCluster(request.name(), *std::move(config),
+                            std::move(input_names), response);
+        !status.ok()) {
+      return status;
+    }
+  } else {
+    absl::StatusOr<std::shared_ptr<HostedModel>> hosted = registry_->Create(
+        request.name(), *std::move(config), std::move(input_names));
+    if (!hosted.ok()) return hosted.status();
+    ModelToWire(**hosted, response);
+  }
   spdlog::info("event=model_created model={} inputs={} targets={} metric={}",
                request.name(), response->spec().input_dim(),
                response->spec().target_names_size(),
                v1::Metric_Name(response->spec().metric()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ClusterNode*> ModelService::Cluster() const {
+  ClusterNode* cluster = cluster_.load(std::memory_order_acquire);
+  if (cluster == nullptr) {
+    return absl::UnavailableError("the server is joining its cluster; retry");
+  }
+  return cluster;
+}
+
+absl::Status ModelService::CreateInCluster(const std::string& name,
+                                           ModelConfig config,
+                                           std::vector<std::string> input_names,
+                                           v1::Model* response) {
+  absl::StatusOr<ClusterNode*> cluster = Cluster();
+  if (!cluster.ok()) return cluster.status();
+  // Made here to validate it (as a single server would) and to answer
+  // with it; hosted wherever its placement says.
+  absl::StatusOr<std::shared_ptr<HostedModel>> made = registry_->Make(
+      name, std::move(config), std::move(input_names), absl::Now());
+  if (!made.ok()) return made.status();
+  if (absl::Status created = (*cluster)->Create((*made)->identity());
+      !created.ok()) {
+    return created;
+  }
+  absl::StatusOr<std::shared_ptr<HostedModel>> hosted = registry_->Find(name);
+  ModelToWire(hosted.ok() ? **hosted : **made, response);
   return absl::OkStatus();
 }
 
@@ -126,7 +163,13 @@ grpc::ServerUnaryReactor* ModelService::DeleteModel(
     v1::DeleteModelResponse* /*response*/) {
   absl::Status status = access_->AuthorizeModel(*context, request->name(),
                                                 "name", Permission::kAdmin);
-  if (status.ok()) status = registry_->Delete(request->name());
+  if (status.ok() && cluster_mode_) {
+    absl::StatusOr<ClusterNode*> cluster = Cluster();
+    status =
+        cluster.ok() ? (*cluster)->Delete(request->name()) : cluster.status();
+  } else if (status.ok()) {
+    status = registry_->Delete(request->name());
+  }
   if (status.ok()) {
     spdlog::info("event=model_deleted model={}", request->name());
   }

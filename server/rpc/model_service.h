@@ -1,6 +1,11 @@
 #ifndef STREAMREG_SERVER_RPC_MODEL_SERVICE_H_
 #define STREAMREG_SERVER_RPC_MODEL_SERVICE_H_
 
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "server/cluster/cluster_node.h"
 #include "server/hosting/model_registry.h"
 #include "server/rpc/access_control.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
@@ -16,8 +21,15 @@ namespace streamreg {
 // read.
 class ModelService final : public v1::ModelService::CallbackService {
  public:
-  ModelService(ModelRegistry* registry, const AccessControl* access)
-      : registry_(registry), access_(access) {}
+  // In cluster mode, models are created and deleted through the cluster
+  // (JoinedCluster); until the server has joined, those calls are
+  // UNAVAILABLE.
+  ModelService(ModelRegistry* registry, const AccessControl* access,
+               bool cluster_mode = false)
+      : registry_(registry), access_(access), cluster_mode_(cluster_mode) {}
+  void JoinedCluster(ClusterNode* cluster) {
+    cluster_.store(cluster, std::memory_order_release);
+  }
 
   grpc::ServerUnaryReactor* CreateModel(grpc::CallbackServerContext* context,
                                         const v1::CreateModelRequest* request,
@@ -52,8 +64,16 @@ class ModelService final : public v1::ModelService::CallbackService {
       const grpc::CallbackServerContext& context, const std::string& name,
       Permission permission) const;
 
+  // Cluster mode's create and delete.
+  absl::Status CreateInCluster(const std::string& name, ModelConfig config,
+                               std::vector<std::string> input_names,
+                               v1::Model* response);
+  absl::StatusOr<ClusterNode*> Cluster() const;
+
   ModelRegistry* registry_;
   const AccessControl* access_;
+  const bool cluster_mode_;
+  std::atomic<ClusterNode*> cluster_{nullptr};
 };
 
 }  // namespace streamreg

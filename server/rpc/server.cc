@@ -28,9 +28,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   StorageOptions storage = o.storage;
   storage.fsync_latency = &server->metrics_->wal_fsync();
   server->storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
+  // In cluster mode the models' logs are the cluster's, not the data
+  // directory's.
   server->registry_ = std::make_unique<ModelRegistry>(
       o.limits, HostingPools{server->pool_.get(), server->learning_pool_.get()},
-      server->storage_.get());
+      o.cluster.has_value() ? nullptr : server->storage_.get());
   const absl::Time recovery_start = absl::Now();
   if (absl::Status status = server->registry_->Recover(); !status.ok()) {
     return status;
@@ -44,7 +46,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   });
   server->access_control_ = std::make_unique<AccessControl>(o.access_tokens);
   server->model_service_ = std::make_unique<ModelService>(
-      server->registry_.get(), server->access_control_.get());
+      server->registry_.get(), server->access_control_.get(),
+      o.cluster.has_value());
   server->regression_service_ = std::make_unique<RegressionService>(
       server->registry_.get(), server->access_control_.get());
 
@@ -70,6 +73,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
         "--listen ", o.listen, ": cannot listen there",
         o.tls.enabled() ? " (or the TLS certificate or key is not valid PEM)"
                         : ""));
+  }
+  if (o.cluster.has_value()) {
+    // Joined once listening, under the address clients reach it at.
+    ClusterOptions cluster = *o.cluster;
+    if (cluster.advertise.empty()) cluster.advertise = server->address();
+    absl::StatusOr<std::unique_ptr<ClusterNode>> node =
+        ClusterNode::Start(std::move(cluster), server->registry_.get());
+    if (!node.ok()) return node.status();
+    server->cluster_ = *std::move(node);
+    server->model_service_->JoinedCluster(server->cluster_.get());
   }
   if (!o.metrics_listen.empty()) {
     Server* raw = server.get();
@@ -121,6 +134,7 @@ void Server::Shutdown() {
   // and sync the logs.
   pool_->Drain();
   learning_pool_->Drain();
+  cluster_.reset();  // stops following the logs
   storage_->Stop();
   spdlog::info("event=stopped models={}", registry_->size());
 }

@@ -37,6 +37,8 @@ class Server {
   // What a scrape of /metrics returns now.
   std::string RenderMetrics() const { return metrics_->Render(*registry_); }
   ModelRegistry& registry() { return *registry_; }
+  // Null unless in cluster mode.
+  ClusterNode* cluster() { return cluster_.get(); }
   // Replaces the bearer tokens (a server started with some; see
   // AccessControl::Replace).
   void ReplaceAccessTokens(AccessTokens tokens) {
@@ -63,6 +65,9 @@ class Server {
   // After the registry: destroyed first, its threads (which list the
   // registry's models) stop before the registry goes.
   std::unique_ptr<ModelStorage> storage_;
+  // Cluster mode: after the registry (its models leave the registry when
+  // it goes), before the services that use it.
+  std::unique_ptr<ClusterNode> cluster_;
   std::unique_ptr<AccessControl> access_control_;
   std::unique_ptr<ModelService> model_service_;
   std::unique_ptr<RegressionService> regression_service_;

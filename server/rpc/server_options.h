@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "server/auth/access_tokens.h"
+#include "server/cluster/cluster_node.h"
 #include "server/hosting/model_registry.h"
 #include "server/hosting/model_storage.h"
 
@@ -51,6 +52,11 @@ struct ServerOptions {
   // Bearer tokens every call (but health and reflection) must present;
   // none: no access control.
   std::optional<AccessTokens> access_tokens;
+  // Cluster mode (docs/cluster.md): the models live in replicated logs on
+  // NATS JetStream, and this server serves those placed on it (nothing is
+  // kept in the data directory). An empty `advertise` is the listening
+  // address. None: a single server, its models in the data directory.
+  std::optional<ClusterOptions> cluster;
 };
 
 }  // namespace streamreg

@@ -1,0 +1,70 @@
+#include "client/lib/server_router.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/served_by.h"
+
+namespace streamreg {
+namespace {
+
+// A failure that says the server could not be reached or did not answer
+// in time: the next attempt goes elsewhere.
+bool ServerFailed(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+}
+
+}  // namespace
+
+ServerRouter::ServerRouter(std::vector<std::string> servers,
+                           ChannelFactory make_channel)
+    : servers_(std::move(servers)), make_channel_(std::move(make_channel)) {}
+
+ServerRouter::ServerRouter(std::string server,
+                           std::shared_ptr<grpc::Channel> channel)
+    : servers_{server},
+      make_channel_([channel](const std::string&) { return channel; }) {}
+
+std::shared_ptr<ServerStubs> ServerRouter::StubsOf(const std::string& address) {
+  std::shared_ptr<ServerStubs>& stubs = stubs_[address];
+  if (stubs == nullptr) {
+    stubs = std::make_shared<ServerStubs>();
+    stubs->address = address;
+    stubs->channel = make_channel_(address);
+    stubs->models = v1::ModelService::NewStub(stubs->channel);
+    stubs->regression = v1::RegressionService::NewStub(stubs->channel);
+  }
+  return stubs;
+}
+
+std::shared_ptr<ServerStubs> ServerRouter::For(const std::string& model) {
+  absl::MutexLock lock(&mutex_);
+  if (const auto owners = owners_.find(model);
+      !model.empty() && owners != owners_.end() && !owners->second.empty()) {
+    return StubsOf(owners->second.front());
+  }
+  return StubsOf(servers_[preferred_]);
+}
+
+void ServerRouter::Failed(const std::string& model, const ServerStubs& used,
+                          const absl::Status& status) {
+  std::vector<std::string> named = ServedBy(status);
+  absl::MutexLock lock(&mutex_);
+  if (!named.empty() && !model.empty()) {
+    owners_[model] = std::move(named);
+    return;
+  }
+  if (!ServerFailed(status)) return;
+  if (const auto owners = owners_.find(model);
+      owners != owners_.end() && !owners->second.empty() &&
+      owners->second.front() == used.address) {
+    std::rotate(owners->second.begin(), owners->second.begin() + 1,
+                owners->second.end());
+    return;
+  }
+  if (servers_[preferred_] == used.address) {
+    preferred_ = (preferred_ + 1) % servers_.size();
+  }
+}
+
+}  // namespace streamreg

@@ -1,0 +1,73 @@
+#ifndef STREAMREG_CLIENT_LIB_SERVER_ROUTER_H_
+#define STREAMREG_CLIENT_LIB_SERVER_ROUTER_H_
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/grpcpp.h"
+#include "streamreg/v1/model_service.grpc.pb.h"
+#include "streamreg/v1/regression_service.grpc.pb.h"
+
+namespace streamreg {
+
+// One server's channel and the two services' stubs over it.
+struct ServerStubs {
+  std::string address;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::ModelService::Stub> models;
+  std::unique_ptr<v1::RegressionService::Stub> regression;
+};
+
+// Which server a client's call for a model goes to, among the servers it
+// was given (one, or some servers of a cluster; docs/api.md, "Cluster
+// mode"): the servers a cluster last named for the model (a server that
+// does not serve a model answers UNAVAILABLE naming those that do), else
+// the first of the given servers that has not just failed. A server that
+// fails a call with UNAVAILABLE or DEADLINE_EXCEEDED goes to the back of
+// the line for the next attempt. Thread-safe.
+class ServerRouter {
+ public:
+  using ChannelFactory =
+      std::function<std::shared_ptr<grpc::Channel>(const std::string&)>;
+
+  // `servers`: host:port each, at least one. `make_channel` opens a
+  // channel to a server, the first time a call goes to it.
+  ServerRouter(std::vector<std::string> servers, ChannelFactory make_channel);
+  // One server, over an existing channel.
+  ServerRouter(std::string server, std::shared_ptr<grpc::Channel> channel);
+
+  // The server for a call about `model` ("": about no model in particular).
+  std::shared_ptr<ServerStubs> For(const std::string& model);
+  // A call about `model` on `used` failed with `status`: remembers the
+  // servers it names, or moves past `used`.
+  void Failed(const std::string& model, const ServerStubs& used,
+              const absl::Status& status);
+
+  const std::vector<std::string>& servers() const { return servers_; }
+
+ private:
+  std::shared_ptr<ServerStubs> StubsOf(const std::string& address)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  const std::vector<std::string> servers_;
+  const ChannelFactory make_channel_;
+  absl::Mutex mutex_;
+  // servers_[preferred_] serves calls about models of unknown placement.
+  std::size_t preferred_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::map<std::string, std::shared_ptr<ServerStubs>> stubs_
+      ABSL_GUARDED_BY(mutex_);
+  // The servers a cluster named per model, the next to try first.
+  std::map<std::string, std::vector<std::string>> owners_
+      ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CLIENT_LIB_SERVER_ROUTER_H_

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A streamreg cluster on one machine, loopback only (docs/cluster.md): three
+# NATS JetStream nodes (nats-cluster.sh) and three streamreg-server
+# processes in cluster mode, each on free loopback ports.
+#
+#   deploy/cluster/local-cluster.sh up DIR     start it; wait until every
+#                                              server has joined; write
+#                                              DIR/nats and DIR/servers, one
+#                                              "HOST:PORT PID" per line
+#                                              (nats://HOST:PORT for NATS)
+#   deploy/cluster/local-cluster.sh down DIR   stop everything DIR names
+#
+# Server i keeps its data directory in DIR/server$i and logs to
+# DIR/server$i.log. The servers are streamreg-server from $STREAMREG_SERVER,
+# else build/dev, else PATH; extra flags for them come from
+# $STREAMREG_SERVER_FLAGS (say "--cluster_replicas 2").
+set -euo pipefail
+
+usage() { echo "usage: $0 up|down DIR" >&2; exit 2; }
+[ $# -eq 2 ] || usage
+command=$1 dir=$2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+server_binary() {
+  if [ -n "${STREAMREG_SERVER:-}" ]; then echo "$STREAMREG_SERVER"; return; fi
+  if [ -x "$root/build/dev/server/streamreg-server" ]; then
+    echo "$root/build/dev/server/streamreg-server"; return
+  fi
+  command -v streamreg-server || { echo "no streamreg-server" >&2; exit 1; }
+}
+
+up() {
+  mkdir -p "$dir"
+  [ -e "$dir/servers" ] && { echo "$dir/servers exists: is a cluster up?" >&2; exit 1; }
+  "$here/nats-cluster.sh" up "$dir" >/dev/null
+  local nats server
+  nats=$(cut -d' ' -f1 "$dir/nats" | paste -sd, -)
+  server=$(server_binary)
+  : > "$dir/servers.starting"
+  for i in 0 1 2; do
+    # Port 0: each server takes a free port and advertises it.
+    # shellcheck disable=SC2086
+    setsid "$server" --listen 127.0.0.1:0 --metrics_listen= \
+      --data_dir "$dir/server$i" --cluster "$nats" \
+      ${STREAMREG_SERVER_FLAGS:-} </dev/null >"$dir/server$i.log" 2>&1 &
+    echo "$!" > "$dir/server$i.pid"
+  done
+  for i in 0 1 2; do
+    local pid address=
+    pid=$(cat "$dir/server$i.pid")
+    # The "listening" line comes once the server has joined the cluster.
+    for _ in $(seq 600); do
+      address=$(sed -n 's/^streamreg-server listening on //p' "$dir/server$i.log")
+      [ -n "$address" ] && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if [ -z "$address" ]; then
+      echo "server$i did not start; see $dir/server$i.log" >&2
+      mv "$dir/servers.starting" "$dir/servers"
+      down
+      exit 1
+    fi
+    echo "$address $pid" >> "$dir/servers.starting"
+    rm -f "$dir/server$i.pid"
+  done
+  mv "$dir/servers.starting" "$dir/servers"
+  cat "$dir/servers"
+}
+
+stop_pids() {
+  local list=$1
+  while read -r _ pid; do kill "$pid" 2>/dev/null || true; done < "$list"
+  while read -r _ pid; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$pid" 2>/dev/null || true
+  done < "$list"
+}
+
+down() {
+  [ -e "$dir/servers" ] || { echo "no $dir/servers" >&2; exit 1; }
+  for pidfile in "$dir"/server*.pid; do
+    [ -e "$pidfile" ] && echo "- $(cat "$pidfile")" >> "$dir/servers"
+    rm -f "$pidfile"
+  done
+  stop_pids "$dir/servers"
+  rm -f "$dir/servers"
+  [ -e "$dir/nats" ] && "$here/nats-cluster.sh" down "$dir"
+  return 0
+}
+
+case "$command" in
+  up) up ;;
+  down) down ;;
+  *) usage ;;
+esac

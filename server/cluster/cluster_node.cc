@@ -1,0 +1,442 @@
+#include "server/cluster/cluster_node.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/served_by.h"
+#include "server/cluster/log_entries.h"
+#include "server/cluster/log_follower.h"
+#include "server/cluster/model_log.h"
+#include "server/cluster/rendezvous.h"
+#include "spdlog/spdlog.h"
+
+namespace streamreg {
+namespace {
+
+constexpr absl::Duration kRetryPause = absl::Milliseconds(50);
+
+const absl::Status& StatusOf(const absl::Status& status) { return status; }
+template <class T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
+  return result.status();
+}
+
+// `call()` again while it answers UNAVAILABLE (the cluster electing a
+// leader, a node gone), until `deadline`. Calls that are retried are safe
+// to repeat: appends and proposals are deduplicated by their ids.
+template <class Call>
+auto RetriedUntil(absl::Time deadline, const Call& call) {
+  auto result = call();
+  while (!result.ok() && absl::IsUnavailable(StatusOf(result)) &&
+         absl::Now() < deadline) {
+    absl::SleepFor(kRetryPause);
+    result = call();
+  }
+  return result;
+}
+
+bool SameServers(std::vector<std::string> a, std::vector<std::string> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+}  // namespace
+
+// One model hosted here: its log, the follower applying it to the hosted
+// model, and the model's writes, which go to the log (WriteLog).
+class ClusterNode::Replica : public WriteLog {
+ public:
+  Replica(ModelLog log, std::string name, std::string writer,
+          absl::Duration timeout)
+      : log_(std::move(log)),
+        name_(std::move(name)),
+        writer_(std::move(writer)),
+        timeout_(timeout) {}
+
+  const ModelLog& log() const { return log_; }
+  void Follow(std::shared_ptr<LogFollower> follower) {
+    MutexLock lock(&mutex_);
+    follower_ = std::move(follower);
+  }
+  // Stops applying the log (the model left this server).
+  void Stop() {
+    std::shared_ptr<LogFollower> follower;
+    {
+      MutexLock lock(&mutex_);
+      follower = std::move(follower_);
+    }
+  }
+
+  absl::StatusOr<LearnOutcome> AppendSamples(
+      std::span<const Sample> batch) override {
+    // Samples without ids give each batch its own message.
+    bool resent = false;
+    absl::StatusOr<LearnOutcome> outcome =
+        AppendAndWait(BatchMessageId(name_, batch, UniqueId()),
+                      EncodeSamplesEntry(batch), &resent);
+    if (outcome.ok() && resent) {
+      // The log had the batch already: its first copy learned what was new.
+      outcome->duplicates += outcome->accepted;
+      outcome->accepted = 0;
+      outcome->duplicate.assign(batch.size(), true);
+    }
+    return outcome;
+  }
+  absl::Status AppendRefit() override {
+    bool resent = false;
+    return AppendAndWait(absl::StrCat(name_, "/refit/", UniqueId()),
+                         EncodeRefitEntry(), &resent)
+        .status();
+  }
+
+ private:
+  std::string UniqueId() {
+    return absl::StrCat(writer_, "/", next_unique_.fetch_add(1));
+  }
+
+  // Appends the entry and waits for this replica to apply it; *resent if
+  // the log held an entry of that id already (whose outcome it returns).
+  absl::StatusOr<LearnOutcome> AppendAndWait(const std::string& message_id,
+                                             const std::string& payload,
+                                             bool* resent) {
+    std::shared_ptr<LogFollower> follower;
+    {
+      MutexLock lock(&mutex_);
+      follower = follower_;
+    }
+    if (follower == nullptr) {
+      return absl::UnavailableError(absl::StrCat(
+          "model '", name_, "' is no longer served by this server; retry"));
+    }
+    const absl::Time deadline = absl::Now() + timeout_;
+    absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(
+        deadline, [&] { return log_.Append(message_id, payload); });
+    if (!appended.ok()) return appended.status();
+    *resent = appended->duplicate;
+    // A retried message answers with its first copy's entry, whose outcome
+    // is the one to report.
+    return follower->WaitApplied(appended->sequence,
+                                 std::max(deadline - absl::Now(), kRetryPause));
+  }
+
+  ModelLog log_;
+  const std::string name_;
+  // This server's address and a start time: unique among the writers of
+  // any log.
+  const std::string writer_;
+  const absl::Duration timeout_;
+  std::atomic<std::uint64_t> next_unique_{1};
+  Mutex mutex_;
+  std::shared_ptr<LogFollower> follower_ ABSL_GUARDED_BY(mutex_);
+};
+
+absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
+    ClusterOptions options, ModelRegistry* registry) {
+  if (options.advertise.empty()) {
+    return absl::InvalidArgumentError(
+        "--advertise: empty (the address clients reach this server at)");
+  }
+  std::unique_ptr<ClusterNode> node(
+      new ClusterNode(std::move(options), registry));
+  const ClusterOptions& o = node->options_;
+  JetStreamClient::Options client_options;
+  client_options.servers = o.nats;
+  client_options.request_timeout = o.request_timeout;
+  client_options.name = absl::StrCat("streamreg-server ", o.advertise);
+  absl::StatusOr<std::unique_ptr<JetStreamClient>> client =
+      JetStreamClient::Connect(client_options);
+  if (!client.ok()) return client.status();
+  node->client_ = *std::move(client);
+  const absl::Time deadline = absl::Now() + o.write_timeout;
+  absl::StatusOr<std::unique_ptr<PlacementStore>> placements =
+      RetriedUntil(deadline, [&] {
+        return PlacementStore::Open(
+            *node->client_,
+            {.replicas = o.replicas, .server_ttl = o.server_ttl});
+      });
+  if (!placements.ok()) return placements.status();
+  node->placements_ = *std::move(placements);
+  if (absl::Status announced = RetriedUntil(
+          deadline, [&] { return node->placements_->Heartbeat(o.advertise); });
+      !announced.ok()) {
+    return announced;
+  }
+  ClusterNode* raw = node.get();
+  registry->SetElsewhere(
+      [raw](absl::string_view name) { return raw->Elsewhere(name); });
+  if (absl::Status reconciled = node->Reconcile(); !reconciled.ok()) {
+    spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
+                 std::string(reconciled.message()));
+  }
+  node->thread_ = std::jthread([raw](std::stop_token stop) { raw->Run(stop); });
+  spdlog::info("event=cluster_joined address={} nats={} replicas={}",
+               o.advertise, absl::StrJoin(o.nats, ","), o.replicas);
+  return node;
+}
+
+ClusterNode::~ClusterNode() {
+  thread_.request_stop();
+  if (thread_.joinable()) thread_.join();
+  MutexLock lock(&reconcile_mutex_);
+  std::vector<std::string> names;
+  for (const auto& [name, replica] : replicas_) names.push_back(name);
+  for (const std::string& name : names) Release(name, /*deleted=*/false);
+}
+
+void ClusterNode::Run(std::stop_token stop) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  while (!stop.stop_requested()) {
+    if (absl::Status status = placements_->Heartbeat(options_.advertise);
+        !status.ok()) {
+      spdlog::warn("event=cluster_heartbeat_failed error=\"{}\"",
+                   std::string(status.message()));
+    }
+    if (absl::Status status = Reconcile(); !status.ok()) {
+      spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
+                   std::string(status.message()));
+    }
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, stop,
+                  absl::ToChronoMilliseconds(options_.reconcile_interval),
+                  [] { return false; });
+  }
+}
+
+absl::Status ClusterNode::Reconcile() {
+  absl::StatusOr<absl::flat_hash_map<std::string, PlacementStore::Placement>>
+      placements = placements_->All();
+  if (!placements.ok()) return placements.status();
+  {
+    MutexLock lock(&reconcile_mutex_);
+    std::set<std::string> mine, deleted;
+    for (const auto& [name, placement] : *placements) {
+      if (placement.servers.empty()) deleted.insert(name);
+      if (std::find(placement.servers.begin(), placement.servers.end(),
+                    options_.advertise) != placement.servers.end()) {
+        mine.insert(name);
+      }
+    }
+    std::vector<std::string> gone;
+    for (const auto& [name, replica] : replicas_) {
+      if (!mine.contains(name)) gone.push_back(name);
+    }
+    for (const std::string& name : gone) {
+      Release(name, deleted.contains(name));
+    }
+    for (const std::string& name : mine) {
+      if (replicas_.contains(name)) continue;
+      if (absl::Status hosted = Host(name);
+          !hosted.ok() && !absl::IsNotFound(hosted)) {
+        spdlog::warn("event=cluster_host_failed model={} error=\"{}\"", name,
+                     std::string(hosted.message()));
+      }
+    }
+  }
+  absl::StatusOr<std::vector<std::string>> live = placements_->LiveServers();
+  if (!live.ok()) return live.status();
+  if (!live->empty() && live->front() == options_.advertise) {
+    Rebalance(*placements, *live);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterNode::Host(const std::string& name) {
+  absl::StatusOr<ModelLog> log =
+      ModelLog::Open(*client_, name, {.replicas = options_.replicas});
+  if (!log.ok()) return log.status();
+  std::vector<LogEntry> first;
+  if (absl::Status read = log->Read(1, 1, &first); !read.ok()) return read;
+  if (first.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("model '", name, "': its log holds no create entry yet"));
+  }
+  DecodedLogEntry create;
+  if (absl::Status decoded =
+          DecodeLogEntry(first.front().payload, 1, ModelConfig{}, &create);
+      !decoded.ok()) {
+    return decoded;
+  }
+  if (create.kind != LogEntryKind::kCreate) {
+    return absl::DataLossError(
+        absl::StrCat("model '", name, "': its log does not start with create"));
+  }
+  ModelIdentity& identity = create.identity;
+  absl::StatusOr<std::shared_ptr<HostedModel>> model =
+      registry_->Make(identity.name, std::move(identity.config),
+                      std::move(identity.input_names), identity.create_time);
+  if (!model.ok()) return model.status();
+  auto replica = std::make_shared<Replica>(
+      *std::move(log), name,
+      absl::StrCat(options_.advertise, "/", absl::ToUnixNanos(absl::Now())),
+      options_.write_timeout);
+  (*model)->AttachWriteLog(replica);
+  absl::StatusOr<std::unique_ptr<LogFollower>> follower =
+      LogFollower::Start(replica->log(), *model, 1);
+  if (!follower.ok()) return follower.status();
+  replica->Follow(*std::move(follower));
+  if (absl::Status adopted = registry_->Adopt(*model); !adopted.ok()) {
+    replica->Stop();
+    return adopted;
+  }
+  replicas_.emplace(name, std::move(replica));
+  spdlog::info("event=cluster_hosting model={}", name);
+  return absl::OkStatus();
+}
+
+void ClusterNode::Release(const std::string& name, bool deleted) {
+  const auto it = replicas_.find(name);
+  if (it == replicas_.end()) return;
+  // Out of the registry first, so that no new call finds it; then the
+  // follower stops.
+  if (deleted) {
+    if (absl::Status status = registry_->Delete(name); !status.ok()) {
+      spdlog::warn("event=cluster_release_failed model={} error=\"{}\"", name,
+                   std::string(status.message()));
+    }
+  } else {
+    registry_->Release(name);
+  }
+  it->second->Stop();
+  replicas_.erase(it);
+  spdlog::info("event=cluster_released model={}", name);
+}
+
+void ClusterNode::Rebalance(
+    const absl::flat_hash_map<std::string, PlacementStore::Placement>&
+        placements,
+    const std::vector<std::string>& live) {
+  for (const auto& [name, placement] : placements) {
+    if (placement.servers.empty()) continue;  // deleted
+    std::vector<std::string> owners = RendezvousOwners(
+        name, live, static_cast<std::size_t>(options_.replicas));
+    if (SameServers(owners, placement.servers)) continue;
+    absl::StatusOr<std::uint64_t> moved =
+        placements_->CompareAndSet(name, owners, placement.revision);
+    // ABORTED: another change came first; the next round looks again.
+    if (moved.ok()) {
+      spdlog::info("event=cluster_replaced model={} from={} to={}", name,
+                   absl::StrJoin(placement.servers, ","),
+                   absl::StrJoin(owners, ","));
+    } else if (!absl::IsAborted(moved.status())) {
+      spdlog::warn("event=cluster_replace_failed model={} error=\"{}\"", name,
+                   std::string(moved.status().message()));
+    }
+  }
+}
+
+absl::Status ClusterNode::Create(const ModelIdentity& identity) {
+  const std::string& name = identity.name;
+  const absl::Time deadline = absl::Now() + options_.write_timeout;
+  absl::StatusOr<PlacementStore::Placement> placement =
+      RetriedUntil(deadline, [&] { return placements_->Get(name); });
+  if (!placement.ok()) return placement.status();
+  if (placement->servers.empty()) {
+    absl::StatusOr<std::vector<std::string>> live =
+        RetriedUntil(deadline, [&] { return placements_->LiveServers(); });
+    if (!live.ok()) return live.status();
+    if (live->empty()) {
+      return absl::UnavailableError("cluster: no live server to place on");
+    }
+    const std::vector<std::string> owners = RendezvousOwners(
+        name, *live, static_cast<std::size_t>(options_.replicas));
+    absl::StatusOr<std::uint64_t> placed = RetriedUntil(deadline, [&] {
+      return placements_->CompareAndSet(name, owners, placement->revision);
+    });
+    if (placed.ok()) {
+      // A log left by an earlier model of this name goes first.
+      if (absl::StatusOr<ModelLog> stale =
+              ModelLog::Open(*client_, name, {.replicas = options_.replicas});
+          stale.ok()) {
+        stale->Delete().IgnoreError();
+      }
+    } else if (!absl::IsAborted(placed.status())) {
+      return placed.status();
+    }
+  }
+  // Placed, by this call or another: the log's first entry says whose
+  // model it is. A placement whose creator failed before its create entry
+  // is completed by the next create.
+  absl::StatusOr<ModelLog> log =
+      ModelLog::Open(*client_, name, {.replicas = options_.replicas});
+  if (!log.ok()) return log.status();
+  const std::string entry = EncodeCreateEntry(identity);
+  absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(deadline, [&] {
+    return log->Append(absl::StrCat(name, "/create"), entry);
+  });
+  if (!appended.ok()) return appended.status();
+  std::vector<LogEntry> first;
+  if (absl::Status read = log->Read(1, 1, &first); !read.ok()) return read;
+  if (first.empty() || first.front().payload != entry) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("model '", name, "' already exists"));
+  }
+  spdlog::info("event=cluster_created model={}", name);
+  return Reconcile();
+}
+
+absl::Status ClusterNode::Delete(absl::string_view name) {
+  const absl::Time deadline = absl::Now() + options_.write_timeout;
+  for (;;) {
+    absl::StatusOr<PlacementStore::Placement> placement =
+        RetriedUntil(deadline, [&] { return placements_->Get(name); });
+    if (!placement.ok()) return placement.status();
+    if (placement->servers.empty()) {
+      return absl::NotFoundError(absl::StrCat("model '", name, "' not found"));
+    }
+    absl::StatusOr<std::uint64_t> emptied = RetriedUntil(deadline, [&] {
+      return placements_->CompareAndSet(name, {}, placement->revision);
+    });
+    if (emptied.ok()) break;
+    // ABORTED: moved meanwhile; delete what it is now.
+    if (!absl::IsAborted(emptied.status()) || absl::Now() > deadline) {
+      return emptied.status();
+    }
+  }
+  // Unplaced: every server releases it at its next reconcile, this one now.
+  if (absl::Status reconciled = Reconcile(); !reconciled.ok()) {
+    spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
+                 std::string(reconciled.message()));
+  }
+  absl::StatusOr<ModelLog> log =
+      ModelLog::Open(*client_, name, {.replicas = options_.replicas});
+  if (log.ok()) {
+    if (absl::Status deleted = log->Delete();
+        !deleted.ok() && !absl::IsNotFound(deleted)) {
+      spdlog::warn("event=cluster_log_delete_failed model={} error=\"{}\"",
+                   std::string(name), std::string(deleted.message()));
+    }
+  }
+  spdlog::info("event=cluster_deleted model={}", std::string(name));
+  return absl::OkStatus();
+}
+
+absl::Status ClusterNode::Elsewhere(absl::string_view name) {
+  absl::StatusOr<PlacementStore::Placement> placement = placements_->Get(name);
+  if (!placement.ok()) return placement.status();
+  if (placement->servers.empty()) {
+    return absl::NotFoundError(absl::StrCat("model '", name, "' not found"));
+  }
+  if (std::find(placement->servers.begin(), placement->servers.end(),
+                options_.advertise) != placement->servers.end()) {
+    return absl::UnavailableError(absl::StrCat(
+        "model '", name, "' is being set up on this server; retry"));
+  }
+  return ServedByError(name, placement->servers);
+}
+
+std::vector<std::string> ClusterNode::hosted() const {
+  MutexLock lock(&reconcile_mutex_);
+  std::vector<std::string> names;
+  for (const auto& [name, replica] : replicas_) names.push_back(name);
+  return names;
+}
+
+}  // namespace streamreg

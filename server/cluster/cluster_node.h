@@ -1,0 +1,124 @@
+#ifndef STREAMREG_SERVER_CLUSTER_CLUSTER_NODE_H_
+#define STREAMREG_SERVER_CLUSTER_CLUSTER_NODE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/base/mutex.h"
+#include "server/cluster/jetstream_client.h"
+#include "server/cluster/placement_store.h"
+#include "server/hosting/model_registry.h"
+#include "server/storage/journal_records.h"
+
+namespace streamreg {
+
+// streamreg-server's cluster flags (docs/cluster.md).
+struct ClusterOptions {
+  // nats://host:port of one or more nodes of the NATS JetStream cluster.
+  std::vector<std::string> nats;
+  // host:port at which clients reach this server: what the placements
+  // name it by, and what it answers clients that ask it for a model it
+  // does not serve.
+  std::string advertise;
+  // Servers serving each model, and copies of each log and of the
+  // placements (at most the NATS cluster's size).
+  int replicas = 3;
+  // A server that has not renewed its liveness for this long is taken
+  // for gone, and its models are placed elsewhere.
+  absl::Duration server_ttl = absl::Seconds(5);
+  // How often the server renews its liveness (server_ttl / 3 at most is
+  // sensible) and brings what it hosts in line with the placements.
+  absl::Duration reconcile_interval = absl::Milliseconds(250);
+  // How long a write waits for the log's quorum and for this server's
+  // replica to apply it, and a request to the NATS cluster for its answer.
+  absl::Duration write_timeout = absl::Seconds(10);
+  absl::Duration request_timeout = absl::Seconds(2);
+};
+
+// A streamreg server as a member of a cluster (docs/cluster.md): it
+// announces itself as alive, hosts in its ModelRegistry the models whose
+// placement names it — each a replica that a LogFollower keeps in step
+// with the model's replicated log, and whose writes (HostedModel's
+// WriteLog) append to that log and wait for this replica to apply them —
+// and answers for a model it does not host with the servers that do. The
+// live server first in name order also re-places models whose servers are
+// no longer those rendezvous hashing picks among the live ones (a server
+// gone, one joined). Thread-safe.
+class ClusterNode {
+ public:
+  // Connects, announces this server and starts hosting what is placed on
+  // it. `registry` (without storage) must outlive the node.
+  static absl::StatusOr<std::unique_ptr<ClusterNode>> Start(
+      ClusterOptions options, ModelRegistry* registry);
+  // Stops announcing and following; the hosted models leave the registry.
+  ~ClusterNode();
+  ClusterNode(const ClusterNode&) = delete;
+  ClusterNode& operator=(const ClusterNode&) = delete;
+
+  // Creates a model in the cluster: places it on the live servers
+  // rendezvous hashing picks, and starts its log with `identity`.
+  // ALREADY_EXISTS if the model exists; UNAVAILABLE if the cluster (or
+  // every server) is unreachable. Returns once this server hosts the model
+  // if it is one of them.
+  absl::Status Create(const ModelIdentity& identity);
+  // Deletes a model from the cluster (its placement, then its log).
+  // NOT_FOUND if there is none.
+  absl::Status Delete(absl::string_view name);
+  // The status for a model this server does not host: UNAVAILABLE naming
+  // the servers that do (ServedByError: clients ask one of those), or
+  // NOT_FOUND.
+  absl::Status Elsewhere(absl::string_view name);
+
+  // Brings the hosted models in line with the placements now (the node
+  // also does it every reconcile_interval), and re-places models if this
+  // server is the first live one.
+  absl::Status Reconcile();
+
+  const std::string& address() const { return options_.advertise; }
+  // The models this server hosts now, in name order.
+  std::vector<std::string> hosted() const;
+
+ private:
+  class Replica;
+
+  ClusterNode(ClusterOptions options, ModelRegistry* registry)
+      : options_(std::move(options)), registry_(registry) {}
+  void Run(std::stop_token stop);
+  // Starts hosting `name` from its log: NOT_FOUND while the log holds no
+  // create entry yet.
+  absl::Status Host(const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
+  // Stops hosting `name`: deleted from the cluster, or placed elsewhere.
+  void Release(const std::string& name, bool deleted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
+  // The placements rendezvous hashing gives over `live`, proposed where
+  // they differ.
+  void Rebalance(const absl::flat_hash_map<
+                     std::string, PlacementStore::Placement>& placements,
+                 const std::vector<std::string>& live);
+
+  const ClusterOptions options_;
+  ModelRegistry* const registry_;
+  std::unique_ptr<JetStreamClient> client_;
+  std::unique_ptr<PlacementStore> placements_;
+
+  // Serializes reconciling (the periodic one and Create's, Delete's).
+  mutable Mutex reconcile_mutex_;
+  std::map<std::string, std::shared_ptr<Replica>> replicas_
+      ABSL_GUARDED_BY(reconcile_mutex_);
+
+  std::jthread thread_;  // last: stopped first
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_CLUSTER_CLUSTER_NODE_H_

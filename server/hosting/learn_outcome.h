@@ -1,0 +1,29 @@
+#ifndef STREAMREG_SERVER_HOSTING_LEARN_OUTCOME_H_
+#define STREAMREG_SERVER_HOSTING_LEARN_OUTCOME_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace streamreg {
+
+// What learning one batch did.
+struct LearnOutcome {
+  std::uint64_t accepted = 0;
+  std::uint64_t duplicates = 0;
+  // The model's samples after the batch.
+  std::uint64_t num_samples = 0;
+  // Per sample of the batch: its position in the model's stream (1-based;
+  // for a duplicate, where it was first learned) and whether it was one.
+  std::vector<std::uint64_t> sequence;
+  std::vector<bool> duplicate;
+  // With predictions asked for, per sample: how long the oldest sample the
+  // prediction had not learned (of those before it) had been acknowledged
+  // (LearnStage::LagAfter).
+  std::vector<absl::Duration> learn_lag;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_HOSTING_LEARN_OUTCOME_H_

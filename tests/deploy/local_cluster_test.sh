@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# deploy/cluster/local-cluster.sh end to end, through the CLI: the cluster
+# comes up (3 NATS nodes, 3 servers), a model created and ingested through
+# the list of all servers is hosted by 2 of them, a client given only the
+# server that does not host it is sent to those that do, both replicas
+# answer the same predictions and counts, and `down` stops every process.
+#
+# usage: local_cluster_test.sh SOURCE_DIR STREAMREG_SERVER STREAMREG_CLI
+set -euo pipefail
+source_dir=$1
+export STREAMREG_SERVER=$2
+cli=$3
+work=$(mktemp -d)
+script="$source_dir/deploy/cluster/local-cluster.sh"
+cleanup() {
+  [ -e "$work/servers" ] && "$script" down "$work" >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+STREAMREG_SERVER_FLAGS="--cluster_replicas 2" "$script" up "$work" >/dev/null
+[ "$(wc -l < "$work/servers")" -eq 3 ] || fail "not 3 servers"
+[ "$(wc -l < "$work/nats")" -eq 3 ] || fail "not 3 NATS nodes"
+all=$(cut -d' ' -f1 "$work/servers" | paste -sd, -)
+
+csv="$source_dir/data/yacht/yacht.csv"
+"$cli" --server "$all" ingest --model yacht --csv "$csv" --create >/dev/null
+rows=$(($(wc -l < "$csv") - 1))
+
+# Which servers serve it: those that logged hosting it (the second owner
+# starts within a reconcile round of the creation).
+hosting() { grep -l "event=cluster_hosting model=yacht" "$work"/server?.log | wc -l; }
+for _ in $(seq 100); do [ "$(hosting)" -ge 2 ] && break; sleep 0.1; done
+serving=() others=()
+i=0
+for address in $(cut -d' ' -f1 "$work/servers"); do
+  if grep -q "event=cluster_hosting model=yacht" "$work/server$i.log"; then
+    serving+=("$address")
+  else
+    others+=("$address")
+  fi
+  i=$((i + 1))
+done
+[ "${#serving[@]}" -eq 2 ] || fail "served by ${#serving[@]} servers, not 2"
+[ "${#others[@]}" -eq 1 ] || fail "${#others[@]} servers do not serve it"
+
+# Both replicas reach every row, and predict alike, also for a client that
+# was only given the other server (which names the replicas: the CLI
+# follows).
+for address in "${serving[@]}" "${others[0]}"; do
+  for _ in $(seq 100); do
+    samples=$("$cli" --server "$address" info --model yacht --json |
+      /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["stats"].get("num_samples", 0))')
+    [ "$samples" -eq "$rows" ] && break
+    sleep 0.1
+  done
+  [ "$samples" -eq "$rows" ] || fail "$address has $samples of $rows samples"
+  "$cli" --server "$address" predict --model yacht --csv "$csv" --limit 50 \
+    > "$work/predict-$address.csv"
+done
+cmp -s "$work/predict-${serving[0]}.csv" "$work/predict-${serving[1]}.csv" ||
+  fail "the replicas predict differently"
+cmp -s "$work/predict-${serving[0]}.csv" "$work/predict-${others[0]}.csv" ||
+  fail "the redirected client got other predictions"
+
+pids=$(cut -d' ' -f2 "$work/servers" "$work/nats")
+"$script" down "$work"
+for pid in $pids; do
+  kill -0 "$pid" 2>/dev/null && fail "process $pid still running after down"
+done
+echo "local cluster: 3 NATS nodes, 3 servers, $rows samples on 2 replicas: ok"

@@ -1,0 +1,356 @@
+// streamreg servers in cluster mode (docs/cluster.md) on a real three-node
+// NATS JetStream cluster, in process, through the client library: models
+// placed on the servers rendezvous hashing picks, writes through an owner
+// applied by every replica alike (bit-identical to each other and to the
+// engine fed the same samples), a server that does not serve a model
+// naming those that do, a server that stops replaced by another that
+// replays the log, and deletion everywhere.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/lib/client.h"
+#include "client/lib/ingester.h"
+#include "client/lib/learn_session.h"
+#include "common/served_by.h"
+#include "gtest/gtest.h"
+#include "server/cluster/rendezvous.h"
+#include "server/rpc/server.h"
+#include "server/rpc/spec_conversion.h"
+#include "tests/support/fresh_directory.h"
+#include "tests/support/nats_cluster_test.h"
+#include "tests/support/service_test_support.h"
+#include "tests/support/test_server.h"
+
+namespace streamreg {
+namespace {
+
+constexpr std::size_t kServers = 3;
+constexpr int kReplicas = 2;
+constexpr absl::Duration kServerTtl = absl::Seconds(2);
+constexpr absl::Duration kWait = absl::Seconds(30);
+
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+class ClusterServerTest : public NatsClusterTest {
+ protected:
+  void SetUp() override {
+    NatsClusterTest::SetUp();
+    ASSERT_NE(cluster_, nullptr);
+    for (std::size_t i = 0; i < kServers; ++i) {
+      ASSERT_NO_FATAL_FAILURE(StartServer());
+    }
+  }
+
+  void StartServer() {
+    ServerOptions options;
+    ClusterOptions cluster;
+    cluster.nats = cluster_->urls();
+    cluster.replicas = kReplicas;
+    cluster.server_ttl = kServerTtl;
+    cluster.reconcile_interval = absl::Milliseconds(100);
+    options.cluster = cluster;
+    options.worker_threads = 1;
+    std::unique_ptr<Server> server;
+    ASSERT_NO_FATAL_FAILURE(
+        StartTestServer(options, FreshDirectory(), &server));
+    servers_.push_back(std::move(server));
+  }
+
+  std::unique_ptr<Client> ClientOf(const Server& server) {
+    return std::make_unique<Client>(TestClientOptions(server));
+  }
+
+  std::vector<std::string> Addresses() const {
+    std::vector<std::string> addresses;
+    for (const auto& server : servers_) {
+      if (server != nullptr) addresses.push_back(server->address());
+    }
+    return addresses;
+  }
+
+  // The running servers that host `model` now.
+  std::vector<std::string> Hosts(const std::string& model) const {
+    std::vector<std::string> hosts;
+    for (const auto& server : servers_) {
+      if (server != nullptr && Contains(server->cluster()->hosted(), model)) {
+        hosts.push_back(server->address());
+      }
+    }
+    std::sort(hosts.begin(), hosts.end());
+    return hosts;
+  }
+
+  Server* ServerAt(const std::string& address) {
+    for (const auto& server : servers_) {
+      if (server != nullptr && server->address() == address) {
+        return server.get();
+      }
+    }
+    return nullptr;
+  }
+
+  // Waits until exactly `expected` host `model`; false if they never do.
+  bool WaitForHosts(const std::string& model,
+                    std::vector<std::string> expected) {
+    std::sort(expected.begin(), expected.end());
+    const absl::Time deadline = absl::Now() + kWait;
+    while (Hosts(model) != expected) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return true;
+  }
+
+  // The model's statistics on `server` once it has applied `samples`.
+  v1::Model WaitForSamples(const Server& server, const std::string& model,
+                           std::uint64_t samples) {
+    std::unique_ptr<Client> client = ClientOf(server);
+    const absl::Time deadline = absl::Now() + kWait;
+    for (;;) {
+      absl::StatusOr<v1::Model> info = client->GetModel(model);
+      if (info.ok() && info->stats().num_samples() >= samples) return *info;
+      if (absl::Now() > deadline) {
+        ADD_FAILURE() << server.address() << " did not reach " << samples
+                      << " samples: "
+                      << (info.ok() ? absl::StrCat(info->stats().num_samples())
+                                    : info.status().ToString());
+        return v1::Model();
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  }
+
+  void Ingest(const Server& server, const std::string& model, const Rows& rows,
+              std::size_t begin, std::size_t end) {
+    ClientOptions options = TestClientOptions(server);
+    options.batch_size = 50;
+    Client client(options);
+    Ingester ingester(&client, model);
+    for (std::size_t i = begin; i < end; ++i) {
+      ASSERT_TRUE(ingester.Add(rows.input(i), rows.target(i), i + 1).ok());
+    }
+    absl::StatusOr<IngestSummary> summary = ingester.Finish();
+    ASSERT_TRUE(summary.ok()) << summary.status();
+  }
+
+  std::vector<v1::Prediction> Predictions(const Server& server,
+                                          const std::string& model,
+                                          const Rows& queries) {
+    absl::StatusOr<std::vector<v1::Prediction>> predictions =
+        ClientOf(server)->Predict(model, queries.x, Rows::kDim);
+    EXPECT_TRUE(predictions.ok()) << predictions.status();
+    return predictions.ok() ? *predictions : std::vector<v1::Prediction>{};
+  }
+
+  std::vector<std::unique_ptr<Server>> servers_;
+};
+
+// The values an engine model of the spec gives after learning rows [0, n)
+// in one stream, for the queries.
+std::vector<std::vector<double>> EngineValues(const Rows& rows, std::size_t n,
+                                              const Rows& queries) {
+  absl::StatusOr<ModelConfig> config = ConfigFromSpec(RowsSpec());
+  EXPECT_TRUE(config.ok());
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(*config);
+  EXPECT_TRUE(model.ok());
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(
+        (*model)
+            ->Learn(std::vector<Sample>{{rows.input(i), rows.target(i), i + 1}})
+            .ok());
+  }
+  std::vector<std::vector<double>> values;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    absl::StatusOr<Prediction> p = (*model)->Predict(queries.input(q));
+    EXPECT_TRUE(p.ok());
+    values.push_back(p->value);
+  }
+  return values;
+}
+
+std::vector<std::vector<double>> Values(
+    const std::vector<v1::Prediction>& predictions) {
+  std::vector<std::vector<double>> values;
+  for (const v1::Prediction& p : predictions) {
+    values.emplace_back(p.y().begin(), p.y().end());
+  }
+  return values;
+}
+
+// The servers a non-owner names in its UNAVAILABLE answer, sorted.
+std::vector<std::string> NamedServers(const absl::Status& status) {
+  std::vector<std::string> servers = ServedBy(status);
+  std::sort(servers.begin(), servers.end());
+  return servers;
+}
+
+TEST_F(ClusterServerTest, ReplicasOnTheChosenServersAreBitIdentical) {
+  std::unique_ptr<Client> creator = ClientOf(*servers_[0]);
+  absl::StatusOr<v1::Model> created = creator->CreateModel("arm", RowsSpec());
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->name(), "arm");
+  // Placed where rendezvous hashing says, on kReplicas of the servers.
+  std::vector<std::string> owners =
+      RendezvousOwners("arm", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("arm", owners))
+      << "hosted on " << Hosts("arm").size();
+  // A second create of the name fails, through any server.
+  EXPECT_EQ(
+      ClientOf(*servers_[2])->CreateModel("arm", RowsSpec()).status().code(),
+      absl::StatusCode::kAlreadyExists);
+
+  const Rows rows(600, 7), queries(100, 8);
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), "arm", rows, 0, 400));
+  // Retried samples (their ids seen) are learned once, through either
+  // owner.
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 300, 600));
+  const std::vector<std::vector<double>> expected =
+      EngineValues(rows, 600, queries);
+  for (const std::string& owner : owners) {
+    SCOPED_TRACE(owner);
+    const v1::Model info = WaitForSamples(*ServerAt(owner), "arm", 600);
+    EXPECT_EQ(info.stats().num_samples(), 600u);
+    EXPECT_EQ(Values(Predictions(*ServerAt(owner), "arm", queries)), expected);
+  }
+
+  // The server that does not serve it names those that do, and a client
+  // given only that server (or all of them) follows it there.
+  for (const std::string& address : Addresses()) {
+    if (Contains(owners, address)) continue;
+    absl::StatusOr<v1::Model> elsewhere =
+        ClientOf(*ServerAt(address))->GetModel("arm");
+    EXPECT_EQ(elsewhere.status().code(), absl::StatusCode::kUnavailable);
+    std::vector<std::string> sorted = owners;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(NamedServers(elsewhere.status()), sorted) << elsewhere.status();
+
+    for (const std::string& given :
+         {address, absl::StrJoin(Addresses(), ",")}) {
+      SCOPED_TRACE(given);
+      ClientOptions options = TestClientOptions(*servers_[0]);
+      options.address = given;
+      options.retry.max_attempts = 2;
+      Client routed(options);
+      absl::StatusOr<v1::Model> info = routed.GetModel("arm");
+      ASSERT_TRUE(info.ok()) << info.status();
+      EXPECT_EQ(info->stats().num_samples(), 600u);
+      absl::StatusOr<std::vector<v1::Prediction>> predictions =
+          routed.Predict("arm", queries.x, Rows::kDim);
+      ASSERT_TRUE(predictions.ok()) << predictions.status();
+      EXPECT_EQ(Values(*predictions), expected);
+      std::unique_ptr<LearnSession> session = routed.StartLearn("arm");
+      absl::StatusOr<v1::LearnResponse> learned =
+          session->Learn(rows.input(0), rows.target(0), 1);
+      ASSERT_TRUE(learned.ok()) << learned.status();
+      EXPECT_TRUE(learned->duplicate());
+    }
+  }
+}
+
+TEST_F(ClusterServerTest, AModelOfAStoppedServerIsReplayedOnAnother) {
+  ASSERT_TRUE(ClientOf(*servers_[1])->CreateModel("arm", RowsSpec()).ok());
+  const std::vector<std::string> owners =
+      RendezvousOwners("arm", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("arm", owners));
+  const Rows rows(500, 11), queries(80, 12);
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 0, 500));
+  WaitForSamples(*ServerAt(owners[1]), "arm", 500);
+
+  // The first owner stops; once its liveness expires, the model is placed
+  // on the server that was not serving it, which replays the log.
+  const absl::Time stopped = absl::Now();
+  for (auto& server : servers_) {
+    if (server != nullptr && server->address() == owners[0]) server.reset();
+  }
+  const std::vector<std::string> new_owners =
+      RendezvousOwners("arm", Addresses(), kReplicas);
+  ASSERT_NE(new_owners, owners);
+  ASSERT_TRUE(WaitForHosts("arm", new_owners));
+  const std::vector<std::vector<double>> expected =
+      EngineValues(rows, 500, queries);
+  for (const std::string& owner : new_owners) {
+    SCOPED_TRACE(owner);
+    WaitForSamples(*ServerAt(owner), "arm", 500);
+    EXPECT_EQ(Values(Predictions(*ServerAt(owner), "arm", queries)), expected);
+  }
+  const absl::Duration moved = absl::Now() - stopped;
+  // The liveness TTL, then a reconcile round and a replay of 500 samples.
+  EXPECT_LT(moved, kServerTtl + absl::Seconds(10)) << moved;
+  std::printf("replaced a stopped server's replica in %s\n",
+              absl::FormatDuration(moved).c_str());
+
+  // Writes go on through the new owners.
+  ASSERT_NO_FATAL_FAILURE(
+      Ingest(*ServerAt(new_owners[0]), "arm", rows, 0, 500));
+  EXPECT_EQ(WaitForSamples(*ServerAt(new_owners[1]), "arm", 500)
+                .stats()
+                .num_samples(),
+            500u);
+}
+
+TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
+  ASSERT_TRUE(ClientOf(*servers_[0])->CreateModel("arm", RowsSpec()).ok());
+  const std::vector<std::string> owners =
+      RendezvousOwners("arm", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("arm", owners));
+  const Rows rows(120, 21);
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), "arm", rows, 0, 100));
+  WaitForSamples(*ServerAt(owners[0]), "arm", 100);
+
+  // A Learn stream: each answer is the prediction before the sample, its
+  // place in the model's stream, and a resent sample is a duplicate.
+  std::unique_ptr<Client> client = ClientOf(*ServerAt(owners[0]));
+  std::unique_ptr<LearnSession> session = client->StartLearn("arm");
+  for (std::size_t i = 100; i < 110; ++i) {
+    absl::StatusOr<v1::LearnResponse> answer =
+        session->Learn(rows.input(i), rows.target(i), i + 1);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->sequence(), i + 1);
+    EXPECT_FALSE(answer->duplicate());
+    EXPECT_EQ(answer->prediction().y_size(), 2);
+  }
+  absl::StatusOr<v1::LearnResponse> resent =
+      session->Learn(rows.input(105), rows.target(105), 106);
+  ASSERT_TRUE(resent.ok()) << resent.status();
+  EXPECT_TRUE(resent->duplicate());
+  EXPECT_EQ(resent->sequence(), 106u);
+  // A bad sample is refused naming it, and changes nothing.
+  std::vector<double> bad(rows.input(110).begin(), rows.input(110).end());
+  bad[1] = std::nan("");
+  absl::StatusOr<v1::LearnResponse> refused =
+      session->Learn(bad, rows.target(110), 111);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("x[1]"), std::string::npos)
+      << refused.status();
+  session.reset();
+  EXPECT_EQ(
+      WaitForSamples(*ServerAt(owners[1]), "arm", 110).stats().num_samples(),
+      110u);
+
+  ASSERT_TRUE(ClientOf(*servers_[2])->DeleteModel("arm").ok());
+  ASSERT_TRUE(WaitForHosts("arm", {}));
+  for (const auto& server : servers_) {
+    EXPECT_EQ(ClientOf(*server)->GetModel("arm").status().code(),
+              absl::StatusCode::kNotFound);
+  }
+  EXPECT_EQ(ClientOf(*servers_[1])->DeleteModel("arm").code(),
+            absl::StatusCode::kNotFound);
+  // The name is free again, for a model that starts empty.
+  ASSERT_TRUE(ClientOf(*servers_[1])->CreateModel("arm", RowsSpec()).ok());
+  ASSERT_TRUE(WaitForHosts("arm", owners));
+  for (const std::string& owner : owners) {
+    absl::StatusOr<v1::Model> info =
+        ClientOf(*ServerAt(owner))->GetModel("arm");
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(info->stats().num_samples(), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace streamreg
