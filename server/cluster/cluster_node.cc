@@ -122,8 +122,14 @@ class ClusterNode::Replica : public WriteLog {
     *resent = appended->duplicate;
     // A retried message answers with its first copy's entry, whose outcome
     // is the one to report.
-    return follower->WaitApplied(appended->sequence,
-                                 std::max(deadline - absl::Now(), kRetryPause));
+    absl::StatusOr<LearnOutcome> outcome = follower->WaitApplied(
+        appended->sequence, std::max(deadline - absl::Now(), kRetryPause));
+    if (absl::IsDeadlineExceeded(outcome.status())) {
+      // Stored, not yet applied here: the client's retry (same ids) finds
+      // the same entry.
+      return absl::UnavailableError(outcome.status().message());
+    }
+    return outcome;
   }
 
   ModelLog log_;
@@ -159,7 +165,7 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
       RetriedUntil(deadline, [&] {
         return PlacementStore::Open(
             *node->client_,
-            {.replicas = o.replicas, .server_ttl = o.server_ttl});
+            {.replicas = o.log_replicas, .server_ttl = o.server_ttl});
       });
   if (!placements.ok()) return placements.status();
   node->placements_ = *std::move(placements);
@@ -176,14 +182,18 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
                  std::string(reconciled.message()));
   }
   node->thread_ = std::jthread([raw](std::stop_token stop) { raw->Run(stop); });
-  spdlog::info("event=cluster_joined address={} nats={} replicas={}",
-               o.advertise, absl::StrJoin(o.nats, ","), o.replicas);
+  spdlog::info(
+      "event=cluster_joined address={} nats={} replicas={} log_replicas={}",
+      o.advertise, absl::StrJoin(o.nats, ","), o.replicas, o.log_replicas);
   return node;
 }
 
 ClusterNode::~ClusterNode() {
   thread_.request_stop();
   if (thread_.joinable()) thread_.join();
+  registry_->SetElsewhere([](absl::string_view) {
+    return absl::UnavailableError("the server is leaving its cluster");
+  });
   MutexLock lock(&reconcile_mutex_);
   std::vector<std::string> names;
   for (const auto& [name, replica] : replicas_) names.push_back(name);
@@ -250,7 +260,7 @@ absl::Status ClusterNode::Reconcile() {
 
 absl::Status ClusterNode::Host(const std::string& name) {
   absl::StatusOr<ModelLog> log =
-      ModelLog::Open(*client_, name, {.replicas = options_.replicas});
+      ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
   if (!log.ok()) return log.status();
   std::vector<LogEntry> first;
   if (absl::Status read = log->Read(1, 1, &first); !read.ok()) return read;
@@ -352,8 +362,8 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
     });
     if (placed.ok()) {
       // A log left by an earlier model of this name goes first.
-      if (absl::StatusOr<ModelLog> stale =
-              ModelLog::Open(*client_, name, {.replicas = options_.replicas});
+      if (absl::StatusOr<ModelLog> stale = ModelLog::Open(
+              *client_, name, {.replicas = options_.log_replicas});
           stale.ok()) {
         stale->Delete().IgnoreError();
       }
@@ -365,7 +375,7 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
   // model it is. A placement whose creator failed before its create entry
   // is completed by the next create.
   absl::StatusOr<ModelLog> log =
-      ModelLog::Open(*client_, name, {.replicas = options_.replicas});
+      ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
   if (!log.ok()) return log.status();
   const std::string entry = EncodeCreateEntry(identity);
   absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(deadline, [&] {
@@ -406,7 +416,7 @@ absl::Status ClusterNode::Delete(absl::string_view name) {
                  std::string(reconciled.message()));
   }
   absl::StatusOr<ModelLog> log =
-      ModelLog::Open(*client_, name, {.replicas = options_.replicas});
+      ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
   if (log.ok()) {
     if (absl::Status deleted = log->Delete();
         !deleted.ok() && !absl::IsNotFound(deleted)) {

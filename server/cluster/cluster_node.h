@@ -29,9 +29,13 @@ struct ClusterOptions {
   // name it by, and what it answers clients that ask it for a model it
   // does not serve.
   std::string advertise;
-  // Servers serving each model, and copies of each log and of the
-  // placements (at most the NATS cluster's size).
+  // Servers serving each model.
   int replicas = 3;
+  // Copies JetStream keeps of each model's log, of the placements and of
+  // the live servers (at most the NATS cluster's size). A JetStream stream
+  // takes writes while a majority of its copies is up: 3 ride out one NATS
+  // node down, 2 none.
+  int log_replicas = 3;
   // A server that has not renewed its liveness for this long is taken
   // for gone, and its models are placed elsewhere.
   absl::Duration server_ttl = absl::Seconds(5);

@@ -32,16 +32,17 @@ absl::StatusOr<std::unique_ptr<LogFollower>> LogFollower::Start(
   absl::StatusOr<ModelLog::Cursor> cursor = log.Follow(from);
   if (!cursor.ok()) return cursor.status();
   std::unique_ptr<LogFollower> follower(
-      new LogFollower(*std::move(cursor), std::move(model), from));
+      new LogFollower(log, *std::move(cursor), std::move(model), from));
   LogFollower* self = follower.get();
   follower->thread_ =
       std::jthread([self](std::stop_token stop) { self->Run(stop); });
   return follower;
 }
 
-LogFollower::LogFollower(ModelLog::Cursor cursor,
+LogFollower::LogFollower(const ModelLog& log, ModelLog::Cursor cursor,
                          std::shared_ptr<HostedModel> model, std::uint64_t from)
-    : cursor_(std::move(cursor)),
+    : log_(log),
+      cursor_(std::move(cursor)),
       model_(std::move(model)),
       applied_(from - 1) {}
 
@@ -55,28 +56,44 @@ std::uint64_t LogFollower::applied() const {
   return applied_;
 }
 
+bool LogFollower::Stalled(absl::Time last_progress) const {
+  MutexLock lock(&mutex_);
+  return awaited_ > applied_ && absl::Now() - last_progress > kStallTimeout;
+}
+
 void LogFollower::Run(std::stop_token stop) {
+  absl::Time last_progress = absl::Now();
   while (!stop.stop_requested()) {
-    absl::StatusOr<LogEntry> entry = cursor_.Next(kPoll);
+    absl::StatusOr<LogEntry> entry = cursor_->Next(kPoll);
     if (!entry.ok()) {
       // Nothing new, or the cluster cannot deliver now (the ordered
-      // consumer resumes where it left off).
+      // consumer resumes where it left off, once it notices).
       if (!absl::IsDeadlineExceeded(entry.status())) absl::SleepFor(kPoll);
+      if (Stalled(last_progress)) {
+        absl::StatusOr<ModelLog::Cursor> fresh = log_.Follow(applied() + 1);
+        if (fresh.ok()) {
+          cursor_.reset();  // its subscription goes first
+          cursor_.emplace(*std::move(fresh));
+        }
+        last_progress = absl::Now();
+      }
       continue;
     }
-    std::uint64_t expected = 0;
-    {
-      MutexLock lock(&mutex_);
-      expected = applied_ + 1;
+    last_progress = absl::Now();
+    const std::uint64_t expected = applied() + 1;
+    // The ordered consumer delivers each entry once, in order; an entry
+    // again (or ahead of the one due) after its consumer was replaced is
+    // skipped (or read again from the one due).
+    if (entry->sequence < expected) continue;
+    if (entry->sequence > expected) {
+      if (absl::StatusOr<ModelLog::Cursor> fresh = log_.Follow(expected);
+          fresh.ok()) {
+        cursor_.reset();
+        cursor_.emplace(*std::move(fresh));
+      }
+      continue;
     }
-    // The ordered consumer delivers each entry once, in order; anything
-    // else is not this log.
-    absl::StatusOr<LearnOutcome> outcome =
-        entry->sequence == expected
-            ? Apply(*entry)
-            : absl::DataLossError(absl::StrCat("log entry ", entry->sequence,
-                                               " came where ", expected,
-                                               " was due"));
+    absl::StatusOr<LearnOutcome> outcome = Apply(*entry);
     MutexLock lock(&mutex_);
     applied_ = entry->sequence;
     outcomes_.emplace_back(entry->sequence, std::move(outcome));
@@ -124,6 +141,7 @@ absl::StatusOr<LearnOutcome> LogFollower::WaitApplied(
   const auto deadline =
       std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
   MutexLock lock(&mutex_);
+  awaited_ = std::max(awaited_, sequence);
   while (applied_ < sequence) {
     if (!applied_changed_.WaitUntil(&mutex_, deadline) && applied_ < sequence) {
       return absl::DeadlineExceededError(absl::StrCat(

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -30,7 +31,10 @@ namespace streamreg {
 // refused alike by every replica, and recorded as that entry's outcome.
 //
 // The server that appended an entry answers its client once its replica
-// has applied it (WaitApplied).
+// has applied it (WaitApplied). An entry known to be stored (waited for)
+// that does not arrive within kStallTimeout — the ordered consumer's
+// server went away and the client library has not noticed yet — makes the
+// follower read on from a new consumer.
 class LogFollower {
  public:
   // Starts following `log` from entry `from` (1, or the one after what a
@@ -56,19 +60,26 @@ class LogFollower {
   // The outcomes of the most recent entries applied that are kept for
   // WaitApplied.
   static constexpr std::size_t kKeptOutcomes = 4096;
+  static constexpr absl::Duration kStallTimeout = absl::Milliseconds(500);
 
  private:
-  LogFollower(ModelLog::Cursor cursor, std::shared_ptr<HostedModel> model,
-              std::uint64_t from);
+  LogFollower(const ModelLog& log, ModelLog::Cursor cursor,
+              std::shared_ptr<HostedModel> model, std::uint64_t from);
+  // Whether an entry waited for has not come for kStallTimeout.
+  bool Stalled(absl::Time last_progress) const;
   void Run(std::stop_token stop);
   absl::StatusOr<LearnOutcome> Apply(const LogEntry& entry);
 
-  ModelLog::Cursor cursor_;  // the follower thread's
+  const ModelLog log_;
+  // The follower thread's (replaced when stalled).
+  std::optional<ModelLog::Cursor> cursor_;
   const std::shared_ptr<HostedModel> model_;
 
   mutable Mutex mutex_;
   mutable CondVar applied_changed_;
   std::uint64_t applied_ ABSL_GUARDED_BY(mutex_);
+  // The highest entry a WaitApplied waits for: stored in the log.
+  mutable std::uint64_t awaited_ ABSL_GUARDED_BY(mutex_) = 0;
   // (sequence, outcome) of the latest entries applied, oldest first.
   std::deque<std::pair<std::uint64_t, absl::StatusOr<LearnOutcome>>> outcomes_
       ABSL_GUARDED_BY(mutex_);

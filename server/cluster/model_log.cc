@@ -156,6 +156,10 @@ absl::StatusOr<ModelLog::Cursor> ModelLog::Follow(std::uint64_t from) const {
   options.Ordered = true;
   options.Config.DeliverPolicy = js_DeliverByStartSequence;
   options.Config.OptStartSeq = std::max<std::uint64_t>(from, 1);
+  // The server's heartbeats let the client library notice within seconds
+  // that the consumer's server went away, and re-create it (its default,
+  // 5 s, left replicas behind for longer).
+  options.Config.Heartbeat = absl::ToInt64Nanoseconds(absl::Seconds(1));
   natsSubscription* subscription = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
   const natsStatus status =

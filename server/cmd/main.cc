@@ -71,9 +71,11 @@ ABSL_FLAG(std::string, cluster, "",
 ABSL_FLAG(std::string, advertise, "",
           "cluster mode: HOST:PORT clients reach this server at (empty: the "
           "--listen address with the port in use)");
-ABSL_FLAG(int, cluster_replicas, 3,
-          "cluster mode: servers serving each model, and copies of its log "
-          "(at most the NATS cluster's size)");
+ABSL_FLAG(int, cluster_replicas, 3, "cluster mode: servers serving each model");
+ABSL_FLAG(int, cluster_log_replicas, 3,
+          "cluster mode: copies NATS JetStream keeps of each model's log and "
+          "of the placements (at most the NATS cluster's size; 3 ride out a "
+          "NATS node down)");
 ABSL_FLAG(absl::Duration, cluster_server_ttl, absl::Seconds(5),
           "cluster mode: a server silent this long is taken for gone and its "
           "models placed elsewhere");
@@ -151,9 +153,14 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
     cluster.nats = absl::StrSplit(nats, ',', absl::SkipEmpty());
     cluster.advertise = absl::GetFlag(FLAGS_advertise);
     cluster.replicas = absl::GetFlag(FLAGS_cluster_replicas);
+    cluster.log_replicas = absl::GetFlag(FLAGS_cluster_log_replicas);
     cluster.server_ttl = absl::GetFlag(FLAGS_cluster_server_ttl);
     if (cluster.replicas < 1) {
       return absl::InvalidArgumentError("--cluster_replicas: must be >= 1");
+    }
+    if (cluster.log_replicas < 1 || cluster.log_replicas > 5) {
+      return absl::InvalidArgumentError(
+          "--cluster_log_replicas: must be 1 to 5 (JetStream's limit)");
     }
     if (cluster.server_ttl < absl::Seconds(1)) {
       return absl::InvalidArgumentError(

@@ -164,19 +164,27 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
 
 absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Find(
     absl::string_view name) const {
-  SharedLock lock(mutex_);
-  const auto it = models_.find(name);
-  if (it == models_.end()) {
+  Elsewhere elsewhere;
+  {
+    SharedLock lock(mutex_);
+    const auto it = models_.find(name);
+    if (it != models_.end()) return it->second;
     if (const auto failed = failed_.find(name); failed != failed_.end()) {
       return absl::DataLossError(
           absl::StrCat("model '", name,
                        "' could not be recovered: ", failed->second.message(),
                        " (its files are kept; DeleteModel removes them)"));
     }
-    if (elsewhere_) return elsewhere_(name);
-    return absl::NotFoundError(absl::StrCat("model '", name, "' not found"));
+    elsewhere = elsewhere_;
   }
-  return it->second;
+  // Asked without the lock (in cluster mode it asks the cluster).
+  if (elsewhere) return elsewhere(name);
+  return absl::NotFoundError(absl::StrCat("model '", name, "' not found"));
+}
+
+void ModelRegistry::SetElsewhere(Elsewhere elsewhere) {
+  ExclusiveLock lock(mutex_);
+  elsewhere_ = std::move(elsewhere);
 }
 
 std::vector<std::shared_ptr<HostedModel>> ModelRegistry::List(

@@ -73,9 +73,9 @@ class ModelRegistry {
   void Release(absl::string_view name);
   // Why a model that is not hosted here cannot be found: the status Find
   // answers for `name` instead of NOT_FOUND (in cluster mode, where it is
-  // served). Set before the registry is used, then fixed.
+  // served). May change while the registry is used (joining a cluster).
   using Elsewhere = std::function<absl::Status(absl::string_view name)>;
-  void SetElsewhere(Elsewhere elsewhere) { elsewhere_ = std::move(elsewhere); }
+  void SetElsewhere(Elsewhere elsewhere) ABSL_LOCKS_EXCLUDED(mutex_);
   // Up to `limit` models with names after `after` (all when empty), in
   // name order.
   std::vector<std::shared_ptr<HostedModel>> List(absl::string_view after,
@@ -109,7 +109,7 @@ class ModelRegistry {
       ABSL_GUARDED_BY(mutex_);
   // Names reserved while their files are being created.
   std::set<std::string, std::less<>> creating_ ABSL_GUARDED_BY(mutex_);
-  Elsewhere elsewhere_;
+  Elsewhere elsewhere_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace streamreg

@@ -29,11 +29,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   storage.fsync_latency = &server->metrics_->wal_fsync();
   server->storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
   // In cluster mode the models' logs are the cluster's, not the data
-  // directory's.
+  // directory's, and until the server has joined (once it listens) it
+  // knows of none.
   server->registry_ = std::make_unique<ModelRegistry>(
       o.limits, HostingPools{server->pool_.get(), server->learning_pool_.get()},
       o.cluster.has_value() ? nullptr : server->storage_.get());
   const absl::Time recovery_start = absl::Now();
+  if (o.cluster.has_value()) {
+    server->registry_->SetElsewhere([](absl::string_view) {
+      return absl::UnavailableError("the server is joining its cluster; retry");
+    });
+  }
   if (absl::Status status = server->registry_->Recover(); !status.ok()) {
     return status;
   }

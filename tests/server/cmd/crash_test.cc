@@ -25,6 +25,8 @@
 #include "gtest/gtest.h"
 #include "server/rpc/spec_conversion.h"
 #include "tests/support/model_test_support.h"
+#include "tests/support/sample_feed.h"
+#include "tests/support/server_process.h"
 #include "tests/support/service_test_support.h"
 
 namespace streamreg {
@@ -32,71 +34,6 @@ namespace {
 
 constexpr int kKills = 22;
 constexpr std::size_t kSamplesPerModel = 200'000;  // more than get sent
-
-// streamreg-server in a child process.
-class ServerProcess {
- public:
-  ServerProcess(std::string data_dir, std::string sync)
-      : data_dir_(std::move(data_dir)), sync_(std::move(sync)) {}
-  ~ServerProcess() { Kill(); }
-
-  // Starts it (on the port of the first start, once known) and waits for
-  // its "listening" line.
-  void Start() {
-    int out[2];
-    ASSERT_EQ(pipe(out), 0);
-    const std::string listen = absl::StrCat("--listen=127.0.0.1:", port_);
-    const std::string data_dir = "--data_dir=" + data_dir_;
-    const std::string sync = "--sync=" + sync_;
-    const std::string log = data_dir_ + ".log";
-    pid_ = fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      dup2(err, STDERR_FILENO);
-      close(out[0]);
-      execl(STREAMREG_SERVER, STREAMREG_SERVER, listen.c_str(),
-            "--metrics_listen=", data_dir.c_str(), sync.c_str(),
-            "--snapshot_every_samples=1000", "--wal_segment_bytes=262144",
-            "--log_level=warn", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(out[1]);
-    FILE* lines = fdopen(out[0], "r");
-    char line[256] = {};
-    ASSERT_NE(fgets(line, sizeof line, lines), nullptr)
-        << "the server did not start; see " << log;
-    fclose(lines);
-    const std::string text = line;
-    port_ = std::stoi(text.substr(text.rfind(':') + 1));
-  }
-
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
-  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
-
- private:
-  std::string data_dir_;
-  std::string sync_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
-
-// One model's stream of samples and how far the server acknowledged it.
-struct Feed {
-  std::string model;
-  bool robot;  // Learn, else Ingest
-  Stream stream;
-  std::uint64_t first_id;
-  std::atomic<std::size_t> acknowledged{0};  // a prefix of the stream
-  std::atomic<std::size_t> sent{0};          // the farthest sent
-};
 
 ClientOptions Options(const std::string& address) {
   ClientOptions options;
@@ -122,49 +59,21 @@ std::shared_ptr<grpc::Channel> FastReconnectChannel(
                                    args);
 }
 
-// Streams from the first unacknowledged sample up to `end` over one
-// connection; returns when done, when the connection fails or once *stop.
+// Streams over a connection of its own (StreamUntilFailure).
 void StreamUntilFailure(Feed& feed, const std::string& address, std::size_t end,
                         const std::atomic<bool>* stop = nullptr) {
-  auto stopping = [stop] { return stop != nullptr && stop->load(); };
   Client client(FastReconnectChannel(address), Options(address));
-  const Stream& s = feed.stream;
-  std::size_t next = feed.acknowledged.load();
-  if (feed.robot) {
-    LearnSession session(&client, feed.model);
-    for (; next < end && !stopping(); ++next) {
-      feed.sent = std::max(feed.sent.load(), next + 1);
-      const Sample sample = s.sample(next);
-      if (!session.Learn(sample.x, sample.y, feed.first_id + next).ok()) {
-        return;
-      }
-      feed.acknowledged = next + 1;
-      // A robot's pace (about 1 kHz with the round trip), so that the
-      // kills find it streaming.
-      std::this_thread::sleep_for(std::chrono::microseconds(300));
-    }
-    (void)session.Close();
-    return;
-  }
-  Ingester ingester(&client, feed.model);
-  const std::size_t start = next;
-  for (; next < end && !stopping(); ++next) {
-    feed.sent = std::max(feed.sent.load(), next + 1);
-    const Sample sample = s.sample(next);
-    if (!ingester.Add(sample.x, sample.y, feed.first_id + next).ok()) return;
-    feed.acknowledged = start + ingester.acknowledged();
-    if (next % 40 == 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(15));
-    }
-  }
-  if (ingester.Finish().ok()) feed.acknowledged = next;
+  StreamUntilFailure(feed, client, end, stop).IgnoreError();
 }
 
 class CrashTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
   const std::string data_dir = FreshDirectory();
-  ServerProcess server(data_dir, GetParam());
+  ServerProcess server(
+      STREAMREG_SERVER, data_dir,
+      {absl::StrCat("--sync=", GetParam()), "--snapshot_every_samples=1000",
+       "--wal_segment_bytes=262144", "--log_level=warn"});
   ASSERT_NO_FATAL_FAILURE(server.Start());
 
   v1::ModelSpec spec;

@@ -1,0 +1,78 @@
+#ifndef STREAMREG_TESTS_SUPPORT_SAMPLE_FEED_H_
+#define STREAMREG_TESTS_SUPPORT_SAMPLE_FEED_H_
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "client/lib/client.h"
+#include "client/lib/ingester.h"
+#include "client/lib/learn_session.h"
+#include "tests/support/model_test_support.h"
+
+namespace streamreg {
+
+// One model's stream of samples, as the tests that kill servers send it,
+// and how far it was acknowledged: a robot's through Learn, a bulk
+// loader's through Ingest. Sample s has the id first_id + s.
+struct Feed {
+  std::string model;
+  bool robot = false;
+  Stream stream;
+  std::uint64_t first_id = 0;
+  std::atomic<std::size_t> acknowledged{0};  // a prefix of the stream
+  std::atomic<std::size_t> sent{0};          // the farthest sent
+};
+
+// Streams `feed` through `client` from its first unacknowledged sample up
+// to `end`; returns when done or once *stop (OK), or with the error of a
+// call that failed (after the client's retries).
+inline absl::Status StreamUntilFailure(
+    Feed& feed, Client& client, std::size_t end,
+    const std::atomic<bool>* stop = nullptr) {
+  auto stopping = [stop] { return stop != nullptr && stop->load(); };
+  const Stream& s = feed.stream;
+  std::size_t next = feed.acknowledged.load();
+  if (feed.robot) {
+    LearnSession session(&client, feed.model);
+    for (; next < end && !stopping(); ++next) {
+      feed.sent = std::max(feed.sent.load(), next + 1);
+      const Sample sample = s.sample(next);
+      absl::StatusOr<v1::LearnResponse> learned =
+          session.Learn(sample.x, sample.y, feed.first_id + next);
+      if (!learned.ok()) return learned.status();
+      feed.acknowledged = next + 1;
+      // A robot's pace (about 1 kHz with the round trip), so that the
+      // kills find it streaming.
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    (void)session.Close();
+    return absl::OkStatus();
+  }
+  Ingester ingester(&client, feed.model);
+  const std::size_t start = next;
+  for (; next < end && !stopping(); ++next) {
+    feed.sent = std::max(feed.sent.load(), next + 1);
+    const Sample sample = s.sample(next);
+    if (absl::Status added =
+            ingester.Add(sample.x, sample.y, feed.first_id + next);
+        !added.ok()) {
+      return added;
+    }
+    feed.acknowledged = start + ingester.acknowledged();
+    if (next % 40 == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    }
+  }
+  absl::StatusOr<IngestSummary> finished = ingester.Finish();
+  if (!finished.ok()) return finished.status();
+  feed.acknowledged = next;
+  return absl::OkStatus();
+}
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_TESTS_SUPPORT_SAMPLE_FEED_H_

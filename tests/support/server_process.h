@@ -1,0 +1,92 @@
+#ifndef STREAMREG_TESTS_SUPPORT_SERVER_PROCESS_H_
+#define STREAMREG_TESTS_SUPPORT_SERVER_PROCESS_H_
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace streamreg {
+
+// streamreg-server (the binary at `server`) in a child process over a data
+// directory, for the tests that kill it: started on a free port the first
+// time and on that same port after every kill, with `flags` besides
+// --listen, --data_dir and --metrics_listen= (none). Its standard error
+// goes to <data_dir>.log. Killed with the test.
+class ServerProcess {
+ public:
+  ServerProcess(std::string server, std::string data_dir,
+                std::vector<std::string> flags)
+      : server_(std::move(server)),
+        data_dir_(std::move(data_dir)),
+        flags_(std::move(flags)) {}
+  ~ServerProcess() { Kill(); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Starts it and waits for its "listening" line (in cluster mode, printed
+  // once it has joined).
+  void Start() {
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    std::vector<std::string> arguments = {
+        server_, absl::StrCat("--listen=127.0.0.1:", port_),
+        "--data_dir=" + data_dir_, "--metrics_listen="};
+    arguments.insert(arguments.end(), flags_.begin(), flags_.end());
+    std::vector<char*> argv;
+    for (std::string& argument : arguments) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    const std::string log = data_dir_ + ".log";
+    pid_ = fork();
+    ASSERT_GE(pid_, 0);
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      dup2(out[1], STDOUT_FILENO);
+      const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(err, STDERR_FILENO);
+      close(out[0]);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    FILE* lines = fdopen(out[0], "r");
+    char line[256] = {};
+    ASSERT_NE(fgets(line, sizeof line, lines), nullptr)
+        << "the server did not start; see " << log;
+    fclose(lines);
+    const std::string text = line;
+    port_ = std::stoi(text.substr(text.rfind(':') + 1));
+  }
+
+  // kill -9, and waits for it to be gone.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  bool running() const { return pid_ > 0; }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+  const std::string& data_dir() const { return data_dir_; }
+
+ private:
+  const std::string server_;
+  const std::string data_dir_;
+  const std::vector<std::string> flags_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_TESTS_SUPPORT_SERVER_PROCESS_H_
