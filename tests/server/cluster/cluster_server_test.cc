@@ -6,8 +6,10 @@
 // naming those that do, a server that stops replaced by another that
 // replays the log, and deletion everywhere.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -350,6 +352,68 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
     ASSERT_TRUE(info.ok()) << info.status();
     EXPECT_EQ(info->stats().num_samples(), 0u);
   }
+}
+
+TEST_F(ClusterServerTest, AJoiningServerTakesOverOnlyItsShare) {
+  constexpr int kModels = 16;
+  const Rows rows(100, 31), queries(5, 32);
+  std::unique_ptr<Client> client = ClientOf(*servers_[0]);
+  std::vector<std::string> models;
+  for (int m = 0; m < kModels; ++m) {
+    models.push_back(absl::StrCat("model-", m));
+    ASSERT_TRUE(client->CreateModel(models.back(), RowsSpec()).ok());
+  }
+  const std::vector<std::string> before = Addresses();
+  for (const std::string& model : models) {
+    const std::vector<std::string> owners =
+        RendezvousOwners(model, before, kReplicas);
+    ASSERT_TRUE(WaitForHosts(model, owners)) << model;
+    ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), model, rows, 0, 100));
+  }
+
+  // Predictions of every model go on through the join, by a client of the
+  // first three servers.
+  std::atomic<bool> stop = false;
+  std::atomic<int> failures = 0, answered = 0;
+  std::thread predictor([&] {
+    ClientOptions options = TestClientOptions(*servers_[0]);
+    options.address = absl::StrJoin(before, ",");
+    options.retry.max_attempts = 8;
+    Client routed(options);
+    for (int i = 0; !stop; ++i) {
+      const std::string& model = models[i % kModels];
+      absl::StatusOr<std::vector<v1::Prediction>> got =
+          routed.Predict(model, queries.x, Rows::kDim);
+      ++(got.ok() ? answered : failures);
+    }
+  });
+  const absl::Time joined = absl::Now();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const std::vector<std::string> after = Addresses();
+  int moved = 0;
+  for (const std::string& model : models) {
+    const std::vector<std::string> owners =
+        RendezvousOwners(model, after, kReplicas);
+    ASSERT_TRUE(WaitForHosts(model, owners)) << model;
+    moved += Contains(owners, after.back()) ? 1 : 0;
+    for (const std::string& owner : owners) {
+      WaitForSamples(*ServerAt(owner), model, 100);
+    }
+  }
+  const absl::Duration settled = absl::Now() - joined;
+  stop = true;
+  predictor.join();
+  // Only the models the new server now ranks among the top kReplicas for
+  // moved, one replica each: about kReplicas / 4 of the models.
+  std::printf(
+      "a 4th server took over %d of %d models (one replica each) in %s; "
+      "%d predictions answered during the join, %d failed\n",
+      moved, kModels, absl::FormatDuration(settled).c_str(), answered.load(),
+      failures.load());
+  EXPECT_GT(moved, 0);
+  EXPECT_LT(moved, kModels * 3 / 4);
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(answered.load(), 0);
 }
 
 }  // namespace
