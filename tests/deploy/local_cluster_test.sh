@@ -5,11 +5,15 @@
 # server that does not host it is sent to those that do, both replicas
 # answer the same predictions and counts, and `down` stops every process.
 #
+# The Python client, given only that server, is sent there too.
+#
 # usage: local_cluster_test.sh SOURCE_DIR STREAMREG_SERVER STREAMREG_CLI
+#                              PYTHON_STUBS_DIR
 set -euo pipefail
 source_dir=$1
 export STREAMREG_SERVER=$2
 cli=$3
+python_stubs=$4
 work=$(mktemp -d)
 script="$source_dir/deploy/cluster/local-cluster.sh"
 cleanup() {
@@ -63,6 +67,25 @@ cmp -s "$work/predict-${serving[0]}.csv" "$work/predict-${serving[1]}.csv" ||
   fail "the replicas predict differently"
 cmp -s "$work/predict-${serving[0]}.csv" "$work/predict-${others[0]}.csv" ||
   fail "the redirected client got other predictions"
+
+# The Python client, given only the server that does not serve the model.
+PYTHONPATH="$python_stubs:$source_dir/client/python" /usr/bin/python3 - \
+    "${others[0]}" "$rows" <<'EOF' || fail "the Python client"
+import sys
+import streamreg_client
+address, rows = sys.argv[1], int(sys.argv[2])
+client = streamreg_client.Client(address, timeout=10)
+assert client.get_model("yacht").stats.num_samples == rows
+x = [[-2.3, 0.568, 4.78, 3.99, 3.17, 0.125]]
+assert len(client.predict("yacht", x)) == 1
+answers = list(client.learn("yacht", [(x[0], [0.5])]))
+assert len(answers) == 1 and answers[0].sequence == rows + 1, answers
+client.create_model("boat", 2, ["y"])
+client.ingest("boat", [([i, -i], [i]) for i in range(50)], batch_size=20)
+assert client.get_model("boat").stats.num_samples == 50
+client.delete_model("boat")
+client.close()
+EOF
 
 pids=$(cut -d' ' -f2 "$work/servers" "$work/nats")
 "$script" down "$work"
