@@ -1,5 +1,6 @@
 # streamreg: the server, the CLI and the robot simulator in a slim Debian
-# image. Build: `docker build -t streamreg .` (or `podman build`; see
+# image, with Debian's nats-server for cluster mode's NATS nodes
+# (deploy/cluster/compose.yaml). Build: `docker build -t streamreg .` (or `podman build`; see
 # deploy/check-image.sh for a build with no registry). Run:
 #   docker run -p 50051:50051 -v streamreg-data:/var/lib/streamreg streamreg
 # Every dependency comes from Debian's packages, as on a development machine.
@@ -28,7 +29,7 @@ RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libspdlog1.10 \
       libfmt9 liborocos-kdl1.5 libc-ares2 libre2-9 libssl3 zlib1g \
-      libcpp-httplib0.11 \
+      libcpp-httplib0.11 libnats3.4 nats-server \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 streamreg \
  && useradd --system --uid 10001 --gid streamreg --home-dir /var/lib/streamreg \

@@ -13,6 +13,7 @@ usage: deploy_manifests_test.py REPO_DIR SERVER_BINARY CLI_BINARY ROBOT_SIM_BINA
 
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import unittest
@@ -100,6 +101,7 @@ class KubernetesTest(unittest.TestCase):
         self.args = self.container["args"]
 
     def test_the_three_objects_are_there(self):
+        # (deploy/k8s/cluster/ holds cluster mode's, ClusterKubernetesTest.)
         self.assertEqual({"StatefulSet", "Service", "PodDisruptionBudget"},
                          set(self.k8s))
 
@@ -221,7 +223,133 @@ class ComposeTest(unittest.TestCase):
                     self.assertIn(name, known)
 
 
+def nats_server_flags():
+    """The long flag names of Debian's nats-server, from its --help."""
+    path = shutil.which("nats-server") or "/usr/sbin/nats-server"
+    result = subprocess.run([path, "--help"], capture_output=True, text=True,
+                            timeout=30, check=False)
+    names = set(re.findall(r"--([a-z_]+)", result.stdout + result.stderr))
+    if "jetstream" not in names:
+        raise AssertionError(f"{path} --help listed no --jetstream")
+    return names
+
+
+def nats_urls(value):
+    """host:port of each nats:// URL of a comma-separated list."""
+    return [u[len("nats://"):] for u in value.split(",")]
+
+
+class ClusterComposeTest(unittest.TestCase):
+    """deploy/cluster/compose.yaml: three NATS nodes routed to each other,
+    three cluster-mode servers that name every node and advertise the
+    address their port is published at."""
+
+    def setUp(self):
+        compose = yaml.safe_load(
+            (REPO / "deploy" / "cluster" / "compose.yaml").read_text())
+        services = compose["services"]
+        self.nats = {n: s for n, s in services.items() if n.startswith("nats")}
+        self.servers = {n: s for n, s in services.items()
+                        if n.startswith("server")}
+
+    def test_three_nats_nodes_route_to_each_other(self):
+        self.assertEqual(len(self.nats), 3)
+        for name, node in self.nats.items():
+            with self.subTest(node=name):
+                command = node["command"]
+                self.assertIn("--jetstream", command)
+                cluster_port = port_of(flag_value(command, "cluster"))
+                routes = nats_urls(flag_value(command, "routes"))
+                self.assertEqual(sorted(routes), sorted(
+                    f"{n}:{cluster_port}" for n in self.nats))
+                for flag in flag_names(command):
+                    self.assertIn(flag, nats_server_flags())
+
+    def test_servers_name_every_node_and_advertise_their_published_port(self):
+        self.assertEqual(len(self.servers), 3)
+        for name, server in self.servers.items():
+            with self.subTest(server=name):
+                command = server["command"]
+                for flag in flag_names(command):
+                    self.assertIn(flag, flags_of("streamreg-server"))
+                nodes = nats_urls(flag_value(command, "cluster"))
+                self.assertEqual(sorted(nodes), sorted(
+                    f"{n}:{int(flag_value(self.nats[n]['command'], 'port'))}"
+                    for n in self.nats))
+                listen = port_of(flag_value(command, "listen"))
+                advertise = flag_value(command, "advertise")
+                self.assertEqual(port_of(advertise), listen)
+                self.assertIn(f"{advertise}:{listen}", server["ports"])
+                check = server["healthcheck"]["test"]
+                self.assertEqual(port_of(flag_value(check, "server")), listen)
+                for node in self.nats:
+                    self.assertEqual(server["depends_on"][node]["condition"],
+                                     "service_healthy")
+
+
+class ClusterKubernetesTest(unittest.TestCase):
+    """deploy/k8s/cluster: the NATS StatefulSet's pods route to each other
+    by their stable names, and the servers name every NATS pod and
+    advertise their own stable address."""
+
+    def setUp(self):
+        self.objects = {}
+        for path in sorted((REPO / "deploy" / "k8s" / "cluster").glob("*.yaml")):
+            for document in yaml.safe_load_all(path.read_text()):
+                if document:
+                    self.objects[(document["kind"],
+                                  document["metadata"]["name"])] = document
+        self.nats = self.objects[("StatefulSet", "nats")]
+        self.servers = self.objects[("StatefulSet", "streamreg-cluster")]
+
+    def pod_names(self, statefulset):
+        name = statefulset["metadata"]["name"]
+        service = statefulset["spec"]["serviceName"]
+        self.assertEqual(self.objects[("Service", service)]["spec"]["clusterIP"],
+                         "None")
+        return [f"{name}-{i}.{service}"
+                for i in range(statefulset["spec"]["replicas"])]
+
+    def test_nats_pods_route_to_each_other(self):
+        container = self.nats["spec"]["template"]["spec"]["containers"][0]
+        args = container["args"]
+        self.assertEqual(container["command"], ["nats-server"])
+        cluster_port = port_of(flag_value(args, "cluster"))
+        self.assertEqual(sorted(nats_urls(flag_value(args, "routes"))),
+                         sorted(f"{p}:{cluster_port}"
+                                for p in self.pod_names(self.nats)))
+        for flag in flag_names(args):
+            self.assertIn(flag, nats_server_flags())
+
+    def test_servers_name_every_nats_pod_and_advertise_their_own(self):
+        container = self.servers["spec"]["template"]["spec"]["containers"][0]
+        args = container["args"]
+        for flag in flag_names(args):
+            self.assertIn(flag, flags_of("streamreg-server"))
+        nats_port = int(flag_value(
+            self.nats["spec"]["template"]["spec"]["containers"][0]["args"],
+            "port"))
+        self.assertEqual(sorted(nats_urls(flag_value(args, "cluster"))),
+                         sorted(f"{p}:{nats_port}"
+                                for p in self.pod_names(self.nats)))
+        listen = port_of(flag_value(args, "listen"))
+        service = self.servers["spec"]["serviceName"]
+        self.assertEqual(flag_value(args, "advertise"),
+                         f"$(POD_NAME).{service}:{listen}")
+        self.assertIn("POD_NAME", [e["name"] for e in container["env"]])
+        replicas = int(flag_value(args, "cluster_replicas"))
+        self.assertLessEqual(replicas, self.servers["spec"]["replicas"])
+        budget = self.objects[("PodDisruptionBudget", "streamreg-cluster")]
+        self.assertLess(budget["spec"]["maxUnavailable"], replicas)
+
+
 class DockerfileTest(unittest.TestCase):
+
+    def test_the_runtime_has_what_cluster_mode_needs(self):
+        installed = " ".join(self.by_name["RUN"])
+        # The server links the NATS C client; the image also runs the nodes.
+        self.assertIn("libnats3.4", installed)
+        self.assertIn("nats-server", installed)
 
     def setUp(self):
         self.instructions = dockerfile_instructions()
