@@ -181,6 +181,8 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
                  std::string(reconciled.message()));
   }
+  node->announcer_ =
+      std::jthread([raw](std::stop_token stop) { raw->Announce(stop); });
   node->thread_ = std::jthread([raw](std::stop_token stop) { raw->Run(stop); });
   spdlog::info(
       "event=cluster_joined address={} nats={} replicas={} log_replicas={}",
@@ -190,7 +192,9 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
 
 ClusterNode::~ClusterNode() {
   thread_.request_stop();
+  announcer_.request_stop();
   if (thread_.joinable()) thread_.join();
+  if (announcer_.joinable()) announcer_.join();
   registry_->SetElsewhere([](absl::string_view) {
     return absl::UnavailableError("the server is leaving its cluster");
   });
@@ -200,24 +204,40 @@ ClusterNode::~ClusterNode() {
   for (const std::string& name : names) Release(name, /*deleted=*/false);
 }
 
-void ClusterNode::Run(std::stop_token stop) {
+namespace {
+
+// Runs `step` every `interval` until `stop`.
+template <class Step>
+void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
   std::mutex mutex;
   std::condition_variable_any wake;
   while (!stop.stop_requested()) {
+    step();
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, stop, absl::ToChronoMilliseconds(interval),
+                  [] { return false; });
+  }
+}
+
+}  // namespace
+
+void ClusterNode::Run(std::stop_token stop) {
+  Every(options_.reconcile_interval, stop, [this] {
+    if (absl::Status status = Reconcile(); !status.ok()) {
+      spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
+                   std::string(status.message()));
+    }
+  });
+}
+
+void ClusterNode::Announce(std::stop_token stop) {
+  Every(options_.reconcile_interval, stop, [this] {
     if (absl::Status status = placements_->Heartbeat(options_.advertise);
         !status.ok()) {
       spdlog::warn("event=cluster_heartbeat_failed error=\"{}\"",
                    std::string(status.message()));
     }
-    if (absl::Status status = Reconcile(); !status.ok()) {
-      spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
-                   std::string(status.message()));
-    }
-    std::unique_lock lock(mutex);
-    wake.wait_for(lock, stop,
-                  absl::ToChronoMilliseconds(options_.reconcile_interval),
-                  [] { return false; });
-  }
+  });
 }
 
 absl::Status ClusterNode::Reconcile() {

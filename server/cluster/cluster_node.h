@@ -96,7 +96,12 @@ class ClusterNode {
 
   ClusterNode(ClusterOptions options, ModelRegistry* registry)
       : options_(std::move(options)), registry_(registry) {}
+  // The reconciling thread's loop.
   void Run(std::stop_token stop);
+  // The liveness thread's loop: apart from reconciling, whose calls to the
+  // cluster may wait seconds, so that a slow round does not let this
+  // server's liveness expire.
+  void Announce(std::stop_token stop);
   // Starts hosting `name` from its log: NOT_FOUND while the log holds no
   // create entry yet.
   absl::Status Host(const std::string& name)
@@ -120,6 +125,7 @@ class ClusterNode {
   std::map<std::string, std::shared_ptr<Replica>> replicas_
       ABSL_GUARDED_BY(reconcile_mutex_);
 
+  std::jthread announcer_;
   std::jthread thread_;  // last: stopped first
 };
 
