@@ -382,10 +382,10 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
     });
     if (placed.ok()) {
       // A log left by an earlier model of this name goes first.
-      if (absl::StatusOr<ModelLog> stale = ModelLog::Open(
-              *client_, name, {.replicas = options_.log_replicas});
-          stale.ok()) {
-        stale->Delete().IgnoreError();
+      if (absl::Status removed = ModelLog::Remove(*client_, name);
+          !removed.ok()) {
+        spdlog::warn("event=cluster_stale_log_kept model={} error=\"{}\"", name,
+                     std::string(removed.message()));
       }
     } else if (!absl::IsAborted(placed.status())) {
       return placed.status();
@@ -435,14 +435,10 @@ absl::Status ClusterNode::Delete(absl::string_view name) {
     spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
                  std::string(reconciled.message()));
   }
-  absl::StatusOr<ModelLog> log =
-      ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
-  if (log.ok()) {
-    if (absl::Status deleted = log->Delete();
-        !deleted.ok() && !absl::IsNotFound(deleted)) {
-      spdlog::warn("event=cluster_log_delete_failed model={} error=\"{}\"",
-                   std::string(name), std::string(deleted.message()));
-    }
+  if (absl::Status deleted = ModelLog::Remove(*client_, name); !deleted.ok()) {
+    // The next create of the name removes it.
+    spdlog::warn("event=cluster_log_delete_failed model={} error=\"{}\"",
+                 std::string(name), std::string(deleted.message()));
   }
   spdlog::info("event=cluster_deleted model={}", std::string(name));
   return absl::OkStatus();

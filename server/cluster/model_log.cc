@@ -199,12 +199,21 @@ absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
   return absl::OkStatus();
 }
 
-absl::Status ModelLog::Delete() {
+absl::Status ModelLog::Delete() { return DeleteStream(*client_, stream_); }
+
+absl::Status ModelLog::Remove(JetStreamClient& client,
+                              absl::string_view model) {
+  const absl::Status deleted = DeleteStream(client, StreamName(model));
+  return absl::IsNotFound(deleted) ? absl::OkStatus() : deleted;
+}
+
+absl::Status ModelLog::DeleteStream(JetStreamClient& client,
+                                    const std::string& stream) {
   jsErrCode code = static_cast<jsErrCode>(0);
   const natsStatus status =
-      js_DeleteStream(client_->jetstream(), stream_.c_str(), nullptr, &code);
+      js_DeleteStream(client.jetstream(), stream.c_str(), nullptr, &code);
   if (status != NATS_OK) {
-    return NatsError(status, code, absl::StrCat("cluster: deleting ", stream_));
+    return NatsError(status, code, absl::StrCat("cluster: deleting ", stream));
   }
   return absl::OkStatus();
 }

@@ -92,6 +92,9 @@ class ModelLog {
   absl::StatusOr<std::uint64_t> LastSequence() const;
   // Deletes the stream and everything in it.
   absl::Status Delete();
+  // Deletes the log of `model` if there is one (without making it first,
+  // as Open would).
+  static absl::Status Remove(JetStreamClient& client, absl::string_view model);
 
   JetStreamClient& client() const { return *client_; }
   const std::string& stream() const { return stream_; }
@@ -107,6 +110,9 @@ class ModelLog {
       : client_(client),
         stream_(std::move(stream)),
         subject_(std::move(subject)) {}
+
+  static absl::Status DeleteStream(JetStreamClient& client,
+                                   const std::string& stream);
 
   JetStreamClient* client_;
   std::string stream_;

@@ -47,26 +47,23 @@ absl::Status HostedModel::CheckDistinctIds(std::span<const Sample> batch) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<LearnOutcome> HostedModel::Learn(
-    std::span<const Sample> batch, std::vector<Prediction>* before) {
+absl::Status HostedModel::Validate(std::span<const Sample> batch) const {
   if (absl::Status status = model_->Validate(batch); !status.ok()) {
     return status;
   }
-  if (absl::Status status = CheckDistinctIds(batch); !status.ok()) {
-    return status;
-  }
+  return CheckDistinctIds(batch);
+}
+
+absl::StatusOr<LearnOutcome> HostedModel::Learn(
+    std::span<const Sample> batch, std::vector<Prediction>* before) {
+  if (absl::Status status = Validate(batch); !status.ok()) return status;
   return write_log_ != nullptr ? LearnThroughLog(batch, before)
                                : LearnHere(batch, before);
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
     std::span<const Sample> batch) {
-  if (absl::Status status = model_->Validate(batch); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = CheckDistinctIds(batch); !status.ok()) {
-    return status;
-  }
+  if (absl::Status status = Validate(batch); !status.ok()) return status;
   return LearnHere(batch, nullptr);
 }
 

@@ -170,6 +170,8 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
                                                std::vector<Prediction>* before);
   // INVALID_ARGUMENT if two samples of the batch share an id.
   static absl::Status CheckDistinctIds(std::span<const Sample> batch);
+  // The model's checks of every sample, then CheckDistinctIds.
+  absl::Status Validate(std::span<const Sample> batch) const;
 
   const std::string name_;
   const std::unique_ptr<Model> model_;
