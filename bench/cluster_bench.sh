@@ -71,6 +71,8 @@ measure cluster "$(cut -d' ' -f1 "$work/cluster/servers" | paste -sd, -)"
 # timed until its replica of the bulk model holds every sample.
 read -r first_address first_pid < "$work/cluster/servers"
 kill -9 "$first_pid"
+# Its port is free once it is gone.
+for _ in $(seq 250); do kill -0 "$first_pid" 2>/dev/null || break; sleep 0.02; done
 nats=$(cut -d' ' -f1 "$work/cluster/nats" | paste -sd, -)
 restarted=$(date +%s.%N)
 "$build/server/streamreg-server" --listen "$first_address" \
@@ -78,12 +80,16 @@ restarted=$(date +%s.%N)
   --cluster "$nats" --cluster_replicas 3 --log_level info \
   >"$work/restart.out" 2>>"$work/cluster/server0.log" &
 sed -i "1s/.*/$first_address $!/" "$work/cluster/servers"
-metrics=
-for _ in $(seq 300); do
-  metrics=$(sed -n 's|^streamreg-server metrics on http://\(.*\)/metrics$|\1|p' "$work/restart.out")
+for _ in $(seq 600); do
   grep -q "listening" "$work/restart.out" && break
   sleep 0.05
 done
+metrics=$(sed -n 's|^streamreg-server metrics on http://\(.*\)/metrics$|\1|p' "$work/restart.out")
+[ -n "$metrics" ] || {
+  echo "the restarted server did not start; see $work/cluster/server0.log" >&2
+  tail -5 "$work/cluster/server0.log" >&2
+  exit 1
+}
 /usr/bin/python3 - "$metrics" "$samples" "$restarted" <<'PYEOF'
 import re, sys, time, urllib.request
 metrics, samples, restarted = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
