@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "client/lib/client.h"
 #include "client/lib/ingester.h"
@@ -72,6 +74,32 @@ inline absl::Status StreamUntilFailure(
   feed.acknowledged = next;
   return absl::OkStatus();
 }
+
+// The threads a test streams feeds on until *stop: stopped and joined
+// however the test ends (an assertion that returns early included).
+class FeedThreads {
+ public:
+  explicit FeedThreads(std::atomic<bool>* stop) : stop_(stop) {}
+  ~FeedThreads() { StopAndJoin(); }
+  FeedThreads(const FeedThreads&) = delete;
+  FeedThreads& operator=(const FeedThreads&) = delete;
+
+  template <class Run>
+  void Start(Run run) {
+    threads_.emplace_back(std::move(run));
+  }
+  void StopAndJoin() {
+    *stop_ = true;
+    for (std::thread& thread : threads_) {
+      if (thread.joinable()) thread.join();
+    }
+    threads_.clear();
+  }
+
+ private:
+  std::atomic<bool>* const stop_;
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace streamreg
 

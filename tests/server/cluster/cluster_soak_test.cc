@@ -103,19 +103,9 @@ TEST(ClusterSoakTest, NoAcknowledgedSampleIsLostThroughKills) {
   std::atomic<bool> stop = false;
   std::atomic<std::uint64_t> predictions = 0, failed_predictions = 0;
   std::atomic<std::uint64_t> failed_streams = 0;
-  std::vector<std::thread> threads;
-  struct JoinAll {
-    std::atomic<bool>& stop;
-    std::vector<std::thread>& threads;
-    ~JoinAll() {
-      stop = true;
-      for (std::thread& thread : threads) {
-        if (thread.joinable()) thread.join();
-      }
-    }
-  } join_all{stop, threads};
+  FeedThreads threads(&stop);
   for (auto& feed : feeds) {
-    threads.emplace_back([&, f = feed.get()] {
+    threads.Start([&, f = feed.get()] {
       while (!stop && f->acknowledged < kSamplesPerModel) {
         Client client(SoakClientOptions(all));
         const absl::Status status =
@@ -130,7 +120,7 @@ TEST(ClusterSoakTest, NoAcknowledgedSampleIsLostThroughKills) {
   }
   const Stream queries = MakeStream(10, 99);
   for (std::size_t p = 0; p < kPredictors; ++p) {
-    threads.emplace_back([&, p] {
+    threads.Start([&, p] {
       Client client(SoakClientOptions(all));
       const Feed& feed = *feeds[p % kFeeds];
       while (!stop) {
@@ -174,9 +164,7 @@ TEST(ClusterSoakTest, NoAcknowledgedSampleIsLostThroughKills) {
     for (auto& feed : feeds) std::printf(" %zu", feed->acknowledged.load());
     std::printf("\n");
   }
-  stop = true;
-  for (std::thread& thread : threads) thread.join();
-  threads.clear();
+  threads.StopAndJoin();
 
   // Whatever was sent is sent again until acknowledged, so each model
   // should hold exactly samples [0, sent) in order.

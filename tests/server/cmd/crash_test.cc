@@ -97,20 +97,10 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
   std::atomic<bool> stop = false;
   // Every restart listens on the port of the first start.
   const std::string address = server.address();
-  std::vector<std::thread> streams;
   // Joined however the test ends (a failed restart returns early).
-  struct JoinAll {
-    std::atomic<bool>& stop;
-    std::vector<std::thread>& threads;
-    ~JoinAll() {
-      stop = true;
-      for (std::thread& thread : threads) {
-        if (thread.joinable()) thread.join();
-      }
-    }
-  } join_all{stop, streams};
+  FeedThreads streams(&stop);
   for (auto& feed : feeds) {
-    streams.emplace_back([&, f = feed.get()] {
+    streams.Start([&, f = feed.get()] {
       while (!stop && f->acknowledged < kSamplesPerModel) {
         StreamUntilFailure(*f, address, kSamplesPerModel, &stop);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -127,9 +117,7 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
     std::printf("\n");
     ASSERT_NO_FATAL_FAILURE(server.Start());
   }
-  stop = true;
-  for (std::thread& stream : streams) stream.join();
-  streams.clear();
+  streams.StopAndJoin();
 
   // Everything ever sent is now sent again until acknowledged, so each
   // model should hold exactly samples [0, sent) in order.
