@@ -13,6 +13,7 @@
 #include "client/lib/client.h"
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
+#include "gtest/gtest.h"
 #include "tests/support/model_test_support.h"
 
 namespace streamreg {
@@ -73,6 +74,23 @@ inline absl::Status StreamUntilFailure(
   if (!finished.ok()) return finished.status();
   feed.acknowledged = next;
   return absl::OkStatus();
+}
+
+// What `client` predicts for `queries` with `model` equals, bit for bit,
+// what the engine model `reference` predicts (the tests that kill servers
+// compare a served model with one fed the same samples that never crashed).
+inline void ExpectServedPredictionsOf(Client& client, const std::string& model,
+                                      const Model& reference,
+                                      const Stream& queries) {
+  absl::StatusOr<std::vector<v1::Prediction>> got =
+      client.Predict(model, queries.x, kDim);
+  ASSERT_TRUE(got.ok()) << got.status();
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    const Prediction expected = *reference.Predict(queries.input(q));
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      ASSERT_EQ((*got)[q].y(t), expected.value[t]) << "query " << q;
+    }
+  }
 }
 
 // The threads a test streams feeds on until *stop: stopped and joined

@@ -224,16 +224,9 @@ TEST(ClusterSoakTest, NoAcknowledgedSampleIsLostThroughKills) {
       ClientOptions options = SoakClientOptions(address);
       options.retry.max_attempts = 1;
       Client client(options);
-      absl::StatusOr<std::vector<v1::Prediction>> got =
-          client.Predict(feed->model, queries.x, kDim);
-      ASSERT_TRUE(got.ok()) << got.status();
-      for (std::size_t q = 0; q < queries.size(); ++q) {
-        const Prediction expected = *reference->Predict(queries.input(q));
-        for (std::size_t t = 0; t < kTargets; ++t) {
-          ASSERT_EQ((*got)[q].y(t), expected.value[t])
-              << address << " query " << q;
-        }
-      }
+      SCOPED_TRACE(address);
+      ASSERT_NO_FATAL_FAILURE(
+          ExpectServedPredictionsOf(client, feed->model, *reference, queries));
     }
   }
 }

@@ -157,15 +157,8 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
     // Predictions of a model fed the same samples that never crashed.
     auto reference = MakeModel(config);
     LearnAll(*reference, feed->stream, 0, n, 500);
-    absl::StatusOr<std::vector<v1::Prediction>> got =
-        client.Predict(feed->model, queries.x, kDim);
-    ASSERT_TRUE(got.ok()) << got.status();
-    for (std::size_t q = 0; q < queries.size(); ++q) {
-      const Prediction expected = *reference->Predict(queries.input(q));
-      for (std::size_t t = 0; t < kTargets; ++t) {
-        ASSERT_EQ((*got)[q].y(t), expected.value[t]) << "query " << q;
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectServedPredictionsOf(client, feed->model, *reference, queries));
   }
   std::filesystem::remove_all(data_dir);
   std::filesystem::remove(data_dir + ".log");
