@@ -13,6 +13,7 @@
 set -euo pipefail
 build=$(cd "$1" && pwd) out=$2 seconds=${3:-20} samples=${4:-20000}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/listening_address.sh"
 cli="$build/client/streamreg"
 mkdir -p "$out"
 work=$(mktemp -d)
@@ -51,13 +52,7 @@ EOF
 "$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics_listen= \
   --data_dir "$work/single" --sync always >"$work/single.out" 2>"$work/single.log" &
 server_pid=$!
-address=
-for _ in $(seq 100); do
-  address=$(sed -n 's/^streamreg-server listening on //p' "$work/single.out")
-  [ -n "$address" ] && break
-  sleep 0.1
-done
-[ -n "$address" ] || { echo "the single server did not start" >&2; exit 1; }
+address=$(listening_address "$work/single.out" "$server_pid")
 measure single "$address"
 kill "$server_pid"; wait "$server_pid" || true; server_pid=
 
@@ -80,10 +75,7 @@ restarted=$(date +%s.%N)
   --cluster "$nats" --cluster_replicas 3 --log_level info \
   >"$work/restart.out" 2>>"$work/cluster/server0.log" &
 sed -i "1s/.*/$first_address $!/" "$work/cluster/servers"
-for _ in $(seq 600); do
-  grep -q "listening" "$work/restart.out" && break
-  sleep 0.05
-done
+listening_address "$work/restart.out" "$!" >/dev/null || true
 metrics=$(sed -n 's|^streamreg-server metrics on http://\(.*\)/metrics$|\1|p' "$work/restart.out")
 [ -n "$metrics" ] || {
   echo "the restarted server did not start; see $work/cluster/server0.log" >&2

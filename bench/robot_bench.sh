@@ -8,6 +8,7 @@
 # usage: bench/robot_bench.sh BUILD_DIR OUT_DIR [--regressor knn|kernel]
 #                             [-- SERVER_FLAGS...]
 set -euo pipefail
+. "$(dirname "$0")/listening_address.sh"
 build=$1 out=$2
 shift 2
 regressor=kernel
@@ -28,13 +29,7 @@ trap cleanup EXIT
 "$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics-listen= \
   --data-dir "$work/data" "${server_flags[@]}" >"$work/server.out" 2>"$out/server.log" &
 server_pid=$!
-addr=
-for _ in $(seq 100); do
-  addr=$(sed -n 's/^streamreg-server listening on //p' "$work/server.out")
-  [ -n "$addr" ] && break
-  sleep 0.1
-done
-[ -n "$addr" ] || { echo "the server did not start" >&2; exit 1; }
+addr=$(listening_address "$work/server.out" "$server_pid")
 sr() { "$cli" --server "$addr" "$@"; }
 
 sr ingest --model arm --csv "$work/arm.csv" --create --regressor "$regressor"

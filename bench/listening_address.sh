@@ -1,0 +1,15 @@
+# Sourced by the bench scripts: listening_address OUT [PID] prints the
+# address a streamreg-server writing its stdout to OUT listens on, once its
+# "listening" line is there (in cluster mode, once it has joined); fails
+# after 30 s, or as soon as process PID (if given) is gone.
+listening_address() {
+  local out=$1 pid=${2:-} address=
+  for _ in $(seq 300); do
+    address=$(sed -n 's/^streamreg-server listening on //p' "$out")
+    [ -n "$address" ] && { echo "$address"; return 0; }
+    [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "the server writing to $out did not start" >&2
+  return 1
+}
