@@ -24,6 +24,7 @@
 #include "server/cluster/jetstream_client.h"
 #include "server/cluster/log_entries.h"
 #include "server/cluster/model_log.h"
+#include "server/cluster/retried_until.h"
 #include "server/storage/model_journal.h"
 
 ABSL_FLAG(std::string, nats, "",
@@ -109,17 +110,24 @@ int Run() {
       const std::string model = absl::StrCat("bench-r", replicas, "-b", batch);
       ModelLog::Options log_options;
       log_options.replicas = static_cast<int>(replicas);
-      absl::StatusOr<ModelLog> log =
-          ModelLog::Open(**client, model, log_options);
+      // A cluster just started may time out a stream's creation while its
+      // nodes settle; setting up is not what is measured.
+      absl::StatusOr<ModelLog> log = RetriedUntil(
+          absl::Now() + absl::Seconds(60),
+          [&] { return ModelLog::Open(**client, model, log_options); });
       if (!log.ok()) Die(log.status());
       results.push_back(
           Time(absl::StrCat("JetStream R=", replicas), batch, count,
                [&](std::size_t i) {
                  const std::vector<Sample> samples =
                      stream.batch(i * batch, (i + 1) * batch);
+                 // Retried as a server's Learn retries its append (the
+                 // message id makes a retry a duplicate), and timed with it.
                  const absl::StatusOr<ModelLog::Appended> appended =
-                     log->Append(BatchMessageId(model, samples, ""),
-                                 EncodeSamplesEntry(samples));
+                     RetriedUntil(absl::Now() + absl::Seconds(10), [&] {
+                       return log->Append(BatchMessageId(model, samples, ""),
+                                          EncodeSamplesEntry(samples));
+                     });
                  if (!appended.ok()) Die(appended.status());
                }));
       (void)log->Delete();

@@ -17,8 +17,39 @@ usage() { echo "usage: $0 up|down DIR" >&2; exit 2; }
 command=$1 dir=$2
 nats_server=$(command -v nats-server || echo /usr/sbin/nats-server)
 
+# A free loopback port below the kernel's ephemeral range, so that neither
+# an outgoing connection nor another program's port-0 bind takes it before
+# the node binds it; a port a test holds (/tmp/streamreg-test-ports) is
+# passed over.
 free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+  /usr/bin/python3 - <<'EOF'
+import fcntl, os, random, socket
+with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+    first = int(f.read().split()[0])
+if first <= 11000:
+    first = 32768
+for _ in range(1000):
+    port = random.randrange(10000, first)
+    lock = "/tmp/streamreg-test-ports/%d" % port
+    if os.path.exists(lock):
+        with open(lock) as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    raise SystemExit("no free loopback port")
+EOF
 }
 
 up() {

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/cluster/jetstream_client.h"
+#include "server/cluster/retried_until.h"
 #include "tests/support/nats_test_cluster.h"
 
 namespace streamreg {
@@ -46,27 +47,11 @@ class NatsClusterTest : public ::testing::Test {
   // for up to 30 s.
   template <class Call>
   static auto Retried(const Call& call) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    auto result = call();
-    while (!result.ok() && absl::IsUnavailable(StatusOf(result)) &&
-           absl::Now() < deadline) {
-      absl::SleepFor(absl::Milliseconds(100));
-      result = call();
-    }
-    return result;
+    return RetriedUntil(absl::Now() + absl::Seconds(30), call);
   }
 
   std::unique_ptr<NatsTestCluster> cluster_;
   std::unique_ptr<JetStreamClient> client_;
-
- private:
-  static const absl::Status& StatusOf(const absl::Status& status) {
-    return status;
-  }
-  template <class T>
-  static absl::Status StatusOf(const absl::StatusOr<T>& result) {
-    return result.status();
-  }
 };
 
 }  // namespace streamreg

@@ -69,7 +69,8 @@ class LogFollowerTest : public NatsClusterTest {
         absl::FromUnixSeconds(1),
         HostedModel::Limits{.max_samples = 0, .dedup_window = 10000},
         HostingPools{&writes_, &learning_});
-    absl::StatusOr<ModelLog> log = ModelLog::Open(*clients_[c], "arm", {});
+    absl::StatusOr<ModelLog> log =
+        Retried([&] { return ModelLog::Open(*clients_[c], "arm", {}); });
     EXPECT_TRUE(log.ok()) << log.status();
     absl::StatusOr<std::unique_ptr<LogFollower>> follower =
         LogFollower::Start(*log, replica.hosted, from);
