@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <mutex>
 #include <set>
 #include <utility>
 
@@ -14,31 +15,31 @@
 #include "server/cluster/log_follower.h"
 #include "server/cluster/model_log.h"
 #include "server/cluster/rendezvous.h"
+#include "server/cluster/retried_until.h"
+#include "server/storage/snapshot_reader.h"
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
 namespace {
 
-constexpr absl::Duration kRetryPause = absl::Milliseconds(50);
-
-const absl::Status& StatusOf(const absl::Status& status) { return status; }
-template <class T>
-const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
-  return result.status();
+// Runs `step` every `interval` until `stop`.
+template <class Step>
+void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  while (!stop.stop_requested()) {
+    step();
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, stop, absl::ToChronoMilliseconds(interval),
+                  [] { return false; });
+  }
 }
 
-// `call()` again while it answers UNAVAILABLE (the cluster electing a
-// leader, a node gone), until `deadline`. Calls that are retried are safe
-// to repeat: appends and proposals are deduplicated by their ids.
-template <class Call>
-auto RetriedUntil(absl::Time deadline, const Call& call) {
-  auto result = call();
-  while (!result.ok() && absl::IsUnavailable(StatusOf(result)) &&
-         absl::Now() < deadline) {
-    absl::SleepFor(kRetryPause);
-    result = call();
-  }
-  return result;
+// Deletes the log and the snapshots of model `name`, if any.
+absl::Status RemoveStreams(JetStreamClient& client, absl::string_view name) {
+  absl::Status log = ModelLog::Remove(client, name);
+  absl::Status snapshots = SnapshotStore::Remove(client, name);
+  return log.ok() ? snapshots : log;
 }
 
 bool SameServers(std::vector<std::string> a, std::vector<std::string> b) {
@@ -49,18 +50,35 @@ bool SameServers(std::vector<std::string> a, std::vector<std::string> b) {
 
 }  // namespace
 
-// One model hosted here: its log, the follower applying it to the hosted
-// model, and the model's writes, which go to the log (WriteLog).
+// One model hosted here: its log and snapshots, the follower applying the
+// log to the hosted model, and the model's writes, which go to the log
+// (WriteLog).
 class ClusterNode::Replica : public WriteLog {
  public:
-  Replica(ModelLog log, std::string name, std::string writer,
+  Replica(ModelLog log, SnapshotStore snapshots,
+          std::shared_ptr<HostedModel> model, std::string writer,
           absl::Duration timeout)
       : log_(std::move(log)),
-        name_(std::move(name)),
+        snapshots_(std::move(snapshots)),
+        model_(model),
+        name_(model->name()),
         writer_(std::move(writer)),
         timeout_(timeout) {}
 
   const ModelLog& log() const { return log_; }
+  ModelLog& log() { return log_; }
+  SnapshotStore& snapshots() { return snapshots_; }
+  // Null once the model is gone (the model holds its replica, as its
+  // write log: not the other way round).
+  std::shared_ptr<HostedModel> model() const { return model_.lock(); }
+  // Whether this server is the one that snapshots the model (the first of
+  // its placement), as the last reconcile found.
+  std::atomic<bool> snapshots_here{false};
+  // The follower stopped: the log it needs next was compacted away.
+  bool fell_behind() const {
+    MutexLock lock(&mutex_);
+    return follower_ != nullptr && follower_->fell_behind();
+  }
   void Follow(std::shared_ptr<LogFollower> follower) {
     MutexLock lock(&mutex_);
     follower_ = std::move(follower);
@@ -123,7 +141,8 @@ class ClusterNode::Replica : public WriteLog {
     // A retried message answers with its first copy's entry, whose outcome
     // is the one to report.
     absl::StatusOr<LearnOutcome> outcome = follower->WaitApplied(
-        appended->sequence, std::max(deadline - absl::Now(), kRetryPause));
+        appended->sequence,
+        std::max(deadline - absl::Now(), kClusterRetryPause));
     if (absl::IsDeadlineExceeded(outcome.status())) {
       // Stored, not yet applied here: the client's retry (same ids) finds
       // the same entry.
@@ -133,13 +152,15 @@ class ClusterNode::Replica : public WriteLog {
   }
 
   ModelLog log_;
+  SnapshotStore snapshots_;  // the snapshotting thread's
+  const std::weak_ptr<HostedModel> model_;
   const std::string name_;
   // This server's address and a start time: unique among the writers of
   // any log.
   const std::string writer_;
   const absl::Duration timeout_;
   std::atomic<std::uint64_t> next_unique_{1};
-  Mutex mutex_;
+  mutable Mutex mutex_;
   std::shared_ptr<LogFollower> follower_ ABSL_GUARDED_BY(mutex_);
 };
 
@@ -183,6 +204,10 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
   }
   node->announcer_ =
       std::jthread([raw](std::stop_token stop) { raw->Announce(stop); });
+  node->snapshotter_ = std::jthread([raw](std::stop_token stop) {
+    Every(raw->options_.reconcile_interval, stop,
+          [raw] { raw->SnapshotDueModels(); });
+  });
   node->thread_ = std::jthread([raw](std::stop_token stop) { raw->Run(stop); });
   spdlog::info(
       "event=cluster_joined address={} nats={} replicas={} log_replicas={}",
@@ -192,8 +217,10 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
 
 ClusterNode::~ClusterNode() {
   thread_.request_stop();
+  snapshotter_.request_stop();
   announcer_.request_stop();
   if (thread_.joinable()) thread_.join();
+  if (snapshotter_.joinable()) snapshotter_.join();
   if (announcer_.joinable()) announcer_.join();
   registry_->SetElsewhere([](absl::string_view) {
     return absl::UnavailableError("the server is leaving its cluster");
@@ -203,23 +230,6 @@ ClusterNode::~ClusterNode() {
   for (const auto& [name, replica] : replicas_) names.push_back(name);
   for (const std::string& name : names) Release(name, /*deleted=*/false);
 }
-
-namespace {
-
-// Runs `step` every `interval` until `stop`.
-template <class Step>
-void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
-  std::mutex mutex;
-  std::condition_variable_any wake;
-  while (!stop.stop_requested()) {
-    step();
-    std::unique_lock lock(mutex);
-    wake.wait_for(lock, stop, absl::ToChronoMilliseconds(interval),
-                  [] { return false; });
-  }
-}
-
-}  // namespace
 
 void ClusterNode::Run(std::stop_token stop) {
   Every(options_.reconcile_interval, stop, [this] {
@@ -258,6 +268,11 @@ absl::Status ClusterNode::Reconcile() {
     for (const auto& [name, replica] : replicas_) {
       if (!mine.contains(name)) gone.push_back(name);
     }
+    for (const auto& [name, replica] : replicas_) {
+      // Its log moved on past what it applied: hosted again below, from
+      // the newest snapshot.
+      if (mine.contains(name) && replica->fell_behind()) gone.push_back(name);
+    }
     for (const std::string& name : gone) {
       Release(name, deleted.contains(name));
     }
@@ -268,6 +283,13 @@ absl::Status ClusterNode::Reconcile() {
         spdlog::warn("event=cluster_host_failed model={} error=\"{}\"", name,
                      std::string(hosted.message()));
       }
+    }
+    // The first server of a placement snapshots the model.
+    for (const auto& [name, replica] : replicas_) {
+      const auto placed = placements->find(name);
+      replica->snapshots_here.store(
+          placed != placements->end() && !placed->second.servers.empty() &&
+          placed->second.servers.front() == options_.advertise);
     }
   }
   absl::StatusOr<std::vector<std::string>> live = placements_->LiveServers();
@@ -282,34 +304,20 @@ absl::Status ClusterNode::Host(const std::string& name) {
   absl::StatusOr<ModelLog> log =
       ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
   if (!log.ok()) return log.status();
-  std::vector<LogEntry> first;
-  if (absl::Status read = log->Read(1, 1, &first); !read.ok()) return read;
-  if (first.empty()) {
-    return absl::NotFoundError(
-        absl::StrCat("model '", name, "': its log holds no create entry yet"));
-  }
-  DecodedLogEntry create;
-  if (absl::Status decoded =
-          DecodeLogEntry(first.front().payload, 1, ModelConfig{}, &create);
-      !decoded.ok()) {
-    return decoded;
-  }
-  if (create.kind != LogEntryKind::kCreate) {
-    return absl::DataLossError(
-        absl::StrCat("model '", name, "': its log does not start with create"));
-  }
-  ModelIdentity& identity = create.identity;
+  absl::StatusOr<SnapshotStore> snapshots =
+      SnapshotStore::Open(*client_, name, {.replicas = options_.log_replicas});
+  if (!snapshots.ok()) return snapshots.status();
+  std::uint64_t from = 1;
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
-      registry_->Make(identity.name, std::move(identity.config),
-                      std::move(identity.input_names), identity.create_time);
+      MakeReplica(name, *log, *snapshots, &from);
   if (!model.ok()) return model.status();
   auto replica = std::make_shared<Replica>(
-      *std::move(log), name,
+      *std::move(log), *std::move(snapshots), *model,
       absl::StrCat(options_.advertise, "/", absl::ToUnixNanos(absl::Now())),
       options_.write_timeout);
   (*model)->AttachWriteLog(replica);
   absl::StatusOr<std::unique_ptr<LogFollower>> follower =
-      LogFollower::Start(replica->log(), *model, 1);
+      LogFollower::Start(replica->log(), *model, from);
   if (!follower.ok()) return follower.status();
   replica->Follow(*std::move(follower));
   if (absl::Status adopted = registry_->Adopt(*model); !adopted.ok()) {
@@ -317,7 +325,121 @@ absl::Status ClusterNode::Host(const std::string& name) {
     return adopted;
   }
   replicas_.emplace(name, std::move(replica));
-  spdlog::info("event=cluster_hosting model={}", name);
+  spdlog::info("event=cluster_hosting model={} from_log_sequence={}", name,
+               from);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
+    const std::string& name, const ModelLog& log,
+    const SnapshotStore& snapshots, std::uint64_t* from) {
+  absl::StatusOr<ModelLog::Bounds> bounds = log.StoredBounds();
+  if (!bounds.ok()) return bounds.status();
+  // A log of its create entry alone has no snapshot (a model just made,
+  // whose snapshot stream may still be electing its leader).
+  absl::StatusOr<SnapshotStore::Snapshot> newest =
+      absl::NotFoundError("no samples yet");
+  if (bounds->first > 1 || bounds->last > 1) newest = snapshots.Newest();
+  if (newest.ok()) {
+    const std::string where =
+        absl::StrCat("the snapshot of model '", name, "' at log sequence ",
+                     newest->log_sequence);
+    SnapshotRecords records;
+    if (absl::Status read = ReadSnapshotRecords(
+            newest->bytes, where, newest->log_sequence, {}, &records);
+        !read.ok()) {
+      return read;
+    }
+    absl::StatusOr<RestoredSnapshot> restored =
+        RestoreSnapshot(records, newest->log_sequence, where);
+    if (!restored.ok()) return restored.status();
+    if (restored->header.identity.name != name) {
+      return absl::DataLossError(absl::StrCat(
+          where, " holds model '", restored->header.identity.name, "'"));
+    }
+    *from = newest->log_sequence + 1;
+    return registry_->MakeRestored(*std::move(restored));
+  }
+  if (!absl::IsNotFound(newest.status())) {
+    // The snapshots cannot be read now (a stream just made still electing
+    // its leader, say): the log does while it still holds its create entry.
+    if (bounds->first != 1) return newest.status();
+    spdlog::info(
+        "event=cluster_snapshot_unread model={} error=\"{}\" replay=whole_log",
+        name, std::string(newest.status().message()));
+  }
+  // No snapshot: the whole log, from its create entry.
+  std::vector<LogEntry> first;
+  if (absl::Status read = log.Read(1, 1, &first); !read.ok()) return read;
+  if (first.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("model '", name, "': its log holds no create entry yet"));
+  }
+  DecodedLogEntry create;
+  if (absl::Status decoded =
+          DecodeLogEntry(first.front().payload, first.front().sequence,
+                         ModelConfig{}, &create);
+      !decoded.ok()) {
+    return decoded;
+  }
+  if (create.kind != LogEntryKind::kCreate || first.front().sequence != 1) {
+    return absl::DataLossError(
+        absl::StrCat("model '", name,
+                     "': its log does not start with create, and it has "
+                     "no snapshot"));
+  }
+  ModelIdentity& identity = create.identity;
+  *from = 1;
+  return registry_->Make(identity.name, std::move(identity.config),
+                         std::move(identity.input_names), identity.create_time);
+}
+
+void ClusterNode::SnapshotDueModels() {
+  std::vector<std::shared_ptr<Replica>> mine;
+  {
+    MutexLock lock(&reconcile_mutex_);
+    for (const auto& [name, replica] : replicas_) {
+      if (replica->snapshots_here.load()) mine.push_back(replica);
+    }
+  }
+  for (const std::shared_ptr<Replica>& replica : mine) {
+    if (absl::Status status = SnapshotIfDue(*replica); !status.ok()) {
+      spdlog::warn("event=cluster_snapshot_failed error=\"{}\"",
+                   std::string(status.message()));
+    }
+  }
+}
+
+absl::Status ClusterNode::SnapshotIfDue(Replica& replica) {
+  const std::shared_ptr<HostedModel> model = replica.model();
+  if (model == nullptr) return absl::OkStatus();
+  const std::uint64_t since = model->samples_since_snapshot();
+  const bool due =
+      since >= std::max<std::uint64_t>(options_.snapshot_every_samples, 1) ||
+      (since > 0 &&
+       absl::Now() - model->last_snapshot_time() >= options_.snapshot_interval);
+  if (!due) return absl::OkStatus();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<HostedModel::LogSnapshot> snapshot = model->CaptureForLog();
+  if (!snapshot.ok()) return snapshot.status();
+  absl::StatusOr<std::uint64_t> freed =
+      replica.snapshots().Put(snapshot->log_sequence, snapshot->bytes);
+  if (!freed.ok()) return freed.status();
+  model->SnapshotStored(snapshot->num_samples);
+  // What both snapshots kept include is needed by nobody. A replica still
+  // behind it reads the newer snapshot instead (LogFollower::fell_behind).
+  if (*freed > 0) {
+    if (absl::Status compacted = replica.log().Compact(*freed);
+        !compacted.ok()) {
+      return compacted;
+    }
+  }
+  spdlog::info(
+      "event=cluster_snapshot model={} log_sequence={} samples={} bytes={} "
+      "seconds={:.3f} log_compacted_through={}",
+      model->name(), snapshot->log_sequence, snapshot->num_samples,
+      snapshot->bytes.size(), absl::ToDoubleSeconds(absl::Now() - start),
+      *freed);
   return absl::OkStatus();
 }
 
@@ -381,9 +503,8 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
       return placements_->CompareAndSet(name, owners, placement->revision);
     });
     if (placed.ok()) {
-      // A log left by an earlier model of this name goes first.
-      if (absl::Status removed = ModelLog::Remove(*client_, name);
-          !removed.ok()) {
+      // A log and snapshots left by an earlier model of this name go first.
+      if (absl::Status removed = RemoveStreams(*client_, name); !removed.ok()) {
         spdlog::warn("event=cluster_stale_log_kept model={} error=\"{}\"", name,
                      std::string(removed.message()));
       }
@@ -394,9 +515,17 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
   // Placed, by this call or another: the log's first entry says whose
   // model it is. A placement whose creator failed before its create entry
   // is completed by the next create.
-  absl::StatusOr<ModelLog> log =
-      ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
+  absl::StatusOr<ModelLog> log = RetriedUntil(deadline, [&] {
+    return ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
+  });
   if (!log.ok()) return log.status();
+  // Made now, so that its stream has a leader by the time servers look for
+  // the model's snapshots.
+  absl::StatusOr<SnapshotStore> snapshots = RetriedUntil(deadline, [&] {
+    return SnapshotStore::Open(*client_, name,
+                               {.replicas = options_.log_replicas});
+  });
+  if (!snapshots.ok()) return snapshots.status();
   const std::string entry = EncodeCreateEntry(identity);
   absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(deadline, [&] {
     return log->Append(absl::StrCat(name, "/create"), entry);
@@ -435,7 +564,7 @@ absl::Status ClusterNode::Delete(absl::string_view name) {
     spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
                  std::string(reconciled.message()));
   }
-  if (absl::Status deleted = ModelLog::Remove(*client_, name); !deleted.ok()) {
+  if (absl::Status deleted = RemoveStreams(*client_, name); !deleted.ok()) {
     // The next create of the name removes it.
     spdlog::warn("event=cluster_log_delete_failed model={} error=\"{}\"",
                  std::string(name), std::string(deleted.message()));

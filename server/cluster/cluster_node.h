@@ -16,6 +16,7 @@
 #include "core/base/mutex.h"
 #include "server/cluster/jetstream_client.h"
 #include "server/cluster/placement_store.h"
+#include "server/cluster/snapshot_store.h"
 #include "server/hosting/model_registry.h"
 #include "server/storage/journal_records.h"
 
@@ -46,6 +47,13 @@ struct ClusterOptions {
   // replica to apply it, and a request to the NATS cluster for its answer.
   absl::Duration write_timeout = absl::Seconds(10);
   absl::Duration request_timeout = absl::Seconds(2);
+  // The first server of a model's placement snapshots it into JetStream
+  // once this many samples were applied since its last snapshot, or
+  // snapshot_interval after it if any were; the log before the older of
+  // the two snapshots kept is then compacted away. A server taking the
+  // model over reads the newest snapshot and replays only the log after it.
+  std::uint64_t snapshot_every_samples = 100'000;
+  absl::Duration snapshot_interval = absl::Minutes(10);
 };
 
 // A streamreg server as a member of a cluster (docs/cluster.md): it
@@ -56,7 +64,9 @@ struct ClusterOptions {
 // and answers for a model it does not host with the servers that do. The
 // live server first in name order also re-places models whose servers are
 // no longer those rendezvous hashing picks among the live ones (a server
-// gone, one joined). Thread-safe.
+// gone, one joined). The first server of a model's placement snapshots
+// it into JetStream (SnapshotStore) and compacts its log, on a thread of
+// its own. Thread-safe.
 class ClusterNode {
  public:
   // Connects, announces this server and starts hosting what is placed on
@@ -74,7 +84,8 @@ class ClusterNode {
   // every server) is unreachable. Returns once this server hosts the model
   // if it is one of them.
   absl::Status Create(const ModelIdentity& identity);
-  // Deletes a model from the cluster (its placement, then its log).
+  // Deletes a model from the cluster (its placement, then its log and
+  // snapshots).
   // NOT_FOUND if there is none.
   absl::Status Delete(absl::string_view name);
   // The status for a model this server does not host: UNAVAILABLE naming
@@ -102,10 +113,19 @@ class ClusterNode {
   // cluster may wait seconds, so that a slow round does not let this
   // server's liveness expire.
   void Announce(std::stop_token stop);
-  // Starts hosting `name` from its log: NOT_FOUND while the log holds no
-  // create entry yet.
+  // Starts hosting `name` from its newest snapshot and the log after it
+  // (from its log's create entry while it has no snapshot): NOT_FOUND while
+  // the log holds no create entry yet.
   absl::Status Host(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
+  // The model `name` made from its newest snapshot (*from: the log entry
+  // after it), or from its log's create entry (*from = 1) if it has none.
+  absl::StatusOr<std::shared_ptr<HostedModel>> MakeReplica(
+      const std::string& name, const ModelLog& log,
+      const SnapshotStore& snapshots, std::uint64_t* from);
+  // The snapshotting thread's loop, and one model's snapshot if it is due.
+  void SnapshotDueModels();
+  absl::Status SnapshotIfDue(Replica& replica);
   // Stops hosting `name`: deleted from the cluster, or placed elsewhere.
   void Release(const std::string& name, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
@@ -126,6 +146,7 @@ class ClusterNode {
       ABSL_GUARDED_BY(reconcile_mutex_);
 
   std::jthread announcer_;
+  std::jthread snapshotter_;
   std::jthread thread_;  // last: stopped first
 };
 

@@ -107,4 +107,80 @@ absl::StatusOr<std::unique_ptr<JetStreamClient>> JetStreamClient::Connect(
       new JetStreamClient(std::move(options), connection, jetstream));
 }
 
+absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
+                                           absl::string_view what) {
+  std::vector<const char*> subjects;
+  for (const std::string& subject : spec.subjects) {
+    subjects.push_back(subject.c_str());
+  }
+  jsStreamConfig config;
+  jsStreamConfig_Init(&config);
+  config.Name = spec.name.c_str();
+  config.Subjects = subjects.data();
+  config.SubjectsLen = static_cast<int>(subjects.size());
+  config.Storage = js_FileStorage;
+  config.Replicas = spec.replicas;
+  config.Duplicates = absl::ToInt64Nanoseconds(spec.duplicate_window);
+  jsStreamInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus status = js_AddStream(&info, jetstream_, &config, nullptr, &code);
+  if (info != nullptr) jsStreamInfo_Destroy(info);
+  if (status != NATS_OK && code == JSStreamNameExistErr) {
+    info = nullptr;
+    status =
+        js_GetStreamInfo(&info, jetstream_, spec.name.c_str(), nullptr, &code);
+    if (info != nullptr) jsStreamInfo_Destroy(info);
+  }
+  if (status != NATS_OK) {
+    return NatsError(status, code, absl::StrCat("cluster: opening ", what));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JetStreamClient::DeleteStream(const std::string& stream) {
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_DeleteStream(jetstream_, stream.c_str(), nullptr, &code);
+  if (status == NATS_OK) return absl::OkStatus();
+  const absl::Status error =
+      NatsError(status, code, absl::StrCat("cluster: deleting ", stream));
+  return absl::IsNotFound(error) ? absl::OkStatus() : error;
+}
+
+absl::Status JetStreamClient::PurgeBefore(const std::string& stream,
+                                          std::uint64_t keep_from,
+                                          absl::string_view what) {
+  if (keep_from <= 1) return absl::OkStatus();
+  jsOptions purge;
+  jsOptions_Init(&purge);
+  purge.Stream.Purge.Sequence = keep_from;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_PurgeStream(jetstream_, stream.c_str(), &purge, &code);
+  if (status != NATS_OK) return NatsError(status, code, what);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JetStreamClient::Published> JetStreamClient::Publish(
+    const std::string& stream, const std::string& subject,
+    const std::string& message_id, absl::string_view payload) {
+  jsPubOptions options;
+  jsPubOptions_Init(&options);
+  options.MsgId = message_id.c_str();
+  options.ExpectStream = stream.c_str();
+  jsPubAck* ack = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_Publish(&ack, jetstream_, subject.c_str(), payload.data(),
+                 static_cast<int>(payload.size()), &options, &code);
+  if (status != NATS_OK) {
+    return NatsError(
+        status, code,
+        absl::StrCat("cluster: appending ", message_id, " to ", stream));
+  }
+  const Published published{ack->Sequence, ack->Duplicate};
+  jsPubAck_Destroy(ack);
+  return published;
+}
+
 }  // namespace streamreg

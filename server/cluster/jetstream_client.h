@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_CLUSTER_JETSTREAM_CLIENT_H_
 #define STREAMREG_SERVER_CLUSTER_JETSTREAM_CLIENT_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,37 @@ class JetStreamClient {
   ~JetStreamClient();
   JetStreamClient(const JetStreamClient&) = delete;
   JetStreamClient& operator=(const JetStreamClient&) = delete;
+
+  // A stream as cluster mode makes them: file storage, `replicas` copies.
+  struct StreamSpec {
+    std::string name;
+    std::vector<std::string> subjects;
+    int replicas = 3;
+    // How long message ids are remembered for deduplication (0: the
+    // server's default, 2 min).
+    absl::Duration duplicate_window = absl::ZeroDuration();
+  };
+  // Creates the stream, or opens it if it exists (made before, by this
+  // server or another). `what` names it in errors.
+  absl::Status EnsureStream(const StreamSpec& spec, absl::string_view what);
+  // Deletes a stream and everything in it (OK if there is none).
+  absl::Status DeleteStream(const std::string& stream);
+  // Removes the messages of `stream` before sequence `keep_from`; nothing
+  // when keep_from <= 1 (nats-server reads a purge up to sequence 1 as a
+  // purge of everything).
+  absl::Status PurgeBefore(const std::string& stream, std::uint64_t keep_from,
+                           absl::string_view what);
+  // Publishes `payload` to `subject` under `message_id`, expecting it to
+  // land in `stream`, and waits for the publish ack: its stream sequence,
+  // or that of the message first stored under that id (duplicate).
+  struct Published {
+    std::uint64_t sequence = 0;
+    bool duplicate = false;
+  };
+  absl::StatusOr<Published> Publish(const std::string& stream,
+                                    const std::string& subject,
+                                    const std::string& message_id,
+                                    absl::string_view payload);
 
   const Options& options() const { return options_; }
   // Thread-safe: the C client serializes what needs it.

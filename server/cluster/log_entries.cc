@@ -1,9 +1,7 @@
 #include "server/cluster/log_entries.h"
 
-#include <openssl/evp.h>
-
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/sha256.h"
 #include "core/base/byte_coding.h"
 
 namespace streamreg {
@@ -71,12 +69,7 @@ std::string BatchMessageId(absl::string_view model,
   }
   // SHA-256 of every id: two batches share a message id only if they hold
   // the same ids in the same order.
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(ids.data(), ids.size(), digest, &length, EVP_sha256(), nullptr);
-  return absl::StrCat(model, "/s/",
-                      absl::BytesToHexString(absl::string_view(
-                          reinterpret_cast<const char*>(digest), length)));
+  return absl::StrCat(model, "/s/", Sha256Hex(ids));
 }
 
 }  // namespace streamreg

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/byte_coding.h"
 #include "server/cluster/log_entries.h"
+#include "spdlog/spdlog.h"
 
 namespace streamreg {
 namespace {
@@ -56,6 +57,11 @@ std::uint64_t LogFollower::applied() const {
   return applied_;
 }
 
+bool LogFollower::fell_behind() const {
+  MutexLock lock(&mutex_);
+  return fell_behind_;
+}
+
 bool LogFollower::Stalled(absl::Time last_progress) const {
   MutexLock lock(&mutex_);
   return awaited_ > applied_ && absl::Now() - last_progress > kStallTimeout;
@@ -86,6 +92,15 @@ void LogFollower::Run(std::stop_token stop) {
     // skipped (or read again from the one due).
     if (entry->sequence < expected) continue;
     if (entry->sequence > expected) {
+      if (CompactedPast(expected)) {
+        spdlog::warn(
+            "event=cluster_follower_behind model={} applied={} next_in_log={}",
+            model_->name(), expected - 1, entry->sequence);
+        MutexLock lock(&mutex_);
+        fell_behind_ = true;
+        applied_changed_.SignalAll();
+        return;
+      }
       if (absl::StatusOr<ModelLog::Cursor> fresh = log_.Follow(expected);
           fresh.ok()) {
         cursor_.reset();
@@ -94,12 +109,19 @@ void LogFollower::Run(std::stop_token stop) {
       continue;
     }
     absl::StatusOr<LearnOutcome> outcome = Apply(*entry);
+    // Applied, whatever came of it (an entry that changed nothing too).
+    model_->NoteAppliedFromLog(entry->sequence);
     MutexLock lock(&mutex_);
     applied_ = entry->sequence;
     outcomes_.emplace_back(entry->sequence, std::move(outcome));
     if (outcomes_.size() > kKeptOutcomes) outcomes_.pop_front();
     applied_changed_.SignalAll();
   }
+}
+
+bool LogFollower::CompactedPast(std::uint64_t sequence) const {
+  absl::StatusOr<std::uint64_t> first = log_.FirstSequence();
+  return first.ok() && *first > sequence;
 }
 
 absl::StatusOr<LearnOutcome> LogFollower::Apply(const LogEntry& entry) {
@@ -125,10 +147,11 @@ absl::StatusOr<LearnOutcome> LogFollower::Apply(const LogEntry& entry) {
     case LogEntryKind::kSamples: {
       const std::vector<Sample> samples =
           decoded.samples.samples(config.input_dim, config.num_targets());
-      return model_->ApplyFromLog(samples);
+      return model_->ApplyFromLog(samples, entry.sequence);
     }
     case LogEntryKind::kRefit:
-      if (absl::Status status = model_->ApplyRefitFromLog(); !status.ok()) {
+      if (absl::Status status = model_->ApplyRefitFromLog(entry.sequence);
+          !status.ok()) {
         return status;
       }
       return LearnOutcome{};
@@ -143,6 +166,11 @@ absl::StatusOr<LearnOutcome> LogFollower::WaitApplied(
   MutexLock lock(&mutex_);
   awaited_ = std::max(awaited_, sequence);
   while (applied_ < sequence) {
+    if (fell_behind_) {
+      return absl::UnavailableError(absl::StrCat(
+          "model '", model_->name(),
+          "' fell behind its log here and is being hosted again; retry"));
+    }
     if (!applied_changed_.WaitUntil(&mutex_, deadline) && applied_ < sequence) {
       return absl::DeadlineExceededError(absl::StrCat(
           "log entry ", sequence, " not applied within ",

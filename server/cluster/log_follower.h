@@ -34,7 +34,10 @@ namespace streamreg {
 // has applied it (WaitApplied). An entry known to be stored (waited for)
 // that does not arrive within kStallTimeout — the ordered consumer's
 // server went away and the client library has not noticed yet — makes the
-// follower read on from a new consumer.
+// follower read on from a new consumer. A follower so far behind that
+// the entries it needs next were compacted away (they are in a snapshot of
+// the model) stops: fell_behind() says so, and the server hosts the model
+// afresh from that snapshot.
 class LogFollower {
  public:
   // Starts following `log` from entry `from` (1, or the one after what a
@@ -56,6 +59,10 @@ class LogFollower {
                                            absl::Duration timeout) const;
   // The last entry applied (0: none).
   std::uint64_t applied() const;
+  // Whether the entries after applied() are gone from the log (compacted
+  // into a snapshot): the follower has stopped, and WaitApplied answers
+  // UNAVAILABLE.
+  bool fell_behind() const;
 
   // The outcomes of the most recent entries applied that are kept for
   // WaitApplied.
@@ -69,6 +76,8 @@ class LogFollower {
   bool Stalled(absl::Time last_progress) const;
   void Run(std::stop_token stop);
   absl::StatusOr<LearnOutcome> Apply(const LogEntry& entry);
+  // Whether the log no longer holds entry `sequence` (compacted away).
+  bool CompactedPast(std::uint64_t sequence) const;
 
   const ModelLog log_;
   // The follower thread's (replaced when stalled).
@@ -80,6 +89,7 @@ class LogFollower {
   std::uint64_t applied_ ABSL_GUARDED_BY(mutex_);
   // The highest entry a WaitApplied waits for: stored in the log.
   mutable std::uint64_t awaited_ ABSL_GUARDED_BY(mutex_) = 0;
+  bool fell_behind_ ABSL_GUARDED_BY(mutex_) = false;
   // (sequence, outcome) of the latest entries applied, oldest first.
   std::deque<std::pair<std::uint64_t, absl::StatusOr<LearnOutcome>>> outcomes_
       ABSL_GUARDED_BY(mutex_);

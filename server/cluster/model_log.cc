@@ -13,10 +13,6 @@ namespace {
 
 constexpr char kMessageIdHeader[] = "Nats-Msg-Id";
 
-std::string Escaped(absl::string_view model) {
-  return absl::StrReplaceAll(model, {{".", "~"}});
-}
-
 // Owners of the C client's objects.
 struct StreamInfoDeleter {
   void operator()(jsStreamInfo* info) const { jsStreamInfo_Destroy(info); }
@@ -28,12 +24,16 @@ using Message = std::unique_ptr<natsMsg, MessageDeleter>;
 
 }  // namespace
 
+std::string ModelLog::EscapedName(absl::string_view model) {
+  return absl::StrReplaceAll(model, {{".", "~"}});
+}
+
 std::string ModelLog::StreamName(absl::string_view model) {
-  return absl::StrCat("streamreg_", Escaped(model));
+  return absl::StrCat("streamreg_", EscapedName(model));
 }
 
 std::string ModelLog::Subject(absl::string_view model) {
-  return absl::StrCat("streamreg.log.", Escaped(model));
+  return absl::StrCat("streamreg.log.", EscapedName(model));
 }
 
 absl::StatusOr<ModelLog> ModelLog::Open(JetStreamClient& client,
@@ -47,55 +47,27 @@ absl::StatusOr<ModelLog> ModelLog::OpenStream(JetStreamClient& client,
                                               std::string subject,
                                               Options options) {
   ModelLog log(&client, std::move(stream), std::move(subject));
-  jsStreamConfig config;
-  jsStreamConfig_Init(&config);
-  config.Name = log.stream_.c_str();
-  const char* subjects[] = {log.subject_.c_str()};
-  config.Subjects = subjects;
-  config.SubjectsLen = 1;
-  config.Storage = js_FileStorage;
-  config.Replicas = options.replicas;
-  config.Duplicates = absl::ToInt64Nanoseconds(options.duplicate_window);
-  jsStreamInfo* info = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  natsStatus status =
-      js_AddStream(&info, client.jetstream(), &config, nullptr, &code);
-  std::unique_ptr<jsStreamInfo, StreamInfoDeleter> owned(info);
-  // Opening a log that exists (made by this server before, or another).
-  if (status != NATS_OK && code == JSStreamNameExistErr) {
-    status = js_GetStreamInfo(&info, client.jetstream(), log.stream_.c_str(),
-                              nullptr, &code);
-    owned.reset(info);
-  }
-  if (status != NATS_OK) {
-    return NatsError(status, code,
-                     absl::StrCat("cluster: opening the log ", log.stream_));
+  if (absl::Status opened =
+          client.EnsureStream({log.stream_,
+                               {log.subject_},
+                               options.replicas,
+                               options.duplicate_window},
+                              absl::StrCat("the log ", log.stream_));
+      !opened.ok()) {
+    return opened;
   }
   return log;
 }
 
 absl::StatusOr<ModelLog::Appended> ModelLog::Append(
     absl::string_view message_id, absl::string_view payload) {
-  const std::string id(message_id);
-  jsPubOptions options;
-  jsPubOptions_Init(&options);
-  options.MsgId = id.c_str();
-  options.ExpectStream = stream_.c_str();
-  jsPubAck* ack = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status =
-      js_Publish(&ack, client_->jetstream(), subject_.c_str(), payload.data(),
-                 static_cast<int>(payload.size()), &options, &code);
-  if (status != NATS_OK) {
-    return NatsError(status, code,
-                     absl::StrCat("cluster: appending ", id, " to ", stream_));
-  }
-  const Appended appended{ack->Sequence, ack->Duplicate};
-  jsPubAck_Destroy(ack);
-  return appended;
+  absl::StatusOr<JetStreamClient::Published> published =
+      client_->Publish(stream_, subject_, std::string(message_id), payload);
+  if (!published.ok()) return published.status();
+  return Appended{published->sequence, published->duplicate};
 }
 
-absl::StatusOr<std::uint64_t> ModelLog::LastSequence() const {
+absl::StatusOr<ModelLog::Bounds> ModelLog::StoredBounds() const {
   jsStreamInfo* info = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
   const natsStatus status = js_GetStreamInfo(&info, client_->jetstream(),
@@ -105,7 +77,27 @@ absl::StatusOr<std::uint64_t> ModelLog::LastSequence() const {
     return NatsError(status, code,
                      absl::StrCat("cluster: the state of ", stream_));
   }
-  return info->State.LastSeq;
+  // An empty stream's first sequence is one past its last.
+  return Bounds{std::max<std::uint64_t>(info->State.FirstSeq, 1),
+                info->State.LastSeq};
+}
+
+absl::StatusOr<std::uint64_t> ModelLog::LastSequence() const {
+  absl::StatusOr<Bounds> bounds = StoredBounds();
+  if (!bounds.ok()) return bounds.status();
+  return bounds->last;
+}
+
+absl::StatusOr<std::uint64_t> ModelLog::FirstSequence() const {
+  absl::StatusOr<Bounds> bounds = StoredBounds();
+  if (!bounds.ok()) return bounds.status();
+  return bounds->first;
+}
+
+absl::Status ModelLog::Compact(std::uint64_t through) {
+  return client_->PurgeBefore(
+      stream_, through + 1,  // the first entry kept
+      absl::StrCat("cluster: compacting ", stream_, " through ", through));
 }
 
 ModelLog::Cursor::~Cursor() {
@@ -177,11 +169,13 @@ absl::StatusOr<ModelLog::Cursor> ModelLog::Follow(std::uint64_t from) const {
 absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
                             std::vector<LogEntry>* out) const {
   out->clear();
-  absl::StatusOr<std::uint64_t> last = LastSequence();
-  if (!last.ok()) return last.status();
-  from = std::max<std::uint64_t>(from, 1);
-  if (max == 0 || *last < from) return absl::OkStatus();
-  const std::uint64_t end = std::min<std::uint64_t>(*last, from + max - 1);
+  absl::StatusOr<Bounds> bounds = StoredBounds();
+  if (!bounds.ok()) return bounds.status();
+  // Entries compacted away are not waited for.
+  from = std::max(from, bounds->first);
+  if (max == 0 || bounds->last < from) return absl::OkStatus();
+  const std::uint64_t end =
+      std::min<std::uint64_t>(bounds->last, from + max - 1);
   absl::StatusOr<Cursor> cursor = Follow(from);
   if (!cursor.ok()) return cursor.status();
   while (out->empty() || out->back().sequence < end) {
@@ -199,23 +193,11 @@ absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
   return absl::OkStatus();
 }
 
-absl::Status ModelLog::Delete() { return DeleteStream(*client_, stream_); }
+absl::Status ModelLog::Delete() { return client_->DeleteStream(stream_); }
 
 absl::Status ModelLog::Remove(JetStreamClient& client,
                               absl::string_view model) {
-  const absl::Status deleted = DeleteStream(client, StreamName(model));
-  return absl::IsNotFound(deleted) ? absl::OkStatus() : deleted;
-}
-
-absl::Status ModelLog::DeleteStream(JetStreamClient& client,
-                                    const std::string& stream) {
-  jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status =
-      js_DeleteStream(client.jetstream(), stream.c_str(), nullptr, &code);
-  if (status != NATS_OK) {
-    return NatsError(status, code, absl::StrCat("cluster: deleting ", stream));
-  }
-  return absl::OkStatus();
+  return client.DeleteStream(StreamName(model));
 }
 
 }  // namespace streamreg

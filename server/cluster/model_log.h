@@ -85,11 +85,24 @@ class ModelLog {
   absl::StatusOr<Cursor> Follow(std::uint64_t from) const;
 
   // The entries from sequence `from` on, in order, at most `max`, of those
-  // stored when it is called.
+  // stored when it is called (from the first entry kept, if `from` was
+  // compacted away).
   absl::Status Read(std::uint64_t from, std::size_t max,
                     std::vector<LogEntry>* out) const;
   // The sequence of the last entry (0 for an empty log).
   absl::StatusOr<std::uint64_t> LastSequence() const;
+  // Removes the entries up to `through` (inclusive), which a snapshot
+  // includes; later entries keep their sequences. A reader from an earlier
+  // sequence then starts at the first entry kept.
+  absl::Status Compact(std::uint64_t through);
+  // The sequence of the first entry kept (LastSequence() + 1 when none is).
+  absl::StatusOr<std::uint64_t> FirstSequence() const;
+  // Both at once.
+  struct Bounds {
+    std::uint64_t first = 1;  // first entry kept
+    std::uint64_t last = 0;   // last entry appended (0: none)
+  };
+  absl::StatusOr<Bounds> StoredBounds() const;
   // Deletes the stream and everything in it.
   absl::Status Delete();
   // Deletes the log of `model` if there is one (without making it first,
@@ -104,15 +117,15 @@ class ModelLog {
   // not allowed in stream names) becomes '~', which names never contain.
   static std::string StreamName(absl::string_view model);
   static std::string Subject(absl::string_view model);
+  // The escape alone: what a model's other streams (its snapshots') are
+  // named after.
+  static std::string EscapedName(absl::string_view model);
 
  private:
   ModelLog(JetStreamClient* client, std::string stream, std::string subject)
       : client_(client),
         stream_(std::move(stream)),
         subject_(std::move(subject)) {}
-
-  static absl::Status DeleteStream(JetStreamClient& client,
-                                   const std::string& stream);
 
   JetStreamClient* client_;
   std::string stream_;

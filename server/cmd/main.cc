@@ -49,7 +49,8 @@ ABSL_FLAG(std::string, sync, "always",
           "'interval:MS' (all logs together every MS ms: a crash of the "
           "process loses nothing acknowledged, a power cut at most MS ms)");
 ABSL_FLAG(std::uint64_t, snapshot_every_samples, 100'000,
-          "snapshot a model after this many new samples");
+          "snapshot a model after this many new samples (in cluster mode, "
+          "into JetStream, compacting its log)");
 ABSL_FLAG(absl::Duration, snapshot_interval, absl::Minutes(10),
           "snapshot a model with unsaved writes this long after the last");
 ABSL_FLAG(std::uint64_t, wal_segment_bytes, 64 << 20,
@@ -155,6 +156,9 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
     cluster.replicas = absl::GetFlag(FLAGS_cluster_replicas);
     cluster.log_replicas = absl::GetFlag(FLAGS_cluster_log_replicas);
     cluster.server_ttl = absl::GetFlag(FLAGS_cluster_server_ttl);
+    cluster.snapshot_every_samples =
+        absl::GetFlag(FLAGS_snapshot_every_samples);
+    cluster.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
     if (cluster.replicas < 1) {
       return absl::InvalidArgumentError("--cluster_replicas: must be >= 1");
     }

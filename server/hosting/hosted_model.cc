@@ -1,11 +1,14 @@
 #include "server/hosting/hosted_model.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/io/record_writer.h"
+#include "core/io/string_file.h"
 
 namespace streamreg {
 
@@ -62,9 +65,22 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
-    std::span<const Sample> batch) {
-  if (absl::Status status = Validate(batch); !status.ok()) return status;
-  return LearnHere(batch, nullptr);
+    std::span<const Sample> batch, std::uint64_t sequence) {
+  if (absl::Status status = Validate(batch); !status.ok()) {
+    NoteAppliedFromLog(sequence);
+    return status;
+  }
+  return LearnHere(batch, nullptr, sequence);
+}
+
+void HostedModel::NoteAppliedFromLog(std::uint64_t sequence) {
+  MutexLock lock(&write_mutex_);
+  log_applied_ = std::max(log_applied_, sequence);
+}
+
+std::uint64_t HostedModel::log_applied() const {
+  MutexLock lock(&write_mutex_);
+  return log_applied_;
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
@@ -89,9 +105,12 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
-    std::span<const Sample> batch, std::vector<Prediction>* before) {
+    std::span<const Sample> batch, std::vector<Prediction>* before,
+    std::uint64_t log_sequence) {
   MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  // Applied, whatever comes of it: a refusal below is every replica's.
+  log_applied_ = std::max(log_applied_, log_sequence);
 
   LearnOutcome outcome;
   outcome.sequence.resize(batch.size());
@@ -164,11 +183,13 @@ absl::Status HostedModel::Refit(
 }
 
 absl::Status HostedModel::RefitHere(
-    const std::function<void(std::size_t, std::size_t)>& progress) {
+    const std::function<void(std::size_t, std::size_t)>& progress,
+    std::uint64_t log_sequence) {
   // Held throughout (as the refit's place in the log must be its place in
   // the learning order): writes wait, reads go on.
   MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  log_applied_ = std::max(log_applied_, log_sequence);
   if (journal_ != nullptr) {
     if (absl::Status status = journal_->AppendRefit(); !status.ok()) {
       return status;
@@ -208,6 +229,9 @@ ModelIdentity HostedModel::identity() const {
 
 void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
   MutexLock lock(&write_mutex_);
+  // A cluster model's snapshot includes its log up to header.lsn (a
+  // journal's lsn is its own, and log_applied_ unused beside it).
+  log_applied_ = header.lsn;
   num_samples_ = header.num_samples;
   samples_at_snapshot_ = header.num_samples;
   duplicate_samples_ = header.duplicate_samples;
@@ -261,47 +285,85 @@ void HostedModel::AttachJournal(std::unique_ptr<ModelJournal> journal) {
   journal_ = std::move(journal);
 }
 
+absl::StatusOr<HostedModel::Captured> HostedModel::CaptureLocked(
+    std::uint64_t lsn) {
+  // The model must match the log up to `lsn`: everything logged is
+  // acknowledged, so once learning catches up it does (writes wait
+  // meanwhile; at most kMaxUnlearned samples).
+  learn_stage_.CatchUp();
+  if (absl::Status status = learn_stage_.error(); !status.ok()) return status;
+  return Captured{SnapshotHeader{lsn,
+                                 identity(),
+                                 num_samples_,
+                                 duplicate_samples(),
+                                 {recent_ids_.entries().begin(),
+                                  recent_ids_.entries().end()}},
+                  model_->CaptureSnapshot()};
+}
+
+absl::Status HostedModel::WriteCaptured(const Captured& captured,
+                                        RecordWriter& out,
+                                        std::uint64_t* records) {
+  if (absl::Status status =
+          out.Add(kSnapshotHeaderRecord, EncodeSnapshotHeader(captured.header));
+      !status.ok()) {
+    return status;
+  }
+  ++*records;
+  return captured.state.Write(out, records);
+}
+
 absl::Status HostedModel::Snapshot() {
-  std::optional<ModelSnapshot> state;
-  std::optional<SnapshotHeader> header;
+  std::optional<Captured> captured;
   ModelJournal::Position position;
   {
     MutexLock lock(&write_mutex_);
     if (journal_ == nullptr || deleted()) return absl::OkStatus();
     position = journal_->position();
     if (position.lsn == journal_->snapshot_lsn()) return absl::OkStatus();
-    // The model must match the log up to `position`: everything logged is
-    // acknowledged, so once learning catches up it does (writes wait
-    // meanwhile; at most kMaxUnlearned samples).
-    learn_stage_.CatchUp();
-    if (absl::Status status = learn_stage_.error(); !status.ok()) {
-      return status;
-    }
-    state.emplace(model_->CaptureSnapshot());
-    header.emplace(SnapshotHeader{
-        position.lsn,
-        identity(),
-        num_samples_,
-        duplicate_samples(),
-        {recent_ids_.entries().begin(), recent_ids_.entries().end()}});
+    absl::StatusOr<Captured> now = CaptureLocked(position.lsn);
+    if (!now.ok()) return now.status();
+    captured.emplace(*std::move(now));
   }
   // Written without the lock: learning goes on meanwhile.
   const absl::Status written = journal_->WriteSnapshot(
       position, [&](RecordWriter& out, std::uint64_t* records) {
-        if (absl::Status status =
-                out.Add(kSnapshotHeaderRecord, EncodeSnapshotHeader(*header));
-            !status.ok()) {
-          return status;
-        }
-        ++*records;
-        return state->Write(out, records);
+        return WriteCaptured(*captured, out, records);
       });
-  if (written.ok()) {
-    MutexLock lock(&write_mutex_);
-    samples_at_snapshot_ = header->num_samples;
-    snapshot_time_ = absl::Now();
-  }
+  if (written.ok()) SnapshotStored(captured->header.num_samples);
   return written;
+}
+
+absl::StatusOr<HostedModel::LogSnapshot> HostedModel::CaptureForLog() {
+  std::optional<Captured> captured;
+  {
+    MutexLock lock(&write_mutex_);
+    if (absl::Status status = CheckWritable(); !status.ok()) return status;
+    absl::StatusOr<Captured> now = CaptureLocked(log_applied_);
+    if (!now.ok()) return now.status();
+    captured.emplace(*std::move(now));
+  }
+  // Written without the lock, as Snapshot's file is.
+  StringWritableFile file(absl::StrCat("the snapshot of model '", name_, "'"));
+  RecordWriter out(&file);
+  std::uint64_t records = 0;
+  if (absl::Status status = WriteCaptured(*captured, out, &records);
+      !status.ok()) {
+    return status;
+  }
+  const std::uint64_t lsn = captured->header.lsn;
+  if (absl::Status status =
+          out.Add(kSnapshotEndRecord, EncodeSnapshotEnd(lsn, records));
+      !status.ok()) {
+    return status;
+  }
+  return LogSnapshot{lsn, captured->header.num_samples, file.Release()};
+}
+
+void HostedModel::SnapshotStored(std::uint64_t num_samples) {
+  MutexLock lock(&write_mutex_);
+  samples_at_snapshot_ = num_samples;
+  snapshot_time_ = absl::Now();
 }
 
 std::uint64_t HostedModel::samples_since_snapshot() const {

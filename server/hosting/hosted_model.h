@@ -110,9 +110,19 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::Status Refit(
       const std::function<void(std::size_t, std::size_t)>& progress);
   // What a write log's follower applies, in the log's order: Learn and
-  // Refit as a model without a write log runs them.
-  absl::StatusOr<LearnOutcome> ApplyFromLog(std::span<const Sample> batch);
-  absl::Status ApplyRefitFromLog() { return RefitHere({}); }
+  // Refit as a model without a write log runs them, noting `sequence` (the
+  // entry's place in the log) as applied with them, whatever the outcome;
+  // NoteAppliedFromLog notes any entry applied (one that changed nothing
+  // too: the create entry, one that could not be decoded).
+  absl::StatusOr<LearnOutcome> ApplyFromLog(std::span<const Sample> batch,
+                                            std::uint64_t sequence);
+  absl::Status ApplyRefitFromLog(std::uint64_t sequence) {
+    return RefitHere({}, sequence);
+  }
+  void NoteAppliedFromLog(std::uint64_t sequence);
+  // The last log entry applied (0: none; after RestoreFromSnapshot, the
+  // snapshot's).
+  std::uint64_t log_applied() const;
   // Predicts every query, once every sample acknowledged before the call
   // is learned; FAILED_PRECONDITION while the model holds no sample.
   absl::Status Predict(std::span<const std::span<const double>> queries,
@@ -128,6 +138,18 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // captured (microseconds to a millisecond); writing happens on the
   // calling thread.
   absl::Status Snapshot();
+  // Cluster mode: the whole state as of the last log entry applied, in a
+  // snapshot file's format (server/storage/snapshot_reader.h reads it
+  // back), for the model's snapshots in JetStream. Learning pauses only
+  // for the capture; the bytes are written on the calling thread. Once
+  // they are stored, SnapshotStored(num_samples) starts the count again.
+  struct LogSnapshot {
+    std::uint64_t log_sequence = 0;
+    std::uint64_t num_samples = 0;
+    std::string bytes;
+  };
+  absl::StatusOr<LogSnapshot> CaptureForLog();
+  void SnapshotStored(std::uint64_t num_samples);
   // Samples learned and time passed since the last snapshot (or recovery).
   std::uint64_t samples_since_snapshot() const;
   absl::Time last_snapshot_time() const;
@@ -162,12 +184,26 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::Status CheckWritable() const;
   // Learn and Refit on this model itself (no write log).
   absl::StatusOr<LearnOutcome> LearnHere(std::span<const Sample> batch,
-                                         std::vector<Prediction>* before);
+                                         std::vector<Prediction>* before,
+                                         std::uint64_t log_sequence = 0);
+  // `log_sequence`: the log entry they apply (0: none).
   absl::Status RefitHere(
-      const std::function<void(std::size_t, std::size_t)>& progress);
+      const std::function<void(std::size_t, std::size_t)>& progress,
+      std::uint64_t log_sequence = 0);
   // Learn through the write log.
   absl::StatusOr<LearnOutcome> LearnThroughLog(std::span<const Sample> batch,
                                                std::vector<Prediction>* before);
+  // The state and hosting header as of now, once learning has caught up
+  // (under write_mutex_), with `lsn` in the header.
+  struct Captured {
+    SnapshotHeader header;
+    ModelSnapshot state;
+  };
+  absl::StatusOr<Captured> CaptureLocked(std::uint64_t lsn)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mutex_);
+  // The header record, then the model's records.
+  static absl::Status WriteCaptured(const Captured& captured, RecordWriter& out,
+                                    std::uint64_t* records);
   // INVALID_ARGUMENT if two samples of the batch share an id.
   static absl::Status CheckDistinctIds(std::span<const Sample> batch);
   // The model's checks of every sample, then CheckDistinctIds.
@@ -194,6 +230,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   RecentSampleIds recent_ids_ ABSL_GUARDED_BY(write_mutex_);
   std::uint64_t num_samples_ ABSL_GUARDED_BY(write_mutex_) = 0;
   std::uint64_t samples_at_snapshot_ ABSL_GUARDED_BY(write_mutex_) = 0;
+  std::uint64_t log_applied_ ABSL_GUARDED_BY(write_mutex_) = 0;
   absl::Time snapshot_time_ ABSL_GUARDED_BY(write_mutex_) = absl::Now();
   std::atomic<bool> deleted_{false};
   std::atomic<bool> moved_{false};

@@ -115,6 +115,24 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Make(
                                        limits, pools_);
 }
 
+absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::MakeRestored(
+    RestoredSnapshot restored) const {
+  const ModelIdentity& identity = restored.header.identity;
+  if (absl::Status status = ValidateModelName(identity.name); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckLimits(restored.model->config());
+      !status.ok()) {
+    return status;
+  }
+  const HostedModel::Limits limits = HostedLimits(restored.model->config());
+  auto model = std::make_shared<HostedModel>(
+      identity.name, std::move(restored.model), identity.input_names,
+      identity.create_time, limits, pools_);
+  model->RestoreFromSnapshot(restored.header);
+  return model;
+}
+
 absl::Status ModelRegistry::Adopt(std::shared_ptr<HostedModel> model) {
   ExclusiveLock lock(mutex_);
   if (absl::Status status = CheckRoomFor(model->name()); !status.ok()) {

@@ -20,6 +20,7 @@
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/model_storage.h"
 #include "server/hosting/worker_pool.h"
+#include "server/storage/snapshot_reader.h"
 
 namespace streamreg {
 
@@ -67,6 +68,10 @@ class ModelRegistry {
   absl::StatusOr<std::shared_ptr<HostedModel>> Make(
       const std::string& name, ModelConfig config,
       std::vector<std::string> input_names, absl::Time create_time) const;
+  // A model as a snapshot of it saved it (its newest in JetStream), its
+  // limits checked as Make checks them, but not hosted.
+  absl::StatusOr<std::shared_ptr<HostedModel>> MakeRestored(
+      RestoredSnapshot restored) const;
   // Hosts a model that Make made; ALREADY_EXISTS if the name is taken.
   absl::Status Adopt(std::shared_ptr<HostedModel> model);
   // No longer hosts `name` (MoveAway): it is served elsewhere.

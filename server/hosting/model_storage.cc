@@ -8,6 +8,7 @@
 #include "core/base/background_priority.h"
 #include "core/model/model.h"
 #include "server/hosting/model_registry.h"
+#include "server/storage/snapshot_reader.h"
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
@@ -73,23 +74,13 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelStorage::Recover(
   SnapshotHeader header;
   std::size_t first_entry = 0;
   if (contents->has_snapshot) {
-    if (!DecodeSnapshotHeader(contents->snapshot_header, &header) ||
-        header.lsn != contents->snapshot_lsn) {
-      return absl::DataLossError(
-          absl::StrCat(directory, ": the snapshot's header is malformed"));
-    }
+    absl::StatusOr<RestoredSnapshot> restored =
+        RestoreSnapshot({contents->snapshot_header, contents->snapshot},
+                        contents->snapshot_lsn, directory);
+    if (!restored.ok()) return restored.status();
+    header = std::move(restored->header);
     identity = header.identity;
-    absl::StatusOr<std::unique_ptr<Model>> restored =
-        Model::Restore(identity.config, contents->snapshot);
-    if (!restored.ok()) {
-      return absl::DataLossError(absl::StrCat(directory, ": snapshot ",
-                                              header.lsn, ": ",
-                                              restored.status().message()));
-    }
-    model = *std::move(restored);
-    for (const std::string& note : model->restore_notes()) {
-      spdlog::warn("event=restore_note model={} note=\"{}\"", name, note);
-    }
+    model = std::move(restored->model);
   } else {
     const bool created = !contents->entries.empty() &&
                          contents->entries[0].type == kCreateRecord &&

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "core/io/record_reader.h"
+#include "server/storage/snapshot_reader.h"
 
 namespace streamreg {
 namespace {
@@ -36,55 +37,23 @@ std::string Numbered(absl::string_view prefix, std::uint64_t number,
   return absl::StrFormat("%s%020d%s", prefix, number, suffix);
 }
 
-absl::Status DataLoss(absl::string_view path, absl::string_view what) {
-  return absl::DataLossError(absl::StrCat(path, ": ", what));
-}
-
 // Reads a snapshot file whole: header, state, rows, end — or DATA_LOSS.
-// Checks and collects the records of the snapshot in `file`; each checked
-// record's pages are let go (ReadableFile::DoneWith) until Model::Restore
-// reads it, so the file is never resident all at once.
+// Each checked record's pages are let go (ReadableFile::DoneWith) until
+// Model::Restore reads it, so the file is never resident all at once.
 absl::Status ReadSnapshot(const std::string& path, const ReadableFile& file,
                           std::uint64_t lsn, ModelJournal::Contents* out) {
-  RecordReader reader(file.contents(), path);
-  RecordType type;
-  absl::string_view payload;
-  std::uint64_t records = 0;
-  for (;;) {
-    const RecordReader::Result result = reader.Next(&type, &payload);
-    if (result == RecordReader::Result::kEnd) {
-      return DataLoss(path, "ends before its end record");
-    }
-    if (result != RecordReader::Result::kRecord) return reader.status();
-    if (type == kSnapshotEndRecord) break;
-    ++records;
-    file.DoneWith(payload);
-    if (type == kSnapshotHeaderRecord && records == 1) {
-      out->snapshot_header = payload;
-    } else if (type == kModelStateRecord && records == 2) {
-      out->snapshot.state = payload;
-    } else if (type == kStoreRowsRecord && records > 2 &&
-               out->snapshot.indexes.empty()) {
-      out->snapshot.rows.push_back(payload);
-    } else if (type == kIndexStructureRecord && records > 2) {
-      out->snapshot.indexes.push_back(payload);
-    } else {
-      return reader.Malformed("unexpected record in a snapshot");
-    }
-  }
-  std::uint64_t end_lsn = 0, end_records = 0;
-  if (!DecodeSnapshotEnd(payload, &end_lsn, &end_records) || end_lsn != lsn ||
-      end_records != records) {
-    return reader.Malformed("the end record does not match the snapshot");
-  }
-  if (reader.Next(&type, &payload) != RecordReader::Result::kEnd) {
-    return DataLoss(path, "data after the end record");
+  SnapshotRecords records;
+  if (absl::Status status = ReadSnapshotRecords(
+          file.contents(), path, lsn,
+          [&file](absl::string_view payload) { file.DoneWith(payload); },
+          &records);
+      !status.ok()) {
+    return status;
   }
   out->has_snapshot = true;
   out->snapshot_lsn = lsn;
-  out->snapshot.done_with = [&file](absl::string_view payload) {
-    file.DoneWith(payload);
-  };
+  out->snapshot_header = records.header;
+  out->snapshot = std::move(records.model);
   return absl::OkStatus();
 }
 

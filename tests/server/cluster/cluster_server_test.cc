@@ -4,7 +4,8 @@
 // applied by every replica alike (bit-identical to each other and to the
 // engine fed the same samples), a server that does not serve a model
 // naming those that do, a server that stops replaced by another that
-// replays the log, and deletion everywhere.
+// restores the model from its snapshot and the log after it, and deletion
+// everywhere (log and snapshots).
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -19,7 +20,9 @@
 #include "client/lib/learn_session.h"
 #include "common/served_by.h"
 #include "gtest/gtest.h"
+#include "server/cluster/model_log.h"
 #include "server/cluster/rendezvous.h"
+#include "server/cluster/snapshot_store.h"
 #include "server/rpc/server.h"
 #include "server/rpc/spec_conversion.h"
 #include "tests/support/fresh_directory.h"
@@ -34,6 +37,7 @@ constexpr std::size_t kServers = 3;
 constexpr int kReplicas = 2;
 constexpr absl::Duration kServerTtl = absl::Seconds(2);
 constexpr absl::Duration kWait = absl::Seconds(30);
+constexpr std::uint64_t kSnapshotEvery = 200;
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -56,6 +60,7 @@ class ClusterServerTest : public NatsClusterTest {
     cluster.replicas = kReplicas;
     cluster.server_ttl = kServerTtl;
     cluster.reconcile_interval = absl::Milliseconds(100);
+    cluster.snapshot_every_samples = kSnapshotEvery;
     options.cluster = cluster;
     options.worker_threads = 1;
     std::unique_ptr<Server> server;
@@ -157,6 +162,23 @@ class ClusterServerTest : public NatsClusterTest {
         ClientOf(server)->Predict(model, queries.x, Rows::kDim);
     EXPECT_TRUE(predictions.ok()) << predictions.status();
     return predictions.ok() ? *predictions : std::vector<v1::Prediction>{};
+  }
+
+  // Waits until `done(model's log, its snapshots)` holds, as a client of
+  // the NATS cluster sees them.
+  template <class Done>
+  bool WaitForStreams(const std::string& model, const Done& done) {
+    absl::StatusOr<ModelLog> log =
+        Retried([&] { return ModelLog::Open(*client_, model, {}); });
+    absl::StatusOr<SnapshotStore> snapshots =
+        Retried([&] { return SnapshotStore::Open(*client_, model, {}); });
+    if (!log.ok() || !snapshots.ok()) return false;
+    const absl::Time deadline = absl::Now() + kWait;
+    while (!done(*log, *snapshots)) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return true;
   }
 
   std::vector<std::unique_ptr<Server>> servers_;
@@ -270,17 +292,32 @@ TEST_F(ClusterServerTest, ReplicasOnTheChosenServersAreBitIdentical) {
   }
 }
 
-TEST_F(ClusterServerTest, AModelOfAStoppedServerIsReplayedOnAnother) {
+TEST_F(ClusterServerTest,
+       AStoppedServersModelIsRestoredElsewhereFromItsSnapshot) {
   ASSERT_TRUE(ClientOf(*servers_[1])->CreateModel("arm", RowsSpec()).ok());
   const std::vector<std::string> owners =
       RendezvousOwners("arm", Addresses(), kReplicas);
   ASSERT_TRUE(WaitForHosts("arm", owners));
-  const Rows rows(500, 11), queries(80, 12);
-  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 0, 500));
-  WaitForSamples(*ServerAt(owners[1]), "arm", 500);
+  const Rows rows(900, 11), queries(80, 12);
+  // The first owner snapshots the model every kSnapshotEvery samples into
+  // JetStream; with the second snapshot, the log the first one includes
+  // is compacted away (its create entry with it).
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 0, 300));
+  ASSERT_TRUE(WaitForStreams("arm", [](ModelLog&, SnapshotStore& snapshots) {
+    return snapshots.Newest().ok();
+  }));
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 300, 600));
+  std::uint64_t first_kept = 0;
+  ASSERT_TRUE(WaitForStreams("arm", [&](ModelLog& log, SnapshotStore&) {
+    first_kept = log.FirstSequence().value_or(1);
+    return first_kept > 1;
+  }));
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 600, 700));
+  WaitForSamples(*ServerAt(owners[1]), "arm", 700);
 
   // The first owner stops; once its liveness expires, the model is placed
-  // on the server that was not serving it, which replays the log.
+  // on the server that was not serving it, which can only start from the
+  // newest snapshot and replay the log after it.
   const absl::Time stopped = absl::Now();
   for (auto& server : servers_) {
     if (server != nullptr && server->address() == owners[0]) server.reset();
@@ -290,25 +327,35 @@ TEST_F(ClusterServerTest, AModelOfAStoppedServerIsReplayedOnAnother) {
   ASSERT_NE(new_owners, owners);
   ASSERT_TRUE(WaitForHosts("arm", new_owners));
   const std::vector<std::vector<double>> expected =
-      EngineValues(rows, 500, queries);
+      EngineValues(rows, 700, queries);
   for (const std::string& owner : new_owners) {
     SCOPED_TRACE(owner);
-    WaitForSamples(*ServerAt(owner), "arm", 500);
+    const v1::Model info = WaitForSamples(*ServerAt(owner), "arm", 700);
+    EXPECT_EQ(info.stats().num_samples(), 700u);
     EXPECT_EQ(Values(Predictions(*ServerAt(owner), "arm", queries)), expected);
   }
   const absl::Duration moved = absl::Now() - stopped;
-  // The liveness TTL, then a reconcile round and a replay of 500 samples.
+  // The liveness TTL, then a reconcile round, a snapshot read and a replay.
   EXPECT_LT(moved, kServerTtl + absl::Seconds(10)) << moved;
-  std::printf("replaced a stopped server's replica in %s\n",
-              absl::FormatDuration(moved).c_str());
+  std::printf(
+      "replaced a stopped server's replica in %s (log compacted through "
+      "%llu)\n",
+      absl::FormatDuration(moved).c_str(),
+      static_cast<unsigned long long>(first_kept - 1));
 
-  // Writes go on through the new owners.
+  // Writes go on through the new owners: retried samples (ids the snapshot
+  // remembers) are duplicates, new ones learned by both alike.
   ASSERT_NO_FATAL_FAILURE(
-      Ingest(*ServerAt(new_owners[0]), "arm", rows, 0, 500));
-  EXPECT_EQ(WaitForSamples(*ServerAt(new_owners[1]), "arm", 500)
-                .stats()
-                .num_samples(),
-            500u);
+      Ingest(*ServerAt(new_owners[0]), "arm", rows, 600, 900));
+  const std::vector<std::vector<double>> after =
+      EngineValues(rows, 900, queries);
+  for (const std::string& owner : new_owners) {
+    SCOPED_TRACE(owner);
+    EXPECT_EQ(
+        WaitForSamples(*ServerAt(owner), "arm", 900).stats().num_samples(),
+        900u);
+    EXPECT_EQ(Values(Predictions(*ServerAt(owner), "arm", queries)), after);
+  }
 }
 
 TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
@@ -412,6 +459,16 @@ TEST_F(ClusterServerTest, AJoiningServerTakesOverOnlyItsShare) {
     const std::vector<std::string> owners =
         RendezvousOwners(model, after, kReplicas);
     ASSERT_TRUE(WaitForHosts(model, owners)) << model;
+    // A model moves only if the new server ranks among its top kReplicas,
+    // and then only the replica it displaces.
+    int changed = 0;
+    for (const std::string& owner : owners) {
+      if (!Contains(RendezvousOwners(model, before, kReplicas), owner)) {
+        ++changed;
+        EXPECT_EQ(owner, after.back()) << model;
+      }
+    }
+    EXPECT_LE(changed, 1) << model;
     moved += Contains(owners, after.back()) ? 1 : 0;
     for (const std::string& owner : owners) {
       WaitForSamples(*ServerAt(owner), model, 100);
@@ -421,14 +478,13 @@ TEST_F(ClusterServerTest, AJoiningServerTakesOverOnlyItsShare) {
   stop = true;
   predictor.join();
   // Only the models the new server now ranks among the top kReplicas for
-  // moved, one replica each: about kReplicas / 4 of the models.
+  // moved, one replica each: about kReplicas / 4 of the models (a binomial
+  // count, 8 of 16 on average; its spread is the hash's, not asserted).
   std::printf(
       "a 4th server took over %d of %d models (one replica each) in %s; "
       "%d predictions answered during the join, %d failed\n",
       moved, kModels, absl::FormatDuration(settled).c_str(), answered.load(),
       failures.load());
-  EXPECT_GT(moved, 0);
-  EXPECT_LT(moved, kModels * 3 / 4);
   EXPECT_EQ(failures.load(), 0);
   EXPECT_GT(answered.load(), 0);
 }

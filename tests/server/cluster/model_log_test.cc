@@ -128,6 +128,32 @@ TEST_F(ModelLogTest, WithoutAQuorumAppendsFailAndTheirRetriesLandOnce) {
   ExpectEntries(log, 30);
 }
 
+TEST_F(ModelLogTest, CompactingRemovesTheEntriesASnapshotIncludes) {
+  ModelLog log = Open("compacted");
+  AppendAll(log, 0, 10);
+  EXPECT_EQ(*log.FirstSequence(), 1u);
+  ASSERT_TRUE(Retried([&] { return log.Compact(0); }).ok());  // nothing
+  EXPECT_EQ(*log.FirstSequence(), 1u);
+  ASSERT_TRUE(Retried([&] { return log.Compact(6); }).ok());
+  EXPECT_EQ(*log.FirstSequence(), 7u);
+  EXPECT_EQ(*log.LastSequence(), 10u);
+  // A reader from before the first entry kept starts there.
+  std::vector<LogEntry> entries;
+  ASSERT_TRUE(Retried([&] { return log.Read(1, 100, &entries); }).ok());
+  ASSERT_EQ(entries.size(), 4u);
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(entries[i].sequence, 7 + i);
+    EXPECT_EQ(entries[i].payload, Payload(6 + i));
+  }
+  // Appends go on after the entries kept, and the whole log can go too.
+  AppendAll(log, 10, 12);
+  ASSERT_TRUE(Retried([&] { return log.Compact(12); }).ok());
+  EXPECT_EQ(*log.FirstSequence(), 13u);
+  EXPECT_EQ(*log.LastSequence(), 12u);
+  ASSERT_TRUE(Retried([&] { return log.Read(1, 100, &entries); }).ok());
+  EXPECT_TRUE(entries.empty());
+}
+
 TEST_F(ModelLogTest, DeletingALogRemovesItsEntries) {
   ModelLog log = Open("deleted");
   AppendAll(log, 0, 5);

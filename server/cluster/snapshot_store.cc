@@ -1,0 +1,270 @@
+#include "server/cluster/snapshot_store.h"
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/sha256.h"
+#include "core/base/byte_coding.h"
+#include "nats/nats.h"
+#include "server/cluster/model_log.h"
+
+namespace streamreg {
+namespace {
+
+struct MessageDeleter {
+  void operator()(natsMsg* message) const { natsMsg_Destroy(message); }
+};
+using Message = std::unique_ptr<natsMsg, MessageDeleter>;
+
+absl::string_view DataOf(const Message& message) {
+  return absl::string_view(natsMsg_GetData(message.get()),
+                           natsMsg_GetDataLength(message.get()));
+}
+
+// A chunk's payload: its put's token and its index, then its bytes.
+constexpr std::size_t kChunkPrefix = sizeof(std::uint64_t) + sizeof(uint32_t);
+
+}  // namespace
+
+// What a head message says of its snapshot.
+struct SnapshotStore::Head {
+  std::uint64_t token = 0;  // the put's, in each of its chunks
+  std::uint64_t log_sequence = 0;
+  std::uint64_t size = 0;
+  std::string sha256;
+  std::vector<std::uint64_t> chunks;  // their stream sequences, in order
+  std::uint64_t previous = 0;         // the head before (stream sequence)
+  std::uint64_t stream_sequence = 0;  // of the head itself (not encoded)
+
+  std::string Encode() const {
+    std::string out;
+    ByteWriter writer(&out);
+    writer.U64(token);
+    writer.U64(log_sequence);
+    writer.U64(size);
+    writer.String(sha256);
+    writer.U64(chunks.size());
+    for (std::uint64_t chunk : chunks) writer.U64(chunk);
+    writer.U64(previous);
+    return out;
+  }
+  bool Decode(absl::string_view payload) {
+    ByteReader reader(payload);
+    token = reader.U64();
+    log_sequence = reader.U64();
+    size = reader.U64();
+    sha256 = reader.String();
+    const std::uint64_t count = reader.U64();
+    if (!reader.ok() || count > reader.remaining() / sizeof(std::uint64_t)) {
+      return false;
+    }
+    chunks.resize(count);
+    for (std::uint64_t& chunk : chunks) chunk = reader.U64();
+    previous = reader.U64();
+    return reader.done();
+  }
+};
+
+std::string SnapshotStore::StreamName(absl::string_view model) {
+  // "streamreg-": never a model log's name ("streamreg_<model>").
+  return absl::StrCat("streamreg-snap_", ModelLog::EscapedName(model));
+}
+
+SnapshotStore::SnapshotStore(JetStreamClient* client, std::string model,
+                             Options options)
+    : client_(client),
+      stream_(StreamName(model)),
+      chunk_subject_(absl::StrCat("streamreg.snap.",
+                                  ModelLog::EscapedName(model), ".chunk")),
+      head_subject_(absl::StrCat("streamreg.snap.",
+                                 ModelLog::EscapedName(model), ".head")),
+      options_(options) {}
+
+absl::StatusOr<SnapshotStore> SnapshotStore::Open(JetStreamClient& client,
+                                                  absl::string_view model,
+                                                  Options options) {
+  SnapshotStore store(&client, std::string(model), options);
+  if (absl::Status opened =
+          client.EnsureStream({store.stream_,
+                               {store.chunk_subject_, store.head_subject_},
+                               options.replicas},
+                              absl::StrCat("the snapshots ", store.stream_));
+      !opened.ok()) {
+    return opened;
+  }
+  return store;
+}
+
+absl::StatusOr<std::uint64_t> SnapshotStore::Publish(
+    const std::string& subject, const std::string& message_id,
+    absl::string_view payload) {
+  absl::StatusOr<JetStreamClient::Published> published =
+      client_->Publish(stream_, subject, message_id, payload);
+  if (!published.ok()) return published.status();
+  return published->sequence;
+}
+
+absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
+                                                 absl::string_view bytes) {
+  absl::StatusOr<Head> previous = LastHead();
+  if (!previous.ok() && !absl::IsNotFound(previous.status())) {
+    return previous.status();
+  }
+  Head head;
+  head.token = std::random_device{}() |
+               (static_cast<std::uint64_t>(std::random_device{}()) << 32);
+  head.log_sequence = log_sequence;
+  head.size = bytes.size();
+  head.sha256 = Sha256Hex(bytes);
+  head.previous = 0;
+  const std::string put = absl::StrCat(head.token, "/", log_sequence);
+  const std::size_t chunk_bytes =
+      std::max<std::size_t>(options_.chunk_bytes, 1);
+  std::string chunk;
+  for (std::size_t offset = 0, index = 0; offset < bytes.size() || index == 0;
+       offset += chunk_bytes, ++index) {
+    chunk.clear();
+    ByteWriter writer(&chunk);
+    writer.U64(head.token);
+    writer.U32(static_cast<std::uint32_t>(index));
+    const absl::string_view part = bytes.substr(offset, chunk_bytes);
+    chunk.append(part.data(), part.size());
+    absl::StatusOr<std::uint64_t> stored =
+        Publish(chunk_subject_, absl::StrCat(put, "/", index), chunk);
+    if (!stored.ok()) return stored.status();
+    head.chunks.push_back(*stored);
+    if (bytes.empty()) break;
+  }
+  std::uint64_t keep_from = head.chunks.front();
+  std::uint64_t compactable = 0;
+  if (previous.ok()) {
+    head.previous = previous->stream_sequence;
+    keep_from = std::min(keep_from, previous->chunks.empty()
+                                        ? previous->stream_sequence
+                                        : previous->chunks.front());
+    compactable = previous->log_sequence;
+  }
+  absl::StatusOr<std::uint64_t> stored =
+      Publish(head_subject_, absl::StrCat(put, "/head"), head.Encode());
+  if (!stored.ok()) return stored.status();
+  // Everything before the previous snapshot's first chunk: older snapshots
+  // and the leftovers of puts that died.
+  if (absl::Status purged = client_->PurgeBefore(
+          stream_, keep_from,
+          absl::StrCat("cluster: purging old snapshots of ", stream_));
+      !purged.ok()) {
+    return purged;
+  }
+  return compactable;
+}
+
+absl::StatusOr<SnapshotStore::Head> SnapshotStore::LastHead() const {
+  natsMsg* last = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_GetLastMsg(&last, client_->jetstream(), stream_.c_str(),
+                    head_subject_.c_str(), nullptr, &code);
+  Message message(last);
+  if (status != NATS_OK) {
+    return NatsError(status, code,
+                     absl::StrCat("cluster: the newest snapshot in ", stream_));
+  }
+  Head head;
+  if (!head.Decode(DataOf(message))) {
+    return absl::DataLossError(
+        absl::StrCat("cluster: a malformed snapshot head in ", stream_));
+  }
+  head.stream_sequence = natsMsg_GetSequence(message.get());
+  return head;
+}
+
+absl::StatusOr<SnapshotStore::Head> SnapshotStore::HeadAt(
+    std::uint64_t stream_sequence) const {
+  natsMsg* got = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_GetMsg(&got, client_->jetstream(), stream_.c_str(), stream_sequence,
+                nullptr, &code);
+  Message message(got);
+  if (status != NATS_OK) {
+    return NatsError(status, code,
+                     absl::StrCat("cluster: the snapshot head at ",
+                                  stream_sequence, " of ", stream_));
+  }
+  Head head;
+  if (head_subject_ != natsMsg_GetSubject(message.get()) ||
+      !head.Decode(DataOf(message))) {
+    return absl::DataLossError(absl::StrCat("cluster: message ",
+                                            stream_sequence, " of ", stream_,
+                                            " is not a snapshot head"));
+  }
+  head.stream_sequence = stream_sequence;
+  return head;
+}
+
+absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::Read(
+    const Head& head) const {
+  const auto lost = [&](absl::string_view what) {
+    return absl::DataLossError(
+        absl::StrCat("cluster: the snapshot of log sequence ",
+                     head.log_sequence, " in ", stream_, ": ", what));
+  };
+  Snapshot snapshot;
+  snapshot.log_sequence = head.log_sequence;
+  snapshot.bytes.reserve(head.size);
+  for (std::size_t index = 0; index < head.chunks.size(); ++index) {
+    natsMsg* got = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    const natsStatus status =
+        js_GetMsg(&got, client_->jetstream(), stream_.c_str(),
+                  head.chunks[index], nullptr, &code);
+    Message message(got);
+    if (status != NATS_OK) {
+      const absl::Status error = NatsError(
+          status, code, absl::StrCat("chunk ", index, " of ", stream_));
+      // Purged or never stored: this snapshot is gone, not the cluster.
+      return absl::IsNotFound(error) ? lost(error.message()) : error;
+    }
+    const absl::string_view data = DataOf(message);
+    ByteReader prefix(data);
+    if (prefix.U64() != head.token || prefix.U32() != index || !prefix.ok()) {
+      return lost(absl::StrCat("message ", head.chunks[index],
+                               " is not its chunk ", index));
+    }
+    const absl::string_view part = data.substr(kChunkPrefix);
+    snapshot.bytes.append(part.data(), part.size());
+  }
+  if (snapshot.bytes.size() != head.size ||
+      Sha256Hex(snapshot.bytes) != head.sha256) {
+    return lost("its bytes do not match its checksum");
+  }
+  return snapshot;
+}
+
+absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::Newest() const {
+  absl::StatusOr<Head> newest = LastHead();
+  if (!newest.ok()) return newest.status();
+  absl::StatusOr<Snapshot> snapshot = Read(*newest);
+  if (snapshot.ok() || !absl::IsDataLoss(snapshot.status()) ||
+      newest->previous == 0) {
+    return snapshot;
+  }
+  absl::StatusOr<Head> previous = HeadAt(newest->previous);
+  if (!previous.ok()) {
+    return absl::IsNotFound(previous.status()) ? snapshot.status()
+                                               : previous.status();
+  }
+  absl::StatusOr<Snapshot> older = Read(*previous);
+  return older.ok() || !absl::IsDataLoss(older.status()) ? older
+                                                         : snapshot.status();
+}
+
+absl::Status SnapshotStore::Remove(JetStreamClient& client,
+                                   absl::string_view model) {
+  return client.DeleteStream(StreamName(model));
+}
+
+}  // namespace streamreg

@@ -1,0 +1,91 @@
+#ifndef STREAMREG_SERVER_CLUSTER_SNAPSHOT_STORE_H_
+#define STREAMREG_SERVER_CLUSTER_SNAPSHOT_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/cluster/jetstream_client.h"
+
+namespace streamreg {
+
+// One model's snapshots in cluster mode (docs/cluster.md): a JetStream
+// stream of their own, `streamreg-snap_<model>`, file storage, `replicas`
+// copies, where a server puts the model's whole state as of a log sequence
+// and any server that takes the model over reads the newest back, then
+// replays only the log after it.
+//
+// A snapshot is a run of chunk messages (each at most chunk_bytes of it,
+// under the subject `<prefix>.chunk`) followed by a head message (under
+// `<prefix>.head`) that names its log sequence, its chunks' stream
+// sequences, its size and SHA-256, and the head before it. A put that dies
+// before its head leaves chunks that no head names; they go with the next
+// purge. After each put the stream keeps the new snapshot and the one
+// before it and purges the rest, so a newest snapshot whose chunks were
+// purged by a concurrent put (two servers snapshotting at once while a
+// model moves) or are damaged still leaves its predecessor: Newest() falls
+// back to it. Only what the older kept snapshot covers may leave the
+// model's log (Put says which sequence that is).
+//
+// Thread-compatible.
+class SnapshotStore {
+ public:
+  struct Options {
+    int replicas = 3;
+    // A chunk's size: below NATS's largest message (1 MiB by default).
+    std::size_t chunk_bytes = 512 << 10;
+  };
+  struct Snapshot {
+    std::uint64_t log_sequence = 0;  // the last log entry it includes
+    std::string bytes;
+  };
+
+  // The snapshots of `model` (a valid model name), the stream created with
+  // `options` if it does not exist yet. `client` must outlive it.
+  static absl::StatusOr<SnapshotStore> Open(JetStreamClient& client,
+                                            absl::string_view model,
+                                            Options options);
+
+  // Stores `bytes` as the snapshot that includes the model's log up to
+  // `log_sequence`, then purges all but it and the snapshot before it.
+  // Returns the log sequence that the older kept snapshot includes (0 if
+  // there is none): the model's log entries up to it are needed by nobody.
+  // UNAVAILABLE when the cluster did not answer in time (nothing half
+  // stored is ever read: a snapshot exists once its head does).
+  absl::StatusOr<std::uint64_t> Put(std::uint64_t log_sequence,
+                                    absl::string_view bytes);
+  // The newest snapshot whose chunks are all there and match its checksum,
+  // else the one before it; NOT_FOUND when there is none, DATA_LOSS when
+  // neither can be read whole.
+  absl::StatusOr<Snapshot> Newest() const;
+
+  // Deletes the snapshots of `model`, if there are any.
+  static absl::Status Remove(JetStreamClient& client, absl::string_view model);
+  static std::string StreamName(absl::string_view model);
+
+ private:
+  struct Head;
+  SnapshotStore(JetStreamClient* client, std::string model, Options options);
+  // The last head stored, if any (NOT_FOUND if none).
+  absl::StatusOr<Head> LastHead() const;
+  absl::StatusOr<Head> HeadAt(std::uint64_t stream_sequence) const;
+  // The snapshot `head` names, read whole and checked.
+  absl::StatusOr<Snapshot> Read(const Head& head) const;
+  absl::StatusOr<std::uint64_t> Publish(const std::string& subject,
+                                        const std::string& message_id,
+                                        absl::string_view payload);
+
+  JetStreamClient* client_;
+  std::string stream_;
+  std::string chunk_subject_;
+  std::string head_subject_;
+  Options options_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_CLUSTER_SNAPSHOT_STORE_H_

@@ -1,0 +1,77 @@
+#include "server/storage/snapshot_reader.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/io/record_reader.h"
+#include "spdlog/spdlog.h"
+
+namespace streamreg {
+
+absl::Status ReadSnapshotRecords(
+    absl::string_view contents, const std::string& name, std::uint64_t lsn,
+    std::function<void(absl::string_view)> done_with, SnapshotRecords* out) {
+  RecordReader reader(contents, name);
+  RecordType type;
+  absl::string_view payload;
+  std::uint64_t records = 0;
+  for (;;) {
+    const RecordReader::Result result = reader.Next(&type, &payload);
+    if (result == RecordReader::Result::kEnd) {
+      return absl::DataLossError(
+          absl::StrCat(name, ": ends before its end record"));
+    }
+    if (result != RecordReader::Result::kRecord) return reader.status();
+    if (type == kSnapshotEndRecord) break;
+    ++records;
+    if (done_with) done_with(payload);
+    if (type == kSnapshotHeaderRecord && records == 1) {
+      out->header = payload;
+    } else if (type == kModelStateRecord && records == 2) {
+      out->model.state = payload;
+    } else if (type == kStoreRowsRecord && records > 2 &&
+               out->model.indexes.empty()) {
+      out->model.rows.push_back(payload);
+    } else if (type == kIndexStructureRecord && records > 2) {
+      out->model.indexes.push_back(payload);
+    } else {
+      return reader.Malformed("unexpected record in a snapshot");
+    }
+  }
+  std::uint64_t end_lsn = 0, end_records = 0;
+  if (!DecodeSnapshotEnd(payload, &end_lsn, &end_records) || end_lsn != lsn ||
+      end_records != records) {
+    return reader.Malformed("the end record does not match the snapshot");
+  }
+  if (reader.Next(&type, &payload) != RecordReader::Result::kEnd) {
+    return absl::DataLossError(
+        absl::StrCat(name, ": data after the end record"));
+  }
+  out->model.done_with = std::move(done_with);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RestoredSnapshot> RestoreSnapshot(const SnapshotRecords& records,
+                                                 std::uint64_t lsn,
+                                                 const std::string& name) {
+  RestoredSnapshot restored;
+  if (!DecodeSnapshotHeader(records.header, &restored.header) ||
+      restored.header.lsn != lsn) {
+    return absl::DataLossError(
+        absl::StrCat(name, ": the snapshot's header is malformed"));
+  }
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      Model::Restore(restored.header.identity.config, records.model);
+  if (!model.ok()) {
+    return absl::DataLossError(
+        absl::StrCat(name, ": snapshot ", lsn, ": ", model.status().message()));
+  }
+  restored.model = *std::move(model);
+  for (const std::string& note : restored.model->restore_notes()) {
+    spdlog::warn("event=restore_note model={} note=\"{}\"",
+                 restored.header.identity.name, note);
+  }
+  return restored;
+}
+
+}  // namespace streamreg

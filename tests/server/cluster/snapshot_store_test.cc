@@ -1,0 +1,134 @@
+// A model's snapshots in JetStream against a real three-node NATS
+// cluster on loopback: read back whole across chunks, by any client; the
+// newest two kept and the log sequence a put frees; a newest snapshot that
+// lost a chunk falls back to the one before it.
+#include "server/cluster/snapshot_store.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "nats/nats.h"
+#include "server/cluster/jetstream_client.h"
+#include "tests/support/nats_cluster_test.h"
+
+namespace streamreg {
+namespace {
+
+constexpr std::size_t kChunk = 1000;
+
+class SnapshotStoreTest : public NatsClusterTest {
+ protected:
+  SnapshotStore Open(const std::string& model,
+                     JetStreamClient* client = nullptr) {
+    absl::StatusOr<SnapshotStore> store = Retried([&] {
+      return SnapshotStore::Open(client == nullptr ? *client_ : *client, model,
+                                 {.chunk_bytes = kChunk});
+    });
+    EXPECT_TRUE(store.ok()) << store.status();
+    return *std::move(store);
+  }
+
+  // `size` bytes that differ from snapshot to snapshot and within one.
+  static std::string Bytes(std::size_t size, char seed) {
+    std::string bytes(size, '\0');
+    for (std::size_t i = 0; i < size; ++i) {
+      bytes[i] = static_cast<char>(seed + i * 7 + i / 251);
+    }
+    return bytes;
+  }
+
+  static std::uint64_t Put(SnapshotStore& store, std::uint64_t log_sequence,
+                           const std::string& bytes) {
+    absl::StatusOr<std::uint64_t> freed =
+        Retried([&] { return store.Put(log_sequence, bytes); });
+    EXPECT_TRUE(freed.ok()) << freed.status();
+    return freed.value_or(~0ull);
+  }
+
+  // The messages the snapshot stream holds.
+  std::uint64_t StoredMessages(const std::string& model) {
+    jsStreamInfo* info = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    const std::string stream = SnapshotStore::StreamName(model);
+    EXPECT_EQ(js_GetStreamInfo(&info, client_->jetstream(), stream.c_str(),
+                               nullptr, &code),
+              NATS_OK);
+    const std::uint64_t messages = info == nullptr ? 0 : info->State.Msgs;
+    jsStreamInfo_Destroy(info);
+    return messages;
+  }
+};
+
+TEST_F(SnapshotStoreTest, ReadsTheNewestBackWholeAndKeepsTheOneBeforeIt) {
+  SnapshotStore store = Open("arm.v2");
+  EXPECT_EQ(SnapshotStore::StreamName("arm.v2"), "streamreg-snap_arm~v2");
+  EXPECT_TRUE(absl::IsNotFound(store.Newest().status()));
+
+  // 3.5 chunks, then exactly 2, then none at all.
+  const std::string first = Bytes(3 * kChunk + kChunk / 2, 'a');
+  EXPECT_EQ(Put(store, 10, first), 0u);  // nothing older to free the log
+  absl::StatusOr<SnapshotStore::Snapshot> newest = store.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 10u);
+  EXPECT_EQ(newest->bytes, first);
+
+  const std::string second = Bytes(2 * kChunk, 'b');
+  EXPECT_EQ(Put(store, 25, second), 10u);
+  const std::string third;
+  EXPECT_EQ(Put(store, 40, third), 25u);
+
+  // Another client, on another node, reads what was put.
+  std::unique_ptr<JetStreamClient> other = Connect({cluster_->urls()[2]});
+  ASSERT_NE(other, nullptr);
+  SnapshotStore reopened = Open("arm.v2", other.get());
+  newest = reopened.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 40u);
+  EXPECT_EQ(newest->bytes, third);
+  // Kept: the second (2 chunks and a head) and the third (1 and a head).
+  EXPECT_EQ(StoredMessages("arm.v2"), 5u);
+
+  ASSERT_TRUE(SnapshotStore::Remove(*client_, "arm.v2").ok());
+  EXPECT_TRUE(absl::IsNotFound(reopened.Newest().status()));
+  EXPECT_TRUE(SnapshotStore::Remove(*client_, "arm.v2").ok());  // none left
+}
+
+TEST_F(SnapshotStoreTest, ANewestThatLostAChunkFallsBackToTheOneBefore) {
+  SnapshotStore store = Open("lossy");
+  const std::string first = Bytes(2 * kChunk + 1, 'x');
+  Put(store, 7, first);  // stream sequences 1-3 chunks, 4 head
+  const std::string second = Bytes(2 * kChunk, 'y');
+  Put(store, 9, second);  // 5-6 chunks, 7 head
+  jsErrCode code = static_cast<jsErrCode>(0);
+  ASSERT_EQ(js_DeleteMsg(client_->jetstream(),
+                         SnapshotStore::StreamName("lossy").c_str(), 6, nullptr,
+                         &code),
+            NATS_OK);
+  absl::StatusOr<SnapshotStore::Snapshot> newest = store.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 7u);
+  EXPECT_EQ(newest->bytes, first);
+
+  // With the older one's chunk gone too, neither can be read: DATA_LOSS.
+  ASSERT_EQ(js_DeleteMsg(client_->jetstream(),
+                         SnapshotStore::StreamName("lossy").c_str(), 2, nullptr,
+                         &code),
+            NATS_OK);
+  EXPECT_TRUE(absl::IsDataLoss(store.Newest().status()))
+      << store.Newest().status();
+
+  // A put after that is read back again, and only what it and the one
+  // before it cover is kept.
+  const std::string third = Bytes(kChunk / 3, 'z');
+  EXPECT_EQ(Put(store, 12, third), 9u);
+  newest = store.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 12u);
+  EXPECT_EQ(newest->bytes, third);
+}
+
+}  // namespace
+}  // namespace streamreg
