@@ -35,6 +35,9 @@ void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
   }
 }
 
+// How long after a failed snapshot of a model the next is tried.
+constexpr absl::Duration kSnapshotRetryPause = absl::Seconds(5);
+
 // Deletes the log and the snapshots of model `name`, if any.
 absl::Status RemoveStreams(JetStreamClient& client, absl::string_view name) {
   absl::Status log = ModelLog::Remove(client, name);
@@ -65,6 +68,7 @@ class ClusterNode::Replica : public WriteLog {
         writer_(std::move(writer)),
         timeout_(timeout) {}
 
+  const std::string& name() const { return name_; }
   const ModelLog& log() const { return log_; }
   ModelLog& log() { return log_; }
   SnapshotStore& snapshots() { return snapshots_; }
@@ -74,6 +78,9 @@ class ClusterNode::Replica : public WriteLog {
   // Whether this server is the one that snapshots the model (the first of
   // its placement), as the last reconcile found.
   std::atomic<bool> snapshots_here{false};
+  // The snapshotting thread's: no snapshot is tried before this (a failed
+  // one waits a while rather than capturing again every round).
+  absl::Time next_snapshot_try = absl::InfinitePast();
   // The follower stopped: the log it needs next was compacted away.
   bool fell_behind() const {
     MutexLock lock(&mutex_);
@@ -292,12 +299,29 @@ absl::Status ClusterNode::Reconcile() {
           placed->second.servers.front() == options_.advertise);
     }
   }
-  absl::StatusOr<std::vector<std::string>> live = placements_->LiveServers();
+  absl::StatusOr<std::vector<std::string>> live = SteadyLiveServers();
   if (!live.ok()) return live.status();
   if (!live->empty() && live->front() == options_.advertise) {
     Rebalance(*placements, *live);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ClusterNode::SteadyLiveServers() {
+  absl::StatusOr<std::vector<std::string>> live = placements_->LiveServers();
+  if (!live.ok()) return live.status();
+  const absl::Time now = absl::Now();
+  MutexLock lock(&seen_mutex_);
+  for (const std::string& server : *live) last_seen_[server] = now;
+  std::vector<std::string> steady;
+  for (auto it = last_seen_.begin(); it != last_seen_.end();) {
+    if (now - it->second > options_.server_ttl / 2) {
+      last_seen_.erase(it++);
+    } else {
+      steady.push_back((it++)->first);
+    }
+  }
+  return steady;  // in name order (a std::map's)
 }
 
 absl::Status ClusterNode::Host(const std::string& name) {
@@ -404,28 +428,37 @@ void ClusterNode::SnapshotDueModels() {
   }
   for (const std::shared_ptr<Replica>& replica : mine) {
     if (absl::Status status = SnapshotIfDue(*replica); !status.ok()) {
-      spdlog::warn("event=cluster_snapshot_failed error=\"{}\"",
-                   std::string(status.message()));
+      spdlog::warn("event=cluster_snapshot_failed model={} error=\"{}\"",
+                   replica->name(), std::string(status.message()));
     }
   }
 }
 
 absl::Status ClusterNode::SnapshotIfDue(Replica& replica) {
   const std::shared_ptr<HostedModel> model = replica.model();
-  if (model == nullptr) return absl::OkStatus();
+  if (model == nullptr || absl::Now() < replica.next_snapshot_try) {
+    return absl::OkStatus();
+  }
   const std::uint64_t since = model->samples_since_snapshot();
   const bool due =
       since >= std::max<std::uint64_t>(options_.snapshot_every_samples, 1) ||
       (since > 0 &&
        absl::Now() - model->last_snapshot_time() >= options_.snapshot_interval);
   if (!due) return absl::OkStatus();
+  const absl::Status taken = Snapshot(replica, *model);
+  if (!taken.ok())
+    replica.next_snapshot_try = absl::Now() + kSnapshotRetryPause;
+  return taken;
+}
+
+absl::Status ClusterNode::Snapshot(Replica& replica, HostedModel& model) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<HostedModel::LogSnapshot> snapshot = model->CaptureForLog();
+  absl::StatusOr<HostedModel::LogSnapshot> snapshot = model.CaptureForLog();
   if (!snapshot.ok()) return snapshot.status();
   absl::StatusOr<std::uint64_t> freed =
       replica.snapshots().Put(snapshot->log_sequence, snapshot->bytes);
   if (!freed.ok()) return freed.status();
-  model->SnapshotStored(snapshot->num_samples);
+  model.SnapshotStored(snapshot->num_samples);
   // What both snapshots kept include is needed by nobody. A replica still
   // behind it reads the newer snapshot instead (LogFollower::fell_behind).
   if (*freed > 0) {
@@ -437,7 +470,7 @@ absl::Status ClusterNode::SnapshotIfDue(Replica& replica) {
   spdlog::info(
       "event=cluster_snapshot model={} log_sequence={} samples={} bytes={} "
       "seconds={:.3f} log_compacted_through={}",
-      model->name(), snapshot->log_sequence, snapshot->num_samples,
+      model.name(), snapshot->log_sequence, snapshot->num_samples,
       snapshot->bytes.size(), absl::ToDoubleSeconds(absl::Now() - start),
       *freed);
   return absl::OkStatus();
@@ -492,7 +525,7 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
   if (!placement.ok()) return placement.status();
   if (placement->servers.empty()) {
     absl::StatusOr<std::vector<std::string>> live =
-        RetriedUntil(deadline, [&] { return placements_->LiveServers(); });
+        RetriedUntil(deadline, [&] { return SteadyLiveServers(); });
     if (!live.ok()) return live.status();
     if (live->empty()) {
       return absl::UnavailableError("cluster: no live server to place on");

@@ -126,9 +126,16 @@ class ClusterNode {
   // The snapshotting thread's loop, and one model's snapshot if it is due.
   void SnapshotDueModels();
   absl::Status SnapshotIfDue(Replica& replica);
+  // Captures the model, puts the snapshot and compacts the log.
+  absl::Status Snapshot(Replica& replica, HostedModel& model);
   // Stops hosting `name`: deleted from the cluster, or placed elsewhere.
   void Release(const std::string& name, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
+  // The live servers, steadied: one that drops out of the live list (its
+  // liveness renewed late under load, or a listing that missed it) still
+  // counts for server_ttl / 2 after it was last seen, so a moment's absence
+  // moves no model. A server that stops is taken for gone that much later.
+  absl::StatusOr<std::vector<std::string>> SteadyLiveServers();
   // The placements rendezvous hashing gives over `live`, proposed where
   // they differ.
   void Rebalance(const absl::flat_hash_map<
@@ -144,6 +151,10 @@ class ClusterNode {
   mutable Mutex reconcile_mutex_;
   std::map<std::string, std::shared_ptr<Replica>> replicas_
       ABSL_GUARDED_BY(reconcile_mutex_);
+
+  Mutex seen_mutex_;
+  // When each server was last in the live list.
+  std::map<std::string, absl::Time> last_seen_ ABSL_GUARDED_BY(seen_mutex_);
 
   std::jthread announcer_;
   std::jthread snapshotter_;

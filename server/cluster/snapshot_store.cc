@@ -109,8 +109,10 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Publish(
 
 absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
                                                  absl::string_view bytes) {
+  // A malformed last head is no snapshot: this put's purge removes it.
   absl::StatusOr<Head> previous = LastHead();
-  if (!previous.ok() && !absl::IsNotFound(previous.status())) {
+  if (!previous.ok() && !absl::IsNotFound(previous.status()) &&
+      !absl::IsDataLoss(previous.status())) {
     return previous.status();
   }
   Head head;
