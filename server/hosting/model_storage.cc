@@ -198,11 +198,14 @@ void ModelStorage::SyncLoop() {
 }
 
 bool ModelStorage::SnapshotDue(const HostedModel& model) const {
-  const std::uint64_t samples = model.samples_since_snapshot();
-  if (samples >= options_.snapshot_every_samples) return true;
+  // A model without a journal (a cluster model: its snapshots go to
+  // JetStream) has nothing to snapshot here.
   const ModelJournal* journal = model.journal();
-  return journal != nullptr &&
-         journal->position().lsn != journal->snapshot_lsn() &&
+  if (journal == nullptr) return false;
+  if (model.samples_since_snapshot() >= options_.snapshot_every_samples) {
+    return true;
+  }
+  return journal->position().lsn != journal->snapshot_lsn() &&
          absl::Now() - model.last_snapshot_time() >= options_.snapshot_interval;
 }
 
