@@ -10,8 +10,15 @@
 # measurement and writes the bench reports into OUT_DIR.
 #
 # usage: bench/cluster_bench.sh BUILD_DIR OUT_DIR [SECONDS] [INGEST_SAMPLES]
+#
+# CLUSTER_BENCH_PARTS=recovery measures only the cluster's ingest and the
+# recovery (no single server, no robot loop), and CLUSTER_BENCH_REPLICAS
+# (default 3) sets --cluster_replicas: the recovery of a large model
+# (bench/RESULTS.md, 10^6 samples) on a machine whose cores would otherwise
+# learn every sample three times.
 set -euo pipefail
 build=$(cd "$1" && pwd) out=$2 seconds=${3:-20} samples=${4:-20000}
+parts=${CLUSTER_BENCH_PARTS:-all} replicas=${CLUSTER_BENCH_REPLICAS:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/listening_address.sh"
 cli="$build/client/streamreg"
@@ -28,63 +35,80 @@ trap cleanup EXIT
 "$build/client/streamreg-robot-sim" --samples "$samples" --out "$work/arm.csv"
 
 measure() {  # measure NAME SERVERS: the robot loop, then the ingest
-  local name=$1 servers=$2
-  "$cli" --server "$servers" bench learn --model "loop-$name" --create \
-    --robots 1 --rate 1000 --duration "$seconds" --json "$out/learn-$name.json" \
-    >/dev/null
+  local name=$1 servers=$2 report=
+  if [ "$parts" = all ]; then
+    report="$out/learn-$name.json"
+    "$cli" --server "$servers" bench learn --model "loop-$name" --create \
+      --robots 1 --rate 1000 --duration "$seconds" --json "$report" >/dev/null
+  fi
   local start end
   start=$(date +%s.%N)
   "$cli" --server "$servers" ingest --model "bulk-$name" --csv "$work/arm.csv" \
     --create --batch 1000 >/dev/null 2>&1
   end=$(date +%s.%N)
-  /usr/bin/python3 - "$name" "$out/learn-$name.json" "$samples" "$start" "$end" <<'EOF'
+  /usr/bin/python3 - "$name" "$report" "$samples" "$start" "$end" <<'EOF'
 import json, sys
 name, report, samples, start, end = sys.argv[1:]
-r = json.load(open(report))
-lat = r["latency_us"]
-robot = r["per_robot"][0]
-print(f"{name:8s} robot loop 1 kHz: p50 {lat['p50']:.0f} us, p99 {lat['p99']:.0f} us, "
-      f"p99.9 {lat['p999']:.0f} us, late ticks {robot['late_ticks']} of "
-      f"{lat['count']}; ingest {int(samples) / (float(end) - float(start)):.0f} samples/s")
+loop = ""
+if report:
+    r = json.load(open(report))
+    lat = r["latency_us"]
+    robot = r["per_robot"][0]
+    loop = (f"robot loop 1 kHz: p50 {lat['p50']:.0f} us, p99 {lat['p99']:.0f} us, "
+            f"p99.9 {lat['p999']:.0f} us, late ticks {robot['late_ticks']} of "
+            f"{lat['count']}; ")
+print(f"{name:8s} {loop}ingest {int(samples) / (float(end) - float(start)):.0f} samples/s")
 EOF
 }
 
-"$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics_listen= \
-  --data_dir "$work/single" --sync always >"$work/single.out" 2>"$work/single.log" &
-server_pid=$!
-address=$(listening_address "$work/single.out" "$server_pid")
-measure single "$address"
-kill "$server_pid"; wait "$server_pid" || true; server_pid=
+if [ "$parts" = all ]; then
+  "$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics_listen= \
+    --data_dir "$work/single" --sync always >"$work/single.out" 2>"$work/single.log" &
+  server_pid=$!
+  address=$(listening_address "$work/single.out" "$server_pid")
+  measure single "$address"
+  kill "$server_pid"; wait "$server_pid" || true; server_pid=
+fi
 
 STREAMREG_SERVER="$build/server/streamreg-server" \
-  STREAMREG_SERVER_FLAGS="--cluster_replicas 3" \
+  STREAMREG_SERVER_FLAGS="--cluster_replicas $replicas" \
   "$here/../deploy/cluster/local-cluster.sh" up "$work/cluster" >/dev/null
 measure cluster "$(cut -d' ' -f1 "$work/cluster/servers" | paste -sd, -)"
 
-# Recovery from the log: the first server killed -9 and restarted on its
-# address takes its models back (still placed on it) and replays their logs;
-# timed until its replica of the bulk model holds every sample.
-read -r first_address first_pid < "$work/cluster/servers"
-kill -9 "$first_pid"
+# Recovery: a server that hosts the bulk model killed -9 and restarted on
+# its address (with nothing of its models on its own disk, as a fresh
+# server) takes its models back (still placed on it): the newest snapshot
+# of each, if one was taken (every --snapshot_every_samples, 100,000), then
+# the log after it; timed until its replica of the bulk model holds every
+# sample.
+owner=0
+for i in 0 1 2; do
+  if grep -q "event=cluster_hosting model=bulk-cluster" "$work/cluster/server$i.log"; then
+    owner=$i; break
+  fi
+done
+read -r owner_address owner_pid < <(sed -n "$((owner + 1))p" "$work/cluster/servers")
+kill -9 "$owner_pid"
 # Its port is free once it is gone.
-for _ in $(seq 250); do kill -0 "$first_pid" 2>/dev/null || break; sleep 0.02; done
+for _ in $(seq 250); do kill -0 "$owner_pid" 2>/dev/null || break; sleep 0.02; done
 nats=$(cut -d' ' -f1 "$work/cluster/nats" | paste -sd, -)
+owner_log="$work/cluster/server$owner.log"
 restarted=$(date +%s.%N)
-"$build/server/streamreg-server" --listen "$first_address" \
-  --metrics_listen 127.0.0.1:0 --data_dir "$work/cluster/server0" \
-  --cluster "$nats" --cluster_replicas 3 --log_level info \
-  >"$work/restart.out" 2>>"$work/cluster/server0.log" &
-sed -i "1s/.*/$first_address $!/" "$work/cluster/servers"
+"$build/server/streamreg-server" --listen "$owner_address" \
+  --metrics_listen 127.0.0.1:0 --data_dir "$work/cluster/server$owner" \
+  --cluster "$nats" --cluster_replicas "$replicas" --log_level info \
+  >"$work/restart.out" 2>>"$owner_log" &
+sed -i "$((owner + 1))s/.*/$owner_address $!/" "$work/cluster/servers"
 listening_address "$work/restart.out" "$!" >/dev/null || true
 metrics=$(sed -n 's|^streamreg-server metrics on http://\(.*\)/metrics$|\1|p' "$work/restart.out")
 [ -n "$metrics" ] || {
-  echo "the restarted server did not start; see $work/cluster/server0.log" >&2
-  tail -5 "$work/cluster/server0.log" >&2
+  echo "the restarted server did not start; see $owner_log" >&2
+  tail -5 "$owner_log" >&2
   exit 1
 }
-/usr/bin/python3 - "$metrics" "$samples" "$restarted" <<'PYEOF'
+/usr/bin/python3 - "$metrics" "$samples" "$restarted" "$owner_log" <<'PYEOF'
 import re, sys, time, urllib.request
-metrics, samples, restarted = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+metrics, samples, restarted, log = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 pattern = re.compile(r'^streamreg_model_samples_seen_total\{model="bulk-cluster"\} (\d+)', re.M)
 deadline = time.time() + 600
 while time.time() < deadline:
@@ -92,8 +116,13 @@ while time.time() < deadline:
     match = pattern.search(text)
     if match and int(match.group(1)) >= samples:
         seconds = time.time() - restarted
+        hosted = re.findall(r"event=cluster_hosting model=bulk-cluster from_log_sequence=(\d+)",
+                            open(log).read())
+        start = int(hosted[-1]) if hosted else 1
+        source = ("the whole log" if start <= 1
+                  else f"its snapshot and the log from entry {start}")
         print(f"replay   a restarted server recovered the bulk model's {samples} "
-              f"samples from the log in {seconds:.2f} s ({samples / seconds:.0f} samples/s)")
+              f"samples from {source} in {seconds:.2f} s ({samples / seconds:.0f} samples/s)")
         sys.exit(0)
     time.sleep(0.05)
 sys.exit("the restarted server did not recover the bulk model")
