@@ -11,6 +11,7 @@ namespace streamreg {
 absl::Status ReadSnapshotRecords(
     absl::string_view contents, const std::string& name, std::uint64_t lsn,
     std::function<void(absl::string_view)> done_with, SnapshotRecords* out) {
+  *out = SnapshotRecords{};
   RecordReader reader(contents, name);
   RecordType type;
   absl::string_view payload;

@@ -1,7 +1,8 @@
 // The gRPC-free hosting layer: sample-id deduplication, per-model write
 // queues, the HostedModel's all-or-nothing batches and limits, the group
-// commit of concurrent Learn messages, and the
-// registry's names, limits and concurrent use (run under ThreadSanitizer).
+// commit of concurrent Learn messages, a cluster model's snapshot and its
+// restore, and the registry's names, limits and concurrent use (run under
+// ThreadSanitizer).
 #include <atomic>
 #include <cmath>
 #include <latch>
@@ -16,6 +17,7 @@
 #include "server/hosting/recent_sample_ids.h"
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/worker_pool.h"
+#include "server/storage/snapshot_reader.h"
 
 namespace streamreg {
 namespace {
@@ -340,6 +342,58 @@ TEST_F(HostedModelTest, PredictingWithoutSamplesIsAFailedPrecondition) {
   Batch batch(3, 0);
   ASSERT_TRUE(hosted->Learn(batch.samples, nullptr).ok());
   EXPECT_TRUE(hosted->Predict(queries, &out).ok());
+}
+
+// Cluster mode's snapshots: the state captured with the last log entry
+// applied, read back into a model that goes on exactly as the original.
+TEST_F(HostedModelTest, ALogSnapshotHoldsTheLogUpToItsSequenceExactly) {
+  ModelRegistry registry({.max_models = 4}, {&pool_, &learning_});
+  std::shared_ptr<HostedModel> original =
+      *registry.Make("m", SmallConfig(), {}, absl::FromUnixSeconds(7));
+  original->NoteAppliedFromLog(1);  // the create entry
+  Batch first(40, 1000);
+  ASSERT_TRUE(original->ApplyFromLog(first.samples, 2).ok());
+  Batch bad(3, 5000);
+  bad.x[1] = std::nan("");
+  EXPECT_FALSE(original->ApplyFromLog(bad.samples, 3).ok());
+  EXPECT_EQ(original->log_applied(), 3u);  // refused, and applied alike
+
+  absl::StatusOr<HostedModel::LogSnapshot> snapshot = original->CaptureForLog();
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ(snapshot->log_sequence, 3u);
+  EXPECT_EQ(snapshot->num_samples, 40u);
+  SnapshotRecords records;
+  EXPECT_EQ(ReadSnapshotRecords(snapshot->bytes, "s", 4, {}, &records).code(),
+            absl::StatusCode::kDataLoss);  // its end names sequence 3
+  ASSERT_TRUE(ReadSnapshotRecords(snapshot->bytes, "s", 3, {}, &records).ok());
+  absl::StatusOr<RestoredSnapshot> restored = RestoreSnapshot(records, 3, "s");
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  absl::StatusOr<std::shared_ptr<HostedModel>> copy =
+      registry.MakeRestored(*std::move(restored));
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ((*copy)->name(), "m");
+  EXPECT_EQ((*copy)->create_time(), absl::FromUnixSeconds(7));
+  EXPECT_EQ((*copy)->log_applied(), 3u);
+
+  // The next entry: 10 samples seen before (the ids the snapshot
+  // remembers) and 20 new ones, applied alike by both.
+  Batch next(30, 1030);
+  for (const auto& model : {original, *copy}) {
+    absl::StatusOr<LearnOutcome> outcome = model->ApplyFromLog(next.samples, 4);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(outcome->accepted, 20u);
+    EXPECT_EQ(outcome->duplicates, 10u);
+    model->CatchUp();
+  }
+  Batch queries(25, 2000);
+  for (const Sample& query : queries.samples) {
+    const std::vector<std::span<const double>> one = {query.x};
+    std::vector<Prediction> a, b;
+    ASSERT_TRUE(original->Predict(one, &a).ok());
+    ASSERT_TRUE((*copy)->Predict(one, &b).ok());
+    EXPECT_EQ(a[0].value, b[0].value);
+  }
+  EXPECT_EQ((*copy)->model().samples_seen(), 60u);
 }
 
 TEST(ModelRegistryTest, NamesLimitsAndDuplicates) {
