@@ -310,6 +310,12 @@ absl::Status MetricIndex::RestoreRebuild(
   return refused;
 }
 
+bool MetricIndex::RebuildStillBuilding() const {
+  if (!rebuilding_.load()) return false;
+  MutexLock lock(&pending_mutex_);
+  return !caught_up_;
+}
+
 std::optional<CoverTree::Structure> MetricIndex::ShareRebuiltStructure() const {
   MutexLock lock(&pending_mutex_);
   if (!caught_up_ || next_ == nullptr) return std::nullopt;

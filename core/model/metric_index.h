@@ -113,6 +113,9 @@ class MetricIndex {
                               CopySlotRows copy_rows,
                               CoverTree::StructureReader* structure);
   bool rebuilding() const { return rebuilding_.load(); }
+  // Whether a rebuild in progress is still being built (it has not caught
+  // up with the writes, so a snapshot taken now could not hold its tree).
+  bool RebuildStillBuilding() const;
   // The transform a rebuild in progress moves to (writing thread).
   const std::optional<MetricTransform>& rebuild_transform() const {
     return rebuild_transform_;

@@ -141,6 +141,11 @@ class Model {
   // for a Learn or Refit in progress, then pauses learning for about as
   // long as copying the running sums takes.
   ModelSnapshot CaptureSnapshot() const;
+  // Whether a snapshot taken now would hold the results of all background
+  // work started (no metric refresh or MLKR fit still computing, no index
+  // rebuild still building), so that a model restored from it redoes none.
+  // Snapshots taken on a schedule wait a while for this.
+  bool BackgroundWorkSettled() const;
   // The model a snapshot captured, which then behaves exactly as that one
   // would have. `config` must be the one it was created with (the caller
   // stores it); DATA_LOSS names what does not fit. Indexes are read back

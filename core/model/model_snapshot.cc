@@ -4,6 +4,8 @@
 #include "core/model/model_snapshot.h"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +14,15 @@
 #include "core/model/model_state_codec.h"
 
 namespace streamreg {
+namespace {
+
+template <class T>
+bool IsReady(const std::shared_future<T>& result) {
+  return result.valid() &&
+         result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+}  // namespace
 
 absl::Status ModelSnapshot::Write(RecordWriter& out,
                                   std::uint64_t* records) const {
@@ -83,7 +94,9 @@ ModelSnapshot Model::CaptureSnapshot() const {
   SaveModelState(state_, out);
   const GradientRefresh& refresh = state_.refresh;
   if (refresh.running()) {
-    if (refresh.job().has_value() &&
+    // An unbounded store still holds the job's rows: unless the result is
+    // in already, the job is saved rather than waited for.
+    if (refresh.job().has_value() && !IsReady(refresh.result()) &&
         config_.capacity.policy == CapacityPolicy::kUnbounded) {
       ByteWriter job(&snapshot.refresh_job_);
       GradientRefresh::SaveJob(*refresh.job(), job);
@@ -100,6 +113,20 @@ ModelSnapshot Model::CaptureSnapshot() const {
     snapshot.rebuilt_.push_back(index->ShareRebuiltStructure());
   }
   return snapshot;
+}
+
+bool Model::BackgroundWorkSettled() const {
+  MutexLock writer(&state_.writer);
+  if (state_.refresh.running() && !IsReady(state_.refresh.result())) {
+    return false;
+  }
+  if (state_.mlkr_refresh.running() && !IsReady(state_.mlkr_refresh.result())) {
+    return false;
+  }
+  for (const MetricIndex* index : state_.AllIndexes()) {
+    if (index->RebuildStillBuilding()) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<std::unique_ptr<Model>> Model::Restore(

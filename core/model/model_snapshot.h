@@ -36,9 +36,10 @@ inline constexpr RecordType kIndexStructureRecord{14};
 // running sum, count, selection error, standardization, index transform
 // and take-over point, the reservoir's random state — followed by
 // kStoreRowsRecord records of up to 4096 samples each (a metric refresh in
-// progress is saved as its job when the store is unbounded — restarted on
-// restore, taking over at the same sample count — and otherwise as its
-// result, which Write then waits for):
+// progress is saved as its job when the store is unbounded and its result
+// was not in yet at capture — restarted on restore, taking over at the
+// same sample count — and otherwise as its result, which Write then waits
+// for):
 //   first slot u64, count u32, then per slot: x (d doubles), y (m doubles),
 //   sample id u64;
 // then, per index, kIndexStructureRecord records with its live cover
@@ -57,6 +58,12 @@ class ModelSnapshot {
   std::size_t samples_stored() const { return rows_.x.size; }
   // Rebuilt trees (of rebuilds caught up at capture) the snapshot holds.
   std::size_t rebuilt_trees() const;
+  // Whether a metric refresh was in progress at capture, and whether it is
+  // saved as its job (computed again on restore) rather than its result.
+  bool refresh_in_progress() const {
+    return !refresh_job_.empty() || refresh_.has_value();
+  }
+  bool refresh_saved_as_job() const { return !refresh_job_.empty(); }
 
   // Appends the records (adding their number to *records); waits for a
   // refresh in progress at capture.

@@ -16,6 +16,7 @@
 #include "server/cluster/model_log.h"
 #include "server/cluster/rendezvous.h"
 #include "server/cluster/retried_until.h"
+#include "server/hosting/snapshot_schedule.h"
 #include "server/storage/snapshot_reader.h"
 #include "spdlog/spdlog.h"
 
@@ -439,12 +440,11 @@ absl::Status ClusterNode::SnapshotIfDue(Replica& replica) {
   if (model == nullptr || absl::Now() < replica.next_snapshot_try) {
     return absl::OkStatus();
   }
-  const std::uint64_t since = model->samples_since_snapshot();
-  const bool due =
-      since >= std::max<std::uint64_t>(options_.snapshot_every_samples, 1) ||
-      (since > 0 &&
-       absl::Now() - model->last_snapshot_time() >= options_.snapshot_interval);
-  if (!due) return absl::OkStatus();
+  const SnapshotSchedule schedule{options_.snapshot_every_samples,
+                                  options_.snapshot_interval};
+  if (!schedule.Due(*model, model->samples_since_snapshot() > 0, absl::Now())) {
+    return absl::OkStatus();
+  }
   const absl::Status taken = Snapshot(replica, *model);
   if (!taken.ok())
     replica.next_snapshot_try = absl::Now() + kSnapshotRetryPause;

@@ -49,7 +49,8 @@ struct ClusterOptions {
   absl::Duration request_timeout = absl::Seconds(2);
   // The first server of a model's placement snapshots it into JetStream
   // once this many samples were applied since its last snapshot, or
-  // snapshot_interval after it if any were; the log before the older of
+  // snapshot_interval after it if any were (SnapshotSchedule: waiting a
+  // while for background work to finish); the log before the older of
   // the two snapshots kept is then compacted away. A server taking the
   // model over reads the newest snapshot and replays only the log after it.
   std::uint64_t snapshot_every_samples = 100'000;

@@ -8,6 +8,7 @@
 #include "core/base/background_priority.h"
 #include "core/model/model.h"
 #include "server/hosting/model_registry.h"
+#include "server/hosting/snapshot_schedule.h"
 #include "server/storage/snapshot_reader.h"
 #include "spdlog/spdlog.h"
 
@@ -202,11 +203,10 @@ bool ModelStorage::SnapshotDue(const HostedModel& model) const {
   // JetStream) has nothing to snapshot here.
   const ModelJournal* journal = model.journal();
   if (journal == nullptr) return false;
-  if (model.samples_since_snapshot() >= options_.snapshot_every_samples) {
-    return true;
-  }
-  return journal->position().lsn != journal->snapshot_lsn() &&
-         absl::Now() - model.last_snapshot_time() >= options_.snapshot_interval;
+  const SnapshotSchedule schedule{options_.snapshot_every_samples,
+                                  options_.snapshot_interval};
+  return schedule.Due(model, journal->position().lsn != journal->snapshot_lsn(),
+                      absl::Now());
 }
 
 void ModelStorage::SnapshotLoop() {

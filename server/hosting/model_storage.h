@@ -31,7 +31,8 @@ struct StorageOptions {
   std::uint64_t segment_bytes = 64 << 20;
   // A model is snapshotted once this many samples were learned since its
   // last snapshot, or snapshot_interval after it if anything was logged
-  // (and on a clean shutdown). Recovery replays at most about
+  // (and on a clean shutdown), waiting a while for background work to
+  // finish (SnapshotSchedule). Recovery replays at most about twice
   // snapshot_every_samples samples of log per model.
   std::uint64_t snapshot_every_samples = 100'000;
   absl::Duration snapshot_interval = absl::Minutes(10);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -282,6 +283,26 @@ ModelSnapshotRecords WithoutRebuiltTrees(ModelSnapshotRecords records,
   return records;
 }
 
+// Learns `stream` one sample at a time, after each waiting until the
+// model's background work has settled (as scheduled snapshots do) and
+// capturing it, until a capture from the 300th sample on is `wanted`;
+// none if no capture was. *learned: the samples learned.
+std::optional<ModelSnapshot> CaptureSettledWhen(
+    Model& model, const Stream& stream, std::size_t* learned,
+    const std::function<bool(const ModelSnapshot&)>& wanted) {
+  for (*learned = 0; *learned < stream.size();) {
+    LearnAll(model, stream, *learned, *learned + 1);
+    ++*learned;
+    for (int wait = 0; wait < 5000 && !model.BackgroundWorkSettled(); ++wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(model.BackgroundWorkSettled()) << "at " << *learned;
+    ModelSnapshot snapshot = model.CaptureSnapshot();
+    if (*learned >= 300 && wanted(snapshot)) return snapshot;
+  }
+  return std::nullopt;
+}
+
 // A background rebuild that had caught up with learning when the snapshot
 // was taken is saved with its new tree: restored, it takes over at the
 // sample count it was due at without being built again, and the model
@@ -292,21 +313,12 @@ TEST(ModelSnapshotTest, ARebuildThatHadCaughtUpIsReadBackNotBuiltAgain) {
   const Stream queries = MakeStream(30, 6);
   const ModelConfig config = BusyConfig(BaseConfig());
   auto model = MakeModel(config);
-  // Learning one sample at a time, pausing while background work runs, so
-  // that a rebuild catches up long before its take-over; captured after
-  // each sample until a capture finds one caught up.
+  // A rebuild catches up long before its take-over.
   std::size_t learned = 0;
-  std::optional<ModelSnapshot> snapshot;
-  while (learned < stream.size()) {
-    LearnAll(*model, stream, learned, learned + 1);
-    ++learned;
-    if (model->stats().rebuild_in_progress) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    snapshot.emplace(model->CaptureSnapshot());
-    if (learned >= 300 && snapshot->rebuilt_trees() > 0) break;
-  }
-  ASSERT_GT(snapshot->rebuilt_trees(), 0u);
+  const std::optional<ModelSnapshot> snapshot = CaptureSettledWhen(
+      *model, stream, &learned,
+      [](const ModelSnapshot& s) { return s.rebuilt_trees() > 0; });
+  ASSERT_TRUE(snapshot.has_value());
   SnapshotFile file;
   file.Write(*snapshot);
 
@@ -332,6 +344,37 @@ TEST(ModelSnapshotTest, ARebuildThatHadCaughtUpIsReadBackNotBuiltAgain) {
   LearnAll(*model, stream, learned, stream.size(), 7);
   LearnAll(**read_back, stream, learned, stream.size(), 29);
   ExpectSameModel(*model, **read_back, queries);
+}
+
+// A snapshot captured once the model's background work has settled
+// (Model::BackgroundWorkSettled, what scheduled snapshots wait for) holds
+// a metric refresh in progress as its result, and any rebuild's new tree:
+// restored, the model computes and builds nothing again, and goes on
+// exactly as the one captured.
+TEST(ModelSnapshotTest, ASettledCaptureLeavesARestoreNothingToRedo) {
+  const Stream stream = MakeStream(2000, 5);
+  const Stream queries = MakeStream(30, 6);
+  const ModelConfig config = BusyConfig(BaseConfig());  // unbounded store
+  auto model = MakeModel(config);
+  std::size_t learned = 0;
+  const std::optional<ModelSnapshot> snapshot = CaptureSettledWhen(
+      *model, stream, &learned,
+      [](const ModelSnapshot& s) { return s.refresh_in_progress(); });
+  ASSERT_TRUE(snapshot.has_value());
+  EXPECT_FALSE(snapshot->refresh_saved_as_job());
+  SnapshotFile file;
+  file.Write(*snapshot);
+
+  absl::StatusOr<std::unique_ptr<Model>> back = file.Restore(config);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE((*back)->BackgroundWorkSettled());
+  (*back)->FinishRebuilds();
+  EXPECT_EQ((*back)->stats().index_builds_timed, 0u);
+  back = file.Restore(config);
+  ASSERT_TRUE(back.ok()) << back.status();
+  LearnAll(*model, stream, learned, stream.size(), 7);
+  LearnAll(**back, stream, learned, stream.size(), 29);
+  ExpectSameModel(*model, **back, queries);
 }
 
 TEST(ModelSnapshotTest, CaptureCopiesNoStoredSample) {

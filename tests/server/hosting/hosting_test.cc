@@ -4,6 +4,7 @@
 // restore, and the registry's names, limits and concurrent use (run under
 // ThreadSanitizer).
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <latch>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "server/hosting/model_registry.h"
 #include "server/hosting/recent_sample_ids.h"
 #include "server/hosting/serial_queue.h"
+#include "server/hosting/snapshot_schedule.h"
 #include "server/hosting/worker_pool.h"
 #include "server/storage/snapshot_reader.h"
 
@@ -394,6 +396,43 @@ TEST_F(HostedModelTest, ALogSnapshotHoldsTheLogUpToItsSequenceExactly) {
     EXPECT_EQ(a[0].value, b[0].value);
   }
   EXPECT_EQ((*copy)->model().samples_seen(), 60u);
+}
+
+// Scheduled snapshots fall due by samples learned or by time with writes
+// unsaved, and once taken count again from there.
+TEST_F(HostedModelTest, SnapshotsFallDueBySamplesOrByTimeWithWritesUnsaved) {
+  ModelRegistry registry({.max_models = 4}, {&pool_, &learning_});
+  std::shared_ptr<HostedModel> model =
+      *registry.Make("m", SmallConfig(), {}, absl::Now());
+  const auto settled = [&] {
+    model->CatchUp();
+    while (!model->model().BackgroundWorkSettled()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  model->NoteAppliedFromLog(1);
+  Batch first(40, 1000);
+  ASSERT_TRUE(model->ApplyFromLog(first.samples, 2).ok());
+  settled();
+  const SnapshotSchedule by_samples{.every_samples = 50,
+                                    .interval = absl::InfiniteDuration()};
+  const absl::Time last = model->last_snapshot_time();
+  EXPECT_FALSE(by_samples.Due(*model, true, last + absl::Hours(5)));
+  Batch second(20, 2000);
+  ASSERT_TRUE(model->ApplyFromLog(second.samples, 3).ok());
+  settled();
+  EXPECT_TRUE(by_samples.Due(*model, true, last));
+
+  const SnapshotSchedule by_time{.every_samples = 1000,
+                                 .interval = absl::Minutes(1)};
+  EXPECT_FALSE(by_time.Due(*model, true, last + absl::Seconds(59)));
+  EXPECT_TRUE(by_time.Due(*model, true, last + absl::Seconds(61)));
+  EXPECT_FALSE(by_time.Due(*model, false, last + absl::Hours(5)));
+
+  ASSERT_TRUE(model->CaptureForLog().ok());
+  model->SnapshotStored(60);
+  EXPECT_FALSE(by_samples.Due(*model, true, absl::Now()));
+  EXPECT_FALSE(by_time.Due(*model, true, absl::Now()));
 }
 
 TEST(ModelRegistryTest, NamesLimitsAndDuplicates) {
