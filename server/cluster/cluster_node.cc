@@ -98,15 +98,17 @@ class ClusterNode::Replica : public WriteLog {
       MutexLock lock(&mutex_);
       follower = std::move(follower_);
     }
+    // Writes waiting for it are answered now, not at their deadline.
+    if (follower != nullptr) follower->Stop();
   }
 
-  absl::StatusOr<LearnOutcome> AppendSamples(
-      std::span<const Sample> batch) override {
+  absl::StatusOr<LearnOutcome> AppendSamples(std::span<const Sample> batch,
+                                             absl::Time deadline) override {
     // Samples without ids give each batch its own message.
     bool resent = false;
     absl::StatusOr<LearnOutcome> outcome =
         AppendAndWait(BatchMessageId(name_, batch, UniqueId()),
-                      EncodeSamplesEntry(batch), &resent);
+                      EncodeSamplesEntry(batch), deadline, &resent);
     if (outcome.ok() && resent) {
       // The log had the batch already: its first copy learned what was new.
       outcome->duplicates += outcome->accepted;
@@ -115,10 +117,10 @@ class ClusterNode::Replica : public WriteLog {
     }
     return outcome;
   }
-  absl::Status AppendRefit() override {
+  absl::Status AppendRefit(absl::Time deadline) override {
     bool resent = false;
     return AppendAndWait(absl::StrCat(name_, "/refit/", UniqueId()),
-                         EncodeRefitEntry(), &resent)
+                         EncodeRefitEntry(), deadline, &resent)
         .status();
   }
 
@@ -127,10 +129,12 @@ class ClusterNode::Replica : public WriteLog {
     return absl::StrCat(writer_, "/", next_unique_.fetch_add(1));
   }
 
-  // Appends the entry and waits for this replica to apply it; *resent if
+  // Appends the entry (retrying for at most the write timeout) and waits
+  // for this replica to apply it until the client's `deadline`; *resent if
   // the log held an entry of that id already (whose outcome it returns).
   absl::StatusOr<LearnOutcome> AppendAndWait(const std::string& message_id,
                                              const std::string& payload,
+                                             absl::Time deadline,
                                              bool* resent) {
     std::shared_ptr<LogFollower> follower;
     {
@@ -141,16 +145,16 @@ class ClusterNode::Replica : public WriteLog {
       return absl::UnavailableError(absl::StrCat(
           "model '", name_, "' is no longer served by this server; retry"));
     }
-    const absl::Time deadline = absl::Now() + timeout_;
-    absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(
-        deadline, [&] { return log_.Append(message_id, payload); });
+    absl::StatusOr<ModelLog::Appended> appended =
+        RetriedUntil(std::min(absl::Now() + timeout_, deadline),
+                     [&] { return log_.Append(message_id, payload); });
     if (!appended.ok()) return appended.status();
     *resent = appended->duplicate;
     // A retried message answers with its first copy's entry, whose outcome
-    // is the one to report.
-    absl::StatusOr<LearnOutcome> outcome = follower->WaitApplied(
-        appended->sequence,
-        std::max(deadline - absl::Now(), kClusterRetryPause));
+    // is the one to report. Applying may wait behind the model's background
+    // work (an index take-over) as long as a single server's write would.
+    absl::StatusOr<LearnOutcome> outcome =
+        follower->WaitApplied(appended->sequence, deadline);
     if (absl::IsDeadlineExceeded(outcome.status())) {
       // Stored, not yet applied here: the client's retry (same ids) finds
       // the same entry.

@@ -43,8 +43,9 @@ struct ClusterOptions {
   // How often the server renews its liveness (server_ttl / 3 at most is
   // sensible) and brings what it hosts in line with the placements.
   absl::Duration reconcile_interval = absl::Milliseconds(250);
-  // How long a write waits for the log's quorum and for this server's
-  // replica to apply it, and a request to the NATS cluster for its answer.
+  // How long a write is retried until the log's quorum has stored it, and
+  // a request to the NATS cluster for its answer. (The wait for this
+  // server's replica to apply it is bounded by the client's deadline.)
   absl::Duration write_timeout = absl::Seconds(10);
   absl::Duration request_timeout = absl::Seconds(2);
   // The first server of a model's placement snapshots it into JetStream

@@ -48,8 +48,15 @@ LogFollower::LogFollower(const ModelLog& log, ModelLog::Cursor cursor,
       applied_(from - 1) {}
 
 LogFollower::~LogFollower() {
-  thread_.request_stop();
+  Stop();
   if (thread_.joinable()) thread_.join();
+}
+
+void LogFollower::Stop() {
+  thread_.request_stop();
+  MutexLock lock(&mutex_);
+  stopped_ = true;
+  applied_changed_.SignalAll();
 }
 
 std::uint64_t LogFollower::applied() const {
@@ -119,6 +126,18 @@ void LogFollower::Run(std::stop_token stop) {
   }
 }
 
+bool LogFollower::WaitForChange(absl::Time deadline) const {
+  if (deadline == absl::InfiniteFuture()) {
+    applied_changed_.Wait(&mutex_);
+    return true;
+  }
+  const absl::Duration left =
+      std::max(deadline - absl::Now(), absl::ZeroDuration());
+  return applied_changed_.WaitUntil(
+      &mutex_,
+      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(left));
+}
+
 bool LogFollower::CompactedPast(std::uint64_t sequence) const {
   absl::StatusOr<std::uint64_t> first = log_.FirstSequence();
   return first.ok() && *first > sequence;
@@ -160,9 +179,8 @@ absl::StatusOr<LearnOutcome> LogFollower::Apply(const LogEntry& entry) {
 }
 
 absl::StatusOr<LearnOutcome> LogFollower::WaitApplied(
-    std::uint64_t sequence, absl::Duration timeout) const {
-  const auto deadline =
-      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
+    std::uint64_t sequence, absl::Time deadline) const {
+  const absl::Time start = absl::Now();
   MutexLock lock(&mutex_);
   awaited_ = std::max(awaited_, sequence);
   while (applied_ < sequence) {
@@ -171,10 +189,16 @@ absl::StatusOr<LearnOutcome> LogFollower::WaitApplied(
           "model '", model_->name(),
           "' fell behind its log here and is being hosted again; retry"));
     }
-    if (!applied_changed_.WaitUntil(&mutex_, deadline) && applied_ < sequence) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "log entry ", sequence, " not applied within ",
-          absl::FormatDuration(timeout), " (applied ", applied_, ")"));
+    if (stopped_) {
+      return absl::UnavailableError(
+          absl::StrCat("model '", model_->name(),
+                       "' is no longer served by this server; retry"));
+    }
+    if (!WaitForChange(deadline) && applied_ < sequence) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("log entry ", sequence, " not applied within ",
+                       absl::FormatDuration(absl::Now() - start), " (applied ",
+                       applied_, ")"));
     }
   }
   for (const auto& [applied, outcome] : outcomes_) {

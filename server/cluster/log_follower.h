@@ -45,18 +45,24 @@ class LogFollower {
   static absl::StatusOr<std::unique_ptr<LogFollower>> Start(
       const ModelLog& log, std::shared_ptr<HostedModel> model,
       std::uint64_t from = 1);
-  // Stops following (an entry being applied finishes first).
+  // Stops following (as Stop does) and waits for the thread.
   ~LogFollower();
   LogFollower(const LogFollower&) = delete;
   LogFollower& operator=(const LogFollower&) = delete;
 
-  // Waits at most `timeout` until entry `sequence` is applied, and returns
-  // what applying it did: a samples entry's LearnOutcome (or the error the
-  // model refused it with), an empty outcome for the others. DEADLINE_
-  // EXCEEDED if it was not applied in time; NOT_FOUND if it was applied so
-  // long ago that its outcome is no longer kept (kKeptOutcomes).
+  // Stops following (an entry being applied finishes first): the model
+  // left this server. Writes still waiting are answered UNAVAILABLE.
+  void Stop();
+
+  // Waits until entry `sequence` is applied — at most until `deadline`
+  // (the client's) — and returns what applying it did: a samples entry's
+  // LearnOutcome (or the error the model refused it with), an empty
+  // outcome for the others. DEADLINE_EXCEEDED if it was not applied in
+  // time; UNAVAILABLE if the follower stopped or fell behind first;
+  // NOT_FOUND if it was applied so long ago that its outcome is no longer
+  // kept (kKeptOutcomes).
   absl::StatusOr<LearnOutcome> WaitApplied(std::uint64_t sequence,
-                                           absl::Duration timeout) const;
+                                           absl::Time deadline) const;
   // The last entry applied (0: none).
   std::uint64_t applied() const;
   // Whether the entries after applied() are gone from the log (compacted
@@ -76,6 +82,10 @@ class LogFollower {
   bool Stalled(absl::Time last_progress) const;
   void Run(std::stop_token stop);
   absl::StatusOr<LearnOutcome> Apply(const LogEntry& entry);
+  // Waits for a signal on applied_changed_ until `deadline` at the latest
+  // (InfiniteFuture: none); false once it has passed.
+  bool WaitForChange(absl::Time deadline) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Whether the log no longer holds entry `sequence` (compacted away).
   bool CompactedPast(std::uint64_t sequence) const;
 
@@ -90,6 +100,7 @@ class LogFollower {
   // The highest entry a WaitApplied waits for: stored in the log.
   mutable std::uint64_t awaited_ ABSL_GUARDED_BY(mutex_) = 0;
   bool fell_behind_ ABSL_GUARDED_BY(mutex_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mutex_) = false;
   // (sequence, outcome) of the latest entries applied, oldest first.
   std::deque<std::pair<std::uint64_t, absl::StatusOr<LearnOutcome>>> outcomes_
       ABSL_GUARDED_BY(mutex_);

@@ -57,10 +57,11 @@ absl::Status HostedModel::Validate(std::span<const Sample> batch) const {
   return CheckDistinctIds(batch);
 }
 
-absl::StatusOr<LearnOutcome> HostedModel::Learn(
-    std::span<const Sample> batch, std::vector<Prediction>* before) {
+absl::StatusOr<LearnOutcome> HostedModel::Learn(std::span<const Sample> batch,
+                                                std::vector<Prediction>* before,
+                                                absl::Time deadline) {
   if (absl::Status status = Validate(batch); !status.ok()) return status;
-  return write_log_ != nullptr ? LearnThroughLog(batch, before)
+  return write_log_ != nullptr ? LearnThroughLog(batch, before, deadline)
                                : LearnHere(batch, before);
 }
 
@@ -84,7 +85,8 @@ std::uint64_t HostedModel::log_applied() const {
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
-    std::span<const Sample> batch, std::vector<Prediction>* before) {
+    std::span<const Sample> batch, std::vector<Prediction>* before,
+    absl::Time deadline) {
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   // Predicted by the model as it is before the batch is appended, so no
   // prediction has learned its own sample.
@@ -99,7 +101,8 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
       learn_lag[s] = learn_stage_.LagAfter((*before)[s].learned, absl::Now());
     }
   }
-  absl::StatusOr<LearnOutcome> outcome = write_log_->AppendSamples(batch);
+  absl::StatusOr<LearnOutcome> outcome =
+      write_log_->AppendSamples(batch, deadline);
   if (outcome.ok()) outcome->learn_lag = std::move(learn_lag);
   return outcome;
 }
@@ -174,10 +177,11 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
 }
 
 absl::Status HostedModel::Refit(
-    const std::function<void(std::size_t, std::size_t)>& progress) {
+    const std::function<void(std::size_t, std::size_t)>& progress,
+    absl::Time deadline) {
   if (write_log_ != nullptr) {
     if (absl::Status status = CheckWritable(); !status.ok()) return status;
-    return write_log_->AppendRefit();
+    return write_log_->AppendRefit(deadline);
   }
   return RefitHere(progress);
 }

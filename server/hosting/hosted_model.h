@@ -101,14 +101,17 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // outcome.learn_lag.
   // With a write log, the batch is validated, predicted (with `before`),
   // appended to the log and answered with what this replica's applying it
-  // did.
-  absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
-                                     std::vector<Prediction>* before);
+  // did, waiting for that at most until `deadline` (the client's).
+  absl::StatusOr<LearnOutcome> Learn(
+      std::span<const Sample> batch, std::vector<Prediction>* before,
+      absl::Time deadline = absl::InfiniteFuture());
   // The batch refit (Model::Refit), in order with Learn: after every sample
   // acknowledged before it is learned. With a write log, appended to it
-  // (and `progress` not reported).
+  // (and `progress` not reported), waiting for this replica to apply it
+  // at most until `deadline`.
   absl::Status Refit(
-      const std::function<void(std::size_t, std::size_t)>& progress);
+      const std::function<void(std::size_t, std::size_t)>& progress,
+      absl::Time deadline = absl::InfiniteFuture());
   // What a write log's follower applies, in the log's order: Learn and
   // Refit as a model without a write log runs them, noting `sequence` (the
   // entry's place in the log) as applied with them, whatever the outcome;
@@ -192,7 +195,8 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
       std::uint64_t log_sequence = 0);
   // Learn through the write log.
   absl::StatusOr<LearnOutcome> LearnThroughLog(std::span<const Sample> batch,
-                                               std::vector<Prediction>* before);
+                                               std::vector<Prediction>* before,
+                                               absl::Time deadline);
   // The state and hosting header as of now, once learning has caught up
   // (under write_mutex_), with `lsn` in the header.
   struct Captured {

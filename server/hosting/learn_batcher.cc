@@ -1,5 +1,6 @@
 #include "server/hosting/learn_batcher.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -80,7 +81,12 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
   }
   if (live.empty()) return;
   std::vector<Prediction> before;
-  absl::StatusOr<LearnOutcome> outcome = model->Learn(samples, &before);
+  absl::Time deadline = absl::InfinitePast();
+  for (const Request& request : live) {
+    deadline = std::max(deadline, request.deadline);
+  }
+  absl::StatusOr<LearnOutcome> outcome =
+      model->Learn(samples, &before, deadline);
   if (!outcome.ok() && live.size() > 1) {
     // Refused as a whole (the sample limit, a failing disk): learn each
     // alone, so each gets the answer it would have had on its own.
@@ -103,7 +109,7 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
 void LearnBatcher::LearnAlone(HostedModel& model, Request& request) {
   std::vector<Prediction> before;
   absl::StatusOr<LearnOutcome> outcome =
-      model.Learn({&request.sample, 1}, &before);
+      model.Learn({&request.sample, 1}, &before, request.deadline);
   if (!outcome.ok()) {
     request.done(Failed(outcome.status()));
     return;

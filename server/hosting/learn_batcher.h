@@ -42,6 +42,9 @@ class LearnBatcher {
     // Asked just before learning: a request whose caller is gone is
     // answered CANCELLED, not learned.
     std::function<bool()> cancelled;
+    // The caller's: how long a cluster model's write may wait for this
+    // replica's apply (the latest of a batch's requests counts).
+    absl::Time deadline = absl::InfiniteFuture();
     std::function<void(Result)> done;
   };
 

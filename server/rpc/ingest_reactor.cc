@@ -1,6 +1,7 @@
 #include "server/rpc/ingest_reactor.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/wire_conversion.h"
 #include "spdlog/spdlog.h"
@@ -43,8 +44,8 @@ void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
                                      ": not learned, the call was cancelled")));
     return;
   }
-  absl::StatusOr<LearnOutcome> outcome =
-      model->Learn(SamplesFromWire(request_.samples()), nullptr);
+  absl::StatusOr<LearnOutcome> outcome = model->Learn(
+      SamplesFromWire(request_.samples()), nullptr, CallDeadline(*context_));
   if (!outcome.ok()) return Fail(Prefixed(outcome.status(), stream_.Where()));
   response_->set_accepted(response_->accepted() + outcome->accepted);
   response_->set_duplicates(response_->duplicates() + outcome->duplicates);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/wire_conversion.h"
 
@@ -51,6 +52,7 @@ void LearnReactor::OnReadDone(bool ok) {
       *model,
       {.sample = SampleFromWire(request_.sample()),
        .cancelled = [this] { return context_->IsCancelled(); },
+       .deadline = CallDeadline(*context_),
        .done =
            [this](LearnBatcher::Result result) { Answer(std::move(result)); }});
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/refit_reactor.h"
 #include "server/rpc/spec_conversion.h"
@@ -189,7 +190,7 @@ grpc::ServerWriteReactor<v1::RefitProgress>* ModelService::Refit(
     grpc::CallbackServerContext* context, const v1::RefitRequest* request) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
       FindAuthorized(*context, request->name(), Permission::kAdmin);
-  return new RefitReactor(std::move(hosted));
+  return new RefitReactor(std::move(hosted), CallDeadline(*context));
 }
 
 }  // namespace streamreg

@@ -9,7 +9,9 @@
 
 namespace streamreg {
 
-RefitReactor::RefitReactor(absl::StatusOr<std::shared_ptr<HostedModel>> model) {
+RefitReactor::RefitReactor(absl::StatusOr<std::shared_ptr<HostedModel>> model,
+                           absl::Time deadline)
+    : deadline_(deadline) {
   if (!model.ok()) {
     finished_ = true;
     Finish(ToGrpcStatus(model.status()));
@@ -21,13 +23,14 @@ RefitReactor::RefitReactor(absl::StatusOr<std::shared_ptr<HostedModel>> model) {
 
 void RefitReactor::Run() {
   const absl::Time start = absl::Now();
-  const absl::Status status =
-      model_->Refit([this](std::size_t done, std::size_t total) {
+  const absl::Status status = model_->Refit(
+      [this](std::size_t done, std::size_t total) {
         v1::RefitProgress progress;
         progress.set_done(done);
         progress.set_total(total);
         Publish(std::move(progress));
-      });
+      },
+      deadline_);
   if (status.ok()) {
     v1::RefitProgress last;
     StatsToWire(*model_, last.mutable_stats());

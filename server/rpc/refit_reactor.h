@@ -6,6 +6,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "server/hosting/hosted_model.h"
@@ -21,7 +22,10 @@ namespace streamreg {
 class RefitReactor final : public grpc::ServerWriteReactor<v1::RefitProgress> {
  public:
   // NOT_FOUND (or any error) in `model` finishes the call at once.
-  explicit RefitReactor(absl::StatusOr<std::shared_ptr<HostedModel>> model);
+  // `deadline`: the call's (CallDeadline), which a cluster model's refit
+  // waits for this replica's apply until at most.
+  RefitReactor(absl::StatusOr<std::shared_ptr<HostedModel>> model,
+               absl::Time deadline);
 
   void OnWriteDone(bool ok) override;
   void OnDone() override { delete this; }
@@ -33,6 +37,7 @@ class RefitReactor final : public grpc::ServerWriteReactor<v1::RefitProgress> {
   void FinishIfDone() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   std::shared_ptr<HostedModel> model_;
+  const absl::Time deadline_;
   // The refit's thread and gRPC's write callbacks meet here.
   Mutex mutex_;
   v1::RefitProgress writing_ ABSL_GUARDED_BY(mutex_);

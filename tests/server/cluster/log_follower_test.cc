@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -92,7 +93,7 @@ TEST_F(LogFollowerTest, ReplicasOfALogAreBitIdenticalToTheEngine) {
   Replica first = Follow(0);
   Replica second = Follow(1);
   // The log's first entry creates the model it follows.
-  EXPECT_TRUE(first.follower->WaitApplied(1, kWait).ok());
+  EXPECT_TRUE(first.follower->WaitApplied(1, absl::Now() + kWait).ok());
   std::unique_ptr<Model> reference = MakeModel(config_);
   std::uint64_t last = 0;
   for (std::size_t s = 0; s < 600; s += 40) {
@@ -106,7 +107,7 @@ TEST_F(LogFollowerTest, ReplicasOfALogAreBitIdenticalToTheEngine) {
   const std::uint64_t regrouped = AppendBatch(stream, 590, 610);
   ASSERT_TRUE(reference->Learn(Slice(stream, 600, 610)).ok());
   absl::StatusOr<LearnOutcome> outcome =
-      first.follower->WaitApplied(regrouped, kWait);
+      first.follower->WaitApplied(regrouped, absl::Now() + kWait);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->duplicates, 10u);
   EXPECT_EQ(outcome->accepted, 10u);
@@ -132,10 +133,10 @@ TEST_F(LogFollowerTest, ReplicasOfALogAreBitIdenticalToTheEngine) {
   ASSERT_TRUE(cluster_->Restart(1).ok());
   for (Replica* replica : {&first, &second}) {
     absl::StatusOr<LearnOutcome> done =
-        replica->follower->WaitApplied(last, kWait);
+        replica->follower->WaitApplied(last, absl::Now() + kWait);
     ASSERT_TRUE(done.ok()) << done.status();
     absl::StatusOr<LearnOutcome> bad_outcome =
-        replica->follower->WaitApplied(refused, kWait);
+        replica->follower->WaitApplied(refused, absl::Now() + kWait);
     EXPECT_TRUE(absl::IsInvalidArgument(bad_outcome.status()))
         << bad_outcome.status();
     replica->hosted->CatchUp();
@@ -146,7 +147,7 @@ TEST_F(LogFollowerTest, ReplicasOfALogAreBitIdenticalToTheEngine) {
 
   // A server that joins later replays the whole log into the same model.
   Replica late = Follow(2);
-  ASSERT_TRUE(late.follower->WaitApplied(last, kWait).ok());
+  ASSERT_TRUE(late.follower->WaitApplied(last, absl::Now() + kWait).ok());
   late.hosted->CatchUp();
   ExpectSameModel(late.hosted->model(), *reference, queries);
 }
@@ -159,10 +160,45 @@ TEST_F(LogFollowerTest, ALogOfAnotherModelIsRefused) {
       Append(EncodeCreateEntry({"arm", absl::FromUnixSeconds(1), other, {}}),
              "arm/create/other");
   absl::StatusOr<LearnOutcome> outcome =
-      replica.follower->WaitApplied(sequence, kWait);
+      replica.follower->WaitApplied(sequence, absl::Now() + kWait);
   EXPECT_TRUE(absl::IsDataLoss(outcome.status())) << outcome.status();
   // The first create entry was the model's own.
-  EXPECT_TRUE(replica.follower->WaitApplied(1, kWait).ok());
+  EXPECT_TRUE(replica.follower->WaitApplied(1, absl::Now() + kWait).ok());
+}
+
+// A write waits for its entry until its client's deadline, however long
+// that is, and no longer; a follower that stops (the model left this
+// server) answers the writes still waiting at once.
+TEST_F(LogFollowerTest, AWriteWaitsUntilItsDeadlineOrUntilTheFollowerStops) {
+  Replica replica = Follow(0);
+  ASSERT_TRUE(replica.follower->WaitApplied(1, absl::Now() + kWait).ok());
+  // Entry 2 is not in the log: a past deadline answers at once.
+  absl::StatusOr<LearnOutcome> late =
+      replica.follower->WaitApplied(2, absl::Now() - absl::Seconds(1));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(late.status())) << late.status();
+  late =
+      replica.follower->WaitApplied(2, absl::Now() + absl::Milliseconds(200));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(late.status())) << late.status();
+
+  // No deadline: answered once entry 2 is applied...
+  const Stream stream = MakeStream(20, 7);
+  std::thread appender([&] { AppendBatch(stream, 0, 20); });
+  absl::StatusOr<LearnOutcome> applied =
+      replica.follower->WaitApplied(2, absl::InfiniteFuture());
+  appender.join();
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->accepted, 20u);
+  // ...or UNAVAILABLE once the follower stops, before any entry 3.
+  std::thread stopper([&] {
+    absl::SleepFor(absl::Milliseconds(200));
+    replica.follower->Stop();
+  });
+  const absl::Time waited_from = absl::Now();
+  absl::StatusOr<LearnOutcome> stopped =
+      replica.follower->WaitApplied(3, absl::InfiniteFuture());
+  stopper.join();
+  EXPECT_TRUE(absl::IsUnavailable(stopped.status())) << stopped.status();
+  EXPECT_LT(absl::Now() - waited_from, kWait);
 }
 
 }  // namespace
