@@ -7,7 +7,8 @@
 # local-cluster.sh: 3 NATS nodes, 3 servers, --cluster_replicas 3) through
 # the list of its servers; then a cluster server killed -9 and restarted,
 # timed until it has replayed the bulk model's log. Prints one line per
-# measurement and writes the bench reports into OUT_DIR.
+# measurement and writes the bench reports, the CLI's ingest output and
+# the cluster servers' logs into OUT_DIR.
 #
 # usage: bench/cluster_bench.sh BUILD_DIR OUT_DIR [SECONDS] [INGEST_SAMPLES]
 #
@@ -26,6 +27,7 @@ mkdir -p "$out"
 work=$(mktemp -d)
 server_pid=
 cleanup() {
+  cp "$work"/cluster/server*.log "$out"/ 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" || true
   [ -e "$work/cluster/servers" ] && "$here/../deploy/cluster/local-cluster.sh" down "$work/cluster" >/dev/null 2>&1
   rm -rf "$work"
@@ -44,7 +46,7 @@ measure() {  # measure NAME SERVERS: the robot loop, then the ingest
   local start end
   start=$(date +%s.%N)
   "$cli" --server "$servers" ingest --model "bulk-$name" --csv "$work/arm.csv" \
-    --create --batch 1000 >/dev/null 2>&1
+    --create --batch 1000 >"$out/ingest-$name.log" 2>&1
   end=$(date +%s.%N)
   /usr/bin/python3 - "$name" "$report" "$samples" "$start" "$end" <<'EOF'
 import json, sys

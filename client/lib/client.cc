@@ -1,6 +1,9 @@
 #include "client/lib/client.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -134,6 +137,7 @@ absl::StatusOr<v1::Model> Client::GetModel(const std::string& name) {
 
 absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
   std::vector<v1::Model> models;
+  std::vector<std::string> elsewhere;
   v1::ListModelsRequest request;
   do {
     v1::ListModelsResponse page;
@@ -146,8 +150,23 @@ absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
     for (v1::Model& model : *page.mutable_models()) {
       models.push_back(std::move(model));
     }
+    for (v1::ModelElsewhere& model : *page.mutable_elsewhere()) {
+      router_.Serves(model.name(),
+                     {model.servers().begin(), model.servers().end()});
+      elsewhere.push_back(model.name());
+    }
     request.set_page_token(page.next_page_token());
   } while (!request.page_token().empty());
+  for (const std::string& name : elsewhere) {
+    absl::StatusOr<v1::Model> model = GetModel(name);
+    if (absl::IsNotFound(model.status())) continue;  // deleted since
+    if (!model.ok()) return model.status();
+    models.push_back(*std::move(model));
+  }
+  std::sort(models.begin(), models.end(),
+            [](const v1::Model& a, const v1::Model& b) {
+              return a.name() < b.name();
+            });
   return models;
 }
 

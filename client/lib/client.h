@@ -80,7 +80,9 @@ class Client {
   absl::StatusOr<v1::Model> CreateModel(const std::string& name,
                                         const v1::ModelSpec& spec);
   absl::StatusOr<v1::Model> GetModel(const std::string& name);
-  // Every model (all pages).
+  // Every model (all pages), in name order; of a cluster, every model of
+  // the cluster, those the server asked does not serve read from servers
+  // that do (a model deleted meanwhile is left out).
   absl::StatusOr<std::vector<v1::Model>> ListModels();
   absl::Status DeleteModel(const std::string& name);
   absl::StatusOr<v1::MetricReport> GetMetric(const std::string& name);

@@ -49,12 +49,12 @@ std::shared_ptr<ServerStubs> ServerRouter::For(const std::string& model) {
 void ServerRouter::Failed(const std::string& model, const ServerStubs& used,
                           const absl::Status& status) {
   std::vector<std::string> named = ServedBy(status);
-  absl::MutexLock lock(&mutex_);
   if (!named.empty() && !model.empty()) {
-    owners_[model] = std::move(named);
+    Serves(model, std::move(named));
     return;
   }
   if (!ServerFailed(status)) return;
+  absl::MutexLock lock(&mutex_);
   if (const auto owners = owners_.find(model);
       owners != owners_.end() && !owners->second.empty() &&
       owners->second.front() == used.address) {
@@ -65,6 +65,13 @@ void ServerRouter::Failed(const std::string& model, const ServerStubs& used,
   if (servers_[preferred_] == used.address) {
     preferred_ = (preferred_ + 1) % servers_.size();
   }
+}
+
+void ServerRouter::Serves(const std::string& model,
+                          std::vector<std::string> servers) {
+  if (model.empty() || servers.empty()) return;
+  absl::MutexLock lock(&mutex_);
+  owners_[model] = std::move(servers);
 }
 
 }  // namespace streamreg

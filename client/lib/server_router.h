@@ -49,6 +49,9 @@ class ServerRouter {
   // servers it names, or moves past `used`.
   void Failed(const std::string& model, const ServerStubs& used,
               const absl::Status& status);
+  // A cluster named `servers` as serving `model` (a listing's
+  // ModelElsewhere): calls about it go there.
+  void Serves(const std::string& model, std::vector<std::string> servers);
 
   const std::vector<std::string>& servers() const { return servers_; }
 

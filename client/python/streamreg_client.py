@@ -191,15 +191,29 @@ class Client:
             request, timeout=self.timeout))
 
     def list_models(self):
-        models, token = [], ""
+        """Every model, in name order; of a cluster, every model of the
+        cluster, those the server asked does not serve read from servers
+        that do (a model deleted meanwhile is left out)."""
+        models, elsewhere, token = [], [], ""
         while True:
             request = model_service_pb2.ListModelsRequest(page_token=token)
             page = self._call("", lambda models, _: models.ListModels(
                 request, timeout=self.timeout))
             models.extend(page.models)
+            for model in page.elsewhere:
+                if model.servers:
+                    self._owners[model.name] = list(model.servers)
+                elsewhere.append(model.name)
             token = page.next_page_token
             if not token:
-                return models
+                break
+        for name in elsewhere:
+            try:
+                models.append(self.get_model(name))
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.NOT_FOUND:
+                    raise
+        return sorted(models, key=lambda model: model.name)
 
     def delete_model(self, name):
         request = model_service_pb2.DeleteModelRequest(name=name)

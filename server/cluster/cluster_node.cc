@@ -624,6 +624,21 @@ absl::Status ClusterNode::Elsewhere(absl::string_view name) {
   return ServedByError(name, placement->servers);
 }
 
+absl::StatusOr<std::map<std::string, std::vector<std::string>>>
+ClusterNode::Placements() {
+  absl::StatusOr<absl::flat_hash_map<std::string, PlacementStore::Placement>>
+      all = placements_->All();
+  if (!all.ok()) return all.status();
+  std::map<std::string, std::vector<std::string>> placed;
+  for (auto& [name, placement] : *all) {
+    // A deleted model's register stays, naming no server.
+    if (!placement.servers.empty()) {
+      placed.emplace(name, std::move(placement.servers));
+    }
+  }
+  return placed;
+}
+
 std::vector<std::string> ClusterNode::hosted() const {
   MutexLock lock(&reconcile_mutex_);
   std::vector<std::string> names;

@@ -94,6 +94,9 @@ class ClusterNode {
   // the servers that do (ServedByError: clients ask one of those), or
   // NOT_FOUND.
   absl::Status Elsewhere(absl::string_view name);
+  // Every model of the cluster, by name, with the servers that serve it
+  // (the placements now; UNAVAILABLE if the cluster is unreachable).
+  absl::StatusOr<std::map<std::string, std::vector<std::string>>> Placements();
 
   // Brings the hosted models in line with the placements now (the node
   // also does it every reconcile_interval), and re-places models if this

@@ -1,6 +1,7 @@
 #include "server/rpc/model_service.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -127,6 +128,7 @@ absl::Status ModelService::List(const CallerRights& rights,
       return status;
     }
   }
+  if (cluster_mode_) return ListCluster(rights, after, page_size, response);
   // Only the models the caller may read; a page may take several registry
   // pages when most are not.
   std::vector<std::shared_ptr<HostedModel>> readable;
@@ -147,6 +149,39 @@ absl::Status ModelService::List(const CallerRights& rights,
   }
   if (readable.size() > page_size) {
     response->set_next_page_token(readable[page_size - 1]->name());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ModelService::ListCluster(const CallerRights& rights,
+                                       const std::string& after,
+                                       std::size_t page_size,
+                                       v1::ListModelsResponse* response) const {
+  absl::StatusOr<ClusterNode*> cluster = Cluster();
+  if (!cluster.ok()) return cluster.status();
+  absl::StatusOr<std::map<std::string, std::vector<std::string>>> placed =
+      (*cluster)->Placements();
+  if (!placed.ok()) return placed.status();
+  std::size_t listed = 0;
+  const std::string* last = nullptr;
+  for (auto it = placed->upper_bound(after); it != placed->end(); ++it) {
+    const auto& [name, servers] = *it;
+    if (!rights.Allows(name, Permission::kRead)) continue;
+    if (listed == page_size) {  // one more: the page is not the last
+      response->set_next_page_token(*last);
+      break;
+    }
+    ++listed;
+    last = &name;
+    if (absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
+            registry_->Find(name);
+        hosted.ok()) {
+      ModelToWire(**hosted, response->add_models());
+    } else {
+      v1::ModelElsewhere* elsewhere = response->add_elsewhere();
+      elsewhere->set_name(name);
+      for (const std::string& server : servers) elsewhere->add_servers(server);
+    }
   }
   return absl::OkStatus();
 }

@@ -58,6 +58,11 @@ class ModelService final : public v1::ModelService::CallbackService {
   absl::Status List(const CallerRights& rights,
                     const v1::ListModelsRequest& request,
                     v1::ListModelsResponse* response) const;
+  // Cluster mode's: a page of the cluster's models (ClusterNode::
+  // Placements), those hosted here in full, the others as elsewhere.
+  absl::Status ListCluster(const CallerRights& rights, const std::string& after,
+                           std::size_t page_size,
+                           v1::ListModelsResponse* response) const;
   // The model a call names in its `name` field, if the call may do
   // `permission` with it.
   absl::StatusOr<std::shared_ptr<HostedModel>> FindAuthorized(

@@ -3,7 +3,8 @@
 # comes up (3 NATS nodes, 3 servers), a model created and ingested through
 # the list of all servers is hosted by 2 of them, a client given only the
 # server that does not host it is sent to those that do, both replicas
-# answer the same predictions and counts, and `down` stops every process.
+# answer the same predictions and counts, every server lists it, and `down`
+# stops every process.
 #
 # The Python client, given only that server, is sent there too.
 #
@@ -68,6 +69,11 @@ cmp -s "$work/predict-${serving[0]}.csv" "$work/predict-${serving[1]}.csv" ||
 cmp -s "$work/predict-${serving[0]}.csv" "$work/predict-${others[0]}.csv" ||
   fail "the redirected client got other predictions"
 
+# Every server lists it, the one that does not serve it too (the CLI asks
+# the servers that do for the rest).
+"$cli" --server "${others[0]}" list | grep -q "yacht" ||
+  fail "the server that does not serve it does not list it"
+
 # The Python client, given only the server that does not serve the model.
 PYTHONPATH="$python_stubs:$source_dir/client/python" /usr/bin/python3 - \
     "${others[0]}" "$rows" <<'EOF' || fail "the Python client"
@@ -76,6 +82,9 @@ import streamreg_client
 address, rows = sys.argv[1], int(sys.argv[2])
 client = streamreg_client.Client(address, timeout=10)
 assert client.get_model("yacht").stats.num_samples == rows
+# Listed by a server that does not serve it, completed from its servers.
+listed = {m.name: m for m in client.list_models()}
+assert listed["yacht"].stats.num_samples == rows, listed
 x = [[-2.3, 0.568, 4.78, 3.99, 3.17, 0.125]]
 assert len(client.predict("yacht", x)) == 1
 answers = list(client.learn("yacht", [(x[0], [0.5])]))

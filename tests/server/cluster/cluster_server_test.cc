@@ -4,8 +4,9 @@
 // applied by every replica alike (bit-identical to each other and to the
 // engine fed the same samples), a server that does not serve a model
 // naming those that do, a server that stops replaced by another that
-// restores the model from its snapshot and the log after it, and deletion
-// everywhere (log and snapshots).
+// restores the model from its snapshot and the log after it, any server
+// listing every model of the cluster, and deletion everywhere (log and
+// snapshots).
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -19,12 +20,14 @@
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
 #include "common/served_by.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/cluster/model_log.h"
 #include "server/cluster/rendezvous.h"
 #include "server/cluster/snapshot_store.h"
 #include "server/rpc/server.h"
 #include "server/rpc/spec_conversion.h"
+#include "streamreg/v1/model_service.grpc.pb.h"
 #include "tests/support/fresh_directory.h"
 #include "tests/support/nats_cluster_test.h"
 #include "tests/support/service_test_support.h"
@@ -414,6 +417,81 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
     ASSERT_TRUE(info.ok()) << info.status();
     EXPECT_EQ(info->stats().num_samples(), 0u);
   }
+}
+
+// ListModels on any server pages through every model of the cluster: in
+// full those it serves, the others with the servers that do; the client
+// library completes those from their servers.
+TEST_F(ClusterServerTest, AnyServerListsEveryModelOfTheCluster) {
+  std::unique_ptr<Client> creator = ClientOf(*servers_[0]);
+  std::vector<std::string> models;
+  for (int m = 0; m < 5; ++m) {
+    models.push_back(absl::StrCat("listed-", m));
+    ASSERT_TRUE(creator->CreateModel(models.back(), RowsSpec()).ok());
+  }
+  for (const std::string& model : models) {
+    ASSERT_TRUE(
+        WaitForHosts(model, RendezvousOwners(model, Addresses(), kReplicas)));
+  }
+  const Rows rows(30, 41);
+  const std::vector<std::string> owners =
+      RendezvousOwners(models[0], Addresses(), kReplicas);
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), models[0], rows, 0, 30));
+  for (const std::string& owner : owners) {
+    WaitForSamples(*ServerAt(owner), models[0], 30);
+  }
+
+  for (const auto& server : servers_) {
+    SCOPED_TRACE(server->address());
+    const std::vector<std::string> hosted = server->cluster()->hosted();
+    std::unique_ptr<v1::ModelService::Stub> stub =
+        v1::ModelService::NewStub(grpc::CreateChannel(
+            server->address(), grpc::InsecureChannelCredentials()));
+    std::vector<std::string> listed;
+    v1::ListModelsRequest request;
+    request.set_page_size(2);
+    do {
+      grpc::ClientContext context;
+      v1::ListModelsResponse page;
+      ASSERT_TRUE(stub->ListModels(&context, request, &page).ok());
+      EXPECT_LE(page.models_size() + page.elsewhere_size(), 2);
+      for (const v1::Model& model : page.models()) {
+        EXPECT_TRUE(Contains(hosted, model.name())) << model.name();
+        listed.push_back(model.name());
+      }
+      for (const v1::ModelElsewhere& model : page.elsewhere()) {
+        EXPECT_FALSE(Contains(hosted, model.name())) << model.name();
+        std::vector<std::string> servers(model.servers().begin(),
+                                         model.servers().end());
+        std::sort(servers.begin(), servers.end());
+        std::vector<std::string> expected =
+            RendezvousOwners(model.name(), Addresses(), kReplicas);
+        std::sort(expected.begin(), expected.end());
+        EXPECT_EQ(servers, expected) << model.name();
+        listed.push_back(model.name());
+      }
+      request.set_page_token(page.next_page_token());
+    } while (!request.page_token().empty());
+    std::sort(listed.begin(), listed.end());
+    EXPECT_EQ(listed, models);
+
+    absl::StatusOr<std::vector<v1::Model>> all =
+        ClientOf(*server)->ListModels();
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_EQ(all->size(), models.size());
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      EXPECT_EQ((*all)[m].name(), models[m]);
+      EXPECT_EQ((*all)[m].stats().num_samples(), m == 0 ? 30u : 0u);
+      EXPECT_EQ((*all)[m].spec().input_dim(), RowsSpec().input_dim());
+    }
+  }
+
+  // A deleted model is no longer listed.
+  ASSERT_TRUE(creator->DeleteModel(models[4]).ok());
+  absl::StatusOr<std::vector<v1::Model>> after =
+      ClientOf(*servers_[1])->ListModels();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->size(), 4u);
 }
 
 TEST_F(ClusterServerTest, AJoiningServerTakesOverOnlyItsShare) {
