@@ -210,12 +210,15 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
   ClusterNode* raw = node.get();
   registry->SetElsewhere(
       [raw](absl::string_view name) { return raw->Elsewhere(name); });
+  // Heartbeats go on while the first reconcile hosts this server's models
+  // (restoring a large one from its snapshot takes seconds): a server
+  // restarted in place keeps its models rather than seeming gone.
+  node->announcer_ =
+      std::jthread([raw](std::stop_token stop) { raw->Announce(stop); });
   if (absl::Status reconciled = node->Reconcile(); !reconciled.ok()) {
     spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
                  std::string(reconciled.message()));
   }
-  node->announcer_ =
-      std::jthread([raw](std::stop_token stop) { raw->Announce(stop); });
   node->snapshotter_ = std::jthread([raw](std::stop_token stop) {
     Every(raw->options_.reconcile_interval, stop,
           [raw] { raw->SnapshotDueModels(); });
