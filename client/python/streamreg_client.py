@@ -98,7 +98,7 @@ class Client:
 
     def __init__(self, address="127.0.0.1:50051", timeout=60.0,
                  root_certificates=None, certificate_chain=None,
-                 private_key=None, token=None, attempts=5):
+                 private_key=None, token=None, attempts=8):
         self._servers = [a for a in address.split(",") if a] or [address]
         self._credentials = None
         if root_certificates or certificate_chain:
