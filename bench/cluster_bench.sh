@@ -17,6 +17,13 @@
 # (default 3) sets --cluster_replicas: the recovery of a large model
 # (bench/RESULTS.md, 10^6 samples) on a machine whose cores would otherwise
 # learn every sample three times.
+#
+# CLUSTER_BENCH_PARTS=reads measures predictions served by 1, 2 and 3
+# replicas instead: for each, a local cluster with --cluster_replicas R, a
+# model of INGEST_SAMPLES simulated-arm samples, then one closed-loop
+# `streamreg bench predict` (unary, concurrency 2, SECONDS long) per
+# server at once, each given only its own server: a server that serves the
+# model answers, one that does not sends its client to one that does.
 set -euo pipefail
 build=$(cd "$1" && pwd) out=$2 seconds=${3:-20} samples=${4:-20000}
 parts=${CLUSTER_BENCH_PARTS:-all} replicas=${CLUSTER_BENCH_REPLICAS:-3}
@@ -29,7 +36,9 @@ server_pid=
 cleanup() {
   cp "$work"/cluster/server*.log "$out"/ 2>/dev/null || true
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" || true
-  [ -e "$work/cluster/servers" ] && "$here/../deploy/cluster/local-cluster.sh" down "$work/cluster" >/dev/null 2>&1
+  for dir in "$work"/cluster "$work"/reads?; do
+    [ -e "$dir/servers" ] && "$here/../deploy/cluster/local-cluster.sh" down "$dir" >/dev/null 2>&1
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -62,6 +71,60 @@ if report:
 print(f"{name:8s} {loop}ingest {int(samples) / (float(end) - float(start)):.0f} samples/s")
 EOF
 }
+
+reads() {  # reads R: predictions of one model served by R replicas
+  local r=$1 dir="$work/reads$1" i=0 address hosts
+  STREAMREG_SERVER="$build/server/streamreg-server" \
+    STREAMREG_SERVER_FLAGS="--cluster_replicas $r" \
+    "$here/../deploy/cluster/local-cluster.sh" up "$dir" >/dev/null
+  local all
+  all=$(cut -d' ' -f1 "$dir/servers" | paste -sd, -)
+  "$cli" --server "$all" ingest --model reads --csv "$work/arm.csv" --create \
+    --batch 1000 >"$out/ingest-reads$r.log" 2>&1
+  # Every replica has applied every sample before the load starts.
+  for _ in $(seq 600); do
+    hosts=$(grep -l "event=cluster_hosting model=reads" "$dir"/server?.log | wc -l)
+    [ "$hosts" -ge "$r" ] && break
+    sleep 0.1
+  done
+  for server in "$dir"/server?.log; do
+    grep -q "event=cluster_hosting model=reads" "$server" || continue
+    i=${server%.log}; i=${i##*server}
+    address=$(sed -n "$((i + 1))p" "$dir/servers" | cut -d' ' -f1)
+    for _ in $(seq 600); do
+      "$cli" --server "$address" info --model reads --json |
+        /usr/bin/python3 -c 'import json,sys; sys.exit(int(json.load(sys.stdin)["stats"].get("num_samples", 0)) < int(sys.argv[1]))' "$samples" &&
+        break
+      sleep 0.1
+    done
+  done
+  sleep 5  # the refresh and rebuilds the ingest started
+  local pids=()
+  i=0
+  for address in $(cut -d' ' -f1 "$dir/servers"); do
+    "$cli" --server "$address" bench predict --model reads --unary \
+      --concurrency 2 --duration "$seconds" \
+      --json "$out/reads$r-server$i.json" >/dev/null 2>&1 &
+    pids+=($!)
+    i=$((i + 1))
+  done
+  wait "${pids[@]}"
+  "$here/../deploy/cluster/local-cluster.sh" down "$dir" >/dev/null
+  /usr/bin/python3 - "$r" "$out"/reads"$r"-server?.json <<'EOF'
+import json, sys
+r, reports = sys.argv[1], [json.load(open(p)) for p in sys.argv[2:]]
+total = sum(x["throughput_per_s"] for x in reports)
+p50 = sorted(x["latency_us"]["p50"] for x in reports)
+p99 = max(x["latency_us"]["p99"] for x in reports)
+print(f"reads    {r} replica(s): {total:.0f} predictions/s from 3 clients; "
+      f"per client p50 {', '.join(f'{v:.0f}' for v in p50)} us, worst p99 {p99:.0f} us")
+EOF
+}
+
+if [ "$parts" = reads ]; then
+  for r in 1 2 3; do reads "$r"; done
+  exit 0
+fi
 
 if [ "$parts" = all ]; then
   "$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics_listen= \

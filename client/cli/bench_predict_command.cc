@@ -270,10 +270,13 @@ absl::Status BenchPredictCommand(Client& client, const CliOptions& options,
   };
   const absl::Duration duration = absl::Seconds(seconds);
   const absl::Duration warmup = std::min(absl::Seconds(1), duration / 5);
-  const Phase empty =
-      RunPhase(client.options(), concurrency, warmup, duration, ping);
+  // The load goes to the server that answered for the model: of a cluster,
+  // one that serves it (a server that does not named it).
+  ClientOptions served = client.options();
+  served.address = client.StubsFor(*name)->address;
+  const Phase empty = RunPhase(served, concurrency, warmup, duration, ping);
   const Phase predicted =
-      RunPhase(client.options(), concurrency, warmup, duration, predict);
+      RunPhase(served, concurrency, warmup, duration, predict);
   if (!predicted.first_error.ok()) return predicted.first_error;
   if (!empty.first_error.ok()) return empty.first_error;
 
@@ -298,7 +301,7 @@ absl::Status BenchPredictCommand(Client& client, const CliOptions& options,
   nlohmann::json report = {
       {"kind", "predict"},
       {"rpc", stream ? "stream" : "unary"},
-      {"server", client.options().address},
+      {"server", served.address},
       {"model",
        {{"name", *name},
         {"num_samples", model->stats().num_samples()},

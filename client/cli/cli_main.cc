@@ -254,7 +254,8 @@ std::vector<Subcommand> Subcommands() {
           "Closed-loop load on Predict (or PredictStream with --stream) "
           "beside the no-op Ping (PingStream), so the report says what "
           "the model adds to the transport. Queries come from --csv or "
-          "from the simulated arm.",
+          "from the simulated arm. Given a cluster's server, the load goes "
+          "to a server that serves the model.",
           {"model", "concurrency", "duration", "unary", "stream", "queries",
            "csv", "robot_seed", "start_s", "json", "plots"},
           {"streamreg bench predict --model arm --concurrency 4 "
