@@ -91,6 +91,12 @@ class ClusterNode::Replica : public WriteLog {
     MutexLock lock(&mutex_);
     follower_ = std::move(follower);
   }
+  // Stops applying the log, keeping the follower (which then answers
+  // every write UNAVAILABLE): the server is going away.
+  void StopFollowing() {
+    MutexLock lock(&mutex_);
+    if (follower_ != nullptr) follower_->Stop();
+  }
   // Stops applying the log (the model left this server).
   void Stop() {
     std::shared_ptr<LogFollower> follower;
@@ -640,6 +646,11 @@ ClusterNode::Placements() {
     }
   }
   return placed;
+}
+
+void ClusterNode::StopFollowing() {
+  MutexLock lock(&reconcile_mutex_);
+  for (const auto& [name, replica] : replicas_) replica->StopFollowing();
 }
 
 std::vector<std::string> ClusterNode::hosted() const {

@@ -94,6 +94,9 @@ class ClusterNode {
   // the servers that do (ServedByError: clients ask one of those), or
   // NOT_FOUND.
   absl::Status Elsewhere(absl::string_view name);
+  // Stops applying every model's log (the server is going away): writes
+  // waiting for their apply are answered UNAVAILABLE at once.
+  void StopFollowing();
   // Every model of the cluster, by name, with the servers that serve it
   // (the placements now; UNAVAILABLE if the cluster is unreachable).
   absl::StatusOr<std::map<std::string, std::vector<std::string>>> Placements();

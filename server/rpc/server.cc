@@ -1,6 +1,8 @@
 #include "server/rpc/server.h"
 
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -133,9 +135,25 @@ void Server::Shutdown() {
                absl::ToDoubleSeconds(options_.drain_timeout));
   grpc_server_->GetHealthCheckService()->SetServingStatus(false);
   absl::SleepFor(options_.drain_delay);
-  grpc_server_->Shutdown(
-      absl::ToChronoTime(absl::Now() + options_.drain_timeout));
+  const absl::Time drain_deadline = absl::Now() + options_.drain_timeout;
+  // A cluster write still waiting for its replica's apply when the drain
+  // times out (its client set no deadline, and the log cannot be read
+  // now) is answered UNAVAILABLE then, so that the drain ends.
+  std::jthread release_writes;
+  if (cluster_ != nullptr) {
+    release_writes = std::jthread([this, drain_deadline](std::stop_token stop) {
+      std::mutex mutex;
+      std::condition_variable_any woken;
+      std::unique_lock lock(mutex);
+      // Wakes at the deadline, or when stopped before it.
+      woken.wait_until(lock, stop, absl::ToChronoTime(drain_deadline),
+                       [] { return false; });
+      if (!stop.stop_requested()) cluster_->StopFollowing();
+    });
+  }
+  grpc_server_->Shutdown(absl::ToChronoTime(drain_deadline));
   grpc_server_->Wait();
+  release_writes = {};  // the drain ended: stops it if still waiting
   // Every write has been acknowledged and learned: snapshot what changed
   // and sync the logs.
   pool_->Drain();
