@@ -180,6 +180,13 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
   return hosted;
 }
 
+std::shared_ptr<HostedModel> ModelRegistry::FindHere(
+    absl::string_view name) const {
+  SharedLock lock(mutex_);
+  const auto it = models_.find(name);
+  return it != models_.end() ? it->second : nullptr;
+}
+
 absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Find(
     absl::string_view name) const {
   Elsewhere elsewhere;

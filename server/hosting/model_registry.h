@@ -61,6 +61,8 @@ class ModelRegistry {
       std::vector<std::string> input_names);
   absl::StatusOr<std::shared_ptr<HostedModel>> Find(
       absl::string_view name) const;
+  // The model if it is hosted here, else null (asking nobody else).
+  std::shared_ptr<HostedModel> FindHere(absl::string_view name) const;
 
   // Cluster mode, where models are hosted from their replicated logs
   // rather than created here (docs/cluster.md):

@@ -5,7 +5,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
@@ -163,9 +162,6 @@ absl::Status ModelService::ListCluster(const CallerRights& rights,
   absl::StatusOr<std::map<std::string, std::vector<std::string>>> placed =
       (*cluster)->Placements();
   if (!placed.ok()) return placed.status();
-  const std::vector<std::string> hosted_names = (*cluster)->hosted();
-  const absl::flat_hash_set<std::string> hosted_here(hosted_names.begin(),
-                                                     hosted_names.end());
   std::size_t listed = 0;
   const std::string* last = nullptr;
   for (auto it = placed->upper_bound(after); it != placed->end(); ++it) {
@@ -177,13 +173,11 @@ absl::Status ModelService::ListCluster(const CallerRights& rights,
     }
     ++listed;
     last = &name;
-    // Only a model hosted here is looked up (Find asks the cluster for
-    // any other).
-    absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
-        absl::NotFoundError("");
-    if (hosted_here.contains(name)) hosted = registry_->Find(name);
-    if (hosted.ok()) {
-      ModelToWire(**hosted, response->add_models());
+    // Asking nobody else (Find would ask the cluster about each model
+    // not hosted here).
+    const std::shared_ptr<HostedModel> hosted = registry_->FindHere(name);
+    if (hosted != nullptr) {
+      ModelToWire(*hosted, response->add_models());
     } else {
       v1::ModelElsewhere* elsewhere = response->add_elsewhere();
       elsewhere->set_name(name);
