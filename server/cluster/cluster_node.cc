@@ -157,10 +157,14 @@ class ClusterNode::Replica : public WriteLog {
     if (!appended.ok()) return appended.status();
     *resent = appended->duplicate;
     // A retried message answers with its first copy's entry, whose outcome
-    // is the one to report. Applying may wait behind the model's background
-    // work (an index take-over) as long as a single server's write would.
+    // is the one to report (and whose bytes may differ from this copy's).
+    // Applying may wait behind the model's background work (an index
+    // take-over) as long as a single server's write would.
     absl::StatusOr<LearnOutcome> outcome =
-        follower->WaitApplied(appended->sequence, deadline);
+        appended->duplicate
+            ? follower->WaitApplied(appended->sequence, deadline)
+            : follower->ApplyAppended({appended->sequence, message_id, payload},
+                                      deadline);
     if (absl::IsDeadlineExceeded(outcome.status())) {
       // Stored, not yet applied here: the client's retry (same ids) finds
       // the same entry.

@@ -115,15 +115,30 @@ void LogFollower::Run(std::stop_token stop) {
       }
       continue;
     }
-    absl::StatusOr<LearnOutcome> outcome = Apply(*entry);
-    // Applied, whatever came of it (an entry that changed nothing too).
-    model_->NoteAppliedFromLog(entry->sequence);
-    MutexLock lock(&mutex_);
-    applied_ = entry->sequence;
-    outcomes_.emplace_back(entry->sequence, std::move(outcome));
-    if (outcomes_.size() > kKeptOutcomes) outcomes_.pop_front();
-    applied_changed_.SignalAll();
+    ApplyIfNext(*entry);
   }
+}
+
+void LogFollower::ApplyIfNext(const LogEntry& entry) {
+  MutexLock apply(&apply_mutex_);
+  {
+    MutexLock lock(&mutex_);
+    if (stopped_ || fell_behind_ || entry.sequence != applied_ + 1) return;
+  }
+  absl::StatusOr<LearnOutcome> outcome = Apply(entry);
+  // Applied, whatever came of it (an entry that changed nothing too).
+  model_->NoteAppliedFromLog(entry.sequence);
+  MutexLock lock(&mutex_);
+  applied_ = entry.sequence;
+  outcomes_.emplace_back(entry.sequence, std::move(outcome));
+  if (outcomes_.size() > kKeptOutcomes) outcomes_.pop_front();
+  applied_changed_.SignalAll();
+}
+
+absl::StatusOr<LearnOutcome> LogFollower::ApplyAppended(const LogEntry& entry,
+                                                        absl::Time deadline) {
+  ApplyIfNext(entry);
+  return WaitApplied(entry.sequence, deadline);
 }
 
 bool LogFollower::WaitForChange(absl::Time deadline) const {

@@ -26,13 +26,18 @@ namespace streamreg {
 // window drops retried samples, the same way on every replica), a refit through
 // Refit; the create entry must name the model's own configuration. The
 // model itself never writes: every server serving it, the one that
-// appended included, changes it only here, so that the replicas stay
-// identical. What an entry could not apply (a batch the model refuses) is
-// refused alike by every replica, and recorded as that entry's outcome.
+// appended included, changes it only through its follower, entry after
+// entry in sequence order, so that the replicas stay identical. What an
+// entry could not apply (a batch the model refuses) is refused alike by
+// every replica, and recorded as that entry's outcome.
 //
 // The server that appended an entry answers its client once its replica
-// has applied it (WaitApplied). An entry known to be stored (waited for)
-// that does not arrive within kStallTimeout — the ordered consumer's
+// has applied it. When the entry is the next one due, the appending server
+// applies it at once from the bytes it appended — the log's bytes at the
+// sequence its publish ack named — instead of waiting for the consumer to
+// deliver them (ApplyAppended); the consumer's copy is then skipped. Either
+// way each entry is applied once, in order. An entry known to be stored (waited
+// for) that does not arrive within kStallTimeout — the ordered consumer's
 // server went away and the client library has not noticed yet — makes the
 // follower read on from a new consumer. A follower so far behind that
 // the entries it needs next were compacted away (they are in a snapshot of
@@ -63,6 +68,12 @@ class LogFollower {
   // kept (kKeptOutcomes).
   absl::StatusOr<LearnOutcome> WaitApplied(std::uint64_t sequence,
                                            absl::Time deadline) const;
+  // WaitApplied for an entry this server has just appended, whose publish
+  // ack named its sequence (not a duplicate: `entry` holds the bytes
+  // stored there): applied here and now if it is the next one due, which
+  // spares the wait for the consumer to deliver it.
+  absl::StatusOr<LearnOutcome> ApplyAppended(const LogEntry& entry,
+                                             absl::Time deadline);
   // The last entry applied (0: none).
   std::uint64_t applied() const;
   // Whether the entries after applied() are gone from the log (compacted
@@ -81,6 +92,9 @@ class LogFollower {
   // Whether an entry waited for has not come for kStallTimeout.
   bool Stalled(absl::Time last_progress) const;
   void Run(std::stop_token stop);
+  // Applies `entry` if it is the next one due (and the follower has not
+  // stopped), and records its outcome for WaitApplied.
+  void ApplyIfNext(const LogEntry& entry) ABSL_LOCKS_EXCLUDED(apply_mutex_);
   absl::StatusOr<LearnOutcome> Apply(const LogEntry& entry);
   // Waits for a signal on applied_changed_ until `deadline` at the latest
   // (InfiniteFuture: none); false once it has passed.
@@ -94,6 +108,9 @@ class LogFollower {
   std::optional<ModelLog::Cursor> cursor_;
   const std::shared_ptr<HostedModel> model_;
 
+  // Held while an entry is applied: by the follower's thread, or by a
+  // writer applying its own entry (ApplyAppended). Taken before mutex_.
+  Mutex apply_mutex_ ABSL_ACQUIRED_BEFORE(mutex_);
   mutable Mutex mutex_;
   mutable CondVar applied_changed_;
   std::uint64_t applied_ ABSL_GUARDED_BY(mutex_);

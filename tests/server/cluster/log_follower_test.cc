@@ -1,7 +1,8 @@
 // Replicas of one model following its replicated log on a real three-node
 // NATS JetStream cluster: bit-identical to each other and to the engine fed
 // the same samples, whatever node each reads from, with retried batches,
-// a refit, a refused batch, a node killed, and a replica that joins late.
+// a refit, a refused batch, a node killed, a replica that joins late, and
+// writers that apply their own entries.
 #include "server/cluster/log_follower.h"
 
 #include <cmath>
@@ -199,6 +200,63 @@ TEST_F(LogFollowerTest, AWriteWaitsUntilItsDeadlineOrUntilTheFollowerStops) {
   stopper.join();
   EXPECT_TRUE(absl::IsUnavailable(stopped.status())) << stopped.status();
   EXPECT_LT(absl::Now() - waited_from, kWait);
+}
+
+// Servers that append entries apply their own at once when they are next
+// (ApplyAppended), beside the consumer delivering the others': each entry
+// is applied once, in the log's order, and the replica is bit-identical to
+// one that only follows and to the engine fed the log's batches in order.
+TEST_F(LogFollowerTest, WritersApplyingTheirOwnEntriesKeepTheLogsOrder) {
+  const Stream stream = MakeStream(800, 7);
+  const Stream queries = MakeStream(50, 8);
+  Replica writing = Follow(0);
+  Replica following = Follow(1);
+  ASSERT_TRUE(writing.follower->WaitApplied(1, absl::Now() + kWait).ok());
+  // Two writers of 20 batches of 20 samples each, appending at once.
+  constexpr std::size_t kBatch = 20;
+  auto write = [&](std::size_t first_batch) {
+    for (std::size_t b = first_batch; b < first_batch + 20; ++b) {
+      const std::vector<Sample> batch =
+          Slice(stream, b * kBatch, (b + 1) * kBatch);
+      const std::string id = BatchMessageId("arm", batch, "");
+      const std::string payload = EncodeSamplesEntry(batch);
+      absl::StatusOr<ModelLog::Appended> appended =
+          Retried([&] { return log_->Append(id, payload); });
+      ASSERT_TRUE(appended.ok()) << appended.status();
+      absl::StatusOr<LearnOutcome> outcome = writing.follower->ApplyAppended(
+          {appended->sequence, id, payload}, absl::Now() + kWait);
+      ASSERT_TRUE(outcome.ok()) << outcome.status();
+      EXPECT_EQ(outcome->accepted, kBatch);
+      EXPECT_EQ(outcome->duplicates, 0u);
+    }
+  };
+  std::thread other_writer(write, 20);
+  write(0);
+  other_writer.join();
+
+  // The engine fed the batches in the log's order (entry 1 creates).
+  std::vector<LogEntry> entries;
+  ASSERT_TRUE(log_->Read(2, 100, &entries).ok());
+  ASSERT_EQ(entries.size(), 40u);
+  std::unique_ptr<Model> reference = MakeModel(config_);
+  for (const LogEntry& entry : entries) {
+    DecodedLogEntry decoded;
+    ASSERT_TRUE(
+        DecodeLogEntry(entry.payload, entry.sequence, config_, &decoded).ok());
+    ASSERT_TRUE(reference
+                    ->Learn(decoded.samples.samples(config_.input_dim,
+                                                    config_.num_targets()))
+                    .ok());
+  }
+  const std::uint64_t last = entries.back().sequence;
+  for (Replica* replica : {&writing, &following}) {
+    ASSERT_TRUE(replica->follower->WaitApplied(last, absl::Now() + kWait).ok());
+    replica->hosted->CatchUp();
+    EXPECT_EQ(replica->hosted->model().samples_seen(), 800u);
+    EXPECT_EQ(replica->hosted->log_applied(), last);
+  }
+  ExpectSameModel(writing.hosted->model(), *reference, queries);
+  ExpectSameModel(following.hosted->model(), *reference, queries);
 }
 
 }  // namespace
