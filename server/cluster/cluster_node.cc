@@ -321,6 +321,10 @@ absl::Status ClusterNode::Reconcile() {
   if (!live.ok()) return live.status();
   if (!live->empty() && live->front() == options_.advertise) {
     Rebalance(*placements, *live);
+    if (absl::Status compacted = placements_->CompactIfDue(); !compacted.ok()) {
+      spdlog::warn("event=cluster_placements_compaction_failed error=\"{}\"",
+                   std::string(compacted.message()));
+    }
   }
   return absl::OkStatus();
 }

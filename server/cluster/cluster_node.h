@@ -103,7 +103,8 @@ class ClusterNode {
 
   // Brings the hosted models in line with the placements now (the node
   // also does it every reconcile_interval), and re-places models if this
-  // server is the first live one.
+  // server is the first live one (which also compacts the placements'
+  // proposal log when due).
   absl::Status Reconcile();
 
   const std::string& address() const { return options_.advertise; }

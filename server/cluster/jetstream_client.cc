@@ -83,6 +83,9 @@ absl::StatusOr<std::unique_ptr<JetStreamClient>> JetStreamClient::Connect(
   if (status == NATS_OK) {
     status = natsOptions_SetReconnectWait(nats_options, 100);
   }
+  if (status == NATS_OK && options.only_listed_servers) {
+    status = natsOptions_SetIgnoreDiscoveredServers(nats_options, true);
+  }
   natsConnection* connection = nullptr;
   if (status == NATS_OK) {
     status = natsConnection_Connect(&connection, nats_options);

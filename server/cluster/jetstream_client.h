@@ -33,6 +33,10 @@ class JetStreamClient {
     absl::Duration request_timeout = absl::Seconds(5);
     // The connection's name, as the servers' monitoring shows it.
     std::string name = "streamreg";
+    // Reconnects only to `servers`, not to the other nodes the cluster
+    // announces (for servers reached through addresses of their own, such
+    // as a proxy's; tests use it to cut a client off with its node).
+    bool only_listed_servers = false;
   };
 
   // Connects to one of `options.servers`; UNAVAILABLE if none answers

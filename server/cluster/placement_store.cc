@@ -10,6 +10,7 @@
 #include "common/sha256.h"
 #include "core/base/byte_coding.h"
 #include "nats/nats.h"
+#include "spdlog/spdlog.h"
 
 namespace streamreg {
 namespace {
@@ -17,6 +18,8 @@ namespace {
 constexpr char kProposalStream[] = "streamreg-placement";
 constexpr char kProposalSubject[] = "streamreg.placement";
 constexpr char kServersBucket[] = "streamreg_servers";
+constexpr char kSnapshotStream[] = "streamreg-placement-snap";
+constexpr char kSnapshotSubject[] = "streamreg.placement_snap";
 
 // A proposal: set `model` to `servers` if it is at `revision`.
 std::string EncodeProposal(absl::string_view model,
@@ -45,6 +48,45 @@ bool DecodeProposal(absl::string_view bytes, Proposal* out) {
   if (!in.ok() || count > in.remaining()) return false;
   out->servers.resize(count);
   for (std::string& server : out->servers) server = in.String();
+  return in.done();
+}
+
+using Register = absl::flat_hash_map<std::string, PlacementStore::Placement>;
+
+// The register, in name order: each model's name, revision and servers.
+std::string EncodeRegister(const Register& placements) {
+  std::vector<const Register::value_type*> sorted;
+  sorted.reserve(placements.size());
+  for (const auto& entry : placements) sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  std::string bytes;
+  ByteWriter out(&bytes);
+  out.U64(sorted.size());
+  for (const auto* entry : sorted) {
+    out.String(entry->first);
+    out.U64(entry->second.revision);
+    out.U64(entry->second.servers.size());
+    for (const std::string& server : entry->second.servers) out.String(server);
+  }
+  return bytes;
+}
+
+bool DecodeRegister(absl::string_view bytes, Register* out) {
+  out->clear();
+  ByteReader in(bytes);
+  const std::uint64_t models = in.U64();
+  if (!in.ok() || models > in.remaining()) return false;
+  for (std::uint64_t m = 0; m < models && in.ok(); ++m) {
+    std::string name = in.String();
+    PlacementStore::Placement placement;
+    placement.revision = in.U64();
+    const std::uint64_t count = in.U64();
+    if (!in.ok() || count > in.remaining()) return false;
+    placement.servers.resize(count);
+    for (std::string& server : placement.servers) server = in.String();
+    (*out)[std::move(name)] = std::move(placement);
+  }
   return in.done();
 }
 
@@ -85,13 +127,22 @@ absl::StatusOr<std::unique_ptr<PlacementStore>> PlacementStore::Open(
   absl::StatusOr<ModelLog> proposals = ModelLog::OpenStream(
       client, kProposalStream, kProposalSubject, log_options);
   if (!proposals.ok()) return proposals.status();
-  absl::StatusOr<ModelLog::Cursor> cursor = proposals->Follow(1);
-  if (!cursor.ok()) return cursor.status();
+  SnapshotStore::Options snapshot_options;
+  snapshot_options.replicas = options.replicas;
+  absl::StatusOr<SnapshotStore> snapshots = SnapshotStore::OpenStream(
+      client, kSnapshotStream, kSnapshotSubject, snapshot_options);
+  if (!snapshots.ok()) return snapshots.status();
   absl::StatusOr<kvStore*> servers =
       OpenServersBucket(client, options.replicas, options.server_ttl);
   if (!servers.ok()) return servers.status();
-  return std::unique_ptr<PlacementStore>(
-      new PlacementStore(*std::move(proposals), *std::move(cursor), *servers));
+  std::unique_ptr<PlacementStore> store(
+      new PlacementStore(*std::move(proposals), *std::move(snapshots), *servers,
+                         std::max<std::uint64_t>(options.compact_every, 1)));
+  MutexLock lock(&store->mutex_);
+  if (absl::Status loaded = store->LoadSnapshot(); !loaded.ok()) {
+    return loaded;
+  }
+  return store;
 }
 
 PlacementStore::~PlacementStore() { kvStore_Destroy(servers_); }
@@ -107,6 +158,29 @@ void PlacementStore::Apply(const LogEntry& entry) {
   placement.revision = entry.sequence;
 }
 
+absl::Status PlacementStore::LoadSnapshot() {
+  cursor_.reset();
+  applied_ = 0;
+  placements_.clear();
+  absl::StatusOr<SnapshotStore::Snapshot> snapshot = snapshots_.Newest();
+  if (snapshot.ok()) {
+    if (!DecodeRegister(snapshot->bytes, &placements_)) {
+      placements_.clear();
+      return absl::DataLossError(
+          absl::StrCat("cluster: the placements' snapshot through proposal ",
+                       snapshot->log_sequence, " is malformed"));
+    }
+    applied_ = snapshot->log_sequence;
+  } else if (!absl::IsNotFound(snapshot.status())) {
+    return snapshot.status();
+  }
+  snapshot_through_ = applied_;
+  absl::StatusOr<ModelLog::Cursor> cursor = proposals_.Follow(applied_ + 1);
+  if (!cursor.ok()) return cursor.status();
+  cursor_.emplace(*std::move(cursor));
+  return absl::OkStatus();
+}
+
 absl::Status PlacementStore::CatchUp(std::uint64_t target) {
   if (target == 0) {
     absl::StatusOr<std::uint64_t> last = proposals_.LastSequence();
@@ -115,15 +189,63 @@ absl::Status PlacementStore::CatchUp(std::uint64_t target) {
   }
   const absl::Duration timeout = proposals_.client().options().request_timeout;
   while (applied_ < target) {
-    absl::StatusOr<LogEntry> entry = cursor_.Next(timeout);
+    if (!cursor_.has_value()) {
+      absl::StatusOr<ModelLog::Cursor> cursor = proposals_.Follow(applied_ + 1);
+      if (!cursor.ok()) return cursor.status();
+      cursor_.emplace(*std::move(cursor));
+    }
+    absl::StatusOr<LogEntry> entry = cursor_->Next(timeout);
     if (!entry.ok()) {
       // The entries up to `target` are stored: not coming is the cluster's
-      // unavailability.
+      // unavailability. The next read follows the log afresh from here
+      // (its consumer may be gone with a node).
+      cursor_.reset();
       return absl::UnavailableError(entry.status().message());
+    }
+    if (entry->sequence <= applied_) continue;  // in the register already
+    if (entry->sequence > applied_ + 1) {
+      // The proposals after applied_ were compacted away: a newer snapshot
+      // holds them.
+      const std::uint64_t missing = applied_ + 1;
+      if (absl::Status loaded = LoadSnapshot(); !loaded.ok()) return loaded;
+      spdlog::info(
+          "event=cluster_placements_reloaded missing={} snapshot_through={}",
+          missing, applied_);
+      if (applied_ < missing) {
+        return absl::DataLossError(absl::StrCat(
+            "cluster: proposal ", missing,
+            " left the placement log and no snapshot holds it (the newest "
+            "is through ",
+            applied_, ")"));
+      }
+      continue;
     }
     Apply(*entry);
   }
   return absl::OkStatus();
+}
+
+absl::Status PlacementStore::CompactIfDue() {
+  MutexLock compacting(&compact_mutex_);
+  std::uint64_t through = 0;
+  std::string bytes;
+  {
+    MutexLock lock(&mutex_);
+    if (absl::Status caught_up = CatchUp(0); !caught_up.ok()) return caught_up;
+    if (applied_ - snapshot_through_ < compact_every_) return absl::OkStatus();
+    through = applied_;
+    bytes = EncodeRegister(placements_);
+  }
+  // Stored without the lock: reads and proposals go on meanwhile.
+  absl::StatusOr<std::uint64_t> compactable = snapshots_.Put(through, bytes);
+  if (!compactable.ok()) return compactable.status();
+  {
+    MutexLock lock(&mutex_);
+    snapshot_through_ = std::max(snapshot_through_, through);
+  }
+  // The proposals the older kept snapshot includes leave the log.
+  return *compactable == 0 ? absl::OkStatus()
+                           : proposals_.Compact(*compactable);
 }
 
 absl::StatusOr<PlacementStore::Placement> PlacementStore::Get(

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "core/base/mutex.h"
 #include "server/cluster/jetstream_client.h"
 #include "server/cluster/model_log.h"
+#include "server/cluster/snapshot_store.h"
 
 typedef struct __kvStore kvStore;
 
@@ -33,6 +35,14 @@ namespace streamreg {
 //    subject sequence before proposing a write, not in consensus, and let
 //    several writers based on one revision succeed in our test
 //    (nats-server issue 4320, fixed in 2.9.21);
+//    The proposals are compacted: every `compact_every` of them, the
+//    register as of the last one applied (every model's servers and
+//    revision, a deleted model's included, so that every store judges a
+//    later proposal alike) is stored as a snapshot (stream
+//    `streamreg-placement-snap`, SnapshotStore), and the proposals the
+//    older kept snapshot includes leave the log. A store opens from the
+//    newest snapshot and reads only the proposals after it; one that finds
+//    the proposals it needs next compacted away reloads the snapshot;
 //  - the live servers are JetStream Key-Value bucket `streamreg_servers`,
 //    one key per server holding its address; an entry expires `server_ttl`
 //    after it was last written, so a server that stops renewing it
@@ -43,6 +53,9 @@ class PlacementStore {
   struct Options {
     int replicas = 3;
     absl::Duration server_ttl = absl::Seconds(5);
+    // Proposals applied since the last snapshot that make CompactIfDue
+    // store one.
+    std::uint64_t compact_every = 1000;
   };
   // A model's placement: its servers and the revision that set them (0:
   // none yet).
@@ -75,6 +88,16 @@ class PlacementStore {
       absl::string_view model, const std::vector<std::string>& servers,
       std::uint64_t revision);
 
+  // Snapshots the register and compacts the proposal log, if at least
+  // `compact_every` proposals were applied since this store's last
+  // snapshot (any store may: the register as of a proposal is the same in
+  // every store). Off the request path: a server's reconcile round.
+  absl::Status CompactIfDue();
+  // Where the proposal log stands: its first entry kept and its last.
+  absl::StatusOr<ModelLog::Bounds> ProposalBounds() const {
+    return proposals_.StoredBounds();
+  }
+
   // Announces (or renews) `server` as alive.
   absl::Status Heartbeat(absl::string_view server);
   // The servers whose announcement has not expired, sorted.
@@ -85,22 +108,33 @@ class PlacementStore {
   static std::string ServerKey(absl::string_view server);
 
  private:
-  PlacementStore(ModelLog proposals, ModelLog::Cursor cursor, kvStore* servers)
+  PlacementStore(ModelLog proposals, SnapshotStore snapshots, kvStore* servers,
+                 std::uint64_t compact_every)
       : proposals_(std::move(proposals)),
-        cursor_(std::move(cursor)),
-        servers_(servers) {}
+        snapshots_(std::move(snapshots)),
+        servers_(servers),
+        compact_every_(compact_every) {}
+  // Takes the register from the newest snapshot (none: empty) and reads
+  // the proposals after it.
+  absl::Status LoadSnapshot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Applies the proposals up to sequence `target` (the last stored, if 0).
   absl::Status CatchUp(std::uint64_t target)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Apply(const LogEntry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   ModelLog proposals_;
+  SnapshotStore snapshots_;  // stored under compact_mutex_, read under mutex_
+  Mutex compact_mutex_ ABSL_ACQUIRED_BEFORE(mutex_);
   Mutex mutex_;
-  ModelLog::Cursor cursor_ ABSL_GUARDED_BY(mutex_);
+  std::optional<ModelLog::Cursor> cursor_ ABSL_GUARDED_BY(mutex_);
   std::uint64_t applied_ ABSL_GUARDED_BY(mutex_) = 0;
+  // The last proposal the newest snapshot this store loaded or stored
+  // includes.
+  std::uint64_t snapshot_through_ ABSL_GUARDED_BY(mutex_) = 0;
   absl::flat_hash_map<std::string, Placement> placements_
       ABSL_GUARDED_BY(mutex_);
   kvStore* const servers_;
+  const std::uint64_t compact_every_;
 };
 
 }  // namespace streamreg

@@ -73,20 +73,26 @@ std::string SnapshotStore::StreamName(absl::string_view model) {
   return absl::StrCat("streamreg-snap_", ModelLog::EscapedName(model));
 }
 
-SnapshotStore::SnapshotStore(JetStreamClient* client, std::string model,
-                             Options options)
+SnapshotStore::SnapshotStore(JetStreamClient* client, std::string stream,
+                             absl::string_view subject, Options options)
     : client_(client),
-      stream_(StreamName(model)),
-      chunk_subject_(absl::StrCat("streamreg.snap.",
-                                  ModelLog::EscapedName(model), ".chunk")),
-      head_subject_(absl::StrCat("streamreg.snap.",
-                                 ModelLog::EscapedName(model), ".head")),
+      stream_(std::move(stream)),
+      chunk_subject_(absl::StrCat(subject, ".chunk")),
+      head_subject_(absl::StrCat(subject, ".head")),
       options_(options) {}
 
 absl::StatusOr<SnapshotStore> SnapshotStore::Open(JetStreamClient& client,
                                                   absl::string_view model,
                                                   Options options) {
-  SnapshotStore store(&client, std::string(model), options);
+  return OpenStream(
+      client, StreamName(model),
+      absl::StrCat("streamreg.snap.", ModelLog::EscapedName(model)), options);
+}
+
+absl::StatusOr<SnapshotStore> SnapshotStore::OpenStream(
+    JetStreamClient& client, std::string stream, absl::string_view subject,
+    Options options) {
+  SnapshotStore store(&client, std::move(stream), subject, options);
   if (absl::Status opened =
           client.EnsureStream({store.stream_,
                                {store.chunk_subject_, store.head_subject_},

@@ -49,6 +49,13 @@ class SnapshotStore {
   static absl::StatusOr<SnapshotStore> Open(JetStreamClient& client,
                                             absl::string_view model,
                                             Options options);
+  // The same for the snapshots of another replicated state (the
+  // placements'), by its stream and subject prefix, which no model's may
+  // be.
+  static absl::StatusOr<SnapshotStore> OpenStream(JetStreamClient& client,
+                                                  std::string stream,
+                                                  absl::string_view subject,
+                                                  Options options);
 
   // Stores `bytes` as the snapshot that includes the model's log up to
   // `log_sequence`, then purges all but it and the snapshot before it.
@@ -69,7 +76,8 @@ class SnapshotStore {
 
  private:
   struct Head;
-  SnapshotStore(JetStreamClient* client, std::string model, Options options);
+  SnapshotStore(JetStreamClient* client, std::string stream,
+                absl::string_view subject, Options options);
   // The last head stored, if any (NOT_FOUND if none).
   absl::StatusOr<Head> LastHead() const;
   absl::StatusOr<Head> HeadAt(std::uint64_t stream_sequence) const;

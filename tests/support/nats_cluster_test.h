@@ -30,12 +30,14 @@ class NatsClusterTest : public ::testing::Test {
     ASSERT_NE(client_, nullptr);
   }
 
-  // A client of `servers`, with a 2 s request timeout; null (and a test
+  // A client of `servers` (and of the other nodes, unless
+  // `only_listed_servers`), with a 2 s request timeout; null (and a test
   // failure) if it cannot connect.
   static std::unique_ptr<JetStreamClient> Connect(
-      std::vector<std::string> servers) {
+      std::vector<std::string> servers, bool only_listed_servers = false) {
     JetStreamClient::Options options;
     options.servers = std::move(servers);
+    options.only_listed_servers = only_listed_servers;
     options.request_timeout = absl::Seconds(2);
     absl::StatusOr<std::unique_ptr<JetStreamClient>> client =
         JetStreamClient::Connect(options);

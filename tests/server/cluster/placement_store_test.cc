@@ -1,6 +1,7 @@
 // Placements and live servers in JetStream Key-Value on a real three-node
 // cluster: compare-and-set lets exactly one of two proposers win and loses
-// no update under contention; announcements expire once not renewed.
+// no update under contention; announcements expire once not renewed; a
+// compacted proposal log keeps the register.
 #include "server/cluster/placement_store.h"
 
 #include <atomic>
@@ -26,13 +27,44 @@ class PlacementStoreTest : public NatsClusterTest {
     ASSERT_NE(store_, nullptr);
   }
 
-  static std::unique_ptr<PlacementStore> OpenStore(JetStreamClient& client) {
+  static std::unique_ptr<PlacementStore> OpenStore(
+      JetStreamClient& client, std::uint64_t compact_every = 1000) {
     PlacementStore::Options options;
     options.server_ttl = absl::Seconds(2);
+    options.compact_every = compact_every;
     absl::StatusOr<std::unique_ptr<PlacementStore>> store =
         Retried([&] { return PlacementStore::Open(client, options); });
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  // Sets `model`'s servers, from whatever revision it is at.
+  // Sets `model`'s servers, from whatever revision it is at, retrying
+  // while the cluster answers UNAVAILABLE (as a server does).
+  static void Place(PlacementStore& store, const std::string& model,
+                    const std::vector<std::string>& servers) {
+    absl::StatusOr<PlacementStore::Placement> now =
+        Retried([&] { return store.Get(model); });
+    ASSERT_TRUE(now.ok()) << now.status();
+    absl::StatusOr<std::uint64_t> set = Retried(
+        [&] { return store.CompareAndSet(model, servers, now->revision); });
+    ASSERT_TRUE(set.ok()) << set.status();
+  }
+
+  static void ExpectSameRegister(PlacementStore& a, PlacementStore& b) {
+    absl::StatusOr<absl::flat_hash_map<std::string, PlacementStore::Placement>>
+        all_a = Retried([&] { return a.All(); });
+    absl::StatusOr<absl::flat_hash_map<std::string, PlacementStore::Placement>>
+        all_b = Retried([&] { return b.All(); });
+    ASSERT_TRUE(all_a.ok()) << all_a.status();
+    ASSERT_TRUE(all_b.ok()) << all_b.status();
+    ASSERT_EQ(all_a->size(), all_b->size());
+    for (const auto& [model, placement] : *all_a) {
+      const auto found = all_b->find(model);
+      ASSERT_NE(found, all_b->end()) << model;
+      EXPECT_EQ(found->second.servers, placement.servers) << model;
+      EXPECT_EQ(found->second.revision, placement.revision) << model;
+    }
   }
 
   std::unique_ptr<PlacementStore> store_;
@@ -141,6 +173,59 @@ TEST_F(PlacementStoreTest, PlacementsOutliveANodeKilled) {
   ASSERT_TRUE(moved.ok()) << moved.status();
   ASSERT_TRUE(cluster_->Restart(0).ok());
   EXPECT_EQ(store_->Get("kept")->servers.back(), "d:4");
+}
+
+// Compacted every 10 proposals: the log loses its early proposals; a store
+// opened afterwards reads the same register (servers and revisions, a
+// deleted model's included) from the snapshot and the proposals after it,
+// and judges a proposal as the others do; a store whose node was down
+// while the log was compacted past it reads the same register once back.
+TEST_F(PlacementStoreTest, ACompactedProposalLogKeepsTheRegister) {
+  std::unique_ptr<JetStreamClient> first_node = Connect({cluster_->urls()[0]});
+  // Cut off while its node is down.
+  std::unique_ptr<JetStreamClient> last_node =
+      Connect({cluster_->urls()[2]}, /*only_listed_servers=*/true);
+  ASSERT_NE(first_node, nullptr);
+  ASSERT_NE(last_node, nullptr);
+  std::unique_ptr<PlacementStore> compacting = OpenStore(*first_node, 10);
+  std::unique_ptr<PlacementStore> behind = OpenStore(*last_node, 10);
+  ASSERT_NE(compacting, nullptr);
+  ASSERT_NE(behind, nullptr);
+  ASSERT_NO_FATAL_FAILURE(Place(*compacting, "m0", {"a:1"}));
+  ASSERT_TRUE(behind->Get("m0").ok());
+  cluster_->Kill(2);
+
+  // 6 rounds of 8 proposals: snapshots at about 16, 32 and 48; the
+  // proposals through the older kept one leave the log.
+  for (int round = 0; round < 6; ++round) {
+    for (int m = 0; m < 8; ++m) {
+      const std::vector<std::string> servers =
+          round == 5 && m == 7 ? std::vector<std::string>{}  // deleted
+                               : std::vector<std::string>{
+                                     absl::StrCat("s", round, ":", 7000 + m)};
+      ASSERT_NO_FATAL_FAILURE(
+          Place(*compacting, absl::StrCat("m", m), servers));
+    }
+    ASSERT_TRUE(Retried([&] { return compacting->CompactIfDue(); }).ok());
+  }
+  absl::StatusOr<ModelLog::Bounds> bounds = compacting->ProposalBounds();
+  ASSERT_TRUE(bounds.ok()) << bounds.status();
+  EXPECT_GT(bounds->first, 17u);
+  EXPECT_GE(bounds->last, 49u);
+
+  std::unique_ptr<PlacementStore> fresh = OpenStore(*client_, 10);
+  ASSERT_NE(fresh, nullptr);
+  ExpectSameRegister(*compacting, *fresh);
+  EXPECT_TRUE((*fresh->All())["m7"].servers.empty());
+  // A stale revision loses on any store; the current one wins.
+  const PlacementStore::Placement m3 = *fresh->Get("m3");
+  EXPECT_TRUE(absl::IsAborted(
+      fresh->CompareAndSet("m3", {"x:1"}, m3.revision - 1).status()));
+  ASSERT_TRUE(fresh->CompareAndSet("m3", {"x:1"}, m3.revision).ok());
+  EXPECT_EQ(compacting->Get("m3")->servers, std::vector<std::string>{"x:1"});
+
+  ASSERT_TRUE(cluster_->Restart(2).ok());
+  ExpectSameRegister(*compacting, *behind);
 }
 
 }  // namespace
