@@ -16,6 +16,12 @@ namespace streamreg {
 absl::StatusOr<std::string> ReadFileContents(const std::string& path,
                                              absl::string_view what);
 
+// ReadFileContents for a file of secrets (a token table): refused with
+// FailedPrecondition, naming `what`, the path and its mode, when every user
+// may read it or write it (a secret anyone could copy, or add to).
+absl::StatusOr<std::string> ReadSecretFileContents(const std::string& path,
+                                                   absl::string_view what);
+
 // A file a flag names, to be read into *contents (nothing if path is empty).
 struct FlagFile {
   std::string path;

@@ -169,7 +169,8 @@ absl::StatusOr<AccessTokens> AccessTokens::Parse(absl::string_view text,
 }
 
 absl::StatusOr<AccessTokens> AccessTokens::Load(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileContents(path, "--auth_tokens");
+  absl::StatusOr<std::string> text =
+      ReadSecretFileContents(path, "--auth_tokens");
   if (!text.ok()) return text.status();
   return Parse(*text, absl::StrCat("--auth_tokens ", path));
 }

@@ -61,6 +61,9 @@ class AccessTokens {
   // contain a token.
   static absl::StatusOr<AccessTokens> Parse(absl::string_view text,
                                             absl::string_view source);
+  // Parse of the file at `path` (--auth_tokens), which must not be
+  // readable or writable by every user: FailedPrecondition naming its mode
+  // if it is.
   static absl::StatusOr<AccessTokens> Load(const std::string& path);
 
   // The holder of `token`, or nullptr.

@@ -2,9 +2,13 @@
 // the line, never the token), lookups, and permissions by model prefix.
 #include "server/auth/access_tokens.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/support/fresh_directory.h"
 
 namespace streamreg {
 namespace {
@@ -120,6 +124,35 @@ TEST(AccessTokensTest, LoadNamesTheFlagAndThePath) {
       tokens.status().message().find("--auth_tokens /nonexistent/tokens.txt"),
       std::string::npos)
       << tokens.status();
+}
+
+// A table of secrets that every user may read (or add a token to) is
+// refused, naming the flag, the path and the mode; the owner's (and a
+// group's read) is loaded.
+TEST(AccessTokensTest, LoadRefusesATableEveryUserMayReadOrWrite) {
+  const std::string path = FreshDirectory() + "/tokens";
+  std::ofstream(path) << "robot robot-0123456789abcdef read *\n";
+  struct Case {
+    mode_t mode;
+    const char* error;  // empty: loaded
+  };
+  for (const Case& c : {Case{0644, "readable by every user (mode 0644)"},
+                        Case{0602, "writable by every user (mode 0602)"},
+                        Case{0666, "readable and writable by every user"},
+                        Case{0600, ""}, Case{0640, ""}, Case{0400, ""}}) {
+    ASSERT_EQ(::chmod(path.c_str(), c.mode), 0);
+    absl::StatusOr<AccessTokens> tokens = AccessTokens::Load(path);
+    if (*c.error == '\0') {
+      EXPECT_TRUE(tokens.ok()) << c.mode << ": " << tokens.status();
+      continue;
+    }
+    ASSERT_FALSE(tokens.ok()) << c.mode;
+    EXPECT_TRUE(absl::IsFailedPrecondition(tokens.status())) << tokens.status();
+    const std::string message(tokens.status().message());
+    EXPECT_NE(message.find(c.error), std::string::npos) << message;
+    EXPECT_NE(message.find("--auth_tokens " + path), std::string::npos)
+        << message;
+  }
 }
 
 TEST(AccessTokensTest, DigestsAreSha256) {

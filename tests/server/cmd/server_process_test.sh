@@ -292,6 +292,7 @@ new_robot=robot-NEW-0123456789abcdef
 write_tokens() {  # write_tokens ROBOT_TOKEN: the table, replaced atomically
   printf '# name token permissions prefixes\nops %s read,write,admin *\nrobot %s read,write arm1.\n' \
     "$ops" "$1" >"$work/tokens.new"
+  chmod 600 "$work/tokens.new"  # a table every user may read is refused
   mv "$work/tokens.new" "$work/tokens"
 }
 write_tokens "$robot"
@@ -354,6 +355,15 @@ grep -q "tokens line 1: the token has 5 characters" "$work/server.err" ||
   fail "reload error not logged"
 STREAMREG_TOKEN=$new_robot "$cli" --server "$addr" info --model arm1.sarcos \
   >/dev/null || fail "the tokens in force after a bad reload"
+# So does a table every user may read: tokens are secrets.
+write_tokens "$robot"
+chmod 644 "$work/tokens"
+kill -HUP "$server_pid"
+wait_for_log event=auth_tokens_reload_failed 2
+grep -q "tokens: readable by every user (mode 0644)" "$work/server.err" ||
+  fail "world-readable table not refused: $(cat "$work/server.err")"
+STREAMREG_TOKEN=$new_robot "$cli" --server "$addr" info --model arm1.sarcos \
+  >/dev/null || fail "the tokens in force after a refused reload"
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "the server with tokens did not stop cleanly"
 server_pid=
@@ -361,6 +371,13 @@ server_pid=
 if grep -q -e "$ops" -e "$robot" -e "$new_robot" "$work/server.err"; then
   fail "a token was logged"
 fi
+status=0
+"$server_bin" --listen 127.0.0.1:0 --data-dir "$work/auth-data" \
+  --auth-tokens "$work/tokens" >/dev/null 2>"$work/auth.err" || status=$?
+[ "$status" -eq 2 ] && grep -q -- "--auth_tokens $work/tokens: readable by every user" \
+  "$work/auth.err" || fail "world-readable token file at start: $status $(cat "$work/auth.err")"
+echo "robot short read *" >"$work/tokens"
+chmod 600 "$work/tokens"
 status=0
 "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/auth-data" \
   --auth-tokens "$work/tokens" >/dev/null 2>"$work/auth.err" || status=$?
