@@ -3,7 +3,10 @@
 // RPC against the permission it needs, a replaced table (what SIGHUP does)
 // taking effect on new calls and on streams already open.
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +16,7 @@
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
 #include "client/lib/predict_session.h"
+#include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "server/rpc/server.h"
 #include "tests/support/service_test_support.h"
@@ -124,6 +128,159 @@ TEST_F(AuthTest, NoTokenOrAnUnknownOneIsUnauthenticatedButHealthIsOpen) {
     ASSERT_TRUE(health.ok()) << health.status();
     EXPECT_EQ(*health, "SERVING");
   }
+  EXPECT_EQ(NumSamples("arm1.torque"), 50u);
+  EXPECT_EQ(As(kOps)->ListModels()->size(), 2u);
+}
+
+// Each method of both services, found through their descriptors, refuses
+// a call without a token: an RPC added later fails here until its call is
+// in this table (and so shown to check the token).
+TEST_F(AuthTest, NoMethodOfEitherServiceAnswersWithoutAToken) {
+  std::unique_ptr<Client> client = As("");
+  v1::RegressionService::Stub& regression = client->regression();
+  v1::ModelService::Stub& models = client->models();
+  auto unary = [](auto call) {
+    grpc::ClientContext context;
+    return call(&context);
+  };
+  // A stream that sends one request (for `model`) and reads to its end.
+  auto stream = [](auto open, auto request, auto response) {
+    grpc::ClientContext context;
+    auto call = open(&context);
+    request.set_model("arm1.torque");
+    call->Write(request);
+    call->WritesDone();
+    while (call->Read(&response)) {
+    }
+    return call->Finish();
+  };
+  const std::map<std::string, std::function<grpc::Status()>> calls = {
+      {"streamreg.v1.RegressionService.Ingest",
+       [&] {
+         grpc::ClientContext context;
+         v1::IngestResponse response;
+         auto call = regression.Ingest(&context, &response);
+         v1::IngestRequest request;
+         request.set_model("arm1.torque");
+         call->Write(request);
+         call->WritesDone();
+         return call->Finish();
+       }},
+      {"streamreg.v1.RegressionService.Learn",
+       [&] {
+         return stream([&](auto* c) { return regression.Learn(c); },
+                       v1::LearnRequest(), v1::LearnResponse());
+       }},
+      {"streamreg.v1.RegressionService.Predict",
+       [&] {
+         return unary([&](auto* c) {
+           v1::PredictRequest request;
+           request.set_model("arm1.torque");
+           v1::PredictResponse response;
+           return regression.Predict(c, request, &response);
+         });
+       }},
+      {"streamreg.v1.RegressionService.PredictStream",
+       [&] {
+         return stream([&](auto* c) { return regression.PredictStream(c); },
+                       v1::PredictRequest(), v1::PredictResponse());
+       }},
+      {"streamreg.v1.RegressionService.Ping",
+       [&] {
+         return unary([&](auto* c) {
+           v1::PingResponse response;
+           return regression.Ping(c, v1::PingRequest(), &response);
+         });
+       }},
+      {"streamreg.v1.RegressionService.PingStream",
+       [&] {
+         grpc::ClientContext context;
+         auto call = regression.PingStream(&context);
+         call->Write(v1::PingRequest());
+         call->WritesDone();
+         v1::PingResponse response;
+         while (call->Read(&response)) {
+         }
+         return call->Finish();
+       }},
+      {"streamreg.v1.ModelService.CreateModel",
+       [&] {
+         return unary([&](auto* c) {
+           v1::CreateModelRequest request;
+           request.set_name("arm1.new");
+           *request.mutable_spec() = RowsSpec();
+           v1::Model response;
+           return models.CreateModel(c, request, &response);
+         });
+       }},
+      {"streamreg.v1.ModelService.GetModel",
+       [&] {
+         return unary([&](auto* c) {
+           v1::GetModelRequest request;
+           request.set_name("arm1.torque");
+           v1::Model response;
+           return models.GetModel(c, request, &response);
+         });
+       }},
+      {"streamreg.v1.ModelService.ListModels",
+       [&] {
+         return unary([&](auto* c) {
+           v1::ListModelsResponse response;
+           return models.ListModels(c, v1::ListModelsRequest(), &response);
+         });
+       }},
+      {"streamreg.v1.ModelService.DeleteModel",
+       [&] {
+         return unary([&](auto* c) {
+           v1::DeleteModelRequest request;
+           request.set_name("arm1.torque");
+           v1::DeleteModelResponse response;
+           return models.DeleteModel(c, request, &response);
+         });
+       }},
+      {"streamreg.v1.ModelService.GetMetric",
+       [&] {
+         return unary([&](auto* c) {
+           v1::GetMetricRequest request;
+           request.set_name("arm1.torque");
+           v1::MetricReport response;
+           return models.GetMetric(c, request, &response);
+         });
+       }},
+      {"streamreg.v1.ModelService.Refit",
+       [&] {
+         grpc::ClientContext context;
+         v1::RefitRequest request;
+         request.set_name("arm1.torque");
+         auto call = models.Refit(&context, request);
+         v1::RefitProgress progress;
+         while (call->Read(&progress)) {
+         }
+         return call->Finish();
+       }},
+  };
+  std::set<std::string> methods;
+  for (const char* name : {v1::RegressionService::service_full_name(),
+                           v1::ModelService::service_full_name()}) {
+    const google::protobuf::ServiceDescriptor* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+            name);
+    ASSERT_NE(service, nullptr) << name;
+    for (int m = 0; m < service->method_count(); ++m) {
+      methods.insert(service->method(m)->full_name());
+    }
+  }
+  for (const std::string& method : methods) {
+    const auto call = calls.find(method);
+    if (call == calls.end()) {
+      ADD_FAILURE() << method << ": not in this test's table";
+      continue;
+    }
+    EXPECT_EQ(call->second().error_code(), grpc::StatusCode::UNAUTHENTICATED)
+        << method;
+  }
+  EXPECT_EQ(calls.size(), methods.size());
+  // Nothing changed: the model is there with its samples, none created.
   EXPECT_EQ(NumSamples("arm1.torque"), 50u);
   EXPECT_EQ(As(kOps)->ListModels()->size(), 2u);
 }
