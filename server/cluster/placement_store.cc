@@ -232,7 +232,9 @@ absl::Status PlacementStore::CompactIfDue() {
   {
     MutexLock lock(&mutex_);
     if (absl::Status caught_up = CatchUp(0); !caught_up.ok()) return caught_up;
-    if (applied_ - snapshot_through_ < compact_every_) return absl::OkStatus();
+    // (A reload while this store's last put was under way may have left
+    // snapshot_through_ ahead of applied_.)
+    if (applied_ < snapshot_through_ + compact_every_) return absl::OkStatus();
     through = applied_;
     bytes = EncodeRegister(placements_);
   }
