@@ -138,8 +138,8 @@ class ClusterNode::Replica : public WriteLog {
   // Appends the entry (retrying for at most the write timeout) and waits
   // for this replica to apply it until the client's `deadline`; *resent if
   // the log held an entry of that id already (whose outcome it returns).
-  absl::StatusOr<LearnOutcome> AppendAndWait(const std::string& message_id,
-                                             const std::string& payload,
+  absl::StatusOr<LearnOutcome> AppendAndWait(std::string message_id,
+                                             std::string payload,
                                              absl::Time deadline,
                                              bool* resent) {
     std::shared_ptr<LogFollower> follower;
@@ -163,8 +163,10 @@ class ClusterNode::Replica : public WriteLog {
     absl::StatusOr<LearnOutcome> outcome =
         appended->duplicate
             ? follower->WaitApplied(appended->sequence, deadline)
-            : follower->ApplyAppended({appended->sequence, message_id, payload},
-                                      deadline);
+            : follower->ApplyAppended(
+                  {appended->sequence, std::move(message_id),
+                   std::move(payload)},
+                  deadline);
     if (absl::IsDeadlineExceeded(outcome.status())) {
       // Stored, not yet applied here: the client's retry (same ids) finds
       // the same entry.
