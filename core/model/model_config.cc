@@ -168,6 +168,11 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
       return absl::InvalidArgumentError(
           absl::StrCat("target_names[", t, "]: empty name"));
     }
+    if (name.size() > kMaxColumnNameLength) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target_names[", t, "]: ", name.size(),
+                       " bytes; at most ", kMaxColumnNameLength));
+    }
     if (!seen.insert(name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("target_names[", t, "]: duplicate name '", name, "'"));

@@ -189,6 +189,10 @@ struct ModelConfig {
   std::size_t EffectiveHonestLag() const;
 };
 
+// The longest input or target name, in bytes: names label a model's
+// columns and are kept with it, in its log and its snapshots.
+inline constexpr std::size_t kMaxColumnNameLength = 128;
+
 // The widest input a linear base takes: a 256 x 256 Cholesky solve is
 // about 5.6 Mflop per sample.
 inline constexpr std::size_t kMaxLinearBaseDim = 256;

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/model/model_config.h"
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
@@ -100,6 +101,13 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Make(
     return absl::InvalidArgumentError(
         absl::StrCat("spec.input_names: ", input_names.size(), " names for ",
                      config.input_dim, " inputs"));
+  }
+  for (std::size_t i = 0; i < input_names.size(); ++i) {
+    if (input_names[i].size() > kMaxColumnNameLength) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.input_names[", i, "]: ", input_names[i].size(),
+                       " bytes; at most ", kMaxColumnNameLength));
+    }
   }
   absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(config);
   if (!model.ok()) {

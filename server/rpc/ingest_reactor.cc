@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
+#include "server/rpc/request_limits.h"
 #include "server/rpc/wire_conversion.h"
 #include "spdlog/spdlog.h"
 
@@ -33,6 +34,12 @@ void IngestReactor::OnReadDone(bool ok) {
   if (request_.samples().empty()) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat(stream_.Where(), ": samples: empty batch")));
+  }
+  if (absl::Status status =
+          CheckRepeatedCount(static_cast<std::size_t>(request_.samples_size()),
+                             kMaxSamplesPerMessage, "samples");
+      !status.ok()) {
+    return Fail(Prefixed(status, stream_.Where()));
   }
   (*model)->writes().Post([this, model = *model] { Learn(model); });
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "server/rpc/grpc_status.h"
+#include "server/rpc/request_limits.h"
 #include "server/rpc/wire_conversion.h"
 
 namespace streamreg {
@@ -14,6 +15,12 @@ absl::Status AnswerPredict(const HostedModel& model,
                            v1::PredictResponse* response) {
   if (request.queries().empty()) {
     return absl::InvalidArgumentError("queries: empty");
+  }
+  if (absl::Status status =
+          CheckRepeatedCount(static_cast<std::size_t>(request.queries_size()),
+                             kMaxQueriesPerRequest, "queries");
+      !status.ok()) {
+    return status;
   }
   if (model.deleted()) {
     return absl::NotFoundError(

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -132,157 +133,231 @@ TEST_F(AuthTest, NoTokenOrAnUnknownOneIsUnauthenticatedButHealthIsOpen) {
   EXPECT_EQ(As(kOps)->ListModels()->size(), 2u);
 }
 
-// Each method of both services, found through their descriptors, refuses
-// a call without a token: an RPC added later fails here until its call is
-// in this table (and so shown to check the token).
-TEST_F(AuthTest, NoMethodOfEitherServiceAnswersWithoutAToken) {
-  std::unique_ptr<Client> client = As("");
-  v1::RegressionService::Stub& regression = client->regression();
-  v1::ModelService::Stub& models = client->models();
-  auto unary = [](auto call) {
+// One call of a method, made by `client` about `model`, and the
+// permission the method needs on the model (none: any known token).
+struct MethodCall {
+  using Call =
+      std::function<grpc::Status(Client& client, const std::string& model)>;
+  std::optional<Permission> needs;
+  Call call;
+};
+
+// A stream that sends `request` (for `model`) and reads to its end.
+template <typename Open, typename Request, typename Response>
+grpc::Status StreamOnce(Open open, Request request, Response response,
+                        const std::string& model) {
+  grpc::ClientContext context;
+  auto call = open(&context);
+  request.set_model(model);
+  call->Write(request);
+  call->WritesDone();
+  while (call->Read(&response)) {
+  }
+  return call->Finish();
+}
+
+// A call of a unary ModelService method whose request names the model.
+template <typename Request, typename Response>
+MethodCall::Call ByName(grpc::Status (v1::ModelService::Stub::*method)(
+    grpc::ClientContext*, const Request&, Response*)) {
+  return [method](Client& client, const std::string& model) {
     grpc::ClientContext context;
-    return call(&context);
+    Request request;
+    request.set_name(model);
+    Response response;
+    return (client.models().*method)(&context, request, &response);
   };
-  // A stream that sends one request (for `model`) and reads to its end.
-  auto stream = [](auto open, auto request, auto response) {
-    grpc::ClientContext context;
-    auto call = open(&context);
-    request.set_model("arm1.torque");
-    call->Write(request);
-    call->WritesDone();
-    while (call->Read(&response)) {
-    }
-    return call->Finish();
+}
+
+// A call of every method of both services, by full name.
+std::map<std::string, MethodCall> EveryMethod() {
+  using ModelName = const std::string&;
+  auto regression = [](Client & client) -> auto& {
+    return client.regression();
   };
-  const std::map<std::string, std::function<grpc::Status()>> calls = {
+  return {
       {"streamreg.v1.RegressionService.Ingest",
-       [&] {
-         grpc::ClientContext context;
-         v1::IngestResponse response;
-         auto call = regression.Ingest(&context, &response);
-         v1::IngestRequest request;
-         request.set_model("arm1.torque");
-         call->Write(request);
-         call->WritesDone();
-         return call->Finish();
-       }},
+       {Permission::kWrite,
+        [=](Client& client, ModelName model) {
+          grpc::ClientContext context;
+          v1::IngestResponse response;
+          auto call = regression(client).Ingest(&context, &response);
+          v1::IngestRequest request;
+          request.set_model(model);
+          const Rows rows(1, 3);
+          v1::Sample* sample = request.add_samples();
+          sample->mutable_x()->Add(rows.input(0).begin(), rows.input(0).end());
+          sample->mutable_y()->Add(rows.target(0).begin(),
+                                   rows.target(0).end());
+          call->Write(request);
+          call->WritesDone();
+          return call->Finish();
+        }}},
       {"streamreg.v1.RegressionService.Learn",
-       [&] {
-         return stream([&](auto* c) { return regression.Learn(c); },
-                       v1::LearnRequest(), v1::LearnResponse());
-       }},
+       {Permission::kWrite,
+        [=](Client& client, ModelName model) {
+          return StreamOnce(
+              [&](auto* c) { return regression(client).Learn(c); },
+              v1::LearnRequest(), v1::LearnResponse(), model);
+        }}},
       {"streamreg.v1.RegressionService.Predict",
-       [&] {
-         return unary([&](auto* c) {
-           v1::PredictRequest request;
-           request.set_model("arm1.torque");
-           v1::PredictResponse response;
-           return regression.Predict(c, request, &response);
-         });
-       }},
+       {Permission::kRead,
+        [=](Client& client, ModelName model) {
+          grpc::ClientContext context;
+          v1::PredictRequest request;
+          request.set_model(model);
+          v1::PredictResponse response;
+          return regression(client).Predict(&context, request, &response);
+        }}},
       {"streamreg.v1.RegressionService.PredictStream",
-       [&] {
-         return stream([&](auto* c) { return regression.PredictStream(c); },
-                       v1::PredictRequest(), v1::PredictResponse());
-       }},
+       {Permission::kRead,
+        [=](Client& client, ModelName model) {
+          return StreamOnce(
+              [&](auto* c) { return regression(client).PredictStream(c); },
+              v1::PredictRequest(), v1::PredictResponse(), model);
+        }}},
       {"streamreg.v1.RegressionService.Ping",
-       [&] {
-         return unary([&](auto* c) {
-           v1::PingResponse response;
-           return regression.Ping(c, v1::PingRequest(), &response);
-         });
-       }},
+       {std::nullopt,
+        [=](Client& client, ModelName) {
+          grpc::ClientContext context;
+          v1::PingResponse response;
+          return regression(client).Ping(&context, v1::PingRequest(),
+                                         &response);
+        }}},
       {"streamreg.v1.RegressionService.PingStream",
-       [&] {
-         grpc::ClientContext context;
-         auto call = regression.PingStream(&context);
-         call->Write(v1::PingRequest());
-         call->WritesDone();
-         v1::PingResponse response;
-         while (call->Read(&response)) {
-         }
-         return call->Finish();
-       }},
+       {std::nullopt,
+        [=](Client& client, ModelName) {
+          grpc::ClientContext context;
+          auto call = regression(client).PingStream(&context);
+          call->Write(v1::PingRequest());
+          call->WritesDone();
+          v1::PingResponse response;
+          while (call->Read(&response)) {
+          }
+          return call->Finish();
+        }}},
       {"streamreg.v1.ModelService.CreateModel",
-       [&] {
-         return unary([&](auto* c) {
-           v1::CreateModelRequest request;
-           request.set_name("arm1.new");
-           *request.mutable_spec() = RowsSpec();
-           v1::Model response;
-           return models.CreateModel(c, request, &response);
-         });
-       }},
+       {Permission::kAdmin,
+        [](Client& client, ModelName model) {
+          grpc::ClientContext context;
+          v1::CreateModelRequest request;
+          request.set_name(model);
+          *request.mutable_spec() = RowsSpec();
+          v1::Model response;
+          return client.models().CreateModel(&context, request, &response);
+        }}},
       {"streamreg.v1.ModelService.GetModel",
-       [&] {
-         return unary([&](auto* c) {
-           v1::GetModelRequest request;
-           request.set_name("arm1.torque");
-           v1::Model response;
-           return models.GetModel(c, request, &response);
-         });
-       }},
+       {Permission::kRead, ByName(&v1::ModelService::Stub::GetModel)}},
       {"streamreg.v1.ModelService.ListModels",
-       [&] {
-         return unary([&](auto* c) {
-           v1::ListModelsResponse response;
-           return models.ListModels(c, v1::ListModelsRequest(), &response);
-         });
-       }},
+       {std::nullopt,
+        [](Client& client, ModelName) {
+          grpc::ClientContext context;
+          v1::ListModelsResponse response;
+          return client.models().ListModels(&context, v1::ListModelsRequest(),
+                                            &response);
+        }}},
       {"streamreg.v1.ModelService.DeleteModel",
-       [&] {
-         return unary([&](auto* c) {
-           v1::DeleteModelRequest request;
-           request.set_name("arm1.torque");
-           v1::DeleteModelResponse response;
-           return models.DeleteModel(c, request, &response);
-         });
-       }},
+       {Permission::kAdmin, ByName(&v1::ModelService::Stub::DeleteModel)}},
       {"streamreg.v1.ModelService.GetMetric",
-       [&] {
-         return unary([&](auto* c) {
-           v1::GetMetricRequest request;
-           request.set_name("arm1.torque");
-           v1::MetricReport response;
-           return models.GetMetric(c, request, &response);
-         });
-       }},
+       {Permission::kRead, ByName(&v1::ModelService::Stub::GetMetric)}},
       {"streamreg.v1.ModelService.Refit",
-       [&] {
-         grpc::ClientContext context;
-         v1::RefitRequest request;
-         request.set_name("arm1.torque");
-         auto call = models.Refit(&context, request);
-         v1::RefitProgress progress;
-         while (call->Read(&progress)) {
-         }
-         return call->Finish();
-       }},
+       {Permission::kAdmin,
+        [](Client& client, ModelName model) {
+          grpc::ClientContext context;
+          v1::RefitRequest request;
+          request.set_name(model);
+          auto call = client.models().Refit(&context, request);
+          v1::RefitProgress progress;
+          while (call->Read(&progress)) {
+          }
+          return call->Finish();
+        }}},
   };
+}
+
+// The full names of every method of both services, from their descriptors.
+std::set<std::string> ServiceMethods() {
   std::set<std::string> methods;
   for (const char* name : {v1::RegressionService::service_full_name(),
                            v1::ModelService::service_full_name()}) {
     const google::protobuf::ServiceDescriptor* service =
         google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
             name);
-    ASSERT_NE(service, nullptr) << name;
+    EXPECT_NE(service, nullptr) << name;
+    if (service == nullptr) continue;
     for (int m = 0; m < service->method_count(); ++m) {
       methods.insert(service->method(m)->full_name());
     }
   }
+  return methods;
+}
+
+TEST(AuthMethodTableTest, HoldsEveryMethodOfBothServices) {
+  const std::map<std::string, MethodCall> calls = EveryMethod();
+  const std::set<std::string> methods = ServiceMethods();
   for (const std::string& method : methods) {
-    const auto call = calls.find(method);
-    if (call == calls.end()) {
-      ADD_FAILURE() << method << ": not in this test's table";
-      continue;
-    }
-    EXPECT_EQ(call->second().error_code(), grpc::StatusCode::UNAUTHENTICATED)
-        << method;
+    EXPECT_TRUE(calls.contains(method)) << method << ": not in EveryMethod()";
   }
   EXPECT_EQ(calls.size(), methods.size());
+}
+
+// Each method of both services refuses a call without a token.
+TEST_F(AuthTest, NoMethodOfEitherServiceAnswersWithoutAToken) {
+  for (const auto& [method, call] : EveryMethod()) {
+    EXPECT_EQ(call.call(*As(""), "arm1.torque").error_code(),
+              grpc::StatusCode::UNAUTHENTICATED)
+        << method;
+  }
   // Nothing changed: the model is there with its samples, none created.
   EXPECT_EQ(NumSamples("arm1.torque"), 50u);
   EXPECT_EQ(As(kOps)->ListModels()->size(), 2u);
+}
+
+// Each method that addresses a model is refused (PERMISSION_DENIED) to
+// every token without its permission there, and to every token on a model
+// outside the token's prefixes; each token with the permission gets past
+// access control (whatever the call's answer then is).
+TEST_F(AuthTest, EveryMethodIsRefusedWithoutItsPermissionOnTheModel) {
+  struct Holder {
+    const char* token;
+    std::set<Permission> on_arm1;  // none on arm2
+  };
+  const std::vector<Holder> holders = {
+      {kViewer, {Permission::kRead}},
+      {kRobot, {Permission::kRead, Permission::kWrite}},
+      {kCreator, {Permission::kAdmin}},
+  };
+  for (const auto& [method, call] : EveryMethod()) {
+    if (!call.needs.has_value()) {
+      for (const Holder& holder : holders) {
+        EXPECT_TRUE(call.call(*As(holder.token), "arm1.torque").ok())
+            << method << " as " << holder.token;
+      }
+      continue;
+    }
+    for (const Holder& holder : holders) {
+      const bool allowed = holder.on_arm1.contains(*call.needs);
+      const grpc::StatusCode on_arm1 =
+          call.call(*As(holder.token), allowed ? "arm1.absent" : "arm1.torque")
+              .error_code();
+      if (allowed) {
+        EXPECT_NE(on_arm1, grpc::StatusCode::PERMISSION_DENIED)
+            << method << " as " << holder.token;
+        EXPECT_NE(on_arm1, grpc::StatusCode::UNAUTHENTICATED)
+            << method << " as " << holder.token;
+      } else {
+        EXPECT_EQ(on_arm1, grpc::StatusCode::PERMISSION_DENIED)
+            << method << " as " << holder.token;
+      }
+      EXPECT_EQ(call.call(*As(holder.token), "arm2.torque").error_code(),
+                grpc::StatusCode::PERMISSION_DENIED)
+          << method << " as " << holder.token << " on arm2";
+    }
+  }
+  // The refused calls changed nothing (the allowed ones addressed
+  // arm1.absent).
+  EXPECT_EQ(NumSamples("arm1.torque"), 50u);
+  EXPECT_EQ(NumSamples("arm2.torque"), 50u);
 }
 
 TEST_F(AuthTest, AMalformedAuthorizationIsUnauthenticated) {

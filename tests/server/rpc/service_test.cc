@@ -19,6 +19,7 @@
 #include "client/lib/predict_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/rpc/request_limits.h"
 #include "server/rpc/server.h"
 #include "server/rpc/spec_conversion.h"
 #include "tests/support/fault_injecting_file_system.h"
@@ -482,6 +483,82 @@ TEST_F(ServiceTest, BadInputGetsTheRightStatusNamesTheFieldAndChangesNothing) {
       client_->regression().Predict(&context, bad_query, &response));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("queries[0].x: has 1 values"));
+}
+
+// Every field whose size makes the server allocate is bounded, and the
+// error names the field: counts per message (samples, queries, grids),
+// dimensions, and the lengths of names.
+TEST_F(ServiceTest, EveryFieldThatAllocatesIsBoundedAndNamedWhenOver) {
+  const Rows rows(100, 5);
+  CreateAndIngest("m", rows, 50);
+  auto message_of = [](const absl::Status& status) {
+    return std::string(status.message());
+  };
+  v1::IngestRequest too_many;
+  too_many.set_model("m");
+  for (std::size_t i = 0; i <= kMaxSamplesPerMessage; ++i) {
+    v1::Sample& sample = *too_many.add_samples();
+    sample.mutable_x()->Assign(rows.input(i % 50).begin(),
+                               rows.input(i % 50).end());
+    sample.mutable_y()->Assign(rows.target(i % 50).begin(),
+                               rows.target(i % 50).end());
+  }
+  v1::IngestResponse ingested;
+  const absl::Status ingest = Ingest(too_many, &ingested);
+  EXPECT_EQ(ingest.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(message_of(ingest),
+            "message 0: samples: 65537 in one message; at most 65536");
+  EXPECT_EQ(NumSamples("m"), 50u);
+
+  v1::PredictRequest queries;
+  queries.set_model("m");
+  for (std::size_t q = 0; q <= kMaxQueriesPerRequest; ++q) {
+    queries.add_queries()->mutable_x()->Assign(rows.input(q % 50).begin(),
+                                               rows.input(q % 50).end());
+  }
+  grpc::ClientContext context;
+  v1::PredictResponse predicted;
+  const absl::Status predict = FromGrpcStatus(
+      client_->regression().Predict(&context, queries, &predicted));
+  EXPECT_EQ(predict.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(message_of(predict),
+            "queries: 65537 in one message; at most 65536");
+
+  const std::string long_name(129, 'a');
+  v1::ModelSpec spec = RowsSpec();
+  spec.set_target_names(1, long_name);
+  EXPECT_EQ(message_of(client_->CreateModel("x", spec).status()),
+            "spec.target_names[1]: 129 bytes; at most 128");
+  spec = RowsSpec();
+  for (const char* name : {"shoulder", "elbow", ""}) spec.add_input_names(name);
+  spec.set_input_names(2, long_name);
+  EXPECT_EQ(message_of(client_->CreateModel("x", spec).status()),
+            "spec.input_names[2]: 129 bytes; at most 128");
+  spec = RowsSpec();
+  spec.set_input_dim(4097);
+  EXPECT_EQ(message_of(client_->CreateModel("x", spec).status()),
+            "spec.input_dim: must be in [1, 4096], got 4097");
+  spec = RowsSpec();
+  for (int t = 2; t <= 256; ++t) spec.add_target_names(absl::StrCat("t", t));
+  EXPECT_EQ(message_of(client_->CreateModel("x", spec).status()),
+            "spec.target_names: need 1 to 256 targets, got 257");
+  spec = RowsSpec();
+  for (int k = 1; k <= 65; ++k) spec.add_k_grid(static_cast<std::uint32_t>(k));
+  EXPECT_EQ(message_of(client_->CreateModel("x", spec).status()),
+            "spec.k_grid: 65 values; at most 64");
+  EXPECT_EQ(message_of(client_->CreateModel(long_name, RowsSpec()).status()),
+            "name: 129 characters (at most 128)");
+  v1::ListModelsRequest list;
+  list.set_page_token(long_name);
+  grpc::ClientContext list_context;
+  v1::ListModelsResponse listed;
+  EXPECT_EQ(message_of(FromGrpcStatus(
+                client_->models().ListModels(&list_context, list, &listed))),
+            "page_token: 129 characters (at most 128)");
+  // Nothing was created.
+  absl::StatusOr<std::vector<v1::Model>> models = client_->ListModels();
+  ASSERT_TRUE(models.ok()) << models.status();
+  EXPECT_EQ(models->size(), 1u);
 }
 
 TEST_F(ServiceTest, LimitsAreResourceExhausted) {
