@@ -1,18 +1,19 @@
 # Entry points. `make test` is what CI runs (after deploy/install-deps.sh).
-.PHONY: test build run format format-check tsan asan bench clean image-check
+.PHONY: test build run format format-check tsan asan fuzz bench clean image-check
 
 CORE_SOURCES := $(shell find common core server client tests bench -name '*.cc' -o -name '*.h')
 
 # Everything CI checks: formatting, the warnings-as-errors build and its
 # suite, the concurrency tests under ThreadSanitizer, the whole suite under
-# AddressSanitizer + UndefinedBehaviorSanitizer, and the container image
-# built and run end to end.
+# AddressSanitizer + UndefinedBehaviorSanitizer, every fuzz target for 30 s,
+# and the container image built and run end to end.
 test: format-check
 	cmake --preset ci
 	cmake --build --preset ci
 	ctest --preset ci
 	$(MAKE) tsan
 	$(MAKE) asan
+	$(MAKE) fuzz FUZZ_SECONDS=30
 	deploy/check-image.sh --skip-if-unsupported
 
 build:
@@ -28,6 +29,14 @@ asan:
 	cmake --preset asan
 	cmake --build --preset asan
 	ctest --preset asan
+
+# Builds every fuzz target (clang, ASan + UBSan) and runs each for
+# FUZZ_SECONDS (tests/fuzz/README.md); fails on any crash.
+FUZZ_SECONDS ?= 30
+fuzz:
+	cmake --preset fuzz
+	cmake --build --preset fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run_fuzzers.sh build/fuzz
 
 format:
 	clang-format -i $(CORE_SOURCES)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -12,19 +13,29 @@
 namespace streamreg {
 
 absl::StatusOr<CsvTable> CsvTable::Read(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read failed"));
+  return Parse(contents.str(), path);
+}
+
+absl::StatusOr<CsvTable> CsvTable::Parse(absl::string_view contents,
+                                         const std::string& path) {
   CsvTable table;
   std::string stem = path.substr(path.find_last_of('/') + 1);
   table.stem_ = stem.substr(0, stem.find('.'));
-  std::string line;
-  if (!std::getline(in, line)) {
+  std::vector<absl::string_view> lines = absl::StrSplit(contents, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  if (lines.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
   }
-  for (absl::string_view name : absl::StrSplit(line, ',')) {
+  for (absl::string_view name : absl::StrSplit(lines[0], ',')) {
     table.columns_.emplace_back(absl::StripAsciiWhitespace(name));
   }
-  for (std::size_t row = 2; std::getline(in, line); ++row) {
+  for (std::size_t row = 2; row <= lines.size(); ++row) {
+    const absl::string_view line = lines[row - 1];
     if (absl::StripAsciiWhitespace(line).empty()) continue;
     const std::vector<absl::string_view> fields = absl::StrSplit(line, ',');
     if (fields.size() != table.columns_.size()) {

@@ -16,6 +16,11 @@ namespace streamreg {
 class CsvTable {
  public:
   static absl::StatusOr<CsvTable> Read(const std::string& path);
+  // The table in `contents`, read from the file at `path` (named in
+  // errors, and giving stem()). Lines end in "\n" (a "\r" before it is
+  // whitespace).
+  static absl::StatusOr<CsvTable> Parse(absl::string_view contents,
+                                        const std::string& path);
 
   const std::vector<std::string>& columns() const { return columns_; }
   std::size_t num_rows() const { return values_.size() / columns_.size(); }

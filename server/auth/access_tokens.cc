@@ -25,6 +25,15 @@ std::uint8_t Bit(Permission permission) {
   return static_cast<std::uint8_t>(permission);
 }
 
+// A field of a line as an error may show it: quoted if shorter than a
+// token, else only its length (a token in the wrong column must not reach
+// the logs).
+std::string Shown(absl::string_view field) {
+  if (field.size() < kMinTokenLength) return absl::StrCat("'", field, "'");
+  return absl::StrCat("of ", field.size(),
+                      " characters (not shown: it could be a token)");
+}
+
 absl::StatusOr<std::uint8_t> ParsePermissions(absl::string_view text) {
   std::uint8_t permissions = 0;
   for (absl::string_view word : absl::StrSplit(text, ',')) {
@@ -33,7 +42,7 @@ absl::StatusOr<std::uint8_t> ParsePermissions(absl::string_view text) {
                      [&](Permission p) { return PermissionName(p) == word; });
     if (known == std::end(kAllPermissions)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "permission '", word, "' is not one of read, write, admin"));
+          "permission ", Shown(word), " is not one of read, write, admin"));
     }
     permissions |= Bit(*known);
   }
@@ -74,7 +83,11 @@ absl::StatusOr<TokenHolder> ParseLine(
       // A prefix no model name can start with is a mistake.
       if (absl::Status status = ValidateModelName(fields[i], "prefix");
           !status.ok()) {
-        return status;
+        if (fields[i].size() < kMinTokenLength) return status;
+        return absl::InvalidArgumentError(
+            absl::StrCat("prefix ", Shown(fields[i]),
+                         " is not the start of a model name (letters, "
+                         "digits, '.', '_', '-')"));
       }
     }
     holder.grants.push_back(

@@ -118,6 +118,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   return server;
 }
 
+std::shared_ptr<grpc::Channel> Server::InProcessChannel() const {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(
+      static_cast<int>(options_.max_message_bytes));
+  arguments.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
+  return grpc_server_->InProcessChannel(arguments);
+}
+
 std::string Server::address() const {
   const std::size_t colon = options_.listen.rfind(':');
   return absl::StrCat(options_.listen.substr(0, colon), ":", port_);

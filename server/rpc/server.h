@@ -34,6 +34,9 @@ class Server {
   std::string address() const;
   // The Prometheus endpoint's "host:port" (empty without one).
   std::string metrics_address() const;
+  // A channel to this server inside the process, with no socket (the
+  // fuzzer's way in).
+  std::shared_ptr<grpc::Channel> InProcessChannel() const;
   // What a scrape of /metrics returns now.
   std::string RenderMetrics() const { return metrics_->Render(*registry_); }
   ModelRegistry& registry() { return *registry_; }

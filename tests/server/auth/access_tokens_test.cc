@@ -102,6 +102,12 @@ TEST(AccessTokensTest, MistakesAreRefusedNamingTheLineAndNeverTheToken) {
       {"a " + token + " read *\na other-0123456789abcdef read *",
        "line 4: 'a' has a different token on an earlier line"},
       {"# only comments", "tokens.txt: no tokens"},
+      // A token in the permissions' or a prefix's column is not shown
+      // either (found by access_tokens_fuzzer).
+      {"robot " + token + " " + token + " *",
+       "permission of 23 characters (not shown: it could be a token)"},
+      {"robot other-0123456789abcdef read " + token + "/",
+       "prefix of 24 characters (not shown: it could be a token) is not"},
   };
   for (const Case& c : cases) {
     const std::string error = ErrorOf(c.line);

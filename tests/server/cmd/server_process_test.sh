@@ -285,6 +285,18 @@ for flags in "--tls_cert $work/server.pem" \
   [ "$status" -eq 2 ] && grep -q -- "--tls_" "$work/tls.err" ||
     fail "server with $flags: status $status, $(cat "$work/tls.err")"
 done
+# Values out of range stop the server at start, naming the flag.
+for flag in "--max-message-bytes 0" "--drain-timeout -1s" \
+  "--wal-segment-bytes 10" "--snapshot-interval 0s" "--max-models 0"; do
+  status=0
+  # shellcheck disable=SC2086  # the flag and its value are words
+  "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/range-data" $flag \
+    >/dev/null 2>"$work/range.err" || status=$?
+  name=${flag%% *}
+  name=--$(printf %s "${name#--}" | tr - _)
+  [ "$status" -eq 2 ] && grep -q -- "$name: must be" "$work/range.err" ||
+    fail "server with $flag: status $status, $(cat "$work/range.err")"
+done
 
 # --- bearer tokens: --auth-tokens, --token-file / STREAMREG_TOKEN, SIGHUP ---
 ops=ops-0123456789abcdef robot=robot-0123456789abcdef
