@@ -8,7 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "spdlog/spdlog.h"
@@ -42,14 +46,26 @@ inline absl::string_view AsText(const std::uint8_t* data, std::size_t size) {
 inline void SilenceLogs() { spdlog::set_level(spdlog::level::off); }
 
 // A new empty directory for this process, in memory where the machine has
-// /dev/shm (file-writing targets run thousands of times a second).
+// /dev/shm (file-writing targets run thousands of times a second), removed
+// when the process exits normally.
 inline std::string ScratchDirectory() {
+  static std::vector<std::string>* made = nullptr;
+  if (made == nullptr) {
+    made = new std::vector<std::string>;
+    std::atexit([] {
+      for (const std::string& path : *made) {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+      }
+    });
+  }
   const char* base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
   std::string path = std::string(base) + "/streamreg-fuzz-XXXXXX";
   if (mkdtemp(path.data()) == nullptr) {
     std::perror("mkdtemp");
     std::abort();
   }
+  made->push_back(path);
   return path;
 }
 

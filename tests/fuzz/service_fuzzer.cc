@@ -5,6 +5,7 @@
 // answer.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,15 @@ struct Fixture {
   std::unique_ptr<v1::RegressionService::Stub> regression;
 };
 
+Fixture* running_fixture = nullptr;
+
+// Shuts the server down at exit, before the libraries' own statics go
+// (its threads still use them).
+void StopFixture() {
+  delete running_fixture;
+  running_fixture = nullptr;
+}
+
 Fixture* StartFixture() {
   ServerOptions options;
   options.listen = "127.0.0.1:0";
@@ -39,13 +49,14 @@ Fixture* StartFixture() {
   absl::StatusOr<std::unique_ptr<Server>> server =
       Server::Start(std::move(options));
   FUZZ_CHECK(server.ok());
-  auto* fixture = new Fixture;
-  fixture->server = *std::move(server);
+  running_fixture = new Fixture;
+  running_fixture->server = *std::move(server);
+  std::atexit(StopFixture);
   const std::shared_ptr<grpc::Channel> channel =
-      fixture->server->InProcessChannel();
-  fixture->models = v1::ModelService::NewStub(channel);
-  fixture->regression = v1::RegressionService::NewStub(channel);
-  return fixture;
+      running_fixture->server->InProcessChannel();
+  running_fixture->models = v1::ModelService::NewStub(channel);
+  running_fixture->regression = v1::RegressionService::NewStub(channel);
+  return running_fixture;
 }
 
 void SetDeadline(grpc::ClientContext* context) {
@@ -188,21 +199,21 @@ void Call(Fixture& f, std::uint8_t method,
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
                                       std::size_t size) {
   using namespace streamreg;
-  static Fixture* fixture = StartFixture();
-  EnsureModel(*fixture);
+  static Fixture* const started = StartFixture();
+  EnsureModel(*started);
   PartReader reader(data, size);
   for (int call = 0; call < 4 && !reader.done(); ++call) {
     const std::uint8_t method = reader.Byte();
     const int messages = 1 + reader.Byte() % 3;
     std::vector<std::string> parts;
     for (int m = 0; m < messages; ++m) parts.push_back(reader.Part());
-    Call(*fixture, method, parts);
+    Call(*started, method, parts);
   }
   // Still serving: a ping is answered.
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::PingResponse pong;
   FUZZ_CHECK(
-      fixture->regression->Ping(&context, v1::PingRequest(), &pong).ok());
+      started->regression->Ping(&context, v1::PingRequest(), &pong).ok());
   return 0;
 }
