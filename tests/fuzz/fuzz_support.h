@@ -60,6 +60,7 @@ inline std::string ScratchDirectory() {
     });
   }
   const char* base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  // mkdtemp(3) replaces the template's six trailing X's with a unique name.
   std::string path = std::string(base) + "/streamreg-fuzz-XXXXXX";
   if (mkdtemp(path.data()) == nullptr) {
     std::perror("mkdtemp");
