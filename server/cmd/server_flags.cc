@@ -28,6 +28,25 @@ ABSL_FLAG(std::size_t, max_message_bytes, 64 << 20,
 ABSL_FLAG(std::size_t, dedup_window, 65536,
           "sample ids remembered per model, so retried batches are not "
           "learned twice");
+ABSL_FLAG(std::uint64_t, max_queued_samples, 1 << 18,
+          "overload: samples received and not yet logged, on the whole "
+          "server, past which writes are refused at once with "
+          "RESOURCE_EXHAUSTED (0: no limit)");
+ABSL_FLAG(std::uint64_t, max_queued_samples_per_model, 1 << 16,
+          "overload: the same, per model");
+ABSL_FLAG(std::uint64_t, max_predictions_in_flight, 8,
+          "overload: Predict requests (and PredictStream messages) being "
+          "answered on the whole server, past which more are refused at once "
+          "with RESOURCE_EXHAUSTED (0: no limit)");
+ABSL_FLAG(std::uint64_t, max_predictions_in_flight_per_model, 8,
+          "overload: the same, per model");
+ABSL_FLAG(std::uint32_t, max_concurrent_streams, 256,
+          "calls one client connection may have open at once (HTTP/2 "
+          "SETTINGS_MAX_CONCURRENT_STREAMS; further calls wait at the client)");
+ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(30),
+          "ping a client connection silent this long, and close it if the "
+          "ping is not answered in 10 s (a client gone without closing); "
+          "clients may ping at most every 10 s");
 ABSL_FLAG(std::size_t, worker_threads, 0,
           "threads acknowledging model writes, and as many learning them "
           "(0: one per core each)");
@@ -121,6 +140,15 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
   options.limits.max_samples_per_model =
       absl::GetFlag(FLAGS_max_samples_per_model);
   options.limits.dedup_window = absl::GetFlag(FLAGS_dedup_window);
+  options.limits.max_queued_samples = absl::GetFlag(FLAGS_max_queued_samples);
+  options.limits.max_queued_samples_per_model =
+      absl::GetFlag(FLAGS_max_queued_samples_per_model);
+  options.limits.max_predictions_in_flight =
+      absl::GetFlag(FLAGS_max_predictions_in_flight);
+  options.limits.max_predictions_in_flight_per_model =
+      absl::GetFlag(FLAGS_max_predictions_in_flight_per_model);
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
   options.drain_delay = absl::GetFlag(FLAGS_drain_delay);
@@ -177,6 +205,23 @@ absl::Status CheckServerOptions(const ServerOptions& o) {
                                 std::numeric_limits<int>::max()),
       CheckRange<std::uint64_t>("dedup_window", o.limits.dedup_window, 0,
                                 16 << 20),
+      CheckRange<std::uint64_t>("max_queued_samples",
+                                o.limits.max_queued_samples, 0,
+                                std::uint64_t{1} << 40),
+      CheckRange<std::uint64_t>("max_queued_samples_per_model",
+                                o.limits.max_queued_samples_per_model, 0,
+                                std::uint64_t{1} << 40),
+      CheckRange<std::uint64_t>("max_predictions_in_flight",
+                                o.limits.max_predictions_in_flight, 0,
+                                1'000'000),
+      CheckRange<std::uint64_t>("max_predictions_in_flight_per_model",
+                                o.limits.max_predictions_in_flight_per_model, 0,
+                                1'000'000),
+      CheckRange<std::uint64_t>("max_concurrent_streams",
+                                o.max_concurrent_streams, 1,
+                                std::numeric_limits<int>::max()),
+      CheckDuration("keepalive_time", o.keepalive_time, absl::Seconds(10),
+                    absl::Hours(24)),
       CheckRange<std::uint64_t>("worker_threads", o.worker_threads, 0, 256),
       CheckDuration("drain_delay", o.drain_delay, absl::ZeroDuration(),
                     absl::Hours(1)),

@@ -23,6 +23,13 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
       limits_(limits),
       writes_(SerialQueue::Create(pools.writes)),
       learn_stage_(model_.get(), pools.learning, kMaxUnlearned),
+      queued_samples_(absl::StrCat("samples queued for model '", name_, "'"),
+                      "--max-queued-samples-per-model",
+                      limits.max_queued_samples),
+      predictions_in_flight_(
+          absl::StrCat("predictions in flight on model '", name_, "'"),
+          "--max-predictions-in-flight-per-model",
+          limits.max_predictions_in_flight),
       recent_ids_(limits.dedup_window) {}
 
 absl::Status HostedModel::CheckWritable() const {

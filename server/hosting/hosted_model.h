@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "core/model/model.h"
+#include "server/hosting/admission_gate.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/hosting/learn_outcome.h"
 #include "server/hosting/learn_stage.h"
@@ -60,6 +61,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   struct Limits {
     std::uint64_t max_samples = 0;  // stored samples; 0 = no limit
     std::size_t dedup_window = 0;   // ids remembered
+    // Admitted and not yet done (AdmissionGate); 0 = no limit.
+    std::uint64_t max_queued_samples = 0;
+    std::uint64_t max_predictions_in_flight = 0;
   };
 
   HostedModel(std::string name, std::unique_ptr<Model> model,
@@ -89,6 +93,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   SerialQueue& writes() { return *writes_; }
   // Groups concurrent single-sample Learn messages (LearnBatcher::Submit).
   LearnBatcher& learn_batcher() { return learn_batcher_; }
+  // This model's share of overload protection: samples received and not
+  // yet through its write queue, and predictions being answered
+  // (ModelRegistry::AdmitSamples, AdmitPrediction).
+  AdmissionGate& queued_samples() { return queued_samples_; }
+  AdmissionGate& predictions_in_flight() { return predictions_in_flight_; }
 
   // Learns the samples of `batch` whose ids were not learned before, in
   // order; all or nothing. Errors name the sample ("samples[3].x[0]: NaN",
@@ -221,6 +230,8 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   const std::shared_ptr<SerialQueue> writes_;
   LearnBatcher learn_batcher_;
   LearnStage learn_stage_;
+  AdmissionGate queued_samples_;
+  AdmissionGate predictions_in_flight_;
 
   // Null: in memory only. Attached before the model is served (creation or
   // recovery), then fixed; the journal synchronizes itself.

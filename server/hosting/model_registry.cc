@@ -65,6 +65,9 @@ HostedModel::Limits ModelRegistry::HostedLimits(
     hosted_limits.max_samples = limits_.max_samples_per_model;
   }
   hosted_limits.dedup_window = limits_.dedup_window;
+  hosted_limits.max_queued_samples = limits_.max_queued_samples_per_model;
+  hosted_limits.max_predictions_in_flight =
+      limits_.max_predictions_in_flight_per_model;
   return hosted_limits;
 }
 

@@ -29,6 +29,17 @@ struct RegistryLimits {
   std::size_t max_models = 1000;
   std::uint64_t max_samples_per_model = 10'000'000;  // 0 = no limit
   std::size_t dedup_window = 65536;  // sample ids remembered per model
+  // Overload protection (AdmissionGate; 0 = no limit): samples received
+  // and not yet through their model's write queue, and predictions being
+  // answered, past which calls are refused at once with
+  // RESOURCE_EXHAUSTED. A queued sample costs about 8 * (inputs + targets)
+  // + 60 bytes; predictions run on gRPC's threads, so their limit stays
+  // below that pool's size, leaving threads for health checks and
+  // refusals.
+  std::uint64_t max_queued_samples = 1 << 18;
+  std::uint64_t max_queued_samples_per_model = 1 << 16;
+  std::uint64_t max_predictions_in_flight = 8;
+  std::uint64_t max_predictions_in_flight_per_model = 8;
 };
 
 // OK for 1 to 128 letters, digits, '.', '_' or '-' not starting with '.'
@@ -94,6 +105,24 @@ class ModelRegistry {
   std::map<std::string, absl::Status> failed() const;
   const RegistryLimits& limits() const { return limits_; }
 
+  // Overload protection: admits `count` samples of a write to `model`
+  // (held until they are through its write queue) or one prediction on it
+  // (held until answered), within the model's limit and the server's;
+  // RESOURCE_EXHAUSTED with a retry hint (RetryAfter) naming the limit.
+  absl::StatusOr<AdmissionTicket> AdmitSamples(HostedModel& model,
+                                               std::uint64_t count) const {
+    return AdmissionTicket::Admit({&model.queued_samples(), &queued_samples_},
+                                  count);
+  }
+  absl::StatusOr<AdmissionTicket> AdmitPrediction(HostedModel& model) const {
+    return AdmissionTicket::Admit(
+        {&model.predictions_in_flight(), &predictions_in_flight_}, 1);
+  }
+  const AdmissionGate& queued_samples() const { return queued_samples_; }
+  const AdmissionGate& predictions_in_flight() const {
+    return predictions_in_flight_;
+  }
+
  private:
   absl::Status CheckLimits(const ModelConfig& config) const;
   HostedModel::Limits HostedLimits(const ModelConfig& config) const;
@@ -107,6 +136,13 @@ class ModelRegistry {
       ABSL_LOCKS_EXCLUDED(mutex_);
 
   const RegistryLimits limits_;
+  // Counters only (atomic), so admitting is not a change of the registry.
+  mutable AdmissionGate queued_samples_{"samples queued on the server",
+                                        "--max-queued-samples",
+                                        limits_.max_queued_samples};
+  mutable AdmissionGate predictions_in_flight_{
+      "predictions in flight on the server", "--max-predictions-in-flight",
+      limits_.max_predictions_in_flight};
   const HostingPools pools_;
   ModelStorage* const storage_;
   mutable WriterPriorityMutex mutex_;  // held shared by lookups

@@ -41,11 +41,16 @@ void IngestReactor::OnReadDone(bool ok) {
       !status.ok()) {
     return Fail(Prefixed(status, stream_.Where()));
   }
+  absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitSamples(
+      **model, static_cast<std::uint64_t>(request_.samples_size()));
+  if (!admitted.ok()) return Fail(admitted.status());
+  admitted_ = *std::move(admitted);
   (*model)->writes().Post([this, model = *model] { Learn(model); });
 }
 
 void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
   if (context_->IsCancelled()) {
+    admitted_.Release();
     Finish(grpc::Status(grpc::StatusCode::CANCELLED,
                         absl::StrCat(stream_.Where(),
                                      ": not learned, the call was cancelled")));
@@ -53,6 +58,8 @@ void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
   }
   absl::StatusOr<LearnOutcome> outcome = model->Learn(
       SamplesFromWire(request_.samples()), nullptr, CallDeadline(*context_));
+  // Released before the next read (which admits the next batch).
+  admitted_.Release();
   if (!outcome.ok()) return Fail(Prefixed(outcome.status(), stream_.Where()));
   response_->set_accepted(response_->accepted() + outcome->accepted);
   response_->set_duplicates(response_->duplicates() + outcome->duplicates);
@@ -65,13 +72,13 @@ void IngestReactor::Fail(const absl::Status& status) {
   const absl::Status reported =
       response_->batches() == 0
           ? status
-          : absl::Status(
-                status.code(),
+          : WithMessage(
+                status,
                 absl::StrCat(status.message(), " (", response_->batches(),
                              " earlier messages were learned: ",
                              response_->accepted(), " samples)"));
   spdlog::debug("event=ingest_failed status={}", reported.ToString());
-  Finish(ToGrpcStatus(reported));
+  Finish(ToGrpcStatus(reported, *context_));
 }
 
 }  // namespace streamreg

@@ -15,7 +15,9 @@ namespace streamreg {
 // client closes the stream. The first bad batch ends the call with its
 // error, naming the message and what was learned before it. A batch still
 // queued when the call is cancelled (deadline, client gone) is not
-// learned. Deletes itself when done.
+// learned. A batch beyond the model's or the server's limit on queued
+// samples ends the call at once with RESOURCE_EXHAUSTED and a retry hint.
+// Deletes itself when done.
 class IngestReactor final : public grpc::ServerReadReactor<v1::IngestRequest> {
  public:
   IngestReactor(grpc::CallbackServerContext* context,
@@ -33,6 +35,8 @@ class IngestReactor final : public grpc::ServerReadReactor<v1::IngestRequest> {
   ModelStream stream_;
   v1::IngestResponse* response_;
   v1::IngestRequest request_;
+  // request_'s samples, admitted until they are through the write queue.
+  AdmissionTicket admitted_;
 };
 
 }  // namespace streamreg

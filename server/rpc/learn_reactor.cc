@@ -20,7 +20,7 @@ absl::Status AsSampleError(const absl::Status& status,
   if (absl::ConsumePrefix(&message, "samples[0]")) {
     field = absl::StrCat("sample", message);
   }
-  return absl::Status(status.code(), absl::StrCat(where, ": ", field));
+  return WithMessage(status, absl::StrCat(where, ": ", field));
 }
 
 }  // namespace
@@ -48,6 +48,12 @@ void LearnReactor::OnReadDone(bool ok) {
     Finish(ToGrpcStatus(model.status()));
     return;
   }
+  absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitSamples(**model, 1);
+  if (!admitted.ok()) {
+    Finish(ToGrpcStatus(admitted.status(), *context_));
+    return;
+  }
+  admitted_ = *std::move(admitted);
   LearnBatcher::Submit(
       *model,
       {.sample = SampleFromWire(request_.sample()),
@@ -58,8 +64,10 @@ void LearnReactor::OnReadDone(bool ok) {
 }
 
 void LearnReactor::Answer(LearnBatcher::Result result) {
+  admitted_.Release();  // before the next read admits the next sample
   if (!result.status.ok()) {
-    Finish(ToGrpcStatus(AsSampleError(result.status, stream_.Where())));
+    Finish(
+        ToGrpcStatus(AsSampleError(result.status, stream_.Where()), *context_));
     return;
   }
   response_.Clear();

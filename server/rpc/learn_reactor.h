@@ -18,7 +18,9 @@ namespace streamreg {
 // sequence number and how stale the prediction was; the sample is learned
 // right after, off the response path. The next message is read once the
 // answer is written. A bad sample ends the call with its error
-// (the samples before it stay learned). Deletes itself when done.
+// (the samples before it stay learned); a sample beyond the model's or the
+// server's limit on queued samples ends it at once with
+// RESOURCE_EXHAUSTED and a retry hint. Deletes itself when done.
 class LearnReactor final
     : public grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse> {
  public:
@@ -37,6 +39,8 @@ class LearnReactor final
   ModelStream stream_;
   v1::LearnRequest request_;
   v1::LearnResponse response_;
+  // The current sample, admitted until it is answered.
+  AdmissionTicket admitted_;
 };
 
 }  // namespace streamreg

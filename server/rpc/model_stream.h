@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/hosting/model_registry.h"
 #include "server/rpc/access_control.h"
+#include "server/rpc/grpc_status.h"
 
 namespace streamreg {
 
@@ -54,11 +55,28 @@ class ModelStream {
     return model_;
   }
 
+  // Overload protection for the current message (ModelRegistry::AdmitSamples,
+  // AdmitPrediction), its refusal naming the message.
+  absl::StatusOr<AdmissionTicket> AdmitSamples(HostedModel& model,
+                                               std::uint64_t count) const {
+    return Named(registry_->AdmitSamples(model, count));
+  }
+  absl::StatusOr<AdmissionTicket> AdmitPrediction(HostedModel& model) const {
+    return Named(registry_->AdmitPrediction(model));
+  }
+
   // "message N" of the current message (0-based).
   std::string Where() const { return absl::StrCat("message ", messages_ - 1); }
   std::uint64_t messages() const { return messages_; }
 
  private:
+  absl::StatusOr<AdmissionTicket> Named(
+      absl::StatusOr<AdmissionTicket> ticket) const {
+    if (ticket.ok()) return ticket;
+    absl::Status status = ticket.status();
+    return WithMessage(status, absl::StrCat(Where(), ": ", status.message()));
+  }
+
   absl::Status Reauthenticate() {
     generation_ = access_->generation();
     authorized_model_.clear();

@@ -64,12 +64,15 @@ void PredictStreamReactor::OnReadDone(bool ok) {
       stream_.Next(request_.model());
   absl::Status status = model.status();
   if (status.ok()) {
+    absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitPrediction(**model);
     response_.Clear();
-    status = AnswerPredict(**model, request_, &response_);
+    status = admitted.ok()
+                 ? Prefixed(AnswerPredict(**model, request_, &response_),
+                            stream_.Where())
+                 : admitted.status();
   }
   if (!status.ok()) {
-    Finish(
-        ToGrpcStatus(model.ok() ? Prefixed(status, stream_.Where()) : status));
+    Finish(ToGrpcStatus(status, *context_));
     return;
   }
   StartWrite(&response_);

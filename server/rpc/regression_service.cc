@@ -26,11 +26,13 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
   if (status.ok()) {
     absl::StatusOr<std::shared_ptr<HostedModel>> model =
         registry_->Find(request->model());
-    status = model.ok() ? AnswerPredict(**model, *request, response)
-                        : model.status();
+    absl::StatusOr<AdmissionTicket> admitted =
+        model.ok() ? registry_->AdmitPrediction(**model) : model.status();
+    status = admitted.ok() ? AnswerPredict(**model, *request, response)
+                           : admitted.status();
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
+  reactor->Finish(ToGrpcStatus(status, *context));
   return reactor;
 }
 

@@ -13,6 +13,28 @@
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
+namespace {
+
+// gRPC's own protection of the listener: streams per connection, and
+// keepalive both ways (dead clients found, over-eager pingers refused).
+void AddConnectionLimits(const ServerOptions& o, grpc::ServerBuilder& builder) {
+  const auto milliseconds = [](absl::Duration d) {
+    return static_cast<int>(absl::ToInt64Milliseconds(d));
+  };
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             static_cast<int>(o.max_concurrent_streams));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                             milliseconds(o.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             milliseconds(ServerOptions::kKeepaliveTimeout));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      milliseconds(ServerOptions::kMinClientPingInterval));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server(std::move(options)));
@@ -66,6 +88,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                            &server->port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
+  AddConnectionLimits(o, builder);
   builder.RegisterService(server->model_service_.get());
   builder.RegisterService(server->regression_service_.get());
   if (!o.metrics_listen.empty()) {  // no metrics: calls skip the counting
@@ -104,7 +127,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   spdlog::info(
       "event=listening address={} metrics={} tls={} auth={} data_dir={} "
       "sync={} worker_threads={} max_models={} max_samples_per_model={} "
-      "max_message_bytes={}",
+      "max_message_bytes={} max_queued_samples={}/{}_per_model "
+      "max_predictions_in_flight={}/{}_per_model",
       server->address(),
       server->metrics_http_ != nullptr ? server->metrics_address() : "off",
       !o.tls.enabled()              ? "off"
@@ -114,7 +138,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
           ? absl::StrCat(o.access_tokens->size(), "_token_holders")
           : "off",
       o.data_dir, o.storage.sync.ToString(), server->pool_->num_threads(),
-      o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes);
+      o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes,
+      o.limits.max_queued_samples, o.limits.max_queued_samples_per_model,
+      o.limits.max_predictions_in_flight,
+      o.limits.max_predictions_in_flight_per_model);
   return server;
 }
 

@@ -2,6 +2,7 @@
 #define STREAMREG_SERVER_RPC_SERVER_OPTIONS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -36,6 +37,17 @@ struct ServerOptions {
   // Largest request or response message, bytes (larger ones fail with
   // RESOURCE_EXHAUSTED).
   std::size_t max_message_bytes = 64 << 20;
+  // Calls one client connection may have open at once (HTTP/2
+  // SETTINGS_MAX_CONCURRENT_STREAMS).
+  std::uint32_t max_concurrent_streams = 256;
+  // A connection silent this long is pinged, and closed if the ping is not
+  // answered within kKeepaliveTimeout (a client gone without closing: its
+  // calls are cancelled, what they hold is freed). Clients may ping at
+  // most every kMinClientPingInterval; gRPC closes a connection that pings
+  // more often.
+  absl::Duration keepalive_time = absl::Seconds(30);
+  static constexpr absl::Duration kKeepaliveTimeout = absl::Seconds(10);
+  static constexpr absl::Duration kMinClientPingInterval = absl::Seconds(10);
   // Threads acknowledging model writes (logging, answering), and as many
   // learning them; 0 = one per core each.
   std::size_t worker_threads = 0;

@@ -287,7 +287,9 @@ for flags in "--tls_cert $work/server.pem" \
 done
 # Values out of range stop the server at start, naming the flag.
 for flag in "--max-message-bytes 0" "--drain-timeout -1s" \
-  "--wal-segment-bytes 10" "--snapshot-interval 0s" "--max-models 0"; do
+  "--wal-segment-bytes 10" "--snapshot-interval 0s" "--max-models 0" \
+  "--max-concurrent-streams 0" "--keepalive-time 1s" \
+  "--max-predictions-in-flight 2000000"; do
   status=0
   # shellcheck disable=SC2086  # the flag and its value are words
   "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/range-data" $flag \

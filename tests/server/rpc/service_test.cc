@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <latch>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -488,6 +489,181 @@ TEST_F(ServiceTest, BadInputGetsTheRightStatusNamesTheFieldAndChangesNothing) {
 // Every field whose size makes the server allocate is bounded, and the
 // error names the field: counts per message (samples, queries, grids),
 // dimensions, and the lengths of names.
+// The trailer an overloaded server's refusal carries, or "" (the client
+// context of a finished call).
+std::string PushbackOf(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto found = trailers.find("grpc-retry-pushback-ms");
+  return found == trailers.end()
+             ? ""
+             : std::string(found->second.data(), found->second.size());
+}
+
+// A refusal for overload: RESOURCE_EXHAUSTED saying `text`, with the
+// standard retry trailer.
+void ExpectOverloaded(const absl::Status& refused,
+                      const grpc::ClientContext& context,
+                      absl::string_view text) {
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr(std::string(text)));
+  EXPECT_EQ(PushbackOf(context), "100");
+}
+
+// Writes `request` on a bidi stream that must end without answering it:
+// the status it ends with.
+template <class Response, class Stream, class Request>
+absl::Status RefusedAtOnce(Stream& stream, const Request& request) {
+  Response response;
+  EXPECT_TRUE(stream.Write(request));
+  EXPECT_FALSE(stream.Read(&response));
+  return FromGrpcStatus(stream.Finish());
+}
+
+// Past the limits on queued samples and predictions in flight, each kind
+// of call is refused at once with RESOURCE_EXHAUSTED naming the limit and
+// the standard retry trailer, and changes nothing; what was admitted goes
+// on and is learned.
+TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
+  ServerOptions options;
+  options.limits.max_queued_samples_per_model = 10;
+  options.limits.max_queued_samples = 15;
+  options.limits.max_predictions_in_flight_per_model = 1;
+  options.limits.max_predictions_in_flight = 2;
+  StartServer(options);
+  const Rows rows(100, 5);
+  for (const char* name : {"m", "n", "o"}) CreateAndIngest(name, rows, 20);
+  std::shared_ptr<HostedModel> m = *server_->registry().Find("m");
+  std::shared_ptr<HostedModel> n = *server_->registry().Find("n");
+  auto batch_of = [&rows](const std::string& model, std::size_t first) {
+    v1::IngestRequest request;
+    request.set_model(model);
+    for (std::size_t i = first; i < first + 8; ++i) {
+      v1::Sample& sample = *request.add_samples();
+      sample.mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
+      sample.mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
+    }
+    return request;
+  };
+  auto ingest = [this](const v1::IngestRequest& request,
+                       grpc::ClientContext& context) {
+    v1::IngestResponse response;
+    auto writer = client_->regression().Ingest(&context, &response);
+    writer->Write(request);
+    writer->WritesDone();
+    return FromGrpcStatus(writer->Finish());
+  };
+
+  // m's write queue is held: a batch of 8 is admitted and waits there.
+  std::latch holding(1);
+  std::latch release(1);
+  m->writes().Post([&] {
+    holding.count_down();
+    release.wait();
+  });
+  holding.wait();
+  std::thread admitted([&] {
+    grpc::ClientContext context;
+    EXPECT_TRUE(ingest(batch_of("m", 20), context).ok());
+  });
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (m->queued_samples().held() < 8 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(m->queued_samples().held(), 8u);
+
+  {  // 8 more for m would pass its 10
+    grpc::ClientContext context;
+    const absl::Status refused = ingest(batch_of("m", 28), context);
+    ExpectOverloaded(
+        refused, context,
+        "message 0: overloaded: 8 samples queued for model 'm', 8 more "
+        "would pass 10 (--max-queued-samples-per-model); retry in 100 "
+        "ms");
+  }
+  {  // 8 for n pass n's limit, not the server's 15
+    grpc::ClientContext context;
+    const absl::Status refused = ingest(batch_of("n", 20), context);
+    ExpectOverloaded(refused, context,
+                     "8 samples queued on the server, 8 more would pass "
+                     "15 (--max-queued-samples)");
+  }
+  {  // a Learn sample when m's queue is full
+    absl::StatusOr<AdmissionTicket> two_more =
+        server_->registry().AdmitSamples(*m, 2);
+    ASSERT_TRUE(two_more.ok());
+    grpc::ClientContext context;
+    auto stream = client_->regression().Learn(&context);
+    v1::LearnRequest request;
+    request.set_model("m");
+    *request.mutable_sample() = batch_of("m", 40).samples(0);
+    const absl::Status refused =
+        RefusedAtOnce<v1::LearnResponse>(*stream, request);
+    ExpectOverloaded(refused, context,
+                     "message 0: overloaded: 10 samples queued for model "
+                     "'m', 1 more would pass 10");
+  }
+  release.count_down();
+  admitted.join();
+  EXPECT_EQ(NumSamples("m"), 28u);  // the admitted batch, nothing refused
+  EXPECT_EQ(NumSamples("n"), 20u);
+  EXPECT_EQ(m->queued_samples().held(), 0u);
+  EXPECT_EQ(server_->registry().queued_samples().held(), 0u);
+
+  // Predictions in flight, held as a Predict being answered holds them:
+  // one on m, and m refuses the next; n answers (the server's 2 not
+  // passed); with one on n as well, the server refuses one on o.
+  auto predict = [this, &rows](const std::string& model,
+                               grpc::ClientContext& context) {
+    v1::PredictRequest request;
+    request.set_model(model);
+    request.add_queries()->mutable_x()->Assign(rows.input(0).begin(),
+                                               rows.input(0).end());
+    v1::PredictResponse response;
+    return FromGrpcStatus(
+        client_->regression().Predict(&context, request, &response));
+  };
+  absl::StatusOr<AdmissionTicket> on_m =
+      server_->registry().AdmitPrediction(*m);
+  ASSERT_TRUE(on_m.ok());
+  {
+    grpc::ClientContext context;
+    const absl::Status refused = predict("m", context);
+    ExpectOverloaded(
+        refused, context,
+        "overloaded: 1 predictions in flight on model 'm', 1 more would "
+        "pass 1 (--max-predictions-in-flight-per-model); retry in 100 "
+        "ms");
+  }
+  {
+    grpc::ClientContext context;
+    EXPECT_TRUE(predict("n", context).ok());
+  }
+  absl::StatusOr<AdmissionTicket> on_n =
+      server_->registry().AdmitPrediction(*n);
+  ASSERT_TRUE(on_n.ok());
+  {
+    grpc::ClientContext context;
+    auto stream = client_->regression().PredictStream(&context);
+    v1::PredictRequest request;
+    request.set_model("o");
+    request.add_queries()->mutable_x()->Assign(rows.input(0).begin(),
+                                               rows.input(0).end());
+    const absl::Status refused =
+        RefusedAtOnce<v1::PredictResponse>(*stream, request);
+    ExpectOverloaded(refused, context,
+                     "message 0: overloaded: 2 predictions in flight on "
+                     "the server, 1 more would pass 2 "
+                     "(--max-predictions-in-flight)");
+  }
+  on_m->Release();
+  on_n->Release();
+  {
+    grpc::ClientContext context;
+    EXPECT_TRUE(predict("o", context).ok());
+  }
+  EXPECT_EQ(server_->registry().predictions_in_flight().held(), 0u);
+}
+
 TEST_F(ServiceTest, EveryFieldThatAllocatesIsBoundedAndNamedWhenOver) {
   const Rows rows(100, 5);
   CreateAndIngest("m", rows, 50);

@@ -1,0 +1,131 @@
+// Overload protection's counters: within the limit work is admitted,
+// beyond it refused with the limit named and a retry hint; one request
+// larger than the limit goes through alone; a ticket passes every gate or
+// none; and under contention the gates never hold more than their limit.
+#include "server/hosting/admission_gate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace streamreg {
+namespace {
+
+TEST(AdmissionGateTest, AdmitsWithinTheLimitAndRefusesBeyondIt) {
+  AdmissionGate gate("samples queued for model 'm'", "--limit", 10);
+  EXPECT_TRUE(gate.TryAcquire(6));
+  EXPECT_TRUE(gate.TryAcquire(4));
+  EXPECT_EQ(gate.held(), 10u);
+  EXPECT_FALSE(gate.TryAcquire(1));
+  EXPECT_EQ(gate.held(), 10u);
+  EXPECT_EQ(gate.refused(), 1u);
+  gate.Release(4);
+  EXPECT_FALSE(gate.TryAcquire(5));
+  EXPECT_TRUE(gate.TryAcquire(4));
+  gate.Release(10);
+  EXPECT_EQ(gate.held(), 0u);
+  EXPECT_EQ(gate.refused(), 2u);
+}
+
+TEST(AdmissionGateTest, ARequestLargerThanTheLimitGoesThroughOnlyAlone) {
+  AdmissionGate gate("samples", "--limit", 10);
+  EXPECT_TRUE(gate.TryAcquire(25));  // nothing held: admitted
+  EXPECT_FALSE(gate.TryAcquire(1));
+  gate.Release(25);
+  EXPECT_TRUE(gate.TryAcquire(1));
+  EXPECT_FALSE(gate.TryAcquire(25));  // not alone now
+}
+
+TEST(AdmissionGateTest, ZeroIsNoLimit) {
+  AdmissionGate gate("samples", "--limit", 0);
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(gate.TryAcquire(1'000'000));
+  EXPECT_EQ(gate.held(), 1'000'000'000u);
+}
+
+TEST(AdmissionGateTest, TheRefusalNamesTheLimitAndCarriesTheRetryHint) {
+  AdmissionGate gate("samples queued for model 'arm'",
+                     "--max-queued-samples-per-model", 10);
+  ASSERT_TRUE(gate.TryAcquire(8));
+  const absl::Status refusal = gate.RefusalFor(5);
+  EXPECT_EQ(refusal.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refusal.message(),
+            "overloaded: 8 samples queued for model 'arm', 5 more would pass "
+            "10 (--max-queued-samples-per-model); retry in 100 ms");
+  EXPECT_EQ(RetryAfter(refusal), kOverloadRetryAfter);
+  EXPECT_EQ(RetryAfter(absl::ResourceExhaustedError("disk full")),
+            std::nullopt);
+  EXPECT_EQ(RetryAfter(WithRetryAfter(absl::UnavailableError("x"),
+                                      absl::Milliseconds(250))),
+            absl::Milliseconds(250));
+}
+
+TEST(AdmissionTicketTest, PassesEveryGateOrNone) {
+  AdmissionGate model("model", "--per-model", 10);
+  AdmissionGate server("server", "--server", 15);
+  absl::StatusOr<AdmissionTicket> first =
+      AdmissionTicket::Admit({&model, &server}, 8);
+  ASSERT_TRUE(first.ok());
+  AdmissionGate other_model("other model", "--per-model", 10);
+  // The other model's gate admits 8, the server's does not (16 > 15): the
+  // other model's share is given back.
+  absl::StatusOr<AdmissionTicket> second =
+      AdmissionTicket::Admit({&other_model, &server}, 8);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("(--server)"),
+            absl::string_view::npos)
+      << second.status();
+  EXPECT_EQ(other_model.held(), 0u);
+  EXPECT_EQ(server.held(), 8u);
+  EXPECT_EQ(model.held(), 8u);
+
+  AdmissionTicket moved = *std::move(first);
+  EXPECT_EQ(model.held(), 8u);  // a move does not release
+  moved = AdmissionTicket();    // assigning over it does
+  EXPECT_EQ(model.held(), 0u);
+  EXPECT_EQ(server.held(), 0u);
+  {
+    absl::StatusOr<AdmissionTicket> scoped =
+        AdmissionTicket::Admit({&model, &server}, 3);
+    ASSERT_TRUE(scoped.ok());
+    EXPECT_EQ(server.held(), 3u);
+  }
+  EXPECT_EQ(server.held(), 0u);  // released when destroyed
+}
+
+// Threads admitting and releasing at random never make a gate hold more
+// than its limit (no request here is larger than the limit), and every
+// admission is given back.
+TEST(AdmissionGateTest, NeverHoldsMoreThanItsLimitUnderContention) {
+  constexpr std::uint64_t kLimit = 64;
+  AdmissionGate model("model", "--per-model", kLimit);
+  AdmissionGate server("server", "--server", kLimit + 16);
+  std::atomic<std::uint64_t> max_seen{0};
+  std::atomic<std::uint64_t> admitted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20000; ++i) {
+        const std::uint64_t amount = 1 + (i * 7 + t) % 16;
+        absl::StatusOr<AdmissionTicket> ticket =
+            AdmissionTicket::Admit({&model, &server}, amount);
+        if (!ticket.ok()) continue;
+        admitted.fetch_add(1);
+        std::uint64_t held = model.held();
+        std::uint64_t seen = max_seen.load();
+        while (held > seen && !max_seen.compare_exchange_weak(seen, held)) {
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_LE(max_seen.load(), kLimit);
+  EXPECT_GT(admitted.load(), 0u);
+  EXPECT_EQ(model.held(), 0u);
+  EXPECT_EQ(server.held(), 0u);
+}
+
+}  // namespace
+}  // namespace streamreg
