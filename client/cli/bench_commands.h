@@ -14,10 +14,11 @@
 
 namespace streamreg {
 
-// streamreg bench predict | learn | plot (as the commands of
+// streamreg bench predict | learn | flood | plot (as the commands of
 // client/cli/cli_commands.h).
 Command BenchPredictCommand;
 Command BenchLearnCommand;
+Command BenchFloodCommand;
 Command BenchPlotCommand;
 
 enum class BenchRpc { kUnary, kStream };

@@ -93,6 +93,14 @@ ABSL_FLAG(double, payload_kg, streamreg::BenchOptions{}.payload_kg,
 ABSL_FLAG(double, payload_at, streamreg::BenchOptions{}.payload_at,
           "bench learn: seconds in when every arm picks up the payload "
           "(negative: never)");
+ABSL_FLAG(double, overload, streamreg::BenchOptions{}.overload,
+          "bench flood: the offered load, in multiples of the capacity "
+          "measured first");
+ABSL_FLAG(double, calibrate, streamreg::BenchOptions{}.calibrate,
+          "bench flood: seconds measuring the capacity first");
+ABSL_FLAG(int, server_pid, streamreg::BenchOptions{}.server_pid,
+          "bench flood: the server's process id, to sample its resident "
+          "memory (/proc; 0: not sampled)");
 ABSL_FLAG(std::string, plots, streamreg::BenchOptions{}.plots,
           "bench: draw PNG plots into DIR (gnuplot)");
 
@@ -136,6 +144,9 @@ CliOptions OptionsFromFlags() {
   bench.payload_kg = absl::GetFlag(FLAGS_payload_kg);
   bench.payload_at = absl::GetFlag(FLAGS_payload_at);
   bench.plots = absl::GetFlag(FLAGS_plots);
+  bench.overload = absl::GetFlag(FLAGS_overload);
+  bench.calibrate = absl::GetFlag(FLAGS_calibrate);
+  bench.server_pid = absl::GetFlag(FLAGS_server_pid);
   return options;
 }
 
@@ -276,6 +287,23 @@ std::vector<Subcommand> Subcommands() {
               {"streamreg bench learn --model arm --create --robots 1 --rate "
                "1000 --duration 10"},
               BenchLearnCommand),
+      command({"bench", "flood"}, "overload: open-loop clients past capacity",
+              "--model NAME [--create] [--concurrency C] [--overload X] "
+              "[--duration S] [--rate HZ] [--server_pid PID] [--json FILE]",
+              "Measures the server's capacity (closed-loop Ingest and "
+              "Predict), then floods it open-loop from C clients at X times "
+              "that while a simulated arm streams Learn at --rate and the "
+              "health service is checked every 100 ms; reports what was "
+              "admitted and refused and their latencies, the arm's latency, "
+              "health, the server's peak memory (with --server_pid), and "
+              "fails if any acknowledged sample is missing from the model.",
+              Concat({"model", "create", "concurrency", "overload", "calibrate",
+                      "duration", "rate", "server_pid", "robot_seed", "json"},
+                     kSpecFlags),
+              {"streamreg bench flood --model arm --create --concurrency 50 "
+               "--overload 10 --duration 60 --server_pid $(pidof "
+               "streamreg-server)"},
+              BenchFloodCommand),
       command({"bench", "plot"}, "PNG plots of a bench report",
               "--json FILE --plots DIR",
               "Draws the PNG plots of a report written by bench predict or "

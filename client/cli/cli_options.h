@@ -37,6 +37,9 @@ struct BenchOptions {
   double payload_kg = 2.0;        // learn: the payload's mass
   double payload_at = -1;         // learn: seconds in when it is picked up
   std::string plots;              // draw PNG plots into this folder
+  double overload = 10;           // flood: offered load / capacity
+  double calibrate = 5;           // flood: seconds measuring capacity
+  int server_pid = 0;             // flood: sample this process's RSS
 };
 
 // Everything a `streamreg` command was asked to do: cli_main.cc reads the

@@ -28,19 +28,22 @@ ABSL_FLAG(std::size_t, max_message_bytes, 64 << 20,
 ABSL_FLAG(std::size_t, dedup_window, 65536,
           "sample ids remembered per model, so retried batches are not "
           "learned twice");
-ABSL_FLAG(std::uint64_t, max_queued_samples, 1 << 18,
-          "overload: samples received and not yet logged, on the whole "
-          "server, past which writes are refused at once with "
+ABSL_FLAG(std::uint64_t, max_queued_samples, 1 << 15,
+          "overload: samples received and not yet logged and answered, on "
+          "the whole server, past which writes are refused at once with "
           "RESOURCE_EXHAUSTED (0: no limit)");
-ABSL_FLAG(std::uint64_t, max_queued_samples_per_model, 1 << 16,
-          "overload: the same, per model");
+ABSL_FLAG(std::uint64_t, max_queued_samples_per_model, 1 << 13,
+          "overload: the same, per model (Ingest batches; a Learn stream's "
+          "sample counts in the server's limit only)");
 ABSL_FLAG(std::uint64_t, max_predictions_in_flight, 8,
-          "overload: Predict requests (and PredictStream messages) being "
-          "answered on the whole server, past which more are refused at once "
-          "with RESOURCE_EXHAUSTED (0: no limit)");
+          "overload: Predict requests and PredictStream messages being "
+          "answered on the whole server (and GetModel, ListModels, "
+          "GetMetric), past which more are refused at once with "
+          "RESOURCE_EXHAUSTED (0: no limit); as many threads answer them");
 ABSL_FLAG(std::uint64_t, max_predictions_in_flight_per_model, 8,
-          "overload: the same, per model");
-ABSL_FLAG(std::uint32_t, max_concurrent_streams, 256,
+          "overload: Predict requests and PredictStream messages being "
+          "answered, per model");
+ABSL_FLAG(std::uint32_t, max_concurrent_streams, 32,
           "calls one client connection may have open at once (HTTP/2 "
           "SETTINGS_MAX_CONCURRENT_STREAMS; further calls wait at the client)");
 ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(30),

@@ -26,7 +26,7 @@ void LearnBatcher::Submit(const std::shared_ptr<HostedModel>& model,
     if (batcher.scheduled_) return;
     batcher.scheduled_ = true;
   }
-  model->writes().Post([model] { Drain(model); });
+  model->writes().PostUrgent([model] { Drain(model); });
 }
 
 std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch() {
@@ -59,7 +59,7 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
     if (batcher.pending_.empty()) {
       batcher.scheduled_ = false;
     } else {
-      model->writes().Post([model] { Drain(model); });
+      model->writes().PostUrgent([model] { Drain(model); });
     }
   }
   std::vector<Request> live;

@@ -30,14 +30,13 @@ struct RegistryLimits {
   std::uint64_t max_samples_per_model = 10'000'000;  // 0 = no limit
   std::size_t dedup_window = 65536;  // sample ids remembered per model
   // Overload protection (AdmissionGate; 0 = no limit): samples received
-  // and not yet through their model's write queue, and predictions being
-  // answered, past which calls are refused at once with
-  // RESOURCE_EXHAUSTED. A queued sample costs about 8 * (inputs + targets)
-  // + 60 bytes; predictions run on gRPC's threads, so their limit stays
-  // below that pool's size, leaving threads for health checks and
-  // refusals.
-  std::uint64_t max_queued_samples = 1 << 18;
-  std::uint64_t max_queued_samples_per_model = 1 << 16;
+  // and not yet through their model's write queue, and reads being
+  // answered (predictions; model reads count in the server's), past which
+  // calls are refused at once with RESOURCE_EXHAUSTED. A queued sample
+  // costs about 8 * (inputs + targets) + 60 bytes and waits for those
+  // ahead of it to be learned.
+  std::uint64_t max_queued_samples = 1 << 15;
+  std::uint64_t max_queued_samples_per_model = 1 << 13;
   std::uint64_t max_predictions_in_flight = 8;
   std::uint64_t max_predictions_in_flight_per_model = 8;
 };
@@ -114,6 +113,18 @@ class ModelRegistry {
     return AdmissionTicket::Admit({&model.queued_samples(), &queued_samples_},
                                   count);
   }
+  // A read of a model's state that waits for learning (GetModel,
+  // ListModels, GetMetric): one of the server's reads in flight.
+  absl::StatusOr<AdmissionTicket> AdmitRead() const {
+    return AdmissionTicket::Admit({&predictions_in_flight_}, 1);
+  }
+  // A Learn stream's sample counts in the server's limit only: a stream
+  // holds one sample at a time, and it goes ahead of Ingest batches in its
+  // model's write queue (LearnBatcher), so batches filling the model's
+  // share neither delay nor refuse it.
+  absl::StatusOr<AdmissionTicket> AdmitStreamedSample() const {
+    return AdmissionTicket::Admit({&queued_samples_}, 1);
+  }
   absl::StatusOr<AdmissionTicket> AdmitPrediction(HostedModel& model) const {
     return AdmissionTicket::Admit(
         {&model.predictions_in_flight(), &predictions_in_flight_}, 1);
@@ -141,7 +152,7 @@ class ModelRegistry {
                                         "--max-queued-samples",
                                         limits_.max_queued_samples};
   mutable AdmissionGate predictions_in_flight_{
-      "predictions in flight on the server", "--max-predictions-in-flight",
+      "reads in flight on the server", "--max-predictions-in-flight",
       limits_.max_predictions_in_flight};
   const HostingPools pools_;
   ModelStorage* const storage_;

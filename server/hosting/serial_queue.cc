@@ -5,9 +5,17 @@
 namespace streamreg {
 
 void SerialQueue::Post(std::function<void()> task) {
+  Enqueue(std::move(task), /*urgent=*/false);
+}
+
+void SerialQueue::PostUrgent(std::function<void()> task) {
+  Enqueue(std::move(task), /*urgent=*/true);
+}
+
+void SerialQueue::Enqueue(std::function<void()> task, bool urgent) {
   {
     MutexLock lock(&mutex_);
-    tasks_.push_back(std::move(task));
+    (urgent ? urgent_ : tasks_).push_back(std::move(task));
     if (running_) return;
     running_ = true;
   }
@@ -19,12 +27,14 @@ void SerialQueue::Drain() {
     std::function<void()> task;
     {
       MutexLock lock(&mutex_);
-      if (tasks_.empty()) {
+      std::deque<std::function<void()>>& lane =
+          urgent_.empty() ? tasks_ : urgent_;
+      if (lane.empty()) {
         running_ = false;
         return;
       }
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
+      task = std::move(lane.front());
+      lane.pop_front();
     }
     task();  // destroyed before the next lock: its captures may own much
   }

@@ -14,8 +14,10 @@ namespace streamreg {
 // Runs its tasks one at a time, in the order posted, on a WorkerPool's
 // threads (a "strand"): one per model, so the writes of one model queue
 // behind each other without holding a pool thread while they wait, and
-// writes of different models run in parallel. The pool must outlive it; a
-// queue with tasks pending keeps itself alive until they have run.
+// writes of different models run in parallel. Urgent tasks (the robot's
+// Learn samples) run before the others queued (bulk Ingest batches), in
+// their own order. The pool must outlive it; a queue with tasks pending
+// keeps itself alive until they have run.
 class SerialQueue : public std::enable_shared_from_this<SerialQueue> {
  public:
   static std::shared_ptr<SerialQueue> Create(WorkerPool* pool) {
@@ -25,14 +27,17 @@ class SerialQueue : public std::enable_shared_from_this<SerialQueue> {
   SerialQueue& operator=(const SerialQueue&) = delete;
 
   void Post(std::function<void()> task);
+  void PostUrgent(std::function<void()> task);
 
  private:
   explicit SerialQueue(WorkerPool* pool) : pool_(pool) {}
-  // Runs queued tasks until none is left.
+  void Enqueue(std::function<void()> task, bool urgent);
+  // Runs queued tasks, urgent ones first, until none is left.
   void Drain();
 
   WorkerPool* pool_;
   Mutex mutex_;
+  std::deque<std::function<void()>> urgent_ ABSL_GUARDED_BY(mutex_);
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
   bool running_ ABSL_GUARDED_BY(mutex_) = false;  // a Drain is posted
 };

@@ -48,7 +48,7 @@ void LearnReactor::OnReadDone(bool ok) {
     Finish(ToGrpcStatus(model.status()));
     return;
   }
-  absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitSamples(**model, 1);
+  absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitStreamedSample();
   if (!admitted.ok()) {
     Finish(ToGrpcStatus(admitted.status(), *context_));
     return;

@@ -109,8 +109,29 @@ grpc::ServerUnaryReactor* ModelService::GetModel(
     v1::Model* response) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
       FindAuthorized(*context, request->name(), Permission::kRead);
-  if (hosted.ok()) ModelToWire(**hosted, response);
-  return Answer(context, hosted.status());
+  if (!hosted.ok()) return Answer(context, hosted.status());
+  return AnswerRead(context, [response, model = *std::move(hosted)] {
+    ModelToWire(*model, response);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* ModelService::AnswerRead(
+    grpc::CallbackServerContext* context, std::function<absl::Status()> read) {
+  absl::StatusOr<AdmissionTicket> admitted = registry_->AdmitRead();
+  if (!admitted.ok()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(ToGrpcStatus(admitted.status(), *context));
+    return reactor;
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
+  reads_->Post([reactor, context, ticket, read = std::move(read)] {
+    const absl::Status status = read();
+    ticket->Release();
+    reactor->Finish(ToGrpcStatus(status, *context));
+  });
+  return reactor;
 }
 
 absl::Status ModelService::List(const CallerRights& rights,
@@ -191,8 +212,11 @@ grpc::ServerUnaryReactor* ModelService::ListModels(
     grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
     v1::ListModelsResponse* response) {
   absl::StatusOr<CallerRights> rights = access_->Authenticate(*context);
-  return Answer(context, rights.ok() ? List(*rights, *request, response)
-                                     : rights.status());
+  if (!rights.ok()) return Answer(context, rights.status());
+  return AnswerRead(context,
+                    [this, request, response, rights = *std::move(rights)] {
+                      return List(rights, *request, response);
+                    });
 }
 
 grpc::ServerUnaryReactor* ModelService::DeleteModel(
@@ -218,8 +242,11 @@ grpc::ServerUnaryReactor* ModelService::GetMetric(
     v1::MetricReport* response) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
       FindAuthorized(*context, request->name(), Permission::kRead);
-  if (hosted.ok()) MetricToWire(**hosted, response);
-  return Answer(context, hosted.status());
+  if (!hosted.ok()) return Answer(context, hosted.status());
+  return AnswerRead(context, [response, model = *std::move(hosted)] {
+    MetricToWire(*model, response);
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerWriteReactor<v1::RefitProgress>* ModelService::Refit(

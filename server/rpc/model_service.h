@@ -7,6 +7,7 @@
 
 #include "server/cluster/cluster_node.h"
 #include "server/hosting/model_registry.h"
+#include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
 
@@ -14,8 +15,9 @@ namespace streamreg {
 
 // streamreg.v1.ModelService: translates requests into ModelRegistry and
 // HostedModel calls and their results into responses. Unary calls answer
-// on gRPC's thread (they take microseconds); Refit runs on the model's
-// write queue (RefitReactor). Every call is checked by the AccessControl:
+// on gRPC's thread (they take microseconds) but for the reads that wait
+// for learning (AnswerRead); Refit runs on the model's write queue
+// (RefitReactor). Every call is checked by the AccessControl:
 // CreateModel, DeleteModel and Refit need admin permission on the model,
 // GetModel and GetMetric read; ListModels lists the models the caller may
 // read.
@@ -24,9 +26,16 @@ class ModelService final : public v1::ModelService::CallbackService {
   // In cluster mode, models are created and deleted through the cluster
   // (JoinedCluster); until the server has joined, those calls are
   // UNAVAILABLE.
+  // GetModel, ListModels and GetMetric wait until what was acknowledged
+  // before them is learned: they run on `reads`, off gRPC's threads, each
+  // admitted as one of the server's reads in flight
+  // (ModelRegistry::AdmitRead).
   ModelService(ModelRegistry* registry, const AccessControl* access,
-               bool cluster_mode = false)
-      : registry_(registry), access_(access), cluster_mode_(cluster_mode) {}
+               WorkerPool* reads, bool cluster_mode = false)
+      : registry_(registry),
+        access_(access),
+        reads_(reads),
+        cluster_mode_(cluster_mode) {}
   void JoinedCluster(ClusterNode* cluster) {
     cluster_.store(cluster, std::memory_order_release);
   }
@@ -75,8 +84,14 @@ class ModelService final : public v1::ModelService::CallbackService {
                                v1::Model* response);
   absl::StatusOr<ClusterNode*> Cluster() const;
 
+  // Admits a read and answers it with `read()` on reads_ (or refuses it at
+  // once).
+  grpc::ServerUnaryReactor* AnswerRead(grpc::CallbackServerContext* context,
+                                       std::function<absl::Status()> read);
+
   ModelRegistry* registry_;
   const AccessControl* access_;
+  WorkerPool* reads_;
   const bool cluster_mode_;
   std::atomic<ClusterNode*> cluster_{nullptr};
 };

@@ -64,6 +64,9 @@ class ModelStream {
   absl::StatusOr<AdmissionTicket> AdmitPrediction(HostedModel& model) const {
     return Named(registry_->AdmitPrediction(model));
   }
+  absl::StatusOr<AdmissionTicket> AdmitStreamedSample() const {
+    return Named(registry_->AdmitStreamedSample());
+  }
 
   // "message N" of the current message (0-based).
   std::string Where() const { return absl::StrCat("message ", messages_ - 1); }

@@ -45,8 +45,10 @@ absl::Status AnswerPredict(const HostedModel& model,
 
 PredictStreamReactor::PredictStreamReactor(grpc::CallbackServerContext* context,
                                            const ModelRegistry* registry,
-                                           const AccessControl* access)
+                                           const AccessControl* access,
+                                           WorkerPool* predictions)
     : context_(context),
+      predictions_(predictions),
       stream_(registry, access, *context, Permission::kRead) {
   if (absl::Status status = stream_.Authenticate(); !status.ok()) {
     Finish(ToGrpcStatus(status));
@@ -62,17 +64,22 @@ void PredictStreamReactor::OnReadDone(bool ok) {
   }
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
       stream_.Next(request_.model());
-  absl::Status status = model.status();
-  if (status.ok()) {
-    absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitPrediction(**model);
-    response_.Clear();
-    status = admitted.ok()
-                 ? Prefixed(AnswerPredict(**model, request_, &response_),
-                            stream_.Where())
-                 : admitted.status();
+  absl::StatusOr<AdmissionTicket> admitted =
+      model.ok() ? stream_.AdmitPrediction(**model) : model.status();
+  if (!admitted.ok()) {
+    Finish(ToGrpcStatus(admitted.status(), *context_));
+    return;
   }
+  admitted_ = *std::move(admitted);
+  predictions_->Post([this, model = *std::move(model)] { Answer(model); });
+}
+
+void PredictStreamReactor::Answer(const std::shared_ptr<HostedModel>& model) {
+  response_.Clear();
+  const absl::Status status = AnswerPredict(*model, request_, &response_);
+  admitted_.Release();  // before the next read admits the next request
   if (!status.ok()) {
-    Finish(ToGrpcStatus(status, *context_));
+    Finish(ToGrpcStatus(Prefixed(status, stream_.Where()), *context_));
     return;
   }
   StartWrite(&response_);

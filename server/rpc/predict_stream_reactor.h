@@ -2,6 +2,7 @@
 #define STREAMREG_SERVER_RPC_PREDICT_STREAM_REACTOR_H_
 
 #include "grpcpp/grpcpp.h"
+#include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
 #include "server/rpc/model_stream.h"
 #include "streamreg/v1/regression_service.pb.h"
@@ -9,30 +10,39 @@
 namespace streamreg {
 
 // Answers a PredictRequest: the predictions of every query, all or
-// nothing. Runs on the caller's thread (reads never wait for writes).
+// nothing, once what was acknowledged before is learned (HostedModel::
+// Predict); runs on the caller's thread.
 absl::Status AnswerPredict(const HostedModel& model,
                            const v1::PredictRequest& request,
                            v1::PredictResponse* response);
 
-// One PredictStream call: answers each request in order, on gRPC's thread,
-// reading the next once the answer is written. A bad request ends the call
-// with its error. Deletes itself when done.
+// One PredictStream call: answers each request in order, on the
+// `predictions` pool (admitted first: past the limits on predictions in
+// flight the call ends at once with RESOURCE_EXHAUSTED), reading the next
+// once the answer is written. A bad request ends the call with its error.
+// Deletes itself when done.
 class PredictStreamReactor final
     : public grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse> {
  public:
   PredictStreamReactor(grpc::CallbackServerContext* context,
                        const ModelRegistry* registry,
-                       const AccessControl* access);
+                       const AccessControl* access, WorkerPool* predictions);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnDone() override { delete this; }
 
  private:
+  // On the predictions pool: answers request_, then writes or finishes.
+  void Answer(const std::shared_ptr<HostedModel>& model);
+
   grpc::CallbackServerContext* context_;
+  WorkerPool* predictions_;
   ModelStream stream_;
   v1::PredictRequest request_;
   v1::PredictResponse response_;
+  // The current request, admitted until it is answered.
+  AdmissionTicket admitted_;
 };
 
 }  // namespace streamreg

@@ -21,24 +21,30 @@ RegressionService::Learn(grpc::CallbackServerContext* context) {
 grpc::ServerUnaryReactor* RegressionService::Predict(
     grpc::CallbackServerContext* context, const v1::PredictRequest* request,
     v1::PredictResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::Status status = access_->AuthorizeModel(*context, request->model(),
                                                 "model", Permission::kRead);
-  if (status.ok()) {
-    absl::StatusOr<std::shared_ptr<HostedModel>> model =
-        registry_->Find(request->model());
-    absl::StatusOr<AdmissionTicket> admitted =
-        model.ok() ? registry_->AdmitPrediction(**model) : model.status();
-    status = admitted.ok() ? AnswerPredict(**model, *request, response)
-                           : admitted.status();
+  absl::StatusOr<std::shared_ptr<HostedModel>> model =
+      status.ok() ? registry_->Find(request->model()) : status;
+  absl::StatusOr<AdmissionTicket> admitted =
+      model.ok() ? registry_->AdmitPrediction(**model) : model.status();
+  if (!admitted.ok()) {
+    reactor->Finish(ToGrpcStatus(admitted.status(), *context));
+    return reactor;
   }
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status, *context));
+  auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
+  predictions_->Post(
+      [reactor, context, request, response, ticket, model = *std::move(model)] {
+        const absl::Status answered = AnswerPredict(*model, *request, response);
+        ticket->Release();
+        reactor->Finish(ToGrpcStatus(answered, *context));
+      });
   return reactor;
 }
 
 grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>*
 RegressionService::PredictStream(grpc::CallbackServerContext* context) {
-  return new PredictStreamReactor(context, registry_, access_);
+  return new PredictStreamReactor(context, registry_, access_, predictions_);
 }
 
 grpc::ServerUnaryReactor* RegressionService::Ping(

@@ -34,6 +34,17 @@ void AddConnectionLimits(const ServerOptions& o, grpc::ServerBuilder& builder) {
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
 }
 
+// A thread for every prediction that may be in flight (one waiting for
+// learning to catch up then holds no other back), 2 per core without a
+// limit, at most 64.
+std::size_t PredictionThreads(const RegistryLimits& limits) {
+  const std::uint64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::uint64_t wanted = limits.max_predictions_in_flight != 0
+                                   ? limits.max_predictions_in_flight
+                                   : 2 * cores;
+  return static_cast<std::size_t>(std::min<std::uint64_t>(wanted, 64));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
@@ -49,6 +60,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                             : std::max(1u, std::thread::hardware_concurrency());
   server->pool_ = std::make_unique<WorkerPool>(threads);
   server->learning_pool_ = std::make_unique<WorkerPool>(threads);
+  server->reads_pool_ =
+      std::make_unique<WorkerPool>(PredictionThreads(o.limits));
   StorageOptions storage = o.storage;
   storage.fsync_latency = &server->metrics_->wal_fsync();
   server->storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
@@ -77,9 +90,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   server->access_control_ = std::make_unique<AccessControl>(o.access_tokens);
   server->model_service_ = std::make_unique<ModelService>(
       server->registry_.get(), server->access_control_.get(),
-      o.cluster.has_value());
+      server->reads_pool_.get(), o.cluster.has_value());
   server->regression_service_ = std::make_unique<RegressionService>(
-      server->registry_.get(), server->access_control_.get());
+      server->registry_.get(), server->access_control_.get(),
+      server->reads_pool_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -191,6 +205,7 @@ void Server::Shutdown() {
   release_writes = {};  // the drain ended: stops it if still waiting
   // Every write has been acknowledged and learned: snapshot what changed
   // and sync the logs.
+  reads_pool_->Drain();
   pool_->Drain();
   learning_pool_->Drain();
   cluster_.reset();  // stops following the logs

@@ -64,6 +64,9 @@ class Server {
   // (HostingPools).
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<WorkerPool> learning_pool_;
+  // Reads that may wait for learning (predictions, GetModel, ListModels,
+  // GetMetric) are answered here, off gRPC's threads.
+  std::unique_ptr<WorkerPool> reads_pool_;
   std::unique_ptr<ModelRegistry> registry_;
   // After the registry: destroyed first, its threads (which list the
   // registry's models) stop before the registry goes.

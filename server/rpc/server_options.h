@@ -39,7 +39,7 @@ struct ServerOptions {
   std::size_t max_message_bytes = 64 << 20;
   // Calls one client connection may have open at once (HTTP/2
   // SETTINGS_MAX_CONCURRENT_STREAMS).
-  std::uint32_t max_concurrent_streams = 256;
+  std::uint32_t max_concurrent_streams = 32;
   // A connection silent this long is pinged, and closed if the ping is not
   // answered within kKeepaliveTimeout (a client gone without closing: its
   // calls are cancelled, what they hold is freed). Clients may ping at

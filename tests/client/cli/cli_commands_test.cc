@@ -51,6 +51,15 @@ class CliCommandsTest : public ::testing::Test {
     std::filesystem::remove_all(directory_);
   }
 
+  // A new, empty server started with `options`.
+  void RestartServer(ServerOptions options) {
+    client_.reset();
+    server_.reset();
+    ASSERT_NO_FATAL_FAILURE(StartTestServer(
+        std::move(options), directory_ + "/restarted", &server_));
+    client_ = std::make_unique<Client>(TestClientOptions(*server_));
+  }
+
   // The data convention: inputs x0..x2, then target_wave, target_square.
   static void WriteCsv(const std::string& path, const Rows& rows,
                        std::size_t n) {
@@ -338,6 +347,49 @@ TEST_F(CliCommandsTest, BenchPredictComparesWithAnEmptyRpc) {
   options.bench.unary = options.bench.stream = true;
   EXPECT_THAT(Run(BenchPredictCommand, options).status.message(),
               HasSubstr("--unary and --stream: pick one"));
+}
+
+// A short flood past a server whose limits are tiny: every call is
+// accounted for (answered, refused with the retry trailer, or of unknown
+// outcome), and the model holds exactly the samples acknowledged.
+TEST_F(CliCommandsTest, BenchFloodAccountsForEveryCallAndSample) {
+  ServerOptions limits;
+  limits.limits.max_queued_samples_per_model = 64;
+  limits.limits.max_queued_samples = 128;
+  limits.limits.max_predictions_in_flight = 1;
+  limits.limits.max_predictions_in_flight_per_model = 1;
+  ASSERT_NO_FATAL_FAILURE(RestartServer(limits));
+  CliOptions options = ModelOptions("flooded");
+  options.create = true;
+  options.rate = 200;
+  options.bench.concurrency = 4;
+  options.bench.duration = 1;
+  options.bench.calibrate = 0.3;
+  options.bench.overload = 10;
+  options.json = directory_ + "/flood.json";
+  const CommandRun run = Run(BenchFloodCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status << run.output;
+  EXPECT_THAT(run.output, HasSubstr("0 lost, 0 beyond acknowledged"));
+  std::ifstream file(options.json);
+  const nlohmann::json report = nlohmann::json::parse(file);
+  for (const char* kind : {"ingest", "predict"}) {
+    const nlohmann::json& tally = report[kind];
+    EXPECT_GT(tally["sent"].get<int>(), 0) << kind;
+    EXPECT_EQ(tally["sent"].get<int>(),
+              tally["ok"].get<int>() + tally["refused"].get<int>() +
+                  tally["unknown_outcome"].get<int>() +
+                  tally["failed"].get<int>())
+        << kind;
+    EXPECT_EQ(tally["failed"], 0) << kind << tally["first_failure"];
+    EXPECT_EQ(tally["refusals_with_pushback"], tally["refused"]) << kind;
+  }
+  const nlohmann::json& samples = report["samples"];
+  EXPECT_EQ(samples["lost"], 0);
+  EXPECT_EQ(ModelSamples("flooded"), samples["after"].get<std::uint64_t>());
+  EXPECT_EQ(samples["after"].get<std::uint64_t>(),
+            samples["before"].get<std::uint64_t>() +
+                samples["acknowledged"].get<std::uint64_t>() +
+                samples["beyond_acknowledged"].get<std::uint64_t>());
 }
 
 TEST_F(CliCommandsTest, BenchPlotNeedsAReportAndAFolder) {

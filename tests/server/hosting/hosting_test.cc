@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <latch>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -96,6 +97,37 @@ TEST(SerialQueueTest, RunsEachQueuesTasksInOrderOneAtATime) {
     ASSERT_EQ(order[q].size(), static_cast<std::size_t>(kTasks));
     EXPECT_TRUE(std::is_sorted(order[q].begin(), order[q].end()));
   }
+}
+
+// The robot's samples do not wait behind bulk batches: urgent tasks run
+// before the others queued, each lane in its own order, one at a time.
+TEST(SerialQueueTest, UrgentTasksRunBeforeTheOthersQueued) {
+  WorkerPool pool(2);
+  std::shared_ptr<SerialQueue> queue = SerialQueue::Create(&pool);
+  std::latch holding(1);
+  std::latch release(1);
+  queue->Post([&] {
+    holding.count_down();
+    release.wait();
+  });
+  holding.wait();
+  std::vector<std::string> order;  // the queue serializes
+  std::latch done(5);
+  auto task = [&](std::string name) {
+    return [&, name] {
+      order.push_back(name);
+      done.count_down();
+    };
+  };
+  queue->Post(task("bulk1"));
+  queue->PostUrgent(task("urgent1"));
+  queue->Post(task("bulk2"));
+  queue->PostUrgent(task("urgent2"));
+  queue->Post(task("bulk3"));
+  release.count_down();
+  done.wait();
+  EXPECT_THAT(order, ::testing::ElementsAre("urgent1", "urgent2", "bulk1",
+                                            "bulk2", "bulk3"));
 }
 
 class HostedModelTest : public ::testing::Test {

@@ -587,24 +587,48 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
                      "8 samples queued on the server, 8 more would pass "
                      "15 (--max-queued-samples)");
   }
-  {  // a Learn sample when m's queue is full
-    absl::StatusOr<AdmissionTicket> two_more =
-        server_->registry().AdmitSamples(*m, 2);
-    ASSERT_TRUE(two_more.ok());
+  v1::LearnRequest learn;
+  learn.set_model("m");
+  *learn.mutable_sample() = batch_of("m", 40).samples(0);
+  {  // the server's limit refuses a Learn sample (n's share takes the rest)
+    absl::StatusOr<AdmissionTicket> rest =
+        server_->registry().AdmitSamples(*n, 7);
+    ASSERT_TRUE(rest.ok());
     grpc::ClientContext context;
     auto stream = client_->regression().Learn(&context);
-    v1::LearnRequest request;
-    request.set_model("m");
-    *request.mutable_sample() = batch_of("m", 40).samples(0);
     const absl::Status refused =
-        RefusedAtOnce<v1::LearnResponse>(*stream, request);
+        RefusedAtOnce<v1::LearnResponse>(*stream, learn);
     ExpectOverloaded(refused, context,
-                     "message 0: overloaded: 10 samples queued for model "
-                     "'m', 1 more would pass 10");
+                     "message 0: overloaded: 15 samples queued on the server, "
+                     "1 more would pass 15 (--max-queued-samples)");
   }
+  // With m's own share full, a Learn sample on m is still admitted (a
+  // stream holds one at a time), and is learned ahead of the batch queued
+  // before it: sequence 21.
+  absl::StatusOr<AdmissionTicket> m_full =
+      server_->registry().AdmitSamples(*m, 2);
+  ASSERT_TRUE(m_full.ok());
+  std::thread learner([&] {
+    grpc::ClientContext context;
+    auto stream = client_->regression().Learn(&context);
+    v1::LearnResponse response;
+    EXPECT_TRUE(stream->Write(learn));
+    EXPECT_TRUE(stream->Read(&response));
+    EXPECT_EQ(response.sequence(), 21u);
+    stream->WritesDone();
+    EXPECT_TRUE(stream->Finish().ok());
+  });
+  while (server_->registry().queued_samples().held() < 11 &&
+         absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(server_->registry().queued_samples().held(), 11u);
+  m_full->Release();
   release.count_down();
   admitted.join();
-  EXPECT_EQ(NumSamples("m"), 28u);  // the admitted batch, nothing refused
+  learner.join();
+  // The admitted batch and sample, nothing refused.
+  EXPECT_EQ(NumSamples("m"), 29u);
   EXPECT_EQ(NumSamples("n"), 20u);
   EXPECT_EQ(m->queued_samples().held(), 0u);
   EXPECT_EQ(server_->registry().queued_samples().held(), 0u);
@@ -651,9 +675,20 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
     const absl::Status refused =
         RefusedAtOnce<v1::PredictResponse>(*stream, request);
     ExpectOverloaded(refused, context,
-                     "message 0: overloaded: 2 predictions in flight on "
-                     "the server, 1 more would pass 2 "
+                     "message 0: overloaded: 2 reads in flight on the "
+                     "server, 1 more would pass 2 "
                      "(--max-predictions-in-flight)");
+  }
+  {  // model reads that wait for learning count there too
+    grpc::ClientContext context;
+    v1::GetModelRequest request;
+    request.set_name("o");
+    v1::Model response;
+    const absl::Status refused = FromGrpcStatus(
+        client_->models().GetModel(&context, request, &response));
+    ExpectOverloaded(refused, context,
+                     "overloaded: 2 reads in flight on the server, 1 more "
+                     "would pass 2 (--max-predictions-in-flight)");
   }
   on_m->Release();
   on_n->Release();
