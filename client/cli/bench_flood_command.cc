@@ -161,7 +161,8 @@ void StartPredict(Client& client, const v1::PredictRequest* request,
     v1::PredictResponse response;
     absl::Time sent = absl::Now();
   };
-  auto* call = new Call{DeadlinedContext(client)};
+  auto* call = new Call;
+  call->context = DeadlinedContext(client);
   client.regression().async()->Predict(
       call->context.get(), request, &call->response,
       [call, tally, outstanding](grpc::Status status) {
