@@ -21,7 +21,7 @@ constexpr std::size_t kMaxPageSize = 1000;
 grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
                                  const absl::Status& status) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
+  reactor->Finish(ToGrpcStatus(status, *context));
   return reactor;
 }
 
@@ -119,11 +119,7 @@ grpc::ServerUnaryReactor* ModelService::GetModel(
 grpc::ServerUnaryReactor* ModelService::AnswerRead(
     grpc::CallbackServerContext* context, std::function<absl::Status()> read) {
   absl::StatusOr<AdmissionTicket> admitted = registry_->AdmitRead();
-  if (!admitted.ok()) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(ToGrpcStatus(admitted.status(), *context));
-    return reactor;
-  }
+  if (!admitted.ok()) return Answer(context, admitted.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
   reads_->Post([reactor, context, ticket, read = std::move(read)] {
