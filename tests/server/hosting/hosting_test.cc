@@ -216,8 +216,15 @@ std::vector<LearnBatcher::Result> SubmitWhileBusy(
     const std::shared_ptr<HostedModel>& hosted,
     const std::vector<Sample>& samples,
     const std::vector<bool>& cancelled = {}) {
+  // Running before the first Submit: the learn batcher's turns are urgent
+  // and would run before a blocker still queued.
+  std::latch running(1);
   std::latch release(1);
-  hosted->writes().Post([&] { release.wait(); });
+  hosted->writes().Post([&] {
+    running.count_down();
+    release.wait();
+  });
+  running.wait();
   std::vector<LearnBatcher::Result> results(samples.size());
   std::latch answered(static_cast<std::ptrdiff_t>(samples.size()));
   for (std::size_t i = 0; i < samples.size(); ++i) {
