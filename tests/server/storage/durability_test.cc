@@ -272,8 +272,15 @@ TEST_F(DurabilityTest, LearnMessagesWaitingTogetherShareOneFsync) {
   ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
   std::shared_ptr<HostedModel> model = Find("m");
   const std::vector<Sample> samples = Slice(stream, 0, 40);
+  // Running before the first Submit: the batcher's turns are urgent and
+  // would run ahead of a blocker still queued.
+  std::latch running(1);
   std::latch release(1);
-  model->writes().Post([&] { release.wait(); });
+  model->writes().Post([&] {
+    running.count_down();
+    release.wait();
+  });
+  running.wait();
   std::atomic<int> answered = 0;
   std::latch all_answered(static_cast<std::ptrdiff_t>(samples.size()));
   for (const Sample& sample : samples) {
