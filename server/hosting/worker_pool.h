@@ -13,8 +13,9 @@
 namespace streamreg {
 
 // A fixed set of threads running posted tasks in FIFO order. The server
-// runs model writes here (learning, refits), off gRPC's callback threads,
-// which then stay free for predictions. The destructor runs every task
+// runs model writes (learning, refits) and reads (predictions) on pools of
+// these, off gRPC's callback threads, which then only admit or refuse
+// calls and stay free for health checks. The destructor runs every task
 // already posted, then joins.
 class WorkerPool {
  public:
