@@ -5,8 +5,7 @@
 namespace streamreg {
 
 PredictSession::PredictSession(Client* client, std::string model)
-    : client_(client),
-      model_(std::move(model)),
+    : model_(std::move(model)),
       exchange_(
           client, model_,
           [](v1::RegressionService::Stub& stub, grpc::ClientContext* context) {

@@ -22,7 +22,6 @@ class PredictSession {
   absl::Status Close();
 
  private:
-  Client* client_;
   std::string model_;
   BidiExchange<v1::PredictRequest, v1::PredictResponse> exchange_;
 };
