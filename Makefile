@@ -1,5 +1,5 @@
 # Entry points. `make test` is what CI runs (after deploy/install-deps.sh).
-.PHONY: test build run format format-check tsan asan fuzz bench clean image-check
+.PHONY: test build run format format-check tsan asan fuzz soak bench clean image-check
 
 CORE_SOURCES := $(shell find common core server client tests bench -name '*.cc' -o -name '*.h')
 
@@ -37,6 +37,16 @@ fuzz:
 	cmake --preset fuzz
 	cmake --build --preset fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run_fuzzers.sh build/fuzz
+
+# The soak with faults for its long run (tests/soak/soak_test.cc, about 35
+# minutes): 100 kill -9 with the other faults between them, every model
+# checked after each; the counts go to build/dev/soak.json.
+soak:
+	cmake --preset dev
+	cmake --build --preset dev --target streamreg-soak
+	./build/dev/tests/streamreg-soak --kills=100 --duration=90m \
+	  --kill_every_min=10s --kill_every_max=30s \
+	  --samples_per_generation=150000 --report=build/dev/soak.json
 
 format:
 	clang-format -i $(CORE_SOURCES)

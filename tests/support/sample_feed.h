@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -13,6 +15,7 @@
 #include "client/lib/client.h"
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/support/model_test_support.h"
 
@@ -28,20 +31,29 @@ struct Feed {
   std::uint64_t first_id = 0;
   std::atomic<std::size_t> acknowledged{0};  // a prefix of the stream
   std::atomic<std::size_t> sent{0};          // the farthest sent
+  std::atomic<std::size_t> disconnects{0};   // streams dropped mid-way
 };
 
 // Streams `feed` through `client` from its first unacknowledged sample up
 // to `end`; returns when done or once *stop (OK), or with the error of a
-// call that failed (after the client's retries).
+// call that failed (after the client's retries). A client that disconnects
+// mid-stream gives `abandon_at`: on reaching that sample it drops the
+// stream without closing it (the server sees it cancelled) and returns
+// CANCELLED.
 inline absl::Status StreamUntilFailure(
     Feed& feed, Client& client, std::size_t end,
-    const std::atomic<bool>* stop = nullptr) {
+    const std::atomic<bool>* stop = nullptr,
+    std::size_t abandon_at = std::numeric_limits<std::size_t>::max()) {
   auto stopping = [stop] { return stop != nullptr && stop->load(); };
+  const auto abandoned = [] {
+    return absl::CancelledError("the client disconnected mid-stream");
+  };
   const Stream& s = feed.stream;
   std::size_t next = feed.acknowledged.load();
   if (feed.robot) {
     LearnSession session(&client, feed.model);
     for (; next < end && !stopping(); ++next) {
+      if (next == abandon_at) return abandoned();
       feed.sent = std::max(feed.sent.load(), next + 1);
       const Sample sample = s.sample(next);
       absl::StatusOr<v1::LearnResponse> learned =
@@ -58,6 +70,7 @@ inline absl::Status StreamUntilFailure(
   Ingester ingester(&client, feed.model);
   const std::size_t start = next;
   for (; next < end && !stopping(); ++next) {
+    if (next == abandon_at) return abandoned();
     feed.sent = std::max(feed.sent.load(), next + 1);
     const Sample sample = s.sample(next);
     if (absl::Status added =
@@ -76,21 +89,71 @@ inline absl::Status StreamUntilFailure(
   return absl::OkStatus();
 }
 
-// What `client` predicts for `queries` with `model` equals, bit for bit,
-// what the engine model `reference` predicts (the tests that kill servers
+// The client options of the tests that kill servers: short deadlines, small
+// batches and quick retries, so that a stream notices a kill at once.
+inline ClientOptions KillTestClientOptions(const std::string& address) {
+  ClientOptions options;
+  options.address = address;
+  options.timeout = absl::Seconds(5);
+  options.batch_size = 40;
+  options.retry.max_attempts = 3;
+  options.retry.initial_backoff = absl::Milliseconds(20);
+  return options;
+}
+
+// A channel that reconnects within milliseconds of the server's restart
+// (gRPC's default backoff grows to minutes) and shares no connection with
+// channels before it.
+inline std::shared_ptr<grpc::Channel> FastReconnectChannel(
+    const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+// StreamUntilFailure over a connection of its own.
+inline absl::Status StreamUntilFailure(
+    Feed& feed, const std::string& address, std::size_t end,
+    const std::atomic<bool>* stop = nullptr,
+    std::size_t abandon_at = std::numeric_limits<std::size_t>::max()) {
+  Client client(FastReconnectChannel(address), KillTestClientOptions(address));
+  return StreamUntilFailure(feed, client, end, stop, abandon_at);
+}
+
+// How many of `queries` `client` predicts with `model` differently, in any
+// bit, from the engine model `reference` (the tests that kill servers
 // compare a served model with one fed the same samples that never crashed).
-inline void ExpectServedPredictionsOf(Client& client, const std::string& model,
-                                      const Model& reference,
-                                      const Stream& queries) {
+inline absl::StatusOr<std::size_t> CountServedPredictionsDiffering(
+    Client& client, const std::string& model, const Model& reference,
+    const Stream& queries) {
   absl::StatusOr<std::vector<v1::Prediction>> got =
       client.Predict(model, queries.x, kDim);
-  ASSERT_TRUE(got.ok()) << got.status();
+  if (!got.ok()) return got.status();
+  std::size_t differing = 0;
   for (std::size_t q = 0; q < queries.size(); ++q) {
     const Prediction expected = *reference.Predict(queries.input(q));
     for (std::size_t t = 0; t < kTargets; ++t) {
-      ASSERT_EQ((*got)[q].y(t), expected.value[t]) << "query " << q;
+      if ((*got)[q].y(t) != expected.value[t]) {
+        ++differing;
+        break;
+      }
     }
   }
+  return differing;
+}
+
+// The same as a test's expectation: every prediction equal, bit for bit.
+inline void ExpectServedPredictionsOf(Client& client, const std::string& model,
+                                      const Model& reference,
+                                      const Stream& queries) {
+  absl::StatusOr<std::size_t> differing =
+      CountServedPredictionsDiffering(client, model, reference, queries);
+  ASSERT_TRUE(differing.ok()) << differing.status();
+  EXPECT_EQ(*differing, 0u) << "of " << queries.size() << " queries";
 }
 
 // The threads a test streams feeds on until *stop: stopped and joined

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,12 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
+  // Variables ("NAME=value") set in the server's environment at its next
+  // start, besides those it inherits (the soak preloads its fault shim).
+  void SetEnvironment(std::vector<std::string> variables) {
+    environment_ = std::move(variables);
+  }
+
   // Starts it and waits for its "listening" line (in cluster mode, printed
   // once it has joined).
   void Start() {
@@ -54,6 +61,7 @@ class ServerProcess {
       const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       dup2(err, STDERR_FILENO);
       close(out[0]);
+      for (std::string& variable : environment_) putenv(variable.data());
       execv(argv[0], argv.data());
       _exit(127);
     }
@@ -67,12 +75,15 @@ class ServerProcess {
     port_ = std::stoi(text.substr(text.rfind(':') + 1));
   }
 
-  // kill -9, and waits for it to be gone.
-  void Kill() {
-    if (pid_ <= 0) return;
+  // kill -9, and waits for it to be gone. True if the kill ended it; false
+  // if it was not started or had ended by itself (a crash: see its log).
+  bool Kill() {
+    if (pid_ <= 0) return false;
     kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    int status = 0;
+    waitpid(pid_, &status, 0);
     pid_ = -1;
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   }
 
   bool running() const { return pid_ > 0; }
@@ -83,6 +94,7 @@ class ServerProcess {
   const std::string server_;
   const std::string data_dir_;
   const std::vector<std::string> flags_;
+  std::vector<std::string> environment_;
   pid_t pid_ = -1;
   int port_ = 0;
 };

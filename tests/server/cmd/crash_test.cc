@@ -35,37 +35,6 @@ namespace {
 constexpr int kKills = 22;
 constexpr std::size_t kSamplesPerModel = 200'000;  // more than get sent
 
-ClientOptions Options(const std::string& address) {
-  ClientOptions options;
-  options.address = address;
-  options.timeout = absl::Seconds(5);
-  options.batch_size = 40;
-  options.retry.max_attempts = 3;
-  options.retry.initial_backoff = absl::Milliseconds(20);
-  return options;
-}
-
-// A channel that reconnects within milliseconds of the server's restart
-// (gRPC's default backoff grows to minutes) and shares no connection with
-// channels before it.
-std::shared_ptr<grpc::Channel> FastReconnectChannel(
-    const std::string& address) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                   args);
-}
-
-// Streams over a connection of its own (StreamUntilFailure).
-void StreamUntilFailure(Feed& feed, const std::string& address, std::size_t end,
-                        const std::atomic<bool>* stop = nullptr) {
-  Client client(FastReconnectChannel(address), Options(address));
-  StreamUntilFailure(feed, client, end, stop).IgnoreError();
-}
-
 class CrashTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
@@ -88,7 +57,7 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
     feed->model = absl::StrCat(feed->robot ? "robot-" : "bulk-", f);
     feed->stream = MakeStream(kSamplesPerModel, 100 + f);
     feed->first_id = (f + 1) * 1'000'000'000ull;
-    Client client(Options(server.address()));
+    Client client(KillTestClientOptions(server.address()));
     ASSERT_TRUE(client.CreateModel(feed->model, spec).ok());
     feeds.push_back(std::move(feed));
   }
@@ -102,7 +71,7 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
   for (auto& feed : feeds) {
     streams.Start([&, f = feed.get()] {
       while (!stop && f->acknowledged < kSamplesPerModel) {
-        StreamUntilFailure(*f, address, kSamplesPerModel, &stop);
+        StreamUntilFailure(*f, address, kSamplesPerModel, &stop).IgnoreError();
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
     });
@@ -111,7 +80,8 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
   std::uniform_int_distribution<int> pause_ms(100, 500);
   for (int kill = 0; kill < kKills; ++kill) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(random)));
-    server.Kill();
+    EXPECT_TRUE(server.Kill())
+        << "the server had ended by itself; see " << data_dir << ".log";
     std::printf("kill %d:", kill);
     for (auto& feed : feeds) std::printf(" %zu", feed->acknowledged.load());
     std::printf("\n");
@@ -125,7 +95,7 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
   for (auto& feed : feeds) {
     total_acknowledged_before += feed->acknowledged;
     while (feed->acknowledged < feed->sent) {
-      StreamUntilFailure(*feed, server.address(), feed->sent);
+      StreamUntilFailure(*feed, server.address(), feed->sent).IgnoreError();
     }
   }
   EXPECT_GT(total_acknowledged_before, 2000u) << "the streams hardly ran";
@@ -133,10 +103,10 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
     std::printf("%s: %zu samples sent\n", feed->model.c_str(),
                 feed->sent.load());
   }
-  server.Kill();  // one more crash before checking
+  EXPECT_TRUE(server.Kill());  // one more crash before checking
   ASSERT_NO_FATAL_FAILURE(server.Start());
 
-  Client client(Options(server.address()));
+  Client client(KillTestClientOptions(server.address()));
   const Stream queries = MakeStream(25, 99);
   ModelConfig config = *ConfigFromSpec(spec);
   for (auto& feed : feeds) {
@@ -151,7 +121,7 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
     again.robot = false;
     again.stream = feed->stream;
     again.first_id = feed->first_id;
-    StreamUntilFailure(again, server.address(), n);
+    StreamUntilFailure(again, server.address(), n).IgnoreError();
     ASSERT_EQ(again.acknowledged, n);
     EXPECT_EQ(client.GetModel(feed->model)->stats().num_samples(), n);
     // Predictions of a model fed the same samples that never crashed.
