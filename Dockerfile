@@ -18,7 +18,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
  && cmake --install /build --strip
 
 # --- runtime: the shared libraries the binaries link, nothing else ---------
-FROM debian:bookworm-slim
+FROM debian:bookworm-slim AS runtime
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="streamreg" \
       org.opencontainers.image.description="Online streaming regression over gRPC: gradient-weight and EGOP metrics, cover-tree k-NN and kernel regression" \
@@ -35,7 +35,6 @@ RUN apt-get update -qq \
  && useradd --system --uid 10001 --gid streamreg --home-dir /var/lib/streamreg \
       --shell /usr/sbin/nologin streamreg \
  && install -d -o streamreg -g streamreg -m 0750 /var/lib/streamreg
-COPY --from=build /opt/streamreg/bin/ /usr/local/bin/
 # Numeric, so Kubernetes can verify runAsNonRoot.
 USER 10001:10001
 VOLUME ["/var/lib/streamreg"]
@@ -46,3 +45,9 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["streamreg", "--server", "127.0.0.1:50051", "--timeout", "2s", "health"]
 ENTRYPOINT ["streamreg-server", "--data-dir", "/var/lib/streamreg"]
 CMD ["--listen", "0.0.0.0:50051", "--metrics-listen", "0.0.0.0:9464"]
+
+# --- the image: the runtime with the programs built above ------------------
+# (deploy/check-image.sh --prebuilt puts a host build's programs on the
+# runtime stage instead.)
+FROM runtime
+COPY --from=build /opt/streamreg/bin/ /usr/local/bin/

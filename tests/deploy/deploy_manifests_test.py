@@ -82,12 +82,13 @@ def load_k8s():
 
 
 def dockerfile_instructions():
-    """(instruction, arguments) of the runtime stage, continuations joined."""
+    """(instruction, arguments) of the stages after the build stage (the
+    runtime and the image on it), continuations joined."""
     text = (REPO / "Dockerfile").read_text().replace("\\\n", " ")
     lines = [l.strip() for l in text.splitlines()
              if l.strip() and not l.strip().startswith("#")]
     stages = [i for i, l in enumerate(lines) if l.upper().startswith("FROM ")]
-    runtime = lines[stages[-1]:]
+    runtime = lines[stages[1]:]
     return [tuple(l.split(None, 1)) if " " in l else (l, "") for l in runtime]
 
 
