@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server/auth/access_tokens.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -27,11 +28,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     FUZZ_CHECK(tokens.status().code() == absl::StatusCode::kInvalidArgument);
     FUZZ_CHECK(absl::StartsWith(message, "fuzz"));
     // An error never shows a token (a token is at least 16 characters),
-    // unless that text is also within a holder's name (names are shown).
+    // unless that text is also within a holder's name as errors show it,
+    // quoted (a "token" ending in a quote can be the end of a shown name).
     for (const auto& [name, token] : lines) {
       bool in_a_name = false;
       for (const auto& line : lines) {
-        in_a_name |= absl::StrContains(line.first, token);
+        in_a_name |=
+            absl::StrContains(absl::StrCat("'", line.first, "'"), token);
       }
       FUZZ_CHECK(token.size() < 16 || in_a_name ||
                  !absl::StrContains(message, token));
