@@ -52,6 +52,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "core/io/record_reader.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/rpc/spec_conversion.h"
@@ -391,18 +392,17 @@ class Soak {
     ++counts_.faults["torn last record"];
   }
 
-  // Where the last whole record of a log segment begins (the record
-  // format: core/io/record_format.h); the size if it holds none.
+  // Where the last whole record of a log segment begins, read with the
+  // log's own reader; the size if it holds none.
   static std::size_t LastRecordOffset(const std::string& contents) {
-    constexpr std::size_t kHeader = 13;
-    std::size_t offset = 0;
+    RecordReader reader(contents, "segment");
+    RecordType type;
+    absl::string_view payload;
     std::size_t last = contents.size();
-    while (offset + kHeader <= contents.size()) {
-      std::uint32_t length = 0;
-      std::memcpy(&length, contents.data() + offset + 4, sizeof length);
-      if (offset + kHeader + length > contents.size()) break;
-      last = offset;
-      offset += kHeader + length;
+    for (std::size_t start = 0;
+         reader.Next(&type, &payload) == RecordReader::Result::kRecord;
+         start = reader.end_of_records()) {
+      last = start;
     }
     return last;
   }
