@@ -9,6 +9,17 @@
 
 namespace streamreg {
 
+std::vector<std::uint64_t> GradientRefresh::EvaluatedSlots(const Job& job) {
+  const std::size_t n = job.num_slots;
+  const std::size_t stride = job.max_points == 0 || n <= job.max_points
+                                 ? 1
+                                 : (n + job.max_points - 1) / job.max_points;
+  std::vector<std::uint64_t> slots;
+  slots.reserve((n + stride - 1) / stride);
+  for (std::size_t slot = 0; slot < n; slot += stride) slots.push_back(slot);
+  return slots;
+}
+
 GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
                                         const Progress& progress,
                                         std::stop_token stop) {
@@ -17,10 +28,17 @@ GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
   const std::size_t n = job.num_slots;
   std::vector<std::uint64_t> ids(n);
   for (std::size_t slot = 0; slot < n; ++slot) ids[slot] = slot;
+  const std::vector<std::uint64_t> evaluated = EvaluatedSlots(job);
   GradientStatistics stats(d, m, job.outer_products);
   auto add = [&](const CoverTree& tree, const TargetLookup& targets) {
-    AddBatchGradients(tree, ids, targets, job.kernel, job.bandwidth, job.step,
-                      job.estimator, &stats, progress, stop);
+    AddBatchGradients(tree, evaluated, targets, job.kernel, job.bandwidth,
+                      job.step, job.estimator, &stats, progress, stop);
+    // A stride's sums stand for all n samples (GW eq. 2's mean over a
+    // sample of the points: the same mean, estimated).
+    if (evaluated.size() < n) {
+      stats.Scale(static_cast<double>(n) /
+                  static_cast<double>(evaluated.size()));
+    }
   };
   if (rows.pointers != nullptr) {
     std::vector<const double*> x, y;

@@ -38,6 +38,11 @@ class GradientRefresh {
     std::size_t num_targets = 1;
     bool outer_products = false;  // EGOP sums too
     std::size_t num_slots = 0;    // samples 0 .. num_slots - 1
+    // Not saved by SaveJob either. The samples whose gradients are
+    // estimated, at most: a stride through the num_slots (0 = all of them;
+    // ModelConfig::metric_refresh_samples). Every estimate is made from all
+    // num_slots samples, and the sums are scaled to stand for all of them.
+    std::size_t max_points = 0;
   };
   using Progress = std::function<void(std::size_t done, std::size_t total)>;
   // A job exactly, for snapshots; LoadJob fails on a malformed one.
@@ -56,6 +61,10 @@ class GradientRefresh {
     CopySlotRows copy;
     SlotRowPointers pointers;
   };
+
+  // The slots whose gradients a job estimates: every one, or an even stride
+  // through them (from slot 0) of at most job.max_points.
+  static std::vector<std::uint64_t> EvaluatedSlots(const Job& job);
 
   // Computes the statistics on the calling thread (part of them, if `stop`
   // is requested meanwhile).

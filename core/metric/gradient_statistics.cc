@@ -57,6 +57,13 @@ void GradientStatistics::Merge(const GradientStatistics& other) {
   }
 }
 
+void GradientStatistics::Scale(double factor) {
+  count_ *= factor;
+  for (double& counted : counted_) counted *= factor;
+  for (double& sum : abs_sums_) sum *= factor;
+  for (double& sum : outer_) sum *= factor;
+}
+
 void GradientStatistics::Clear() {
   count_ = 0.0;
   std::fill(counted_.begin(), counted_.end(), 0.0);

@@ -26,6 +26,10 @@ class GradientStatistics {
   void Add(const GradientEstimate& estimate, double forgetting = 1.0);
   // Adds another set of sums over other samples (same shape, no forgetting).
   void Merge(const GradientStatistics& other);
+  // Multiplies every sum and count by `factor`: sums over a sample of the
+  // points made to stand for all of them (the means are unchanged; a Merge
+  // then weighs them as that many points).
+  void Scale(double factor);
   void Clear();
 
   std::size_t dim() const { return dim_; }

@@ -157,6 +157,9 @@ ModelStats Model::stats() const {
   stats.prediction_wait_seconds = state_.prediction_waits.total_seconds();
   stats.longest_prediction_wait_seconds =
       state_.prediction_waits.longest_seconds();
+  stats.refresh_waits = state_.refresh_waits.count();
+  stats.refresh_wait_seconds = state_.refresh_waits.total_seconds();
+  stats.longest_refresh_wait_seconds = state_.refresh_waits.longest_seconds();
   return stats;
 }
 

@@ -72,6 +72,12 @@ struct ModelStats {
   std::uint64_t prediction_waits = 0;
   double prediction_wait_seconds = 0.0;
   double longest_prediction_wait_seconds = 0.0;
+  // Since this Model object was made: the metric refreshes and MLKR fits
+  // that learning had to wait for at their take-over point (the stream
+  // outran them), the seconds it waited and the longest wait.
+  std::uint64_t refresh_waits = 0;
+  double refresh_wait_seconds = 0.0;
+  double longest_refresh_wait_seconds = 0.0;
 };
 
 // The learned metric(s) and the transforms the prediction indexes use now.

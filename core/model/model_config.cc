@@ -19,6 +19,9 @@ constexpr std::size_t kMaxGridSize = 64;
 constexpr std::size_t kMaxK = 4096;
 constexpr std::size_t kMaxHonestLag = 1 << 20;
 constexpr std::size_t kMaxMlkrSteps = 10000;
+// A refresh's mean over fewer points than the first refresh's 64 would be
+// noisier than the online sums it replaces.
+constexpr std::size_t kMinMetricRefreshSamples = 64;
 
 template <class T>
 absl::Status ValidateGrid(const std::vector<T>& grid, absl::string_view name) {
@@ -266,6 +269,12 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
     return absl::InvalidArgumentError(absl::StrCat(
         "mlkr_fit_samples: at least 2, got ", config->mlkr_fit_samples));
   }
+  if (config->metric_refresh_samples != 0 &&
+      config->metric_refresh_samples < kMinMetricRefreshSamples) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metric_refresh_samples: 0 (every stored sample) or at least ",
+        kMinMetricRefreshSamples, ", got ", config->metric_refresh_samples));
+  }
   if (config->mlkr_fit_steps < 1 || config->mlkr_fit_steps > kMaxMlkrSteps) {
     return absl::InvalidArgumentError(absl::StrCat("mlkr_fit_steps: 1 to ",
                                                    kMaxMlkrSteps, ", got ",
@@ -316,7 +325,7 @@ namespace {
 // ones, so that a model written then restores exactly); version 5 MLKR's
 // settings (no earlier model has an MLKR map); version 6 GLML's (kAuto
 // models saved before keep their candidates).
-constexpr std::uint32_t kConfigVersion = 6;
+constexpr std::uint32_t kConfigVersion = 7;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -370,6 +379,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U8(c.auto_includes_mlkr ? 1 : 0);
   out.Double(c.glml_gamma_ratio);
   out.U8(c.auto_includes_glml ? 1 : 0);
+  out.U64(c.metric_refresh_samples);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -451,6 +461,8 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
     c->glml_gamma_ratio = defaults.glml_gamma_ratio;
     c->auto_includes_glml = false;
   }
+  // Models written before version 7 refreshed at every stored sample.
+  c->metric_refresh_samples = version >= 7 ? in.U64() : 0;
   return in.ok();
 }
 

@@ -148,6 +148,9 @@ struct ModelState {
   // wait) and the waits predictions had.
   PauseStatistics settle_windows;
   mutable PauseStatistics prediction_waits;
+  // The learner's waits for a metric refresh or MLKR fit not done by its
+  // take-over point (the stream outran it; docs/threading.md rule 4).
+  PauseStatistics refresh_waits;
 
   // Fixed at construction; each index synchronizes itself.
   // The gradient estimator's (standardized Euclidean): null unless the

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/model/refresh_schedule.h"
 
 namespace streamreg {
 namespace {
@@ -57,6 +58,7 @@ bool LoadRefresh(ByteReader& in, ModelState& state, LoadedModelState* loaded)
       GradientRefresh::Job job{MetricTransform::Standardizing({}, {})};
       if (!GradientRefresh::LoadJob(in, config.input_dim, &job)) return false;
       job.estimator = config.gradient_estimator;
+      job.max_points = RefreshPoints(config, job.num_slots);
       loaded->refresh_job = std::move(job);
       return true;
     }

@@ -1,6 +1,8 @@
 #include "core/model/refresh_schedule.h"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <utility>
 
 namespace streamreg {
@@ -31,6 +33,24 @@ MetricTransform PredictionTransform(const ModelState& state, std::size_t i)
   return state.PredictionTransform(i);
 }
 
+// Small stores follow their metric closely: their background work takes
+// over at most this many samples after it starts (a build over fewer than
+// small_store_below samples takes milliseconds). A lag of a quarter of the
+// store cost held-out accuracy (SARCOS split in time: mean nMSE 0.399 ->
+// 0.411 for the default model; bench/RESULTS.md, "Against the peers").
+constexpr std::uint64_t kSmallStoreMaxLag = 64;
+
+// Samples between starting background work on `size` samples and its
+// taking over.
+std::uint64_t Lag(const ModelConfig& config, std::size_t size) {
+  const auto proportional = static_cast<std::uint64_t>(
+      config.rebuild_lag_fraction * static_cast<double>(size));
+  if (size < config.small_store_below) {
+    return std::clamp<std::uint64_t>(proportional, 1, kSmallStoreMaxLag);
+  }
+  return std::max<std::uint64_t>(config.rebuild_lag, proportional);
+}
+
 // The growth refresh's job over slots [0, num_slots).
 GradientRefresh::Job RefreshJob(const ModelState& state, std::size_t num_slots)
     ABSL_LOCKS_EXCLUDED(state.lock) {
@@ -44,6 +64,7 @@ GradientRefresh::Job RefreshJob(const ModelState& state, std::size_t num_slots)
   job.num_targets = config.num_targets();
   job.outer_products = KeepsOuterProducts(config.metric);
   job.num_slots = num_slots;
+  job.max_points = RefreshPoints(config, num_slots);
   return job;
 }
 
@@ -86,22 +107,17 @@ void InstallMlkrMaps(ModelState& state, std::vector<MlkrMap> fitted)
   ++state.metric_refreshes;
 }
 
-// Small stores follow their metric closely: their background work takes
-// over at most this many samples after it starts (a build over fewer than
-// small_store_below samples takes milliseconds). A lag of a quarter of the
-// store cost held-out accuracy (SARCOS split in time: mean nMSE 0.399 ->
-// 0.411 for the default model; bench/RESULTS.md, "Against the peers").
-constexpr std::uint64_t kSmallStoreMaxLag = 64;
-
-// Samples between starting background work on `size` samples and its
-// taking over.
-std::uint64_t Lag(const ModelConfig& config, std::size_t size) {
-  const auto proportional = static_cast<std::uint64_t>(
-      config.rebuild_lag_fraction * static_cast<double>(size));
-  if (size < config.small_store_below) {
-    return std::clamp<std::uint64_t>(proportional, 1, kSmallStoreMaxLag);
-  }
-  return std::max<std::uint64_t>(config.rebuild_lag, proportional);
+// Takes a refresh's result at its take-over point, recording the learner's
+// wait if it is not done yet.
+template <class Refresh>
+auto FinishAtTakeOver(Refresh& refresh, PauseStatistics& waits) {
+  const bool done = refresh.result().wait_for(std::chrono::seconds(0)) ==
+                    std::future_status::ready;
+  const PauseStatistics::Clock::time_point start =
+      PauseStatistics::Clock::now();
+  auto result = refresh.Finish();
+  if (!done) waits.RecordSince(start);
+  return result;
 }
 
 void InstallRefresh(ModelState& state, GradientStatistics batch)
@@ -152,7 +168,8 @@ void MaintainMetric(ModelState& state)
   TakeOverPoints& take_over = state.take_over;
   if (state.refresh.running()) {
     if (SamplesSeen(state) >= take_over.refresh) {
-      InstallRefresh(state, state.refresh.Finish());
+      InstallRefresh(state,
+                     FinishAtTakeOver(state.refresh, state.refresh_waits));
     }
     return;
   }
@@ -186,7 +203,8 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   TakeOverPoints& take_over = state.take_over;
   if (state.mlkr_refresh.running()) {
     if (SamplesSeen(state) >= take_over.mlkr_refresh) {
-      InstallMlkrMaps(state, state.mlkr_refresh.Finish());
+      InstallMlkrMaps(
+          state, FinishAtTakeOver(state.mlkr_refresh, state.refresh_waits));
     }
     return;
   }
@@ -198,6 +216,14 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
 }
 
 }  // namespace
+
+std::size_t RefreshPoints(const ModelConfig& config, std::size_t size) {
+  if (config.metric_refresh_samples == 0) return 0;  // every one, exactly
+  const std::size_t paced =
+      std::max<std::size_t>(config.small_store_below,
+                            static_cast<std::size_t>(Lag(config, size) / 2));
+  return std::min(config.metric_refresh_samples, paced);
+}
 
 void NoteEstimate(ModelState& state, const GradientEstimate& estimate) {
   if (state.refresh.running()) state.since_refresh.Add(estimate);
@@ -278,9 +304,11 @@ void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
     if (state.refresh.running()) (void)state.refresh.Finish();
     state.since_refresh.Clear();
     state.take_over.refreshed_size = size;
-    InstallRefresh(state,
-                   GradientRefresh::Run(RefreshJob(state, size),
-                                        state.RefreshRows(size), progress));
+    // Every stored sample's estimate: the papers' batch mean exactly.
+    GradientRefresh::Job job = RefreshJob(state, size);
+    job.max_points = 0;
+    InstallRefresh(
+        state, GradientRefresh::Run(job, state.RefreshRows(size), progress));
     state.gradient_index->RebuildNow(StandardizingTransform(state), size,
                                      state.StoreRows());
   }

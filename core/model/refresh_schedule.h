@@ -26,6 +26,14 @@ namespace streamreg {
 // done long before it, and the take-over is a pointer swap. The take-over
 // points are sample counts, so results never depend on timing.
 
+// The stored samples a growth refresh over `size` of them estimates
+// gradients at (GradientRefresh::Job::max_points; 0 = every one): at most
+// config.metric_refresh_samples, and at most half the samples that arrive
+// before it takes over (but never fewer than config.small_store_below), so
+// that it adds at most half a gradient estimate to each learned sample's
+// one and keeps pace with learning on a thread of its own.
+std::size_t RefreshPoints(const ModelConfig& config, std::size_t size);
+
 // After each learned sample, first: its gradient estimate also counts
 // toward a refresh running now.
 void NoteEstimate(ModelState& state, const GradientEstimate& estimate)

@@ -97,7 +97,7 @@ std::string SpecField(absl::string_view message) {
         "drift_check_every", "selection_window", "local_linear_ridge",
         "honest_lag", "base_ridge", "base_forgetting", "mlkr_rank",
         "mlkr_neighbors", "mlkr_fit_samples", "mlkr_fit_steps",
-        "glml_gamma_ratio"}) {
+        "glml_gamma_ratio", "metric_refresh_samples"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -223,6 +223,9 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   if (tuning.has_glml_gamma_ratio()) {
     config.glml_gamma_ratio = tuning.glml_gamma_ratio();
   }
+  if (tuning.has_metric_refresh_samples()) {
+    config.metric_refresh_samples = tuning.metric_refresh_samples();
+  }
   if (tuning.gradient_estimator() ==
       v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES) {
     config.gradient_estimator = GradientEstimatorKind::kFiniteDifferences;
@@ -276,6 +279,8 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
       static_cast<std::uint32_t>(config.mlkr_fit_samples));
   tuning.set_mlkr_fit_steps(static_cast<std::uint32_t>(config.mlkr_fit_steps));
   tuning.set_glml_gamma_ratio(config.glml_gamma_ratio);
+  tuning.set_metric_refresh_samples(
+      static_cast<std::uint32_t>(config.metric_refresh_samples));
   return spec;
 }
 

@@ -106,7 +106,10 @@ std::vector<Case> Cases() {
   ModelConfig local_linear = BusyConfig(BaseConfig());
   local_linear.regressor = RegressorKind::kLocalLinear;
   local_linear.local_linear_ridge = 0.5;
-  cases.push_back({"local_linear_gradient_weights", local_linear});
+  // Growth refreshes estimate at a stride of at most 128 samples.
+  local_linear.metric_refresh_samples = 128;
+  cases.push_back(
+      {"local_linear_gradient_weights_strided_refresh", local_linear});
   ModelConfig linear_base = BusyConfig(BaseConfig());
   linear_base.regressor = RegressorKind::kNearest;
   linear_base.linear_base = true;

@@ -215,6 +215,29 @@ TEST(ModelConfigTest, ErrorsNameTheField) {
   config.per_target_metric = true;
   EXPECT_THAT(Model::Create(config).status().message(),
               HasSubstr("per_target_metric"));
+  config = BaseConfig();
+  config.metric_refresh_samples = 63;
+  EXPECT_EQ(Model::Create(config).status().message(),
+            "metric_refresh_samples: 0 (every stored sample) or at least 64, "
+            "got 63");
+  config.metric_refresh_samples = 0;
+  EXPECT_TRUE(Model::Create(config).ok());
+}
+
+TEST(RefreshScheduleTest,
+     ARefreshEstimatesAtMostHalfTheSamplesBeforeItsTakeOver) {
+  ModelConfig config;  // 16,384 at most; small stores below 2,048
+  // A small store: every sample (the take-over lag, at most 64, does not
+  // bound it).
+  EXPECT_EQ(RefreshPoints(config, 1000), 2048u);
+  // 30,500 samples take over a quarter later: half of 7,625 of them.
+  EXPECT_EQ(RefreshPoints(config, 30'500), 3812u);
+  // 200,000: the configured bound.
+  EXPECT_EQ(RefreshPoints(config, 200'000), 16384u);
+  config.metric_refresh_samples = 1000;
+  EXPECT_EQ(RefreshPoints(config, 30'500), 1000u);
+  config.metric_refresh_samples = 0;  // every sample, exactly
+  EXPECT_EQ(RefreshPoints(config, 200'000), 0u);
 }
 
 TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
@@ -247,6 +270,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.gradient_estimator = GradientEstimatorKind::kLocalLinear;
   config.base_ridge = 3.0;
   config.base_forgetting = 0.99;
+  config.metric_refresh_samples = 4096;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -268,6 +292,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.mlkr_fit_steps, config.mlkr_fit_steps);
   EXPECT_TRUE(read.auto_includes_glml);
   EXPECT_EQ(read.glml_gamma_ratio, config.glml_gamma_ratio);
+  EXPECT_EQ(read.metric_refresh_samples, 4096u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -280,9 +305,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 6 is version 7 without the refresh's sample count: a model
+  // written then refreshed its metric at every stored sample.
+  const std::string version6 = older(bytes, 6, 8);
+  ASSERT_TRUE(load(version6));
+  EXPECT_EQ(read.metric_refresh_samples, 0u);
+  EXPECT_EQ(read.glml_gamma_ratio, config.glml_gamma_ratio);
   // Version 5 is version 6 without GLML's ratio and flag: an auto model
   // written then never chose GLML, even without a base.
-  const std::string version5 = older(bytes, 5, 9);
+  const std::string version5 = older(version6, 5, 9);
   ASSERT_TRUE(load(version5));
   EXPECT_FALSE(read.auto_includes_glml);
   read.linear_base = false;
@@ -307,7 +338,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 7, 0)));
+  EXPECT_FALSE(load(older(bytes, 8, 0)));
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
@@ -731,6 +762,8 @@ TEST(ModelTest, RefitIsThePapersBatchEstimator) {
   const Stream stream = MakeStream(1500, 10);
   ModelConfig config = BaseConfig();
   config.metric = MetricKind::kEgop;
+  // Growth refreshes estimate at 64 samples at most; Refit at all of them.
+  config.metric_refresh_samples = 64;
   auto model = MakeModel(config);
   LearnAll(*model, stream, 0, stream.size());
   std::size_t calls = 0, last_done = 0;
