@@ -141,6 +141,10 @@ class Client {
 
 // absl::Status of a gRPC status (same canonical code).
 absl::Status FromGrpcStatus(const grpc::Status& status);
+// The same, keeping the server's retry hint from the call's trailers
+// (RetryAfter).
+absl::Status FromGrpcStatus(const grpc::Status& status,
+                            const grpc::ClientContext& context);
 
 }  // namespace streamreg
 

@@ -76,7 +76,8 @@ absl::Status Ingester::OpenAndResend(int attempt) {
   for (const v1::IngestRequest& batch : unacknowledged_) {
     if (!stream_->writer->Write(batch)) {
       stream_->writer->WritesDone();
-      const absl::Status status = FromGrpcStatus(stream_->writer->Finish());
+      const absl::Status status =
+          FromGrpcStatus(stream_->writer->Finish(), *stream_->context);
       client_->CallFailed(model_, *stream_->server, status);
       stream_.reset();
       return status;
@@ -95,7 +96,8 @@ absl::Status Ingester::CloseStream() {
           }
         }
         stream_->writer->WritesDone();
-        const absl::Status finished = FromGrpcStatus(stream_->writer->Finish());
+        const absl::Status finished =
+            FromGrpcStatus(stream_->writer->Finish(), *stream_->context);
         if (finished.ok()) {
           summary_.accepted += stream_->response.accepted();
           summary_.duplicates += stream_->response.duplicates();

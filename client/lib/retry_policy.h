@@ -1,12 +1,15 @@
 #ifndef STREAMREG_CLIENT_LIB_RETRY_POLICY_H_
 #define STREAMREG_CLIENT_LIB_RETRY_POLICY_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/retry_after.h"
 
 namespace streamreg {
 
@@ -28,10 +31,14 @@ struct RetryPolicy {
            status.code() == absl::StatusCode::kAborted;
   }
   // For a stream whose every message may be resent (Ingest: samples carry
-  // ids): also a deadline passed while the server was busy.
+  // ids): also a deadline passed while the server was busy, and an overload
+  // refusal that carries the server's retry hint (RetryAfter, from its
+  // grpc-retry-pushback-ms trailer; retried no sooner).
   static bool IsRetryableResend(const absl::Status& status) {
     return IsRetryable(status) ||
-           status.code() == absl::StatusCode::kDeadlineExceeded;
+           status.code() == absl::StatusCode::kDeadlineExceeded ||
+           (status.code() == absl::StatusCode::kResourceExhausted &&
+            RetryAfter(status).has_value());
   }
   // The wait before attempt number `attempt` + 1 (attempt counts from 1).
   absl::Duration Backoff(int attempt, absl::BitGen& random) const {
@@ -57,7 +64,8 @@ absl::Status RetryCall(
     if (status.ok() || !retryable(status) || attempt >= policy.max_attempts) {
       return status;
     }
-    absl::SleepFor(policy.Backoff(attempt, random));
+    absl::SleepFor(std::max(policy.Backoff(attempt, random),
+                            RetryAfter(status).value_or(absl::ZeroDuration())));
   }
 }
 

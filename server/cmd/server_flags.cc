@@ -35,6 +35,10 @@ ABSL_FLAG(std::uint64_t, max_queued_samples, 1 << 15,
 ABSL_FLAG(std::uint64_t, max_queued_samples_per_model, 1 << 13,
           "overload: the same, per model (Ingest batches; a Learn stream's "
           "sample counts in the server's limit only)");
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(100),
+          "overload: a model's queued samples are also limited to what it "
+          "learns in this long, at the rate it learns now, so what is "
+          "admitted waits about this long at most (0: the counts only)");
 ABSL_FLAG(std::uint64_t, max_predictions_in_flight, 8,
           "overload: Predict requests and PredictStream messages being "
           "answered on the whole server (and GetModel, ListModels, "
@@ -146,6 +150,7 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
   options.limits.max_queued_samples = absl::GetFlag(FLAGS_max_queued_samples);
   options.limits.max_queued_samples_per_model =
       absl::GetFlag(FLAGS_max_queued_samples_per_model);
+  options.limits.max_queue_delay = absl::GetFlag(FLAGS_max_queue_delay);
   options.limits.max_predictions_in_flight =
       absl::GetFlag(FLAGS_max_predictions_in_flight);
   options.limits.max_predictions_in_flight_per_model =
@@ -214,6 +219,8 @@ absl::Status CheckServerOptions(const ServerOptions& o) {
       CheckRange<std::uint64_t>("max_queued_samples_per_model",
                                 o.limits.max_queued_samples_per_model, 0,
                                 std::uint64_t{1} << 40),
+      CheckDuration("max_queue_delay", o.limits.max_queue_delay,
+                    absl::ZeroDuration(), absl::Minutes(10)),
       CheckRange<std::uint64_t>("max_predictions_in_flight",
                                 o.limits.max_predictions_in_flight, 0,
                                 1'000'000),

@@ -1,23 +1,34 @@
 #include "server/hosting/admission_gate.h"
 
 #include <cstdlib>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace streamreg {
-namespace {
 
-// The payload of a status that carries a retry hint: milliseconds, decimal.
-constexpr absl::string_view kRetryAfterUrl =
-    "type.streamreg.dev/streamreg.RetryAfterMs";
+void AdmissionGate::SetPacedLimit(std::function<std::uint64_t()> limit,
+                                  std::string name) {
+  paced_ = std::move(limit);
+  paced_name_ = std::move(name);
+}
 
-}  // namespace
+std::uint64_t AdmissionGate::EffectiveLimit(const std::string** name) const {
+  const std::uint64_t paced = paced_limit();
+  if (paced != 0 && (limit_ == 0 || paced < limit_)) {
+    if (name != nullptr) *name = &paced_name_;
+    return paced;
+  }
+  if (name != nullptr) *name = &limit_name_;
+  return limit_;
+}
 
 bool AdmissionGate::TryAcquire(std::uint64_t amount) {
+  const std::uint64_t limit = EffectiveLimit();
   std::uint64_t held = held_.load(std::memory_order_relaxed);
   do {
-    if (limit_ != 0 && held != 0 && held + amount > limit_) {
+    if (limit != 0 && held != 0 && held + amount > limit) {
       refused_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -31,11 +42,13 @@ void AdmissionGate::Release(std::uint64_t amount) {
 }
 
 absl::Status AdmissionGate::RefusalFor(std::uint64_t amount) const {
+  const std::string* name = nullptr;
+  const std::uint64_t limit = EffectiveLimit(&name);
   return WithRetryAfter(
-      absl::ResourceExhaustedError(absl::StrCat(
-          "overloaded: ", held(), " ", what_, ", ", amount, " more would pass ",
-          limit_, " (", limit_name_, "); retry in ",
-          absl::ToInt64Milliseconds(kOverloadRetryAfter), " ms")),
+      absl::ResourceExhaustedError(
+          absl::StrCat("overloaded: ", held(), " ", what_, ", ", amount,
+                       " more would pass ", limit, " (", *name, "); retry in ",
+                       absl::ToInt64Milliseconds(kOverloadRetryAfter), " ms")),
       kOverloadRetryAfter);
 }
 
@@ -65,23 +78,6 @@ void AdmissionTicket::Release() {
   for (AdmissionGate* gate : gates_) gate->Release(amount_);
   gates_.clear();
   amount_ = 0;
-}
-
-absl::Status WithRetryAfter(absl::Status status, absl::Duration retry_after) {
-  status.SetPayload(
-      kRetryAfterUrl,
-      absl::Cord(absl::StrCat(absl::ToInt64Milliseconds(retry_after))));
-  return status;
-}
-
-std::optional<absl::Duration> RetryAfter(const absl::Status& status) {
-  const auto payload = status.GetPayload(kRetryAfterUrl);
-  std::int64_t milliseconds = 0;
-  if (!payload.has_value() ||
-      !absl::SimpleAtoi(std::string(*payload), &milliseconds)) {
-    return std::nullopt;
-  }
-  return absl::Milliseconds(milliseconds);
 }
 
 }  // namespace streamreg

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/retry_after.h"
 
 namespace streamreg {
 
@@ -31,12 +33,20 @@ class AdmissionGate {
   AdmissionGate(const AdmissionGate&) = delete;
   AdmissionGate& operator=(const AdmissionGate&) = delete;
 
-  // Holds `amount` more if the limit allows it (counting a refusal if not).
+  // A second limit that follows the work's pace, read at each admission
+  // (what a model learns in --max-queue-delay: LearnRate::SamplesIn); 0
+  // from it is no limit. `name` explains it in refusals. Set before the
+  // gate is used.
+  void SetPacedLimit(std::function<std::uint64_t()> limit, std::string name);
+
+  // Holds `amount` more if the limits allow it (counting a refusal if not).
   bool TryAcquire(std::uint64_t amount);
   void Release(std::uint64_t amount);
 
   std::uint64_t held() const { return held_.load(std::memory_order_relaxed); }
   std::uint64_t limit() const { return limit_; }
+  // The paced limit now (0: none).
+  std::uint64_t paced_limit() const { return paced_ ? paced_() : 0; }
   // Requests refused so far.
   std::uint64_t refused() const {
     return refused_.load(std::memory_order_relaxed);
@@ -46,9 +56,14 @@ class AdmissionGate {
   absl::Status RefusalFor(std::uint64_t amount) const;
 
  private:
+  // The smaller of the two limits (0: none), and its name.
+  std::uint64_t EffectiveLimit(const std::string** name = nullptr) const;
+
   const std::string what_;
   const std::string limit_name_;
   const std::uint64_t limit_;
+  std::function<std::uint64_t()> paced_;
+  std::string paced_name_;
   std::atomic<std::uint64_t> held_{0};
   std::atomic<std::uint64_t> refused_{0};
 };
@@ -79,9 +94,6 @@ class AdmissionTicket {
 // carried by the RESOURCE_EXHAUSTED status of a refusal (and sent by the
 // gRPC layer as the standard grpc-retry-pushback-ms trailer).
 inline constexpr absl::Duration kOverloadRetryAfter = absl::Milliseconds(100);
-absl::Status WithRetryAfter(absl::Status status, absl::Duration retry_after);
-// The hint a status carries, if any.
-std::optional<absl::Duration> RetryAfter(const absl::Status& status);
 
 }  // namespace streamreg
 

@@ -30,7 +30,17 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
           absl::StrCat("predictions in flight on model '", name_, "'"),
           "--max-predictions-in-flight-per-model",
           limits.max_predictions_in_flight),
-      recent_ids_(limits.dedup_window) {}
+      recent_ids_(limits.dedup_window) {
+  if (limits.max_queue_delay > absl::ZeroDuration()) {
+    queued_samples_.SetPacedLimit(
+        [this, delay = limits.max_queue_delay] {
+          return learn_stage_.rate().SamplesIn(delay);
+        },
+        absl::StrCat("what it learns in ",
+                     absl::FormatDuration(limits.max_queue_delay),
+                     ", --max-queue-delay"));
+  }
+}
 
 absl::Status HostedModel::CheckWritable() const {
   if (deleted()) {
@@ -162,6 +172,7 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
     recent_ids_.Remember(fresh[f].sample_id, outcome.sequence[fresh_index[f]]);
   }
   num_samples_ += fresh.size();
+  samples_logged_.store(num_samples_, std::memory_order_release);
   outcome.accepted = fresh.size();
   outcome.num_samples = num_samples_;
   duplicate_samples_.fetch_add(outcome.duplicates, std::memory_order_relaxed);
@@ -244,7 +255,8 @@ void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
   // journal's lsn is its own, and log_applied_ unused beside it).
   log_applied_ = header.lsn;
   num_samples_ = header.num_samples;
-  samples_at_snapshot_ = header.num_samples;
+  samples_logged_.store(num_samples_, std::memory_order_release);
+  samples_at_snapshot_.store(header.num_samples, std::memory_order_release);
   duplicate_samples_ = header.duplicate_samples;
   for (const auto& [id, sequence] : header.recent_ids) {
     recent_ids_.Remember(id, sequence);
@@ -280,6 +292,7 @@ absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
         recent_ids_.Remember(samples[s].sample_id, num_samples_ + s + 1);
       }
       num_samples_ += samples.size();
+      samples_logged_.store(num_samples_, std::memory_order_release);
       learn_stage_.Reset(num_samples_);
       return absl::OkStatus();
     }
@@ -372,19 +385,22 @@ absl::StatusOr<HostedModel::LogSnapshot> HostedModel::CaptureForLog() {
 }
 
 void HostedModel::SnapshotStored(std::uint64_t num_samples) {
-  MutexLock lock(&write_mutex_);
-  samples_at_snapshot_ = num_samples;
-  snapshot_time_ = absl::Now();
+  samples_at_snapshot_.store(num_samples, std::memory_order_release);
+  snapshot_unix_nanos_.store(absl::ToUnixNanos(absl::Now()),
+                             std::memory_order_release);
 }
 
 std::uint64_t HostedModel::samples_since_snapshot() const {
-  MutexLock lock(&write_mutex_);
-  return num_samples_ - samples_at_snapshot_;
+  // A snapshot holds at most what was logged: read it first.
+  const std::uint64_t at_snapshot =
+      samples_at_snapshot_.load(std::memory_order_acquire);
+  const std::uint64_t logged = samples_logged_.load(std::memory_order_acquire);
+  return logged > at_snapshot ? logged - at_snapshot : 0;
 }
 
 absl::Time HostedModel::last_snapshot_time() const {
-  MutexLock lock(&write_mutex_);
-  return snapshot_time_;
+  return absl::FromUnixNanos(
+      snapshot_unix_nanos_.load(std::memory_order_acquire));
 }
 
 }  // namespace streamreg

@@ -64,6 +64,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
     // Admitted and not yet done (AdmissionGate); 0 = no limit.
     std::uint64_t max_queued_samples = 0;
     std::uint64_t max_predictions_in_flight = 0;
+    // Queued samples are also limited to what the model learns in this
+    // long, at the rate it learns now (LearnRate); zero = no such limit.
+    absl::Duration max_queue_delay = absl::ZeroDuration();
   };
 
   HostedModel(std::string name, std::unique_ptr<Model> model,
@@ -98,6 +101,10 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // (ModelRegistry::AdmitSamples, AdmitPrediction).
   AdmissionGate& queued_samples() { return queued_samples_; }
   AdmissionGate& predictions_in_flight() { return predictions_in_flight_; }
+  const AdmissionGate& queued_samples() const { return queued_samples_; }
+  const AdmissionGate& predictions_in_flight() const {
+    return predictions_in_flight_;
+  }
 
   // Learns the samples of `batch` whose ids were not learned before, in
   // order; all or nothing. Errors name the sample ("samples[3].x[0]: NaN",
@@ -244,9 +251,15 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   mutable Mutex write_mutex_;
   RecentSampleIds recent_ids_ ABSL_GUARDED_BY(write_mutex_);
   std::uint64_t num_samples_ ABSL_GUARDED_BY(write_mutex_) = 0;
-  std::uint64_t samples_at_snapshot_ ABSL_GUARDED_BY(write_mutex_) = 0;
   std::uint64_t log_applied_ ABSL_GUARDED_BY(write_mutex_) = 0;
-  absl::Time snapshot_time_ ABSL_GUARDED_BY(write_mutex_) = absl::Now();
+  // The snapshot bookkeeping, read without write_mutex_ (a write may hold
+  // it for as long as learning is behind; /metrics and the snapshot
+  // schedule must not wait for that): num_samples_ as last published, and
+  // the samples and time of the last snapshot.
+  std::atomic<std::uint64_t> samples_logged_{0};
+  std::atomic<std::uint64_t> samples_at_snapshot_{0};
+  std::atomic<std::int64_t> snapshot_unix_nanos_{
+      absl::ToUnixNanos(absl::Now())};
   std::atomic<bool> deleted_{false};
   std::atomic<bool> moved_{false};
   std::atomic<std::uint64_t> duplicate_samples_{0};

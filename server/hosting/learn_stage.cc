@@ -1,5 +1,6 @@
 #include "server/hosting/learn_stage.h"
 
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -65,7 +66,10 @@ void LearnStage::Enqueue(std::span<const Sample> samples,
 }
 
 void LearnStage::Learn(std::uint64_t last, const OwnedSamples& batch) {
+  const auto start = std::chrono::steady_clock::now();
   absl::Status status = model_->Learn(batch.samples);
+  rate_.Record(batch.samples.size(),
+               absl::FromChrono(std::chrono::steady_clock::now() - start));
   MutexLock lock(&mutex_);
   if (!status.ok() && error_.ok()) {
     error_ = absl::InternalError(absl::StrCat(

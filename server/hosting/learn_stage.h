@@ -16,6 +16,7 @@
 #include "core/base/pause_statistics.h"
 #include "core/model/model.h"
 #include "core/model/sample.h"
+#include "server/hosting/learn_rate.h"
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/worker_pool.h"
 
@@ -67,6 +68,8 @@ class LearnStage {
   const PauseStatistics& backlog_waits() const { return backlog_waits_; }
   // Samples learned so far.
   std::uint64_t learned() const ABSL_LOCKS_EXCLUDED(mutex_);
+  // How fast they are learned now.
+  const LearnRate& rate() const { return rate_; }
   // How long before `now` sample `learned` + 1 was acknowledged — the
   // staleness of a prediction that had learned `learned` samples; zero if
   // that sample was not queued yet (one of the batch being answered).
@@ -99,6 +102,7 @@ class LearnStage {
   Model* const model_;
   const std::size_t max_unlearned_;
   PauseStatistics backlog_waits_;
+  LearnRate rate_;  // recorded on the learning thread
   const std::shared_ptr<SerialQueue> queue_;
 
   mutable Mutex mutex_;

@@ -87,6 +87,17 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "The longest wait of a prediction for the refresh schedule, since the "
        "server started.",
        false, [](R r) { return r.stats.longest_prediction_wait_seconds; }},
+      {"streamreg_model_refresh_waits_total", Type::kCounter,
+       "Metric refreshes (and MLKR fits) that learning had to wait for at "
+       "their take-over point (the stream outran them), since the server "
+       "started.",
+       false, [](R r) { return static_cast<double>(r.stats.refresh_waits); }},
+      {"streamreg_model_refresh_wait_seconds_total", Type::kCounter,
+       "Seconds learning waited for those, since the server started.", false,
+       [](R r) { return r.stats.refresh_wait_seconds; }},
+      {"streamreg_model_longest_refresh_wait_seconds", Type::kGauge,
+       "The longest of those waits, since the server started.", false,
+       [](R r) { return r.stats.longest_refresh_wait_seconds; }},
       {"streamreg_model_backlog_waits_total", Type::kCounter,
        "Writes that waited for learning to catch up (more than the backlog "
        "bound unlearned), since the server started.",
@@ -97,6 +108,28 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
       {"streamreg_model_longest_backlog_wait_seconds", Type::kGauge,
        "The longest of those waits, since the server started.", false,
        [](R r) { return r.model->backlog_waits().longest_seconds(); }},
+      {"streamreg_model_queued_samples", Type::kGauge,
+       "Samples admitted for the model and not yet through its write queue "
+       "(--max-queued-samples-per-model).",
+       false,
+       [](R r) {
+         return static_cast<double>(r.model->queued_samples().held());
+       }},
+      {"streamreg_model_predictions_in_flight", Type::kGauge,
+       "Predictions of the model being answered "
+       "(--max-predictions-in-flight-per-model).",
+       false,
+       [](R r) {
+         return static_cast<double>(r.model->predictions_in_flight().held());
+       }},
+      {"streamreg_model_overload_refusals_total", Type::kCounter,
+       "Requests for the model refused with RESOURCE_EXHAUSTED by its own "
+       "limits, since the server started.",
+       false,
+       [](R r) {
+         return static_cast<double>(r.model->queued_samples().refused() +
+                                    r.model->predictions_in_flight().refused());
+       }},
       {"streamreg_model_memory_bytes", Type::kGauge,
        "Bytes of the model's samples and indexes.", false,
        [](R r) { return static_cast<double>(r.stats.memory_bytes); }},

@@ -66,6 +66,7 @@ HostedModel::Limits ModelRegistry::HostedLimits(
   }
   hosted_limits.dedup_window = limits_.dedup_window;
   hosted_limits.max_queued_samples = limits_.max_queued_samples_per_model;
+  hosted_limits.max_queue_delay = limits_.max_queue_delay;
   hosted_limits.max_predictions_in_flight =
       limits_.max_predictions_in_flight_per_model;
   return hosted_limits;

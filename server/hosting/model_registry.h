@@ -39,6 +39,10 @@ struct RegistryLimits {
   std::uint64_t max_queued_samples_per_model = 1 << 13;
   std::uint64_t max_predictions_in_flight = 8;
   std::uint64_t max_predictions_in_flight_per_model = 8;
+  // A model's queued samples are also limited to what it learns in this
+  // long at the rate it learns now, so that what is admitted waits about
+  // this long at most however slow the model is (zero: counts only).
+  absl::Duration max_queue_delay = absl::Milliseconds(100);
 };
 
 // OK for 1 to 128 letters, digits, '.', '_' or '-' not starting with '.'

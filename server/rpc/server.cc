@@ -142,7 +142,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       "event=listening address={} metrics={} tls={} auth={} data_dir={} "
       "sync={} worker_threads={} max_models={} max_samples_per_model={} "
       "max_message_bytes={} max_queued_samples={}/{}_per_model "
-      "max_predictions_in_flight={}/{}_per_model",
+      "max_queue_delay={} max_predictions_in_flight={}/{}_per_model",
       server->address(),
       server->metrics_http_ != nullptr ? server->metrics_address() : "off",
       !o.tls.enabled()              ? "off"
@@ -154,6 +154,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       o.data_dir, o.storage.sync.ToString(), server->pool_->num_threads(),
       o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes,
       o.limits.max_queued_samples, o.limits.max_queued_samples_per_model,
+      absl::FormatDuration(o.limits.max_queue_delay),
       o.limits.max_predictions_in_flight,
       o.limits.max_predictions_in_flight_per_model);
   return server;

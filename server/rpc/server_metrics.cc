@@ -10,6 +10,32 @@
 #include "server/telemetry/prometheus_text.h"
 
 namespace streamreg {
+namespace {
+
+// The server's overload gates (docs/api.md, "Overload"): what they hold now
+// and what they refused.
+void WriteAdmissionMetrics(const ModelRegistry& registry, PrometheusText& out) {
+  using Type = PrometheusText::Type;
+  const AdmissionGate& samples = registry.queued_samples();
+  const AdmissionGate& reads = registry.predictions_in_flight();
+  out.Family("streamreg_queued_samples", Type::kGauge,
+             "Samples admitted on the server and not yet through their "
+             "model's write queue (--max-queued-samples).");
+  out.Sample("streamreg_queued_samples", {}, samples.held());
+  out.Family("streamreg_reads_in_flight", Type::kGauge,
+             "Predictions and model reads being answered on the server "
+             "(--max-predictions-in-flight).");
+  out.Sample("streamreg_reads_in_flight", {}, reads.held());
+  out.Family("streamreg_overload_refusals_total", Type::kCounter,
+             "Requests refused with RESOURCE_EXHAUSTED by the server's "
+             "limits, by limit, since the server started.");
+  out.Sample("streamreg_overload_refusals_total",
+             {{"limit", "max_queued_samples"}}, samples.refused());
+  out.Sample("streamreg_overload_refusals_total",
+             {{"limit", "max_predictions_in_flight"}}, reads.refused());
+}
+
+}  // namespace
 
 std::string ServerMetrics::Render(const ModelRegistry& registry) const {
   using Type = PrometheusText::Type;
@@ -34,6 +60,7 @@ std::string ServerMetrics::Render(const ModelRegistry& registry) const {
              "log; they take no calls).");
   out.Sample("streamreg_models_failed", {},
              std::uint64_t{registry.failed().size()});
+  WriteAdmissionMetrics(registry, out);
   WriteModelMetrics(models, absl::Now(), out);
   return out.Take();
 }

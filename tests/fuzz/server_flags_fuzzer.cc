@@ -34,6 +34,13 @@ constexpr const char* kValueFlags[] = {
     "cluster_replicas",
     "cluster_log_replicas",
     "cluster_server_ttl",
+    "max_queued_samples",
+    "max_queued_samples_per_model",
+    "max_queue_delay",
+    "max_predictions_in_flight",
+    "max_predictions_in_flight_per_model",
+    "max_concurrent_streams",
+    "keepalive_time",
 };
 constexpr std::size_t kNumFlags = sizeof kValueFlags / sizeof kValueFlags[0];
 

@@ -62,6 +62,43 @@ TEST(AdmissionGateTest, TheRefusalNamesTheLimitAndCarriesTheRetryHint) {
             absl::Milliseconds(250));
 }
 
+TEST(AdmissionGateTest, APacedLimitBindsWhenItIsTheSmallerAndIsNamed) {
+  AdmissionGate gate("samples queued for model 'arm'",
+                     "--max-queued-samples-per-model", 100);
+  std::uint64_t paced = 0;  // what the model learns in the delay, as it goes
+  gate.SetPacedLimit([&paced] { return paced; },
+                     "what it learns in 100ms, --max-queue-delay");
+  EXPECT_EQ(gate.paced_limit(), 0u);  // rate unknown: the count alone
+  ASSERT_TRUE(gate.TryAcquire(60));
+  EXPECT_TRUE(gate.TryAcquire(40));
+  EXPECT_FALSE(gate.TryAcquire(1));
+  EXPECT_EQ(gate.RefusalFor(1).message(),
+            "overloaded: 100 samples queued for model 'arm', 1 more would "
+            "pass 100 (--max-queued-samples-per-model); retry in 100 ms");
+  gate.Release(40);
+  paced = 64;  // a slow model: the paced limit binds
+  EXPECT_FALSE(gate.TryAcquire(5));
+  EXPECT_EQ(gate.RefusalFor(5).message(),
+            "overloaded: 60 samples queued for model 'arm', 5 more would "
+            "pass 64 (what it learns in 100ms, --max-queue-delay); retry in "
+            "100 ms");
+  EXPECT_EQ(RetryAfter(gate.RefusalFor(5)), kOverloadRetryAfter);
+  EXPECT_TRUE(gate.TryAcquire(4));
+  paced = 1000;  // a fast one: the count binds again
+  EXPECT_TRUE(gate.TryAcquire(36));
+  EXPECT_FALSE(gate.TryAcquire(1));
+  gate.Release(100);
+  // Alone, a request larger than either still goes through.
+  paced = 10;
+  EXPECT_TRUE(gate.TryAcquire(50));
+  EXPECT_EQ(gate.refused(), 3u);
+
+  AdmissionGate paced_only("samples", "--count", 0);
+  paced_only.SetPacedLimit([] { return std::uint64_t{3}; }, "--paced");
+  EXPECT_TRUE(paced_only.TryAcquire(3));
+  EXPECT_FALSE(paced_only.TryAcquire(1));
+}
+
 TEST(AdmissionTicketTest, PassesEveryGateOrNone) {
   AdmissionGate model("model", "--per-model", 10);
   AdmissionGate server("server", "--server", 15);

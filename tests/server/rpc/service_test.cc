@@ -32,6 +32,34 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Holds a model's write queue with a task that waits until Release() (or
+// destruction): what is admitted meanwhile waits there. The latches are
+// shared with the task, so they outlive it.
+class HeldWrites {
+ public:
+  explicit HeldWrites(HostedModel& model)
+      : release_(std::make_shared<std::latch>(1)) {
+    auto holding = std::make_shared<std::latch>(1);
+    model.writes().Post([holding, release = release_] {
+      holding->count_down();
+      release->wait();
+    });
+    holding->wait();
+  }
+  HeldWrites(const HeldWrites&) = delete;
+  HeldWrites& operator=(const HeldWrites&) = delete;
+  ~HeldWrites() { Release(); }
+
+  void Release() {
+    if (!released_) release_->count_down();
+    released_ = true;
+  }
+
+ private:
+  std::shared_ptr<std::latch> release_;
+  bool released_ = false;
+};
+
 class ServiceTest : public ::testing::Test {
  protected:
   void SetUp() override { StartServer(ServerOptions{}); }
@@ -85,6 +113,30 @@ class ServiceTest : public ::testing::Test {
                       v1::IngestResponse* response) {
     grpc::ClientContext context;
     auto writer = client_->regression().Ingest(&context, response);
+    writer->Write(request);
+    writer->WritesDone();
+    return FromGrpcStatus(writer->Finish());
+  }
+
+  // An Ingest message of rows [first, first + 8) for `model`.
+  static v1::IngestRequest BatchOf(const Rows& rows, const std::string& model,
+                                   std::size_t first) {
+    v1::IngestRequest request;
+    request.set_model(model);
+    for (std::size_t i = first; i < first + 8; ++i) {
+      v1::Sample& sample = *request.add_samples();
+      sample.mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
+      sample.mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
+    }
+    return request;
+  }
+
+  // One Ingest call of `request` in `context` (whose trailers tell the
+  // retry hint).
+  absl::Status IngestIn(grpc::ClientContext& context,
+                        const v1::IngestRequest& request) {
+    v1::IngestResponse response;
+    auto writer = client_->regression().Ingest(&context, &response);
     writer->Write(request);
     writer->WritesDone();
     return FromGrpcStatus(writer->Finish());
@@ -535,32 +587,15 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
   std::shared_ptr<HostedModel> m = *server_->registry().Find("m");
   std::shared_ptr<HostedModel> n = *server_->registry().Find("n");
   auto batch_of = [&rows](const std::string& model, std::size_t first) {
-    v1::IngestRequest request;
-    request.set_model(model);
-    for (std::size_t i = first; i < first + 8; ++i) {
-      v1::Sample& sample = *request.add_samples();
-      sample.mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
-      sample.mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
-    }
-    return request;
+    return BatchOf(rows, model, first);
   };
   auto ingest = [this](const v1::IngestRequest& request,
                        grpc::ClientContext& context) {
-    v1::IngestResponse response;
-    auto writer = client_->regression().Ingest(&context, &response);
-    writer->Write(request);
-    writer->WritesDone();
-    return FromGrpcStatus(writer->Finish());
+    return IngestIn(context, request);
   };
 
   // m's write queue is held: a batch of 8 is admitted and waits there.
-  std::latch holding(1);
-  std::latch release(1);
-  m->writes().Post([&] {
-    holding.count_down();
-    release.wait();
-  });
-  holding.wait();
+  HeldWrites held(*m);
   std::thread admitted([&] {
     grpc::ClientContext context;
     EXPECT_TRUE(ingest(batch_of("m", 20), context).ok());
@@ -602,6 +637,20 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
                      "message 0: overloaded: 15 samples queued on the server, "
                      "1 more would pass 15 (--max-queued-samples)");
   }
+  {  // /metrics shows what the gates hold and what each refused
+    const std::string metrics = server_->RenderMetrics();
+    EXPECT_THAT(metrics, HasSubstr("\nstreamreg_queued_samples 8\n"));
+    EXPECT_THAT(metrics,
+                HasSubstr("\nstreamreg_model_queued_samples{model=\"m\"} 8\n"));
+    EXPECT_THAT(metrics,
+                HasSubstr("\nstreamreg_model_queued_samples{model=\"n\"} 0\n"));
+    EXPECT_THAT(metrics, HasSubstr("\nstreamreg_overload_refusals_total{limit="
+                                   "\"max_queued_samples\"} 2\n"));
+    EXPECT_THAT(metrics, HasSubstr("\nstreamreg_model_overload_refusals_total{"
+                                   "model=\"m\"} 1\n"));
+    EXPECT_THAT(metrics, HasSubstr("\nstreamreg_model_overload_refusals_total{"
+                                   "model=\"n\"} 0\n"));
+  }
   // With m's own share full, a Learn sample on m is still admitted (a
   // stream holds one at a time), and is learned ahead of the batch queued
   // before it: sequence 21.
@@ -624,7 +673,7 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
   }
   ASSERT_EQ(server_->registry().queued_samples().held(), 11u);
   m_full->Release();
-  release.count_down();
+  held.Release();
   admitted.join();
   learner.join();
   // The admitted batch and sample, nothing refused.
@@ -690,6 +739,14 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
                      "overloaded: 2 reads in flight on the server, 1 more "
                      "would pass 2 (--max-predictions-in-flight)");
   }
+  {
+    const std::string metrics = server_->RenderMetrics();
+    EXPECT_THAT(metrics, HasSubstr("\nstreamreg_reads_in_flight 2\n"));
+    EXPECT_THAT(metrics, HasSubstr("\nstreamreg_model_predictions_in_flight{"
+                                   "model=\"m\"} 1\n"));
+    EXPECT_THAT(metrics, HasSubstr("\nstreamreg_overload_refusals_total{limit="
+                                   "\"max_predictions_in_flight\"} 2\n"));
+  }
   on_m->Release();
   on_n->Release();
   {
@@ -697,6 +754,57 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
     EXPECT_TRUE(predict("o", context).ok());
   }
   EXPECT_EQ(server_->registry().predictions_in_flight().held(), 0u);
+}
+
+TEST_F(ServiceTest, QueuedSamplesAreAlsoLimitedToWhatTheModelLearnsInADelay) {
+  ServerOptions options;
+  options.limits.max_queue_delay = absl::Nanoseconds(1);  // one sample's
+  StartServer(options);
+  const Rows rows(100, 5);
+  CreateAndIngest("m", rows, 20);
+  std::shared_ptr<HostedModel> m = *server_->registry().Find("m");
+  m->CatchUp();  // learned, so its rate is known
+  EXPECT_EQ(m->queued_samples().paced_limit(), 1u);
+
+  // m's write queue is held: a batch of 8 is admitted alone and waits.
+  HeldWrites held(*m);
+  std::thread admitted([&] {
+    grpc::ClientContext context;
+    EXPECT_TRUE(IngestIn(context, BatchOf(rows, "m", 20)).ok());
+  });
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (m->queued_samples().held() < 8 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(m->queued_samples().held(), 8u);
+  {  // far below the count limit (8,192), past what m learns in 1 ns
+    grpc::ClientContext context;
+    const absl::Status refused = IngestIn(context, BatchOf(rows, "m", 28));
+    ExpectOverloaded(refused, context,
+                     "message 0: overloaded: 8 samples queued for model 'm', "
+                     "8 more would pass 1 (what it learns in 1ns, "
+                     "--max-queue-delay); retry in 100 ms");
+  }
+  // The client library's Ingester, refused the same way, waits for the
+  // server's retry hint (100 ms) and sends again: by then the queue is free.
+  std::thread retried([&] {
+    std::unique_ptr<Ingester> ingester = client_->StartIngest("m");
+    for (std::size_t i = 28; i < 36; ++i) {
+      ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok());
+    }
+    absl::StatusOr<IngestSummary> summary = ingester->Finish();
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_EQ(summary->accepted, 8u);
+    EXPECT_EQ(summary->retries, 1u);
+  });
+  while (m->queued_samples().refused() < 2 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(m->queued_samples().refused(), 2u);
+  held.Release();
+  admitted.join();
+  retried.join();
+  EXPECT_EQ(NumSamples("m"), 36u);
 }
 
 TEST_F(ServiceTest, EveryFieldThatAllocatesIsBoundedAndNamedWhenOver) {

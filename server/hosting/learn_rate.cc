@@ -1,0 +1,31 @@
+#include "server/hosting/learn_rate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace streamreg {
+
+void LearnRate::Record(std::uint64_t samples, absl::Duration took) {
+  if (samples == 0) return;
+  const double n = static_cast<double>(samples);
+  const double per_sample = absl::ToDoubleSeconds(took) / n;
+  // A batch weighs as many samples as it has, against the memory's.
+  const double weight = n / (n + kMemorySamples);
+  seconds_per_sample_ =
+      seconds_per_sample_ == 0.0
+          ? per_sample
+          : seconds_per_sample_ + weight * (per_sample - seconds_per_sample_);
+  if (seconds_per_sample_ > 0.0) {
+    samples_per_second_.store(1.0 / seconds_per_sample_,
+                              std::memory_order_relaxed);
+  }
+}
+
+std::uint64_t LearnRate::SamplesIn(absl::Duration wait) const {
+  const double rate = samples_per_second();
+  if (rate <= 0.0 || wait <= absl::ZeroDuration()) return 0;
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::floor(
+                                        rate * absl::ToDoubleSeconds(wait))));
+}
+
+}  // namespace streamreg
