@@ -8,7 +8,10 @@ namespace streamreg {
 void LearnRate::Record(std::uint64_t samples, absl::Duration took) {
   if (samples == 0) return;
   const double n = static_cast<double>(samples);
-  const double per_sample = absl::ToDoubleSeconds(took) / n;
+  // At least a nanosecond a sample: a clock that did not move is not an
+  // infinite rate.
+  const double per_sample =
+      std::max(absl::ToDoubleSeconds(took) / n, kFastestSecondsPerSample);
   // A batch weighs as many samples as it has, against the memory's.
   const double weight = n / (n + kMemorySamples);
   seconds_per_sample_ =
@@ -24,8 +27,11 @@ void LearnRate::Record(std::uint64_t samples, absl::Duration took) {
 std::uint64_t LearnRate::SamplesIn(absl::Duration wait) const {
   const double rate = samples_per_second();
   if (rate <= 0.0 || wait <= absl::ZeroDuration()) return 0;
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::floor(
-                                        rate * absl::ToDoubleSeconds(wait))));
+  // Bounded, so that a long wait at a high rate is a number (and Admit's
+  // sums cannot overflow).
+  const double samples =
+      std::min(std::floor(rate * absl::ToDoubleSeconds(wait)), 0x1p62);
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(samples));
 }
 
 }  // namespace streamreg

@@ -17,6 +17,7 @@ namespace streamreg {
 class LearnRate {
  public:
   static constexpr double kMemorySamples = 256;
+  static constexpr double kFastestSecondsPerSample = 1e-9;
 
   // `samples` were learned in `took`.
   void Record(std::uint64_t samples, absl::Duration took);

@@ -29,6 +29,16 @@ TEST(LearnRateTest, AveragesTheTimePerSampleAndTurnsAWaitIntoSamples) {
   EXPECT_NEAR(1.0 / rate.samples_per_second(), 1.1e-3 - 1e-3 / 257, 1e-12);
   EXPECT_EQ(rate.SamplesIn(absl::Milliseconds(100)),
             static_cast<std::uint64_t>(0.1 * rate.samples_per_second()));
+
+  // A clock that did not move reads as a nanosecond a sample, not as an
+  // infinite rate; an infinite wait is a bounded count.
+  LearnRate instant;
+  instant.Record(1000, absl::ZeroDuration());
+  EXPECT_DOUBLE_EQ(instant.samples_per_second(), 1e9);
+  EXPECT_NEAR(static_cast<double>(instant.SamplesIn(absl::Seconds(1))), 1e9,
+              1.0);
+  EXPECT_EQ(instant.SamplesIn(absl::InfiniteDuration()),
+            std::uint64_t{1} << 62);
 }
 
 }  // namespace
