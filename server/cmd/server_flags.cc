@@ -35,7 +35,7 @@ ABSL_FLAG(std::uint64_t, max_queued_samples, 1 << 15,
 ABSL_FLAG(std::uint64_t, max_queued_samples_per_model, 1 << 13,
           "overload: the same, per model (Ingest batches; a Learn stream's "
           "sample counts in the server's limit only)");
-ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(100),
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::Seconds(1),
           "overload: a model's queued samples are also limited to what it "
           "learns in this long, at the rate it learns now, so what is "
           "admitted waits about this long at most (0: the counts only)");

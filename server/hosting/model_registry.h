@@ -42,7 +42,7 @@ struct RegistryLimits {
   // A model's queued samples are also limited to what it learns in this
   // long at the rate it learns now, so that what is admitted waits about
   // this long at most however slow the model is (zero: counts only).
-  absl::Duration max_queue_delay = absl::Milliseconds(100);
+  absl::Duration max_queue_delay = absl::Seconds(1);
 };
 
 // OK for 1 to 128 letters, digits, '.', '_' or '-' not starting with '.'
