@@ -40,6 +40,10 @@ struct RetryPolicy {
            (status.code() == absl::StatusCode::kResourceExhausted &&
             RetryAfter(status).has_value());
   }
+  // The longest server retry hint honoured (a hint of days is a server's
+  // bug, not a reason to hang).
+  static constexpr absl::Duration kLongestRetryAfter = absl::Seconds(30);
+
   // The wait before attempt number `attempt` + 1 (attempt counts from 1).
   absl::Duration Backoff(int attempt, absl::BitGen& random) const {
     absl::Duration ceiling = initial_backoff;
@@ -64,8 +68,10 @@ absl::Status RetryCall(
     if (status.ok() || !retryable(status) || attempt >= policy.max_attempts) {
       return status;
     }
-    absl::SleepFor(std::max(policy.Backoff(attempt, random),
-                            RetryAfter(status).value_or(absl::ZeroDuration())));
+    const absl::Duration hint =
+        std::min(RetryAfter(status).value_or(absl::ZeroDuration()),
+                 RetryPolicy::kLongestRetryAfter);
+    absl::SleepFor(std::max(policy.Backoff(attempt, random), hint));
   }
 }
 

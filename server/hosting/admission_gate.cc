@@ -1,9 +1,7 @@
 #include "server/hosting/admission_gate.h"
 
-#include <cstdlib>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace streamreg {
