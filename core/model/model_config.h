@@ -126,9 +126,11 @@ struct ModelConfig {
   // The stored samples a growth refresh estimates gradients at, at most: a
   // stride through a larger store (each estimate still made from every
   // stored sample), so that a refresh costs about the same at any size
-  // (about 1.5 s on one core at d = 21) and keeps pace with a fast stream
-  // instead of making learning wait for it. 0 = every stored sample (the
-  // papers' batch mean exactly, as Refit always computes it).
+  // (about 1.5 s on one core at d = 21). Fewer while the store is small:
+  // at most half the samples before the refresh takes over
+  // (RefreshPoints), so it keeps pace with learning instead of making
+  // learning wait for it. 0 = every stored sample (the papers' batch mean
+  // exactly, as Refit always computes it).
   std::size_t metric_refresh_samples = 16384;
   // Ridge added to the normalized EGOP before the square root.
   double egop_ridge = 1e-3;
