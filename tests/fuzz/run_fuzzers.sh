@@ -28,10 +28,12 @@ run_one() {
   local dict=()
   [ -f "$here/dictionaries/$target.dict" ] &&
     dict=("-dict=$here/dictionaries/$target.dict")
+  local options=()  # the target's own libFuzzer flags, one a line
+  [ -f "$here/options/$target" ] && mapfile -t options <"$here/options/$target"
   "$build/tests/fuzz/$target" -max_total_time="$seconds" -timeout=60 \
     -rss_limit_mb=4096 -print_final_stats=1 \
-    -artifact_prefix="$dir/artifacts/" "${dict[@]}" "${inputs[@]}" \
-    >"$dir/log" 2>&1
+    -artifact_prefix="$dir/artifacts/" "${dict[@]}" "${options[@]}" \
+    "${inputs[@]}" >"$dir/log" 2>&1
   local rc=$?
   local execs cov features
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$dir/log")
