@@ -586,19 +586,12 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
   for (const char* name : {"m", "n", "o"}) CreateAndIngest(name, rows, 20);
   std::shared_ptr<HostedModel> m = *server_->registry().Find("m");
   std::shared_ptr<HostedModel> n = *server_->registry().Find("n");
-  auto batch_of = [&rows](const std::string& model, std::size_t first) {
-    return BatchOf(rows, model, first);
-  };
-  auto ingest = [this](const v1::IngestRequest& request,
-                       grpc::ClientContext& context) {
-    return IngestIn(context, request);
-  };
 
   // m's write queue is held: a batch of 8 is admitted and waits there.
   HeldWrites held(*m);
   std::thread admitted([&] {
     grpc::ClientContext context;
-    EXPECT_TRUE(ingest(batch_of("m", 20), context).ok());
+    EXPECT_TRUE(IngestIn(context, BatchOf(rows, "m", 20)).ok());
   });
   const absl::Time give_up = absl::Now() + absl::Seconds(30);
   while (m->queued_samples().held() < 8 && absl::Now() < give_up) {
@@ -608,7 +601,7 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
 
   {  // 8 more for m would pass its 10
     grpc::ClientContext context;
-    const absl::Status refused = ingest(batch_of("m", 28), context);
+    const absl::Status refused = IngestIn(context, BatchOf(rows, "m", 28));
     ExpectOverloaded(
         refused, context,
         "message 0: overloaded: 8 samples queued for model 'm', 8 more "
@@ -617,14 +610,14 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
   }
   {  // 8 for n pass n's limit, not the server's 15
     grpc::ClientContext context;
-    const absl::Status refused = ingest(batch_of("n", 20), context);
+    const absl::Status refused = IngestIn(context, BatchOf(rows, "n", 20));
     ExpectOverloaded(refused, context,
                      "8 samples queued on the server, 8 more would pass "
                      "15 (--max-queued-samples)");
   }
   v1::LearnRequest learn;
   learn.set_model("m");
-  *learn.mutable_sample() = batch_of("m", 40).samples(0);
+  *learn.mutable_sample() = BatchOf(rows, "m", 40).samples(0);
   {  // the server's limit refuses a Learn sample (n's share takes the rest)
     absl::StatusOr<AdmissionTicket> rest =
         server_->registry().AdmitSamples(*n, 7);
