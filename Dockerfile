@@ -9,7 +9,7 @@
 FROM debian:bookworm AS build
 WORKDIR /src
 COPY deploy/install-deps.sh deploy/install-deps.sh
-RUN ./deploy/install-deps.sh --no-container-tools && rm -rf /var/lib/apt/lists/*
+RUN ./deploy/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DBUILD_TESTING=OFF -DSTREAMREG_BUILD_BENCH=OFF \

@@ -2,15 +2,16 @@
 # Installs every build, test and benchmark dependency of streamreg from Debian 12
 # packages. Idempotent and non-interactive; run as root (or with sudo available).
 #
-# usage: deploy/install-deps.sh [--no-container-tools]
-#   --no-container-tools  leave out podman & co. (which the test suite uses to
-#                         build and run the image), as the image's own build
-#                         stage does
+# usage: deploy/install-deps.sh [--build-only]
+#   --build-only  what building needs, without the tools only the tests use
+#                 (podman & co. to build and run the image, Chromium for the
+#                 status page, promtool, the Python packaging tools), as the
+#                 image's own build stage does
 set -euo pipefail
 
-container_tools=1
+test_tools=1
 case "${1:-}" in
-  --no-container-tools) container_tools=0 ;;
+  --build-only) test_tools=0 ;;
   "") ;;
   *) echo "install-deps: unknown argument $1" >&2; exit 2 ;;
 esac
@@ -28,8 +29,11 @@ packages=(
   python3-sklearn
   openssl
 )
-if [ "$container_tools" -eq 1 ]; then
-  packages+=(podman buildah runc debootstrap uidmap)
+if [ "$test_tools" -eq 1 ]; then
+  packages+=(podman buildah runc debootstrap uidmap
+    chromium prometheus
+    python3-grpc-tools python3-numpy python3-venv python3-pip
+    python3-setuptools)
 fi
 
 missing=()

@@ -18,6 +18,10 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "host:port to serve Prometheus metrics on, at /metrics (port 0: "
           "any free port; empty: no metrics endpoint)");
+ABSL_FLAG(bool, status_page, true,
+          "serve the live status page at / of --metrics_listen (models, "
+          "learning curves, learned metrics; no other access control than "
+          "the metrics port's)");
 ABSL_FLAG(std::string, data_dir, "streamreg-data",
           "data directory (created if missing; locked while running)");
 ABSL_FLAG(std::size_t, max_models, 1000, "most models the server holds");
@@ -142,6 +146,7 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
   options.storage.segment_bytes = absl::GetFlag(FLAGS_wal_segment_bytes);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.status_page = absl::GetFlag(FLAGS_status_page);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.limits.max_models = absl::GetFlag(FLAGS_max_models);
   options.limits.max_samples_per_model =

@@ -187,6 +187,12 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   }
   // Samples learned so far (model().samples_seen() without its lock).
   std::uint64_t samples_learned() const { return learn_stage_.learned(); }
+  // What was acknowledged and is not learned yet (the learn lag).
+  LearnStage::Backlog learn_backlog(absl::Time now) const {
+    return learn_stage_.backlog(now);
+  }
+  // The prequential and honest errors against the samples learned.
+  const LearningCurve& learning_curve() const { return learn_stage_.curve(); }
   // The writes that waited for learning to catch up (kMaxUnlearned).
   const PauseStatistics& backlog_waits() const {
     return learn_stage_.backlog_waits();

@@ -1,5 +1,6 @@
 #include "server/hosting/learn_stage.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -15,10 +16,16 @@ LearnStage::LearnStage(Model* model, WorkerPool* pool,
       queue_(SerialQueue::Create(pool)) {}
 
 void LearnStage::Reset(std::uint64_t learned) {
-  MutexLock lock(&mutex_);
-  queued_ = learned;
-  learned_ = learned;
-  batches_.clear();
+  {
+    MutexLock lock(&mutex_);
+    queued_ = learned;
+    learned_ = learned;
+    batches_.clear();
+  }
+  // Recovery's points (at most as many as learning would record).
+  if (learned > 0 && curve_.Due(learned)) {
+    curve_.Record(learned, model_->stats());
+  }
 }
 
 LearnStage::OwnedSamples::OwnedSamples(std::span<const Sample> samples) {
@@ -67,7 +74,7 @@ void LearnStage::Enqueue(std::span<const Sample> samples,
 
 void LearnStage::Learn(std::uint64_t last, const OwnedSamples& batch) {
   const auto start = std::chrono::steady_clock::now();
-  absl::Status status = model_->Learn(batch.samples);
+  absl::Status status = LearnRecordingCurve(batch.samples, last);
   rate_.Record(batch.samples.size(),
                absl::FromChrono(std::chrono::steady_clock::now() - start));
   MutexLock lock(&mutex_);
@@ -78,6 +85,25 @@ void LearnStage::Learn(std::uint64_t last, const OwnedSamples& batch) {
   }
   learned_ = last;
   progressed_.SignalAll();
+}
+
+absl::Status LearnStage::LearnRecordingCurve(std::span<const Sample> samples,
+                                             std::uint64_t last) {
+  std::uint64_t learned = last - samples.size();
+  while (!samples.empty()) {
+    const std::uint64_t due = curve_.next_due();
+    const std::size_t piece =
+        due > learned ? std::min<std::uint64_t>(samples.size(), due - learned)
+                      : samples.size();
+    if (absl::Status status = model_->Learn(samples.first(piece));
+        !status.ok()) {
+      return status;
+    }
+    learned += piece;
+    samples = samples.subspan(piece);
+    if (curve_.Due(learned)) curve_.Record(learned, model_->stats());
+  }
+  return absl::OkStatus();
 }
 
 absl::Status LearnStage::RunInOrder(std::function<absl::Status()> task,
@@ -109,16 +135,27 @@ std::uint64_t LearnStage::learned() const {
   return learned_;
 }
 
+const LearnStage::Batch* LearnStage::BatchOf(std::uint64_t sequence) const {
+  for (const Batch& batch : batches_) {
+    if (batch.first <= sequence && sequence <= batch.last) return &batch;
+  }
+  return nullptr;
+}
+
 absl::Duration LearnStage::LagAfter(std::uint64_t learned,
                                     absl::Time now) const {
   MutexLock lock(&mutex_);
-  const std::uint64_t missed = learned + 1;
-  for (const Batch& batch : batches_) {
-    if (batch.first <= missed && missed <= batch.last) {
-      return now - batch.acknowledged;
-    }
+  const Batch* missed = BatchOf(learned + 1);
+  return missed != nullptr ? now - missed->acknowledged : absl::ZeroDuration();
+}
+
+LearnStage::Backlog LearnStage::backlog(absl::Time now) const {
+  MutexLock lock(&mutex_);
+  Backlog backlog{.samples = queued_ - learned_};
+  if (const Batch* oldest = BatchOf(learned_ + 1); oldest != nullptr) {
+    backlog.oldest = now - oldest->acknowledged;
   }
-  return absl::ZeroDuration();
+  return backlog;
 }
 
 absl::Status LearnStage::error() const {

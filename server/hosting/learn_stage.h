@@ -17,6 +17,7 @@
 #include "core/model/model.h"
 #include "core/model/sample.h"
 #include "server/hosting/learn_rate.h"
+#include "server/hosting/learning_curve.h"
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/worker_pool.h"
 
@@ -45,7 +46,8 @@ class LearnStage {
   LearnStage(const LearnStage&) = delete;
   LearnStage& operator=(const LearnStage&) = delete;
 
-  // Recovery learned `learned` samples directly: counting goes on from it.
+  // Recovery learned `learned` samples directly: counting goes on from it
+  // (and the learning curve, which gets a point there if one is due).
   void Reset(std::uint64_t learned) ABSL_LOCKS_EXCLUDED(mutex_);
 
   // Queues a copy of the next samples of the stream (acknowledged at
@@ -70,6 +72,15 @@ class LearnStage {
   std::uint64_t learned() const ABSL_LOCKS_EXCLUDED(mutex_);
   // How fast they are learned now.
   const LearnRate& rate() const { return rate_; }
+  // The model's errors against the samples learned (recorded here).
+  const LearningCurve& curve() const { return curve_; }
+  // Samples acknowledged and not learned yet, and how long ago the oldest
+  // of them was acknowledged (zero when none waits).
+  struct Backlog {
+    std::uint64_t samples = 0;
+    absl::Duration oldest = absl::ZeroDuration();
+  };
+  Backlog backlog(absl::Time now) const ABSL_LOCKS_EXCLUDED(mutex_);
   // How long before `now` sample `learned` + 1 was acknowledged — the
   // staleness of a prediction that had learned `learned` samples; zero if
   // that sample was not queued yet (one of the batch being answered).
@@ -98,11 +109,20 @@ class LearnStage {
 
   void Learn(std::uint64_t last, const OwnedSamples& batch)
       ABSL_LOCKS_EXCLUDED(mutex_);
+  // Learns `samples` (the last of them sample `last`) in pieces that end
+  // where the learning curve wants a point, and records it.
+  absl::Status LearnRecordingCurve(std::span<const Sample> samples,
+                                   std::uint64_t last);
+  // When the batch containing sample `sequence` was acknowledged, if it
+  // is still held.
+  const Batch* BatchOf(std::uint64_t sequence) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   Model* const model_;
   const std::size_t max_unlearned_;
   PauseStatistics backlog_waits_;
-  LearnRate rate_;  // recorded on the learning thread
+  LearnRate rate_;       // recorded on the learning thread
+  LearningCurve curve_;  // likewise
   const std::shared_ptr<SerialQueue> queue_;
 
   mutable Mutex mutex_;

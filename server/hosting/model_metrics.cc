@@ -11,6 +11,7 @@ namespace {
 struct ModelReading {
   const HostedModel* model;
   ModelStats stats;
+  LearnStage::Backlog backlog;
   // Durability (models with a journal only).
   bool has_journal = false;
   std::uint64_t wal_bytes = 0;
@@ -19,7 +20,7 @@ struct ModelReading {
 };
 
 ModelReading Read(const HostedModel& model, absl::Time now) {
-  ModelReading reading{&model, model.model().stats()};
+  ModelReading reading{&model, model.model().stats(), model.learn_backlog(now)};
   if (const ModelJournal* journal = model.journal(); journal != nullptr) {
     reading.has_journal = true;
     reading.wal_bytes = journal->bytes_appended();
@@ -108,6 +109,14 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
       {"streamreg_model_longest_backlog_wait_seconds", Type::kGauge,
        "The longest of those waits, since the server started.", false,
        [](R r) { return r.model->backlog_waits().longest_seconds(); }},
+      {"streamreg_model_learn_lag_samples", Type::kGauge,
+       "Samples acknowledged and not learned yet: how far predictions lag "
+       "behind what was sent.",
+       false, [](R r) { return static_cast<double>(r.backlog.samples); }},
+      {"streamreg_model_learn_lag_seconds", Type::kGauge,
+       "How long ago the oldest sample acknowledged and not learned yet was "
+       "acknowledged (0 when learning has caught up).",
+       false, [](R r) { return absl::ToDoubleSeconds(r.backlog.oldest); }},
       {"streamreg_model_queued_samples", Type::kGauge,
        "Samples admitted for the model and not yet through its write queue "
        "(--max-queued-samples-per-model).",

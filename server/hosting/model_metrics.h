@@ -12,9 +12,9 @@ namespace streamreg {
 
 // The per-model families of /metrics, each series labelled with the model
 // (and the target, for the prequential errors): samples, prequential nMSE
-// and MSE, index rebuilds and their duration, metric refreshes, memory,
-// write-ahead log bytes and the age of the last snapshot. Read from each
-// model's stats at scrape time, so learning pays nothing for them.
+// and MSE, the learn lag, index rebuilds and their duration, metric refreshes,
+// memory, write-ahead log bytes and the age of the last snapshot. Read from
+// each model's stats at scrape time, so learning pays nothing for them.
 void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
                        absl::Time now, PrometheusText& out);
 

@@ -159,9 +159,7 @@ RpcMetrics::InterceptorFactory() {
   return std::make_unique<RpcMetricsInterceptorFactory>(this);
 }
 
-void RpcMetrics::Write(PrometheusText& out) const {
-  using Type = PrometheusText::Type;
-  // In a stable order: by service, then method.
+std::vector<const RpcMetrics::Method*> RpcMetrics::Methods() const {
   std::vector<const Method*> methods;
   for (const auto& [full_name, method] : methods_) {
     methods.push_back(method.get());
@@ -173,6 +171,12 @@ void RpcMetrics::Write(PrometheusText& out) const {
   for (const std::unique_ptr<Method>& method : unknown_) {
     methods.push_back(method.get());
   }
+  return methods;
+}
+
+void RpcMetrics::Write(PrometheusText& out) const {
+  using Type = PrometheusText::Type;
+  const std::vector<const Method*> methods = Methods();
   const auto labels = [](const Method& m) {
     return std::array<PrometheusText::Label, 3>{{{"grpc_service", m.service},
                                                  {"grpc_method", m.name},

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "grpcpp/support/server_interceptor.h"
@@ -47,6 +48,9 @@ class RpcMetrics {
     std::atomic<std::uint64_t> sent{0};
     LatencyHistogram handling;
   };
+  // Every method, in a stable order: by service, then name; the unknown
+  // ones last.
+  std::vector<const Method*> Methods() const;
   // The method called "/package.Service/Method" (or the unknown one).
   Method* Find(const char* full_name,
                grpc::experimental::ServerRpcInfo::Type type);

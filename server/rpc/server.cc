@@ -5,11 +5,15 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/rpc/listening_credentials.h"
+#include "server/rpc/status_report.h"
+#include "server/telemetry/embedded_file.h"
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
@@ -131,9 +135,18 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   }
   if (!o.metrics_listen.empty()) {
     Server* raw = server.get();
+    std::optional<MetricsHttpServer::StatusPage> status_page;
+    if (o.status_page) {
+      status_page = MetricsHttpServer::StatusPage{
+          .files = StatusPageFiles(),
+          .json = [raw](const std::optional<std::string>& detail) {
+            return raw->RenderStatus(detail);
+          }};
+    }
     absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics_http =
-        MetricsHttpServer::Start(o.metrics_listen,
-                                 [raw] { return raw->RenderMetrics(); });
+        MetricsHttpServer::Start(
+            o.metrics_listen, [raw] { return raw->RenderMetrics(); },
+            std::move(status_page));
     if (!metrics_http.ok()) return metrics_http.status();
     server->metrics_http_ = *std::move(metrics_http);
   }
@@ -171,6 +184,19 @@ std::shared_ptr<grpc::Channel> Server::InProcessChannel() const {
 std::string Server::address() const {
   const std::size_t colon = options_.listen.rfind(':');
   return absl::StrCat(options_.listen.substr(0, colon), ":", port_);
+}
+
+std::string Server::RenderStatus(
+    const std::optional<std::string>& detail) const {
+  std::optional<absl::flat_hash_set<std::string>> detailed;
+  if (detail.has_value()) {
+    detailed.emplace();
+    for (absl::string_view name : absl::StrSplit(*detail, ',')) {
+      if (!name.empty()) detailed->emplace(name);
+    }
+  }
+  return StatusReportJson(*registry_, metrics_->rpc(), detailed, started_,
+                          absl::Now());
 }
 
 std::string Server::metrics_address() const {

@@ -2,9 +2,12 @@
 #define STREAMREG_SERVER_RPC_SERVER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/hosting/model_registry.h"
 #include "server/hosting/worker_pool.h"
@@ -39,6 +42,10 @@ class Server {
   std::shared_ptr<grpc::Channel> InProcessChannel() const;
   // What a scrape of /metrics returns now.
   std::string RenderMetrics() const { return metrics_->Render(*registry_); }
+  // What the status page reads (GET /api/status?detail=a,b): the
+  // StatusReportJson detailing the models named (comma-separated), or all.
+  std::string RenderStatus(
+      const std::optional<std::string>& detail = std::nullopt) const;
   ModelRegistry& registry() { return *registry_; }
   // Null unless in cluster mode.
   ClusterNode* cluster() { return cluster_.get(); }
@@ -57,6 +64,7 @@ class Server {
   explicit Server(ServerOptions options) : options_(std::move(options)) {}
 
   const ServerOptions options_;
+  const absl::Time started_ = absl::Now();
   // First: the journals and gRPC's interceptors count into it.
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<DataDirectory> data_directory_;

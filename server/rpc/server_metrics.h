@@ -16,6 +16,7 @@ namespace streamreg {
 class ServerMetrics {
  public:
   RpcMetrics& rpc() { return rpc_; }
+  const RpcMetrics& rpc() const { return rpc_; }
   LatencyHistogram& wal_fsync() { return wal_fsync_; }
 
   // The text exposition of every family.

@@ -61,6 +61,9 @@ struct ServerOptions {
   // port; empty: none. (streamreg-server's --metrics_listen defaults to
   // 127.0.0.1:9464.)
   std::string metrics_listen;
+  // Whether that port also serves the status page at / (docs/api.md, "The
+  // status page"); its exposure is the metrics port's.
+  bool status_page = true;
   // Bearer tokens every call (but health and reflection) must present;
   // none: no access control.
   std::optional<AccessTokens> access_tokens;

@@ -39,6 +39,29 @@ absl::Status SplitHostPort(const std::string& listen, std::string* host,
   return absl::OkStatus();
 }
 
+// The page's files and its data. Neither may be cached: the files change
+// with the binary, the data every second.
+void ServeStatusPage(MetricsHttpServer::StatusPage page,
+                     httplib::Server& http) {
+  for (const EmbeddedFile& file : page.files) {
+    http.Get(std::string(file.path),
+             [file](const httplib::Request&, httplib::Response& res) {
+               res.set_header("Cache-Control", "no-store");
+               res.set_content(file.body.data(), file.body.size(),
+                               std::string(file.content_type));
+             });
+  }
+  http.Get("/api/status",
+           [json = std::move(page.json)](const httplib::Request& req,
+                                         httplib::Response& res) {
+             std::optional<std::string> detail;
+             if (req.has_param("detail"))
+               detail = req.get_param_value("detail");
+             res.set_header("Cache-Control", "no-store");
+             res.set_content(json(detail), "application/json");
+           });
+}
+
 }  // namespace
 
 struct MetricsHttpServer::Impl {
@@ -51,7 +74,8 @@ MetricsHttpServer::MetricsHttpServer(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
-    const std::string& listen, Render render) {
+    const std::string& listen, Render render,
+    std::optional<StatusPage> status_page) {
   std::string host;
   int port = 0;
   if (absl::Status status = SplitHostPort(listen, &host, &port); !status.ok()) {
@@ -73,10 +97,16 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
                                                     httplib::Response& res) {
     res.set_content(render(), kContentType);
   });
-  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("streamreg-server: Prometheus metrics at /metrics\n",
-                    "text/plain; charset=utf-8");
-  });
+  if (status_page.has_value()) {
+    ServeStatusPage(*std::move(status_page), http);
+  } else {
+    http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(
+          "streamreg-server: Prometheus metrics at /metrics (the status "
+          "page is off: --status_page=false)\n",
+          "text/plain; charset=utf-8");
+    });
+  }
   if (port == 0) {
     port = http.bind_to_any_port(host);
   } else if (!http.bind_to_port(host, port)) {

@@ -29,6 +29,7 @@
 #include "server/telemetry/latency_histogram.h"
 #include "server/telemetry/metrics_http_server.h"
 #include "server/telemetry/prometheus_text.h"
+#include "tests/support/metrics_port_test.h"
 #include "tests/support/service_test_support.h"
 #include "tests/support/test_server.h"
 
@@ -244,30 +245,9 @@ std::string Rpc(const std::string& family, const std::string& service,
   return key + "}";
 }
 
-class MetricsEndpointTest : public ::testing::Test {
+class MetricsEndpointTest : public MetricsPortTest {
  protected:
-  void SetUp() override {
-    scratch_ = FreshDirectory();
-    ServerOptions options;
-    options.metrics_listen = "127.0.0.1:0";
-    options.drain_timeout = absl::Seconds(1);
-    ASSERT_NO_FATAL_FAILURE(
-        StartTestServer(std::move(options), scratch_ + "/data", &server_));
-    client_ = std::make_unique<Client>(TestClientOptions(*server_));
-  }
-
-  void TearDown() override {
-    client_.reset();
-    server_.reset();
-    std::filesystem::remove_all(scratch_);
-  }
-
-  httplib::Result Get(const std::string& path) {
-    const std::string address = server_->metrics_address();
-    httplib::Client http("127.0.0.1",
-                         std::stoi(address.substr(address.rfind(':') + 1)));
-    return http.Get(path);
-  }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartServer()); }
 
   Scrape ScrapeMetrics() {
     httplib::Result response = Get("/metrics");
@@ -287,10 +267,6 @@ class MetricsEndpointTest : public ::testing::Test {
     }
     ASSERT_TRUE(ingester->Finish().ok());
   }
-
-  std::string scratch_;
-  std::unique_ptr<Server> server_;
-  std::unique_ptr<Client> client_;
 };
 
 TEST_F(MetricsEndpointTest, CountsEveryRpcByMethodAndStatus) {

@@ -1,0 +1,201 @@
+#include "server/rpc/status_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
+namespace streamreg {
+namespace {
+
+using Json = nlohmann::json;
+
+// The leading eigen-directions a matrix metric shows (at most).
+constexpr std::size_t kDirectionsShown = 3;
+
+// A number, or null for NaN and infinities (JSON has neither).
+Json Number(double value) {
+  return std::isfinite(value) ? Json(value) : Json(nullptr);
+}
+
+Json Numbers(const std::vector<double>& values) {
+  Json out = Json::array();
+  for (double value : values) out.push_back(Number(value));
+  return out;
+}
+
+Json ServerJson(const ModelRegistry& registry, absl::Time started,
+                absl::Time now) {
+  Json failed = Json::array();
+  for (const auto& [name, status] : registry.failed()) {
+    failed.push_back({{"name", name}, {"error", status.ToString()}});
+  }
+  return {{"version", STREAMREG_VERSION},
+          {"uptime_seconds", absl::ToDoubleSeconds(now - started)},
+          {"failed_models", std::move(failed)}};
+}
+
+// Our own methods that were called, with their cumulative histograms.
+Json LatencyJson(const RpcMetrics& rpc) {
+  Json methods = Json::array();
+  for (const RpcMetrics::Method* method : rpc.Methods()) {
+    if (method->service.rfind("streamreg.", 0) != 0) continue;
+    const LatencyHistogram::Counts counts = method->handling.Read();
+    if (counts.count == 0) continue;
+    methods.push_back({{"method", method->name},
+                       {"type", method->type},
+                       {"count", counts.count},
+                       {"sum_seconds", counts.sum_seconds},
+                       {"cumulative", counts.cumulative}});
+  }
+  return {{"bounds_seconds", LatencyHistogram::kBounds},
+          {"methods", std::move(methods)}};
+}
+
+// What one learned metric applies to: a target, a candidate metric of
+// kAuto, or every target.
+std::string MetricScope(const MetricReport& report, std::size_t index,
+                        const ModelConfig& config) {
+  if (report.per_target) return config.target_names[index];
+  if (report.kind == MetricKind::kAuto) {
+    return std::string(MetricKindName(report.metrics[index].kind));
+  }
+  return "all targets";
+}
+
+Json LearnedMetricJson(const LearnedMetric& metric, std::size_t dim) {
+  Json out = {{"kind", std::string(MetricKindName(metric.kind))},
+              {"weights", Numbers(metric.weights)}};
+  if (!metric.eigenvalues.empty()) {
+    out["eigenvalues"] = Numbers(metric.eigenvalues);
+    Json directions = Json::array();
+    const std::size_t shown =
+        std::min(kDirectionsShown, metric.eigenvalues.size());
+    for (std::size_t r = 0; r < shown; ++r) {
+      std::vector<double> direction(dim);
+      for (std::size_t i = 0; i < dim; ++i) {
+        direction[i] = metric.eigenvectors[i * dim + r];
+      }
+      directions.push_back(Numbers(direction));
+    }
+    out["directions"] = std::move(directions);
+  }
+  if (!metric.gradient.empty()) out["gradient"] = Numbers(metric.gradient);
+  return out;
+}
+
+// The curve's points, and the model as it is now after the last of them.
+Json CurveJson(const LearningCurve& curve, const ModelStats& now,
+               std::size_t num_targets) {
+  std::vector<LearningCurve::Point> points = curve.Points();
+  if (now.samples_seen > 0 &&
+      (points.empty() || points.back().samples < now.samples_seen)) {
+    points.push_back({now.samples_seen, now.prequential_nmse, now.honest_nmse});
+  }
+  Json samples = Json::array();
+  Json prequential = Json::array();
+  Json honest = Json::array();
+  for (std::size_t t = 0; t < num_targets; ++t) {
+    prequential.push_back(Json::array());
+    honest.push_back(Json::array());
+  }
+  for (const LearningCurve::Point& point : points) {
+    samples.push_back(point.samples);
+    for (std::size_t t = 0; t < num_targets; ++t) {
+      prequential[t].push_back(Number(point.prequential_nmse.at(t)));
+      honest[t].push_back(Number(point.honest_nmse.at(t)));
+    }
+  }
+  return {{"step", curve.step()},
+          {"samples", std::move(samples)},
+          {"prequential_nmse", std::move(prequential)},
+          {"honest_nmse", std::move(honest)}};
+}
+
+Json CapacityJson(const ModelConfig& config, const RegistryLimits& limits) {
+  Json out = {
+      {"policy", std::string(CapacityPolicyName(config.capacity.policy))}};
+  if (config.capacity.policy != CapacityPolicy::kUnbounded) {
+    out["limit"] = config.capacity.limit;
+  } else if (limits.max_samples_per_model != 0) {
+    out["limit"] = limits.max_samples_per_model;  // the server's limit
+  } else {
+    out["limit"] = nullptr;
+  }
+  return out;
+}
+
+Json ModelJson(const HostedModel& hosted, const RegistryLimits& limits,
+               bool detailed, absl::Time now) {
+  const ModelConfig& config = hosted.model().config();
+  const ModelStats stats = hosted.model().stats();
+  const LearnStage::Backlog backlog = hosted.learn_backlog(now);
+  Json regressors = Json::array();
+  for (RegressorKind kind : stats.regressor) {
+    regressors.push_back(std::string(RegressorKindName(kind)));
+  }
+  Json out = {
+      {"name", hosted.name()},
+      {"inputs", hosted.input_names()},
+      {"targets", config.target_names},
+      {"metric", std::string(MetricKindName(config.metric))},
+      {"regressors", std::move(regressors)},
+      {"samples_seen", stats.samples_seen},
+      {"samples_stored", stats.samples_stored},
+      {"capacity", CapacityJson(config, limits)},
+      {"memory_bytes", stats.memory_bytes},
+      {"learn_lag",
+       {{"samples", backlog.samples},
+        {"seconds", absl::ToDoubleSeconds(backlog.oldest)}}},
+      {"prequential_nmse", Numbers(stats.prequential_nmse)},
+      {"honest_nmse", Numbers(stats.honest_nmse)},
+      {"honest_lag", stats.honest_lag},
+      {"snapshot", nullptr},
+  };
+  if (detailed) {
+    out["curve"] =
+        CurveJson(hosted.learning_curve(), stats, config.target_names.size());
+    const MetricReport report = hosted.model().metric();
+    Json metrics = Json::array();
+    for (std::size_t i = 0; i < report.metrics.size(); ++i) {
+      Json metric = LearnedMetricJson(report.metrics[i], config.input_dim);
+      metric["scope"] = MetricScope(report, i, config);
+      metrics.push_back(std::move(metric));
+    }
+    out["learned_metrics"] = std::move(metrics);
+  }
+  if (hosted.journal() != nullptr) {
+    out["snapshot"] = {{"age_seconds", absl::ToDoubleSeconds(
+                                           now - hosted.last_snapshot_time())},
+                       {"samples_since", hosted.samples_since_snapshot()}};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string StatusReportJson(
+    const ModelRegistry& registry, const RpcMetrics& rpc,
+    const std::optional<absl::flat_hash_set<std::string>>& detailed,
+    absl::Time started, absl::Time now) {
+  Json models = Json::array();
+  for (const std::shared_ptr<HostedModel>& model :
+       registry.List("", std::numeric_limits<std::size_t>::max())) {
+    if (!model->deleted()) {
+      const bool detail =
+          !detailed.has_value() || detailed->contains(model->name());
+      models.push_back(ModelJson(*model, registry.limits(), detail, now));
+    }
+  }
+  const Json report = {{"server", ServerJson(registry, started, now)},
+                       {"latency", LatencyJson(rpc)},
+                       {"models", std::move(models)}};
+  return report.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace streamreg

@@ -1,0 +1,458 @@
+// The status page: reads /api/status every second and draws the models'
+// facts, learning curves and learned metrics (plain DOM and SVG; every
+// name from the server is set as text, never parsed as HTML).
+'use strict';
+
+const POLL_MILLISECONDS = 1000;
+const LATENCY_WINDOW_SECONDS = 60;
+// Details (curves, metric) are shown for every model up to this many;
+// past it, for those clicked in the table.
+const AUTO_SHOWN_MODELS = 6;
+const COLORS = ['#2f6fdf', '#e07b24', '#2e9e5b', '#c2417a', '#7a5cc7',
+                '#8c6d31', '#1b9aaa', '#d64541'];
+const SVG = 'http://www.w3.org/2000/svg';
+
+const shown = new Set();  // models whose details the reader chose
+let modelCount = 0;
+const latencyReadings = [];  // {time, methods: Map(name -> histogram)}
+
+function element(tag, attributes = {}, text = null) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    node.setAttribute(name, value);
+  }
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+function svgElement(tag, attributes = {}, text = null) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    node.setAttribute(name, value);
+  }
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+function formatCount(value) {
+  return value === null || value === undefined ? '—'
+                                               : value.toLocaleString('en-US');
+}
+
+function formatNumber(value, digits = 3) {
+  if (value === null || value === undefined) return '—';
+  if (value !== 0 && (Math.abs(value) < 1e-3 || Math.abs(value) >= 1e5)) {
+    return value.toExponential(digits - 1);
+  }
+  return value.toPrecision(digits);
+}
+
+function formatSeconds(seconds) {
+  if (seconds === null || seconds === undefined) return '—';
+  if (seconds < 1e-3) return `${(seconds * 1e6).toFixed(0)} µs`;
+  if (seconds < 1) return `${(seconds * 1e3).toFixed(1)} ms`;
+  if (seconds < 120) return `${seconds.toFixed(1)} s`;
+  if (seconds < 7200) return `${(seconds / 60).toFixed(1)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+function formatBytes(bytes) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let unit = 0;
+  while (bytes >= 1024 && unit < units.length - 1) {
+    bytes /= 1024;
+    unit += 1;
+  }
+  return `${bytes.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+function showProblem(message) {
+  const problem = document.getElementById('problem');
+  problem.hidden = message === null;
+  problem.textContent = message ?? '';
+}
+
+// ---- latency: percentiles of the calls of the last minute ----
+
+// The q-quantile of a histogram (cumulative counts per upper bound, then
+// the total), interpolated within its bucket as Prometheus'
+// histogram_quantile does; Infinity past the last bound.
+function quantile(q, bounds, cumulative, count) {
+  if (count === 0) return null;
+  const rank = q * count;
+  for (let i = 0; i < bounds.length; i += 1) {
+    if (cumulative[i] >= rank) {
+      const lower = i === 0 ? 0 : bounds[i - 1];
+      const below = i === 0 ? 0 : cumulative[i - 1];
+      const inBucket = cumulative[i] - below;
+      if (inBucket === 0) return bounds[i];
+      return lower + (bounds[i] - lower) * (rank - below) / inBucket;
+    }
+  }
+  return Infinity;
+}
+
+function renderLatency(latency) {
+  const now = Date.now() / 1000;
+  const methods = new Map(latency.methods.map((m) => [m.method, m]));
+  latencyReadings.push({time: now, methods});
+  while (latencyReadings.length > 1 &&
+         now - latencyReadings[1].time >= LATENCY_WINDOW_SECONDS) {
+    latencyReadings.shift();
+  }
+  const oldest = latencyReadings[0];
+  const windowSeconds = now - oldest.time;
+  const since = latencyReadings.length > 1;
+  document.getElementById('latency-window').textContent = since ?
+      `calls of the last ${Math.round(windowSeconds)} s` :
+      'every call since the server started';
+  const body = document.querySelector('#latency tbody');
+  body.replaceChildren();
+  for (const method of latency.methods) {
+    const before = since ? oldest.methods.get(method.method) : undefined;
+    const cumulative = method.cumulative.map(
+        (c, i) => c - (before ? before.cumulative[i] : 0));
+    const count = method.count - (before ? before.count : 0);
+    const row = element('tr', {'data-method': method.method});
+    row.append(element('td', {}, method.method),
+               element('td', {class: 'num'}, formatCount(count)));
+    for (const q of [0.5, 0.9, 0.99]) {
+      const value = quantile(q, latency.bounds_seconds, cumulative, count);
+      const text = value === Infinity ?
+          `> ${formatSeconds(latency.bounds_seconds.at(-1))}` :
+          formatSeconds(value);
+      row.append(element('td', {class: 'num'}, text));
+    }
+    body.append(row);
+  }
+  if (latency.methods.length === 0) {
+    const row = element('tr');
+    row.append(element('td', {colspan: 5, class: 'empty'}, 'no calls yet'));
+    body.append(row);
+  }
+}
+
+// ---- the overview table ----
+
+function capacityText(model) {
+  const limit = model.capacity.limit;
+  const stored = formatCount(model.samples_stored);
+  if (limit === null) return `${stored} (unbounded)`;
+  const percent = (100 * model.samples_stored / limit).toFixed(1);
+  return `${stored} / ${formatCount(limit)} (${percent} %)`;
+}
+
+function lagText(model) {
+  const lag = model.learn_lag;
+  if (lag.samples === 0) return 'caught up';
+  return `${formatCount(lag.samples)} · ${formatSeconds(lag.seconds)}`;
+}
+
+function detailsShown(name) {
+  return modelCount <= AUTO_SHOWN_MODELS || shown.has(name);
+}
+
+function renderOverview(models) {
+  const body = document.querySelector('#overview tbody');
+  body.replaceChildren();
+  for (const model of models) {
+    const row = element('tr', {'data-model': model.name});
+    if (detailsShown(model.name)) row.classList.add('shown');
+    const nmse = model.prequential_nmse.map((v) => formatNumber(v)).join(' · ');
+    row.append(
+        element('td', {}, model.name), element('td', {}, model.metric),
+        element('td', {class: 'num'}, formatCount(model.samples_seen)),
+        element('td', {class: 'num'}, capacityText(model)),
+        element('td', {class: 'num'}, nmse),
+        element('td', {class: 'num'}, lagText(model)),
+        element('td', {class: 'num'},
+                model.snapshot ? formatSeconds(model.snapshot.age_seconds) :
+                                 '—'));
+    row.addEventListener('click', () => {
+      if (shown.has(model.name)) {
+        shown.delete(model.name);
+      } else {
+        shown.add(model.name);
+      }
+      poll();
+    });
+    body.append(row);
+  }
+  if (models.length === 0) {
+    const row = element('tr');
+    row.append(element('td', {colspan: 7, class: 'empty'},
+                        'no models yet: create one with the API or the CLI'));
+    body.append(row);
+  }
+}
+
+// ---- learning curves ----
+
+// A power of ten as a reader writes it: 0.001, 1, 1000; 1e-5, 1e+6.
+function formatPowerOfTen(value) {
+  const exponent = Math.round(Math.log10(value));
+  return exponent >= -3 && exponent <= 5 ? String(10 ** exponent) :
+                                            value.toExponential(0);
+}
+
+function logTicks(low, high) {
+  const ticks = [];
+  for (let e = Math.floor(Math.log10(low)); e <= Math.ceil(Math.log10(high));
+       e += 1) {
+    ticks.push(10 ** e);
+  }
+  return ticks;
+}
+
+// One chart: every target's prequential (solid) and honest (dashed)
+// nMSE against the samples learned, both axes logarithmic.
+function curveChart(model) {
+  const width = 520, height = 240;
+  const left = 52, right = 24, top = 22, bottom = 34;
+  const curve = model.curve;
+  const svg = svgElement('svg', {viewBox: `0 0 ${width} ${height}`,
+                                 class: 'curves', role: 'img',
+                                 'aria-label': `learning curves of ${model.name}`});
+  const values = [...curve.prequential_nmse.flat(), ...curve.honest_nmse.flat()]
+                     .filter((v) => v !== null && v > 0);
+  if (curve.samples.length === 0 || values.length === 0) {
+    svg.append(svgElement('text', {x: width / 2, y: height / 2,
+                                   'text-anchor': 'middle'},
+                          'no errors known yet'));
+    return svg;
+  }
+  const yLow = Math.max(1e-6, 10 ** Math.floor(Math.log10(Math.min(...values))));
+  const yHigh = Math.max(yLow * 10,
+                         10 ** Math.ceil(Math.log10(Math.max(...values))));
+  // Samples on a log axis once they span a decade, else a linear one.
+  const first = Math.max(1, curve.samples[0]);
+  const last = Math.max(first + 1, curve.samples.at(-1));
+  const logarithmic = last >= 10 * first;
+  const scale = logarithmic ? Math.log10 : (s) => s;
+  const x = (s) => left + (width - left - right) *
+      (scale(Math.max(s, first)) - scale(first)) / (scale(last) - scale(first));
+  const y = (v) => top + (height - top - bottom) *
+      (Math.log10(yHigh) - Math.log10(Math.min(Math.max(v, yLow), yHigh))) /
+      (Math.log10(yHigh) - Math.log10(yLow));
+  for (const tick of logTicks(yLow, yHigh)) {
+    svg.append(svgElement('line', {class: 'axis', x1: left, x2: width - right,
+                                   y1: y(tick), y2: y(tick)}),
+               svgElement('text', {x: left - 6, y: y(tick) + 4,
+                                   'text-anchor': 'end'},
+                          formatPowerOfTen(tick)));
+  }
+  const xTicks = logarithmic ? logTicks(first, last) :
+      [0, 0.5, 1].map((f) => Math.round(first + f * (last - first)));
+  for (const tick of xTicks) {
+    if (tick < first || tick > last) continue;
+    svg.append(svgElement('text', {x: x(tick), y: height - bottom + 16,
+                                   'text-anchor': 'middle'},
+                          formatCount(tick)));
+  }
+  svg.append(svgElement('text', {x: (left + width - right) / 2,
+                                 y: height - 4, 'text-anchor': 'middle'},
+                        'samples learned'),
+             svgElement('text', {x: 8, y: 14}, 'nMSE (log)'));
+  model.targets.forEach((target, t) => {
+    for (const kind of ['prequential', 'honest']) {
+      let d = '';
+      let pen = 'M';
+      curve[`${kind}_nmse`][t].forEach((value, i) => {
+        if (value === null) {
+          pen = 'M';
+          return;
+        }
+        d += `${pen}${x(curve.samples[i]).toFixed(1)},${y(value).toFixed(1)}`;
+        pen = 'L';
+      });
+      svg.append(svgElement('path', {
+        class: `curve ${kind}`, d, stroke: COLORS[t % COLORS.length],
+        'data-target': target, 'data-kind': kind}));
+    }
+  });
+  return svg;
+}
+
+function curveLegend(model) {
+  const legend = element('div', {class: 'legend'});
+  model.targets.forEach((target, t) => {
+    const item = element('span', {}, null);
+    const swatch = element('i');
+    swatch.style.background = COLORS[t % COLORS.length];
+    item.append(swatch, document.createTextNode(target));
+    legend.append(item);
+  });
+  legend.append(element('span', {}, 'solid: prequential · dashed: honest'));
+  return legend;
+}
+
+// ---- learned metrics ----
+
+// Horizontal bars, one per label, scaled to the largest magnitude.
+function barChart(labels, values, className, caption) {
+  const rowHeight = 18, right = 64, width = 520;
+  const longest = Math.max(...labels.map((label) => label.length));
+  const left = Math.min(220, 16 + 6.5 * longest);
+  const height = rowHeight * labels.length + 8;
+  const svg = svgElement('svg', {viewBox: `0 0 ${width} ${height}`,
+                                 class: className, role: 'img',
+                                 'aria-label': caption});
+  const largest = Math.max(1e-300, ...values.map((v) => Math.abs(v ?? 0)));
+  const span = width - left - right;
+  labels.forEach((label, i) => {
+    const value = values[i] ?? 0;
+    const length = span * Math.abs(value) / largest;
+    const yTop = 4 + i * rowHeight;
+    svg.append(
+        svgElement('text', {x: left - 6, y: yTop + 12, 'text-anchor': 'end'},
+                   label),
+        svgElement('rect', {class: value < 0 ? 'bar negative' : 'bar',
+                            x: left, y: yTop + 2, width: length.toFixed(1),
+                            height: rowHeight - 5, 'data-input': label,
+                            'data-value': value}),
+        svgElement('text', {x: left + length + 4, y: yTop + 12},
+                   formatNumber(value)));
+  });
+  return svg;
+}
+
+function metricFigures(model, metric) {
+  const figures = [];
+  const heading = metric.scope === 'all targets' ?
+      `${metric.kind}` : `${metric.kind} — ${metric.scope}`;
+  const block = element('div', {class: 'metric',
+                                'data-scope': metric.scope,
+                                'data-kind': metric.kind});
+  block.append(element('h3', {}, `Input weights: ${heading}`),
+               barChart(model.inputs, metric.weights, 'weights',
+                        `input weights of ${model.name}`));
+  figures.push(block);
+  if (metric.eigenvalues) {
+    const spectrum = element('div', {class: 'metric-spectrum'});
+    spectrum.append(
+        element('h3', {}, `Spectrum: ${heading}`),
+        barChart(metric.eigenvalues.map((_, r) => `λ${r + 1}`),
+                 metric.eigenvalues, 'spectrum',
+                 `eigenvalues of the metric of ${model.name}`));
+    figures.push(spectrum);
+    metric.directions.forEach((direction, r) => {
+      const figure = element('div', {class: 'metric-direction'});
+      figure.append(
+          element('h3', {}, `Direction ${r + 1} (λ${r + 1}): ${heading}`),
+          barChart(model.inputs, direction, 'direction',
+                   `eigenvector ${r + 1} of ${model.name}`));
+      figures.push(figure);
+    });
+  }
+  return figures;
+}
+
+// ---- a model's card ----
+
+function fact(label, value) {
+  const item = element('div');
+  item.append(element('dt', {}, label), element('dd', {}, value));
+  return item;
+}
+
+function modelCard(model) {
+  const card = element('section', {class: 'model', 'data-model': model.name});
+  card.append(element('h2', {}, model.name));
+  const facts = element('dl', {class: 'facts'});
+  facts.append(
+      fact('metric', model.metric),
+      fact('regressor', model.regressors.join(' · ')),
+      fact('samples learned', formatCount(model.samples_seen)),
+      fact('stored / capacity', capacityText(model)),
+      fact('learn lag', lagText(model)),
+      fact('snapshot age', model.snapshot ?
+           `${formatSeconds(model.snapshot.age_seconds)} (` +
+           `${formatCount(model.snapshot.samples_since)} samples since)` :
+           'no snapshots (cluster mode)'),
+      fact('memory', formatBytes(model.memory_bytes)),
+      fact('honest nMSE', model.honest_nmse.map((v) => formatNumber(v)).join(' · ')));
+  card.append(facts);
+  if (model.curve === undefined) return card;
+  const charts = element('div', {class: 'charts'});
+  const curves = element('div');
+  curves.append(element('h3', {}, 'Learning curves'), curveChart(model),
+                curveLegend(model));
+  charts.append(curves);
+  for (const metric of model.learned_metrics) {
+    charts.append(...metricFigures(model, metric));
+  }
+  card.append(charts);
+  return card;
+}
+
+function renderModels(models) {
+  const main = document.getElementById('models');
+  main.replaceChildren(
+      ...models.filter((m) => detailsShown(m.name)).map(modelCard));
+}
+
+// ---- polling ----
+
+let pending = null;
+
+function statusAddress() {
+  if (modelCount <= AUTO_SHOWN_MODELS) return '/api/status';
+  return '/api/status?detail=' +
+      encodeURIComponent([...shown].join(','));
+}
+
+async function readStatus() {
+  const response = await fetch(statusAddress(), {cache: 'no-store'});
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  const report = await response.json();
+  const count = report.models.length;
+  const refetch = (count > AUTO_SHOWN_MODELS) !==
+                  (modelCount > AUTO_SHOWN_MODELS);
+  modelCount = count;
+  if (refetch) return readStatus();  // the details asked for change
+  return report;
+}
+
+function render(report) {
+  const server = report.server;
+  const failed = server.failed_models.length;
+  document.getElementById('server').textContent =
+      `server ${server.version}, up ${formatSeconds(server.uptime_seconds)}, ` +
+      `${report.models.length} models` +
+      (failed ? `, ${failed} failed` : '');
+  document.getElementById('updated').textContent =
+      `updated ${new Date().toLocaleTimeString()}`;
+  showProblem(failed ? 'Models that failed to recover: ' +
+                       server.failed_models.map(
+                           (m) => `${m.name} (${m.error})`).join('; ') :
+                       null);
+  renderOverview(report.models);
+  renderLatency(report.latency);
+  renderModels(report.models);
+}
+
+let polling = false;  // a reading is under way
+let pollAgain = false;  // and another was asked for meanwhile
+
+async function poll() {
+  if (polling) {
+    pollAgain = true;
+    return;
+  }
+  polling = true;
+  clearTimeout(pending);
+  try {
+    render(await readStatus());
+  } catch (error) {
+    showProblem(`Cannot read the server's status: ${error.message}`);
+  }
+  polling = false;
+  if (pollAgain) {
+    pollAgain = false;
+    poll();
+  } else {
+    pending = setTimeout(poll, POLL_MILLISECONDS);
+  }
+}
+
+poll();

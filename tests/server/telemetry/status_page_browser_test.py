@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""The status page in a real browser: a server with two models (SARCOS on
+EGOP, seven targets; energy on gradient weights, two), headless Chromium
+loads http://<metrics>/ and runs its script, and the DOM it rendered must
+hold both models, one prequential and one honest curve per target, and the
+learned weights, spectrum and directions equal to /api/status. Saves a
+screenshot (the one in docs/images/ is such a screenshot).
+
+usage: status_page_browser_test.py SERVER CLI REPO SCREENSHOT
+"""
+
+import html.parser
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+SERVER, CLI, REPO, SCREENSHOT = sys.argv[1:5]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# As root in a container: no sandbox; no network but loopback.
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+    "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+    # Lets the page's timers and fetches run: four polls.
+    "--virtual-time-budget=4000",
+]
+
+
+class Element:
+    def __init__(self, tag, attributes, parent):
+        self.tag = tag
+        self.attributes = dict(attributes)
+        self.parent = parent
+        self.children = []
+        self.text = ""
+
+    def classes(self):
+        return self.attributes.get("class", "").split()
+
+    def walk(self):
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def find_all(self, tag, cls=None, **attributes):
+        for element in self.walk():
+            if element.tag != tag:
+                continue
+            if cls is not None and cls not in element.classes():
+                continue
+            if all(element.attributes.get(k.replace("_", "-")) == v
+                   for k, v in attributes.items()):
+                yield element
+
+    def all_text(self):
+        return self.text + "".join(c.all_text() for c in self.children)
+
+
+class Dom(html.parser.HTMLParser):
+    """The dumped DOM as a tree (void elements closed at once)."""
+    VOID = {"meta", "link", "br", "img", "input", "hr"}
+
+    def __init__(self, text):
+        super().__init__()
+        self.root = Element("#document", {}, None)
+        self.open = self.root
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        element = Element(tag, attrs, self.open)
+        self.open.children.append(element)
+        if tag not in self.VOID:
+            self.open = element
+
+    def handle_startendtag(self, tag, attrs):
+        self.open.children.append(Element(tag, attrs, self.open))
+
+    def handle_endtag(self, tag):
+        element = self.open
+        while element is not self.root and element.tag != tag:
+            element = element.parent
+        if element is not self.root:
+            self.open = element.parent
+
+    def handle_data(self, data):
+        self.open.text += data
+
+
+def run_chromium(url, *arguments, profile):
+    command = [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+               *arguments, url]
+    return subprocess.run(command, capture_output=True, text=True,
+                          timeout=120, check=True).stdout
+
+
+class StatusPageBrowserTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.mkdtemp(prefix="status_page_")
+        cls.server = subprocess.Popen(
+            [SERVER, "--listen", "127.0.0.1:0", "--metrics_listen",
+             "127.0.0.1:0", "--data_dir", os.path.join(cls.scratch, "data"),
+             "--sync", "interval:20"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        grpc, metrics = None, None
+        deadline = time.monotonic() + 30
+        while (grpc is None or metrics is None) and time.monotonic() < deadline:
+            line = cls.server.stdout.readline()
+            if not line:
+                break
+            found = re.search(r"metrics on http://([^/]+)/metrics", line)
+            if found:
+                metrics = found.group(1)
+            found = re.search(r"listening on (\S+)$", line.strip())
+            if found:
+                grpc = found.group(1)
+        if grpc is None or metrics is None:
+            cls.tearDownClass()
+            raise RuntimeError("the server did not say where it listens")
+        cls.url = f"http://{metrics}/"
+        # Keep reading its log, so that the pipe never fills.
+        threading.Thread(target=cls.server.stdout.read, daemon=True).start()
+
+        def cli(*arguments):
+            subprocess.run([CLI, "--server", grpc, *arguments], check=True,
+                           capture_output=True, timeout=120)
+
+        sarcos = os.path.join(REPO, "data/sarcos/sarcos_test.csv")
+        energy = os.path.join(REPO, "data/energy/energy.csv")
+        cli("create", "--name", "arm", "--csv", sarcos, "--metric", "egop")
+        cli("ingest", "--model", "arm", "--csv", sarcos, "--limit", "2000",
+            "--batch", "250")
+        cli("create", "--name", "energy", "--csv", energy, "--metric", "gw")
+        cli("ingest", "--model", "energy", "--csv", energy, "--batch", "100")
+        # Acknowledged is not learned yet: wait until both have caught up.
+        deadline = time.monotonic() + 60
+        while True:
+            with urllib.request.urlopen(cls.url + "api/status",
+                                        timeout=30) as r:
+                cls.status = json.load(r)
+            learned = {m["name"]: m["samples_seen"]
+                       for m in cls.status["models"]
+                       if m["learn_lag"]["samples"] == 0}
+            if learned == {"arm": 2000, "energy": 768}:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"not learned in 60 s: {cls.status}")
+            time.sleep(0.1)
+        cls.models = {m["name"]: m for m in cls.status["models"]}
+        profile = os.path.join(cls.scratch, "chromium")
+        cls.dom = Dom(run_chromium(cls.url, "--dump-dom", profile=profile)).root
+        os.makedirs(os.path.dirname(os.path.abspath(SCREENSHOT)), exist_ok=True)
+        run_chromium(cls.url, f"--screenshot={os.path.abspath(SCREENSHOT)}",
+                     "--window-size=1280,1900", profile=profile)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.send_signal(signal.SIGTERM)
+        try:
+            cls.server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            cls.server.kill()
+        shutil.rmtree(cls.scratch, ignore_errors=True)
+
+    def card(self, name):
+        cards = list(self.dom.find_all("section", "model", data_model=name))
+        self.assertEqual(1, len(cards), name)
+        return cards[0]
+
+    def test_lists_both_models(self):
+        self.assertEqual({"arm", "energy"}, set(self.models))
+        rows = [row.attributes["data-model"]
+                for row in self.dom.find_all("tr")
+                if "data-model" in row.attributes]
+        self.assertEqual(["arm", "energy"], rows)
+        for name, model in self.models.items():
+            card = self.card(name)
+            heading = next(card.find_all("h2"))
+            self.assertEqual(name, heading.all_text())
+            self.assertIn(f"{model['samples_seen']:,}", card.all_text())
+        problem = next(self.dom.find_all("p", id="problem"))
+        self.assertIn("hidden", problem.attributes)
+
+    def test_one_curve_per_target_and_kind(self):
+        for name, model in self.models.items():
+            card = self.card(name)
+            for kind in ("prequential", "honest"):
+                curves = list(card.find_all("path", kind))
+                self.assertEqual(model["targets"],
+                                 [c.attributes["data-target"] for c in curves],
+                                 (name, kind))
+                for curve in curves:
+                    # Drawn through several points of the curve.
+                    self.assertGreaterEqual(curve.attributes["d"].count("L"),
+                                            10, (name, kind))
+
+    def bars(self, svg):
+        return [(bar.attributes["data-input"],
+                 float(bar.attributes["data-value"]))
+                for bar in svg.find_all("rect", "bar")]
+
+    def test_weights_spectrum_and_directions_are_the_models(self):
+        for name, model in self.models.items():
+            card = self.card(name)
+            (learned,) = model["learned_metrics"]
+            weights = list(card.find_all("svg", "weights"))
+            self.assertEqual(1, len(weights), name)
+            self.assertEqual(list(zip(model["inputs"], learned["weights"])),
+                             self.bars(weights[0]), name)
+        arm = self.models["arm"]["learned_metrics"][0]
+        card = self.card("arm")
+        (spectrum,) = card.find_all("svg", "spectrum")
+        self.assertEqual(arm["eigenvalues"],
+                         [value for _, value in self.bars(spectrum)])
+        self.assertEqual(21, len(arm["eigenvalues"]))
+        directions = list(card.find_all("svg", "direction"))
+        self.assertEqual(3, len(directions))
+        for direction, expected in zip(directions, arm["directions"]):
+            self.assertEqual(expected,
+                             [value for _, value in self.bars(direction)])
+        # Gradient weights have no spectrum.
+        self.assertEqual([], list(self.card("energy").find_all("svg",
+                                                               "spectrum")))
+
+    def test_latency_rows_name_the_methods_called(self):
+        methods = [row.attributes["data-method"]
+                   for row in self.dom.find_all("tr")
+                   if "data-method" in row.attributes]
+        for method in ("CreateModel", "Ingest"):
+            self.assertIn(method, methods)
+
+    def test_screenshot_saved(self):
+        with open(SCREENSHOT, "rb") as f:
+            header = f.read(8)
+        self.assertEqual(b"\x89PNG\r\n\x1a\n", header)
+        self.assertGreater(os.path.getsize(SCREENSHOT), 50_000)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)

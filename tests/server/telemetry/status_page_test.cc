@@ -1,0 +1,209 @@
+// The status page's data (GET /api/status) against what the models report
+// over gRPC, its files, the detail filter and the page turned off. The
+// page as a browser draws it:
+// tests/server/telemetry/status_page_browser_test.py.
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/lib/client.h"
+#include "client/lib/ingester.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "server/rpc/server.h"
+#include "tests/support/metrics_port_test.h"
+#include "tests/support/service_test_support.h"
+#include "tests/support/test_server.h"
+
+namespace streamreg {
+namespace {
+
+using Json = nlohmann::json;
+
+class StatusPageTest : public MetricsPortTest {
+ protected:
+  void StartServer(bool status_page) {
+    ServerOptions options;
+    options.status_page = status_page;
+    MetricsPortTest::StartServer(std::move(options));
+  }
+
+  Json Status(const std::string& query = "") {
+    httplib::Result response = Get("/api/status" + query);
+    EXPECT_TRUE(response);
+    if (!response) return {};
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(response->get_header_value("Content-Type"), "application/json");
+    EXPECT_EQ(response->get_header_value("Cache-Control"), "no-store");
+    return Json::parse(response->body);
+  }
+
+  // Ingests rows [0, n) of seed 7 in batches of `batch`.
+  void Ingest(const std::string& model, std::size_t n, std::size_t batch) {
+    ClientOptions options = TestClientOptions(*server_);
+    options.batch_size = batch;
+    Client client(options);
+    std::unique_ptr<Ingester> ingester = client.StartIngest(model);
+    const Rows rows(n, 7);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(ingester->Add(rows.input(i), rows.target(i)).ok());
+    }
+    ASSERT_TRUE(ingester->Finish().ok());
+  }
+
+  static const Json& Model(const Json& status, const std::string& name) {
+    for (const Json& model : status["models"]) {
+      if (model["name"] == name) return model;
+    }
+    ADD_FAILURE() << "no model " << name << " in " << status.dump();
+    static const Json kNone;
+    return kNone;
+  }
+};
+
+// Equal, or both unknown (NaN is null in JSON).
+void ExpectSameError(const Json& shown, double reported) {
+  if (std::isnan(reported)) {
+    EXPECT_TRUE(shown.is_null()) << shown;
+  } else {
+    EXPECT_EQ(shown.get<double>(), reported);
+  }
+}
+
+TEST_F(StatusPageTest, ShowsEachModelAsGrpcReportsIt) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(true));
+  ASSERT_TRUE(client_->CreateModel("arm", RowsSpec(v1::METRIC_EGOP)).ok());
+  ASSERT_TRUE(client_->CreateModel("leg", RowsSpec()).ok());
+  ASSERT_NO_FATAL_FAILURE(Ingest("arm", 1000, 250));
+  ASSERT_NO_FATAL_FAILURE(Ingest("leg", 40, 40));
+  const absl::StatusOr<v1::Model> arm = client_->GetModel("arm");
+  ASSERT_TRUE(arm.ok()) << arm.status();
+  const absl::StatusOr<v1::MetricReport> metric = client_->GetMetric("arm");
+  ASSERT_TRUE(metric.ok()) << metric.status();
+
+  const Json status = Status();
+  EXPECT_EQ(status["server"]["version"], STREAMREG_VERSION);
+  EXPECT_TRUE(status["server"]["failed_models"].empty());
+  ASSERT_EQ(status["models"].size(), 2u);
+  const Json& shown = Model(status, "arm");
+  EXPECT_EQ(shown["targets"], Json({"wave", "square"}));
+  EXPECT_EQ(shown["metric"], "egop");
+  EXPECT_EQ(shown["samples_seen"], 1000);
+  EXPECT_EQ(shown["samples_stored"], arm->stats().num_stored());
+  EXPECT_EQ(shown["capacity"]["policy"], "unbounded");
+  EXPECT_EQ(shown["capacity"]["limit"], 10'000'000);  // the server's limit
+  EXPECT_EQ(shown["learn_lag"]["samples"], 0);        // GetModel caught up
+  EXPECT_EQ(shown["snapshot"]["samples_since"], 1000);
+  for (int t = 0; t < 2; ++t) {
+    ExpectSameError(shown["prequential_nmse"][t],
+                    arm->stats().prequential_nmse(t));
+    ExpectSameError(shown["honest_nmse"][t], arm->stats().honest_nmse(t));
+  }
+
+  // The curve: increasing sample counts an even step apart (every 16
+  // samples although the samples came 250 at a time), then the model now,
+  // with the errors it reports.
+  const Json& curve = shown["curve"];
+  EXPECT_EQ(curve["step"], 16);
+  const std::vector<std::uint64_t> samples = curve["samples"];
+  ASSERT_EQ(samples.size(), 1000u / 16 + 2);
+  EXPECT_EQ(samples.front(), 1u);
+  for (std::size_t i = 1; i + 1 < samples.size(); ++i) {
+    EXPECT_EQ(samples[i], 16 * i) << i;
+  }
+  EXPECT_EQ(samples.back(), 1000u);
+  for (int t = 0; t < 2; ++t) {
+    ASSERT_EQ(curve["prequential_nmse"][t].size(), samples.size());
+    ExpectSameError(curve["prequential_nmse"][t].back(),
+                    arm->stats().prequential_nmse(t));
+    ExpectSameError(curve["honest_nmse"][t].back(),
+                    arm->stats().honest_nmse(t));
+  }
+
+  // The learned metric as GetMetric gives it, with its top directions.
+  ASSERT_EQ(shown["learned_metrics"].size(), 1u);
+  const Json& learned = shown["learned_metrics"][0];
+  const v1::LearnedMetric& reported = metric->metrics(0);
+  EXPECT_EQ(learned["scope"], "all targets");
+  EXPECT_EQ(learned["kind"], "egop");
+  ASSERT_EQ(learned["weights"].size(), Rows::kDim);
+  ASSERT_EQ(learned["eigenvalues"].size(), Rows::kDim);
+  ASSERT_EQ(learned["directions"].size(), Rows::kDim);
+  for (std::size_t i = 0; i < Rows::kDim; ++i) {
+    EXPECT_EQ(learned["weights"][i].get<double>(), reported.weights(i));
+    EXPECT_EQ(learned["eigenvalues"][i].get<double>(), reported.eigenvalues(i));
+    for (std::size_t r = 0; r < Rows::kDim; ++r) {
+      EXPECT_EQ(learned["directions"][r][i].get<double>(),
+                reported.eigenvectors(i * Rows::kDim + r));
+    }
+  }
+
+  // The latency histograms of the methods called.
+  bool ingest_seen = false;
+  for (const Json& method : status["latency"]["methods"]) {
+    if (method["method"] == "Ingest") {
+      ingest_seen = true;
+      EXPECT_EQ(method["count"], 2);
+      EXPECT_EQ(method["cumulative"].size(),
+                status["latency"]["bounds_seconds"].size());
+    }
+  }
+  EXPECT_TRUE(ingest_seen) << status["latency"].dump();
+}
+
+TEST_F(StatusPageTest, DetailsOnlyTheModelsAskedFor) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(true));
+  ASSERT_TRUE(client_->CreateModel("arm", RowsSpec()).ok());
+  ASSERT_TRUE(client_->CreateModel("leg", RowsSpec()).ok());
+  const Json status = Status("?detail=leg,nope");
+  EXPECT_FALSE(Model(status, "arm").contains("curve"));
+  EXPECT_FALSE(Model(status, "arm").contains("learned_metrics"));
+  EXPECT_TRUE(Model(status, "leg").contains("curve"));
+  EXPECT_TRUE(Model(status, "leg").contains("learned_metrics"));
+  // A model that learned nothing has no point and no error yet.
+  EXPECT_TRUE(Model(status, "leg")["curve"]["samples"].empty());
+  EXPECT_TRUE(Model(status, "leg")["prequential_nmse"][0].is_null());
+  const Json none = Status("?detail=");
+  EXPECT_FALSE(Model(none, "leg").contains("curve"));
+}
+
+TEST_F(StatusPageTest, ServesThePageFromTheBinary) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(true));
+  const httplib::Result page = Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(page->body.find("<script src=\"/status.js\">"), std::string::npos);
+  const httplib::Result script = Get("/status.js");
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->status, 200);
+  EXPECT_EQ(script->get_header_value("Content-Type"),
+            "text/javascript; charset=utf-8");
+  EXPECT_NE(script->body.find("/api/status"), std::string::npos);
+  const httplib::Result style = Get("/status.css");
+  ASSERT_TRUE(style);
+  EXPECT_EQ(style->get_header_value("Content-Type"), "text/css; charset=utf-8");
+  // /metrics is still there.
+  const httplib::Result metrics = Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+}
+
+TEST_F(StatusPageTest, TurnedOffServesNoPageAndNoData) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(false));
+  const httplib::Result root = Get("/");
+  ASSERT_TRUE(root);
+  EXPECT_NE(root->body.find("--status_page=false"), std::string::npos);
+  for (const char* path : {"/api/status", "/status.js", "/status.css"}) {
+    const httplib::Result response = Get(path);
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->status, 404) << path;
+  }
+}
+
+}  // namespace
+}  // namespace streamreg
