@@ -187,6 +187,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   }
   // Samples learned so far (model().samples_seen() without its lock).
   std::uint64_t samples_learned() const { return learn_stage_.learned(); }
+  // The first error learning met (the model then refuses writes); OK so
+  // far.
+  absl::Status learning_error() const { return learn_stage_.error(); }
   // What was acknowledged and is not learned yet (the learn lag).
   LearnStage::Backlog learn_backlog(absl::Time now) const {
     return learn_stage_.backlog(now);

@@ -12,6 +12,7 @@ struct ModelReading {
   const HostedModel* model;
   ModelStats stats;
   LearnStage::Backlog backlog;
+  bool failed = false;
   // Durability (models with a journal only).
   bool has_journal = false;
   std::uint64_t wal_bytes = 0;
@@ -109,6 +110,11 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
       {"streamreg_model_longest_backlog_wait_seconds", Type::kGauge,
        "The longest of those waits, since the server started.", false,
        [](R r) { return r.model->backlog_waits().longest_seconds(); }},
+      {"streamreg_model_failed", Type::kGauge,
+       "1 if learning the model failed after its samples were logged (it "
+       "then refuses writes; the log says why, and a restart recovers it "
+       "from its files), else 0.",
+       false, [](R r) { return r.failed ? 1.0 : 0.0; }},
       {"streamreg_model_learn_lag_samples", Type::kGauge,
        "Samples acknowledged and not learned yet: how far predictions lag "
        "behind what was sent.",

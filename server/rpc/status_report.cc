@@ -157,6 +157,9 @@ Json ModelJson(const HostedModel& hosted, const RegistryLimits& limits,
       {"honest_lag", stats.honest_lag},
       {"snapshot", nullptr},
   };
+  if (const absl::Status error = hosted.learning_error(); !error.ok()) {
+    out["failed"] = error.ToString();
+  }
   if (detailed) {
     out["curve"] =
         CurveJson(hosted.learning_curve(), stats, config.target_names.size());

@@ -422,10 +422,12 @@ function render(report) {
       (failed ? `, ${failed} failed` : '');
   document.getElementById('updated').textContent =
       `updated ${new Date().toLocaleTimeString()}`;
-  showProblem(failed ? 'Models that failed to recover: ' +
-                       server.failed_models.map(
-                           (m) => `${m.name} (${m.error})`).join('; ') :
-                       null);
+  const problems = [
+    ...server.failed_models.map((m) => `${m.name} was not recovered: ${m.error}`),
+    ...report.models.filter((m) => m.failed)
+        .map((m) => `${m.name} refuses writes: ${m.failed}`),
+  ];
+  showProblem(problems.length ? problems.join(' · ') : null);
   renderOverview(report.models);
   renderLatency(report.latency);
   renderModels(report.models);

@@ -1,0 +1,219 @@
+#!/usr/bin/python3
+"""The Grafana dashboard and the Prometheus alerts against a real server.
+
+Starts streamreg-server, gives it a model (created, fed, asked), scrapes
+its /metrics, and checks that every metric the dashboard
+(deploy/grafana/streamreg.json) and the alerting rules
+(deploy/prometheus/rules.yml) name is in that scrape, with every label
+they select or group by (but those Prometheus adds: instance, job, and le
+of a histogram's buckets); that the dashboard is well formed for Grafana;
+and that `promtool check rules` and `promtool test rules`
+(deploy/prometheus/rules_test.yml) pass.
+
+usage: monitoring_test.py REPO SERVER CLI
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+REPO, SERVER, CLI = sys.argv[1:4]
+DASHBOARD = os.path.join(REPO, "deploy/grafana/streamreg.json")
+RULES = os.path.join(REPO, "deploy/prometheus/rules.yml")
+RULES_TEST = os.path.join(REPO, "deploy/prometheus/rules_test.yml")
+PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+
+# Labels Prometheus attaches itself, or that every histogram has.
+ADDED_LABELS = {"instance", "job", "le"}
+METRIC = re.compile(r"\b((?:streamreg|grpc_server|process)_[a-z0-9_]+)")
+SELECTOR = re.compile(r"\b((?:streamreg|grpc_server|process)_[a-z0-9_]+)"
+                      r"\s*\{([^}]*)\}")
+MATCHER = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)")
+GROUPING = re.compile(r"\b(?:by|without)\s*\(([^)]*)\)")
+
+
+def scrape_server():
+    """{series name: set of label names} of a real server's /metrics."""
+    scratch = tempfile.mkdtemp(prefix="monitoring_")
+    server = subprocess.Popen(
+        [SERVER, "--listen", "127.0.0.1:0", "--metrics_listen", "127.0.0.1:0",
+         "--data_dir", os.path.join(scratch, "data")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        grpc, metrics = None, None
+        deadline = time.monotonic() + 30
+        while (grpc is None or metrics is None) and time.monotonic() < deadline:
+            line = server.stdout.readline()
+            if not line:
+                break
+            found = re.search(r"metrics on http://([^/]+)/metrics", line)
+            metrics = found.group(1) if found else metrics
+            found = re.search(r"listening on (\S+)$", line.strip())
+            grpc = found.group(1) if found else grpc
+        if grpc is None or metrics is None:
+            raise RuntimeError("the server did not say where it listens")
+        threading.Thread(target=server.stdout.read, daemon=True).start()
+        csv = os.path.join(REPO, "data/energy/energy.csv")
+        for arguments in (
+                ["create", "--name", "energy", "--csv", csv],
+                ["ingest", "--model", "energy", "--csv", csv, "--batch", "100"],
+                ["predict", "--model", "energy", "--csv", csv, "--limit", "10",
+                 "--out", os.path.join(scratch, "predictions.csv")],
+                ["info", "--model", "energy"]):
+            subprocess.run([CLI, "--server", grpc, *arguments], check=True,
+                           capture_output=True, timeout=120)
+        with urllib.request.urlopen(f"http://{metrics}/metrics",
+                                    timeout=30) as response:
+            text = response.read().decode()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+    series = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            series.setdefault(sample.name, set()).update(sample.labels)
+    return series
+
+
+def dashboard_expressions(dashboard):
+    """(where, PromQL) of every panel target and template query."""
+    found = []
+    for panel in dashboard["panels"]:
+        for target in panel.get("targets", []):
+            found.append((f"panel {panel['title']!r}", target["expr"]))
+    for variable in dashboard["templating"]["list"]:
+        if variable["type"] == "query":
+            found.append((f"variable {variable['name']}",
+                          variable["query"]["query"]))
+    return found
+
+
+def rule_expressions(rules):
+    return [(f"alert {rule['alert']}", rule["expr"])
+            for group in rules["groups"] for rule in group["rules"]]
+
+
+def grafana_free(expression):
+    """The expression with Grafana's variables given values."""
+    return (expression.replace("$__rate_interval", "1m")
+            .replace("$instance", ".*").replace("$model", ".*"))
+
+
+class MonitoringTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.series = scrape_server()
+        with open(DASHBOARD) as f:
+            cls.dashboard = json.load(f)
+        with open(RULES) as f:
+            cls.rules = yaml.safe_load(f)
+        cls.expressions = (dashboard_expressions(cls.dashboard) +
+                           rule_expressions(cls.rules))
+
+    def test_every_metric_named_is_scraped(self):
+        self.assertGreater(len(self.expressions), 30)
+        for where, expression in self.expressions:
+            names = METRIC.findall(grafana_free(expression))
+            self.assertTrue(names, f"{where} names no metric: {expression}")
+            for name in names:
+                self.assertIn(name, self.series,
+                              f"{where}: {name} is not in a scrape")
+
+    def test_every_label_used_is_on_its_metric(self):
+        for where, expression in self.expressions:
+            expression = grafana_free(expression)
+            named = set(METRIC.findall(expression))
+            labels_of_named = set().union(*(self.series.get(n, set())
+                                            for n in named))
+            for name, matchers in SELECTOR.findall(expression):
+                for label in MATCHER.findall(matchers):
+                    if label in ADDED_LABELS:
+                        continue
+                    self.assertIn(label, self.series.get(name, set()),
+                                  f"{where}: {name} has no label {label}")
+            for grouping in GROUPING.findall(expression):
+                for label in (l.strip() for l in grouping.split(",")):
+                    if label and label not in ADDED_LABELS:
+                        self.assertIn(label, labels_of_named,
+                                      f"{where}: no metric of it has {label}")
+
+    def test_the_checker_sees_a_missing_metric(self):
+        self.assertNotIn("streamreg_model_nonsense", self.series)
+        self.assertEqual(["streamreg_model_nonsense"],
+                         METRIC.findall('rate(streamreg_model_nonsense'
+                                        '{model=~"$model"}[5m])'))
+
+    def test_the_dashboard_is_well_formed(self):
+        dashboard = self.dashboard
+        self.assertEqual("streamreg", dashboard["uid"])
+        ids = [panel["id"] for panel in dashboard["panels"]]
+        self.assertEqual(len(ids), len(set(ids)), "panel ids repeat")
+        variables = {v["name"] for v in dashboard["templating"]["list"]}
+        self.assertEqual({"datasource", "instance", "model"}, variables)
+        occupied = set()
+        for panel in dashboard["panels"]:
+            self.assertIn(panel["type"], {"row", "timeseries", "stat"})
+            grid = panel["gridPos"]
+            self.assertLessEqual(grid["x"] + grid["w"], 24, panel["title"])
+            for x in range(grid["x"], grid["x"] + grid["w"]):
+                for y in range(grid["y"], grid["y"] + grid["h"]):
+                    self.assertNotIn((x, y), occupied,
+                                     f"{panel['title']} overlaps another")
+                    occupied.add((x, y))
+            if panel["type"] == "row":
+                continue
+            self.assertTrue(panel["description"], panel["title"])
+            self.assertEqual("${datasource}", panel["datasource"]["uid"])
+            refs = [t["refId"] for t in panel["targets"]]
+            self.assertEqual(len(refs), len(set(refs)), panel["title"])
+            for target in panel["targets"]:
+                # Scoped to the chosen instances (and models).
+                self.assertIn('instance=~"$instance"', target["expr"],
+                              panel["title"])
+                if "model" in target["legendFormat"]:
+                    self.assertIn('model=~"$model"', target["expr"],
+                                  panel["title"])
+
+    def test_every_alert_is_labelled_and_explained(self):
+        alerts = [rule for group in self.rules["groups"]
+                  for rule in group["rules"]]
+        self.assertEqual(
+            {"StreamregModelNotRecovered", "StreamregModelFailed",
+             "StreamregLearnLagGrowing", "StreamregJournalFsyncSlow",
+             "StreamregSnapshotTooOld", "StreamregErrorRate",
+             "StreamregOverloaded"},
+            {rule["alert"] for rule in alerts})
+        for rule in alerts:
+            self.assertIn(rule["labels"]["severity"], {"warning", "critical"})
+            self.assertTrue(rule["annotations"]["summary"])
+            self.assertTrue(rule["annotations"]["description"])
+
+    def test_promtool_checks_and_unit_tests_pass(self):
+        for command in (["check", "rules", RULES],
+                        ["test", "rules", RULES_TEST]):
+            result = subprocess.run([PROMTOOL, *command], capture_output=True,
+                                    text=True, timeout=120)
+            self.assertEqual(0, result.returncode,
+                             f"promtool {' '.join(command)}:\n"
+                             f"{result.stdout}{result.stderr}")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
