@@ -73,5 +73,5 @@ image-check:
 run:
 	cmake --preset dev
 	cmake --build --preset dev --target streamreg-server streamreg \
-	  streamreg-robot-sim streamreg_python_stubs
+	  streamreg-robot-sim streamreg_python
 	./build/dev/server/streamreg-server --listen 127.0.0.1:50051 --data-dir streamreg-data

@@ -75,25 +75,27 @@ cmp -s "$work/predict-${serving[0]}.csv" "$work/predict-${others[0]}.csv" ||
   fail "the server that does not serve it does not list it"
 
 # The Python client, given only the server that does not serve the model.
-PYTHONPATH="$python_stubs:$source_dir/client/python" /usr/bin/python3 - \
+PYTHONPATH="$python_stubs" /usr/bin/python3 - \
     "${others[0]}" "$rows" <<'EOF' || fail "the Python client"
 import sys
-import streamreg_client
+import numpy as np
+import streamreg
 address, rows = sys.argv[1], int(sys.argv[2])
-client = streamreg_client.Client(address, timeout=10)
-assert client.get_model("yacht").stats.num_samples == rows
-# Listed by a server that does not serve it, completed from its servers.
-listed = {m.name: m for m in client.list_models()}
-assert listed["yacht"].stats.num_samples == rows, listed
-x = [[-2.3, 0.568, 4.78, 3.99, 3.17, 0.125]]
-assert len(client.predict("yacht", x)) == 1
-answers = list(client.learn("yacht", [(x[0], [0.5])]))
-assert len(answers) == 1 and answers[0].sequence == rows + 1, answers
-client.create_model("boat", 2, ["y"])
-client.ingest("boat", [([i, -i], [i]) for i in range(50)], batch_size=20)
-assert client.get_model("boat").stats.num_samples == 50
-client.delete_model("boat")
-client.close()
+with streamreg.Client(address, timeout=10) as client:
+    assert client.info("yacht").samples == rows
+    # Listed by a server that does not serve it, completed from its servers.
+    listed = {m.name: m for m in client.list()}
+    assert listed["yacht"].samples == rows, listed
+    x = np.array([[-2.3, 0.568, 4.78, 3.99, 3.17, 0.125]])
+    assert client.predict("yacht", x).y.shape == (1, 1)
+    with client.learn_stream("yacht") as stream:
+        answer = stream.learn(x[0], [0.5])
+    assert answer.sequence == rows + 1, answer
+    client.create("boat", inputs=2, targets=1)
+    i = np.arange(50.0)
+    client.learn("boat", np.column_stack([i, -i]), i, batch_size=20)
+    assert client.info("boat").samples == 50
+    client.delete("boat")
 EOF
 
 pids=$(cut -d' ' -f2 "$work/servers" "$work/nats")

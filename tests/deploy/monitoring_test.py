@@ -17,12 +17,8 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import threading
-import time
 import unittest
 import urllib.request
 
@@ -30,6 +26,8 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 REPO, SERVER, CLI = sys.argv[1:4]
+sys.path.insert(0, os.path.join(REPO, "tests/support"))
+from running_server import RunningServer  # noqa: E402
 DASHBOARD = os.path.join(REPO, "deploy/grafana/streamreg.json")
 RULES = os.path.join(REPO, "deploy/prometheus/rules.yml")
 RULES_TEST = os.path.join(REPO, "deploy/prometheus/rules_test.yml")
@@ -46,44 +44,24 @@ GROUPING = re.compile(r"\b(?:by|without)\s*\(([^)]*)\)")
 
 def scrape_server():
     """{series name: set of label names} of a real server's /metrics."""
-    scratch = tempfile.mkdtemp(prefix="monitoring_")
-    server = subprocess.Popen(
-        [SERVER, "--listen", "127.0.0.1:0", "--metrics_listen", "127.0.0.1:0",
-         "--data_dir", os.path.join(scratch, "data")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = RunningServer(SERVER)
     try:
-        grpc, metrics = None, None
-        deadline = time.monotonic() + 30
-        while (grpc is None or metrics is None) and time.monotonic() < deadline:
-            line = server.stdout.readline()
-            if not line:
-                break
-            found = re.search(r"metrics on http://([^/]+)/metrics", line)
-            metrics = found.group(1) if found else metrics
-            found = re.search(r"listening on (\S+)$", line.strip())
-            grpc = found.group(1) if found else grpc
-        if grpc is None or metrics is None:
-            raise RuntimeError("the server did not say where it listens")
-        threading.Thread(target=server.stdout.read, daemon=True).start()
         csv = os.path.join(REPO, "data/energy/energy.csv")
+        predictions = os.path.join(server.scratch, "predictions.csv")
         for arguments in (
                 ["create", "--name", "energy", "--csv", csv],
                 ["ingest", "--model", "energy", "--csv", csv, "--batch", "100"],
                 ["predict", "--model", "energy", "--csv", csv, "--limit", "10",
-                 "--out", os.path.join(scratch, "predictions.csv")],
+                 "--out", predictions],
                 ["info", "--model", "energy"]):
-            subprocess.run([CLI, "--server", grpc, *arguments], check=True,
-                           capture_output=True, timeout=120)
-        with urllib.request.urlopen(f"http://{metrics}/metrics",
-                                    timeout=30) as response:
+            subprocess.run([CLI, "--server", server.address, *arguments],
+                           check=True, capture_output=True, timeout=120)
+        with urllib.request.urlopen(
+                f"http://{server.metrics_address}/metrics",
+                timeout=30) as response:
             text = response.read().decode()
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        shutil.rmtree(scratch, ignore_errors=True)
+        server.stop()
     series = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:

@@ -12,18 +12,16 @@ usage: status_page_browser_test.py SERVER CLI REPO SCREENSHOT
 import html.parser
 import json
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 import unittest
 import urllib.request
 
 SERVER, CLI, REPO, SCREENSHOT = sys.argv[1:5]
+sys.path.insert(0, os.path.join(REPO, "tests/support"))
+from running_server import RunningServer  # noqa: E402
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # As root in a container: no sandbox; no network but loopback.
 CHROMIUM_FLAGS = [
@@ -106,30 +104,12 @@ class StatusPageBrowserTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.scratch = tempfile.mkdtemp(prefix="status_page_")
-        cls.server = subprocess.Popen(
-            [SERVER, "--listen", "127.0.0.1:0", "--metrics_listen",
-             "127.0.0.1:0", "--data_dir", os.path.join(cls.scratch, "data"),
-             "--sync", "interval:20"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        grpc, metrics = None, None
-        deadline = time.monotonic() + 30
-        while (grpc is None or metrics is None) and time.monotonic() < deadline:
-            line = cls.server.stdout.readline()
-            if not line:
-                break
-            found = re.search(r"metrics on http://([^/]+)/metrics", line)
-            if found:
-                metrics = found.group(1)
-            found = re.search(r"listening on (\S+)$", line.strip())
-            if found:
-                grpc = found.group(1)
-        if grpc is None or metrics is None:
-            cls.tearDownClass()
-            raise RuntimeError("the server did not say where it listens")
-        cls.url = f"http://{metrics}/"
-        # Keep reading its log, so that the pipe never fills.
-        threading.Thread(target=cls.server.stdout.read, daemon=True).start()
+        cls.server = RunningServer(SERVER,
+                                   arguments=["--sync", "interval:20"])
+        cls.addClassCleanup(cls.server.stop)  # also if setting up fails
+        cls.scratch = cls.server.scratch
+        cls.url = f"http://{cls.server.metrics_address}/"
+        grpc = cls.server.address
 
         def cli(*arguments):
             subprocess.run([CLI, "--server", grpc, *arguments], check=True,
@@ -162,15 +142,6 @@ class StatusPageBrowserTest(unittest.TestCase):
         os.makedirs(os.path.dirname(os.path.abspath(SCREENSHOT)), exist_ok=True)
         run_chromium(cls.url, f"--screenshot={os.path.abspath(SCREENSHOT)}",
                      "--window-size=1280,1900", profile=profile)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.send_signal(signal.SIGTERM)
-        try:
-            cls.server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            cls.server.kill()
-        shutil.rmtree(cls.scratch, ignore_errors=True)
 
     def card(self, name):
         cards = list(self.dom.find_all("section", "model", data_model=name))

@@ -1,0 +1,311 @@
+"""The client of a streamreg server (or of some servers of a cluster)."""
+
+import random
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import grpc
+import numpy as np
+
+from streamreg.auth import BearerToken
+from streamreg.errors import Error
+from streamreg.results import (METRICS, REGRESSORS, IngestSummary, MetricInfo,
+                               ModelInfo, Predictions)
+from streamreg.retry import RetryPolicy
+from streamreg.routing import Router, served_by
+from streamreg.streams import LearnStream, PredictStream
+from streamreg.v1 import model_pb2
+from streamreg.v1 import model_service_pb2
+from streamreg.v1 import model_service_pb2_grpc
+from streamreg.v1 import regression_pb2
+from streamreg.v1 import regression_service_pb2
+from streamreg.v1 import regression_service_pb2_grpc
+
+Names = Union[int, Sequence[str]]
+
+
+def _names(value: Names, prefix: str) -> List[str]:
+    """Names given, or `value` of them numbered: x0, x1, ..."""
+    if isinstance(value, int):
+        return [f"{prefix}{i}" for i in range(value)]
+    return list(value)
+
+
+def _rows(values, what: str) -> np.ndarray:
+    """`values` as a float64 (n, k) array: a (k,) vector is one row."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim == 1:
+        array = array.reshape(1, -1)
+    if array.ndim != 2:
+        raise ValueError(f"{what}: expected a (n, k) array, got shape "
+                         f"{np.shape(values)}")
+    return array
+
+
+class Client:
+    """Typed calls to a streamreg server, with numpy arrays in and out.
+
+    address: "host:port", or several servers of a cluster separated by
+    commas (calls about a model go to the servers the cluster names for it).
+    timeout: seconds each attempt of a call may take. retry: how calls that
+    may be repeated are retried (RetryPolicy: on UNAVAILABLE, ABORTED and
+    overload refusals, with backoff, within its deadline); learn() is
+    retried too, safely: its samples carry ids, and the server skips those
+    it learned. Streams (learn_stream, predict_stream) are not retried.
+
+    TLS: root_certificates (PEM bytes of the CA that signed the server's
+    certificate), and for mutual TLS certificate_chain and private_key (the
+    client's own); none of them: plaintext. token: the bearer token of a
+    server with --auth-tokens.
+
+    A context manager: `with Client(...) as client:` closes its channels.
+    Failed calls raise streamreg.Error (its `code` is the gRPC status).
+    """
+
+    def __init__(self, address: str = "127.0.0.1:50051", *,
+                 timeout: float = 10.0, retry: RetryPolicy = RetryPolicy(),
+                 root_certificates: Optional[bytes] = None,
+                 certificate_chain: Optional[bytes] = None,
+                 private_key: Optional[bytes] = None,
+                 token: Optional[str] = None):
+        self._router = Router([a for a in address.split(",") if a] or
+                              [address])
+        self._credentials = None
+        if root_certificates or certificate_chain:
+            self._credentials = grpc.ssl_channel_credentials(
+                root_certificates=root_certificates, private_key=private_key,
+                certificate_chain=certificate_chain)
+        self._token = token
+        self._channels: Dict[str, Tuple[grpc.Channel, object, object]] = {}
+        self._targets: Dict[str, int] = {}  # model: its number of targets
+        self.timeout = timeout
+        self.retry = retry
+        self._next_id = random.randrange(1, 1 << 62)
+
+    # ---- connection ----
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for channel, _, _ in self._channels.values():
+            channel.close()
+        self._channels.clear()
+
+    def _stubs(self, address: str):
+        if address not in self._channels:
+            if self._credentials is not None:
+                channel = grpc.secure_channel(address, self._credentials)
+            else:
+                channel = grpc.insecure_channel(address)
+            if self._token:
+                channel = grpc.intercept_channel(channel,
+                                                 BearerToken(self._token))
+            self._channels[address] = (
+                channel, model_service_pb2_grpc.ModelServiceStub(channel),
+                regression_service_pb2_grpc.RegressionServiceStub(channel))
+        return self._channels[address]
+
+    def _sample_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def _call(self, model: str, call: Callable, retried: bool = True):
+        """call(models stub, regression stub, timeout) on a server of
+        `model`, retried as the class says (with `retried` false, only sent
+        on to the servers a cluster names for the model); raises Error."""
+        start = time.monotonic()
+        attempts = self.retry.attempts
+        for attempt in range(attempts):
+            address = self._router.address_for(model)
+            _, models, regression = self._stubs(address)
+            left = self.retry.deadline - (time.monotonic() - start)
+            try:
+                return call(models, regression,
+                            max(0.001, min(self.timeout, left)))
+            except grpc.RpcError as rpc_error:
+                error = Error.from_rpc_error(rpc_error)
+            named = served_by(error.code, error.details)
+            if named and model:
+                self._router.learn_owners(model, named)
+                wait = 0.0
+            elif (retried and attempt + 1 < attempts and
+                  self.retry.should_retry(error)):
+                if error.code == grpc.StatusCode.UNAVAILABLE:
+                    self._router.failed(model, address)
+                wait = self.retry.wait_before(attempt, error)
+            else:
+                raise error
+            if time.monotonic() - start + wait >= self.retry.deadline:
+                raise error
+            time.sleep(wait)
+        raise error
+
+    def _num_targets(self, model: str) -> int:
+        if model not in self._targets:
+            self.info(model)
+        return self._targets[model]
+
+    # ---- models ----
+
+    def create(self, name: str, *, inputs: Names, targets: Names,
+               metric: str = "gw", regressor: str = "knn",
+               per_target_metric: bool = False,
+               linear_base: Optional[bool] = None,
+               mlkr_rank: Optional[int] = None,
+               spec: Optional[model_pb2.ModelSpec] = None) -> ModelInfo:
+        """Creates a model of `inputs` inputs and `targets` targets (counts,
+        or lists of names) learning `metric` (euclidean, gw, egop, mlkr,
+        glml, auto) for `regressor` (knn, kernel, local_linear, auto).
+        linear_base: predict the residuals of a linear fit (unset: the
+        server's default); mlkr_rank: the rank of MLKR's map (unset: full).
+        `spec`: a full streamreg.v1.ModelSpec for anything else (its
+        unset fields filled from the arguments)."""
+        if metric not in METRICS:
+            raise ValueError(f"metric: {metric!r} is not one of "
+                             f"{', '.join(METRICS)}")
+        if regressor not in REGRESSORS:
+            raise ValueError(f"regressor: {regressor!r} is not one of "
+                             f"{', '.join(REGRESSORS)}")
+        wire = model_pb2.ModelSpec()
+        if spec is not None:
+            wire.CopyFrom(spec)
+        input_names = _names(inputs, "x")
+        wire.input_dim = wire.input_dim or len(input_names)
+        if not wire.input_names and not isinstance(inputs, int):
+            wire.input_names.extend(input_names)
+        if not wire.target_names:
+            wire.target_names.extend(_names(targets, "y"))
+        wire.metric = wire.metric or METRICS[metric]
+        wire.regressor = wire.regressor or REGRESSORS[regressor]
+        wire.per_target_metric = wire.per_target_metric or per_target_metric
+        if linear_base is not None:
+            wire.linear_base = linear_base
+        if mlkr_rank is not None:
+            wire.tuning.mlkr_rank = mlkr_rank
+        request = model_service_pb2.CreateModelRequest(name=name, spec=wire)
+        # Not retried: a retry after a lost answer would find it created.
+        model = self._call(name, lambda models, _, timeout: models.CreateModel(
+            request, timeout=timeout), retried=False)
+        return self._remember(ModelInfo.from_proto(model))
+
+    def _remember(self, info: ModelInfo) -> ModelInfo:
+        self._targets[info.name] = len(info.target_names)
+        return info
+
+    def info(self, name: str) -> ModelInfo:
+        """The model's spec in effect and live stats, once every sample
+        acknowledged before the call is learned."""
+        request = model_service_pb2.GetModelRequest(name=name)
+        model = self._call(name, lambda models, _, timeout: models.GetModel(
+            request, timeout=timeout))
+        return self._remember(ModelInfo.from_proto(model))
+
+    def list(self) -> List[ModelInfo]:
+        """Every model, in name order (of a cluster: every model of the
+        cluster, read from servers that serve it)."""
+        found, elsewhere, token = [], [], ""
+        while True:
+            request = model_service_pb2.ListModelsRequest(page_token=token)
+            page = self._call("", lambda models, _, timeout: models.ListModels(
+                request, timeout=timeout))
+            found.extend(ModelInfo.from_proto(m) for m in page.models)
+            for model in page.elsewhere:
+                self._router.learn_owners(model.name, list(model.servers))
+                elsewhere.append(model.name)
+            token = page.next_page_token
+            if not token:
+                break
+        for name in elsewhere:
+            try:
+                found.append(self.info(name))
+            except Error as error:
+                if error.code != grpc.StatusCode.NOT_FOUND:
+                    raise
+        return sorted(found, key=lambda m: m.name)
+
+    def delete(self, name: str) -> None:
+        request = model_service_pb2.DeleteModelRequest(name=name)
+        self._call(name, lambda models, _, timeout: models.DeleteModel(
+            request, timeout=timeout))
+        self._targets.pop(name, None)
+
+    def metric(self, name: str) -> MetricInfo:
+        """The model's learned metrics: weights, spectrum, directions."""
+        request = model_service_pb2.GetMetricRequest(name=name)
+        return MetricInfo.from_proto(self._call(
+            name, lambda models, _, timeout: models.GetMetric(
+                request, timeout=timeout)))
+
+    def refit(self, name: str) -> ModelInfo:
+        """Recomputes the model's metric in batch over its stored samples
+        and rebuilds its indexes; waits for it (the client's timeout is not
+        applied: a refit of a large model takes minutes)."""
+        request = model_service_pb2.RefitRequest(name=name)
+
+        def run(models, _, timeout):
+            for _progress in models.Refit(request):
+                pass
+        self._call(name, run, retried=False)
+        return self.info(name)
+
+    # ---- samples and predictions ----
+
+    def learn(self, model: str, x, y, *, batch_size: int = 1000
+              ) -> IngestSummary:
+        """Learns samples x (n, d) with targets y (n, m) (a (d,) and (m,)
+        pair is one sample; y (n,) is one target) in order, over one Ingest
+        stream in batches of batch_size. Retried whole on a retryable
+        error: the samples keep their ids, so none is learned twice.
+        INVALID_ARGUMENT names the first bad sample, and then nothing of
+        its batch is learned."""
+        inputs = _rows(x, "x")
+        targets = np.asarray(y, dtype=np.float64)
+        if targets.ndim == 1 and inputs.shape[0] > 1:
+            targets = targets.reshape(-1, 1)
+        targets = _rows(targets, "y")
+        if inputs.shape[0] != targets.shape[0]:
+            raise ValueError(f"x has {inputs.shape[0]} rows and y "
+                             f"{targets.shape[0]}")
+        samples = [regression_pb2.Sample(x=row_x.tolist(), y=row_y.tolist(),
+                                         sample_id=self._sample_id())
+                   for row_x, row_y in zip(inputs, targets)]
+        batches = [regression_service_pb2.IngestRequest(
+            model=model, samples=samples[i:i + batch_size])
+            for i in range(0, len(samples), batch_size)]
+        response = self._call(model, lambda _, regression, timeout:
+                              regression.Ingest(iter(batches),
+                                                timeout=timeout))
+        return IngestSummary(accepted=response.accepted,
+                             duplicates=response.duplicates,
+                             samples=response.num_samples)
+
+    def predict(self, model: str, x) -> Predictions:
+        """The model's predictions for queries x (n, d) (or one (d,)), once
+        every sample acknowledged before the call is learned."""
+        rows = _rows(x, "x")
+        request = regression_service_pb2.PredictRequest(
+            model=model,
+            queries=[regression_pb2.Query(x=row.tolist()) for row in rows])
+        response = self._call(model, lambda _, regression, timeout:
+                              regression.Predict(request, timeout=timeout))
+        return Predictions.from_protos(list(response.predictions),
+                                       response.num_samples,
+                                       self._num_targets(model))
+
+    def learn_stream(self, model: str) -> LearnStream:
+        """A Learn stream for a control loop: stream.learn(x, y) per tick
+        returns the prediction for x made before learning it."""
+        self.info(model)  # finds the model's servers (and checks it)
+        _, _, regression = self._stubs(self._router.address_for(model))
+        return LearnStream(regression.Learn, model, self._sample_id)
+
+    def predict_stream(self, model: str) -> PredictStream:
+        """A PredictStream stream: stream.predict(x) per query, without a
+        call's set-up each time."""
+        targets = self._num_targets(model)
+        _, _, regression = self._stubs(self._router.address_for(model))
+        return PredictStream(regression.PredictStream, model, targets)

@@ -1,0 +1,174 @@
+"""What the client's calls return: plain data with numpy arrays."""
+
+import dataclasses
+import datetime
+from typing import List, Optional
+
+import numpy as np
+
+from streamreg.v1 import model_pb2
+from streamreg.v1 import regression_pb2
+
+# The wire enums by the short names the CLI and the server's logs use.
+METRICS = {
+    "euclidean": model_pb2.METRIC_EUCLIDEAN,
+    "gw": model_pb2.METRIC_GRADIENT_WEIGHTS,
+    "egop": model_pb2.METRIC_EGOP,
+    "mlkr": model_pb2.METRIC_MLKR,
+    "glml": model_pb2.METRIC_GLML,
+    "auto": model_pb2.METRIC_AUTO,
+}
+REGRESSORS = {
+    "knn": model_pb2.REGRESSOR_KNN,
+    "kernel": model_pb2.REGRESSOR_KERNEL,
+    "local_linear": model_pb2.REGRESSOR_LOCAL_LINEAR,
+    "auto": model_pb2.REGRESSOR_AUTO,
+}
+_METRIC_NAMES = {value: name for name, value in METRICS.items()}
+_REGRESSOR_NAMES = {value: name for name, value in REGRESSORS.items()}
+
+
+def metric_name(value: int) -> str:
+    return _METRIC_NAMES.get(value, "unspecified")
+
+
+def regressor_name(value: int) -> str:
+    return _REGRESSOR_NAMES.get(value, "unspecified")
+
+
+def _array(values) -> np.ndarray:
+    return np.array(list(values), dtype=np.float64)
+
+
+def _matrix(values, columns: int) -> np.ndarray:
+    """Row-major values as a (rows, columns) array ((0, columns) if none)."""
+    return _array(values).reshape(-1, max(columns, 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelInfo:
+    """A model: its spec in effect and live stats (GetModel). NaN errors are
+    not known yet. `proto` is the whole streamreg.v1.Model."""
+    name: str
+    input_names: List[str]
+    target_names: List[str]
+    metric: str
+    regressor: str
+    samples: int
+    stored: int
+    prequential_nmse: np.ndarray
+    honest_nmse: np.ndarray
+    memory_bytes: int
+    created: datetime.datetime
+    proto: model_pb2.Model = dataclasses.field(repr=False)
+
+    @classmethod
+    def from_proto(cls, model: model_pb2.Model) -> "ModelInfo":
+        spec, stats = model.spec, model.stats
+        return cls(
+            name=model.name,
+            input_names=list(spec.input_names),
+            target_names=list(spec.target_names),
+            metric=metric_name(spec.metric),
+            regressor=regressor_name(spec.regressor),
+            samples=stats.num_samples,
+            stored=stats.num_stored,
+            prequential_nmse=_array(stats.prequential_nmse),
+            honest_nmse=_array(stats.honest_nmse),
+            memory_bytes=stats.memory_bytes,
+            created=model.create_time.ToDatetime(tzinfo=datetime.timezone.utc),
+            proto=model)
+
+    @property
+    def input_dim(self) -> int:
+        return self.proto.spec.input_dim
+
+
+@dataclasses.dataclass(frozen=True)
+class Predictions:
+    """Predictions of n queries of a model with m targets: y and spread
+    (n, m), neighbors (n,): the local average's neighbour count (the
+    largest over targets). `samples`: what the model had learned."""
+    y: np.ndarray
+    spread: np.ndarray
+    neighbors: np.ndarray
+    samples: int
+
+    @classmethod
+    def from_protos(cls, predictions: List[regression_pb2.Prediction],
+                    samples: int, num_targets: int) -> "Predictions":
+        n = len(predictions)
+        y = np.empty((n, num_targets))
+        spread = np.empty((n, num_targets))
+        for i, p in enumerate(predictions):
+            y[i] = p.y
+            spread[i] = p.spread
+        neighbors = np.array([p.neighbors for p in predictions], dtype=np.int64)
+        return cls(y=y, spread=spread, neighbors=neighbors, samples=samples)
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamPrediction:
+    """The answer to one sample of a learn stream: the model's prediction
+    for it made before learning it (y, spread: (m,)), the sample's place in
+    the model's stream (`sequence`), how many samples that prediction had
+    learned (`learned`: sequence - 1 unless learning lagged), how long the
+    oldest sample it missed had waited (`learn_lag`, seconds), and whether
+    its id had been learned already (`duplicate`)."""
+    y: np.ndarray
+    spread: np.ndarray
+    neighbors: int
+    sequence: int
+    learned: int
+    learn_lag: float
+    duplicate: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class IngestSummary:
+    """What a learn() call did: samples learned, samples skipped as already
+    learned (their ids), and the model's samples after it."""
+    accepted: int
+    duplicates: int
+    samples: int
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnedMetric:
+    """One learned metric in standardized inputs (docs/estimators.md): per
+    input `weights` (d,); for a matrix metric (EGOP, MLKR) `eigenvalues`
+    (descending) and `eigenvectors` (d, d), column r the r-th direction.
+    MLKR adds its map A (rank, d); GLML each target's gradient (m, d).
+    `target`: the target it belongs to when learned per target, else
+    None."""
+    kind: str
+    target: Optional[str]
+    weights: np.ndarray
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray
+    map: np.ndarray
+    gradient: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricInfo:
+    """A model's learned metrics (GetMetric)."""
+    kind: str
+    input_names: List[str]
+    metrics: List[LearnedMetric]
+
+    @classmethod
+    def from_proto(cls, report) -> "MetricInfo":
+        metrics = []
+        for metric in report.metrics:
+            d = len(metric.weights)
+            metrics.append(LearnedMetric(
+                kind=metric_name(metric.kind),
+                target=metric.target or None,
+                weights=_array(metric.weights),
+                eigenvalues=_array(metric.eigenvalues),
+                eigenvectors=_matrix(metric.eigenvectors, d),
+                map=_matrix(metric.map, d),
+                gradient=_matrix(metric.gradient, d)))
+        return cls(kind=metric_name(report.kind),
+                   input_names=list(report.input_names), metrics=metrics)

@@ -1,0 +1,52 @@
+"""How the client retries a call: which codes, how often, how long."""
+
+import dataclasses
+import random
+
+import grpc
+
+# Codes a call that may be repeated is retried on: the server was
+# unreachable or restarting (UNAVAILABLE), a write raced a conflicting one
+# (ABORTED), or the server shed load and said when to come back
+# (RESOURCE_EXHAUSTED with a retry hint).
+RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED,
+                       grpc.StatusCode.RESOURCE_EXHAUSTED})
+
+
+@dataclasses.dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of one call.
+
+    A call is tried at most `attempts` times and never past `deadline`
+    seconds after it started (each attempt's own timeout is the client's
+    `timeout`, cut to what is left). Between attempts it waits a random
+    time up to initial_backoff * 2**attempt (at most max_backoff), or, after
+    an overload refusal, the server's hint (honoured up to
+    longest_retry_after). RESOURCE_EXHAUSTED without a hint (a limit that
+    waiting does not lift, such as a full model) is not retried.
+    """
+    attempts: int = 8
+    initial_backoff: float = 0.05
+    max_backoff: float = 2.0
+    deadline: float = 60.0
+    longest_retry_after: float = 30.0
+
+    def should_retry(self, error) -> bool:
+        if error.code not in RETRYABLE:
+            return False
+        if error.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            return error.retry_after is not None
+        return True
+
+    def wait_before(self, attempt: int, error) -> float:
+        """Seconds to wait before attempt `attempt` + 1 after `error`."""
+        if error.retry_after is not None:
+            return min(error.retry_after, self.longest_retry_after)
+        ceiling = min(self.max_backoff, self.initial_backoff * 2 ** attempt)
+        return ceiling * random.random()
+
+    def __post_init__(self):
+        if self.attempts < 1:
+            raise ValueError("RetryPolicy.attempts must be at least 1")
+        if self.deadline <= 0:
+            raise ValueError("RetryPolicy.deadline must be positive")

@@ -1,0 +1,47 @@
+"""Which server of a cluster a call about a model goes to."""
+
+from typing import Dict, List
+
+import grpc
+
+# How a cluster's server that does not serve a model names those that do,
+# at the end of its UNAVAILABLE status (docs/api.md, "Cluster mode").
+_SERVED_BY = "(servers="
+
+
+def served_by(code: grpc.StatusCode, details: str) -> List[str]:
+    """The servers an UNAVAILABLE status names for its model, or []."""
+    if code != grpc.StatusCode.UNAVAILABLE:
+        return []
+    at = details.rfind(_SERVED_BY)
+    end = details.find(")", at)
+    if at < 0 or end < 0:
+        return []
+    return [s for s in details[at + len(_SERVED_BY):end].split(",") if s]
+
+
+class Router:
+    """The servers to try, in order: for a model, those a cluster named for
+    it; for anything else, the configured ones, starting with the last that
+    answered."""
+
+    def __init__(self, servers: List[str]):
+        self.servers = servers
+        self._preferred = 0
+        self._owners: Dict[str, List[str]] = {}
+
+    def address_for(self, model: str) -> str:
+        owners = self._owners.get(model) if model else None
+        return owners[0] if owners else self.servers[self._preferred]
+
+    def learn_owners(self, model: str, servers: List[str]) -> None:
+        if model and servers:
+            self._owners[model] = list(servers)
+
+    def failed(self, model: str, address: str) -> None:
+        """`address` could not be reached: try the next one."""
+        owners = self._owners.get(model) if model else None
+        if owners and owners[0] == address:
+            owners.append(owners.pop(0))
+        elif self.servers[self._preferred] == address:
+            self._preferred = (self._preferred + 1) % len(self.servers)

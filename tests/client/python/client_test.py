@@ -1,0 +1,262 @@
+"""The installed Python package against a real streamreg-server: every call
+with numpy arrays, the learn stream's predict-then-learn against Predict,
+errors that name the sample and change nothing, retries within their
+deadline (an unreachable server, a server that starts late), and the robot
+loop example. Run with the interpreter of the virtual environment the
+package is installed in (tests/client/python/package_test.sh).
+
+usage: client_test.py SERVER REPO
+"""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+import grpc
+import numpy as np
+
+import streamreg
+
+SERVER, REPO = sys.argv[1:3]
+SARCOS = os.path.join(REPO, "data/sarcos/sarcos_test.csv")
+sys.path.insert(0, os.path.join(REPO, "tests/support"))
+from running_server import RunningServer  # noqa: E402
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ClientTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = RunningServer(SERVER, metrics="",
+                                   arguments=["--sync", "interval:20"])
+        cls.addClassCleanup(cls.server.stop)  # also if setting up fails
+        cls.client = streamreg.Client(cls.server.address)
+        cls.inputs, cls.targets, X, Y = streamreg.read_csv(SARCOS)
+        cls.X, cls.Y = X[:1500], Y[:1500]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+
+    def test_the_package_is_the_installed_one(self):
+        self.assertIn(os.sep + "site-packages" + os.sep, streamreg.__file__)
+        self.assertEqual("0.1.0", streamreg.__version__)
+
+    def test_create_learn_predict_metric_and_delete_with_arrays(self):
+        c = self.client
+        info = c.create("py-arm", inputs=self.inputs, targets=self.targets,
+                        metric="egop", linear_base=True)
+        self.assertEqual(21, info.input_dim)
+        self.assertEqual(self.targets, info.target_names)
+        self.assertEqual("egop", info.metric)
+        self.assertTrue(info.proto.spec.linear_base)
+        summary = c.learn("py-arm", self.X[:1000], self.Y[:1000],
+                          batch_size=250)
+        self.assertEqual((1000, 0, 1000), (summary.accepted,
+                                           summary.duplicates,
+                                           summary.samples))
+        self.assertIn("py-arm", [m.name for m in c.list()])
+        info = c.info("py-arm")
+        self.assertEqual(1000, info.samples)
+        self.assertEqual((7,), info.prequential_nmse.shape)
+
+        held_out_x, held_out_y = self.X[1000:1100], self.Y[1000:1100]
+        predictions = c.predict("py-arm", held_out_x)
+        self.assertEqual((100, 7), predictions.y.shape)
+        self.assertEqual((100, 7), predictions.spread.shape)
+        self.assertEqual((100,), predictions.neighbors.shape)
+        self.assertEqual(1000, predictions.samples)
+        # Better than predicting the mean, on every torque.
+        nmse = ((predictions.y - held_out_y) ** 2).mean(axis=0) / \
+            held_out_y.var(axis=0)
+        self.assertTrue(np.all(nmse < 0.5), nmse)
+        # One query as a vector.
+        self.assertEqual((1, 7), c.predict("py-arm", held_out_x[0]).y.shape)
+
+        metric = c.metric("py-arm")
+        self.assertEqual("egop", metric.kind)
+        self.assertEqual(self.inputs, metric.input_names)
+        learned = metric.metrics[0]
+        self.assertEqual((21,), learned.weights.shape)
+        self.assertEqual((21, 21), learned.eigenvectors.shape)
+        self.assertTrue(np.all(np.diff(learned.eigenvalues) <= 0))
+        # Orthonormal directions.
+        np.testing.assert_allclose(learned.eigenvectors.T @
+                                   learned.eigenvectors, np.eye(21),
+                                   atol=1e-9)
+        c.delete("py-arm")
+        with self.assertRaises(streamreg.Error) as caught:
+            c.info("py-arm")
+        self.assertEqual(grpc.StatusCode.NOT_FOUND, caught.exception.code)
+
+    def test_the_learn_stream_predicts_each_sample_before_learning_it(self):
+        c = self.client
+        c.create("py-loop", inputs=21, targets=7)
+        c.learn("py-loop", self.X[:300], self.Y[:300])
+        caught_up = 0
+        with c.learn_stream("py-loop") as stream, \
+                c.predict_stream("py-loop") as queries:
+            for i in range(300, 340):
+                before = c.predict("py-loop", self.X[i]).y[0]
+                answer = stream.learn(self.X[i], self.Y[i])
+                self.assertEqual(i + 1, answer.sequence)
+                self.assertFalse(answer.duplicate)
+                # The answer is the model's prediction made once every
+                # sample before this one was learned, and before this one.
+                if answer.learned == answer.sequence - 1:
+                    np.testing.assert_array_equal(before, answer.y)
+                    caught_up += 1
+                streamed = queries.predict(self.X[i])
+                # PredictStream answers as Predict does (after learning).
+                np.testing.assert_array_equal(
+                    c.predict("py-loop", self.X[i]).y, streamed.y)
+        # Predict waited for every sample before it: each answer had.
+        self.assertEqual(40, caught_up)
+        self.assertEqual(340, c.info("py-loop").samples)
+        c.delete("py-loop")
+
+    def test_an_mlkr_model_reports_its_map_and_glml_its_gradients(self):
+        c = self.client
+        info = c.create("py-mlkr", inputs=self.inputs, targets=self.targets,
+                        metric="mlkr", mlkr_rank=3)
+        self.assertEqual(3, info.proto.spec.tuning.mlkr_rank)
+        c.learn("py-mlkr", self.X[:600], self.Y[:600], batch_size=300)
+        c.refit("py-mlkr")
+        learned = c.metric("py-mlkr").metrics[0]
+        self.assertEqual((3, 21), learned.map.shape)
+        # Each input's weight is the diagonal of A^T A.
+        np.testing.assert_allclose(np.diag(learned.map.T @ learned.map),
+                                   learned.weights, rtol=1e-9, atol=1e-12)
+        # A^T A of rank 3: nothing beyond the third eigenvalue.
+        self.assertGreater(learned.eigenvalues[2], 0.0)
+        self.assertLess(learned.eigenvalues[3], 1e-9 * learned.eigenvalues[0])
+        c.delete("py-mlkr")
+
+        c.create("py-glml", inputs=self.inputs, targets=self.targets,
+                 metric="glml")
+        c.learn("py-glml", self.X[:600], self.Y[:600])
+        learned = c.metric("py-glml").metrics[0]
+        self.assertEqual((7, 21), learned.gradient.shape)
+        self.assertTrue(np.any(learned.gradient != 0.0))
+        with self.assertRaises(streamreg.Error) as refused:
+            c.create("py-glml-base", inputs=21, targets=7, metric="glml",
+                     linear_base=True)
+        self.assertEqual(grpc.StatusCode.INVALID_ARGUMENT,
+                         refused.exception.code)
+        self.assertIn("spec.linear_base", refused.exception.details)
+        c.delete("py-glml")
+
+    def test_a_bad_sample_is_named_and_nothing_of_its_batch_learned(self):
+        c = self.client
+        c.create("py-bad", inputs=2, targets=1)
+        x = np.array([[1.0, 2.0], [np.nan, 1.0], [3.0, 4.0]])
+        with self.assertRaises(streamreg.Error) as caught:
+            c.learn("py-bad", x, np.array([1.0, 2.0, 3.0]))
+        self.assertEqual(grpc.StatusCode.INVALID_ARGUMENT,
+                         caught.exception.code)
+        self.assertIn("samples[1].x[0]: NaN", caught.exception.details)
+        self.assertEqual(0, c.info("py-bad").samples)
+        # Shapes that do not match are refused before anything is sent.
+        with self.assertRaises(ValueError):
+            c.learn("py-bad", np.zeros((3, 2)), np.zeros((2, 1)))
+        with self.assertRaises(ValueError):
+            c.create("py-other", inputs=2, targets=1, metric="nope")
+        c.delete("py-bad")
+
+    def test_the_context_manager_closes_its_channels(self):
+        with streamreg.Client(self.server.address) as client:
+            client.list()
+            channel = next(iter(client._channels.values()))[0]
+        self.assertEqual({}, client._channels)
+        with self.assertRaises(ValueError):  # grpc: a closed channel
+            channel.unary_unary("/x")(b"")
+
+    def test_an_unreachable_server_is_retried_until_the_deadline(self):
+        policy = streamreg.RetryPolicy(deadline=1.5, max_backoff=0.2,
+                                       attempts=1000)
+        client = streamreg.Client(f"127.0.0.1:{free_port()}", timeout=0.5,
+                                  retry=policy)
+        start = time.monotonic()
+        with self.assertRaises(streamreg.Error) as caught:
+            client.list()
+        elapsed = time.monotonic() - start
+        self.assertIn(caught.exception.code,
+                      {grpc.StatusCode.UNAVAILABLE,
+                       grpc.StatusCode.DEADLINE_EXCEEDED})
+        self.assertGreater(elapsed, 0.5)  # it did retry
+        self.assertLess(elapsed, 10.0)    # and gave up near its deadline
+        client.close()
+
+    def test_a_server_that_starts_late_is_reached_by_retries(self):
+        port = free_port()
+        client = streamreg.Client(
+            f"127.0.0.1:{port}", timeout=1.0,
+            retry=streamreg.RetryPolicy(deadline=60.0, attempts=1000,
+                                        max_backoff=0.3))
+        started = []
+        timer = threading.Timer(
+            1.0, lambda: started.append(
+                RunningServer(SERVER, f"127.0.0.1:{port}", metrics="")))
+        timer.start()
+        try:
+            self.assertEqual([], client.list())
+        finally:
+            timer.join()
+            client.close()
+            for server in started:
+                server.stop()
+
+    def test_overload_refusals_wait_for_the_servers_hint(self):
+        policy = streamreg.RetryPolicy(longest_retry_after=30.0)
+        hinted = streamreg.Error(grpc.StatusCode.RESOURCE_EXHAUSTED, "full",
+                                 retry_after=0.25)
+        unhinted = streamreg.Error(grpc.StatusCode.RESOURCE_EXHAUSTED, "max")
+        self.assertTrue(policy.should_retry(hinted))
+        self.assertEqual(0.25, policy.wait_before(0, hinted))
+        self.assertFalse(policy.should_retry(unhinted))
+        far = streamreg.Error(grpc.StatusCode.RESOURCE_EXHAUSTED, "x",
+                              retry_after=3600.0)
+        self.assertEqual(30.0, policy.wait_before(0, far))
+        self.assertFalse(policy.should_retry(streamreg.Error(
+            grpc.StatusCode.INVALID_ARGUMENT, "bad")))
+        for attempt in range(10):
+            wait = policy.wait_before(attempt, streamreg.Error(
+                grpc.StatusCode.UNAVAILABLE, "down"))
+            self.assertGreaterEqual(wait, 0.0)
+            self.assertLessEqual(wait, min(policy.max_backoff,
+                                           policy.initial_backoff * 2 **
+                                           attempt))
+
+    def test_the_robot_loop_example_runs(self):
+        rows = os.path.join(self.server.scratch, "sarcos_600.csv")
+        with open(SARCOS) as source, open(rows, "w") as out:
+            for i, line in enumerate(source):
+                if i > 600:
+                    break
+                out.write(line)
+        example = os.path.join(REPO, "client/python/examples/robot_loop.py")
+        result = subprocess.run([sys.executable, example, self.server.address,
+                                 rows], capture_output=True, text=True,
+                                timeout=120, check=True)
+        found = re.search(r"600 ticks, nMSE of the second half: \[([^\]]*)\]",
+                          result.stdout)
+        self.assertIsNotNone(found, result.stdout + result.stderr)
+        nmse = [float(v) for v in found.group(1).split()]
+        self.assertEqual(7, len(nmse))
+        self.assertTrue(all(0 <= v < 1 for v in nmse), nmse)
+        self.assertEqual(600, self.client.info("arm-loop").samples)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
