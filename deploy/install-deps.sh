@@ -32,7 +32,7 @@ packages=(
 if [ "$test_tools" -eq 1 ]; then
   packages+=(podman buildah runc debootstrap uidmap
     chromium prometheus
-    python3-numpy python3-venv python3-pip
+    python3-numpy python3-venv python3-pip python3-wheel
     python3-setuptools)
 fi
 

@@ -12,8 +12,14 @@ const COLORS = ['#2f6fdf', '#e07b24', '#2e9e5b', '#c2417a', '#7a5cc7',
                 '#8c6d31', '#1b9aaa', '#d64541'];
 const SVG = 'http://www.w3.org/2000/svg';
 
-const shown = new Set();  // models whose details the reader chose
-let modelCount = 0;
+// Models whose details the reader chose: clicked in the table, kept in
+// the address (#models=a,b) so that a link shows the same.
+const shown = new Set(
+    decodeURIComponent(location.hash.replace(/^#models=/, ''))
+        .split(',').filter((name) => name && !name.startsWith('#')));
+// Models at the last reading; none read yet: ask for no details first, so
+// a server with thousands of models is not asked for all their curves.
+let modelCount = Infinity;
 const latencyReadings = [];  // {time, methods: Map(name -> histogram)}
 
 function element(tag, attributes = {}, text = null) {
@@ -174,6 +180,8 @@ function renderOverview(models) {
       } else {
         shown.add(model.name);
       }
+      history.replaceState(null, '',
+                           '#models=' + encodeURIComponent([...shown].join(',')));
       poll();
     });
     body.append(row);

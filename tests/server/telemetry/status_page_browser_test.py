@@ -27,6 +27,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
     "--no-first-run", "--disable-background-networking",
+    "--disable-dev-shm-usage",
     "--disable-component-update", "--disable-sync", "--hide-scrollbars",
     # Lets the page's timers and fetches run: four polls.
     "--virtual-time-budget=4000",
@@ -114,6 +115,8 @@ class StatusPageBrowserTest(unittest.TestCase):
         def cli(*arguments):
             subprocess.run([CLI, "--server", grpc, *arguments], check=True,
                            capture_output=True, timeout=120)
+        cls.cli = staticmethod(cli)
+        cls.profile = os.path.join(cls.scratch, "chromium")
 
         sarcos = os.path.join(REPO, "data/sarcos/sarcos_test.csv")
         energy = os.path.join(REPO, "data/energy/energy.csv")
@@ -137,7 +140,7 @@ class StatusPageBrowserTest(unittest.TestCase):
                 raise RuntimeError(f"not learned in 60 s: {cls.status}")
             time.sleep(0.1)
         cls.models = {m["name"]: m for m in cls.status["models"]}
-        profile = os.path.join(cls.scratch, "chromium")
+        profile = cls.profile
         cls.dom = Dom(run_chromium(cls.url, "--dump-dom", profile=profile)).root
         os.makedirs(os.path.dirname(os.path.abspath(SCREENSHOT)), exist_ok=True)
         run_chromium(cls.url, f"--screenshot={os.path.abspath(SCREENSHOT)}",
@@ -209,6 +212,25 @@ class StatusPageBrowserTest(unittest.TestCase):
                    if "data-method" in row.attributes]
         for method in ("CreateModel", "Ingest"):
             self.assertIn(method, methods)
+
+    def test_z_past_six_models_only_those_chosen_are_detailed(self):
+        # "z": the last to run, as it adds models to the server.
+        for i in range(5):
+            self.cli("create", "--name", f"extra{i}", "--inputs", "2",
+                     "--targets", "1")
+        dom = Dom(run_chromium(self.url + "#models=energy", "--dump-dom",
+                               profile=self.profile)).root
+        rows = [row.attributes["data-model"] for row in dom.find_all("tr")
+                if "data-model" in row.attributes]
+        self.assertEqual(7, len(rows), rows)
+        cards = [card.attributes["data-model"]
+                 for card in dom.find_all("section", "model")]
+        self.assertEqual(["energy"], cards)
+        shown = [row.attributes["data-model"]
+                 for row in dom.find_all("tr", "shown")]
+        self.assertEqual(["energy"], shown)
+        # Its details came along: its curves.
+        self.assertEqual(2, len(list(dom.find_all("path", "prequential"))))
 
     def test_screenshot_saved(self):
         with open(SCREENSHOT, "rb") as f:
