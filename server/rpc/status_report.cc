@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
 namespace streamreg {
@@ -130,6 +131,17 @@ Json CapacityJson(const ModelConfig& config, const RegistryLimits& limits) {
   return out;
 }
 
+// The inputs' names; x0, x1, ... (as the CLI writes them) for a model
+// created without names.
+std::vector<std::string> InputNames(const HostedModel& hosted) {
+  std::vector<std::string> names = hosted.input_names();
+  for (std::size_t i = names.size(); i < hosted.model().config().input_dim;
+       ++i) {
+    names.push_back(absl::StrCat("x", i));
+  }
+  return names;
+}
+
 Json ModelJson(const HostedModel& hosted, const RegistryLimits& limits,
                bool detailed, absl::Time now) {
   const ModelConfig& config = hosted.model().config();
@@ -141,7 +153,7 @@ Json ModelJson(const HostedModel& hosted, const RegistryLimits& limits,
   }
   Json out = {
       {"name", hosted.name()},
-      {"inputs", hosted.input_names()},
+      {"inputs", InputNames(hosted)},
       {"targets", config.target_names},
       {"metric", std::string(MetricKindName(config.metric))},
       {"regressors", std::move(regressors)},

@@ -91,6 +91,8 @@ TEST_F(StatusPageTest, ShowsEachModelAsGrpcReportsIt) {
   ASSERT_EQ(status["models"].size(), 2u);
   const Json& shown = Model(status, "arm");
   EXPECT_EQ(shown["targets"], Json({"wave", "square"}));
+  // Created without input names: named as the CLI names them.
+  EXPECT_EQ(shown["inputs"], Json({"x0", "x1", "x2"}));
   EXPECT_EQ(shown["metric"], "egop");
   EXPECT_EQ(shown["samples_seen"], 1000);
   EXPECT_EQ(shown["samples_stored"], arm->stats().num_stored());
