@@ -127,7 +127,8 @@ function renderLatency(latency) {
       const text = value === Infinity ?
           `> ${formatSeconds(latency.bounds_seconds.at(-1))}` :
           formatSeconds(value);
-      row.append(element('td', {class: 'num'}, text));
+      row.append(element('td', {class: 'num', 'data-quantile': q,
+                                 'data-seconds': value ?? ''}, text));
     }
     body.append(row);
   }
