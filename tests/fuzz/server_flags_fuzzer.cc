@@ -41,6 +41,7 @@ constexpr const char* kValueFlags[] = {
     "max_predictions_in_flight_per_model",
     "max_concurrent_streams",
     "keepalive_time",
+    "status_page",
 };
 constexpr std::size_t kNumFlags = sizeof kValueFlags / sizeof kValueFlags[0];
 
