@@ -41,7 +41,9 @@ class RunningServer:
         if self.address is None or (metrics and self.metrics_address is None):
             self.stop()
             raise RuntimeError("the server did not say where it listens")
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        self._drain = threading.Thread(target=self.process.stdout.read,
+                                       daemon=True)
+        self._drain.start()
 
     def stop(self):
         self.process.send_signal(signal.SIGTERM)
@@ -50,4 +52,8 @@ class RunningServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        drain = getattr(self, "_drain", None)
+        if drain is not None:
+            drain.join(timeout=10)  # the log's end, now the server is gone
+        self.process.stdout.close()
         shutil.rmtree(self.scratch, ignore_errors=True)

@@ -77,7 +77,6 @@ class Client:
                 certificate_chain=certificate_chain)
         self._token = token
         self._channels: Dict[str, Tuple[grpc.Channel, object, object]] = {}
-        self._targets: Dict[str, int] = {}  # model: its number of targets
         self.timeout = timeout
         self.retry = retry
         self._next_id = random.randrange(1, 1 << 62)
@@ -144,11 +143,6 @@ class Client:
             time.sleep(wait)
         raise error
 
-    def _num_targets(self, model: str) -> int:
-        if model not in self._targets:
-            self.info(model)
-        return self._targets[model]
-
     # ---- models ----
 
     def create(self, name: str, *, inputs: Names, targets: Names,
@@ -190,11 +184,7 @@ class Client:
         # Not retried: a retry after a lost answer would find it created.
         model = self._call(name, lambda models, _, timeout: models.CreateModel(
             request, timeout=timeout), retried=False)
-        return self._remember(ModelInfo.from_proto(model))
-
-    def _remember(self, info: ModelInfo) -> ModelInfo:
-        self._targets[info.name] = len(info.target_names)
-        return info
+        return ModelInfo.from_proto(model)
 
     def info(self, name: str) -> ModelInfo:
         """The model's spec in effect and live stats, once every sample
@@ -202,7 +192,7 @@ class Client:
         request = model_service_pb2.GetModelRequest(name=name)
         model = self._call(name, lambda models, _, timeout: models.GetModel(
             request, timeout=timeout))
-        return self._remember(ModelInfo.from_proto(model))
+        return ModelInfo.from_proto(model)
 
     def list(self) -> List[ModelInfo]:
         """Every model, in name order (of a cluster: every model of the
@@ -231,7 +221,6 @@ class Client:
         request = model_service_pb2.DeleteModelRequest(name=name)
         self._call(name, lambda models, _, timeout: models.DeleteModel(
             request, timeout=timeout))
-        self._targets.pop(name, None)
 
     def metric(self, name: str) -> MetricInfo:
         """The model's learned metrics: weights, spectrum, directions."""
@@ -293,8 +282,7 @@ class Client:
         response = self._call(model, lambda _, regression, timeout:
                               regression.Predict(request, timeout=timeout))
         return Predictions.from_protos(list(response.predictions),
-                                       response.num_samples,
-                                       self._num_targets(model))
+                                       response.num_samples)
 
     def learn_stream(self, model: str) -> LearnStream:
         """A Learn stream for a control loop: stream.learn(x, y) per tick
@@ -306,6 +294,5 @@ class Client:
     def predict_stream(self, model: str) -> PredictStream:
         """A PredictStream stream: stream.predict(x) per query, without a
         call's set-up each time."""
-        targets = self._num_targets(model)
         _, _, regression = self._stubs(self._router.address_for(model))
-        return PredictStream(regression.PredictStream, model, targets)
+        return PredictStream(regression.PredictStream, model)

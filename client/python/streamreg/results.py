@@ -96,8 +96,9 @@ class Predictions:
 
     @classmethod
     def from_protos(cls, predictions: List[regression_pb2.Prediction],
-                    samples: int, num_targets: int) -> "Predictions":
+                    samples: int) -> "Predictions":
         n = len(predictions)
+        num_targets = len(predictions[0].y) if predictions else 0
         y = np.empty((n, num_targets))
         spread = np.empty((n, num_targets))
         for i, p in enumerate(predictions):

@@ -90,10 +90,9 @@ class PredictStream(_Lockstep):
     query: predict(x) returns the model's predictions for x (d,) or
     (n, d)."""
 
-    def __init__(self, open_call, model: str, num_targets: int):
+    def __init__(self, open_call, model: str):
         super().__init__(open_call)
         self._model = model
-        self._num_targets = num_targets
 
     def predict(self, x) -> Predictions:
         rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
@@ -102,4 +101,4 @@ class PredictStream(_Lockstep):
             queries=[regression_pb2.Query(x=row.tolist()) for row in rows])
         response = self.exchange(request)
         return Predictions.from_protos(list(response.predictions),
-                                       response.num_samples, self._num_targets)
+                                       response.num_samples)
