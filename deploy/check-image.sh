@@ -2,8 +2,9 @@
 # Builds the streamreg image from the top-level Dockerfile and proves it
 # runs: starts a container on a fresh volume, waits for the health service to
 # report SERVING, creates a model, ingests a data set made by the image's own
-# robot simulator, predicts, reads /metrics from outside the container, stops
-# the container with SIGTERM and checks it exited cleanly (status 0), then
+# robot simulator, predicts, reads /metrics and the status page from outside
+# the container, stops the container with SIGTERM and checks it exited
+# cleanly (status 0), then
 # starts it again on the same volume and checks the model came back with
 # every sample.
 #
@@ -193,6 +194,14 @@ print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
 grep -qx 'streamreg_model_samples_seen_total{model="arm"} 3000' <<<"$scrape" ||
   fail "/metrics does not count the 3000 samples: $(grep arm <<<"$scrape" | head -5)"
 say "/metrics on port $metrics_port counts the 3000 samples"
+status=$(/usr/bin/python3 -c 'import json, sys, urllib.request
+page = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
+assert "/status.js" in page, "no status page"
+status = json.load(urllib.request.urlopen(sys.argv[1] + "api/status", timeout=10))
+print(*[m["samples_seen"] for m in status["models"] if m["name"] == "arm"])' \
+  "http://127.0.0.1:$metrics_port/") || fail "the status page did not answer"
+[ "$status" = 3000 ] || fail "the status page shows arm with $status samples"
+say "the status page at / shows arm with its 3000 samples"
 
 stop_cleanly
 say "stopped by SIGTERM with status 0"
