@@ -142,6 +142,21 @@ class ServiceTest : public ::testing::Test {
     return FromGrpcStatus(writer->Finish());
   }
 
+  // Starts an Ingest of rows [20, 28) into `model`, whose write queue is
+  // held (HeldWrites), on a thread, and waits up to 30 s for its 8 samples
+  // to be admitted; the caller joins the thread.
+  std::thread AdmitHeldBatch(const Rows& rows, HostedModel& model) {
+    std::thread admitted([this, &rows, name = model.name()] {
+      grpc::ClientContext context;
+      EXPECT_TRUE(IngestIn(context, BatchOf(rows, name, 20)).ok());
+    });
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (model.queued_samples().held() < 8 && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return admitted;
+  }
+
   std::uint64_t NumSamples(const std::string& name) {
     return client_->GetModel(name)->stats().num_samples();
   }
@@ -589,15 +604,9 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
 
   // m's write queue is held: a batch of 8 is admitted and waits there.
   HeldWrites held(*m);
-  std::thread admitted([&] {
-    grpc::ClientContext context;
-    EXPECT_TRUE(IngestIn(context, BatchOf(rows, "m", 20)).ok());
-  });
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  while (m->queued_samples().held() < 8 && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
+  std::thread admitted = AdmitHeldBatch(rows, *m);
   ASSERT_EQ(m->queued_samples().held(), 8u);
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
 
   {  // 8 more for m would pass its 10
     grpc::ClientContext context;
@@ -761,15 +770,9 @@ TEST_F(ServiceTest, QueuedSamplesAreAlsoLimitedToWhatTheModelLearnsInADelay) {
 
   // m's write queue is held: a batch of 8 is admitted alone and waits.
   HeldWrites held(*m);
-  std::thread admitted([&] {
-    grpc::ClientContext context;
-    EXPECT_TRUE(IngestIn(context, BatchOf(rows, "m", 20)).ok());
-  });
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  while (m->queued_samples().held() < 8 && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
+  std::thread admitted = AdmitHeldBatch(rows, *m);
   ASSERT_EQ(m->queued_samples().held(), 8u);
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
   {  // far below the count limit (8,192), past what m learns in 1 ns
     grpc::ClientContext context;
     const absl::Status refused = IngestIn(context, BatchOf(rows, "m", 28));
