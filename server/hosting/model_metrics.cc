@@ -7,31 +7,6 @@
 namespace streamreg {
 namespace {
 
-// What one scrape reads of a model, once.
-struct ModelReading {
-  const HostedModel* model;
-  ModelStats stats;
-  LearnStage::Backlog backlog;
-  bool failed = false;
-  // Durability (models with a journal only).
-  bool has_journal = false;
-  std::uint64_t wal_bytes = 0;
-  double snapshot_age_seconds = 0.0;
-  std::uint64_t samples_since_snapshot = 0;
-};
-
-ModelReading Read(const HostedModel& model, absl::Time now) {
-  ModelReading reading{&model, model.model().stats(), model.learn_backlog(now)};
-  if (const ModelJournal* journal = model.journal(); journal != nullptr) {
-    reading.has_journal = true;
-    reading.wal_bytes = journal->bytes_appended();
-    reading.snapshot_age_seconds =
-        absl::ToDoubleSeconds(now - model.last_snapshot_time());
-    reading.samples_since_snapshot = model.samples_since_snapshot();
-  }
-  return reading;
-}
-
 // A family with one series per model.
 struct PerModelFamily {
   const char* name;
@@ -114,7 +89,7 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "1 if learning the model failed after its samples were logged (it "
        "then refuses writes; the log says why, and a restart recovers it "
        "from its files), else 0.",
-       false, [](R r) { return r.failed ? 1.0 : 0.0; }},
+       false, [](R r) { return r.learning_error.ok() ? 0.0 : 1.0; }},
       {"streamreg_model_learn_lag_samples", Type::kGauge,
        "Samples acknowledged and not learned yet: how far predictions lag "
        "behind what was sent.",
@@ -182,12 +157,27 @@ void WritePerTarget(const std::vector<ModelReading>& readings, const char* name,
 
 }  // namespace
 
+ModelReading ReadModel(const HostedModel& model, absl::Time now) {
+  ModelReading reading{.model = &model,
+                       .stats = model.model().stats(),
+                       .backlog = model.learn_backlog(now),
+                       .learning_error = model.learning_error()};
+  if (const ModelJournal* journal = model.journal(); journal != nullptr) {
+    reading.has_journal = true;
+    reading.wal_bytes = journal->bytes_appended();
+    reading.snapshot_age_seconds =
+        absl::ToDoubleSeconds(now - model.last_snapshot_time());
+    reading.samples_since_snapshot = model.samples_since_snapshot();
+  }
+  return reading;
+}
+
 void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
                        absl::Time now, PrometheusText& out) {
   std::vector<ModelReading> readings;
   readings.reserve(models.size());
   for (const std::shared_ptr<HostedModel>& model : models) {
-    if (!model->deleted()) readings.push_back(Read(*model, now));
+    if (!model->deleted()) readings.push_back(ReadModel(*model, now));
   }
   for (const PerModelFamily& family : PerModelFamilies()) {
     out.Family(family.name, family.type, family.help);

@@ -1,14 +1,32 @@
 #ifndef STREAMREG_SERVER_HOSTING_MODEL_METRICS_H_
 #define STREAMREG_SERVER_HOSTING_MODEL_METRICS_H_
 
+#include <cstdint>
 #include <memory>
 #include <span>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server/hosting/hosted_model.h"
 #include "server/telemetry/prometheus_text.h"
 
 namespace streamreg {
+
+// What one reading of a model holds, read once for a scrape or the status
+// page: its stats (without waiting for learning), what waits to be
+// learned, the error learning met (OK so far) and, with a journal, its
+// durability figures.
+struct ModelReading {
+  const HostedModel* model = nullptr;
+  ModelStats stats;
+  LearnStage::Backlog backlog;
+  absl::Status learning_error;
+  bool has_journal = false;
+  std::uint64_t wal_bytes = 0;
+  double snapshot_age_seconds = 0.0;
+  std::uint64_t samples_since_snapshot = 0;
+};
+ModelReading ReadModel(const HostedModel& model, absl::Time now);
 
 // The per-model families of /metrics, each series labelled with the model
 // (and the target, for the prequential errors): samples, prequential nMSE

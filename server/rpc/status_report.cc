@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "server/hosting/model_metrics.h"
 
 namespace streamreg {
 namespace {
@@ -142,11 +143,11 @@ std::vector<std::string> InputNames(const HostedModel& hosted) {
   return names;
 }
 
-Json ModelJson(const HostedModel& hosted, const RegistryLimits& limits,
-               bool detailed, absl::Time now) {
+Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
+               bool detailed) {
+  const HostedModel& hosted = *reading.model;
   const ModelConfig& config = hosted.model().config();
-  const ModelStats stats = hosted.model().stats();
-  const LearnStage::Backlog backlog = hosted.learn_backlog(now);
+  const ModelStats& stats = reading.stats;
   Json regressors = Json::array();
   for (RegressorKind kind : stats.regressor) {
     regressors.push_back(std::string(RegressorKindName(kind)));
@@ -162,15 +163,15 @@ Json ModelJson(const HostedModel& hosted, const RegistryLimits& limits,
       {"capacity", CapacityJson(config, limits)},
       {"memory_bytes", stats.memory_bytes},
       {"learn_lag",
-       {{"samples", backlog.samples},
-        {"seconds", absl::ToDoubleSeconds(backlog.oldest)}}},
+       {{"samples", reading.backlog.samples},
+        {"seconds", absl::ToDoubleSeconds(reading.backlog.oldest)}}},
       {"prequential_nmse", Numbers(stats.prequential_nmse)},
       {"honest_nmse", Numbers(stats.honest_nmse)},
       {"honest_lag", stats.honest_lag},
       {"snapshot", nullptr},
   };
-  if (const absl::Status error = hosted.learning_error(); !error.ok()) {
-    out["failed"] = error.ToString();
+  if (!reading.learning_error.ok()) {
+    out["failed"] = reading.learning_error.ToString();
   }
   if (detailed) {
     out["curve"] =
@@ -184,10 +185,9 @@ Json ModelJson(const HostedModel& hosted, const RegistryLimits& limits,
     }
     out["learned_metrics"] = std::move(metrics);
   }
-  if (hosted.journal() != nullptr) {
-    out["snapshot"] = {{"age_seconds", absl::ToDoubleSeconds(
-                                           now - hosted.last_snapshot_time())},
-                       {"samples_since", hosted.samples_since_snapshot()}};
+  if (reading.has_journal) {
+    out["snapshot"] = {{"age_seconds", reading.snapshot_age_seconds},
+                       {"samples_since", reading.samples_since_snapshot}};
   }
   return out;
 }
@@ -204,7 +204,8 @@ std::string StatusReportJson(
     if (!model->deleted()) {
       const bool detail =
           !detailed.has_value() || detailed->contains(model->name());
-      models.push_back(ModelJson(*model, registry.limits(), detail, now));
+      models.push_back(
+          ModelJson(ReadModel(*model, now), registry.limits(), detail));
     }
   }
   const Json report = {{"server", ServerJson(registry, started, now)},

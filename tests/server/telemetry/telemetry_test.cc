@@ -384,6 +384,14 @@ TEST_F(MetricsEndpointTest, ModelFamiliesEqualWhatTheModelReports) {
   EXPECT_EQ(scrape["streamreg_model_samples_seen_total{model=\"leg\"}"], 50);
   EXPECT_EQ(scrape["streamreg_model_samples_stored{model=\"arm\"}"],
             arm->stats().num_stored());
+  // GetModel caught up: nothing waits, and learning has not failed.
+  for (const char* family :
+       {"streamreg_model_learn_lag_samples",
+        "streamreg_model_learn_lag_seconds", "streamreg_model_failed"}) {
+    const std::string series = absl::StrCat(family, "{model=\"arm\"}");
+    ASSERT_EQ(scrape.series.count(series), 1u) << series;
+    EXPECT_EQ(scrape[series], 0) << series;
+  }
   EXPECT_EQ(scrape["streamreg_model_index_rebuilds_total{model=\"arm\"}"],
             arm->stats().index_rebuilds());
   EXPECT_EQ(scrape["streamreg_model_metric_refreshes_total{model=\"arm\"}"],
