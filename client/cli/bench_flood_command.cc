@@ -250,7 +250,7 @@ Capacity Calibrate(const ClientOptions& base, const v1::IngestRequest& batch,
 // The protected stream: the arm's Learn at `rate` for the whole flood,
 // reopened (after the retry hint) if the server refuses a sample.
 struct ArmRun {
-  std::uint64_t acknowledged = 0;  // new samples (not duplicates)
+  std::uint64_t acknowledged = 0;  // samples reported durable
   std::uint64_t refused = 0;
   std::uint64_t other_errors = 0;
   std::uint64_t late_ticks = 0;
@@ -280,7 +280,6 @@ void RunArm(const ClientOptions& base, const std::string& model,
         session->Learn(sample.x, sample.y);
     if (response.ok()) {
       run->latency.Add(absl::Now() - sent);
-      if (!response->duplicate()) ++run->acknowledged;
       continue;
     }
     if (response.status().code() == absl::StatusCode::kResourceExhausted) {
@@ -290,10 +289,12 @@ void RunArm(const ClientOptions& base, const std::string& model,
       if (run->first_error.ok()) run->first_error = response.status();
     }
     session->Close().IgnoreError();
+    run->acknowledged += session->durable_samples();
     absl::SleepFor(absl::Milliseconds(100));  // the retry hint
     session = client.StartLearn(model);
   }
   session->Close().IgnoreError();
+  run->acknowledged += session->durable_samples();
   run->late_ticks = ticker.late_ticks();
 }
 

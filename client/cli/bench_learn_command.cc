@@ -3,8 +3,9 @@
 // control loop), optionally beside --predictors clients predicting at
 // --predict_rate; reports the rate each robot achieved, per-message latency,
 // whether any stream fell behind, how far learning lagged behind the
-// answers (LearnResponse.learned, .learn_lag_us), and the prequential nMSE
-// over time.
+// answers (LearnResponse.unlearned, .learn_lag_us), how long each sample
+// took to be reported durable after it was sent (the durability lag: the
+// server answers first, LearnSession), and the prequential nMSE over time.
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -49,6 +50,8 @@ struct Tick {
 
 struct RobotRun {
   std::vector<Tick> ticks;
+  // Per sample, microseconds from its send to the watermark covering it.
+  std::vector<double> durability_lag_us;
   std::uint64_t sent = 0;
   std::uint64_t late_ticks = 0;
   absl::Duration max_lag;
@@ -92,7 +95,13 @@ void RunRobot(const CliOptions& cli, const ClientOptions& base,
   ClientOptions options = base;
   options.own_connection = true;
   Client client(options);
-  std::unique_ptr<LearnSession> session = client.StartLearn(model);
+  LearnSessionOptions session_options;
+  session_options.answer_when_durable = cli.bench.answer_when_durable;
+  session_options.on_durable = [run](std::uint64_t, absl::Duration lag) {
+    run->durability_lag_us.push_back(absl::ToDoubleMicroseconds(lag));
+  };
+  std::unique_ptr<LearnSession> session =
+      client.StartLearn(model, session_options);
   RobotStream stream(RobotOptions(cli, robot, rate, start_s));
   NormalizedError error(kRobotTargets);
   RateTicker ticker(rate, start);
@@ -109,13 +118,10 @@ void RunRobot(const CliOptions& cli, const ClientOptions& base,
     }
     const absl::Duration latency = absl::Now() - sent;
     run->latencies.Add(latency);
-    const std::uint64_t before = response->sequence() - 1;
     run->ticks.push_back(
         {.t_s = absl::ToDoubleSeconds(sent - start),
          .latency_us = absl::ToDoubleMicroseconds(latency),
-         .lag_samples = response->duplicate() || response->learned() >= before
-                            ? 0.0
-                            : static_cast<double>(before - response->learned()),
+         .lag_samples = static_cast<double>(response->unlearned()),
          .lag_us = static_cast<double>(response->learn_lag_us())});
     error.Add(PredictedValues(response->prediction()), sample.y);
     ++run->sent;
@@ -342,13 +348,26 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
     for (const RobotRun& run : robot_runs) sum += run.nmse_by_second[w];
     nmse_over_time.push_back({{"t_s", w + 1.0}, {"nmse", sum / robots}});
   }
-  std::vector<double> lag_samples, lag_us;
+  std::vector<double> lag_samples, lag_us, durability_lag_us;
   for (const RobotRun& run : robot_runs) {
     for (const Tick& tick : run.ticks) {
       lag_samples.push_back(tick.lag_samples);
       lag_us.push_back(tick.lag_us);
     }
+    durability_lag_us.insert(durability_lag_us.end(),
+                             run.durability_lag_us.begin(),
+                             run.durability_lag_us.end());
   }
+  std::fprintf(out,
+               "durability lag (sent to reported durable, %zu samples): us "
+               "p50 %.0f p99 %.0f p99.9 %.0f max %.0f%s\n",
+               durability_lag_us.size(), Percentile(durability_lag_us, 0.5),
+               Percentile(durability_lag_us, 0.99),
+               Percentile(durability_lag_us, 0.999),
+               Percentile(durability_lag_us, 1.0),
+               options.bench.answer_when_durable
+                   ? " (answers waited for it: --answer_when_durable)"
+                   : "");
   std::fprintf(out,
                "learn lag: samples p50 %.0f p99 %.0f p99.9 %.0f max %.0f; us "
                "p50 %.0f p99 %.0f p99.9 %.0f max %.0f\n",
@@ -422,6 +441,9 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                     " periods after its tick")},
       {"learn_lag_samples", QuantilesJson(lag_samples)},
       {"learn_lag_us", QuantilesJson(lag_us)},
+      {"answer_when_durable", options.bench.answer_when_durable},
+      {"durability_lag_us", QuantilesJson(durability_lag_us)},
+      {"durable_samples", durability_lag_us.size()},
       {"over_time", OverTime(robot_runs)},
       {"per_robot", per_robot},
       {"nmse_over_time", nmse_over_time},

@@ -78,6 +78,10 @@ ABSL_FLAG(std::uint32_t, robots, streamreg::BenchOptions{}.robots,
 ABSL_FLAG(bool, model_per_robot, streamreg::BenchOptions{}.model_per_robot,
           "bench learn: robot r streams into its own model, --model's name "
           "with -r appended (all created with --create)");
+ABSL_FLAG(bool, answer_when_durable,
+          streamreg::BenchOptions{}.answer_when_durable,
+          "bench learn: each answer waits until its sample is durable (the "
+          "cautious mode) instead of coming first");
 ABSL_FLAG(std::uint32_t, predictors, streamreg::BenchOptions{}.predictors,
           "bench learn: clients predicting meanwhile (PredictStream)");
 ABSL_FLAG(double, predict_rate, streamreg::BenchOptions{}.predict_rate,
@@ -138,6 +142,7 @@ CliOptions OptionsFromFlags() {
   bench.queries = absl::GetFlag(FLAGS_queries);
   bench.robots = absl::GetFlag(FLAGS_robots);
   bench.model_per_robot = absl::GetFlag(FLAGS_model_per_robot);
+  bench.answer_when_durable = absl::GetFlag(FLAGS_answer_when_durable);
   bench.predictors = absl::GetFlag(FLAGS_predictors);
   bench.predict_rate = absl::GetFlag(FLAGS_predict_rate);
   bench.start_s = absl::GetFlag(FLAGS_start_s);
@@ -274,15 +279,17 @@ std::vector<Subcommand> Subcommands() {
           BenchPredictCommand),
       command({"bench", "learn"}, "simulated arms streaming through Learn",
               "--model NAME [--create] [--robots R] [--model_per_robot] "
-              "[--rate HZ] [--duration S] [--predictors P] [--json FILE] "
-              "[--plots DIR]",
+              "[--rate HZ] [--duration S] [--predictors P] "
+              "[--answer_when_durable] [--json FILE] [--plots DIR]",
               "Streams simulated robot arms through Learn at a fixed rate "
               "each (optionally while clients predict) and reports every "
               "tick's latency, late ticks, how far learning lagged behind "
-              "the answers, and the prequential nMSE.",
+              "the answers, how long each sample took to be reported "
+              "durable (the durability lag), and the prequential nMSE.",
               Concat({"model", "create", "robots", "model_per_robot", "rate",
                       "duration", "predictors", "predict_rate", "robot_seed",
-                      "start_s", "payload_kg", "payload_at", "json", "plots"},
+                      "start_s", "payload_kg", "payload_at",
+                      "answer_when_durable", "json", "plots"},
                      kSpecFlags),
               {"streamreg bench learn --model arm --create --robots 1 --rate "
                "1000 --duration 10"},

@@ -276,6 +276,11 @@ std::unique_ptr<LearnSession> Client::StartLearn(const std::string& model) {
   return std::make_unique<LearnSession>(this, model);
 }
 
+std::unique_ptr<LearnSession> Client::StartLearn(
+    const std::string& model, const LearnSessionOptions& options) {
+  return std::make_unique<LearnSession>(this, model, options);
+}
+
 std::unique_ptr<PredictSession> Client::StartPredict(const std::string& model) {
   return std::make_unique<PredictSession>(this, model);
 }

@@ -29,6 +29,7 @@ inline std::span<const double> PredictedValues(const v1::Prediction& p) {
 
 class Ingester;
 class LearnSession;
+struct LearnSessionOptions;
 class PredictSession;
 
 struct ClientOptions {
@@ -101,6 +102,8 @@ class Client {
   // Sessions over the streaming calls.
   std::unique_ptr<Ingester> StartIngest(const std::string& model);
   std::unique_ptr<LearnSession> StartLearn(const std::string& model);
+  std::unique_ptr<LearnSession> StartLearn(const std::string& model,
+                                           const LearnSessionOptions& options);
   std::unique_ptr<PredictSession> StartPredict(const std::string& model);
 
   // grpc.health.v1 Check of the whole server (the first that answers):

@@ -2,32 +2,168 @@
 
 #include <utility>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "client/lib/retry_policy.h"
+#include "common/durability_trailer.h"
+
 namespace streamreg {
 
-LearnSession::LearnSession(Client* client, std::string model)
-    : client_(client),
-      model_(std::move(model)),
-      exchange_(
-          client, model_,
-          [](v1::RegressionService::Stub& stub, grpc::ClientContext* context) {
-            return stub.Learn(context);
-          }) {}
+LearnSession::LearnSession(Client* client, std::string model,
+                           LearnSessionOptions options)
+    : client_(client), model_(std::move(model)), options_(std::move(options)) {}
+
+LearnSession::~LearnSession() {
+  if (stream_ != nullptr) context_->TryCancel();
+}
+
+absl::Duration LearnSession::durability_lag(absl::Time now) const {
+  if (unconfirmed_.empty()) return absl::ZeroDuration();
+  return now - unconfirmed_.front().first_sent;
+}
 
 absl::StatusOr<v1::LearnResponse> LearnSession::Learn(std::span<const double> x,
                                                       std::span<const double> y,
                                                       std::uint64_t sample_id) {
-  v1::LearnRequest request;
+  Unconfirmed& entry = unconfirmed_.emplace_back();
+  entry.number = ++samples_;
+  entry.first_sent = absl::Now();
+  v1::LearnRequest& request = entry.request;
   request.set_model(model_);
+  request.set_answer_when_durable(options_.answer_when_durable);
   request.mutable_sample()->mutable_x()->Assign(x.begin(), x.end());
   request.mutable_sample()->mutable_y()->Assign(y.begin(), y.end());
   request.mutable_sample()->set_sample_id(
       sample_id != 0 ? sample_id : client_->NextSampleId());
+  const std::uint64_t number = entry.number;
   v1::LearnResponse response;
-  const absl::Status status = exchange_.Exchange(request, &response);
-  if (!status.ok()) return status;
+  const absl::Status status = RetryCall(
+      client_->options().retry,
+      [&](int /*attempt*/) { return TryLearn(&response); },
+      &RetryPolicy::IsRetryableResend);
+  if (!status.ok()) {
+    // The caller has this sample's error: it is not resent from here on.
+    if (!unconfirmed_.empty() && unconfirmed_.back().number == number) {
+      unconfirmed_.pop_back();
+    }
+    return status;
+  }
   return response;
 }
 
-absl::Status LearnSession::Close() { return exchange_.Close(); }
+absl::Status LearnSession::TryLearn(v1::LearnResponse* response) {
+  // The sample to send is the last unconfirmed one: a watermark covers
+  // only samples sent, and it is sent last.
+  if (stream_ == nullptr) {
+    if (absl::Status status = Reopen(1); !status.ok()) return status;
+  }
+  return Exchange(unconfirmed_.back(), response);
+}
+
+absl::Status LearnSession::Reopen(std::size_t keep) {
+  context_ = std::make_unique<grpc::ClientContext>();  // no deadline
+  server_ = client_->StubsFor(model_);
+  stream_ = server_->regression->Learn(context_.get());
+  messages_ = 0;
+  // Resent in order; each answer's watermark may confirm some of them.
+  const std::size_t resend =
+      unconfirmed_.size() > keep ? unconfirmed_.size() - keep : 0;
+  std::vector<std::uint64_t> numbers;
+  for (std::size_t i = 0; i < resend; ++i) {
+    numbers.push_back(unconfirmed_[i].number);
+  }
+  for (const std::uint64_t number : numbers) {
+    // Confirm() may have dropped entries from the front meanwhile.
+    for (Unconfirmed& entry : unconfirmed_) {
+      if (entry.number != number) continue;
+      v1::LearnResponse dropped;
+      if (absl::Status status = Exchange(entry, &dropped); !status.ok()) {
+        return status;
+      }
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LearnSession::Exchange(Unconfirmed& entry,
+                                    v1::LearnResponse* response) {
+  entry.message = ++messages_;
+  if (!stream_->Write(entry.request) || !stream_->Read(response)) {
+    return Broken();
+  }
+  Confirm(response->durable_messages());
+  return absl::OkStatus();
+}
+
+void LearnSession::Confirm(std::uint64_t durable_messages) {
+  const absl::Time now = absl::Now();
+  while (!unconfirmed_.empty() && unconfirmed_.front().message != 0 &&
+         unconfirmed_.front().message <= durable_messages) {
+    const Unconfirmed& entry = unconfirmed_.front();
+    ++durable_samples_;
+    if (options_.on_durable) {
+      options_.on_durable(entry.number, now - entry.first_sent);
+    }
+    unconfirmed_.pop_front();
+  }
+}
+
+absl::Status LearnSession::Broken() {
+  stream_->WritesDone();
+  absl::Status status = FromGrpcStatus(stream_->Finish(), *context_);
+  stream_.reset();
+  for (Unconfirmed& entry : unconfirmed_) entry.message = 0;
+  if (status.ok()) {
+    status = absl::UnavailableError("the server closed the stream");
+  }
+  if (server_ != nullptr) client_->CallFailed(model_, *server_, status);
+  return status;
+}
+
+absl::Status LearnSession::Close() {
+  if (stream_ == nullptr && unconfirmed_.empty()) return absl::OkStatus();
+  return RetryCall(
+      client_->options().retry, [&](int /*attempt*/) { return TryClose(); },
+      &RetryPolicy::IsRetryableResend);
+}
+
+absl::Status LearnSession::TryClose() {
+  if (stream_ == nullptr) {
+    if (absl::Status status = Reopen(0); !status.ok()) return status;
+  }
+  stream_->WritesDone();
+  v1::LearnResponse response;
+  while (stream_->Read(&response)) {  // none is due; read to the end
+    Confirm(response.durable_messages());
+  }
+  absl::Status status = FromGrpcStatus(stream_->Finish(), *context_);
+  stream_.reset();
+  if (!status.ok()) {
+    for (Unconfirmed& entry : unconfirmed_) entry.message = 0;
+    if (server_ != nullptr) client_->CallFailed(model_, *server_, status);
+    return status;
+  }
+  // Ended OK: every message of the call is durable (the trailer says how
+  // many there were).
+  const auto& trailers = context_->GetServerTrailingMetadata();
+  const auto found = trailers.find(kDurableMessagesTrailer);
+  std::uint64_t durable = messages_;
+  if (found != trailers.end() &&
+      !absl::SimpleAtoi(
+          absl::string_view(found->second.data(), found->second.size()),
+          &durable)) {
+    durable = 0;
+  }
+  Confirm(durable);
+  if (!unconfirmed_.empty()) {
+    // Not covered: sent again on a new call.
+    for (Unconfirmed& entry : unconfirmed_) entry.message = 0;
+    return absl::UnavailableError(
+        absl::StrCat("the server ended the stream with ", unconfirmed_.size(),
+                     " samples not reported durable"));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace streamreg

@@ -2,35 +2,101 @@
 #define STREAMREG_CLIENT_LIB_LEARN_SESSION_H_
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "client/lib/bidi_exchange.h"
+#include "absl/time/time.h"
 #include "client/lib/client.h"
+#include "grpcpp/grpcpp.h"
 
 namespace streamreg {
 
+struct LearnSessionOptions {
+  // Every answer waits until its sample is durable (the server's cautious
+  // mode, LearnRequest.answer_when_durable); by default the server answers
+  // at once and reports durability after.
+  bool answer_when_durable = false;
+  // Told of each sample once the server reports it durable: its number in
+  // the session (1 for the first) and how long after it was first sent.
+  std::function<void(std::uint64_t sample, absl::Duration durability_lag)>
+      on_durable;
+};
+
 // The robot's loop over one Learn stream: each call sends one sample and
-// returns the prediction the model made before learning it. If the stream
-// breaks with a retryable status, a new one is opened and the same sample
-// (same id) is sent again; the server answers duplicate = true if it had
-// learned it already.
+// returns the prediction the model made before learning it, answered
+// before the sample is durable. The session keeps every sample until the
+// server's durability watermark (LearnResponse.durable_messages) covers
+// it. If the stream breaks with a retryable status, a new one is opened on
+// the server the client routes the model to and the samples not yet
+// covered are sent again first (same ids, so none is learned twice; their
+// answers are not returned), then the current one. Close() waits until
+// every sample is durable. Used by one thread.
 class LearnSession {
  public:
-  LearnSession(Client* client, std::string model);
+  LearnSession(Client* client, std::string model,
+               LearnSessionOptions options = {});
+  ~LearnSession();
+  LearnSession(const LearnSession&) = delete;
+  LearnSession& operator=(const LearnSession&) = delete;
 
+  // A failed call gives up the sample it sent (the caller may send it
+  // again); the samples before it are kept and resent with the next call.
   absl::StatusOr<v1::LearnResponse> Learn(std::span<const double> x,
                                           std::span<const double> y,
                                           std::uint64_t sample_id = 0);
-  // Closes the stream; the server's final status.
+  // Half-closes the stream and waits for the server's closing watermark
+  // (resending on a new stream if it breaks): OK once every sample of the
+  // session is durable.
   absl::Status Close();
 
+  // Samples of the session the server has reported durable; sent and not
+  // yet reported.
+  std::uint64_t durable_samples() const { return durable_samples_; }
+  std::size_t unconfirmed_samples() const { return unconfirmed_.size(); }
+  // How long the oldest unconfirmed sample has waited since it was first
+  // sent (zero when none waits).
+  absl::Duration durability_lag(absl::Time now = absl::Now()) const;
+
  private:
-  Client* client_;
-  std::string model_;
-  BidiExchange<v1::LearnRequest, v1::LearnResponse> exchange_;
+  // A sample sent and not yet covered by the watermark.
+  struct Unconfirmed {
+    v1::LearnRequest request;
+    std::uint64_t number = 0;   // in the session
+    std::uint64_t message = 0;  // on the current stream
+    absl::Time first_sent;
+  };
+
+  // One try of sending the last unconfirmed sample (opening a stream and
+  // resending the others first if none is open).
+  absl::Status TryLearn(v1::LearnResponse* response);
+  absl::Status TryClose();
+  // Opens a stream and sends every unconfirmed sample but the last `keep`
+  // again, their answers read and dropped.
+  absl::Status Reopen(std::size_t keep);
+  // Sends `entry` as the stream's next message and reads its answer.
+  absl::Status Exchange(Unconfirmed& entry, v1::LearnResponse* response);
+  // Forgets the samples a watermark covers.
+  void Confirm(std::uint64_t durable_messages);
+  // Ends a broken stream: its status (UNAVAILABLE when it ended OK).
+  absl::Status Broken();
+
+  Client* const client_;
+  const std::string model_;
+  const LearnSessionOptions options_;
+  std::deque<Unconfirmed> unconfirmed_;
+  std::uint64_t samples_ = 0;
+  std::uint64_t durable_samples_ = 0;
+
+  std::shared_ptr<ServerStubs> server_;  // the stream is open on
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::LearnRequest, v1::LearnResponse>>
+      stream_;
+  std::uint64_t messages_ = 0;  // sent on the current stream
 };
 
 }  // namespace streamreg

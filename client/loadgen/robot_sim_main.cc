@@ -168,11 +168,13 @@ absl::Status StreamToServer(RobotStream& robot) {
     error.Add(PredictedValues(response->prediction()), sample.y);
     if (absl::Now() >= next_report || s + 1 == limit) {
       std::printf(
-          "t=%6.1fs samples=%llu (model: %llu) nMSE=%.4f (last second %.4f) "
-          "latency_us p50=%.0f p99=%.0f late_ticks=%llu%s\n",
+          "t=%6.1fs samples=%llu (durable: %llu, model learned: %llu) "
+          "nMSE=%.4f (last second %.4f) latency_us p50=%.0f p99=%.0f "
+          "late_ticks=%llu%s\n",
           absl::ToDoubleSeconds(absl::Now() - ticker.start()),
           static_cast<unsigned long long>(s + 1),
-          static_cast<unsigned long long>(response->sequence()),
+          static_cast<unsigned long long>(session->durable_samples()),
+          static_cast<unsigned long long>(response->learned()),
           error.MeanNmse(), error.WindowMeanNmse(),
           window.PercentileMicros(0.5), window.PercentileMicros(0.99),
           static_cast<unsigned long long>(ticker.late_ticks()),
@@ -183,7 +185,12 @@ absl::Status StreamToServer(RobotStream& robot) {
       next_report += absl::Seconds(1);
     }
   }
-  return session->Close();
+  // Closed once the server reports every sample durable.
+  if (absl::Status status = session->Close(); !status.ok()) return status;
+  std::printf("done: samples=%llu durable=%llu\n",
+              static_cast<unsigned long long>(limit),
+              static_cast<unsigned long long>(session->durable_samples()));
+  return absl::OkStatus();
 }
 
 int Run() {

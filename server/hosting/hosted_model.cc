@@ -22,7 +22,7 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
       create_time_(create_time),
       limits_(limits),
       writes_(SerialQueue::Create(pools.writes)),
-      learn_stage_(model_.get(), pools.learning, kMaxUnlearned),
+      learn_stage_(model_.get(), pools.learning),
       queued_samples_(absl::StrCat("samples queued for model '", name_, "'"),
                       "--max-queued-samples-per-model",
                       limits.max_queued_samples),
@@ -76,10 +76,20 @@ absl::Status HostedModel::Validate(std::span<const Sample> batch) const {
 
 absl::StatusOr<LearnOutcome> HostedModel::Learn(std::span<const Sample> batch,
                                                 std::vector<Prediction>* before,
-                                                absl::Time deadline) {
-  if (absl::Status status = Validate(batch); !status.ok()) return status;
-  return write_log_ != nullptr ? LearnThroughLog(batch, before, deadline)
-                               : LearnHere(batch, before);
+                                                const WriteOptions& options) {
+  const std::uint64_t count = options.announced ? batch.size() : 0;
+  if (absl::Status status = Validate(batch); !status.ok()) {
+    WithdrawSamples(count);
+    return status;
+  }
+  if (write_log_ == nullptr) {
+    return LearnHere(batch, before, 0, count, options.streamed);
+  }
+  // Applied (and counted) by the log's follower meanwhile.
+  absl::StatusOr<LearnOutcome> outcome =
+      LearnThroughLog(batch, before, options.deadline);
+  WithdrawSamples(count);
+  return outcome;
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
@@ -126,8 +136,14 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
 
 absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
     std::span<const Sample> batch, std::vector<Prediction>* before,
-    std::uint64_t log_sequence) {
+    std::uint64_t log_sequence, std::uint64_t announced, bool streamed) {
   MutexLock lock(&write_mutex_);
+  // What is not queued for learning below is dropped from the count.
+  struct Settle {
+    LearnStage& stage;
+    std::uint64_t left;
+    ~Settle() { stage.Withdraw(left); }
+  } settle{learn_stage_, announced};
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   // Applied, whatever comes of it: a refusal below is every replica's.
   log_applied_ = std::max(log_applied_, log_sequence);
@@ -190,7 +206,9 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
           learn_stage_.LagAfter((*before)[s].learned, absl::Now());
     }
   }
-  learn_stage_.Enqueue(fresh, acknowledged, shared_from_this());
+  learn_stage_.Enqueue(fresh, acknowledged, shared_from_this(), announced,
+                       streamed ? kMaxUnlearnedStreamed : kMaxUnlearned);
+  settle.left = 0;
   return outcome;
 }
 
@@ -231,6 +249,18 @@ absl::Status HostedModel::Predict(
         absl::StrCat("model '", name_, "' has no samples to predict from"));
   }
   return model_->Predict(queries, out);
+}
+
+absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAsItStands(
+    std::span<const double> x) const {
+  absl::StatusOr<Prediction> prediction = model_->Predict(x);
+  if (!prediction.ok()) return prediction.status();
+  const std::uint64_t learned = prediction->learned;
+  StandingPrediction standing{
+      .prediction = *std::move(prediction),
+      .unlearned = learn_stage_.Unlearned(learned),
+      .learn_lag = learn_stage_.LagAfter(learned, absl::Now())};
+  return standing;
 }
 
 absl::Status HostedModel::Delete() {
@@ -313,7 +343,7 @@ absl::StatusOr<HostedModel::Captured> HostedModel::CaptureLocked(
     std::uint64_t lsn) {
   // The model must match the log up to `lsn`: everything logged is
   // acknowledged, so once learning catches up it does (writes wait
-  // meanwhile; at most kMaxUnlearned samples).
+  // meanwhile; at most kMaxUnlearnedStreamed samples).
   learn_stage_.CatchUp();
   if (absl::Status status = learn_stage_.error(); !status.ok()) return status;
   return Captured{SnapshotHeader{lsn,

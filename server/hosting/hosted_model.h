@@ -57,6 +57,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // behind at 4,096 with 8x the nMSE, 0.4 s behind at 256 with 4x); an
   // Ingest batch is still logged while the one before it is learned.
   static constexpr std::size_t kMaxUnlearned = 32;
+  // The same bound for Learn streams' samples, whose answers do not wait:
+  // past it, making them durable waits for learning. About a second of a
+  // 1 kHz arm, so that a pause in learning (an index take-over, a refresh)
+  // costs answers staleness, which they report, not durability.
+  static constexpr std::size_t kMaxUnlearnedStreamed = 1024;
 
   struct Limits {
     std::uint64_t max_samples = 0;  // stored samples; 0 = no limit
@@ -118,9 +123,33 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // With a write log, the batch is validated, predicted (with `before`),
   // appended to the log and answered with what this replica's applying it
   // did, waiting for that at most until `deadline` (the client's).
-  absl::StatusOr<LearnOutcome> Learn(
-      std::span<const Sample> batch, std::vector<Prediction>* before,
-      absl::Time deadline = absl::InfiniteFuture());
+  struct WriteOptions {
+    // How long a cluster model's write may wait for this replica's apply
+    // (the client's deadline).
+    absl::Time deadline = absl::InfiniteFuture();
+    // The batch's samples were announced (AnnounceSamples); Learn settles
+    // that count, whatever comes of the batch.
+    bool announced = false;
+    // Learn streams' samples (kMaxUnlearnedStreamed), not an Ingest batch.
+    bool streamed = false;
+  };
+  absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
+                                     std::vector<Prediction>* before,
+                                     const WriteOptions& options);
+  absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
+                                     std::vector<Prediction>* before) {
+    return Learn(batch, before, WriteOptions{});
+  }
+  // Samples received and on their way to Learn (a Learn stream's message in
+  // the group commit, an Ingest batch in the write queue): counted in the
+  // answers' `unlearned` until Learn settles them (or Withdraw drops them
+  // unlearned).
+  void AnnounceSamples(std::uint64_t samples) {
+    learn_stage_.Announce(samples);
+  }
+  void WithdrawSamples(std::uint64_t samples) {
+    learn_stage_.Withdraw(samples);
+  }
   // The batch refit (Model::Refit), in order with Learn: after every sample
   // acknowledged before it is learned. With a write log, appended to it
   // (and `progress` not reported), waiting for this replica to apply it
@@ -142,6 +171,18 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // The last log entry applied (0: none; after RestoreFromSnapshot, the
   // snapshot's).
   std::uint64_t log_applied() const;
+  // A Learn stream's answer: the model's prediction for `x` as it stands,
+  // waiting for nothing acknowledged before (answer first) — how stale it
+  // is in samples (received before and not learned yet: waiting in the
+  // write queue or for learning) and in time (how long the oldest durable
+  // sample it had not learned had waited for learning).
+  struct StandingPrediction {
+    Prediction prediction;
+    std::uint64_t unlearned = 0;
+    absl::Duration learn_lag;
+  };
+  absl::StatusOr<StandingPrediction> PredictAsItStands(
+      std::span<const double> x) const;
   // Predicts every query, once every sample acknowledged before the call
   // is learned; FAILED_PRECONDITION while the model holds no sample.
   absl::Status Predict(std::span<const std::span<const double>> queries,
@@ -196,7 +237,8 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   }
   // The prequential and honest errors against the samples learned.
   const LearningCurve& learning_curve() const { return learn_stage_.curve(); }
-  // The writes that waited for learning to catch up (kMaxUnlearned).
+  // The writes that waited for learning to catch up (kMaxUnlearned,
+  // kMaxUnlearnedStreamed).
   const PauseStatistics& backlog_waits() const {
     return learn_stage_.backlog_waits();
   }
@@ -211,9 +253,13 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
  private:
   absl::Status CheckWritable() const;
   // Learn and Refit on this model itself (no write log).
+  // `announced` of the batch's samples were announced (AnnounceSamples);
+  // `streamed`: WriteOptions::streamed.
   absl::StatusOr<LearnOutcome> LearnHere(std::span<const Sample> batch,
                                          std::vector<Prediction>* before,
-                                         std::uint64_t log_sequence = 0);
+                                         std::uint64_t log_sequence = 0,
+                                         std::uint64_t announced = 0,
+                                         bool streamed = false);
   // `log_sequence`: the log entry they apply (0: none).
   absl::Status RefitHere(
       const std::function<void(std::size_t, std::size_t)>& progress,

@@ -20,6 +20,7 @@ LearnBatcher::Result Failed(absl::Status status) {
 void LearnBatcher::Submit(const std::shared_ptr<HostedModel>& model,
                           Request request) {
   LearnBatcher& batcher = model->learn_batcher();
+  model->AnnounceSamples(1);
   {
     MutexLock lock(&batcher.mutex_);
     batcher.pending_.push_back(std::move(request));
@@ -66,14 +67,9 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
   std::vector<Sample> samples;
   for (Request& request : requests) {
     if (request.cancelled && request.cancelled()) {
+      model->WithdrawSamples(1);
       request.done(
           Failed(absl::CancelledError("not learned, the call was cancelled")));
-      continue;
-    }
-    // A bad sample fails its own message only.
-    if (absl::Status status = model->model().Validate({&request.sample, 1});
-        !status.ok()) {
-      request.done(Failed(status));
       continue;
     }
     samples.push_back(request.sample);
@@ -82,11 +78,14 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
   if (live.empty()) return;
   std::vector<Prediction> before;
   absl::Time deadline = absl::InfinitePast();
+  bool predict = false;
   for (const Request& request : live) {
     deadline = std::max(deadline, request.deadline);
+    predict |= request.predict;
   }
   absl::StatusOr<LearnOutcome> outcome =
-      model->Learn(samples, &before, deadline);
+      model->Learn(samples, predict ? &before : nullptr,
+                   {.deadline = deadline, .announced = true, .streamed = true});
   if (!outcome.ok() && live.size() > 1) {
     // Refused as a whole (the sample limit, a failing disk): learn each
     // alone, so each gets the answer it would have had on its own.
@@ -98,27 +97,34 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
       live[i].done(Failed(outcome.status()));
       continue;
     }
-    live[i].done({.status = absl::OkStatus(),
+    Result result{.status = absl::OkStatus(),
                   .sequence = outcome->sequence[i],
-                  .duplicate = outcome->duplicate[i],
-                  .before = std::move(before[i]),
-                  .learn_lag = outcome->learn_lag[i]});
+                  .duplicate = outcome->duplicate[i]};
+    if (predict) {
+      result.before = std::move(before[i]);
+      result.learn_lag = outcome->learn_lag[i];
+    }
+    live[i].done(std::move(result));
   }
 }
 
 void LearnBatcher::LearnAlone(HostedModel& model, Request& request) {
   std::vector<Prediction> before;
   absl::StatusOr<LearnOutcome> outcome =
-      model.Learn({&request.sample, 1}, &before, request.deadline);
+      model.Learn({&request.sample, 1}, request.predict ? &before : nullptr,
+                  {.deadline = request.deadline, .streamed = true});
   if (!outcome.ok()) {
     request.done(Failed(outcome.status()));
     return;
   }
-  request.done({.status = absl::OkStatus(),
+  Result result{.status = absl::OkStatus(),
                 .sequence = outcome->sequence[0],
-                .duplicate = outcome->duplicate[0],
-                .before = std::move(before[0]),
-                .learn_lag = outcome->learn_lag[0]});
+                .duplicate = outcome->duplicate[0]};
+  if (request.predict) {
+    result.before = std::move(before[0]);
+    result.learn_lag = outcome->learn_lag[0];
+  }
+  request.done(std::move(result));
 }
 
 }  // namespace streamreg

@@ -17,28 +17,35 @@ namespace streamreg {
 class HostedModel;
 
 // Group commit for the robot's loop. Concurrent Learn streams each send one
-// sample per message; learned one by one, every message would pay its own
+// sample per message; logged one by one, every message would pay its own
 // write-ahead-log fsync (under --sync=always) and they would queue behind
 // each other's. The batcher collects the messages that arrive while the
-// model's write queue is busy and learns them as one batch when it gets its
-// turn: one log record, one fsync, then each sample predicted in arrival
-// order and answered, and the batch learned after (HostedModel::Learn) —
-// the model learns exactly what learning them one after another would
-// have taught it, and each is acknowledged only once it is durable. A
-// message that finds the queue idle is logged at once, alone.
+// model's write queue is busy and logs them as one batch when it gets its
+// turn: one log record, one fsync (in cluster mode, one append to the
+// replicated log), then the batch learned after (HostedModel::Learn) — the
+// model learns exactly what learning them one after another would have
+// taught it. Each request is told once its sample is durable (or why it
+// cannot be). A stream answers its messages before that (LearnReactor);
+// a request that asks for a prediction gets the one the model made just
+// before the batch was logged (the cautious mode). A message that finds
+// the queue idle is logged at once, alone.
 class LearnBatcher {
  public:
   struct Result {
     absl::Status status;
     std::uint64_t sequence = 0;
     bool duplicate = false;
-    // The model's prediction for the sample (LearnOutcome).
+    // The model's prediction for the sample (LearnOutcome), if asked for.
     Prediction before;
     absl::Duration learn_lag;
   };
   struct Request {
-    // Must stay valid until `done` runs.
+    // Validated by the caller (Model::Validate: a bad one would fail its
+    // whole group, which is then learned one by one); must stay valid
+    // until `done` runs.
     Sample sample;
+    // Whether `done` gets the model's prediction for the sample.
+    bool predict = false;
     // Asked just before learning: a request whose caller is gone is
     // answered CANCELLED, not learned.
     std::function<bool()> cancelled;

@@ -9,11 +9,8 @@
 
 namespace streamreg {
 
-LearnStage::LearnStage(Model* model, WorkerPool* pool,
-                       std::size_t max_unlearned)
-    : model_(model),
-      max_unlearned_(max_unlearned),
-      queue_(SerialQueue::Create(pool)) {}
+LearnStage::LearnStage(Model* model, WorkerPool* pool)
+    : model_(model), queue_(SerialQueue::Create(pool)) {}
 
 void LearnStage::Reset(std::uint64_t learned) {
   {
@@ -48,21 +45,27 @@ LearnStage::OwnedSamples::OwnedSamples(std::span<const Sample> samples) {
 
 void LearnStage::Enqueue(std::span<const Sample> samples,
                          absl::Time acknowledged,
-                         std::shared_ptr<const void> keep_alive) {
-  if (samples.empty()) return;
+                         std::shared_ptr<const void> keep_alive,
+                         std::uint64_t announced, std::size_t max_unlearned) {
+  if (samples.empty()) {
+    Withdraw(announced);
+    return;
+  }
   auto batch = std::make_shared<const OwnedSamples>(samples);
   std::uint64_t last = 0;
   {
     MutexLock lock(&mutex_);
-    if (queued_ - learned_ > max_unlearned_) {
+    if (queued_ - learned_ > max_unlearned) {
       const PauseStatistics::Clock::time_point start =
           PauseStatistics::Clock::now();
-      while (queued_ - learned_ > max_unlearned_) progressed_.Wait(&mutex_);
+      while (queued_ - learned_ > max_unlearned) progressed_.Wait(&mutex_);
       backlog_waits_.RecordSince(start);
     }
     while (!batches_.empty() && batches_.front().last <= learned_) {
       batches_.pop_front();
     }
+    // Taken over in one step: never counted twice, nor missed.
+    announced_ -= std::min(announced_, announced);
     const std::uint64_t first = queued_ + 1;
     queued_ += samples.size();
     last = queued_;
@@ -133,6 +136,21 @@ void LearnStage::CatchUp() const {
 std::uint64_t LearnStage::learned() const {
   MutexLock lock(&mutex_);
   return learned_;
+}
+
+void LearnStage::Announce(std::uint64_t samples) {
+  MutexLock lock(&mutex_);
+  announced_ += samples;
+}
+
+void LearnStage::Withdraw(std::uint64_t samples) {
+  MutexLock lock(&mutex_);
+  announced_ -= std::min(announced_, samples);
+}
+
+std::uint64_t LearnStage::Unlearned(std::uint64_t learned) const {
+  MutexLock lock(&mutex_);
+  return announced_ + (queued_ > learned ? queued_ - learned : 0);
 }
 
 const LearnStage::Batch* LearnStage::BatchOf(std::uint64_t sequence) const {

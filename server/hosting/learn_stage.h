@@ -40,9 +40,7 @@ class LearnStage {
  public:
   // `model` must outlive the stage's work (the owner drains the stage
   // before destroying it; HostedModel keeps itself alive in its tasks).
-  // At most `max_unlearned` samples wait at a time (before the next batch
-  // is queued; a larger batch is queued whole once the stage is idle).
-  LearnStage(Model* model, WorkerPool* pool, std::size_t max_unlearned);
+  LearnStage(Model* model, WorkerPool* pool);
   LearnStage(const LearnStage&) = delete;
   LearnStage& operator=(const LearnStage&) = delete;
 
@@ -50,13 +48,20 @@ class LearnStage {
   // (and the learning curve, which gets a point there if one is due).
   void Reset(std::uint64_t learned) ABSL_LOCKS_EXCLUDED(mutex_);
 
+  // Samples received and on their way here (being made durable): counted
+  // as unlearned (Unlearned) until Enqueue takes them over or Withdraw
+  // drops them (refused, duplicates).
+  void Announce(std::uint64_t samples) ABSL_LOCKS_EXCLUDED(mutex_);
+  void Withdraw(std::uint64_t samples) ABSL_LOCKS_EXCLUDED(mutex_);
   // Queues a copy of the next samples of the stream (acknowledged at
-  // `acknowledged`) to be learned in order; first waits while more than
-  // max_unlearned samples wait. `keep_alive` is held until they are
-  // learned (the model's owner).
+  // `acknowledged`) to be learned in order, and withdraws `announced`
+  // announced samples in the same step (those the batch came from); first
+  // waits while more than `max_unlearned` samples wait (a larger batch is
+  // queued whole once the stage is idle). `keep_alive` is held until they
+  // are learned (the model's owner).
   void Enqueue(std::span<const Sample> samples, absl::Time acknowledged,
-               std::shared_ptr<const void> keep_alive)
-      ABSL_LOCKS_EXCLUDED(mutex_);
+               std::shared_ptr<const void> keep_alive, std::uint64_t announced,
+               std::size_t max_unlearned) ABSL_LOCKS_EXCLUDED(mutex_);
   // Runs `task` on the learning thread once everything queued before it is
   // learned (a refit), and returns its status; nothing queued after it
   // starts before it ends.
@@ -70,6 +75,10 @@ class LearnStage {
   const PauseStatistics& backlog_waits() const { return backlog_waits_; }
   // Samples learned so far.
   std::uint64_t learned() const ABSL_LOCKS_EXCLUDED(mutex_);
+  // Samples announced or queued, and not learned by a model that had
+  // learned `learned` of them.
+  std::uint64_t Unlearned(std::uint64_t learned) const
+      ABSL_LOCKS_EXCLUDED(mutex_);
   // How fast they are learned now.
   const LearnRate& rate() const { return rate_; }
   // The model's errors against the samples learned (recorded here).
@@ -119,7 +128,6 @@ class LearnStage {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   Model* const model_;
-  const std::size_t max_unlearned_;
   PauseStatistics backlog_waits_;
   LearnRate rate_;       // recorded on the learning thread
   LearningCurve curve_;  // likewise
@@ -129,6 +137,7 @@ class LearnStage {
   mutable CondVar progressed_;  // learned_ grew
   std::uint64_t queued_ ABSL_GUARDED_BY(mutex_) = 0;
   std::uint64_t learned_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t announced_ ABSL_GUARDED_BY(mutex_) = 0;
   // Batches queued and not trimmed yet (trimmed at the next Enqueue once
   // learned, so LagAfter finds the batch a prediction missed).
   std::deque<Batch> batches_ ABSL_GUARDED_BY(mutex_);

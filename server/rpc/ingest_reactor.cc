@@ -45,19 +45,24 @@ void IngestReactor::OnReadDone(bool ok) {
       **model, static_cast<std::uint64_t>(request_.samples_size()));
   if (!admitted.ok()) return Fail(admitted.status());
   admitted_ = *std::move(admitted);
+  // Counted in Learn streams' answers as received, not learned, from now.
+  (*model)->AnnounceSamples(
+      static_cast<std::uint64_t>(request_.samples_size()));
   (*model)->writes().Post([this, model = *model] { Learn(model); });
 }
 
 void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
   if (context_->IsCancelled()) {
+    model->WithdrawSamples(static_cast<std::uint64_t>(request_.samples_size()));
     admitted_.Release();
     Finish(grpc::Status(grpc::StatusCode::CANCELLED,
                         absl::StrCat(stream_.Where(),
                                      ": not learned, the call was cancelled")));
     return;
   }
-  absl::StatusOr<LearnOutcome> outcome = model->Learn(
-      SamplesFromWire(request_.samples()), nullptr, CallDeadline(*context_));
+  absl::StatusOr<LearnOutcome> outcome =
+      model->Learn(SamplesFromWire(request_.samples()), nullptr,
+                   {.deadline = CallDeadline(*context_), .announced = true});
   // Released before the next read (which admits the next batch).
   admitted_.Release();
   if (!outcome.ok()) return Fail(Prefixed(outcome.status(), stream_.Where()));

@@ -1,9 +1,11 @@
 #include "server/rpc/learn_reactor.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/durability_trailer.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/wire_conversion.h"
@@ -23,6 +25,11 @@ absl::Status AsSampleError(const absl::Status& status,
   return WithMessage(status, absl::StrCat(where, ": ", field));
 }
 
+// "message N" of the 1-based message `number` (errors count from 0).
+std::string MessageName(std::uint64_t number) {
+  return absl::StrCat("message ", number - 1);
+}
+
 }  // namespace
 
 LearnReactor::LearnReactor(grpc::CallbackServerContext* context,
@@ -31,6 +38,10 @@ LearnReactor::LearnReactor(grpc::CallbackServerContext* context,
     : context_(context),
       stream_(registry, access, *context, Permission::kWrite) {
   if (absl::Status status = stream_.Authenticate(); !status.ok()) {
+    {
+      MutexLock lock(&mutex_);
+      finished_ = true;
+    }
     Finish(ToGrpcStatus(status));
     return;
   }
@@ -38,54 +49,188 @@ LearnReactor::LearnReactor(grpc::CallbackServerContext* context,
 }
 
 void LearnReactor::OnReadDone(bool ok) {
-  if (!ok) {
-    Finish(StreamEndStatus(context_));
-    return;
+  bool handle = false;
+  {
+    MutexLock lock(&mutex_);
+    reading_ = false;
+    if (!ok) {  // the client half-closed, or the call is gone
+      half_closed_ = true;
+      if (context_->IsCancelled() && !end_.has_value()) {
+        end_ = absl::CancelledError("call cancelled");
+      }
+    } else if (!end_.has_value()) {  // (an ending call takes no message)
+      handle = handling_ = true;
+    }
   }
-  absl::StatusOr<std::shared_ptr<HostedModel>> model =
-      stream_.Next(request_.model());
-  if (!model.ok()) {
-    Finish(ToGrpcStatus(model.status()));
-    return;
+  std::optional<v1::LearnResponse> answer;
+  absl::Status status = handle ? Accept(&answer) : absl::OkStatus();
+  Step step;
+  {
+    MutexLock lock(&mutex_);
+    if (handle) handling_ = false;
+    if (!status.ok() && !end_.has_value()) end_ = std::move(status);
+    if (answer.has_value() && !end_.has_value()) {
+      answer->set_durable_messages(durable_.through());
+      response_ = *std::move(answer);
+      writing_ = true;
+      step = Step::kWrite;
+    } else {
+      step = Advance();
+    }
   }
-  absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitStreamedSample();
-  if (!admitted.ok()) {
-    Finish(ToGrpcStatus(admitted.status(), *context_));
-    return;
-  }
-  admitted_ = *std::move(admitted);
-  LearnBatcher::Submit(
-      *model,
-      {.sample = SampleFromWire(request_.sample()),
-       .cancelled = [this] { return context_->IsCancelled(); },
-       .deadline = CallDeadline(*context_),
-       .done =
-           [this](LearnBatcher::Result result) { Answer(std::move(result)); }});
+  Take(step);
 }
 
-void LearnReactor::Answer(LearnBatcher::Result result) {
-  admitted_.Release();  // before the next read admits the next sample
-  if (!result.status.ok()) {
-    Finish(
-        ToGrpcStatus(AsSampleError(result.status, stream_.Where()), *context_));
-    return;
+absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
+  absl::StatusOr<std::shared_ptr<HostedModel>> found =
+      stream_.Next(request_.model());
+  if (!found.ok()) return found.status();
+  std::shared_ptr<HostedModel> model = *std::move(found);
+  const std::uint64_t number = stream_.messages();
+  // The sample, owned past this message (the next read reuses request_).
+  auto owned = std::make_shared<v1::Sample>();
+  owned->Swap(request_.mutable_sample());
+  const Sample sample = SampleFromWire(*owned);
+  if (absl::Status status = model->model().Validate({&sample, 1});
+      !status.ok()) {
+    return AsSampleError(status, stream_.Where());
   }
-  response_.Clear();
-  PredictionToWire(result.before, response_.mutable_prediction());
-  response_.set_sequence(result.sequence);
-  response_.set_duplicate(result.duplicate);
-  response_.set_learned(result.before.learned);
-  response_.set_learn_lag_us(
-      static_cast<std::uint64_t>(absl::ToInt64Microseconds(result.learn_lag)));
-  StartWrite(&response_);
+  absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitStreamedSample();
+  if (!admitted.ok()) return admitted.status();
+  const bool answer_waits = request_.answer_when_durable();
+  if (!answer_waits) {
+    // Answer first: predicted before the sample is handed on, so the
+    // prediction cannot have learned it.
+    absl::StatusOr<HostedModel::StandingPrediction> standing =
+        model->PredictAsItStands(sample.x);
+    if (!standing.ok()) return Prefixed(standing.status(), stream_.Where());
+    v1::LearnResponse& now = answer->emplace();
+    PredictionToWire(standing->prediction, now.mutable_prediction());
+    now.set_learned(standing->prediction.learned);
+    now.set_unlearned(standing->unlearned);
+    now.set_learn_lag_us(static_cast<std::uint64_t>(
+        absl::ToInt64Microseconds(standing->learn_lag)));
+  }
+  {
+    MutexLock lock(&mutex_);
+    ++in_commit_;
+    awaiting_answer_ = answer_waits;
+  }
+  // Handed on before the answer is written: once it is, the next message
+  // may be read, and its sample must come after this one.
+  auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
+  LearnBatcher::Submit(model,
+                       {.sample = sample,
+                        .predict = answer_waits,
+                        .cancelled = [this] { return context_->IsCancelled(); },
+                        .deadline = CallDeadline(*context_),
+                        .done =
+                            [this, number, answer_waits, owned,
+                             ticket](LearnBatcher::Result result) {
+                              ticket->Release();
+                              Logged(number, answer_waits, std::move(result));
+                            }});
+  return absl::OkStatus();
+}
+
+void LearnReactor::Logged(std::uint64_t number, bool answer_waits,
+                          LearnBatcher::Result result) {
+  Step step = Step::kNone;
+  {
+    MutexLock lock(&mutex_);
+    --in_commit_;
+    if (answer_waits) awaiting_answer_ = false;
+    if (!result.status.ok()) {
+      if (!end_.has_value()) {
+        end_ = WithMessage(result.status,
+                           absl::StrCat(MessageName(number),
+                                        ": sample not durable, not learned: ",
+                                        result.status.message()));
+      }
+    } else {
+      durable_.MarkDurable(number);
+    }
+    if (answer_waits && result.status.ok() && !end_.has_value()) {
+      response_.Clear();
+      PredictionToWire(result.before, response_.mutable_prediction());
+      response_.set_sequence(result.sequence);
+      response_.set_duplicate(result.duplicate);
+      response_.set_learned(result.before.learned);
+      response_.set_unlearned(
+          result.duplicate || result.before.learned >= result.sequence
+              ? 0
+              : result.sequence - 1 - result.before.learned);
+      response_.set_learn_lag_us(static_cast<std::uint64_t>(
+          absl::ToInt64Microseconds(result.learn_lag)));
+      response_.set_durable_messages(durable_.through());
+      writing_ = true;
+      step = Step::kWrite;
+    } else {
+      step = Advance();
+    }
+  }
+  Take(step);
 }
 
 void LearnReactor::OnWriteDone(bool ok) {
-  if (!ok) {  // the client is gone
-    Finish(StreamEndStatus(context_, /*write_failed=*/true));
-    return;
+  Step step;
+  {
+    MutexLock lock(&mutex_);
+    writing_ = false;
+    if (!ok && !end_.has_value()) {  // the client is gone
+      end_ = absl::CancelledError("call cancelled");
+    }
+    step = Advance();
   }
-  StartRead(&request_);
+  Take(step);
+}
+
+LearnReactor::Step LearnReactor::Advance() {
+  // A write in flight or a message being handled advances when done.
+  if (finished_ || writing_ || handling_) return Step::kNone;
+  if (end_.has_value()) {
+    // Finished only once the group commit holds nothing of this call
+    // (its reports refer to this reactor).
+    if (in_commit_ > 0) return Step::kNone;
+    finished_ = true;
+    return Step::kFinish;
+  }
+  if (half_closed_) {
+    // Every sample durable: OK, with the final watermark in the trailer.
+    if (in_commit_ > 0) return Step::kNone;
+    end_ = absl::OkStatus();
+    finished_ = true;
+    return Step::kFinish;
+  }
+  if (reading_ || awaiting_answer_) return Step::kNone;
+  reading_ = true;
+  return Step::kRead;
+}
+
+void LearnReactor::Take(Step step) {
+  switch (step) {
+    case Step::kNone:
+      return;
+    case Step::kRead:
+      StartRead(&request_);
+      return;
+    case Step::kWrite:
+      StartWrite(&response_);
+      return;
+    case Step::kFinish: {
+      absl::Status status;
+      std::uint64_t durable = 0;
+      {
+        MutexLock lock(&mutex_);
+        status = *end_;
+        durable = durable_.through();
+      }
+      context_->AddTrailingMetadata(kDurableMessagesTrailer,
+                                    absl::StrCat(durable));
+      Finish(ToGrpcStatus(status, *context_));
+      return;
+    }
+  }
 }
 
 }  // namespace streamreg

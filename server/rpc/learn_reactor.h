@@ -1,10 +1,15 @@
 #ifndef STREAMREG_SERVER_RPC_LEARN_REACTOR_H_
 #define STREAMREG_SERVER_RPC_LEARN_REACTOR_H_
 
+#include <cstdint>
 #include <memory>
-#include <vector>
+#include <optional>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "core/base/mutex.h"
 #include "grpcpp/grpcpp.h"
+#include "server/hosting/durability_watermark.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/rpc/access_control.h"
 #include "server/rpc/model_stream.h"
@@ -12,15 +17,22 @@
 
 namespace streamreg {
 
-// One Learn call, the robot's loop: for each message, on the model's write
-// queue (grouped with other streams' messages, see LearnBatcher), logs the
-// sample, predicts it and answers with that prediction, the sample's
-// sequence number and how stale the prediction was; the sample is learned
-// right after, off the response path. The next message is read once the
-// answer is written. A bad sample ends the call with its error
-// (the samples before it stay learned); a sample beyond the model's or the
-// server's limit on queued samples ends it at once with
-// RESOURCE_EXHAUSTED and a retry hint. Deletes itself when done.
+// One Learn call, the robot's loop, answer first: each message is
+// validated, predicted from the model as it stands and answered at once, on
+// the gRPC thread that read it; its sample is then handed to the model's
+// group commit (LearnBatcher), which makes it durable and has it learned in
+// order, off the response path. Every answer carries the stream's
+// durability watermark (DurabilityWatermark). A message that asks to be
+// answered only once durable (answer_when_durable) is answered from the
+// group commit instead, as before this was the default. The next message
+// is read once the answer is written. After the client half-closes, the
+// call ends OK once every sample is durable, the final watermark in the
+// trailer kDurableMessagesTrailer. A bad message ends the call with its error
+// (the samples before it stay); a sample that cannot be made durable ends it
+// with a status naming its message; a sample beyond the server's limit on
+// queued samples ends it with RESOURCE_EXHAUSTED and a retry hint. The call
+// ends only when no sample of it is still in the group commit. Deletes
+// itself when done.
 class LearnReactor final
     : public grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse> {
  public:
@@ -32,15 +44,40 @@ class LearnReactor final
   void OnDone() override { delete this; }
 
  private:
-  // The answer to the current message, on the model's write queue.
-  void Answer(LearnBatcher::Result result);
+  // What the call does next, decided under mutex_ and done outside it.
+  enum class Step { kNone, kRead, kWrite, kFinish };
 
-  grpc::CallbackServerContext* context_;
+  // Handles the message just read: hands its sample to the group commit
+  // and fills `answer` unless the answer waits for durability; the error
+  // that ends the call, if any.
+  absl::Status Accept(std::optional<v1::LearnResponse>* answer);
+  // The group commit's word on message `number`.
+  void Logged(std::uint64_t number, bool answer_waits,
+              LearnBatcher::Result result) ABSL_LOCKS_EXCLUDED(mutex_);
+  // The next step from the state (and the state changed to it).
+  Step Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Take(Step step) ABSL_LOCKS_EXCLUDED(mutex_);
+
+  grpc::CallbackServerContext* const context_;
+  // Used by the read callback only (one at a time).
   ModelStream stream_;
   v1::LearnRequest request_;
-  v1::LearnResponse response_;
-  // The current sample, admitted until it is answered.
-  AdmissionTicket admitted_;
+
+  Mutex mutex_;
+  // The write in flight (or about to be started).
+  v1::LearnResponse response_ ABSL_GUARDED_BY(mutex_);
+  DurabilityWatermark durable_ ABSL_GUARDED_BY(mutex_);
+  // Messages handed to the group commit and not reported back.
+  std::uint64_t in_commit_ ABSL_GUARDED_BY(mutex_) = 0;
+  // A read started; a message read being handled (Accept).
+  bool reading_ ABSL_GUARDED_BY(mutex_) = true;
+  bool handling_ ABSL_GUARDED_BY(mutex_) = false;
+  bool writing_ ABSL_GUARDED_BY(mutex_) = false;
+  // A message whose answer waits for its durability.
+  bool awaiting_answer_ ABSL_GUARDED_BY(mutex_) = false;
+  bool half_closed_ ABSL_GUARDED_BY(mutex_) = false;
+  bool finished_ ABSL_GUARDED_BY(mutex_) = false;
+  std::optional<absl::Status> end_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace streamreg

@@ -90,7 +90,10 @@ with streamreg.Client(address, timeout=10) as client:
     assert client.predict("yacht", x).y.shape == (1, 1)
     with client.learn_stream("yacht") as stream:
         answer = stream.learn(x[0], [0.5])
-    assert answer.sequence == rows + 1, answer
+        assert answer.y.shape == (1,), answer
+    # Closed once the sample is in the log on a quorum and applied.
+    assert stream.durable_samples == 1, stream.durable_samples
+    assert client.info("yacht").samples == rows + 1
     client.create("boat", inputs=2, targets=1)
     i = np.arange(50.0)
     client.learn("boat", np.column_stack([i, -i]), i, batch_size=20)

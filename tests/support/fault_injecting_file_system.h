@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,21 @@ class FaultInjectingFileSystem final : public FileSystem {
   std::atomic<int> sync_error{0};    // for fsyncs of files
   std::atomic<int> create_error{0};  // creating files or directories
   std::atomic<int> file_syncs{0};    // fsyncs of files that succeeded
+
+  // A slow disk: from HoldSyncs() on, every fsync of a file waits until
+  // ReleaseSyncs(); syncs_waiting() counts those waiting now.
+  void HoldSyncs() {
+    std::lock_guard<std::mutex> lock(hold_mutex_);
+    holding_ = true;
+  }
+  void ReleaseSyncs() {
+    {
+      std::lock_guard<std::mutex> lock(hold_mutex_);
+      holding_ = false;
+    }
+    released_.notify_all();
+  }
+  int syncs_waiting() const { return syncs_waiting_.load(); }
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) override {
@@ -80,6 +97,7 @@ class FaultInjectingFileSystem final : public FileSystem {
       return base_->Append(data);
     }
     absl::Status Sync() override {
+      fs_->WaitWhileHeld();
       if (const int error = fs_->sync_error.load()) {
         return FileError("fsync", base_->path(), error);
       }
@@ -99,7 +117,19 @@ class FaultInjectingFileSystem final : public FileSystem {
     std::unique_ptr<WritableFile> base_;
   };
 
+  void WaitWhileHeld() {
+    std::unique_lock<std::mutex> lock(hold_mutex_);
+    if (!holding_) return;
+    ++syncs_waiting_;
+    released_.wait(lock, [this] { return !holding_; });
+    --syncs_waiting_;
+  }
+
   FileSystem* base_ = FileSystem::Default();
+  std::mutex hold_mutex_;
+  std::condition_variable released_;
+  bool holding_ = false;
+  std::atomic<int> syncs_waiting_{0};
 };
 
 }  // namespace streamreg

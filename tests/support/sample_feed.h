@@ -51,7 +51,10 @@ inline absl::Status StreamUntilFailure(
   const Stream& s = feed.stream;
   std::size_t next = feed.acknowledged.load();
   if (feed.robot) {
+    // Acknowledged is what the server's watermark reports durable (its
+    // answers come first): a prefix of what this session sent.
     LearnSession session(&client, feed.model);
+    const std::size_t first = next;
     for (; next < end && !stopping(); ++next) {
       if (next == abandon_at) return abandoned();
       feed.sent = std::max(feed.sent.load(), next + 1);
@@ -59,12 +62,15 @@ inline absl::Status StreamUntilFailure(
       absl::StatusOr<v1::LearnResponse> learned =
           session.Learn(sample.x, sample.y, feed.first_id + next);
       if (!learned.ok()) return learned.status();
-      feed.acknowledged = next + 1;
+      feed.acknowledged = first + session.durable_samples();
       // A robot's pace (about 1 kHz with the round trip), so that the
       // kills find it streaming.
       std::this_thread::sleep_for(std::chrono::microseconds(300));
     }
+    // What Close could not make durable is streamed again from
+    // `acknowledged` by the caller's next call.
     (void)session.Close();
+    feed.acknowledged = first + session.durable_samples();
     return absl::OkStatus();
   }
   Ingester ingester(&client, feed.model);

@@ -77,22 +77,28 @@ def main():
 
 
 def replay(client, args, target_names, inputs, targets):
-    """One tick per row, at --rate; the nMSE every 500 ticks."""
+    """One tick per row, at --rate; the nMSE every 500 ticks, and last once
+    the server reports every sample durable."""
     squared_errors = np.zeros(targets.shape[1])
     start = time.monotonic()
+
+    def report(n, durable):
+        nmse = squared_errors / n / np.maximum(targets[:n].var(axis=0), 1e-300)
+        print(f"samples={n} durable={durable} "
+              f"prequential nMSE mean={nmse.mean():.4f} " +
+              " ".join(f"{name}={v:.3f}" for name, v in zip(target_names, nmse)))
+
     with client.learn_stream(args.model) as stream:
         for n, (x, y) in enumerate(zip(inputs, targets), start=1):
             if args.rate:
                 time.sleep(max(0.0, start + n / args.rate - time.monotonic()))
             answer = stream.learn(x, y)
             squared_errors += (answer.y - y) ** 2
-            if n % 500 == 0 or n == len(inputs):
-                nmse = squared_errors / n / np.maximum(
-                    targets[:n].var(axis=0), 1e-300)
-                print(f"samples={n} sequence={answer.sequence} "
-                      f"prequential nMSE mean={nmse.mean():.4f} " +
-                      " ".join(f"{name}={v:.3f}"
-                               for name, v in zip(target_names, nmse)))
+            if n % 500 == 0:
+                report(n, answer.durable)
+    # Closed: every sample is durable.
+    report(len(inputs), stream.durable_samples)
+    print(f"model={client.info(args.model).samples}")
 
 
 if __name__ == "__main__":

@@ -284,12 +284,24 @@ class Client:
         return Predictions.from_protos(list(response.predictions),
                                        response.num_samples)
 
-    def learn_stream(self, model: str) -> LearnStream:
+    def learn_stream(self, model: str,
+                     answer_when_durable: bool = False) -> LearnStream:
         """A Learn stream for a control loop: stream.learn(x, y) per tick
-        returns the prediction for x made before learning it."""
+        returns the prediction for x made before learning it, answered
+        before the sample is durable (or, with answer_when_durable, once it
+        is). The stream keeps each sample until the server reports it
+        durable and resends those it had not after a broken call."""
         self.info(model)  # finds the model's servers (and checks it)
-        _, _, regression = self._stubs(self._router.address_for(model))
-        return LearnStream(regression.Learn, model, self._sample_id)
+
+        def open_call(requests):
+            # Where the model is served now (a reopened call may go
+            # elsewhere).
+            _, _, regression = self._stubs(self._router.address_for(model))
+            return regression.Learn(requests)
+
+        return LearnStream(open_call, model, self._sample_id,
+                           retry=self.retry,
+                           answer_when_durable=answer_when_durable)
 
     def predict_stream(self, model: str) -> PredictStream:
         """A PredictStream stream: stream.predict(x) per query, without a

@@ -111,11 +111,15 @@ class Predictions:
 @dataclasses.dataclass(frozen=True)
 class StreamPrediction:
     """The answer to one sample of a learn stream: the model's prediction
-    for it made before learning it (y, spread: (m,)), the sample's place in
-    the model's stream (`sequence`), how many samples that prediction had
-    learned (`learned`: sequence - 1 unless learning lagged), how long the
-    oldest sample it missed had waited (`learn_lag`, seconds), and whether
-    its id had been learned already (`duplicate`)."""
+    for it made before learning it (y, spread: (m,)), how many samples that
+    prediction had learned (`learned`) and how many it had received before
+    and not learned yet (`unlearned`), how long the oldest durable sample
+    it missed had waited for learning (`learn_lag`, seconds), and how many
+    of the stream's samples were durable when it was answered (`durable`).
+    The server answers before the sample is durable; in the cautious mode
+    (answer_when_durable) it answers once it is, with the sample's place in
+    the model's stream (`sequence`, else 0) and whether its id had been
+    learned already (`duplicate`)."""
     y: np.ndarray
     spread: np.ndarray
     neighbors: int
@@ -123,6 +127,8 @@ class StreamPrediction:
     learned: int
     learn_lag: float
     duplicate: bool
+    unlearned: int = 0
+    durable: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,12 +1,15 @@
 """Bidirectional streams in lockstep: one message sent, its answer read."""
 
+import collections
 import queue
+import time
 from typing import Callable, Iterator
 
 import grpc
 import numpy as np
 
 from streamreg.errors import Error
+from streamreg.retry import RetryPolicy
 from streamreg.results import Predictions, StreamPrediction
 from streamreg.v1 import regression_pb2
 from streamreg.v1 import regression_service_pb2
@@ -38,18 +41,38 @@ class _Lockstep:
             raise Error(grpc.StatusCode.UNAVAILABLE,
                         "the server ended the stream") from None
 
+    def close_quietly(self) -> None:
+        """Ends a broken stream without reading what is left."""
+        self._closed = True
+        self._requests.put(_END)
+        self._responses.cancel()
+
+    def finish(self) -> list:
+        """Half-closes the stream and reads what the server still sends
+        until it ends the call: those messages, or Error."""
+        self._closed = True
+        self._requests.put(_END)
+        try:
+            return list(self._responses)
+        except grpc.RpcError as error:
+            raise Error.from_rpc_error(error) from None
+
+    def trailer(self, key: str):
+        """A trailer of the ended call (None if absent)."""
+        for name, value in self._responses.trailing_metadata() or ():
+            if name == key:
+                return value
+        return None
+
     def close(self) -> None:
         """Ends the stream and waits for the server to end it too."""
         if self._closed:
             return
-        self._closed = True
-        self._requests.put(_END)
         try:
-            for _ in self._responses:
-                pass
-        except grpc.RpcError as error:
-            if error.code() != grpc.StatusCode.CANCELLED:
-                raise Error.from_rpc_error(error) from None
+            self.finish()
+        except Error as error:
+            if error.code != grpc.StatusCode.CANCELLED:
+                raise
 
     def __enter__(self):
         return self
@@ -58,31 +81,157 @@ class _Lockstep:
         self.close()
 
 
-class LearnStream(_Lockstep):
-    """The robot's loop over one Learn stream: learn(x, y) sends a sample
-    and returns the model's prediction for it made before learning it (the
-    server logs the sample, answers, then learns it). Use as a context
-    manager, or close() it."""
+class LearnStream:
+    """The robot's loop over a Learn stream: learn(x, y) sends a sample and
+    returns the model's prediction for it made before learning it. The
+    server answers first and makes the sample durable after; each answer
+    says how many of the stream's samples are durable (the watermark). The
+    stream keeps every sample until the watermark covers it: if the call
+    breaks with a retryable status, a new one is opened and the samples not
+    yet covered are sent again first (their ids make that exactly once),
+    then the current one. close() waits until every sample is durable.
+    `answer_when_durable` asks the server to answer each sample only once it
+    is durable (the cautious mode). Use as a context manager, or close()
+    it."""
 
-    def __init__(self, open_call, model: str, next_id: Callable[[], int]):
-        super().__init__(open_call)
+    def __init__(self, open_call, model: str, next_id: Callable[[], int],
+                 retry: RetryPolicy = RetryPolicy(),
+                 answer_when_durable: bool = False):
+        self._open_call = open_call
         self._model = model
         self._next_id = next_id
+        self._retry = retry
+        self._answer_when_durable = answer_when_durable
+        # [request, its message number on the current call (0: not sent
+        # there), when it was first sent], in order.
+        self._unconfirmed: "collections.deque" = collections.deque()
+        self._call = None
+        self._messages = 0
+        self._closed = False
+        self.durable_samples = 0
+
+    @property
+    def unconfirmed_samples(self) -> int:
+        """Samples sent and not yet reported durable."""
+        return len(self._unconfirmed)
+
+    def durability_lag(self) -> float:
+        """Seconds the oldest sample not yet reported durable has waited
+        since it was first sent (0 when none waits)."""
+        if not self._unconfirmed:
+            return 0.0
+        return time.monotonic() - self._unconfirmed[0][2]
 
     def learn(self, x, y) -> StreamPrediction:
+        if self._closed:
+            raise ValueError("the stream is closed")
         sample = regression_pb2.Sample(
             x=np.asarray(x, dtype=np.float64).ravel().tolist(),
             y=np.asarray(y, dtype=np.float64).ravel().tolist(),
             sample_id=self._next_id())
-        response = self.exchange(regression_service_pb2.LearnRequest(
-            model=self._model, sample=sample))
+        entry = [regression_service_pb2.LearnRequest(
+            model=self._model, sample=sample,
+            answer_when_durable=self._answer_when_durable),
+            0, time.monotonic()]
+        self._unconfirmed.append(entry)
+        try:
+            response = self._retried(lambda: self._send_last(entry))
+        except Error:
+            # The caller has this sample's error: it is not resent.
+            if self._unconfirmed and self._unconfirmed[-1] is entry:
+                self._unconfirmed.pop()
+            raise
         p = response.prediction
         return StreamPrediction(
             y=np.array(p.y), spread=np.array(p.spread),
             neighbors=p.neighbors, sequence=response.sequence,
             learned=response.learned,
             learn_lag=response.learn_lag_us / 1e6,
-            duplicate=response.duplicate)
+            duplicate=response.duplicate, unlearned=response.unlearned,
+            durable=self.durable_samples)
+
+    def close(self) -> None:
+        """Waits until the server reports every sample durable (resending
+        on a new call if this one breaks), then ends the stream."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._call is None and not self._unconfirmed:
+            return
+        self._retried(self._finish)
+
+    def _retried(self, attempt):
+        start = time.monotonic()
+        for number in range(self._retry.attempts):
+            try:
+                return attempt()
+            except Error as error:
+                self._broken()
+                wait = self._retry.wait_before(number, error)
+                if (number + 1 >= self._retry.attempts or
+                        not self._retry.should_retry(error) or
+                        time.monotonic() - start + wait >=
+                        self._retry.deadline):
+                    raise
+                time.sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _send_last(self, entry):
+        if self._call is None:
+            self._reopen(keep=1)
+        return self._send(entry)
+
+    def _reopen(self, keep: int) -> None:
+        self._call = _Lockstep(self._open_call)
+        self._messages = 0
+        earlier = list(self._unconfirmed)[:len(self._unconfirmed) - keep]
+        for entry in earlier:
+            if any(entry is e for e in self._unconfirmed):
+                self._send(entry)
+
+    def _send(self, entry):
+        self._messages += 1
+        entry[1] = self._messages
+        response = self._call.exchange(entry[0])
+        self._confirm(response.durable_messages)
+        return response
+
+    def _confirm(self, watermark: int) -> None:
+        while (self._unconfirmed and
+               0 < self._unconfirmed[0][1] <= watermark):
+            self._unconfirmed.popleft()
+            self.durable_samples += 1
+
+    def _finish(self) -> None:
+        if self._call is None:
+            self._reopen(keep=0)
+        call, self._call = self._call, None
+        for response in call.finish():
+            self._confirm(response.durable_messages)
+        # Ended OK: every message of the call is durable, as its trailer
+        # says.
+        durable = call.trailer("streamreg-durable-messages")
+        self._confirm(int(durable) if durable is not None else self._messages)
+        if self._unconfirmed:
+            for entry in self._unconfirmed:
+                entry[1] = 0
+            raise Error(grpc.StatusCode.UNAVAILABLE,
+                        f"the server ended the stream with "
+                        f"{len(self._unconfirmed)} samples not reported "
+                        f"durable")
+
+    def _broken(self) -> None:
+        if self._call is not None:
+            self._call.close_quietly()
+            self._call = None
+        for entry in self._unconfirmed:
+            entry[1] = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
 
 
 class PredictStream(_Lockstep):

@@ -105,16 +105,19 @@ class ClientTest(unittest.TestCase):
         c.create("py-loop", inputs=21, targets=7)
         c.learn("py-loop", self.X[:300], self.Y[:300])
         caught_up = 0
-        with c.learn_stream("py-loop") as stream, \
+        # The cautious mode: each answer once its sample is durable.
+        with c.learn_stream("py-loop", answer_when_durable=True) as stream, \
                 c.predict_stream("py-loop") as queries:
             for i in range(300, 340):
                 before = c.predict("py-loop", self.X[i]).y[0]
                 answer = stream.learn(self.X[i], self.Y[i])
                 self.assertEqual(i + 1, answer.sequence)
                 self.assertFalse(answer.duplicate)
+                self.assertEqual(i - 300 + 1, answer.durable)
                 # The answer is the model's prediction made once every
                 # sample before this one was learned, and before this one.
                 if answer.learned == answer.sequence - 1:
+                    self.assertEqual(0, answer.unlearned)
                     np.testing.assert_array_equal(before, answer.y)
                     caught_up += 1
                 streamed = queries.predict(self.X[i])
@@ -124,6 +127,19 @@ class ClientTest(unittest.TestCase):
         # Predict waited for every sample before it: each answer had.
         self.assertEqual(40, caught_up)
         self.assertEqual(340, c.info("py-loop").samples)
+        # Answer first (the default): the prediction from the model as it
+        # stands, durability reported after; close() waits for all of it.
+        with c.learn_stream("py-loop") as stream:
+            for i in range(340, 400):
+                answer = stream.learn(self.X[i], self.Y[i])
+                self.assertEqual(0, answer.sequence)
+                self.assertLessEqual(answer.learned, i)
+                self.assertLessEqual(answer.durable, i - 340 + 1)
+                self.assertLessEqual(answer.learned + answer.unlearned,
+                                     i + 1)
+        self.assertEqual(60, stream.durable_samples)
+        self.assertEqual(0, stream.unconfirmed_samples)
+        self.assertEqual(400, c.info("py-loop").samples)
         c.delete("py-loop")
 
     def test_an_mlkr_model_reports_its_map_and_glml_its_gradients(self):

@@ -286,7 +286,10 @@ TEST_F(ClusterServerTest, ReplicasOnTheChosenServersAreBitIdentical) {
           routed.Predict("arm", queries.x, Rows::kDim);
       ASSERT_TRUE(predictions.ok()) << predictions.status();
       EXPECT_EQ(Values(*predictions), expected);
-      std::unique_ptr<LearnSession> session = routed.StartLearn("arm");
+      LearnSessionOptions cautious;  // answered once durable: `duplicate`
+      cautious.answer_when_durable = true;
+      std::unique_ptr<LearnSession> session =
+          routed.StartLearn("arm", cautious);
       absl::StatusOr<v1::LearnResponse> learned =
           session->Learn(rows.input(0), rows.target(0), 1);
       ASSERT_TRUE(learned.ok()) << learned.status();
@@ -370,10 +373,13 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), "arm", rows, 0, 100));
   WaitForSamples(*ServerAt(owners[0]), "arm", 100);
 
-  // A Learn stream: each answer is the prediction before the sample, its
-  // place in the model's stream, and a resent sample is a duplicate.
+  // A cautious Learn stream: each answer, once the sample is in the log
+  // and applied here, is the prediction before the sample, its place in
+  // the model's stream, and a resent sample is a duplicate.
   std::unique_ptr<Client> client = ClientOf(*ServerAt(owners[0]));
-  std::unique_ptr<LearnSession> session = client->StartLearn("arm");
+  LearnSessionOptions cautious;
+  cautious.answer_when_durable = true;
+  std::unique_ptr<LearnSession> session = client->StartLearn("arm", cautious);
   for (std::size_t i = 100; i < 110; ++i) {
     absl::StatusOr<v1::LearnResponse> answer =
         session->Learn(rows.input(i), rows.target(i), i + 1);
@@ -396,9 +402,22 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
   EXPECT_NE(refused.status().message().find("x[1]"), std::string::npos)
       << refused.status();
   session.reset();
+  // Answer first (the default): durable once in the log on a quorum and
+  // applied here; Close waits for the watermark to cover every sample.
+  std::unique_ptr<LearnSession> first = client->StartLearn("arm");
+  for (std::size_t i = 110; i < 120; ++i) {
+    absl::StatusOr<v1::LearnResponse> answer =
+        first->Learn(rows.input(i), rows.target(i), i + 1);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    EXPECT_EQ(answer->sequence(), 0u);
+    EXPECT_LE(answer->durable_messages(), i - 110 + 1);
+    EXPECT_EQ(answer->prediction().y_size(), 2);
+  }
+  ASSERT_TRUE(first->Close().ok());
+  EXPECT_EQ(first->durable_samples(), 10u);
   EXPECT_EQ(
-      WaitForSamples(*ServerAt(owners[1]), "arm", 110).stats().num_samples(),
-      110u);
+      WaitForSamples(*ServerAt(owners[1]), "arm", 120).stats().num_samples(),
+      120u);
 
   ASSERT_TRUE(ClientOf(*servers_[2])->DeleteModel("arm").ok());
   ASSERT_TRUE(WaitForHosts("arm", {}));

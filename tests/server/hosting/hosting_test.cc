@@ -230,6 +230,7 @@ std::vector<LearnBatcher::Result> SubmitWhileBusy(
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const bool cancel = i < cancelled.size() && cancelled[i];
     LearnBatcher::Submit(hosted, {.sample = samples[i],
+                                  .predict = true,
                                   .cancelled = [cancel] { return cancel; },
                                   .done =
                                       [&, i](LearnBatcher::Result result) {

@@ -157,6 +157,26 @@ class ServiceTest : public ::testing::Test {
     return admitted;
   }
 
+  // A server on `file_system` with model "m" that has learned rows
+  // [0, 50) of `rows`.
+  void StartWithModelOn(FaultInjectingFileSystem& file_system,
+                        const Rows& rows) {
+    ServerOptions options;
+    options.storage.file_system = &file_system;
+    StartServer(options);
+    ASSERT_NO_FATAL_FAILURE(CreateAndIngest("m", rows, 50));
+    ASSERT_EQ(NumSamples("m"), 50u);  // learned (GetModel waits for that)
+  }
+
+  // Waits (up to 30 s) until one fsync waits in a held `file_system`.
+  static void WaitForOneSyncHeld(const FaultInjectingFileSystem& file_system) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (file_system.syncs_waiting() == 0 && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    ASSERT_EQ(file_system.syncs_waiting(), 1);
+  }
+
   std::uint64_t NumSamples(const std::string& name) {
     return client_->GetModel(name)->stats().num_samples();
   }
@@ -326,33 +346,96 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
   }
 }
 
-TEST_F(ServiceTest, LearnAnswersTheModelsPredictionAndHowMuchItHadLearned) {
+// The engine's model learning what the server's had learned when it
+// answered a Learn message: the answer must be its prediction, to the bit.
+class LearnedAsAnswered {
+ public:
+  explicit LearnedAsAnswered(const v1::ModelSpec& spec)
+      : model_(*Model::Create(*ConfigFromSpec(spec))) {}
+  std::size_t learned() const { return learned_; }
+  // The answer to row `i` of `rows`, streamed in order.
+  void Check(const v1::LearnResponse& response, const Rows& rows,
+             std::size_t i) {
+    for (; learned_ < response.learned(); ++learned_) {
+      const Sample sample{rows.input(learned_), rows.target(learned_), 0};
+      ASSERT_TRUE(model_->Learn({&sample, 1}).ok());
+    }
+    const Prediction expected = *model_->Predict(rows.input(i));
+    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+      ASSERT_EQ(response.prediction().y(t), expected.value[t]) << i;
+    }
+  }
+
+ private:
+  std::unique_ptr<Model> model_;
+  std::size_t learned_ = 0;
+};
+
+TEST_F(ServiceTest, LearnAnswersFirstWithTheModelAsItStands) {
   const Rows rows(300, 3);
   const v1::ModelSpec spec = RowsSpec();
   ASSERT_TRUE(client_->CreateModel("robot", spec).ok());
-  // Learns what the server's model had learned when it answered.
-  std::unique_ptr<Model> reference = *Model::Create(*ConfigFromSpec(spec));
-  std::size_t reference_learned = 0;
-  std::unique_ptr<LearnSession> session = client_->StartLearn("robot");
+  LearnedAsAnswered reference(spec);
+  std::vector<std::uint64_t> durable_numbers;
+  LearnSessionOptions options;
+  options.on_durable = [&](std::uint64_t sample, absl::Duration lag) {
+    durable_numbers.push_back(sample);
+    EXPECT_GE(lag, absl::ZeroDuration());
+  };
+  std::unique_ptr<LearnSession> session = client_->StartLearn("robot", options);
+  std::uint64_t watermark = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    absl::StatusOr<v1::LearnResponse> response =
+        session->Learn(rows.input(i), rows.target(i), 7000 + i);
+    ASSERT_TRUE(response.ok()) << response.status();
+    // Answered before it is durable: no sequence yet.
+    ASSERT_EQ(response->sequence(), 0u);
+    // The watermark never goes back, and never covers a message not sent
+    // (it may cover its own, made durable before the answer was written).
+    ASSERT_GE(response->durable_messages(), watermark);
+    ASSERT_LE(response->durable_messages(), i + 1);
+    watermark = response->durable_messages();
+    // Never its own sample; samples are learned in order.
+    ASSERT_LE(response->learned(), i);
+    ASSERT_GE(response->learned(), reference.learned());
+    ASSERT_LE(response->learned() + response->unlearned(), i + 1);
+    ASSERT_NO_FATAL_FAILURE(reference.Check(*response, rows, i));
+  }
+  // Close waits for the closing watermark: every sample durable, each
+  // reported once, in order.
+  EXPECT_TRUE(session->Close().ok());
+  EXPECT_EQ(session->durable_samples(), rows.size());
+  EXPECT_EQ(session->unconfirmed_samples(), 0u);
+  ASSERT_EQ(durable_numbers.size(), rows.size());
+  for (std::size_t i = 0; i < durable_numbers.size(); ++i) {
+    EXPECT_EQ(durable_numbers[i], i + 1);
+  }
+  EXPECT_EQ(NumSamples("robot"), rows.size());
+}
+
+TEST_F(ServiceTest, TheCautiousModeAnswersOnceDurableWithTheSequence) {
+  const Rows rows(300, 3);
+  const v1::ModelSpec spec = RowsSpec();
+  ASSERT_TRUE(client_->CreateModel("robot", spec).ok());
+  LearnedAsAnswered reference(spec);
+  LearnSessionOptions options;
+  options.answer_when_durable = true;
+  std::unique_ptr<LearnSession> session = client_->StartLearn("robot", options);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     absl::StatusOr<v1::LearnResponse> response =
         session->Learn(rows.input(i), rows.target(i), 7000 + i);
     ASSERT_TRUE(response.ok()) << response.status();
     ASSERT_EQ(response->sequence(), i + 1);
     ASSERT_FALSE(response->duplicate());
+    // Its own message is durable when it is answered.
+    ASSERT_EQ(response->durable_messages(), i + 1);
+    ASSERT_EQ(session->unconfirmed_samples(), 0u);
     // Never its own sample; samples are learned in order.
     ASSERT_LE(response->learned(), i);
-    ASSERT_GE(response->learned(), reference_learned);
+    ASSERT_GE(response->learned(), reference.learned());
     EXPECT_EQ(response->learn_lag_us() == 0, response->learned() == i) << i;
-    for (; reference_learned < response->learned(); ++reference_learned) {
-      const Sample sample{rows.input(reference_learned),
-                          rows.target(reference_learned), 0};
-      ASSERT_TRUE(reference->Learn({&sample, 1}).ok());
-    }
-    const Prediction expected = *reference->Predict(rows.input(i));
-    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
-      ASSERT_EQ(response->prediction().y(t), expected.value[t]) << i;
-    }
+    EXPECT_EQ(response->unlearned(), i - response->learned()) << i;
+    ASSERT_NO_FATAL_FAILURE(reference.Check(*response, rows, i));
   }
   // A resent sample (its answer was lost) is recognised, not learned again.
   absl::StatusOr<v1::LearnResponse> again =
@@ -363,6 +446,150 @@ TEST_F(ServiceTest, LearnAnswersTheModelsPredictionAndHowMuchItHadLearned) {
   EXPECT_TRUE(session->Close().ok());
   EXPECT_EQ(NumSamples("robot"), rows.size());
   EXPECT_EQ(client_->GetModel("robot")->stats().duplicate_samples(), 1u);
+}
+
+// A Learn call over the raw stub, one message at a time.
+class RawLearnCall {
+ public:
+  explicit RawLearnCall(Client& client)
+      : stream_(client.regression().Learn(&context_)) {}
+  bool Send(const Rows& rows, std::size_t i, bool answer_when_durable = false) {
+    v1::LearnRequest request;
+    request.set_model("m");
+    request.set_answer_when_durable(answer_when_durable);
+    v1::Sample& sample = *request.mutable_sample();
+    sample.mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
+    sample.mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
+    sample.set_sample_id(50'000 + i);
+    return stream_->Write(request);
+  }
+  bool Read(v1::LearnResponse* response) { return stream_->Read(response); }
+  absl::Status Finish() {
+    stream_->WritesDone();
+    v1::LearnResponse ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    return FromGrpcStatus(stream_->Finish());
+  }
+  // The final watermark the call ended with.
+  std::string DurableTrailer() const {
+    const auto& trailers = context_.GetServerTrailingMetadata();
+    const auto found = trailers.find("streamreg-durable-messages");
+    return found == trailers.end()
+               ? ""
+               : std::string(found->second.data(), found->second.size());
+  }
+
+ private:
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::LearnRequest, v1::LearnResponse>>
+      stream_;
+};
+
+TEST_F(ServiceTest, TheAnswerDoesNotWaitForTheFsyncAndTheWatermarkFollows) {
+  FaultInjectingFileSystem file_system;
+  const Rows rows(100, 4);
+  ASSERT_NO_FATAL_FAILURE(StartWithModelOn(file_system, rows));
+  std::shared_ptr<HostedModel> hosted = *server_->registry().Find("m");
+
+  file_system.HoldSyncs();  // every fsync waits from now on
+  RawLearnCall call(*client_);
+  v1::LearnResponse first;
+  ASSERT_TRUE(call.Send(rows, 50));
+  ASSERT_TRUE(call.Read(&first));  // answered while its fsync cannot end
+  EXPECT_TRUE(first.has_prediction());
+  EXPECT_EQ(first.learned(), 50u);
+  EXPECT_EQ(first.durable_messages(), 0u);
+  // Its log record is written and waits in fsync.
+  ASSERT_NO_FATAL_FAILURE(WaitForOneSyncHeld(file_system));
+  v1::LearnResponse second;
+  ASSERT_TRUE(call.Send(rows, 51));
+  ASSERT_TRUE(call.Read(&second));  // the next tick, still not waiting
+  EXPECT_EQ(second.durable_messages(), 0u);
+  // Sample 51 waited in the write path, 51 not yet learned either.
+  EXPECT_GE(second.unlearned(), 1u);
+  EXPECT_EQ(hosted->samples_learned(), 50u);  // learned only once durable
+
+  file_system.ReleaseSyncs();
+  // Half-closed: the call ends OK once both are durable, the final
+  // watermark in its trailer.
+  EXPECT_TRUE(call.Finish().ok());
+  EXPECT_EQ(call.DurableTrailer(), "2");
+  EXPECT_EQ(NumSamples("m"), 52u);
+  server_.reset();  // before the file system it uses
+}
+
+TEST_F(ServiceTest, TheCautiousAnswerWaitsForItsFsync) {
+  FaultInjectingFileSystem file_system;
+  const Rows rows(100, 4);
+  ASSERT_NO_FATAL_FAILURE(StartWithModelOn(file_system, rows));
+
+  file_system.HoldSyncs();
+  RawLearnCall call(*client_);
+  ASSERT_TRUE(call.Send(rows, 50, /*answer_when_durable=*/true));
+  std::atomic<bool> answered{false};
+  v1::LearnResponse answer;
+  std::thread reader([&] {
+    EXPECT_TRUE(call.Read(&answer));
+    answered = true;
+  });
+  ASSERT_NO_FATAL_FAILURE(WaitForOneSyncHeld(file_system));
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_FALSE(answered.load());  // not while its fsync waits
+  file_system.ReleaseSyncs();
+  reader.join();
+  EXPECT_EQ(answer.sequence(), 51u);
+  EXPECT_EQ(answer.durable_messages(), 1u);
+  EXPECT_EQ(answer.learned(), 50u);
+  EXPECT_TRUE(call.Finish().ok());
+  server_.reset();
+}
+
+TEST_F(ServiceTest, ASampleThatCannotBeMadeDurableEndsTheStreamNamingIt) {
+  FaultInjectingFileSystem file_system;
+  const Rows rows(100, 4);
+  ASSERT_NO_FATAL_FAILURE(StartWithModelOn(file_system, rows));
+
+  // A full disk: the record is undone; the stream ends naming the message.
+  {
+    RawLearnCall call(*client_);
+    v1::LearnResponse answer;
+    ASSERT_TRUE(call.Send(rows, 50));
+    ASSERT_TRUE(call.Read(&answer));  // answered first
+    // Once it is logged (and learned), the next record finds the disk full.
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    std::shared_ptr<HostedModel> hosted = *server_->registry().Find("m");
+    while (hosted->samples_learned() < 51 && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    file_system.append_error = ENOSPC;
+    ASSERT_TRUE(call.Send(rows, 51));
+    // Its answer may come before the stream ends, or not.
+    (void)call.Read(&answer);
+    const absl::Status status = call.Finish();
+    EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+    EXPECT_THAT(status.message(),
+                HasSubstr("message 1: sample not durable, not learned"));
+    EXPECT_THAT(status.message(), HasSubstr("No space left on device"));
+    file_system.append_error = 0;
+  }
+  EXPECT_EQ(NumSamples("m"), 51u);
+  // A failing fsync: what reached the disk is unknown, the log refuses
+  // every later write.
+  {
+    file_system.sync_error = EIO;
+    RawLearnCall call(*client_);
+    v1::LearnResponse answer;
+    ASSERT_TRUE(call.Send(rows, 52));
+    const absl::Status status = call.Finish();
+    EXPECT_EQ(call.DurableTrailer(), "0");
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+    EXPECT_THAT(status.message(),
+                HasSubstr("message 0: sample not durable, not learned"));
+    file_system.sync_error = 0;
+  }
+  EXPECT_EQ(NumSamples("m"), 51u);
+  server_.reset();
 }
 
 TEST_F(ServiceTest, AResentIngestBatchIsSkippedByItsIds) {
@@ -655,7 +882,7 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
   }
   // With m's own share full, a Learn sample on m is still admitted (a
   // stream holds one at a time), and is learned ahead of the batch queued
-  // before it: sequence 21.
+  // before it: sequence 21 (answered once durable, so the answer says).
   absl::StatusOr<AdmissionTicket> m_full =
       server_->registry().AdmitSamples(*m, 2);
   ASSERT_TRUE(m_full.ok());
@@ -663,7 +890,9 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
     grpc::ClientContext context;
     auto stream = client_->regression().Learn(&context);
     v1::LearnResponse response;
-    EXPECT_TRUE(stream->Write(learn));
+    v1::LearnRequest cautious = learn;
+    cautious.set_answer_when_durable(true);
+    EXPECT_TRUE(stream->Write(cautious));
     EXPECT_TRUE(stream->Read(&response));
     EXPECT_EQ(response.sequence(), 21u);
     stream->WritesDone();
@@ -1123,11 +1352,14 @@ TEST_F(ServiceTest, DeadlinesAndCancellation) {
               grpc::StatusCode::DEADLINE_EXCEEDED);
     EXPECT_EQ(NumSamples("m"), 210u);
   }
-  {  // A Learn stream cancelled by the client mid-way.
+  {  // A Learn stream cancelled by the client mid-way: what was answered
+     // durable stays (answered first, a sample may be dropped instead: the
+     // watermark had not covered it, and the client resends it).
     grpc::ClientContext context;
     auto stream = client_->regression().Learn(&context);
     v1::LearnRequest request;
     request.set_model("m");
+    request.set_answer_when_durable(true);
     request.mutable_sample()->mutable_x()->Assign(rows.input(210).begin(),
                                                   rows.input(210).end());
     request.mutable_sample()->mutable_y()->Assign(rows.target(210).begin(),
