@@ -97,9 +97,9 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
       live[i].done(Failed(outcome.status()));
       continue;
     }
-    Result result{.status = absl::OkStatus(),
-                  .sequence = outcome->sequence[i],
-                  .duplicate = outcome->duplicate[i]};
+    Result result;
+    result.sequence = outcome->sequence[i];
+    result.duplicate = outcome->duplicate[i];
     if (predict) {
       result.before = std::move(before[i]);
       result.learn_lag = outcome->learn_lag[i];
@@ -117,9 +117,9 @@ void LearnBatcher::LearnAlone(HostedModel& model, Request& request) {
     request.done(Failed(outcome.status()));
     return;
   }
-  Result result{.status = absl::OkStatus(),
-                .sequence = outcome->sequence[0],
-                .duplicate = outcome->duplicate[0]};
+  Result result;
+  result.sequence = outcome->sequence[0];
+  result.duplicate = outcome->duplicate[0];
   if (request.predict) {
     result.before = std::move(before[0]);
     result.learn_lag = outcome->learn_lag[0];
