@@ -112,12 +112,19 @@ void LearnSession::Confirm(std::uint64_t durable_messages) {
 absl::Status LearnSession::Broken() {
   stream_->WritesDone();
   absl::Status status = FromGrpcStatus(stream_->Finish(), *context_);
-  stream_.reset();
-  for (Unconfirmed& entry : unconfirmed_) entry.message = 0;
   if (status.ok()) {
     status = absl::UnavailableError("the server closed the stream");
   }
-  if (server_ != nullptr) client_->CallFailed(model_, *server_, status);
+  return Abandon(std::move(status));
+}
+
+absl::Status LearnSession::Abandon(absl::Status status) {
+  stream_.reset();
+  // Sent on no call now: each is sent again on the next.
+  for (Unconfirmed& entry : unconfirmed_) entry.message = 0;
+  if (!status.ok() && server_ != nullptr) {
+    client_->CallFailed(model_, *server_, status);
+  }
   return status;
 }
 
@@ -138,12 +145,8 @@ absl::Status LearnSession::TryClose() {
     Confirm(response.durable_messages());
   }
   absl::Status status = FromGrpcStatus(stream_->Finish(), *context_);
+  if (!status.ok()) return Abandon(std::move(status));
   stream_.reset();
-  if (!status.ok()) {
-    for (Unconfirmed& entry : unconfirmed_) entry.message = 0;
-    if (server_ != nullptr) client_->CallFailed(model_, *server_, status);
-    return status;
-  }
   // Ended OK: every message of the call is durable (the trailer says how
   // many there were).
   const auto& trailers = context_->GetServerTrailingMetadata();
@@ -156,12 +159,10 @@ absl::Status LearnSession::TryClose() {
     durable = 0;
   }
   Confirm(durable);
-  if (!unconfirmed_.empty()) {
-    // Not covered: sent again on a new call.
-    for (Unconfirmed& entry : unconfirmed_) entry.message = 0;
-    return absl::UnavailableError(
+  if (!unconfirmed_.empty()) {  // not covered: sent again on a new call
+    return Abandon(absl::UnavailableError(
         absl::StrCat("the server ended the stream with ", unconfirmed_.size(),
-                     " samples not reported durable"));
+                     " samples not reported durable")));
   }
   return absl::OkStatus();
 }

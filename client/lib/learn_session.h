@@ -84,6 +84,9 @@ class LearnSession {
   void Confirm(std::uint64_t durable_messages);
   // Ends a broken stream: its status (UNAVAILABLE when it ended OK).
   absl::Status Broken();
+  // Drops the stream ended with `status` (told to the client's router when
+  // an error) so that the next try opens a new one; returns `status`.
+  absl::Status Abandon(absl::Status status);
 
   Client* const client_;
   const std::string model_;

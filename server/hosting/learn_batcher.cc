@@ -15,6 +15,20 @@ LearnBatcher::Result Failed(absl::Status status) {
   return result;
 }
 
+// Sample `i` of a batch learned: its place, and with `before`, the
+// prediction made for it (taken) and how stale that was.
+LearnBatcher::Result Learned(const LearnOutcome& outcome, std::size_t i,
+                             Prediction* before) {
+  LearnBatcher::Result result;
+  result.sequence = outcome.sequence[i];
+  result.duplicate = outcome.duplicate[i];
+  if (before != nullptr) {
+    result.before = std::move(*before);
+    result.learn_lag = outcome.learn_lag[i];
+  }
+  return result;
+}
+
 }  // namespace
 
 void LearnBatcher::Submit(const std::shared_ptr<HostedModel>& model,
@@ -97,14 +111,7 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
       live[i].done(Failed(outcome.status()));
       continue;
     }
-    Result result;
-    result.sequence = outcome->sequence[i];
-    result.duplicate = outcome->duplicate[i];
-    if (predict) {
-      result.before = std::move(before[i]);
-      result.learn_lag = outcome->learn_lag[i];
-    }
-    live[i].done(std::move(result));
+    live[i].done(Learned(*outcome, i, predict ? &before[i] : nullptr));
   }
 }
 
@@ -117,14 +124,7 @@ void LearnBatcher::LearnAlone(HostedModel& model, Request& request) {
     request.done(Failed(outcome.status()));
     return;
   }
-  Result result;
-  result.sequence = outcome->sequence[0];
-  result.duplicate = outcome->duplicate[0];
-  if (request.predict) {
-    result.before = std::move(before[0]);
-    result.learn_lag = outcome->learn_lag[0];
-  }
-  request.done(std::move(result));
+  request.done(Learned(*outcome, 0, request.predict ? &before[0] : nullptr));
 }
 
 }  // namespace streamreg
