@@ -1,7 +1,6 @@
 #include "core/model/metric_index.h"
 
 #include <algorithm>
-#include <cassert>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -43,7 +42,7 @@ std::shared_ptr<const MetricIndex::Generation> MetricIndex::current() const {
 }
 
 void MetricIndex::Apply(Generation& generation, std::uint64_t slot,
-                        std::span<const double> x, bool replay) {
+                        std::span<const double> x, bool replay) const {
   // A replayed write may find its effect already in the copied rows; it
   // then replaces the slot's point (idempotent) instead of failing.
   if (replay && generation.tree.Read([&](const CoverTree& tree) {
@@ -53,9 +52,9 @@ void MetricIndex::Apply(Generation& generation, std::uint64_t slot,
   }
   if (x.empty()) {
     if (!replay) {
-      const absl::Status status = generation.tree.Remove(slot);
-      assert(status.ok());
-      (void)status;
+      if (absl::Status status = generation.tree.Remove(slot); !status.ok()) {
+        Fail(status);
+      }
     }
     return;
   }
@@ -68,8 +67,20 @@ void MetricIndex::Apply(Generation& generation, std::uint64_t slot,
     generation.transform.Apply(x, z);
     status = generation.tree.Insert(slot, z);
   }
-  assert(status.ok());
-  (void)status;
+  if (!status.ok()) Fail(status);
+}
+
+void MetricIndex::Fail(const absl::Status& status) const {
+  MutexLock lock(&failure_mutex_);
+  if (failure_.ok()) {
+    failure_ = absl::InternalError(
+        absl::StrCat("the metric index failed: ", status.message()));
+  }
+}
+
+absl::Status MetricIndex::failure() const {
+  MutexLock lock(&failure_mutex_);
+  return failure_;
 }
 
 void MetricIndex::Insert(std::uint64_t slot, std::span<const double> x) {
@@ -83,7 +94,7 @@ void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
   if (!rebuilding_.load()) return;
   MutexLock lock(&pending_mutex_);
   if (caught_up_) {
-    Apply(*next_, slot, x, /*replay=*/false);
+    if (next_ != nullptr) Apply(*next_, slot, x, /*replay=*/false);
   } else if (x.empty()) {
     pending_.push_back(QueuedWrite::Removal(slot));
   } else {  // the stored row stays where it is if trees may reference it
@@ -112,7 +123,10 @@ std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
   absl::StatusOr<CoverTree> tree =
       BuildTree(transform, ReadSlots(transform, num_slots, copy_rows),
                 CoverTree::InsertionOrder::kShuffled, std::move(stop));
-  if (!tree.ok()) return nullptr;
+  if (!tree.ok()) {
+    if (!absl::IsCancelled(tree.status())) Fail(tree.status());
+    return nullptr;
+  }
   return std::make_shared<Generation>(std::move(transform), *std::move(tree));
 }
 
@@ -131,8 +145,6 @@ absl::StatusOr<CoverTree> MetricIndex::BuildTree(
                                         ids, order, std::move(stop))
           : CoverTree::Build(transform.dim(), points.coordinates, ids, order,
                              std::move(stop));
-  // The rows were validated when they were stored.
-  assert(tree.ok() || absl::IsCancelled(tree.status()));
   return tree;
 }
 
@@ -143,6 +155,7 @@ void MetricIndex::RebuildNow(MetricTransform transform, std::size_t num_slots,
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows);
   CountBuild(start);
+  if (fresh == nullptr) return;  // failure(): the live tree stays
   {
     MutexLock lock(&current_mutex_);
     live_.swap(fresh);
@@ -177,7 +190,13 @@ void MetricIndex::BuildInBackground(std::stop_token stop,
   const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows, std::move(stop));
-  if (fresh == nullptr) return;  // abandoned: the index is going away
+  if (fresh == nullptr) {
+    // Abandoned (the index is going away), or failure(): the take-over
+    // then keeps the live tree.
+    MutexLock lock(&pending_mutex_);
+    caught_up_ = true;
+    return;
+  }
   std::vector<QueuedWrite> batch;
   for (;;) {
     {
@@ -214,17 +233,18 @@ void MetricIndex::FinishRebuild() {
   std::shared_ptr<Generation> fresh;
   {
     MutexLock lock(&pending_mutex_);
-    assert(caught_up_ && pending_.empty());
     fresh = std::move(next_);
+    pending_.clear();
     caught_up_ = false;
   }
+  rebuilding_ = false;
+  rebuild_transform_.reset();
+  if (fresh == nullptr) return;  // the build failed: failure()
   {
     MutexLock lock(&current_mutex_);
     live_.swap(fresh);
     ++generation_;
   }
-  rebuilding_ = false;
-  rebuild_transform_.reset();
   Retire(std::move(fresh));
 }
 
@@ -248,7 +268,13 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
   if (!tree.has_value()) {
     // Slot order is about stream order: the fast way to build (searches
     // answer the same whatever the tree's shape).
-    tree = *BuildTree(transform, points, CoverTree::InsertionOrder::kAsGiven);
+    absl::StatusOr<CoverTree> built =
+        BuildTree(transform, points, CoverTree::InsertionOrder::kAsGiven);
+    if (!built.ok()) {
+      Fail(built.status());
+      return built.status();
+    }
+    tree = *std::move(built);
   }
   auto restored =
       std::make_shared<Generation>(std::move(transform), *std::move(tree));

@@ -80,6 +80,12 @@ class MetricIndex {
   // stored row itself when the index was given SlotRowPointers).
   void Insert(std::uint64_t slot, std::span<const double> x);
   void Remove(std::uint64_t slot);
+  // The first write or build the index could not make (a point its
+  // transform maps out of range, a slot indexed twice or missing): from
+  // then on the index no longer holds every stored sample, and the model
+  // reports the error (Model::Learn, Refit) rather than predict from it.
+  // OK while every write and build succeeded.
+  absl::Status failure() const ABSL_LOCKS_EXCLUDED(failure_mutex_);
 
   // Starts moving to `transform`: slots [0, num_slots) are read through
   // `copy_rows` by the builder thread.
@@ -163,13 +169,14 @@ class MetricIndex {
   SlotPoints ReadSlots(const MetricTransform& transform, std::size_t num_slots,
                        const CopySlotRows& copy_rows) const;
   // A generation over slots [0, num_slots); null if `stop` was requested
-  // before the tree was built.
+  // before the tree was built, or if it could not be built (failure()).
   std::shared_ptr<Generation> Build(MetricTransform transform,
                                     std::size_t num_slots,
                                     const CopySlotRows& copy_rows,
                                     std::stop_token stop = {}) const;
-  // A tree over slots [0, n) in the coordinates of `transform`; fails only
-  // with Cancelled, when `stop` is requested.
+  // A tree over slots [0, n) in the coordinates of `transform`; Cancelled
+  // when `stop` is requested, and an error for rows the transform maps out
+  // of range.
   absl::StatusOr<CoverTree> BuildTree(const MetricTransform& transform,
                                       const SlotPoints& points,
                                       CoverTree::InsertionOrder order,
@@ -180,9 +187,13 @@ class MetricIndex {
       const MetricTransform& transform, std::size_t num_slots,
       const SlotPoints& points, CoverTree::StructureReader& structure) const;
   void Write(std::uint64_t slot, std::span<const double> x);
-  // Inserts x at slot (or removes slot when x is empty) in `generation`.
-  static void Apply(Generation& generation, std::uint64_t slot,
-                    std::span<const double> x, bool replay);
+  // Inserts x at slot (or removes slot when x is empty) in `generation`;
+  // a write that fails is the index's failure().
+  void Apply(Generation& generation, std::uint64_t slot,
+             std::span<const double> x, bool replay) const;
+  // Records the first failure.
+  void Fail(const absl::Status& status) const
+      ABSL_LOCKS_EXCLUDED(failure_mutex_);
   // Frees a replaced generation on another thread: freeing a large tree
   // (its chunks of nodes and coordinates) takes milliseconds the writer should
   // not spend. Searches still using it keep it alive; the last one frees it.
@@ -219,6 +230,9 @@ class MetricIndex {
   std::vector<QueuedWrite> pending_ ABSL_GUARDED_BY(pending_mutex_);
   bool caught_up_ ABSL_GUARDED_BY(pending_mutex_) = false;
   std::optional<MetricTransform> rebuild_transform_;  // writing thread
+  // Written by the writer and the builder.
+  mutable Mutex failure_mutex_;
+  mutable absl::Status failure_ ABSL_GUARDED_BY(failure_mutex_);
 };
 
 }  // namespace streamreg

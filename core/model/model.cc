@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace streamreg {
@@ -31,33 +32,58 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Create(ModelConfig config) {
   return std::unique_ptr<Model>(new Model(std::move(config)));
 }
 
-absl::Status Model::Validate(std::span<const Sample> batch) const {
+absl::StatusOr<ValidatedSamples> Model::Validate(
+    std::span<const Sample> batch) const {
+  absl::flat_hash_map<std::uint64_t, std::size_t> first_with_id;
   for (std::size_t s = 0; s < batch.size(); ++s) {
-    const std::string prefix = absl::StrCat("samples[", s, "]");
-    if (absl::Status status = ValidateValues(batch[s].x, config_.input_dim,
-                                             absl::StrCat(prefix, ".x"));
-        !status.ok()) {
-      return status;
+    // Named only on failure (no string built per sample).
+    if (!ValidateValues(batch[s].x, config_.input_dim, "").ok()) {
+      return ValidateValues(batch[s].x, config_.input_dim,
+                            absl::StrCat("samples[", s, "].x"));
     }
-    if (absl::Status status = ValidateValues(batch[s].y, config_.num_targets(),
-                                             absl::StrCat(prefix, ".y"));
-        !status.ok()) {
-      return status;
+    if (!ValidateValues(batch[s].y, config_.num_targets(), "").ok()) {
+      return ValidateValues(batch[s].y, config_.num_targets(),
+                            absl::StrCat("samples[", s, "].y"));
+    }
+    if (batch[s].sample_id == 0 || batch.size() == 1) continue;
+    const auto [it, inserted] = first_with_id.emplace(batch[s].sample_id, s);
+    if (!inserted) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("samples[", s, "].sample_id: ", batch[s].sample_id,
+                       " repeats samples[", it->second, "]"));
     }
   }
-  return absl::OkStatus();
+  return ValidatedSamples::CopyOf(batch, config_.input_dim,
+                                  config_.num_targets());
 }
 
-absl::Status Model::Learn(std::span<const Sample> batch,
+absl::Status Model::Learn(const ValidatedSamples& batch,
                           std::vector<Prediction>* before) {
-  if (absl::Status status = Validate(batch); !status.ok()) return status;
+  if (batch.input_dim() != config_.input_dim ||
+      batch.num_targets() != config_.num_targets()) {
+    if (batch.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "samples of ", batch.input_dim(), " inputs and ", batch.num_targets(),
+        " targets, checked by another model; this one takes ",
+        config_.input_dim, " and ", config_.num_targets()));
+  }
   MutexLock writer(&state_.writer);
+  if (absl::Status status = state_.IndexFailure(); !status.ok()) {
+    return status;
+  }
   if (before != nullptr) before->resize(batch.size());
   for (std::size_t s = 0; s < batch.size(); ++s) {
     learner_.Learn(state_, batch[s],
                    before != nullptr ? &(*before)[s] : nullptr);
   }
-  return absl::OkStatus();
+  return state_.IndexFailure();
+}
+
+absl::Status Model::Learn(std::span<const Sample> batch,
+                          std::vector<Prediction>* before) {
+  absl::StatusOr<ValidatedSamples> validated = Validate(batch);
+  if (!validated.ok()) return validated.status();
+  return Learn(*validated, before);
 }
 
 absl::StatusOr<Prediction> Model::Predict(std::span<const double> query) const {
@@ -90,8 +116,11 @@ absl::Status Model::Predict(std::span<const std::span<const double>> queries,
 absl::Status Model::Refit(
     const std::function<void(std::size_t, std::size_t)>& progress) {
   MutexLock writer(&state_.writer);
+  if (absl::Status status = state_.IndexFailure(); !status.ok()) {
+    return status;
+  }
   RefitNow(state_, progress);
-  return absl::OkStatus();
+  return state_.IndexFailure();
 }
 
 void Model::FinishRebuilds() {

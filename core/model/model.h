@@ -21,6 +21,7 @@
 #include "core/model/prediction.h"
 #include "core/model/refresh_schedule.h"
 #include "core/model/sample.h"
+#include "core/model/validated_samples.h"
 
 namespace streamreg {
 
@@ -112,16 +113,21 @@ class Model {
   static absl::StatusOr<std::unique_ptr<Model>> Create(ModelConfig config);
   ~Model();
 
-  // Validates the whole batch (dimensions, finite values within
-  // kMaxValueMagnitude) and then learns every sample in order — all or
-  // nothing. The error names the sample and field, e.g.
-  // "samples[10].x[3]: NaN". With `before`, fills the prediction the model
-  // made for each sample just before learning it.
+  // Checks a batch — dimensions, finite values within kMaxValueMagnitude,
+  // no sample id but 0 twice — into the type Learn takes. The error names
+  // the sample and field: "samples[10].x[3]: NaN", "samples[4].sample_id:
+  // 7 repeats samples[1]".
+  absl::StatusOr<ValidatedSamples> Validate(
+      std::span<const Sample> batch) const;
+  // Learns every sample in order. With `before`, fills the prediction the
+  // model made for each sample just before learning it. An error only if
+  // an index failed (MetricIndex::failure): the model is then broken, and
+  // every later Learn and Refit reports it.
+  absl::Status Learn(const ValidatedSamples& batch,
+                     std::vector<Prediction>* before = nullptr);
+  // Validate, then Learn: all or nothing.
   absl::Status Learn(std::span<const Sample> batch,
                      std::vector<Prediction>* before = nullptr);
-
-  // Checks a batch as Learn does, without learning it.
-  absl::Status Validate(std::span<const Sample> batch) const;
 
   // Predicts every query ("queries[i]" in errors); all or nothing.
   absl::Status Predict(std::span<const std::span<const double>> queries,

@@ -184,6 +184,10 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
                                           std::move(structures))) {
     model->restore_notes_.push_back(std::move(note));
   }
+  if (absl::Status status = state.IndexFailure(); !status.ok()) {
+    return absl::DataLossError(absl::StrCat(
+        "the stored samples cannot be indexed: ", status.message()));
+  }
   // Background work starts once the indexes (which the model needs to
   // serve) have every core.
   if (loaded.refresh_job.has_value()) {

@@ -189,6 +189,13 @@ std::vector<MetricIndex*> ModelState::AllIndexes() const {
   return all;
 }
 
+absl::Status ModelState::IndexFailure() const {
+  for (const MetricIndex* index : AllIndexes()) {
+    if (absl::Status status = index->failure(); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
 void ModelState::BeginSettling() {
   settling_since = PauseStatistics::Clock::now();
   settling.store(true, std::memory_order_relaxed);

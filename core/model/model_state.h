@@ -89,6 +89,8 @@ struct ModelState {
       ABSL_LOCKS_EXCLUDED(lock);
   // The gradient index (if any) and then every prediction index.
   std::vector<MetricIndex*> AllIndexes() const;
+  // The first index's failure (MetricIndex::failure); OK when none failed.
+  absl::Status IndexFailure() const;
   // The writer, holding `lock` exclusively, has stored a sample at which
   // predictions may change: readers wait until Settle.
   void BeginSettling() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer);

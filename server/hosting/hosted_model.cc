@@ -53,35 +53,10 @@ absl::Status HostedModel::CheckWritable() const {
   return learn_stage_.error();
 }
 
-absl::Status HostedModel::CheckDistinctIds(std::span<const Sample> batch) {
-  absl::flat_hash_map<std::uint64_t, std::size_t> first_with_id;
-  for (std::size_t s = 0; s < batch.size(); ++s) {
-    if (batch[s].sample_id == 0) continue;
-    const auto [it, inserted] = first_with_id.emplace(batch[s].sample_id, s);
-    if (!inserted) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("samples[", s, "].sample_id: ", batch[s].sample_id,
-                       " repeats samples[", it->second, "]"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status HostedModel::Validate(std::span<const Sample> batch) const {
-  if (absl::Status status = model_->Validate(batch); !status.ok()) {
-    return status;
-  }
-  return CheckDistinctIds(batch);
-}
-
-absl::StatusOr<LearnOutcome> HostedModel::Learn(std::span<const Sample> batch,
+absl::StatusOr<LearnOutcome> HostedModel::Learn(const ValidatedSamples& batch,
                                                 std::vector<Prediction>* before,
                                                 const WriteOptions& options) {
   const std::uint64_t count = options.announced ? batch.size() : 0;
-  if (absl::Status status = Validate(batch); !status.ok()) {
-    WithdrawSamples(count);
-    return status;
-  }
   if (write_log_ == nullptr) {
     return LearnHere(batch, before, 0, count, options.streamed);
   }
@@ -92,13 +67,39 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(std::span<const Sample> batch,
   return outcome;
 }
 
+absl::StatusOr<LearnOutcome> HostedModel::Learn(
+    std::span<const Sample> batch, std::vector<Prediction>* before) {
+  absl::StatusOr<ValidatedSamples> validated = model_->Validate(batch);
+  if (!validated.ok()) return validated.status();
+  return Learn(*validated, before, WriteOptions{});
+}
+
+void HostedModel::LearnInGroup(LearnBatcher::Request request) {
+  AnnounceSamples(request.sample.size());
+  if (learn_batcher_.Add(std::move(request))) DrainGroup();
+}
+
+void HostedModel::DrainGroup() {
+  writes_->PostUrgent([self = shared_from_this()] {
+    const bool more = self->learn_batcher_.Drain(
+        [&self](const ValidatedSamples& batch, std::vector<Prediction>* before,
+                const WriteOptions& options) {
+          return self->Learn(batch, before, options);
+        },
+        [&self](std::uint64_t samples) { self->WithdrawSamples(samples); });
+    if (more) self->DrainGroup();
+  });
+}
+
 absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
     std::span<const Sample> batch, std::uint64_t sequence) {
-  if (absl::Status status = Validate(batch); !status.ok()) {
+  // The log is written by other servers: checked as it is read.
+  absl::StatusOr<ValidatedSamples> validated = model_->Validate(batch);
+  if (!validated.ok()) {
     NoteAppliedFromLog(sequence);
-    return status;
+    return validated.status();
   }
-  return LearnHere(batch, nullptr, sequence);
+  return LearnHere(*validated, nullptr, sequence);
 }
 
 void HostedModel::NoteAppliedFromLog(std::uint64_t sequence) {
@@ -112,7 +113,7 @@ std::uint64_t HostedModel::log_applied() const {
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
-    std::span<const Sample> batch, std::vector<Prediction>* before,
+    const ValidatedSamples& batch, std::vector<Prediction>* before,
     absl::Time deadline) {
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   // Predicted by the model as it is before the batch is appended, so no
@@ -129,13 +130,13 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
     }
   }
   absl::StatusOr<LearnOutcome> outcome =
-      write_log_->AppendSamples(batch, deadline);
+      write_log_->AppendSamples(batch.samples(), deadline);
   if (outcome.ok()) outcome->learn_lag = std::move(learn_lag);
   return outcome;
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
-    std::span<const Sample> batch, std::vector<Prediction>* before,
+    const ValidatedSamples& batch, std::vector<Prediction>* before,
     std::uint64_t log_sequence, std::uint64_t announced, bool streamed) {
   MutexLock lock(&write_mutex_);
   // What is not queued for learning below is dropped from the count.
@@ -151,21 +152,30 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
   LearnOutcome outcome;
   outcome.sequence.resize(batch.size());
   outcome.duplicate.resize(batch.size());
-  std::vector<Sample> fresh;
   std::vector<std::size_t> fresh_index;
-  fresh.reserve(batch.size());
+  // Ids first seen in this batch (a group commit may join two messages
+  // with one id): the second is a duplicate of the first.
+  absl::flat_hash_map<std::uint64_t, std::uint64_t> batch_ids;
   for (std::size_t s = 0; s < batch.size(); ++s) {
     const std::uint64_t id = batch[s].sample_id;
-    if (const auto seen = id == 0 ? std::nullopt : recent_ids_.Find(id)) {
+    std::optional<std::uint64_t> seen;
+    if (id != 0) {
+      seen = recent_ids_.Find(id);
+      if (const auto it = batch_ids.find(id); it != batch_ids.end()) {
+        seen = it->second;
+      }
+    }
+    if (seen.has_value()) {
       outcome.duplicate[s] = true;
       outcome.sequence[s] = *seen;
       ++outcome.duplicates;
       continue;
     }
-    outcome.sequence[s] = num_samples_ + fresh.size() + 1;
-    fresh.push_back(batch[s]);
+    outcome.sequence[s] = num_samples_ + fresh_index.size() + 1;
+    if (id != 0 && batch.size() > 1) batch_ids.emplace(id, outcome.sequence[s]);
     fresh_index.push_back(s);
   }
+  const ValidatedSamples fresh = batch.Select(fresh_index);
   const Capacity& capacity = model_->config().capacity;
   if (limits_.max_samples != 0 &&
       capacity.policy == CapacityPolicy::kUnbounded &&
@@ -178,7 +188,8 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
   }
 
   if (journal_ != nullptr && !fresh.empty()) {
-    if (absl::Status status = journal_->AppendSamples(num_samples_ + 1, fresh);
+    if (absl::Status status =
+            journal_->AppendSamples(num_samples_ + 1, fresh.samples());
         !status.ok()) {
       return status;
     }

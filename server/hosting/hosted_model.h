@@ -28,10 +28,10 @@
 
 namespace streamreg {
 
-// The threads hosted models run on: `writes` acknowledges (validates,
-// logs, predicts and answers), `learning` learns what was acknowledged
-// (LearnStage). Two pools, so that an acknowledgement waiting for learning
-// never holds a thread learning needs.
+// The threads hosted models run on: `writes` makes writes durable (logs
+// them, and predicts what a cautious caller waits for), `learning` learns what
+// was acknowledged (LearnStage). Two pools, so that an acknowledgement waiting
+// for learning never holds a thread learning needs.
 struct HostingPools {
   WorkerPool* writes = nullptr;
   WorkerPool* learning = nullptr;
@@ -99,8 +99,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::Time create_time() const { return create_time_; }
   // Orders the writes (Learn, Refit) the service schedules for this model.
   SerialQueue& writes() { return *writes_; }
-  // Groups concurrent single-sample Learn messages (LearnBatcher::Submit).
-  LearnBatcher& learn_batcher() { return learn_batcher_; }
+  // A Learn stream's sample, written with the others that wait meanwhile
+  // as one batch (group commit: LearnBatcher) on the write queue; counted
+  // as announced until then. `request.done` runs once it is durable, or
+  // with why it cannot be.
+  void LearnInGroup(LearnBatcher::Request request);
   // This model's share of overload protection: samples received and not
   // yet through its write queue, and predictions being answered
   // (ModelRegistry::AdmitSamples, AdmitPrediction).
@@ -111,35 +114,25 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
     return predictions_in_flight_;
   }
 
-  // Learns the samples of `batch` whose ids were not learned before, in
-  // order; all or nothing. Errors name the sample ("samples[3].x[0]: NaN",
-  // "samples[4].sample_id: 7 repeats samples[1]"); NOT_FOUND once deleted;
-  // RESOURCE_EXHAUSTED past the sample limit. The samples are logged, and
+  // Learns the samples of `batch` (checked where they arrived: Model::
+  // Validate) whose ids were not learned before, in order — a second
+  // sample with one id is a duplicate of the first; all or nothing.
+  // NOT_FOUND once deleted; RESOURCE_EXHAUSTED past the sample limit; the
+  // model's learning error once learning failed. The samples are logged, and
   // learned after the call returns (in order, on the learning pool). With
   // `before`, fills for each sample the prediction the model as it is now
   // makes for it (Prediction::learned says how many samples it had
   // learned: fewer than sequence - 1 while learning lags behind), and
   // outcome.learn_lag.
-  // With a write log, the batch is validated, predicted (with `before`),
+  // With a write log, the batch is predicted (with `before`),
   // appended to the log and answered with what this replica's applying it
   // did, waiting for that at most until `deadline` (the client's).
-  struct WriteOptions {
-    // How long a cluster model's write may wait for this replica's apply
-    // (the client's deadline).
-    absl::Time deadline = absl::InfiniteFuture();
-    // The batch's samples were announced (AnnounceSamples); Learn settles
-    // that count, whatever comes of the batch.
-    bool announced = false;
-    // Learn streams' samples (kMaxUnlearnedStreamed), not an Ingest batch.
-    bool streamed = false;
-  };
-  absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
+  absl::StatusOr<LearnOutcome> Learn(const ValidatedSamples& batch,
                                      std::vector<Prediction>* before,
                                      const WriteOptions& options);
+  // Model::Validate, then Learn (tools and tests holding raw samples).
   absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
-                                     std::vector<Prediction>* before) {
-    return Learn(batch, before, WriteOptions{});
-  }
+                                     std::vector<Prediction>* before);
   // Samples received and on their way to Learn (a Learn stream's message in
   // the group commit, an Ingest batch in the write queue): counted in the
   // answers' `unlearned` until Learn settles them (or Withdraw drops them
@@ -252,10 +245,12 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
 
  private:
   absl::Status CheckWritable() const;
+  // Schedules LearnBatcher::Drain on the write queue.
+  void DrainGroup();
   // Learn and Refit on this model itself (no write log).
   // `announced` of the batch's samples were announced (AnnounceSamples);
   // `streamed`: WriteOptions::streamed.
-  absl::StatusOr<LearnOutcome> LearnHere(std::span<const Sample> batch,
+  absl::StatusOr<LearnOutcome> LearnHere(const ValidatedSamples& batch,
                                          std::vector<Prediction>* before,
                                          std::uint64_t log_sequence = 0,
                                          std::uint64_t announced = 0,
@@ -265,7 +260,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
       const std::function<void(std::size_t, std::size_t)>& progress,
       std::uint64_t log_sequence = 0);
   // Learn through the write log.
-  absl::StatusOr<LearnOutcome> LearnThroughLog(std::span<const Sample> batch,
+  absl::StatusOr<LearnOutcome> LearnThroughLog(const ValidatedSamples& batch,
                                                std::vector<Prediction>* before,
                                                absl::Time deadline);
   // The state and hosting header as of now, once learning has caught up
@@ -279,10 +274,6 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // The header record, then the model's records.
   static absl::Status WriteCaptured(const Captured& captured, RecordWriter& out,
                                     std::uint64_t* records);
-  // INVALID_ARGUMENT if two samples of the batch share an id.
-  static absl::Status CheckDistinctIds(std::span<const Sample> batch);
-  // The model's checks of every sample, then CheckDistinctIds.
-  absl::Status Validate(std::span<const Sample> batch) const;
 
   const std::string name_;
   const std::unique_ptr<Model> model_;

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "server/hosting/hosted_model.h"
 
 namespace streamreg {
 namespace {
@@ -29,28 +28,37 @@ LearnBatcher::Result Learned(const LearnOutcome& outcome, std::size_t i,
   return result;
 }
 
-}  // namespace
-
-void LearnBatcher::Submit(const std::shared_ptr<HostedModel>& model,
-                          Request request) {
-  LearnBatcher& batcher = model->learn_batcher();
-  model->AnnounceSamples(1);
-  {
-    MutexLock lock(&batcher.mutex_);
-    batcher.pending_.push_back(std::move(request));
-    if (batcher.scheduled_) return;
-    batcher.scheduled_ = true;
+// Writes one request alone (its sample not announced any more).
+void WriteAlone(const LearnBatcher::Write& write,
+                LearnBatcher::Request& request) {
+  std::vector<Prediction> before;
+  absl::StatusOr<LearnOutcome> outcome =
+      write(request.sample, request.predict ? &before : nullptr,
+            {.deadline = request.deadline, .streamed = true});
+  if (!outcome.ok()) {
+    request.done(Failed(outcome.status()));
+    return;
   }
-  model->writes().PostUrgent([model] { Drain(model); });
+  request.done(Learned(*outcome, 0, request.predict ? &before[0] : nullptr));
 }
 
-std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch() {
+}  // namespace
+
+bool LearnBatcher::Add(Request request) {
+  MutexLock lock(&mutex_);
+  pending_.push_back(std::move(request));
+  if (scheduled_) return false;
+  scheduled_ = true;
+  return true;
+}
+
+std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch(bool* more) {
   MutexLock lock(&mutex_);
   std::vector<Request> batch;
   std::vector<Request> later;
   absl::flat_hash_set<std::uint64_t> ids;
   for (Request& request : pending_) {
-    const std::uint64_t id = request.sample.sample_id;
+    const std::uint64_t id = request.sample[0].sample_id;
     // A second message with an id already in this batch waits for the next
     // one, where it is found learned (a duplicate), as it would be if the
     // two were learned one after the other.
@@ -61,27 +69,21 @@ std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch() {
     }
   }
   pending_ = std::move(later);
+  // More arrived meanwhile (or were held back): they are written after
+  // this batch, behind whatever else the write queue holds by then.
+  *more = !pending_.empty();
+  scheduled_ = *more;
   return batch;
 }
 
-void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
-  LearnBatcher& batcher = model->learn_batcher();
-  std::vector<Request> requests = batcher.TakeBatch();
-  {
-    // More arrived meanwhile (or were held back): learn them after this
-    // batch, behind whatever else the write queue holds by then.
-    MutexLock lock(&batcher.mutex_);
-    if (batcher.pending_.empty()) {
-      batcher.scheduled_ = false;
-    } else {
-      model->writes().PostUrgent([model] { Drain(model); });
-    }
-  }
+bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
+  bool more = false;
+  std::vector<Request> requests = TakeBatch(&more);
   std::vector<Request> live;
-  std::vector<Sample> samples;
+  std::vector<ValidatedSamples> samples;
   for (Request& request : requests) {
     if (request.cancelled && request.cancelled()) {
-      model->WithdrawSamples(1);
+      withdraw(1);
       request.done(
           Failed(absl::CancelledError("not learned, the call was cancelled")));
       continue;
@@ -89,7 +91,7 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
     samples.push_back(request.sample);
     live.push_back(std::move(request));
   }
-  if (live.empty()) return;
+  if (live.empty()) return more;
   std::vector<Prediction> before;
   absl::Time deadline = absl::InfinitePast();
   bool predict = false;
@@ -97,14 +99,19 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
     deadline = std::max(deadline, request.deadline);
     predict |= request.predict;
   }
+  absl::StatusOr<ValidatedSamples> batch =
+      ValidatedSamples::Concatenate(samples);
+  if (!batch.ok()) withdraw(live.size());
   absl::StatusOr<LearnOutcome> outcome =
-      model->Learn(samples, predict ? &before : nullptr,
-                   {.deadline = deadline, .announced = true, .streamed = true});
+      batch.ok()
+          ? write(*batch, predict ? &before : nullptr,
+                  {.deadline = deadline, .announced = true, .streamed = true})
+          : batch.status();
   if (!outcome.ok() && live.size() > 1) {
-    // Refused as a whole (the sample limit, a failing disk): learn each
-    // alone, so each gets the answer it would have had on its own.
-    for (Request& request : live) LearnAlone(*model, request);
-    return;
+    // Refused as a whole (the sample limit, a failing disk): each alone,
+    // so each gets the answer it would have had on its own.
+    for (Request& request : live) WriteAlone(write, request);
+    return more;
   }
   for (std::size_t i = 0; i < live.size(); ++i) {
     if (!outcome.ok()) {
@@ -113,18 +120,7 @@ void LearnBatcher::Drain(const std::shared_ptr<HostedModel>& model) {
     }
     live[i].done(Learned(*outcome, i, predict ? &before[i] : nullptr));
   }
-}
-
-void LearnBatcher::LearnAlone(HostedModel& model, Request& request) {
-  std::vector<Prediction> before;
-  absl::StatusOr<LearnOutcome> outcome =
-      model.Learn({&request.sample, 1}, request.predict ? &before : nullptr,
-                  {.deadline = request.deadline, .streamed = true});
-  if (!outcome.ok()) {
-    request.done(Failed(outcome.status()));
-    return;
-  }
-  request.done(Learned(*outcome, 0, request.predict ? &before[0] : nullptr));
+  return more;
 }
 
 }  // namespace streamreg

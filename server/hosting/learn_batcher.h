@@ -3,32 +3,33 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "core/model/model.h"
+#include "core/model/validated_samples.h"
+#include "server/hosting/learn_outcome.h"
 
 namespace streamreg {
-
-class HostedModel;
 
 // Group commit for the robot's loop. Concurrent Learn streams each send one
 // sample per message; logged one by one, every message would pay its own
 // write-ahead-log fsync (under --sync=always) and they would queue behind
 // each other's. The batcher collects the messages that arrive while the
-// model's write queue is busy and logs them as one batch when it gets its
-// turn: one log record, one fsync (in cluster mode, one append to the
-// replicated log), then the batch learned after (HostedModel::Learn) — the
-// model learns exactly what learning them one after another would have
-// taught it. Each request is told once its sample is durable (or why it
-// cannot be). A stream answers its messages before that (LearnReactor);
-// a request that asks for a prediction gets the one the model made just
-// before the batch was logged (the cautious mode). A message that finds
-// the queue idle is logged at once, alone.
+// model's write queue is busy, and its owner (HostedModel::LearnInGroup)
+// drains them as one batch when the queue gets to it: one log record, one
+// fsync (in cluster mode, one append to the replicated log), then the
+// batch learned after — the model learns exactly what learning them one
+// after another would have taught it. Each request is told once its
+// sample is durable (or why it cannot be). A stream answers its messages
+// before that (LearnReactor); a request that asks for a prediction gets
+// the one the model made just before the batch was logged (the cautious
+// mode). The batcher knows nothing of its owner: Drain is given the write
+// to make.
 class LearnBatcher {
  public:
   struct Result {
@@ -40,10 +41,8 @@ class LearnBatcher {
     absl::Duration learn_lag;
   };
   struct Request {
-    // Validated by the caller (Model::Validate: a bad one would fail its
-    // whole group, which is then learned one by one); must stay valid
-    // until `done` runs.
-    Sample sample;
+    // One sample, checked where it arrived.
+    ValidatedSamples sample;
     // Whether `done` gets the model's prediction for the sample.
     bool predict = false;
     // Asked just before learning: a request whose caller is gone is
@@ -54,24 +53,34 @@ class LearnBatcher {
     absl::Time deadline = absl::InfiniteFuture();
     std::function<void(Result)> done;
   };
+  // The write a group becomes: HostedModel::Learn of the batch, its
+  // samples announced.
+  using Write = std::function<absl::StatusOr<LearnOutcome>(
+      const ValidatedSamples& batch, std::vector<Prediction>* before,
+      const WriteOptions& options)>;
+  // Drops `samples` announced samples that will not be written (their
+  // calls were cancelled).
+  using Withdraw = std::function<void(std::uint64_t samples)>;
 
   // Samples per batch at most (a burst is learned in several).
   static constexpr std::size_t kMaxBatch = 256;
 
-  // Queues the request; it is answered on the model's write queue.
-  static void Submit(const std::shared_ptr<HostedModel>& model,
-                     Request request);
+  // Queues the request; true if no drain is scheduled (the caller then
+  // schedules one on the model's write queue).
+  bool Add(Request request) ABSL_LOCKS_EXCLUDED(mutex_);
+  // On the model's write queue: writes the requests waiting now as one
+  // batch (each alone if the batch is refused as a whole) and answers
+  // them. True if more wait (the caller schedules another drain).
+  bool Drain(const Write& write, const Withdraw& withdraw)
+      ABSL_LOCKS_EXCLUDED(mutex_);
 
  private:
-  friend class HostedModel;
-  // Learns every request queued now (on the model's write queue).
-  static void Drain(const std::shared_ptr<HostedModel>& model);
-  static void LearnAlone(HostedModel& model, Request& request);
-  std::vector<Request> TakeBatch() ABSL_LOCKS_EXCLUDED(mutex_);
+  // Takes the requests to write now, and whether more wait after them.
+  std::vector<Request> TakeBatch(bool* more) ABSL_LOCKS_EXCLUDED(mutex_);
 
   Mutex mutex_;
   std::vector<Request> pending_ ABSL_GUARDED_BY(mutex_);
-  bool scheduled_ ABSL_GUARDED_BY(mutex_) = false;  // a Drain is posted
+  bool scheduled_ ABSL_GUARDED_BY(mutex_) = false;  // a Drain is due
 };
 
 }  // namespace streamreg

@@ -8,6 +8,19 @@
 
 namespace streamreg {
 
+// How a batch is written (HostedModel::Learn).
+struct WriteOptions {
+  // How long a cluster model's write may wait for this replica's apply
+  // (the client's deadline).
+  absl::Time deadline = absl::InfiniteFuture();
+  // The batch's samples were announced (HostedModel::AnnounceSamples);
+  // the write settles that count, whatever comes of the batch.
+  bool announced = false;
+  // Learn streams' samples (HostedModel::kMaxUnlearnedStreamed), not an
+  // Ingest batch.
+  bool streamed = false;
+};
+
 // What learning one batch did.
 struct LearnOutcome {
   std::uint64_t accepted = 0;

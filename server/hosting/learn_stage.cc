@@ -25,25 +25,7 @@ void LearnStage::Reset(std::uint64_t learned) {
   }
 }
 
-LearnStage::OwnedSamples::OwnedSamples(std::span<const Sample> samples) {
-  std::size_t size = 0;
-  for (const Sample& sample : samples)
-    size += sample.x.size() + sample.y.size();
-  values.reserve(size);
-  for (const Sample& sample : samples) {
-    values.insert(values.end(), sample.x.begin(), sample.x.end());
-    values.insert(values.end(), sample.y.begin(), sample.y.end());
-  }
-  const double* next = values.data();
-  for (const Sample& sample : samples) {
-    const std::span<const double> x(next, sample.x.size());
-    const std::span<const double> y(next + x.size(), sample.y.size());
-    this->samples.push_back({x, y, sample.sample_id});
-    next += x.size() + y.size();
-  }
-}
-
-void LearnStage::Enqueue(std::span<const Sample> samples,
+void LearnStage::Enqueue(const ValidatedSamples& samples,
                          absl::Time acknowledged,
                          std::shared_ptr<const void> keep_alive,
                          std::uint64_t announced, std::size_t max_unlearned) {
@@ -51,7 +33,6 @@ void LearnStage::Enqueue(std::span<const Sample> samples,
     Withdraw(announced);
     return;
   }
-  auto batch = std::make_shared<const OwnedSamples>(samples);
   std::uint64_t last = 0;
   {
     MutexLock lock(&mutex_);
@@ -71,39 +52,41 @@ void LearnStage::Enqueue(std::span<const Sample> samples,
     last = queued_;
     batches_.push_back({first, last, acknowledged});
   }
-  queue_->Post([this, last, batch = std::move(batch),
-                keep_alive = std::move(keep_alive)] { Learn(last, *batch); });
+  queue_->Post([this, last, samples, keep_alive = std::move(keep_alive)] {
+    Learn(last, samples);
+  });
 }
 
-void LearnStage::Learn(std::uint64_t last, const OwnedSamples& batch) {
+void LearnStage::Learn(std::uint64_t last, const ValidatedSamples& batch) {
   const auto start = std::chrono::steady_clock::now();
-  absl::Status status = LearnRecordingCurve(batch.samples, last);
-  rate_.Record(batch.samples.size(),
+  absl::Status status = LearnRecordingCurve(batch, last);
+  rate_.Record(batch.size(),
                absl::FromChrono(std::chrono::steady_clock::now() - start));
   MutexLock lock(&mutex_);
   if (!status.ok() && error_.ok()) {
-    error_ = absl::InternalError(absl::StrCat(
-        "learning samples ", last - batch.samples.size() + 1, "..", last,
-        " failed after they were logged: ", status.message()));
+    error_ = absl::InternalError(
+        absl::StrCat("learning samples ", last - batch.size() + 1, "..", last,
+                     " failed after they were logged: ", status.message()));
   }
   learned_ = last;
   progressed_.SignalAll();
 }
 
-absl::Status LearnStage::LearnRecordingCurve(std::span<const Sample> samples,
+absl::Status LearnStage::LearnRecordingCurve(const ValidatedSamples& batch,
                                              std::uint64_t last) {
+  ValidatedSamples samples = batch;
   std::uint64_t learned = last - samples.size();
   while (!samples.empty()) {
     const std::uint64_t due = curve_.next_due();
     const std::size_t piece =
         due > learned ? std::min<std::uint64_t>(samples.size(), due - learned)
                       : samples.size();
-    if (absl::Status status = model_->Learn(samples.first(piece));
+    if (absl::Status status = model_->Learn(samples.First(piece));
         !status.ok()) {
       return status;
     }
     learned += piece;
-    samples = samples.subspan(piece);
+    samples = samples.Subspan(piece, samples.size() - piece);
     if (curve_.Due(learned)) curve_.Record(learned, model_->stats());
   }
   return absl::OkStatus();

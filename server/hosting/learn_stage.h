@@ -23,9 +23,10 @@
 
 namespace streamreg {
 
-// The second half of a hosted model's write path. The first half validates
-// a batch, logs it and answers with predictions from the model as it is;
-// the samples are then handed here, and learned in order on a thread of
+// The second half of a hosted model's write path. The first half logs a
+// batch (checked where it arrived: ValidatedSamples), and the caller
+// answers with predictions from the model as it is; the samples are then
+// handed here, and learned in order on a thread of
 // the learning pool, off the response path. Everything queued is learned
 // exactly as if it had been learned at once (the model sees the same
 // samples in the same order), only later; the stage keeps count, so an
@@ -53,13 +54,13 @@ class LearnStage {
   // drops them (refused, duplicates).
   void Announce(std::uint64_t samples) ABSL_LOCKS_EXCLUDED(mutex_);
   void Withdraw(std::uint64_t samples) ABSL_LOCKS_EXCLUDED(mutex_);
-  // Queues a copy of the next samples of the stream (acknowledged at
+  // Queues the next samples of the stream (acknowledged at
   // `acknowledged`) to be learned in order, and withdraws `announced`
   // announced samples in the same step (those the batch came from); first
   // waits while more than `max_unlearned` samples wait (a larger batch is
   // queued whole once the stage is idle). `keep_alive` is held until they
   // are learned (the model's owner).
-  void Enqueue(std::span<const Sample> samples, absl::Time acknowledged,
+  void Enqueue(const ValidatedSamples& samples, absl::Time acknowledged,
                std::shared_ptr<const void> keep_alive, std::uint64_t announced,
                std::size_t max_unlearned) ABSL_LOCKS_EXCLUDED(mutex_);
   // Runs `task` on the learning thread once everything queued before it is
@@ -109,18 +110,11 @@ class LearnStage {
     absl::Time acknowledged;
   };
 
-  // Samples that own their values (a Sample is a view of the caller's).
-  struct OwnedSamples {
-    explicit OwnedSamples(std::span<const Sample> samples);
-    std::vector<double> values;
-    std::vector<Sample> samples;  // views of `values`
-  };
-
-  void Learn(std::uint64_t last, const OwnedSamples& batch)
+  void Learn(std::uint64_t last, const ValidatedSamples& batch)
       ABSL_LOCKS_EXCLUDED(mutex_);
   // Learns `samples` (the last of them sample `last`) in pieces that end
   // where the learning curve wants a point, and records it.
-  absl::Status LearnRecordingCurve(std::span<const Sample> samples,
+  absl::Status LearnRecordingCurve(const ValidatedSamples& samples,
                                    std::uint64_t last);
   // When the batch containing sample `sequence` was acknowledged, if it
   // is still held.

@@ -41,10 +41,15 @@ void IngestReactor::OnReadDone(bool ok) {
       !status.ok()) {
     return Fail(Prefixed(status, stream_.Where()));
   }
+  // Checked once, here, into a copy of their own.
+  absl::StatusOr<ValidatedSamples> batch =
+      (*model)->model().Validate(SamplesFromWire(request_.samples()));
+  if (!batch.ok()) return Fail(Prefixed(batch.status(), stream_.Where()));
   absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitSamples(
       **model, static_cast<std::uint64_t>(request_.samples_size()));
   if (!admitted.ok()) return Fail(admitted.status());
   admitted_ = *std::move(admitted);
+  batch_ = *std::move(batch);
   // Counted in Learn streams' answers as received, not learned, from now.
   (*model)->AnnounceSamples(
       static_cast<std::uint64_t>(request_.samples_size()));
@@ -53,7 +58,7 @@ void IngestReactor::OnReadDone(bool ok) {
 
 void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
   if (context_->IsCancelled()) {
-    model->WithdrawSamples(static_cast<std::uint64_t>(request_.samples_size()));
+    model->WithdrawSamples(batch_.size());
     admitted_.Release();
     Finish(grpc::Status(grpc::StatusCode::CANCELLED,
                         absl::StrCat(stream_.Where(),
@@ -61,8 +66,9 @@ void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
     return;
   }
   absl::StatusOr<LearnOutcome> outcome =
-      model->Learn(SamplesFromWire(request_.samples()), nullptr,
+      model->Learn(batch_, nullptr,
                    {.deadline = CallDeadline(*context_), .announced = true});
+  batch_ = ValidatedSamples();
   // Released before the next read (which admits the next batch).
   admitted_.Release();
   if (!outcome.ok()) return Fail(Prefixed(outcome.status(), stream_.Where()));

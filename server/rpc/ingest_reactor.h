@@ -35,7 +35,9 @@ class IngestReactor final : public grpc::ServerReadReactor<v1::IngestRequest> {
   ModelStream stream_;
   v1::IngestResponse* response_;
   v1::IngestRequest request_;
-  // request_'s samples, admitted until they are through the write queue.
+  // request_'s samples, checked, and admitted until they are through the
+  // write queue.
+  ValidatedSamples batch_;
   AdmissionTicket admitted_;
 };
 

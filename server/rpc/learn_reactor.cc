@@ -87,14 +87,12 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
   if (!found.ok()) return found.status();
   std::shared_ptr<HostedModel> model = *std::move(found);
   const std::uint64_t number = stream_.messages();
-  // The sample, owned past this message (the next read reuses request_).
-  auto owned = std::make_shared<v1::Sample>();
-  owned->Swap(request_.mutable_sample());
-  const Sample sample = SampleFromWire(*owned);
-  if (absl::Status status = model->model().Validate({&sample, 1});
-      !status.ok()) {
-    return AsSampleError(status, stream_.Where());
-  }
+  // Checked once, here, into a copy of its own (the next read reuses
+  // request_).
+  const Sample wire_sample = SampleFromWire(request_.sample());
+  absl::StatusOr<ValidatedSamples> sample =
+      model->model().Validate({&wire_sample, 1});
+  if (!sample.ok()) return AsSampleError(sample.status(), stream_.Where());
   absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitStreamedSample();
   if (!admitted.ok()) return admitted.status();
   const bool answer_waits = request_.answer_when_durable();
@@ -102,7 +100,7 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
     // Answer first: predicted before the sample is handed on, so the
     // prediction cannot have learned it.
     absl::StatusOr<HostedModel::StandingPrediction> standing =
-        model->PredictAsItStands(sample.x);
+        model->PredictAsItStands((*sample)[0].x);
     if (!standing.ok()) return Prefixed(standing.status(), stream_.Where());
     v1::LearnResponse& now = answer->emplace();
     PredictionToWire(standing->prediction, now.mutable_prediction());
@@ -119,17 +117,16 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
   // Handed on before the answer is written: once it is, the next message
   // may be read, and its sample must come after this one.
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
-  LearnBatcher::Submit(model,
-                       {.sample = sample,
-                        .predict = answer_waits,
-                        .cancelled = [this] { return context_->IsCancelled(); },
-                        .deadline = CallDeadline(*context_),
-                        .done =
-                            [this, number, answer_waits, owned,
-                             ticket](LearnBatcher::Result result) {
-                              ticket->Release();
-                              Logged(number, answer_waits, std::move(result));
-                            }});
+  model->LearnInGroup(
+      {.sample = *std::move(sample),
+       .predict = answer_waits,
+       .cancelled = [this] { return context_->IsCancelled(); },
+       .deadline = CallDeadline(*context_),
+       .done =
+           [this, number, answer_waits, ticket](LearnBatcher::Result result) {
+             ticket->Release();
+             Logged(number, answer_waits, std::move(result));
+           }});
   return absl::OkStatus();
 }
 

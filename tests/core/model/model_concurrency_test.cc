@@ -11,6 +11,7 @@
 #include "core/index/brute_force_search.h"
 #include "core/model/metric_index.h"
 #include "core/model/model.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace streamreg {
@@ -24,6 +25,38 @@ std::vector<double> RandomRows(std::size_t n, std::uint64_t seed) {
   std::vector<double> rows(n * kDim);
   for (double& v : rows) v = normal(random);
   return rows;
+}
+
+TEST(MetricIndexTest, AWriteItCannotMakeFailsTheIndexVisibly) {
+  const std::vector<double> rows = RandomRows(10, 3);
+  MetricIndex index(MetricTransform::Standardizing({0, 0, 0, 0}, {1, 1, 1, 1}));
+  for (std::size_t s = 0; s < 10; ++s) {
+    index.Insert(s, {rows.data() + s * kDim, kDim});
+  }
+  EXPECT_TRUE(index.failure().ok());
+  index.Insert(3, {rows.data(), kDim});  // slot 3 is indexed already
+  EXPECT_EQ(index.failure().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(index.failure().message()),
+              ::testing::HasSubstr("point id 3: already stored"));
+  // The first failure stays.
+  index.Remove(42);
+  EXPECT_THAT(std::string(index.failure().message()),
+              ::testing::HasSubstr("point id 3"));
+  // Rebuilds still take over and searches still answer.
+  index.RebuildNow(
+      MetricTransform::Standardizing({0, 0, 0, 0}, {2, 2, 2, 2}), 10,
+      [&](std::size_t begin, std::size_t end, std::vector<double>* out,
+          std::vector<double>*) {
+        out->assign(rows.begin() + begin * kDim, rows.begin() + end * kDim);
+      });
+  EXPECT_EQ(index.generation(), 1u);
+}
+
+TEST(MetricIndexTest, ARemovalOfAMissingSlotFailsTheIndex) {
+  MetricIndex index(MetricTransform::Standardizing({0, 0, 0, 0}, {1, 1, 1, 1}));
+  index.Remove(5);
+  EXPECT_THAT(std::string(index.failure().message()),
+              ::testing::HasSubstr("the metric index failed"));
 }
 
 TEST(MetricIndexTest, RebuildCatchesUpWithWritesMadeMeanwhile) {

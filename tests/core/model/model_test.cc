@@ -378,6 +378,55 @@ TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
               HasSubstr("queries[0].x[1]"));
 }
 
+TEST(ModelTest, ValidateChecksOnceIntoTheTypeLearnTakes) {
+  const Stream stream = MakeStream(40, 1);
+  auto model = MakeModel(BaseConfig());
+  std::vector<Sample> batch;
+  for (std::size_t s = 0; s < 20; ++s) batch.push_back(stream.sample(s));
+  batch[4].sample_id = 7;
+  batch[9].sample_id = 7;
+  EXPECT_THAT(model->Validate(batch).status().message(),
+              HasSubstr("samples[9].sample_id: 7 repeats samples[4]"));
+  batch[9].sample_id = 8;
+  absl::StatusOr<ValidatedSamples> checked = model->Validate(batch);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  EXPECT_EQ(checked->size(), 20u);
+
+  // A copy of the values: the caller's may change or go.
+  std::vector<double> changed(batch[3].x.begin(), batch[3].x.end());
+  const double original = changed[0];
+  changed[0] = std::nan("");
+  batch[3].x = changed;
+  EXPECT_EQ((*checked)[3].x[0], original);
+
+  // Learning the checked samples in slices teaches what learning them as a
+  // batch does.
+  auto whole = MakeModel(BaseConfig());
+  LearnAll(*whole, stream, 0, 20);
+  ASSERT_TRUE(model->Learn(checked->First(5)).ok());
+  ASSERT_TRUE(model->Learn(checked->Subspan(5, 15)).ok());
+  EXPECT_EQ(model->stats().prequential_mse, whole->stats().prequential_mse);
+  const Prediction a = *model->Predict(stream.input(30));
+  const Prediction b = *whole->Predict(stream.input(30));
+  EXPECT_EQ(a.value, b.value);
+
+  // Samples checked for a model of other dimensions are refused.
+  ModelConfig wider = BaseConfig();
+  wider.input_dim = kDim + 1;
+  auto other = MakeModel(wider);
+  std::vector<double> x(kDim + 1, 0.5);
+  const std::vector<double> y(BaseConfig().num_targets(), 1.0);
+  const Sample wide{x, y, 0};
+  absl::StatusOr<ValidatedSamples> other_checked = other->Validate({&wide, 1});
+  ASSERT_TRUE(other_checked.ok());
+  EXPECT_EQ(model->Learn(*other_checked).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(model->stats().samples_seen, 20u);
+  const ValidatedSamples pair[] = {*checked, *other_checked};
+  EXPECT_EQ(ValidatedSamples::Concatenate(pair).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
   const Stream stream = MakeStream(1500, 2);
   const Stream queries = MakeStream(40, 3);

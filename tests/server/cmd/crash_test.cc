@@ -1,8 +1,10 @@
 // The crash test: streamreg-server as a subprocess, killed with SIGKILL at
 // random moments while C++ clients stream into it from several concurrent
 // streams (two robots through Learn, two bulk loaders through Ingest),
-// restarted on the same data directory each time. At the end every
-// acknowledged sample is in its model exactly once (count and ids), and
+// restarted on the same data directory each time. After each restart the
+// models hold every sample reported durable before the kill; at the end
+// every sample sent — those answered but not yet durable at a kill were
+// sent again — is in its model exactly once (count and ids), and
 // predictions equal those of a model fed the same samples without a
 // crash. Both sync policies.
 #include <fcntl.h>
@@ -78,16 +80,40 @@ TEST_P(CrashTest, EveryAcknowledgedSampleSurvivesKills) {
   }
   std::mt19937 random(7);
   std::uniform_int_distribution<int> pause_ms(100, 500);
+  // Robots' samples sent (answered, or on their way) and not yet reported
+  // durable when the server was killed, summed over the kills: each must
+  // come back recovered or be sent again, and none be learned twice.
+  std::size_t answered_not_durable = 0;
   for (int kill = 0; kill < kKills; ++kill) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(random)));
     EXPECT_TRUE(server.Kill())
         << "the server had ended by itself; see " << data_dir << ".log";
+    // Read after the kill: every report counted came before it.
+    std::vector<std::size_t> durable_at_kill;
     std::printf("kill %d:", kill);
-    for (auto& feed : feeds) std::printf(" %zu", feed->acknowledged.load());
+    for (auto& feed : feeds) {
+      durable_at_kill.push_back(feed->acknowledged.load());
+      if (feed->robot)
+        answered_not_durable += feed->sent - durable_at_kill.back();
+      std::printf(" %zu", durable_at_kill.back());
+    }
     std::printf("\n");
     ASSERT_NO_FATAL_FAILURE(server.Start());
+    // Everything reported durable before the kill was recovered.
+    Client client(KillTestClientOptions(server.address()));
+    for (std::size_t f = 0; f < feeds.size(); ++f) {
+      absl::StatusOr<v1::Model> model = client.GetModel(feeds[f]->model);
+      ASSERT_TRUE(model.ok()) << model.status();
+      EXPECT_GE(model->stats().num_samples(), durable_at_kill[f])
+          << feeds[f]->model << " lost samples reported durable at kill "
+          << kill;
+    }
   }
   streams.StopAndJoin();
+  std::printf("robot samples answered and not yet durable at the kills: %zu\n",
+              answered_not_durable);
+  EXPECT_GT(answered_not_durable, 0u)
+      << "no kill found an answered sample that was not durable yet";
 
   // Everything ever sent is now sent again until acknowledged, so each
   // model should hold exactly samples [0, sent) in order.

@@ -229,14 +229,22 @@ std::vector<LearnBatcher::Result> SubmitWhileBusy(
   std::latch answered(static_cast<std::ptrdiff_t>(samples.size()));
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const bool cancel = i < cancelled.size() && cancelled[i];
-    LearnBatcher::Submit(hosted, {.sample = samples[i],
-                                  .predict = true,
-                                  .cancelled = [cancel] { return cancel; },
-                                  .done =
-                                      [&, i](LearnBatcher::Result result) {
-                                        results[i] = std::move(result);
-                                        answered.count_down();
-                                      }});
+    // A bad sample is refused where it arrives, before the group.
+    absl::StatusOr<ValidatedSamples> checked =
+        hosted->model().Validate({&samples[i], 1});
+    if (!checked.ok()) {
+      results[i].status = checked.status();
+      answered.count_down();
+      continue;
+    }
+    hosted->LearnInGroup({.sample = *std::move(checked),
+                          .predict = true,
+                          .cancelled = [cancel] { return cancel; },
+                          .done =
+                              [&, i](LearnBatcher::Result result) {
+                                results[i] = std::move(result);
+                                answered.count_down();
+                              }});
   }
   release.count_down();
   answered.wait();
@@ -340,7 +348,7 @@ TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {
       Host({.max_samples = 0, .dedup_window = 100}));
   Batch batch(5, 100);
   batch.samples[3].sample_id = batch.samples[1].sample_id;  // a resend
-  batch.x[2 * 2] = std::nan("");                            // a bad sample
+  batch.x[2 * 2] = std::nan("");  // a bad sample: never reaches the group
   const std::vector<LearnBatcher::Result> results = SubmitWhileBusy(
       hosted, batch.samples, {false, false, false, false, true});
   EXPECT_TRUE(results[0].status.ok());

@@ -284,13 +284,13 @@ TEST_F(DurabilityTest, LearnMessagesWaitingTogetherShareOneFsync) {
   std::atomic<int> answered = 0;
   std::latch all_answered(static_cast<std::ptrdiff_t>(samples.size()));
   for (const Sample& sample : samples) {
-    LearnBatcher::Submit(model, {.sample = sample,
-                                 .cancelled = {},
-                                 .done = [&](LearnBatcher::Result result) {
-                                   EXPECT_TRUE(result.status.ok());
-                                   ++answered;
-                                   all_answered.count_down();
-                                 }});
+    model->LearnInGroup({.sample = *model->model().Validate({&sample, 1}),
+                         .cancelled = {},
+                         .done = [&](LearnBatcher::Result result) {
+                           EXPECT_TRUE(result.status.ok());
+                           ++answered;
+                           all_answered.count_down();
+                         }});
   }
   const int syncs_before = file_system_.file_syncs.load();
   release.count_down();
