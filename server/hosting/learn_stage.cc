@@ -147,14 +147,18 @@ absl::Duration LearnStage::LagAfter(std::uint64_t learned,
                                     absl::Time now) const {
   MutexLock lock(&mutex_);
   const Batch* missed = BatchOf(learned + 1);
-  return missed != nullptr ? now - missed->acknowledged : absl::ZeroDuration();
+  // A batch acknowledged after `now` (queued between the caller's reading
+  // of the clock and this lock) has not made anything stale yet.
+  return missed != nullptr
+             ? std::max(now - missed->acknowledged, absl::ZeroDuration())
+             : absl::ZeroDuration();
 }
 
 LearnStage::Backlog LearnStage::backlog(absl::Time now) const {
   MutexLock lock(&mutex_);
   Backlog backlog{.samples = queued_ - learned_};
   if (const Batch* oldest = BatchOf(learned_ + 1); oldest != nullptr) {
-    backlog.oldest = now - oldest->acknowledged;
+    backlog.oldest = std::max(now - oldest->acknowledged, absl::ZeroDuration());
   }
   return backlog;
 }

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/learn_batcher.h"
+#include "server/hosting/learn_stage.h"
 #include "server/hosting/model_registry.h"
 #include "server/hosting/recent_sample_ids.h"
 #include "server/hosting/serial_queue.h"
@@ -155,6 +156,23 @@ class HostedModelTest : public ::testing::Test {
   WorkerPool pool_{1};
   WorkerPool learning_{1};
 };
+
+TEST_F(HostedModelTest, ALagIsNeverNegative) {
+  // A batch acknowledged after the reader looked at the clock (queued
+  // between its reading and the stage's lock) made nothing stale yet: a
+  // lag of zero, not a negative one (which the wire's unsigned learn_lag_us
+  // showed as 2^64).
+  std::unique_ptr<Model> model = *Model::Create(SmallConfig());
+  LearnStage stage(model.get(), &learning_);
+  Batch batch(3, 1);
+  const absl::Time now = absl::Now();
+  stage.Enqueue(*model->Validate(batch.samples), now + absl::Seconds(1),
+                nullptr, 0, HostedModel::kMaxUnlearned);
+  EXPECT_EQ(stage.LagAfter(0, now), absl::ZeroDuration());
+  EXPECT_EQ(stage.backlog(now).oldest, absl::ZeroDuration());
+  EXPECT_EQ(stage.LagAfter(0, now + absl::Seconds(3)), absl::Seconds(2));
+  stage.CatchUp();
+}
 
 TEST_F(HostedModelTest, ARetriedBatchIsNotLearnedTwice) {
   auto hosted = Host({.max_samples = 0, .dedup_window = 100});
