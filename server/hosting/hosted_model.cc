@@ -120,13 +120,9 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
   // prediction has learned its own sample.
   std::vector<absl::Duration> learn_lag;
   if (before != nullptr) {
-    before->resize(batch.size());
-    learn_lag.resize(batch.size());
-    for (std::size_t s = 0; s < batch.size(); ++s) {
-      absl::StatusOr<Prediction> now = model_->Predict(batch[s].x);
-      if (!now.ok()) return now.status();  // validated above: cannot fail
-      (*before)[s] = *std::move(now);
-      learn_lag[s] = learn_stage_.LagAfter((*before)[s].learned, absl::Now());
+    if (absl::Status status = PredictBefore(batch, before, &learn_lag);
+        !status.ok()) {
+      return status;
     }
   }
   absl::StatusOr<LearnOutcome> outcome =
@@ -207,20 +203,29 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
   // Predicted before the batch is queued, so no prediction has learned
   // its own sample.
   if (before != nullptr) {
-    before->resize(batch.size());
-    outcome.learn_lag.resize(batch.size());
-    for (std::size_t s = 0; s < batch.size(); ++s) {
-      absl::StatusOr<Prediction> now = model_->Predict(batch[s].x);
-      if (!now.ok()) return now.status();  // validated above: cannot fail
-      (*before)[s] = *std::move(now);
-      outcome.learn_lag[s] =
-          learn_stage_.LagAfter((*before)[s].learned, absl::Now());
+    if (absl::Status status = PredictBefore(batch, before, &outcome.learn_lag);
+        !status.ok()) {
+      return status;
     }
   }
   learn_stage_.Enqueue(fresh, acknowledged, shared_from_this(), announced,
                        streamed ? kMaxUnlearnedStreamed : kMaxUnlearned);
   settle.left = 0;
   return outcome;
+}
+
+absl::Status HostedModel::PredictBefore(
+    const ValidatedSamples& batch, std::vector<Prediction>* before,
+    std::vector<absl::Duration>* learn_lag) const {
+  before->resize(batch.size());
+  learn_lag->resize(batch.size());
+  for (std::size_t s = 0; s < batch.size(); ++s) {
+    absl::StatusOr<Prediction> now = model_->Predict(batch[s].x);
+    if (!now.ok()) return now.status();  // validated: cannot fail
+    (*before)[s] = *std::move(now);
+    (*learn_lag)[s] = learn_stage_.LagAfter((*before)[s].learned, absl::Now());
+  }
+  return absl::OkStatus();
 }
 
 absl::Status HostedModel::Refit(

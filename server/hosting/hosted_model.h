@@ -259,6 +259,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::Status RefitHere(
       const std::function<void(std::size_t, std::size_t)>& progress,
       std::uint64_t log_sequence = 0);
+  // The model's prediction for each sample of `batch` as it stands, and
+  // how stale each was (the cautious answers).
+  absl::Status PredictBefore(const ValidatedSamples& batch,
+                             std::vector<Prediction>* before,
+                             std::vector<absl::Duration>* learn_lag) const;
   // Learn through the write log.
   absl::StatusOr<LearnOutcome> LearnThroughLog(const ValidatedSamples& batch,
                                                std::vector<Prediction>* before,
