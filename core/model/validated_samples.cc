@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 namespace streamreg {
@@ -61,6 +62,7 @@ absl::StatusOr<ValidatedSamples> ValidatedSamples::Concatenate(
   if (parts.empty()) return ValidatedSamples();
   if (parts.size() == 1) return parts.front();
   std::vector<Sample> all;
+  absl::flat_hash_set<std::uint64_t> ids;
   for (const ValidatedSamples& part : parts) {
     if (part.input_dim_ != parts.front().input_dim_ ||
         part.num_targets_ != parts.front().num_targets_) {
@@ -69,7 +71,13 @@ absl::StatusOr<ValidatedSamples> ValidatedSamples::Concatenate(
           " targets joined to samples of ", parts.front().input_dim_,
           " inputs and ", parts.front().num_targets_, " targets"));
     }
-    all.insert(all.end(), part.samples().begin(), part.samples().end());
+    for (const Sample& sample : part.samples()) {
+      if (sample.sample_id != 0 && !ids.insert(sample.sample_id).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sample_id ", sample.sample_id, " joined to a batch holding it"));
+      }
+      all.push_back(sample);
+    }
   }
   return CopyOf(all, parts.front().input_dim_, parts.front().num_targets_);
 }

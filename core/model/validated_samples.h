@@ -13,9 +13,9 @@ namespace streamreg {
 
 // Samples a model has checked (Model::Validate): every input and target
 // vector of the model's size, each value finite and within
-// kMaxValueMagnitude, no sample id but 0 twice among those one call
-// checked. Only Model::Validate makes one
-// from raw samples, so holding one is the proof of the check: the write
+// kMaxValueMagnitude, no sample id but 0 twice. Only Model::Validate
+// makes one from raw samples, so holding one is the proof of the check: the
+// write
 // path validates a sample once, where it arrives, and everything after it
 // (the group commit, the log, the learning stage, Model::Learn) takes this
 // type and checks nothing again.
@@ -45,9 +45,9 @@ class ValidatedSamples {
   // The samples at `indexes` (ascending), in a copy of their own.
   ValidatedSamples Select(std::span<const std::size_t> indexes) const;
   // The parts one after another, in a copy of their own: INVALID_ARGUMENT
-  // if they were checked by models of other dimensions. Sample ids may
-  // repeat across parts (HostedModel treats a repeat as the duplicate it
-  // is).
+  // if they were checked by models of other dimensions, or if two parts
+  // share a sample id (a group commit holds a repeat back for the next
+  // group: LearnBatcher).
   static absl::StatusOr<ValidatedSamples> Concatenate(
       std::span<const ValidatedSamples> parts);
 

@@ -16,6 +16,10 @@ class DurabilityWatermark {
   // Message `number` (1-based) is durable.
   void MarkDurable(std::uint64_t number) {
     if (number <= through_) return;
+    if (number == through_ + 1 && ahead_.empty()) {  // in order: the rule
+      through_ = number;
+      return;
+    }
     ahead_.insert(number);
     while (!ahead_.empty() && *ahead_.begin() == through_ + 1) {
       ahead_.erase(ahead_.begin());

@@ -4,7 +4,6 @@
 #include <optional>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/io/record_writer.h"
@@ -149,26 +148,16 @@ absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
   outcome.sequence.resize(batch.size());
   outcome.duplicate.resize(batch.size());
   std::vector<std::size_t> fresh_index;
-  // Ids first seen in this batch (a group commit may join two messages
-  // with one id): the second is a duplicate of the first.
-  absl::flat_hash_map<std::uint64_t, std::uint64_t> batch_ids;
   for (std::size_t s = 0; s < batch.size(); ++s) {
+    // No id twice in the batch (ValidatedSamples): only earlier ones count.
     const std::uint64_t id = batch[s].sample_id;
-    std::optional<std::uint64_t> seen;
-    if (id != 0) {
-      seen = recent_ids_.Find(id);
-      if (const auto it = batch_ids.find(id); it != batch_ids.end()) {
-        seen = it->second;
-      }
-    }
-    if (seen.has_value()) {
+    if (const auto seen = id == 0 ? std::nullopt : recent_ids_.Find(id)) {
       outcome.duplicate[s] = true;
       outcome.sequence[s] = *seen;
       ++outcome.duplicates;
       continue;
     }
     outcome.sequence[s] = num_samples_ + fresh_index.size() + 1;
-    if (id != 0 && batch.size() > 1) batch_ids.emplace(id, outcome.sequence[s]);
     fresh_index.push_back(s);
   }
   const ValidatedSamples fresh = batch.Select(fresh_index);

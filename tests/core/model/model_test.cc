@@ -425,6 +425,18 @@ TEST(ModelTest, ValidateChecksOnceIntoTheTypeLearnTakes) {
   const ValidatedSamples pair[] = {*checked, *other_checked};
   EXPECT_EQ(ValidatedSamples::Concatenate(pair).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Joined, the parts keep the type's promise: no id twice.
+  const ValidatedSamples overlapping[] = {checked->First(10),
+                                          checked->Subspan(9, 5)};
+  EXPECT_THAT(ValidatedSamples::Concatenate(overlapping).status().message(),
+              HasSubstr("sample_id 8 joined to a batch holding it"));
+  const ValidatedSamples halves[] = {checked->First(10),
+                                     checked->Subspan(10, 10)};
+  absl::StatusOr<ValidatedSamples> whole_again =
+      ValidatedSamples::Concatenate(halves);
+  ASSERT_TRUE(whole_again.ok());
+  EXPECT_EQ(whole_again->size(), 20u);
+  EXPECT_EQ((*whole_again)[15].x[0], (*checked)[15].x[0]);
 }
 
 TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
