@@ -5,7 +5,8 @@
 listening_address() {
   local out=$1 pid=${2:-} address=
   for _ in $(seq 300); do
-    address=$(sed -n 's/^streamreg-server listening on //p' "$out")
+    # OUT may not exist yet: the server's shell opens it after the fork.
+    address=$(sed -n 's/^streamreg-server listening on //p' "$out" 2>/dev/null || true)
     [ -n "$address" ] && { echo "$address"; return 0; }
     [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && break
     sleep 0.1

@@ -39,11 +39,14 @@ up() {
   server=$(server_binary)
   : > "$dir/servers.starting"
   for i in 0 1 2; do
+    # The log exists before the server does: the wait below reads it at once,
+    # while the background child may not yet have opened its redirection.
+    : > "$dir/server$i.log"
     # Port 0: each server takes a free port and advertises it.
     # shellcheck disable=SC2086
     setsid "$server" --listen 127.0.0.1:0 --metrics_listen= \
       --data_dir "$dir/server$i" --cluster "$nats" \
-      ${STREAMREG_SERVER_FLAGS:-} </dev/null >"$dir/server$i.log" 2>&1 &
+      ${STREAMREG_SERVER_FLAGS:-} </dev/null >>"$dir/server$i.log" 2>&1 &
     echo "$!" > "$dir/server$i.pid"
   done
   for i in 0 1 2; do
