@@ -108,13 +108,25 @@ class ClusterNode::Replica : public WriteLog {
     if (follower != nullptr) follower->Stop();
   }
 
-  absl::StatusOr<LearnOutcome> AppendSamples(std::span<const Sample> batch,
-                                             absl::Time deadline) override {
+  absl::StatusOr<LearnOutcome> AppendSamples(
+      const ValidatedSamples& batch, const WriteOptions& options) override {
+    // Applied (and counted) by the log's follower meanwhile: the announced
+    // count is settled once this replica has applied the batch, or given
+    // up waiting for it.
+    struct Settle {
+      const std::weak_ptr<HostedModel>& model;
+      std::uint64_t announced;
+      ~Settle() {
+        if (auto hosted = model.lock(); hosted != nullptr) {
+          hosted->WithdrawSamples(announced);
+        }
+      }
+    } settle{model_, options.announced ? batch.size() : 0};
     // Samples without ids give each batch its own message.
     bool resent = false;
-    absl::StatusOr<LearnOutcome> outcome =
-        AppendAndWait(BatchMessageId(name_, batch, UniqueId()),
-                      EncodeSamplesEntry(batch), deadline, &resent);
+    absl::StatusOr<LearnOutcome> outcome = AppendAndWait(
+        BatchMessageId(name_, batch.samples(), UniqueId()),
+        EncodeSamplesEntry(batch.samples()), options.deadline, &resent);
     if (outcome.ok() && resent) {
       // The log had the batch already: its first copy learned what was new.
       outcome->duplicates += outcome->accepted;
@@ -123,7 +135,10 @@ class ClusterNode::Replica : public WriteLog {
     }
     return outcome;
   }
-  absl::Status AppendRefit(absl::Time deadline) override {
+  // A refit runs on every replica, from the log: `progress` is not told.
+  absl::Status AppendRefit(
+      const std::function<void(std::size_t, std::size_t)>& /*progress*/,
+      absl::Time deadline) override {
     bool resent = false;
     return AppendAndWait(absl::StrCat(name_, "/refit/", UniqueId()),
                          EncodeRefitEntry(), deadline, &resent)

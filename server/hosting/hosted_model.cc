@@ -19,9 +19,13 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
       model_(std::move(model)),
       input_names_(std::move(input_names)),
       create_time_(create_time),
-      limits_(limits),
       writes_(SerialQueue::Create(pools.writes)),
       learn_stage_(model_.get(), pools.learning),
+      writer_(
+          name_, model_.get(), &learn_stage_,
+          {.max_samples = limits.max_samples,
+           .dedup_window = limits.dedup_window},
+          [this] { return std::shared_ptr<const void>(shared_from_this()); }),
       queued_samples_(absl::StrCat("samples queued for model '", name_, "'"),
                       "--max-queued-samples-per-model",
                       limits.max_queued_samples),
@@ -29,7 +33,9 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
           absl::StrCat("predictions in flight on model '", name_, "'"),
           "--max-predictions-in-flight-per-model",
           limits.max_predictions_in_flight),
-      recent_ids_(limits.dedup_window) {
+      journal_log_(
+          std::make_shared<JournalLog>(nullptr, &writer_, LogBacklog())),
+      write_log_(journal_log_) {
   if (limits.max_queue_delay > absl::ZeroDuration()) {
     queued_samples_.SetPacedLimit(
         [this, delay = limits.max_queue_delay] {
@@ -55,14 +61,25 @@ absl::Status HostedModel::CheckWritable() const {
 absl::StatusOr<LearnOutcome> HostedModel::Learn(const ValidatedSamples& batch,
                                                 std::vector<Prediction>* before,
                                                 const WriteOptions& options) {
-  const std::uint64_t count = options.announced ? batch.size() : 0;
-  if (write_log_ == nullptr) {
-    return LearnHere(batch, before, 0, count, options.streamed);
+  const auto refuse = [&](absl::Status status) {
+    if (options.announced) WithdrawSamples(batch.size());
+    return status;
+  };
+  if (absl::Status status = CheckWritable(); !status.ok()) {
+    return refuse(status);
   }
-  // Applied (and counted) by the log's follower meanwhile.
+  // Predicted by the model as it is before the batch goes to the log, so
+  // no prediction has learned its own sample.
+  std::vector<absl::Duration> learn_lag;
+  if (before != nullptr) {
+    if (absl::Status status = PredictBefore(batch, before, &learn_lag);
+        !status.ok()) {
+      return refuse(status);
+    }
+  }
   absl::StatusOr<LearnOutcome> outcome =
-      LearnThroughLog(batch, before, options.deadline);
-  WithdrawSamples(count);
+      write_log_->AppendSamples(batch, options);
+  if (outcome.ok()) outcome->learn_lag = std::move(learn_lag);
   return outcome;
 }
 
@@ -98,109 +115,17 @@ absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
     NoteAppliedFromLog(sequence);
     return validated.status();
   }
-  return LearnHere(*validated, nullptr, sequence);
+  return writer_.ApplySamples(
+      *validated,
+      {.log_sequence = sequence,
+       .announced = 0,
+       .max_unlearned = kMaxUnlearned},
+      // In the replicated log already.
+      [](std::uint64_t, const ValidatedSamples&) { return absl::OkStatus(); });
 }
 
-void HostedModel::NoteAppliedFromLog(std::uint64_t sequence) {
-  MutexLock lock(&write_mutex_);
-  log_applied_ = std::max(log_applied_, sequence);
-}
-
-std::uint64_t HostedModel::log_applied() const {
-  MutexLock lock(&write_mutex_);
-  return log_applied_;
-}
-
-absl::StatusOr<LearnOutcome> HostedModel::LearnThroughLog(
-    const ValidatedSamples& batch, std::vector<Prediction>* before,
-    absl::Time deadline) {
-  if (absl::Status status = CheckWritable(); !status.ok()) return status;
-  // Predicted by the model as it is before the batch is appended, so no
-  // prediction has learned its own sample.
-  std::vector<absl::Duration> learn_lag;
-  if (before != nullptr) {
-    if (absl::Status status = PredictBefore(batch, before, &learn_lag);
-        !status.ok()) {
-      return status;
-    }
-  }
-  absl::StatusOr<LearnOutcome> outcome =
-      write_log_->AppendSamples(batch.samples(), deadline);
-  if (outcome.ok()) outcome->learn_lag = std::move(learn_lag);
-  return outcome;
-}
-
-absl::StatusOr<LearnOutcome> HostedModel::LearnHere(
-    const ValidatedSamples& batch, std::vector<Prediction>* before,
-    std::uint64_t log_sequence, std::uint64_t announced, bool streamed) {
-  MutexLock lock(&write_mutex_);
-  // What is not queued for learning below is dropped from the count.
-  struct Settle {
-    LearnStage& stage;
-    std::uint64_t left;
-    ~Settle() { stage.Withdraw(left); }
-  } settle{learn_stage_, announced};
-  if (absl::Status status = CheckWritable(); !status.ok()) return status;
-  // Applied, whatever comes of it: a refusal below is every replica's.
-  log_applied_ = std::max(log_applied_, log_sequence);
-
-  LearnOutcome outcome;
-  outcome.sequence.resize(batch.size());
-  outcome.duplicate.resize(batch.size());
-  std::vector<std::size_t> fresh_index;
-  for (std::size_t s = 0; s < batch.size(); ++s) {
-    // No id twice in the batch (ValidatedSamples): only earlier ones count.
-    const std::uint64_t id = batch[s].sample_id;
-    if (const auto seen = id == 0 ? std::nullopt : recent_ids_.Find(id)) {
-      outcome.duplicate[s] = true;
-      outcome.sequence[s] = *seen;
-      ++outcome.duplicates;
-      continue;
-    }
-    outcome.sequence[s] = num_samples_ + fresh_index.size() + 1;
-    fresh_index.push_back(s);
-  }
-  const ValidatedSamples fresh = batch.Select(fresh_index);
-  const Capacity& capacity = model_->config().capacity;
-  if (limits_.max_samples != 0 &&
-      capacity.policy == CapacityPolicy::kUnbounded &&
-      num_samples_ + fresh.size() > limits_.max_samples) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "model '", name_, "' holds ", num_samples_, " samples; ", fresh.size(),
-        " more would pass the server's limit of ", limits_.max_samples,
-        " (--max-samples-per-model); a window or reservoir capacity keeps a "
-        "model within it"));
-  }
-
-  if (journal_ != nullptr && !fresh.empty()) {
-    if (absl::Status status =
-            journal_->AppendSamples(num_samples_ + 1, fresh.samples());
-        !status.ok()) {
-      return status;
-    }
-  }
-  const absl::Time acknowledged = absl::Now();
-  for (std::size_t f = 0; f < fresh.size(); ++f) {
-    recent_ids_.Remember(fresh[f].sample_id, outcome.sequence[fresh_index[f]]);
-  }
-  num_samples_ += fresh.size();
-  samples_logged_.store(num_samples_, std::memory_order_release);
-  outcome.accepted = fresh.size();
-  outcome.num_samples = num_samples_;
-  duplicate_samples_.fetch_add(outcome.duplicates, std::memory_order_relaxed);
-
-  // Predicted before the batch is queued, so no prediction has learned
-  // its own sample.
-  if (before != nullptr) {
-    if (absl::Status status = PredictBefore(batch, before, &outcome.learn_lag);
-        !status.ok()) {
-      return status;
-    }
-  }
-  learn_stage_.Enqueue(fresh, acknowledged, shared_from_this(), announced,
-                       streamed ? kMaxUnlearnedStreamed : kMaxUnlearned);
-  settle.left = 0;
-  return outcome;
+absl::Status HostedModel::ApplyRefitFromLog(std::uint64_t sequence) {
+  return writer_.ApplyRefit({}, sequence, [] { return absl::OkStatus(); });
 }
 
 absl::Status HostedModel::PredictBefore(
@@ -220,29 +145,8 @@ absl::Status HostedModel::PredictBefore(
 absl::Status HostedModel::Refit(
     const std::function<void(std::size_t, std::size_t)>& progress,
     absl::Time deadline) {
-  if (write_log_ != nullptr) {
-    if (absl::Status status = CheckWritable(); !status.ok()) return status;
-    return write_log_->AppendRefit(deadline);
-  }
-  return RefitHere(progress);
-}
-
-absl::Status HostedModel::RefitHere(
-    const std::function<void(std::size_t, std::size_t)>& progress,
-    std::uint64_t log_sequence) {
-  // Held throughout (as the refit's place in the log must be its place in
-  // the learning order): writes wait, reads go on.
-  MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
-  log_applied_ = std::max(log_applied_, log_sequence);
-  if (journal_ != nullptr) {
-    if (absl::Status status = journal_->AppendRefit(); !status.ok()) {
-      return status;
-    }
-  }
-  return learn_stage_.RunInOrder(
-      [this, &progress] { return model_->Refit(progress); },
-      shared_from_this());
+  return write_log_->AppendRefit(progress, deadline);
 }
 
 absl::Status HostedModel::Predict(
@@ -269,15 +173,8 @@ absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAsItStands(
 }
 
 absl::Status HostedModel::Delete() {
-  MutexLock lock(&write_mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
-  if (journal_ != nullptr) {
-    if (absl::Status status = journal_->AppendDelete(); !status.ok()) {
-      return status;
-    }
-  }
-  deleted_.store(true, std::memory_order_release);
-  return absl::OkStatus();
+  return journal_log_->AppendDelete();
 }
 
 ModelIdentity HostedModel::identity() const {
@@ -285,86 +182,27 @@ ModelIdentity HostedModel::identity() const {
 }
 
 void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
-  MutexLock lock(&write_mutex_);
-  // A cluster model's snapshot includes its log up to header.lsn (a
-  // journal's lsn is its own, and log_applied_ unused beside it).
-  log_applied_ = header.lsn;
-  num_samples_ = header.num_samples;
-  samples_logged_.store(num_samples_, std::memory_order_release);
+  writer_.Restore(header);
   samples_at_snapshot_.store(header.num_samples, std::memory_order_release);
-  duplicate_samples_ = header.duplicate_samples;
-  for (const auto& [id, sequence] : header.recent_ids) {
-    recent_ids_.Remember(id, sequence);
-  }
-  learn_stage_.Reset(num_samples_);
 }
 
 absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
-  MutexLock lock(&write_mutex_);
-  auto malformed = [&](absl::string_view what) {
-    return absl::DataLossError(absl::StrCat("log record ", entry.lsn,
-                                            " of model '", name_, "': ", what));
-  };
-  switch (entry.type) {
-    case kSamplesRecord: {
-      const ModelConfig& config = model_->config();
-      SamplesRecord record;
-      if (!DecodeSamples(entry.payload, config.input_dim, config.num_targets(),
-                         &record)) {
-        return malformed("malformed samples");
-      }
-      if (record.first_sequence != num_samples_ + 1) {
-        return malformed(absl::StrCat("starts at sample ",
-                                      record.first_sequence, ", not ",
-                                      num_samples_ + 1));
-      }
-      const std::vector<Sample> samples =
-          record.samples(config.input_dim, config.num_targets());
-      if (absl::Status status = model_->Learn(samples); !status.ok()) {
-        return malformed(status.message());
-      }
-      for (std::size_t s = 0; s < samples.size(); ++s) {
-        recent_ids_.Remember(samples[s].sample_id, num_samples_ + s + 1);
-      }
-      num_samples_ += samples.size();
-      samples_logged_.store(num_samples_, std::memory_order_release);
-      learn_stage_.Reset(num_samples_);
-      return absl::OkStatus();
-    }
-    case kRefitRecord:
-      return model_->Refit();
-    default:
-      return malformed(absl::StrCat("unexpected record type ",
-                                    static_cast<int>(entry.type)));
-  }
+  return writer_.Replay(entry);
 }
 
 void HostedModel::AttachJournal(std::unique_ptr<ModelJournal> journal) {
-  MutexLock lock(&write_mutex_);
-  journal_ = std::move(journal);
+  journal_log_ =
+      std::make_shared<JournalLog>(std::move(journal), &writer_, LogBacklog());
+  write_log_ = journal_log_;
 }
 
-absl::StatusOr<HostedModel::Captured> HostedModel::CaptureLocked(
-    std::uint64_t lsn) {
-  // The model must match the log up to `lsn`: everything logged is
-  // acknowledged, so once learning catches up it does (writes wait
-  // meanwhile; at most kMaxUnlearnedStreamed samples).
-  learn_stage_.CatchUp();
-  if (absl::Status status = learn_stage_.error(); !status.ok()) return status;
-  return Captured{SnapshotHeader{lsn,
-                                 identity(),
-                                 num_samples_,
-                                 duplicate_samples(),
-                                 {recent_ids_.entries().begin(),
-                                  recent_ids_.entries().end()}},
-                  model_->CaptureSnapshot()};
-}
-
-absl::Status HostedModel::WriteCaptured(const Captured& captured,
+absl::Status HostedModel::WriteCaptured(const ModelWriter::Captured& captured,
                                         RecordWriter& out,
-                                        std::uint64_t* records) {
+                                        std::uint64_t* records) const {
+  SnapshotHeader header = captured.header;
+  header.identity = identity();
   if (absl::Status status =
-          out.Add(kSnapshotHeaderRecord, EncodeSnapshotHeader(captured.header));
+          out.Add(kSnapshotHeaderRecord, EncodeSnapshotHeader(header));
       !status.ok()) {
     return status;
   }
@@ -373,50 +211,47 @@ absl::Status HostedModel::WriteCaptured(const Captured& captured,
 }
 
 absl::Status HostedModel::Snapshot() {
-  std::optional<Captured> captured;
+  ModelJournal* const journal = this->journal();
+  if (journal == nullptr) return absl::OkStatus();
   ModelJournal::Position position;
-  {
-    MutexLock lock(&write_mutex_);
-    if (journal_ == nullptr || deleted()) return absl::OkStatus();
-    position = journal_->position();
-    if (position.lsn == journal_->snapshot_lsn()) return absl::OkStatus();
-    absl::StatusOr<Captured> now = CaptureLocked(position.lsn);
-    if (!now.ok()) return now.status();
-    captured.emplace(*std::move(now));
-  }
-  // Written without the lock: learning goes on meanwhile.
-  const absl::Status written = journal_->WriteSnapshot(
-      position, [&](RecordWriter& out, std::uint64_t* records) {
-        return WriteCaptured(*captured, out, records);
+  absl::StatusOr<std::optional<ModelWriter::Captured>> captured =
+      writer_.Capture([&](std::uint64_t) -> std::optional<std::uint64_t> {
+        if (deleted()) return std::nullopt;
+        position = journal->position();
+        if (position.lsn == journal->snapshot_lsn()) return std::nullopt;
+        return position.lsn;
       });
-  if (written.ok()) SnapshotStored(captured->header.num_samples);
+  if (!captured.ok()) return captured.status();
+  if (!captured->has_value()) return absl::OkStatus();
+  // Written without the writer's lock: learning goes on meanwhile.
+  const absl::Status written = journal->WriteSnapshot(
+      position, [&](RecordWriter& out, std::uint64_t* records) {
+        return WriteCaptured(**captured, out, records);
+      });
+  if (written.ok()) SnapshotStored((*captured)->header.num_samples);
   return written;
 }
 
 absl::StatusOr<HostedModel::LogSnapshot> HostedModel::CaptureForLog() {
-  std::optional<Captured> captured;
-  {
-    MutexLock lock(&write_mutex_);
-    if (absl::Status status = CheckWritable(); !status.ok()) return status;
-    absl::StatusOr<Captured> now = CaptureLocked(log_applied_);
-    if (!now.ok()) return now.status();
-    captured.emplace(*std::move(now));
-  }
+  if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  absl::StatusOr<std::optional<ModelWriter::Captured>> captured =
+      writer_.Capture([](std::uint64_t log_applied) { return log_applied; });
+  if (!captured.ok()) return captured.status();
   // Written without the lock, as Snapshot's file is.
   StringWritableFile file(absl::StrCat("the snapshot of model '", name_, "'"));
   RecordWriter out(&file);
   std::uint64_t records = 0;
-  if (absl::Status status = WriteCaptured(*captured, out, &records);
+  if (absl::Status status = WriteCaptured(**captured, out, &records);
       !status.ok()) {
     return status;
   }
-  const std::uint64_t lsn = captured->header.lsn;
+  const std::uint64_t lsn = (*captured)->header.lsn;
   if (absl::Status status =
           out.Add(kSnapshotEndRecord, EncodeSnapshotEnd(lsn, records));
       !status.ok()) {
     return status;
   }
-  return LogSnapshot{lsn, captured->header.num_samples, file.Release()};
+  return LogSnapshot{lsn, (*captured)->header.num_samples, file.Release()};
 }
 
 void HostedModel::SnapshotStored(std::uint64_t num_samples) {
@@ -429,7 +264,7 @@ std::uint64_t HostedModel::samples_since_snapshot() const {
   // A snapshot holds at most what was logged: read it first.
   const std::uint64_t at_snapshot =
       samples_at_snapshot_.load(std::memory_order_acquire);
-  const std::uint64_t logged = samples_logged_.load(std::memory_order_acquire);
+  const std::uint64_t logged = writer_.samples_logged();
   return logged > at_snapshot ? logged - at_snapshot : 0;
 }
 

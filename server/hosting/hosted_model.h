@@ -17,10 +17,11 @@
 #include "core/base/mutex.h"
 #include "core/model/model.h"
 #include "server/hosting/admission_gate.h"
+#include "server/hosting/journal_log.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/hosting/learn_outcome.h"
 #include "server/hosting/learn_stage.h"
-#include "server/hosting/recent_sample_ids.h"
+#include "server/hosting/model_writer.h"
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/write_log.h"
 #include "server/storage/journal_records.h"
@@ -38,16 +39,16 @@ struct HostingPools {
 };
 
 // A model as the server hosts it: the engine's Model plus what the service
-// adds around it — its name and creation time, the recent sample ids that
-// make retries safe, the per-model sample limit, a queue that orders its
-// writes, deletion, and durability: with a journal, every write is in the
-// write-ahead log before it is acknowledged, and Snapshot() saves the
-// whole state. A write is answered first and learned after: Learn logs the
-// batch, predicts each sample with the model as it is, and hands the
-// samples to its LearnStage, which learns them in order on the learning
-// pool while the answer goes out. Reads (Predict, CatchUp for stats) first
-// wait until what was acknowledged before them is learned, then go
-// straight to the Model. gRPC-free, so it is tested on its own.
+// adds around it — its name and creation time, a queue that orders its
+// writes, the group commit of Learn streams, overload protection,
+// deletion, and durability: every write goes to the model's log (WriteLog:
+// a single server's journal, or the cluster's replicated log), which has
+// it applied (ModelWriter: recent ids that make retries safe, the sample
+// limit) and its samples learned in order on the learning pool
+// (LearnStage) while the answer goes out; Snapshot() saves the whole
+// state. Reads (Predict, CatchUp for stats) first wait until what was
+// acknowledged before them is learned, then go straight to the Model.
+// gRPC-free, so it is tested on its own.
 class HostedModel : public std::enable_shared_from_this<HostedModel> {
  public:
   // Samples acknowledged and not yet learned, at most, before the next
@@ -84,7 +85,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   void RestoreFromSnapshot(const SnapshotHeader& header);
   absl::Status Replay(const ModelJournal::LogEntry& entry);
   void AttachJournal(std::unique_ptr<ModelJournal> journal);
-  ModelJournal* journal() const { return journal_.get(); }
+  ModelJournal* journal() const { return journal_log_->journal(); }
   // Cluster mode: Learn and Refit go to `log` (attached before the model
   // is served, then fixed), and the model changes only through the
   // ApplyFromLog calls of whoever follows that log.
@@ -118,15 +119,15 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // Validate) whose ids were not learned before, in order — a second
   // sample with one id is a duplicate of the first; all or nothing.
   // NOT_FOUND once deleted; RESOURCE_EXHAUSTED past the sample limit; the
-  // model's learning error once learning failed. The samples are logged, and
-  // learned after the call returns (in order, on the learning pool). With
-  // `before`, fills for each sample the prediction the model as it is now
-  // makes for it (Prediction::learned says how many samples it had
-  // learned: fewer than sequence - 1 while learning lags behind), and
-  // outcome.learn_lag.
-  // With a write log, the batch is predicted (with `before`),
-  // appended to the log and answered with what this replica's applying it
-  // did, waiting for that at most until `deadline` (the client's).
+  // model's learning error once learning failed. With `before`, first
+  // fills for each sample the prediction the model as it is now makes for
+  // it (Prediction::learned says how many samples it had learned: fewer
+  // than sequence - 1 while learning lags behind), and outcome.learn_lag.
+  // Then the batch goes to the model's log (WriteLog::AppendSamples),
+  // which returns once it is recorded and applied — in cluster mode
+  // waiting for this replica's apply at most until options.deadline (the
+  // client's); its samples are learned after the call returns (in order,
+  // on the learning pool).
   absl::StatusOr<LearnOutcome> Learn(const ValidatedSamples& batch,
                                      std::vector<Prediction>* before,
                                      const WriteOptions& options);
@@ -157,13 +158,13 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // too: the create entry, one that could not be decoded).
   absl::StatusOr<LearnOutcome> ApplyFromLog(std::span<const Sample> batch,
                                             std::uint64_t sequence);
-  absl::Status ApplyRefitFromLog(std::uint64_t sequence) {
-    return RefitHere({}, sequence);
+  absl::Status ApplyRefitFromLog(std::uint64_t sequence);
+  void NoteAppliedFromLog(std::uint64_t sequence) {
+    writer_.NoteApplied(sequence);
   }
-  void NoteAppliedFromLog(std::uint64_t sequence);
   // The last log entry applied (0: none; after RestoreFromSnapshot, the
   // snapshot's).
-  std::uint64_t log_applied() const;
+  std::uint64_t log_applied() const { return writer_.log_applied(); }
   // A Learn stream's answer: the model's prediction for `x` as it stands,
   // waiting for nothing acknowledged before (answer first) — how stale it
   // is in samples (received before and not learned yet: waiting in the
@@ -235,85 +236,59 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   const PauseStatistics& backlog_waits() const {
     return learn_stage_.backlog_waits();
   }
-  bool deleted() const { return deleted_.load(std::memory_order_acquire); }
+  bool deleted() const { return writer_.deleted(); }
   // Cluster mode: the model is served elsewhere now; writes still holding
   // it fail UNAVAILABLE (clients retry, and are sent to its servers).
   void MoveAway() { moved_.store(true, std::memory_order_release); }
   std::uint64_t duplicate_samples() const {
-    return duplicate_samples_.load(std::memory_order_relaxed);
+    return writer_.duplicate_samples();
   }
 
  private:
+  // NOT_FOUND once deleted; UNAVAILABLE once moved away; the learning
+  // error once learning failed.
   absl::Status CheckWritable() const;
   // Schedules LearnBatcher::Drain on the write queue.
   void DrainGroup();
-  // Learn and Refit on this model itself (no write log).
-  // `announced` of the batch's samples were announced (AnnounceSamples);
-  // `streamed`: WriteOptions::streamed.
-  absl::StatusOr<LearnOutcome> LearnHere(const ValidatedSamples& batch,
-                                         std::vector<Prediction>* before,
-                                         std::uint64_t log_sequence = 0,
-                                         std::uint64_t announced = 0,
-                                         bool streamed = false);
-  // `log_sequence`: the log entry they apply (0: none).
-  absl::Status RefitHere(
-      const std::function<void(std::size_t, std::size_t)>& progress,
-      std::uint64_t log_sequence = 0);
   // The model's prediction for each sample of `batch` as it stands, and
   // how stale each was (the cautious answers).
   absl::Status PredictBefore(const ValidatedSamples& batch,
                              std::vector<Prediction>* before,
                              std::vector<absl::Duration>* learn_lag) const;
-  // Learn through the write log.
-  absl::StatusOr<LearnOutcome> LearnThroughLog(const ValidatedSamples& batch,
-                                               std::vector<Prediction>* before,
-                                               absl::Time deadline);
-  // The state and hosting header as of now, once learning has caught up
-  // (under write_mutex_), with `lsn` in the header.
-  struct Captured {
-    SnapshotHeader header;
-    ModelSnapshot state;
-  };
-  absl::StatusOr<Captured> CaptureLocked(std::uint64_t lsn)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mutex_);
-  // The header record, then the model's records.
-  static absl::Status WriteCaptured(const Captured& captured, RecordWriter& out,
-                                    std::uint64_t* records);
+  // What JournalLog lets wait before a write waits for learning.
+  static JournalLog::Backlog LogBacklog() {
+    return {.streamed = kMaxUnlearnedStreamed, .batches = kMaxUnlearned};
+  }
+  // The header record (with the model's identity), then the model's
+  // records.
+  absl::Status WriteCaptured(const ModelWriter::Captured& captured,
+                             RecordWriter& out, std::uint64_t* records) const;
 
   const std::string name_;
   const std::unique_ptr<Model> model_;
   const std::vector<std::string> input_names_;
   const absl::Time create_time_;
-  const Limits limits_;
   const std::shared_ptr<SerialQueue> writes_;
   LearnBatcher learn_batcher_;
   LearnStage learn_stage_;
+  ModelWriter writer_;
   AdmissionGate queued_samples_;
   AdmissionGate predictions_in_flight_;
 
-  // Null: in memory only. Attached before the model is served (creation or
-  // recovery), then fixed; the journal synchronizes itself.
-  std::unique_ptr<ModelJournal> journal_;
-  // Null: the model applies its own writes.
+  // A single server's log: the journal (null: in memory only), attached
+  // before the model is served (creation or recovery), then fixed. In
+  // cluster mode it records only a deletion.
+  std::shared_ptr<JournalLog> journal_log_;
+  // Where Learn and Refit go: journal_log_, or the cluster's log.
   std::shared_ptr<WriteLog> write_log_;
 
-  // Serializes the writes (Learn, Refit, Delete, recovery) with the
-  // snapshot's capture, and guards the bookkeeping below.
-  mutable Mutex write_mutex_;
-  RecentSampleIds recent_ids_ ABSL_GUARDED_BY(write_mutex_);
-  std::uint64_t num_samples_ ABSL_GUARDED_BY(write_mutex_) = 0;
-  std::uint64_t log_applied_ ABSL_GUARDED_BY(write_mutex_) = 0;
-  // The snapshot bookkeeping, read without write_mutex_ (a write may hold
-  // it for as long as learning is behind; /metrics and the snapshot
-  // schedule must not wait for that): num_samples_ as last published, and
-  // the samples and time of the last snapshot.
-  std::atomic<std::uint64_t> samples_logged_{0};
+  // The snapshot bookkeeping, read without locks (/metrics and the
+  // snapshot schedule must not wait for a write): the samples and time of
+  // the last snapshot.
   std::atomic<std::uint64_t> samples_at_snapshot_{0};
   std::atomic<std::int64_t> snapshot_unix_nanos_{
       absl::ToUnixNanos(absl::Now())};
-  std::atomic<bool> deleted_{false};
   std::atomic<bool> moved_{false};
-  std::atomic<std::uint64_t> duplicate_samples_{0};
 };
 
 }  // namespace streamreg

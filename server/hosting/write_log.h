@@ -1,32 +1,45 @@
 #ifndef STREAMREG_SERVER_HOSTING_WRITE_LOG_H_
 #define STREAMREG_SERVER_HOSTING_WRITE_LOG_H_
 
-#include <span>
+#include <cstddef>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/model/model.h"
+#include "core/model/validated_samples.h"
 #include "server/hosting/learn_outcome.h"
 
 namespace streamreg {
 
-// Where a hosted model's writes go when they are not its own to apply: in
-// cluster mode, the model's replicated log, which every server serving the
-// model applies in the same order (docs/cluster.md). A write returns once
-// it is in the log and this server's replica has applied it, with what
-// applying it did — waiting for the apply at most until `deadline` (the
-// client's; InfiniteFuture when it set none, as a single server's write
-// waits for its turn without a bound).
+// Where a hosted model's writes go: the model's log, which records each
+// write and has it applied to the model (ModelWriter) in the log's order.
+// Every Learn and Refit of a HostedModel takes this one way; two logs
+// implement it (docs/architecture.md):
+//  - JournalLog, a single server's: the write is sequenced, its fresh
+//    samples appended to the model's journal on disk (fsynced under
+//    --sync=always, or none: a model in memory only) and applied, all on
+//    the caller's thread;
+//  - in cluster mode, the model's replicated log (server/cluster/): the
+//    write is appended to JetStream as the client sent it, and every
+//    replica's follower applies it, sequencing it then, the same way on
+//    each; the write returns once this server's replica has applied it,
+//    waiting for that at most until `options.deadline` (the client's).
+// Either way a write returns with what applying it did, and settles the
+// count of its announced samples (WriteOptions::announced).
 class WriteLog {
  public:
   virtual ~WriteLog() = default;
-  // The batch (validated) appended; what learning it did on this replica
-  // (the model may still refuse it, as every replica does).
+  // The batch (validated where it arrived) recorded and applied; what
+  // learning it did (the model may still refuse it, as every replica
+  // does).
   virtual absl::StatusOr<LearnOutcome> AppendSamples(
-      std::span<const Sample> batch, absl::Time deadline) = 0;
-  // A batch refit appended; its outcome on this replica.
-  virtual absl::Status AppendRefit(absl::Time deadline) = 0;
+      const ValidatedSamples& batch, const WriteOptions& options) = 0;
+  // A batch refit recorded and run in order with the samples; `progress`
+  // hears of it where the refit runs on the caller's server.
+  virtual absl::Status AppendRefit(
+      const std::function<void(std::size_t, std::size_t)>& progress,
+      absl::Time deadline) = 0;
 };
 
 }  // namespace streamreg

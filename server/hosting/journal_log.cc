@@ -1,0 +1,34 @@
+#include "server/hosting/journal_log.h"
+
+namespace streamreg {
+
+absl::StatusOr<LearnOutcome> JournalLog::AppendSamples(
+    const ValidatedSamples& batch, const WriteOptions& options) {
+  const ModelWriter::ApplyOptions apply{
+      .log_sequence = 0,
+      .announced = options.announced ? batch.size() : 0,
+      .max_unlearned = options.streamed ? backlog_.streamed : backlog_.batches};
+  return writer_->ApplySamples(
+      batch, apply,
+      [this](std::uint64_t first_sequence, const ValidatedSamples& fresh) {
+        return journal_ == nullptr
+                   ? absl::OkStatus()
+                   : journal_->AppendSamples(first_sequence, fresh.samples());
+      });
+}
+
+absl::Status JournalLog::AppendRefit(
+    const std::function<void(std::size_t, std::size_t)>& progress,
+    absl::Time /*deadline: a local refit waits its turn*/) {
+  return writer_->ApplyRefit(progress, 0, [this] {
+    return journal_ == nullptr ? absl::OkStatus() : journal_->AppendRefit();
+  });
+}
+
+absl::Status JournalLog::AppendDelete() {
+  return writer_->Delete([this] {
+    return journal_ == nullptr ? absl::OkStatus() : journal_->AppendDelete();
+  });
+}
+
+}  // namespace streamreg

@@ -1,0 +1,138 @@
+#ifndef STREAMREG_SERVER_HOSTING_MODEL_WRITER_H_
+#define STREAMREG_SERVER_HOSTING_MODEL_WRITER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/base/mutex.h"
+#include "core/model/model.h"
+#include "core/model/model_snapshot.h"
+#include "server/hosting/learn_outcome.h"
+#include "server/hosting/learn_stage.h"
+#include "server/hosting/recent_sample_ids.h"
+#include "server/storage/journal_records.h"
+#include "server/storage/model_journal.h"
+
+namespace streamreg {
+
+// The one place a hosted model's writes change it, in the order its log
+// gives them (docs/architecture.md, "One sample, from the wire to the
+// index"). A batch is sequenced — a sample whose id the model learned
+// recently is a duplicate and dropped, the sample limit is checked, the
+// others are numbered on from the model's count — then recorded by the
+// log's step (a single server's journal appends the fresh samples; in
+// cluster mode the entry is in the replicated log already, and the step
+// does nothing), then handed to the LearnStage, which learns it in order
+// off the caller's thread. A refit runs in order with the samples; a
+// deletion is recorded the same way. Recovery goes through it too
+// (Restore, Replay), and a snapshot captures its bookkeeping with the
+// model's state. Thread-safe: one write at a time.
+class ModelWriter {
+ public:
+  struct Limits {
+    std::uint64_t max_samples = 0;  // stored samples; 0 = no limit
+    std::size_t dedup_window = 0;   // ids remembered
+  };
+  // `model` and `stage` must outlive the writer; `keep_alive` gives what
+  // the learning work holds until it is done (the owner).
+  ModelWriter(std::string name, Model* model, LearnStage* stage, Limits limits,
+              std::function<std::shared_ptr<const void>()> keep_alive);
+  ModelWriter(const ModelWriter&) = delete;
+  ModelWriter& operator=(const ModelWriter&) = delete;
+
+  // The log's step for a batch: records its fresh samples, the first of
+  // them sample `first_sequence` of the model (none: a batch of
+  // duplicates only, which is not recorded). Its error refuses the batch.
+  using RecordSamples = absl::FunctionRef<absl::Status(
+      std::uint64_t first_sequence, const ValidatedSamples& fresh)>;
+  // The log's step for a refit or a deletion.
+  using RecordStep = absl::FunctionRef<absl::Status()>;
+
+  struct ApplyOptions {
+    // The log entry applied (cluster mode; 0: none), noted as applied
+    // whatever comes of it — a refusal is every replica's.
+    std::uint64_t log_sequence = 0;
+    // Of the batch's samples, how many were announced (LearnStage::
+    // Announce): settled by the call, whatever comes of the batch.
+    std::uint64_t announced = 0;
+    // The learn stage's bound before this write waits for learning.
+    std::size_t max_unlearned = 0;
+  };
+  // Sequences `batch` (checked where it arrived), records it and queues
+  // its fresh samples for learning; all or nothing. NOT_FOUND once
+  // deleted; RESOURCE_EXHAUSTED past the sample limit; the learning error
+  // once learning failed; the record step's error.
+  absl::StatusOr<LearnOutcome> ApplySamples(const ValidatedSamples& batch,
+                                            const ApplyOptions& options,
+                                            RecordSamples record);
+  // The batch refit (Model::Refit), recorded, then run once every sample
+  // applied before it is learned.
+  absl::Status ApplyRefit(
+      const std::function<void(std::size_t, std::size_t)>& progress,
+      std::uint64_t log_sequence, RecordStep record);
+  // Records the deletion; later writes fail with NOT_FOUND.
+  absl::Status Delete(RecordStep record);
+  bool deleted() const { return deleted_.load(std::memory_order_acquire); }
+  // Notes a log entry applied that changed nothing (cluster mode: the
+  // create entry, one that could not be decoded).
+  void NoteApplied(std::uint64_t log_sequence);
+  // The last log entry applied (0: none; after Restore, the snapshot's).
+  std::uint64_t log_applied() const;
+
+  // Recovery: the bookkeeping a snapshot saved, then a single server's
+  // journal records after it, in order (learned at once). DATA_LOSS for a
+  // record that does not fit (its lsn named).
+  void Restore(const SnapshotHeader& header);
+  absl::Status Replay(const ModelJournal::LogEntry& entry);
+
+  // The bookkeeping and the model's state as of the log entry `lsn` names
+  // — given the last log entry applied; nullopt: nothing to capture —
+  // once learning has caught up with every write applied. Writes wait
+  // meanwhile (at most until the stage's backlog is learned).
+  struct Captured {
+    SnapshotHeader header;  // all but its identity, the owner's
+    ModelSnapshot state;
+  };
+  absl::StatusOr<std::optional<Captured>> Capture(
+      absl::FunctionRef<std::optional<std::uint64_t>(std::uint64_t)> lsn);
+
+  // Samples numbered so far (without the lock: what the snapshot
+  // schedule and /metrics read).
+  std::uint64_t samples_logged() const {
+    return samples_logged_.load(std::memory_order_acquire);
+  }
+  std::uint64_t duplicate_samples() const {
+    return duplicate_samples_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  // NOT_FOUND once deleted; the learning error once learning failed.
+  absl::Status CheckWritable() const;
+
+  const std::string name_;
+  Model* const model_;
+  LearnStage* const stage_;
+  const Limits limits_;
+  const std::function<std::shared_ptr<const void>()> keep_alive_;
+
+  mutable Mutex mutex_;
+  RecentSampleIds recent_ids_ ABSL_GUARDED_BY(mutex_);
+  std::uint64_t num_samples_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t log_applied_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::atomic<std::uint64_t> samples_logged_{0};
+  std::atomic<std::uint64_t> duplicate_samples_{0};
+  std::atomic<bool> deleted_{false};
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_HOSTING_MODEL_WRITER_H_
