@@ -14,7 +14,14 @@ The peers (scikit-learn and NumPy, from Debian):
   - k-NN, k = 20, Euclidean on standardized inputs;
   - local linear regression: per query, the 200 nearest training rows
     (Euclidean, standardized; all of them if fewer), y ~ a + b (x - query)
-    by least squares with a ridge of 1 on b; the prediction is a.
+    by least squares with a ridge of 1 on b; the prediction is a;
+  - random-feature ridge (the batch solution of I-SSGPR, Gijsberts & Metta
+    2013, which its online updates reach exactly): 500 random Fourier
+    features (cos and sin of 250 frequencies) of a Gaussian kernel on the
+    standardized inputs, plus the inputs themselves and an intercept, by
+    ridge regression; the lengthscale and the ridge chosen on the training
+    rows alone (fitted on their first 80%, scored on the last 20%, then
+    refitted on all of them).
 streamreg's rows: a server (started here, on loopback, with a fresh data
 directory) learns the training rows through `streamreg ingest` into one
 model per configuration — every fixed metric x regressor pair,
@@ -140,6 +147,48 @@ def local_linear(x_train, y_train, x_test, k=200, ridge=1.0):
     return out
 
 
+RFF_FREQUENCIES = 250
+RFF_LENGTHSCALES = (0.25, 0.5, 1.0, 2.0)  # times sqrt(d)
+RFF_RIDGES = (1e-3, 1e-2, 1e-1, 1.0)
+
+
+def rff_features(x, frequencies):
+    """[1, x, cos(x W), sin(x W)] / sqrt(D) on the random part."""
+    angles = x @ frequencies
+    scale = 1.0 / np.sqrt(frequencies.shape[1])
+    return np.hstack([np.ones((len(x), 1)), x, scale * np.cos(angles),
+                      scale * np.sin(angles)])
+
+
+def rff_fit(x, y, frequencies, ridge):
+    phi = rff_features(x, frequencies)
+    penalty = np.full(phi.shape[1], ridge)
+    penalty[0] = 1e-6  # the intercept, hardly shrunk
+    penalty[1:1 + x.shape[1]] = 1.0  # the linear part
+    return np.linalg.solve(phi.T @ phi + np.diag(penalty), phi.T @ y)
+
+
+def random_feature_ridge(x_train, y_train, x_test):
+    """The peer: hyperparameters from the training rows only (their last
+    20% held out, in the order given: for SARCOS, later in time)."""
+    d = x_train.shape[1]
+    normal = np.random.default_rng(SHUFFLE_SEED).standard_normal(
+        (d, RFF_FREQUENCIES))
+    cut = int(0.8 * len(x_train))
+    best = None
+    for lengthscale in RFF_LENGTHSCALES:
+        frequencies = normal / (lengthscale * np.sqrt(d))
+        for ridge in RFF_RIDGES:
+            weights = rff_fit(x_train[:cut], y_train[:cut], frequencies, ridge)
+            error = nmse(rff_features(x_train[cut:], frequencies) @ weights,
+                         y_train[cut:]).mean()
+            if best is None or error < best[0]:
+                best = (error, frequencies, ridge)
+    _, frequencies, ridge = best
+    weights = rff_fit(x_train, y_train, frequencies, ridge)
+    return rff_features(x_test, frequencies) @ weights
+
+
 def peers(x_train, y_train, x_test):
     scaler = StandardScaler().fit(x_train)
     train, test = scaler.transform(x_train), scaler.transform(x_test)
@@ -151,6 +200,8 @@ def peers(x_train, y_train, x_test):
          None),
         ("local linear regression, 200 nearest (Euclidean), ridge 1",
          local_linear(train, y_train, test), None),
+        ("random-feature ridge (500 features + linear, chosen on the "
+         "training rows)", random_feature_ridge(train, y_train, test), None),
     ]
 
 

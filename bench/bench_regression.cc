@@ -1,0 +1,121 @@
+// streamreg-bench-regression: what one learned sample and one prediction
+// cost the model's global regressions — the linear base (OnlineRidge) and
+// the random-feature ridge at several D — at the simulated arm's shape
+// (21 inputs, 7 targets). Google Benchmark: figures, not a test.
+
+#include <cstddef>
+#include <random>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "core/regression/online_ridge.h"
+#include "core/regression/random_feature_ridge.h"
+
+namespace streamreg {
+namespace {
+
+constexpr std::size_t kInputs = 21;
+constexpr std::size_t kTargets = 7;
+constexpr std::size_t kRows = 4096;
+
+// Standard normal inputs and targets, cycled through.
+struct Rows {
+  std::vector<double> x, y;
+  Rows() : x(kRows * kInputs), y(kRows * kTargets) {
+    std::mt19937_64 random(1);
+    std::normal_distribution<double> normal;
+    for (double& v : x) v = normal(random);
+    for (double& v : y) v = normal(random);
+  }
+  std::span<const double> Input(std::size_t i) const {
+    return {x.data() + (i % kRows) * kInputs, kInputs};
+  }
+  std::span<const double> Target(std::size_t i) const {
+    return {y.data() + (i % kRows) * kTargets, kTargets};
+  }
+};
+const Rows& TheRows() {
+  static const Rows rows;
+  return rows;
+}
+
+RandomFeatureRidge MakeRandomFeatures(std::size_t frequencies) {
+  return RandomFeatureRidge(kInputs, kTargets,
+                            {.num_frequencies = frequencies});
+}
+
+void BM_RandomFeatureRidgeAdd(benchmark::State& state) {
+  RandomFeatureRidge model =
+      MakeRandomFeatures(static_cast<std::size_t>(state.range(0)));
+  const Rows& rows = TheRows();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    model.Add(rows.Input(i), rows.Target(i));
+    ++i;
+  }
+  state.counters["features"] = static_cast<double>(model.num_features());
+}
+BENCHMARK(BM_RandomFeatureRidgeAdd)
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(64)
+    ->Arg(128)
+    ->Arg(256);
+
+void BM_RandomFeatureRidgePredict(benchmark::State& state) {
+  RandomFeatureRidge model =
+      MakeRandomFeatures(static_cast<std::size_t>(state.range(0)));
+  const Rows& rows = TheRows();
+  for (std::size_t i = 0; i < 512; ++i)
+    model.Add(rows.Input(i), rows.Target(i));
+  std::vector<double> out(kTargets);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    model.Predict(rows.Input(i++), out);
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_RandomFeatureRidgePredict)->Arg(16)->Arg(64)->Arg(256);
+
+void BM_RandomFeatureRidgeVariance(benchmark::State& state) {
+  RandomFeatureRidge model =
+      MakeRandomFeatures(static_cast<std::size_t>(state.range(0)));
+  const Rows& rows = TheRows();
+  for (std::size_t i = 0; i < 512; ++i)
+    model.Add(rows.Input(i), rows.Target(i));
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(model.RelativeVariance(rows.Input(i++)));
+  }
+}
+BENCHMARK(BM_RandomFeatureRidgeVariance)->Arg(16)->Arg(64)->Arg(256);
+
+void BM_OnlineRidgeAdd(benchmark::State& state) {
+  OnlineRidge model(kInputs, kTargets, 1.0, 1.0);
+  const Rows& rows = TheRows();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    model.Add(rows.Input(i), rows.Target(i));
+    ++i;
+  }
+}
+BENCHMARK(BM_OnlineRidgeAdd);
+
+void BM_OnlineRidgePredict(benchmark::State& state) {
+  OnlineRidge model(kInputs, kTargets, 1.0, 1.0);
+  const Rows& rows = TheRows();
+  for (std::size_t i = 0; i < 512; ++i)
+    model.Add(rows.Input(i), rows.Target(i));
+  std::vector<double> out(kTargets);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    model.Predict(rows.Input(i++), out);
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_OnlineRidgePredict);
+
+}  // namespace
+}  // namespace streamreg
+
+BENCHMARK_MAIN();

@@ -1,0 +1,220 @@
+// The random-feature ridge against its definition: equal to the batch
+// weighted ridge over the same features solved independently (Householder
+// QR of the design with the penalty's rows), with and without forgetting;
+// its variance equal to phi^T A^-1 phi; its features approximating the
+// Gaussian kernel; its noise estimate; determinism and snapshots.
+#include "core/regression/random_feature_ridge.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "Eigen/Dense"
+#include "gtest/gtest.h"
+
+namespace streamreg {
+namespace {
+
+constexpr std::size_t kDim = 3;
+constexpr std::size_t kTargets = 2;
+
+struct Stream {
+  std::vector<std::vector<double>> z;
+  std::vector<std::vector<double>> y;
+};
+
+// y_0 = sin(2 z_0) + z_1, y_1 = z_0 z_2 - 1, plus noise.
+Stream MakeStream(std::size_t n, double noise, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Stream s;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> z(kDim);
+    for (double& v : z) v = normal(random);
+    s.y.push_back({std::sin(2 * z[0]) + z[1] + noise * normal(random),
+                   z[0] * z[2] - 1 + noise * normal(random)});
+    s.z.push_back(std::move(z));
+  }
+  return s;
+}
+
+RandomFeatureRidge::Options SmallOptions(double forgetting) {
+  return {.num_frequencies = 12,
+          .lengthscale = 0.8,
+          .ridge = 0.05,
+          .linear_ridge = 0.5,
+          .intercept_ridge = 1e-3,
+          .forgetting = forgetting,
+          .seed = 7};
+}
+
+// The batch solution: W minimizing sum_i v_i |y_i - W^T phi_i|^2 +
+// forgetting^n sum_j r_j |W_j|^2, by QR of [sqrt(v) Phi; sqrt(f^n r)].
+struct Batch {
+  Eigen::MatrixXd weights;
+  Eigen::MatrixXd information;  // Phi^T V Phi + f^n diag(r)
+};
+Batch SolveBatch(const RandomFeatureRidge& model, const Stream& s,
+                 const RandomFeatureRidge::Options& o) {
+  const std::size_t n = s.z.size();
+  const std::size_t f = model.num_features();
+  Eigen::MatrixXd design(n + f, f);
+  Eigen::MatrixXd targets = Eigen::MatrixXd::Zero(n + f, kTargets);
+  std::vector<double> phi(f);
+  for (std::size_t i = 0; i < n; ++i) {
+    model.Features(s.z[i], phi);
+    const double root_weight =
+        std::sqrt(std::pow(o.forgetting, static_cast<double>(n - 1 - i)));
+    for (std::size_t j = 0; j < f; ++j) design(i, j) = root_weight * phi[j];
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      targets(i, t) = root_weight * s.y[i][t];
+    }
+  }
+  const double fade = std::pow(o.forgetting, static_cast<double>(n));
+  design.bottomRows(f).setZero();
+  for (std::size_t j = 0; j < f; ++j) {
+    const double ridge = j == 0         ? o.intercept_ridge
+                         : j < 1 + kDim ? o.linear_ridge
+                                        : o.ridge;
+    design(n + j, j) = std::sqrt(fade * ridge);
+  }
+  return {design.householderQr().solve(targets), design.transpose() * design};
+}
+
+class RandomFeatureRidgeTest : public ::testing::TestWithParam<double> {};
+
+TEST_P(RandomFeatureRidgeTest, EqualsTheBatchRidgeOverTheSameFeatures) {
+  const RandomFeatureRidge::Options options = SmallOptions(GetParam());
+  RandomFeatureRidge model(kDim, kTargets, options);
+  const Stream train = MakeStream(400, 0.1, 1);
+  for (std::size_t i = 0; i < train.z.size(); ++i) {
+    model.Add(train.z[i], train.y[i]);
+  }
+  const Batch batch = SolveBatch(model, train, options);
+  const Eigen::LDLT<Eigen::MatrixXd> information(batch.information);
+  const Stream queries = MakeStream(50, 0.0, 2);
+  std::vector<double> phi(model.num_features());
+  std::vector<double> predicted(kTargets);
+  for (const std::vector<double>& z : queries.z) {
+    model.Predict(z, predicted);
+    model.Features(z, phi);
+    const Eigen::VectorXd features =
+        Eigen::Map<const Eigen::VectorXd>(phi.data(), phi.size());
+    const Eigen::VectorXd expected = batch.weights.transpose() * features;
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      EXPECT_NEAR(predicted[t], expected[t],
+                  1e-8 * (1 + std::abs(expected[t])));
+    }
+    const double variance = features.dot(information.solve(features));
+    EXPECT_NEAR(model.RelativeVariance(z), variance, 1e-8 * variance);
+  }
+  EXPECT_NEAR(model.weight(),
+              GetParam() == 1.0
+                  ? 400.0
+                  : (1 - std::pow(GetParam(), 400)) / (1 - GetParam()),
+              1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Forgetting, RandomFeatureRidgeTest,
+                         ::testing::Values(1.0, 0.99));
+
+TEST(RandomFeatureRidgeFeatures, ApproximateTheGaussianKernel) {
+  // With many frequencies the random part's inner product is within a few
+  // 1/sqrt(D) of exp(-|z - z'|^2 / (2 l^2)) (its standard deviation is at
+  // most 1/sqrt(D), 0.022 here).
+  const double lengthscale = 1.5;
+  RandomFeatureRidge model(
+      kDim, 1, {.num_frequencies = 2048, .lengthscale = lengthscale});
+  const Stream points = MakeStream(6, 0.0, 3);
+  const std::size_t f = model.num_features();
+  std::vector<double> a(f), b(f);
+  for (std::size_t i = 0; i < points.z.size(); ++i) {
+    for (std::size_t k = i; k < points.z.size(); ++k) {
+      model.Features(points.z[i], a);
+      model.Features(points.z[k], b);
+      double product = 0, squared_distance = 0;
+      for (std::size_t j = 1 + kDim; j < f; ++j) product += a[j] * b[j];
+      for (std::size_t j = 0; j < kDim; ++j) {
+        const double delta = points.z[i][j] - points.z[k][j];
+        squared_distance += delta * delta;
+      }
+      EXPECT_NEAR(product,
+                  std::exp(-squared_distance / (2 * lengthscale * lengthscale)),
+                  0.08)
+          << i << ", " << k;
+    }
+  }
+}
+
+TEST(RandomFeatureRidgeNoise, EstimatesTheNoiseVariance) {
+  RandomFeatureRidge model(kDim, kTargets,
+                           {.num_frequencies = 48, .lengthscale = 1.0});
+  const Stream train = MakeStream(4000, 0.2, 4);
+  for (std::size_t i = 0; i < train.z.size(); ++i) {
+    model.Add(train.z[i], train.y[i]);
+  }
+  // The noise is 0.04 in both; the fit's own error adds a little.
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    EXPECT_GT(model.NoiseVariance(t), 0.035) << t;
+    EXPECT_LT(model.NoiseVariance(t), 0.06) << t;
+  }
+  // And it predicts the functions far better than their variance.
+  const Stream test = MakeStream(500, 0.0, 5);
+  double squared_error = 0;
+  std::vector<double> predicted(kTargets);
+  for (std::size_t i = 0; i < test.z.size(); ++i) {
+    model.Predict(test.z[i], predicted);
+    squared_error += std::pow(predicted[0] - test.y[i][0], 2);
+  }
+  EXPECT_LT(squared_error / 500, 0.05);
+}
+
+TEST(RandomFeatureRidgeState, IsDeterministicAndSnapshotsExactly) {
+  const Stream train = MakeStream(100, 0.1, 6);
+  RandomFeatureRidge first(kDim, kTargets, SmallOptions(0.995));
+  RandomFeatureRidge second(kDim, kTargets, SmallOptions(0.995));
+  RandomFeatureRidge::Options other_seed = SmallOptions(0.995);
+  other_seed.seed = 8;
+  RandomFeatureRidge third(kDim, kTargets, other_seed);
+  for (std::size_t i = 0; i < 60; ++i) {
+    first.Add(train.z[i], train.y[i]);
+    second.Add(train.z[i], train.y[i]);
+    third.Add(train.z[i], train.y[i]);
+  }
+  std::string bytes;
+  ByteWriter out(&bytes);
+  first.Save(out);
+  RandomFeatureRidge restored(kDim, kTargets, SmallOptions(0.995));
+  ByteReader in(bytes);
+  ASSERT_TRUE(restored.Load(in));
+  RandomFeatureRidge wrong(kDim, kTargets, other_seed);
+  ByteReader again(bytes);
+  EXPECT_FALSE(wrong.Load(again));
+  for (std::size_t i = 60; i < 100; ++i) {
+    first.Add(train.z[i], train.y[i]);
+    second.Add(train.z[i], train.y[i]);
+    third.Add(train.z[i], train.y[i]);
+    restored.Add(train.z[i], train.y[i]);
+  }
+  std::vector<double> a(kTargets), b(kTargets), c(kTargets), r(kTargets);
+  first.Predict(train.z[0], a);
+  second.Predict(train.z[0], b);
+  third.Predict(train.z[0], c);
+  restored.Predict(train.z[0], r);
+  EXPECT_EQ(a, b);  // bit for bit
+  EXPECT_EQ(a, r);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(first.NoiseVariance(1), restored.NoiseVariance(1));
+}
+
+TEST(RandomFeatureRidgeState, PredictsZeroBeforeTheFirstSample) {
+  RandomFeatureRidge model(kDim, kTargets, SmallOptions(1.0));
+  std::vector<double> out(kTargets, 9.0);
+  model.Predict(std::vector<double>{0.5, -1.0, 2.0}, out);
+  EXPECT_EQ(out, std::vector<double>(kTargets, 0.0));
+  EXPECT_EQ(model.NoiseVariance(0), 0.0);
+}
+
+}  // namespace
+}  // namespace streamreg
