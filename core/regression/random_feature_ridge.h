@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/byte_coding.h"
+#include "core/regression/random_feature_predictor.h"
 
 namespace streamreg {
 
@@ -22,7 +23,7 @@ namespace streamreg {
 // model's metric), with F = 1 + d + 2D:
 //   phi(z) = [1, z_1..z_d, cos(w_i . z / l) / sqrt(D), sin(w_i . z / l) /
 //            sqrt(D) for i = 1..D],
-// the w_i drawn from N(0, I) by `seed` (the same on every machine), so that
+// the w_i drawn from N(0, I) by `seed` (RandomFeaturePredictor), so that
 // phi(z) . phi(z') over the last 2D approximates the Gaussian kernel
 // exp(-|z - z'|^2 / (2 l^2)). After n samples, with weights
 // v_i = forgetting^(n - i), the weights W (F x m) are exactly the
@@ -49,15 +50,19 @@ class RandomFeatureRidge {
 
   void Add(std::span<const double> z, std::span<const double> y);
 
-  std::size_t dim() const { return dim_; }
-  std::size_t num_targets() const { return num_targets_; }
-  std::size_t num_features() const { return 1 + dim_ + 2 * frequencies_; }
+  std::size_t dim() const { return predictor_.dim(); }
+  std::size_t num_targets() const { return predictor_.num_targets(); }
+  std::size_t num_features() const { return predictor_.num_features(); }
   const Options& options() const { return options_; }
   // The samples' total weight (their count when forgetting = 1).
   double weight() const { return weight_; }
 
   // The fit at z, for every target (0 before the first sample).
-  void Predict(std::span<const double> z, std::span<double> out) const;
+  void Predict(std::span<const double> z, std::span<double> out) const {
+    predictor_.Predict(z, out);
+  }
+  // The feature map and the weights alone (what predicting needs).
+  const RandomFeaturePredictor& predictor() const { return predictor_; }
   // phi(z)^T P phi(z): the variance of the fit at z in units of the noise
   // variance (the posterior variance of a Bayesian linear regression
   // with this ridge as its prior); O(F^2).
@@ -69,7 +74,9 @@ class RandomFeatureRidge {
   double NoiseVariance(std::size_t t) const;
 
   // The features of z (F of them), in the order above.
-  void Features(std::span<const double> z, std::span<double> out) const;
+  void Features(std::span<const double> z, std::span<double> out) const {
+    predictor_.Features(z, out);
+  }
 
   // The exact state, for snapshots; Load fails on other dimensions or
   // options.
@@ -77,16 +84,12 @@ class RandomFeatureRidge {
   bool Load(ByteReader& in);
 
  private:
-  const std::size_t dim_;
-  const std::size_t num_targets_;
-  const std::size_t frequencies_;
-  const Options options_;
-  // D x d, row-major: the frequencies, divided by the lengthscale.
-  std::vector<double> frequency_;
+  Options options_;
+  // The frequencies and W.
+  RandomFeaturePredictor predictor_;
   double weight_ = 0.0;
-  // Column-major F x F and F x m: the square root of P, and W.
+  // Column-major F x F: the square root of P.
   std::vector<double> root_;
-  std::vector<double> weights_;
   // Per target: the weighted sum of e^2 / (1 + phi^T P phi).
   std::vector<double> noise_sums_;
 };

@@ -208,6 +208,23 @@ TEST(RandomFeatureRidgeState, IsDeterministicAndSnapshotsExactly) {
   EXPECT_EQ(first.NoiseVariance(1), restored.NoiseVariance(1));
 }
 
+TEST(RandomFeatureRidgeState, APredictorCopyStaysWhileTheRidgeLearnsOn) {
+  const Stream train = MakeStream(200, 0.1, 9);
+  RandomFeatureRidge model(kDim, kTargets, SmallOptions(1.0));
+  for (std::size_t i = 0; i < 100; ++i) model.Add(train.z[i], train.y[i]);
+  const RandomFeaturePredictor copy = model.predictor();
+  std::vector<double> before(kTargets), from_copy(kTargets);
+  model.Predict(train.z[150], before);
+  for (std::size_t i = 100; i < 200; ++i) model.Add(train.z[i], train.y[i]);
+  copy.Predict(train.z[150], from_copy);
+  EXPECT_EQ(from_copy, before);  // the readers' copy did not move
+  std::vector<double> after(kTargets), from_new(kTargets);
+  model.Predict(train.z[150], after);
+  model.predictor().Predict(train.z[150], from_new);
+  EXPECT_EQ(from_new, after);
+  EXPECT_NE(after, before);
+}
+
 TEST(RandomFeatureRidgeState, PredictsZeroBeforeTheFirstSample) {
   RandomFeatureRidge model(kDim, kTargets, SmallOptions(1.0));
   std::vector<double> out(kTargets, 9.0);

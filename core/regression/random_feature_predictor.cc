@@ -1,0 +1,93 @@
+#include "core/regression/random_feature_predictor.h"
+
+#include <cmath>
+#include <numbers>
+#include <random>
+#include <utility>
+
+#include "Eigen/Core"
+
+namespace streamreg {
+namespace {
+
+using RowMajorConstMap =
+    Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic,
+                                   Eigen::RowMajor>>;
+
+// A uniform double in (0, 1) from 53 random bits.
+double OpenUniform(std::mt19937_64& bits) {
+  return (static_cast<double>(bits() >> 11) + 0.5) * 0x1p-53;
+}
+
+// Standard normal draws by Box–Muller from std::mt19937_64, whose output
+// the standard fixes (std::normal_distribution's is the library's own),
+// divided by `lengthscale`.
+std::vector<double> Frequencies(std::size_t count, std::uint64_t seed,
+                                double lengthscale) {
+  std::mt19937_64 bits(seed);
+  std::vector<double> out(count);
+  for (std::size_t i = 0; i < count; i += 2) {
+    const double radius = std::sqrt(-2.0 * std::log(OpenUniform(bits)));
+    const double angle = 2.0 * std::numbers::pi * OpenUniform(bits);
+    out[i] = radius * std::cos(angle) / lengthscale;
+    if (i + 1 < count) out[i + 1] = radius * std::sin(angle) / lengthscale;
+  }
+  return out;
+}
+
+}  // namespace
+
+RandomFeaturePredictor::RandomFeaturePredictor(std::size_t dim,
+                                               std::size_t num_targets,
+                                               std::size_t num_frequencies,
+                                               double lengthscale,
+                                               std::uint64_t seed)
+    : dim_(dim),
+      num_targets_(num_targets),
+      frequencies_(num_frequencies),
+      frequency_(std::make_shared<const std::vector<double>>(
+          Frequencies(num_frequencies * dim, seed, lengthscale))),
+      weights_(num_features() * num_targets, 0.0) {}
+
+void RandomFeaturePredictor::SetFrequencies(std::vector<double> frequencies) {
+  frequency_ =
+      std::make_shared<const std::vector<double>>(std::move(frequencies));
+}
+
+void RandomFeaturePredictor::Features(std::span<const double> z,
+                                      std::span<double> out) const {
+  out[0] = 1.0;
+  for (std::size_t j = 0; j < dim_; ++j) out[1 + j] = z[j];
+  if (frequencies_ == 0) return;
+  const Eigen::VectorXd angles =
+      RowMajorConstMap(frequency_->data(),
+                       static_cast<Eigen::Index>(frequencies_),
+                       static_cast<Eigen::Index>(dim_)) *
+      Eigen::Map<const Eigen::VectorXd>(z.data(),
+                                        static_cast<Eigen::Index>(dim_));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(frequencies_));
+  double* cosines = out.data() + 1 + dim_;
+  double* sines = cosines + frequencies_;
+  for (std::size_t i = 0; i < frequencies_; ++i) {
+    const double angle = angles[static_cast<Eigen::Index>(i)];
+    cosines[i] = scale * std::cos(angle);
+    sines[i] = scale * std::sin(angle);
+  }
+}
+
+void RandomFeaturePredictor::Predict(std::span<const double> z,
+                                     std::span<double> out) const {
+  const std::size_t f = num_features();
+  thread_local Eigen::VectorXd phi;
+  phi.resize(static_cast<Eigen::Index>(f));
+  Features(z, {phi.data(), f});
+  Eigen::Map<Eigen::VectorXd>(out.data(),
+                              static_cast<Eigen::Index>(num_targets_))
+      .noalias() = Eigen::Map<const Eigen::MatrixXd>(
+                       weights_.data(), static_cast<Eigen::Index>(f),
+                       static_cast<Eigen::Index>(num_targets_))
+                       .transpose() *
+                   phi;
+}
+
+}  // namespace streamreg
