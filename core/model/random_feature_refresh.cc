@@ -3,14 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/regression/random_feature_sums.h"
+
 namespace streamreg {
-namespace {
-
-// The stored samples are read this many at a time (the owner's lock is
-// held for each read).
-constexpr std::size_t kChunk = 4096;
-
-}  // namespace
 
 RandomFeatureRefresh::~RandomFeatureRefresh() { StopWorker(); }
 
@@ -24,11 +19,80 @@ void RandomFeatureRefresh::StopWorker() {
   worker_.join();
 }
 
+RandomFeatureRidge RandomFeatureRefresh::BuildOver(const Job& job,
+                                                   const std::vector<double>& z,
+                                                   const std::vector<double>& y,
+                                                   Choice* choice) {
+  const std::size_t d = job.transform.dim();
+  const std::size_t m = job.num_targets;
+  const std::size_t n = m == 0 ? 0 : y.size() / m;
+  RandomFeatureRidge::Options options = job.options;
+  const auto row = [&](const std::vector<double>& rows, std::size_t width,
+                       std::size_t i) {
+    return std::span<const double>(rows.data() + i * width, width);
+  };
+  const auto map_of = [&](double lengthscale) {
+    return RandomFeaturePredictor(d, m, options.num_frequencies, lengthscale,
+                                  options.seed);
+  };
+  Choice best{options.lengthscale, options.ridge, 0.0};
+  const bool choose = n >= kMinChoiceSamples &&
+                      (job.lengthscales.size() > 1 || job.ridges.size() > 1);
+  if (choose) {
+    const std::size_t fitted = n * 4 / 5;
+    // Each target's variance over the held-out samples.
+    std::vector<double> mean(m, 0.0), variance(m, 0.0);
+    for (std::size_t i = fitted; i < n; ++i) {
+      for (std::size_t t = 0; t < m; ++t) mean[t] += y[i * m + t];
+    }
+    for (double& v : mean) v /= static_cast<double>(n - fitted);
+    for (std::size_t i = fitted; i < n; ++i) {
+      for (std::size_t t = 0; t < m; ++t) {
+        variance[t] += (y[i * m + t] - mean[t]) * (y[i * m + t] - mean[t]);
+      }
+    }
+    std::vector<double> predicted(m);
+    bool first = true;
+    for (const double lengthscale : job.lengthscales) {
+      RandomFeatureSums sums(map_of(lengthscale), options.forgetting);
+      for (std::size_t i = 0; i < fitted; ++i) {
+        sums.Add(row(z, d, i), row(y, m, i));
+      }
+      for (const double ridge : job.ridges) {
+        RandomFeatureRidge::Options candidate = options;
+        candidate.lengthscale = lengthscale;
+        candidate.ridge = ridge;
+        const RandomFeatureRidge fit =
+            RandomFeatureRidge::FromSums(sums, candidate);
+        std::vector<double> squared(m, 0.0);
+        for (std::size_t i = fitted; i < n; ++i) {
+          fit.Predict(row(z, d, i), predicted);
+          for (std::size_t t = 0; t < m; ++t) {
+            const double e = predicted[t] - y[i * m + t];
+            squared[t] += e * e;
+          }
+        }
+        double error = 0.0;
+        for (std::size_t t = 0; t < m; ++t) {
+          error += variance[t] > 0.0 ? squared[t] / variance[t] : 0.0;
+        }
+        if (first || error < best.error) {
+          best = {lengthscale, ridge, error};
+          first = false;
+        }
+      }
+    }
+  }
+  options.lengthscale = best.lengthscale;
+  options.ridge = best.ridge;
+  if (choice != nullptr) *choice = best;
+  RandomFeatureSums all(map_of(options.lengthscale), options.forgetting);
+  for (std::size_t i = 0; i < n; ++i) all.Add(row(z, d, i), row(y, m, i));
+  return RandomFeatureRidge::FromSums(all, options);
+}
+
 void RandomFeatureRefresh::Start(Job job, CopySlotRows rows) {
   StopWorker();
-  const std::size_t dim = job.transform.dim();
-  built_.emplace(Built{std::move(job.transform),
-                       RandomFeatureRidge(dim, job.num_targets, job.options)});
   {
     MutexLock lock(&mutex_);
     pending_.clear();
@@ -36,9 +100,9 @@ void RandomFeatureRefresh::Start(Job job, CopySlotRows rows) {
     stored_done_ = false;
   }
   running_ = true;
-  worker_ =
-      std::jthread([this, num_slots = job.num_slots, rows = std::move(rows)](
-                       std::stop_token stop) { Run(stop, num_slots, rows); });
+  worker_ = std::jthread(
+      [this, job = std::move(job), rows = std::move(rows)](
+          std::stop_token stop) mutable { Run(stop, std::move(job), rows); });
 }
 
 void RandomFeatureRefresh::Resume(Built captured) {
@@ -51,30 +115,25 @@ void RandomFeatureRefresh::Resume(Built captured) {
     stored_done_ = false;
   }
   running_ = true;
-  worker_ = std::jthread(
-      [this](std::stop_token stop) { Run(stop, 0, CopySlotRows()); });
+  worker_ = std::jthread([this](std::stop_token stop) {
+    Run(stop, std::nullopt, CopySlotRows());
+  });
 }
 
-void RandomFeatureRefresh::Run(std::stop_token stop, std::size_t num_slots,
+void RandomFeatureRefresh::Run(std::stop_token stop, std::optional<Job> job,
                                CopySlotRows rows) {
+  if (job.has_value()) {
+    std::vector<double> z, y;
+    ReadMappedRows(job->num_slots, rows, job->transform, &z, &y);
+    if (stop.stop_requested()) return;
+    RandomFeatureRidge ridge = BuildOver(*job, z, y);
+    built_.emplace(Built{std::move(job->transform), std::move(ridge)});
+  }
   // Until the job is idle, the ridge is this thread's alone.
   Built& built = *built_;
   const std::size_t d = built.ridge.dim();
   const std::size_t m = built.ridge.num_targets();
   std::vector<double> z(d);
-  const auto learn = [&](const double* x, const double* y) {
-    built.transform.Apply({x, d}, z);
-    built.ridge.Add(z, {y, m});
-  };
-  std::vector<double> x, y;
-  for (std::size_t begin = 0; begin < num_slots; begin += kChunk) {
-    if (stop.stop_requested()) return;
-    const std::size_t end = std::min(num_slots, begin + kChunk);
-    rows(begin, end, &x, &y);
-    for (std::size_t slot = 0; slot < end - begin; ++slot) {
-      learn(x.data() + slot * d, y.data() + slot * m);
-    }
-  }
   std::deque<std::vector<double>> batch;
   {
     MutexLock lock(&mutex_);
@@ -92,7 +151,8 @@ void RandomFeatureRefresh::Run(std::stop_token stop, std::size_t num_slots,
       busy_ = true;
     }
     for (const std::vector<double>& row : batch) {
-      learn(row.data(), row.data() + d);
+      built.transform.Apply({row.data(), d}, z);
+      built.ridge.Add(z, {row.data() + d, m});
     }
     batch.clear();
     MutexLock lock(&mutex_);

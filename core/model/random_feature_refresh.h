@@ -19,15 +19,18 @@ namespace streamreg {
 
 // A random-feature ridge (RandomFeatureRidge) learned afresh in the
 // background in the coordinates of a new transform — a model's
-// random-feature base after its metric changed (docs/estimators.md,
-// "Random-feature ridge"). It first learns the samples the model stored
-// when it started, in slot order, then every sample the model learns after
-// that, which the learner hands it in order (Feed) while the job catches
-// up. Taken over at a fixed sample count — Finish waits until it has
-// learned every sample fed — it holds exactly those samples in that order,
-// bit for bit, whatever the timing, so the model's results never depend
-// on it. A snapshot captures it mid-way (Capture) and recovery goes on from
-// there (Resume).
+// random-feature base after its coordinates changed (docs/estimators.md,
+// "Random-feature ridge"). Over the samples the model stored when it
+// started, it chooses the lengthscale and the ridge among the job's
+// candidates — each fitted in one batch (RandomFeatureRidge::FromSums) to
+// the first 80% of the stored samples in slot order and scored on the
+// rest — and solves the chosen ridge over all of them; then it learns
+// every sample the model learns after that, which the learner hands it in
+// order (Feed) while the job catches up. Taken over at a fixed sample
+// count — Finish waits until it has learned every sample fed — it holds
+// exactly those samples whatever the timing, so the model's results never
+// depend on it. A snapshot captures it mid-way (Capture) and recovery goes
+// on from there (Resume).
 //
 // Start, Feed, Capture and Finish are the learner's (one thread); the work
 // runs on a thread of its own.
@@ -36,9 +39,30 @@ class RandomFeatureRefresh {
   struct Job {
     MetricTransform transform;  // raw x -> the ridge's coordinates
     std::size_t num_targets = 0;
+    // Everything but the lengthscale and the ridge, which are chosen among
+    // these candidates (none: the options' own).
     RandomFeatureRidge::Options options;
+    std::vector<double> lengthscales = {};
+    std::vector<double> ridges = {};
     std::size_t num_slots = 0;  // stored samples [0, num_slots) first
   };
+  // The fewest stored samples a choice is made over (fewer: the options'
+  // own lengthscale and ridge).
+  static constexpr std::size_t kMinChoiceSamples = 50;
+  // The candidates' held-out error, each target's squared error divided by
+  // its variance over the held-out samples, summed over the targets; the
+  // least wins (ties: the first).
+  struct Choice {
+    double lengthscale = 0.0;
+    double ridge = 0.0;
+    double error = 0.0;
+  };
+  // The choice and the ridge over stored samples (rows of z, y), on the
+  // calling thread.
+  static RandomFeatureRidge BuildOver(const Job& job,
+                                      const std::vector<double>& z,
+                                      const std::vector<double>& y,
+                                      Choice* choice = nullptr);
   // The ridge and the transform it learns in.
   struct Built {
     MetricTransform transform;
@@ -67,8 +91,9 @@ class RandomFeatureRefresh {
   Built Finish();
 
  private:
-  // The job's thread: the stored samples, then what is fed.
-  void Run(std::stop_token stop, std::size_t num_slots, CopySlotRows rows);
+  // The job's thread: the stored samples (none for a resumed job), then
+  // what is fed.
+  void Run(std::stop_token stop, std::optional<Job> job, CopySlotRows rows);
   // Waits until the job has learned everything given it.
   void WaitUntilIdle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void StopWorker();

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "Eigen/Cholesky"
 #include "Eigen/Core"
 
 namespace streamreg {
@@ -29,6 +30,43 @@ RandomFeatureRidge::RandomFeatureRidge(std::size_t dim, std::size_t num_targets,
                                     : options.ridge;
     root_[j * f + j] = 1.0 / std::sqrt(ridge);
   }
+}
+
+RandomFeatureRidge RandomFeatureRidge::FromSums(const RandomFeatureSums& sums,
+                                                Options options) {
+  const RandomFeaturePredictor& map = sums.map();
+  RandomFeatureRidge ridge(map.dim(), map.num_targets(), options);
+  ridge.predictor_.SetFrequencies(
+      {map.frequencies().begin(), map.frequencies().end()});
+  const std::size_t f_size = ridge.num_features();
+  const auto f = static_cast<Eigen::Index>(f_size);
+  const auto m = static_cast<Eigen::Index>(map.num_targets());
+  const Eigen::MatrixXd gram =
+      ConstMatrixMap(sums.gram().data(), f, f).selfadjointView<Eigen::Lower>();
+  const ConstMatrixMap cross(sums.cross().data(), f, m);
+  // The penalty, faded as Add fades it: its S starts at diag(1 / sqrt(r)).
+  const double fade =
+      std::pow(options.forgetting, static_cast<double>(sums.count()));
+  Eigen::MatrixXd system = gram;
+  for (Eigen::Index j = 0; j < f; ++j) {
+    const double root = ridge.root_[static_cast<std::size_t>(j) * f_size +
+                                    static_cast<std::size_t>(j)];
+    system(j, j) += fade / (root * root);
+  }
+  const Eigen::LLT<Eigen::MatrixXd> factor(system);
+  MatrixMap weights(ridge.predictor_.weights().data(), f, m);
+  weights = factor.solve(cross);
+  // P = (L L^T)^-1 = S S^T with S = L^-T.
+  MatrixMap(ridge.root_.data(), f, f) =
+      factor.matrixU().solve(Eigen::MatrixXd::Identity(f, f));
+  ridge.weight_ = sums.weight();
+  for (Eigen::Index t = 0; t < m; ++t) {
+    const auto w = weights.col(t);
+    ridge.noise_sums_[static_cast<std::size_t>(t)] =
+        sums.squares()[static_cast<std::size_t>(t)] -
+        2.0 * w.dot(cross.col(t)) + w.dot(gram * w);
+  }
+  return ridge;
 }
 
 void RandomFeatureRidge::Add(std::span<const double> z,

@@ -8,6 +8,7 @@
 
 #include "core/base/byte_coding.h"
 #include "core/regression/random_feature_predictor.h"
+#include "core/regression/random_feature_sums.h"
 
 namespace streamreg {
 
@@ -47,6 +48,14 @@ class RandomFeatureRidge {
   };
 
   RandomFeatureRidge(std::size_t dim, std::size_t num_targets, Options options);
+
+  // The ridge over the samples `sums` holds, solved in one batch: the
+  // minimizer Add reaches over them in order, to rounding (a Cholesky
+  // factor of the system gives S, O(F^3)); its noise estimate starts from
+  // the in-sample residuals. `options` must name the map the sums were
+  // made with (whose frequencies it takes).
+  static RandomFeatureRidge FromSums(const RandomFeatureSums& sums,
+                                     Options options);
 
   void Add(std::span<const double> z, std::span<const double> y);
 

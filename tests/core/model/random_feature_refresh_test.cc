@@ -1,7 +1,8 @@
-// The random-feature ridge built in the background against the same ridge
-// learned in order on one thread: equal bit for bit once it is finished,
-// whatever the timing of the samples fed meanwhile, at a capture mid-way,
-// and after a resume from that capture.
+// The random-feature ridge built in the background: equal bit for bit to
+// the same build on one thread once it is finished, whatever the timing of
+// the samples fed meanwhile, at a capture mid-way and after a resume from
+// it; equal to learning every sample in order, to rounding; and its choice
+// of lengthscale and ridge, the least held-out error of the candidates.
 #include "core/model/random_feature_refresh.h"
 
 #include <chrono>
@@ -51,8 +52,39 @@ CopySlotRows StoreOf(const std::vector<std::vector<double>>& samples) {
   };
 }
 
-// The ridge learned on one thread from samples [0, n), mapped by the job's
-// transform.
+// The job's rows [0, n), mapped.
+void Mapped(const std::vector<std::vector<double>>& samples, std::size_t n,
+            std::vector<double>* z, std::vector<double>* y) {
+  const RandomFeatureRefresh::Job job = MakeJob(0);
+  z->assign(n * kDim, 0.0);
+  y->clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    job.transform.Apply(std::span<const double>(samples[i].data(), kDim),
+                        std::span<double>(z->data() + i * kDim, kDim));
+    y->insert(y->end(), samples[i].begin() + kDim, samples[i].end());
+  }
+}
+
+// On one thread: the job's build over stored samples [0, stored), then
+// samples [stored, n) learned in order.
+RandomFeatureRidge OneThread(const std::vector<std::vector<double>>& samples,
+                             std::size_t stored, std::size_t n) {
+  std::vector<double> z, y;
+  Mapped(samples, stored, &z, &y);
+  RandomFeatureRidge ridge =
+      RandomFeatureRefresh::BuildOver(MakeJob(stored), z, y);
+  const RandomFeatureRefresh::Job job = MakeJob(0);
+  std::vector<double> mapped(kDim);
+  for (std::size_t i = stored; i < n; ++i) {
+    job.transform.Apply(std::span<const double>(samples[i].data(), kDim),
+                        mapped);
+    ridge.Add(mapped,
+              std::span<const double>(samples[i].data() + kDim, kTargets));
+  }
+  return ridge;
+}
+
+// Every sample learned in order by Add.
 RandomFeatureRidge InOrder(const std::vector<std::vector<double>>& samples,
                            std::size_t n) {
   const RandomFeatureRefresh::Job job = MakeJob(0);
@@ -63,6 +95,13 @@ RandomFeatureRidge InOrder(const std::vector<std::vector<double>>& samples,
     ridge.Add(z, std::span<const double>(samples[i].data() + kDim, kTargets));
   }
   return ridge;
+}
+
+void ExpectNear(const std::vector<double>& a, const std::vector<double>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], b[i], 1e-7 * (1 + std::abs(b[i]))) << i;
+  }
 }
 
 std::vector<double> PredictAt(const RandomFeatureRidge& ridge,
@@ -99,8 +138,14 @@ TEST(RandomFeatureRefreshTest, HoldsTheStoredSamplesThenEveryOneFedInOrder) {
     EXPECT_FALSE(refresh.running());
     EXPECT_EQ(built.ridge.weight(), 5000.0);
     EXPECT_EQ(PredictAt(built.ridge, query),
-              PredictAt(InOrder(samples, 5000), query))
+              PredictAt(OneThread(samples, 4000, 5000), query))
         << "pause " << pause;
+    // The batch start is the same minimizer as learning in order.
+    std::vector<double> a = PredictAt(built.ridge, query);
+    std::vector<double> b = PredictAt(InOrder(samples, 5000), query);
+    a.pop_back();  // the noise estimates start differently
+    b.pop_back();
+    ExpectNear(a, b);
   }
 }
 
@@ -112,12 +157,12 @@ TEST(RandomFeatureRefreshTest, ACaptureMidWayResumesToTheSameRidge) {
   FeedRows(refresh, samples, 1000, 2000, false);
   RandomFeatureRefresh::Built captured = refresh.Capture();
   EXPECT_EQ(PredictAt(captured.ridge, query),
-            PredictAt(InOrder(samples, 2000), query));
+            PredictAt(OneThread(samples, 1000, 2000), query));
   // The job goes on after a capture...
   FeedRows(refresh, samples, 2000, 3000, false);
   const RandomFeatureRefresh::Built finished = refresh.Finish();
   EXPECT_EQ(PredictAt(finished.ridge, query),
-            PredictAt(InOrder(samples, 3000), query));
+            PredictAt(OneThread(samples, 1000, 3000), query));
   // ... and a refresh resumed from the capture (recovery) reaches the
   // same ridge from the same samples.
   RandomFeatureRefresh resumed;
@@ -125,6 +170,59 @@ TEST(RandomFeatureRefreshTest, ACaptureMidWayResumesToTheSameRidge) {
   FeedRows(resumed, samples, 2000, 3000, true);
   EXPECT_EQ(PredictAt(resumed.Finish().ridge, query),
             PredictAt(finished.ridge, query));
+}
+
+TEST(RandomFeatureRefreshTest, ChoosesTheCandidateWithTheLeastHeldOutError) {
+  const std::vector<std::vector<double>> samples = MakeSamples(1500);
+  std::vector<double> z, y;
+  Mapped(samples, 1500, &z, &y);
+  RandomFeatureRefresh::Job job = MakeJob(1500);
+  job.options.num_frequencies = 32;
+  job.lengthscales = {0.05, 1.0, 50.0};
+  job.ridges = {1e-3, 0.3};
+  RandomFeatureRefresh::Choice choice;
+  const RandomFeatureRidge built =
+      RandomFeatureRefresh::BuildOver(job, z, y, &choice);
+  // Each candidate scored by hand: fitted to the first 1,200 in order,
+  // its squared errors over the last 300 over their variance.
+  double least = 0;
+  bool first = true;
+  std::vector<double> predicted(kTargets);
+  for (double lengthscale : job.lengthscales) {
+    for (double ridge : job.ridges) {
+      RandomFeatureRidge::Options options = job.options;
+      options.lengthscale = lengthscale;
+      options.ridge = ridge;
+      RandomFeatureRidge fit(kDim, kTargets, options);
+      for (std::size_t i = 0; i < 1200; ++i) {
+        fit.Add(std::span<const double>(z.data() + i * kDim, kDim),
+                std::span<const double>(y.data() + i * kTargets, kTargets));
+      }
+      double error = 0;
+      for (std::size_t t = 0; t < kTargets; ++t) {
+        double mean = 0, variance = 0, squared = 0;
+        for (std::size_t i = 1200; i < 1500; ++i) mean += y[i * kTargets + t];
+        mean /= 300;
+        for (std::size_t i = 1200; i < 1500; ++i) {
+          fit.Predict(std::span<const double>(z.data() + i * kDim, kDim),
+                      predicted);
+          variance += std::pow(y[i * kTargets + t] - mean, 2);
+          squared += std::pow(predicted[t] - y[i * kTargets + t], 2);
+        }
+        error += squared / variance;
+      }
+      if (lengthscale == choice.lengthscale && ridge == choice.ridge) {
+        EXPECT_NEAR(choice.error, error, 1e-6 * error);
+      }
+      if (first || error < least) least = error;
+      first = false;
+    }
+  }
+  EXPECT_NEAR(choice.error, least, 1e-6 * least);
+  EXPECT_EQ(choice.lengthscale, 1.0);  // neither extreme
+  EXPECT_EQ(built.options().lengthscale, choice.lengthscale);
+  EXPECT_EQ(built.options().ridge, choice.ridge);
+  EXPECT_EQ(built.weight(), 1500.0);
 }
 
 TEST(RandomFeatureRefreshTest, IsAbandonedWhenDestroyedWhileRunning) {

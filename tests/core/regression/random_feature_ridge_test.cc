@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Eigen/Dense"
+#include "core/regression/random_feature_sums.h"
 #include "gtest/gtest.h"
 
 namespace streamreg {
@@ -114,6 +115,41 @@ TEST_P(RandomFeatureRidgeTest, EqualsTheBatchRidgeOverTheSameFeatures) {
                   ? 400.0
                   : (1 - std::pow(GetParam(), 400)) / (1 - GetParam()),
               1e-9);
+}
+
+TEST_P(RandomFeatureRidgeTest, FromSumsEqualsLearningInOrder) {
+  const RandomFeatureRidge::Options options = SmallOptions(GetParam());
+  const Stream train = MakeStream(500, 0.1, 12);
+  RandomFeatureRidge in_order(kDim, kTargets, options);
+  RandomFeatureSums sums(in_order.predictor(), options.forgetting);
+  for (std::size_t i = 0; i < 300; ++i) {
+    in_order.Add(train.z[i], train.y[i]);
+    sums.Add(train.z[i], train.y[i]);
+  }
+  RandomFeatureRidge batch = RandomFeatureRidge::FromSums(sums, options);
+  EXPECT_DOUBLE_EQ(batch.weight(), in_order.weight());
+  // And both go on learning alike.
+  for (std::size_t i = 300; i < 500; ++i) {
+    in_order.Add(train.z[i], train.y[i]);
+    batch.Add(train.z[i], train.y[i]);
+  }
+  const Stream queries = MakeStream(40, 0.0, 13);
+  std::vector<double> a(kTargets), b(kTargets);
+  for (const std::vector<double>& z : queries.z) {
+    in_order.Predict(z, a);
+    batch.Predict(z, b);
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      EXPECT_NEAR(b[t], a[t], 1e-8 * (1 + std::abs(a[t])));
+    }
+    EXPECT_NEAR(batch.RelativeVariance(z), in_order.RelativeVariance(z),
+                1e-8 * in_order.RelativeVariance(z));
+  }
+  // Its noise estimate starts from the in-sample residuals: near the
+  // prequential one, a little lower.
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    EXPECT_GT(batch.NoiseVariance(t), 0.5 * in_order.NoiseVariance(t));
+    EXPECT_LT(batch.NoiseVariance(t), 1.1 * in_order.NoiseVariance(t));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Forgetting, RandomFeatureRidgeTest,
