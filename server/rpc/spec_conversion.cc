@@ -13,6 +13,8 @@ MetricKind MetricFromWire(v1::Metric metric) {
   switch (metric) {
     case v1::METRIC_EUCLIDEAN:
       return MetricKind::kEuclidean;
+    case v1::METRIC_GRADIENT_WEIGHTS:
+      return MetricKind::kGradientWeights;
     case v1::METRIC_EGOP:
       return MetricKind::kEgop;
     case v1::METRIC_AUTO:
@@ -21,8 +23,8 @@ MetricKind MetricFromWire(v1::Metric metric) {
       return MetricKind::kMlkr;
     case v1::METRIC_GLML:
       return MetricKind::kGlml;
-    default:
-      return MetricKind::kGradientWeights;
+    default:  // unset
+      return ModelConfig().metric;
   }
 }
 

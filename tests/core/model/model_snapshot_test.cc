@@ -357,7 +357,9 @@ TEST(ModelSnapshotTest, ARebuildThatHadCaughtUpIsReadBackNotBuiltAgain) {
 TEST(ModelSnapshotTest, ASettledCaptureLeavesARestoreNothingToRedo) {
   const Stream stream = MakeStream(2000, 5);
   const Stream queries = MakeStream(30, 6);
-  const ModelConfig config = BusyConfig(BaseConfig());  // unbounded store
+  // Unbounded store; gradient weights, whose refresh it catches running.
+  ModelConfig config = BusyConfig(BaseConfig());
+  config.metric = MetricKind::kGradientWeights;
   auto model = MakeModel(config);
   std::size_t learned = 0;
   const std::optional<ModelSnapshot> snapshot = CaptureSettledWhen(
