@@ -18,7 +18,7 @@ namespace streamreg {
 // runs online (I-SSGPR: Gijsberts & Metta, Neural Networks 2013; the
 // features: Rahimi & Recht, NIPS 2007; Lázaro-Gredilla et al., JMLR 2010),
 // with a linear part, so that it extrapolates a trend and bends where the
-// data does (docs/estimators.md, "Random-feature base").
+// data does (docs/estimators.md, "Random-feature ridge").
 //
 // The features of an input z (in the coordinates the caller gives: the
 // model's metric), with F = 1 + d + 2D:
