@@ -43,6 +43,12 @@ ABSL_FLAG(std::string, gradient_estimator, "local_linear",
 ABSL_FLAG(int, metric_refresh_samples, -1,
           "Tuning.metric_refresh_samples (-1: the model's default; 0: every "
           "stored sample)");
+ABSL_FLAG(int, mlkr_fit_steps, -1,
+          "Evaluations of the MLKR objective per descent of a fit (negative: "
+          "the model's default)");
+ABSL_FLAG(int, mlkr_fit_samples, -1,
+          "Stored samples an MLKR fit reads at most (negative: the model's "
+          "default)");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
@@ -116,6 +122,14 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   if (absl::GetFlag(FLAGS_metric_refresh_samples) >= 0) {
     config.metric_refresh_samples =
         static_cast<std::size_t>(absl::GetFlag(FLAGS_metric_refresh_samples));
+  }
+  if (absl::GetFlag(FLAGS_mlkr_fit_steps) >= 0) {
+    config.mlkr_fit_steps =
+        static_cast<std::size_t>(absl::GetFlag(FLAGS_mlkr_fit_steps));
+  }
+  if (absl::GetFlag(FLAGS_mlkr_fit_samples) >= 0) {
+    config.mlkr_fit_samples =
+        static_cast<std::size_t>(absl::GetFlag(FLAGS_mlkr_fit_samples));
   }
   std::unique_ptr<Model> model = *Model::Create(config);
   auto sample = [&](std::size_t s) {
