@@ -39,20 +39,53 @@ const Rows& TheRows() {
   return rows;
 }
 
-RandomFeatureRidge MakeRandomFeatures(std::size_t frequencies) {
-  return RandomFeatureRidge(kInputs, kTargets,
-                            {.num_frequencies = frequencies});
+RandomFeatureRidge MakeRandomFeatures(const benchmark::State& state) {
+  return RandomFeatureRidge(
+      kInputs, kTargets,
+      {.num_frequencies = static_cast<std::size_t>(state.range(0))});
 }
 
-void BM_RandomFeatureRidgeAdd(benchmark::State& state) {
-  RandomFeatureRidge model =
-      MakeRandomFeatures(static_cast<std::size_t>(state.range(0)));
+OnlineRidge MakeLinear(const benchmark::State&) {
+  return OnlineRidge(kInputs, kTargets, 1.0, 1.0);
+}
+
+// A regression that has learned the first 512 rows (what a prediction is
+// timed against).
+template <class Regression>
+Regression Trained(Regression model) {
+  const Rows& rows = TheRows();
+  for (std::size_t i = 0; i < 512; ++i) {
+    model.Add(rows.Input(i), rows.Target(i));
+  }
+  return model;
+}
+
+// One learned sample per iteration.
+template <class Regression>
+void TimeLearning(benchmark::State& state, Regression& model) {
   const Rows& rows = TheRows();
   std::size_t i = 0;
   for (auto _ : state) {
     model.Add(rows.Input(i), rows.Target(i));
     ++i;
   }
+}
+
+// One prediction per iteration.
+template <class Regression>
+void TimePredictions(benchmark::State& state, const Regression& model) {
+  const Rows& rows = TheRows();
+  std::vector<double> out(kTargets);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    model.Predict(rows.Input(i++), out);
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+void BM_RandomFeatureRidgeAdd(benchmark::State& state) {
+  RandomFeatureRidge model = MakeRandomFeatures(state);
+  TimeLearning(state, model);
   state.counters["features"] = static_cast<double>(model.num_features());
 }
 BENCHMARK(BM_RandomFeatureRidgeAdd)
@@ -63,26 +96,13 @@ BENCHMARK(BM_RandomFeatureRidgeAdd)
     ->Arg(256);
 
 void BM_RandomFeatureRidgePredict(benchmark::State& state) {
-  RandomFeatureRidge model =
-      MakeRandomFeatures(static_cast<std::size_t>(state.range(0)));
-  const Rows& rows = TheRows();
-  for (std::size_t i = 0; i < 512; ++i)
-    model.Add(rows.Input(i), rows.Target(i));
-  std::vector<double> out(kTargets);
-  std::size_t i = 0;
-  for (auto _ : state) {
-    model.Predict(rows.Input(i++), out);
-    benchmark::DoNotOptimize(out.data());
-  }
+  TimePredictions(state, Trained(MakeRandomFeatures(state)));
 }
 BENCHMARK(BM_RandomFeatureRidgePredict)->Arg(16)->Arg(64)->Arg(256);
 
 void BM_RandomFeatureRidgeVariance(benchmark::State& state) {
-  RandomFeatureRidge model =
-      MakeRandomFeatures(static_cast<std::size_t>(state.range(0)));
+  const RandomFeatureRidge model = Trained(MakeRandomFeatures(state));
   const Rows& rows = TheRows();
-  for (std::size_t i = 0; i < 512; ++i)
-    model.Add(rows.Input(i), rows.Target(i));
   std::size_t i = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(model.RelativeVariance(rows.Input(i++)));
@@ -91,27 +111,13 @@ void BM_RandomFeatureRidgeVariance(benchmark::State& state) {
 BENCHMARK(BM_RandomFeatureRidgeVariance)->Arg(16)->Arg(64)->Arg(256);
 
 void BM_OnlineRidgeAdd(benchmark::State& state) {
-  OnlineRidge model(kInputs, kTargets, 1.0, 1.0);
-  const Rows& rows = TheRows();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    model.Add(rows.Input(i), rows.Target(i));
-    ++i;
-  }
+  OnlineRidge model = MakeLinear(state);
+  TimeLearning(state, model);
 }
 BENCHMARK(BM_OnlineRidgeAdd);
 
 void BM_OnlineRidgePredict(benchmark::State& state) {
-  OnlineRidge model(kInputs, kTargets, 1.0, 1.0);
-  const Rows& rows = TheRows();
-  for (std::size_t i = 0; i < 512; ++i)
-    model.Add(rows.Input(i), rows.Target(i));
-  std::vector<double> out(kTargets);
-  std::size_t i = 0;
-  for (auto _ : state) {
-    model.Predict(rows.Input(i++), out);
-    benchmark::DoNotOptimize(out.data());
-  }
+  TimePredictions(state, Trained(MakeLinear(state)));
 }
 BENCHMARK(BM_OnlineRidgePredict);
 

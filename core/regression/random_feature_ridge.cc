@@ -8,7 +8,6 @@
 namespace streamreg {
 namespace {
 
-using VectorMap = Eigen::Map<Eigen::VectorXd>;
 using ConstVectorMap = Eigen::Map<const Eigen::VectorXd>;
 using MatrixMap = Eigen::Map<Eigen::MatrixXd>;
 using ConstMatrixMap = Eigen::Map<const Eigen::MatrixXd>;
