@@ -8,12 +8,15 @@
   SHA-256), and every CSV follows the convention it documents.
 - The folder map of docs/architecture.md matches the tree, and every
   #include follows its table of allowed dependencies between folders.
+- The CI presets build every program the tests they run need (a test whose
+  program is not built is "Not Run", and fails CI).
 
 usage: repository_test.py SOURCE_DIR
 """
 
 import csv
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -368,6 +371,69 @@ class LayeringTest(unittest.TestCase):
         self.assertFalse(layering_violations(
             table, "server/rpc/a.cc", "#include <grpcpp/grpcpp.h>"))
         self.assertTrue(layering_violations(table, "newfolder/a.cc", ""))
+
+
+def preset_targets(name):
+    """The targets the build preset `name` of CMakePresets.json builds."""
+    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
+        presets = json.load(f)["buildPresets"]
+    return set(next(p for p in presets if p["name"] == name)["targets"])
+
+
+def concurrency_test_programs(cmake_text):
+    """Test programs labelled `concurrency` (the ThreadSanitizer run)."""
+    programs = set()
+    for match in re.finditer(
+            r"streamreg_test\(\S*?([\w]+) LABELS concurrency\)", cmake_text):
+        programs.add(match.group(1))
+    for match in re.finditer(
+            r"gtest_discover_tests\((\w+)[^)]*LABELS \"concurrency\"",
+            cmake_text):
+        programs.add(match.group(1))
+    return programs
+
+
+def ci_test_programs(cmake_text):
+    """Programs the tests of the ci test preset run by name: the first word
+    of the command, or a $<TARGET_FILE:...> in it."""
+    with open(os.path.join(ROOT, "CMakePresets.json")) as f:
+        presets = json.load(f)["testPresets"]
+    include = next(p for p in presets if p["name"] == "ci")[
+        "filter"]["include"]["name"]
+    programs = {}
+    for match in re.finditer(
+            r"add_test\(NAME (\S+)\s+COMMAND (.*?)\)\n", cmake_text, re.S):
+        name, command = match.groups()
+        if not re.search(include, name):
+            continue
+        needed = set(re.findall(r"\$<TARGET_FILE:([\w-]+)>", command))
+        first = command.split()[0]
+        if re.fullmatch(r"streamreg[\w-]*", first):
+            needed.add(first)
+        programs[name] = needed
+    return programs
+
+
+class CiBuildsWhatItRunsTest(unittest.TestCase):
+
+    def setUp(self):
+        with open(os.path.join(ROOT, "tests", "CMakeLists.txt")) as f:
+            self.cmake_text = f.read()
+
+    def test_tsan_builds_every_concurrency_test(self):
+        programs = concurrency_test_programs(self.cmake_text)
+        self.assertIn("hosting_test", programs)
+        self.assertIn("mlkr_test", programs)
+        missing = programs - preset_targets("tsan")
+        self.assertFalse(missing, "not in the tsan build preset's targets")
+
+    def test_ci_builds_every_program_its_tests_run(self):
+        programs = ci_test_programs(self.cmake_text)
+        self.assertIn("streamreg-bench-index", programs["bench_index_smoke"])
+        built = preset_targets("ci")
+        missing = {test: needed - built for test, needed in programs.items()
+                   if needed - built}
+        self.assertFalse(missing, "not in the ci build preset's targets")
 
 
 if __name__ == "__main__":
