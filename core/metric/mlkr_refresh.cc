@@ -56,6 +56,12 @@ std::size_t MlkrRefresh::Stride(std::size_t num_slots,
   return (num_slots + max_samples - 1) / max_samples;
 }
 
+std::size_t MlkrRefresh::SamplesRead(std::size_t num_slots,
+                                     std::size_t max_samples) {
+  const std::size_t stride = Stride(num_slots, max_samples);
+  return (num_slots + stride - 1) / stride;
+}
+
 std::vector<MlkrMap> MlkrRefresh::Run(const Job& job, const CopySlotRows& rows,
                                       const Progress& progress,
                                       std::stop_token stop) {

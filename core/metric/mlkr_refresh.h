@@ -62,6 +62,9 @@ class MlkrRefresh {
   // The slots a job over `num_slots` reads one of (1, or more above
   // max_samples).
   static std::size_t Stride(std::size_t num_slots, std::size_t max_samples);
+  // The samples it then reads: num_slots / stride, rounded up.
+  static std::size_t SamplesRead(std::size_t num_slots,
+                                 std::size_t max_samples);
 
   // Runs it on a background thread; Finish() waits and returns the maps.
   void Start(Job job, CopySlotRows rows);

@@ -88,6 +88,12 @@ bool ModelConfig::LearnsMlkr() const {
          (metric == MetricKind::kAuto && auto_includes_mlkr);
 }
 
+std::size_t ModelConfig::MlkrFitSteps(std::size_t samples_read) const {
+  if (mlkr_fit_budget == 0 || samples_read == 0) return mlkr_fit_steps;
+  const std::size_t floor = std::min(mlkr_fit_steps, kMinBudgetedMlkrSteps);
+  return std::clamp(mlkr_fit_budget / samples_read, floor, mlkr_fit_steps);
+}
+
 absl::string_view RegressorKindName(RegressorKind kind) {
   switch (kind) {
     case RegressorKind::kNearest:
@@ -324,8 +330,10 @@ namespace {
 // ones); version 4 the gradient estimator (finite differences in earlier
 // ones, so that a model written then restores exactly); version 5 MLKR's
 // settings (no earlier model has an MLKR map); version 6 GLML's (kAuto
-// models saved before keep their candidates).
-constexpr std::uint32_t kConfigVersion = 7;
+// models saved before keep their candidates); version 7
+// metric_refresh_samples (earlier models refreshed at every sample);
+// version 8 mlkr_fit_budget (earlier models' fits had none).
+constexpr std::uint32_t kConfigVersion = 8;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -380,6 +388,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.Double(c.glml_gamma_ratio);
   out.U8(c.auto_includes_glml ? 1 : 0);
   out.U64(c.metric_refresh_samples);
+  out.U64(c.mlkr_fit_budget);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -463,6 +472,7 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   }
   // Models written before version 7 refreshed at every stored sample.
   c->metric_refresh_samples = version >= 7 ? in.U64() : 0;
+  c->mlkr_fit_budget = version >= 8 ? in.U64() : 0;
   return in.ok();
 }
 

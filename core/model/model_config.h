@@ -138,14 +138,20 @@ struct ModelConfig {
   // full-rank map), the neighbours c each point's leave-one-out estimate
   // runs over in its batch fit and online steps, the samples a fit reads at
   // most (a stride through a larger store: each refresh then costs about
-  // the same at any size, several seconds on one core at d = 21) and the
-  // evaluations of its objective per descent (a fit runs two). Its
-  // refreshes follow metric_refresh_growth; every learned sample also takes
-  // a stochastic gradient step.
+  // the same at any size), the evaluations of its objective per descent (a
+  // fit runs two) and its budget: samples read x evaluations per descent at
+  // most, so that a fit of a large store evaluates fewer times (at least
+  // kMinBudgetedMlkrSteps, or mlkr_fit_steps if fewer) while a small one
+  // does every evaluation (0: no budget, as models saved before it had).
+  // With 5,000 samples, 60 evaluations and a budget of 60 x 2,048, a fit
+  // costs about 1 s on one core at d = 21 (bench/RESULTS.md, "A fit's cost
+  // capped, not cut"). Its refreshes follow metric_refresh_growth; every
+  // learned sample also takes a stochastic gradient step.
   std::size_t mlkr_rank = 0;
   std::size_t mlkr_neighbors = 32;
-  std::size_t mlkr_fit_samples = 20000;
+  std::size_t mlkr_fit_samples = 5000;
   std::size_t mlkr_fit_steps = 60;
+  std::size_t mlkr_fit_budget = 60 * 2048;
   // Whether kAuto's candidates include MLKR: always for models made now;
   // models saved before MLKR existed keep their three.
   bool auto_includes_mlkr = true;
@@ -196,7 +202,16 @@ struct ModelConfig {
   bool KeepsRidge() const { return linear_base || SearchesGlml(); }
   // honest_lag, at most half a bounded store's limit.
   std::size_t EffectiveHonestLag() const;
+  // The evaluations per descent of an MLKR fit that reads `samples_read`
+  // samples: mlkr_fit_steps within mlkr_fit_budget, at least
+  // kMinBudgetedMlkrSteps (or mlkr_fit_steps if fewer).
+  std::size_t MlkrFitSteps(std::size_t samples_read) const;
 };
+
+// The fewest evaluations per descent mlkr_fit_budget leaves an MLKR fit:
+// 20 were 7% worse than 60 at 20,000 samples of the arm, where 60 within
+// the budget were as good (bench/RESULTS.md, "Cheaper MLKR fits").
+inline constexpr std::size_t kMinBudgetedMlkrSteps = 20;
 
 // The longest input or target name, in bytes: names label a model's
 // columns and are kept with it, in its log and its snapshots.

@@ -84,7 +84,8 @@ MlkrRefresh::Job MlkrJob(const ModelState& state, std::size_t num_slots)
   }
   job.options.rank = config.mlkr_rank;
   job.options.neighbors = config.mlkr_neighbors;
-  job.options.max_steps = config.mlkr_fit_steps;
+  job.options.max_steps = config.MlkrFitSteps(
+      MlkrRefresh::SamplesRead(num_slots, config.mlkr_fit_samples));
   // A sample's neighbours in the fit leave out those the honest error
   // leaves out (in stream order, which an unbounded store's slots keep).
   if (config.capacity.policy == CapacityPolicy::kUnbounded) {
@@ -317,9 +318,11 @@ void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
     state.take_over.mlkr_refreshed_size = size;
     // The batch fit afresh, from the paper's initial map, as the gradient
     // metrics' refit recomputes their sums (growth refreshes go on from
-    // where the map is).
+    // where the map is), with every evaluation: a refit asked for is not
+    // held to the background fits' budget.
     MlkrRefresh::Job job = MlkrJob(state, size);
     for (MlkrMap& start : job.start) start = MlkrMap();
+    job.options.max_steps = state.config.mlkr_fit_steps;
     InstallMlkrMaps(state, MlkrRefresh::Run(
                                job, state.RefreshRows(size).copy,
                                gradients ? MlkrRefresh::Progress{} : progress));

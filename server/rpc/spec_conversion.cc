@@ -99,7 +99,7 @@ std::string SpecField(absl::string_view message) {
         "drift_check_every", "selection_window", "local_linear_ridge",
         "honest_lag", "base_ridge", "base_forgetting", "mlkr_rank",
         "mlkr_neighbors", "mlkr_fit_samples", "mlkr_fit_steps",
-        "glml_gamma_ratio", "metric_refresh_samples"}) {
+        "glml_gamma_ratio", "metric_refresh_samples", "mlkr_fit_budget"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -222,6 +222,9 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   if (tuning.has_mlkr_fit_steps()) {
     config.mlkr_fit_steps = tuning.mlkr_fit_steps();
   }
+  if (tuning.has_mlkr_fit_budget()) {
+    config.mlkr_fit_budget = tuning.mlkr_fit_budget();
+  }
   if (tuning.has_glml_gamma_ratio()) {
     config.glml_gamma_ratio = tuning.glml_gamma_ratio();
   }
@@ -280,6 +283,8 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   tuning.set_mlkr_fit_samples(
       static_cast<std::uint32_t>(config.mlkr_fit_samples));
   tuning.set_mlkr_fit_steps(static_cast<std::uint32_t>(config.mlkr_fit_steps));
+  tuning.set_mlkr_fit_budget(
+      static_cast<std::uint32_t>(config.mlkr_fit_budget));
   tuning.set_glml_gamma_ratio(config.glml_gamma_ratio);
   tuning.set_metric_refresh_samples(
       static_cast<std::uint32_t>(config.metric_refresh_samples));

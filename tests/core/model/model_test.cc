@@ -263,6 +263,28 @@ TEST(ModelConfigTest, ChoicesParseByNameAndErrorsListTheNames) {
               HasSubstr("box, triangular, epanechnikov, gaussian"));
 }
 
+TEST(ModelConfigTest, AnMlkrFitDoesEveryEvaluationWithinItsBudget) {
+  ModelConfig config;
+  config.mlkr_fit_steps = 60;
+  config.mlkr_fit_budget = 60 * 2048;
+  // Within the budget: every evaluation.
+  EXPECT_EQ(config.MlkrFitSteps(100), 60u);
+  EXPECT_EQ(config.MlkrFitSteps(2048), 60u);
+  // Beyond it: budget / samples read, rounded down.
+  EXPECT_EQ(config.MlkrFitSteps(2049), 59u);
+  EXPECT_EQ(config.MlkrFitSteps(4096), 30u);
+  EXPECT_EQ(config.MlkrFitSteps(5000), 24u);
+  // Never fewer than kMinBudgetedMlkrSteps.
+  EXPECT_EQ(config.MlkrFitSteps(20000), kMinBudgetedMlkrSteps);
+  // Nor more than mlkr_fit_steps, when that is below the floor.
+  config.mlkr_fit_steps = 8;
+  EXPECT_EQ(config.MlkrFitSteps(20000), 8u);
+  // No budget: every evaluation at any size.
+  config.mlkr_fit_steps = 60;
+  config.mlkr_fit_budget = 0;
+  EXPECT_EQ(config.MlkrFitSteps(1000000), 60u);
+}
+
 TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   ModelConfig config = BaseConfig();
   config.metric = MetricKind::kAuto;
@@ -271,6 +293,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.base_ridge = 3.0;
   config.base_forgetting = 0.99;
   config.metric_refresh_samples = 4096;
+  config.mlkr_fit_budget = 12345;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -293,6 +316,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_TRUE(read.auto_includes_glml);
   EXPECT_EQ(read.glml_gamma_ratio, config.glml_gamma_ratio);
   EXPECT_EQ(read.metric_refresh_samples, 4096u);
+  EXPECT_EQ(read.mlkr_fit_budget, 12345u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -305,9 +329,16 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 7 is version 8 without the MLKR fit's budget: a model written
+  // then ran every evaluation of every fit.
+  const std::string version7 = older(bytes, 7, 8);
+  ASSERT_TRUE(load(version7));
+  EXPECT_EQ(read.mlkr_fit_budget, 0u);
+  EXPECT_EQ(read.MlkrFitSteps(20000), read.mlkr_fit_steps);
+  EXPECT_EQ(read.metric_refresh_samples, 4096u);
   // Version 6 is version 7 without the refresh's sample count: a model
   // written then refreshed its metric at every stored sample.
-  const std::string version6 = older(bytes, 6, 8);
+  const std::string version6 = older(version7, 6, 8);
   ASSERT_TRUE(load(version6));
   EXPECT_EQ(read.metric_refresh_samples, 0u);
   EXPECT_EQ(read.glml_gamma_ratio, config.glml_gamma_ratio);
@@ -338,7 +369,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 8, 0)));
+  EXPECT_FALSE(load(older(bytes, 9, 0)));
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
