@@ -49,6 +49,9 @@ ABSL_FLAG(int, mlkr_fit_steps, -1,
 ABSL_FLAG(int, mlkr_fit_samples, -1,
           "Stored samples an MLKR fit reads at most (negative: the model's "
           "default)");
+ABSL_FLAG(int, mlkr_fit_budget, -1,
+          "Samples read x evaluations per descent an MLKR fit does at most "
+          "(0: no budget; negative: the model's default)");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
@@ -101,6 +104,14 @@ ArmData PandaArm(std::size_t total, std::size_t queries) {
           std::move(held_out.inputs), std::move(held_out.torques)};
 }
 
+// Sets `field` from an integer flag given as 0 or more (negative: the
+// model's default).
+void SetIfGiven(const absl::Flag<int>& flag, std::size_t* field) {
+  if (const int value = absl::GetFlag(flag); value >= 0) {
+    *field = static_cast<std::size_t>(value);
+  }
+}
+
 Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
                 std::size_t measure, std::size_t queries) {
   const std::size_t total = n + measure;
@@ -115,22 +126,11 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   config.linear_base = absl::GetFlag(FLAGS_linear_base);
   config.gradient_estimator =
       *ParseGradientEstimatorKind(absl::GetFlag(FLAGS_gradient_estimator));
-  if (absl::GetFlag(FLAGS_honest_lag) >= 0) {
-    config.honest_lag =
-        static_cast<std::size_t>(absl::GetFlag(FLAGS_honest_lag));
-  }
-  if (absl::GetFlag(FLAGS_metric_refresh_samples) >= 0) {
-    config.metric_refresh_samples =
-        static_cast<std::size_t>(absl::GetFlag(FLAGS_metric_refresh_samples));
-  }
-  if (absl::GetFlag(FLAGS_mlkr_fit_steps) >= 0) {
-    config.mlkr_fit_steps =
-        static_cast<std::size_t>(absl::GetFlag(FLAGS_mlkr_fit_steps));
-  }
-  if (absl::GetFlag(FLAGS_mlkr_fit_samples) >= 0) {
-    config.mlkr_fit_samples =
-        static_cast<std::size_t>(absl::GetFlag(FLAGS_mlkr_fit_samples));
-  }
+  SetIfGiven(FLAGS_honest_lag, &config.honest_lag);
+  SetIfGiven(FLAGS_metric_refresh_samples, &config.metric_refresh_samples);
+  SetIfGiven(FLAGS_mlkr_fit_steps, &config.mlkr_fit_steps);
+  SetIfGiven(FLAGS_mlkr_fit_samples, &config.mlkr_fit_samples);
+  SetIfGiven(FLAGS_mlkr_fit_budget, &config.mlkr_fit_budget);
   std::unique_ptr<Model> model = *Model::Create(config);
   auto sample = [&](std::size_t s) {
     return Sample{inputs.point(s), {torques.data() + s * kJoints, kJoints}, s};

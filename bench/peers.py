@@ -78,7 +78,7 @@ DATA_SETS = [
 SARCOS_TRAIN_ROWS = 2400  # rows 1-2,400
 SARCOS_TEST_FIRST, SARCOS_TEST_END = 2449, 4449  # rows 2,450-4,449
 
-DEFAULT_LABEL = "streamreg default (GW, linear base + k-NN)"
+DEFAULT_LABEL = "streamreg default (MLKR, linear base + k-NN)"
 METRICS = [("Euclidean", "euclidean"), ("GW", "gw"), ("EGOP", "egop"),
            ("MLKR", "mlkr")]
 REGRESSORS = [("k-NN", "knn"), ("kernel", "kernel"),

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Checks one set of `bench/peers.py --default_only`: the default model's
 held-out mean nMSE is no worse than the figure recorded for that set
-(bench/RESULTS.md, "The gradient estimate") by more than 2%.
+(bench/RESULTS.md, "The default metric becomes MLKR") by more than 2%.
 
-The accuracy issue's target for the default, within 2% of the best fixed
-metric x regressor pair on every set, is missed on most sets
+The accuracy issue's target for the default — within 5% of the best
+configuration and peer on every set — is missed on most sets
 (RESULTS.md). These tests hold the default to what it achieves now, so
 that no change makes it worse on a set unnoticed. When a change makes it
-better, lower the figure here.
+better, lower the figure here; when the default itself changes, record
+the new figures with a before/after table in RESULTS.md.
 
 usage: bench_peers_default_check.py PEERS_JSON SET
 """
@@ -17,22 +18,22 @@ import math
 import sys
 
 RECORDED = {  # mean nMSE of the default on the set's held-out rows
-    "sarcos": 0.2221,
-    "boston": 0.1954,
-    "wine_red": 0.6780,
-    "delta_ailerons": 0.3027,
-    "ailerons": 0.1802,
-    "kin8nm": 0.2474,
-    "cpu_act": 0.0498,
-    "puma8nh": 0.3644,
-    "pumadyn32nm": 1.0368,
-    "bank8fm": 0.0461,
-    "bank32nh": 0.4580,
-    "airfoil": 0.1399,
-    "ccpp": 0.0587,
-    "energy": 0.0477,
-    "yacht": 0.0558,
-    "pendulum": 0.3639,
+    "sarcos": 0.2260,
+    "boston": 0.1588,
+    "wine_red": 0.6818,
+    "delta_ailerons": 0.3048,
+    "ailerons": 0.1854,
+    "kin8nm": 0.1472,
+    "cpu_act": 0.0302,
+    "puma8nh": 0.3565,
+    "pumadyn32nm": 0.1877,
+    "bank8fm": 0.0484,
+    "bank32nh": 0.4624,
+    "airfoil": 0.1020,
+    "ccpp": 0.0605,
+    "energy": 0.0262,
+    "yacht": 0.0202,
+    "pendulum": 0.4557,
 }
 
 path, name = sys.argv[1], sys.argv[2]

@@ -12,7 +12,7 @@ namespace streamreg {
 struct SpecOptions {
   std::uint32_t inputs = 0;  // 0: from the CSV's header
   std::string targets;       // a count or names a,b,..; empty: from the CSV
-  std::string metric = "gw";
+  std::string metric = "mlkr";
   std::uint32_t mlkr_rank = 0;  // 0: full rank
   std::string regressor = "knn";
   std::string kernel = "box";

@@ -143,8 +143,8 @@ absl::Status StreamToServer(RobotStream& robot) {
   }
   Client client(client_options);
   if (absl::GetFlag(FLAGS_create)) {
-    v1::ModelSpec spec;
-    spec.set_metric(v1::METRIC_GRADIENT_WEIGHTS);
+    // The server's default configuration.
+    const v1::ModelSpec spec;
     if (absl::Status status =
             CreateModelIfAbsent(client, model, RobotModelSpec(spec));
         !status.ok()) {

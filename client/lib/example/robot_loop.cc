@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   streamreg::v1::ModelSpec spec;
   spec.set_input_dim(4);  // two angles, two velocities
   spec.add_target_names("torque");
-  spec.set_metric(streamreg::v1::METRIC_GRADIENT_WEIGHTS);
+  spec.set_metric(streamreg::v1::METRIC_MLKR);  // the default, spelled out
   if (auto made = client.CreateModel("arm-cpp", spec);
       !made.ok() && made.status().code() != absl::StatusCode::kAlreadyExists) {
     std::fprintf(stderr, "%s\n", made.status().ToString().c_str());

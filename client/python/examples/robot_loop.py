@@ -8,7 +8,7 @@ import streamreg
 address, csv = sys.argv[1], sys.argv[2]  # e.g. 127.0.0.1:50051 data/sarcos/sarcos_test.csv
 inputs, targets, X, Y = streamreg.read_csv(csv)
 with streamreg.Client(address) as client:
-    client.create("arm-loop", inputs=inputs, targets=targets, metric="gw")
+    client.create("arm-loop", inputs=inputs, targets=targets)
     with client.learn_stream("arm-loop") as stream:
         tick, errors = time.monotonic(), np.zeros_like(Y)
         for i, (x, y) in enumerate(zip(X, Y)):

@@ -69,7 +69,7 @@ def main():
                 raise
             try:
                 client.create(args.model, inputs=input_names,
-                              targets=target_names, metric="gw")
+                              targets=target_names)
             except streamreg.Error as error:
                 if error.code != grpc.StatusCode.ALREADY_EXISTS:
                     raise

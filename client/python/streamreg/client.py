@@ -146,7 +146,7 @@ class Client:
     # ---- models ----
 
     def create(self, name: str, *, inputs: Names, targets: Names,
-               metric: str = "gw", regressor: str = "knn",
+               metric: str = "mlkr", regressor: str = "knn",
                per_target_metric: bool = False,
                linear_base: Optional[bool] = None,
                mlkr_rank: Optional[int] = None,

@@ -138,7 +138,7 @@ TEST_F(CliCommandsTest, CreateFromCountsWithoutACsv) {
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->spec().input_dim(), 5u);
   EXPECT_THAT(model->spec().target_names(), ::testing::ElementsAre("y0", "y1"));
-  EXPECT_EQ(model->spec().metric(), v1::METRIC_GRADIENT_WEIGHTS);
+  EXPECT_EQ(model->spec().metric(), v1::METRIC_MLKR);  // the default
 }
 
 TEST_F(CliCommandsTest, BadOptionsNameTheFlagAndCreateNothing) {
@@ -248,7 +248,7 @@ TEST_F(CliCommandsTest, ListInfoMetricRefitAndDeleteReportTheModel) {
   const CommandRun metric = Run(MetricCommand, options);
   ASSERT_TRUE(metric.status.ok());
   EXPECT_THAT(metric.output,
-              StartsWith("METRIC_GRADIENT_WEIGHTS metric of arm ("));
+              StartsWith("METRIC_MLKR metric of arm (maps of rank 3)"));
   for (const char* input : {"x0", "x1", "x2"}) {
     EXPECT_THAT(metric.output, HasSubstr(input));
   }

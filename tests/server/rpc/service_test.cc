@@ -194,7 +194,7 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   absl::StatusOr<v1::Model> created = client_->CreateModel("arm-1", spec);
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ(created->name(), "arm-1");
-  EXPECT_EQ(created->spec().metric(), v1::METRIC_GRADIENT_WEIGHTS);
+  EXPECT_EQ(created->spec().metric(), v1::METRIC_MLKR);  // the default
   EXPECT_EQ(created->spec().regressor(), v1::REGRESSOR_KNN);
   EXPECT_EQ(created->spec().tuning().honest_lag(), 200u);
   EXPECT_TRUE(created->spec().linear_base());
