@@ -243,10 +243,35 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
     }
   }
   // The model's own prediction, made with the current choice per target,
-  // and the honest one.
+  // and the honest one: when the grid was scored on the honest neighbours,
+  // its values at each target's choice (not a second fit of them).
   PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction,
                  only_target);
-  PredictTargets(state, i, scratch.chosen, near, base, honest, only_target);
+  if (&scored_near == &near) {
+    HonestFromGrid(state, i, only_target, honest);
+  } else {
+    PredictTargets(state, i, scratch.chosen, near, base, honest, only_target);
+  }
+}
+
+void ModelLearner::HonestFromGrid(const ModelState& state, std::size_t i,
+                                  std::optional<std::size_t> only_target,
+                                  Prediction* honest) {
+  const Scratch& scratch = *scratch_;
+  const std::size_t m = state.config.num_targets();
+  const RegressorKind kind = state.config.regressor;
+  const std::size_t scored = NumScoredRegressors(kind);
+  for (std::size_t t : state.predictions[i].targets) {
+    if (scratch.chosen[t] != i ||
+        (only_target.has_value() && t != *only_target)) {
+      continue;
+    }
+    const RegressorChoice choice = ChoiceOf(state, i, t);
+    std::size_t s = 0;
+    while (s + 1 < scored && ScoredRegressor(kind, s) != choice.regressor) ++s;
+    honest->value[t] =
+        scratch.grid_values[i][(choice.grid * scored + s) * m + t];
+  }
 }
 
 void ModelLearner::MlkrGradient(const ModelState& state, std::size_t i,

@@ -65,6 +65,14 @@ class ModelLearner {
                       std::optional<std::size_t> only_target,
                       Prediction* prediction, Prediction* honest)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // The honest prediction of prediction index i's targets (only_target's
+  // alone, if given) read from the grid values ScoreNeighbors just wrote,
+  // when it scored them on the honest neighbours: each target's value at
+  // its current choice of regressor and grid value.
+  void HonestFromGrid(const ModelState& state, std::size_t i,
+                      std::optional<std::size_t> only_target,
+                      Prediction* honest)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // The gradient of the sample's leave-one-out term of MLKR's objective
   // (MlkrPointLoss) under prediction index i's map, from the neighbours
   // EvaluateGrid just gathered (those the honest error allows), at most

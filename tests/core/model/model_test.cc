@@ -736,6 +736,31 @@ TEST(ModelTest, TheHonestErrorLeavesOutTheRecentSamples) {
   EXPECT_LT(stats.prequential_nmse[0], 0.5 * stats.honest_nmse[0]);
 }
 
+TEST(ModelTest, WithoutALagTheHonestErrorIsThePrequentialOne) {
+  // With honest_lag 0 nothing is left out: the honest prediction (read from
+  // the grid's values at each target's choice) and the prediction made
+  // before learning (fitted again at that choice) are the same numbers, for
+  // every regressor.
+  const Stream stream = MakeStream(600, 21);
+  for (RegressorKind regressor :
+       {RegressorKind::kNearest, RegressorKind::kKernel,
+        RegressorKind::kLocalLinear, RegressorKind::kAuto}) {
+    SCOPED_TRACE(RegressorKindName(regressor));
+    ModelConfig config = BaseConfig();
+    config.regressor = regressor;
+    config.honest_lag = 0;
+    auto model = MakeModel(config);
+    LearnAll(*model, stream, 0, stream.size());
+    const ModelStats stats = model->stats();
+    ASSERT_EQ(stats.honest_mse.size(), kTargets);
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      EXPECT_GT(stats.honest_mse[t], 0.0);
+      EXPECT_NEAR(stats.honest_mse[t], stats.prequential_mse[t],
+                  1e-9 * stats.prequential_mse[t]);
+    }
+  }
+}
+
 TEST(ModelTest, TheHonestErrorChoosesK) {
   // On near copies the prequential error prefers k = 1 (it looks the copy
   // up); leaving the copies out shows that averaging 16 neighbours
