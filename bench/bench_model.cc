@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -54,6 +55,10 @@ ABSL_FLAG(int, mlkr_fit_budget, -1,
           "(0: no budget; negative: the model's default)");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
+ABSL_FLAG(std::string, held_out, "second_arm",
+          "The held-out queries: second_arm (a second arm, the same task 37 s "
+          "later, its own sensor noise) or later (the same arm's samples "
+          "right after the learned ones)");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
 
 namespace streamreg {
@@ -95,9 +100,30 @@ struct ArmData {
   std::vector<double> held_out_torques;
 };
 
-// The simulated Panda (task seed 1); the held-out queries are a second arm
-// doing the same task 37 s later in the motion, with its own sensor noise.
+// The simulated Panda (task seed 1). The held-out queries are a second arm
+// doing the same task 37 s later in the motion, with its own sensor noise
+// (--held_out=second_arm), or the same arm's next samples, never learned
+// (--held_out=later: the segment right after the stream, which the honest
+// error's recent window estimates).
 ArmData PandaArm(std::size_t total, std::size_t queries) {
+  const std::string held_out_kind = absl::GetFlag(FLAGS_held_out);
+  if (held_out_kind == "later") {
+    ArmStream stream(total + queries);
+    const std::size_t d = stream.inputs.dim;
+    auto& x = stream.inputs.coordinates;
+    auto& y = stream.torques;
+    PointSet held_out{d, std::vector<double>(x.begin() + total * d, x.end())};
+    std::vector<double> held_out_torques(y.begin() + total * kJoints, y.end());
+    x.resize(total * d);
+    y.resize(total * kJoints);
+    return {std::move(stream.inputs), std::move(y), std::move(held_out),
+            std::move(held_out_torques)};
+  }
+  if (held_out_kind != "second_arm") {
+    std::cerr << "streamreg-bench-model: --held_out: second_arm or later, got "
+              << held_out_kind << "\n";
+    std::exit(2);
+  }
   ArmStream learned(total);
   ArmStream held_out(queries, total + 37000, 2);
   return {std::move(learned.inputs), std::move(learned.torques),
