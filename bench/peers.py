@@ -84,18 +84,24 @@ METRICS = [("Euclidean", "euclidean"), ("GW", "gw"), ("EGOP", "egop"),
 REGRESSORS = [("k-NN", "knn"), ("kernel", "kernel"),
               ("local linear", "local_linear"), ("auto", "auto")]
 AUTO_METRIC_REGRESSORS = [("k-NN", "knn"), ("auto", "auto")]
+BASES = [("", ["--nolinear_base"], "none"),
+         ("linear base + ", ["--linear_base"], "base"),
+         ("base per target + ", ["--linear_base", "--per_target_base"],
+          "per_target")]
+# Whether the per-target metric choice (--metric auto) is among the models.
+WITH_AUTO_METRIC = [True]
 
 
 def streamreg_models(name, default_only=False):
     """(label, ingest flags) of every streamreg configuration for a set: the
     default, then every fixed metric x regressor pair (one metric shared by
     the targets) and the metric chosen per target (k-NN and auto), without
-    and with a base, then on SARCOS the EGOP per torque."""
+    and with a base, and with the base chosen per target, then on SARCOS
+    the EGOP per torque."""
     models = [(DEFAULT_LABEL, [])]
     if default_only:
         return models
-    for base_label, base_flags in (("", ["--nolinear_base"]),
-                                   ("linear base + ", ["--linear_base"])):
+    for base_label, base_flags, _ in BASES:
         for metric_label, metric in METRICS:
             for regressor_label, regressor in REGRESSORS:
                 models.append(
@@ -103,11 +109,12 @@ def streamreg_models(name, default_only=False):
                      ["--metric", metric, "--regressor", regressor,
                       *base_flags]))
         # The metric chosen per target too (--metric auto).
-        for regressor_label, regressor in AUTO_METRIC_REGRESSORS:
+        for regressor_label, regressor in (AUTO_METRIC_REGRESSORS
+                                           if WITH_AUTO_METRIC[0] else []):
             models.append(
                 (f"streamreg, metric auto, {base_label}{regressor_label}",
                  ["--metric", "auto", "--regressor", regressor, *base_flags]))
-    if name == "sarcos":
+    if name == "sarcos" and WITH_AUTO_METRIC[0]:
         for regressor_label, regressor in REGRESSORS:
             if regressor in ("knn", "local_linear"):
                 models.append((f"streamreg, EGOP per torque, {regressor_label}",
@@ -364,17 +371,38 @@ def main():
     parser.add_argument("--datasets", default="all",
                         help="all, or a comma-separated list of names")
     parser.add_argument("--json", help="write the figures to this file")
-    parser.add_argument("--metrics", default=",".join(m for _, m in METRICS),
-                        help="the fixed metrics of streamreg's models, "
-                        "comma-separated (default: all)")
+    parser.add_argument("--metrics",
+                        default=",".join([m for _, m in METRICS] + ["auto"]),
+                        help="the metrics of streamreg's models, "
+                        "comma-separated; auto: the metric chosen per target "
+                        "and SARCOS's EGOP per torque (default: all)")
+    parser.add_argument("--bases", default=",".join(b[2] for b in BASES),
+                        help="the bases of the fixed metrics' models: none, "
+                        "base (linear) and per_target (the linear base or "
+                        "none, chosen per target) (default: all)")
+    parser.add_argument("--regressors",
+                        default=",".join(r for _, r in REGRESSORS),
+                        help="the regressors of the fixed metrics' models "
+                        "(default: all)")
     parser.add_argument("--default_only", action="store_true",
                         help="of streamreg's models only the default (the "
                         "per-set accuracy tests)")
     args = parser.parse_args()
     chosen = args.metrics.split(",")
-    if set(chosen) - {m for _, m in METRICS}:
-        sys.exit(f"--metrics: unknown {sorted(set(chosen) - {m for _, m in METRICS})}")
+    known = {m for _, m in METRICS} | {"auto"}
+    if set(chosen) - known:
+        sys.exit(f"--metrics: unknown {sorted(set(chosen) - known)}")
     METRICS[:] = [m for m in METRICS if m[1] in chosen]
+    WITH_AUTO_METRIC[0] = "auto" in chosen
+    regressors = args.regressors.split(",")
+    if set(regressors) - {r for _, r in REGRESSORS}:
+        sys.exit(f"--regressors: unknown "
+                 f"{sorted(set(regressors) - {r for _, r in REGRESSORS})}")
+    REGRESSORS[:] = [r for r in REGRESSORS if r[1] in regressors]
+    bases = args.bases.split(",")
+    if set(bases) - {b[2] for b in BASES}:
+        sys.exit(f"--bases: unknown {sorted(set(bases) - {b[2] for b in BASES})}")
+    BASES[:] = [b for b in BASES if b[2] in bases]
     wanted = ([d[0] for d in DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))
     unknown = set(wanted) - {d[0] for d in DATA_SETS}

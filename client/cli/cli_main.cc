@@ -46,6 +46,9 @@ ABSL_FLAG(bool, linear_base, streamreg::SpecOptions{}.linear_base,
           "a linear base under the regressor: an online ridge regression "
           "whose residuals the regressor learns (--nolinear_base: none; "
           "never with --metric glml)");
+ABSL_FLAG(bool, per_target_base, streamreg::SpecOptions{}.per_target_base,
+          "with the linear base: each target predicts with it or without it, "
+          "whichever has the lower honest error");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
@@ -133,6 +136,7 @@ CliOptions OptionsFromFlags() {
   spec.mlkr_rank = absl::GetFlag(FLAGS_mlkr_rank);
   spec.per_target = absl::GetFlag(FLAGS_per_target);
   spec.linear_base = absl::GetFlag(FLAGS_linear_base);
+  spec.per_target_base = absl::GetFlag(FLAGS_per_target_base);
   spec.seed = absl::GetFlag(FLAGS_seed);
   BenchOptions& bench = options.bench;
   bench.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -166,8 +170,9 @@ struct Subcommand {
 
 // Flags that make a model, for create and for --create.
 const std::vector<std::string> kSpecFlags = {
-    "inputs", "targets",  "metric",     "mlkr_rank",   "regressor",
-    "kernel", "capacity", "per_target", "linear_base", "seed"};
+    "inputs",      "targets",         "metric",   "mlkr_rank",
+    "regressor",   "kernel",          "capacity", "per_target",
+    "linear_base", "per_target_base", "seed"};
 
 std::vector<std::string> Concat(std::vector<std::string> a,
                                 const std::vector<std::string>& b) {

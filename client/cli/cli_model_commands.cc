@@ -169,6 +169,7 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
   spec.set_per_target_metric(options.per_target);
   // On is the server's default (where the inputs allow it).
   if (!options.linear_base) spec.set_linear_base(false);
+  if (options.per_target_base) spec.set_per_target_base(true);
   spec.set_seed(options.seed);
   return spec;
 }

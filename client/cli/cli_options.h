@@ -8,7 +8,8 @@ namespace streamreg {
 
 // How to make a model (streamreg create, and --create): --inputs,
 // --targets, --metric, --regressor, --kernel, --capacity, --per_target,
-// --linear_base, --seed. The defaults here are the flags' defaults.
+// --linear_base, --per_target_base, --seed. The defaults here are the flags'
+// defaults.
 struct SpecOptions {
   std::uint32_t inputs = 0;  // 0: from the CSV's header
   std::string targets;       // a count or names a,b,..; empty: from the CSV
@@ -19,6 +20,7 @@ struct SpecOptions {
   std::string capacity = "unbounded";
   bool per_target = false;
   bool linear_base = true;
+  bool per_target_base = false;
   std::uint64_t seed = 0;
 };
 

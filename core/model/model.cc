@@ -148,6 +148,7 @@ ModelStats Model::stats() const {
   stats.k.assign(m, 0);
   stats.regressor.assign(m, config_.regressor);
   stats.metric.assign(m, config_.metric);
+  stats.uses_base.assign(m, config_.linear_base);
   for (std::size_t t = 0; t < m; ++t) {
     stats.prequential_nmse.push_back(state_.score.Nmse(t));
     stats.prequential_mse.push_back(state_.score.MeanSquaredError(t));
@@ -160,6 +161,7 @@ ModelStats Model::stats() const {
   for (std::size_t t = 0; t < m; ++t) {
     const RegressorChoice choice = ChoiceOf(state_, chosen[t], t);
     stats.regressor[t] = choice.regressor;
+    stats.uses_base[t] = choice.with_base;
     stats.metric[t] = state_.predictions[chosen[t]].metric;
     if (ChoosesK(config_.regressor)) {
       stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[choice.grid]);

@@ -45,6 +45,9 @@ struct ModelStats {
   // the metric of the index it predicts from (the metric kAuto's choice).
   std::vector<RegressorKind> regressor;
   std::vector<MetricKind> metric;
+  // Per target, whether its prediction adds the linear base now
+  // (per_target_base's choice).
+  std::vector<bool> uses_base;
   // The gradient estimator's bandwidth h and step t (0 for Euclidean).
   double gradient_bandwidth = 0.0;
   double gradient_step = 0.0;

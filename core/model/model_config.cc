@@ -88,6 +88,17 @@ bool ModelConfig::LearnsMlkr() const {
          (metric == MetricKind::kAuto && auto_includes_mlkr);
 }
 
+std::size_t NumScoredVariants(const ModelConfig& config) {
+  return NumScoredRegressors(config.regressor) *
+         (config.per_target_base ? 2 : 1);
+}
+
+ScoredVariant ScoredVariantAt(const ModelConfig& config, std::size_t s) {
+  const std::size_t regressors = NumScoredRegressors(config.regressor);
+  return {ScoredRegressor(config.regressor, s % regressors),
+          config.linear_base && s < regressors};
+}
+
 std::size_t ModelConfig::MlkrFitSteps(std::size_t samples_read) const {
   if (mlkr_fit_budget == 0 || samples_read == 0) return mlkr_fit_steps;
   const std::size_t floor = std::min(mlkr_fit_steps, kMinBudgetedMlkrSteps);
@@ -286,6 +297,11 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
                                                    kMaxMlkrSteps, ", got ",
                                                    config->mlkr_fit_steps));
   }
+  if (config->per_target_base && !config->linear_base) {
+    return absl::InvalidArgumentError(
+        "per_target_base: needs linear_base (the choice is between the base "
+        "and no base)");
+  }
   if (config->metric == MetricKind::kGlml && config->linear_base) {
     return absl::InvalidArgumentError(
         "linear_base: not with the metric glml, whose metric follows the "
@@ -332,8 +348,9 @@ namespace {
 // settings (no earlier model has an MLKR map); version 6 GLML's (kAuto
 // models saved before keep their candidates); version 7
 // metric_refresh_samples (earlier models refreshed at every sample);
-// version 8 mlkr_fit_budget (earlier models' fits had none).
-constexpr std::uint32_t kConfigVersion = 8;
+// version 8 mlkr_fit_budget (earlier models' fits had none); version 9
+// per_target_base (off in earlier ones).
+constexpr std::uint32_t kConfigVersion = 9;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -389,6 +406,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U8(c.auto_includes_glml ? 1 : 0);
   out.U64(c.metric_refresh_samples);
   out.U64(c.mlkr_fit_budget);
+  out.U8(c.per_target_base ? 1 : 0);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -473,6 +491,12 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   // Models written before version 7 refreshed at every stored sample.
   c->metric_refresh_samples = version >= 7 ? in.U64() : 0;
   c->mlkr_fit_budget = version >= 8 ? in.U64() : 0;
+  c->per_target_base = false;
+  if (version >= 9) {
+    const std::uint8_t per_target_base = in.U8();
+    if (per_target_base > 1) return false;
+    c->per_target_base = per_target_base == 1;
+  }
   return in.ok();
 }
 

@@ -40,6 +40,22 @@ inline RegressorKind ScoredRegressor(RegressorKind kind, std::size_t s) {
   return s == 0 ? RegressorKind::kNearest : RegressorKind::kLocalLinear;
 }
 
+struct ModelConfig;
+
+// What one scored prediction of a target is: a regressor, over the
+// residuals of the linear base (with_base) or over the targets themselves.
+struct ScoredVariant {
+  RegressorKind regressor;
+  bool with_base;
+};
+// The variants a model scores per target: its scored regressors, each with
+// the base and, with per_target_base, without it. Variant s of target t is
+// the selector's target s * m + t; variants [0, NumScoredRegressors) are
+// the regressors over the model's own targets (residuals with a base), the
+// rest the same regressors over the raw targets.
+std::size_t NumScoredVariants(const ModelConfig& config);
+ScoredVariant ScoredVariantAt(const ModelConfig& config, std::size_t s);
+
 // Everything that defines a Model. Bandwidths are distances in the index's
 // coordinates: standardized inputs under a metric normalized to mean
 // squared scale 1 (see TransformFor), so one grid suits every metric.
@@ -83,6 +99,10 @@ struct ModelConfig {
   // made k-NN better on 12 of 16 public sets, 1.7x on SARCOS split in time
   // (bench/RESULTS.md).
   bool linear_base = true;
+  // With linear_base: each target predicts with the base or without it
+  // (the regressor over its raw values), whichever has the lower honest
+  // error, scored like the regressor's grid on every sample.
+  bool per_target_base = false;
   // The base's ridge on standardized inputs, and its forgetting factor
   // (1: every sample weighs the same).
   double base_ridge = 1.0;
@@ -201,6 +221,12 @@ struct ModelConfig {
   // Whether it learns an MLKR map, and whether it searches under GLML.
   bool LearnsMlkr() const;
   bool SearchesGlml() const;
+  // The targets a neighbour carries to the regressors: m (the residuals
+  // under the base, or the raw targets without one), then the m raw
+  // targets again with per_target_base.
+  std::size_t NeighborColumns() const {
+    return per_target_base ? 2 * num_targets() : num_targets();
+  }
   // Whether it keeps the online ridge: as its linear base, or as GLML's
   // Gaussian.
   bool KeepsRidge() const { return linear_base || SearchesGlml(); }

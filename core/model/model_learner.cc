@@ -11,10 +11,11 @@
 namespace streamreg {
 
 struct ModelLearner::Scratch {
-  Scratch(std::size_t dim, std::size_t num_targets, std::size_t num_indexes,
-          GradientEstimatorKind estimator_kind)
-      : near(num_targets),
-        older(num_targets),
+  Scratch(std::size_t dim, std::size_t num_targets, std::size_t columns,
+          std::size_t num_indexes, GradientEstimatorKind estimator_kind)
+      : near(columns),
+        older(columns),
+        gradient_near(num_targets),
         point(dim),
         estimator(dim, num_targets, estimator_kind),
         grid_values(num_indexes),
@@ -24,6 +25,8 @@ struct ModelLearner::Scratch {
   NeighborTargets near;
   // The same without the recent samples (the honest error's).
   OlderNeighbors older;
+  // The gradient estimator's neighbours and their raw targets.
+  NeighborTargets gradient_near;
   std::vector<double> z;
   std::vector<double> point;  // a neighbour's coordinates (PointOf)
   GradientEstimator estimator;
@@ -69,7 +72,8 @@ struct ModelLearner::Scratch {
 ModelLearner::ModelLearner(const ModelState& state)
     : scratch_(std::make_unique<Scratch>(
           state.config.input_dim, state.config.num_targets(),
-          state.predictions.size(), state.config.gradient_estimator)) {}
+          state.config.NeighborColumns(), state.predictions.size(),
+          state.config.gradient_estimator)) {}
 
 ModelLearner::~ModelLearner() = default;
 
@@ -86,7 +90,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     SharedLock lock(state.lock);
     prediction.learned = state.store.seen();
     // With a base the grids average residuals: their fallback is a zero
-    // residual (the base's value).
+    // residual (the base's value); over the raw targets, their means.
     Scratch& scratch = *scratch_;
     BaseValues(state, sample.x, &scratch.base_values);
     scratch.means.assign(state.targets.mean().begin(),
@@ -95,6 +99,10 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       scratch.fallback.assign(m, 0.0);
     } else {
       scratch.fallback = scratch.means;
+    }
+    if (state.config.per_target_base) {
+      scratch.fallback.insert(scratch.fallback.end(), scratch.means.begin(),
+                              scratch.means.end());
     }
     // 1. Every grid value predicts the sample (test before train).
     ChosenIndexes(state, &scratch.chosen);
@@ -132,8 +140,7 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
   Scratch& scratch = *scratch_;
   const SampleStore::Placement placement = state.store.Place();
   scratch.scored_truth.clear();
-  for (std::size_t s = 0; s < NumScoredRegressors(state.config.regressor);
-       ++s) {
+  for (std::size_t s = 0; s < NumScoredVariants(state.config); ++s) {
     scratch.scored_truth.insert(scratch.scored_truth.end(), sample.y.begin(),
                                 sample.y.end());
   }
@@ -183,8 +190,8 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
   const std::size_t evaluated =
       EvaluatedPrefix(state, grid_size, WidestScored(state, i));
   scratch.evaluated[i] = evaluated;
-  scratch.grid_values[i].resize(
-      grid_size * NumScoredRegressors(config.regressor) * config.num_targets());
+  scratch.grid_values[i].resize(grid_size * NumScoredVariants(config) *
+                                config.num_targets());
   if (state.predictions[i].metric != MetricKind::kGlml) {
     ScoreNeighbors(state, i, *generation, fallback, nullptr, std::nullopt,
                    prediction, honest);
@@ -221,24 +228,32 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
   const NeighborTargets& scored_near =
       leave_out && state.store.seen() > state.recent.lag() ? near
                                                            : scratch.near;
-  // Row g of the grid values: each scored regressor's m targets at grid
-  // value g (plus the base's values, with a base: the regressors predict
-  // residuals); with only_target, that target's columns alone.
+  // Row g of the grid values: each scored variant's m targets at grid
+  // value g (plus the base's values for a variant with the base: its
+  // regressor predicts residuals); with only_target, that target's columns
+  // alone. One evaluation of a regressor serves its variants with and
+  // without the base (the neighbours carry both columns).
   const std::size_t m = config.num_targets();
-  const std::size_t scored = NumScoredRegressors(config.regressor);
+  const std::size_t columns = config.NeighborColumns();
+  const std::size_t regressors = NumScoredRegressors(config.regressor);
+  const std::size_t scored = NumScoredVariants(config);
   const std::span<const double> base = scratch.base_values;
   std::vector<double>& grid_values = scratch.grid_values[i];
-  scratch.regressor_values.resize(grid_values.size() / scored);
+  scratch.regressor_values.resize(evaluated * columns);
   const std::size_t first = only_target.value_or(0);
   const std::size_t last = only_target.has_value() ? first + 1 : m;
-  for (std::size_t s = 0; s < scored; ++s) {
-    EvaluateRegressor(config, ScoredRegressor(config.regressor, s), evaluated,
+  for (std::size_t r = 0; r < regressors; ++r) {
+    EvaluateRegressor(config, ScoredRegressor(config.regressor, r), evaluated,
                       scored_near, fallback, scratch.regressor_values);
-    for (std::size_t g = 0; g < evaluated; ++g) {
-      for (std::size_t t = first; t < last; ++t) {
-        grid_values[(g * scored + s) * m + t] =
-            scratch.regressor_values[g * m + t] +
-            (base.empty() ? 0.0 : base[t]);
+    for (std::size_t s = r; s < scored; s += regressors) {
+      const bool with_base = ScoredVariantAt(config, s).with_base;
+      const std::size_t column = s < regressors ? 0 : m;
+      for (std::size_t g = 0; g < evaluated; ++g) {
+        for (std::size_t t = first; t < last; ++t) {
+          grid_values[(g * scored + s) * m + t] =
+              scratch.regressor_values[g * columns + column + t] +
+              (with_base ? base[t] : 0.0);
+        }
       }
     }
   }
@@ -259,18 +274,15 @@ void ModelLearner::HonestFromGrid(const ModelState& state, std::size_t i,
                                   Prediction* honest) {
   const Scratch& scratch = *scratch_;
   const std::size_t m = state.config.num_targets();
-  const RegressorKind kind = state.config.regressor;
-  const std::size_t scored = NumScoredRegressors(kind);
+  const std::size_t scored = NumScoredVariants(state.config);
   for (std::size_t t : state.predictions[i].targets) {
     if (scratch.chosen[t] != i ||
         (only_target.has_value() && t != *only_target)) {
       continue;
     }
     const RegressorChoice choice = ChoiceOf(state, i, t);
-    std::size_t s = 0;
-    while (s + 1 < scored && ScoredRegressor(kind, s) != choice.regressor) ++s;
     honest->value[t] =
-        scratch.grid_values[i][(choice.grid * scored + s) * m + t];
+        scratch.grid_values[i][(choice.grid * scored + choice.variant) * m + t];
   }
 }
 
@@ -403,11 +415,11 @@ void ModelLearner::EstimateGradient(const ModelState& state,
     // the honest choice (wider) made each estimate 10 times as costly on
     // the simulated arm for about the same held-out error
     // (docs/estimators.md).
-    scratch.near.GatherInShells(config.gradient_bandwidth_grid, &scratch.found,
-                                targets);
+    scratch.gradient_near.GatherInShells(config.gradient_bandwidth_grid,
+                                         &scratch.found, targets);
     scratch.gradient_grid_values.resize(config.gradient_bandwidth_grid.size() *
                                         config.num_targets());
-    KernelAverageGrid(config.kernel, grid, scratch.near, fallback,
+    KernelAverageGrid(config.kernel, grid, scratch.gradient_near, fallback,
                       scratch.gradient_grid_values);
     // Delta_{t,i} f_{n,h} from the samples within h + t (in ShellOrder,
     // so the sums do not depend on the index).

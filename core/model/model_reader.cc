@@ -74,7 +74,8 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
   thread_local std::vector<double> z;
   thread_local std::vector<double> base;
   thread_local std::vector<std::size_t> chosen;
-  if (near.num_targets() != m) near = NeighborTargets(m);
+  const std::size_t columns = state.config.NeighborColumns();
+  if (near.num_targets() != columns) near = NeighborTargets(columns);
   z.resize(state.config.input_dim);
   while (true) {
     {
@@ -156,16 +157,17 @@ void BaseValues(const ModelState& state, std::span<const double> x,
 RegressorChoice ChoiceOf(const ModelState& state, std::size_t index,
                          std::size_t target) {
   const PrequentialSelector& selector = state.selectors[index];
-  const RegressorKind kind = state.config.regressor;
-  const std::size_t m = state.config.num_targets();
-  const std::size_t first = selector.Best(target);
-  RegressorChoice choice{ScoredRegressor(kind, 0), first,
-                         selector.MeanSquaredError(first, target)};
-  for (std::size_t s = 1; s < NumScoredRegressors(kind); ++s) {
+  const ModelConfig& config = state.config;
+  const std::size_t m = config.num_targets();
+  RegressorChoice choice;
+  for (std::size_t s = 0; s < NumScoredVariants(config); ++s) {
     const std::size_t scored = s * m + target;
     const std::size_t best = selector.Best(scored);
     const double error = selector.MeanSquaredError(best, scored);
-    if (error < choice.error) choice = {ScoredRegressor(kind, s), best, error};
+    if (s == 0 || error < choice.error) {
+      const ScoredVariant variant = ScoredVariantAt(config, s);
+      choice = {variant.regressor, best, error, s, variant.with_base};
+    }
   }
   return choice;
 }
@@ -208,8 +210,7 @@ std::optional<std::size_t> WidestChoice(const ModelState& state,
 std::size_t WidestScored(const ModelState& state, std::size_t index) {
   const std::size_t m = state.config.num_targets();
   std::size_t widest = 0;
-  for (std::size_t s = 0; s < NumScoredRegressors(state.config.regressor);
-       ++s) {
+  for (std::size_t s = 0; s < NumScoredVariants(state.config); ++s) {
     for (std::size_t t : state.predictions[index].targets) {
       widest = std::max(widest, state.selectors[index].Best(s * m + t));
     }
@@ -228,12 +229,18 @@ void GatherNeighbors(const ModelState& state,
   const SampleStore* store = &state.store;
   const RecentSlots* recent = &state.recent;
   const OnlineRidge* base = config.linear_base ? &*state.base : nullptr;
+  const bool raw_too = config.per_target_base;
+  const std::size_t m = config.num_targets();
   thread_local std::vector<double> residual;
-  residual.resize(config.num_targets());
-  const auto targets = [store, base](std::uint64_t slot) -> const double* {
+  residual.resize(config.NeighborColumns());
+  const auto targets = [store, base, raw_too,
+                        m](std::uint64_t slot) -> const double* {
     if (base == nullptr) return store->y(slot);
-    base->Residual({store->x(slot), store->dim()},
-                   {store->y(slot), store->num_targets()}, residual);
+    const double* y = store->y(slot);
+    base->Residual({store->x(slot), store->dim()}, {y, m},
+                   std::span(residual).first(m));
+    // per_target_base: the raw targets after the residuals.
+    if (raw_too) std::copy(y, y + m, residual.begin() + m);
     return residual.data();
   };
   const auto is_recent = [recent](std::uint64_t slot) {
@@ -291,8 +298,11 @@ void PredictTargets(const ModelState& state, std::size_t index,
                     Prediction* out, std::optional<std::size_t> only_target) {
   const ModelConfig& config = state.config;
   // Targets grouped by their choice: one average (or fit) per distinct
-  // choice, each over its own targets only.
-  thread_local std::vector<std::tuple<RegressorKind, std::size_t, std::size_t>>
+  // regressor, grid value and variant, each over its own columns only (a
+  // target without the base reads its raw column, m further).
+  const std::size_t m = config.num_targets();
+  thread_local std::vector<
+      std::tuple<RegressorKind, std::size_t, bool, std::size_t>>
       by_choice;
   thread_local std::vector<std::size_t> group;
   by_choice.clear();
@@ -301,19 +311,25 @@ void PredictTargets(const ModelState& state, std::size_t index,
       continue;
     }
     const RegressorChoice choice = ChoiceOf(state, index, t);
-    by_choice.push_back({choice.regressor, choice.grid, t});
+    // A variant past the model's own targets reads the raw column.
+    const bool raw_column =
+        choice.variant >= NumScoredRegressors(config.regressor);
+    by_choice.push_back({choice.regressor, choice.grid, choice.with_base,
+                         raw_column ? m + t : t});
   }
   std::sort(by_choice.begin(), by_choice.end());
   LocalAverage average;
   for (std::size_t begin = 0; begin < by_choice.size();) {
     const RegressorKind regressor = std::get<0>(by_choice[begin]);
     const std::size_t best = std::get<1>(by_choice[begin]);
+    const bool with_base = std::get<2>(by_choice[begin]);
     group.clear();
     std::size_t end = begin;
     for (; end < by_choice.size() && std::get<0>(by_choice[end]) == regressor &&
-           std::get<1>(by_choice[end]) == best;
+           std::get<1>(by_choice[end]) == best &&
+           std::get<2>(by_choice[end]) == with_base;
          ++end) {
-      group.push_back(std::get<2>(by_choice[end]));
+      group.push_back(std::get<3>(by_choice[end]));
     }
     switch (regressor) {
       case RegressorKind::kKernel:
@@ -329,13 +345,16 @@ void PredictTargets(const ModelState& state, std::size_t index,
                       &average, group);
         break;
     }
-    for (std::size_t t : group) {
+    const std::span<const double> added =
+        with_base ? base : std::span<const double>();
+    for (std::size_t column : group) {
+      const std::size_t t = column % m;
       if (average.neighbors == 0) {
-        Fallback(state, t, base, out);
+        Fallback(state, t, added, out);
         continue;
       }
-      out->value[t] = average.value[t] + (base.empty() ? 0.0 : base[t]);
-      out->spread[t] = average.spread[t];
+      out->value[t] = average.value[column] + (added.empty() ? 0.0 : added[t]);
+      out->spread[t] = average.spread[column];
       out->neighbors[t] = static_cast<std::uint32_t>(average.neighbors);
     }
     begin = end;

@@ -102,13 +102,17 @@ void BaseValues(const ModelState& state, std::span<const double> x,
                 std::vector<double>* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
-// What a target predicts with now in prediction index `index`: its
-// regressor (kAuto's choice: the scored regressor whose best grid value has
-// the least error, k-NN on ties), that grid value and its error.
+// What a target predicts with now in prediction index `index`: its scored
+// variant (ScoredVariantAt: kAuto's regressor, per_target_base's base or
+// none) whose best grid value has the least error (the first on ties:
+// k-NN, with the base), that regressor, whether it adds the base, the grid
+// value and its error.
 struct RegressorChoice {
   RegressorKind regressor;
   std::size_t grid;
   double error;
+  std::size_t variant = 0;
+  bool with_base = false;
 };
 RegressorChoice ChoiceOf(const ModelState& state, std::size_t index,
                          std::size_t target)

@@ -77,10 +77,9 @@ ModelState::ModelState(const ModelConfig& config)
                                         RowReferencesFor(config, *this))) {
   selectors.assign(
       predictions.size(),
-      PrequentialSelector(
-          GridSize(config),
-          config.num_targets() * NumScoredRegressors(config.regressor),
-          config.selection_forgetting));
+      PrequentialSelector(GridSize(config),
+                          config.num_targets() * NumScoredVariants(config),
+                          config.selection_forgetting));
   take_over.prediction_indexes.assign(predictions.size(), 0);
   mlkr_maps.resize(predictions.size());
   if (config.KeepsRidge()) {

@@ -177,6 +177,7 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
                            ? spec.linear_base()
                            : config.input_dim <= kMaxLinearBaseDim &&
                                  config.metric != MetricKind::kGlml;
+  config.per_target_base = spec.per_target_base();
   config.capacity.policy = PolicyFromWire(spec.capacity().policy());
   config.capacity.limit = spec.capacity().limit();
   config.bandwidth_grid.assign(spec.bandwidth_grid().begin(),
@@ -252,6 +253,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   spec.set_kernel(KernelToWire(config.kernel));
   spec.set_per_target_metric(config.per_target_metric);
   spec.set_linear_base(config.linear_base);
+  spec.set_per_target_base(config.per_target_base);
   spec.mutable_capacity()->set_policy(PolicyToWire(config.capacity.policy));
   spec.mutable_capacity()->set_limit(config.capacity.limit);
   for (double h : config.bandwidth_grid) spec.add_bandwidth_grid(h);

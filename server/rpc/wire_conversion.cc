@@ -69,6 +69,7 @@ void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
   for (RegressorKind regressor : stats.regressor) {
     out->add_regressor(RegressorToWire(regressor));
   }
+  for (bool uses_base : stats.uses_base) out->add_uses_base(uses_base);
   for (MetricKind metric : stats.metric) {
     out->add_metric(MetricToWire(metric));
   }

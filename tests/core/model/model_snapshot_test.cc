@@ -125,6 +125,11 @@ std::vector<Case> Cases() {
   automatic_metric.regressor = RegressorKind::kAuto;
   automatic_metric.capacity = {CapacityPolicy::kWindow, 1500};
   cases.push_back({"auto_metric_auto_regressor_window", automatic_metric});
+  ModelConfig base_per_target = BusyConfig(BaseConfig());
+  base_per_target.metric = MetricKind::kGradientWeights;
+  base_per_target.regressor = RegressorKind::kAuto;
+  base_per_target.per_target_base = true;
+  cases.push_back({"auto_gw_base_per_target", base_per_target});
   ModelConfig mlkr = BusyConfig(BaseConfig());
   mlkr.metric = MetricKind::kMlkr;
   mlkr.regressor = RegressorKind::kNearest;

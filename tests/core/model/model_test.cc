@@ -294,6 +294,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.base_forgetting = 0.99;
   config.metric_refresh_samples = 4096;
   config.mlkr_fit_budget = 12345;
+  config.per_target_base = true;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -317,6 +318,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.glml_gamma_ratio, config.glml_gamma_ratio);
   EXPECT_EQ(read.metric_refresh_samples, 4096u);
   EXPECT_EQ(read.mlkr_fit_budget, 12345u);
+  EXPECT_TRUE(read.per_target_base);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -329,9 +331,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 8 is version 9 without per_target_base: every target of a
+  // model written then used the base (or none did).
+  const std::string version8 = older(bytes, 8, 1);
+  ASSERT_TRUE(load(version8));
+  EXPECT_FALSE(read.per_target_base);
+  EXPECT_EQ(read.mlkr_fit_budget, 12345u);
   // Version 7 is version 8 without the MLKR fit's budget: a model written
   // then ran every evaluation of every fit.
-  const std::string version7 = older(bytes, 7, 8);
+  const std::string version7 = older(version8, 7, 8);
   ASSERT_TRUE(load(version7));
   EXPECT_EQ(read.mlkr_fit_budget, 0u);
   EXPECT_EQ(read.MlkrFitSteps(20000), read.mlkr_fit_steps);
@@ -369,7 +377,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 9, 0)));
+  EXPECT_FALSE(load(older(bytes, 10, 0)));
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
@@ -759,6 +767,62 @@ TEST(ModelTest, WithoutALagTheHonestErrorIsThePrequentialOne) {
                   1e-9 * stats.prequential_mse[t]);
     }
   }
+}
+
+TEST(ModelTest, PerTargetBasePredictsEachTargetAsTheModelItChose) {
+  // Target 0 is linear (the base fits it exactly), target 1 a step with
+  // plateaus. With per_target_base each target predicts like the model
+  // with the base or like the model without it, whichever it chose by the
+  // honest error: the same neighbours, grid scores and choices (Euclidean,
+  // every grid value scored on every sample), so the same numbers.
+  using Rows = SampleRows<kDim, kTargets>;
+  Rows stream;
+  std::mt19937_64 random(31);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (std::size_t i = 0; i < 1500; ++i) {
+    const double a = uniform(random), b = uniform(random), c = uniform(random);
+    stream.x.insert(stream.x.end(), {a, b, c});
+    stream.y.push_back(4 * a + 3 * b - 2 * c);
+    stream.y.push_back(std::tanh(20 * a) + 0.05 * uniform(random));
+  }
+  ModelConfig config = BaseConfig();
+  config.metric = MetricKind::kEuclidean;
+  config.full_grid_below = 1 << 20;
+  ModelConfig without = config;
+  without.linear_base = false;
+  ModelConfig chosen = config;
+  chosen.per_target_base = true;
+  const auto with_base_model = LearnedModel(config, stream, 1200);
+  const auto without_model = LearnedModel(without, stream, 1200);
+  const auto per_target = LearnedModel(chosen, stream, 1200);
+  const ModelStats stats = per_target->stats();
+  ASSERT_EQ(stats.uses_base.size(), kTargets);
+  // The base fits the linear target exactly: the residuals are zero.
+  EXPECT_TRUE(stats.uses_base[0]);
+  EXPECT_LT(stats.honest_nmse[0], 1e-4);
+  EXPECT_GT(without_model->stats().honest_nmse[0], 1e-3);
+  for (std::size_t q = 1200; q < 1500; ++q) {
+    const Prediction got = *per_target->Predict(stream.input(q));
+    const Prediction with = *with_base_model->Predict(stream.input(q));
+    const Prediction raw = *without_model->Predict(stream.input(q));
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      const Prediction& expected = stats.uses_base[t] ? with : raw;
+      EXPECT_NEAR(got.value[t], expected.value[t], 1e-9)
+          << "query " << q << ", target " << t;
+      EXPECT_EQ(got.neighbors[t], expected.neighbors[t]);
+    }
+  }
+  // Each target's honest error is its chosen model's.
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    const ModelStats expected =
+        stats.uses_base[t] ? with_base_model->stats() : without_model->stats();
+    EXPECT_EQ(stats.k[t], expected.k[t]) << "target " << t;
+  }
+  // It needs a base to choose.
+  chosen.linear_base = false;
+  EXPECT_EQ(Model::Create(chosen).status().message(),
+            "per_target_base: needs linear_base (the choice is between the "
+            "base and no base)");
 }
 
 TEST(ModelTest, TheHonestErrorChoosesK) {
