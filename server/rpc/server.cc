@@ -36,6 +36,11 @@ void AddConnectionLimits(const ServerOptions& o, grpc::ServerBuilder& builder) {
       GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
       milliseconds(ServerOptions::kMinClientPingInterval));
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  // A port another process listens on is refused, not shared: gRPC sets
+  // SO_REUSEPORT by default, and two servers on one port would each get
+  // some of the connections (a restarted server beside a second one
+  // answered for the other's models).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
 // A thread for every prediction that may be in flight (one waiting for

@@ -9,18 +9,21 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/support/reserved_port.h"
 
 namespace streamreg {
 
 // streamreg-server (the binary at `server`) in a child process over a data
-// directory, for the tests that kill it: started on a free port the first
-// time and on that same port after every kill, with `flags` besides
+// directory, for the tests that kill it: started on a port reserved for it
+// (ReservedPort: no bind to port 0 elsewhere takes it while it is down)
+// and on that same port after every kill, with `flags` besides
 // --listen, --data_dir and --metrics_listen= (none). Its standard error
 // goes to <data_dir>.log. Killed with the test.
 class ServerProcess {
@@ -43,6 +46,12 @@ class ServerProcess {
   // Starts it and waits for its "listening" line (in cluster mode, printed
   // once it has joined).
   void Start() {
+    if (!reserved_.has_value()) {
+      absl::StatusOr<ReservedPort> reserved = ReservedPort::Reserve();
+      ASSERT_TRUE(reserved.ok()) << reserved.status();
+      reserved_.emplace(*std::move(reserved));
+      port_ = reserved_->port();
+    }
     int out[2];
     ASSERT_EQ(pipe(out), 0);
     std::vector<std::string> arguments = {
@@ -96,6 +105,7 @@ class ServerProcess {
   const std::vector<std::string> flags_;
   std::vector<std::string> environment_;
   pid_t pid_ = -1;
+  std::optional<ReservedPort> reserved_;
   int port_ = 0;
 };
 

@@ -215,6 +215,15 @@ if "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/data2" \
 fi
 grep -q "\-\-metrics_listen $metrics: cannot listen there" "$work/err" ||
   fail "busy metrics port: $(cat "$work/err")"
+# Nor on its gRPC port: a port in use is refused, not shared (SO_REUSEPORT
+# would split the connections between the two servers; one that started
+# is stopped by the timeout, and the message check fails).
+if timeout 20 "$server_bin" --listen "$addr" --data-dir "$work/data2" \
+    --metrics_listen= >/dev/null 2>"$work/err"; then
+  fail "a second server started on a gRPC port in use"
+fi
+grep -q "\-\-listen $addr: cannot listen there" "$work/err" ||
+  fail "busy gRPC port: $(cat "$work/err")"
 
 # --- SIGTERM with a Learn stream open: drain, exit 0 ---
 sr replay --model arm --csv "$sarcos" --rate 100 >"$work/slow.out" 2>&1 &
