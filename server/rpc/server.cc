@@ -37,9 +37,9 @@ void AddConnectionLimits(const ServerOptions& o, grpc::ServerBuilder& builder) {
       milliseconds(ServerOptions::kMinClientPingInterval));
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   // A port another process listens on is refused, not shared: gRPC sets
-  // SO_REUSEPORT by default, and two servers on one port would each get
-  // some of the connections (a restarted server beside a second one
-  // answered for the other's models).
+  // SO_REUSEPORT by default, and a second server started on the port of a
+  // running one started too, the two each getting some of the connections
+  // (tests/server/cmd/server_process_test.sh checks the refusal).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
