@@ -95,8 +95,10 @@ std::size_t NumScoredVariants(const ModelConfig& config) {
 
 ScoredVariant ScoredVariantAt(const ModelConfig& config, std::size_t s) {
   const std::size_t regressors = NumScoredRegressors(config.regressor);
+  const bool own_targets = s < regressors;
   return {ScoredRegressor(config.regressor, s % regressors),
-          config.linear_base && s < regressors};
+          config.linear_base && own_targets,
+          own_targets ? 0 : config.num_targets()};
 }
 
 std::size_t ModelConfig::MlkrFitSteps(std::size_t samples_read) const {

@@ -47,6 +47,9 @@ struct ModelConfig;
 struct ScoredVariant {
   RegressorKind regressor;
   bool with_base;
+  // Its first column among a neighbour's (NeighborColumns): 0, or m for
+  // the raw targets of per_target_base.
+  std::size_t first_column;
 };
 // The variants a model scores per target: its scored regressors, each with
 // the base and, with per_target_base, without it. Variant s of target t is

@@ -246,13 +246,12 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
     EvaluateRegressor(config, ScoredRegressor(config.regressor, r), evaluated,
                       scored_near, fallback, scratch.regressor_values);
     for (std::size_t s = r; s < scored; s += regressors) {
-      const bool with_base = ScoredVariantAt(config, s).with_base;
-      const std::size_t column = s < regressors ? 0 : m;
+      const ScoredVariant variant = ScoredVariantAt(config, s);
       for (std::size_t g = 0; g < evaluated; ++g) {
         for (std::size_t t = first; t < last; ++t) {
           grid_values[(g * scored + s) * m + t] =
-              scratch.regressor_values[g * columns + column + t] +
-              (with_base ? base[t] : 0.0);
+              scratch.regressor_values[g * columns + variant.first_column + t] +
+              (variant.with_base ? base[t] : 0.0);
         }
       }
     }

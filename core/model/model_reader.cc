@@ -311,11 +311,9 @@ void PredictTargets(const ModelState& state, std::size_t index,
       continue;
     }
     const RegressorChoice choice = ChoiceOf(state, index, t);
-    // A variant past the model's own targets reads the raw column.
-    const bool raw_column =
-        choice.variant >= NumScoredRegressors(config.regressor);
-    by_choice.push_back({choice.regressor, choice.grid, choice.with_base,
-                         raw_column ? m + t : t});
+    by_choice.push_back(
+        {choice.regressor, choice.grid, choice.with_base,
+         ScoredVariantAt(config, choice.variant).first_column + t});
   }
   std::sort(by_choice.begin(), by_choice.end());
   LocalAverage average;
