@@ -14,6 +14,15 @@ LearnBatcher::Result Failed(absl::Status status) {
   return result;
 }
 
+bool Abandoned(const LearnBatcher::Request& request) {
+  return request.abandoned && request.abandoned();
+}
+
+LearnBatcher::Result NotWritten() {
+  return Failed(absl::CancelledError(
+      "not learned: the call was cancelled, or ended at an earlier sample"));
+}
+
 // Sample `i` of a batch learned: its place, and with `before`, the
 // prediction made for it (taken) and how stale that was.
 LearnBatcher::Result Learned(const LearnOutcome& outcome, std::size_t i,
@@ -61,8 +70,12 @@ std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch(bool* more) {
     const std::uint64_t id = request.sample[0].sample_id;
     // A second message with an id already in this batch waits for the next
     // one, where it is found learned (a duplicate), as it would be if the
-    // two were learned one after the other.
-    if (batch.size() == kMaxBatch || (id != 0 && !ids.insert(id).second)) {
+    // two were learned one after the other — and so does everything after
+    // it: a stream resending a sample goes on with the samples after it,
+    // which must not be written before it (the first copy may be
+    // abandoned).
+    if (!later.empty() || batch.size() == kMaxBatch ||
+        (id != 0 && !ids.insert(id).second)) {
       later.push_back(std::move(request));
     } else {
       batch.push_back(std::move(request));
@@ -82,10 +95,9 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
   std::vector<Request> live;
   std::vector<ValidatedSamples> samples;
   for (Request& request : requests) {
-    if (request.cancelled && request.cancelled()) {
+    if (Abandoned(request)) {
       withdraw(1);
-      request.done(
-          Failed(absl::CancelledError("not learned, the call was cancelled")));
+      request.done(NotWritten());
       continue;
     }
     samples.push_back(request.sample);
@@ -109,8 +121,16 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
           : batch.status();
   if (!outcome.ok() && live.size() > 1) {
     // Refused as a whole (the sample limit, a failing disk): each alone,
-    // so each gets the answer it would have had on its own.
-    for (Request& request : live) WriteAlone(write, request);
+    // so each gets the answer it would have had on its own — unless an
+    // earlier one of its call failed just now (room found for a later
+    // sample must not put it before the earlier one).
+    for (Request& request : live) {
+      if (Abandoned(request)) {
+        request.done(NotWritten());  // (the batch withdrew it)
+        continue;
+      }
+      WriteAlone(write, request);
+    }
     return more;
   }
   for (std::size_t i = 0; i < live.size(); ++i) {

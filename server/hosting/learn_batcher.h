@@ -45,9 +45,13 @@ class LearnBatcher {
     ValidatedSamples sample;
     // Whether `done` gets the model's prediction for the sample.
     bool predict = false;
-    // Asked just before learning: a request whose caller is gone is
-    // answered CANCELLED, not learned.
-    std::function<bool()> cancelled;
+    // Asked just before the sample is written: true if it must not be —
+    // its call is gone, or ended at an earlier sample that could not be
+    // made durable. Answered CANCELLED and not learned, so that what a
+    // stream teaches the model is always a prefix of what it sent, in
+    // order (a later sample learned before an earlier one resent would
+    // teach it another order).
+    std::function<bool()> abandoned;
     // The caller's: how long a cluster model's write may wait for this
     // replica's apply (the latest of a batch's requests counts).
     absl::Time deadline = absl::InfiniteFuture();

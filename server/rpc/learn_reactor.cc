@@ -120,7 +120,11 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
   model->LearnInGroup(
       {.sample = *std::move(sample),
        .predict = answer_waits,
-       .cancelled = [this] { return context_->IsCancelled(); },
+       .abandoned =
+           [this] {
+             MutexLock lock(&mutex_);
+             return end_.has_value() || context_->IsCancelled();
+           },
        .deadline = CallDeadline(*context_),
        .done =
            [this, number, answer_waits, ticket](LearnBatcher::Result result) {

@@ -51,6 +51,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "core/io/record_reader.h"
 #include "gtest/gtest.h"
@@ -479,14 +480,42 @@ class Soak {
     absl::StatusOr<std::size_t> differing = CountServedPredictionsDiffering(
         client, feed.model, *models_[m].reference, queries_);
     ASSERT_TRUE(differing.ok()) << differing.status();
-    Check(*differing == 0, absl::StrCat(*differing, " of ", queries_.size(),
-                                        " predictions differ from a model "
-                                        "fed the same samples"));
+    Check(*differing == 0,
+          absl::StrCat(*differing, " of ", queries_.size(),
+                       " predictions differ from a model fed the same "
+                       "samples; ",
+                       Compared(client, feed.model, *models_[m].reference)));
     counts_.samples_verified += feed.sent;
     if (feed.sent >= feed.stream.size()) {
       ASSERT_TRUE(client.DeleteModel(feed.model).ok());
       ASSERT_NO_FATAL_FAILURE(NewGeneration(m));
     }
+  }
+
+  // The server's model beside its reference, for a mismatch's report:
+  // where their learning parted (the prequential error differs from the
+  // first prediction that did) or only their state now.
+  static std::string Compared(Client& client, const std::string& name,
+                              const Model& reference) {
+    absl::StatusOr<v1::Model> served = client.GetModel(name);
+    if (!served.ok()) return served.status().ToString();
+    const v1::ModelStats& s = served->stats();
+    const ModelStats r = reference.stats();
+    std::string out = absl::StrCat(
+        "served / reference: samples ", s.num_samples(), " / ", r.samples_seen,
+        ", metric refreshes ", s.metric_refreshes(), " / ", r.metric_refreshes,
+        ", index rebuilds ", s.index_rebuilds(), " / ", r.index_rebuilds,
+        ", duplicates ", s.duplicate_samples());
+    for (int t = 0; t < s.prequential_mse_size(); ++t) {
+      absl::StrAppend(&out, "; target ", t, ": prequential mse ",
+                      absl::StrFormat("%.17g", s.prequential_mse(t)), " / ",
+                      absl::StrFormat("%.17g", r.prequential_mse[t]),
+                      ", honest mse ",
+                      absl::StrFormat("%.17g", s.honest_mse(t)), " / ",
+                      absl::StrFormat("%.17g", r.honest_mse[t]), ", k ", s.k(t),
+                      " / ", r.k[t]);
+    }
+    return out;
   }
 
   void Check(bool holds, const std::string& what) {

@@ -285,7 +285,7 @@ TEST_F(DurabilityTest, LearnMessagesWaitingTogetherShareOneFsync) {
   std::latch all_answered(static_cast<std::ptrdiff_t>(samples.size()));
   for (const Sample& sample : samples) {
     model->LearnInGroup({.sample = *model->model().Validate({&sample, 1}),
-                         .cancelled = {},
+                         .abandoned = {},
                          .done = [&](LearnBatcher::Result result) {
                            EXPECT_TRUE(result.status.ok());
                            ++answered;
