@@ -136,7 +136,35 @@ bool RandomFeatureRidge::Load(ByteReader& in) {
       in.Double() == options_.linear_ridge &&
       in.Double() == options_.intercept_ridge &&
       in.Double() == options_.forgetting && in.U64() == options_.seed;
-  if (!same) return false;
+  return same && LoadState(in);
+}
+
+std::optional<RandomFeatureRidge> RandomFeatureRidge::Read(ByteReader& in) {
+  const std::uint64_t dim = in.U64();
+  const std::uint64_t num_targets = in.U64();
+  Options options;
+  options.num_frequencies = in.U64();
+  options.lengthscale = in.Double();
+  options.ridge = in.Double();
+  options.linear_ridge = in.Double();
+  options.intercept_ridge = in.Double();
+  options.forgetting = in.Double();
+  options.seed = in.U64();
+  // Sizes a damaged record could make absurd are refused before any
+  // allocation (the state is (1 + d + 2D)^2 doubles).
+  constexpr std::uint64_t kMaxFeatures = 1 << 14;
+  if (!in.ok() || num_targets == 0 || dim > kMaxFeatures ||
+      options.num_frequencies > kMaxFeatures ||
+      1 + dim + 2 * options.num_frequencies > kMaxFeatures ||
+      num_targets > kMaxFeatures || !(options.lengthscale > 0.0)) {
+    return std::nullopt;
+  }
+  RandomFeatureRidge ridge(dim, num_targets, options);
+  if (!ridge.LoadState(in)) return std::nullopt;
+  return ridge;
+}
+
+bool RandomFeatureRidge::LoadState(ByteReader& in) {
   weight_ = in.Double();
   std::vector<double> frequencies(predictor_.frequencies().size());
   in.RawDoubles(frequencies);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -91,8 +92,14 @@ class RandomFeatureRidge {
   // options.
   void Save(ByteWriter& out) const;
   bool Load(ByteReader& in);
+  // A saved ridge with the options it was saved with (nothing for a
+  // malformed one).
+  static std::optional<RandomFeatureRidge> Read(ByteReader& in);
 
  private:
+  // Load's part after the dimensions and options.
+  bool LoadState(ByteReader& in);
+
   Options options_;
   // The frequencies and W.
   RandomFeaturePredictor predictor_;

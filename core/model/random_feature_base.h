@@ -1,0 +1,132 @@
+#ifndef STREAMREG_CORE_MODEL_RANDOM_FEATURE_BASE_H_
+#define STREAMREG_CORE_MODEL_RANDOM_FEATURE_BASE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/base/byte_coding.h"
+#include "core/metric/metric_transform.h"
+#include "core/model/sample_store.h"
+#include "core/regression/random_feature_predictor.h"
+#include "core/regression/random_feature_ridge.h"
+
+namespace streamreg {
+
+// A model's random-feature base and the residuals its regressor averages
+// (docs/estimators.md, "Random-feature base"). The base is a
+// RandomFeatureRidge in the coordinates of a metric transform, learned
+// online from every sample; a prediction adds its value at the query to
+// the regressor's average of the neighbours' residuals y_j - base(x_j).
+//
+// Evaluating the base at every neighbour of every query would cost a
+// random-feature map each, so the residuals are cached per stored slot,
+// all taken under one set of the ridge's weights (`cache weights`), which
+// a sweep renews: once the ridge has learned 1/kSweepGrowth of the store's
+// size in samples since the cache's weights were taken, its weights as
+// they are then become the next cache weights, and each learned sample takes
+// kSweepPace stored slots' residuals under them (plus its own) until every slot
+// has one; then the new residuals replace the cache. The online base predicts
+// over residuals taken under its weights of at least about 7/8 of its samples,
+// within a few per cent of recomputing them exactly (bench/RESULTS.md, "How
+// a random-feature base keeps its residuals").
+//
+// A new fit in other coordinates (the metric refreshed: Replace) learns
+// on beside the fit in use while a sweep takes every slot's residual under
+// it, and takes over when the sweep ends, so that the base a prediction
+// adds and the residuals it averages always belong together.
+//
+// Everything happens in Learn, on the learner's thread, in sample order:
+// results never depend on timing. Not thread-safe: the model's lock
+// guards it (readers share it, the learner holds it alone).
+class RandomFeatureBase {
+ public:
+  // Slots whose residuals a learned sample takes while a sweep runs, and
+  // the growth (a fraction 1 / kSweepGrowth of the store) after which the
+  // next sweep starts.
+  static constexpr std::size_t kSweepPace = 16;
+  static constexpr std::size_t kSweepGrowth = 16;
+
+  // A base with `ridge` (its samples none, or some for a restored one) in
+  // the coordinates `transform` gives raw inputs.
+  RandomFeatureBase(MetricTransform transform, RandomFeatureRidge ridge);
+
+  std::size_t num_targets() const { return active_.ridge.num_targets(); }
+  const MetricTransform& transform() const { return active_.transform; }
+  const RandomFeatureRidge& ridge() const { return active_.ridge; }
+
+  // The base's value at raw input x, every target.
+  void Predict(std::span<const double> x, std::span<double> out) const;
+  // Its variance at x relative to the noise's (RandomFeatureRidge::
+  // RelativeVariance).
+  double RelativeVariance(std::span<const double> x) const;
+  // The cached residual of stored slot `slot`, every target.
+  std::span<const double> residual(std::size_t slot) const {
+    return {residuals_.data() + slot * num_targets(), num_targets()};
+  }
+  // The samples the ridge had learned when the cache weights were taken,
+  // and has learned now.
+  std::uint64_t cache_taken_at() const { return cache_taken_at_; }
+  std::uint64_t learned() const { return learned_; }
+  bool sweeping() const { return sweep_.has_value(); }
+  bool replacing() const { return sweep_.has_value() && sweep_->incoming; }
+  // Sweeps completed (replacements included), since the base began.
+  std::uint64_t sweeps() const { return sweeps_; }
+
+  // Learns the sample (raw x, y): the ridge learns it (and a replacing
+  // fit); kept in `slot` of `store` (which holds it already), its residual
+  // is cached; then the sweep goes on (or begins).
+  void Learn(std::span<const double> x, std::span<const double> y,
+             std::optional<std::size_t> slot, const SampleStore& store);
+  // A fit in other coordinates, to take over once every stored slot of
+  // `store` has its residual under it (a replacement in progress is
+  // dropped for it).
+  void Replace(MetricTransform transform, RandomFeatureRidge ridge,
+               const SampleStore& store);
+
+  // The exact state, for snapshots; Load yields nothing for a malformed one
+  // or one of other dimensions.
+  void Save(ByteWriter& out) const;
+  static std::optional<RandomFeatureBase> Load(ByteReader& in, std::size_t dim,
+                                               std::size_t num_targets);
+
+ private:
+  struct Fit {
+    MetricTransform transform;
+    RandomFeatureRidge ridge;
+  };
+  struct Sweep {
+    // The fit taking over at the end (Replace), or none: the same fit.
+    std::optional<Fit> incoming;
+    RandomFeaturePredictor weights;  // the new residuals' weights
+    std::vector<double> residuals;   // slot-major, as residuals_
+    std::size_t next = 0;            // slots [next, end) still to take
+    std::size_t end = 0;
+    std::uint64_t taken_at = 0;  // samples learned when weights were taken
+  };
+
+  // y - weights' fit at z, into out.
+  static void Residual(const RandomFeaturePredictor& weights,
+                       std::span<const double> z, std::span<const double> y,
+                       std::span<double> out);
+  const MetricTransform& SweepTransform() const;
+  void StartSweep(std::optional<Fit> incoming, const SampleStore& store);
+  void AdvanceSweep(const SampleStore& store);
+  static void SaveFit(const Fit& fit, ByteWriter& out);
+  static std::optional<Fit> LoadFit(ByteReader& in, std::size_t dim,
+                                    std::size_t num_targets);
+
+  Fit active_;
+  RandomFeaturePredictor cache_weights_;
+  std::vector<double> residuals_;  // slot-major, num_targets() per slot
+  std::uint64_t cache_taken_at_ = 0;
+  std::uint64_t learned_ = 0;
+  std::optional<Sweep> sweep_;
+  std::uint64_t sweeps_ = 0;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_RANDOM_FEATURE_BASE_H_

@@ -1,0 +1,287 @@
+// The random-feature base against its definition: after every sample, each
+// stored slot's cached residual is, bit for bit, y - the ridge's fit at
+// its x under the weights the ridge had after cache_taken_at() samples
+// (a ridge learning the same samples beside it gives them), for every
+// capacity policy; the cache never lags the store by more than the sweep
+// schedule allows; a replacing fit takes over, with its residuals, once its
+// sweep ends and not before; a snapshot mid-sweep restores a base that goes
+// on exactly as the original; damaged snapshots are refused.
+#include "core/model/random_feature_base.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace streamreg {
+namespace {
+
+constexpr std::size_t kDim = 3;
+constexpr std::size_t kTargets = 2;
+
+struct Row {
+  std::vector<double> x, y;
+};
+
+// Inputs on scales far from 1; targets smooth in them.
+std::vector<Row> MakeRows(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double a = 10 + 5 * normal(random), b = 0.01 * normal(random),
+                 c = normal(random);
+    rows.push_back({{a, b, c}, {std::sin(a / 5) + 100 * b, a * c / 10}});
+  }
+  return rows;
+}
+
+MetricTransform Standardizing() {
+  return MetricTransform::Standardizing({10, 0, 0}, {5, 0.01, 1});
+}
+MetricTransform Stretched() {
+  return MetricTransform::Diagonal({10, 0, 0}, {5, 0.01, 1}, {2, 0.5, 1});
+}
+
+RandomFeatureRidge::Options SmallOptions(std::uint64_t seed = 3) {
+  return {.num_frequencies = 8, .lengthscale = 1.2, .ridge = 0.1, .seed = seed};
+}
+
+RandomFeatureRidge NewRidge(std::uint64_t seed = 3) {
+  return RandomFeatureRidge(kDim, kTargets, SmallOptions(seed));
+}
+
+// A base and its store fed rows in order, with a ridge beside it learning
+// the same samples in the same coordinates, whose weights after each count
+// are kept, and the count learned when the cache's weights were taken
+// (tracked from the sweeps seen to start and end).
+class Harness {
+ public:
+  explicit Harness(Capacity capacity)
+      : store_(kDim, kTargets, capacity, 5),
+        base_(Standardizing(), NewRidge()),
+        beside_(NewRidge()) {
+    weights_after_.emplace(0, beside_.predictor());
+  }
+
+  void Learn(const Row& row) {
+    const bool was_sweeping = base_.sweeping();
+    const std::uint64_t sweeps_before = base_.sweeps();
+    const SampleStore::Placement placed = store_.Place();
+    std::optional<std::size_t> slot;
+    if (placed.keep) {
+      store_.Put(placed.slot, row.x, row.y, store_.seen());
+      slot = placed.slot;
+    }
+    base_.Learn(row.x, row.y, slot, store_);
+    beside_.Add(Standardizing().Apply(row.x), row.y);
+    ++learned_;
+    weights_after_.emplace(learned_, beside_.predictor());
+    const bool ended = base_.sweeps() > sweeps_before;
+    if (!was_sweeping && (base_.sweeping() || ended)) sweep_from_ = learned_;
+    if (ended) cache_from_ = sweep_from_;
+  }
+
+  // Every stored slot's residual, against its definition.
+  void ExpectResidualsAsDefined() const {
+    const RandomFeaturePredictor& weights = weights_after_.at(cache_from_);
+    std::vector<double> fit(kTargets);
+    for (std::size_t slot = 0; slot < store_.size(); ++slot) {
+      weights.Predict(Standardizing().Apply(std::span(store_.x(slot), kDim)),
+                      fit);
+      for (std::size_t t = 0; t < kTargets; ++t) {
+        ASSERT_EQ(base_.residual(slot)[t], store_.y(slot)[t] - fit[t])
+            << "slot " << slot << " target " << t << " after " << learned_;
+      }
+    }
+  }
+
+  const RandomFeatureBase& base() const { return base_; }
+  const SampleStore& store() const { return store_; }
+  std::size_t learned() const { return learned_; }
+  // The count learned when the cache's weights were taken.
+  std::size_t cache_from() const { return cache_from_; }
+
+ private:
+  SampleStore store_;
+  RandomFeatureBase base_;
+  RandomFeatureRidge beside_;
+  std::size_t learned_ = 0;
+  std::size_t sweep_from_ = 0;
+  std::size_t cache_from_ = 0;
+  std::map<std::size_t, RandomFeaturePredictor> weights_after_;
+};
+
+TEST(RandomFeatureBaseTest, ResidualsAreTakenUnderOneSetOfWeightsAsDefined) {
+  const std::vector<Row> rows = MakeRows(1500, 1);
+  Harness harness({CapacityPolicy::kUnbounded, 0});
+  std::size_t most_behind = 0;
+  for (const Row& row : rows) {
+    harness.Learn(row);
+    ASSERT_NO_FATAL_FAILURE(harness.ExpectResidualsAsDefined());
+    // An unbounded store's size is the count learned.
+    ASSERT_EQ(harness.base().cache_taken_at(), harness.cache_from());
+    const std::size_t n = harness.learned();
+    const std::size_t behind = n - harness.cache_from();
+    // A sweep starts at a sixteenth's growth and takes 16 slots a sample:
+    // the cache's weights are never more than about an eighth behind.
+    EXPECT_LE(behind, 2 + n / 7) << "after " << n;
+    most_behind = std::max(most_behind, behind);
+  }
+  EXPECT_GT(most_behind, 1500u / 20);  // it does lag: a cache, not a recompute
+  EXPECT_GT(harness.base().sweeps(), 30u);
+  // The base itself is the ridge that learned every sample.
+  EXPECT_EQ(harness.base().ridge().weight(), 1500.0);
+  std::vector<double> got(kTargets), want(kTargets);
+  harness.base().Predict(rows[7].x, got);
+  RandomFeatureRidge alone = NewRidge();
+  for (const Row& row : rows) alone.Add(Standardizing().Apply(row.x), row.y);
+  alone.Predict(Standardizing().Apply(rows[7].x), want);
+  EXPECT_EQ(got, want);
+}
+
+TEST(RandomFeatureBaseTest, WindowsAndReservoirsReplaceSlotsAndTheirResiduals) {
+  const std::vector<Row> rows = MakeRows(900, 2);
+  for (const CapacityPolicy policy :
+       {CapacityPolicy::kWindow, CapacityPolicy::kReservoir}) {
+    SCOPED_TRACE(CapacityPolicyName(policy));
+    Harness harness({policy, 200});
+    for (const Row& row : rows) {
+      harness.Learn(row);
+      ASSERT_NO_FATAL_FAILURE(harness.ExpectResidualsAsDefined());
+    }
+    EXPECT_EQ(harness.store().size(), 200u);
+    // A full store sweeps every 12 samples (200 / 16) for 13 (200 / 16).
+    EXPECT_GT(harness.base().sweeps(), 25u);
+    EXPECT_LE(harness.learned() - harness.cache_from(), 30u);
+  }
+}
+
+TEST(RandomFeatureBaseTest, AReplacingFitTakesOverWhenItsSweepEnds) {
+  const std::vector<Row> rows = MakeRows(1200, 3);
+  SampleStore store(kDim, kTargets, {CapacityPolicy::kUnbounded, 0}, 5);
+  RandomFeatureBase base(Standardizing(), NewRidge());
+  auto learn = [&](const Row& row) {
+    const SampleStore::Placement placed = store.Place();
+    store.Put(placed.slot, row.x, row.y, store.seen());
+    base.Learn(row.x, row.y, placed.slot, store);
+  };
+  for (std::size_t i = 0; i < 800; ++i) learn(rows[i]);
+  // The new fit: learned the first 800 samples in its own coordinates.
+  RandomFeatureRidge incoming = NewRidge(9);
+  for (std::size_t i = 0; i < 800; ++i) {
+    incoming.Add(Stretched().Apply(rows[i].x), rows[i].y);
+  }
+  const RandomFeaturePredictor taken = incoming.predictor();
+  base.Replace(Stretched(), incoming, store);
+  ASSERT_TRUE(base.replacing());
+  std::size_t i = 800;
+  std::vector<double> got(kTargets), old_fit(kTargets);
+  while (base.replacing()) {
+    // The fit in use until then is the old one.
+    base.Predict(rows[0].x, got);
+    base.ridge().Predict(Standardizing().Apply(rows[0].x), old_fit);
+    EXPECT_EQ(got, old_fit);
+    incoming.Add(Stretched().Apply(rows[i].x), rows[i].y);
+    learn(rows[i++]);
+  }
+  // 800 slots at 16 a sample (one taken at Replace).
+  EXPECT_EQ(i, 800u + 49u);
+  // Then the new fit, which learned every sample since, and the residuals
+  // of every slot under its weights at the replacement.
+  std::vector<double> want(kTargets);
+  base.Predict(rows[0].x, got);
+  incoming.Predict(Stretched().Apply(rows[0].x), want);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(base.cache_taken_at(), 800u);
+  std::vector<double> fit(kTargets);
+  for (std::size_t slot = 0; slot < store.size(); ++slot) {
+    taken.Predict(Stretched().Apply(std::span(store.x(slot), kDim)), fit);
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      ASSERT_EQ(base.residual(slot)[t], store.y(slot)[t] - fit[t]) << slot;
+    }
+  }
+}
+
+TEST(RandomFeatureBaseTest, ASnapshotMidSweepGoesOnExactlyAsTheOriginal) {
+  const std::vector<Row> rows = MakeRows(1000, 4);
+  for (const bool replacing : {false, true}) {
+    SCOPED_TRACE(replacing ? "replacing" : "growth sweep");
+    SampleStore store(kDim, kTargets, {CapacityPolicy::kUnbounded, 0}, 5);
+    RandomFeatureBase base(Standardizing(), NewRidge());
+    auto learn = [&](RandomFeatureBase& into, const Row& row) {
+      const SampleStore::Placement placed = store.Place();
+      store.Put(placed.slot, row.x, row.y, store.seen());
+      into.Learn(row.x, row.y, placed.slot, store);
+    };
+    std::size_t i = 0;
+    while (i < 600 || !base.sweeping()) learn(base, rows[i++]);
+    if (replacing) base.Replace(Stretched(), NewRidge(9), store);
+    ASSERT_TRUE(base.sweeping());
+    std::string saved;
+    ByteWriter writer(&saved);
+    base.Save(writer);
+    ByteReader reader(saved);
+    std::optional<RandomFeatureBase> back =
+        RandomFeatureBase::Load(reader, kDim, kTargets);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->sweeping(), base.sweeping());
+    EXPECT_EQ(back->replacing(), replacing);
+    // The two go on over the same store (the original's samples are the
+    // restored one's: both learn each into their own copy of the cache).
+    SampleStore::Placement placed;
+    for (; i < rows.size(); ++i) {
+      placed = store.Place();
+      store.Put(placed.slot, rows[i].x, rows[i].y, store.seen());
+      base.Learn(rows[i].x, rows[i].y, placed.slot, store);
+      back->Learn(rows[i].x, rows[i].y, placed.slot, store);
+    }
+    EXPECT_EQ(back->sweeps(), base.sweeps());
+    EXPECT_EQ(back->cache_taken_at(), base.cache_taken_at());
+    std::vector<double> a(kTargets), b(kTargets);
+    for (std::size_t slot = 0; slot < store.size(); ++slot) {
+      ASSERT_EQ(std::vector<double>(back->residual(slot).begin(),
+                                    back->residual(slot).end()),
+                std::vector<double>(base.residual(slot).begin(),
+                                    base.residual(slot).end()))
+          << slot;
+    }
+    for (std::size_t q = 0; q < 20; ++q) {
+      base.Predict(rows[q].x, a);
+      back->Predict(rows[q].x, b);
+      EXPECT_EQ(a, b);
+      EXPECT_EQ(base.RelativeVariance(rows[q].x),
+                back->RelativeVariance(rows[q].x));
+    }
+  }
+}
+
+TEST(RandomFeatureBaseTest, RefusesDamagedSnapshots) {
+  const std::vector<Row> rows = MakeRows(100, 5);
+  SampleStore store(kDim, kTargets, {CapacityPolicy::kUnbounded, 0}, 5);
+  RandomFeatureBase base(Standardizing(), NewRidge());
+  for (const Row& row : rows) {
+    const SampleStore::Placement placed = store.Place();
+    store.Put(placed.slot, row.x, row.y, store.seen());
+    base.Learn(row.x, row.y, placed.slot, store);
+  }
+  std::string saved;
+  ByteWriter writer(&saved);
+  base.Save(writer);
+  for (const std::size_t cut :
+       {std::size_t{0}, std::size_t{7}, saved.size() / 2, saved.size() - 1}) {
+    ByteReader reader(absl::string_view(saved).substr(0, cut));
+    EXPECT_FALSE(RandomFeatureBase::Load(reader, kDim, kTargets).has_value())
+        << "cut at " << cut;
+  }
+  ByteReader other(saved);
+  EXPECT_FALSE(RandomFeatureBase::Load(other, kDim + 1, kTargets).has_value());
+  ByteReader whole(saved);
+  EXPECT_TRUE(RandomFeatureBase::Load(whole, kDim, kTargets).has_value());
+}
+
+}  // namespace
+}  // namespace streamreg
