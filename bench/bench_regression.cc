@@ -1,13 +1,18 @@
 // streamreg-bench-regression: what one learned sample and one prediction
 // cost the model's global regressions — the linear base (OnlineRidge) and
-// the random-feature ridge at several D — at the simulated arm's shape
-// (21 inputs, 7 targets). Google Benchmark: figures, not a test.
+// the random-feature ridge at several D, and the random-feature base with
+// its residual cache over a store of n samples — at the simulated arm's
+// shape (21 inputs, 7 targets). Google Benchmark: figures, not a test.
 
+#include <chrono>
 #include <cstddef>
 #include <random>
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "core/metric/metric_transform.h"
+#include "core/model/random_feature_base.h"
+#include "core/model/sample_store.h"
 #include "core/regression/online_ridge.h"
 #include "core/regression/random_feature_ridge.h"
 
@@ -109,6 +114,43 @@ void BM_RandomFeatureRidgeVariance(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_RandomFeatureRidgeVariance)->Arg(16)->Arg(64)->Arg(256);
+
+// One sample learned by the random-feature base (Prepare, then Commit
+// with the sample stored) over a store of range(1) samples, D = range(0):
+// the ridge's step, the sample's residuals and the sweep's share. The
+// counter commit_us is the part under the model's exclusive lock.
+void BM_RandomFeatureBaseLearn(benchmark::State& state) {
+  const Rows& rows = TheRows();
+  const auto n = static_cast<std::size_t>(state.range(1));
+  SampleStore store(kInputs, kTargets, {CapacityPolicy::kUnbounded, 0}, 1);
+  RandomFeatureBase base(
+      MetricTransform::Standardizing(std::vector<double>(kInputs, 0.0),
+                                     std::vector<double>(kInputs, 1.0)),
+      MakeRandomFeatures(state));
+  std::size_t i = 0;
+  const auto learn = [&] {
+    base.Prepare(rows.Input(i), rows.Target(i), store);
+    const SampleStore::Placement placed = store.Place();
+    store.Put(placed.slot, rows.Input(i), rows.Target(i), i + 1);
+    const auto start = std::chrono::steady_clock::now();
+    base.Commit(placed.slot, store);
+    ++i;
+    return std::chrono::steady_clock::now() - start;
+  };
+  while (i < n) learn();
+  std::chrono::duration<double, std::micro> committing{0};
+  const std::uint64_t sweeps = base.sweeps();
+  for (auto _ : state) committing += learn();
+  state.counters["commit_us"] =
+      committing.count() / static_cast<double>(state.iterations());
+  state.counters["sweeps"] = static_cast<double>(base.sweeps() - sweeps);
+}
+BENCHMARK(BM_RandomFeatureBaseLearn)
+    ->Args({16, 100'000})
+    ->Args({64, 10'000})
+    ->Args({64, 100'000})
+    ->Iterations(20'000)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_OnlineRidgeAdd(benchmark::State& state) {
   OnlineRidge model = MakeLinear(state);

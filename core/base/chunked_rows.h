@@ -90,6 +90,13 @@ class ChunkedRows {
     while (capacity() < rows) chunks_.push_back(NewChunk());
   }
 
+  // Grows to `rows` rows (never shrinks), the new ones value-initialized;
+  // rows already there stay in place.
+  void GrowTo(std::size_t rows) {
+    Reserve(rows);
+    size_ = std::max(size_, rows);
+  }
+
   std::size_t size() const { return size_; }
   std::size_t width() const { return width_; }
   std::size_t capacity() const { return chunks_.size() * kRowsPerChunk; }

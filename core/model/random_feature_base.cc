@@ -8,6 +8,8 @@ namespace streamreg {
 RandomFeatureBase::RandomFeatureBase(MetricTransform transform,
                                      RandomFeatureRidge ridge)
     : active_{std::move(transform), std::move(ridge)},
+      published_(active_.ridge.predictor()),
+      residuals_(active_.ridge.num_targets()),
       cache_weights_(active_.ridge.predictor()) {}
 
 void RandomFeatureBase::Predict(std::span<const double> x,
@@ -15,14 +17,7 @@ void RandomFeatureBase::Predict(std::span<const double> x,
   thread_local std::vector<double> z;
   z.resize(active_.transform.dim());
   active_.transform.Apply(x, z);
-  active_.ridge.Predict(z, out);
-}
-
-double RandomFeatureBase::RelativeVariance(std::span<const double> x) const {
-  thread_local std::vector<double> z;
-  z.resize(active_.transform.dim());
-  active_.transform.Apply(x, z);
-  return active_.ridge.RelativeVariance(z);
+  published_.Predict(z, out);
 }
 
 void RandomFeatureBase::Residual(const RandomFeaturePredictor& weights,
@@ -37,54 +32,99 @@ const MetricTransform& RandomFeatureBase::SweepTransform() const {
   return sweep_->incoming ? sweep_->incoming->transform : active_.transform;
 }
 
-void RandomFeatureBase::Learn(std::span<const double> x,
-                              std::span<const double> y,
-                              std::optional<std::size_t> slot,
-                              const SampleStore& store) {
+void RandomFeatureBase::Prepare(std::span<const double> x,
+                                std::span<const double> y,
+                                const SampleStore& store) {
+  retired_.reset();  // the cache a sweep replaced, freed outside Commit
   const std::size_t m = num_targets();
   thread_local std::vector<double> z;
   z.resize(active_.transform.dim());
   // Its residual under the cache weights, then the ridge learns it.
   active_.transform.Apply(x, z);
-  if (slot.has_value()) {
-    if (residuals_.size() < (*slot + 1) * m) residuals_.resize((*slot + 1) * m);
-    Residual(cache_weights_, z, y, {residuals_.data() + *slot * m, m});
-  }
+  prepared_cached_.resize(m);
+  Residual(cache_weights_, z, y, prepared_cached_);
   active_.ridge.Add(z, y);
-  ++learned_;
+  prepared_weights_.emplace(active_.ridge.predictor());
+  if (sweep_.has_value() && sweep_->incoming) {
+    sweep_->incoming->transform.Apply(x, z);
+    sweep_->incoming->ridge.Add(z, y);
+  }
+  const std::uint64_t learned = learned_ + 1;
+  if (!sweep_.has_value() &&
+      learned >= cache_taken_at_ +
+                     std::max<std::size_t>(1, store.size() / kSweepGrowth)) {
+    StartSweep(std::nullopt, store, learned);
+  }
+  prepared_swept_.clear();
   if (sweep_.has_value()) {
-    if (sweep_->incoming) {
-      sweep_->incoming->transform.Apply(x, z);
-      sweep_->incoming->ridge.Add(z, y);
-    }
-    if (slot.has_value()) {
-      std::vector<double>& next = sweep_->residuals;
-      if (next.size() < (*slot + 1) * m) next.resize((*slot + 1) * m);
-      SweepTransform().Apply(x, z);
-      Residual(sweep_->weights, z, y, {next.data() + *slot * m, m});
-    }
-  } else if (learned_ >=
-             cache_taken_at_ +
-                 std::max<std::size_t>(1, store.size() / kSweepGrowth)) {
-    StartSweep(std::nullopt, store);
+    // Its residual under the sweep's weights too, for its slot (which the
+    // sweep may have taken already, from the sample it replaces).
+    prepared_swept_.resize(m);
+    SweepTransform().Apply(x, z);
+    Residual(sweep_->weights, z, y, prepared_swept_);
   }
   AdvanceSweep(store);
+}
+
+void RandomFeatureBase::Commit(std::optional<std::size_t> slot,
+                               const SampleStore& store) {
+  ++learned_;
+  if (prepared_weights_.has_value()) {
+    std::swap(published_, *prepared_weights_);
+    prepared_weights_.reset();
+  }
+  if (slot.has_value()) {
+    if (*slot >= residuals_.size()) residuals_.GrowTo(*slot + 1);
+    std::copy(prepared_cached_.begin(), prepared_cached_.end(),
+              residuals_.WritableRow(*slot));
+  }
+  if (!sweep_.has_value()) return;
+  Sweep& sweep = *sweep_;
+  if (slot.has_value()) {
+    if (*slot >= sweep.residuals.size()) sweep.residuals.GrowTo(*slot + 1);
+    std::copy(prepared_swept_.begin(), prepared_swept_.end(),
+              sweep.residuals.Row(*slot));
+  }
+  if (sweep.next < sweep.end) return;
+  // Taken over: the new residuals (and fit), the old ones freed later.
+  sweep.residuals.GrowTo(store.size());
+  if (sweep.incoming) {
+    active_ = std::move(*sweep.incoming);
+    published_ = active_.ridge.predictor();
+  }
+  cache_weights_ = std::move(sweep.weights);
+  std::swap(residuals_, sweep.residuals);
+  retired_.emplace(std::move(sweep.residuals));
+  cache_taken_at_ = sweep.taken_at;
+  sweep_.reset();
+  ++sweeps_;
+}
+
+void RandomFeatureBase::Learn(std::span<const double> x,
+                              std::span<const double> y,
+                              std::optional<std::size_t> slot,
+                              const SampleStore& store) {
+  Prepare(x, y, store);
+  Commit(slot, store);
 }
 
 void RandomFeatureBase::Replace(MetricTransform transform,
                                 RandomFeatureRidge ridge,
                                 const SampleStore& store) {
-  StartSweep(Fit{std::move(transform), std::move(ridge)}, store);
-  AdvanceSweep(store);
+  StartSweep(Fit{std::move(transform), std::move(ridge)}, store, learned_);
 }
 
 void RandomFeatureBase::StartSweep(std::optional<Fit> incoming,
-                                   const SampleStore& store) {
+                                   const SampleStore& store,
+                                   std::uint64_t taken_at) {
   RandomFeaturePredictor weights =
       incoming ? incoming->ridge.predictor() : active_.ridge.predictor();
+  ChunkedRows<double> residuals(num_targets());
+  // Room for what the store may grow by before the sweep ends.
+  residuals.Reserve(store.size() + store.size() / kSweepPace + kSweepPace);
+  residuals.GrowTo(store.size());
   sweep_.emplace(Sweep{std::move(incoming), std::move(weights),
-                       std::vector<double>(store.size() * num_targets()), 0,
-                       store.size(), learned_});
+                       std::move(residuals), 0, store.size(), taken_at});
 }
 
 void RandomFeatureBase::AdvanceSweep(const SampleStore& store) {
@@ -92,22 +132,15 @@ void RandomFeatureBase::AdvanceSweep(const SampleStore& store) {
   const std::size_t m = num_targets();
   Sweep& sweep = *sweep_;
   thread_local std::vector<double> z;
-  z.resize(active_.transform.dim());
   const MetricTransform& transform = SweepTransform();
+  z.resize(transform.dim());
   const std::size_t stop = std::min(sweep.end, sweep.next + kSweepPace);
   for (; sweep.next < stop; ++sweep.next) {
     const std::size_t slot = sweep.next;
     transform.Apply({store.x(slot), store.dim()}, z);
     Residual(sweep.weights, z, {store.y(slot), m},
-             {sweep.residuals.data() + slot * m, m});
+             {sweep.residuals.Row(slot), m});
   }
-  if (sweep.next < sweep.end) return;
-  if (sweep.incoming) active_ = std::move(*sweep.incoming);
-  cache_weights_ = std::move(sweep.weights);
-  residuals_ = std::move(sweep.residuals);
-  cache_taken_at_ = sweep.taken_at;
-  sweep_.reset();
-  ++sweeps_;
 }
 
 void RandomFeatureBase::SaveFit(const Fit& fit, ByteWriter& out) {
@@ -127,10 +160,32 @@ std::optional<RandomFeatureBase::Fit> RandomFeatureBase::LoadFit(
   return Fit{*std::move(transform), *std::move(ridge)};
 }
 
+void RandomFeatureBase::SaveRows(const ChunkedRows<double>& rows,
+                                 ByteWriter& out) {
+  out.U64(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out.RawDoubles({rows.Row(r), rows.width()});
+  }
+}
+
+bool RandomFeatureBase::LoadRows(ByteReader& in, ChunkedRows<double>* rows) {
+  const std::uint64_t size = in.U64();
+  // Refused before any allocation if the record cannot hold them.
+  if (!in.ok() || size > in.remaining() / (rows->width() * sizeof(double))) {
+    return false;
+  }
+  rows->GrowTo(size);
+  for (std::size_t r = 0; r < size; ++r) {
+    in.RawDoubles({rows->Row(r), rows->width()});
+  }
+  return in.ok();
+}
+
 void RandomFeatureBase::Save(ByteWriter& out) const {
   SaveFit(active_, out);
+  out.Doubles(published_.weights());
   out.Doubles(cache_weights_.weights());
-  out.Doubles(residuals_);
+  SaveRows(residuals_, out);
   out.U64(cache_taken_at_);
   out.U64(learned_);
   out.U64(sweeps_);
@@ -139,7 +194,7 @@ void RandomFeatureBase::Save(ByteWriter& out) const {
   out.U8(sweep_->incoming ? 1 : 0);
   if (sweep_->incoming) SaveFit(*sweep_->incoming, out);
   out.Doubles(sweep_->weights.weights());
-  out.Doubles(sweep_->residuals);
+  SaveRows(sweep_->residuals, out);
   out.U64(sweep_->next);
   out.U64(sweep_->end);
   out.U64(sweep_->taken_at);
@@ -158,19 +213,17 @@ std::optional<RandomFeatureBase> RandomFeatureBase::Load(
     std::copy(saved.begin(), saved.end(), weights->weights().begin());
     return true;
   };
-  const auto load_residuals = [&in, num_targets](std::vector<double>* out) {
-    *out = in.Doubles();
-    return in.ok() && out->size() % num_targets == 0;
-  };
-  if (!load_weights(&base.cache_weights_) ||
-      !load_residuals(&base.residuals_)) {
+  if (!load_weights(&base.published_) || !load_weights(&base.cache_weights_) ||
+      !LoadRows(in, &base.residuals_)) {
     return std::nullopt;
   }
   base.cache_taken_at_ = in.U64();
   base.learned_ = in.U64();
   base.sweeps_ = in.U64();
   const std::uint8_t sweeping = in.U8();
-  if (!in.ok() || sweeping > 1) return std::nullopt;
+  if (!in.ok() || sweeping > 1 || base.cache_taken_at_ > base.learned_) {
+    return std::nullopt;
+  }
   if (sweeping == 0) return base;
   const std::uint8_t replacing = in.U8();
   if (!in.ok() || replacing > 1) return std::nullopt;
@@ -181,15 +234,20 @@ std::optional<RandomFeatureBase> RandomFeatureBase::Load(
   }
   RandomFeaturePredictor weights =
       incoming ? incoming->ridge.predictor() : base.active_.ridge.predictor();
-  Sweep sweep{std::move(incoming), std::move(weights), {}, 0, 0, 0};
-  if (!load_weights(&sweep.weights) || !load_residuals(&sweep.residuals)) {
+  Sweep sweep{std::move(incoming),
+              std::move(weights),
+              ChunkedRows<double>(num_targets),
+              0,
+              0,
+              0};
+  if (!load_weights(&sweep.weights) || !LoadRows(in, &sweep.residuals)) {
     return std::nullopt;
   }
   sweep.next = in.U64();
   sweep.end = in.U64();
   sweep.taken_at = in.U64();
   if (!in.ok() || sweep.next > sweep.end || sweep.taken_at > base.learned_ ||
-      sweep.end * num_targets > sweep.residuals.size()) {
+      sweep.end > sweep.residuals.size()) {
     return std::nullopt;
   }
   base.sweep_.emplace(std::move(sweep));

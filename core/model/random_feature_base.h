@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/base/byte_coding.h"
+#include "core/base/chunked_rows.h"
 #include "core/metric/metric_transform.h"
 #include "core/model/sample_store.h"
 #include "core/regression/random_feature_predictor.h"
@@ -38,9 +39,13 @@ namespace streamreg {
 // it, and takes over when the sweep ends, so that the base a prediction
 // adds and the residuals it averages always belong together.
 //
-// Everything happens in Learn, on the learner's thread, in sample order:
-// results never depend on timing. Not thread-safe: the model's lock
-// guards it (readers share it, the learner holds it alone).
+// Everything happens as the learner learns each sample, in order: results
+// never depend on timing. The model's lock guards it: readers (Predict,
+// residual) share it; the learner Prepares each sample under the shared
+// lock — the ridges, its residuals and the sweep's own buffer are its
+// alone — and Commits it under the exclusive lock, which only writes rows,
+// publishes the weights and swaps what a finished sweep made (no
+// allocation beyond a new chunk of rows, no O(F^2) work).
 class RandomFeatureBase {
  public:
   // Slots whose residuals a learned sample takes while a sweep runs, and
@@ -57,17 +62,15 @@ class RandomFeatureBase {
   const MetricTransform& transform() const { return active_.transform; }
   const RandomFeatureRidge& ridge() const { return active_.ridge; }
 
-  // The base's value at raw input x, every target.
+  // The base's value at raw input x, every target: the weights published
+  // by the last Commit.
   void Predict(std::span<const double> x, std::span<double> out) const;
-  // Its variance at x relative to the noise's (RandomFeatureRidge::
-  // RelativeVariance).
-  double RelativeVariance(std::span<const double> x) const;
   // The cached residual of stored slot `slot`, every target.
   std::span<const double> residual(std::size_t slot) const {
-    return {residuals_.data() + slot * num_targets(), num_targets()};
+    return {residuals_.Row(slot), num_targets()};
   }
   // The samples the ridge had learned when the cache weights were taken,
-  // and has learned now.
+  // and has learned now (committed).
   std::uint64_t cache_taken_at() const { return cache_taken_at_; }
   std::uint64_t learned() const { return learned_; }
   bool sweeping() const { return sweep_.has_value(); }
@@ -75,14 +78,22 @@ class RandomFeatureBase {
   // Sweeps completed (replacements included), since the base began.
   std::uint64_t sweeps() const { return sweeps_; }
 
-  // Learns the sample (raw x, y): the ridge learns it (and a replacing
-  // fit); kept in `slot` of `store` (which holds it already), its residual
-  // is cached; then the sweep goes on (or begins).
+  // The learner's step for a sample (raw x, y), in two parts. Prepare
+  // (shared lock): the ridge learns it (and a replacing fit), its
+  // residuals are computed, and the sweep goes on (or begins) over the
+  // slots `store` holds. Commit (exclusive lock), once the sample is in
+  // `slot` of `store` (none: passed over by a reservoir): its residuals are
+  // cached, the new weights published, and a finished sweep taken over.
+  void Prepare(std::span<const double> x, std::span<const double> y,
+               const SampleStore& store);
+  void Commit(std::optional<std::size_t> slot, const SampleStore& store);
+  // Both at once (a caller holding the model alone: restore, tests).
   void Learn(std::span<const double> x, std::span<const double> y,
              std::optional<std::size_t> slot, const SampleStore& store);
   // A fit in other coordinates, to take over once every stored slot of
   // `store` has its residual under it (a replacement in progress is
-  // dropped for it).
+  // dropped for it). Under the shared lock, between two samples; the
+  // sweep it begins is Committed with the next sample.
   void Replace(MetricTransform transform, RandomFeatureRidge ridge,
                const SampleStore& store);
 
@@ -101,7 +112,7 @@ class RandomFeatureBase {
     // The fit taking over at the end (Replace), or none: the same fit.
     std::optional<Fit> incoming;
     RandomFeaturePredictor weights;  // the new residuals' weights
-    std::vector<double> residuals;   // slot-major, as residuals_
+    ChunkedRows<double> residuals;   // a row per slot, as residuals_
     std::size_t next = 0;            // slots [next, end) still to take
     std::size_t end = 0;
     std::uint64_t taken_at = 0;  // samples learned when weights were taken
@@ -112,19 +123,34 @@ class RandomFeatureBase {
                        std::span<const double> z, std::span<const double> y,
                        std::span<double> out);
   const MetricTransform& SweepTransform() const;
-  void StartSweep(std::optional<Fit> incoming, const SampleStore& store);
+  // Weights taken after `taken_at` samples: the ridge's, or the
+  // incoming fit's.
+  void StartSweep(std::optional<Fit> incoming, const SampleStore& store,
+                  std::uint64_t taken_at);
   void AdvanceSweep(const SampleStore& store);
   static void SaveFit(const Fit& fit, ByteWriter& out);
   static std::optional<Fit> LoadFit(ByteReader& in, std::size_t dim,
                                     std::size_t num_targets);
+  static void SaveRows(const ChunkedRows<double>& rows, ByteWriter& out);
+  static bool LoadRows(ByteReader& in, ChunkedRows<double>* rows);
 
-  Fit active_;
+  // Read by readers; changed by Commit only.
+  Fit active_;  // (its ridge learns in Prepare: the learner's alone)
+  RandomFeaturePredictor published_;
+  ChunkedRows<double> residuals_;
+  // The learner's.
   RandomFeaturePredictor cache_weights_;
-  std::vector<double> residuals_;  // slot-major, num_targets() per slot
   std::uint64_t cache_taken_at_ = 0;
   std::uint64_t learned_ = 0;
   std::optional<Sweep> sweep_;
   std::uint64_t sweeps_ = 0;
+  // Prepared for Commit: the sample's residuals under the cache weights
+  // and the sweep's, and the weights to publish.
+  std::vector<double> prepared_cached_;
+  std::vector<double> prepared_swept_;
+  std::optional<RandomFeaturePredictor> prepared_weights_;
+  // The cache a finished sweep replaced, freed by the next Prepare.
+  std::optional<ChunkedRows<double>> retired_;
 };
 
 }  // namespace streamreg

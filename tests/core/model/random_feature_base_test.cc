@@ -188,8 +188,8 @@ TEST(RandomFeatureBaseTest, AReplacingFitTakesOverWhenItsSweepEnds) {
     incoming.Add(Stretched().Apply(rows[i].x), rows[i].y);
     learn(rows[i++]);
   }
-  // 800 slots at 16 a sample (one taken at Replace).
-  EXPECT_EQ(i, 800u + 49u);
+  // 800 slots at 16 a sample.
+  EXPECT_EQ(i, 800u + 50u);
   // Then the new fit, which learned every sample since, and the residuals
   // of every slot under its weights at the replacement.
   std::vector<double> want(kTargets);
@@ -253,10 +253,46 @@ TEST(RandomFeatureBaseTest, ASnapshotMidSweepGoesOnExactlyAsTheOriginal) {
       base.Predict(rows[q].x, a);
       back->Predict(rows[q].x, b);
       EXPECT_EQ(a, b);
-      EXPECT_EQ(base.RelativeVariance(rows[q].x),
-                back->RelativeVariance(rows[q].x));
+      const std::vector<double> z = base.transform().Apply(rows[q].x);
+      EXPECT_EQ(base.ridge().RelativeVariance(z),
+                back->ridge().RelativeVariance(z));
     }
   }
+}
+
+// Readers share the model's lock with Prepare: it changes nothing they
+// read (the base's value, any slot's residual); Commit does.
+TEST(RandomFeatureBaseTest, PrepareChangesNothingReadersSee) {
+  const std::vector<Row> rows = MakeRows(400, 6);
+  SampleStore store(kDim, kTargets, {CapacityPolicy::kWindow, 150}, 5);
+  RandomFeatureBase base(Standardizing(), NewRidge());
+  std::size_t changed_residuals = 0;
+  for (const Row& row : rows) {
+    std::vector<double> before(kTargets), after(kTargets);
+    base.Predict(rows[0].x, before);
+    std::vector<double> residuals;
+    for (std::size_t slot = 0; slot < store.size(); ++slot) {
+      residuals.insert(residuals.end(), base.residual(slot).begin(),
+                       base.residual(slot).end());
+    }
+    base.Prepare(row.x, row.y, store);
+    base.Predict(rows[0].x, after);
+    ASSERT_EQ(before, after);
+    for (std::size_t slot = 0; slot < store.size(); ++slot) {
+      for (std::size_t t = 0; t < kTargets; ++t) {
+        ASSERT_EQ(base.residual(slot)[t], residuals[slot * kTargets + t]);
+      }
+    }
+    const SampleStore::Placement placed = store.Place();
+    store.Put(placed.slot, row.x, row.y, store.seen());
+    base.Commit(placed.slot, store);
+    base.Predict(rows[0].x, after);
+    EXPECT_NE(before, after);
+    for (std::size_t slot = 0; slot < residuals.size() / kTargets; ++slot) {
+      changed_residuals += base.residual(slot)[0] != residuals[slot * kTargets];
+    }
+  }
+  EXPECT_GT(changed_residuals, 1000u);  // sweeps and replaced slots
 }
 
 TEST(RandomFeatureBaseTest, RefusesDamagedSnapshots) {
