@@ -452,7 +452,8 @@ struct FakeCall {
 TEST(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
   const std::unique_ptr<Model> model = *Model::Create(SmallConfig());
   Batch batch(6, 100);
-  FakeLog log{.no_room_for = 101};
+  FakeLog log;
+  log.no_room_for = 101;
   FakeCall call;
   LearnBatcher batcher;
   for (std::size_t i = 0; i < 4; ++i) {
