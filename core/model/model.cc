@@ -149,6 +149,12 @@ ModelStats Model::stats() const {
   stats.regressor.assign(m, config_.regressor);
   stats.metric.assign(m, config_.metric);
   stats.uses_base.assign(m, config_.linear_base);
+  if (state_.random_base.has_value()) {
+    const RandomFeatureBase& base = *state_.random_base;
+    stats.base_rebuilds = base.replacements();
+    stats.base_lengthscale = base.ridge().options().lengthscale;
+    stats.base_ridge = base.ridge().options().ridge;
+  }
   for (std::size_t t = 0; t < m; ++t) {
     stats.prequential_nmse.push_back(state_.score.Nmse(t));
     stats.prequential_mse.push_back(state_.score.MeanSquaredError(t));

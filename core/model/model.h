@@ -65,6 +65,11 @@ struct ModelStats {
   double index_build_seconds = 0.0;
   // Batch recomputations of the metric installed (growth refreshes, Refit).
   std::uint64_t metric_refreshes = 0;
+  // A random-feature base's replacements by a fit in new coordinates (each
+  // rebuild taken over), and the lengthscale and ridge of the fit in use.
+  std::uint64_t base_rebuilds = 0;
+  double base_lengthscale = 0.0;
+  double base_ridge = 0.0;
   bool rebuild_in_progress = false;
   std::size_t memory_bytes = 0;
   // Since this Model object was made: the windows in which predictions had

@@ -299,6 +299,38 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
                                                    kMaxMlkrSteps, ", got ",
                                                    config->mlkr_fit_steps));
   }
+  if (config->random_feature_base) {
+    if (!config->linear_base) {
+      return absl::InvalidArgumentError(
+          "random_feature_base: needs the base on (linear_base)");
+    }
+    const std::size_t features =
+        1 + config->input_dim + 2 * config->random_feature_frequencies;
+    if (config->random_feature_frequencies < 1 ||
+        features > kMaxRandomFeatures) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "random_feature_frequencies: at least 1, and 1 + input_dim + 2 x "
+          "it at most ",
+          kMaxRandomFeatures, " (its features), got ",
+          config->random_feature_frequencies, " (", features, " features)"));
+    }
+    for (const auto& [grid, name] :
+         {std::pair{&config->random_feature_lengthscales,
+                    "random_feature_lengthscales"},
+          std::pair{&config->random_feature_ridges, "random_feature_ridges"}}) {
+      if (grid->empty() || grid->size() > kMaxGridSize) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, ": 1 to ", kMaxGridSize, " candidates, got ", grid->size()));
+      }
+      for (std::size_t c = 0; c < grid->size(); ++c) {
+        if (absl::Status s = ValidateFinite(
+                (*grid)[c], absl::StrCat(name, "[", c, "]"), false);
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+  }
   if (config->per_target_base && !config->linear_base) {
     return absl::InvalidArgumentError(
         "per_target_base: needs linear_base (the choice is between the base "
@@ -351,8 +383,9 @@ namespace {
 // models saved before keep their candidates); version 7
 // metric_refresh_samples (earlier models refreshed at every sample);
 // version 8 mlkr_fit_budget (earlier models' fits had none); version 9
-// per_target_base (off in earlier ones).
-constexpr std::uint32_t kConfigVersion = 9;
+// per_target_base (off in earlier ones); version 10 the random-feature
+// base (a linear base in earlier ones).
+constexpr std::uint32_t kConfigVersion = 10;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -409,6 +442,10 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U64(c.metric_refresh_samples);
   out.U64(c.mlkr_fit_budget);
   out.U8(c.per_target_base ? 1 : 0);
+  out.U8(c.random_feature_base ? 1 : 0);
+  out.U64(c.random_feature_frequencies);
+  out.Doubles(c.random_feature_lengthscales);
+  out.Doubles(c.random_feature_ridges);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -498,6 +535,18 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
     const std::uint8_t per_target_base = in.U8();
     if (per_target_base > 1) return false;
     c->per_target_base = per_target_base == 1;
+  }
+  c->random_feature_base = false;
+  c->random_feature_frequencies = defaults.random_feature_frequencies;
+  c->random_feature_lengthscales = defaults.random_feature_lengthscales;
+  c->random_feature_ridges = defaults.random_feature_ridges;
+  if (version >= 10) {
+    const std::uint8_t random_features = in.U8();
+    if (random_features > 1) return false;
+    c->random_feature_base = random_features == 1;
+    c->random_feature_frequencies = in.U64();
+    c->random_feature_lengthscales = in.Doubles();
+    c->random_feature_ridges = in.Doubles();
   }
   return in.ok();
 }

@@ -110,6 +110,19 @@ struct ModelConfig {
   // (1: every sample weighs the same).
   double base_ridge = 1.0;
   double base_forgetting = 1.0;
+  // With linear_base: the base is a random-feature ridge instead
+  // (RandomFeatureBase; docs/estimators.md, "Random-feature base"): D =
+  // random_feature_frequencies random Fourier features of the inputs in the
+  // coordinates of the model's (first) metric, plus the inputs themselves
+  // and an intercept, learned online by exact recursive least squares
+  // (base_forgetting); rebuilt in the background when those coordinates
+  // change, its lengthscale (times sqrt(input_dim)) and ridge then chosen
+  // among these candidates by the error on the newest fifth of the stored
+  // samples. The regressor averages residuals cached per stored sample.
+  bool random_feature_base = false;
+  std::size_t random_feature_frequencies = 64;
+  std::vector<double> random_feature_lengthscales = {0.25, 0.5, 1.0, 2.0};
+  std::vector<double> random_feature_ridges = {1e-3, 1e-2, 1e-1, 1.0};
   // Candidate bandwidths of the gradient estimator's kernel estimate f_{n,h}
   // (standardized Euclidean); empty = the regressor's bandwidth grid.
   std::vector<double> gradient_bandwidth_grid;
@@ -232,7 +245,9 @@ struct ModelConfig {
   }
   // Whether it keeps the online ridge: as its linear base, or as GLML's
   // Gaussian.
-  bool KeepsRidge() const { return linear_base || SearchesGlml(); }
+  bool KeepsRidge() const {
+    return (linear_base && !random_feature_base) || SearchesGlml();
+  }
   // honest_lag, at most half a bounded store's limit.
   std::size_t EffectiveHonestLag() const;
   // The evaluations per descent of an MLKR fit that reads `samples_read`
@@ -253,6 +268,10 @@ inline constexpr std::size_t kMaxColumnNameLength = 128;
 // The widest input a linear base takes: a 256 x 256 Cholesky solve is
 // about 5.6 Mflop per sample.
 inline constexpr std::size_t kMaxLinearBaseDim = 256;
+
+// The most features a random-feature base takes (1 + d + 2D): its exact
+// recursive least squares costs 3 F^2 multiply-adds per sample, 3 M at 1,024.
+inline constexpr std::size_t kMaxRandomFeatures = 1024;
 
 // Default grids: bandwidths sqrt(d) * 2^(-6), 2^(-5.75), ..., 2^(0.5), a
 // quarter octave apart (about the range of bandwidth / diameter the GW

@@ -120,6 +120,9 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       scratch.next_base = state.base;
       scratch.next_base->Add(sample.x, sample.y);
     }
+    if (state.random_base.has_value()) {
+      state.LearnersRandomBase().Prepare(sample.x, sample.y, state.store);
+    }
   }
   PrepareTakeOvers(state, prediction.learned + 1);
   {
@@ -174,6 +177,15 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
   state.inputs.Add(sample.x);
   state.targets.Add(sample.y);
   if (state.base.has_value()) std::swap(*state.base, *scratch.next_base);
+  if (state.random_base.has_value()) {
+    state.random_base->Commit(placement.keep
+                                  ? std::optional<std::size_t>(placement.slot)
+                                  : std::nullopt,
+                              state.store);
+  }
+  if (state.random_refresh.running()) {
+    state.random_refresh.Feed(sample.x, sample.y);
+  }
 }
 
 void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,

@@ -21,7 +21,9 @@ void Fallback(const ModelState& state, std::size_t target,
     out->spread[target] = std::sqrt(state.targets.Variance(target));
   } else {
     out->value[target] = base[target];
-    out->spread[target] = state.base->ResidualScale(target);
+    out->spread[target] = state.random_base.has_value()
+                              ? state.random_base->ResidualScale(target)
+                              : state.base->ResidualScale(target);
   }
   out->neighbors[target] = 0;
 }
@@ -151,7 +153,11 @@ void BaseValues(const ModelState& state, std::span<const double> x,
     return;
   }
   out->resize(state.config.num_targets());
-  state.base->Predict(x, *out);
+  if (state.random_base.has_value()) {
+    state.random_base->Predict(x, *out);
+  } else {
+    state.base->Predict(x, *out);
+  }
 }
 
 RegressorChoice ChoiceOf(const ModelState& state, std::size_t index,
@@ -228,13 +234,25 @@ void GatherNeighbors(const ModelState& state,
   // lambda, hence the pointers).
   const SampleStore* store = &state.store;
   const RecentSlots* recent = &state.recent;
-  const OnlineRidge* base = config.linear_base ? &*state.base : nullptr;
+  const OnlineRidge* base =
+      state.base.has_value() && config.linear_base ? &*state.base : nullptr;
+  const RandomFeatureBase* random_base =
+      state.random_base.has_value() ? &*state.random_base : nullptr;
   const bool raw_too = config.per_target_base;
   const std::size_t m = config.num_targets();
   thread_local std::vector<double> residual;
   residual.resize(config.NeighborColumns());
-  const auto targets = [store, base, raw_too,
+  const auto targets = [store, base, random_base, raw_too,
                         m](std::uint64_t slot) -> const double* {
+    if (random_base != nullptr) {
+      // Cached: a random-feature evaluation per neighbour would cost more
+      // than the search.
+      const std::span<const double> cached = random_base->residual(slot);
+      if (!raw_too) return cached.data();
+      std::copy(cached.begin(), cached.end(), residual.begin());
+      std::copy(store->y(slot), store->y(slot) + m, residual.begin() + m);
+      return residual.data();
+    }
     if (base == nullptr) return store->y(slot);
     const double* y = store->y(slot);
     base->Residual({store->x(slot), store->dim()}, {y, m},

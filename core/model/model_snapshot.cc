@@ -43,6 +43,12 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
   } else {
     tail.U8(static_cast<std::uint8_t>(RefreshInSnapshot::kNone));
   }
+  if (random_refresh_.has_value()) {
+    tail.U8(static_cast<std::uint8_t>(RefreshInSnapshot::kResult));
+    SaveRandomFeatureBuild(*random_refresh_, tail);
+  } else {
+    tail.U8(static_cast<std::uint8_t>(RefreshInSnapshot::kNone));
+  }
   if (absl::Status status = out.Add(kModelStateRecord, state); !status.ok()) {
     return status;
   }
@@ -106,6 +112,10 @@ ModelSnapshot Model::CaptureSnapshot() const {
   }
   if (state_.mlkr_refresh.running()) {
     snapshot.mlkr_refresh_ = state_.mlkr_refresh.result();
+  }
+  // (Waits until the rebuild has learned every sample fed it.)
+  if (state_.random_refresh.running()) {
+    snapshot.random_refresh_ = state_.random_refresh.Capture();
   }
   snapshot.rows_ = state_.store.Share();
   for (const MetricIndex* index : state_.AllIndexes()) {

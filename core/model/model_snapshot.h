@@ -15,6 +15,7 @@
 #include "core/io/record_writer.h"
 #include "core/metric/gradient_statistics.h"
 #include "core/metric/mlkr_map.h"
+#include "core/model/random_feature_refresh.h"
 #include "core/model/sample_store.h"
 
 namespace streamreg {
@@ -82,6 +83,8 @@ class ModelSnapshot {
   std::optional<std::shared_future<GradientStatistics>> refresh_;
   // An MLKR fit in progress: its result, waited for likewise.
   std::optional<std::shared_future<std::vector<MlkrMap>>> mlkr_refresh_;
+  // A random-feature base's rebuild in progress, as far as it got.
+  std::optional<RandomFeatureRefresh::Built> random_refresh_;
   SampleStore::Rows rows_;
   std::vector<CoverTree::Structure> indexes_;  // AllIndexes() order
   // Per index, its rebuilt tree (ShareRebuiltStructure).

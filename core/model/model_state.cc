@@ -1,6 +1,7 @@
 #include "core/model/model_state.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "core/metric/learned_metric.h"
@@ -86,6 +87,46 @@ ModelState::ModelState(const ModelConfig& config)
     base.emplace(config.input_dim, config.num_targets(), config.base_ridge,
                  config.base_forgetting);
   }
+  if (config.random_feature_base) {
+    random_base.emplace(
+        MetricTransform::Standardizing(inputs),
+        RandomFeatureRidge(config.input_dim, config.num_targets(),
+                           RandomFeatureOptions(config)));
+  }
+}
+
+RandomFeatureRidge::Options RandomFeatureOptions(const ModelConfig& config) {
+  const double root_d = std::sqrt(static_cast<double>(config.input_dim));
+  const std::vector<double>& lengthscales = config.random_feature_lengthscales;
+  return {.num_frequencies = config.random_feature_frequencies,
+          .lengthscale = root_d * lengthscales[lengthscales.size() / 2],
+          .ridge = config.random_feature_ridges.back(),
+          .linear_ridge = 1.0,
+          .intercept_ridge = 1e-6,
+          .forgetting = config.base_forgetting,
+          .seed = config.seed};
+}
+
+RandomFeatureRefresh::Job RandomFeatureJob(const ModelConfig& config,
+                                           MetricTransform transform,
+                                           std::size_t num_slots) {
+  const double root_d = std::sqrt(static_cast<double>(config.input_dim));
+  RandomFeatureRefresh::Job job{.transform = std::move(transform),
+                                .num_targets = config.num_targets(),
+                                .options = RandomFeatureOptions(config),
+                                .num_slots = num_slots};
+  for (double lengthscale : config.random_feature_lengthscales) {
+    job.lengthscales.push_back(root_d * lengthscale);
+  }
+  job.ridges = config.random_feature_ridges;
+  return job;
+}
+
+MlkrRefresh::Job::Residual ModelState::BaseResidual() const {
+  if (random_base.has_value()) return random_base->ResidualFunction();
+  if (!config.linear_base) return {};
+  return [ridge = *base](std::span<const double> x, std::span<const double> y,
+                         std::span<double> out) { ridge.Residual(x, y, out); };
 }
 
 MetricTransform ModelState::StandardizingTransform() const {

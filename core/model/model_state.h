@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -21,6 +22,8 @@
 #include "core/metric/slot_rows.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_config.h"
+#include "core/model/random_feature_base.h"
+#include "core/model/random_feature_refresh.h"
 #include "core/model/recent_slots.h"
 #include "core/model/sample_store.h"
 #include "core/regression/online_ridge.h"
@@ -47,7 +50,18 @@ struct TakeOverPoints {
   std::size_t refreshed_size = 0;  // the store's size when it last started
   std::uint64_t mlkr_refresh = 0;  // the same for the MLKR fit
   std::size_t mlkr_refreshed_size = 0;
+  std::uint64_t random_refresh = 0;  // the random-feature base's rebuild
 };
+
+// The random-feature ridge options of a model's base (its lengthscale and
+// ridge: the candidates' middle lengthscale and largest ridge, until a
+// rebuild chooses among them).
+RandomFeatureRidge::Options RandomFeatureOptions(const ModelConfig& config);
+// A rebuild of the random-feature base in the coordinates `transform`
+// over stored slots [0, num_slots).
+RandomFeatureRefresh::Job RandomFeatureJob(const ModelConfig& config,
+                                           MetricTransform transform,
+                                           std::size_t num_slots);
 
 // Everything a Model knows — stored samples, running moments, the metric's
 // sums, the selection errors, the indexes and the schedule of background
@@ -67,6 +81,10 @@ struct ModelState {
   // The transform prediction index `i` should search in now: the metric's
   // (or the standardization alone, for Euclidean models).
   MetricTransform PredictionTransform(std::size_t i) const
+      ABSL_SHARED_LOCKS_REQUIRED(lock);
+  // out = y - the model's base at x, as the base is now, as a function
+  // of its own (a copy: usable beside learning); empty without a base.
+  MlkrRefresh::Job::Residual BaseResidual() const
       ABSL_SHARED_LOCKS_REQUIRED(lock);
   // Each target's scale (standard deviation, or 1 while unknown).
   std::vector<double> TargetScales() const ABSL_SHARED_LOCKS_REQUIRED(lock);
@@ -111,6 +129,17 @@ struct ModelState {
   // The online ridge, if the model keeps one (ModelConfig::KeepsRidge): its
   // linear base (config.linear_base), or GLML's global Gaussian of (x, y).
   std::optional<OnlineRidge> base ABSL_GUARDED_BY(lock);
+  // The random-feature base instead (config.random_feature_base): readers
+  // use what its Commit published; the learner Prepares each sample under
+  // the shared lock (RandomFeatureBase).
+  std::optional<RandomFeatureBase> random_base ABSL_GUARDED_BY(lock);
+  // The learner's way to it under the shared lock, for what readers never
+  // read (RandomFeatureBase::Prepare, Replace): outside the lock analysis,
+  // which knows no member written under a shared lock.
+  RandomFeatureBase& LearnersRandomBase() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer)
+      ABSL_SHARED_LOCKS_REQUIRED(lock) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return *random_base;
+  }
   GradientStatistics gradients ABSL_GUARDED_BY(lock);
   PrequentialSelector gradient_selector ABSL_GUARDED_BY(lock);
   PrequentialScore score ABSL_GUARDED_BY(lock);
@@ -134,6 +163,9 @@ struct ModelState {
   GradientRefresh refresh;
   // The MLKR maps' batch fit in the background, likewise.
   MlkrRefresh mlkr_refresh;
+  // The random-feature base rebuilt in new coordinates, likewise; fed
+  // every sample learned while it runs.
+  RandomFeatureRefresh random_refresh;
 
   // Set (holding `lock` exclusively) when a sample is stored at which the
   // refresh schedule replaces an index generation (PredictionsMayChange:

@@ -14,8 +14,9 @@ namespace {
 // Version 2 added the honest error (its score and the recent slots); a
 // version 1 state loads with neither (the honest error starts afresh).
 // Version 3 added the linear base (a model saved before had none); version
-// 4 the MLKR maps and their fit (a model saved before had none).
-constexpr std::uint32_t kStateVersion = 4;
+// 4 the MLKR maps and their fit (a model saved before had none); version
+// 5 the random-feature base and its rebuild (likewise).
+constexpr std::uint32_t kStateVersion = 5;
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -94,7 +95,39 @@ bool LoadMlkrRefresh(ByteReader& in, ModelState& state)
   return false;
 }
 
+// The random-feature base's rebuild that ends a state record of version 5
+// and later.
+bool LoadRandomFeatureRefresh(ByteReader& in, ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  switch (static_cast<RefreshInSnapshot>(in.U8())) {
+    case RefreshInSnapshot::kNone:
+      return true;
+    case RefreshInSnapshot::kResult: {
+      std::optional<MetricTransform> transform =
+          MetricTransform::Load(in, state.config.input_dim);
+      if (!transform.has_value()) return false;
+      std::optional<RandomFeatureRidge> ridge = RandomFeatureRidge::Read(in);
+      if (!ridge.has_value() || ridge->dim() != transform->dim() ||
+          ridge->num_targets() != state.config.num_targets() ||
+          !state.config.random_feature_base) {
+        return false;
+      }
+      state.random_refresh.Resume({*std::move(transform), *std::move(ridge)});
+      return true;
+    }
+    case RefreshInSnapshot::kJob:
+      return false;
+  }
+  return false;
+}
+
 }  // namespace
+
+void SaveRandomFeatureBuild(const RandomFeatureRefresh::Built& built,
+                            ByteWriter& out) {
+  built.transform.Save(out);
+  built.ridge.Save(out);
+}
 
 void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out) {
   out.U64(maps.size());
@@ -133,6 +166,9 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   out.U64(take_over.mlkr_refresh);
   out.U64(take_over.mlkr_refreshed_size);
   SaveMlkrMaps(state.mlkr_maps, out);
+  out.U8(state.random_base.has_value() ? 1 : 0);
+  if (state.random_base.has_value()) state.random_base->Save(out);
+  out.U64(take_over.random_refresh);
 }
 
 bool LoadModelState(ByteReader& in, ModelState& state,
@@ -185,8 +221,24 @@ bool LoadModelState(ByteReader& in, ModelState& state,
     }
     state.mlkr_maps = std::move(maps);
   }
+  if (version >= 5) {
+    const std::uint8_t has_random_base = in.U8();
+    if (has_random_base != (state.random_base.has_value() ? 1 : 0)) {
+      return false;
+    }
+    if (has_random_base == 1) {
+      std::optional<RandomFeatureBase> random_base =
+          RandomFeatureBase::Load(in, d, state.config.num_targets());
+      if (!random_base.has_value()) return false;
+      state.random_base = *std::move(random_base);
+    }
+    take_over.random_refresh = in.U64();
+  } else if (state.random_base.has_value()) {
+    return false;
+  }
   if (!LoadRefresh(in, state, loaded)) return false;
   if (version >= 4 && !LoadMlkrRefresh(in, state)) return false;
+  if (version >= 5 && !LoadRandomFeatureRefresh(in, state)) return false;
   return in.done();
 }
 

@@ -29,7 +29,8 @@ namespace streamreg {
 // transform, rebuild count, waits and a rebuild in progress (with each
 // prediction index's selector and take-over point); and last what a
 // metric refresh in progress left (RefreshInSnapshot), then what an MLKR
-// fit in progress left (nothing or its result).
+// fit in progress left (nothing or its result), then a random-feature
+// base's rebuild in progress (nothing or what it has built so far).
 
 // What follows the state: a refresh in progress as nothing, its result, or
 // its job (restarted on restore).
@@ -50,6 +51,10 @@ struct SavedIndex {
 
 // A list of MLKR maps (an MLKR fit's result).
 void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out);
+// A random-feature base's rebuild as far as it got (RandomFeatureRefresh::
+// Capture).
+void SaveRandomFeatureBuild(const RandomFeatureRefresh::Built& built,
+                            ByteWriter& out);
 
 // The state record up to (not including) the refresh that follows it.
 void SaveModelState(const ModelState& state, ByteWriter& out)

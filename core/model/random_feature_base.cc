@@ -1,6 +1,7 @@
 #include "core/model/random_feature_base.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace streamreg {
@@ -9,8 +10,28 @@ RandomFeatureBase::RandomFeatureBase(MetricTransform transform,
                                      RandomFeatureRidge ridge)
     : active_{std::move(transform), std::move(ridge)},
       published_(active_.ridge.predictor()),
+      published_noise_(NoiseScales(active_.ridge)),
       residuals_(active_.ridge.num_targets()),
       cache_weights_(active_.ridge.predictor()) {}
+
+std::vector<double> RandomFeatureBase::NoiseScales(
+    const RandomFeatureRidge& ridge) {
+  std::vector<double> scales(ridge.num_targets());
+  for (std::size_t t = 0; t < scales.size(); ++t) {
+    scales[t] = std::sqrt(ridge.NoiseVariance(t));
+  }
+  return scales;
+}
+
+std::function<void(std::span<const double>, std::span<const double>,
+                   std::span<double>)>
+RandomFeatureBase::ResidualFunction() const {
+  return [transform = active_.transform, weights = published_](
+             std::span<const double> x, std::span<const double> y,
+             std::span<double> out) {
+    Residual(weights, transform.Apply(x), y, out);
+  };
+}
 
 void RandomFeatureBase::Predict(std::span<const double> x,
                                 std::span<double> out) const {
@@ -45,6 +66,7 @@ void RandomFeatureBase::Prepare(std::span<const double> x,
   Residual(cache_weights_, z, y, prepared_cached_);
   active_.ridge.Add(z, y);
   prepared_weights_.emplace(active_.ridge.predictor());
+  prepared_noise_ = NoiseScales(active_.ridge);
   if (sweep_.has_value() && sweep_->incoming) {
     sweep_->incoming->transform.Apply(x, z);
     sweep_->incoming->ridge.Add(z, y);
@@ -72,6 +94,7 @@ void RandomFeatureBase::Commit(std::optional<std::size_t> slot,
   if (prepared_weights_.has_value()) {
     std::swap(published_, *prepared_weights_);
     prepared_weights_.reset();
+    std::swap(published_noise_, prepared_noise_);
   }
   if (slot.has_value()) {
     if (*slot >= residuals_.size()) residuals_.GrowTo(*slot + 1);
@@ -86,11 +109,24 @@ void RandomFeatureBase::Commit(std::optional<std::size_t> slot,
               sweep.residuals.Row(*slot));
   }
   if (sweep.next < sweep.end) return;
+  TakeOverSweep(store);
+}
+
+void RandomFeatureBase::CompleteSweep(const SampleStore& store) {
+  if (!sweep_.has_value()) return;
+  while (sweep_->next < sweep_->end) AdvanceSweep(store);
+  TakeOverSweep(store);
+}
+
+void RandomFeatureBase::TakeOverSweep(const SampleStore& store) {
+  Sweep& sweep = *sweep_;
   // Taken over: the new residuals (and fit), the old ones freed later.
   sweep.residuals.GrowTo(store.size());
   if (sweep.incoming) {
+    ++replacements_;
     active_ = std::move(*sweep.incoming);
     published_ = active_.ridge.predictor();
+    published_noise_ = NoiseScales(active_.ridge);
   }
   cache_weights_ = std::move(sweep.weights);
   std::swap(residuals_, sweep.residuals);
@@ -189,6 +225,7 @@ void RandomFeatureBase::Save(ByteWriter& out) const {
   out.U64(cache_taken_at_);
   out.U64(learned_);
   out.U64(sweeps_);
+  out.U64(replacements_);
   out.U8(sweep_.has_value() ? 1 : 0);
   if (!sweep_.has_value()) return;
   out.U8(sweep_->incoming ? 1 : 0);
@@ -220,6 +257,7 @@ std::optional<RandomFeatureBase> RandomFeatureBase::Load(
   base.cache_taken_at_ = in.U64();
   base.learned_ = in.U64();
   base.sweeps_ = in.U64();
+  base.replacements_ = in.U64();
   const std::uint8_t sweeping = in.U8();
   if (!in.ok() || sweeping > 1 || base.cache_taken_at_ > base.learned_) {
     return std::nullopt;

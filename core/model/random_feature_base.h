@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -65,6 +66,14 @@ class RandomFeatureBase {
   // The base's value at raw input x, every target: the weights published
   // by the last Commit.
   void Predict(std::span<const double> x, std::span<double> out) const;
+  // The root of the noise variance the ridge estimates for target t
+  // (RandomFeatureRidge::NoiseVariance), as published by the last Commit.
+  double ResidualScale(std::size_t t) const { return published_noise_[t]; }
+  // out = y - the base at x, as Predict makes it now, as a function of its
+  // own (a copy of the weights; the frequencies are shared).
+  std::function<void(std::span<const double> x, std::span<const double> y,
+                     std::span<double> out)>
+  ResidualFunction() const;
   // The cached residual of stored slot `slot`, every target.
   std::span<const double> residual(std::size_t slot) const {
     return {residuals_.Row(slot), num_targets()};
@@ -75,8 +84,10 @@ class RandomFeatureBase {
   std::uint64_t learned() const { return learned_; }
   bool sweeping() const { return sweep_.has_value(); }
   bool replacing() const { return sweep_.has_value() && sweep_->incoming; }
-  // Sweeps completed (replacements included), since the base began.
+  // Sweeps completed since the base began, and of them the replacements
+  // by a fit in new coordinates.
   std::uint64_t sweeps() const { return sweeps_; }
+  std::uint64_t replacements() const { return replacements_; }
 
   // The learner's step for a sample (raw x, y), in two parts. Prepare
   // (shared lock): the ridge learns it (and a replacing fit), its
@@ -96,6 +107,10 @@ class RandomFeatureBase {
   // sweep it begins is Committed with the next sample.
   void Replace(MetricTransform transform, RandomFeatureRidge ridge,
                const SampleStore& store);
+
+  // Runs the sweep in progress to its end and takes it over now (a batch
+  // refit; the exclusive lock).
+  void CompleteSweep(const SampleStore& store);
 
   // The exact state, for snapshots; Load yields nothing for a malformed one
   // or one of other dimensions.
@@ -118,6 +133,7 @@ class RandomFeatureBase {
     std::uint64_t taken_at = 0;  // samples learned when weights were taken
   };
 
+  static std::vector<double> NoiseScales(const RandomFeatureRidge& ridge);
   // y - weights' fit at z, into out.
   static void Residual(const RandomFeaturePredictor& weights,
                        std::span<const double> z, std::span<const double> y,
@@ -128,6 +144,8 @@ class RandomFeatureBase {
   void StartSweep(std::optional<Fit> incoming, const SampleStore& store,
                   std::uint64_t taken_at);
   void AdvanceSweep(const SampleStore& store);
+  // The sweep's residuals (and its fit) in use from now on.
+  void TakeOverSweep(const SampleStore& store);
   static void SaveFit(const Fit& fit, ByteWriter& out);
   static std::optional<Fit> LoadFit(ByteReader& in, std::size_t dim,
                                     std::size_t num_targets);
@@ -137,6 +155,7 @@ class RandomFeatureBase {
   // Read by readers; changed by Commit only.
   Fit active_;  // (its ridge learns in Prepare: the learner's alone)
   RandomFeaturePredictor published_;
+  std::vector<double> published_noise_;
   ChunkedRows<double> residuals_;
   // The learner's.
   RandomFeaturePredictor cache_weights_;
@@ -144,11 +163,13 @@ class RandomFeatureBase {
   std::uint64_t learned_ = 0;
   std::optional<Sweep> sweep_;
   std::uint64_t sweeps_ = 0;
+  std::uint64_t replacements_ = 0;
   // Prepared for Commit: the sample's residuals under the cache weights
   // and the sweep's, and the weights to publish.
   std::vector<double> prepared_cached_;
   std::vector<double> prepared_swept_;
   std::optional<RandomFeaturePredictor> prepared_weights_;
+  std::vector<double> prepared_noise_;
   // The cache a finished sweep replaced, freed by the next Prepare.
   std::optional<ChunkedRows<double>> retired_;
 };

@@ -76,7 +76,7 @@ MlkrRefresh::Job MlkrJob(const ModelState& state, std::size_t num_slots)
   SharedLock lock(state.lock);
   MlkrRefresh::Job job(state.StandardizingTransform());
   job.target_scales = state.TargetScales();
-  if (config.linear_base) job.base = state.base;
+  job.residual = state.BaseResidual();
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     if (state.predictions[i].metric != MetricKind::kMlkr) continue;
     job.targets.push_back(state.predictions[i].metric_target);
@@ -216,6 +216,67 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   take_over.mlkr_refresh = SamplesSeen(state) + MlkrLag(config, size);
 }
 
+// Starts rebuilding the random-feature base in the coordinates of the
+// model's first index, which has just taken over new ones (a rebuild in
+// flight is superseded).
+void StartRandomBaseRebuild(ModelState& state, MetricTransform transform)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  const std::size_t size = SamplesStored(state);
+  state.random_refresh.Start(
+      RandomFeatureJob(state.config, std::move(transform), size),
+      state.RefreshRows(size).copy);
+  state.take_over.random_refresh = SamplesSeen(state) + Lag(state.config, size);
+}
+
+// The random-feature base replaced by `ridge` in `transform` now, every
+// residual taken under it.
+void ReplaceRandomBaseNow(ModelState& state, MetricTransform transform,
+                          RandomFeatureRidge ridge)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  ExclusiveLock lock(state.lock);
+  state.random_base->Replace(std::move(transform), std::move(ridge),
+                             state.store);
+  state.random_base->CompleteSweep(state.store);
+}
+
+// The random-feature base fitted in one batch to the `size` stored
+// samples in the first index's coordinates, with every residual under it
+// (Refit; a rebuild in flight is superseded).
+void RefitRandomBase(ModelState& state, std::size_t size)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  if (!state.config.random_feature_base) return;
+  if (state.random_refresh.running()) (void)state.random_refresh.Finish();
+  const RandomFeatureRefresh::Job job = RandomFeatureJob(
+      state.config, state.predictions[0].index->transform(), size);
+  std::vector<double> z, y;
+  ReadMappedRows(size, state.RefreshRows(size).copy, job.transform, &z, &y);
+  ReplaceRandomBaseNow(state, job.transform,
+                       RandomFeatureRefresh::BuildOver(job, z, y));
+}
+
+// At its take-over point, the rebuilt random-feature base replaces the one
+// in use once its residuals are swept (RandomFeatureBase::Replace).
+void MaintainRandomBase(ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  if (!state.random_refresh.running() ||
+      SamplesSeen(state) < state.take_over.random_refresh) {
+    return;
+  }
+  const PauseStatistics::Clock::time_point start =
+      PauseStatistics::Clock::now();
+  RandomFeatureRefresh::Built built = state.random_refresh.Finish();
+  if (PauseStatistics::Clock::now() - start > std::chrono::milliseconds(1)) {
+    state.refresh_waits.RecordSince(start);
+  }
+  SharedLock lock(state.lock);
+  state.LearnersRandomBase().Replace(std::move(built.transform),
+                                     std::move(built.ridge), state.store);
+}
+
 }  // namespace
 
 std::size_t RefreshPoints(const ModelConfig& config, std::size_t size) {
@@ -268,8 +329,15 @@ bool PredictionsMayChange(const ModelState& state) {
 void AfterSample(ModelState& state) {
   MaintainMetric(state);
   MaintainMlkr(state);
+  if (state.config.random_feature_base) MaintainRandomBase(state);
   const std::uint64_t seen = SamplesSeen(state);
-  for (MetricIndex* index : TakingOverAt(state, seen)) index->FinishRebuild();
+  for (MetricIndex* index : TakingOverAt(state, seen)) {
+    index->FinishRebuild();
+    if (state.config.random_feature_base &&
+        index == state.predictions[0].index.get()) {
+      StartRandomBaseRebuild(state, index->transform());
+    }
+  }
   if (seen % state.config.drift_check_every != 0) return;
   TakeOverPoints& take_over = state.take_over;
   MetricIndex* gradient_index = state.gradient_index.get();
@@ -295,11 +363,12 @@ void AfterSample(ModelState& state) {
 void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
   const bool gradients = state.gradient_index != nullptr;
   const bool mlkr = state.config.LearnsMlkr();
+  const std::size_t size = SamplesStored(state);
   if (!gradients && !mlkr) {
     if (progress) progress(0, 0);
+    RefitRandomBase(state, size);
     return;
   }
-  const std::size_t size = SamplesStored(state);
   if (gradients) {
     // A growth refresh in flight is superseded.
     if (state.refresh.running()) (void)state.refresh.Finish();
@@ -331,12 +400,18 @@ void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
     state.predictions[i].index->RebuildNow(PredictionTransform(state, i), size,
                                            state.StoreRows());
   }
+  RefitRandomBase(state, size);
 }
 
 void FinishBackgroundWork(ModelState& state) {
   if (state.refresh.running()) InstallRefresh(state, state.refresh.Finish());
   if (state.mlkr_refresh.running()) {
     InstallMlkrMaps(state, state.mlkr_refresh.Finish());
+  }
+  if (state.random_refresh.running()) {
+    RandomFeatureRefresh::Built built = state.random_refresh.Finish();
+    ReplaceRandomBaseNow(state, std::move(built.transform),
+                         std::move(built.ridge));
   }
   for (MetricIndex* index : state.AllIndexes()) index->FinishRebuild();
 }

@@ -138,6 +138,9 @@ inline void ExpectSameModel(const Model& a, const Model& b,
   EXPECT_EQ(sa.samples_stored, sb.samples_stored);
   EXPECT_EQ(sa.prequential_mse, sb.prequential_mse);
   EXPECT_EQ(sa.honest_mse, sb.honest_mse);
+  EXPECT_EQ(sa.base_rebuilds, sb.base_rebuilds);
+  EXPECT_EQ(sa.base_lengthscale, sb.base_lengthscale);
+  EXPECT_EQ(sa.base_ridge, sb.base_ridge);
   EXPECT_EQ(sa.honest_lag, sb.honest_lag);
   EXPECT_EQ(sa.regressor, sb.regressor);
   for (auto nmse : {&ModelStats::prequential_nmse, &ModelStats::honest_nmse}) {

@@ -135,6 +135,23 @@ std::vector<Case> Cases() {
   mlkr.regressor = RegressorKind::kNearest;
   mlkr.linear_base = true;
   cases.push_back({"knn_mlkr_linear_base", mlkr});
+  // A random-feature base: rebuilt at each take-over of the first index,
+  // its residuals swept (mid-sweep and mid-rebuild at some captures).
+  ModelConfig random_features = BusyConfig(BaseConfig());
+  random_features.metric = MetricKind::kMlkr;
+  random_features.regressor = RegressorKind::kNearest;
+  random_features.random_feature_base = true;
+  random_features.random_feature_frequencies = 16;
+  cases.push_back({"knn_mlkr_random_feature_base", random_features});
+  ModelConfig random_window = BusyConfig(BaseConfig());
+  random_window.regressor = RegressorKind::kAuto;
+  random_window.random_feature_base = true;
+  random_window.random_feature_frequencies = 8;
+  random_window.per_target_base = true;
+  random_window.base_forgetting = 0.999;
+  random_window.capacity = {CapacityPolicy::kWindow, 1200};
+  cases.push_back(
+      {"auto_gw_random_feature_base_per_target_window", random_window});
   ModelConfig mlkr_rank = BusyConfig(BaseConfig());
   mlkr_rank.metric = MetricKind::kMlkr;
   mlkr_rank.mlkr_rank = 2;
@@ -197,6 +214,10 @@ TEST(ModelSnapshotTest, RestoredModelsBehaveExactlyAsTheModelThatGoesOn) {
       restored_at.push_back(learned);
     }
     LearnAll(*model, stream, learned, stream.size(), 11);
+    if (c.config.random_feature_base) {
+      // Rebuilt at take-overs along the way (some caught mid-way).
+      EXPECT_GT(model->stats().base_rebuilds, 5u);
+    }
     for (std::size_t r = 0; r < restored.size(); ++r) {
       SCOPED_TRACE(::testing::Message() << "restored at " << capture_at[r]);
       LearnAll(*restored[r], stream, restored_at[r], stream.size(), 53);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -18,6 +19,8 @@
 #include "core/index/neighbor.h"
 #include "core/metric/batch_gradients.h"
 #include "core/metric/glml_metric.h"
+#include "core/model/model_state.h"
+#include "core/model/random_feature_refresh.h"
 #include "core/regression/online_ridge.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -38,20 +41,31 @@ using ::testing::HasSubstr;
 // An index of GLML's metric measures each target's distances under that
 // target's metric at the query (GlmlMetric), from `gaussian`, learned
 // independently.
+// A base's fit at raw x, every target (empty: no base).
+using BaseFit =
+    std::function<void(std::span<const double> x, std::span<double> out)>;
+
+BaseFit FitOf(const OnlineRidge* base) {
+  if (base == nullptr) return {};
+  return [base](std::span<const double> x, std::span<double> out) {
+    base->Predict(x, out);
+  };
+}
+
 Prediction Reference(const Model& model, const Stream& stream,
                      const std::vector<std::size_t>& slots,
                      std::span<const double> query, std::size_t index = 0,
-                     const OnlineRidge* base = nullptr,
+                     const BaseFit& base = {},
                      const OnlineRidge* gaussian = nullptr) {
   const auto target = [&](std::size_t sample, std::size_t t) {
     const double y = stream.y[sample * kTargets + t];
-    if (base == nullptr) return y;
+    if (!base) return y;
     std::vector<double> fit(kTargets);
-    base->Predict(stream.input(sample), fit);
+    base(stream.input(sample), fit);
     return y - fit[t];
   };
   std::vector<double> base_value(kTargets, 0.0);
-  if (base != nullptr) base->Predict(query, base_value);
+  if (base) base(query, base_value);
   const MetricReport report = model.metric();
   const MetricTransform& transform = report.in_use[index];
   const ModelStats stats = model.stats();
@@ -163,8 +177,9 @@ std::size_t IndexOf(const Model& model, std::size_t t) {
 
 void ExpectMatchesReference(const Model& model, const Stream& stream,
                             const std::vector<std::size_t>& slots,
-                            const Stream& queries) {
+                            const Stream& queries, BaseFit base_fit = {}) {
   const std::optional<OnlineRidge> base = ReferenceBase(model, stream);
+  if (!base_fit) base_fit = FitOf(base.has_value() ? &*base : nullptr);
   const std::optional<OnlineRidge> gaussian =
       ReferenceBase(model, stream, /*gaussian=*/true);
   for (std::size_t q = 0; q < queries.size(); ++q) {
@@ -174,8 +189,7 @@ void ExpectMatchesReference(const Model& model, const Stream& stream,
     for (std::size_t t = 0; t < kTargets; ++t) {
       const Prediction expected =
           Reference(model, stream, slots, queries.input(q), IndexOf(model, t),
-                    base.has_value() ? &*base : nullptr,
-                    gaussian.has_value() ? &*gaussian : nullptr);
+                    base_fit, gaussian.has_value() ? &*gaussian : nullptr);
       ASSERT_EQ(got->neighbors[t], expected.neighbors[t]) << "target " << t;
       if (expected.neighbors[t] == 0) continue;
       EXPECT_NEAR(got->value[t], expected.value[t], 1e-9);
@@ -221,6 +235,25 @@ TEST(ModelConfigTest, ErrorsNameTheField) {
             "metric_refresh_samples: 0 (every stored sample) or at least 64, "
             "got 63");
   config.metric_refresh_samples = 0;
+  EXPECT_TRUE(Model::Create(config).ok());
+  config = BaseConfig();
+  config.random_feature_base = true;
+  config.linear_base = false;
+  EXPECT_EQ(Model::Create(config).status().message(),
+            "random_feature_base: needs the base on (linear_base)");
+  config.linear_base = true;
+  config.random_feature_frequencies = 600;
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("random_feature_frequencies: at least 1, and 1 + "
+                        "input_dim + 2 x it at most 1024"));
+  config.random_feature_frequencies = 64;
+  config.random_feature_ridges = {0.1, -1.0};
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("random_feature_ridges[1]"));
+  config.random_feature_ridges = {};
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("random_feature_ridges: 1 to 64 candidates, got 0"));
+  config.random_feature_ridges = {0.1};
   EXPECT_TRUE(Model::Create(config).ok());
 }
 
@@ -295,6 +328,10 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.metric_refresh_samples = 4096;
   config.mlkr_fit_budget = 12345;
   config.per_target_base = true;
+  config.random_feature_base = true;
+  config.random_feature_frequencies = 40;
+  config.random_feature_lengthscales = {0.5, 1.5};
+  config.random_feature_ridges = {0.01};
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -319,6 +356,10 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.metric_refresh_samples, 4096u);
   EXPECT_EQ(read.mlkr_fit_budget, 12345u);
   EXPECT_TRUE(read.per_target_base);
+  EXPECT_TRUE(read.random_feature_base);
+  EXPECT_EQ(read.random_feature_frequencies, 40u);
+  EXPECT_EQ(read.random_feature_lengthscales, (std::vector<double>{0.5, 1.5}));
+  EXPECT_EQ(read.random_feature_ridges, std::vector<double>{0.01});
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -331,9 +372,18 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 9 is version 10 without the random-feature base (a flag, a
+  // count, two lists of 2 and 1 doubles): a model written then had a
+  // linear base.
+  const std::string version9 = older(bytes, 9, 1 + 8 + 24 + 16);
+  ASSERT_TRUE(load(version9));
+  EXPECT_FALSE(read.random_feature_base);
+  EXPECT_EQ(read.random_feature_frequencies,
+            ModelConfig().random_feature_frequencies);
+  EXPECT_TRUE(read.per_target_base);
   // Version 8 is version 9 without per_target_base: every target of a
   // model written then used the base (or none did).
-  const std::string version8 = older(bytes, 8, 1);
+  const std::string version8 = older(version9, 8, 1);
   ASSERT_TRUE(load(version8));
   EXPECT_FALSE(read.per_target_base);
   EXPECT_EQ(read.mlkr_fit_budget, 12345u);
@@ -377,7 +427,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 10, 0)));
+  EXPECT_FALSE(load(older(bytes, 11, 0)));
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
@@ -526,6 +576,80 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
       }
     }
   }
+}
+
+// After a refit, a random-feature base is the ridge fitted in one batch
+// to every stored sample in the first index's coordinates (its lengthscale
+// and ridge chosen on the newest fifth), every residual is taken under it,
+// and a prediction is its fit plus the regressor's over those residuals:
+// recomputed here by brute force from the samples.
+TEST(ModelTest, ARandomFeatureBaseAfterARefitIsItsFitPlusTheResidualsUnderIt) {
+  const Stream stream = MakeStream(1200, 21);
+  const Stream queries = MakeStream(30, 22);
+  for (MetricKind metric : {MetricKind::kEuclidean,
+                            MetricKind::kGradientWeights, MetricKind::kMlkr}) {
+    for (RegressorKind regressor :
+         {RegressorKind::kKernel, RegressorKind::kNearest,
+          RegressorKind::kLocalLinear}) {
+      SCOPED_TRACE(::testing::Message() << MetricKindName(metric) << " "
+                                        << RegressorKindName(regressor));
+      ModelConfig config = BaseConfig();
+      config.metric = metric;
+      config.regressor = regressor;
+      config.random_feature_base = true;
+      config.random_feature_frequencies = 16;
+      config.kernel = Kernel::kEpanechnikov;
+      auto model = MakeModel(config);
+      LearnAll(*model, stream, 0, stream.size());
+      ASSERT_TRUE(model->Refit().ok());
+      model->FinishRebuilds();
+      const MetricTransform transform = model->metric().in_use[0];
+      const RandomFeatureRefresh::Job job =
+          RandomFeatureJob(model->config(), transform, stream.size());
+      std::vector<double> z, y;
+      for (std::size_t s = 0; s < stream.size(); ++s) {
+        const std::vector<double> mapped = transform.Apply(stream.input(s));
+        z.insert(z.end(), mapped.begin(), mapped.end());
+        const Sample sample = stream.sample(s);
+        y.insert(y.end(), sample.y.begin(), sample.y.end());
+      }
+      RandomFeatureRefresh::Choice choice;
+      const RandomFeatureRidge ridge =
+          RandomFeatureRefresh::BuildOver(job, z, y, &choice);
+      const BaseFit fit = [&](std::span<const double> x,
+                              std::span<double> out) {
+        ridge.Predict(transform.Apply(x), out);
+      };
+      ExpectMatchesReference(*model, stream, FirstSlots(stream.size()), queries,
+                             fit);
+    }
+  }
+}
+
+// A random-feature base follows a curved trend the linear base cannot:
+// on y_2 = x_3^2 / 20 (x_3 in [-10, 10]) learned from a thousand samples,
+// k-NN over its residuals predicts unseen samples with a fraction of the
+// linear base's error.
+TEST(ModelTest, ARandomFeatureBaseFollowsACurveTheLinearBaseCannot) {
+  const Stream stream = MakeStream(1000, 23);
+  const Stream held_out = MakeStream(300, 24);
+  std::vector<double> error(2, 0.0);
+  for (const bool random_features : {false, true}) {
+    ModelConfig config = BaseConfig();
+    config.metric = MetricKind::kEuclidean;
+    config.regressor = RegressorKind::kNearest;
+    config.k_grid = {8};
+    config.random_feature_base = random_features;
+    auto model = MakeModel(config);
+    LearnAll(*model, stream, 0, stream.size());
+    for (std::size_t q = 0; q < held_out.size(); ++q) {
+      const double e =
+          model->Predict(held_out.input(q))->value[1] - held_out.sample(q).y[1];
+      error[random_features] += e * e;
+    }
+  }
+  EXPECT_LT(error[1], 0.5 * error[0])
+      << "linear base " << error[0] << ", random-feature base " << error[1];
 }
 
 TEST(ModelTest, LocalLinearAndTheLinearBaseFollowTheSlopeBeyondTheData) {
@@ -857,7 +981,7 @@ TEST(ModelTest, PerTargetMetricsPredictEachTargetInItsOwnIndex) {
     for (std::size_t t = 0; t < kTargets; ++t) {
       const Prediction expected =
           Reference(*model, stream, FirstSlots(stream.size()), queries.input(q),
-                    t, &*base);
+                    t, FitOf(&*base));
       ASSERT_EQ(got.neighbors[t], expected.neighbors[t]);
       if (expected.neighbors[t] > 0) {
         EXPECT_NEAR(got.value[t], expected.value[t], 1e-9);
