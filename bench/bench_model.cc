@@ -39,6 +39,10 @@ ABSL_FLAG(int, honest_lag, -1,
 ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
 ABSL_FLAG(bool, linear_base, true,
           "A linear base under the regressor (--nolinear_base: none)");
+ABSL_FLAG(bool, random_feature_base, false,
+          "The base a random-feature ridge (with --linear_base)");
+ABSL_FLAG(int, random_feature_frequencies, -1,
+          "The random-feature base's D (-1: the model's default)");
 ABSL_FLAG(std::string, gradient_estimator, "local_linear",
           "local_linear (slopes) or finite_differences (the papers')");
 ABSL_FLAG(int, metric_refresh_samples, -1,
@@ -152,6 +156,9 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   config.linear_base = absl::GetFlag(FLAGS_linear_base);
   config.gradient_estimator =
       *ParseGradientEstimatorKind(absl::GetFlag(FLAGS_gradient_estimator));
+  config.random_feature_base = absl::GetFlag(FLAGS_random_feature_base);
+  SetIfGiven(FLAGS_random_feature_frequencies,
+             &config.random_feature_frequencies);
   SetIfGiven(FLAGS_honest_lag, &config.honest_lag);
   SetIfGiven(FLAGS_metric_refresh_samples, &config.metric_refresh_samples);
   SetIfGiven(FLAGS_mlkr_fit_steps, &config.mlkr_fit_steps);

@@ -9,7 +9,6 @@ namespace streamreg {
 RandomFeatureBase::RandomFeatureBase(MetricTransform transform,
                                      RandomFeatureRidge ridge)
     : active_{std::move(transform), std::move(ridge)},
-      published_(active_.ridge.predictor()),
       published_noise_(NoiseScales(active_.ridge)),
       residuals_(active_.ridge.num_targets()),
       cache_weights_(active_.ridge.predictor()) {}
@@ -26,7 +25,7 @@ std::vector<double> RandomFeatureBase::NoiseScales(
 std::function<void(std::span<const double>, std::span<const double>,
                    std::span<double>)>
 RandomFeatureBase::ResidualFunction() const {
-  return [transform = active_.transform, weights = published_](
+  return [transform = active_.transform, weights = cache_weights_](
              std::span<const double> x, std::span<const double> y,
              std::span<double> out) {
     Residual(weights, transform.Apply(x), y, out);
@@ -38,7 +37,7 @@ void RandomFeatureBase::Predict(std::span<const double> x,
   thread_local std::vector<double> z;
   z.resize(active_.transform.dim());
   active_.transform.Apply(x, z);
-  published_.Predict(z, out);
+  cache_weights_.Predict(z, out);
 }
 
 void RandomFeatureBase::Residual(const RandomFeaturePredictor& weights,
@@ -65,7 +64,6 @@ void RandomFeatureBase::Prepare(std::span<const double> x,
   prepared_cached_.resize(m);
   Residual(cache_weights_, z, y, prepared_cached_);
   active_.ridge.Add(z, y);
-  prepared_weights_.emplace(active_.ridge.predictor());
   prepared_noise_ = NoiseScales(active_.ridge);
   if (sweep_.has_value() && sweep_->incoming) {
     sweep_->incoming->transform.Apply(x, z);
@@ -91,11 +89,7 @@ void RandomFeatureBase::Prepare(std::span<const double> x,
 void RandomFeatureBase::Commit(std::optional<std::size_t> slot,
                                const SampleStore& store) {
   ++learned_;
-  if (prepared_weights_.has_value()) {
-    std::swap(published_, *prepared_weights_);
-    prepared_weights_.reset();
-    std::swap(published_noise_, prepared_noise_);
-  }
+  std::swap(published_noise_, prepared_noise_);
   if (slot.has_value()) {
     if (*slot >= residuals_.size()) residuals_.GrowTo(*slot + 1);
     std::copy(prepared_cached_.begin(), prepared_cached_.end(),
@@ -125,7 +119,6 @@ void RandomFeatureBase::TakeOverSweep(const SampleStore& store) {
   if (sweep.incoming) {
     ++replacements_;
     active_ = std::move(*sweep.incoming);
-    published_ = active_.ridge.predictor();
     published_noise_ = NoiseScales(active_.ridge);
   }
   cache_weights_ = std::move(sweep.weights);
@@ -219,7 +212,6 @@ bool RandomFeatureBase::LoadRows(ByteReader& in, ChunkedRows<double>* rows) {
 
 void RandomFeatureBase::Save(ByteWriter& out) const {
   SaveFit(active_, out);
-  out.Doubles(published_.weights());
   out.Doubles(cache_weights_.weights());
   SaveRows(residuals_, out);
   out.U64(cache_taken_at_);
@@ -250,8 +242,7 @@ std::optional<RandomFeatureBase> RandomFeatureBase::Load(
     std::copy(saved.begin(), saved.end(), weights->weights().begin());
     return true;
   };
-  if (!load_weights(&base.published_) || !load_weights(&base.cache_weights_) ||
-      !LoadRows(in, &base.residuals_)) {
+  if (!load_weights(&base.cache_weights_) || !LoadRows(in, &base.residuals_)) {
     return std::nullopt;
   }
   base.cache_taken_at_ = in.U64();

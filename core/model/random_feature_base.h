@@ -25,15 +25,20 @@ namespace streamreg {
 //
 // Evaluating the base at every neighbour of every query would cost a
 // random-feature map each, so the residuals are cached per stored slot,
-// all taken under one set of the ridge's weights (`cache weights`), which
-// a sweep renews: once the ridge has learned 1/kSweepGrowth of the store's
-// size in samples since the cache's weights were taken, its weights as
-// they are then become the next cache weights, and each learned sample takes
-// kSweepPace stored slots' residuals under them (plus its own) until every slot
-// has one; then the new residuals replace the cache. The online base predicts
-// over residuals taken under its weights of at least about 7/8 of its samples,
-// within a few per cent of recomputing them exactly (bench/RESULTS.md, "How
-// a random-feature base keeps its residuals").
+// all taken under one set of the ridge's weights (the cache weights),
+// which a sweep renews: once the ridge has learned 1/kSweepGrowth of the
+// store's size in samples since the cache weights were taken, its weights
+// as they are then become the next cache weights, and each learned sample
+// takes kSweepPace stored slots' residuals under them (plus its own) until
+// every slot has one; then the new residuals and their weights replace the
+// cache. A prediction adds the base under the cache weights — the weights
+// its residuals were taken under — so that near the data, where the
+// neighbours' residuals and the query's base move together, it is the
+// exact base-plus-residuals estimator: with the online weights instead
+// (the base a sixteenth of the samples newer than its residuals), the
+// robot loop's prequential error, its neighbours the last few ticks, was
+// 100 times the linear base's (bench/RESULTS.md, "The random-feature
+// base").
 //
 // A new fit in other coordinates (the metric refreshed: Replace) learns
 // on beside the fit in use while a sweep takes every slot's residual under
@@ -44,9 +49,9 @@ namespace streamreg {
 // never depend on timing. The model's lock guards it: readers (Predict,
 // residual) share it; the learner Prepares each sample under the shared
 // lock — the ridges, its residuals and the sweep's own buffer are its
-// alone — and Commits it under the exclusive lock, which only writes rows,
-// publishes the weights and swaps what a finished sweep made (no
-// allocation beyond a new chunk of rows, no O(F^2) work).
+// alone — and Commits it under the exclusive lock, which only writes rows
+// and swaps what a finished sweep made (no allocation beyond a new chunk
+// of rows, no O(F^2) work).
 class RandomFeatureBase {
  public:
   // Slots whose residuals a learned sample takes while a sweep runs, and
@@ -63,8 +68,8 @@ class RandomFeatureBase {
   const MetricTransform& transform() const { return active_.transform; }
   const RandomFeatureRidge& ridge() const { return active_.ridge; }
 
-  // The base's value at raw input x, every target: the weights published
-  // by the last Commit.
+  // The base's value at raw input x, every target: under the cache
+  // weights.
   void Predict(std::span<const double> x, std::span<double> out) const;
   // The root of the noise variance the ridge estimates for target t
   // (RandomFeatureRidge::NoiseVariance), as published by the last Commit.
@@ -94,7 +99,7 @@ class RandomFeatureBase {
   // residuals are computed, and the sweep goes on (or begins) over the
   // slots `store` holds. Commit (exclusive lock), once the sample is in
   // `slot` of `store` (none: passed over by a reservoir): its residuals are
-  // cached, the new weights published, and a finished sweep taken over.
+  // cached, and a finished sweep taken over.
   void Prepare(std::span<const double> x, std::span<const double> y,
                const SampleStore& store);
   void Commit(std::optional<std::size_t> slot, const SampleStore& store);
@@ -154,7 +159,6 @@ class RandomFeatureBase {
 
   // Read by readers; changed by Commit only.
   Fit active_;  // (its ridge learns in Prepare: the learner's alone)
-  RandomFeaturePredictor published_;
   std::vector<double> published_noise_;
   ChunkedRows<double> residuals_;
   // The learner's.
@@ -165,10 +169,9 @@ class RandomFeatureBase {
   std::uint64_t sweeps_ = 0;
   std::uint64_t replacements_ = 0;
   // Prepared for Commit: the sample's residuals under the cache weights
-  // and the sweep's, and the weights to publish.
+  // and the sweep's, and the ridge's noise scales.
   std::vector<double> prepared_cached_;
   std::vector<double> prepared_swept_;
-  std::optional<RandomFeaturePredictor> prepared_weights_;
   std::vector<double> prepared_noise_;
   // The cache a finished sweep replaced, freed by the next Prepare.
   std::optional<ChunkedRows<double>> retired_;

@@ -133,12 +133,15 @@ TEST(RandomFeatureBaseTest, ResidualsAreTakenUnderOneSetOfWeightsAsDefined) {
   }
   EXPECT_GT(most_behind, 1500u / 20);  // it does lag: a cache, not a recompute
   EXPECT_GT(harness.base().sweeps(), 30u);
-  // The base itself is the ridge that learned every sample.
+  // The ridge learned every sample; the base predicts under the weights
+  // its residuals were taken under.
   EXPECT_EQ(harness.base().ridge().weight(), 1500.0);
   std::vector<double> got(kTargets), want(kTargets);
   harness.base().Predict(rows[7].x, got);
   RandomFeatureRidge alone = NewRidge();
-  for (const Row& row : rows) alone.Add(Standardizing().Apply(row.x), row.y);
+  for (std::size_t i = 0; i < harness.cache_from(); ++i) {
+    alone.Add(Standardizing().Apply(rows[i].x), rows[i].y);
+  }
   alone.Predict(Standardizing().Apply(rows[7].x), want);
   EXPECT_EQ(got, want);
 }
@@ -179,23 +182,23 @@ TEST(RandomFeatureBaseTest, AReplacingFitTakesOverWhenItsSweepEnds) {
   base.Replace(Stretched(), incoming, store);
   ASSERT_TRUE(base.replacing());
   std::size_t i = 800;
-  std::vector<double> got(kTargets), old_fit(kTargets);
+  std::vector<double> got(kTargets);
   while (base.replacing()) {
-    // The fit in use until then is the old one.
-    base.Predict(rows[0].x, got);
-    base.ridge().Predict(Standardizing().Apply(rows[0].x), old_fit);
-    EXPECT_EQ(got, old_fit);
+    // The fit in use until then is the old one (its transform).
+    EXPECT_EQ(base.transform().Apply(rows[0].x),
+              Standardizing().Apply(rows[0].x));
     incoming.Add(Stretched().Apply(rows[i].x), rows[i].y);
     learn(rows[i++]);
   }
   // 800 slots at 16 a sample.
   EXPECT_EQ(i, 800u + 50u);
-  // Then the new fit, which learned every sample since, and the residuals
-  // of every slot under its weights at the replacement.
+  // Then the new fit (which learned every sample since), predicting under
+  // its weights at the replacement, with every slot's residual under them.
   std::vector<double> want(kTargets);
   base.Predict(rows[0].x, got);
-  incoming.Predict(Stretched().Apply(rows[0].x), want);
+  taken.Predict(Stretched().Apply(rows[0].x), want);
   EXPECT_EQ(got, want);
+  EXPECT_EQ(base.ridge().weight(), incoming.weight());
   EXPECT_EQ(base.cache_taken_at(), 800u);
   std::vector<double> fit(kTargets);
   for (std::size_t slot = 0; slot < store.size(); ++slot) {
@@ -261,7 +264,8 @@ TEST(RandomFeatureBaseTest, ASnapshotMidSweepGoesOnExactlyAsTheOriginal) {
 }
 
 // Readers share the model's lock with Prepare: it changes nothing they
-// read (the base's value, any slot's residual); Commit does.
+// read (the base's value, any slot's residual); Commit does (the base's
+// value when a sweep ends).
 TEST(RandomFeatureBaseTest, PrepareChangesNothingReadersSee) {
   const std::vector<Row> rows = MakeRows(400, 6);
   SampleStore store(kDim, kTargets, {CapacityPolicy::kWindow, 150}, 5);
@@ -285,9 +289,10 @@ TEST(RandomFeatureBaseTest, PrepareChangesNothingReadersSee) {
     }
     const SampleStore::Placement placed = store.Place();
     store.Put(placed.slot, row.x, row.y, store.seen());
+    const std::uint64_t sweeps = base.sweeps();
     base.Commit(placed.slot, store);
     base.Predict(rows[0].x, after);
-    EXPECT_NE(before, after);
+    EXPECT_EQ(before != after, base.sweeps() > sweeps);
     for (std::size_t slot = 0; slot < residuals.size() / kTargets; ++slot) {
       changed_residuals += base.residual(slot)[0] != residuals[slot * kTargets];
     }
