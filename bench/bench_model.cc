@@ -43,6 +43,9 @@ ABSL_FLAG(bool, random_feature_base, false,
           "The base a random-feature ridge (with --linear_base)");
 ABSL_FLAG(int, random_feature_frequencies, -1,
           "The random-feature base's D (-1: the model's default)");
+ABSL_FLAG(std::vector<std::string>, random_feature_lengthscales, {},
+          "The random-feature base's candidate lengthscales, times sqrt(d) "
+          "(none: the model's default)");
 ABSL_FLAG(std::string, gradient_estimator, "local_linear",
           "local_linear (slopes) or finite_differences (the papers')");
 ABSL_FLAG(int, metric_refresh_samples, -1,
@@ -159,6 +162,20 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   config.random_feature_base = absl::GetFlag(FLAGS_random_feature_base);
   SetIfGiven(FLAGS_random_feature_frequencies,
              &config.random_feature_frequencies);
+  if (const std::vector<std::string> given =
+          absl::GetFlag(FLAGS_random_feature_lengthscales);
+      !given.empty()) {
+    config.random_feature_lengthscales.clear();
+    for (const std::string& field : given) {
+      double value = 0.0;
+      if (!absl::SimpleAtod(field, &value)) {
+        std::cerr << "--random_feature_lengthscales: not a number: " << field
+                  << "\n";
+        std::exit(2);
+      }
+      config.random_feature_lengthscales.push_back(value);
+    }
+  }
   SetIfGiven(FLAGS_honest_lag, &config.honest_lag);
   SetIfGiven(FLAGS_metric_refresh_samples, &config.metric_refresh_samples);
   SetIfGiven(FLAGS_mlkr_fit_steps, &config.mlkr_fit_steps);
