@@ -123,7 +123,7 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
        .abandoned =
            [this] {
              MutexLock lock(&mutex_);
-             return end_.has_value() || context_->IsCancelled();
+             return write_failed_ || context_->IsCancelled();
            },
        .deadline = CallDeadline(*context_),
        .done =
@@ -142,6 +142,7 @@ void LearnReactor::Logged(std::uint64_t number, bool answer_waits,
     --in_commit_;
     if (answer_waits) awaiting_answer_ = false;
     if (!result.status.ok()) {
+      write_failed_ = true;
       if (!end_.has_value()) {
         end_ = WithMessage(result.status,
                            absl::StrCat(MessageName(number),

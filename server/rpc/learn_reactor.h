@@ -78,6 +78,11 @@ class LearnReactor final
   bool half_closed_ ABSL_GUARDED_BY(mutex_) = false;
   bool finished_ ABSL_GUARDED_BY(mutex_) = false;
   std::optional<absl::Status> end_ ABSL_GUARDED_BY(mutex_);
+  // A sample of this call was not written (not durable): the samples after
+  // it are not written either (LearnBatcher::Request::abandoned). A later
+  // message's bad sample, which ends the call too, leaves the samples
+  // before it to be written.
+  bool write_failed_ ABSL_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace streamreg

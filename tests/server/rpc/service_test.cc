@@ -463,6 +463,9 @@ class RawLearnCall {
     sample.set_sample_id(50'000 + i);
     return stream_->Write(request);
   }
+  bool Write(const v1::LearnRequest& request) {
+    return stream_->Write(request);
+  }
   bool Read(v1::LearnResponse* response) { return stream_->Read(response); }
   absl::Status Finish() {
     stream_->WritesDone();
@@ -590,6 +593,35 @@ TEST_F(ServiceTest, ASampleThatCannotBeMadeDurableEndsTheStreamNamingIt) {
   }
   EXPECT_EQ(NumSamples("m"), 51u);
   server_.reset();
+}
+
+// A bad message ends a Learn call, but the samples it sent before are
+// written (unlike those after a sample that could not be made durable):
+// here they all still wait in the group commit when the bad one arrives.
+TEST_F(ServiceTest, ALearnCallEndedByABadMessageWritesTheSamplesBeforeIt) {
+  const Rows rows(100, 4);
+  ASSERT_TRUE(client_->CreateModel("m", RowsSpec()).ok());
+  std::shared_ptr<HostedModel> hosted = *server_->registry().Find("m");
+  RawLearnCall call(*client_);
+  {
+    HeldWrites held(*hosted);
+    v1::LearnResponse answer;
+    for (std::size_t i = 0; i < 20; ++i) {
+      ASSERT_TRUE(call.Send(rows, i));
+      ASSERT_TRUE(call.Read(&answer));  // answered first
+    }
+    v1::LearnRequest bad;
+    bad.set_model("m");
+    bad.mutable_sample()->add_x(1.0);  // one input of four
+    bad.mutable_sample()->add_y(0.0);
+    ASSERT_TRUE(call.Write(bad));
+    // (Time for the server to read it while the samples wait.)
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  const absl::Status status = call.Finish();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(status.message(), HasSubstr("message 20: sample.x: has 1"));
+  EXPECT_EQ(NumSamples("m"), 20u);
 }
 
 TEST_F(ServiceTest, AResentIngestBatchIsSkippedByItsIds) {
