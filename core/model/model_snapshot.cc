@@ -45,7 +45,7 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
   }
   if (random_refresh_.has_value()) {
     tail.U8(static_cast<std::uint8_t>(RefreshInSnapshot::kResult));
-    SaveRandomFeatureBuild(*random_refresh_, tail);
+    random_refresh_->Save(tail);
   } else {
     tail.U8(static_cast<std::uint8_t>(RefreshInSnapshot::kNone));
   }

@@ -103,16 +103,12 @@ bool LoadRandomFeatureRefresh(ByteReader& in, ModelState& state)
     case RefreshInSnapshot::kNone:
       return true;
     case RefreshInSnapshot::kResult: {
-      std::optional<MetricTransform> transform =
-          MetricTransform::Load(in, state.config.input_dim);
-      if (!transform.has_value()) return false;
-      std::optional<RandomFeatureRidge> ridge = RandomFeatureRidge::Read(in);
-      if (!ridge.has_value() || ridge->dim() != transform->dim() ||
-          ridge->num_targets() != state.config.num_targets() ||
-          !state.config.random_feature_base) {
+      std::optional<RandomFeatureFit> built = RandomFeatureFit::Load(
+          in, state.config.input_dim, state.config.num_targets());
+      if (!built.has_value() || !state.config.random_feature_base) {
         return false;
       }
-      state.random_refresh.Resume({*std::move(transform), *std::move(ridge)});
+      state.random_refresh.Resume(*std::move(built));
       return true;
     }
     case RefreshInSnapshot::kJob:
@@ -122,12 +118,6 @@ bool LoadRandomFeatureRefresh(ByteReader& in, ModelState& state)
 }
 
 }  // namespace
-
-void SaveRandomFeatureBuild(const RandomFeatureRefresh::Built& built,
-                            ByteWriter& out) {
-  built.transform.Save(out);
-  built.ridge.Save(out);
-}
 
 void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out) {
   out.U64(maps.size());

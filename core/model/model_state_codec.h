@@ -51,10 +51,6 @@ struct SavedIndex {
 
 // A list of MLKR maps (an MLKR fit's result).
 void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out);
-// A random-feature base's rebuild as far as it got (RandomFeatureRefresh::
-// Capture).
-void SaveRandomFeatureBuild(const RandomFeatureRefresh::Built& built,
-                            ByteWriter& out);
 
 // The state record up to (not including) the refresh that follows it.
 void SaveModelState(const ModelState& state, ByteWriter& out)

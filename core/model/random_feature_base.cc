@@ -48,6 +48,13 @@ void RandomFeatureBase::Residual(const RandomFeaturePredictor& weights,
   for (std::size_t t = 0; t < out.size(); ++t) out[t] = y[t] - out[t];
 }
 
+void RandomFeatureBase::ResidualFromFeatures(
+    const RandomFeaturePredictor& weights, std::span<const double> phi,
+    std::span<const double> y, std::span<double> out) {
+  weights.PredictFromFeatures(phi, out);
+  for (std::size_t t = 0; t < out.size(); ++t) out[t] = y[t] - out[t];
+}
+
 const MetricTransform& RandomFeatureBase::SweepTransform() const {
   return sweep_->incoming ? sweep_->incoming->transform : active_.transform;
 }
@@ -59,10 +66,14 @@ void RandomFeatureBase::Prepare(std::span<const double> x,
   const std::size_t m = num_targets();
   thread_local std::vector<double> z;
   z.resize(active_.transform.dim());
-  // Its residual under the cache weights, then the ridge learns it.
+  // Its residual under the cache weights, then the ridge learns it. (The
+  // features serve a sweep of the same fit too: its weights share the map.)
   active_.transform.Apply(x, z);
+  thread_local std::vector<double> phi;
+  phi.resize(cache_weights_.num_features());
+  cache_weights_.Features(z, phi);
   prepared_cached_.resize(m);
-  Residual(cache_weights_, z, y, prepared_cached_);
+  ResidualFromFeatures(cache_weights_, phi, y, prepared_cached_);
   active_.ridge.Add(z, y);
   prepared_noise_ = NoiseScales(active_.ridge);
   if (sweep_.has_value() && sweep_->incoming) {
@@ -80,8 +91,12 @@ void RandomFeatureBase::Prepare(std::span<const double> x,
     // Its residual under the sweep's weights too, for its slot (which the
     // sweep may have taken already, from the sample it replaces).
     prepared_swept_.resize(m);
-    SweepTransform().Apply(x, z);
-    Residual(sweep_->weights, z, y, prepared_swept_);
+    if (sweep_->incoming) {
+      // (z is in the incoming fit's coordinates since its ridge learned.)
+      Residual(sweep_->weights, z, y, prepared_swept_);
+    } else {
+      ResidualFromFeatures(sweep_->weights, phi, y, prepared_swept_);
+    }
   }
   AdvanceSweep(store);
 }
@@ -137,10 +152,9 @@ void RandomFeatureBase::Learn(std::span<const double> x,
   Commit(slot, store);
 }
 
-void RandomFeatureBase::Replace(MetricTransform transform,
-                                RandomFeatureRidge ridge,
+void RandomFeatureBase::Replace(RandomFeatureFit fit,
                                 const SampleStore& store) {
-  StartSweep(Fit{std::move(transform), std::move(ridge)}, store, learned_);
+  StartSweep(std::move(fit), store, learned_);
 }
 
 void RandomFeatureBase::StartSweep(std::optional<Fit> incoming,
@@ -172,23 +186,6 @@ void RandomFeatureBase::AdvanceSweep(const SampleStore& store) {
   }
 }
 
-void RandomFeatureBase::SaveFit(const Fit& fit, ByteWriter& out) {
-  fit.transform.Save(out);
-  fit.ridge.Save(out);
-}
-
-std::optional<RandomFeatureBase::Fit> RandomFeatureBase::LoadFit(
-    ByteReader& in, std::size_t dim, std::size_t num_targets) {
-  std::optional<MetricTransform> transform = MetricTransform::Load(in, dim);
-  if (!transform.has_value()) return std::nullopt;
-  std::optional<RandomFeatureRidge> ridge = RandomFeatureRidge::Read(in);
-  if (!ridge.has_value() || ridge->dim() != transform->dim() ||
-      ridge->num_targets() != num_targets) {
-    return std::nullopt;
-  }
-  return Fit{*std::move(transform), *std::move(ridge)};
-}
-
 void RandomFeatureBase::SaveRows(const ChunkedRows<double>& rows,
                                  ByteWriter& out) {
   out.U64(rows.size());
@@ -211,7 +208,7 @@ bool RandomFeatureBase::LoadRows(ByteReader& in, ChunkedRows<double>* rows) {
 }
 
 void RandomFeatureBase::Save(ByteWriter& out) const {
-  SaveFit(active_, out);
+  active_.Save(out);
   out.Doubles(cache_weights_.weights());
   SaveRows(residuals_, out);
   out.U64(cache_taken_at_);
@@ -221,7 +218,7 @@ void RandomFeatureBase::Save(ByteWriter& out) const {
   out.U8(sweep_.has_value() ? 1 : 0);
   if (!sweep_.has_value()) return;
   out.U8(sweep_->incoming ? 1 : 0);
-  if (sweep_->incoming) SaveFit(*sweep_->incoming, out);
+  if (sweep_->incoming) sweep_->incoming->Save(out);
   out.Doubles(sweep_->weights.weights());
   SaveRows(sweep_->residuals, out);
   out.U64(sweep_->next);
@@ -231,7 +228,7 @@ void RandomFeatureBase::Save(ByteWriter& out) const {
 
 std::optional<RandomFeatureBase> RandomFeatureBase::Load(
     ByteReader& in, std::size_t dim, std::size_t num_targets) {
-  std::optional<Fit> active = LoadFit(in, dim, num_targets);
+  std::optional<Fit> active = Fit::Load(in, dim, num_targets);
   if (!active.has_value()) return std::nullopt;
   RandomFeatureBase base(std::move(active->transform),
                          std::move(active->ridge));
@@ -258,7 +255,7 @@ std::optional<RandomFeatureBase> RandomFeatureBase::Load(
   if (!in.ok() || replacing > 1) return std::nullopt;
   std::optional<Fit> incoming;
   if (replacing == 1) {
-    incoming = LoadFit(in, dim, num_targets);
+    incoming = Fit::Load(in, dim, num_targets);
     if (!incoming.has_value()) return std::nullopt;
   }
   RandomFeaturePredictor weights =

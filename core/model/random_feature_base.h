@@ -11,6 +11,7 @@
 #include "core/base/byte_coding.h"
 #include "core/base/chunked_rows.h"
 #include "core/metric/metric_transform.h"
+#include "core/model/random_feature_fit.h"
 #include "core/model/sample_store.h"
 #include "core/regression/random_feature_predictor.h"
 #include "core/regression/random_feature_ridge.h"
@@ -110,8 +111,7 @@ class RandomFeatureBase {
   // `store` has its residual under it (a replacement in progress is
   // dropped for it). Under the shared lock, between two samples; the
   // sweep it begins is Committed with the next sample.
-  void Replace(MetricTransform transform, RandomFeatureRidge ridge,
-               const SampleStore& store);
+  void Replace(RandomFeatureFit fit, const SampleStore& store);
 
   // Runs the sweep in progress to its end and takes it over now (a batch
   // refit; the exclusive lock).
@@ -124,10 +124,7 @@ class RandomFeatureBase {
                                                std::size_t num_targets);
 
  private:
-  struct Fit {
-    MetricTransform transform;
-    RandomFeatureRidge ridge;
-  };
+  using Fit = RandomFeatureFit;
   struct Sweep {
     // The fit taking over at the end (Replace), or none: the same fit.
     std::optional<Fit> incoming;
@@ -139,10 +136,14 @@ class RandomFeatureBase {
   };
 
   static std::vector<double> NoiseScales(const RandomFeatureRidge& ridge);
-  // y - weights' fit at z, into out.
+  // y - weights' fit at z (or at features phi), into out.
   static void Residual(const RandomFeaturePredictor& weights,
                        std::span<const double> z, std::span<const double> y,
                        std::span<double> out);
+  static void ResidualFromFeatures(const RandomFeaturePredictor& weights,
+                                   std::span<const double> phi,
+                                   std::span<const double> y,
+                                   std::span<double> out);
   const MetricTransform& SweepTransform() const;
   // Weights taken after `taken_at` samples: the ridge's, or the
   // incoming fit's.
@@ -151,9 +152,6 @@ class RandomFeatureBase {
   void AdvanceSweep(const SampleStore& store);
   // The sweep's residuals (and its fit) in use from now on.
   void TakeOverSweep(const SampleStore& store);
-  static void SaveFit(const Fit& fit, ByteWriter& out);
-  static std::optional<Fit> LoadFit(ByteReader& in, std::size_t dim,
-                                    std::size_t num_targets);
   static void SaveRows(const ChunkedRows<double>& rows, ByteWriter& out);
   static bool LoadRows(ByteReader& in, ChunkedRows<double>* rows);
 

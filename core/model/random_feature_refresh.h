@@ -13,6 +13,7 @@
 #include "core/base/mutex.h"
 #include "core/metric/metric_transform.h"
 #include "core/metric/slot_rows.h"
+#include "core/model/random_feature_fit.h"
 #include "core/regression/random_feature_ridge.h"
 
 namespace streamreg {
@@ -64,10 +65,7 @@ class RandomFeatureRefresh {
                                       const std::vector<double>& y,
                                       Choice* choice = nullptr);
   // The ridge and the transform it learns in.
-  struct Built {
-    MetricTransform transform;
-    RandomFeatureRidge ridge;
-  };
+  using Built = RandomFeatureFit;
 
   RandomFeatureRefresh() = default;
   // Abandons the work (stops, then joins).

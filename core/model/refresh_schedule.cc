@@ -229,15 +229,13 @@ void StartRandomBaseRebuild(ModelState& state, MetricTransform transform)
   state.take_over.random_refresh = SamplesSeen(state) + Lag(state.config, size);
 }
 
-// The random-feature base replaced by `ridge` in `transform` now, every
-// residual taken under it.
-void ReplaceRandomBaseNow(ModelState& state, MetricTransform transform,
-                          RandomFeatureRidge ridge)
+// The random-feature base replaced by `fit` now, every residual taken
+// under it.
+void ReplaceRandomBaseNow(ModelState& state, RandomFeatureFit fit)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
   ExclusiveLock lock(state.lock);
-  state.random_base->Replace(std::move(transform), std::move(ridge),
-                             state.store);
+  state.random_base->Replace(std::move(fit), state.store);
   state.random_base->CompleteSweep(state.store);
 }
 
@@ -253,8 +251,8 @@ void RefitRandomBase(ModelState& state, std::size_t size)
       state.config, state.predictions[0].index->transform(), size);
   std::vector<double> z, y;
   ReadMappedRows(size, state.RefreshRows(size).copy, job.transform, &z, &y);
-  ReplaceRandomBaseNow(state, job.transform,
-                       RandomFeatureRefresh::BuildOver(job, z, y));
+  ReplaceRandomBaseNow(
+      state, {job.transform, RandomFeatureRefresh::BuildOver(job, z, y)});
 }
 
 // At its take-over point, the rebuilt random-feature base replaces the one
@@ -273,8 +271,7 @@ void MaintainRandomBase(ModelState& state)
     state.refresh_waits.RecordSince(start);
   }
   SharedLock lock(state.lock);
-  state.LearnersRandomBase().Replace(std::move(built.transform),
-                                     std::move(built.ridge), state.store);
+  state.LearnersRandomBase().Replace(std::move(built), state.store);
 }
 
 }  // namespace
@@ -409,9 +406,7 @@ void FinishBackgroundWork(ModelState& state) {
     InstallMlkrMaps(state, state.mlkr_refresh.Finish());
   }
   if (state.random_refresh.running()) {
-    RandomFeatureRefresh::Built built = state.random_refresh.Finish();
-    ReplaceRandomBaseNow(state, std::move(built.transform),
-                         std::move(built.ridge));
+    ReplaceRandomBaseNow(state, state.random_refresh.Finish());
   }
   for (MetricIndex* index : state.AllIndexes()) index->FinishRebuild();
 }

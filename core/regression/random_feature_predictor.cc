@@ -4,6 +4,7 @@
 #include <numbers>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include "Eigen/Core"
 
@@ -77,17 +78,22 @@ void RandomFeaturePredictor::Features(std::span<const double> z,
 
 void RandomFeaturePredictor::Predict(std::span<const double> z,
                                      std::span<double> out) const {
-  const std::size_t f = num_features();
-  thread_local Eigen::VectorXd phi;
-  phi.resize(static_cast<Eigen::Index>(f));
-  Features(z, {phi.data(), f});
+  thread_local std::vector<double> phi;
+  phi.resize(num_features());
+  Features(z, phi);
+  PredictFromFeatures(phi, out);
+}
+
+void RandomFeaturePredictor::PredictFromFeatures(std::span<const double> phi,
+                                                 std::span<double> out) const {
+  const auto f = static_cast<Eigen::Index>(num_features());
   Eigen::Map<Eigen::VectorXd>(out.data(),
                               static_cast<Eigen::Index>(num_targets_))
-      .noalias() = Eigen::Map<const Eigen::MatrixXd>(
-                       weights_.data(), static_cast<Eigen::Index>(f),
-                       static_cast<Eigen::Index>(num_targets_))
-                       .transpose() *
-                   phi;
+      .noalias() =
+      Eigen::Map<const Eigen::MatrixXd>(weights_.data(), f,
+                                        static_cast<Eigen::Index>(num_targets_))
+          .transpose() *
+      Eigen::Map<const Eigen::VectorXd>(phi.data(), f);
 }
 
 }  // namespace streamreg

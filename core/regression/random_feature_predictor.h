@@ -33,6 +33,9 @@ class RandomFeaturePredictor {
   void Features(std::span<const double> z, std::span<double> out) const;
   // W^T phi(z), every target.
   void Predict(std::span<const double> z, std::span<double> out) const;
+  // W^T phi for features phi already computed (Features), every target.
+  void PredictFromFeatures(std::span<const double> phi,
+                           std::span<double> out) const;
 
   // W, column-major F x m (the ridge's to change).
   std::span<double> weights() { return weights_; }

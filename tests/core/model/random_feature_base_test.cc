@@ -179,7 +179,7 @@ TEST(RandomFeatureBaseTest, AReplacingFitTakesOverWhenItsSweepEnds) {
     incoming.Add(Stretched().Apply(rows[i].x), rows[i].y);
   }
   const RandomFeaturePredictor taken = incoming.predictor();
-  base.Replace(Stretched(), incoming, store);
+  base.Replace({Stretched(), incoming}, store);
   ASSERT_TRUE(base.replacing());
   std::size_t i = 800;
   std::vector<double> got(kTargets);
@@ -222,7 +222,7 @@ TEST(RandomFeatureBaseTest, ASnapshotMidSweepGoesOnExactlyAsTheOriginal) {
     };
     std::size_t i = 0;
     while (i < 600 || !base.sweeping()) learn(base, rows[i++]);
-    if (replacing) base.Replace(Stretched(), NewRidge(9), store);
+    if (replacing) base.Replace({Stretched(), NewRidge(9)}, store);
     ASSERT_TRUE(base.sweeping());
     std::string saved;
     ByteWriter writer(&saved);
