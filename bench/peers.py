@@ -26,7 +26,8 @@ streamreg's rows: a server (started here, on loopback, with a fresh data
 directory) learns the training rows through `streamreg ingest` into one
 model per configuration — every fixed metric x regressor pair,
 `--regressor auto` in each metric and `--metric auto` with k-NN and with
-`--regressor auto`, without and with a linear base, plus
+`--regressor auto`, without a base, with a linear base, with the base
+chosen per target and with a random-feature base, plus
 the default and, on SARCOS, per-torque EGOP — and predicts the test rows with
 `streamreg predict`. Each streamreg row also gives the model's own figures at
 the end of the training stream (means over targets): prequential and
@@ -87,7 +88,9 @@ AUTO_METRIC_REGRESSORS = [("k-NN", "knn"), ("auto", "auto")]
 BASES = [("", ["--nolinear_base"], "none"),
          ("linear base + ", ["--linear_base"], "base"),
          ("base per target + ", ["--linear_base", "--per_target_base"],
-          "per_target")]
+          "per_target"),
+         ("random-feature base + ", ["--linear_base", "--random_feature_base"],
+          "random_features")]
 # Whether the per-target metric choice (--metric auto) is among the models.
 WITH_AUTO_METRIC = [True]
 
@@ -378,8 +381,13 @@ def main():
                         "and SARCOS's EGOP per torque (default: all)")
     parser.add_argument("--bases", default=",".join(b[2] for b in BASES),
                         help="the bases of the fixed metrics' models: none, "
-                        "base (linear) and per_target (the linear base or "
-                        "none, chosen per target) (default: all)")
+                        "base (linear), per_target (the linear base or "
+                        "none, chosen per target) and random_features (the "
+                        "random-feature base) (default: all)")
+    parser.add_argument("--random_feature_flags", default="",
+                        help="more flags of the random-feature base's models, "
+                        "space-separated (e.g. "
+                        "--random_feature_frequencies=250)")
     parser.add_argument("--regressors",
                         default=",".join(r for _, r in REGRESSORS),
                         help="the regressors of the fixed metrics' models "
@@ -403,6 +411,9 @@ def main():
     if set(bases) - {b[2] for b in BASES}:
         sys.exit(f"--bases: unknown {sorted(set(bases) - {b[2] for b in BASES})}")
     BASES[:] = [b for b in BASES if b[2] in bases]
+    BASES[:] = [(label, flags + args.random_feature_flags.split(), key)
+                if key == "random_features" else (label, flags, key)
+                for label, flags, key in BASES]
     wanted = ([d[0] for d in DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))
     unknown = set(wanted) - {d[0] for d in DATA_SETS}

@@ -49,6 +49,22 @@ ABSL_FLAG(bool, linear_base, streamreg::SpecOptions{}.linear_base,
 ABSL_FLAG(bool, per_target_base, streamreg::SpecOptions{}.per_target_base,
           "with the linear base: each target predicts with it or without it, "
           "whichever has the lower honest error");
+ABSL_FLAG(bool, random_feature_base,
+          streamreg::SpecOptions{}.random_feature_base,
+          "with the base: a random-feature ridge (random Fourier features of "
+          "the inputs in the learned metric's coordinates, plus the linear "
+          "part) instead of the linear base");
+ABSL_FLAG(std::uint32_t, random_feature_frequencies,
+          streamreg::SpecOptions{}.random_feature_frequencies,
+          "the random-feature base's frequencies D (2D features; 0: 64)");
+ABSL_FLAG(std::vector<std::string>, random_feature_lengthscales,
+          streamreg::SpecOptions{}.random_feature_lengthscales,
+          "the random-feature base's candidate lengthscales, comma-separated, "
+          "in units of sqrt(inputs) (empty: 0.25,0.5,1,2)");
+ABSL_FLAG(std::vector<std::string>, random_feature_ridges,
+          streamreg::SpecOptions{}.random_feature_ridges,
+          "the random-feature base's candidate ridges, comma-separated "
+          "(empty: 0.001,0.01,0.1,1)");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
@@ -137,6 +153,12 @@ CliOptions OptionsFromFlags() {
   spec.per_target = absl::GetFlag(FLAGS_per_target);
   spec.linear_base = absl::GetFlag(FLAGS_linear_base);
   spec.per_target_base = absl::GetFlag(FLAGS_per_target_base);
+  spec.random_feature_base = absl::GetFlag(FLAGS_random_feature_base);
+  spec.random_feature_frequencies =
+      absl::GetFlag(FLAGS_random_feature_frequencies);
+  spec.random_feature_lengthscales =
+      absl::GetFlag(FLAGS_random_feature_lengthscales);
+  spec.random_feature_ridges = absl::GetFlag(FLAGS_random_feature_ridges);
   spec.seed = absl::GetFlag(FLAGS_seed);
   BenchOptions& bench = options.bench;
   bench.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -169,10 +191,21 @@ struct Subcommand {
 };
 
 // Flags that make a model, for create and for --create.
-const std::vector<std::string> kSpecFlags = {
-    "inputs",      "targets",         "metric",   "mlkr_rank",
-    "regressor",   "kernel",          "capacity", "per_target",
-    "linear_base", "per_target_base", "seed"};
+const std::vector<std::string> kSpecFlags = {"inputs",
+                                             "targets",
+                                             "metric",
+                                             "mlkr_rank",
+                                             "regressor",
+                                             "kernel",
+                                             "capacity",
+                                             "per_target",
+                                             "linear_base",
+                                             "per_target_base",
+                                             "random_feature_base",
+                                             "random_feature_frequencies",
+                                             "random_feature_lengthscales",
+                                             "random_feature_ridges",
+                                             "seed"};
 
 std::vector<std::string> Concat(std::vector<std::string> a,
                                 const std::vector<std::string>& b) {

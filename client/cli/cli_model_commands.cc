@@ -52,6 +52,21 @@ absl::Status ParseCapacity(const std::string& text, v1::Capacity* capacity) {
   return absl::OkStatus();
 }
 
+// Comma-separated numbers of a list flag into `out`.
+absl::Status ParseNumbers(const std::string& flag,
+                          const std::vector<std::string>& values,
+                          google::protobuf::RepeatedField<double>* out) {
+  for (const std::string& value : values) {
+    double number = 0;
+    if (!absl::SimpleAtod(value, &number)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": '", value, "' is not a number"));
+    }
+    out->Add(number);
+  }
+  return absl::OkStatus();
+}
+
 // The message as JSON (with --json) or protobuf text.
 std::string Text(const google::protobuf::Message& message, bool json_format) {
   if (json_format) {
@@ -170,6 +185,31 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
   // On is the server's default (where the inputs allow it).
   if (!options.linear_base) spec.set_linear_base(false);
   if (options.per_target_base) spec.set_per_target_base(true);
+  const bool random_feature_options =
+      options.random_feature_frequencies != 0 ||
+      !options.random_feature_lengthscales.empty() ||
+      !options.random_feature_ridges.empty();
+  if (random_feature_options && !options.random_feature_base) {
+    return absl::InvalidArgumentError(
+        "--random_feature_frequencies, _lengthscales and _ridges: only with "
+        "--random_feature_base");
+  }
+  if (options.random_feature_base) {
+    v1::RandomFeatureBase& base = *spec.mutable_random_feature_base();
+    base.set_frequencies(options.random_feature_frequencies);
+    if (absl::Status status = ParseNumbers("random_feature_lengthscales",
+                                           options.random_feature_lengthscales,
+                                           base.mutable_lengthscales());
+        !status.ok()) {
+      return status;
+    }
+    if (absl::Status status =
+            ParseNumbers("random_feature_ridges", options.random_feature_ridges,
+                         base.mutable_ridges());
+        !status.ok()) {
+      return status;
+    }
+  }
   spec.set_seed(options.seed);
   return spec;
 }

@@ -3,13 +3,15 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace streamreg {
 
 // How to make a model (streamreg create, and --create): --inputs,
 // --targets, --metric, --regressor, --kernel, --capacity, --per_target,
-// --linear_base, --per_target_base, --seed. The defaults here are the flags'
-// defaults.
+// --linear_base, --per_target_base, --random_feature_base (and its
+// --random_feature_frequencies, _lengthscales, _ridges), --seed. The
+// defaults here are the flags' defaults.
 struct SpecOptions {
   std::uint32_t inputs = 0;  // 0: from the CSV's header
   std::string targets;       // a count or names a,b,..; empty: from the CSV
@@ -21,6 +23,10 @@ struct SpecOptions {
   bool per_target = false;
   bool linear_base = true;
   bool per_target_base = false;
+  bool random_feature_base = false;
+  std::uint32_t random_feature_frequencies = 0;          // 0: the server's
+  std::vector<std::string> random_feature_lengthscales;  // empty: the server's
+  std::vector<std::string> random_feature_ridges;        // empty: the server's
   std::uint64_t seed = 0;
 };
 

@@ -309,15 +309,16 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
     if (config->random_feature_frequencies < 1 ||
         features > kMaxRandomFeatures) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "random_feature_frequencies: at least 1, and 1 + input_dim + 2 x "
-          "it at most ",
+          "random_feature_base.frequencies: at least 1, and 1 + input_dim + "
+          "2 x it at most ",
           kMaxRandomFeatures, " (its features), got ",
           config->random_feature_frequencies, " (", features, " features)"));
     }
     for (const auto& [grid, name] :
          {std::pair{&config->random_feature_lengthscales,
-                    "random_feature_lengthscales"},
-          std::pair{&config->random_feature_ridges, "random_feature_ridges"}}) {
+                    "random_feature_base.lengthscales"},
+          std::pair{&config->random_feature_ridges,
+                    "random_feature_base.ridges"}}) {
       if (grid->empty() || grid->size() > kMaxGridSize) {
         return absl::InvalidArgumentError(absl::StrCat(
             name, ": 1 to ", kMaxGridSize, " candidates, got ", grid->size()));

@@ -122,9 +122,8 @@ RandomFeatureRefresh::Job RandomFeatureJob(const ModelConfig& config,
   return job;
 }
 
-MlkrRefresh::Job::Residual ModelState::BaseResidual() const {
-  if (random_base.has_value()) return random_base->ResidualFunction();
-  if (!config.linear_base) return {};
+MlkrRefresh::Job::Residual ModelState::MlkrFitResidual() const {
+  if (random_base.has_value() || !config.linear_base) return {};
   return [ridge = *base](std::span<const double> x, std::span<const double> y,
                          std::span<double> out) { ridge.Residual(x, y, out); };
 }

@@ -50,7 +50,8 @@ struct TakeOverPoints {
   std::size_t refreshed_size = 0;  // the store's size when it last started
   std::uint64_t mlkr_refresh = 0;  // the same for the MLKR fit
   std::size_t mlkr_refreshed_size = 0;
-  std::uint64_t random_refresh = 0;  // the random-feature base's rebuild
+  std::uint64_t random_refresh = 0;     // the random-feature base's rebuild
+  std::size_t random_rebuilt_size = 0;  // the store's size when it started
 };
 
 // The random-feature ridge options of a model's base (its lengthscale and
@@ -82,9 +83,14 @@ struct ModelState {
   // (or the standardization alone, for Euclidean models).
   MetricTransform PredictionTransform(std::size_t i) const
       ABSL_SHARED_LOCKS_REQUIRED(lock);
-  // out = y - the model's base at x, as the base is now, as a function
-  // of its own (a copy: usable beside learning); empty without a base.
-  MlkrRefresh::Job::Residual BaseResidual() const
+  // What an MLKR fit learns the map for: out = y - the model's linear base
+  // at x, as the base is now, as a function of its own (a copy: usable
+  // beside learning); empty (the targets themselves) without a base or with
+  // the random-feature base, which is built in the map's coordinates: a map
+  // fitted to its residuals would be circular (the base takes out what the
+  // map would need to see, and the next base is built in the degraded
+  // map), measured in bench/RESULTS.md.
+  MlkrRefresh::Job::Residual MlkrFitResidual() const
       ABSL_SHARED_LOCKS_REQUIRED(lock);
   // Each target's scale (standard deviation, or 1 while unknown).
   std::vector<double> TargetScales() const ABSL_SHARED_LOCKS_REQUIRED(lock);

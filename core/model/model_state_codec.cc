@@ -15,8 +15,10 @@ namespace {
 // version 1 state loads with neither (the honest error starts afresh).
 // Version 3 added the linear base (a model saved before had none); version
 // 4 the MLKR maps and their fit (a model saved before had none); version
-// 5 the random-feature base and its rebuild (likewise).
-constexpr std::uint32_t kStateVersion = 5;
+// 5 the random-feature base and its rebuild (likewise); version 6 the
+// store's size when its last rebuild started (0 before: the next rebuild
+// on growth comes at once).
+constexpr std::uint32_t kStateVersion = 6;
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -159,6 +161,7 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   out.U8(state.random_base.has_value() ? 1 : 0);
   if (state.random_base.has_value()) state.random_base->Save(out);
   out.U64(take_over.random_refresh);
+  out.U64(take_over.random_rebuilt_size);
 }
 
 bool LoadModelState(ByteReader& in, ModelState& state,
@@ -223,6 +226,7 @@ bool LoadModelState(ByteReader& in, ModelState& state,
       state.random_base = *std::move(random_base);
     }
     take_over.random_refresh = in.U64();
+    if (version >= 6) take_over.random_rebuilt_size = in.U64();
   } else if (state.random_base.has_value()) {
     return false;
   }

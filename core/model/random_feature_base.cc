@@ -22,16 +22,6 @@ std::vector<double> RandomFeatureBase::NoiseScales(
   return scales;
 }
 
-std::function<void(std::span<const double>, std::span<const double>,
-                   std::span<double>)>
-RandomFeatureBase::ResidualFunction() const {
-  return [transform = active_.transform, weights = cache_weights_](
-             std::span<const double> x, std::span<const double> y,
-             std::span<double> out) {
-    Residual(weights, transform.Apply(x), y, out);
-  };
-}
-
 void RandomFeatureBase::Predict(std::span<const double> x,
                                 std::span<double> out) const {
   thread_local std::vector<double> z;

@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -75,11 +74,6 @@ class RandomFeatureBase {
   // The root of the noise variance the ridge estimates for target t
   // (RandomFeatureRidge::NoiseVariance), as published by the last Commit.
   double ResidualScale(std::size_t t) const { return published_noise_[t]; }
-  // out = y - the base at x, as Predict makes it now, as a function of its
-  // own (a copy of the weights; the frequencies are shared).
-  std::function<void(std::span<const double> x, std::span<const double> y,
-                     std::span<double> out)>
-  ResidualFunction() const;
   // The cached residual of stored slot `slot`, every target.
   std::span<const double> residual(std::size_t slot) const {
     return {residuals_.Row(slot), num_targets()};

@@ -76,7 +76,7 @@ MlkrRefresh::Job MlkrJob(const ModelState& state, std::size_t num_slots)
   SharedLock lock(state.lock);
   MlkrRefresh::Job job(state.StandardizingTransform());
   job.target_scales = state.TargetScales();
-  job.residual = state.BaseResidual();
+  job.residual = state.MlkrFitResidual();
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     if (state.predictions[i].metric != MetricKind::kMlkr) continue;
     job.targets.push_back(state.predictions[i].metric_target);
@@ -217,12 +217,14 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
 }
 
 // Starts rebuilding the random-feature base in the coordinates of the
-// model's first index, which has just taken over new ones (a rebuild in
-// flight is superseded).
+// model's first index (which has just taken over new ones, or the store has
+// grown: its lengthscale and ridge are chosen again on more samples); a
+// rebuild in flight is superseded.
 void StartRandomBaseRebuild(ModelState& state, MetricTransform transform)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
   const std::size_t size = SamplesStored(state);
+  state.take_over.random_rebuilt_size = size;
   state.random_refresh.Start(
       RandomFeatureJob(state.config, std::move(transform), size),
       state.RefreshRows(size).copy);
@@ -247,6 +249,7 @@ void RefitRandomBase(ModelState& state, std::size_t size)
         ABSL_LOCKS_EXCLUDED(state.lock) {
   if (!state.config.random_feature_base) return;
   if (state.random_refresh.running()) (void)state.random_refresh.Finish();
+  state.take_over.random_rebuilt_size = size;
   const RandomFeatureRefresh::Job job = RandomFeatureJob(
       state.config, state.predictions[0].index->transform(), size);
   std::vector<double> z, y;
@@ -272,6 +275,22 @@ void MaintainRandomBase(ModelState& state)
   }
   SharedLock lock(state.lock);
   state.LearnersRandomBase().Replace(std::move(built), state.store);
+}
+
+// Once the store has grown as a metric refresh waits for
+// (Tuning.metric_refresh_growth) since the random-feature base's last
+// rebuild started, another starts in the same coordinates: its lengthscale
+// and ridge were chosen on the samples of then (with few, a noisy choice).
+void RebuildRandomBaseOnGrowth(ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+        ABSL_LOCKS_EXCLUDED(state.lock) {
+  if (state.config.metric_refresh_growth == 0.0 ||
+      state.random_refresh.running() ||
+      !RefreshDue(state.config, SamplesStored(state),
+                  state.take_over.random_rebuilt_size)) {
+    return;
+  }
+  StartRandomBaseRebuild(state, state.predictions[0].index->transform());
 }
 
 }  // namespace
@@ -326,7 +345,10 @@ bool PredictionsMayChange(const ModelState& state) {
 void AfterSample(ModelState& state) {
   MaintainMetric(state);
   MaintainMlkr(state);
-  if (state.config.random_feature_base) MaintainRandomBase(state);
+  if (state.config.random_feature_base) {
+    MaintainRandomBase(state);
+    RebuildRandomBaseOnGrowth(state);
+  }
   const std::uint64_t seen = SamplesSeen(state);
   for (MetricIndex* index : TakingOverAt(state, seen)) {
     index->FinishRebuild();

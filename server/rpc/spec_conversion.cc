@@ -178,6 +178,21 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
                            : config.input_dim <= kMaxLinearBaseDim &&
                                  config.metric != MetricKind::kGlml;
   config.per_target_base = spec.per_target_base();
+  if (spec.has_random_feature_base()) {
+    const v1::RandomFeatureBase& base = spec.random_feature_base();
+    config.random_feature_base = true;
+    if (base.frequencies() != 0) {
+      config.random_feature_frequencies = base.frequencies();
+    }
+    if (!base.lengthscales().empty()) {
+      config.random_feature_lengthscales.assign(base.lengthscales().begin(),
+                                                base.lengthscales().end());
+    }
+    if (!base.ridges().empty()) {
+      config.random_feature_ridges.assign(base.ridges().begin(),
+                                          base.ridges().end());
+    }
+  }
   config.capacity.policy = PolicyFromWire(spec.capacity().policy());
   config.capacity.limit = spec.capacity().limit();
   config.bandwidth_grid.assign(spec.bandwidth_grid().begin(),
@@ -254,6 +269,15 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   spec.set_per_target_metric(config.per_target_metric);
   spec.set_linear_base(config.linear_base);
   spec.set_per_target_base(config.per_target_base);
+  if (config.random_feature_base) {
+    v1::RandomFeatureBase& base = *spec.mutable_random_feature_base();
+    base.set_frequencies(
+        static_cast<std::uint32_t>(config.random_feature_frequencies));
+    for (double l : config.random_feature_lengthscales) {
+      base.add_lengthscales(l);
+    }
+    for (double r : config.random_feature_ridges) base.add_ridges(r);
+  }
   spec.mutable_capacity()->set_policy(PolicyToWire(config.capacity.policy));
   spec.mutable_capacity()->set_limit(config.capacity.limit);
   for (double h : config.bandwidth_grid) spec.add_bandwidth_grid(h);

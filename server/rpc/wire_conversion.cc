@@ -78,6 +78,9 @@ void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
   out->set_gradient_samples(stats.gradient_samples);
   out->set_index_rebuilds(stats.index_rebuilds);
   out->set_metric_refreshes(stats.metric_refreshes);
+  out->set_base_rebuilds(stats.base_rebuilds);
+  out->set_base_lengthscale(stats.base_lengthscale);
+  out->set_base_ridge(stats.base_ridge);
   out->set_rebuild_in_progress(stats.rebuild_in_progress);
   out->set_memory_bytes(stats.memory_bytes);
   out->set_duplicate_samples(hosted.duplicate_samples());

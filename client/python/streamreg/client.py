@@ -149,13 +149,18 @@ class Client:
                metric: str = "mlkr", regressor: str = "knn",
                per_target_metric: bool = False,
                linear_base: Optional[bool] = None,
+               per_target_base: bool = False,
+               random_feature_base: bool = False,
                mlkr_rank: Optional[int] = None,
                spec: Optional[model_pb2.ModelSpec] = None) -> ModelInfo:
         """Creates a model of `inputs` inputs and `targets` targets (counts,
         or lists of names) learning `metric` (euclidean, gw, egop, mlkr,
         glml, auto) for `regressor` (knn, kernel, local_linear, auto).
         linear_base: predict the residuals of a linear fit (unset: the
-        server's default); mlkr_rank: the rank of MLKR's map (unset: full).
+        server's default); per_target_base: each target with the base or
+        without it, by the honest error; random_feature_base: the base is a
+        random-feature ridge (its options in `spec.random_feature_base`);
+        mlkr_rank: the rank of MLKR's map (unset: full).
         `spec`: a full streamreg.v1.ModelSpec for anything else (its
         unset fields filled from the arguments)."""
         if metric not in METRICS:
@@ -178,6 +183,10 @@ class Client:
         wire.per_target_metric = wire.per_target_metric or per_target_metric
         if linear_base is not None:
             wire.linear_base = linear_base
+        if per_target_base:
+            wire.per_target_base = True
+        if random_feature_base and not wire.HasField("random_feature_base"):
+            wire.random_feature_base.SetInParent()
         if mlkr_rank is not None:
             wire.tuning.mlkr_rank = mlkr_rank
         request = model_service_pb2.CreateModelRequest(name=name, spec=wire)

@@ -26,6 +26,7 @@
 namespace streamreg {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -306,6 +307,32 @@ TEST_F(CliCommandsTest, AGlmlModelHasNoBaseAndShowsEachTargetsGradient) {
                          "from a global Gaussian of inputs and targets)\n"));
   EXPECT_THAT(metric.output,
               HasSubstr("|gradient of target 0| under the Gaussian"));
+}
+
+TEST_F(CliCommandsTest, ARandomFeatureBaseTakesItsOptionsFromTheFlags) {
+  CliOptions options = ModelOptions("waves");
+  options.create = true;
+  options.spec.random_feature_base = true;
+  options.spec.random_feature_frequencies = 8;
+  options.spec.random_feature_lengthscales = {"0.5", "1.5"};
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  absl::StatusOr<v1::Model> model = client_->GetModel("waves");
+  ASSERT_TRUE(model.ok());
+  ASSERT_TRUE(model->spec().has_random_feature_base());
+  EXPECT_EQ(model->spec().random_feature_base().frequencies(), 8u);
+  EXPECT_THAT(model->spec().random_feature_base().lengthscales(),
+              ElementsAre(0.5, 1.5));
+  EXPECT_EQ(model->spec().random_feature_base().ridges_size(), 4);
+  options.model = "other";
+  options.spec.random_feature_ridges = {"0.1", "x"};
+  EXPECT_EQ(Run(CreateCommand, options).status.message(),
+            "--random_feature_ridges: 'x' is not a number");
+  options.spec.random_feature_ridges = {};
+  options.spec.random_feature_base = false;
+  EXPECT_THAT(Run(CreateCommand, options).status.message(),
+              HasSubstr("only with --random_feature_base"));
+  EXPECT_EQ(client_->GetModel("other").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(CliCommandsTest, HealthSaysServing) {

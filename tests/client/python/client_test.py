@@ -173,6 +173,22 @@ class ClientTest(unittest.TestCase):
         self.assertIn("spec.linear_base", refused.exception.details)
         c.delete("py-glml")
 
+    def test_the_base_options_reach_the_spec(self):
+        c = self.client
+        info = c.create("py-waves", inputs=self.inputs, targets=self.targets,
+                        random_feature_base=True, per_target_base=True)
+        self.assertTrue(info.proto.spec.HasField("random_feature_base"))
+        self.assertEqual(64, info.proto.spec.random_feature_base.frequencies)
+        self.assertTrue(info.proto.spec.per_target_base)
+        c.learn("py-waves", self.X[:600], self.Y[:600])
+        predictions = c.predict("py-waves", self.X[600:650])
+        self.assertEqual((50, 7), predictions.y.shape)
+        self.assertTrue(np.all(np.isfinite(predictions.y)))
+        c.delete("py-waves")
+        info = c.create("py-plane", inputs=21, targets=7)
+        self.assertFalse(info.proto.spec.HasField("random_feature_base"))
+        c.delete("py-plane")
+
     def test_a_bad_sample_is_named_and_nothing_of_its_batch_learned(self):
         c = self.client
         c.create("py-bad", inputs=2, targets=1)

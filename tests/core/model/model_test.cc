@@ -244,15 +244,16 @@ TEST(ModelConfigTest, ErrorsNameTheField) {
   config.linear_base = true;
   config.random_feature_frequencies = 600;
   EXPECT_THAT(Model::Create(config).status().message(),
-              HasSubstr("random_feature_frequencies: at least 1, and 1 + "
+              HasSubstr("random_feature_base.frequencies: at least 1, and 1 + "
                         "input_dim + 2 x it at most 1024"));
   config.random_feature_frequencies = 64;
   config.random_feature_ridges = {0.1, -1.0};
   EXPECT_THAT(Model::Create(config).status().message(),
-              HasSubstr("random_feature_ridges[1]"));
+              HasSubstr("random_feature_base.ridges[1]"));
   config.random_feature_ridges = {};
-  EXPECT_THAT(Model::Create(config).status().message(),
-              HasSubstr("random_feature_ridges: 1 to 64 candidates, got 0"));
+  EXPECT_THAT(
+      Model::Create(config).status().message(),
+      HasSubstr("random_feature_base.ridges: 1 to 64 candidates, got 0"));
   config.random_feature_ridges = {0.1};
   EXPECT_TRUE(Model::Create(config).ok());
 }
@@ -576,6 +577,32 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
       }
     }
   }
+}
+
+// A random-feature base's lengthscale and ridge are chosen again as the
+// store grows (each metric_refresh_growth), not only when the first index
+// takes over new coordinates: chosen on the first 64 samples alone, they
+// would be a noisy guess for the thousands after.
+TEST(ModelTest, ARandomFeatureBaseIsRebuiltAsTheStoreGrows) {
+  const Stream stream = MakeStream(1500, 25);
+  std::uint64_t rebuilds[2] = {0, 0};
+  for (const double growth : {0.0, 2.0}) {
+    ModelConfig config = BaseConfig();
+    config.metric = MetricKind::kEuclidean;
+    config.random_feature_base = true;
+    config.random_feature_frequencies = 8;
+    config.metric_refresh_growth = growth;
+    auto model = MakeModel(config);
+    LearnAll(*model, stream, 0, stream.size());
+    model->FinishRebuilds();
+    rebuilds[growth == 0.0 ? 0 : 1] = model->stats().base_rebuilds;
+  }
+  // Without growth, only the index's take-overs rebuild it (4 here); with
+  // it the growth points of a small store (x1.25) from 64 to 1,500 (64, 80,
+  // 100, ..., 1,192: 15) start rebuilds too, less those passed over while
+  // one was in flight or superseded by a take-over (13 in all here).
+  EXPECT_GE(rebuilds[0], 1u);
+  EXPECT_GE(rebuilds[1], rebuilds[0] + 5) << rebuilds[0];
 }
 
 // After a refit, a random-feature base is the ridge fitted in one batch

@@ -233,6 +233,70 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   EXPECT_EQ(client_->ListModels()->size(), 4u);
 }
 
+// A random-feature base asked for on the wire: the spec in effect reports
+// its options with their defaults filled in, the model predicts exactly as
+// the engine's, and bad options are refused naming the field.
+TEST_F(ServiceTest, ARandomFeatureBaseOnTheWireIsTheEngines) {
+  const Rows rows(1500, 1);
+  const Rows queries(50, 2);
+  v1::ModelSpec spec = RowsSpec(v1::METRIC_MLKR);
+  spec.mutable_random_feature_base()->set_frequencies(16);
+  spec.mutable_random_feature_base()->add_ridges(0.01);
+  spec.mutable_random_feature_base()->add_ridges(0.1);
+  CreateAndIngest("rf", rows, rows.size(), spec);
+  const v1::ModelSpec in_effect = client_->GetModel("rf")->spec();
+  ASSERT_TRUE(in_effect.has_random_feature_base());
+  EXPECT_EQ(in_effect.random_feature_base().frequencies(), 16u);
+  EXPECT_THAT(in_effect.random_feature_base().lengthscales(),
+              ::testing::ElementsAre(0.25, 0.5, 1.0, 2.0));
+  EXPECT_THAT(in_effect.random_feature_base().ridges(),
+              ::testing::ElementsAre(0.01, 0.1));
+  EXPECT_FALSE(client_->GetModel("rf")->spec().per_target_base());
+  const std::shared_ptr<HostedModel> hosted =
+      server_->registry().Find("rf").value();
+  const std::unique_ptr<Model> reference = Reference(spec, rows, rows.size());
+  hosted->CatchUp();
+  const_cast<Model&>(hosted->model()).FinishRebuilds();
+  reference->FinishRebuilds();
+  EXPECT_GE(reference->stats().base_rebuilds, 1u);
+  const v1::ModelStats stats = client_->GetModel("rf")->stats();
+  EXPECT_EQ(stats.base_rebuilds(), reference->stats().base_rebuilds);
+  EXPECT_EQ(stats.base_lengthscale(), reference->stats().base_lengthscale);
+  EXPECT_EQ(stats.base_ridge(), reference->stats().base_ridge);
+  EXPECT_TRUE(stats.base_ridge() == 0.01 || stats.base_ridge() == 0.1);
+  absl::StatusOr<std::vector<v1::Prediction>> predictions =
+      client_->Predict("rf", queries.x, Rows::kDim);
+  ASSERT_TRUE(predictions.ok()) << predictions.status();
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    const Prediction expected = *reference->Predict(queries.input(q));
+    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+      ASSERT_EQ((*predictions)[q].y(t), expected.value[t]) << "query " << q;
+    }
+  }
+  // A model without one reports none.
+  ASSERT_TRUE(client_->CreateModel("linear", RowsSpec()).ok());
+  EXPECT_FALSE(client_->GetModel("linear")->spec().has_random_feature_base());
+
+  spec = RowsSpec(v1::METRIC_MLKR);
+  spec.mutable_random_feature_base()->set_frequencies(600);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.random_feature_base.frequencies: at least 1"));
+  spec.mutable_random_feature_base()->set_frequencies(0);
+  spec.mutable_random_feature_base()->add_lengthscales(1.0);
+  spec.mutable_random_feature_base()->add_lengthscales(-2.0);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.random_feature_base.lengthscales[1]: must be "
+                        "finite and > 0"));
+  spec.mutable_random_feature_base()->clear_lengthscales();
+  spec.set_linear_base(false);
+  const absl::Status no_base = client_->CreateModel("x", spec).status();
+  EXPECT_EQ(no_base.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(no_base.message(),
+              HasSubstr("spec.random_feature_base: needs the base on"));
+  EXPECT_EQ(client_->GetModel("x").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 // The transport baselines of `streamreg bench`: answered at once, unary and
 // one response per request on a stream, with no model needed.
 TEST_F(ServiceTest, PingAndPingStreamAnswerEveryRequest) {
