@@ -81,8 +81,8 @@ std::vector<MlkrMap> MlkrRefresh::Run(const Job& job, const CopySlotRows& rows,
     const std::span<double> targets(y.data() + i * m, m);
     // The targets the regressor predicts (residuals under the base),
     // scaled.
-    if (job.residual) {
-      job.residual(inputs, targets, residual);
+    if (job.base.has_value()) {
+      job.base->Residual(inputs, targets, residual);
       std::copy(residual.begin(), residual.end(), targets.begin());
     }
     for (std::size_t t = 0; t < m; ++t) targets[t] /= job.target_scales[t];

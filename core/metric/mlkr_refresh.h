@@ -5,7 +5,6 @@
 #include <functional>
 #include <future>
 #include <optional>
-#include <span>
 #include <stop_token>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "core/metric/mlkr_fit.h"
 #include "core/metric/mlkr_map.h"
 #include "core/metric/slot_rows.h"
+#include "core/regression/online_ridge.h"
 
 namespace streamreg {
 
@@ -25,7 +25,7 @@ namespace streamreg {
 // is fitted to the samples stored (a stride through them above
 // max_samples, so that a fit costs the same at any size), in standardized
 // coordinates, to the targets the regressor predicts — their residuals
-// under the model's base when it has one — each divided by its
+// under the linear base when the model has one — each divided by its
 // standard deviation. Two descents, from the paper's initial map and from
 // where the map is; the lower objective wins.
 class MlkrRefresh {
@@ -35,13 +35,7 @@ class MlkrRefresh {
         : standardization(std::move(standardization)) {}
     MetricTransform standardization;  // raw x -> standardized coordinates
     std::vector<double> target_scales;
-    // The residuals' base, if any: out = y - base(x), raw x (a copy of
-    // the base as it was when the job began, so the fit may run beside
-    // learning).
-    using Residual =
-        std::function<void(std::span<const double> x, std::span<const double> y,
-                           std::span<double> out)>;
-    Residual residual;
+    std::optional<OnlineRidge> base;  // the residuals' base, if any
     // Per map: the target it is learned for (kAllTargets: every target,
     // each weighing alike) and where it is (an unknown map: the descent
     // from InitialMlkrMap alone).

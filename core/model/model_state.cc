@@ -122,12 +122,6 @@ RandomFeatureRefresh::Job RandomFeatureJob(const ModelConfig& config,
   return job;
 }
 
-MlkrRefresh::Job::Residual ModelState::MlkrFitResidual() const {
-  if (random_base.has_value() || !config.linear_base) return {};
-  return [ridge = *base](std::span<const double> x, std::span<const double> y,
-                         std::span<double> out) { ridge.Residual(x, y, out); };
-}
-
 MetricTransform ModelState::StandardizingTransform() const {
   return MetricTransform::Standardizing(inputs);
 }

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -82,15 +81,6 @@ struct ModelState {
   // The transform prediction index `i` should search in now: the metric's
   // (or the standardization alone, for Euclidean models).
   MetricTransform PredictionTransform(std::size_t i) const
-      ABSL_SHARED_LOCKS_REQUIRED(lock);
-  // What an MLKR fit learns the map for: out = y - the model's linear base
-  // at x, as the base is now, as a function of its own (a copy: usable
-  // beside learning); empty (the targets themselves) without a base or with
-  // the random-feature base, which is built in the map's coordinates: a map
-  // fitted to its residuals would be circular (the base takes out what the
-  // map would need to see, and the next base is built in the degraded
-  // map), measured in bench/RESULTS.md.
-  MlkrRefresh::Job::Residual MlkrFitResidual() const
       ABSL_SHARED_LOCKS_REQUIRED(lock);
   // Each target's scale (standard deviation, or 1 while unknown).
   std::vector<double> TargetScales() const ABSL_SHARED_LOCKS_REQUIRED(lock);

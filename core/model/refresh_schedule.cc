@@ -76,7 +76,13 @@ MlkrRefresh::Job MlkrJob(const ModelState& state, std::size_t num_slots)
   SharedLock lock(state.lock);
   MlkrRefresh::Job job(state.StandardizingTransform());
   job.target_scales = state.TargetScales();
-  job.residual = state.MlkrFitResidual();
+  // The map is fitted to the linear base's residuals. A random-feature
+  // base is built in the map's coordinates, so the map is fitted to the
+  // targets themselves under it (its ridge is not kept): fitted to that
+  // base's residuals the map would lose what the base took out, and the
+  // next base be built in the poorer map (bench/RESULTS.md, "The
+  // random-feature base on the wire").
+  if (config.linear_base) job.base = state.base;
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     if (state.predictions[i].metric != MetricKind::kMlkr) continue;
     job.targets.push_back(state.predictions[i].metric_target);
