@@ -152,6 +152,35 @@ BENCHMARK(BM_RandomFeatureBaseLearn)
     ->Iterations(20'000)
     ->Unit(benchmark::kMicrosecond);
 
+// The random-feature base's value at a query (its map, features and
+// weights), D = range(0), and with range(1) its posterior variance too:
+// what a prediction of a model with the base adds to the regressor's.
+void BM_RandomFeatureBasePredict(benchmark::State& state) {
+  const Rows& rows = TheRows();
+  SampleStore store(kInputs, kTargets, {CapacityPolicy::kUnbounded, 0}, 1);
+  RandomFeatureBase base(
+      MetricTransform::Standardizing(std::vector<double>(kInputs, 0.0),
+                                     std::vector<double>(kInputs, 1.0)),
+      MakeRandomFeatures(state));
+  for (std::size_t i = 0; i < 512; ++i) {
+    const SampleStore::Placement placed = store.Place();
+    store.Put(placed.slot, rows.Input(i), rows.Target(i), i + 1);
+    base.Learn(rows.Input(i), rows.Target(i), placed.slot, store);
+  }
+  std::vector<double> value(kTargets), variance(kTargets);
+  const std::span<double> wanted =
+      state.range(1) != 0 ? std::span<double>(variance) : std::span<double>();
+  std::size_t i = 0;
+  for (auto _ : state) {
+    base.Predict(rows.Input(i++), value, wanted);
+    benchmark::DoNotOptimize(value.data());
+    benchmark::DoNotOptimize(variance.data());
+  }
+}
+BENCHMARK(BM_RandomFeatureBasePredict)
+    ->ArgsProduct({{16, 64, 256}, {0, 1}})
+    ->ArgNames({"D", "variance"});
+
 void BM_OnlineRidgeAdd(benchmark::State& state) {
   OnlineRidge model = MakeLinear(state);
   TimeLearning(state, model);

@@ -106,13 +106,20 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
     if (file != out) std::fclose(file);
   };
   // The data convention: predictions as target_<name>, then each one's
-  // spread and the neighbour count.
+  // spread, with the random-feature base each one's base variance, and the
+  // neighbour count.
+  const bool with_variance = spec.has_random_feature_base();
   std::string header;
   for (const std::string& name : spec.target_names()) {
     absl::StrAppend(&header, header.empty() ? "" : ",", "target_", name);
   }
   for (const std::string& name : spec.target_names()) {
     absl::StrAppend(&header, ",spread_", name);
+  }
+  if (with_variance) {
+    for (const std::string& name : spec.target_names()) {
+      absl::StrAppend(&header, ",base_variance_", name);
+    }
   }
   std::fprintf(file, "%s,neighbors\n", header.c_str());
   NormalizedError error(columns->targets.size());
@@ -126,6 +133,11 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
     }
     for (double s : p.spread()) {
       absl::StrAppend(&line, ",", absl::StrFormat("%.17g", s));
+    }
+    if (with_variance) {
+      for (double v : p.base_variance()) {
+        absl::StrAppend(&line, ",", absl::StrFormat("%.17g", v));
+      }
     }
     std::fprintf(file, "%s,%u\n", line.c_str(), p.neighbors());
     if (truth.empty()) continue;

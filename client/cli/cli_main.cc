@@ -271,8 +271,10 @@ std::vector<Subcommand> Subcommands() {
       command({"predict"}, "predict a CSV's rows",
               "--model NAME --csv IN [--out OUT] [--limit N]",
               "Predicts every row of the CSV and writes target_<name>, "
-              "spread_<name> and neighbors columns (to stdout or --out). If "
-              "the file has the targets too, prints the nMSE of each.",
+              "spread_<name> (with a random-feature base also "
+              "base_variance_<name>) and neighbors columns (to stdout or "
+              "--out). If the file has the targets too, prints the nMSE of "
+              "each.",
               {"model", "csv", "out", "limit", "batch"},
               {"streamreg predict --model arm --csv test.csv --out "
                "predictions.csv"},

@@ -86,7 +86,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
       // not the model of any whole number of samples: wait that out.
       if (!state.settling.load(std::memory_order_acquire)) {
         out->learned = state.store.seen();
-        BaseValues(state, x, &base);
+        BaseValues(state, x, &base, &out->base_variance);
         ChosenIndexes(state, &chosen);
         for (std::size_t i = 0; i < state.predictions.size(); ++i) {
           // One search serves every target that predicts from the index: at
@@ -147,14 +147,19 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
 }
 
 void BaseValues(const ModelState& state, std::span<const double> x,
-                std::vector<double>* out) {
+                std::vector<double>* out, std::vector<double>* variance) {
+  if (variance != nullptr) variance->clear();
   if (!state.config.linear_base) {
     out->clear();
     return;
   }
   out->resize(state.config.num_targets());
   if (state.random_base.has_value()) {
-    state.random_base->Predict(x, *out);
+    if (variance != nullptr) variance->resize(out->size());
+    state.random_base->Predict(x, *out,
+                               variance != nullptr
+                                   ? std::span<double>(*variance)
+                                   : std::span<double>());
   } else {
     state.base->Predict(x, *out);
   }

@@ -97,9 +97,12 @@ void PredictTargets(const ModelState& state, std::size_t index,
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // The linear base's values at x into `out` (resized to the targets), or
-// `out` emptied for a model without a base.
+// `out` emptied for a model without a base. With `variance`, the
+// random-feature base's posterior variances there (emptied for any other
+// base, or none).
 void BaseValues(const ModelState& state, std::span<const double> x,
-                std::vector<double>* out)
+                std::vector<double>* out,
+                std::vector<double>* variance = nullptr)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // What a target predicts with now in prediction index `index`: its scored

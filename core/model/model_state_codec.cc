@@ -17,8 +17,9 @@ namespace {
 // 4 the MLKR maps and their fit (a model saved before had none); version
 // 5 the random-feature base and its rebuild (likewise); version 6 the
 // store's size when its last rebuild started (0 before: the next rebuild
-// on growth comes at once).
-constexpr std::uint32_t kStateVersion = 6;
+// on growth comes at once); version 7 the roots the random-feature base's
+// variances come from (before: the ridge's as loaded).
+constexpr std::uint32_t kStateVersion = 7;
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -221,7 +222,8 @@ bool LoadModelState(ByteReader& in, ModelState& state,
     }
     if (has_random_base == 1) {
       std::optional<RandomFeatureBase> random_base =
-          RandomFeatureBase::Load(in, d, state.config.num_targets());
+          RandomFeatureBase::Load(in, d, state.config.num_targets(),
+                                  /*with_roots=*/version >= 7);
       if (!random_base.has_value()) return false;
       state.random_base = *std::move(random_base);
     }

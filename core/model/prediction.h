@@ -10,10 +10,13 @@ namespace streamreg {
 // deviation of the neighbours' targets around it, and how many neighbours
 // had positive weight (0: no sample within the bandwidth; the value is then
 // the running mean of the targets and the spread their standard deviation),
-// and how many samples the model had learned when it made it.
+// and how many samples the model had learned when it made it. With the
+// random-feature base, also the posterior variance of the base's value at
+// the query, every target (RandomFeatureBase::Predict); empty otherwise.
 struct Prediction {
   std::vector<double> value;
   std::vector<double> spread;
+  std::vector<double> base_variance;
   std::vector<std::uint32_t> neighbors;
   std::uint64_t learned = 0;
 };

@@ -11,7 +11,7 @@ RandomFeatureBase::RandomFeatureBase(MetricTransform transform,
     : active_{std::move(transform), std::move(ridge)},
       published_noise_(NoiseScales(active_.ridge)),
       residuals_(active_.ridge.num_targets()),
-      cache_weights_(active_.ridge.predictor()) {}
+      cache_weights_(active_.ridge.PredictorWithRoot()) {}
 
 std::vector<double> RandomFeatureBase::NoiseScales(
     const RandomFeatureRidge& ridge) {
@@ -23,11 +23,20 @@ std::vector<double> RandomFeatureBase::NoiseScales(
 }
 
 void RandomFeatureBase::Predict(std::span<const double> x,
-                                std::span<double> out) const {
+                                std::span<double> out,
+                                std::span<double> variance) const {
   thread_local std::vector<double> z;
+  thread_local std::vector<double> phi;
   z.resize(active_.transform.dim());
   active_.transform.Apply(x, z);
-  cache_weights_.Predict(z, out);
+  phi.resize(cache_weights_.num_features());
+  cache_weights_.Features(z, phi);
+  cache_weights_.PredictFromFeatures(phi, out);
+  if (variance.empty()) return;
+  const double relative = cache_weights_.RelativeVarianceFromFeatures(phi);
+  for (std::size_t t = 0; t < variance.size(); ++t) {
+    variance[t] = published_noise_[t] * published_noise_[t] * relative;
+  }
 }
 
 void RandomFeatureBase::Residual(const RandomFeaturePredictor& weights,
@@ -150,8 +159,9 @@ void RandomFeatureBase::Replace(RandomFeatureFit fit,
 void RandomFeatureBase::StartSweep(std::optional<Fit> incoming,
                                    const SampleStore& store,
                                    std::uint64_t taken_at) {
-  RandomFeaturePredictor weights =
-      incoming ? incoming->ridge.predictor() : active_.ridge.predictor();
+  RandomFeaturePredictor weights = incoming
+                                       ? incoming->ridge.PredictorWithRoot()
+                                       : active_.ridge.PredictorWithRoot();
   ChunkedRows<double> residuals(num_targets());
   // Room for what the store may grow by before the sweep ends.
   residuals.Reserve(store.size() + store.size() / kSweepPace + kSweepPace);
@@ -200,6 +210,7 @@ bool RandomFeatureBase::LoadRows(ByteReader& in, ChunkedRows<double>* rows) {
 void RandomFeatureBase::Save(ByteWriter& out) const {
   active_.Save(out);
   out.Doubles(cache_weights_.weights());
+  out.Doubles(cache_weights_.root());
   SaveRows(residuals_, out);
   out.U64(cache_taken_at_);
   out.U64(learned_);
@@ -210,6 +221,7 @@ void RandomFeatureBase::Save(ByteWriter& out) const {
   out.U8(sweep_->incoming ? 1 : 0);
   if (sweep_->incoming) sweep_->incoming->Save(out);
   out.Doubles(sweep_->weights.weights());
+  out.Doubles(sweep_->weights.root());
   SaveRows(sweep_->residuals, out);
   out.U64(sweep_->next);
   out.U64(sweep_->end);
@@ -217,16 +229,23 @@ void RandomFeatureBase::Save(ByteWriter& out) const {
 }
 
 std::optional<RandomFeatureBase> RandomFeatureBase::Load(
-    ByteReader& in, std::size_t dim, std::size_t num_targets) {
+    ByteReader& in, std::size_t dim, std::size_t num_targets, bool with_roots) {
   std::optional<Fit> active = Fit::Load(in, dim, num_targets);
   if (!active.has_value()) return std::nullopt;
   RandomFeatureBase base(std::move(active->transform),
                          std::move(active->ridge));
-  // Weights of the same map: their number must be the map's.
-  const auto load_weights = [&in](RandomFeaturePredictor* weights) {
+  // Weights of the same map: their number must be the map's; so must
+  // their root's (F x F), if saved (without, the root stays the ridge's
+  // as loaded).
+  const auto load_weights = [&in, with_roots](RandomFeaturePredictor* weights) {
     const std::vector<double> saved = in.Doubles();
     if (!in.ok() || saved.size() != weights->weights().size()) return false;
     std::copy(saved.begin(), saved.end(), weights->weights().begin());
+    if (!with_roots) return true;
+    std::vector<double> root = in.Doubles();
+    const std::size_t f = weights->num_features();
+    if (!in.ok() || root.size() != f * f) return false;
+    weights->SetRoot(std::move(root));
     return true;
   };
   if (!load_weights(&base.cache_weights_) || !LoadRows(in, &base.residuals_)) {
@@ -248,8 +267,9 @@ std::optional<RandomFeatureBase> RandomFeatureBase::Load(
     incoming = Fit::Load(in, dim, num_targets);
     if (!incoming.has_value()) return std::nullopt;
   }
-  RandomFeaturePredictor weights =
-      incoming ? incoming->ridge.predictor() : base.active_.ridge.predictor();
+  RandomFeaturePredictor weights = incoming
+                                       ? incoming->ridge.PredictorWithRoot()
+                                       : base.active_.ridge.PredictorWithRoot();
   Sweep sweep{std::move(incoming),
               std::move(weights),
               ChunkedRows<double>(num_targets),

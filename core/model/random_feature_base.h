@@ -69,8 +69,14 @@ class RandomFeatureBase {
   const RandomFeatureRidge& ridge() const { return active_.ridge; }
 
   // The base's value at raw input x, every target: under the cache
-  // weights.
-  void Predict(std::span<const double> x, std::span<double> out) const;
+  // weights. With `variance` (m values), also the posterior variance of
+  // that value: sigma_t^2 phi^T P phi, P the ridge's as it was when the
+  // cache weights were taken (a Bayesian linear regression's variance of
+  // its mean at the point: Rasmussen & Williams 2006, section 2.1; I-SSGPR's
+  // predictive variance less the noise), sigma_t^2 the noise variance as
+  // the ridge estimates it now (ResidualScale squared).
+  void Predict(std::span<const double> x, std::span<double> out,
+               std::span<double> variance = {}) const;
   // The root of the noise variance the ridge estimates for target t
   // (RandomFeatureRidge::NoiseVariance), as published by the last Commit.
   double ResidualScale(std::size_t t) const { return published_noise_[t]; }
@@ -112,10 +118,14 @@ class RandomFeatureBase {
   void CompleteSweep(const SampleStore& store);
 
   // The exact state, for snapshots; Load yields nothing for a malformed one
-  // or one of other dimensions.
+  // or one of other dimensions. A state saved before the weights' roots
+  // were (model state version 6 and older: `with_roots` false) takes the
+  // ridge's root as loaded for them: its predictions are exact, their
+  // variances from the newer root until the next sweep ends.
   void Save(ByteWriter& out) const;
   static std::optional<RandomFeatureBase> Load(ByteReader& in, std::size_t dim,
-                                               std::size_t num_targets);
+                                               std::size_t num_targets,
+                                               bool with_roots = true);
 
  private:
   using Fit = RandomFeatureFit;

@@ -96,4 +96,17 @@ void RandomFeaturePredictor::PredictFromFeatures(std::span<const double> phi,
       Eigen::Map<const Eigen::VectorXd>(phi.data(), f);
 }
 
+void RandomFeaturePredictor::SetRoot(std::vector<double> root) {
+  root_ = std::make_shared<const std::vector<double>>(std::move(root));
+}
+
+double RandomFeaturePredictor::RelativeVarianceFromFeatures(
+    std::span<const double> phi) const {
+  if (!root_) return 0.0;
+  const auto f = static_cast<Eigen::Index>(num_features());
+  return (Eigen::Map<const Eigen::MatrixXd>(root_->data(), f, f).transpose() *
+          Eigen::Map<const Eigen::VectorXd>(phi.data(), f))
+      .squaredNorm();
+}
+
 }  // namespace streamreg

@@ -107,6 +107,12 @@ double RandomFeatureRidge::RelativeVariance(std::span<const double> z) const {
   return (ConstMatrixMap(root_.data(), f, f).transpose() * phi).squaredNorm();
 }
 
+RandomFeaturePredictor RandomFeatureRidge::PredictorWithRoot() const {
+  RandomFeaturePredictor copy = predictor_;
+  copy.SetRoot(root_);
+  return copy;
+}
+
 double RandomFeatureRidge::NoiseVariance(std::size_t t) const {
   return weight_ > 0.0 ? noise_sums_[t] / weight_ : 0.0;
 }

@@ -73,6 +73,9 @@ class RandomFeatureRidge {
   }
   // The feature map and the weights alone (what predicting needs).
   const RandomFeaturePredictor& predictor() const { return predictor_; }
+  // A copy of them with a copy of the square root of P (O(F^2)): what
+  // predicting with the fit's variance needs.
+  RandomFeaturePredictor PredictorWithRoot() const;
   // phi(z)^T P phi(z): the variance of the fit at z in units of the noise
   // variance (the posterior variance of a Bayesian linear regression
   // with this ridge as its prior); O(F^2).

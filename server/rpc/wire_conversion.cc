@@ -48,6 +48,7 @@ std::vector<std::span<const double>> QueriesFromWire(
 void PredictionToWire(const Prediction& prediction, v1::Prediction* out) {
   Assign(prediction.value, out->mutable_y());
   Assign(prediction.spread, out->mutable_spread());
+  Assign(prediction.base_variance, out->mutable_base_variance());
   Assign(prediction.neighbors, out->mutable_neighbors_per_target());
   out->set_neighbors(prediction.neighbors.empty()
                          ? 0

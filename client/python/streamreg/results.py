@@ -88,11 +88,15 @@ class ModelInfo:
 class Predictions:
     """Predictions of n queries of a model with m targets: y and spread
     (n, m), neighbors (n,): the local average's neighbour count (the
-    largest over targets). `samples`: what the model had learned."""
+    largest over targets). `samples`: what the model had learned.
+    `base_variance` (n, m): with the random-feature base, the posterior
+    variance of the base's value at each query (docs/estimators.md); None
+    for any other model."""
     y: np.ndarray
     spread: np.ndarray
     neighbors: np.ndarray
     samples: int
+    base_variance: Optional[np.ndarray] = None
 
     @classmethod
     def from_protos(cls, predictions: List[regression_pb2.Prediction],
@@ -101,11 +105,16 @@ class Predictions:
         num_targets = len(predictions[0].y) if predictions else 0
         y = np.empty((n, num_targets))
         spread = np.empty((n, num_targets))
+        with_variance = n > 0 and len(predictions[0].base_variance) > 0
+        base_variance = np.empty((n, num_targets)) if with_variance else None
         for i, p in enumerate(predictions):
             y[i] = p.y
             spread[i] = p.spread
+            if with_variance:
+                base_variance[i] = p.base_variance
         neighbors = np.array([p.neighbors for p in predictions], dtype=np.int64)
-        return cls(y=y, spread=spread, neighbors=neighbors, samples=samples)
+        return cls(y=y, spread=spread, neighbors=neighbors, samples=samples,
+                   base_variance=base_variance)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +128,8 @@ class StreamPrediction:
     The server answers before the sample is durable; in the cautious mode
     (answer_when_durable) it answers once it is, with the sample's place in
     the model's stream (`sequence`, else 0) and whether its id had been
-    learned already (`duplicate`)."""
+    learned already (`duplicate`). With the random-feature base,
+    `base_variance` (m,) as in Predictions, else None."""
     y: np.ndarray
     spread: np.ndarray
     neighbors: int
@@ -129,6 +139,7 @@ class StreamPrediction:
     duplicate: bool
     unlearned: int = 0
     durable: int = 0
+    base_variance: Optional[np.ndarray] = None
 
 
 @dataclasses.dataclass(frozen=True)

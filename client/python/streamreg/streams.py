@@ -148,7 +148,9 @@ class LearnStream:
             learned=response.learned,
             learn_lag=response.learn_lag_us / 1e6,
             duplicate=response.duplicate, unlearned=response.unlearned,
-            durable=self.durable_samples)
+            durable=self.durable_samples,
+            base_variance=(np.array(p.base_variance)
+                           if len(p.base_variance) else None))
 
     def close(self) -> None:
         """Waits until the server reports every sample durable (resending

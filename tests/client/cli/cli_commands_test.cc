@@ -323,6 +323,27 @@ TEST_F(CliCommandsTest, ARandomFeatureBaseTakesItsOptionsFromTheFlags) {
   EXPECT_THAT(model->spec().random_feature_base().lengthscales(),
               ElementsAre(0.5, 1.5));
   EXPECT_EQ(model->spec().random_feature_base().ridges_size(), 4);
+  // Its predictions carry the base's variance, in columns of their own.
+  options.limit = 5;
+  const CommandRun predicted = Run(PredictCommand, options);
+  ASSERT_TRUE(predicted.status.ok()) << predicted.status;
+  const std::vector<std::string> lines =
+      absl::StrSplit(predicted.output, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[0],
+            "target_wave,target_square,spread_wave,spread_square,"
+            "base_variance_wave,base_variance_square,neighbors");
+  absl::StatusOr<std::vector<v1::Prediction>> expected =
+      client_->Predict("waves", rows_.x, Rows::kDim);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  for (std::size_t row = 0; row < 5; ++row) {
+    const std::vector<std::string> fields = absl::StrSplit(lines[row + 1], ',');
+    ASSERT_EQ(fields.size(), 7u);
+    for (int t = 0; t < 2; ++t) {
+      EXPECT_EQ(std::stod(fields[4 + t]), (*expected)[row].base_variance(t));
+    }
+  }
+  options.limit = 0;
   options.model = "other";
   options.spec.random_feature_ridges = {"0.1", "x"};
   EXPECT_EQ(Run(CreateCommand, options).status.message(),

@@ -184,9 +184,21 @@ class ClientTest(unittest.TestCase):
         predictions = c.predict("py-waves", self.X[600:650])
         self.assertEqual((50, 7), predictions.y.shape)
         self.assertTrue(np.all(np.isfinite(predictions.y)))
+        # The base's posterior variance, per query and target: positive,
+        # and larger far from the data than within it.
+        self.assertEqual((50, 7), predictions.base_variance.shape)
+        self.assertTrue(np.all(predictions.base_variance > 0))
+        far = c.predict("py-waves", 10 * self.X[600:601])
+        self.assertTrue(np.all(far.base_variance[0] >
+                               predictions.base_variance.max(axis=0)))
+        with c.learn_stream("py-waves") as stream:
+            answer = stream.learn(self.X[650], self.Y[650])
+        self.assertEqual((7,), answer.base_variance.shape)
         c.delete("py-waves")
         info = c.create("py-plane", inputs=21, targets=7)
         self.assertFalse(info.proto.spec.HasField("random_feature_base"))
+        c.learn("py-plane", self.X[:100], self.Y[:100])
+        self.assertIsNone(c.predict("py-plane", self.X[100:101]).base_variance)
         c.delete("py-plane")
 
     def test_a_bad_sample_is_named_and_nothing_of_its_batch_learned(self):

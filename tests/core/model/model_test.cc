@@ -649,6 +649,19 @@ TEST(ModelTest, ARandomFeatureBaseAfterARefitIsItsFitPlusTheResidualsUnderIt) {
       };
       ExpectMatchesReference(*model, stream, FirstSlots(stream.size()), queries,
                              fit);
+      // Each prediction carries the base's posterior variance there: the
+      // fit's noise variance times phi^T P phi.
+      for (std::size_t q = 0; q < queries.size(); ++q) {
+        const Prediction prediction = *model->Predict(queries.input(q));
+        ASSERT_EQ(prediction.base_variance.size(), 2u);
+        const double relative =
+            ridge.RelativeVariance(transform.Apply(queries.input(q)));
+        for (std::size_t t = 0; t < 2; ++t) {
+          const double expected = ridge.NoiseVariance(t) * relative;
+          EXPECT_NEAR(prediction.base_variance[t], expected, 1e-12 * expected)
+              << "query " << q << " target " << t;
+        }
+      }
     }
   }
 }
@@ -670,9 +683,11 @@ TEST(ModelTest, ARandomFeatureBaseFollowsACurveTheLinearBaseCannot) {
     auto model = MakeModel(config);
     LearnAll(*model, stream, 0, stream.size());
     for (std::size_t q = 0; q < held_out.size(); ++q) {
-      const double e =
-          model->Predict(held_out.input(q))->value[1] - held_out.sample(q).y[1];
+      const Prediction prediction = *model->Predict(held_out.input(q));
+      const double e = prediction.value[1] - held_out.sample(q).y[1];
       error[random_features] += e * e;
+      // Only the random-feature base reports a variance.
+      EXPECT_EQ(prediction.base_variance.size(), random_features ? 2u : 0u);
     }
   }
   EXPECT_LT(error[1], 0.5 * error[0])

@@ -5,7 +5,9 @@
 // capacity policy; the cache never lags the store by more than the sweep
 // schedule allows; a replacing fit takes over, with its residuals, once its
 // sweep ends and not before; a snapshot mid-sweep restores a base that goes
-// on exactly as the original; damaged snapshots are refused.
+// on exactly as the original; damaged snapshots are refused. The variance
+// of the base's value is the noise variance times phi^T P phi under the
+// ridge's P when the cache weights were taken.
 #include "core/model/random_feature_base.h"
 
 #include <cmath>
@@ -64,7 +66,7 @@ class Harness {
       : store_(kDim, kTargets, capacity, 5),
         base_(Standardizing(), NewRidge()),
         beside_(NewRidge()) {
-    weights_after_.emplace(0, beside_.predictor());
+    ridges_after_.emplace(0, beside_);
   }
 
   void Learn(const Row& row) {
@@ -79,7 +81,7 @@ class Harness {
     base_.Learn(row.x, row.y, slot, store_);
     beside_.Add(Standardizing().Apply(row.x), row.y);
     ++learned_;
-    weights_after_.emplace(learned_, beside_.predictor());
+    ridges_after_.emplace(learned_, beside_);
     const bool ended = base_.sweeps() > sweeps_before;
     if (!was_sweeping && (base_.sweeping() || ended)) sweep_from_ = learned_;
     if (ended) cache_from_ = sweep_from_;
@@ -87,7 +89,8 @@ class Harness {
 
   // Every stored slot's residual, against its definition.
   void ExpectResidualsAsDefined() const {
-    const RandomFeaturePredictor& weights = weights_after_.at(cache_from_);
+    const RandomFeaturePredictor& weights =
+        ridges_after_.at(cache_from_).predictor();
     std::vector<double> fit(kTargets);
     for (std::size_t slot = 0; slot < store_.size(); ++slot) {
       weights.Predict(Standardizing().Apply(std::span(store_.x(slot), kDim)),
@@ -96,6 +99,24 @@ class Harness {
         ASSERT_EQ(base_.residual(slot)[t], store_.y(slot)[t] - fit[t])
             << "slot " << slot << " target " << t << " after " << learned_;
       }
+    }
+  }
+
+  // The base's value and variance at x against their definitions: the fit
+  // under the cache weights, and the noise variance the ridge estimates
+  // now times phi^T P phi under P as it was when those weights were taken.
+  void ExpectValueAndVarianceAsDefined(std::span<const double> x) const {
+    std::vector<double> value(kTargets), variance(kTargets), want(kTargets);
+    base_.Predict(x, value, variance);
+    const RandomFeatureRidge& then = ridges_after_.at(cache_from_);
+    const std::vector<double> z = Standardizing().Apply(x);
+    then.Predict(z, want);
+    const double relative = then.RelativeVariance(z);
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      ASSERT_EQ(value[t], want[t]) << "target " << t << " after " << learned_;
+      const double expected = beside_.NoiseVariance(t) * relative;
+      ASSERT_NEAR(variance[t], expected, 1e-12 * expected)
+          << "target " << t << " after " << learned_;
     }
   }
 
@@ -112,7 +133,8 @@ class Harness {
   std::size_t learned_ = 0;
   std::size_t sweep_from_ = 0;
   std::size_t cache_from_ = 0;
-  std::map<std::size_t, RandomFeaturePredictor> weights_after_;
+  // The ridge beside after each count of samples.
+  std::map<std::size_t, RandomFeatureRidge> ridges_after_;
 };
 
 TEST(RandomFeatureBaseTest, ResidualsAreTakenUnderOneSetOfWeightsAsDefined) {
@@ -144,6 +166,33 @@ TEST(RandomFeatureBaseTest, ResidualsAreTakenUnderOneSetOfWeightsAsDefined) {
   }
   alone.Predict(Standardizing().Apply(rows[7].x), want);
   EXPECT_EQ(got, want);
+}
+
+// The posterior variance of the base's value (what a prediction reports
+// with it): as defined after every sample, near the data and far from it;
+// small where the base has seen data, and shrinking as it sees more.
+TEST(RandomFeatureBaseTest,
+     TheVarianceIsTheNoiseTimesTheCacheWeightsPosterior) {
+  const std::vector<Row> rows = MakeRows(600, 7);
+  Harness harness({CapacityPolicy::kUnbounded, 0});
+  const std::vector<double> far = {40, 0.05, 4};  // 6, 5 and 4 sd out
+  const auto variance_at = [&](std::span<const double> x) {
+    std::vector<double> value(kTargets), variance(kTargets);
+    harness.base().Predict(x, value, variance);
+    return variance[0];
+  };
+  double near_early = 0;
+  for (const Row& row : rows) {
+    harness.Learn(row);
+    ASSERT_NO_FATAL_FAILURE(harness.ExpectValueAndVarianceAsDefined(rows[3].x));
+    ASSERT_NO_FATAL_FAILURE(harness.ExpectValueAndVarianceAsDefined(far));
+    if (harness.learned() == 60) near_early = variance_at(rows[3].x);
+  }
+  EXPECT_GT(harness.base().sweeps(), 10u);
+  const double near = variance_at(rows[3].x);
+  EXPECT_GT(near, 0.0);
+  EXPECT_LT(near, near_early / 3);
+  EXPECT_GT(variance_at(far), 20 * near);
 }
 
 TEST(RandomFeatureBaseTest, WindowsAndReservoirsReplaceSlotsAndTheirResiduals) {
@@ -252,10 +301,12 @@ TEST(RandomFeatureBaseTest, ASnapshotMidSweepGoesOnExactlyAsTheOriginal) {
                                     base.residual(slot).end()))
           << slot;
     }
+    std::vector<double> a_variance(kTargets), b_variance(kTargets);
     for (std::size_t q = 0; q < 20; ++q) {
-      base.Predict(rows[q].x, a);
-      back->Predict(rows[q].x, b);
+      base.Predict(rows[q].x, a, a_variance);
+      back->Predict(rows[q].x, b, b_variance);
       EXPECT_EQ(a, b);
+      EXPECT_EQ(a_variance, b_variance);
       const std::vector<double> z = base.transform().Apply(rows[q].x);
       EXPECT_EQ(base.ridge().RelativeVariance(z),
                 back->ridge().RelativeVariance(z));
@@ -273,15 +324,17 @@ TEST(RandomFeatureBaseTest, PrepareChangesNothingReadersSee) {
   std::size_t changed_residuals = 0;
   for (const Row& row : rows) {
     std::vector<double> before(kTargets), after(kTargets);
-    base.Predict(rows[0].x, before);
+    std::vector<double> variance_before(kTargets), variance_after(kTargets);
+    base.Predict(rows[0].x, before, variance_before);
     std::vector<double> residuals;
     for (std::size_t slot = 0; slot < store.size(); ++slot) {
       residuals.insert(residuals.end(), base.residual(slot).begin(),
                        base.residual(slot).end());
     }
     base.Prepare(row.x, row.y, store);
-    base.Predict(rows[0].x, after);
+    base.Predict(rows[0].x, after, variance_after);
     ASSERT_EQ(before, after);
+    ASSERT_EQ(variance_before, variance_after);
     for (std::size_t slot = 0; slot < store.size(); ++slot) {
       for (std::size_t t = 0; t < kTargets; ++t) {
         ASSERT_EQ(base.residual(slot)[t], residuals[slot * kTargets + t]);

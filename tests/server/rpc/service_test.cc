@@ -269,13 +269,20 @@ TEST_F(ServiceTest, ARandomFeatureBaseOnTheWireIsTheEngines) {
   ASSERT_TRUE(predictions.ok()) << predictions.status();
   for (std::size_t q = 0; q < queries.size(); ++q) {
     const Prediction expected = *reference->Predict(queries.input(q));
+    ASSERT_EQ((*predictions)[q].base_variance_size(), Rows::kTargets);
     for (std::size_t t = 0; t < Rows::kTargets; ++t) {
       ASSERT_EQ((*predictions)[q].y(t), expected.value[t]) << "query " << q;
+      ASSERT_EQ((*predictions)[q].base_variance(t), expected.base_variance[t])
+          << "query " << q;
+      EXPECT_GT(expected.base_variance[t], 0.0);
     }
   }
-  // A model without one reports none.
-  ASSERT_TRUE(client_->CreateModel("linear", RowsSpec()).ok());
+  // A model without one reports none, nor a variance.
+  CreateAndIngest("linear", rows, 100, RowsSpec());
   EXPECT_FALSE(client_->GetModel("linear")->spec().has_random_feature_base());
+  predictions = client_->Predict("linear", queries.x, Rows::kDim);
+  ASSERT_TRUE(predictions.ok()) << predictions.status();
+  EXPECT_EQ(predictions->front().base_variance_size(), 0);
 
   spec = RowsSpec(v1::METRIC_MLKR);
   spec.mutable_random_feature_base()->set_frequencies(600);
