@@ -1,0 +1,114 @@
+#include "core/regression/adaptive_conformal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace streamreg {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+bool ValidOptions(const AdaptiveConformal::Options& options) {
+  return options.level > 0.0 && options.level < 1.0 && options.window >= 1 &&
+         options.step >= 0.0 && std::isfinite(options.step);
+}
+
+}  // namespace
+
+AdaptiveConformal::AdaptiveConformal(std::size_t num_targets, Options options)
+    : options_(options), targets_(num_targets) {
+  for (Target& target : targets_) target.alpha = 1.0 - options_.level;
+}
+
+double AdaptiveConformal::MultiplierAt(const Target& target,
+                                       double miscoverage) {
+  if (!(miscoverage < 1.0)) return 0.0;
+  if (!(miscoverage > 0.0)) return kInfinity;
+  const std::size_t n = target.sorted.size();
+  // ceil((n + 1)(1 - a)), the rounding of an exact integer product kept.
+  const double position = static_cast<double>(n + 1) * (1.0 - miscoverage);
+  const double rank = std::max(1.0, std::ceil(position - 1e-9));
+  if (rank > static_cast<double>(n)) return kInfinity;
+  return target.sorted[static_cast<std::size_t>(rank) - 1];
+}
+
+double AdaptiveConformal::Multiplier(std::size_t t,
+                                     std::optional<double> level) const {
+  const Target& target = targets_[t];
+  const double alpha = 1.0 - options_.level;
+  const double miscoverage =
+      level.has_value() ? (1.0 - *level) * target.alpha / alpha : target.alpha;
+  return MultiplierAt(target, miscoverage);
+}
+
+bool AdaptiveConformal::Add(std::size_t t, double score) {
+  if (std::isnan(score)) score = kInfinity;
+  Target& target = targets_[t];
+  const bool within = score <= MultiplierAt(target, target.alpha);
+  target.alpha +=
+      options_.step * ((1.0 - options_.level) - (within ? 0.0 : 1.0));
+  ++target.scored;
+  target.covered += within ? 1 : 0;
+  if (target.ring.size() < options_.window) {
+    target.ring.push_back(score);
+  } else {
+    double& oldest = target.ring[target.oldest];
+    target.sorted.erase(
+        std::lower_bound(target.sorted.begin(), target.sorted.end(), oldest));
+    oldest = score;
+    target.oldest = (target.oldest + 1) % options_.window;
+  }
+  target.sorted.insert(
+      std::upper_bound(target.sorted.begin(), target.sorted.end(), score),
+      score);
+  return within;
+}
+
+void AdaptiveConformal::Save(ByteWriter& out) const {
+  out.Double(options_.level);
+  out.U64(options_.window);
+  out.Double(options_.step);
+  out.U64(targets_.size());
+  for (const Target& target : targets_) {
+    // Oldest first: the ring as it would be filled afresh.
+    std::vector<double> in_order(target.ring.begin() + target.oldest,
+                                 target.ring.end());
+    in_order.insert(in_order.end(), target.ring.begin(),
+                    target.ring.begin() + target.oldest);
+    out.Doubles(in_order);
+    out.Double(target.alpha);
+    out.U64(target.scored);
+    out.U64(target.covered);
+  }
+}
+
+std::optional<AdaptiveConformal> AdaptiveConformal::Load(
+    ByteReader& in, std::size_t num_targets) {
+  Options options;
+  options.level = in.Double();
+  options.window = in.U64();
+  options.step = in.Double();
+  if (!in.ok() || !ValidOptions(options) || in.U64() != num_targets) {
+    return std::nullopt;
+  }
+  AdaptiveConformal out(num_targets, options);
+  for (Target& target : out.targets_) {
+    target.ring = in.Doubles();
+    target.alpha = in.Double();
+    target.scored = in.U64();
+    target.covered = in.U64();
+    if (!in.ok() || target.ring.size() > options.window ||
+        target.covered > target.scored || !std::isfinite(target.alpha) ||
+        std::any_of(target.ring.begin(), target.ring.end(),
+                    [](double s) { return !(s >= 0.0); })) {
+      return std::nullopt;
+    }
+    target.sorted = target.ring;
+    std::sort(target.sorted.begin(), target.sorted.end());
+  }
+  return out;
+}
+
+}  // namespace streamreg
