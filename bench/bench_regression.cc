@@ -13,6 +13,7 @@
 #include "core/metric/metric_transform.h"
 #include "core/model/random_feature_base.h"
 #include "core/model/sample_store.h"
+#include "core/regression/adaptive_conformal.h"
 #include "core/regression/online_ridge.h"
 #include "core/regression/random_feature_ridge.h"
 
@@ -180,6 +181,42 @@ void BM_RandomFeatureBasePredict(benchmark::State& state) {
 BENCHMARK(BM_RandomFeatureBasePredict)
     ->ArgsProduct({{16, 64, 256}, {0, 1}})
     ->ArgNames({"D", "variance"});
+
+// One learned sample's calibration of the intervals, for the arm's 7
+// targets, over a full window of range(0) scores: 7 sorted insertions and
+// removals; and the multipliers a prediction reads.
+void BM_AdaptiveConformalAdd(benchmark::State& state) {
+  const auto window = static_cast<std::size_t>(state.range(0));
+  AdaptiveConformal conformal(kTargets, {.window = window});
+  std::mt19937_64 random(1);
+  std::exponential_distribution<double> exponential(1.0);
+  std::vector<double> scores(1 << 16);
+  for (double& score : scores) score = exponential(random);
+  std::size_t i = 0;
+  for (std::size_t s = 0; s < window; ++s) {
+    for (std::size_t t = 0; t < kTargets; ++t)
+      conformal.Add(t, scores[i++ % scores.size()]);
+  }
+  for (auto _ : state) {
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      benchmark::DoNotOptimize(conformal.Add(t, scores[i++ % scores.size()]));
+    }
+  }
+}
+BENCHMARK(BM_AdaptiveConformalAdd)->Arg(500)->Arg(2000)->Arg(10000);
+
+void BM_AdaptiveConformalMultipliers(benchmark::State& state) {
+  AdaptiveConformal conformal(kTargets, {});
+  for (int s = 0; s < 2000; ++s) {
+    for (std::size_t t = 0; t < kTargets; ++t) conformal.Add(t, 0.001 * s);
+  }
+  for (auto _ : state) {
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      benchmark::DoNotOptimize(conformal.Multiplier(t));
+    }
+  }
+}
+BENCHMARK(BM_AdaptiveConformalMultipliers);
 
 void BM_OnlineRidgeAdd(benchmark::State& state) {
   OnlineRidge model = MakeLinear(state);

@@ -1,5 +1,6 @@
 #include "core/model/model.h"
 
+#include <limits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -160,6 +161,13 @@ ModelStats Model::stats() const {
     stats.prequential_mse.push_back(state_.score.MeanSquaredError(t));
     stats.honest_nmse.push_back(state_.honest_score.Nmse(t));
     stats.honest_mse.push_back(state_.honest_score.MeanSquaredError(t));
+    stats.interval_half_width.push_back(state_.intervals.Multiplier(t) *
+                                        IntervalScale(state_, t));
+    const std::uint64_t scored = state_.intervals.scored(t);
+    stats.interval_coverage.push_back(
+        scored == 0 ? std::numeric_limits<double>::quiet_NaN()
+                    : static_cast<double>(state_.intervals.covered(t)) /
+                          static_cast<double>(scored));
   }
   stats.honest_lag = state_.recent.lag();
   std::vector<std::size_t> chosen;

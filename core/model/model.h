@@ -37,6 +37,12 @@ struct ModelStats {
   std::vector<double> honest_nmse;
   std::vector<double> honest_mse;
   std::uint64_t honest_lag = 0;
+  // Per target: the half width of its intervals at the model's level now
+  // (+inf while too few samples are scored), and of the samples scored
+  // (every one learned), the fraction whose honest prediction fell within
+  // the interval in effect for it (NaN before the first).
+  std::vector<double> interval_half_width;
+  std::vector<double> interval_coverage;
   // Per target, the hyper-parameter the regressor predicts with now: the
   // bandwidth (kernel) or k (k-NN, local linear); the other is 0.
   std::vector<double> bandwidth;

@@ -299,6 +299,20 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
                                                    kMaxMlkrSteps, ", got ",
                                                    config->mlkr_fit_steps));
   }
+  if (!(config->interval_level > 0.0 && config->interval_level < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interval_level: must be in (0, 1), got ", config->interval_level));
+  }
+  if (config->interval_window < 1 ||
+      config->interval_window > kMaxIntervalWindow) {
+    return absl::InvalidArgumentError(absl::StrCat("interval_window: 1 to ",
+                                                   kMaxIntervalWindow, ", got ",
+                                                   config->interval_window));
+  }
+  if (!(config->interval_step >= 0.0 && config->interval_step < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interval_step: must be in [0, 1), got ", config->interval_step));
+  }
   if (config->random_feature_base) {
     if (!config->linear_base) {
       return absl::InvalidArgumentError(
@@ -385,8 +399,9 @@ namespace {
 // metric_refresh_samples (earlier models refreshed at every sample);
 // version 8 mlkr_fit_budget (earlier models' fits had none); version 9
 // per_target_base (off in earlier ones); version 10 the random-feature
-// base (a linear base in earlier ones).
-constexpr std::uint32_t kConfigVersion = 10;
+// base (a linear base in earlier ones); version 11 the intervals (earlier
+// models take the defaults).
+constexpr std::uint32_t kConfigVersion = 11;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -447,6 +462,9 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U64(c.random_feature_frequencies);
   out.Doubles(c.random_feature_lengthscales);
   out.Doubles(c.random_feature_ridges);
+  out.Double(c.interval_level);
+  out.U64(c.interval_window);
+  out.Double(c.interval_step);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -548,6 +566,14 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
     c->random_feature_frequencies = in.U64();
     c->random_feature_lengthscales = in.Doubles();
     c->random_feature_ridges = in.Doubles();
+  }
+  c->interval_level = defaults.interval_level;
+  c->interval_window = defaults.interval_window;
+  c->interval_step = defaults.interval_step;
+  if (version >= 11) {
+    c->interval_level = in.Double();
+    c->interval_window = in.U64();
+    c->interval_step = in.Double();
   }
   return in.ok();
 }

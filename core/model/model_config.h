@@ -227,6 +227,13 @@ struct ModelConfig {
   // saved in snapshots.
   std::size_t reference_rows_from = std::size_t{1} << 18;
 
+  // Prediction intervals (docs/estimators.md, "Intervals";
+  // AdaptiveConformal): the central coverage level in (0, 1), the honest
+  // scores kept per target, and the adaptive step (0: split conformal).
+  double interval_level = 0.9;
+  std::size_t interval_window = 2000;
+  double interval_step = 0.005;
+
   Capacity capacity;
   std::uint64_t seed = 0;
 
@@ -272,6 +279,10 @@ inline constexpr std::size_t kMaxLinearBaseDim = 256;
 // The most features a random-feature base takes (1 + d + 2D): its exact
 // recursive least squares costs 3 F^2 multiply-adds per sample, 3 M at 1,024.
 inline constexpr std::size_t kMaxRandomFeatures = 1024;
+
+// The most honest scores an interval keeps per target: a learned sample
+// moves up to that many in a sorted insertion (8 bytes each).
+inline constexpr std::size_t kMaxIntervalWindow = 100000;
 
 // Default grids: bandwidths sqrt(d) * 2^(-6), 2^(-5.75), ..., 2^(0.5), a
 // quarter octave apart (about the range of bandwidth / diameter the GW

@@ -1,6 +1,7 @@
 #include "core/model/model_learner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -110,6 +111,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
       MlkrGradient(state, i, sample);
     }
+    SetIntervals(state, std::nullopt, &prediction);
     // 2. The gradient estimate from the samples before this one.
     if (state.gradient_index != nullptr) {
       EstimateGradient(state, sample.x, scratch.means);
@@ -155,6 +157,12 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
     state.mlkr_maps[i].Step(scratch.mlkr_gradients[i]);
   }
   state.score.Add(prediction.value, sample.y);
+  // The honest error's score, at the scale before this sample, calibrates
+  // the intervals.
+  for (std::size_t t = 0; t < sample.y.size(); ++t) {
+    const double error = std::abs(sample.y[t] - scratch.honest.value[t]);
+    state.intervals.Add(t, error / IntervalScale(state, t));
+  }
   state.honest_score.Add(scratch.honest.value, sample.y);
   if (state.gradient_index != nullptr) {
     state.gradient_selector.Add(scratch.gradient_grid_values, sample.y,

@@ -106,6 +106,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
           GatherNeighbors(state, *generation, z, *widest, &found, &near);
           PredictTargets(state, i, chosen, near, base, out);
         }
+        SetIntervals(state, std::nullopt, out);
         return;
       }
     }
@@ -143,6 +144,24 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
     GatherNeighbors(state, generation, z, ChoiceOf(state, index, t).grid, found,
                     near, nullptr, &metric);
     PredictTargets(state, index, chosen, *near, base, out, t);
+  }
+}
+
+double IntervalScale(const ModelState& state, std::size_t t) {
+  const double rms = std::sqrt(state.honest_score.MeanSquaredError(t));
+  return rms > 0.0 ? rms : 1.0;
+}
+
+void SetIntervals(const ModelState& state, std::optional<double> level,
+                  Prediction* out) {
+  const std::size_t m = out->value.size();
+  out->lower.resize(m);
+  out->upper.resize(m);
+  for (std::size_t t = 0; t < m; ++t) {
+    const double half =
+        state.intervals.Multiplier(t, level) * IntervalScale(state, t);
+    out->lower[t] = out->value[t] - half;
+    out->upper[t] = out->value[t] + half;
   }
 }
 

@@ -96,6 +96,19 @@ void PredictTargets(const ModelState& state, std::size_t index,
                     std::optional<std::size_t> only_target = std::nullopt)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
+// The scale of target t's intervals: the target's honest RMS error (1
+// while it is 0), the same at every input. The honest score of a sample is
+// |y - y_honest| over the scale before it; an interval is value ± q *
+// scale, q the calibration's multiplier (the half width ModelStats
+// reports).
+double IntervalScale(const ModelState& state, std::size_t t)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// Sets `out`'s intervals from its values and spreads at coverage `level`
+// (the model's by default).
+void SetIntervals(const ModelState& state, std::optional<double> level,
+                  Prediction* out) ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
 // The linear base's values at x into `out` (resized to the targets), or
 // `out` emptied for a model without a base. With `variance`, the
 // random-feature base's posterior variances there (emptied for any other

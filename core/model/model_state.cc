@@ -66,6 +66,9 @@ ModelState::ModelState(const ModelConfig& config)
       score(config.num_targets(), config.selection_forgetting),
       honest_score(config.num_targets(), config.selection_forgetting),
       recent(config.EffectiveHonestLag()),
+      intervals(config.num_targets(), {.level = config.interval_level,
+                                       .window = config.interval_window,
+                                       .step = config.interval_step}),
       since_refresh(config.input_dim, config.num_targets(),
                     KeepsOuterProducts(config.metric)),
       gradient_index(EstimatesGradients(config.metric)

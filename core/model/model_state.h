@@ -25,6 +25,7 @@
 #include "core/model/random_feature_refresh.h"
 #include "core/model/recent_slots.h"
 #include "core/model/sample_store.h"
+#include "core/regression/adaptive_conformal.h"
 #include "core/regression/online_ridge.h"
 #include "core/regression/prequential_selector.h"
 
@@ -143,6 +144,9 @@ struct ModelState {
   // slots of the samples it leaves out.
   PrequentialScore honest_score ABSL_GUARDED_BY(lock);
   RecentSlots recent ABSL_GUARDED_BY(lock);
+  // The intervals' calibration over the honest predictions' scores
+  // (IntervalScale).
+  AdaptiveConformal intervals ABSL_GUARDED_BY(lock);
   // The selection over each prediction index's grid, by index; for each
   // regressor the model scores (two for kAuto), the targets in order.
   std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);

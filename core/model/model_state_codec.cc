@@ -18,8 +18,9 @@ namespace {
 // 5 the random-feature base and its rebuild (likewise); version 6 the
 // store's size when its last rebuild started (0 before: the next rebuild
 // on growth comes at once); version 7 the roots the random-feature base's
-// variances come from (before: the ridge's as loaded).
-constexpr std::uint32_t kStateVersion = 7;
+// variances come from (before: the ridge's as loaded); version 8 the
+// intervals' calibration (before: none, it starts afresh).
+constexpr std::uint32_t kStateVersion = 8;
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -163,6 +164,7 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   if (state.random_base.has_value()) state.random_base->Save(out);
   out.U64(take_over.random_refresh);
   out.U64(take_over.random_rebuilt_size);
+  state.intervals.Save(out);
 }
 
 bool LoadModelState(ByteReader& in, ModelState& state,
@@ -231,6 +233,18 @@ bool LoadModelState(ByteReader& in, ModelState& state,
     if (version >= 6) take_over.random_rebuilt_size = in.U64();
   } else if (state.random_base.has_value()) {
     return false;
+  }
+  if (version >= 8) {
+    std::optional<AdaptiveConformal> intervals =
+        AdaptiveConformal::Load(in, state.config.num_targets());
+    // Calibrated at the settings the model's config has, or not its own.
+    if (!intervals.has_value() ||
+        intervals->options().level != state.config.interval_level ||
+        intervals->options().window != state.config.interval_window ||
+        intervals->options().step != state.config.interval_step) {
+      return false;
+    }
+    state.intervals = *std::move(intervals);
   }
   if (!LoadRefresh(in, state, loaded)) return false;
   if (version >= 4 && !LoadMlkrRefresh(in, state)) return false;

@@ -13,9 +13,15 @@ namespace streamreg {
 // and how many samples the model had learned when it made it. With the
 // random-feature base, also the posterior variance of the base's value at
 // the query, every target (RandomFeatureBase::Predict); empty otherwise.
+// And every target's central interval at the model's level (or the level
+// asked for), calibrated by conformal prediction on the honest errors
+// (docs/estimators.md, "Intervals"): [lower, upper], infinite while too few
+// samples have been scored for the level.
 struct Prediction {
   std::vector<double> value;
   std::vector<double> spread;
+  std::vector<double> lower;
+  std::vector<double> upper;
   std::vector<double> base_variance;
   std::vector<std::uint32_t> neighbors;
   std::uint64_t learned = 0;

@@ -124,6 +124,9 @@ inline void ExpectSamePredictions(const std::vector<Prediction>& a,
     SCOPED_TRACE(::testing::Message() << "query " << q);
     EXPECT_EQ(a[q].value, b[q].value);
     EXPECT_EQ(a[q].spread, b[q].spread);
+    EXPECT_EQ(a[q].lower, b[q].lower);
+    EXPECT_EQ(a[q].upper, b[q].upper);
+    EXPECT_EQ(a[q].base_variance, b[q].base_variance);
     EXPECT_EQ(a[q].neighbors, b[q].neighbors);
   }
 }

@@ -256,6 +256,22 @@ TEST(ModelConfigTest, ErrorsNameTheField) {
       HasSubstr("random_feature_base.ridges: 1 to 64 candidates, got 0"));
   config.random_feature_ridges = {0.1};
   EXPECT_TRUE(Model::Create(config).ok());
+  config = BaseConfig();
+  for (const double level : {0.0, 1.0, -0.5, std::nan("")}) {
+    config.interval_level = level;
+    EXPECT_THAT(Model::Create(config).status().message(),
+                HasSubstr("interval_level: must be in (0, 1)"));
+  }
+  config.interval_level = 0.95;
+  config.interval_window = 0;
+  EXPECT_EQ(Model::Create(config).status().message(),
+            "interval_window: 1 to 100000, got 0");
+  config.interval_window = 100;
+  config.interval_step = 1.0;
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("interval_step: must be in [0, 1)"));
+  config.interval_step = 0.0;
+  EXPECT_TRUE(Model::Create(config).ok());
 }
 
 TEST(RefreshScheduleTest,
@@ -333,6 +349,9 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.random_feature_frequencies = 40;
   config.random_feature_lengthscales = {0.5, 1.5};
   config.random_feature_ridges = {0.01};
+  config.interval_level = 0.8;
+  config.interval_window = 500;
+  config.interval_step = 0.01;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -361,6 +380,9 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.random_feature_frequencies, 40u);
   EXPECT_EQ(read.random_feature_lengthscales, (std::vector<double>{0.5, 1.5}));
   EXPECT_EQ(read.random_feature_ridges, std::vector<double>{0.01});
+  EXPECT_EQ(read.interval_level, 0.8);
+  EXPECT_EQ(read.interval_window, 500u);
+  EXPECT_EQ(read.interval_step, 0.01);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -373,10 +395,18 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 10 is version 11 without the intervals' settings (two
+  // doubles and a count): a model written then takes the defaults.
+  const std::string version10 = older(bytes, 10, 24);
+  ASSERT_TRUE(load(version10));
+  EXPECT_EQ(read.interval_level, ModelConfig().interval_level);
+  EXPECT_EQ(read.interval_window, ModelConfig().interval_window);
+  EXPECT_EQ(read.interval_step, ModelConfig().interval_step);
+  EXPECT_TRUE(read.random_feature_base);
   // Version 9 is version 10 without the random-feature base (a flag, a
   // count, two lists of 2 and 1 doubles): a model written then had a
   // linear base.
-  const std::string version9 = older(bytes, 9, 1 + 8 + 24 + 16);
+  const std::string version9 = older(version10, 9, 1 + 8 + 24 + 16);
   ASSERT_TRUE(load(version9));
   EXPECT_FALSE(read.random_feature_base);
   EXPECT_EQ(read.random_feature_frequencies,
@@ -428,7 +458,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 11, 0)));
+  EXPECT_FALSE(load(older(bytes, 12, 0)));
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
