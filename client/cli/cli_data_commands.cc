@@ -89,7 +89,10 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
     AppendRow(*table, row, columns->inputs, &x);
   }
   absl::StatusOr<std::vector<v1::Prediction>> predictions =
-      client.Predict(*model, x, spec.input_dim());
+      client.Predict(*model, x, spec.input_dim(),
+                     options.spec.interval_level != 0
+                         ? std::optional<double>(options.spec.interval_level)
+                         : std::nullopt);
   if (!predictions.ok()) return predictions.status();
 
   // The predictions' CSV goes to --out, or with "-" to the output.
@@ -106,24 +109,24 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
     if (file != out) std::fclose(file);
   };
   // The data convention: predictions as target_<name>, then each one's
-  // spread, with the random-feature base each one's base variance, and the
-  // neighbour count.
+  // spread, interval (lower_, upper_), with the random-feature base each
+  // one's base variance, and the neighbour count.
   const bool with_variance = spec.has_random_feature_base();
   std::string header;
   for (const std::string& name : spec.target_names()) {
     absl::StrAppend(&header, header.empty() ? "" : ",", "target_", name);
   }
-  for (const std::string& name : spec.target_names()) {
-    absl::StrAppend(&header, ",spread_", name);
-  }
-  if (with_variance) {
+  std::vector<std::string> columns_per_target = {"spread_", "lower_", "upper_"};
+  if (with_variance) columns_per_target.push_back("base_variance_");
+  for (const std::string& column : columns_per_target) {
     for (const std::string& name : spec.target_names()) {
-      absl::StrAppend(&header, ",base_variance_", name);
+      absl::StrAppend(&header, ",", column, name);
     }
   }
   std::fprintf(file, "%s,neighbors\n", header.c_str());
   NormalizedError error(columns->targets.size());
   std::vector<double> truth(columns->targets.size());
+  std::vector<std::size_t> within(truth.size(), 0);
   for (std::size_t row = 0; row < predictions->size(); ++row) {
     const v1::Prediction& p = (*predictions)[row];
     std::string line;
@@ -131,11 +134,9 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
       absl::StrAppend(&line, line.empty() ? "" : ",",
                       absl::StrFormat("%.17g", v));
     }
-    for (double s : p.spread()) {
-      absl::StrAppend(&line, ",", absl::StrFormat("%.17g", s));
-    }
-    if (with_variance) {
-      for (double v : p.base_variance()) {
+    for (const auto* values :
+         {&p.spread(), &p.lower(), &p.upper(), &p.base_variance()}) {
+      for (double v : *values) {
         absl::StrAppend(&line, ",", absl::StrFormat("%.17g", v));
       }
     }
@@ -143,16 +144,25 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
     if (truth.empty()) continue;
     for (std::size_t t = 0; t < truth.size(); ++t) {
       truth[t] = table->value(row, columns->targets[t]);
+      within[t] += p.lower(t) <= truth[t] && truth[t] <= p.upper(t);
     }
     error.Add(PredictedValues(p), truth);
   }
   const bool written = std::fflush(file) == 0 && std::ferror(file) == 0;
   // With the true targets in the file: how good the predictions were, per
-  // target, as nMSE (mean squared error / variance of the targets).
+  // target, as nMSE (mean squared error / variance of the targets), and the
+  // fraction of rows within their intervals.
   std::string scores;
   for (std::size_t t = 0; t < truth.size(); ++t) {
     absl::StrAppend(&scores, t == 0 ? "; nMSE " : ", ", spec.target_names(t),
                     " ", absl::StrFormat("%.4g", error.Nmse(t)));
+  }
+  for (std::size_t t = 0; t < truth.size() && !predictions->empty(); ++t) {
+    absl::StrAppend(
+        &scores, t == 0 ? "; within the intervals " : ", ",
+        spec.target_names(t), " ",
+        absl::StrFormat("%.4g", static_cast<double>(within[t]) /
+                                    static_cast<double>(predictions->size())));
   }
   std::fprintf(stderr, "predicted %zu rows%s\n", predictions->size(),
                scores.c_str());

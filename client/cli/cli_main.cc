@@ -65,6 +65,9 @@ ABSL_FLAG(std::vector<std::string>, random_feature_ridges,
           streamreg::SpecOptions{}.random_feature_ridges,
           "the random-feature base's candidate ridges, comma-separated "
           "(empty: 0.001,0.01,0.1,1)");
+ABSL_FLAG(double, interval_level, streamreg::SpecOptions{}.interval_level,
+          "the coverage of the predictions' intervals, in (0, 1): a new "
+          "model's (0: 0.9), or predict's (0: the model's)");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
@@ -159,6 +162,7 @@ CliOptions OptionsFromFlags() {
   spec.random_feature_lengthscales =
       absl::GetFlag(FLAGS_random_feature_lengthscales);
   spec.random_feature_ridges = absl::GetFlag(FLAGS_random_feature_ridges);
+  spec.interval_level = absl::GetFlag(FLAGS_interval_level);
   spec.seed = absl::GetFlag(FLAGS_seed);
   BenchOptions& bench = options.bench;
   bench.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -205,6 +209,7 @@ const std::vector<std::string> kSpecFlags = {"inputs",
                                              "random_feature_frequencies",
                                              "random_feature_lengthscales",
                                              "random_feature_ridges",
+                                             "interval_level",
                                              "seed"};
 
 std::vector<std::string> Concat(std::vector<std::string> a,
@@ -271,11 +276,12 @@ std::vector<Subcommand> Subcommands() {
       command({"predict"}, "predict a CSV's rows",
               "--model NAME --csv IN [--out OUT] [--limit N]",
               "Predicts every row of the CSV and writes target_<name>, "
-              "spread_<name> (with a random-feature base also "
-              "base_variance_<name>) and neighbors columns (to stdout or "
-              "--out). If the file has the targets too, prints the nMSE of "
-              "each.",
-              {"model", "csv", "out", "limit", "batch"},
+              "spread_<name>, lower_<name> and upper_<name> (the interval at "
+              "--interval_level, or the model's), with a random-feature "
+              "base also base_variance_<name>, and neighbors columns (to "
+              "stdout or --out). If the file has the targets too, prints "
+              "the nMSE of each and the fraction within the intervals.",
+              {"model", "csv", "out", "limit", "batch", "interval_level"},
               {"streamreg predict --model arm --csv test.csv --out "
                "predictions.csv"},
               PredictCommand),

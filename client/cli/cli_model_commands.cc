@@ -210,6 +210,9 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
       return status;
     }
   }
+  if (options.interval_level != 0) {
+    spec.set_interval_level(options.interval_level);
+  }
   spec.set_seed(options.seed);
   return spec;
 }

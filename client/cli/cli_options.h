@@ -10,7 +10,8 @@ namespace streamreg {
 // How to make a model (streamreg create, and --create): --inputs,
 // --targets, --metric, --regressor, --kernel, --capacity, --per_target,
 // --linear_base, --per_target_base, --random_feature_base (and its
-// --random_feature_frequencies, _lengthscales, _ridges), --seed. The
+// --random_feature_frequencies, _lengthscales, _ridges), --interval_level,
+// --seed. The
 // defaults here are the flags' defaults.
 struct SpecOptions {
   std::uint32_t inputs = 0;  // 0: from the CSV's header
@@ -27,6 +28,9 @@ struct SpecOptions {
   std::uint32_t random_feature_frequencies = 0;          // 0: the server's
   std::vector<std::string> random_feature_lengthscales;  // empty: the server's
   std::vector<std::string> random_feature_ridges;        // empty: the server's
+  // The intervals' coverage: a new model's, or (predict) the predictions'
+  // (0: the server's default, or the model's).
+  double interval_level = 0;
   std::uint64_t seed = 0;
 };
 

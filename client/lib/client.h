@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -94,10 +95,11 @@ class Client {
       const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
   // Predicts n = x.size() / dim queries (row-major), in requests of at most
-  // batch_size queries.
-  absl::StatusOr<std::vector<v1::Prediction>> Predict(const std::string& model,
-                                                      std::span<const double> x,
-                                                      std::size_t dim);
+  // batch_size queries; their intervals at `interval_level` (the model's
+  // if unset).
+  absl::StatusOr<std::vector<v1::Prediction>> Predict(
+      const std::string& model, std::span<const double> x, std::size_t dim,
+      std::optional<double> interval_level = std::nullopt);
 
   // Sessions over the streaming calls.
   std::unique_ptr<Ingester> StartIngest(const std::string& model);

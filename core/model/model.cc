@@ -99,7 +99,13 @@ absl::StatusOr<Prediction> Model::Predict(std::span<const double> query) const {
 }
 
 absl::Status Model::Predict(std::span<const std::span<const double>> queries,
-                            std::vector<Prediction>* out) const {
+                            std::vector<Prediction>* out,
+                            std::optional<double> interval_level) const {
+  if (interval_level.has_value() &&
+      !(*interval_level > 0.0 && *interval_level < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interval_level: must be in (0, 1), got ", *interval_level));
+  }
   for (std::size_t q = 0; q < queries.size(); ++q) {
     if (absl::Status status = ValidateValues(
             queries[q], config_.input_dim, absl::StrCat("queries[", q, "].x"));
@@ -109,7 +115,7 @@ absl::Status Model::Predict(std::span<const std::span<const double>> queries,
   }
   out->resize(queries.size());
   for (std::size_t q = 0; q < queries.size(); ++q) {
-    PredictWithModel(state_, queries[q], &(*out)[q]);
+    PredictWithModel(state_, queries[q], &(*out)[q], interval_level);
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -143,9 +144,12 @@ class Model {
   absl::Status Learn(std::span<const Sample> batch,
                      std::vector<Prediction>* before = nullptr);
 
-  // Predicts every query ("queries[i]" in errors); all or nothing.
+  // Predicts every query ("queries[i]" in errors), with intervals at
+  // `interval_level` (the model's by default; outside (0, 1) refused as
+  // INVALID_ARGUMENT naming interval_level); all or nothing.
   absl::Status Predict(std::span<const std::span<const double>> queries,
-                       std::vector<Prediction>* out) const;
+                       std::vector<Prediction>* out,
+                       std::optional<double> interval_level = {}) const;
   absl::StatusOr<Prediction> Predict(std::span<const double> query) const;
 
   // Batch refit: recomputes the metric with every stored sample's gradient

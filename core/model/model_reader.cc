@@ -66,7 +66,7 @@ void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
 }  // namespace
 
 void PredictWithModel(const ModelState& state, std::span<const double> x,
-                      Prediction* out) {
+                      Prediction* out, std::optional<double> interval_level) {
   const std::size_t m = state.config.num_targets();
   out->value.assign(m, 0.0);
   out->spread.assign(m, 0.0);
@@ -106,7 +106,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
           GatherNeighbors(state, *generation, z, *widest, &found, &near);
           PredictTargets(state, i, chosen, near, base, out);
         }
-        SetIntervals(state, std::nullopt, out);
+        SetIntervals(state, interval_level, out);
         return;
       }
     }

@@ -25,9 +25,12 @@ namespace streamreg {
 
 // Predicts x (already validated) for every target, with the model of
 // out->learned whole samples (ModelState::settling); holds the state's lock
-// shared, so any number of threads may predict while one learns.
+// shared, so any number of threads may predict while one learns. Its
+// intervals at `interval_level` in (0, 1) (the model's by default).
 void PredictWithModel(const ModelState& state, std::span<const double> x,
-                      Prediction* out) ABSL_LOCKS_EXCLUDED(state.lock);
+                      Prediction* out,
+                      std::optional<double> interval_level = {})
+    ABSL_LOCKS_EXCLUDED(state.lock);
 
 // The neighbours of a query without the recent samples (ModelState::recent):
 // what the honest error predicts from.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "server/rpc/grpc_status.h"
@@ -27,8 +28,12 @@ absl::Status AnswerPredict(const HostedModel& model,
         absl::StrCat("model '", model.name(), "' was deleted"));
   }
   thread_local std::vector<Prediction> predictions;
-  if (absl::Status status =
-          model.Predict(QueriesFromWire(request.queries()), &predictions);
+  const std::optional<double> interval_level =
+      request.has_interval_level()
+          ? std::optional<double>(request.interval_level())
+          : std::nullopt;
+  if (absl::Status status = model.Predict(QueriesFromWire(request.queries()),
+                                          &predictions, interval_level);
       !status.ok()) {
     return status;
   }

@@ -94,12 +94,17 @@ v1::CapacityPolicy PolicyToWire(CapacityPolicy policy) {
 // The wire path of a configuration field the engine named.
 std::string SpecField(absl::string_view message) {
   for (absl::string_view tuning :
-       {"step_ratio", "selection_forgetting", "metric_forgetting",
-        "metric_refresh_growth", "egop_ridge", "drift_tolerance",
-        "drift_check_every", "selection_window", "local_linear_ridge",
-        "honest_lag", "base_ridge", "base_forgetting", "mlkr_rank",
-        "mlkr_neighbors", "mlkr_fit_samples", "mlkr_fit_steps",
-        "glml_gamma_ratio", "metric_refresh_samples", "mlkr_fit_budget"}) {
+       {"step_ratio",         "selection_forgetting",
+        "metric_forgetting",  "metric_refresh_growth",
+        "egop_ridge",         "drift_tolerance",
+        "drift_check_every",  "selection_window",
+        "local_linear_ridge", "honest_lag",
+        "base_ridge",         "base_forgetting",
+        "mlkr_rank",          "mlkr_neighbors",
+        "mlkr_fit_samples",   "mlkr_fit_steps",
+        "glml_gamma_ratio",   "metric_refresh_samples",
+        "mlkr_fit_budget",    "interval_window",
+        "interval_step"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -193,6 +198,7 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
                                           base.ridges().end());
     }
   }
+  if (spec.has_interval_level()) config.interval_level = spec.interval_level();
   config.capacity.policy = PolicyFromWire(spec.capacity().policy());
   config.capacity.limit = spec.capacity().limit();
   config.bandwidth_grid.assign(spec.bandwidth_grid().begin(),
@@ -238,6 +244,10 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   if (tuning.has_mlkr_fit_steps()) {
     config.mlkr_fit_steps = tuning.mlkr_fit_steps();
   }
+  if (tuning.has_interval_window()) {
+    config.interval_window = tuning.interval_window();
+  }
+  if (tuning.has_interval_step()) config.interval_step = tuning.interval_step();
   if (tuning.has_mlkr_fit_budget()) {
     config.mlkr_fit_budget = tuning.mlkr_fit_budget();
   }
@@ -278,6 +288,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
     }
     for (double r : config.random_feature_ridges) base.add_ridges(r);
   }
+  spec.set_interval_level(config.interval_level);
   spec.mutable_capacity()->set_policy(PolicyToWire(config.capacity.policy));
   spec.mutable_capacity()->set_limit(config.capacity.limit);
   for (double h : config.bandwidth_grid) spec.add_bandwidth_grid(h);
@@ -314,6 +325,9 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   tuning.set_glml_gamma_ratio(config.glml_gamma_ratio);
   tuning.set_metric_refresh_samples(
       static_cast<std::uint32_t>(config.metric_refresh_samples));
+  tuning.set_interval_window(
+      static_cast<std::uint32_t>(config.interval_window));
+  tuning.set_interval_step(config.interval_step);
   return spec;
 }
 

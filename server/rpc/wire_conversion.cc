@@ -49,6 +49,8 @@ void PredictionToWire(const Prediction& prediction, v1::Prediction* out) {
   Assign(prediction.value, out->mutable_y());
   Assign(prediction.spread, out->mutable_spread());
   Assign(prediction.base_variance, out->mutable_base_variance());
+  Assign(prediction.lower, out->mutable_lower());
+  Assign(prediction.upper, out->mutable_upper());
   Assign(prediction.neighbors, out->mutable_neighbors_per_target());
   out->set_neighbors(prediction.neighbors.empty()
                          ? 0
@@ -64,6 +66,8 @@ void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
   Assign(stats.prequential_mse, out->mutable_prequential_mse());
   Assign(stats.honest_nmse, out->mutable_honest_nmse());
   Assign(stats.honest_mse, out->mutable_honest_mse());
+  Assign(stats.interval_half_width, out->mutable_interval_half_width());
+  Assign(stats.interval_coverage, out->mutable_interval_coverage());
   out->set_honest_lag(stats.honest_lag);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());

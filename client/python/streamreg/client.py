@@ -152,6 +152,7 @@ class Client:
                per_target_base: bool = False,
                random_feature_base: bool = False,
                mlkr_rank: Optional[int] = None,
+               interval_level: Optional[float] = None,
                spec: Optional[model_pb2.ModelSpec] = None) -> ModelInfo:
         """Creates a model of `inputs` inputs and `targets` targets (counts,
         or lists of names) learning `metric` (euclidean, gw, egop, mlkr,
@@ -160,7 +161,9 @@ class Client:
         server's default); per_target_base: each target with the base or
         without it, by the honest error; random_feature_base: the base is a
         random-feature ridge (its options in `spec.random_feature_base`);
-        mlkr_rank: the rank of MLKR's map (unset: full).
+        mlkr_rank: the rank of MLKR's map (unset: full); interval_level:
+        the coverage of each prediction's interval (lo, hi), in (0, 1)
+        (unset: the server's default, 0.9).
         `spec`: a full streamreg.v1.ModelSpec for anything else (its
         unset fields filled from the arguments)."""
         if metric not in METRICS:
@@ -189,6 +192,8 @@ class Client:
             wire.random_feature_base.SetInParent()
         if mlkr_rank is not None:
             wire.tuning.mlkr_rank = mlkr_rank
+        if interval_level is not None:
+            wire.interval_level = interval_level
         request = model_service_pb2.CreateModelRequest(name=name, spec=wire)
         # Not retried: a retry after a lost answer would find it created.
         model = self._call(name, lambda models, _, timeout: models.CreateModel(
@@ -281,13 +286,17 @@ class Client:
                              duplicates=response.duplicates,
                              samples=response.num_samples)
 
-    def predict(self, model: str, x) -> Predictions:
+    def predict(self, model: str, x,
+                interval_level: Optional[float] = None) -> Predictions:
         """The model's predictions for queries x (n, d) (or one (d,)), once
-        every sample acknowledged before the call is learned."""
+        every sample acknowledged before the call is learned, with their
+        intervals (lo, hi) at `interval_level` in (0, 1) (unset: the
+        model's)."""
         rows = _rows(x, "x")
         request = regression_service_pb2.PredictRequest(
             model=model,
-            queries=[regression_pb2.Query(x=row.tolist()) for row in rows])
+            queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
+            interval_level=interval_level)
         response = self._call(model, lambda _, regression, timeout:
                               regression.Predict(request, timeout=timeout))
         return Predictions.from_protos(list(response.predictions),

@@ -89,6 +89,8 @@ class Predictions:
     """Predictions of n queries of a model with m targets: y and spread
     (n, m), neighbors (n,): the local average's neighbour count (the
     largest over targets). `samples`: what the model had learned.
+    `lo`, `hi` (n, m): each target's central interval at the model's level
+    or the one asked for (infinite while the model is too young for it).
     `base_variance` (n, m): with the random-feature base, the posterior
     variance of the base's value at each query (docs/estimators.md); None
     for any other model."""
@@ -96,6 +98,8 @@ class Predictions:
     spread: np.ndarray
     neighbors: np.ndarray
     samples: int
+    lo: Optional[np.ndarray] = None
+    hi: Optional[np.ndarray] = None
     base_variance: Optional[np.ndarray] = None
 
     @classmethod
@@ -105,16 +109,20 @@ class Predictions:
         num_targets = len(predictions[0].y) if predictions else 0
         y = np.empty((n, num_targets))
         spread = np.empty((n, num_targets))
+        lo = np.empty((n, num_targets))
+        hi = np.empty((n, num_targets))
         with_variance = n > 0 and len(predictions[0].base_variance) > 0
         base_variance = np.empty((n, num_targets)) if with_variance else None
         for i, p in enumerate(predictions):
             y[i] = p.y
             spread[i] = p.spread
+            lo[i] = p.lower
+            hi[i] = p.upper
             if with_variance:
                 base_variance[i] = p.base_variance
         neighbors = np.array([p.neighbors for p in predictions], dtype=np.int64)
         return cls(y=y, spread=spread, neighbors=neighbors, samples=samples,
-                   base_variance=base_variance)
+                   lo=lo, hi=hi, base_variance=base_variance)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +136,8 @@ class StreamPrediction:
     The server answers before the sample is durable; in the cautious mode
     (answer_when_durable) it answers once it is, with the sample's place in
     the model's stream (`sequence`, else 0) and whether its id had been
-    learned already (`duplicate`). With the random-feature base,
+    learned already (`duplicate`). `lo`, `hi` (m,): the interval in effect
+    for the prediction, at the model's level. With the random-feature base,
     `base_variance` (m,) as in Predictions, else None."""
     y: np.ndarray
     spread: np.ndarray
@@ -140,6 +149,8 @@ class StreamPrediction:
     unlearned: int = 0
     durable: int = 0
     base_variance: Optional[np.ndarray] = None
+    lo: Optional[np.ndarray] = None
+    hi: Optional[np.ndarray] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -144,6 +144,7 @@ class LearnStream:
         p = response.prediction
         return StreamPrediction(
             y=np.array(p.y), spread=np.array(p.spread),
+            lo=np.array(p.lower), hi=np.array(p.upper),
             neighbors=p.neighbors, sequence=response.sequence,
             learned=response.learned,
             learn_lag=response.learn_lag_us / 1e6,
@@ -245,11 +246,12 @@ class PredictStream(_Lockstep):
         super().__init__(open_call)
         self._model = model
 
-    def predict(self, x) -> Predictions:
+    def predict(self, x, interval_level=None) -> Predictions:
         rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
         request = regression_service_pb2.PredictRequest(
             model=self._model,
-            queries=[regression_pb2.Query(x=row.tolist()) for row in rows])
+            queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
+            interval_level=interval_level)
         response = self.exchange(request)
         return Predictions.from_protos(list(response.predictions),
                                        response.num_samples)

@@ -205,16 +205,19 @@ TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
       absl::StrSplit(run.output, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 1 + held_out.size());
   EXPECT_EQ(lines[0],
-            "target_wave,target_square,spread_wave,spread_square,neighbors");
+            "target_wave,target_square,spread_wave,spread_square,lower_wave,"
+            "lower_square,upper_wave,upper_square,neighbors");
   for (std::size_t row = 0; row < held_out.size(); ++row) {
     const std::vector<std::string> fields = absl::StrSplit(lines[row + 1], ',');
-    ASSERT_EQ(fields.size(), 5u);
+    ASSERT_EQ(fields.size(), 9u);
     const v1::Prediction& p = (*expected)[row];
     for (int t = 0; t < 2; ++t) {
       EXPECT_EQ(std::stod(fields[t]), p.y(t)) << "row " << row;
       EXPECT_EQ(std::stod(fields[2 + t]), p.spread(t)) << "row " << row;
+      EXPECT_EQ(std::stod(fields[4 + t]), p.lower(t)) << "row " << row;
+      EXPECT_EQ(std::stod(fields[6 + t]), p.upper(t)) << "row " << row;
     }
-    EXPECT_EQ(std::stoul(fields[4]), p.neighbors());
+    EXPECT_EQ(std::stoul(fields[8]), p.neighbors());
   }
   // --out writes the same lines to a file and nothing to the output.
   options.out = directory_ + "/predictions.csv";
@@ -225,6 +228,21 @@ TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
   std::stringstream written;
   written << file.rdbuf();
   EXPECT_EQ(written.str(), run.output);
+  // --interval_level: the intervals at that level instead of the model's.
+  options.out = "-";
+  options.spec.interval_level = 0.5;
+  const CommandRun narrow = Run(PredictCommand, options);
+  ASSERT_TRUE(narrow.status.ok()) << narrow.status;
+  absl::StatusOr<std::vector<v1::Prediction>> at_half =
+      client_->Predict("arm", held_out.x, Rows::kDim, 0.5);
+  ASSERT_TRUE(at_half.ok()) << at_half.status();
+  const std::vector<std::string> first = absl::StrSplit(
+      std::vector<std::string>(absl::StrSplit(narrow.output, '\n'))[1], ',');
+  EXPECT_EQ(std::stod(first[4]), (*at_half)[0].lower(0));
+  EXPECT_GT(std::stod(first[4]), (*expected)[0].lower(0));
+  options.spec.interval_level = 2;
+  EXPECT_THAT(Run(PredictCommand, options).status.message(),
+              HasSubstr("interval_level: must be in (0, 1), got 2"));
 }
 
 TEST_F(CliCommandsTest, ListInfoMetricRefitAndDeleteReportTheModel) {
@@ -331,16 +349,17 @@ TEST_F(CliCommandsTest, ARandomFeatureBaseTakesItsOptionsFromTheFlags) {
       absl::StrSplit(predicted.output, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 6u);
   EXPECT_EQ(lines[0],
-            "target_wave,target_square,spread_wave,spread_square,"
-            "base_variance_wave,base_variance_square,neighbors");
+            "target_wave,target_square,spread_wave,spread_square,lower_wave,"
+            "lower_square,upper_wave,upper_square,base_variance_wave,"
+            "base_variance_square,neighbors");
   absl::StatusOr<std::vector<v1::Prediction>> expected =
       client_->Predict("waves", rows_.x, Rows::kDim);
   ASSERT_TRUE(expected.ok()) << expected.status();
   for (std::size_t row = 0; row < 5; ++row) {
     const std::vector<std::string> fields = absl::StrSplit(lines[row + 1], ',');
-    ASSERT_EQ(fields.size(), 7u);
+    ASSERT_EQ(fields.size(), 11u);
     for (int t = 0; t < 2; ++t) {
-      EXPECT_EQ(std::stod(fields[4 + t]), (*expected)[row].base_variance(t));
+      EXPECT_EQ(std::stod(fields[8 + t]), (*expected)[row].base_variance(t));
     }
   }
   options.limit = 0;

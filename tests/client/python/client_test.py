@@ -201,6 +201,35 @@ class ClientTest(unittest.TestCase):
         self.assertIsNone(c.predict("py-plane", self.X[100:101]).base_variance)
         c.delete("py-plane")
 
+    def test_every_prediction_carries_its_interval(self):
+        c = self.client
+        c.create("py-bands", inputs=self.inputs, targets=self.targets,
+                 interval_level=0.8)
+        self.assertAlmostEqual(0.8, c.info("py-bands").proto.spec
+                               .interval_level)
+        c.learn("py-bands", self.X[:1000], self.Y[:1000])
+        p = c.predict("py-bands", self.X[1000:1100])
+        self.assertEqual((100, 7), p.lo.shape)
+        self.assertEqual((100, 7), p.hi.shape)
+        self.assertTrue(np.all(p.lo < p.y) and np.all(p.y < p.hi))
+        # Another level on request: the 95% intervals hold the 80% ones.
+        wide = c.predict("py-bands", self.X[1000:1100], interval_level=0.95)
+        np.testing.assert_array_equal(p.y, wide.y)
+        self.assertTrue(np.all(wide.lo < p.lo) and np.all(p.hi < wide.hi))
+        with self.assertRaises(streamreg.Error) as caught:
+            c.predict("py-bands", self.X[1000:1001], interval_level=1.0)
+        self.assertEqual(grpc.StatusCode.INVALID_ARGUMENT,
+                         caught.exception.code)
+        self.assertIn("interval_level", caught.exception.details)
+        with c.learn_stream("py-bands") as stream:
+            answer = stream.learn(self.X[1000], self.Y[1000])
+        self.assertEqual((7,), answer.lo.shape)
+        self.assertTrue(np.all(answer.lo < answer.y))
+        with c.predict_stream("py-bands") as queries:
+            streamed = queries.predict(self.X[1100:1102], interval_level=0.95)
+        self.assertEqual((2, 7), streamed.hi.shape)
+        c.delete("py-bands")
+
     def test_a_bad_sample_is_named_and_nothing_of_its_batch_learned(self):
         c = self.client
         c.create("py-bad", inputs=2, targets=1)

@@ -65,16 +65,20 @@ grep -q "ingested 2000 samples into arm" "$work/ingest.out" || fail "ingest"
 sr predict --model arm --csv "$sarcos" --limit 100 --out "$work/p.csv" \
   2>"$work/predict.err"
 [ "$(wc -l <"$work/p.csv")" -eq 101 ] || fail "predict rows"
-head -1 "$work/p.csv" | grep -q "^target_tau1,.*,spread_tau7,neighbors$" ||
+head -1 "$work/p.csv" | grep -q "^target_tau1,.*,spread_tau7,lower_tau1,.*,upper_tau7,neighbors$" ||
   fail "predict header: $(head -1 "$work/p.csv")"
 # nMSE per target on rows the model learned: all seven, each below 1
-# (better than predicting the mean).
+# (better than predicting the mean); and the fractions within the
+# intervals.
 /usr/bin/python3 -c '
 import re, sys
 text = open(sys.argv[1]).read()
-values = [float(v) for v in re.findall(r"tau[1-7] ([0-9.e+-]+)", text)]
+nmse, within = text.split("; within the intervals ")
+values = [float(v) for v in re.findall(r"tau[1-7] ([0-9.e+-]+)", nmse)]
+fractions = [float(v) for v in re.findall(r"tau[1-7] ([0-9.e+-]+)", within)]
 sys.exit(0 if text.startswith("predicted 100 rows; nMSE tau1 ") and
-         len(values) == 7 and all(0 <= v < 1 for v in values) else 1)
+         len(values) == 7 and all(0 <= v < 1 for v in values) and
+         len(fractions) == 7 and all(0 <= v <= 1 for v in fractions) else 1)
 ' "$work/predict.err" || fail "predict summary: $(cat "$work/predict.err")"
 sr metric --model arm >"$work/metric.out"
 grep -q "EGOP spectrum" "$work/metric.out" || fail "metric spectrum"

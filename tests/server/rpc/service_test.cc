@@ -233,6 +233,76 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   EXPECT_EQ(client_->ListModels()->size(), 4u);
 }
 
+// Intervals on the wire: the spec in effect reports the level asked for
+// and the calibration's settings; each prediction's interval, and the
+// stats' half widths and coverages, are the engine's exactly; a request
+// may ask for another level; a level outside (0, 1) is refused naming the
+// field, in a spec and in a request, and changes nothing.
+TEST_F(ServiceTest, IntervalsOnTheWireAreTheEngines) {
+  const Rows rows(1200, 3);
+  const Rows queries(40, 4);
+  v1::ModelSpec spec = RowsSpec();
+  spec.set_interval_level(0.8);
+  spec.mutable_tuning()->set_interval_step(0.01);
+  CreateAndIngest("bands", rows, rows.size(), spec);
+  const v1::Model model = *client_->GetModel("bands");
+  EXPECT_EQ(model.spec().interval_level(), 0.8);
+  EXPECT_EQ(model.spec().tuning().interval_step(), 0.01);
+  EXPECT_EQ(model.spec().tuning().interval_window(), 2000u);
+  const std::unique_ptr<Model> reference = Reference(spec, rows, rows.size());
+  const ModelStats expected_stats = reference->stats();
+  ASSERT_EQ(model.stats().interval_half_width_size(), Rows::kTargets);
+  for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+    EXPECT_EQ(model.stats().interval_half_width(t),
+              expected_stats.interval_half_width[t]);
+    EXPECT_EQ(model.stats().interval_coverage(t),
+              expected_stats.interval_coverage[t]);
+    EXPECT_NEAR(model.stats().interval_coverage(t), 0.8, 0.05);
+  }
+  for (const std::optional<double> level :
+       {std::optional<double>(), std::optional<double>(0.95)}) {
+    absl::StatusOr<std::vector<v1::Prediction>> predictions =
+        client_->Predict("bands", queries.x, Rows::kDim, level);
+    ASSERT_TRUE(predictions.ok()) << predictions.status();
+    std::vector<std::span<const double>> points;
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      points.push_back(queries.input(q));
+    }
+    std::vector<Prediction> expected;
+    ASSERT_TRUE(reference->Predict(points, &expected, level).ok());
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      const v1::Prediction& got = (*predictions)[q];
+      ASSERT_EQ(got.lower_size(), Rows::kTargets);
+      for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+        ASSERT_EQ(got.lower(t), expected[q].lower[t]) << q;
+        ASSERT_EQ(got.upper(t), expected[q].upper[t]) << q;
+        const double half = (got.upper(t) - got.lower(t)) / 2;
+        // At 95% wider than the model's 80%.
+        if (level.has_value()) {
+          EXPECT_GT(half, expected_stats.interval_half_width[t]);
+        }
+      }
+    }
+  }
+  const absl::StatusOr<std::vector<v1::Prediction>> refused =
+      client_->Predict("bands", queries.x, Rows::kDim, 1.5);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("interval_level: must be in (0, 1), got 1.5"));
+  spec.set_interval_level(0.0);
+  const absl::Status bad_spec = client_->CreateModel("bad", spec).status();
+  EXPECT_EQ(bad_spec.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad_spec.message(),
+              HasSubstr("spec.interval_level: must be in (0, 1), got 0"));
+  spec.set_interval_level(0.9);
+  spec.mutable_tuning()->set_interval_window(0);
+  EXPECT_THAT(client_->CreateModel("bad", spec).status().message(),
+              HasSubstr("spec.tuning.interval_window: 1 to 100000, got 0"));
+  EXPECT_EQ(client_->GetModel("bad").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(client_->GetModel("bands")->stats().num_samples(), rows.size());
+}
+
 // A random-feature base asked for on the wire: the spec in effect reports
 // its options with their defaults filled in, the model predicts exactly as
 // the engine's, and bad options are refused naming the field.
