@@ -208,7 +208,18 @@ void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
             &ModelStats::honest_nmse},
         PerTargetFamily{"streamreg_model_honest_mse",
                         "Honest mean squared error per target.",
-                        &ModelStats::honest_mse}}) {
+                        &ModelStats::honest_mse},
+        PerTargetFamily{
+            "streamreg_model_interval_coverage",
+            "Per target, the fraction of the samples learned whose honest "
+            "prediction fell within the interval in effect for it (NaN "
+            "before the first).",
+            &ModelStats::interval_coverage},
+        PerTargetFamily{
+            "streamreg_model_interval_half_width",
+            "Per target, the half width of its intervals at the model's "
+            "level now (+Inf while too few samples are scored).",
+            &ModelStats::interval_half_width}}) {
     WritePerTarget(readings, family.name, family.help, family.errors, out);
   }
   constexpr char kRebuild[] = "streamreg_model_index_rebuild_duration_seconds";

@@ -418,6 +418,18 @@ TEST_F(MetricsEndpointTest, ModelFamiliesEqualWhatTheModelReports) {
                   "streamreg_model_honest_mse{model=\"arm\",target=\"",
                   targets[t], "\"}")],
               arm->stats().honest_mse(t));
+    // The intervals: the honest predictions' coverage near the level, and
+    // the half width at it.
+    const double coverage = scrape[absl::StrCat(
+        "streamreg_model_interval_coverage{model=\"arm\",target=\"", targets[t],
+        "\"}")];
+    EXPECT_EQ(coverage, arm->stats().interval_coverage(t));
+    EXPECT_NEAR(coverage, 0.9, 0.1);
+    const double half_width = scrape[absl::StrCat(
+        "streamreg_model_interval_half_width{model=\"arm\",target=\"",
+        targets[t], "\"}")];
+    EXPECT_EQ(half_width, arm->stats().interval_half_width(t));
+    EXPECT_GT(half_width, 0.0);
   }
   EXPECT_EQ(scrape["streamreg_model_wal_bytes_total{model=\"arm\"}"],
             wal_bytes);
