@@ -13,7 +13,6 @@ base variance is that of the tenth with the smallest.
 usage: bench/base_variance_check.py BUILD_DIR "FLAGS" ["FLAGS" ...]
 """
 
-import csv
 import os
 import sys
 import tempfile
@@ -37,21 +36,13 @@ def spearman(a, b):
     return np.corrcoef(ranks(a), ranks(b))[0, 1]
 
 
-def read_columns(path):
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        names = next(reader)
-        rows = np.array([[float(v) for v in row] for row in reader])
-    return {name: rows[:, c] for c, name in enumerate(names)}
-
-
 def check(server, work, model, flags, header, test, targets):
     server.run("ingest", "--model", model, "--csv",
                os.path.join(work, "train.csv"), "--create", *flags.split())
     out = os.path.join(work, model + ".csv")
     server.run("predict", "--model", model, "--csv",
                os.path.join(work, "test.csv"), "--out", out)
-    columns = read_columns(out)
+    columns = peers.read_columns(out)
     print(flags)
     for j, t in enumerate(targets):
         name = header[t].removeprefix("target_")
@@ -73,11 +64,7 @@ def main():
     header, values, _, targets = peers.read_table(SARCOS)
     train, test = values[:2400], values[2449:4449]
     with tempfile.TemporaryDirectory() as work:
-        for name, rows in (("train.csv", train), ("test.csv", test)):
-            with open(os.path.join(work, name), "w", newline="") as f:
-                writer = csv.writer(f)
-                writer.writerow(header)
-                writer.writerows(rows.tolist())
+        peers.write_split(work, header, train, test)
         server = peers.Server(build, work)
         try:
             for i, flags in enumerate(sys.argv[2:]):

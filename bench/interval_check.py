@@ -16,7 +16,6 @@ usage: bench/interval_check.py BUILD_DIR [--datasets a,b] [--levels
 """
 
 import argparse
-import csv
 import json
 import os
 import shutil
@@ -29,36 +28,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
 
 
-def read_columns(path):
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        names = next(reader)
-        rows = np.array([[float(v) for v in row] for row in reader])
-    return {name: rows[:, c] for c, name in enumerate(names)}
-
-
 def check_set(build, name, csv_path, train_rows, test_rows, levels, flags):
     header, train, test, _, targets = peers.split(name, csv_path, train_rows,
                                                   test_rows)
     work = tempfile.mkdtemp()
     try:
-        paths = {}
-        for part, rows in (("train", train), ("test", test)):
-            paths[part] = os.path.join(work, part + ".csv")
-            with open(paths[part], "w", newline="") as f:
-                writer = csv.writer(f)
-                writer.writerow(header)
-                writer.writerows(rows.tolist())
+        train_csv, test_csv = peers.write_split(work, header, train, test)
         server = peers.Server(build, work)
         try:
-            server.run("ingest", "--model", "m", "--csv", paths["train"],
+            server.run("ingest", "--model", "m", "--csv", train_csv,
                        "--create", *flags)
             out = {}
             for level in levels:
                 predicted = os.path.join(work, f"p{level}.csv")
-                server.run("predict", "--model", "m", "--csv", paths["test"],
+                server.run("predict", "--model", "m", "--csv", test_csv,
                            "--out", predicted, f"--interval_level={level}")
-                columns = read_columns(predicted)
+                columns = peers.read_columns(predicted)
                 coverage, width, hindsight = [], [], []
                 for t in targets:
                     target = header[t].removeprefix("target_")

@@ -249,13 +249,7 @@ class Server:
 def streamreg_rows(build, name, header, train, test, targets, default_only):
     work = tempfile.mkdtemp()
     try:
-        train_csv = os.path.join(work, "train.csv")
-        test_csv = os.path.join(work, "test.csv")
-        for path, rows in ((train_csv, train), (test_csv, test)):
-            with open(path, "w", newline="") as f:
-                writer = csv.writer(f)
-                writer.writerow(header)
-                writer.writerows(rows.tolist())
+        train_csv, test_csv = write_split(work, header, train, test)
         server = Server(build, work)
         results = []
         try:
@@ -285,17 +279,35 @@ def self_reported(stats):
             for kind in ("prequential", "honest")}
 
 
+def write_split(work, header, train, test):
+    """The training and test rows as train.csv and test.csv in `work`, each
+    with the set's header; their paths."""
+    paths = (os.path.join(work, "train.csv"), os.path.join(work, "test.csv"))
+    for path, rows in zip(paths, (train, test)):
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            writer.writerows(rows.tolist())
+    return paths
+
+
+def read_columns(path):
+    """A CSV of numbers (`streamreg predict --out`) as {column name: values}."""
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        names = next(reader)
+        rows = np.array([[float(v) for v in row] for row in reader])
+    return {name: rows[:, c] for c, name in enumerate(names)}
+
+
 def read_predictions(path, header, targets):
     """The predicted targets of `streamreg predict --out` (columns named as
-    the CSV's target_* columns), in the order of `targets`."""
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    names = rows[0]
-    missing = [header[t] for t in targets if header[t] not in names]
+    the CSV's target_* columns), (n, targets) in the order of `targets`."""
+    columns = read_columns(path)
+    missing = [header[t] for t in targets if header[t] not in columns]
     if missing:
         sys.exit(f"{path}: no column {missing[0]}")
-    values = np.array(rows[1:], dtype=float)
-    return values[:, [names.index(header[t]) for t in targets]]
+    return np.stack([columns[header[t]] for t in targets], axis=1)
 
 
 def split(name, csv_path, train_rows, test_rows):

@@ -111,7 +111,8 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
       MlkrGradient(state, i, sample);
     }
-    SetIntervals(state, std::nullopt, &prediction);
+    // The intervals of the answer the caller asked for (none for Ingest).
+    if (before != nullptr) SetIntervals(state, std::nullopt, &prediction);
     // 2. The gradient estimate from the samples before this one.
     if (state.gradient_index != nullptr) {
       EstimateGradient(state, sample.x, scratch.means);
