@@ -170,10 +170,13 @@ ModelStats Model::stats() const {
     stats.interval_half_width.push_back(state_.intervals.Multiplier(t) *
                                         IntervalScale(state_, t));
     const std::uint64_t scored = state_.intervals.scored(t);
+    const std::uint64_t covered = state_.intervals.covered(t);
+    stats.interval_scored.push_back(scored);
+    stats.interval_covered.push_back(covered);
     stats.interval_coverage.push_back(
-        scored == 0 ? std::numeric_limits<double>::quiet_NaN()
-                    : static_cast<double>(state_.intervals.covered(t)) /
-                          static_cast<double>(scored));
+        scored == 0
+            ? std::numeric_limits<double>::quiet_NaN()
+            : static_cast<double>(covered) / static_cast<double>(scored));
   }
   stats.honest_lag = state_.recent.lag();
   std::vector<std::size_t> chosen;

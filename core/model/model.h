@@ -44,6 +44,10 @@ struct ModelStats {
   // the interval in effect for it (NaN before the first).
   std::vector<double> interval_half_width;
   std::vector<double> interval_coverage;
+  // The counts that coverage is made of: samples scored, and of them those
+  // within their interval (the status page's coverage over time).
+  std::vector<std::uint64_t> interval_scored;
+  std::vector<std::uint64_t> interval_covered;
   // Per target, the hyper-parameter the regressor predicts with now: the
   // bandwidth (kernel) or k (k-NN, local linear); the other is 0.
   std::vector<double> bandwidth;

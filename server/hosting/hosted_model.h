@@ -234,6 +234,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   }
   // The prequential and honest errors against the samples learned.
   const LearningCurve& learning_curve() const { return learn_stage_.curve(); }
+  const RecentPredictions& recent_predictions() const {
+    return learn_stage_.recent();
+  }
   // The writes that waited for learning to catch up (kMaxUnlearned,
   // kMaxUnlearnedStreamed).
   const PauseStatistics& backlog_waits() const {

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/model/prediction.h"
 
 namespace streamreg {
 
@@ -81,7 +83,7 @@ absl::Status LearnStage::LearnRecordingCurve(const ValidatedSamples& batch,
     const std::size_t piece =
         due > learned ? std::min<std::uint64_t>(samples.size(), due - learned)
                       : samples.size();
-    if (absl::Status status = model_->Learn(samples.First(piece));
+    if (absl::Status status = LearnPiece(samples.First(piece), learned);
         !status.ok()) {
       return status;
     }
@@ -89,6 +91,27 @@ absl::Status LearnStage::LearnRecordingCurve(const ValidatedSamples& batch,
     samples = samples.Subspan(piece, samples.size() - piece);
     if (curve_.Due(learned)) curve_.Record(learned, model_->stats());
   }
+  return absl::OkStatus();
+}
+
+absl::Status LearnStage::LearnPiece(const ValidatedSamples& piece,
+                                    std::uint64_t learned) {
+  // The predictions of the samples the status page shows are kept: only
+  // the last RecentPredictions::kCapacity of a piece can be.
+  const std::size_t unshown =
+      piece.size() - std::min(piece.size(), RecentPredictions::kCapacity);
+  if (unshown > 0) {
+    if (absl::Status status = model_->Learn(piece.First(unshown));
+        !status.ok()) {
+      return status;
+    }
+  }
+  const ValidatedSamples shown = piece.Subspan(unshown, piece.size() - unshown);
+  std::vector<Prediction> before;
+  if (absl::Status status = model_->Learn(shown, &before); !status.ok()) {
+    return status;
+  }
+  recent_.Record(learned + unshown + 1, shown.samples(), before);
   return absl::OkStatus();
 }
 

@@ -18,6 +18,7 @@
 #include "core/model/sample.h"
 #include "server/hosting/learn_rate.h"
 #include "server/hosting/learning_curve.h"
+#include "server/hosting/recent_predictions.h"
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/worker_pool.h"
 
@@ -84,6 +85,8 @@ class LearnStage {
   const LearnRate& rate() const { return rate_; }
   // The model's errors against the samples learned (recorded here).
   const LearningCurve& curve() const { return curve_; }
+  // The last samples learned with the predictions made for them.
+  const RecentPredictions& recent() const { return recent_; }
   // Samples acknowledged and not learned yet, and how long ago the oldest
   // of them was acknowledged (zero when none waits).
   struct Backlog {
@@ -116,6 +119,9 @@ class LearnStage {
   // where the learning curve wants a point, and records it.
   absl::Status LearnRecordingCurve(const ValidatedSamples& samples,
                                    std::uint64_t last);
+  // Learns a piece that follows sample `learned`, keeping the predictions
+  // of its last samples in recent_.
+  absl::Status LearnPiece(const ValidatedSamples& piece, std::uint64_t learned);
   // When the batch containing sample `sequence` was acknowledged, if it
   // is still held.
   const Batch* BatchOf(std::uint64_t sequence) const
@@ -123,8 +129,9 @@ class LearnStage {
 
   Model* const model_;
   PauseStatistics backlog_waits_;
-  LearnRate rate_;       // recorded on the learning thread
-  LearningCurve curve_;  // likewise
+  LearnRate rate_;            // recorded on the learning thread
+  LearningCurve curve_;       // likewise
+  RecentPredictions recent_;  // likewise
   const std::shared_ptr<SerialQueue> queue_;
 
   mutable Mutex mutex_;

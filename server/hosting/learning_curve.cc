@@ -24,7 +24,8 @@ void LearningCurve::Record(std::uint64_t learned, const ModelStats& stats) {
     points_ = std::move(kept);
     step_ *= 2;
   }
-  points_.push_back({learned, stats.prequential_nmse, stats.honest_nmse});
+  points_.push_back({learned, stats.prequential_nmse, stats.honest_nmse,
+                     stats.interval_scored, stats.interval_covered});
   next_due_.store((learned / step_ + 1) * step_, std::memory_order_relaxed);
 }
 

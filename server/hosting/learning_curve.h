@@ -14,9 +14,10 @@ namespace streamreg {
 
 // A hosted model's learning curves since the server started hosting it:
 // the prequential and honest nMSE of each target against the samples
-// learned, for the status page. Points are kept at an even spacing in
-// samples in bounded memory: one every `step()` samples, and once
-// kCapacity points are held every other one is dropped and the step
+// learned, and its intervals' coverage counts (so that the coverage
+// between any two points is known), for the status page. Points are kept at an
+// even spacing in samples in bounded memory: one every `step()` samples, and
+// once kCapacity points are held every other one is dropped and the step
 // doubles, so the whole history is always there at about kCapacity / 2 to
 // kCapacity points. The learning thread learns a batch in pieces that end
 // where a point is due (LearnStage), so a curve is as fine with large
@@ -34,6 +35,9 @@ class LearningCurve {
     std::uint64_t samples = 0;
     std::vector<double> prequential_nmse;  // per target; NaN until known
     std::vector<double> honest_nmse;
+    // ModelStats' interval_scored and interval_covered then.
+    std::vector<std::uint64_t> interval_scored;
+    std::vector<std::uint64_t> interval_covered;
   };
 
   // The sample count at which the next point is due.

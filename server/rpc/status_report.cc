@@ -91,32 +91,83 @@ Json LearnedMetricJson(const LearnedMetric& metric, std::size_t dim) {
   return out;
 }
 
-// The curve's points, and the model as it is now after the last of them.
+// Of the samples scored between two readings of the counts, the fraction
+// within their intervals (null when none was scored).
+Json CoverageBetween(std::uint64_t scored_before, std::uint64_t covered_before,
+                     std::uint64_t scored, std::uint64_t covered) {
+  if (scored <= scored_before) return nullptr;
+  return static_cast<double>(covered - covered_before) /
+         static_cast<double>(scored - scored_before);
+}
+
+// The curve's points, and the model as it is now after the last of them;
+// per target, the coverage of the intervals over the samples since the
+// point before (at the first point, over every sample scored).
 Json CurveJson(const LearningCurve& curve, const ModelStats& now,
                std::size_t num_targets) {
   std::vector<LearningCurve::Point> points = curve.Points();
   if (now.samples_seen > 0 &&
       (points.empty() || points.back().samples < now.samples_seen)) {
-    points.push_back({now.samples_seen, now.prequential_nmse, now.honest_nmse});
+    points.push_back({now.samples_seen, now.prequential_nmse, now.honest_nmse,
+                      now.interval_scored, now.interval_covered});
   }
   Json samples = Json::array();
   Json prequential = Json::array();
   Json honest = Json::array();
+  Json coverage = Json::array();
   for (std::size_t t = 0; t < num_targets; ++t) {
     prequential.push_back(Json::array());
     honest.push_back(Json::array());
+    coverage.push_back(Json::array());
   }
-  for (const LearningCurve::Point& point : points) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const LearningCurve::Point& point = points[i];
     samples.push_back(point.samples);
     for (std::size_t t = 0; t < num_targets; ++t) {
       prequential[t].push_back(Number(point.prequential_nmse.at(t)));
       honest[t].push_back(Number(point.honest_nmse.at(t)));
+      const bool first = i == 0;
+      coverage[t].push_back(CoverageBetween(
+          first ? 0 : points[i - 1].interval_scored.at(t),
+          first ? 0 : points[i - 1].interval_covered.at(t),
+          point.interval_scored.at(t), point.interval_covered.at(t)));
     }
   }
   return {{"step", curve.step()},
           {"samples", std::move(samples)},
           {"prequential_nmse", std::move(prequential)},
-          {"honest_nmse", std::move(honest)}};
+          {"honest_nmse", std::move(honest)},
+          {"interval_coverage", std::move(coverage)}};
+}
+
+// The last samples learned, each with the prediction made for it before:
+// per target, arrays over the samples (oldest first).
+Json RecentJson(const RecentPredictions& recent, std::size_t num_targets) {
+  const std::vector<RecentPredictions::Entry> entries = recent.Entries();
+  Json samples = Json::array();
+  Json truth = Json::array();
+  Json value = Json::array();
+  Json lower = Json::array();
+  Json upper = Json::array();
+  for (std::size_t t = 0; t < num_targets; ++t) {
+    for (Json* series : {&truth, &value, &lower, &upper}) {
+      series->push_back(Json::array());
+    }
+  }
+  for (const RecentPredictions::Entry& entry : entries) {
+    samples.push_back(entry.sample);
+    for (std::size_t t = 0; t < num_targets; ++t) {
+      truth[t].push_back(Number(entry.truth.at(t)));
+      value[t].push_back(Number(entry.value.at(t)));
+      lower[t].push_back(Number(entry.lower.at(t)));
+      upper[t].push_back(Number(entry.upper.at(t)));
+    }
+  }
+  return {{"samples", std::move(samples)},
+          {"truth", std::move(truth)},
+          {"value", std::move(value)},
+          {"lower", std::move(lower)},
+          {"upper", std::move(upper)}};
 }
 
 Json CapacityJson(const ModelConfig& config, const RegistryLimits& limits) {
@@ -168,6 +219,10 @@ Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
       {"prequential_nmse", Numbers(stats.prequential_nmse)},
       {"honest_nmse", Numbers(stats.honest_nmse)},
       {"honest_lag", stats.honest_lag},
+      {"interval",
+       {{"level", config.interval_level},
+        {"half_width", Numbers(stats.interval_half_width)},
+        {"coverage", Numbers(stats.interval_coverage)}}},
       {"snapshot", nullptr},
   };
   if (!reading.learning_error.ok()) {
@@ -176,6 +231,8 @@ Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
   if (detailed) {
     out["curve"] =
         CurveJson(hosted.learning_curve(), stats, config.target_names.size());
+    out["recent"] =
+        RecentJson(hosted.recent_predictions(), config.target_names.size());
     const MetricReport report = hosted.model().metric();
     Json metrics = Json::array();
     for (std::size_t i = 0; i < report.metrics.size(); ++i) {

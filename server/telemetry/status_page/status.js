@@ -1,5 +1,5 @@
 // The status page: reads /api/status every second and draws the models'
-// facts, learning curves and learned metrics (plain DOM and SVG; every
+// facts, learning curves, intervals and learned metrics (plain DOM and SVG; every
 // name from the server is set as text, never parsed as HTML).
 'use strict';
 
@@ -233,13 +233,7 @@ function curveChart(model) {
   const yLow = Math.max(1e-6, 10 ** Math.floor(Math.log10(Math.min(...values))));
   const yHigh = Math.max(yLow * 10,
                          10 ** Math.ceil(Math.log10(Math.max(...values))));
-  // Samples on a log axis once they span a decade, else a linear one.
-  const first = Math.max(1, curve.samples[0]);
-  const last = Math.max(first + 1, curve.samples.at(-1));
-  const logarithmic = last >= 10 * first;
-  const scale = logarithmic ? Math.log10 : (s) => s;
-  const x = (s) => left + (width - left - right) *
-      (scale(Math.max(s, first)) - scale(first)) / (scale(last) - scale(first));
+  const x = samplesAxis(svg, curve.samples, {width, height, left, right, bottom});
   const y = (v) => top + (height - top - bottom) *
       (Math.log10(yHigh) - Math.log10(Math.min(Math.max(v, yLow), yHigh))) /
       (Math.log10(yHigh) - Math.log10(yLow));
@@ -250,9 +244,32 @@ function curveChart(model) {
                                    'text-anchor': 'end'},
                           formatPowerOfTen(tick)));
   }
-  const xTicks = logarithmic ? logTicks(first, last) :
+  svg.append(svgElement('text', {x: 8, y: 14}, 'nMSE (log)'));
+  model.targets.forEach((target, t) => {
+    for (const kind of ['prequential', 'honest']) {
+      svg.append(svgElement('path', {
+        class: `curve ${kind}`,
+        d: linePath(curve.samples, curve[`${kind}_nmse`][t], x, y),
+        stroke: COLORS[t % COLORS.length],
+        'data-target': target, 'data-kind': kind}));
+    }
+  });
+  return svg;
+}
+
+// The samples-learned axis of a chart against the curve's points: on a
+// log scale once they span a decade, else a linear one. Draws its ticks
+// and label, and returns the position of a sample count.
+function samplesAxis(svg, samples, {width, height, left, right, bottom}) {
+  const first = Math.max(1, samples[0]);
+  const last = Math.max(first + 1, samples.at(-1));
+  const logarithmic = last >= 10 * first;
+  const scale = logarithmic ? Math.log10 : (s) => s;
+  const x = (s) => left + (width - left - right) *
+      (scale(Math.max(s, first)) - scale(first)) / (scale(last) - scale(first));
+  const ticks = logarithmic ? logTicks(first, last) :
       [0, 0.5, 1].map((f) => Math.round(first + f * (last - first)));
-  for (const tick of xTicks) {
+  for (const tick of ticks) {
     if (tick < first || tick > last) continue;
     svg.append(svgElement('text', {x: x(tick), y: height - bottom + 16,
                                    'text-anchor': 'middle'},
@@ -260,29 +277,173 @@ function curveChart(model) {
   }
   svg.append(svgElement('text', {x: (left + width - right) / 2,
                                  y: height - 4, 'text-anchor': 'middle'},
-                        'samples learned'),
-             svgElement('text', {x: 8, y: 14}, 'nMSE (log)'));
-  model.targets.forEach((target, t) => {
-    for (const kind of ['prequential', 'honest']) {
-      let d = '';
-      let pen = 'M';
-      curve[`${kind}_nmse`][t].forEach((value, i) => {
-        if (value === null) {
-          pen = 'M';
-          return;
-        }
-        d += `${pen}${x(curve.samples[i]).toFixed(1)},${y(value).toFixed(1)}`;
-        pen = 'L';
-      });
-      svg.append(svgElement('path', {
-        class: `curve ${kind}`, d, stroke: COLORS[t % COLORS.length],
-        'data-target': target, 'data-kind': kind}));
+                        'samples learned'));
+  return x;
+}
+
+// An SVG path through the points (xs[i], values[i]), broken where a value
+// is null.
+function linePath(xs, values, x, y) {
+  let d = '';
+  let pen = 'M';
+  values.forEach((value, i) => {
+    if (value === null) {
+      pen = 'M';
+      return;
     }
+    d += `${pen}${x(xs[i]).toFixed(1)},${y(value).toFixed(1)}`;
+    pen = 'L';
+  });
+  return d;
+}
+
+// ---- intervals ----
+
+function percent(fraction) {
+  return fraction === null ? '—' : `${(100 * fraction).toFixed(1)} %`;
+}
+
+// Coverage is drawn over at least this many samples back from each point
+// (between two early points, a handful of samples says little).
+const COVERAGE_WINDOW_SAMPLES = 200;
+
+// At each point, the coverage over the samples since the latest point at
+// least COVERAGE_WINDOW_SAMPLES before it (or since the first): from the
+// coverage between consecutive points, added up as counts.
+function trailingCoverage(samples, between) {
+  const covered = [0], scored = [0];  // cumulative, before point i
+  samples.forEach((s, i) => {
+    const count = s - (i === 0 ? 0 : samples[i - 1]);
+    const known = between[i] !== null;
+    covered.push(covered[i] + (known ? between[i] * count : 0));
+    scored.push(scored[i] + (known ? count : 0));
+  });
+  let start = 0;
+  return samples.map((s, i) => {
+    while (start < i && s - samples[start] >= COVERAGE_WINDOW_SAMPLES &&
+           s - samples[start + 1] >= COVERAGE_WINDOW_SAMPLES) {
+      start += 1;
+    }
+    // Points start + 1 .. i: the samples after point `start`, or from the
+    // beginning while no point is far enough back.
+    const from = s - samples[start] >= COVERAGE_WINDOW_SAMPLES ? start + 1 : 0;
+    const n = scored[i + 1] - scored[from];
+    return n > 0 ? (covered[i + 1] - covered[from]) / n : null;
+  });
+}
+
+// Every target's coverage over the last samples at each of the curve's
+// points, against the model's level (dotted).
+function coverageChart(model) {
+  const width = 520, height = 200;
+  const left = 52, right = 24, top = 22, bottom = 34;
+  const curve = model.curve;
+  const level = model.interval.level;
+  const svg = svgElement('svg', {viewBox: `0 0 ${width} ${height}`,
+                                 class: 'coverage', role: 'img',
+                                 'aria-label': `interval coverage of ${model.name}`});
+  if (curve.samples.length === 0) {
+    svg.append(svgElement('text', {x: width / 2, y: height / 2,
+                                   'text-anchor': 'middle'},
+                          'no samples learned yet'));
+    return svg;
+  }
+  const x = samplesAxis(svg, curve.samples, {width, height, left, right, bottom});
+  const y = (v) => top + (height - top - bottom) * (1 - v);
+  for (const tick of [0, 0.5, 1]) {
+    svg.append(svgElement('line', {class: 'axis', x1: left, x2: width - right,
+                                   y1: y(tick), y2: y(tick)}),
+               svgElement('text', {x: left - 6, y: y(tick) + 4,
+                                   'text-anchor': 'end'}, percent(tick)));
+  }
+  svg.append(svgElement('line', {class: 'nominal', x1: left,
+                                 x2: width - right, y1: y(level),
+                                 y2: y(level), 'data-level': level}),
+             svgElement('text', {x: 8, y: 14},
+                        `coverage of the last ${COVERAGE_WINDOW_SAMPLES}+ ` +
+                        `samples (nominal ${percent(level)})`));
+  model.targets.forEach((target, t) => {
+    const coverage = trailingCoverage(curve.samples,
+                                      curve.interval_coverage[t]);
+    svg.append(svgElement('path', {
+      class: 'curve coverage', d: linePath(curve.samples, coverage, x, y),
+      stroke: COLORS[t % COLORS.length], 'data-target': target}));
   });
   return svg;
 }
 
-function curveLegend(model) {
+// Target t's last predictions: the interval as a band, the predicted
+// value as a line, and the truth as dots (red when outside the band).
+function bandChart(model, t) {
+  const width = 520, height = 180;
+  const left = 52, right = 24, top = 22, bottom = 34;
+  const recent = model.recent;
+  const target = model.targets[t];
+  const svg = svgElement('svg', {viewBox: `0 0 ${width} ${height}`,
+                                 class: 'band-chart', role: 'img',
+                                 'data-target': target,
+                                 'aria-label': `recent intervals of ${target}`});
+  const samples = recent.samples;
+  const shown = [...recent.truth[t], ...recent.value[t], ...recent.lower[t],
+                 ...recent.upper[t]].filter((v) => v !== null);
+  if (samples.length === 0 || shown.length === 0) {
+    svg.append(svgElement('text', {x: width / 2, y: height / 2,
+                                   'text-anchor': 'middle'},
+                          'no predictions yet'));
+    return svg;
+  }
+  let low = Math.min(...shown), high = Math.max(...shown);
+  if (high === low) high = low + 1;
+  const first = samples[0], last = Math.max(samples[0] + 1, samples.at(-1));
+  const x = (s) => left + (width - left - right) * (s - first) / (last - first);
+  const y = (v) => top + (height - top - bottom) * (high - v) / (high - low);
+  for (const tick of [low, (low + high) / 2, high]) {
+    svg.append(svgElement('line', {class: 'axis', x1: left, x2: width - right,
+                                   y1: y(tick), y2: y(tick)}),
+               svgElement('text', {x: left - 6, y: y(tick) + 4,
+                                   'text-anchor': 'end'}, formatNumber(tick)));
+  }
+  for (const tick of [first, last]) {
+    svg.append(svgElement('text', {x: x(tick), y: height - bottom + 16,
+                                   'text-anchor': 'middle'}, formatCount(tick)));
+  }
+  // The band where the interval is finite (null: infinite, none yet).
+  const upper = [], lower = [];
+  samples.forEach((s, i) => {
+    if (recent.lower[t][i] === null || recent.upper[t][i] === null) return;
+    upper.push(`${x(s).toFixed(1)},${y(recent.upper[t][i]).toFixed(1)}`);
+    lower.unshift(`${x(s).toFixed(1)},${y(recent.lower[t][i]).toFixed(1)}`);
+  });
+  if (upper.length > 0) {
+    svg.append(svgElement('polygon', {class: 'band', 'data-target': target,
+                                      points: [...upper, ...lower].join(' ')}));
+  }
+  svg.append(svgElement('path', {class: 'predicted', 'data-target': target,
+                                 d: linePath(samples, recent.value[t], x, y)}));
+  let within = 0;
+  samples.forEach((s, i) => {
+    const truth = recent.truth[t][i];
+    const lo = recent.lower[t][i] ?? -Infinity;
+    const hi = recent.upper[t][i] ?? Infinity;
+    const inside = truth >= lo && truth <= hi;
+    if (inside) within += 1;
+    svg.append(svgElement('circle', {class: inside ? 'truth' : 'truth outside',
+                                     cx: x(s).toFixed(1), cy: y(truth).toFixed(1),
+                                     r: 1.6}));
+  });
+  svg.append(svgElement('text', {x: 8, y: 14, class: 'band-caption'},
+                        `${target}: ${within} of ${samples.length} within ` +
+                        `the ${percent(model.interval.level)} interval`));
+  return svg;
+}
+
+function intervalText(model, t) {
+  const half = model.interval.half_width[t];
+  return `${half === null ? '∞' : '±' + formatNumber(half)} · ` +
+         `${percent(model.interval.coverage[t])} covered`;
+}
+
+function curveLegend(model, note = 'solid: prequential · dashed: honest') {
   const legend = element('div', {class: 'legend'});
   model.targets.forEach((target, t) => {
     const item = element('span', {}, null);
@@ -291,7 +452,7 @@ function curveLegend(model) {
     item.append(swatch, document.createTextNode(target));
     legend.append(item);
   });
-  legend.append(element('span', {}, 'solid: prequential · dashed: honest'));
+  legend.append(element('span', {}, note));
   return legend;
 }
 
@@ -379,7 +540,9 @@ function modelCard(model) {
            `${formatCount(model.snapshot.samples_since)} samples since)` :
            'no snapshots (cluster mode)'),
       fact('memory', formatBytes(model.memory_bytes)),
-      fact('honest nMSE', model.honest_nmse.map((v) => formatNumber(v)).join(' · ')));
+      fact('honest nMSE', model.honest_nmse.map((v) => formatNumber(v)).join(' · ')),
+      fact(`${percent(model.interval.level)} interval`,
+           model.targets.map((_, t) => intervalText(model, t)).join(' · ')));
   card.append(facts);
   if (model.curve === undefined) return card;
   const charts = element('div', {class: 'charts'});
@@ -387,6 +550,16 @@ function modelCard(model) {
   curves.append(element('h3', {}, 'Learning curves'), curveChart(model),
                 curveLegend(model));
   charts.append(curves);
+  const coverage = element('div');
+  coverage.append(element('h3', {}, 'Interval coverage over time'),
+                  coverageChart(model), curveLegend(model, 'one line per target'));
+  charts.append(coverage);
+  model.targets.forEach((target, t) => {
+    const band = element('div');
+    band.append(element('h3', {}, `Recent predictions: ${target}`),
+                bandChart(model, t));
+    charts.append(band);
+  });
   for (const metric of model.learned_metrics) {
     charts.append(...metricFigures(model, metric));
   }

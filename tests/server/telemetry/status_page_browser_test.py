@@ -2,7 +2,8 @@
 """The status page in a real browser: a server with two models (SARCOS on
 EGOP, seven targets; energy on gradient weights, two), headless Chromium
 loads http://<metrics>/ and runs its script, and the DOM it rendered must
-hold both models, one prequential and one honest curve per target, and the
+hold both models, one prequential and one honest curve per target, the
+intervals' coverage over time and recent band per target, and the
 learned weights, spectrum and directions equal to /api/status. Saves a
 screenshot (the one in docs/images/ is such a screenshot).
 
@@ -192,6 +193,38 @@ class StatusPageBrowserTest(unittest.TestCase):
                     # Drawn through several points of the curve.
                     self.assertGreaterEqual(curve.attributes["d"].count("L"),
                                             10, (name, kind))
+
+    def test_intervals_band_and_coverage_per_target(self):
+        for name, model in self.models.items():
+            card = self.card(name)
+            coverage = list(card.find_all("path", "coverage"))
+            self.assertEqual(model["targets"],
+                             [c.attributes["data-target"] for c in coverage])
+            for path in coverage:
+                self.assertGreaterEqual(path.attributes["d"].count("L"), 10)
+            (nominal,) = card.find_all("line", "nominal")
+            self.assertEqual(model["interval"]["level"],
+                             float(nominal.attributes["data-level"]))
+            recent = model["recent"]
+            self.assertEqual(200, len(recent["samples"]))
+            charts = list(card.find_all("svg", "band-chart"))
+            self.assertEqual(model["targets"],
+                             [c.attributes["data-target"] for c in charts])
+            for t, chart in enumerate(charts):
+                self.assertEqual(1, len(list(chart.find_all("polygon",
+                                                            "band"))))
+                dots = list(chart.find_all("circle", "truth"))
+                self.assertEqual(200, len(dots))
+                outside = sum(
+                    1 for y, lo, hi in zip(recent["truth"][t],
+                                           recent["lower"][t],
+                                           recent["upper"][t])
+                    if not lo <= y <= hi)
+                self.assertEqual(outside, len(list(
+                    chart.find_all("circle", "outside"))), (name, t))
+                (caption,) = chart.find_all("text", "band-caption")
+                self.assertIn(f"{200 - outside} of 200 within",
+                              caption.all_text())
 
     def bars(self, svg):
         return [(bar.attributes["data-input"],

@@ -11,10 +11,12 @@
 
 #include "client/lib/client.h"
 #include "client/lib/ingester.h"
+#include "core/model/model.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "server/rpc/server.h"
+#include "server/rpc/spec_conversion.h"
 #include "tests/support/metrics_port_test.h"
 #include "tests/support/service_test_support.h"
 #include "tests/support/test_server.h"
@@ -155,6 +157,67 @@ TEST_F(StatusPageTest, ShowsEachModelAsGrpcReportsIt) {
     }
   }
   EXPECT_TRUE(ingest_seen) << status["latency"].dump();
+}
+
+// The intervals: the coverage over time adds up to the coverage GetModel
+// reports, and the recent band is the last 200 samples with the
+// predictions a model learning them one by one made for them just before.
+TEST_F(StatusPageTest, ShowsTheIntervalsBandAndCoverageOverTime) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(true));
+  constexpr std::size_t kSamples = 700;
+  ASSERT_TRUE(client_->CreateModel("arm", RowsSpec()).ok());
+  ASSERT_NO_FATAL_FAILURE(Ingest("arm", kSamples, 150));
+  const absl::StatusOr<v1::Model> arm = client_->GetModel("arm");
+  ASSERT_TRUE(arm.ok()) << arm.status();
+  std::unique_ptr<streamreg::Model> reference =
+      *streamreg::Model::Create(*ConfigFromSpec(RowsSpec()));
+  const Rows rows(kSamples, 7);
+  std::vector<Prediction> before;
+  for (std::size_t i = 0; i < kSamples; ++i) {
+    const Sample sample{rows.input(i), rows.target(i), 0};
+    std::vector<Prediction> one;
+    ASSERT_TRUE(reference->Learn({&sample, 1}, &one).ok());
+    before.push_back(std::move(one.at(0)));
+  }
+
+  const Json status = Status();
+  const Json& shown = Model(status, "arm");
+  EXPECT_EQ(shown["interval"]["level"], 0.9);
+  const Json& curve = shown["curve"];
+  const std::vector<std::uint64_t> samples = curve["samples"];
+  for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+    const double coverage = arm->stats().interval_coverage(t);
+    EXPECT_EQ(shown["interval"]["coverage"][t].get<double>(), coverage);
+    EXPECT_EQ(shown["interval"]["half_width"][t].get<double>(),
+              arm->stats().interval_half_width(t));
+    // Every sample is scored: each point's coverage is over the samples
+    // since the point before, and they add up to the whole.
+    const Json& over_time = curve["interval_coverage"][t];
+    ASSERT_EQ(over_time.size(), samples.size());
+    double covered = 0;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const double fraction = over_time[i].get<double>();
+      EXPECT_GE(fraction, 0.0);
+      EXPECT_LE(fraction, 1.0);
+      covered += fraction * static_cast<double>(samples[i] -
+                                                (i == 0 ? 0 : samples[i - 1]));
+    }
+    EXPECT_NEAR(covered, coverage * kSamples, 1e-6) << t;
+  }
+
+  const Json& recent = shown["recent"];
+  const std::vector<std::uint64_t> recent_samples = recent["samples"];
+  ASSERT_EQ(recent_samples.size(), 200u);
+  for (std::size_t i = 0; i < recent_samples.size(); ++i) {
+    const std::size_t sample = kSamples - 200 + i;  // from 0
+    ASSERT_EQ(recent_samples[i], sample + 1);
+    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+      EXPECT_EQ(recent["truth"][t][i].get<double>(), rows.target(sample)[t]);
+      EXPECT_EQ(recent["value"][t][i].get<double>(), before[sample].value[t]);
+      EXPECT_EQ(recent["lower"][t][i].get<double>(), before[sample].lower[t]);
+      EXPECT_EQ(recent["upper"][t][i].get<double>(), before[sample].upper[t]);
+    }
+  }
 }
 
 TEST_F(StatusPageTest, DetailsOnlyTheModelsAskedFor) {
