@@ -5,7 +5,11 @@
 // whether any stream fell behind, how far learning lagged behind the
 // answers (LearnResponse.unlearned, .learn_lag_us), how long each sample
 // took to be reported durable after it was sent (the durability lag: the
-// server answers first, LearnSession), and the prequential nMSE over time.
+// server answers first, LearnSession), the prequential nMSE over time, and
+// how often the truth fell within the answers' intervals (and the
+// predictors', at states no robot streamed), over all and per 10,000
+// samples.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -18,10 +22,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "client/cli/bench_commands.h"
 #include "client/cli/bench_report.h"
 #include "client/cli/cli_commands.h"
+#include "client/cli/interval_coverage.h"
 #include "client/cli/target_mean.h"
 #include "client/lib/latency_recorder.h"
 #include "client/lib/learn_session.h"
@@ -38,6 +44,9 @@ namespace {
 // A stream that started a message more than this many periods late could
 // not keep its robot's pace.
 constexpr int kFellBehindPeriods = 10;
+// The running coverage is also reported over windows of this many samples
+// of a stream (a drifting stream's coverage should hold in each).
+constexpr std::uint64_t kCoverageWindowSamples = 10'000;
 
 // One answered message: when it was sent (seconds after the start), its
 // round trip, and how stale its prediction was.
@@ -59,6 +68,7 @@ struct RobotRun {
   LatencyRecorder latencies;
   double nmse = 0.0;
   std::vector<double> nmse_by_second;
+  IntervalCoverage coverage{kRobotTargets, kCoverageWindowSamples};
   absl::Status status;
 };
 
@@ -66,6 +76,7 @@ struct PredictorRun {
   std::uint64_t predictions = 0;
   std::uint64_t late_ticks = 0;
   LatencyRecorder latencies;
+  IntervalCoverage coverage{kRobotTargets, kCoverageWindowSamples};
   absl::Status status;
 };
 
@@ -124,6 +135,7 @@ void RunRobot(const CliOptions& cli, const ClientOptions& base,
          .lag_samples = static_cast<double>(response->unlearned()),
          .lag_us = static_cast<double>(response->learn_lag_us())});
     error.Add(PredictedValues(response->prediction()), sample.y);
+    run->coverage.Add(response->prediction(), sample.y);
     ++run->sent;
     if (run->sent % per_window == 0) {
       run->nmse_by_second.push_back(error.WindowMeanNmse());
@@ -147,12 +159,15 @@ void RunPredictor(const CliOptions& cli, const ClientOptions& base,
   options.own_connection = true;
   Client client(options);
   std::unique_ptr<PredictSession> session = client.StartPredict(model);
-  // Queries from the same task, at states no robot streams meanwhile.
+  // Queries from the same task, at states no robot streams meanwhile (the
+  // arm picking up its payload when the robots' arms do).
   RobotStreamOptions robot_options = RobotOptions(cli, 0, rate, start_s);
   robot_options.noise_seed += 500 + predictor;
-  robot_options.start_tick +=
-      static_cast<std::uint64_t>((19.0 + predictor) * rate);
-  robot_options.payload_from_tick.reset();
+  const auto ahead = static_cast<std::uint64_t>((19.0 + predictor) * rate);
+  robot_options.start_tick += ahead;
+  if (robot_options.payload_from_tick.has_value()) {
+    *robot_options.payload_from_tick += ahead;
+  }
   RobotStream robot(robot_options);
   RateTicker ticker(rate, start);
   while (!stop->load()) {
@@ -165,6 +180,7 @@ void RunPredictor(const CliOptions& cli, const ClientOptions& base,
       break;
     }
     run->latencies.Add(absl::Now() - sent);
+    run->coverage.Add(*prediction, sample.y);
     ++run->predictions;
   }
   session->Close().IgnoreError();
@@ -205,6 +221,80 @@ nlohmann::json OverTime(const std::vector<RobotRun>& runs) {
                       {"learn_lag_us", QuantilesJson(lag_us)}});
   }
   return series;
+}
+
+// The coverage of several streams' intervals: per target over all their
+// samples (streams weighted by their counts), and the range over targets
+// and every stream's full windows.
+struct CoverageSummary {
+  std::vector<double> by_target;
+  double mean = NAN;
+  double window_min = NAN;
+  double window_max = NAN;
+  std::size_t windows = 0;
+  std::uint64_t counted = 0;
+  // Every stream's full windows in turn, per target.
+  std::vector<std::vector<double>> window_coverage;
+};
+
+CoverageSummary Summarize(const std::vector<const IntervalCoverage*>& runs) {
+  CoverageSummary summary;
+  summary.by_target.assign(kRobotTargets, 0.0);
+  for (const IntervalCoverage* run : runs) {
+    summary.counted += run->counted();
+    const std::vector<double> coverage = run->Coverage();
+    for (std::size_t t = 0; t < kRobotTargets; ++t) {
+      if (run->counted() > 0) {
+        summary.by_target[t] += coverage[t] * run->counted();
+      }
+    }
+    for (const std::vector<double>& window : run->window_coverage()) {
+      ++summary.windows;
+      summary.window_coverage.push_back(window);
+      for (double value : window) {
+        summary.window_min = std::isnan(summary.window_min)
+                                 ? value
+                                 : std::min(summary.window_min, value);
+        summary.window_max = std::isnan(summary.window_max)
+                                 ? value
+                                 : std::max(summary.window_max, value);
+      }
+    }
+  }
+  if (summary.counted == 0) return summary;
+  double sum = 0.0;
+  for (double& value : summary.by_target) {
+    value /= static_cast<double>(summary.counted);
+    sum += value;
+  }
+  summary.mean = sum / kRobotTargets;
+  return summary;
+}
+
+nlohmann::json CoverageJson(const CoverageSummary& summary) {
+  return {{"samples", summary.counted},
+          {"coverage_mean", summary.mean},
+          {"coverage_by_target", summary.by_target},
+          {"windows", summary.windows},
+          {"window_coverage_min", summary.window_min},
+          {"window_coverage_max", summary.window_max},
+          {"window_coverage", summary.window_coverage}};
+}
+
+// "coverage 0.903 (targets 0.891-0.915), over 3 windows of 10,000
+// samples 0.872-0.931".
+std::string CoverageText(const CoverageSummary& summary) {
+  if (summary.counted == 0) return "no intervals";
+  const auto [low, high] =
+      std::minmax_element(summary.by_target.begin(), summary.by_target.end());
+  std::string text = absl::StrFormat("coverage %.3f (targets %.3f-%.3f)",
+                                     summary.mean, *low, *high);
+  if (summary.windows > 0) {
+    absl::StrAppendFormat(&text, ", over %zu windows of %d samples %.3f-%.3f",
+                          summary.windows, kCoverageWindowSamples,
+                          summary.window_min, summary.window_max);
+  }
+  return text;
 }
 
 nlohmann::json MetricJson(Client& client, const std::string& model) {
@@ -396,6 +486,24 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
         predict_latencies.PercentileMicros(0.99));
   }
 
+  std::vector<const IntervalCoverage*> answer_tallies, query_tallies;
+  for (const RobotRun& run : robot_runs)
+    answer_tallies.push_back(&run.coverage);
+  for (const PredictorRun& run : predictor_runs) {
+    query_tallies.push_back(&run.coverage);
+  }
+  const CoverageSummary answers = Summarize(answer_tallies);
+  const CoverageSummary queries = Summarize(query_tallies);
+  const double level = before->spec().interval_level();
+  std::fprintf(out, "intervals (%.0f%%): answers' %s\n", 100 * level,
+               CoverageText(answers).c_str());
+  if (predictors > 0) {
+    std::fprintf(out,
+                 "intervals (%.0f%%): predictors' (states no robot streamed) "
+                 "%s\n",
+                 100 * level, CoverageText(queries).c_str());
+  }
+
   // The model's own figures: each sample scored before it was learned, and
   // the honest error that also left out the samples just before it (on a
   // 1 kHz arm the previous ticks are near copies of the next).
@@ -447,6 +555,11 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
       {"over_time", OverTime(robot_runs)},
       {"per_robot", per_robot},
       {"nmse_over_time", nmse_over_time},
+      {"intervals",
+       {{"level", level},
+        {"window_samples", kCoverageWindowSamples},
+        {"answers", CoverageJson(answers)},
+        {"predictions", CoverageJson(queries)}}},
       {"payload",
        {{"mass_kg", options.bench.payload_kg},
         {"from_s", options.bench.payload_at}}},

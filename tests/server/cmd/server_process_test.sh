@@ -136,6 +136,8 @@ sr bench learn --model sim --robots 2 --rate 200 --duration 2 --predictors 1 \
   --payload_at 1 --json "$work/bench_learn.json" --plots "$work/plots" \
   >"$work/learn.out"
 grep -q "^robot 1: " "$work/learn.out" || fail "$(cat "$work/learn.out")"
+grep -q "^intervals (90%): answers' coverage 0\.[0-9]* (targets " \
+  "$work/learn.out" || fail "$(cat "$work/learn.out")"
 /usr/bin/python3 - "$work" <<'PY' || fail "bench reports"
 import json, sys
 work = sys.argv[1]
@@ -163,6 +165,14 @@ for robot in r["per_robot"]:
 assert r["model"]["num_samples_after"] == 300 + 800, r["model"]
 assert len(r["nmse_over_time"]) == 2, r["nmse_over_time"]
 assert r["predictors"]["predictions"] > 0
+intervals = r["intervals"]
+assert intervals["level"] == 0.9 and intervals["window_samples"] == 10000
+assert intervals["answers"]["samples"] == 800, intervals
+assert intervals["predictions"]["samples"] == r["predictors"]["predictions"]
+for tally in (intervals["answers"], intervals["predictions"]):
+    assert len(tally["coverage_by_target"]) == 7, tally
+    assert all(0 <= c <= 1 for c in tally["coverage_by_target"]), tally
+    assert tally["windows"] == 0 and tally["window_coverage"] == [], tally
 assert len(r["metric"]["metrics"]) >= 1 and len(r["metric"]["inputs"]) == 21
 PY
 for png in latency nmse weights; do
