@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Held-out coverage and width of streamreg's prediction intervals.
+"""Held-out coverage and width of streamreg's prediction intervals, beside
+split conformal around the same point predictor and a Gaussian process.
 
 On each set of data/ (bench/peers.py's splits: shuffled rows learned then
 others predicted; SARCOS split in time), a model with the given flags
@@ -11,8 +12,19 @@ width: twice the level's quantile of the test rows' absolute errors, the
 narrowest interval of constant width around the same predictions that
 covers the level (split conformal fitted with hindsight).
 
+The peers (bench/peers.py):
+  - split conformal: a model with the same flags learns the first 80% of
+    the training rows and predicts the other 20% (the calibration rows)
+    and the test rows; the interval is its prediction +- the calibration
+    residuals' ceil((n + 1) level)-th smallest (guaranteed for exchangeable
+    rows; a split in time is not);
+  - scikit-learn's Gaussian process (sets of at most 2,500 training rows):
+    constant x RBF + white noise, hyperparameters by maximum likelihood,
+    the Gaussian central interval.
+Their widths are over the same hindsight width as streamreg's.
+
 usage: bench/interval_check.py BUILD_DIR [--datasets a,b] [--levels
-       0.8,0.9,0.95] [--flags "--metric gw ..."] [--json FILE]
+       0.8,0.9,0.95] [--flags "--metric gw ..."] [--no_gp] [--json FILE]
 """
 
 import argparse
@@ -28,41 +40,86 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
 
 
-def check_set(build, name, csv_path, train_rows, test_rows, levels, flags):
-    header, train, test, _, targets = peers.split(name, csv_path, train_rows,
-                                                  test_rows)
+def coverage_and_width(test, targets, lower, upper, hindsight):
+    """Means over targets: the fraction of test rows within [lower, upper]
+    (arrays (n, targets)) and the mean width over the hindsight width."""
+    y = test[:, targets]
+    coverage = np.mean((lower <= y) & (y <= upper), axis=0)
+    width = np.mean(upper - lower, axis=0)
+    return {"coverage": float(np.mean(coverage)),
+            "width_over_hindsight": float(np.mean(width / hindsight))}
+
+
+def check_set(build, name, csv_path, train_rows, test_rows, levels, flags,
+              with_gp):
+    header, train, test, inputs, targets = peers.split(name, csv_path,
+                                                       train_rows, test_rows)
+    names = [header[t].removeprefix("target_") for t in targets]
     work = tempfile.mkdtemp()
     try:
         train_csv, test_csv = peers.write_split(work, header, train, test)
+        cut = int(peers.SPLIT_CONFORMAL_FIT * len(train))
+        fit_dir = os.path.join(work, "split")
+        os.makedirs(fit_dir)
+        fit_csv, calibration_csv = peers.write_split(fit_dir, header,
+                                                     train[:cut], train[cut:])
         server = peers.Server(build, work)
         try:
             server.run("ingest", "--model", "m", "--csv", train_csv,
                        "--create", *flags)
-            out = {}
+            server.run("ingest", "--model", "split", "--csv", fit_csv,
+                       "--create", *flags)
+            out = {level: {} for level in levels}
             for level in levels:
                 predicted = os.path.join(work, f"p{level}.csv")
                 server.run("predict", "--model", "m", "--csv", test_csv,
                            "--out", predicted, f"--interval_level={level}")
                 columns = peers.read_columns(predicted)
-                coverage, width, hindsight = [], [], []
-                for t in targets:
-                    target = header[t].removeprefix("target_")
-                    y = test[:, t]
-                    lower = columns["lower_" + target]
-                    upper = columns["upper_" + target]
-                    errors = np.abs(columns["target_" + target] - y)
-                    coverage.append(np.mean((lower <= y) & (y <= upper)))
-                    width.append(np.mean(upper - lower))
-                    hindsight.append(2 * np.quantile(errors, level))
-                out[level] = {
-                    "coverage": float(np.mean(coverage)),
-                    "width_over_hindsight": float(
-                        np.mean(np.array(width) / np.array(hindsight)))}
-            return out
+                value = np.stack([columns["target_" + n] for n in names], 1)
+                lower = np.stack([columns["lower_" + n] for n in names], 1)
+                upper = np.stack([columns["upper_" + n] for n in names], 1)
+                errors = np.abs(value - test[:, targets])
+                hindsight = 2 * np.quantile(errors, level, axis=0)
+                out[level]["streamreg"] = coverage_and_width(
+                    test, targets, lower, upper, hindsight)
+                out[level]["hindsight"] = hindsight
+            # Split conformal around a model of the same flags.
+            split_predictions = {}
+            for rows, path in (("calibration", calibration_csv),
+                               ("test", test_csv)):
+                predicted = os.path.join(work, f"split_{rows}.csv")
+                server.run("predict", "--model", "split", "--csv", path,
+                           "--out", predicted)
+                split_predictions[rows] = peers.read_predictions(
+                    predicted, header, targets)
+            residuals = np.abs(split_predictions["calibration"]
+                               - train[cut:, targets])
+            for level in levels:
+                half = np.array([peers.conformal_multiplier(residuals[:, t],
+                                                            level)
+                                 for t in range(len(targets))])
+                out[level]["split_conformal"] = coverage_and_width(
+                    test, targets, split_predictions["test"] - half,
+                    split_predictions["test"] + half,
+                    out[level]["hindsight"])
         finally:
             server.stop()
+        if with_gp and len(train) <= peers.GP_MAX_TRAIN_ROWS:
+            _, intervals = peers.gaussian_process_intervals(
+                train[:, inputs], train[:, targets], test[:, inputs], levels)
+            for level in levels:
+                lower, upper = intervals[level]
+                out[level]["gaussian_process"] = coverage_and_width(
+                    test, targets, lower, upper, out[level]["hindsight"])
+        for level in levels:
+            out[level]["hindsight"] = out[level]["hindsight"].tolist()
+        return out
     finally:
         shutil.rmtree(work)
+
+
+METHODS = [("streamreg", "streamreg"), ("split_conformal", "split conformal"),
+           ("gaussian_process", "Gaussian process")]
 
 
 def main():
@@ -72,25 +129,33 @@ def main():
     parser.add_argument("--levels", default="0.8,0.9,0.95")
     parser.add_argument("--flags", default="",
                         help="the model's CLI flags, space-separated")
+    parser.add_argument("--no_gp", action="store_true",
+                        help="without the Gaussian process")
     parser.add_argument("--json")
     args = parser.parse_args()
     levels = [float(v) for v in args.levels.split(",")]
     wanted = ([d[0] for d in peers.DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))
-    print("| data set | " + " | ".join(
-        f"{level:.0%} coverage | width / hindsight" for level in levels) + " |")
-    print("|---|" + "---|---|" * len(levels))
+    print("| data set | level | " + " | ".join(
+        f"{label} coverage | width / hindsight" for _, label in METHODS)
+        + " |")
+    print("|---|---|" + "---|---|" * len(METHODS))
     report = {}
     for name, csv_path, train_rows, test_rows in peers.DATA_SETS:
         if name not in wanted:
             continue
         result = check_set(args.build, name, csv_path, train_rows, test_rows,
-                           levels, args.flags.split())
+                           levels, args.flags.split(), not args.no_gp)
         report[name] = result
-        print(f"| {name} | " + " | ".join(
-            f"{result[level]['coverage']:.3f} | "
-            f"{result[level]['width_over_hindsight']:.2f}"
-            for level in levels) + " |", flush=True)
+        for level in levels:
+            cells = []
+            for key, _ in METHODS:
+                figures = result[level].get(key)
+                cells.append("— | —" if figures is None else
+                             f"{figures['coverage']:.3f} | "
+                             f"{figures['width_over_hindsight']:.2f}")
+            print(f"| {name} | {level:.0%} | " + " | ".join(cells) + " |",
+                  flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

@@ -199,6 +199,51 @@ def random_feature_ridge(x_train, y_train, x_test):
     return rff_features(x_test, frequencies) @ weights
 
 
+# Interval peers (bench/interval_check.py reports them beside streamreg's).
+SPLIT_CONFORMAL_FIT = 0.8  # of the training rows fit the model; the rest
+                           # calibrate
+GP_MAX_TRAIN_ROWS = 2500   # a Gaussian process is O(n^3): only sets this small
+
+
+def conformal_multiplier(residuals, level):
+    """Split conformal's half width (Vovk et al. 2005; Lei et al. 2018):
+    the ceil((n + 1) level)-th smallest of n calibration residuals |y -
+    y_hat|, infinite when that rank exceeds n."""
+    rank = int(np.ceil((len(residuals) + 1) * level))
+    return np.inf if rank > len(residuals) else np.sort(residuals)[rank - 1]
+
+
+def gaussian_process_intervals(x_train, y_train, x_test, levels):
+    """scikit-learn's Gaussian process per target on standardized inputs:
+    a constant times an RBF kernel (one lengthscale) plus white noise, the
+    hyperparameters by maximum marginal likelihood, targets normalized; the
+    central interval at each level from the predictive mean and standard
+    deviation (which includes the fitted noise). Returns the means (n,
+    targets) and {level: (lower, upper)}."""
+    from scipy.stats import norm
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, \
+        WhiteKernel
+    scaler = StandardScaler().fit(x_train)
+    train, test = scaler.transform(x_train), scaler.transform(x_test)
+    means, deviations = [], []
+    for t in range(y_train.shape[1]):
+        kernel = (ConstantKernel(1.0) * RBF(np.sqrt(train.shape[1]))
+                  + WhiteKernel(0.1))
+        gp = GaussianProcessRegressor(kernel=kernel, normalize_y=True,
+                                      random_state=SHUFFLE_SEED)
+        gp.fit(train, y_train[:, t])
+        mean, deviation = gp.predict(test, return_std=True)
+        means.append(mean)
+        deviations.append(deviation)
+    mean, deviation = np.stack(means, 1), np.stack(deviations, 1)
+    intervals = {}
+    for level in levels:
+        z = norm.ppf((1 + level) / 2)
+        intervals[level] = (mean - z * deviation, mean + z * deviation)
+    return mean, intervals
+
+
 def peers(x_train, y_train, x_test):
     scaler = StandardScaler().fit(x_train)
     train, test = scaler.transform(x_train), scaler.transform(x_test)
