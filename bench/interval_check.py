@@ -18,7 +18,7 @@ The peers (bench/peers.py):
     and the test rows; the interval is its prediction +- the calibration
     residuals' ceil((n + 1) level)-th smallest (guaranteed for exchangeable
     rows; a split in time is not);
-  - scikit-learn's Gaussian process (sets of at most 2,500 training rows):
+  - scikit-learn's Gaussian process (sets of at most 1,000 training rows):
     constant x RBF + white noise, hyperparameters by maximum likelihood,
     the Gaussian central interval.
 Their widths are over the same hindsight width as streamreg's.

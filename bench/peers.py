@@ -202,7 +202,10 @@ def random_feature_ridge(x_train, y_train, x_test):
 # Interval peers (bench/interval_check.py reports them beside streamreg's).
 SPLIT_CONFORMAL_FIT = 0.8  # of the training rows fit the model; the rest
                            # calibrate
-GP_MAX_TRAIN_ROWS = 2500   # a Gaussian process is O(n^3): only sets this small
+# A Gaussian process is O(n^3) per step of its hyperparameter fit: on
+# SARCOS's 2,400 rows it took over 10 minutes for its 7 targets, so only
+# sets this small.
+GP_MAX_TRAIN_ROWS = 1000
 
 
 def conformal_multiplier(residuals, level):
