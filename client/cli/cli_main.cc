@@ -68,6 +68,13 @@ ABSL_FLAG(std::vector<std::string>, random_feature_ridges,
 ABSL_FLAG(double, interval_level, streamreg::SpecOptions{}.interval_level,
           "the coverage of the predictions' intervals, in (0, 1): a new "
           "model's (0: 0.9), or predict's (0: the model's)");
+ABSL_FLAG(std::uint32_t, interval_window,
+          streamreg::SpecOptions{}.interval_window,
+          "a new model's honest scores kept per target to calibrate its "
+          "intervals (0: 2000)");
+ABSL_FLAG(double, interval_step, streamreg::SpecOptions{}.interval_step,
+          "a new model's adaptive conformal step, in [0, 1) (0: split "
+          "conformal; < 0: 0.005)");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
@@ -163,6 +170,8 @@ CliOptions OptionsFromFlags() {
       absl::GetFlag(FLAGS_random_feature_lengthscales);
   spec.random_feature_ridges = absl::GetFlag(FLAGS_random_feature_ridges);
   spec.interval_level = absl::GetFlag(FLAGS_interval_level);
+  spec.interval_window = absl::GetFlag(FLAGS_interval_window);
+  spec.interval_step = absl::GetFlag(FLAGS_interval_step);
   spec.seed = absl::GetFlag(FLAGS_seed);
   BenchOptions& bench = options.bench;
   bench.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -210,6 +219,8 @@ const std::vector<std::string> kSpecFlags = {"inputs",
                                              "random_feature_lengthscales",
                                              "random_feature_ridges",
                                              "interval_level",
+                                             "interval_window",
+                                             "interval_step",
                                              "seed"};
 
 std::vector<std::string> Concat(std::vector<std::string> a,

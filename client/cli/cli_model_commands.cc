@@ -213,6 +213,12 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
   if (options.interval_level != 0) {
     spec.set_interval_level(options.interval_level);
   }
+  if (options.interval_window != 0) {
+    spec.mutable_tuning()->set_interval_window(options.interval_window);
+  }
+  if (options.interval_step >= 0) {
+    spec.mutable_tuning()->set_interval_step(options.interval_step);
+  }
   spec.set_seed(options.seed);
   return spec;
 }

@@ -11,7 +11,7 @@ namespace streamreg {
 // --targets, --metric, --regressor, --kernel, --capacity, --per_target,
 // --linear_base, --per_target_base, --random_feature_base (and its
 // --random_feature_frequencies, _lengthscales, _ridges), --interval_level,
-// --seed. The
+// --interval_window, --interval_step, --seed. The
 // defaults here are the flags' defaults.
 struct SpecOptions {
   std::uint32_t inputs = 0;  // 0: from the CSV's header
@@ -31,6 +31,11 @@ struct SpecOptions {
   // The intervals' coverage: a new model's, or (predict) the predictions'
   // (0: the server's default, or the model's).
   double interval_level = 0;
+  // A new model's calibration: the scores kept per target (0: the
+  // server's, 2000) and adaptive conformal inference's step (< 0: the
+  // server's, 0.005; 0: split conformal).
+  std::uint32_t interval_window = 0;
+  double interval_step = -1;
   std::uint64_t seed = 0;
 };
 

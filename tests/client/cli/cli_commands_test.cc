@@ -245,6 +245,26 @@ TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
               HasSubstr("interval_level: must be in (0, 1), got 2"));
 }
 
+TEST_F(CliCommandsTest, CreateSetsTheIntervalsCalibration) {
+  CliOptions options = ModelOptions("calibrated");
+  options.create = true;
+  options.limit = 50;
+  options.spec.interval_window = 500;
+  options.spec.interval_step = 0;  // split conformal
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  const absl::StatusOr<v1::Model> model = client_->GetModel("calibrated");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->spec().tuning().interval_window(), 500u);
+  EXPECT_EQ(model->spec().tuning().interval_step(), 0.0);
+  // Out of range: the server's error, naming the field; no model.
+  options.model = "refused";
+  options.spec.interval_step = 1.5;
+  EXPECT_THAT(Run(IngestCommand, options).status.message(),
+              HasSubstr("spec.tuning.interval_step: must be in [0, 1)"));
+  EXPECT_EQ(client_->GetModel("refused").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_F(CliCommandsTest, ListInfoMetricRefitAndDeleteReportTheModel) {
   CliOptions options = ModelOptions("arm");
   options.create = true;
@@ -295,6 +315,9 @@ TEST_F(CliCommandsTest, AnMlkrModelShowsItsInputWeightsAndSpectrum) {
   ASSERT_TRUE(model.ok());
   EXPECT_EQ(model->spec().metric(), v1::METRIC_MLKR);
   EXPECT_EQ(model->spec().tuning().mlkr_rank(), 2u);
+  // Unset, the intervals' calibration is the server's.
+  EXPECT_EQ(model->spec().tuning().interval_window(), 2000u);
+  EXPECT_EQ(model->spec().tuning().interval_step(), 0.005);
   const CommandRun metric = Run(MetricCommand, options);
   ASSERT_TRUE(metric.status.ok()) << metric.status;
   EXPECT_THAT(metric.output,
