@@ -23,7 +23,7 @@ class IntervalCoverage {
   std::uint64_t counted() const { return counted_; }
   // Per target, the fraction within over every sample counted (NaN: none).
   std::vector<double> Coverage() const;
-  // The coverage of each full window, per target: WindowCoverage()[w][t].
+  // The coverage of each full window, per target: window_coverage()[w][t].
   const std::vector<std::vector<double>>& window_coverage() const {
     return windows_;
   }
