@@ -229,9 +229,9 @@ nlohmann::json OverTime(const std::vector<RobotRun>& runs) {
 struct CoverageSummary {
   std::vector<double> by_target;
   double mean = NAN;
+  // Over every full window of every stream and target (NaN for none).
   double window_min = NAN;
   double window_max = NAN;
-  std::size_t windows = 0;
   std::uint64_t counted = 0;
   // Every stream's full windows in turn, per target.
   std::vector<std::vector<double>> window_coverage;
@@ -240,26 +240,24 @@ struct CoverageSummary {
 CoverageSummary Summarize(const std::vector<const IntervalCoverage*>& runs) {
   CoverageSummary summary;
   summary.by_target.assign(kRobotTargets, 0.0);
+  std::vector<double> every_window;
   for (const IntervalCoverage* run : runs) {
+    if (run->counted() == 0) continue;
     summary.counted += run->counted();
     const std::vector<double> coverage = run->Coverage();
     for (std::size_t t = 0; t < kRobotTargets; ++t) {
-      if (run->counted() > 0) {
-        summary.by_target[t] += coverage[t] * run->counted();
-      }
+      summary.by_target[t] += coverage[t] * run->counted();
     }
     for (const std::vector<double>& window : run->window_coverage()) {
-      ++summary.windows;
       summary.window_coverage.push_back(window);
-      for (double value : window) {
-        summary.window_min = std::isnan(summary.window_min)
-                                 ? value
-                                 : std::min(summary.window_min, value);
-        summary.window_max = std::isnan(summary.window_max)
-                                 ? value
-                                 : std::max(summary.window_max, value);
-      }
+      every_window.insert(every_window.end(), window.begin(), window.end());
     }
+  }
+  if (!every_window.empty()) {
+    const auto [low, high] =
+        std::minmax_element(every_window.begin(), every_window.end());
+    summary.window_min = *low;
+    summary.window_max = *high;
   }
   if (summary.counted == 0) return summary;
   double sum = 0.0;
@@ -275,7 +273,7 @@ nlohmann::json CoverageJson(const CoverageSummary& summary) {
   return {{"samples", summary.counted},
           {"coverage_mean", summary.mean},
           {"coverage_by_target", summary.by_target},
-          {"windows", summary.windows},
+          {"windows", summary.window_coverage.size()},
           {"window_coverage_min", summary.window_min},
           {"window_coverage_max", summary.window_max},
           {"window_coverage", summary.window_coverage}};
@@ -289,10 +287,11 @@ std::string CoverageText(const CoverageSummary& summary) {
       std::minmax_element(summary.by_target.begin(), summary.by_target.end());
   std::string text = absl::StrFormat("coverage %.3f (targets %.3f-%.3f)",
                                      summary.mean, *low, *high);
-  if (summary.windows > 0) {
+  if (!summary.window_coverage.empty()) {
     absl::StrAppendFormat(&text, ", over %zu windows of %d samples %.3f-%.3f",
-                          summary.windows, kCoverageWindowSamples,
-                          summary.window_min, summary.window_max);
+                          summary.window_coverage.size(),
+                          kCoverageWindowSamples, summary.window_min,
+                          summary.window_max);
   }
   return text;
 }

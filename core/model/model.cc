@@ -101,10 +101,11 @@ absl::StatusOr<Prediction> Model::Predict(std::span<const double> query) const {
 absl::Status Model::Predict(std::span<const std::span<const double>> queries,
                             std::vector<Prediction>* out,
                             std::optional<double> interval_level) const {
-  if (interval_level.has_value() &&
-      !(*interval_level > 0.0 && *interval_level < 1.0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interval_level: must be in (0, 1), got ", *interval_level));
+  if (interval_level.has_value()) {
+    if (absl::Status status = ValidateIntervalLevel(*interval_level);
+        !status.ok()) {
+      return status;
+    }
   }
   for (std::size_t q = 0; q < queries.size(); ++q) {
     if (absl::Status status = ValidateValues(

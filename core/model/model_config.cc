@@ -171,6 +171,12 @@ std::vector<std::size_t> DefaultKGridFor(RegressorKind regressor) {
   return DefaultKGrid();
 }
 
+absl::Status ValidateIntervalLevel(double level) {
+  if (level > 0.0 && level < 1.0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("interval_level: must be in (0, 1), got ", level));
+}
+
 absl::Status CompleteAndValidate(ModelConfig* config) {
   if (config->input_dim == 0 || config->input_dim > kMaxInputDim) {
     return absl::InvalidArgumentError(absl::StrCat("input_dim: must be in [1, ",
@@ -299,9 +305,9 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
                                                    kMaxMlkrSteps, ", got ",
                                                    config->mlkr_fit_steps));
   }
-  if (!(config->interval_level > 0.0 && config->interval_level < 1.0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interval_level: must be in (0, 1), got ", config->interval_level));
+  if (absl::Status status = ValidateIntervalLevel(config->interval_level);
+      !status.ok()) {
+    return status;
   }
   if (config->interval_window < 1 ||
       config->interval_window > kMaxIntervalWindow) {

@@ -305,6 +305,9 @@ std::vector<std::size_t> DefaultKGridFor(RegressorKind regressor);
 // Fills empty grids with the defaults and checks every field; the error
 // names the field.
 absl::Status CompleteAndValidate(ModelConfig* config);
+// An interval level, the model's or one a prediction asks for: in (0, 1),
+// or INVALID_ARGUMENT "interval_level: must be in (0, 1), got 2".
+absl::Status ValidateIntervalLevel(double level);
 
 // Every field, exactly (doubles by their bits), for the create record of a
 // model's log and its snapshots. LoadConfig fails on a malformed or
