@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "client/cli/cli_commands.h"
 #include "client/cli/csv_columns.h"
+#include "client/cli/used_neighbors_csv.h"
 #include "client/lib/ingester.h"
 #include "client/lib/terminal.h"
 #include "common/normalized_error.h"
@@ -88,12 +89,21 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
   for (std::size_t row = 0; row < rows; ++row) {
     AppendRow(*table, row, columns->inputs, &x);
   }
+  const PredictCallOptions asked = {
+      .interval_level = options.spec.interval_level != 0
+                            ? std::optional<double>(options.spec.interval_level)
+                            : std::nullopt,
+      .with_neighbors = !options.neighbors_out.empty()};
   absl::StatusOr<std::vector<v1::Prediction>> predictions =
-      client.Predict(*model, x, spec.input_dim(),
-                     options.spec.interval_level != 0
-                         ? std::optional<double>(options.spec.interval_level)
-                         : std::nullopt);
+      client.Predict(*model, x, spec.input_dim(), asked);
   if (!predictions.ok()) return predictions.status();
+  if (asked.with_neighbors) {
+    if (absl::Status status =
+            WriteUsedNeighborsCsv(options.neighbors_out, spec, *predictions);
+        !status.ok()) {
+      return status;
+    }
+  }
 
   // The predictions' CSV goes to --out, or with "-" to the output.
   const std::string& out_path = options.out;

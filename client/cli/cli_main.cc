@@ -81,6 +81,9 @@ ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
           "CSV file (data/README.md convention)");
 ABSL_FLAG(std::string, out, streamreg::CliOptions{}.out,
           "the predictions' CSV file (-: stdout)");
+ABSL_FLAG(std::string, neighbors_out, streamreg::CliOptions{}.neighbors_out,
+          "predict: also write the samples each prediction used (id, "
+          "distance, target, inputs) to this CSV, a row per neighbour");
 ABSL_FLAG(double, rate, streamreg::CliOptions{}.rate,
           "samples per second (bench learn: per robot)");
 ABSL_FLAG(std::uint64_t, limit, streamreg::CliOptions{}.limit,
@@ -147,6 +150,7 @@ CliOptions OptionsFromFlags() {
   if (options.model.empty()) options.model = absl::GetFlag(FLAGS_name);
   options.csv = absl::GetFlag(FLAGS_csv);
   options.out = absl::GetFlag(FLAGS_out);
+  options.neighbors_out = absl::GetFlag(FLAGS_neighbors_out);
   options.rate = absl::GetFlag(FLAGS_rate);
   options.limit = absl::GetFlag(FLAGS_limit);
   options.create = absl::GetFlag(FLAGS_create);
@@ -285,14 +289,19 @@ std::vector<Subcommand> Subcommands() {
                "--create"},
               IngestCommand),
       command({"predict"}, "predict a CSV's rows",
-              "--model NAME --csv IN [--out OUT] [--limit N]",
+              "--model NAME --csv IN [--out OUT] [--neighbors_out FILE] "
+              "[--limit N]",
               "Predicts every row of the CSV and writes target_<name>, "
               "spread_<name>, lower_<name> and upper_<name> (the interval at "
               "--interval_level, or the model's), with a random-feature "
               "base also base_variance_<name>, and neighbors columns (to "
               "stdout or --out). If the file has the targets too, prints "
-              "the nMSE of each and the fraction within the intervals.",
-              {"model", "csv", "out", "limit", "batch", "interval_level"},
+              "the nMSE of each and the fraction within the intervals. "
+              "--neighbors_out also writes the samples each prediction "
+              "used: row, target, rank, sample_id, distance (in the "
+              "learned metric's coordinates), y and the inputs.",
+              {"model", "csv", "out", "neighbors_out", "limit", "batch",
+               "interval_level"},
               {"streamreg predict --model arm --csv test.csv --out "
                "predictions.csv"},
               PredictCommand),

@@ -66,7 +66,9 @@ struct BenchOptions {
 struct CliOptions {
   std::string model;  // --model, or --name
   std::string csv;
-  std::string out = "-";    // predict: the predictions' CSV (-: the output)
+  std::string out = "-";  // predict: the predictions' CSV (-: the output)
+  // predict: the CSV of the samples each prediction used (empty: none).
+  std::string neighbors_out;
   double rate = 1000;       // samples per second (bench learn: per robot)
   std::uint64_t limit = 0;  // at most this many rows (0: all)
   bool create = false;      // create the model from the CSV if missing

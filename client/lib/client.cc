@@ -241,7 +241,7 @@ absl::StatusOr<v1::ModelStats> Client::Refit(
 
 absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
     const std::string& model, std::span<const double> x, std::size_t dim,
-    std::optional<double> interval_level) {
+    const PredictCallOptions& options) {
   if (dim == 0 || x.size() % dim != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("x: ", x.size(), " values are not rows of ", dim));
@@ -251,7 +251,10 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
   for (std::size_t begin = 0; begin < n; begin += options_.batch_size) {
     v1::PredictRequest request;
     request.set_model(model);
-    if (interval_level.has_value()) request.set_interval_level(*interval_level);
+    if (options.interval_level.has_value()) {
+      request.set_interval_level(*options.interval_level);
+    }
+    request.set_with_neighbors(options.with_neighbors);
     const std::size_t end = std::min(n, begin + options_.batch_size);
     for (std::size_t q = begin; q < end; ++q) {
       request.add_queries()->mutable_x()->Assign(x.begin() + q * dim,

@@ -57,6 +57,14 @@ struct ClientOptions {
 };
 
 // What an Ingester learned, in total.
+// What a Predict call asks beyond the values: the intervals' coverage
+// (PredictRequest.interval_level; the model's if unset) and the samples
+// each prediction used (PredictRequest.with_neighbors).
+struct PredictCallOptions {
+  std::optional<double> interval_level;
+  bool with_neighbors = false;
+};
+
 struct IngestSummary {
   std::uint64_t accepted = 0;
   std::uint64_t duplicates = 0;
@@ -95,11 +103,10 @@ class Client {
       const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
   // Predicts n = x.size() / dim queries (row-major), in requests of at most
-  // batch_size queries; their intervals at `interval_level` (the model's
-  // if unset).
+  // batch_size queries, as `options` asks (PredictRequest's fields).
   absl::StatusOr<std::vector<v1::Prediction>> Predict(
       const std::string& model, std::span<const double> x, std::size_t dim,
-      std::optional<double> interval_level = std::nullopt);
+      const PredictCallOptions& options = {});
 
   // Sessions over the streaming calls.
   std::unique_ptr<Ingester> StartIngest(const std::string& model);

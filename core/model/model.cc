@@ -100,9 +100,9 @@ absl::StatusOr<Prediction> Model::Predict(std::span<const double> query) const {
 
 absl::Status Model::Predict(std::span<const std::span<const double>> queries,
                             std::vector<Prediction>* out,
-                            std::optional<double> interval_level) const {
-  if (interval_level.has_value()) {
-    if (absl::Status status = ValidateIntervalLevel(*interval_level);
+                            const PredictOptions& options) const {
+  if (options.interval_level.has_value()) {
+    if (absl::Status status = ValidateIntervalLevel(*options.interval_level);
         !status.ok()) {
       return status;
     }
@@ -116,7 +116,7 @@ absl::Status Model::Predict(std::span<const std::span<const double>> queries,
   }
   out->resize(queries.size());
   for (std::size_t q = 0; q < queries.size(); ++q) {
-    PredictWithModel(state_, queries[q], &(*out)[q], interval_level);
+    PredictWithModel(state_, queries[q], &(*out)[q], options);
   }
   return absl::OkStatus();
 }

@@ -19,6 +19,7 @@
 #include "core/model/model_reader.h"
 #include "core/model/model_snapshot.h"
 #include "core/model/model_state.h"
+#include "core/model/predict_options.h"
 #include "core/model/prediction.h"
 #include "core/model/refresh_schedule.h"
 #include "core/model/sample.h"
@@ -149,11 +150,12 @@ class Model {
                      std::vector<Prediction>* before = nullptr);
 
   // Predicts every query ("queries[i]" in errors), with intervals at
-  // `interval_level` (the model's by default; outside (0, 1) refused as
-  // INVALID_ARGUMENT naming interval_level); all or nothing.
+  // options.interval_level (the model's by default; outside (0, 1) refused
+  // as INVALID_ARGUMENT naming interval_level) and, if asked, the samples
+  // each used; all or nothing.
   absl::Status Predict(std::span<const std::span<const double>> queries,
                        std::vector<Prediction>* out,
-                       std::optional<double> interval_level = {}) const;
+                       const PredictOptions& options = {}) const;
   absl::StatusOr<Prediction> Predict(std::span<const double> query) const;
 
   // Batch refit: recomputes the metric with every stored sample's gradient

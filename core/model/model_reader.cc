@@ -66,11 +66,13 @@ void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
 }  // namespace
 
 void PredictWithModel(const ModelState& state, std::span<const double> x,
-                      Prediction* out, std::optional<double> interval_level) {
+                      Prediction* out, const PredictOptions& options) {
   const std::size_t m = state.config.num_targets();
   out->value.assign(m, 0.0);
   out->spread.assign(m, 0.0);
   out->neighbors.assign(m, 0);
+  out->used.resize(options.with_neighbors ? m : 0);
+  for (std::vector<UsedNeighbor>& used : out->used) used.clear();
   thread_local std::vector<Neighbor> found;
   thread_local NeighborTargets near(0);
   thread_local std::vector<double> z;
@@ -105,8 +107,11 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
           }
           GatherNeighbors(state, *generation, z, *widest, &found, &near);
           PredictTargets(state, i, chosen, near, base, out);
+          if (options.with_neighbors) {
+            RecordUsedNeighbors(state, i, chosen, found, out);
+          }
         }
-        SetIntervals(state, interval_level, out);
+        SetIntervals(state, options.interval_level, out);
         return;
       }
     }
@@ -144,6 +149,37 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
     GatherNeighbors(state, generation, z, ChoiceOf(state, index, t).grid, found,
                     near, nullptr, &metric);
     PredictTargets(state, index, chosen, *near, base, out, t);
+    if (!out->used.empty()) {
+      RecordUsedNeighbors(state, index, chosen, *found, out, t);
+    }
+  }
+}
+
+void RecordUsedNeighbors(const ModelState& state, std::size_t index,
+                         std::span<const std::size_t> chosen,
+                         std::span<const Neighbor> found, Prediction* out,
+                         std::optional<std::size_t> only_target) {
+  const SampleStore& store = state.store;
+  for (std::size_t t : state.predictions[index].targets) {
+    if (chosen[t] != index || (only_target.has_value() && t != *only_target)) {
+      continue;
+    }
+    // A kernel's neighbours within its bandwidth are a prefix of the search
+    // in ShellOrder, a k-NN's the first k: either way the first
+    // out->neighbors[t] (NeighborTargets).
+    const std::span<const Neighbor> used = found.first(out->neighbors[t]);
+    std::vector<UsedNeighbor>& listed = out->used[t];
+    listed.clear();
+    for (const Neighbor& neighbor : used) {
+      const double* x = store.x(neighbor.id);
+      listed.push_back({store.sample_id(neighbor.id), neighbor.distance,
+                        std::vector<double>(x, x + store.dim()),
+                        store.y(neighbor.id)[t]});
+    }
+    std::stable_sort(listed.begin(), listed.end(),
+                     [](const UsedNeighbor& a, const UsedNeighbor& b) {
+                       return a.distance < b.distance;
+                     });
   }
 }
 

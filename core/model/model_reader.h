@@ -12,6 +12,7 @@
 #include "core/metric/glml_metric.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_state.h"
+#include "core/model/predict_options.h"
 #include "core/model/prediction.h"
 #include "core/regression/local_average.h"
 
@@ -26,10 +27,10 @@ namespace streamreg {
 // Predicts x (already validated) for every target, with the model of
 // out->learned whole samples (ModelState::settling); holds the state's lock
 // shared, so any number of threads may predict while one learns. Its
-// intervals at `interval_level` in (0, 1) (the model's by default).
+// intervals at options.interval_level in (0, 1) (the model's by default);
+// with options.with_neighbors, the samples each target used (out->used).
 void PredictWithModel(const ModelState& state, std::span<const double> x,
-                      Prediction* out,
-                      std::optional<double> interval_level = {})
+                      Prediction* out, const PredictOptions& options = {})
     ABSL_LOCKS_EXCLUDED(state.lock);
 
 // The neighbours of a query without the recent samples (ModelState::recent):
@@ -97,6 +98,17 @@ void PredictTargets(const ModelState& state, std::size_t index,
                     const NeighborTargets& near, std::span<const double> base,
                     Prediction* out,
                     std::optional<std::size_t> only_target = std::nullopt)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// For each target that predicts from prediction index `index` (chosen[t]
+// == index; only `only_target` if set), after PredictTargets wrote
+// out->neighbors from `found` (the search it gathered `near` from, in the
+// same order): the first out->neighbors[t] of them, the samples its average
+// used, into out->used[t], nearest first.
+void RecordUsedNeighbors(const ModelState& state, std::size_t index,
+                         std::span<const std::size_t> chosen,
+                         std::span<const Neighbor> found, Prediction* out,
+                         std::optional<std::size_t> only_target = std::nullopt)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // The scale of target t's intervals: the target's honest RMS error (1

@@ -6,6 +6,20 @@
 
 namespace streamreg {
 
+// A stored sample a prediction used: the caller's id of it (0: none was
+// given), its distance from the query in the coordinates of the index the
+// target predicts from (the learned metric's: docs/estimators.md,
+// "Neighbours of a prediction"), its inputs and its value of the target, as
+// learned.
+struct UsedNeighbor {
+  std::uint64_t sample_id = 0;
+  double distance = 0.0;
+  std::vector<double> x;
+  double y = 0.0;
+
+  friend bool operator==(const UsedNeighbor&, const UsedNeighbor&) = default;
+};
+
 // A prediction for every target: the local average, the weighted standard
 // deviation of the neighbours' targets around it, and how many neighbours
 // had positive weight (0: no sample within the bandwidth; the value is then
@@ -16,7 +30,9 @@ namespace streamreg {
 // And every target's central interval at the model's level (or the level
 // asked for), calibrated by conformal prediction on the honest errors
 // (docs/estimators.md, "Intervals"): [lower, upper], infinite while too few
-// samples have been scored for the level.
+// samples have been scored for the level. On request
+// (PredictOptions::with_neighbors), the samples each target's value was
+// made from.
 struct Prediction {
   std::vector<double> value;
   std::vector<double> spread;
@@ -25,6 +41,10 @@ struct Prediction {
   std::vector<double> base_variance;
   std::vector<std::uint32_t> neighbors;
   std::uint64_t learned = 0;
+  // Per target, when asked for: the stored samples its local average (or
+  // local linear fit) used, nearest first; empty for a target that fell
+  // back to the running mean (or the base alone). Not asked for: empty.
+  std::vector<std::vector<UsedNeighbor>> used;
 };
 
 }  // namespace streamreg

@@ -151,13 +151,13 @@ absl::Status HostedModel::Refit(
 
 absl::Status HostedModel::Predict(
     std::span<const std::span<const double>> queries,
-    std::vector<Prediction>* out, std::optional<double> interval_level) const {
+    std::vector<Prediction>* out, const PredictOptions& options) const {
   CatchUp();
   if (model_->samples_stored() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("model '", name_, "' has no samples to predict from"));
   }
-  return model_->Predict(queries, out, interval_level);
+  return model_->Predict(queries, out, options);
 }
 
 absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAsItStands(

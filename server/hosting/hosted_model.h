@@ -179,11 +179,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::StatusOr<StandingPrediction> PredictAsItStands(
       std::span<const double> x) const;
   // Predicts every query, once every sample acknowledged before the call
-  // is learned, with intervals at `interval_level` (Model::Predict);
-  // FAILED_PRECONDITION while the model holds no sample.
+  // is learned, as `options` asks (Model::Predict); FAILED_PRECONDITION
+  // while the model holds no sample.
   absl::Status Predict(std::span<const std::span<const double>> queries,
                        std::vector<Prediction>* out,
-                       std::optional<double> interval_level = {}) const;
+                       const PredictOptions& options = {}) const;
 
   // Logs the deletion (fsynced) and makes writes fail with NOT_FOUND; the
   // caller then removes the files. Fails, changing nothing, if the log

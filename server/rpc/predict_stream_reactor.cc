@@ -28,12 +28,13 @@ absl::Status AnswerPredict(const HostedModel& model,
         absl::StrCat("model '", model.name(), "' was deleted"));
   }
   thread_local std::vector<Prediction> predictions;
-  const std::optional<double> interval_level =
-      request.has_interval_level()
-          ? std::optional<double>(request.interval_level())
-          : std::nullopt;
+  const PredictOptions options = {
+      .interval_level = request.has_interval_level()
+                            ? std::optional<double>(request.interval_level())
+                            : std::nullopt,
+      .with_neighbors = request.with_neighbors()};
   if (absl::Status status = model.Predict(QueriesFromWire(request.queries()),
-                                          &predictions, interval_level);
+                                          &predictions, options);
       !status.ok()) {
     return status;
   }

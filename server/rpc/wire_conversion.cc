@@ -52,6 +52,17 @@ void PredictionToWire(const Prediction& prediction, v1::Prediction* out) {
   Assign(prediction.lower, out->mutable_lower());
   Assign(prediction.upper, out->mutable_upper());
   Assign(prediction.neighbors, out->mutable_neighbors_per_target());
+  out->clear_used();
+  for (const std::vector<UsedNeighbor>& used : prediction.used) {
+    v1::UsedNeighbors* listed = out->add_used();
+    for (const UsedNeighbor& neighbor : used) {
+      v1::UsedNeighbor* wire = listed->add_neighbors();
+      wire->set_sample_id(neighbor.sample_id);
+      wire->set_distance(neighbor.distance);
+      Assign(neighbor.x, wire->mutable_x());
+      wire->set_y(neighbor.y);
+    }
+  }
   out->set_neighbors(prediction.neighbors.empty()
                          ? 0
                          : *std::min_element(prediction.neighbors.begin(),

@@ -16,7 +16,8 @@ from streamreg.client import Client
 from streamreg.csv_rows import read_csv
 from streamreg.errors import Error
 from streamreg.results import (IngestSummary, LearnedMetric, MetricInfo,
-                               ModelInfo, Predictions, StreamPrediction)
+                               ModelInfo, Predictions, StreamPrediction,
+                               UsedNeighbors)
 from streamreg.retry import RetryPolicy
 from streamreg.streams import LearnStream, PredictStream
 
@@ -24,5 +25,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Client", "Error", "IngestSummary", "LearnStream", "LearnedMetric",
     "MetricInfo", "ModelInfo", "PredictStream", "Predictions", "RetryPolicy",
-    "StreamPrediction", "read_csv",
+    "StreamPrediction", "UsedNeighbors", "read_csv",
 ]

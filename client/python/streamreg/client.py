@@ -42,6 +42,20 @@ def _rows(values, what: str) -> np.ndarray:
     return array
 
 
+def _sample_ids(values, n: int) -> List[int]:
+    """A caller's sample ids: n distinct integers in [1, 2^64)."""
+    ids = np.asarray(values)
+    if ids.shape != (n,) or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"sample_ids: expected {n} integers, got shape "
+                         f"{ids.shape} of {ids.dtype}")
+    listed = [int(i) for i in ids]
+    if any(i <= 0 or i >= 1 << 64 for i in listed):
+        raise ValueError("sample_ids: must be in [1, 2^64)")
+    if len(set(listed)) != n:
+        raise ValueError("sample_ids: must be distinct")
+    return listed
+
+
 class Client:
     """Typed calls to a streamreg server, with numpy arrays in and out.
 
@@ -257,14 +271,18 @@ class Client:
 
     # ---- samples and predictions ----
 
-    def learn(self, model: str, x, y, *, batch_size: int = 1000
-              ) -> IngestSummary:
+    def learn(self, model: str, x, y, *, batch_size: int = 1000,
+              sample_ids=None) -> IngestSummary:
         """Learns samples x (n, d) with targets y (n, m) (a (d,) and (m,)
         pair is one sample; y (n,) is one target) in order, over one Ingest
         stream in batches of batch_size. Retried whole on a retryable
         error: the samples keep their ids, so none is learned twice.
         INVALID_ARGUMENT names the first bad sample, and then nothing of
-        its batch is learned."""
+        its batch is learned. `sample_ids` (n,): your ids of the samples,
+        distinct and non-zero, as predictions name the samples they used
+        (predict(..., with_neighbors=True)); the server skips a sample
+        whose id it learned recently (its --dedup-window). Unset: the
+        client's own."""
         inputs = _rows(x, "x")
         targets = np.asarray(y, dtype=np.float64)
         if targets.ndim == 1 and inputs.shape[0] > 1:
@@ -273,9 +291,12 @@ class Client:
         if inputs.shape[0] != targets.shape[0]:
             raise ValueError(f"x has {inputs.shape[0]} rows and y "
                              f"{targets.shape[0]}")
+        ids = (_sample_ids(sample_ids, inputs.shape[0])
+               if sample_ids is not None
+               else [self._sample_id() for _ in range(inputs.shape[0])])
         samples = [regression_pb2.Sample(x=row_x.tolist(), y=row_y.tolist(),
-                                         sample_id=self._sample_id())
-                   for row_x, row_y in zip(inputs, targets)]
+                                         sample_id=sample_id)
+                   for row_x, row_y, sample_id in zip(inputs, targets, ids)]
         batches = [regression_service_pb2.IngestRequest(
             model=model, samples=samples[i:i + batch_size])
             for i in range(0, len(samples), batch_size)]
@@ -287,20 +308,23 @@ class Client:
                              samples=response.num_samples)
 
     def predict(self, model: str, x,
-                interval_level: Optional[float] = None) -> Predictions:
+                interval_level: Optional[float] = None,
+                with_neighbors: bool = False) -> Predictions:
         """The model's predictions for queries x (n, d) (or one (d,)), once
         every sample acknowledged before the call is learned, with their
         intervals (lo, hi) at `interval_level` in (0, 1) (unset: the
-        model's)."""
+        model's). With `with_neighbors`, also the samples each target's
+        prediction used (Predictions.used): to see why a prediction is
+        what it is."""
         rows = _rows(x, "x")
         request = regression_service_pb2.PredictRequest(
             model=model,
             queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
-            interval_level=interval_level)
+            interval_level=interval_level, with_neighbors=with_neighbors)
         response = self._call(model, lambda _, regression, timeout:
                               regression.Predict(request, timeout=timeout))
         return Predictions.from_protos(list(response.predictions),
-                                       response.num_samples)
+                                       response.num_samples, rows.shape[1])
 
     def learn_stream(self, model: str,
                      answer_when_durable: bool = False) -> LearnStream:

@@ -85,6 +85,32 @@ class ModelInfo:
 
 
 @dataclasses.dataclass(frozen=True)
+class UsedNeighbors:
+    """The k samples one target's prediction used, nearest first
+    (predict(..., with_neighbors=True)): the caller's ids (k,) (0: none was
+    given), their distances (k,) in the learned metric's coordinates, their
+    inputs x (k, d) and their values y (k,) of the target."""
+    sample_id: np.ndarray
+    distance: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+
+    @classmethod
+    def from_proto(cls, used: regression_pb2.UsedNeighbors,
+                   input_dim: int) -> "UsedNeighbors":
+        neighbors = used.neighbors
+        x = np.empty((len(neighbors), input_dim))
+        for j, neighbor in enumerate(neighbors):
+            x[j] = neighbor.x
+        return cls(
+            sample_id=np.array([n.sample_id for n in neighbors],
+                               dtype=np.uint64),
+            distance=_array(n.distance for n in neighbors),
+            x=x,
+            y=_array(n.y for n in neighbors))
+
+
+@dataclasses.dataclass(frozen=True)
 class Predictions:
     """Predictions of n queries of a model with m targets: y and spread
     (n, m), neighbors (n,): the local average's neighbour count (the
@@ -93,7 +119,9 @@ class Predictions:
     or the one asked for (infinite while the model is too young for it).
     `base_variance` (n, m): with the random-feature base, the posterior
     variance of the base's value at each query (docs/estimators.md); None
-    for any other model."""
+    for any other model. `used`: asked for (with_neighbors), used[i][t] the
+    samples target t's prediction of query i used (UsedNeighbors); None
+    otherwise."""
     y: np.ndarray
     spread: np.ndarray
     neighbors: np.ndarray
@@ -101,10 +129,14 @@ class Predictions:
     lo: Optional[np.ndarray] = None
     hi: Optional[np.ndarray] = None
     base_variance: Optional[np.ndarray] = None
+    used: Optional[List[List[UsedNeighbors]]] = None
 
     @classmethod
     def from_protos(cls, predictions: List[regression_pb2.Prediction],
-                    samples: int) -> "Predictions":
+                    samples: int,
+                    input_dim: Optional[int] = None) -> "Predictions":
+        """From the wire; with `input_dim` (the queries'), the samples each
+        prediction used if the server listed them."""
         n = len(predictions)
         num_targets = len(predictions[0].y) if predictions else 0
         y = np.empty((n, num_targets))
@@ -121,8 +153,12 @@ class Predictions:
             if with_variance:
                 base_variance[i] = p.base_variance
         neighbors = np.array([p.neighbors for p in predictions], dtype=np.int64)
+        used = None
+        if input_dim is not None and n > 0 and len(predictions[0].used) > 0:
+            used = [[UsedNeighbors.from_proto(target, input_dim)
+                     for target in p.used] for p in predictions]
         return cls(y=y, spread=spread, neighbors=neighbors, samples=samples,
-                   lo=lo, hi=hi, base_variance=base_variance)
+                   lo=lo, hi=hi, base_variance=base_variance, used=used)
 
 
 @dataclasses.dataclass(frozen=True)

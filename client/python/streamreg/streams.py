@@ -246,12 +246,13 @@ class PredictStream(_Lockstep):
         super().__init__(open_call)
         self._model = model
 
-    def predict(self, x, interval_level=None) -> Predictions:
+    def predict(self, x, interval_level=None,
+                with_neighbors=False) -> Predictions:
         rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
         request = regression_service_pb2.PredictRequest(
             model=self._model,
             queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
-            interval_level=interval_level)
+            interval_level=interval_level, with_neighbors=with_neighbors)
         response = self.exchange(request)
         return Predictions.from_protos(list(response.predictions),
-                                       response.num_samples)
+                                       response.num_samples, rows.shape[1])

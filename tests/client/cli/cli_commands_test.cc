@@ -234,7 +234,7 @@ TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
   const CommandRun narrow = Run(PredictCommand, options);
   ASSERT_TRUE(narrow.status.ok()) << narrow.status;
   absl::StatusOr<std::vector<v1::Prediction>> at_half =
-      client_->Predict("arm", held_out.x, Rows::kDim, 0.5);
+      client_->Predict("arm", held_out.x, Rows::kDim, {.interval_level = 0.5});
   ASSERT_TRUE(at_half.ok()) << at_half.status();
   const std::vector<std::string> first = absl::StrSplit(
       std::vector<std::string>(absl::StrSplit(narrow.output, '\n'))[1], ',');
@@ -243,6 +243,63 @@ TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
   options.spec.interval_level = 2;
   EXPECT_THAT(Run(PredictCommand, options).status.message(),
               HasSubstr("interval_level: must be in (0, 1), got 2"));
+}
+
+TEST_F(CliCommandsTest, PredictWritesTheSamplesEachPredictionUsed) {
+  CliOptions options = ModelOptions("arm");
+  options.create = true;
+  options.limit = 300;
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  options.limit = 20;
+  options.neighbors_out = directory_ + "/neighbors.csv";
+  const CommandRun run = Run(PredictCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  absl::StatusOr<std::vector<v1::Prediction>> expected = client_->Predict(
+      "arm", rows_.inputs(0, 20), Rows::kDim, {.with_neighbors = true});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::ifstream file(options.neighbors_out);
+  std::string line;
+  ASSERT_TRUE(std::getline(file, line));
+  EXPECT_EQ(line, "row,target,rank,sample_id,distance,y,x0,x1,x2");
+  const char* names[] = {"wave", "square"};
+  std::size_t listed = 0;
+  for (std::size_t row = 0; row < 20; ++row) {
+    const v1::Prediction& p = (*expected)[row];
+    ASSERT_EQ(p.used_size(), 2);
+    for (int t = 0; t < 2; ++t) {
+      ASSERT_GT(p.used(t).neighbors_size(), 0);
+      for (int rank = 0; rank < p.used(t).neighbors_size(); ++rank) {
+        const v1::UsedNeighbor& neighbor = p.used(t).neighbors(rank);
+        ASSERT_TRUE(std::getline(file, line)) << "row " << row;
+        const std::vector<std::string> fields = absl::StrSplit(line, ',');
+        ASSERT_EQ(fields.size(), 9u) << line;
+        EXPECT_EQ(fields[0], absl::StrCat(row));
+        EXPECT_EQ(fields[1], names[t]);
+        EXPECT_EQ(fields[2], absl::StrCat(rank));
+        EXPECT_EQ(std::stoull(fields[3]), neighbor.sample_id());
+        EXPECT_EQ(std::stod(fields[4]), neighbor.distance());
+        EXPECT_EQ(std::stod(fields[5]), neighbor.y());
+        for (int i = 0; i < 3; ++i) {
+          EXPECT_EQ(std::stod(fields[6 + i]), neighbor.x(i));
+        }
+        ++listed;
+      }
+    }
+  }
+  EXPECT_FALSE(std::getline(file, line)) << "more rows than neighbours";
+  EXPECT_GT(listed, 40u);
+  // The rows in the file are the queries themselves (learned): each is its
+  // own nearest neighbour, at distance 0.
+  EXPECT_EQ((*expected)[0].used(0).neighbors(0).distance(), 0.0);
+  EXPECT_EQ((*expected)[0].used(0).neighbors(0).x(0), rows_.input(0)[0]);
+  // Without the flag, the server is not asked for them.
+  absl::StatusOr<std::vector<v1::Prediction>> plain =
+      client_->Predict("arm", rows_.inputs(0, 1), Rows::kDim);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)[0].used_size(), 0);
+  options.neighbors_out = directory_ + "/no/such/folder/neighbors.csv";
+  EXPECT_THAT(Run(PredictCommand, options).status.message(),
+              HasSubstr("--neighbors_out"));
 }
 
 TEST_F(CliCommandsTest, CreateSetsTheIntervalsCalibration) {

@@ -230,6 +230,43 @@ class ClientTest(unittest.TestCase):
         self.assertEqual((2, 7), streamed.hi.shape)
         c.delete("py-bands")
 
+    def test_a_prediction_lists_the_samples_it_used_on_request(self):
+        c = self.client
+        c.create("py-near", inputs=self.inputs, targets=self.targets,
+                 metric="euclidean", regressor="knn", linear_base=False)
+        ids = np.arange(1, 501, dtype=np.uint64) * 7
+        for bad in (ids[:10], np.zeros(500, dtype=np.uint64),
+                    np.full(500, 3), ids.astype(np.float64)):
+            with self.assertRaises(ValueError) as caught:
+                c.learn("py-near", self.X[:500], self.Y[:500], sample_ids=bad)
+            self.assertIn("sample_ids", str(caught.exception))
+        self.assertEqual(0, c.info("py-near").samples)
+        c.learn("py-near", self.X[:500], self.Y[:500], sample_ids=ids)
+        p = c.predict("py-near", self.X[600:603], with_neighbors=True)
+        self.assertIsNone(c.predict("py-near", self.X[600:603]).used)
+        self.assertEqual(3, len(p.used))
+        for i in range(3):
+            self.assertEqual(7, len(p.used[i]))
+            for t in range(7):
+                used = p.used[i][t]
+                k = len(used.y)
+                self.assertGreaterEqual(k, max(p.neighbors[i], 1))
+                self.assertEqual((k, 21), used.x.shape)
+                self.assertTrue(np.all(np.diff(used.distance) >= 0))
+                # Each neighbour is a learned row, named by its id: its
+                # inputs and its target are that row's.
+                rows = (used.sample_id // 7 - 1).astype(np.int64)
+                np.testing.assert_array_equal(ids[rows], used.sample_id)
+                np.testing.assert_array_equal(self.X[rows], used.x)
+                np.testing.assert_array_equal(self.Y[rows, t], used.y)
+                # k-NN averages them: the prediction is their mean.
+                self.assertAlmostEqual(used.y.mean(), p.y[i, t], places=9)
+        with c.predict_stream("py-near") as queries:
+            streamed = queries.predict(self.X[600], with_neighbors=True)
+        np.testing.assert_array_equal(p.used[0][0].sample_id,
+                                      streamed.used[0][0].sample_id)
+        c.delete("py-near")
+
     def test_a_bad_sample_is_named_and_nothing_of_its_batch_learned(self):
         c = self.client
         c.create("py-bad", inputs=2, targets=1)

@@ -97,6 +97,16 @@ Prediction Reference(const Model& model, const Stream& stream,
     return all;
   };
   Prediction out;
+  // The samples a target used, as Prediction::used lists them: raw inputs
+  // and raw targets, nearest first.
+  const auto list_used = [&](const Neighbor& neighbor, std::size_t t) {
+    const std::size_t sample = slots[neighbor.id];
+    const std::span<const double> x = stream.input(sample);
+    out.used[t].push_back({stream.sample(sample).sample_id, neighbor.distance,
+                           std::vector<double>(x.begin(), x.end()),
+                           stream.y[sample * kTargets + t]});
+  };
+  out.used.resize(kTargets);
   // Each target with the regressor it predicts with (REGRESSOR_AUTO's
   // choice per target).
   for (std::size_t t = 0; t < kTargets; ++t) {
@@ -111,6 +121,7 @@ Prediction Reference(const Model& model, const Stream& stream,
         for (std::size_t i = 0; i < kDim; ++i) offset[i] -= z[i];
         offsets.push_back(std::move(offset));
         y.push_back(target(sample, t));
+        list_used(all[j], t);
       }
       const LocalLinearReference fit =
           LocalLinearByQr(offsets, y, model.config().local_linear_ridge);
@@ -131,6 +142,7 @@ Prediction Reference(const Model& model, const Stream& stream,
       if (w <= 0.0) continue;
       const double y = target(slots[all[j].id], t);
       used.emplace_back(w, y);
+      list_used(all[j], t);
       total += w;
       sum += w * y;
       ++count;
@@ -186,11 +198,27 @@ void ExpectMatchesReference(const Model& model, const Stream& stream,
     SCOPED_TRACE(::testing::Message() << "query " << q);
     const absl::StatusOr<Prediction> got = model.Predict(queries.input(q));
     ASSERT_TRUE(got.ok());
+    EXPECT_TRUE(got->used.empty());
+    // Asked for, the samples each target used, beside the same values.
+    const std::vector<std::span<const double>> one = {queries.input(q)};
+    std::vector<Prediction> listed;
+    ASSERT_TRUE(model.Predict(one, &listed, {.with_neighbors = true}).ok());
+    ASSERT_EQ(listed[0].value, got->value);
+    ASSERT_EQ(listed[0].used.size(), kTargets);
     for (std::size_t t = 0; t < kTargets; ++t) {
       const Prediction expected =
           Reference(model, stream, slots, queries.input(q), IndexOf(model, t),
                     base_fit, gaussian.has_value() ? &*gaussian : nullptr);
       ASSERT_EQ(got->neighbors[t], expected.neighbors[t]) << "target " << t;
+      const std::vector<UsedNeighbor>& used = listed[0].used[t];
+      ASSERT_EQ(used.size(), expected.used[t].size()) << "target " << t;
+      for (std::size_t j = 0; j < used.size(); ++j) {
+        const UsedNeighbor& want = expected.used[t][j];
+        ASSERT_EQ(used[j].sample_id, want.sample_id) << "target " << t;
+        EXPECT_NEAR(used[j].distance, want.distance, 1e-9);
+        EXPECT_EQ(used[j].x, want.x);
+        EXPECT_EQ(used[j].y, want.y);
+      }
       if (expected.neighbors[t] == 0) continue;
       EXPECT_NEAR(got->value[t], expected.value[t], 1e-9);
       EXPECT_NEAR(got->spread[t], expected.spread[t], 1e-9);

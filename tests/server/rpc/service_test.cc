@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <latch>
 #include <limits>
+#include <map>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -31,6 +32,19 @@ namespace streamreg {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The engine's predictions of every row of `queries`, as `options` asks.
+std::vector<Prediction> EnginePredictions(const Model& model,
+                                          const Rows& queries,
+                                          const PredictOptions& options) {
+  std::vector<std::span<const double>> points;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    points.push_back(queries.input(q));
+  }
+  std::vector<Prediction> predictions;
+  EXPECT_TRUE(model.Predict(points, &predictions, options).ok());
+  return predictions;
+}
 
 // Holds a model's write queue with a task that waits until Release() (or
 // destruction): what is admitted meanwhile waits there. The latches are
@@ -263,15 +277,11 @@ TEST_F(ServiceTest, IntervalsOnTheWireAreTheEngines) {
   std::vector<double> model_level_half(queries.size() * Rows::kTargets);
   for (const std::optional<double> level :
        {std::optional<double>(), std::optional<double>(0.95)}) {
-    absl::StatusOr<std::vector<v1::Prediction>> predictions =
-        client_->Predict("bands", queries.x, Rows::kDim, level);
+    absl::StatusOr<std::vector<v1::Prediction>> predictions = client_->Predict(
+        "bands", queries.x, Rows::kDim, {.interval_level = level});
     ASSERT_TRUE(predictions.ok()) << predictions.status();
-    std::vector<std::span<const double>> points;
-    for (std::size_t q = 0; q < queries.size(); ++q) {
-      points.push_back(queries.input(q));
-    }
-    std::vector<Prediction> expected;
-    ASSERT_TRUE(reference->Predict(points, &expected, level).ok());
+    const std::vector<Prediction> expected =
+        EnginePredictions(*reference, queries, {.interval_level = level});
     for (std::size_t q = 0; q < queries.size(); ++q) {
       const v1::Prediction& got = (*predictions)[q];
       ASSERT_EQ(got.lower_size(), Rows::kTargets);
@@ -289,7 +299,7 @@ TEST_F(ServiceTest, IntervalsOnTheWireAreTheEngines) {
     }
   }
   const absl::StatusOr<std::vector<v1::Prediction>> refused =
-      client_->Predict("bands", queries.x, Rows::kDim, 1.5);
+      client_->Predict("bands", queries.x, Rows::kDim, {.interval_level = 1.5});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(),
               HasSubstr("interval_level: must be in (0, 1), got 1.5"));
@@ -397,6 +407,42 @@ TEST_F(ServiceTest, PingAndPingStreamAnswerEveryRequest) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
+// Asked for them, the samples each target's prediction used are the
+// engine's, each with the id the ingester gave its row (the reference
+// learned without ids), and the values are those without them.
+void ExpectTheEnginesNeighbors(Client& client, const std::string& name,
+                               const Model& reference, const Rows& queries) {
+  absl::StatusOr<std::vector<v1::Prediction>> predictions =
+      client.Predict(name, queries.x, Rows::kDim, {.with_neighbors = true});
+  ASSERT_TRUE(predictions.ok()) << predictions.status();
+  const std::vector<Prediction> expected =
+      EnginePredictions(reference, queries, {.with_neighbors = true});
+  ASSERT_EQ(expected.size(), queries.size());
+  std::map<std::uint64_t, std::vector<double>> x_of_id;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    const v1::Prediction& got = (*predictions)[q];
+    ASSERT_EQ(got.used_size(), Rows::kTargets) << name;
+    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+      ASSERT_EQ(got.y(t), expected[q].value[t]) << name << " query " << q;
+      const auto& used = got.used(t).neighbors();
+      const std::vector<UsedNeighbor>& want = expected[q].used[t];
+      ASSERT_EQ(used.size(), want.size()) << name << " query " << q;
+      ASSERT_EQ(static_cast<std::uint32_t>(used.size()),
+                got.neighbors_per_target(t));
+      for (int j = 0; j < used.size(); ++j) {
+        EXPECT_EQ(used[j].distance(), want[j].distance);
+        EXPECT_EQ(used[j].y(), want[j].y);
+        const std::vector<double> x(used[j].x().begin(), used[j].x().end());
+        EXPECT_EQ(x, want[j].x);
+        EXPECT_NE(used[j].sample_id(), 0u);
+        // One id, one sample.
+        const auto [seen, added] = x_of_id.emplace(used[j].sample_id(), x);
+        EXPECT_EQ(seen->second, x);
+      }
+    }
+  }
+}
+
 TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
   const Rows rows(1500, 1);
   const Rows queries(50, 2);
@@ -435,7 +481,9 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
       }
       EXPECT_EQ(got.neighbors(),
                 std::min(expected.neighbors[0], expected.neighbors[1]));
+      EXPECT_EQ(got.used_size(), 0);
     }
+    ExpectTheEnginesNeighbors(*client_, name, *reference, queries);
     // The metric report is the engine's.
     absl::StatusOr<v1::MetricReport> report = client_->GetMetric(name);
     ASSERT_TRUE(report.ok());
