@@ -19,6 +19,30 @@ void AddIndexStats(const MetricIndex& index, ModelStats* stats) {
   stats->memory_bytes += index.MemoryUsage();
 }
 
+// OK, or INVALID_ARGUMENT naming interval_level outside (0, 1).
+absl::Status ValidatePredictOptions(const PredictOptions& options) {
+  return options.interval_level.has_value()
+             ? ValidateIntervalLevel(*options.interval_level)
+             : absl::OkStatus();
+}
+
+// Target t's half width at the model's level now, as `calibration` has it.
+double HalfWidth(const ModelState& state, std::size_t t,
+                 IntervalCalibration calibration)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
+  return IntervalCalibrationOf(state, calibration).Multiplier(t) *
+         IntervalScale(state, t, calibration);
+}
+
+// The fraction of target t's scored samples within their interval (NaN
+// before the first).
+double Coverage(const AdaptiveConformal& intervals, std::size_t t) {
+  const std::uint64_t scored = intervals.scored(t);
+  return scored == 0 ? std::numeric_limits<double>::quiet_NaN()
+                     : static_cast<double>(intervals.covered(t)) /
+                           static_cast<double>(scored);
+}
+
 }  // namespace
 
 Model::Model(ModelConfig config)
@@ -87,25 +111,26 @@ absl::Status Model::Learn(std::span<const Sample> batch,
   return Learn(*validated, before);
 }
 
-absl::StatusOr<Prediction> Model::Predict(std::span<const double> query) const {
+absl::StatusOr<Prediction> Model::Predict(std::span<const double> query,
+                                          const PredictOptions& options) const {
+  if (absl::Status status = ValidatePredictOptions(options); !status.ok()) {
+    return status;
+  }
   if (absl::Status status =
           ValidateValues(query, config_.input_dim, "queries[0].x");
       !status.ok()) {
     return status;
   }
   Prediction prediction;
-  PredictWithModel(state_, query, &prediction);
+  PredictWithModel(state_, query, &prediction, options);
   return prediction;
 }
 
 absl::Status Model::Predict(std::span<const std::span<const double>> queries,
                             std::vector<Prediction>* out,
                             const PredictOptions& options) const {
-  if (options.interval_level.has_value()) {
-    if (absl::Status status = ValidateIntervalLevel(*options.interval_level);
-        !status.ok()) {
-      return status;
-    }
+  if (absl::Status status = ValidatePredictOptions(options); !status.ok()) {
+    return status;
   }
   for (std::size_t q = 0; q < queries.size(); ++q) {
     if (absl::Status status = ValidateValues(
@@ -168,16 +193,15 @@ ModelStats Model::stats() const {
     stats.prequential_mse.push_back(state_.score.MeanSquaredError(t));
     stats.honest_nmse.push_back(state_.honest_score.Nmse(t));
     stats.honest_mse.push_back(state_.honest_score.MeanSquaredError(t));
-    stats.interval_half_width.push_back(state_.intervals.Multiplier(t) *
-                                        IntervalScale(state_, t));
-    const std::uint64_t scored = state_.intervals.scored(t);
-    const std::uint64_t covered = state_.intervals.covered(t);
-    stats.interval_scored.push_back(scored);
-    stats.interval_covered.push_back(covered);
-    stats.interval_coverage.push_back(
-        scored == 0
-            ? std::numeric_limits<double>::quiet_NaN()
-            : static_cast<double>(covered) / static_cast<double>(scored));
+    stats.interval_half_width.push_back(
+        HalfWidth(state_, t, IntervalCalibration::kQuery));
+    stats.interval_scored.push_back(state_.intervals.scored(t));
+    stats.interval_covered.push_back(state_.intervals.covered(t));
+    stats.interval_coverage.push_back(Coverage(state_.intervals, t));
+    stats.answer_interval_half_width.push_back(
+        HalfWidth(state_, t, IntervalCalibration::kNextSample));
+    stats.answer_interval_coverage.push_back(
+        Coverage(state_.answer_intervals, t));
   }
   stats.honest_lag = state_.recent.lag();
   std::vector<std::size_t> chosen;

@@ -49,6 +49,11 @@ struct ModelStats {
   // within their interval (the status page's coverage over time).
   std::vector<std::uint64_t> interval_scored;
   std::vector<std::uint64_t> interval_covered;
+  // The half width and coverage of the intervals of the next sample's
+  // predictions (Learn answers; IntervalCalibration::kNextSample), over
+  // the prequential predictions.
+  std::vector<double> answer_interval_half_width;
+  std::vector<double> answer_interval_coverage;
   // Per target, the hyper-parameter the regressor predicts with now: the
   // bandwidth (kernel) or k (k-NN, local linear); the other is 0.
   std::vector<double> bandwidth;
@@ -156,7 +161,8 @@ class Model {
   absl::Status Predict(std::span<const std::span<const double>> queries,
                        std::vector<Prediction>* out,
                        const PredictOptions& options = {}) const;
-  absl::StatusOr<Prediction> Predict(std::span<const double> query) const;
+  absl::StatusOr<Prediction> Predict(std::span<const double> query,
+                                     const PredictOptions& options = {}) const;
 
   // Batch refit: recomputes the metric with every stored sample's gradient
   // estimate from all stored samples (the papers' estimator), replacing the

@@ -112,7 +112,10 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       MlkrGradient(state, i, sample);
     }
     // The intervals of the answer the caller asked for (none for Ingest).
-    if (before != nullptr) SetIntervals(state, std::nullopt, &prediction);
+    if (before != nullptr) {
+      SetIntervals(state, {.calibration = IntervalCalibration::kNextSample},
+                   &prediction);
+    }
     // 2. The gradient estimate from the samples before this one.
     if (state.gradient_index != nullptr) {
       EstimateGradient(state, sample.x, scratch.means);
@@ -157,13 +160,18 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     state.mlkr_maps[i].Step(scratch.mlkr_gradients[i]);
   }
-  state.score.Add(prediction.value, sample.y);
   // The honest error's score, at the scale before this sample, calibrates
-  // the intervals.
+  // the intervals of queries; the prequential error's those of the next
+  // sample's predictions.
   for (std::size_t t = 0; t < sample.y.size(); ++t) {
-    const double error = std::abs(sample.y[t] - scratch.honest.value[t]);
-    state.intervals.Add(t, error / IntervalScale(state, t));
+    const double honest_error = std::abs(sample.y[t] - scratch.honest.value[t]);
+    state.intervals.Add(
+        t, honest_error / IntervalScale(state, t, IntervalCalibration::kQuery));
+    const double error = std::abs(sample.y[t] - prediction.value[t]);
+    state.answer_intervals.Add(
+        t, error / IntervalScale(state, t, IntervalCalibration::kNextSample));
   }
+  state.score.Add(prediction.value, sample.y);
   state.honest_score.Add(scratch.honest.value, sample.y);
   if (state.gradient_index != nullptr) {
     state.gradient_selector.Add(scratch.gradient_grid_values, sample.y,

@@ -111,7 +111,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
             RecordUsedNeighbors(state, i, chosen, found, out);
           }
         }
-        SetIntervals(state, options.interval_level, out);
+        SetIntervals(state, options, out);
         return;
       }
     }
@@ -183,19 +183,31 @@ void RecordUsedNeighbors(const ModelState& state, std::size_t index,
   }
 }
 
-double IntervalScale(const ModelState& state, std::size_t t) {
-  const double rms = std::sqrt(state.honest_score.MeanSquaredError(t));
+double IntervalScale(const ModelState& state, std::size_t t,
+                     IntervalCalibration calibration) {
+  const PrequentialScore& errors = calibration == IntervalCalibration::kQuery
+                                       ? state.honest_score
+                                       : state.score;
+  const double rms = std::sqrt(errors.MeanSquaredError(t));
   return rms > 0.0 ? rms : 1.0;
 }
 
-void SetIntervals(const ModelState& state, std::optional<double> level,
+const AdaptiveConformal& IntervalCalibrationOf(
+    const ModelState& state, IntervalCalibration calibration) {
+  return calibration == IntervalCalibration::kQuery ? state.intervals
+                                                    : state.answer_intervals;
+}
+
+void SetIntervals(const ModelState& state, const PredictOptions& options,
                   Prediction* out) {
+  const AdaptiveConformal& calibrated =
+      IntervalCalibrationOf(state, options.calibration);
   const std::size_t m = out->value.size();
   out->lower.resize(m);
   out->upper.resize(m);
   for (std::size_t t = 0; t < m; ++t) {
-    const double half =
-        state.intervals.Multiplier(t, level) * IntervalScale(state, t);
+    const double half = calibrated.Multiplier(t, options.interval_level) *
+                        IntervalScale(state, t, options.calibration);
     out->lower[t] = out->value[t] - half;
     out->upper[t] = out->value[t] + half;
   }

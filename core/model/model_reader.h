@@ -111,17 +111,25 @@ void RecordUsedNeighbors(const ModelState& state, std::size_t index,
                          std::optional<std::size_t> only_target = std::nullopt)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
-// The scale of target t's intervals: the target's honest RMS error (1
-// while it is 0), the same at every input. The honest score of a sample is
-// |y - y_honest| over the scale before it; an interval is value ± q *
-// scale, q the calibration's multiplier (the half width ModelStats
-// reports).
-double IntervalScale(const ModelState& state, std::size_t t)
+// The scale of target t's intervals: the RMS of the errors they are
+// calibrated on (1 while it is 0), the same at every input: the honest
+// error (kQuery) or the prequential one (kNextSample). A sample's score
+// is |y - y_hat| over the scale before it, y_hat its honest (or
+// prequential) prediction; an interval is value ± q * scale, q the
+// calibration's multiplier (the half width ModelStats reports).
+double IntervalScale(const ModelState& state, std::size_t t,
+                     IntervalCalibration calibration)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
-// Sets `out`'s intervals from its values and spreads at coverage `level`
-// (the model's by default).
-void SetIntervals(const ModelState& state, std::optional<double> level,
+// The calibration of the intervals `calibration` names: the scores of the
+// honest predictions or of the prequential ones.
+const AdaptiveConformal& IntervalCalibrationOf(const ModelState& state,
+                                               IntervalCalibration calibration)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// Sets `out`'s intervals from its values at coverage options.interval_level
+// (the model's by default), calibrated as options.calibration says.
+void SetIntervals(const ModelState& state, const PredictOptions& options,
                   Prediction* out) ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // The linear base's values at x into `out` (resized to the targets), or

@@ -18,6 +18,13 @@ bool LearnsMetric(const ModelConfig& config) {
   return config.metric != MetricKind::kEuclidean;
 }
 
+// The intervals' calibration settings: the config's.
+AdaptiveConformal::Options IntervalOptions(const ModelConfig& config) {
+  return {.level = config.interval_level,
+          .window = config.interval_window,
+          .step = config.interval_step};
+}
+
 // One shared index, one per target for per-target metrics, or one shared
 // index per candidate metric (kAuto); each starts in the coordinates
 // `identity`.
@@ -66,9 +73,8 @@ ModelState::ModelState(const ModelConfig& config)
       score(config.num_targets(), config.selection_forgetting),
       honest_score(config.num_targets(), config.selection_forgetting),
       recent(config.EffectiveHonestLag()),
-      intervals(config.num_targets(), {.level = config.interval_level,
-                                       .window = config.interval_window,
-                                       .step = config.interval_step}),
+      intervals(config.num_targets(), IntervalOptions(config)),
+      answer_intervals(config.num_targets(), IntervalOptions(config)),
       since_refresh(config.input_dim, config.num_targets(),
                     KeepsOuterProducts(config.metric)),
       gradient_index(EstimatesGradients(config.metric)

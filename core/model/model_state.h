@@ -144,9 +144,11 @@ struct ModelState {
   // slots of the samples it leaves out.
   PrequentialScore honest_score ABSL_GUARDED_BY(lock);
   RecentSlots recent ABSL_GUARDED_BY(lock);
-  // The intervals' calibration over the honest predictions' scores
-  // (IntervalScale).
+  // The intervals' calibrations (IntervalScale): over the honest
+  // predictions' scores, for queries, and over the prequential ones', for
+  // the predictions of the stream's next sample (Learn answers).
   AdaptiveConformal intervals ABSL_GUARDED_BY(lock);
+  AdaptiveConformal answer_intervals ABSL_GUARDED_BY(lock);
   // The selection over each prediction index's grid, by index; for each
   // regressor the model scores (two for kAuto), the targets in order.
   std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);

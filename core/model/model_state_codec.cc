@@ -19,8 +19,25 @@ namespace {
 // store's size when its last rebuild started (0 before: the next rebuild
 // on growth comes at once); version 7 the roots the random-feature base's
 // variances come from (before: the ridge's as loaded); version 8 the
-// intervals' calibration (before: none, it starts afresh).
-constexpr std::uint32_t kStateVersion = 8;
+// intervals' calibration (before: none, it starts afresh); version 9 the
+// calibration of the next sample's intervals (likewise).
+constexpr std::uint32_t kStateVersion = 9;
+
+// An intervals' calibration into `out`, if it was calibrated at the
+// settings the model's config has (or it is not the model's own).
+bool LoadIntervals(ByteReader& in, const ModelState& state,
+                   AdaptiveConformal* out) {
+  std::optional<AdaptiveConformal> intervals =
+      AdaptiveConformal::Load(in, state.config.num_targets());
+  if (!intervals.has_value() ||
+      intervals->options().level != state.config.interval_level ||
+      intervals->options().window != state.config.interval_window ||
+      intervals->options().step != state.config.interval_step) {
+    return false;
+  }
+  *out = *std::move(intervals);
+  return true;
+}
 
 void SaveIndex(const MetricIndex& index, ByteWriter& out) {
   index.transform().Save(out);
@@ -165,6 +182,7 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   out.U64(take_over.random_refresh);
   out.U64(take_over.random_rebuilt_size);
   state.intervals.Save(out);
+  state.answer_intervals.Save(out);
 }
 
 bool LoadModelState(ByteReader& in, ModelState& state,
@@ -234,17 +252,11 @@ bool LoadModelState(ByteReader& in, ModelState& state,
   } else if (state.random_base.has_value()) {
     return false;
   }
-  if (version >= 8) {
-    std::optional<AdaptiveConformal> intervals =
-        AdaptiveConformal::Load(in, state.config.num_targets());
-    // Calibrated at the settings the model's config has, or not its own.
-    if (!intervals.has_value() ||
-        intervals->options().level != state.config.interval_level ||
-        intervals->options().window != state.config.interval_window ||
-        intervals->options().step != state.config.interval_step) {
-      return false;
-    }
-    state.intervals = *std::move(intervals);
+  if (version >= 8 && !LoadIntervals(in, state, &state.intervals)) {
+    return false;
+  }
+  if (version >= 9 && !LoadIntervals(in, state, &state.answer_intervals)) {
+    return false;
   }
   if (!LoadRefresh(in, state, loaded)) return false;
   if (version >= 4 && !LoadMlkrRefresh(in, state)) return false;

@@ -5,11 +5,25 @@
 
 namespace streamreg {
 
+// Which errors a prediction's intervals are calibrated on (docs/
+// estimators.md, "Intervals"): for a query anywhere, the honest errors
+// (each sample predicted without the recent ones: a query is rarely the
+// next tick of the stream); for the prediction of the stream's next sample
+// (a Learn answer), the prequential errors (each sample predicted by the
+// model just before it learned it), which are errors of exactly such
+// predictions.
+enum class IntervalCalibration {
+  kQuery,
+  kNextSample,
+};
+
 // What a caller asks of a prediction beyond its values: the coverage of its
-// intervals (the model's level when unset; in (0, 1)), and whether to list
-// the stored samples each target's prediction used (Prediction::used).
+// intervals (the model's level when unset; in (0, 1)) and what they are
+// calibrated on, and whether to list the stored samples each target's
+// prediction used (Prediction::used).
 struct PredictOptions {
   std::optional<double> interval_level;
+  IntervalCalibration calibration = IntervalCalibration::kQuery;
   bool with_neighbors = false;
 };
 

@@ -51,18 +51,27 @@ bool AdaptiveConformal::Add(std::size_t t, double score) {
       options_.step * ((1.0 - options_.level) - (within ? 0.0 : 1.0));
   ++target.scored;
   target.covered += within ? 1 : 0;
+  std::vector<double>& sorted = target.sorted;
   if (target.ring.size() < options_.window) {
     target.ring.push_back(score);
-  } else {
-    double& oldest = target.ring[target.oldest];
-    target.sorted.erase(
-        std::lower_bound(target.sorted.begin(), target.sorted.end(), oldest));
-    oldest = score;
-    target.oldest = (target.oldest + 1) % options_.window;
+    sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), score), score);
+    return within;
   }
-  target.sorted.insert(
-      std::upper_bound(target.sorted.begin(), target.sorted.end(), score),
-      score);
+  // Full: the new score takes the oldest's place, and only the scores
+  // between their two positions move (one shift instead of an erase's and
+  // an insertion's, each of half the window on average).
+  double& oldest = target.ring[target.oldest];
+  const auto removed = std::lower_bound(sorted.begin(), sorted.end(), oldest);
+  const auto at = std::upper_bound(sorted.begin(), sorted.end(), score);
+  if (at <= removed) {
+    std::move_backward(at, removed, removed + 1);
+    *at = score;
+  } else {
+    std::move(removed + 1, at, removed);
+    *(at - 1) = score;
+  }
+  oldest = score;
+  target.oldest = (target.oldest + 1) % options_.window;
   return within;
 }
 

@@ -219,7 +219,19 @@ void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
             "streamreg_model_interval_half_width",
             "Per target, the half width of its intervals at the model's "
             "level now (+Inf while too few samples are scored).",
-            &ModelStats::interval_half_width}}) {
+            &ModelStats::interval_half_width},
+        PerTargetFamily{
+            "streamreg_model_answer_interval_coverage",
+            "Per target, the fraction of the samples learned whose "
+            "prequential prediction (what a Learn answer predicts) fell "
+            "within the answers' interval in effect for it (NaN before the "
+            "first).",
+            &ModelStats::answer_interval_coverage},
+        PerTargetFamily{
+            "streamreg_model_answer_interval_half_width",
+            "Per target, the half width of the Learn answers' intervals at "
+            "the model's level now (+Inf while too few samples are scored).",
+            &ModelStats::answer_interval_half_width}}) {
     WritePerTarget(readings, family.name, family.help, family.errors, out);
   }
   constexpr char kRebuild[] = "streamreg_model_index_rebuild_duration_seconds";

@@ -222,7 +222,9 @@ Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
       {"interval",
        {{"level", config.interval_level},
         {"half_width", Numbers(stats.interval_half_width)},
-        {"coverage", Numbers(stats.interval_coverage)}}},
+        {"coverage", Numbers(stats.interval_coverage)},
+        {"answer_half_width", Numbers(stats.answer_interval_half_width)},
+        {"answer_coverage", Numbers(stats.answer_interval_coverage)}}},
       {"snapshot", nullptr},
   };
   if (!reading.learning_error.ok()) {

@@ -79,6 +79,10 @@ void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
   Assign(stats.honest_mse, out->mutable_honest_mse());
   Assign(stats.interval_half_width, out->mutable_interval_half_width());
   Assign(stats.interval_coverage, out->mutable_interval_coverage());
+  Assign(stats.answer_interval_half_width,
+         out->mutable_answer_interval_half_width());
+  Assign(stats.answer_interval_coverage,
+         out->mutable_answer_interval_coverage());
   out->set_honest_lag(stats.honest_lag);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());

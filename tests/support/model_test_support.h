@@ -146,11 +146,18 @@ inline void ExpectSameModel(const Model& a, const Model& b,
   EXPECT_EQ(sa.base_ridge, sb.base_ridge);
   EXPECT_EQ(sa.honest_lag, sb.honest_lag);
   EXPECT_EQ(sa.regressor, sb.regressor);
-  for (auto nmse : {&ModelStats::prequential_nmse, &ModelStats::honest_nmse}) {
-    for (std::size_t t = 0; t < (sa.*nmse).size(); ++t) {
-      EXPECT_EQ(std::isnan((sa.*nmse)[t]), std::isnan((sb.*nmse)[t]));
-      if (!std::isnan((sa.*nmse)[t])) {
-        EXPECT_EQ((sa.*nmse)[t], (sb.*nmse)[t]);
+  // Both intervals' calibrations (the answers' is seen only through them).
+  EXPECT_EQ(sa.interval_half_width, sb.interval_half_width);
+  EXPECT_EQ(sa.interval_scored, sb.interval_scored);
+  EXPECT_EQ(sa.interval_covered, sb.interval_covered);
+  EXPECT_EQ(sa.answer_interval_half_width, sb.answer_interval_half_width);
+  // Figures that are NaN until known.
+  for (auto figure : {&ModelStats::prequential_nmse, &ModelStats::honest_nmse,
+                      &ModelStats::answer_interval_coverage}) {
+    for (std::size_t t = 0; t < (sa.*figure).size(); ++t) {
+      EXPECT_EQ(std::isnan((sa.*figure)[t]), std::isnan((sb.*figure)[t]));
+      if (!std::isnan((sa.*figure)[t])) {
+        EXPECT_EQ((sa.*figure)[t], (sb.*figure)[t]);
       }
     }
   }

@@ -437,10 +437,14 @@ function bandChart(model, t) {
   return svg;
 }
 
-function intervalText(model, t) {
-  const half = model.interval.half_width[t];
+// A target's half width and coverage, of the queries' intervals or (with
+// `answers`) of the Learn answers'.
+function intervalText(model, t, answers = false) {
+  const interval = model.interval;
+  const half = answers ? interval.answer_half_width[t] : interval.half_width[t];
+  const covered = answers ? interval.answer_coverage[t] : interval.coverage[t];
   return `${half === null ? '∞' : '±' + formatNumber(half)} · ` +
-         `${percent(model.interval.coverage[t])} covered`;
+         `${percent(covered)} covered`;
 }
 
 function curveLegend(model, note = 'solid: prequential · dashed: honest') {
@@ -542,7 +546,10 @@ function modelCard(model) {
       fact('memory', formatBytes(model.memory_bytes)),
       fact('honest nMSE', model.honest_nmse.map((v) => formatNumber(v)).join(' · ')),
       fact(`${percent(model.interval.level)} interval`,
-           model.targets.map((_, t) => intervalText(model, t)).join(' · ')));
+           model.targets.map((_, t) => intervalText(model, t)).join(' · ')),
+      fact(`${percent(model.interval.level)} answers' interval`,
+           model.targets.map((_, t) => intervalText(model, t, true))
+               .join(' · ')));
   card.append(facts);
   if (model.curve === undefined) return card;
   const charts = element('div', {class: 'charts'});

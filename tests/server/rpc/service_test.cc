@@ -272,6 +272,10 @@ TEST_F(ServiceTest, IntervalsOnTheWireAreTheEngines) {
     EXPECT_EQ(model.stats().interval_coverage(t),
               expected_stats.interval_coverage[t]);
     EXPECT_NEAR(model.stats().interval_coverage(t), 0.8, 0.05);
+    EXPECT_EQ(model.stats().answer_interval_half_width(t),
+              expected_stats.answer_interval_half_width[t]);
+    EXPECT_EQ(model.stats().answer_interval_coverage(t),
+              expected_stats.answer_interval_coverage[t]);
   }
   // Per query and target, the half width at the model's level.
   std::vector<double> model_level_half(queries.size() * Rows::kTargets);
@@ -553,9 +557,13 @@ class LearnedAsAnswered {
       const Sample sample{rows.input(learned_), rows.target(learned_), 0};
       ASSERT_TRUE(model_->Learn({&sample, 1}).ok());
     }
-    const Prediction expected = *model_->Predict(rows.input(i));
+    // With the intervals of the stream's next sample.
+    const Prediction expected = *model_->Predict(
+        rows.input(i), {.calibration = IntervalCalibration::kNextSample});
     for (std::size_t t = 0; t < Rows::kTargets; ++t) {
       ASSERT_EQ(response.prediction().y(t), expected.value[t]) << i;
+      ASSERT_EQ(response.prediction().lower(t), expected.lower[t]) << i;
+      ASSERT_EQ(response.prediction().upper(t), expected.upper[t]) << i;
     }
   }
 

@@ -190,6 +190,10 @@ TEST_F(StatusPageTest, ShowsTheIntervalsBandAndCoverageOverTime) {
     EXPECT_EQ(shown["interval"]["coverage"][t].get<double>(), coverage);
     EXPECT_EQ(shown["interval"]["half_width"][t].get<double>(),
               arm->stats().interval_half_width(t));
+    EXPECT_EQ(shown["interval"]["answer_coverage"][t].get<double>(),
+              arm->stats().answer_interval_coverage(t));
+    EXPECT_EQ(shown["interval"]["answer_half_width"][t].get<double>(),
+              arm->stats().answer_interval_half_width(t));
     // Every sample is scored: each point's coverage is over the samples
     // since the point before, and they add up to the whole.
     const Json& over_time = curve["interval_coverage"][t];

@@ -430,6 +430,16 @@ TEST_F(MetricsEndpointTest, ModelFamiliesEqualWhatTheModelReports) {
         targets[t], "\"}")];
     EXPECT_EQ(half_width, arm->stats().interval_half_width(t));
     EXPECT_GT(half_width, 0.0);
+    // And the Learn answers', calibrated on the prequential predictions.
+    const double answers = scrape[absl::StrCat(
+        "streamreg_model_answer_interval_coverage{model=\"arm\",target=\"",
+        targets[t], "\"}")];
+    EXPECT_EQ(answers, arm->stats().answer_interval_coverage(t));
+    EXPECT_NEAR(answers, 0.9, 0.1);
+    EXPECT_EQ(scrape[absl::StrCat("streamreg_model_answer_interval_half_width{"
+                                  "model=\"arm\",target=\"",
+                                  targets[t], "\"}")],
+              arm->stats().answer_interval_half_width(t));
   }
   EXPECT_EQ(scrape["streamreg_model_wal_bytes_total{model=\"arm\"}"],
             wal_bytes);
