@@ -113,8 +113,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     }
     // The intervals of the answer the caller asked for (none for Ingest).
     if (before != nullptr) {
-      SetIntervals(state, {.calibration = IntervalCalibration::kNextSample},
-                   &prediction);
+      SetIntervals(state, PredictOptions::ForNextSample(), &prediction);
     }
     // 2. The gradient estimate from the samples before this one.
     if (state.gradient_index != nullptr) {

@@ -25,6 +25,25 @@ struct PredictOptions {
   std::optional<double> interval_level;
   IntervalCalibration calibration = IntervalCalibration::kQuery;
   bool with_neighbors = false;
+
+  // The defaults but one (named, since GCC warns of a designated
+  // initializer that leaves a member out).
+  static PredictOptions AtLevel(std::optional<double> level) {
+    PredictOptions options;
+    options.interval_level = level;
+    return options;
+  }
+  static PredictOptions WithNeighbors() {
+    PredictOptions options;
+    options.with_neighbors = true;
+    return options;
+  }
+  // A Learn answer's: the model's level, the next sample's calibration.
+  static PredictOptions ForNextSample() {
+    PredictOptions options;
+    options.calibration = IntervalCalibration::kNextSample;
+    return options;
+  }
 };
 
 }  // namespace streamreg

@@ -134,8 +134,8 @@ absl::Status HostedModel::PredictBefore(
   before->resize(batch.size());
   learn_lag->resize(batch.size());
   for (std::size_t s = 0; s < batch.size(); ++s) {
-    absl::StatusOr<Prediction> now = model_->Predict(
-        batch[s].x, {.calibration = IntervalCalibration::kNextSample});
+    absl::StatusOr<Prediction> now =
+        model_->Predict(batch[s].x, PredictOptions::ForNextSample());
     if (!now.ok()) return now.status();  // validated: cannot fail
     (*before)[s] = *std::move(now);
     (*learn_lag)[s] = learn_stage_.LagAfter((*before)[s].learned, absl::Now());
@@ -166,7 +166,7 @@ absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAsItStands(
   // The answer predicts the stream's next sample: its intervals are
   // calibrated on such predictions' errors.
   absl::StatusOr<Prediction> prediction =
-      model_->Predict(x, {.calibration = IntervalCalibration::kNextSample});
+      model_->Predict(x, PredictOptions::ForNextSample());
   if (!prediction.ok()) return prediction.status();
   const std::uint64_t learned = prediction->learned;
   StandingPrediction standing{

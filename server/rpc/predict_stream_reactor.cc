@@ -32,6 +32,7 @@ absl::Status AnswerPredict(const HostedModel& model,
       .interval_level = request.has_interval_level()
                             ? std::optional<double>(request.interval_level())
                             : std::nullopt,
+      .calibration = IntervalCalibration::kQuery,
       .with_neighbors = request.with_neighbors()};
   if (absl::Status status = model.Predict(QueriesFromWire(request.queries()),
                                           &predictions, options);

@@ -234,7 +234,8 @@ TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
   const CommandRun narrow = Run(PredictCommand, options);
   ASSERT_TRUE(narrow.status.ok()) << narrow.status;
   absl::StatusOr<std::vector<v1::Prediction>> at_half =
-      client_->Predict("arm", held_out.x, Rows::kDim, {.interval_level = 0.5});
+      client_->Predict("arm", held_out.x, Rows::kDim,
+                       {.interval_level = 0.5, .with_neighbors = false});
   ASSERT_TRUE(at_half.ok()) << at_half.status();
   const std::vector<std::string> first = absl::StrSplit(
       std::vector<std::string>(absl::StrSplit(narrow.output, '\n'))[1], ',');
@@ -255,7 +256,8 @@ TEST_F(CliCommandsTest, PredictWritesTheSamplesEachPredictionUsed) {
   const CommandRun run = Run(PredictCommand, options);
   ASSERT_TRUE(run.status.ok()) << run.status;
   absl::StatusOr<std::vector<v1::Prediction>> expected = client_->Predict(
-      "arm", rows_.inputs(0, 20), Rows::kDim, {.with_neighbors = true});
+      "arm", rows_.inputs(0, 20), Rows::kDim,
+      {.interval_level = std::nullopt, .with_neighbors = true});
   ASSERT_TRUE(expected.ok()) << expected.status();
   std::ifstream file(options.neighbors_out);
   std::string line;

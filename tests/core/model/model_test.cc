@@ -202,7 +202,8 @@ void ExpectMatchesReference(const Model& model, const Stream& stream,
     // Asked for, the samples each target used, beside the same values.
     const std::vector<std::span<const double>> one = {queries.input(q)};
     std::vector<Prediction> listed;
-    ASSERT_TRUE(model.Predict(one, &listed, {.with_neighbors = true}).ok());
+    ASSERT_TRUE(
+        model.Predict(one, &listed, PredictOptions::WithNeighbors()).ok());
     ASSERT_EQ(listed[0].value, got->value);
     ASSERT_EQ(listed[0].used.size(), kTargets);
     for (std::size_t t = 0; t < kTargets; ++t) {

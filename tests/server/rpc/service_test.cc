@@ -281,11 +281,12 @@ TEST_F(ServiceTest, IntervalsOnTheWireAreTheEngines) {
   std::vector<double> model_level_half(queries.size() * Rows::kTargets);
   for (const std::optional<double> level :
        {std::optional<double>(), std::optional<double>(0.95)}) {
-    absl::StatusOr<std::vector<v1::Prediction>> predictions = client_->Predict(
-        "bands", queries.x, Rows::kDim, {.interval_level = level});
+    absl::StatusOr<std::vector<v1::Prediction>> predictions =
+        client_->Predict("bands", queries.x, Rows::kDim,
+                         {.interval_level = level, .with_neighbors = false});
     ASSERT_TRUE(predictions.ok()) << predictions.status();
     const std::vector<Prediction> expected =
-        EnginePredictions(*reference, queries, {.interval_level = level});
+        EnginePredictions(*reference, queries, PredictOptions::AtLevel(level));
     for (std::size_t q = 0; q < queries.size(); ++q) {
       const v1::Prediction& got = (*predictions)[q];
       ASSERT_EQ(got.lower_size(), Rows::kTargets);
@@ -303,7 +304,8 @@ TEST_F(ServiceTest, IntervalsOnTheWireAreTheEngines) {
     }
   }
   const absl::StatusOr<std::vector<v1::Prediction>> refused =
-      client_->Predict("bands", queries.x, Rows::kDim, {.interval_level = 1.5});
+      client_->Predict("bands", queries.x, Rows::kDim,
+                       {.interval_level = 1.5, .with_neighbors = false});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(),
               HasSubstr("interval_level: must be in (0, 1), got 1.5"));
@@ -417,10 +419,11 @@ TEST_F(ServiceTest, PingAndPingStreamAnswerEveryRequest) {
 void ExpectTheEnginesNeighbors(Client& client, const std::string& name,
                                const Model& reference, const Rows& queries) {
   absl::StatusOr<std::vector<v1::Prediction>> predictions =
-      client.Predict(name, queries.x, Rows::kDim, {.with_neighbors = true});
+      client.Predict(name, queries.x, Rows::kDim,
+                     {.interval_level = std::nullopt, .with_neighbors = true});
   ASSERT_TRUE(predictions.ok()) << predictions.status();
   const std::vector<Prediction> expected =
-      EnginePredictions(reference, queries, {.with_neighbors = true});
+      EnginePredictions(reference, queries, PredictOptions::WithNeighbors());
   ASSERT_EQ(expected.size(), queries.size());
   std::map<std::uint64_t, std::vector<double>> x_of_id;
   for (std::size_t q = 0; q < queries.size(); ++q) {
@@ -558,8 +561,8 @@ class LearnedAsAnswered {
       ASSERT_TRUE(model_->Learn({&sample, 1}).ok());
     }
     // With the intervals of the stream's next sample.
-    const Prediction expected = *model_->Predict(
-        rows.input(i), {.calibration = IntervalCalibration::kNextSample});
+    const Prediction expected =
+        *model_->Predict(rows.input(i), PredictOptions::ForNextSample());
     for (std::size_t t = 0; t < Rows::kTargets; ++t) {
       ASSERT_EQ(response.prediction().y(t), expected.value[t]) << i;
       ASSERT_EQ(response.prediction().lower(t), expected.lower[t]) << i;
