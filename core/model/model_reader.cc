@@ -102,7 +102,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
           generation->transform.Apply(x, z);
           if (state.predictions[i].metric == MetricKind::kGlml) {
             PredictUnderGlml(state, i, *generation, x, z, chosen, base, &found,
-                             &near, out);
+                             &near, options.with_neighbors, out);
             continue;
           }
           GatherNeighbors(state, *generation, z, *widest, &found, &near);
@@ -140,7 +140,7 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
                       std::span<const std::size_t> chosen,
                       std::span<const double> base,
                       std::vector<Neighbor>* found, NeighborTargets* near,
-                      Prediction* out) {
+                      bool with_neighbors, Prediction* out) {
   thread_local std::vector<double> direction;
   GlmlDensityDirection(state, x, &direction);
   for (std::size_t t : state.predictions[index].targets) {
@@ -149,7 +149,7 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
     GatherNeighbors(state, generation, z, ChoiceOf(state, index, t).grid, found,
                     near, nullptr, &metric);
     PredictTargets(state, index, chosen, *near, base, out, t);
-    if (!out->used.empty()) {
+    if (with_neighbors) {
       RecordUsedNeighbors(state, index, chosen, *found, out, t);
     }
   }

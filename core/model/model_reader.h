@@ -76,14 +76,16 @@ GlmlMetric GlmlMetricFor(const ModelState& state,
 // Predicts the targets that predict from GLML index `index` (chosen[t] ==
 // index) at raw x (z in the generation's coordinates): one search per
 // target, each under that target's metric at x, at its current choice
-// (gathering into the caller's `found` and `near`).
+// (gathering into the caller's `found` and `near`); `with_neighbors`: and
+// each target's search lists the samples it used (RecordUsedNeighbors).
 void PredictUnderGlml(const ModelState& state, std::size_t index,
                       const MetricIndex::Generation& generation,
                       std::span<const double> x, std::span<const double> z,
                       std::span<const std::size_t> chosen,
                       std::span<const double> base,
                       std::vector<Neighbor>* found, NeighborTargets* near,
-                      Prediction* out) ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+                      bool with_neighbors, Prediction* out)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // Writes the predictions of the targets that predict from prediction index
 // `index` (chosen[t] == index, ChosenIndexes) from `near` (gathered at least
