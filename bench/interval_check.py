@@ -3,7 +3,9 @@
 split conformal around the same point predictor and a Gaussian process.
 
 On each set of data/ (bench/peers.py's splits: shuffled rows learned then
-others predicted; SARCOS split in time), a model with the given flags
+others predicted, with --splits N the mean over N shuffles, seeds 1..N, as
+one split of a few hundred test rows is a few points from its coverage by
+chance alone; SARCOS split in time, once), a model with the given flags
 (none: the default) learns the training rows through the CLI and predicts
 the test rows at each level (`streamreg predict --interval_level`). Per
 level this prints, averaged over the set's targets, the fraction of test
@@ -24,7 +26,8 @@ The peers (bench/peers.py):
 Their widths are over the same hindsight width as streamreg's.
 
 usage: bench/interval_check.py BUILD_DIR [--datasets a,b] [--levels
-       0.8,0.9,0.95] [--flags "--metric gw ..."] [--no_gp] [--json FILE]
+       0.8,0.9,0.95] [--flags "--metric gw ..."] [--no_gp] [--splits N]
+       [--json FILE]
 """
 
 import argparse
@@ -51,9 +54,9 @@ def coverage_and_width(test, targets, lower, upper, hindsight):
 
 
 def check_set(build, name, csv_path, train_rows, test_rows, levels, flags,
-              with_gp):
-    header, train, test, inputs, targets = peers.split(name, csv_path,
-                                                       train_rows, test_rows)
+              with_gp, seed=peers.SHUFFLE_SEED):
+    header, train, test, inputs, targets = peers.split(
+        name, csv_path, train_rows, test_rows, seed)
     names = [header[t].removeprefix("target_") for t in targets]
     work = tempfile.mkdtemp()
     try:
@@ -122,6 +125,21 @@ METHODS = [("streamreg", "streamreg"), ("split_conformal", "split conformal"),
            ("gaussian_process", "Gaussian process")]
 
 
+def mean_over_splits(results, levels):
+    """Per level and method, the mean coverage and width over the splits'
+    results (check_set's); the hindsight widths per split."""
+    out = {level: {"hindsight": [r[level]["hindsight"] for r in results]}
+           for level in levels}
+    for level in levels:
+        for key, _ in METHODS:
+            figures = [r[level][key] for r in results if key in r[level]]
+            if figures:
+                out[level][key] = {
+                    f: float(np.mean([x[f] for x in figures]))
+                    for f in ("coverage", "width_over_hindsight")}
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("build")
@@ -131,8 +149,12 @@ def main():
                         help="the model's CLI flags, space-separated")
     parser.add_argument("--no_gp", action="store_true",
                         help="without the Gaussian process")
+    parser.add_argument("--splits", type=int, default=1,
+                        help="the mean over this many shuffles (seeds 1..N)")
     parser.add_argument("--json")
     args = parser.parse_args()
+    if args.splits < 1:
+        parser.error("--splits: at least 1")
     levels = [float(v) for v in args.levels.split(",")]
     wanted = ([d[0] for d in peers.DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))
@@ -144,8 +166,11 @@ def main():
     for name, csv_path, train_rows, test_rows in peers.DATA_SETS:
         if name not in wanted:
             continue
-        result = check_set(args.build, name, csv_path, train_rows, test_rows,
-                           levels, args.flags.split(), not args.no_gp)
+        seeds = range(1, 2 if train_rows is None else args.splits + 1)
+        result = mean_over_splits(
+            [check_set(args.build, name, csv_path, train_rows, test_rows,
+                       levels, args.flags.split(), not args.no_gp, seed)
+             for seed in seeds], levels)
         report[name] = result
         for level in levels:
             cells = []

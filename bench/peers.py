@@ -358,13 +358,14 @@ def read_predictions(path, header, targets):
     return np.stack([columns[header[t]] for t in targets], axis=1)
 
 
-def split(name, csv_path, train_rows, test_rows):
-    """The set's header, training and test rows, inputs and targets."""
+def split(name, csv_path, train_rows, test_rows, seed=SHUFFLE_SEED):
+    """The set's header, training and test rows, inputs and targets (rows
+    shuffled with `seed`, but SARCOS's split in time)."""
     header, values, inputs, targets = read_table(os.path.join(DATA, csv_path))
     if train_rows is None:  # SARCOS, in time
         return (header, values[:SARCOS_TRAIN_ROWS],
                 values[SARCOS_TEST_FIRST:SARCOS_TEST_END], inputs, targets)
-    order = np.random.default_rng(SHUFFLE_SEED).permutation(len(values))
+    order = np.random.default_rng(seed).permutation(len(values))
     rows = values[order]
     return (header, rows[:train_rows], rows[train_rows:train_rows + test_rows],
             inputs, targets)

@@ -139,10 +139,11 @@ struct ModelConfig {
   // Forgetting factor of the prequential errors (model selection, nMSE).
   double selection_forgetting = 0.999;
   // The honest error's lag W: each sample is also predicted without the
-  // samples among the W seen before it (docs/estimators.md, "Honest
-  // error"), and that leave-recent-out error, not the plain prequential
-  // one, chooses h or k. 200: the last 200 ms of a 1 kHz stream. 0 = the
-  // plain prequential error. Bounded stores use at most half their limit.
+  // samples among the min(W, n/10) seen before it (docs/estimators.md,
+  // "Honest error"), and that leave-recent-out error, not the plain
+  // prequential one, chooses h or k. 200: the last 200 ms of a 1 kHz
+  // stream. 0 = the plain prequential error. Bounded stores use at most
+  // half their limit.
   std::size_t honest_lag = 200;
   // Which grid values predict each sample. All of them while fewer than
   // full_grid_below samples are stored (and on every full_grid_every-th

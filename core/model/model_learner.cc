@@ -189,7 +189,8 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
                                          sample.x.size());
     for (MetricIndex* index : indexes) index->Insert(placement.slot, stored);
   }
-  state.recent.Add(placement.keep ? placement.slot : RecentSlots::kNotStored);
+  state.recent.Add(placement.keep ? placement.slot : RecentSlots::kNotStored,
+                   state.store.seen());
   state.inputs.Add(sample.x);
   state.targets.Add(sample.y);
   if (state.base.has_value()) std::swap(*state.base, *scratch.next_base);
@@ -245,17 +246,13 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
   Scratch& scratch = *scratch_;
   const std::size_t evaluated = scratch.evaluated[i];
   // The honest prediction sees the neighbours the honest error allows, and
-  // so does the grid once the model has seen more than W samples. Before,
-  // nothing is older than W: every grid value would score the fallback
-  // alike and the ties would choose, so the grid is scored on every sample
-  // before this one (the prequential error).
+  // the grid is scored on them (the lag is at most a tenth of the samples
+  // seen: the older ones are never none). Without a lag, both see every
+  // sample before this one (the prequential error).
   const bool leave_out = !state.recent.empty();
   GatherNeighbors(state, generation, scratch.z, evaluated - 1, &scratch.found,
                   &scratch.near, leave_out ? &scratch.older : nullptr, metric);
   const NeighborTargets& near = leave_out ? scratch.older.near : scratch.near;
-  const NeighborTargets& scored_near =
-      leave_out && state.store.seen() > state.recent.lag() ? near
-                                                           : scratch.near;
   // Row g of the grid values: each scored variant's m targets at grid
   // value g (plus the base's values for a variant with the base: its
   // regressor predicts residuals); with only_target, that target's columns
@@ -272,7 +269,7 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
   const std::size_t last = only_target.has_value() ? first + 1 : m;
   for (std::size_t r = 0; r < regressors; ++r) {
     EvaluateRegressor(config, ScoredRegressor(config.regressor, r), evaluated,
-                      scored_near, fallback, scratch.regressor_values);
+                      near, fallback, scratch.regressor_values);
     for (std::size_t s = r; s < scored; s += regressors) {
       const ScoredVariant variant = ScoredVariantAt(config, s);
       for (std::size_t g = 0; g < evaluated; ++g) {
@@ -285,15 +282,11 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
     }
   }
   // The model's own prediction, made with the current choice per target,
-  // and the honest one: when the grid was scored on the honest neighbours,
-  // its values at each target's choice (not a second fit of them).
+  // and the honest one: the grid's values at each target's choice (not a
+  // second fit of them).
   PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction,
                  only_target);
-  if (&scored_near == &near) {
-    HonestFromGrid(state, i, only_target, honest);
-  } else {
-    PredictTargets(state, i, scratch.chosen, near, base, honest, only_target);
-  }
+  HonestFromGrid(state, i, only_target, honest);
 }
 
 void ModelLearner::HonestFromGrid(const ModelState& state, std::size_t i,

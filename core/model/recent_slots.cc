@@ -1,10 +1,21 @@
 #include "core/model/recent_slots.h"
 
+#include <algorithm>
+
 namespace streamreg {
 
-void RecentSlots::Add(std::uint64_t slot) {
-  if (lag_ == 0) return;
-  if (order_.size() == lag_) {
+std::size_t RecentSlots::LagAfter(std::uint64_t seen) const {
+  return static_cast<std::size_t>(
+      std::min<std::uint64_t>(max_lag_, seen / kSeenPerLaggedSample));
+}
+
+void RecentSlots::Add(std::uint64_t slot, std::uint64_t seen) {
+  order_.push_back(slot);
+  if (slot != kNotStored) ++count_[slot];
+  // The lag grows by at most one per sample: the deque is full at every
+  // lag but one restored from an older, longer one.
+  const std::size_t lag = LagAfter(seen);
+  while (order_.size() > lag) {
     const std::uint64_t oldest = order_.front();
     order_.pop_front();
     if (oldest != kNotStored) {
@@ -12,8 +23,6 @@ void RecentSlots::Add(std::uint64_t slot) {
       if (--it->second == 0) count_.erase(it);
     }
   }
-  order_.push_back(slot);
-  if (slot != kNotStored) ++count_[slot];
 }
 
 void RecentSlots::Save(ByteWriter& out) const {
@@ -23,7 +32,7 @@ void RecentSlots::Save(ByteWriter& out) const {
 
 bool RecentSlots::Load(ByteReader& in) {
   const std::uint64_t size = in.U64();
-  if (!in.ok() || size > lag_ ||
+  if (!in.ok() || size > max_lag_ ||
       size > in.remaining() / sizeof(std::uint64_t)) {
     return false;
   }

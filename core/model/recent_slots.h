@@ -10,36 +10,44 @@
 
 namespace streamreg {
 
-// Which store slots hold one of the last `lag` samples seen: the samples the
-// honest (leave-recent-out) error leaves out of a prediction's neighbours
-// (docs/estimators.md, "Honest error"). On a stream sampled fast, the last
-// few samples lie next to the next one in input space (a robot's previous
-// tick) and make every local method look as good as a lookup table;
-// leaving them out asks how well the model predicts where it has not just
-// been.
+// Which store slots hold one of the last `lag()` samples seen: the samples
+// the honest (leave-recent-out) error leaves out of a prediction's
+// neighbours (docs/estimators.md, "Honest error"). On a stream sampled
+// fast, the last few samples lie next to the next one in input space (a
+// robot's previous tick) and make every local method look as good as a
+// lookup table; leaving them out asks how well the model predicts where it
+// has not just been. The lag grows with the stream, a tenth of the samples
+// seen up to `max_lag`: leaving out a fixed W of a young stream would
+// predict from a small part of it (from 50 of a 250-row set at W = 200).
 class RecentSlots {
  public:
   // A slot number that stands for "not stored" (a reservoir passing the
   // sample over).
   static constexpr std::uint64_t kNotStored = ~std::uint64_t{0};
+  // The lag is one sample per this many seen, up to max_lag.
+  static constexpr std::uint64_t kSeenPerLaggedSample = 10;
 
-  explicit RecentSlots(std::size_t lag) : lag_(lag) {}
+  explicit RecentSlots(std::size_t max_lag) : max_lag_(max_lag) {}
 
-  // The next sample seen went into `slot` (or kNotStored); the sample `lag`
-  // before it stops being recent.
-  void Add(std::uint64_t slot);
-  // Whether `slot` holds one of the last `lag` samples.
+  // Sample number `seen` (1-based) went into `slot` (or kNotStored); the
+  // samples more than LagAfter(seen) before the next stop being recent.
+  void Add(std::uint64_t slot, std::uint64_t seen);
+  // Whether `slot` holds one of the last lag() samples.
   bool Contains(std::uint64_t slot) const { return count_.contains(slot); }
   bool empty() const { return count_.empty(); }
-  std::size_t lag() const { return lag_; }
+  // The samples the next honest prediction leaves out, and at most.
+  std::size_t lag() const { return order_.size(); }
+  std::size_t max_lag() const { return max_lag_; }
+  // The lag once `seen` samples have been seen: min(max_lag, seen / 10).
+  std::size_t LagAfter(std::uint64_t seen) const;
 
   // The exact state, for snapshots; Load fails on a malformed encoding.
   void Save(ByteWriter& out) const;
   bool Load(ByteReader& in);
 
  private:
-  std::size_t lag_;
-  std::deque<std::uint64_t> order_;  // the last `lag` slots, oldest first
+  std::size_t max_lag_;
+  std::deque<std::uint64_t> order_;  // the last lag() slots, oldest first
   // How many entries of order_ name each slot (a reservoir may store two
   // recent samples in one slot, one after the other).
   absl::flat_hash_map<std::uint64_t, std::uint32_t> count_;

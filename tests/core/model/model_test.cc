@@ -932,11 +932,13 @@ ModelStats LearnRepeatingStream(const ModelConfig& config,
 }
 
 TEST(ModelTest, TheHonestErrorLeavesOutTheRecentSamples) {
-  // With k = 1 and a lag of 3, the honest prediction of sample t is the
-  // nearest of samples 0 .. t-4 (in one dimension the standardization keeps
-  // the order of distances), the prequential one the nearest of 0 .. t-1;
-  // both fall back to the running mean of y. Both errors are recomputed
-  // here by brute force and scored like the model scores them.
+  // With k = 1 and a lag of 3, the honest prediction of sample t leaves out
+  // the last min(3, t / 10) samples (the lag grows with the stream): from
+  // t = 30 on it is the nearest of samples 0 .. t-4 (in one dimension the
+  // standardization keeps the order of distances), the prequential one the
+  // nearest of 0 .. t-1; both fall back to the running mean of y. Both
+  // errors are recomputed here by brute force and scored like the model
+  // scores them.
   const RepeatingStream stream = MakeRepeatingStream(400, 11);
   const ModelConfig config = RepeatingStreamConfig({1}, 3);
   const ModelStats stats = LearnRepeatingStream(config, stream);
@@ -956,7 +958,8 @@ TEST(ModelTest, TheHonestErrorLeavesOutTheRecentSamples) {
   };
   for (std::size_t t = 0; t < stream.y.size(); ++t) {
     const double plain = nearest_before(t, t);
-    const double left_out = nearest_before(t >= 3 ? t - 3 : 0, t);
+    const double left_out =
+        nearest_before(t - std::min<std::size_t>(3, t / 10), t);
     prequential.Add({&plain, 1}, {&stream.y[t], 1});
     honest.Add({&left_out, 1}, {&stream.y[t], 1});
     sum += stream.y[t];

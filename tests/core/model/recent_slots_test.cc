@@ -1,7 +1,9 @@
-// RecentSlots: exactly the slots of the last `lag` samples, whatever the
-// store does with slots, and its state survives a save and load.
+// RecentSlots: exactly the slots of the last min(max_lag, seen / 10)
+// samples, whatever the store does with slots, and its state survives a
+// save and load.
 #include "core/model/recent_slots.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -24,21 +26,23 @@ bool ReferenceContains(const std::vector<std::uint64_t>& history,
 
 TEST(RecentSlotsTest, HoldsTheSlotsOfTheLastLagSamples) {
   // Slots as a reservoir uses them: random reuse, repeats, samples passed
-  // over.
+  // over. The lag grows by one every 10 samples seen, up to max_lag.
   std::mt19937_64 random(3);
   std::uniform_int_distribution<std::uint64_t> slot_of(0, 40);
-  for (std::size_t lag : {0u, 1u, 7u, 30u}) {
-    RecentSlots recent(lag);
+  for (std::size_t max_lag : {0u, 1u, 7u, 30u}) {
+    RecentSlots recent(max_lag);
     std::vector<std::uint64_t> history;
-    for (int s = 0; s < 500; ++s) {
+    for (std::uint64_t seen = 1; seen <= 500; ++seen) {
       const std::uint64_t slot =
-          s % 9 == 4 ? RecentSlots::kNotStored : slot_of(random);
-      recent.Add(slot);
+          seen % 9 == 4 ? RecentSlots::kNotStored : slot_of(random);
+      recent.Add(slot, seen);
       history.push_back(slot);
+      const std::size_t lag = std::min<std::size_t>(max_lag, seen / 10);
+      ASSERT_EQ(recent.lag(), lag) << "max_lag " << max_lag << " seen " << seen;
       for (std::uint64_t probe = 0; probe <= 40; ++probe) {
         ASSERT_EQ(recent.Contains(probe),
                   ReferenceContains(history, lag, probe))
-            << "lag " << lag << " after " << s << " slot " << probe;
+            << "max_lag " << max_lag << " seen " << seen << " slot " << probe;
       }
     }
   }
@@ -46,16 +50,19 @@ TEST(RecentSlotsTest, HoldsTheSlotsOfTheLastLagSamples) {
 
 TEST(RecentSlotsTest, ASavedStateLoadsExactly) {
   RecentSlots recent(5);
-  for (std::uint64_t slot : {3, 4, 4, 9, 2, 7}) recent.Add(slot);
+  std::uint64_t seen = 100;
+  for (std::uint64_t slot : {3, 4, 4, 9, 2, 7}) recent.Add(slot, ++seen);
   std::string bytes;
   ByteWriter out(&bytes);
   recent.Save(out);
   RecentSlots loaded(5);
   ByteReader in(bytes);
   ASSERT_TRUE(loaded.Load(in));
+  EXPECT_EQ(loaded.lag(), 5u);
   for (std::uint64_t slot : {1, 8}) {
-    recent.Add(slot);
-    loaded.Add(slot);
+    ++seen;
+    recent.Add(slot, seen);
+    loaded.Add(slot, seen);
   }
   for (std::uint64_t probe = 0; probe < 12; ++probe) {
     EXPECT_EQ(loaded.Contains(probe), recent.Contains(probe)) << probe;
@@ -64,6 +71,18 @@ TEST(RecentSlotsTest, ASavedStateLoadsExactly) {
   RecentSlots shorter(3);
   ByteReader again(bytes);
   EXPECT_FALSE(shorter.Load(again));
+}
+
+TEST(RecentSlotsTest, AStateLongerThanTheStreamAllowsShrinksToIt) {
+  // A snapshot of a build whose lag did not grow with the stream: 5 recent
+  // samples after 12 seen. The next sample leaves the last 13 / 10 = 1.
+  RecentSlots recent(5);
+  for (std::uint64_t slot : {3, 4, 9, 2, 7}) recent.Add(slot, 100);
+  recent.Add(6, 13);
+  EXPECT_EQ(recent.lag(), 1u);
+  for (std::uint64_t probe = 0; probe < 12; ++probe) {
+    EXPECT_EQ(recent.Contains(probe), probe == 6) << probe;
+  }
 }
 
 }  // namespace
