@@ -356,16 +356,25 @@ class ClientTest(unittest.TestCase):
                     break
                 out.write(line)
         example = os.path.join(REPO, "client/python/examples/robot_loop.py")
-        result = subprocess.run([sys.executable, example, self.server.address,
-                                 rows], capture_output=True, text=True,
-                                timeout=120, check=True)
-        found = re.search(r"600 ticks, nMSE of the second half: \[([^\]]*)\]",
-                          result.stdout)
-        self.assertIsNotNone(found, result.stdout + result.stderr)
-        nmse = [float(v) for v in found.group(1).split()]
-        self.assertEqual(7, len(nmse))
-        self.assertTrue(all(0 <= v < 1 for v in nmse), nmse)
-        self.assertEqual(600, self.client.info("arm-loop").samples)
+        # Twice in a row: the second run starts a fresh model, not one with
+        # the first run's samples (nor fails on the name).
+        for run in range(2):
+            result = subprocess.run([sys.executable, example,
+                                     self.server.address, rows],
+                                    capture_output=True, text=True,
+                                    timeout=120)
+            self.assertEqual(0, result.returncode,
+                             f"run {run}: {result.stdout}{result.stderr}")
+            found = re.search(
+                r"600 ticks, nMSE of the second half: \[([^\]]*)\]",
+                result.stdout)
+            self.assertIsNotNone(found, result.stdout + result.stderr)
+            nmse = [float(v) for v in found.group(1).split()]
+            self.assertEqual(7, len(nmse))
+            self.assertTrue(all(0 <= v < 1 for v in nmse), nmse)
+            self.assertEqual(run == 1, "replaced the model arm-loop"
+                             in result.stdout)
+            self.assertEqual(600, self.client.info("arm-loop").samples)
 
 
 if __name__ == "__main__":
