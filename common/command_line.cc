@@ -7,6 +7,7 @@
 
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -360,7 +361,25 @@ void ParseFlagsOnly(int argc, char** argv, const CommandUsage& usage) {
   }
 }
 
+namespace {
+
+// The payload that marks a UsageError (a status's payloads are keyed by a
+// type URL).
+constexpr absl::string_view kUsageErrorPayload =
+    "type.streamreg.dev/streamreg.UsageError";
+
+}  // namespace
+
+absl::Status UsageError(absl::string_view message) {
+  absl::Status status = absl::InvalidArgumentError(message);
+  status.SetPayload(kUsageErrorPayload, absl::Cord());
+  return status;
+}
+
 int ReportFailure(const std::string& program, const absl::Status& status) {
+  if (status.GetPayload(kUsageErrorPayload).has_value()) {
+    return ReportUsageError(program, std::string(status.message()));
+  }
   std::fprintf(stderr, "%s: %s: %s\n", program.c_str(),
                absl::StatusCodeToString(status.code()).c_str(),
                std::string(status.message()).c_str());

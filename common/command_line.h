@@ -84,8 +84,14 @@ void ParseFlagsOnly(int argc, char** argv, const CommandUsage& usage);
 // a usage error (an unknown flag or command, a missing flag).
 int ReportUsageError(const std::string& program, const std::string& message);
 
+// A command line that asks for something impossible (a flag's bad value,
+// a missing flag, flags that do not go together): InvalidArgument with
+// `message`, marked so that ReportFailure treats it as a usage error.
+absl::Status UsageError(absl::string_view message);
+
 // Prints "PROGRAM: CODE: message" on stderr for a failed command and
-// returns its exit code (1).
+// returns its exit code: 1, or 2 for a UsageError (reported as by
+// ReportUsageError).
 int ReportFailure(const std::string& program, const absl::Status& status);
 
 }  // namespace streamreg

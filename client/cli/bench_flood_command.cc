@@ -30,6 +30,7 @@
 #include "client/lib/rate_ticker.h"
 #include "client/loadgen/robot_model.h"
 #include "client/loadgen/robot_stream.h"
+#include "common/command_line.h"
 
 namespace streamreg {
 namespace {
@@ -363,12 +364,12 @@ absl::Status BenchFloodCommand(Client& client, const CliOptions& options,
   const BenchOptions& bench = options.bench;
   const int clients = static_cast<int>(bench.concurrency);
   const double seconds = bench.duration;
-  if (clients < 2) return absl::InvalidArgumentError("--concurrency: < 2");
-  if (!(seconds > 0)) return absl::InvalidArgumentError("--duration: <= 0");
+  if (clients < 2) return UsageError("--concurrency: < 2");
+  if (!(seconds > 0)) return UsageError("--duration: <= 0");
   if (!(bench.overload > 0)) {
-    return absl::InvalidArgumentError("--overload: <= 0");
+    return UsageError("--overload: <= 0");
   }
-  if (!(options.rate >= 1)) return absl::InvalidArgumentError("--rate: < 1");
+  if (!(options.rate >= 1)) return UsageError("--rate: < 1");
   if (options.create) {
     absl::StatusOr<v1::ModelSpec> spec = SpecFromOptions(options.spec, nullptr);
     if (!spec.ok()) return spec.status();

@@ -35,6 +35,7 @@
 #include "client/lib/rate_ticker.h"
 #include "client/loadgen/robot_model.h"
 #include "client/loadgen/robot_stream.h"
+#include "common/command_line.h"
 #include "common/normalized_error.h"
 #include "common/percentile.h"
 
@@ -323,12 +324,12 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
   const double rate = options.rate;
   const double predict_rate = options.bench.predict_rate;
   const double seconds = options.bench.duration;
-  if (robots < 1) return absl::InvalidArgumentError("--robots: < 1");
-  if (!(rate >= 1)) return absl::InvalidArgumentError("--rate: < 1 Hz");
+  if (robots < 1) return UsageError("--robots: < 1");
+  if (!(rate >= 1)) return UsageError("--rate: < 1 Hz");
   if (!(predict_rate >= 1)) {
-    return absl::InvalidArgumentError("--predict_rate: < 1 Hz");
+    return UsageError("--predict_rate: < 1 Hz");
   }
-  if (!(seconds > 0)) return absl::InvalidArgumentError("--duration: <= 0");
+  if (!(seconds > 0)) return UsageError("--duration: <= 0");
   // The model each robot streams into.
   std::vector<std::string> models;
   for (int r = 0; r < robots; ++r) {

@@ -12,6 +12,7 @@
 #include "client/cli/bench_commands.h"
 #include "client/cli/bench_report.h"
 #include "client/cli/cli_commands.h"
+#include "common/command_line.h"
 
 namespace streamreg {
 namespace {
@@ -235,10 +236,10 @@ absl::Status BenchPlotCommand(Client& /*client*/, const CliOptions& options,
                               std::FILE* out) {
   const std::string& path = options.json;
   if (path.empty() || path == "-") {
-    return absl::InvalidArgumentError("--json FILE: the report to plot");
+    return UsageError("--json FILE: the report to plot");
   }
   if (options.bench.plots.empty()) {
-    return absl::InvalidArgumentError("--plots DIR: where to draw");
+    return UsageError("--plots DIR: where to draw");
   }
   absl::StatusOr<nlohmann::json> report = ReadJsonReport(path);
   if (!report.ok()) return report.status();

@@ -19,6 +19,7 @@
 #include "client/cli/csv_columns.h"
 #include "client/lib/latency_recorder.h"
 #include "client/loadgen/robot_stream.h"
+#include "common/command_line.h"
 
 namespace streamreg {
 namespace {
@@ -161,7 +162,8 @@ absl::StatusOr<std::vector<std::vector<double>>> Queries(
   if (!csv.empty()) {
     absl::StatusOr<CsvTable> table = CsvTable::Read(csv);
     if (!table.ok()) return table.status();
-    absl::StatusOr<CsvColumns> columns = MatchColumns(*table, spec, false);
+    absl::StatusOr<CsvColumns> columns =
+        MatchColumns(*table, spec, false, ColumnMatchingOf(cli));
     if (!columns.ok()) return columns.status();
     for (std::size_t row = 0; row < table->num_rows(); ++row) {
       queries.emplace_back();
@@ -170,7 +172,7 @@ absl::StatusOr<std::vector<std::vector<double>>> Queries(
     return queries;
   }
   if (spec.input_dim() != kRobotInputs) {
-    return absl::InvalidArgumentError(
+    return UsageError(
         absl::StrCat("--csv FILE: the model has ", spec.input_dim(),
                      " inputs, not the robot simulator's ", kRobotInputs));
   }
@@ -225,7 +227,7 @@ absl::StatusOr<BenchRpc> ChosenBenchRpc(const BenchOptions& options) {
   const bool unary = options.unary;
   const bool stream = options.stream;
   if (unary && stream) {
-    return absl::InvalidArgumentError("--unary and --stream: pick one");
+    return UsageError("--unary and --stream: pick one");
   }
   return stream ? BenchRpc::kStream : BenchRpc::kUnary;
 }
@@ -239,9 +241,9 @@ absl::Status BenchPredictCommand(Client& client, const CliOptions& options,
   const int concurrency = static_cast<int>(options.bench.concurrency);
   const double seconds = options.bench.duration;
   const std::size_t per_request = options.bench.queries;
-  if (concurrency < 1) return absl::InvalidArgumentError("--concurrency: < 1");
-  if (!(seconds > 0)) return absl::InvalidArgumentError("--duration: <= 0");
-  if (per_request < 1) return absl::InvalidArgumentError("--queries: < 1");
+  if (concurrency < 1) return UsageError("--concurrency: < 1");
+  if (!(seconds > 0)) return UsageError("--duration: <= 0");
+  if (per_request < 1) return UsageError("--queries: < 1");
   absl::StatusOr<v1::Model> model = client.GetModel(*name);
   if (!model.ok()) return model.status();
   absl::StatusOr<std::vector<std::vector<double>>> queries =

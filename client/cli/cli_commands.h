@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/cli/cli_options.h"
+#include "client/cli/csv_columns.h"
 #include "client/lib/client.h"
 #include "common/csv_table.h"
 
@@ -36,6 +37,8 @@ absl::StatusOr<std::string> ModelName(const CliOptions& options);
 absl::StatusOr<CsvTable> ReadCsvOption(const CliOptions& options);
 // The rows of `table` to use: all, or the first --limit.
 std::size_t RowLimit(const CliOptions& options, const CsvTable& table);
+// How --by_position says to match a CSV's columns to a model's.
+ColumnMatching ColumnMatchingOf(const CliOptions& options);
 // The spec `spec` asks for (with the CSV's columns where it gives no
 // inputs or targets).
 absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& spec,

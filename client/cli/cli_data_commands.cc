@@ -13,13 +13,14 @@
 #include "client/cli/used_neighbors_csv.h"
 #include "client/lib/ingester.h"
 #include "client/lib/terminal.h"
+#include "common/command_line.h"
 #include "common/normalized_error.h"
 
 namespace streamreg {
 
 absl::StatusOr<CsvTable> ReadCsvOption(const CliOptions& options) {
   if (options.csv.empty()) {
-    return absl::InvalidArgumentError("--csv FILE is required");
+    return UsageError("--csv FILE is required");
   }
   return CsvTable::Read(options.csv);
 }
@@ -28,6 +29,11 @@ std::size_t RowLimit(const CliOptions& options, const CsvTable& table) {
   return options.limit == 0
              ? table.num_rows()
              : std::min<std::size_t>(table.num_rows(), options.limit);
+}
+
+ColumnMatching ColumnMatchingOf(const CliOptions& options) {
+  return options.by_position ? ColumnMatching::kByPosition
+                             : ColumnMatching::kByName;
 }
 
 absl::Status IngestCommand(Client& client, const CliOptions& options,
@@ -39,7 +45,8 @@ absl::Status IngestCommand(Client& client, const CliOptions& options,
   absl::StatusOr<v1::ModelSpec> spec =
       ModelSpecFor(client, options, *model, *table);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<CsvColumns> columns = MatchColumns(*table, *spec, true);
+  absl::StatusOr<CsvColumns> columns =
+      MatchColumns(*table, *spec, true, ColumnMatchingOf(options));
   if (!columns.ok()) return columns.status();
 
   const std::size_t rows = RowLimit(options, *table);
@@ -80,7 +87,8 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
   absl::StatusOr<v1::Model> found = client.GetModel(*model);
   if (!found.ok()) return found.status();
   const v1::ModelSpec& spec = found->spec();
-  absl::StatusOr<CsvColumns> columns = MatchColumns(*table, spec, false);
+  absl::StatusOr<CsvColumns> columns =
+      MatchColumns(*table, spec, false, ColumnMatchingOf(options));
   if (!columns.ok()) return columns.status();
 
   const std::size_t rows = RowLimit(options, *table);

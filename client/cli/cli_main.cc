@@ -88,6 +88,10 @@ ABSL_FLAG(double, rate, streamreg::CliOptions{}.rate,
           "samples per second (bench learn: per robot)");
 ABSL_FLAG(std::uint64_t, limit, streamreg::CliOptions{}.limit,
           "use only the first N rows of the CSV (0: all)");
+ABSL_FLAG(bool, by_position, streamreg::CliOptions{}.by_position,
+          "match the CSV's columns to the model's inputs and targets by their "
+          "order, not by their names (the input columns in order, then the "
+          "target_* columns)");
 ABSL_FLAG(bool, create, streamreg::CliOptions{}.create,
           "create the model if it does not exist (inputs and targets from "
           "the CSV's header, or the simulated arm's; the other spec flags "
@@ -154,6 +158,7 @@ CliOptions OptionsFromFlags() {
   options.rate = absl::GetFlag(FLAGS_rate);
   options.limit = absl::GetFlag(FLAGS_limit);
   options.create = absl::GetFlag(FLAGS_create);
+  options.by_position = absl::GetFlag(FLAGS_by_position);
   options.json = absl::GetFlag(FLAGS_json);
   options.robot_seed = absl::GetFlag(FLAGS_robot_seed);
   SpecOptions& spec = options.spec;
@@ -278,16 +283,19 @@ std::vector<Subcommand> Subcommands() {
       command({"delete"}, "delete a model", "--model NAME",
               "Deletes the model and its files.", {"model"},
               {"streamreg delete --model arm"}, DeleteCommand),
-      command({"ingest"}, "stream a CSV into a model (Ingest)",
-              "--model NAME --csv FILE [--create] [--limit N] [--batch B]",
-              "Learns every row of the CSV, in batches of --batch, with a "
-              "progress bar. Retried batches are not learned twice (sample "
-              "ids). --create makes the model from the file's header if it "
-              "does not exist.",
-              Concat({"model", "csv", "create", "limit", "batch"}, kSpecFlags),
-              {"streamreg ingest --model arm --csv data/sarcos/sarcos_test.csv "
-               "--create"},
-              IngestCommand),
+      command(
+          {"ingest"}, "stream a CSV into a model (Ingest)",
+          "--model NAME --csv FILE [--create] [--limit N] [--batch B]",
+          "Learns every row of the CSV, in batches of --batch, with a "
+          "progress bar. Retried batches are not learned twice (sample "
+          "ids). --create makes the model from the file's header if it "
+          "does not exist. Columns are matched to the model's input and "
+          "target names (--by_position: by their order).",
+          Concat({"model", "csv", "create", "by_position", "limit", "batch"},
+                 kSpecFlags),
+          {"streamreg ingest --model arm --csv data/sarcos/sarcos_test.csv "
+           "--create"},
+          IngestCommand),
       command({"predict"}, "predict a CSV's rows",
               "--model NAME --csv IN [--out OUT] [--neighbors_out FILE] "
               "[--limit N]",
@@ -300,8 +308,8 @@ std::vector<Subcommand> Subcommands() {
               "--neighbors_out also writes the samples each prediction "
               "used: row, target, rank, sample_id, distance (in the "
               "learned metric's coordinates), y and the inputs.",
-              {"model", "csv", "out", "neighbors_out", "limit", "batch",
-               "interval_level"},
+              {"model", "csv", "out", "neighbors_out", "by_position", "limit",
+               "batch", "interval_level"},
               {"streamreg predict --model arm --csv test.csv --out "
                "predictions.csv"},
               PredictCommand),
@@ -320,8 +328,9 @@ std::vector<Subcommand> Subcommands() {
               "--model NAME --csv FILE --rate HZ [--create] [--limit N]",
               "Sends the rows one per tick through a Learn stream, like a "
               "robot controller, and prints the live prequential nMSE and "
-              "latency percentiles.",
-              Concat({"model", "csv", "rate", "create", "limit"}, kSpecFlags),
+              "latency percentiles. Columns are matched as by ingest.",
+              Concat({"model", "csv", "rate", "create", "by_position", "limit"},
+                     kSpecFlags),
               {"streamreg replay --model arm --csv data/sarcos/sarcos_test.csv "
                "--rate 1000 --create"},
               ReplayCommand),
@@ -339,7 +348,7 @@ std::vector<Subcommand> Subcommands() {
           "from the simulated arm. Given a cluster's server, the load goes "
           "to a server that serves the model.",
           {"model", "concurrency", "duration", "unary", "stream", "queries",
-           "csv", "robot_seed", "start_s", "json", "plots"},
+           "csv", "by_position", "robot_seed", "start_s", "json", "plots"},
           {"streamreg bench predict --model arm --concurrency 4 "
            "--duration 10 --stream --json predict.json --plots plots/"},
           BenchPredictCommand),
@@ -421,6 +430,10 @@ std::vector<std::string> WithBareJsonFlag(std::vector<std::string> args) {
   return args;
 }
 
+// How long a command waits for the server to accept a connection before
+// it says none is there.
+constexpr absl::Duration kConnectWithin = absl::Seconds(1);
+
 int Run(const std::vector<std::string>& arguments) {
   const std::vector<Subcommand> commands = Subcommands();
   const CommandUsage program = ProgramUsage(commands);
@@ -459,6 +472,16 @@ int Run(const std::vector<std::string>& arguments) {
     return ReportFailure("streamreg", status);
   }
   Client client(options);
+  // Said at once, not after the calls' retries: no server there.
+  if (const absl::Status reachable = client.WaitForServer(kConnectWithin);
+      !reachable.ok()) {
+    std::fprintf(stderr,
+                 "%s: %s (is a server running there? `make run` starts one; "
+                 "--server HOST:PORT names another)\n",
+                 chosen->usage.name.c_str(),
+                 std::string(reachable.message()).c_str());
+    return 1;
+  }
   if (const absl::Status status =
           chosen->run(client, OptionsFromFlags(), stdout);
       !status.ok()) {

@@ -13,6 +13,7 @@
 #include "client/cli/csv_columns.h"
 #include "client/cli/target_mean.h"
 #include "client/lib/terminal.h"
+#include "common/command_line.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -28,9 +29,8 @@ absl::StatusOr<Enum> ParseChoice(
     if (value == name) return choice;
     absl::StrAppend(&names, names.empty() ? "" : ", ", name);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--", flag, ": unknown value '", value,
-                   "' (expected one of ", names, ")"));
+  return UsageError(absl::StrCat("--", flag, ": unknown value '", value,
+                                 "' (expected one of ", names, ")"));
 }
 
 absl::Status ParseCapacity(const std::string& text, v1::Capacity* capacity) {
@@ -42,7 +42,7 @@ absl::Status ParseCapacity(const std::string& text, v1::Capacity* capacity) {
   std::uint64_t limit = 0;
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &limit) ||
       (parts[0] != "window" && parts[0] != "reservoir")) {
-    return absl::InvalidArgumentError(
+    return UsageError(
         absl::StrCat("--capacity: '", text,
                      "' (expected unbounded, window:N or reservoir:N)"));
   }
@@ -59,7 +59,7 @@ absl::Status ParseNumbers(const std::string& flag,
   for (const std::string& value : values) {
     double number = 0;
     if (!absl::SimpleAtod(value, &number)) {
-      return absl::InvalidArgumentError(
+      return UsageError(
           absl::StrCat("--", flag, ": '", value, "' is not a number"));
     }
     out->Add(number);
@@ -121,7 +121,7 @@ void PrintGlmlGradients(const v1::LearnedMetric& metric,
 
 absl::StatusOr<std::string> ModelName(const CliOptions& options) {
   if (options.model.empty()) {
-    return absl::InvalidArgumentError("--model NAME is required");
+    return UsageError("--model NAME is required");
   }
   return options.model;
 }
@@ -190,7 +190,7 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
       !options.random_feature_lengthscales.empty() ||
       !options.random_feature_ridges.empty();
   if (random_feature_options && !options.random_feature_base) {
-    return absl::InvalidArgumentError(
+    return UsageError(
         "--random_feature_frequencies, _lengthscales and _ridges: only with "
         "--random_feature_base");
   }

@@ -72,7 +72,9 @@ struct CliOptions {
   double rate = 1000;       // samples per second (bench learn: per robot)
   std::uint64_t limit = 0;  // at most this many rows (0: all)
   bool create = false;      // create the model from the CSV if missing
-  std::string json;         // print JSON (info, metric) or write a report
+  // Match CSV columns to the model's inputs and targets by order, not name.
+  bool by_position = false;
+  std::string json;  // print JSON (info, metric) or write a report
   std::uint64_t robot_seed = 1;
   SpecOptions spec;
   BenchOptions bench;

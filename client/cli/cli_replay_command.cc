@@ -14,6 +14,7 @@
 #include "client/lib/learn_session.h"
 #include "client/lib/rate_ticker.h"
 #include "client/lib/terminal.h"
+#include "common/command_line.h"
 #include "common/normalized_error.h"
 
 namespace streamreg {
@@ -26,12 +27,13 @@ absl::Status ReplayCommand(Client& client, const CliOptions& options,
   if (!table.ok()) return table.status();
   const double rate = options.rate;
   if (!(rate > 0)) {
-    return absl::InvalidArgumentError("--rate: must be positive (samples/s)");
+    return UsageError("--rate: must be positive (samples/s)");
   }
   absl::StatusOr<v1::ModelSpec> spec =
       ModelSpecFor(client, options, *model, *table);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<CsvColumns> columns = MatchColumns(*table, *spec, true);
+  absl::StatusOr<CsvColumns> columns =
+      MatchColumns(*table, *spec, true, ColumnMatchingOf(options));
   if (!columns.ok()) return columns.status();
   const std::size_t rows = RowLimit(options, *table);
 

@@ -11,19 +11,32 @@
 
 namespace streamreg {
 
+// How a CSV's columns are matched to a model's inputs and targets.
+enum class ColumnMatching {
+  // By name: each of the model's input names is a column, each target name
+  // a target_<name> (or <name>) column, and there are no other input or
+  // target_* columns. A model without input names takes the input columns
+  // in order (there is nothing to match).
+  kByName,
+  // By order (--by_position): the input columns in order are the inputs,
+  // the target_* columns in order the targets; only their counts must
+  // agree.
+  kByPosition,
+};
+
 // Which CSV columns are a model's inputs and targets (the convention of
 // data/README.md: target_* columns are targets, id_* ignored, the
-// rest inputs). Inputs: the spec's input names if it has them, else every
-// input column in order. Targets: target_<name> (or <name>) for each of the
-// spec's target names if all exist, else every target column in order.
-// Errors say what does not match.
+// rest inputs). Without `require_targets` a CSV with no target_* column
+// has no targets. A mismatch is InvalidArgument naming the missing and
+// unexpected columns.
 struct CsvColumns {
   std::vector<std::size_t> inputs;
   std::vector<std::size_t> targets;  // empty when not required and absent
 };
 absl::StatusOr<CsvColumns> MatchColumns(const CsvTable& table,
                                         const v1::ModelSpec& spec,
-                                        bool require_targets);
+                                        bool require_targets,
+                                        ColumnMatching matching);
 
 // A spec for the CSV's columns: its input columns as inputs (named), its
 // target_* columns as targets (named without the prefix).

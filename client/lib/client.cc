@@ -8,7 +8,10 @@
 #include "absl/random/random.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/lib/bearer_token.h"
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
@@ -305,6 +308,22 @@ absl::StatusOr<std::string> Client::Health() {
   }
   return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
       response.status());
+}
+
+absl::Status Client::WaitForServer(absl::Duration within) {
+  const std::vector<std::string>& servers = router_.servers();
+  const absl::Duration share = within / static_cast<double>(servers.size());
+  for (std::size_t tried = 0; tried < servers.size(); ++tried) {
+    const std::shared_ptr<ServerStubs> server = router_.For("");
+    const absl::Time deadline = absl::Now() + share;
+    if (server->channel->WaitForConnected(absl::ToChronoTime(deadline))) {
+      return absl::OkStatus();
+    }
+    router_.Failed("", *server, absl::UnavailableError("not reachable"));
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "no streamreg server answers at ", absl::StrJoin(servers, ","),
+      " within ", absl::FormatDuration(within)));
 }
 
 }  // namespace streamreg

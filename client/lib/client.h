@@ -118,6 +118,11 @@ class Client {
   // grpc.health.v1 Check of the whole server (the first that answers):
   // SERVING or an error.
   absl::StatusOr<std::string> Health();
+  // Whether one of the servers accepts a connection within `within` (each
+  // tried in turn for an equal share): UNAVAILABLE naming them if none
+  // does. Calls need not wait for it; a command-line tool asks it first so
+  // that a server that is not running is said at once, not after retries.
+  absl::Status WaitForServer(absl::Duration within);
 
   // A fresh sample id, unique to this client (a random 64-bit start,
   // counted up).

@@ -132,7 +132,7 @@ absl::Status WriteCsv(RobotStream& robot) {
 
 absl::Status StreamToServer(RobotStream& robot) {
   const std::string model = absl::GetFlag(FLAGS_model);
-  if (model.empty()) return absl::InvalidArgumentError("--model: empty");
+  if (model.empty()) return UsageError("--model: empty");
   const double rate = absl::GetFlag(FLAGS_rate) > 0
                           ? absl::GetFlag(FLAGS_rate)
                           : absl::GetFlag(FLAGS_sample_rate);

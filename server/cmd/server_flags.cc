@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/command_line.h"
 #include "common/file_contents.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -117,12 +118,10 @@ absl::StatusOr<ServerTls> TlsFromFlags() {
   const std::string client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   ServerTls tls;
   if (cert.empty() != key.empty()) {
-    return absl::InvalidArgumentError(
-        "--tls_cert and --tls_key: give both or neither");
+    return UsageError("--tls_cert and --tls_key: give both or neither");
   }
   if (!client_ca.empty() && cert.empty()) {
-    return absl::InvalidArgumentError(
-        "--tls_client_ca: needs --tls_cert and --tls_key");
+    return UsageError("--tls_client_ca: needs --tls_cert and --tls_key");
   }
   if (absl::Status status =
           ReadFlagFiles({{cert, "--tls_cert", &tls.cert_chain_pem},
@@ -196,14 +195,14 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
 template <typename T>
 absl::Status CheckRange(absl::string_view flag, T value, T low, T high) {
   if (value >= low && value <= high) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--", flag, ": must be ", low, " to ", high, ", got ", value));
+  return UsageError(absl::StrCat("--", flag, ": must be ", low, " to ", high,
+                                 ", got ", value));
 }
 
 absl::Status CheckDuration(absl::string_view flag, absl::Duration value,
                            absl::Duration low, absl::Duration high) {
   if (value >= low && value <= high) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
+  return UsageError(absl::StrCat(
       "--", flag, ": must be ", absl::FormatDuration(low), " to ",
       absl::FormatDuration(high), ", got ", absl::FormatDuration(value)));
 }

@@ -182,5 +182,18 @@ TEST_F(CommandLineTest, FlagsDefinedInAFileAreFoundByItsPath) {
   EXPECT_THAT(FlagsDefinedIn({"no/such_file.cc"}), IsEmpty());
 }
 
+TEST_F(CommandLineTest, AUsageErrorExitsTwoAndOtherFailuresOne) {
+  const absl::Status usage = UsageError("--metric: unknown value 'foo'");
+  EXPECT_EQ(usage.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(usage.message(), "--metric: unknown value 'foo'");
+  EXPECT_EQ(ReportFailure("streamreg create", usage), 2);
+  // The same code and message from elsewhere (the server's verdict on a
+  // sample) is a failure, not a usage error.
+  EXPECT_EQ(ReportFailure("streamreg create",
+                          absl::InvalidArgumentError(usage.message())),
+            1);
+  EXPECT_EQ(ReportFailure("streamreg list", absl::UnavailableError("down")), 1);
+}
+
 }  // namespace
 }  // namespace streamreg

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/bench_commands.h"
 #include "client/lib/client.h"
@@ -180,6 +181,102 @@ TEST_F(CliCommandsTest, IngestLearnsTheFirstLimitRowsAndCreatesOnRequest) {
   EXPECT_THAT(run.output, StartsWith("ingested 150 samples into arm"));
   EXPECT_THAT(run.output, HasSubstr("the model has 150 samples"));
   EXPECT_EQ(ModelSamples("arm"), 150u);
+}
+
+// Rows of the fixture's CSV with its five columns (x0, x1, x2, wave,
+// square: 0..4) in the order `source`, under the names `header`.
+void WriteColumns(const std::string& path, const Rows& rows,
+                  const std::vector<std::string>& header,
+                  const std::vector<int>& source) {
+  std::ofstream out(path);
+  out << absl::StrJoin(header, ",") << "\n";
+  out.precision(17);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double values[] = {rows.input(i)[0], rows.input(i)[1],
+                             rows.input(i)[2], rows.target(i)[0],
+                             rows.target(i)[1]};
+    for (std::size_t c = 0; c < source.size(); ++c) {
+      out << (c == 0 ? "" : ",") << values[source[c]];
+    }
+    out << "\n";
+  }
+}
+
+TEST_F(CliCommandsTest, ColumnsAreMatchedByNameAndAMismatchChangesNothing) {
+  CliOptions options = ModelOptions("arm");
+  options.create = true;
+  options.limit = 100;
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  // The same rows with the columns in another order learn the same
+  // samples: model "shuffled" predicts what "arm" predicts.
+  const std::string shuffled_csv = directory_ + "/shuffled.csv";
+  WriteColumns(shuffled_csv, rows_,
+               {"target_square", "x2", "x0", "target_wave", "x1"},
+               {4, 2, 0, 3, 1});
+  CliOptions create = ModelOptions("shuffled");
+  ASSERT_TRUE(Run(CreateCommand, create).status.ok());  // from rows.csv
+  CliOptions shuffled = ModelOptions("shuffled");
+  shuffled.csv = shuffled_csv;
+  shuffled.limit = 100;
+  ASSERT_TRUE(Run(IngestCommand, shuffled).status.ok());
+  for (const char* model : {"arm", "shuffled"}) {
+    SCOPED_TRACE(model);
+    CliOptions predict = ModelOptions(model);
+    predict.csv = shuffled_csv;  // by name, in any order
+    const CommandRun by_name = Run(PredictCommand, predict);
+    ASSERT_TRUE(by_name.status.ok()) << by_name.status;
+    predict.csv = csv_;
+    EXPECT_EQ(Run(PredictCommand, predict).output, by_name.output);
+  }
+  // A renamed input or target column is refused by ingest, replay and
+  // predict, naming what is missing and what was not expected; nothing is
+  // learned.
+  struct Case {
+    std::vector<std::string> header;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{"joint0", "x1", "x2", "target_wave", "target_square"},
+       "missing x0; unexpected joint0"},
+      {{"x0", "x1", "x2", "target_wave", "target_sq"},
+       "missing square; unexpected target_sq"},
+      {{"x0", "x1", "x2", "extra", "target_wave"},
+       "missing square; unexpected extra"},
+  };
+  const std::string renamed_csv = directory_ + "/renamed.csv";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.error);
+    WriteColumns(renamed_csv, rows_, c.header, {0, 1, 2, 3, 4});
+    CliOptions renamed = ModelOptions("arm");
+    renamed.csv = renamed_csv;
+    renamed.limit = 20;
+    for (CommandFunction command : {IngestCommand, ReplayCommand}) {
+      const CommandRun run = Run(command, renamed);
+      EXPECT_EQ(run.status.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(run.status.message(), HasSubstr(c.error));
+      EXPECT_THAT(run.status.message(), HasSubstr("--by_position"));
+    }
+    EXPECT_EQ(ModelSamples("arm"), 100u);
+  }
+  // Predict needs no targets, but the inputs by name.
+  WriteColumns(renamed_csv, rows_, {"joint0", "x1", "x2"}, {0, 1, 2});
+  CliOptions predict = ModelOptions("arm");
+  predict.csv = renamed_csv;
+  const CommandRun refused = Run(PredictCommand, predict);
+  EXPECT_EQ(refused.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status.message(), HasSubstr("missing x0; unexpected "
+                                                  "joint0"));
+  // --by_position takes the columns in their order, whatever their names.
+  WriteColumns(renamed_csv, rows_,
+               {"joint0", "x1", "x2", "target_wave", "target_sq"},
+               {0, 1, 2, 3, 4});
+  CliOptions by_position = ModelOptions("arm");
+  by_position.csv = renamed_csv;
+  by_position.limit = 20;
+  by_position.by_position = true;
+  const CommandRun taken = Run(IngestCommand, by_position);
+  ASSERT_TRUE(taken.status.ok()) << taken.status;
+  EXPECT_EQ(ModelSamples("arm"), 120u);
 }
 
 TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
