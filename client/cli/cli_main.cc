@@ -475,11 +475,15 @@ int Run(const std::vector<std::string>& arguments) {
   // Said at once, not after the calls' retries: no server there.
   if (const absl::Status reachable = client.WaitForServer(kConnectWithin);
       !reachable.ok()) {
-    std::fprintf(stderr,
-                 "%s: %s (is a server running there? `make run` starts one; "
-                 "--server HOST:PORT names another)\n",
-                 chosen->usage.name.c_str(),
-                 std::string(reachable.message()).c_str());
+    // Over TLS a handshake that fails (another CA, a server without TLS)
+    // looks the same from here.
+    std::fprintf(
+        stderr,
+        "%s: %s (is a server running there? `make run` starts one; "
+        "--server HOST:PORT names another%s)\n",
+        chosen->usage.name.c_str(), std::string(reachable.message()).c_str(),
+        options.tls.enabled ? "; over TLS, does --tls_ca sign its certificate?"
+                            : "");
     return 1;
   }
   if (const absl::Status status =
