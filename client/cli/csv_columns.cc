@@ -48,6 +48,13 @@ void NoteUnmatched(const CsvTable& table,
   }
 }
 
+absl::Status InputCountError(const CsvTable& table, std::size_t columns,
+                             const v1::ModelSpec& spec) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      table.stem(), ": ", columns, " input columns, the model has ",
+      spec.input_dim(), " inputs"));
+}
+
 absl::StatusOr<CsvColumns> MatchByPosition(const CsvTable& table,
                                            const v1::ModelSpec& spec,
                                            bool require_targets) {
@@ -57,9 +64,7 @@ absl::StatusOr<CsvColumns> MatchByPosition(const CsvTable& table,
   columns.inputs = *std::move(inputs);
   columns.targets = TargetColumns(table);
   if (columns.inputs.size() != spec.input_dim()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        table.stem(), ": ", columns.inputs.size(),
-        " input columns, the model has ", spec.input_dim(), " inputs"));
+    return InputCountError(table, columns.inputs.size(), spec);
   }
   if (columns.targets.empty() && !require_targets) return columns;
   const std::size_t m = spec.target_names_size();
@@ -88,10 +93,7 @@ absl::StatusOr<CsvColumns> MatchByName(const CsvTable& table,
   } else if (input_columns->size() == spec.input_dim()) {
     columns.inputs = *input_columns;  // nothing to match them by: in order
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat(table.stem(), ": ", input_columns->size(),
-                     " input columns, the model has ", spec.input_dim(),
-                     " (unnamed) inputs"));
+    return InputCountError(table, input_columns->size(), spec);
   }
   const std::vector<std::size_t> target_columns = TargetColumns(table);
   if (require_targets || !target_columns.empty()) {
