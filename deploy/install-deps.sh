@@ -33,7 +33,7 @@ if [ "$test_tools" -eq 1 ]; then
   packages+=(podman buildah runc debootstrap uidmap
     chromium prometheus
     python3-numpy python3-venv python3-pip python3-wheel
-    python3-setuptools)
+    python3-setuptools python3-build python3-pandas)
 fi
 
 missing=()
