@@ -15,6 +15,7 @@ import csv
 import gc
 import os
 import pickle
+import re
 import subprocess
 import sys
 import tempfile
@@ -292,6 +293,29 @@ class StreamRegressorTest(unittest.TestCase):
             estimator.fit(X, Y)
             self.assertEqual(100,
                              estimator.info().proto.spec.tuning.honest_lag)
+
+
+    # ---- the example ----
+
+    def test_the_sarcos_example_runs_and_ranks_the_regressors(self):
+        run = subprocess.run(
+            [sys.executable,
+             os.path.join(REPO, "client/python/examples/sklearn_sarcos.py"),
+             self.server.address, SARCOS],
+            check=True, capture_output=True, text=True, timeout=240)
+        lines = run.stdout.splitlines()
+        table = {line.rsplit(None, 3)[0].strip(): float(line.split()[-3])
+                 for line in lines[1:6]}
+        self.assertEqual(5, len(table), run.stdout)
+        # Better than the peers a user would otherwise pick, on the arm.
+        ours = table["streamreg (default: MLKR, linear base + k-NN)"]
+        for peer in ("ridge", "k-NN (k=5, scaled)", "random-feature ridge"):
+            self.assertGreater(ours, table[peer], run.stdout)
+        loop = re.search(r"nMSE per torque on ticks 1000-1999 \[([^\]]+)\]",
+                         run.stdout)
+        self.assertIsNotNone(loop, run.stdout)
+        self.assertLess(max(float(v) for v in loop.group(1).split()), 0.2)
+        self.assert_nothing_left()
 
 
 if __name__ == "__main__":
