@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "google/protobuf/descriptor.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
 #include "streamreg/v1/regression_service.grpc.pb.h"
@@ -58,11 +61,15 @@ constexpr std::array<absl::string_view, 17> kCodeNames = {"OK",
 
 // Counts one call into its method's entry: started when the call arrives,
 // each message received and sent, and the status with the time since
-// arrival when the status is sent.
+// arrival when the status is sent. On a bidirectional stream (Learn,
+// PredictStream: one answer per message, in order) also each message's
+// time from its arrival to its answer, as the stream runs.
 class RpcMetricsInterceptor : public grpc::experimental::Interceptor {
  public:
   explicit RpcMetricsInterceptor(RpcMetrics::Method* method)
-      : method_(method), start_(std::chrono::steady_clock::now()) {
+      : method_(method),
+        start_(std::chrono::steady_clock::now()),
+        per_message_(method->type == "bidi_stream") {
     method_->started.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -71,9 +78,11 @@ class RpcMetricsInterceptor : public grpc::experimental::Interceptor {
     if (batch->QueryInterceptionHookPoint(Hook::POST_RECV_MESSAGE) &&
         batch->GetRecvMessage() != nullptr) {
       method_->received.fetch_add(1, std::memory_order_relaxed);
+      if (per_message_) Arrived();
     }
     if (batch->QueryInterceptionHookPoint(Hook::PRE_SEND_MESSAGE)) {
       method_->sent.fetch_add(1, std::memory_order_relaxed);
+      if (per_message_) Answered();
     }
     if (batch->QueryInterceptionHookPoint(Hook::PRE_SEND_STATUS)) {
       const std::size_t code = std::min<std::size_t>(
@@ -85,8 +94,32 @@ class RpcMetricsInterceptor : public grpc::experimental::Interceptor {
   }
 
  private:
+  // Reading and writing run on different threads.
+  void Arrived() {
+    const auto now = std::chrono::steady_clock::now();
+    absl::MutexLock lock(&mutex_);
+    unanswered_.push_back(now);
+  }
+
+  void Answered() {
+    const auto now = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point arrival;
+    {
+      absl::MutexLock lock(&mutex_);
+      if (unanswered_.empty()) return;
+      arrival = unanswered_.front();
+      unanswered_.pop_front();
+    }
+    method_->message_handling.Observe(now - arrival);
+  }
+
   RpcMetrics::Method* const method_;
   const std::chrono::steady_clock::time_point start_;
+  const bool per_message_;
+  absl::Mutex mutex_;
+  // When each message not answered yet arrived, oldest first.
+  std::deque<std::chrono::steady_clock::time_point> unanswered_
+      ABSL_GUARDED_BY(mutex_);
 };
 
 class RpcMetricsInterceptorFactory
@@ -218,6 +251,15 @@ void RpcMetrics::Write(PrometheusText& out) const {
   for (const Method* m : methods) {
     out.Histogram("grpc_server_handling_seconds", labels(*m),
                   m->handling.Read());
+  }
+  out.Family("streamreg_stream_message_handling_seconds", Type::kHistogram,
+             "Seconds from the arrival of a message of a bidirectional "
+             "stream (Learn, PredictStream) to its answer, observed as the "
+             "stream runs.");
+  for (const Method* m : methods) {
+    if (m->type != "bidi_stream") continue;
+    out.Histogram("streamreg_stream_message_handling_seconds", labels(*m),
+                  m->message_handling.Read());
   }
 }
 

@@ -19,7 +19,9 @@ namespace streamreg {
 // go-grpc-prometheus that gRPC dashboards expect: grpc_server_started_total,
 // grpc_server_handled_total by status code, grpc_server_msg_received_total,
 // grpc_server_msg_sent_total and the grpc_server_handling_seconds histogram
-// (a unary call's latency; a stream's lifetime). Counted by a server
+// (a unary call's latency; a stream's lifetime), and ours,
+// streamreg_stream_message_handling_seconds (a bidirectional stream's
+// per-message latency, while it runs). Counted by a server
 // interceptor, so every call — health and reflection too — is seen in one
 // place. The methods are fixed at construction (ours, health, reflection):
 // a call to any other name counts under grpc_service="unknown", so clients
@@ -47,6 +49,8 @@ class RpcMetrics {
     std::atomic<std::uint64_t> received{0};
     std::atomic<std::uint64_t> sent{0};
     LatencyHistogram handling;
+    // Bidirectional streams: each message's arrival to its answer.
+    LatencyHistogram message_handling;
   };
   // Every method, in a stable order: by service, then name; the unknown
   // ones last.

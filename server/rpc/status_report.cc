@@ -42,15 +42,20 @@ Json ServerJson(const ModelRegistry& registry, absl::Time started,
           {"failed_models", std::move(failed)}};
 }
 
-// Our own methods that were called, with their cumulative histograms.
+// Our own methods that were called, with their cumulative histograms:
+// per call, and for bidirectional streams per message (counted as each
+// message is answered, so a stream shows while it runs).
 Json LatencyJson(const RpcMetrics& rpc) {
   Json methods = Json::array();
   for (const RpcMetrics::Method* method : rpc.Methods()) {
     if (method->service.rfind("streamreg.", 0) != 0) continue;
-    const LatencyHistogram::Counts counts = method->handling.Read();
+    const bool per_message = method->type == "bidi_stream";
+    const LatencyHistogram::Counts counts =
+        per_message ? method->message_handling.Read() : method->handling.Read();
     if (counts.count == 0) continue;
     methods.push_back({{"method", method->name},
                        {"type", method->type},
+                       {"per", per_message ? "message" : "call"},
                        {"count", counts.count},
                        {"sum_seconds", counts.sum_seconds},
                        {"cumulative", counts.cumulative}});

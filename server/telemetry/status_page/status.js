@@ -119,8 +119,12 @@ function renderLatency(latency) {
     const cumulative = method.cumulative.map(
         (c, i) => c - (before ? before.cumulative[i] : 0));
     const count = method.count - (before ? before.count : 0);
-    const row = element('tr', {'data-method': method.method});
-    row.append(element('td', {}, method.method),
+    const row = element('tr', {'data-method': method.method,
+                               'data-per': method.per});
+    // A stream's row counts its messages, each answered as it runs.
+    const name = method.per === 'message' ?
+        `${method.method} (per message)` : method.method;
+    row.append(element('td', {}, name),
                element('td', {class: 'num'}, formatCount(count)));
     for (const q of [0.5, 0.9, 0.99]) {
       const value = quantile(q, latency.bounds_seconds, cumulative, count);

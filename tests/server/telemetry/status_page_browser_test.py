@@ -4,8 +4,9 @@ EGOP, seven targets; energy on gradient weights, two), headless Chromium
 loads http://<metrics>/ and runs its script, and the DOM it rendered must
 hold both models, one prequential and one honest curve per target, the
 intervals' coverage over time and recent band per target, and the
-learned weights, spectrum and directions equal to /api/status. Saves a
-screenshot (the one in docs/images/ is such a screenshot).
+learned weights, spectrum and directions equal to /api/status, and the
+latency of a Learn stream per message while it runs. Saves a screenshot
+(the one in docs/images/ is such a screenshot).
 
 usage: status_page_browser_test.py SERVER CLI REPO SCREENSHOT
 """
@@ -283,6 +284,42 @@ class StatusPageBrowserTest(unittest.TestCase):
                 self.assertAlmostEqual(expected,
                                        float(cell.attributes["data-seconds"]),
                                        places=12, msg=(method["method"], q))
+
+    def test_y_a_running_stream_moves_its_learn_row(self):
+        # A simulated robot streams into arm over one Learn stream for 30 s;
+        # two loads of the page while it runs show its row per message,
+        # with more messages the second time.
+        robot = subprocess.Popen(
+            [CLI, "--server", self.server.address, "bench", "learn",
+             "--model", "arm", "--robots", "1", "--rate", "500",
+             "--duration", "30"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(robot.wait)
+        self.addCleanup(robot.terminate)
+        counts = []
+        for _ in range(2):
+            deadline = time.monotonic() + 30
+            while True:  # until the stream has answered more messages
+                with urllib.request.urlopen(self.url + "api/status",
+                                            timeout=30) as r:
+                    methods = {m["method"]: m
+                               for m in json.load(r)["latency"]["methods"]}
+                learn = methods.get("Learn", {"count": 0})
+                if learn["count"] > (counts[-1] if counts else 0):
+                    break
+                self.assertLess(time.monotonic(), deadline, methods)
+                time.sleep(0.2)
+            self.assertEqual("message", learn["per"])
+            dom = Dom(run_chromium(self.url, "--dump-dom",
+                                   profile=self.profile,
+                                   page_milliseconds=500)).root
+            (row,) = dom.find_all("tr", data_method="Learn")
+            cells = list(row.find_all("td"))
+            self.assertEqual("Learn (per message)", cells[0].text)
+            self.assertGreater(float(cells[2].attributes["data-seconds"]), 0)
+            counts.append(int(cells[1].text.replace(",", "")))
+            self.assertIsNone(robot.poll(), "the stream ended too soon")
+        self.assertGreater(counts[1], counts[0])
 
     def test_z_past_six_models_only_those_chosen_are_detailed(self):
         # "z": the last to run, as it adds models to the server.

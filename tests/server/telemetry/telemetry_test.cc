@@ -281,11 +281,17 @@ TEST_F(MetricsEndpointTest, CountsEveryRpcByMethodAndStatus) {
       absl::StatusCode::kNotFound);
   EXPECT_EQ(client_->Predict("arm", rows.inputs(0, 2), 2).status().code(),
             absl::StatusCode::kInvalidArgument);
+  const std::string per_message_count =
+      "streamreg_stream_message_handling_seconds_count{grpc_service="
+      "\"streamreg.v1.RegressionService\",grpc_method=\"PredictStream\","
+      "grpc_type=\"bidi_stream\"}";
   {
     PredictSession session(client_.get(), "arm");
     for (std::size_t i = 0; i < 4; ++i) {
       ASSERT_TRUE(session.Predict(rows.input(i)).ok());
     }
+    // Each message answered is counted while the stream is still open.
+    EXPECT_EQ(ScrapeMetrics()[per_message_count], 4);
     ASSERT_TRUE(session.Close().ok());
   }
   ASSERT_TRUE(client_->Health().ok());
@@ -366,6 +372,15 @@ TEST_F(MetricsEndpointTest, CountsEveryRpcByMethodAndStatus) {
   EXPECT_GE(scrape[prefix + "+Inf\"}"], previous);
   EXPECT_EQ(scrape.family_types.at("grpc_server_handling_seconds"),
             "histogram");
+  EXPECT_EQ(scrape[per_message_count], 4);
+  EXPECT_EQ(scrape.family_types.at("streamreg_stream_message_handling_seconds"),
+            "histogram");
+  // Only the bidirectional streams have per-message figures.
+  EXPECT_EQ(scrape.series.count(
+                "streamreg_stream_message_handling_seconds_count{grpc_service="
+                "\"streamreg.v1.RegressionService\",grpc_method=\"Predict\","
+                "grpc_type=\"unary\"}"),
+            0u);
 }
 
 TEST_F(MetricsEndpointTest, ModelFamiliesEqualWhatTheModelReports) {
