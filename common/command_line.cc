@@ -376,8 +376,12 @@ absl::Status UsageError(absl::string_view message) {
   return status;
 }
 
+bool IsUsageError(const absl::Status& status) {
+  return status.GetPayload(kUsageErrorPayload).has_value();
+}
+
 int ReportFailure(const std::string& program, const absl::Status& status) {
-  if (status.GetPayload(kUsageErrorPayload).has_value()) {
+  if (IsUsageError(status)) {
     return ReportUsageError(program, std::string(status.message()));
   }
   std::fprintf(stderr, "%s: %s: %s\n", program.c_str(),

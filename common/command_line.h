@@ -88,6 +88,7 @@ int ReportUsageError(const std::string& program, const std::string& message);
 // a missing flag, flags that do not go together): InvalidArgument with
 // `message`, marked so that ReportFailure treats it as a usage error.
 absl::Status UsageError(absl::string_view message);
+bool IsUsageError(const absl::Status& status);
 
 // Prints "PROGRAM: CODE: message" on stderr for a failed command and
 // returns its exit code: 1, or 2 for a UsageError (reported as by

@@ -208,7 +208,7 @@ say "stopped by SIGTERM with status 0"
 
 run_server
 wait_serving
-samples=$(in_container "${cli[@]}" info --model arm | sed -n 's/^ *num_samples: //p')
+samples=$(in_container "${cli[@]}" info --model arm --raw | sed -n 's/^ *num_samples: //p')
 [ "$samples" = 3000 ] || fail "after a restart the model holds '$samples' samples, not 3000"
 stop_cleanly
 say "restarted on the same volume: the model is back with 3000 samples"

@@ -479,6 +479,11 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
       all.PercentileMicros(0.99), all.PercentileMicros(0.999),
       all.PercentileMicros(1.0),
       any_fell_behind ? "SOME STREAM FELL BEHIND" : "no stream fell behind");
+  std::fprintf(out,
+               "  (a late tick: a sample sent more than one period, %.2f ms, "
+               "after its tick was due; a stream fell behind: one sent more "
+               "than %d periods late, the loop did not keep its rate)\n",
+               1e3 / rate, kFellBehindPeriods);
   if (predictors > 0) {
     std::fprintf(
         out, "predictors: %d at %.0f/s, latency_us p50 %.0f p99 %.0f\n",
@@ -516,6 +521,12 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                  MeanOverTargets(after->stats().prequential_nmse()),
                  MeanOverTargets(after->stats().honest_nmse()),
                  static_cast<unsigned long long>(after->stats().honest_lag()));
+    std::fprintf(out,
+                 "  (prequential: each sample predicted just before it was "
+                 "learned, as the robots' nMSE above; at %.0f Hz the ticks "
+                 "before it are near copies, so it flatters. honest: also "
+                 "without them, nearer the error on states not seen yet)\n",
+                 rate);
   }
   const std::string& json_path = options.json;
   if (json_path.empty()) return absl::OkStatus();

@@ -99,6 +99,8 @@ ABSL_FLAG(bool, create, streamreg::CliOptions{}.create,
 ABSL_FLAG(std::string, json, streamreg::CliOptions{}.json,
           "info/metric: print JSON (a bare --json); bench: write the report "
           "to FILE (- = stdout); bench plot: the report to plot");
+ABSL_FLAG(bool, raw, streamreg::CliOptions{}.raw,
+          "info: print the server's Model message as protobuf text");
 ABSL_FLAG(std::uint32_t, concurrency, streamreg::BenchOptions{}.concurrency,
           "bench predict: clients");
 ABSL_FLAG(double, duration, streamreg::BenchOptions{}.duration,
@@ -160,6 +162,7 @@ CliOptions OptionsFromFlags() {
   options.create = absl::GetFlag(FLAGS_create);
   options.by_position = absl::GetFlag(FLAGS_by_position);
   options.json = absl::GetFlag(FLAGS_json);
+  options.raw = absl::GetFlag(FLAGS_raw);
   options.robot_seed = absl::GetFlag(FLAGS_robot_seed);
   SpecOptions& spec = options.spec;
   spec.inputs = absl::GetFlag(FLAGS_inputs);
@@ -274,12 +277,19 @@ std::vector<Subcommand> Subcommands() {
       command({"list"}, "list the models", "[flags]",
               "Lists the server's models: name, samples, prequential nMSE.", {},
               {"streamreg list"}, ListCommand),
-      command({"info"}, "a model's spec and live stats",
-              "--model NAME [--json]",
-              "Prints the model's spec in effect and its live stats "
-              "(samples, prequential nMSE per target, chosen bandwidth or k, "
-              "rebuilds); --json prints them as JSON.",
-              {"model", "json"}, {"streamreg info --model arm"}, InfoCommand),
+      command(
+          {"info"}, "a model's summary, spec and live stats",
+          "--model NAME [--json | --raw]",
+          "Prints a summary of the model: inputs and targets, metric, "
+          "regressor and base, samples, memory, creation and last "
+          "snapshot (dates and ages), and per target the prequential "
+          "and honest nMSE, the regressor, metric and k or bandwidth it "
+          "chose, and its interval and coverage. --json prints the "
+          "whole Model (spec in effect and every live stat) as JSON, "
+          "--raw as protobuf text.",
+          {"model", "json", "raw"},
+          {"streamreg info --model arm", "streamreg info --model arm --json"},
+          InfoCommand),
       command({"delete"}, "delete a model", "--model NAME",
               "Deletes the model and its files.", {"model"},
               {"streamreg delete --model arm"}, DeleteCommand),
@@ -464,6 +474,15 @@ int Run(const std::vector<std::string>& arguments) {
         chosen->usage.name,
         "unexpected argument '" + positional[chosen->words.size()] + "'");
   }
+  const CliOptions cli_options = OptionsFromFlags();
+  // A mistyped flag value is said first (exit 2), not after the server is
+  // looked for: the spec's flags have valid defaults, so any command may
+  // check them.
+  if (const absl::Status spec =
+          SpecFromOptions(cli_options.spec, nullptr).status();
+      IsUsageError(spec)) {
+    return ReportFailure(chosen->usage.name, spec);
+  }
   ClientOptions options;
   options.address = absl::GetFlag(FLAGS_server);
   options.timeout = absl::GetFlag(FLAGS_timeout);
@@ -486,8 +505,7 @@ int Run(const std::vector<std::string>& arguments) {
                             : "");
     return 1;
   }
-  if (const absl::Status status =
-          chosen->run(client, OptionsFromFlags(), stdout);
+  if (const absl::Status status = chosen->run(client, cli_options, stdout);
       !status.ok()) {
     return ReportFailure(chosen->usage.name, status);
   }

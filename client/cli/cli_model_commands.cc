@@ -11,6 +11,8 @@
 #include "absl/strings/str_split.h"
 #include "client/cli/cli_commands.h"
 #include "client/cli/csv_columns.h"
+#include "client/cli/model_summary.h"
+#include "client/cli/spec_names.h"
 #include "client/cli/target_mean.h"
 #include "client/lib/terminal.h"
 #include "common/command_line.h"
@@ -21,9 +23,9 @@ namespace streamreg {
 namespace {
 
 template <class Enum>
-absl::StatusOr<Enum> ParseChoice(
-    const std::string& flag, const std::string& value,
-    std::initializer_list<std::pair<const char*, Enum>> choices) {
+absl::StatusOr<Enum> ParseChoice(const std::string& flag,
+                                 const std::string& value,
+                                 SpecNames<Enum> choices) {
   std::string names;
   for (const auto& [name, choice] : choices) {
     if (value == name) return choice;
@@ -148,32 +150,18 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
     }
   }
   absl::StatusOr<v1::Metric> metric =
-      ParseChoice<v1::Metric>("metric", options.metric,
-                              {{"euclidean", v1::METRIC_EUCLIDEAN},
-                               {"gw", v1::METRIC_GRADIENT_WEIGHTS},
-                               {"egop", v1::METRIC_EGOP},
-                               {"mlkr", v1::METRIC_MLKR},
-                               {"glml", v1::METRIC_GLML},
-                               {"auto", v1::METRIC_AUTO}});
+      ParseChoice<v1::Metric>("metric", options.metric, kMetricNames);
   if (!metric.ok()) return metric.status();
   spec.set_metric(*metric);
   if (options.mlkr_rank != 0) {
     spec.mutable_tuning()->set_mlkr_rank(options.mlkr_rank);
   }
-  absl::StatusOr<v1::Regressor> regressor =
-      ParseChoice<v1::Regressor>("regressor", options.regressor,
-                                 {{"knn", v1::REGRESSOR_KNN},
-                                  {"kernel", v1::REGRESSOR_KERNEL},
-                                  {"local_linear", v1::REGRESSOR_LOCAL_LINEAR},
-                                  {"auto", v1::REGRESSOR_AUTO}});
+  absl::StatusOr<v1::Regressor> regressor = ParseChoice<v1::Regressor>(
+      "regressor", options.regressor, kRegressorNames);
   if (!regressor.ok()) return regressor.status();
   spec.set_regressor(*regressor);
   absl::StatusOr<v1::Kernel> kernel =
-      ParseChoice<v1::Kernel>("kernel", options.kernel,
-                              {{"box", v1::KERNEL_BOX},
-                               {"triangular", v1::KERNEL_TRIANGULAR},
-                               {"epanechnikov", v1::KERNEL_EPANECHNIKOV},
-                               {"gaussian", v1::KERNEL_GAUSSIAN}});
+      ParseChoice<v1::Kernel>("kernel", options.kernel, kKernelNames);
   if (!kernel.ok()) return kernel.status();
   spec.set_kernel(*kernel);
   if (absl::Status status =
@@ -293,7 +281,10 @@ absl::Status InfoCommand(Client& client, const CliOptions& options,
   if (!name.ok()) return name.status();
   absl::StatusOr<v1::Model> model = client.GetModel(*name);
   if (!model.ok()) return model.status();
-  std::fprintf(out, "%s", Text(*model, !options.json.empty()).c_str());
+  const std::string text = !options.json.empty() || options.raw
+                               ? Text(*model, !options.json.empty())
+                               : ModelSummary(*model, absl::Now());
+  std::fprintf(out, "%s", text.c_str());
   return absl::OkStatus();
 }
 

@@ -75,6 +75,7 @@ struct CliOptions {
   // Match CSV columns to the model's inputs and targets by order, not name.
   bool by_position = false;
   std::string json;  // print JSON (info, metric) or write a report
+  bool raw = false;  // info: the server's message as protobuf text
   std::uint64_t robot_seed = 1;
   SpecOptions spec;
   BenchOptions bench;

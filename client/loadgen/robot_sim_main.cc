@@ -151,6 +151,13 @@ absl::Status StreamToServer(RobotStream& robot) {
       return status;
     }
   }
+  std::printf(
+      "each second: nMSE of the predictions the answers carried, each made "
+      "just before its sample was learned (prequential; at %.0f Hz the ticks "
+      "before it are near copies, so it is lower than on states not seen "
+      "yet: `streamreg info` has the honest one); late_ticks: samples sent "
+      "more than one period (%.2f ms) after their tick was due\n",
+      rate, 1e3 / rate);
   std::unique_ptr<LearnSession> session = client.StartLearn(model);
   NormalizedError error(kRobotTargets);
   LatencyRecorder window;

@@ -15,6 +15,14 @@ void Assign(const Values& values, Field* out) {
   out->Assign(values.begin(), values.end());
 }
 
+void TimeToWire(absl::Time time, google::protobuf::Timestamp* out) {
+  const absl::Duration since_epoch = time - absl::UnixEpoch();
+  const std::int64_t seconds = absl::ToInt64Seconds(since_epoch);
+  out->set_seconds(seconds);
+  out->set_nanos(static_cast<std::int32_t>(
+      absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds))));
+}
+
 }  // namespace
 
 Sample SampleFromWire(const v1::Sample& sample) {
@@ -113,11 +121,10 @@ void ModelToWire(const HostedModel& hosted, v1::Model* out) {
     out->mutable_spec()->add_input_names(name);
   }
   StatsToWire(hosted, out->mutable_stats());
-  const absl::Duration since_epoch = hosted.create_time() - absl::UnixEpoch();
-  const std::int64_t seconds = absl::ToInt64Seconds(since_epoch);
-  out->mutable_create_time()->set_seconds(seconds);
-  out->mutable_create_time()->set_nanos(static_cast<std::int32_t>(
-      absl::ToInt64Nanoseconds(since_epoch - absl::Seconds(seconds))));
+  TimeToWire(hosted.create_time(), out->mutable_create_time());
+  if (hosted.journal() != nullptr) {
+    TimeToWire(hosted.last_snapshot_time(), out->mutable_snapshot_time());
+  }
 }
 
 void MetricToWire(const HostedModel& hosted, v1::MetricReport* out) {

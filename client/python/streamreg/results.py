@@ -60,6 +60,8 @@ class ModelInfo:
     honest_nmse: np.ndarray
     memory_bytes: int
     created: datetime.datetime
+    # When the server last stored a snapshot of it (None: it keeps no log).
+    snapshot: Optional[datetime.datetime]
     proto: model_pb2.Model = dataclasses.field(repr=False)
 
     @classmethod
@@ -77,6 +79,9 @@ class ModelInfo:
             honest_nmse=_array(stats.honest_nmse),
             memory_bytes=stats.memory_bytes,
             created=model.create_time.ToDatetime(tzinfo=datetime.timezone.utc),
+            snapshot=(model.snapshot_time.ToDatetime(
+                tzinfo=datetime.timezone.utc)
+                if model.HasField("snapshot_time") else None),
             proto=model)
 
     @property

@@ -8,6 +8,7 @@ package is installed in (tests/client/python/package_test.sh).
 usage: client_test.py SERVER REPO
 """
 
+import datetime
 import os
 import re
 import socket
@@ -69,6 +70,11 @@ class ClientTest(unittest.TestCase):
         self.assertIn("py-arm", [m.name for m in c.list()])
         info = c.info("py-arm")
         self.assertEqual(1000, info.samples)
+        # Created and snapshotted (or, before a first snapshot, created)
+        # a moment ago, by the server's clock.
+        for moment in (info.created, info.snapshot):
+            self.assertLess(abs((datetime.datetime.now(datetime.timezone.utc)
+                                 - moment).total_seconds()), 300)
         self.assertEqual((7,), info.prequential_nmse.shape)
 
         held_out_x, held_out_y = self.X[1000:1100], self.Y[1000:1100]

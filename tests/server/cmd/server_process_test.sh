@@ -133,6 +133,26 @@ status=0
 [ "$status" -eq 1 ] &&
   grep -q "no streamreg server answers at 127.0.0.1:1 within 1s (is a server running there?" "$work/err" ||
   fail "unreachable server: exit $status, $(cat "$work/err")"
+# A bad flag value is said first, whether or not a server is there.
+status=0
+"$cli" --server 127.0.0.1:1 create --name m --inputs 2 --targets 1 \
+  --regressor nearest 2>"$work/err" || status=$?
+[ "$status" -eq 2 ] && grep -q -- "--regressor: unknown value 'nearest'" "$work/err" ||
+  fail "usage error without a server: exit $status, $(cat "$work/err")"
+
+# --- info: a summary a person reads, the whole message behind --json and
+# --raw ---
+sr info --model arm >"$work/info"
+for line in "arm: 21 inputs (q1, q2, q3, ..., qdd7) -> 7 targets" \
+  "  learns    metric egop, regressor kernel (box kernel), linear base" \
+  "  created   20" "  snapshot  20" "prequential nMSE: each sample"; do
+  grep -F -- "$line" "$work/info" >/dev/null || fail "info has no '$line': $(cat "$work/info")"
+done
+# One row per torque, with its errors and the bandwidth it chose.
+[ "$(grep -cE '^  tau[1-7] +[0-9.]+ +[0-9.]+ +kernel +egop +h=' "$work/info")" = 7 ] ||
+  fail "info's targets: $(cat "$work/info")"
+sr info --model arm --raw | grep "^  num_samples: " >/dev/null ||
+  fail "info --raw"
 
 # --- the Python robot example against this server (the package itself:
 # tests/client/python/package_test.sh) ---
@@ -154,6 +174,10 @@ fi
   >"$work/sim.out"
 tail -1 "$work/sim.out" | grep -q "done: samples=300 durable=300" ||
   fail "robot-sim to the server: $(tail -1 "$work/sim.out")"
+# It says what its figures mean.
+head -1 "$work/sim.out" | grep "(prequential; at 1000 Hz" >/dev/null &&
+  head -1 "$work/sim.out" | grep "late_ticks: samples sent more than one period (1.00 ms)" >/dev/null ||
+  fail "robot-sim's legend: $(head -1 "$work/sim.out")"
 
 # --- streamreg bench: predict (unary, stream) beside Ping, learn, plots ---
 sr bench predict --model sim --concurrency 2 --duration 0.5 \
@@ -165,6 +189,13 @@ sr bench learn --model sim --robots 2 --rate 200 --duration 2 --predictors 1 \
   --payload_at 1 --json "$work/bench_learn.json" --plots "$work/plots" \
   >"$work/learn.out"
 grep -q "^robot 1: " "$work/learn.out" || fail "$(cat "$work/learn.out")"
+# Each figure a newcomer would ask about is said in a line.
+for legend in "(a late tick: a sample sent more than one period, 5.00 ms" \
+  "a stream fell behind: one sent more than 10 periods late" \
+  "(prequential: each sample predicted just before it was learned"; do
+  grep -F -- "$legend" "$work/learn.out" >/dev/null ||
+    fail "bench learn does not say '$legend': $(cat "$work/learn.out")"
+done
 grep -q "^intervals (90%): answers' coverage 0\.[0-9]* (targets " \
   "$work/learn.out" || fail "$(cat "$work/learn.out")"
 /usr/bin/python3 - "$work" <<'PY' || fail "bench reports"
@@ -307,7 +338,7 @@ if "$cli" --server "$addr" --timeout 3s health >/dev/null 2>&1; then
 fi
 "$robot_sim" "${tls[@]}" --model tls-arm --create --samples 200 >/dev/null ||
   fail "the robot simulator over TLS"
-[ "$("$cli" "${tls[@]}" info --model tls-arm |
+[ "$("$cli" "${tls[@]}" info --model tls-arm --raw |
      sed -n 's/^ *num_samples: //p')" = 200 ] || fail "samples over TLS"
 if /usr/bin/python3 -c "import grpc" 2>/dev/null; then
   PYTHONPATH="$python_stubs" \

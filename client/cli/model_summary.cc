@@ -1,0 +1,218 @@
+#include "client/cli/model_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/cli/spec_names.h"
+
+namespace streamreg {
+namespace {
+
+constexpr char kUnknown[] = "-";
+
+absl::Time FromWire(const google::protobuf::Timestamp& time) {
+  return absl::FromUnixSeconds(time.seconds()) +
+         absl::Nanoseconds(time.nanos());
+}
+
+// "2h 14m", "5m 22s", "3d 4h": the two largest units.
+std::string Age(absl::Duration age) {
+  std::int64_t seconds = std::max<std::int64_t>(0, absl::ToInt64Seconds(age));
+  const std::int64_t days = seconds / 86400, hours = seconds / 3600 % 24,
+                     minutes = seconds / 60 % 60;
+  seconds %= 60;
+  if (days > 0) return absl::StrFormat("%dd %dh", days, hours);
+  if (hours > 0) return absl::StrFormat("%dh %dm", hours, minutes);
+  if (minutes > 0) return absl::StrFormat("%dm %ds", minutes, seconds);
+  return absl::StrFormat("%ds", seconds);
+}
+
+std::string DateAndAge(absl::Time time, absl::Time now) {
+  return absl::StrCat(
+      absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", time, absl::UTCTimeZone()),
+      " (", Age(now - time), " ago)");
+}
+
+std::string Bytes(std::uint64_t bytes) {
+  const double value = static_cast<double>(bytes);
+  if (value >= 1 << 30) return absl::StrFormat("%.1f GiB", value / (1 << 30));
+  if (value >= 1 << 20) return absl::StrFormat("%.1f MiB", value / (1 << 20));
+  return absl::StrFormat("%.1f KiB", value / 1024);
+}
+
+// "q1, q2, q3, ..., qdd7" past six names.
+std::string Names(
+    const google::protobuf::RepeatedPtrField<std::string>& names) {
+  if (names.size() <= 6) return absl::StrJoin(names, ", ");
+  return absl::StrCat(names[0], ", ", names[1], ", ", names[2], ", ..., ",
+                      names[names.size() - 1]);
+}
+
+std::string Capacity(const v1::Capacity& capacity) {
+  switch (capacity.policy()) {
+    case v1::CAPACITY_POLICY_WINDOW:
+      return absl::StrCat("the latest ", capacity.limit(), " kept");
+    case v1::CAPACITY_POLICY_RESERVOIR:
+      return absl::StrCat("a reservoir of ", capacity.limit());
+    default:
+      return "unbounded";
+  }
+}
+
+// The model's choices that hold for every target.
+std::string Learns(const v1::ModelSpec& spec) {
+  std::string line = absl::StrCat(
+      "metric ", SpecName<v1::Metric>(kMetricNames, spec.metric()),
+      spec.per_target_metric() ? " (one per target)" : "", ", regressor ",
+      SpecName<v1::Regressor>(kRegressorNames, spec.regressor()));
+  if (spec.regressor() == v1::REGRESSOR_KERNEL ||
+      spec.regressor() == v1::REGRESSOR_AUTO) {
+    absl::StrAppend(&line, " (",
+                    SpecName<v1::Kernel>(kKernelNames, spec.kernel()),
+                    " kernel)");
+  }
+  if (spec.linear_base()) {
+    absl::StrAppend(&line,
+                    spec.has_random_feature_base() ? ", random-feature base"
+                                                   : ", linear base",
+                    spec.per_target_base() ? " where it helps a target" : "");
+  } else {
+    absl::StrAppend(&line, ", no base");
+  }
+  absl::StrAppend(&line, ", intervals at ",
+                  absl::StrFormat("%g%%", 100 * spec.interval_level()));
+  return line;
+}
+
+std::string Figure(double value, const char* format = "%.4f") {
+  if (std::isnan(value) || std::isinf(value)) return kUnknown;
+  return absl::StrFormat(format, value);
+}
+
+// values[t], or `otherwise` where the server sent fewer.
+template <class Field, class Value>
+Value At(const Field& values, int t, Value otherwise) {
+  return t < values.size() ? values[t] : otherwise;
+}
+
+// What target t predicts with now: its k or its bandwidth.
+std::string Chose(const v1::ModelStats& stats, int t) {
+  if (const std::uint32_t k = At(stats.k(), t, 0u); k != 0) {
+    return absl::StrCat("k=", k);
+  }
+  if (const double h = At(stats.bandwidth(), t, 0.0); h != 0) {
+    return absl::StrFormat("h=%.3g", h);
+  }
+  return kUnknown;
+}
+
+std::vector<std::string> TargetRow(const v1::Model& model, int t) {
+  const v1::ModelStats& stats = model.stats();
+  const double nan = std::nan("");
+  std::string base = kUnknown;
+  if (t < stats.uses_base_size()) base = stats.uses_base(t) ? "yes" : "no";
+  return {model.spec().target_names(t),
+          Figure(At(stats.prequential_nmse(), t, nan)),
+          Figure(At(stats.honest_nmse(), t, nan)),
+          t < stats.regressor_size()
+              ? SpecName<v1::Regressor>(kRegressorNames, stats.regressor(t))
+              : kUnknown,
+          t < stats.metric_size()
+              ? SpecName<v1::Metric>(kMetricNames, stats.metric(t))
+              : kUnknown,
+          Chose(stats, t),
+          base,
+          Figure(At(stats.interval_half_width(), t, nan), "%.4g"),
+          Figure(100 * At(stats.interval_coverage(), t, nan), "%.1f%%")};
+}
+
+// Rows as columns padded to their widest cell, two spaces apart.
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    std::string line = " ";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      absl::StrAppend(&line, " ", row[c],
+                      std::string(widths[c] - row[c].size() + 1, ' '));
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    absl::StrAppend(&text, line, "\n");
+  }
+  return text;
+}
+
+// What the table's figures mean, with the model's honest lag.
+std::string Footnote(std::uint64_t honest_lag) {
+  const std::string honest =
+      honest_lag == 0
+          ? "  honest nMSE: the same until the model has seen enough to leave "
+            "out the samples\n  just before each one (on a fast stream, near "
+            "copies of it); then nearer the\n  error on data not seen yet, "
+            "and what chooses k or the bandwidth h.\n"
+          : absl::StrCat(
+                "  honest nMSE: predicted also without the ", honest_lag,
+                " samples seen just before it (on a\n  fast stream, near "
+                "copies of it): nearer the error on data not seen yet, and\n"
+                "  what chooses k or the bandwidth h.\n");
+  return absl::StrCat(
+      "\n  prequential nMSE: each sample predicted just before it was "
+      "learned.\n",
+      honest,
+      "  interval: half its width at the model's level; coverage: how often "
+      "the truth\n  fell inside. \"-\": not known yet.\n");
+}
+
+}  // namespace
+
+std::string ModelSummary(const v1::Model& model, absl::Time now) {
+  const v1::ModelSpec& spec = model.spec();
+  const v1::ModelStats& stats = model.stats();
+  std::string text =
+      absl::StrCat(model.name(), ": ", spec.input_dim(), " inputs",
+                   spec.input_names().empty()
+                       ? ""
+                       : absl::StrCat(" (", Names(spec.input_names()), ")"),
+                   " -> ", spec.target_names_size(), " targets (",
+                   Names(spec.target_names()), ")\n");
+  absl::StrAppend(&text, "  learns    ", Learns(spec), "\n");
+  absl::StrAppend(&text, "  samples   ", stats.num_samples(), " learned, ",
+                  stats.num_stored(), " stored (", Capacity(spec.capacity()),
+                  ")");
+  if (stats.duplicate_samples() > 0) {
+    absl::StrAppend(&text, ", ", stats.duplicate_samples(),
+                    " resent ones skipped");
+  }
+  absl::StrAppend(&text, "; ", Bytes(stats.memory_bytes()), " in memory\n");
+  absl::StrAppend(&text, "  created   ",
+                  DateAndAge(FromWire(model.create_time()), now), "\n");
+  absl::StrAppend(&text, "  snapshot  ",
+                  model.has_snapshot_time()
+                      ? DateAndAge(FromWire(model.snapshot_time()), now)
+                      : "none (no write-ahead log)",
+                  "\n\n");
+
+  std::vector<std::vector<std::string>> rows = {
+      {"target", "prequential", "honest", "regressor", "metric", "chose",
+       "base", "interval", "coverage"},
+      {"", "nMSE", "nMSE", "", "", "", "", "+/-", ""}};
+  for (int t = 0; t < spec.target_names_size(); ++t) {
+    rows.push_back(TargetRow(model, t));
+  }
+  absl::StrAppend(&text, Table(rows));
+  absl::StrAppend(&text, Footnote(stats.honest_lag()));
+  return text;
+}
+
+}  // namespace streamreg

@@ -1,0 +1,123 @@
+// streamreg info's summary of a model, from a Model message made here: the
+// header lines, dates and ages, one row per target with what it chose, and
+// "-" where a figure is not known yet.
+#include "client/cli/model_summary.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace streamreg {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+v1::Model TwoTargetModel() {
+  v1::Model model;
+  model.set_name("arm");
+  v1::ModelSpec& spec = *model.mutable_spec();
+  spec.set_input_dim(8);
+  for (const char* name : {"q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"}) {
+    spec.add_input_names(name);
+  }
+  spec.add_target_names("tau1");
+  spec.add_target_names("tau2");
+  spec.set_metric(v1::METRIC_AUTO);
+  spec.set_regressor(v1::REGRESSOR_AUTO);
+  spec.set_kernel(v1::KERNEL_GAUSSIAN);
+  spec.set_linear_base(true);
+  spec.set_per_target_base(true);
+  spec.set_interval_level(0.9);
+  spec.mutable_capacity()->set_policy(v1::CAPACITY_POLICY_WINDOW);
+  spec.mutable_capacity()->set_limit(5000);
+  v1::ModelStats& stats = *model.mutable_stats();
+  stats.set_num_samples(12000);
+  stats.set_num_stored(5000);
+  stats.set_memory_bytes(3 << 20);
+  stats.set_honest_lag(200);
+  stats.add_prequential_nmse(0.0123456);
+  stats.add_prequential_nmse(std::nan(""));
+  stats.add_honest_nmse(0.05);
+  stats.add_honest_nmse(std::nan(""));
+  stats.add_k(8);
+  stats.add_k(0);
+  stats.add_bandwidth(0);
+  stats.add_bandwidth(0.25);
+  stats.add_regressor(v1::REGRESSOR_KNN);
+  stats.add_regressor(v1::REGRESSOR_KERNEL);
+  stats.add_metric(v1::METRIC_EGOP);
+  stats.add_metric(v1::METRIC_MLKR);
+  stats.add_uses_base(true);
+  stats.add_uses_base(false);
+  stats.add_interval_half_width(1.5);
+  stats.add_interval_half_width(std::numeric_limits<double>::infinity());
+  stats.add_interval_coverage(0.912);
+  stats.add_interval_coverage(std::nan(""));
+  return model;
+}
+
+const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);  // 2027-01-15
+
+void SetTime(absl::Time time, google::protobuf::Timestamp* out) {
+  out->set_seconds(absl::ToUnixSeconds(time));
+}
+
+TEST(ModelSummaryTest, SaysWhatTheModelLearnsFromHowMuchAndSince) {
+  v1::Model model = TwoTargetModel();
+  SetTime(kNow - absl::Hours(50) - absl::Minutes(3),
+          model.mutable_create_time());
+  SetTime(kNow - absl::Seconds(95), model.mutable_snapshot_time());
+  const std::string summary = ModelSummary(model, kNow);
+  EXPECT_THAT(summary,
+              HasSubstr("arm: 8 inputs (q1, q2, q3, ..., q8) -> 2 targets "
+                        "(tau1, tau2)\n"));
+  EXPECT_THAT(summary,
+              HasSubstr("  learns    metric auto, regressor auto (gaussian "
+                        "kernel), linear base where it helps a target, "
+                        "intervals at 90%\n"));
+  EXPECT_THAT(summary,
+              HasSubstr("  samples   12000 learned, 5000 stored (the latest "
+                        "5000 kept); 3.0 MiB in memory\n"));
+  EXPECT_THAT(summary,
+              HasSubstr("  created   2027-01-13 05:57:00 UTC (2d 2h ago)\n"));
+  EXPECT_THAT(summary,
+              HasSubstr("  snapshot  2027-01-15 07:58:25 UTC (1m 35s ago)\n"));
+  EXPECT_THAT(summary,
+              HasSubstr("without the 200 samples seen just before it"));
+}
+
+TEST(ModelSummaryTest, ARowPerTargetWithItsChoicesAndDashesForTheUnknown) {
+  const std::string summary = ModelSummary(TwoTargetModel(), kNow);
+  EXPECT_THAT(summary,
+              HasSubstr("  target  prequential  honest  regressor  metric  "
+                        "chose   base  interval  coverage\n"));
+  EXPECT_THAT(summary, HasSubstr("  tau1    0.0123       0.0500  knn        "
+                                 "egop    k=8     yes   1.5       91.2%\n"));
+  EXPECT_THAT(summary, HasSubstr("  tau2    -            -       kernel     "
+                                 "mlkr    h=0.25  no    -         -\n"));
+}
+
+TEST(ModelSummaryTest, AModelWithoutALogHasNoSnapshotAndAYoungOneNoChoices) {
+  v1::Model model;
+  model.set_name("fresh");
+  model.mutable_spec()->set_input_dim(2);
+  model.mutable_spec()->add_target_names("y");
+  model.mutable_spec()->set_interval_level(0.8);
+  SetTime(kNow - absl::Seconds(4), model.mutable_create_time());
+  const std::string summary = ModelSummary(model, kNow);
+  EXPECT_THAT(summary, HasSubstr("fresh: 2 inputs -> 1 targets (y)\n"));
+  EXPECT_THAT(summary, HasSubstr("(4s ago)"));
+  EXPECT_THAT(summary, HasSubstr("  snapshot  none (no write-ahead log)\n"));
+  EXPECT_THAT(summary, HasSubstr(", no base, intervals at 80%"));
+  EXPECT_THAT(summary, HasSubstr("  y       -            -       -          "
+                                 "-       -      -     -         -\n"));
+  EXPECT_THAT(summary, HasSubstr("honest nMSE: the same until the model"));
+  EXPECT_THAT(summary, Not(HasSubstr("nan")));
+}
+
+}  // namespace
+}  // namespace streamreg
