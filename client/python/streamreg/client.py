@@ -7,6 +7,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 import grpc
 import numpy as np
 
+from streamreg import frames
 from streamreg.auth import BearerToken
 from streamreg.errors import Error
 from streamreg.results import (METRICS, REGRESSORS, IngestSummary, MetricInfo,
@@ -274,8 +275,9 @@ class Client:
     def learn(self, model: str, x, y, *, batch_size: int = 1000,
               sample_ids=None) -> IngestSummary:
         """Learns samples x (n, d) with targets y (n, m) (a (d,) and (m,)
-        pair is one sample; y (n,) is one target) in order, over one Ingest
-        stream in batches of batch_size. Retried whole on a retryable
+        pair is one sample; y (n,) is one target; DataFrames' columns are
+        matched to the model's input and target names) in order, over one
+        Ingest stream in batches of batch_size. Retried whole on a retryable
         error: the samples keep their ids, so none is learned twice.
         INVALID_ARGUMENT names the first bad sample, and then nothing of
         its batch is learned. `sample_ids` (n,): your ids of the samples,
@@ -283,6 +285,7 @@ class Client:
         (predict(..., with_neighbors=True)); the server skips a sample
         whose id it learned recently (its --dedup-window). Unset: the
         client's own."""
+        x, y = self._by_name(model, x, y)
         inputs = _rows(x, "x")
         targets = np.asarray(y, dtype=np.float64)
         if targets.ndim == 1 and inputs.shape[0] > 1:
@@ -310,12 +313,14 @@ class Client:
     def predict(self, model: str, x,
                 interval_level: Optional[float] = None,
                 with_neighbors: bool = False) -> Predictions:
-        """The model's predictions for queries x (n, d) (or one (d,)), once
+        """The model's predictions for queries x (n, d) (or one (d,); a
+        DataFrame's columns matched to the model's input names), once
         every sample acknowledged before the call is learned, with their
         intervals (lo, hi) at `interval_level` in (0, 1) (unset: the
         model's). With `with_neighbors`, also the samples each target's
         prediction used (Predictions.used): to see why a prediction is
         what it is."""
+        x, _ = self._by_name(model, x, None)
         rows = _rows(x, "x")
         request = regression_service_pb2.PredictRequest(
             model=model,
@@ -325,6 +330,19 @@ class Client:
                               regression.Predict(request, timeout=timeout))
         return Predictions.from_protos(list(response.predictions),
                                        response.num_samples, rows.shape[1])
+
+    def _by_name(self, model: str, x, y):
+        """x and y, DataFrames' columns put in the order of the model's
+        input and target names (one GetModel call; a model without input
+        names takes x's columns in order)."""
+        if not (frames.is_frame(x) or frames.is_frame(y)):
+            return x, y
+        info = self.info(model)
+        if frames.is_frame(x) and info.input_names:
+            x = frames.by_name(x, info.input_names, "x")
+        if frames.is_frame(y):
+            y = frames.by_name(y, info.target_names, "y")
+        return x, y
 
     def learn_stream(self, model: str,
                      answer_when_durable: bool = False) -> LearnStream:

@@ -38,3 +38,20 @@ def like(values, queries, names: List[str]):
     if values.ndim == 1:
         return pandas.Series(values, index=queries.index, name=names[0])
     return pandas.DataFrame(values, index=queries.index, columns=names)
+
+
+def by_name(frame, names: List[str], what: str):
+    """A DataFrame's columns in the order of the model's `names`, as a
+    float64 array; a ValueError naming the missing and unexpected columns
+    when its columns are not those names (as the CLI matches a CSV's)."""
+    columns = [str(column) for column in frame.columns]
+    missing = [name for name in names if name not in columns]
+    unexpected = [column for column in columns if column not in names]
+    if missing or unexpected:
+        raise ValueError(
+            f"{what}: the frame's columns are not the model's: missing "
+            f"{', '.join(missing) or 'none'}; unexpected "
+            f"{', '.join(unexpected) or 'none'}")
+    frame = frame.copy()
+    frame.columns = columns
+    return frame[names].to_numpy(dtype="float64")

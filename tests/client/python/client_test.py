@@ -54,6 +54,31 @@ class ClientTest(unittest.TestCase):
         self.assertIn(os.sep + "site-packages" + os.sep, streamreg.__file__)
         self.assertEqual("0.1.0", streamreg.__version__)
 
+    def test_data_frames_are_matched_to_the_models_names(self):
+        import pandas as pd
+        c = self.client
+        c.create("py-frames", inputs=self.inputs, targets=self.targets)
+        self.addCleanup(c.delete, "py-frames")
+        X = pd.DataFrame(self.X[:300], columns=self.inputs)
+        Y = pd.DataFrame(self.Y[:300], columns=self.targets)
+        # Columns in another order are put in the model's.
+        c.learn("py-frames", X[self.inputs[::-1]], Y[self.targets[::-1]])
+        c.create("py-arrays", inputs=self.inputs, targets=self.targets)
+        self.addCleanup(c.delete, "py-arrays")
+        c.learn("py-arrays", self.X[:300], self.Y[:300])
+        queries = X.iloc[:20, ::-1]
+        np.testing.assert_array_equal(c.predict("py-arrays", self.X[:20]).y,
+                                      c.predict("py-frames", queries).y)
+        # A renamed column is refused, naming it, and nothing is learned.
+        renamed = X.rename(columns={"q1": "joint1"})
+        with self.assertRaisesRegex(ValueError, "x: the frame's columns are "
+                                    "not the model's: missing q1; "
+                                    "unexpected joint1"):
+            c.learn("py-frames", renamed, Y)
+        with self.assertRaisesRegex(ValueError, "missing q1"):
+            c.predict("py-frames", renamed)
+        self.assertEqual(300, c.info("py-frames").samples)
+
     def test_create_learn_predict_metric_and_delete_with_arrays(self):
         c = self.client
         info = c.create("py-arm", inputs=self.inputs, targets=self.targets,
