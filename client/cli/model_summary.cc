@@ -90,9 +90,18 @@ std::string Learns(const v1::ModelSpec& spec) {
   return line;
 }
 
-std::string Figure(double value, const char* format = "%.4f") {
-  if (std::isnan(value) || std::isinf(value)) return kUnknown;
-  return absl::StrFormat(format, value);
+bool Known(double value) { return std::isfinite(value); }
+
+std::string Error(double nmse) {
+  return Known(nmse) ? absl::StrFormat("%.4f", nmse) : kUnknown;
+}
+
+std::string HalfWidth(double width) {
+  return Known(width) ? absl::StrFormat("%.4g", width) : kUnknown;
+}
+
+std::string Percent(double fraction) {
+  return Known(fraction) ? absl::StrFormat("%.1f%%", 100 * fraction) : kUnknown;
 }
 
 // values[t], or `otherwise` where the server sent fewer.
@@ -118,8 +127,8 @@ std::vector<std::string> TargetRow(const v1::Model& model, int t) {
   std::string base = kUnknown;
   if (t < stats.uses_base_size()) base = stats.uses_base(t) ? "yes" : "no";
   return {model.spec().target_names(t),
-          Figure(At(stats.prequential_nmse(), t, nan)),
-          Figure(At(stats.honest_nmse(), t, nan)),
+          Error(At(stats.prequential_nmse(), t, nan)),
+          Error(At(stats.honest_nmse(), t, nan)),
           t < stats.regressor_size()
               ? SpecName<v1::Regressor>(kRegressorNames, stats.regressor(t))
               : kUnknown,
@@ -128,8 +137,8 @@ std::vector<std::string> TargetRow(const v1::Model& model, int t) {
               : kUnknown,
           Chose(stats, t),
           base,
-          Figure(At(stats.interval_half_width(), t, nan), "%.4g"),
-          Figure(100 * At(stats.interval_coverage(), t, nan), "%.1f%%")};
+          HalfWidth(At(stats.interval_half_width(), t, nan)),
+          Percent(At(stats.interval_coverage(), t, nan))};
 }
 
 // Rows as columns padded to their widest cell, two spaces apart.
