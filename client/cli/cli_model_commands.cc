@@ -245,11 +245,12 @@ absl::Status CreateCommand(Client& client, const CliOptions& options,
   if (!spec.ok()) return spec.status();
   absl::StatusOr<v1::Model> model = client.CreateModel(*name, *spec);
   if (!model.ok()) return model.status();
-  std::fprintf(out, "created %s: %u inputs, %d targets, %s, %s\n",
-               model->name().c_str(), model->spec().input_dim(),
-               model->spec().target_names_size(),
-               v1::Metric_Name(model->spec().metric()).c_str(),
-               v1::Regressor_Name(model->spec().regressor()).c_str());
+  std::fprintf(
+      out, "created %s: %u inputs, %d targets, metric %s, regressor %s\n",
+      model->name().c_str(), model->spec().input_dim(),
+      model->spec().target_names_size(),
+      SpecName<v1::Metric>(kMetricNames, model->spec().metric()),
+      SpecName<v1::Regressor>(kRegressorNames, model->spec().regressor()));
   return absl::OkStatus();
 }
 
@@ -259,18 +260,19 @@ absl::Status ListCommand(Client& client, const CliOptions& /*options*/,
   if (!models.ok()) return models.status();
   // The errors are means over the targets: prequential, and honest (leaving
   // out the samples just before each one scored).
-  std::fprintf(out, "%-24s %6s %7s %-24s %-22s %10s %10s %11s\n", "NAME",
+  std::fprintf(out, "%-24s %6s %7s %-9s %-12s %10s %10s %11s\n", "NAME",
                "INPUTS", "TARGETS", "METRIC", "REGRESSOR", "SAMPLES", "NMSE",
                "HONEST_NMSE");
   for (const v1::Model& model : *models) {
-    std::fprintf(out, "%-24s %6u %7d %-24s %-22s %10llu %10.4g %11.4g\n",
-                 model.name().c_str(), model.spec().input_dim(),
-                 model.spec().target_names_size(),
-                 v1::Metric_Name(model.spec().metric()).c_str(),
-                 v1::Regressor_Name(model.spec().regressor()).c_str(),
-                 static_cast<unsigned long long>(model.stats().num_samples()),
-                 MeanOverTargets(model.stats().prequential_nmse()),
-                 MeanOverTargets(model.stats().honest_nmse()));
+    std::fprintf(
+        out, "%-24s %6u %7d %-9s %-12s %10llu %10.4g %11.4g\n",
+        model.name().c_str(), model.spec().input_dim(),
+        model.spec().target_names_size(),
+        SpecName<v1::Metric>(kMetricNames, model.spec().metric()),
+        SpecName<v1::Regressor>(kRegressorNames, model.spec().regressor()),
+        static_cast<unsigned long long>(model.stats().num_samples()),
+        MeanOverTargets(model.stats().prequential_nmse()),
+        MeanOverTargets(model.stats().honest_nmse()));
   }
   return absl::OkStatus();
 }
@@ -321,18 +323,20 @@ absl::Status MetricCommand(Client& client, const CliOptions& options,
     const std::uint32_t rank =
         report->metrics().empty() ? 0 : report->metrics(0).rank();
     std::fprintf(out, "%s metric of %s (%s)\n",
-                 v1::Metric_Name(report->kind()).c_str(), name->c_str(),
+                 SpecName<v1::Metric>(kMetricNames, report->kind()),
+                 name->c_str(),
                  rank == 0 ? "no map before the first fit"
                            : absl::StrCat("maps of rank ", rank).c_str());
   } else if (report->kind() == v1::METRIC_GLML) {
     std::fprintf(out,
                  "%s metric of %s (per query and target, from a global "
                  "Gaussian of inputs and targets)\n",
-                 v1::Metric_Name(report->kind()).c_str(), name->c_str());
+                 SpecName<v1::Metric>(kMetricNames, report->kind()),
+                 name->c_str());
   } else {
     std::fprintf(out, "%s metric of %s (%.0f gradient estimates)\n",
-                 v1::Metric_Name(report->kind()).c_str(), name->c_str(),
-                 report->gradient_samples());
+                 SpecName<v1::Metric>(kMetricNames, report->kind()),
+                 name->c_str(), report->gradient_samples());
   }
   for (const v1::LearnedMetric& metric : report->metrics()) {
     std::fprintf(

@@ -118,7 +118,7 @@ TEST_F(CliCommandsTest, CreateTakesInputsAndTargetsFromTheCsvHeader) {
   const CommandRun run = Run(CreateCommand, options);
   ASSERT_TRUE(run.status.ok()) << run.status;
   EXPECT_EQ(run.output,
-            "created arm: 3 inputs, 2 targets, METRIC_EGOP, REGRESSOR_KNN\n");
+            "created arm: 3 inputs, 2 targets, metric egop, regressor knn\n");
   absl::StatusOr<v1::Model> model = client_->GetModel("arm");
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->spec().input_dim(), 3u);
@@ -442,8 +442,7 @@ TEST_F(CliCommandsTest, ListInfoMetricRefitAndDeleteReportTheModel) {
   options.json.clear();
   const CommandRun metric = Run(MetricCommand, options);
   ASSERT_TRUE(metric.status.ok());
-  EXPECT_THAT(metric.output,
-              StartsWith("METRIC_MLKR metric of arm (maps of rank 3)"));
+  EXPECT_THAT(metric.output, StartsWith("mlkr metric of arm (maps of rank 3)"));
   for (const char* input : {"x0", "x1", "x2"}) {
     EXPECT_THAT(metric.output, HasSubstr(input));
   }
@@ -477,7 +476,7 @@ TEST_F(CliCommandsTest, AnMlkrModelShowsItsInputWeightsAndSpectrum) {
   const CommandRun metric = Run(MetricCommand, options);
   ASSERT_TRUE(metric.status.ok()) << metric.status;
   EXPECT_THAT(metric.output,
-              StartsWith("METRIC_MLKR metric of mapped (maps of rank 2)\n"));
+              StartsWith("mlkr metric of mapped (maps of rank 2)\n"));
   EXPECT_THAT(
       metric.output,
       HasSubstr("all targets — MLKR input weights (diagonal of A^T A)"));
@@ -500,7 +499,7 @@ TEST_F(CliCommandsTest, AGlmlModelHasNoBaseAndShowsEachTargetsGradient) {
   const CommandRun metric = Run(MetricCommand, options);
   ASSERT_TRUE(metric.status.ok()) << metric.status;
   EXPECT_THAT(metric.output,
-              StartsWith("METRIC_GLML metric of local (per query and target, "
+              StartsWith("glml metric of local (per query and target, "
                          "from a global Gaussian of inputs and targets)\n"));
   EXPECT_THAT(metric.output,
               HasSubstr("|gradient of target 0| under the Gaussian"));

@@ -59,7 +59,7 @@ grep -q "locked by another process" "$work/second.err" ||
 # --- the CLI on SARCOS ---
 [ "$(sr health)" = SERVING ] || fail "health"
 sr create --name arm --csv "$sarcos" --metric egop --regressor kernel |
-  grep -q "created arm: 21 inputs, 7 targets, METRIC_EGOP" || fail "create"
+  grep -q "created arm: 21 inputs, 7 targets, metric egop, regressor kernel" || fail "create"
 sr ingest --model arm --csv "$sarcos" --limit 2000 --batch 300 >"$work/ingest.out"
 grep -q "ingested 2000 samples into arm" "$work/ingest.out" || fail "ingest"
 sr predict --model arm --csv "$sarcos" --limit 100 --out "$work/p.csv" \
