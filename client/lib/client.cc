@@ -118,9 +118,34 @@ absl::Status Client::RetriedFor(const std::string& model, const Call& call) {
   });
 }
 
+template <class Call>
+absl::Status Client::ReadFrom(const std::string& model, const Call& call) {
+  std::size_t silent = 0;  // servers passed over in this call
+  return RetriedFor(model, [&](ServerStubs& server, int) {
+    const bool others_left = router_.CandidatesFor(model) > silent + 1;
+    const absl::Duration wait =
+        others_left
+            ? std::min(options_.timeout, options_.replica_attempt_timeout)
+            : options_.timeout;
+    const absl::Status status = call(server, *NewContext(wait));
+    if (others_left && absl::IsDeadlineExceeded(status)) {
+      ++silent;
+      return absl::UnavailableError(
+          absl::StrCat("server ", server.address, " did not answer within ",
+                       absl::FormatDuration(wait), "; asking another"));
+    }
+    return status;
+  });
+}
+
 std::unique_ptr<grpc::ClientContext> Client::NewContext() const {
+  return NewContext(options_.timeout);
+}
+
+std::unique_ptr<grpc::ClientContext> Client::NewContext(
+    absl::Duration timeout) const {
   auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   return context;
 }
 
@@ -148,9 +173,9 @@ absl::StatusOr<v1::Model> Client::GetModel(const std::string& name) {
   v1::GetModelRequest request;
   request.set_name(name);
   v1::Model model;
-  absl::Status status = RetriedFor(name, [&](ServerStubs& server, int) {
-    return FromGrpcStatus(
-        server.models->GetModel(NewContext().get(), request, &model));
+  absl::Status status = ReadFrom(name, [&](ServerStubs& server,
+                                           grpc::ClientContext& context) {
+    return FromGrpcStatus(server.models->GetModel(&context, request, &model));
   });
   if (!status.ok()) return status;
   return model;
@@ -162,11 +187,12 @@ absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
   v1::ListModelsRequest request;
   do {
     v1::ListModelsResponse page;
-    absl::Status status = RetriedFor("", [&](ServerStubs& server, int) {
-      page.Clear();
-      return FromGrpcStatus(
-          server.models->ListModels(NewContext().get(), request, &page));
-    });
+    absl::Status status =
+        ReadFrom("", [&](ServerStubs& server, grpc::ClientContext& context) {
+          page.Clear();
+          return FromGrpcStatus(
+              server.models->ListModels(&context, request, &page));
+        });
     if (!status.ok()) return status;
     for (v1::Model& model : *page.mutable_models()) {
       models.push_back(std::move(model));
@@ -212,9 +238,9 @@ absl::StatusOr<v1::MetricReport> Client::GetMetric(const std::string& name) {
   v1::GetMetricRequest request;
   request.set_name(name);
   v1::MetricReport report;
-  absl::Status status = RetriedFor(name, [&](ServerStubs& server, int) {
-    return FromGrpcStatus(
-        server.models->GetMetric(NewContext().get(), request, &report));
+  absl::Status status = ReadFrom(name, [&](ServerStubs& server,
+                                           grpc::ClientContext& context) {
+    return FromGrpcStatus(server.models->GetMetric(&context, request, &report));
   });
   if (!status.ok()) return status;
   return report;
@@ -264,10 +290,11 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
                                                  x.begin() + (q + 1) * dim);
     }
     v1::PredictResponse response;
-    absl::Status status = RetriedFor(model, [&](ServerStubs& server, int) {
-      return FromGrpcStatus(
-          server.regression->Predict(NewContext().get(), request, &response));
-    });
+    absl::Status status =
+        ReadFrom(model, [&](ServerStubs& server, grpc::ClientContext& context) {
+          return FromGrpcStatus(
+              server.regression->Predict(&context, request, &response));
+        });
     if (!status.ok()) return status;
     for (v1::Prediction& prediction : *response.mutable_predictions()) {
       predictions.push_back(std::move(prediction));

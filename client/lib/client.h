@@ -40,6 +40,11 @@ struct ClientOptions {
   std::string address = "127.0.0.1:50051";
   // Deadline of each unary call and each Ingest stream.
   absl::Duration timeout = absl::Seconds(60);
+  // A read (GetModel, ListModels, GetMetric, Predict) that another server
+  // could answer waits this long for a server before it asks the next
+  // (a paused or stalled replica); the last server it may ask gets the
+  // whole timeout.
+  absl::Duration replica_attempt_timeout = absl::Seconds(1);
   RetryPolicy retry;
   std::size_t max_message_bytes = 64 << 20;
   // Samples per Ingest message.
@@ -150,6 +155,12 @@ class Client {
   // attempt where the router says.
   template <class Call>
   absl::Status RetriedFor(const std::string& model, const Call& call);
+  // The same for a read, `call(stubs, context)`: while other servers of
+  // the model are left to ask, an attempt waits replica_attempt_timeout
+  // and a server silent that long is passed over (UNAVAILABLE).
+  template <class Call>
+  absl::Status ReadFrom(const std::string& model, const Call& call);
+  std::unique_ptr<grpc::ClientContext> NewContext(absl::Duration timeout) const;
 
   ClientOptions options_;
   ServerRouter router_;

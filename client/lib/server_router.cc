@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
+#include "absl/time/clock.h"
 #include "common/served_by.h"
 
 namespace streamreg {
@@ -37,13 +39,38 @@ std::shared_ptr<ServerStubs> ServerRouter::StubsOf(const std::string& address) {
   return stubs;
 }
 
+const std::string& ServerRouter::FirstAvailable(
+    const std::vector<std::string>& line) {
+  const absl::Time now = absl::Now();
+  for (const std::string& address : line) {
+    const auto avoided = avoid_until_.find(address);
+    if (avoided == avoid_until_.end() || avoided->second <= now) {
+      return address;
+    }
+  }
+  return line.front();
+}
+
 std::shared_ptr<ServerStubs> ServerRouter::For(const std::string& model) {
   absl::MutexLock lock(&mutex_);
   if (const auto owners = owners_.find(model);
       !model.empty() && owners != owners_.end() && !owners->second.empty()) {
-    return StubsOf(owners->second.front());
+    return StubsOf(FirstAvailable(owners->second));
   }
-  return StubsOf(servers_[preferred_]);
+  std::vector<std::string> line;  // from the preferred server on
+  for (std::size_t i = 0; i < servers_.size(); ++i) {
+    line.push_back(servers_[(preferred_ + i) % servers_.size()]);
+  }
+  return StubsOf(FirstAvailable(line));
+}
+
+std::size_t ServerRouter::CandidatesFor(const std::string& model) {
+  absl::MutexLock lock(&mutex_);
+  if (const auto owners = owners_.find(model);
+      !model.empty() && owners != owners_.end() && !owners->second.empty()) {
+    return owners->second.size();
+  }
+  return servers_.size();
 }
 
 void ServerRouter::Failed(const std::string& model, const ServerStubs& used,
@@ -55,6 +82,7 @@ void ServerRouter::Failed(const std::string& model, const ServerStubs& used,
   }
   if (!ServerFailed(status)) return;
   absl::MutexLock lock(&mutex_);
+  avoid_until_[used.address] = absl::Now() + kAvoidFor;
   if (const auto owners = owners_.find(model);
       owners != owners_.end() && !owners->second.empty() &&
       owners->second.front() == used.address) {

@@ -11,6 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
 #include "streamreg/v1/regression_service.grpc.pb.h"
@@ -31,7 +32,9 @@ struct ServerStubs {
 // does not serve a model answers UNAVAILABLE naming those that do), else
 // the first of the given servers that has not just failed. A server that
 // fails a call with UNAVAILABLE or DEADLINE_EXCEEDED goes to the back of
-// the line for the next attempt. Thread-safe.
+// the line for the next attempt, and is passed over for kAvoidFor while
+// another is left (a cluster naming it again does not bring it back
+// first). Thread-safe.
 class ServerRouter {
  public:
   using ChannelFactory =
@@ -52,11 +55,20 @@ class ServerRouter {
   // A cluster named `servers` as serving `model` (a listing's
   // ModelElsewhere): calls about it go there.
   void Serves(const std::string& model, std::vector<std::string> servers);
+  // How many servers a call about `model` may go to: those named for it,
+  // else the given ones.
+  std::size_t CandidatesFor(const std::string& model);
+
+  // How long a server that failed a call is passed over.
+  static constexpr absl::Duration kAvoidFor = absl::Seconds(10);
 
   const std::vector<std::string>& servers() const { return servers_; }
 
  private:
   std::shared_ptr<ServerStubs> StubsOf(const std::string& address)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The first of `line` not failed within kAvoidFor (else the first).
+  const std::string& FirstAvailable(const std::vector<std::string>& line)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const std::vector<std::string> servers_;
@@ -69,6 +81,8 @@ class ServerRouter {
   // The servers a cluster named per model, the next to try first.
   std::map<std::string, std::vector<std::string>> owners_
       ABSL_GUARDED_BY(mutex_);
+  // When each server that failed a call may be asked first again.
+  std::map<std::string, absl::Time> avoid_until_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace streamreg

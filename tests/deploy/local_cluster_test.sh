@@ -6,7 +6,9 @@
 # answer the same predictions and counts, every server lists it, and `down`
 # stops every process.
 #
-# The Python client, given only that server, is sent there too.
+# The Python client, given only that server, is sent there too. A replica
+# paused with SIGSTOP does not hold up reads: the CLI and the Python client
+# ask the other one within 3 s.
 #
 # usage: local_cluster_test.sh SOURCE_DIR STREAMREG_SERVER STREAMREG_CLI
 #                              PYTHON_STUBS_DIR
@@ -99,6 +101,56 @@ with streamreg.Client(address, timeout=10) as client:
     client.learn("boat", np.column_stack([i, -i]), i, batch_size=20)
     assert client.info("boat").samples == 50
     client.delete("boat")
+EOF
+
+# A replica paused (SIGSTOP: a stall, a VM migration) while clients are
+# given the server that does not serve the model and the other replica:
+# each read is answered within 3 s (a silent server is passed over after
+# the client's replica attempt timeout, 1 s), by the CLI afresh and by a
+# Python client that knew the paused one, with the same predictions.
+pid_of() { grep "^$1 " "$work/servers" | cut -d' ' -f2; }
+millis() { date +%s%3N; }
+for i in 0 1; do
+  paused=${serving[$i]} live=${serving[$((1 - i))]}
+  "$cli" --server "$live" predict --model yacht --csv "$csv" --limit 50 \
+    >"$work/before.csv"
+  kill -STOP "$(pid_of "$paused")"
+  for attempt in 1 2 3; do
+    start=$(millis)
+    "$cli" --server "${others[0]},$live" predict --model yacht --csv "$csv" \
+      --limit 50 >"$work/paused.csv" 2>"$work/paused.err" ||
+      { kill -CONT "$(pid_of "$paused")"; fail "predict with $paused paused: $(cat "$work/paused.err")"; }
+    took=$(($(millis) - start))
+    [ "$took" -lt 3000 ] ||
+      { kill -CONT "$(pid_of "$paused")"; fail "predict with $paused paused took $took ms"; }
+    cmp -s "$work/paused.csv" "$work/before.csv" ||
+      { kill -CONT "$(pid_of "$paused")"; fail "other predictions with $paused paused"; }
+  done
+  kill -CONT "$(pid_of "$paused")"
+done
+PYTHONPATH="$python_stubs" /usr/bin/python3 - "$work" "${others[0]}" \
+    "${serving[@]}" <<'EOF' || fail "the Python client with a replica paused"
+import os, signal, sys, time
+import numpy as np
+import streamreg
+work, other, replicas = sys.argv[1], sys.argv[2], sys.argv[3:]
+pids = dict(line.split() for line in open(os.path.join(work, "servers")))
+x = np.array([[-2.3, 0.568, 4.78, 3.99, 3.17, 0.125]])
+for paused in replicas:
+    live = [r for r in replicas if r != paused][0]
+    with streamreg.Client(f"{other},{live}", timeout=10) as client:
+        expected = client.predict("yacht", x).y  # knows both replicas now
+        os.kill(int(pids[paused]), signal.SIGSTOP)
+        try:
+            worst, start = 0.0, time.monotonic()
+            while time.monotonic() - start < 3:
+                began = time.monotonic()
+                np.testing.assert_array_equal(expected,
+                                              client.predict("yacht", x).y)
+                worst = max(worst, time.monotonic() - began)
+        finally:
+            os.kill(int(pids[paused]), signal.SIGCONT)
+        assert worst < 3, f"{paused} paused: a prediction took {worst:.2f} s"
 EOF
 
 pids=$(cut -d' ' -f2 "$work/servers" "$work/nats")

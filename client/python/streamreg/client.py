@@ -62,7 +62,10 @@ class Client:
 
     address: "host:port", or several servers of a cluster separated by
     commas (calls about a model go to the servers the cluster names for it).
-    timeout: seconds each attempt of a call may take. retry: how calls that
+    timeout: seconds each attempt of a call may take; a read (info, list,
+    metric, predict) that another server of a cluster could answer waits
+    replica_attempt_timeout for a server before it asks the next (a paused
+    replica), the last one the whole timeout. retry: how calls that
     may be repeated are retried (RetryPolicy: on UNAVAILABLE, ABORTED and
     overload refusals, with backoff, within its deadline); learn() is
     retried too, safely: its samples carry ids, and the server skips those
@@ -78,7 +81,8 @@ class Client:
     """
 
     def __init__(self, address: str = "127.0.0.1:50051", *,
-                 timeout: float = 10.0, retry: RetryPolicy = RetryPolicy(),
+                 timeout: float = 10.0, replica_attempt_timeout: float = 1.0,
+                 retry: RetryPolicy = RetryPolicy(),
                  root_certificates: Optional[bytes] = None,
                  certificate_chain: Optional[bytes] = None,
                  private_key: Optional[bytes] = None,
@@ -93,6 +97,7 @@ class Client:
         self._token = token
         self._channels: Dict[str, Tuple[grpc.Channel, object, object]] = {}
         self.timeout = timeout
+        self.replica_attempt_timeout = replica_attempt_timeout
         self.retry = retry
         self._next_id = random.randrange(1, 1 << 62)
 
@@ -127,21 +132,35 @@ class Client:
         self._next_id += 1
         return self._next_id
 
-    def _call(self, model: str, call: Callable, retried: bool = True):
+    def _call(self, model: str, call: Callable, retried: bool = True,
+              read: bool = False):
         """call(models stub, regression stub, timeout) on a server of
         `model`, retried as the class says (with `retried` false, only sent
-        on to the servers a cluster names for the model); raises Error."""
+        on to the servers a cluster names for the model); raises Error.
+        A `read` another server could answer waits replica_attempt_timeout
+        for a server while others are left to ask, then passes it over (a
+        paused or stalled replica)."""
         start = time.monotonic()
         attempts = self.retry.attempts
+        silent = 0  # servers passed over in this call
         for attempt in range(attempts):
             address = self._router.address_for(model)
             _, models, regression = self._stubs(address)
             left = self.retry.deadline - (time.monotonic() - start)
+            others_left = read and self._router.candidates(model) > silent + 1
+            wait_for = (min(self.timeout, self.replica_attempt_timeout)
+                        if others_left else self.timeout)
             try:
                 return call(models, regression,
-                            max(0.001, min(self.timeout, left)))
+                            max(0.001, min(wait_for, left)))
             except grpc.RpcError as rpc_error:
                 error = Error.from_rpc_error(rpc_error)
+            if (others_left and
+                    error.code == grpc.StatusCode.DEADLINE_EXCEEDED):
+                silent += 1
+                error = Error(grpc.StatusCode.UNAVAILABLE,
+                              f"server {address} did not answer within "
+                              f"{wait_for:g} s; asking another")
             named = served_by(error.code, error.details)
             if named and model:
                 self._router.learn_owners(model, named)
@@ -220,7 +239,7 @@ class Client:
         acknowledged before the call is learned."""
         request = model_service_pb2.GetModelRequest(name=name)
         model = self._call(name, lambda models, _, timeout: models.GetModel(
-            request, timeout=timeout))
+            request, timeout=timeout), read=True)
         return ModelInfo.from_proto(model)
 
     def list(self) -> List[ModelInfo]:
@@ -230,7 +249,7 @@ class Client:
         while True:
             request = model_service_pb2.ListModelsRequest(page_token=token)
             page = self._call("", lambda models, _, timeout: models.ListModels(
-                request, timeout=timeout))
+                request, timeout=timeout), read=True)
             found.extend(ModelInfo.from_proto(m) for m in page.models)
             for model in page.elsewhere:
                 self._router.learn_owners(model.name, list(model.servers))
@@ -256,7 +275,7 @@ class Client:
         request = model_service_pb2.GetMetricRequest(name=name)
         return MetricInfo.from_proto(self._call(
             name, lambda models, _, timeout: models.GetMetric(
-                request, timeout=timeout)))
+                request, timeout=timeout), read=True))
 
     def refit(self, name: str) -> ModelInfo:
         """Recomputes the model's metric in batch over its stored samples
@@ -327,7 +346,8 @@ class Client:
             queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
             interval_level=interval_level, with_neighbors=with_neighbors)
         response = self._call(model, lambda _, regression, timeout:
-                              regression.Predict(request, timeout=timeout))
+                              regression.Predict(request, timeout=timeout),
+                              read=True)
         return Predictions.from_protos(list(response.predictions),
                                        response.num_samples, rows.shape[1])
 

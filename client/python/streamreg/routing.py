@@ -1,5 +1,6 @@
 """Which server of a cluster a call about a model goes to."""
 
+import time
 from typing import Dict, List
 
 import grpc
@@ -23,16 +24,32 @@ def served_by(code: grpc.StatusCode, details: str) -> List[str]:
 class Router:
     """The servers to try, in order: for a model, those a cluster named for
     it; for anything else, the configured ones, starting with the last that
-    answered."""
+    answered. A server that could not be reached or did not answer is
+    passed over for AVOID_FOR seconds while another is left (a cluster
+    naming it again does not bring it back first)."""
+
+    AVOID_FOR = 10.0
 
     def __init__(self, servers: List[str]):
         self.servers = servers
         self._preferred = 0
         self._owners: Dict[str, List[str]] = {}
+        self._avoid_until: Dict[str, float] = {}
 
     def address_for(self, model: str) -> str:
         owners = self._owners.get(model) if model else None
-        return owners[0] if owners else self.servers[self._preferred]
+        line = owners or (self.servers[self._preferred:] +
+                          self.servers[:self._preferred])
+        now = time.monotonic()
+        for address in line:
+            if self._avoid_until.get(address, 0.0) <= now:
+                return address
+        return line[0]
+
+    def candidates(self, model: str) -> int:
+        """How many servers a call about `model` may go to."""
+        owners = self._owners.get(model) if model else None
+        return len(owners) if owners else len(self.servers)
 
     def learn_owners(self, model: str, servers: List[str]) -> None:
         if model and servers:
@@ -40,6 +57,7 @@ class Router:
 
     def failed(self, model: str, address: str) -> None:
         """`address` could not be reached: try the next one."""
+        self._avoid_until[address] = time.monotonic() + self.AVOID_FOR
         owners = self._owners.get(model) if model else None
         if owners and owners[0] == address:
             owners.append(owners.pop(0))
