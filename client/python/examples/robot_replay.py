@@ -55,8 +55,11 @@ def main():
     input_names, target_names, inputs, targets = streamreg.read_csv(args.csv)
     if args.limit:
         inputs, targets = inputs[:args.limit], targets[:args.limit]
+    # A read (info, predict) waits until the model has learned every
+    # durable sample: after a stream at full speed into a young model, that
+    # can take seconds on a slow machine, hence a minute per call.
     with streamreg.Client(
-            args.server, root_certificates=read(args.tls_ca),
+            args.server, timeout=60, root_certificates=read(args.tls_ca),
             certificate_chain=read(args.tls_cert),
             private_key=read(args.tls_key),
             token=bearer_token(args.token_file)) as client:
