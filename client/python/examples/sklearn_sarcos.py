@@ -1,7 +1,9 @@
 """StreamRegressor beside scikit-learn's regressors on the SARCOS arm, then
 the robot loop with partial_fit. Notebook-sized: each block is a cell.
 
-    python sklearn_sarcos.py 127.0.0.1:50051 data/sarcos/sarcos_test.csv
+    python sklearn_sarcos.py 127.0.0.1:50051 data/sarcos/sarcos_test.csv [ROWS]
+
+(ROWS: the first ROWS rows only, at least 2000; all by default.)
 
 Needs scikit-learn (Debian: python3-sklearn) and pandas (python3-pandas).
 """
@@ -21,11 +23,13 @@ import streamreg
 from streamreg.sklearn import StreamRegressor
 
 address, csv = sys.argv[1], sys.argv[2]
+rows = int(sys.argv[3]) if len(sys.argv) > 3 else None
 
 # The arm's 21 joint positions, velocities and accelerations (q1..qdd7) and
 # its 7 torques (tau1..tau7), in the order they were recorded.
 inputs, targets, X, Y = streamreg.read_csv(csv)
-X, Y = pd.DataFrame(X, columns=inputs), pd.DataFrame(Y, columns=targets)
+X = pd.DataFrame(X[:rows], columns=inputs)
+Y = pd.DataFrame(Y[:rows], columns=targets)
 
 # One table: R^2 over the 7 torques on 5 later segments, each model trained
 # on everything recorded before its segment (a stream is judged in time).
@@ -42,7 +46,8 @@ candidates = {
 rows = []
 for name, model in candidates.items():
     start = time.perf_counter()
-    scores = cross_val_score(model, X, Y, cv=TimeSeriesSplit(5))
+    scores = cross_val_score(model, X, Y, cv=TimeSeriesSplit(5),
+                             error_score="raise")
     rows.append({"model": name, "mean R^2": scores.mean(),
                  "worst segment": scores.min(),
                  "seconds": time.perf_counter() - start})

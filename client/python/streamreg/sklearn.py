@@ -114,7 +114,9 @@ class StreamRegressor(RegressorMixin, BaseEstimator):
 
     server: "host:port" (several of a cluster, comma-separated); model: the
     server model's name (None: a fresh "sklearn-<random>" per fit);
-    timeout, token, root_certificates: as streamreg.Client's.
+    timeout: seconds a server call may take (fit waits until the server has
+    learned every row, which for a large fit on a slow machine takes
+    minutes); token, root_certificates: as streamreg.Client's.
 
     The estimator owns the model it created and deletes it on close(), at
     the end of a `with` block, on the next fit, or when the estimator is
@@ -144,7 +146,7 @@ class StreamRegressor(RegressorMixin, BaseEstimator):
                  capacity_limit: Optional[int] = None, seed: int = 0,
                  interval_level: Optional[float] = None,
                  mlkr_rank: Optional[int] = None, tuning=None,
-                 model: Optional[str] = None, timeout: float = 10.0,
+                 model: Optional[str] = None, timeout: float = 600.0,
                  token: Optional[str] = None,
                  root_certificates: Optional[bytes] = None):
         self.server = server
@@ -175,11 +177,14 @@ class StreamRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y) -> "StreamRegressor":
         """A fresh server model (the one this estimator owned is deleted)
-        that has learned the rows of X, y in order."""
+        that has learned the rows of X, y in order; returns once the server
+        has learned them all (not only stored them), so that the time a fit
+        takes is in fit."""
         inputs, targets, vector = self._check_samples(X, y, reset=True)
         self._release()
         self._create(y, targets.shape[1], vector)
         self._learn_or_discard(inputs, targets)
+        self.info()  # waits until every row is learned
         return self
 
     def partial_fit(self, X, y) -> "StreamRegressor":

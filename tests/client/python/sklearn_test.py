@@ -301,7 +301,7 @@ class StreamRegressorTest(unittest.TestCase):
         run = subprocess.run(
             [sys.executable,
              os.path.join(REPO, "client/python/examples/sklearn_sarcos.py"),
-             self.server.address, SARCOS],
+             self.server.address, SARCOS, "2000"],
             check=True, capture_output=True, text=True, timeout=240)
         lines = run.stdout.splitlines()
         table = {line.rsplit(None, 3)[0].strip(): float(line.split()[-3])
