@@ -269,6 +269,16 @@ class StreamRegressorTest(unittest.TestCase):
         self.assertEqual("ALREADY_EXISTS", refused.exception.code.name)
         del estimator  # garbage collected: its model goes
         self.assert_nothing_left()
+        # A program that ends with its estimator alive deletes the model.
+        subprocess.run([sys.executable, "-c", f"""
+import numpy as np
+from streamreg.sklearn import StreamRegressor
+StreamRegressor({self.server.address!r}, model="py-at-exit").fit(
+    np.arange(20.0).reshape(10, 2), np.arange(10.0))
+kept = StreamRegressor({self.server.address!r}, model="py-kept")
+kept.fit(np.arange(20.0).reshape(10, 2), np.arange(10.0))
+"""], check=True, timeout=120)
+        self.assert_nothing_left()
 
     def test_bad_options_and_samples_are_refused_and_leave_nothing(self):
         X, Y = self.X[:50], self.Y[:50]
