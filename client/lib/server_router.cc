@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <utility>
-#include <vector>
 
 #include "absl/time/clock.h"
 #include "common/served_by.h"
@@ -39,38 +38,40 @@ std::shared_ptr<ServerStubs> ServerRouter::StubsOf(const std::string& address) {
   return stubs;
 }
 
-const std::string& ServerRouter::FirstAvailable(
-    const std::vector<std::string>& line) {
-  const absl::Time now = absl::Now();
-  for (const std::string& address : line) {
-    const auto avoided = avoid_until_.find(address);
-    if (avoided == avoid_until_.end() || avoided->second <= now) {
-      return address;
-    }
+bool ServerRouter::Avoided(const std::string& address, absl::Time now) const {
+  const auto avoided = avoid_until_.find(address);
+  return avoided != avoid_until_.end() && avoided->second > now;
+}
+
+const std::vector<std::string>* ServerRouter::OwnersOf(
+    const std::string& model) const {
+  const auto owners = owners_.find(model);
+  if (model.empty() || owners == owners_.end() || owners->second.empty()) {
+    return nullptr;
   }
-  return line.front();
+  return &owners->second;
 }
 
 std::shared_ptr<ServerStubs> ServerRouter::For(const std::string& model) {
   absl::MutexLock lock(&mutex_);
-  if (const auto owners = owners_.find(model);
-      !model.empty() && owners != owners_.end() && !owners->second.empty()) {
-    return StubsOf(FirstAvailable(owners->second));
+  const absl::Time now = absl::Now();
+  if (const std::vector<std::string>* owners = OwnersOf(model)) {
+    for (const std::string& owner : *owners) {
+      if (!Avoided(owner, now)) return StubsOf(owner);
+    }
+    return StubsOf(owners->front());
   }
-  std::vector<std::string> line;  // from the preferred server on
-  for (std::size_t i = 0; i < servers_.size(); ++i) {
-    line.push_back(servers_[(preferred_ + i) % servers_.size()]);
+  for (std::size_t i = 0; i < servers_.size(); ++i) {  // preferred first
+    const std::string& server = servers_[(preferred_ + i) % servers_.size()];
+    if (!Avoided(server, now)) return StubsOf(server);
   }
-  return StubsOf(FirstAvailable(line));
+  return StubsOf(servers_[preferred_]);
 }
 
 std::size_t ServerRouter::CandidatesFor(const std::string& model) {
   absl::MutexLock lock(&mutex_);
-  if (const auto owners = owners_.find(model);
-      !model.empty() && owners != owners_.end() && !owners->second.empty()) {
-    return owners->second.size();
-  }
-  return servers_.size();
+  const std::vector<std::string>* owners = OwnersOf(model);
+  return owners != nullptr ? owners->size() : servers_.size();
 }
 
 void ServerRouter::Failed(const std::string& model, const ServerStubs& used,

@@ -67,8 +67,11 @@ class ServerRouter {
  private:
   std::shared_ptr<ServerStubs> StubsOf(const std::string& address)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // The first of `line` not failed within kAvoidFor (else the first).
-  const std::string& FirstAvailable(const std::vector<std::string>& line)
+  // The servers a cluster named for `model`, or null (none, or no model).
+  const std::vector<std::string>* OwnersOf(const std::string& model) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Whether `address` failed a call within kAvoidFor before `now`.
+  bool Avoided(const std::string& address, absl::Time now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const std::vector<std::string> servers_;

@@ -69,7 +69,7 @@ class RpcMetricsInterceptor : public grpc::experimental::Interceptor {
   explicit RpcMetricsInterceptor(RpcMetrics::Method* method)
       : method_(method),
         start_(std::chrono::steady_clock::now()),
-        per_message_(method->type == "bidi_stream") {
+        per_message_(method->PerMessage()) {
     method_->started.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -257,7 +257,7 @@ void RpcMetrics::Write(PrometheusText& out) const {
              "stream (Learn, PredictStream) to its answer, observed as the "
              "stream runs.");
   for (const Method* m : methods) {
-    if (m->type != "bidi_stream") continue;
+    if (!m->PerMessage()) continue;
     out.Histogram("streamreg_stream_message_handling_seconds", labels(*m),
                   m->message_handling.Read());
   }

@@ -51,6 +51,8 @@ class RpcMetrics {
     LatencyHistogram handling;
     // Bidirectional streams: each message's arrival to its answer.
     LatencyHistogram message_handling;
+    // Whether message_handling is kept: a bidirectional stream.
+    bool PerMessage() const { return type == "bidi_stream"; }
   };
   // Every method, in a stable order: by service, then name; the unknown
   // ones last.

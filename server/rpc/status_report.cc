@@ -49,7 +49,7 @@ Json LatencyJson(const RpcMetrics& rpc) {
   Json methods = Json::array();
   for (const RpcMetrics::Method* method : rpc.Methods()) {
     if (method->service.rfind("streamreg.", 0) != 0) continue;
-    const bool per_message = method->type == "bidi_stream";
+    const bool per_message = method->PerMessage();
     const LatencyHistogram::Counts counts =
         per_message ? method->message_handling.Read() : method->handling.Read();
     if (counts.count == 0) continue;
