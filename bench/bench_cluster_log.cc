@@ -9,7 +9,9 @@
 // samples/s; --json writes them.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "server/cluster/log_entries.h"
 #include "server/cluster/model_log.h"
 #include "server/cluster/retried_until.h"
+#include "server/cluster/snapshot_store.h"
 #include "server/storage/model_journal.h"
 
 ABSL_FLAG(std::string, nats, "",
@@ -33,6 +36,9 @@ ABSL_FLAG(std::size_t, appends, 2000, "Appends per configuration");
 ABSL_FLAG(std::string, batches, "1,40", "Samples per append");
 ABSL_FLAG(std::string, replicas, "1,3", "Copies of the log");
 ABSL_FLAG(std::string, dir, "", "Where the journal writes (default: /tmp)");
+ABSL_FLAG(std::size_t, snapshot_mb, 64,
+          "Size of the snapshot put into and read back from JetStream "
+          "(R = 3; 0: none)");
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
 
 namespace streamreg {
@@ -84,6 +90,44 @@ std::vector<std::size_t> Sizes(const std::string& text) {
   return sizes;
 }
 
+// Puts a snapshot of `mb` MiB (incompressible bytes) into a model's
+// snapshot stream, 3 copies, and reads it back as a server hosting the
+// model does: each timed once, as samples/s of a 10^6-sample model's
+// snapshot (300 MB) would not mean much; the figure is MB/s.
+void TimeSnapshot(JetStreamClient& client, std::size_t mb,
+                  std::vector<Figures>* results) {
+  std::string bytes(mb << 20, '\0');
+  std::mt19937_64 random(7);
+  for (std::size_t i = 0; i + 8 <= bytes.size(); i += 8) {
+    const std::uint64_t word = random();
+    std::memcpy(bytes.data() + i, &word, 8);
+  }
+  absl::StatusOr<SnapshotStore> store =
+      RetriedUntil(absl::Now() + absl::Seconds(60), [&] {
+        return SnapshotStore::Open(client, "bench-snapshot", {.replicas = 3});
+      });
+  if (!store.ok()) Die(store.status());
+  const auto timed = [&](std::string what, const auto& step) {
+    Figures figures =
+        Time(std::move(what), mb, 1, [&](std::size_t) { step(); });
+    // Its batch is the MiB moved, its samples/s MiB/s.
+    results->push_back(figures);
+  };
+  timed("snapshot put, MiB", [&] {
+    if (absl::StatusOr<std::uint64_t> put = store->Put(1, bytes); !put.ok()) {
+      Die(put.status());
+    }
+  });
+  timed("snapshot read, MiB", [&] {
+    absl::StatusOr<SnapshotStore::Snapshot> read = store->Newest();
+    if (!read.ok()) Die(read.status());
+    if (read->bytes != bytes) {
+      Die(absl::DataLossError("the snapshot read back differs"));
+    }
+  });
+  (void)SnapshotStore::Remove(client, "bench-snapshot");
+}
+
 int Run() {
   const std::vector<std::string> servers =
       absl::StrSplit(absl::GetFlag(FLAGS_nats), ',', absl::SkipEmpty());
@@ -132,6 +176,9 @@ int Run() {
                }));
       (void)log->Delete();
     }
+  }
+  if (const std::size_t mb = absl::GetFlag(FLAGS_snapshot_mb); mb > 0) {
+    TimeSnapshot(**client, mb, &results);
   }
   std::string dir = absl::GetFlag(FLAGS_dir);
   if (dir.empty())

@@ -158,6 +158,7 @@ kill -9 "$owner_pid"
 for _ in $(seq 250); do kill -0 "$owner_pid" 2>/dev/null || break; sleep 0.02; done
 nats=$(cut -d' ' -f1 "$work/cluster/nats" | paste -sd, -)
 owner_log="$work/cluster/server$owner.log"
+hosted_before=$(grep -c "event=cluster_hosting model=bulk-cluster" "$owner_log" || true)
 restarted=$(date +%s.%N)
 "$build/server/streamreg-server" --listen "$owner_address" \
   --metrics_listen 127.0.0.1:0 --data_dir "$work/cluster/server$owner" \
@@ -171,12 +172,19 @@ metrics=$(sed -n 's|^streamreg-server metrics on http://\(.*\)/metrics$|\1|p' "$
   tail -5 "$owner_log" >&2
   exit 1
 }
-/usr/bin/python3 - "$metrics" "$samples" "$restarted" "$owner_log" <<'PYEOF'
+/usr/bin/python3 - "$metrics" "$samples" "$restarted" "$owner_log" "$hosted_before" <<'PYEOF'
 import re, sys, time, urllib.request
 metrics, samples, restarted, log = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+hosted_before = int(sys.argv[5])
 pattern = re.compile(r'^streamreg_model_samples_seen_total\{model="bulk-cluster"\} (\d+)', re.M)
 deadline = time.time() + 600
+hosted_after = None
 while time.time() < deadline:
+    if hosted_after is None and open(log).read().count(
+            "event=cluster_hosting model=bulk-cluster") > hosted_before:
+        hosted_after = time.time() - restarted
+        print(f"hosting  the restarted server hosts the bulk model after {hosted_after:.2f} s")
+        sys.stdout.flush()
     text = urllib.request.urlopen(f"http://{metrics}/metrics", timeout=5).read().decode()
     match = pattern.search(text)
     if match and int(match.group(1)) >= samples:

@@ -9,6 +9,11 @@
 #                                              "HOST:PORT PID" per line
 #                                              (nats://HOST:PORT for NATS)
 #   deploy/cluster/local-cluster.sh down DIR   stop everything DIR names
+#   deploy/cluster/local-cluster.sh restart DIR server|nats I
+#                                              stop server (or NATS node) I
+#                                              with SIGTERM and start it
+#                                              again where it was; wait until
+#                                              it has joined (is healthy)
 #
 # Server i keeps its data directory in DIR/server$i and logs to
 # DIR/server$i.log. The servers are streamreg-server from $STREAMREG_SERVER,
@@ -16,10 +21,12 @@
 # $STREAMREG_SERVER_FLAGS (say "--cluster_replicas 2").
 set -euo pipefail
 
-usage() { echo "usage: $0 up|down DIR" >&2; exit 2; }
-[ $# -eq 2 ] || usage
+usage() { echo "usage: $0 up|down DIR, or restart DIR server|nats I" >&2; exit 2; }
+[ $# -ge 2 ] || usage
 command=$1 dir=$2
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=deploy/cluster/stop-process.sh
+. "$here/stop-process.sh"
 root=$(cd "$here/../.." && pwd)
 
 server_binary() {
@@ -34,31 +41,21 @@ up() {
   mkdir -p "$dir"
   [ -e "$dir/servers" ] && { echo "$dir/servers exists: is a cluster up?" >&2; exit 1; }
   "$here/nats-cluster.sh" up "$dir" >/dev/null
-  local nats server
-  nats=$(cut -d' ' -f1 "$dir/nats" | paste -sd, -)
-  server=$(server_binary)
+  server_binary > "$dir/server.binary"
+  echo "${STREAMREG_SERVER_FLAGS:-}" > "$dir/server.flags"
   : > "$dir/servers.starting"
   for i in 0 1 2; do
     # The log exists before the server does: the wait below reads it at once,
     # while the background child may not yet have opened its redirection.
     : > "$dir/server$i.log"
     # Port 0: each server takes a free port and advertises it.
-    # shellcheck disable=SC2086
-    setsid "$server" --listen 127.0.0.1:0 --metrics_listen= \
-      --data_dir "$dir/server$i" --cluster "$nats" \
-      ${STREAMREG_SERVER_FLAGS:-} </dev/null >>"$dir/server$i.log" 2>&1 &
+    launch_server "$i" 127.0.0.1:0
     echo "$!" > "$dir/server$i.pid"
   done
   for i in 0 1 2; do
     local pid address=
     pid=$(cat "$dir/server$i.pid")
-    # The "listening" line comes once the server has joined the cluster.
-    for _ in $(seq 600); do
-      address=$(sed -n 's/^streamreg-server listening on //p' "$dir/server$i.log")
-      [ -n "$address" ] && break
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
+    address=$(joined_address "$i" "$pid" 0)
     if [ -z "$address" ]; then
       echo "server$i did not start; see $dir/server$i.log" >&2
       mv "$dir/servers.starting" "$dir/servers"
@@ -72,9 +69,55 @@ up() {
   cat "$dir/servers"
 }
 
+launch_server() {  # launch_server I LISTEN: server I, in the background
+  local nats
+  nats=$(cut -d' ' -f1 "$dir/nats" | paste -sd, -)
+  # shellcheck disable=SC2046
+  setsid "$(cat "$dir/server.binary")" --listen "$2" --metrics_listen= \
+    --data_dir "$dir/server$1" --cluster "$nats" \
+    $(cat "$dir/server.flags") </dev/null >>"$dir/server$1.log" 2>&1 &
+}
+
+# joined_address I PID SKIP: the address server I announces once it has
+# joined the cluster (its "listening" line after the first SKIP of its
+# log); empty if it ends or a minute passes first.
+joined_address() {
+  local address=
+  for _ in $(seq 600); do
+    address=$(sed -n 's/^streamreg-server listening on //p' "$dir/server$1.log" |
+      tail -n +"$(($3 + 1))" | head -1)
+    [ -n "$address" ] && break
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$address"
+}
+
+restart() {
+  local kind=$1 i=$2 address pid seen
+  [ -e "$dir/servers" ] || { echo "no $dir/servers" >&2; exit 1; }
+  case "$kind" in
+    nats) "$here/nats-cluster.sh" restart "$dir" "$i"; return ;;
+    server) ;;
+    *) usage ;;
+  esac
+  read -r address pid < <(sed -n "$((i + 1))p" "$dir/servers")
+  [ -n "$pid" ] || { echo "no server $i in $dir/servers" >&2; exit 1; }
+  stop_process "$pid" 10
+  seen=$(grep -c '^streamreg-server listening on ' "$dir/server$i.log" || true)
+  launch_server "$i" "$address"
+  pid=$!
+  sed -i "$((i + 1))s|.*|$address $pid|" "$dir/servers"
+  [ -n "$(joined_address "$i" "$pid" "$seen")" ] ||
+    { echo "server$i did not start again; see $dir/server$i.log" >&2; exit 1; }
+}
+
 stop_pids() {
   local list=$1
-  while read -r _ pid; do kill "$pid" 2>/dev/null || true; done < "$list"
+  while read -r _ pid; do
+    kill "$pid" 2>/dev/null || true
+    kill -CONT "$pid" 2>/dev/null || true  # a paused server takes it
+  done < "$list"
   while read -r _ pid; do
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
     kill -9 "$pid" 2>/dev/null || true
@@ -94,7 +137,8 @@ down() {
 }
 
 case "$command" in
-  up) up ;;
-  down) down ;;
+  up) [ $# -eq 2 ] || usage; up ;;
+  down) [ $# -eq 2 ] || usage; down ;;
+  restart) [ $# -eq 4 ] || usage; restart "$3" "$4" ;;
   *) usage ;;
 esac

@@ -8,14 +8,21 @@
 #                                             "nats://127.0.0.1:PORT PID" per
 #                                             node
 #   deploy/cluster/nats-cluster.sh down DIR   stop the nodes DIR/nats names
+#   deploy/cluster/nats-cluster.sh restart DIR I
+#                                             stop node I (SIGTERM: it
+#                                             leaves in order) and start it
+#                                             again on its ports and store;
+#                                             wait until it is healthy
 #
 # Each node stores in DIR/nodeI and logs to DIR/nodeI.log. Loopback only.
 set -euo pipefail
 
-usage() { echo "usage: $0 up|down DIR" >&2; exit 2; }
-[ $# -eq 2 ] || usage
+usage() { echo "usage: $0 up|down DIR, or restart DIR NODE" >&2; exit 2; }
+[ $# -ge 2 ] || usage
 command=$1 dir=$2
 nats_server=$(command -v nats-server || echo /usr/sbin/nats-server)
+# shellcheck source=deploy/cluster/stop-process.sh
+. "$(dirname "$0")/stop-process.sh"
 
 # A free loopback port below the kernel's ephemeral range, so that neither
 # an outgoing connection nor another program's port-0 bind takes it before
@@ -62,25 +69,13 @@ up() {
   local routes="nats://127.0.0.1:${cluster[0]},nats://127.0.0.1:${cluster[1]},nats://127.0.0.1:${cluster[2]}"
   : > "$dir/nats.starting"
   for i in 0 1 2; do
-    setsid "$nats_server" --jetstream --store_dir "$dir/node$i" \
-      --addr 127.0.0.1 --port "${client[i]}" --http_port "${monitor[i]}" \
-      --server_name "node$i" --cluster_name streamreg \
-      --cluster "nats://127.0.0.1:${cluster[i]}" --routes "$routes" \
-      --log "$dir/node$i.log" </dev/null >/dev/null 2>&1 &
+    # What `restart` starts the node with again.
+    echo "${client[i]} ${cluster[i]} ${monitor[i]} $routes" > "$dir/node$i.ports"
+    launch "$i"
     echo "nats://127.0.0.1:${client[i]} $!" >> "$dir/nats.starting"
   done
   for i in 0 1 2; do
-    local healthy=
-    for _ in $(seq 300); do
-      if /usr/bin/python3 - "${monitor[i]}" <<'EOF' 2>/dev/null; then
-import sys, urllib.request
-urllib.request.urlopen("http://127.0.0.1:%s/healthz" % sys.argv[1], timeout=1)
-EOF
-        healthy=1; break
-      fi
-      sleep 0.1
-    done
-    if [ -z "$healthy" ]; then
+    if ! wait_healthy "$i"; then
       echo "node$i did not become healthy; see $dir/node$i.log" >&2
       mv "$dir/nats.starting" "$dir/nats"
       down
@@ -91,10 +86,47 @@ EOF
   cat "$dir/nats"
 }
 
+launch() {  # launch I: node I on the ports DIR/nodeI.ports names
+  local i=$1 client cluster monitor routes
+  read -r client cluster monitor routes < "$dir/node$i.ports"
+  setsid "$nats_server" --jetstream --store_dir "$dir/node$i" \
+    --addr 127.0.0.1 --port "$client" --http_port "$monitor" \
+    --server_name "node$i" --cluster_name streamreg \
+    --cluster "nats://127.0.0.1:$cluster" --routes "$routes" \
+    --log "$dir/node$i.log" </dev/null >/dev/null 2>&1 &
+}
+
+wait_healthy() {  # wait_healthy I: until node I reports JetStream healthy
+  local monitor
+  monitor=$(cut -d' ' -f3 "$dir/node$1.ports")
+  for _ in $(seq 300); do
+    if /usr/bin/python3 - "$monitor" <<'EOF' 2>/dev/null; then
+import sys, urllib.request
+urllib.request.urlopen("http://127.0.0.1:%s/healthz" % sys.argv[1], timeout=1)
+EOF
+      return 0
+    fi
+    sleep 0.1
+  done
+  return 1
+}
+
+restart() {
+  local i=${1:?node} url pid
+  [ -e "$dir/nats" ] || { echo "no $dir/nats" >&2; exit 1; }
+  read -r url pid < <(sed -n "$((i + 1))p" "$dir/nats")
+  [ -n "$pid" ] || { echo "no node $i in $dir/nats" >&2; exit 1; }
+  stop_process "$pid"
+  launch "$i"
+  sed -i "$((i + 1))s|.*|$url $!|" "$dir/nats"
+  wait_healthy "$i" || { echo "node$i did not become healthy; see $dir/node$i.log" >&2; exit 1; }
+}
+
 down() {
   [ -e "$dir/nats" ] || { echo "no $dir/nats" >&2; exit 1; }
   while read -r _ pid; do
     kill "$pid" 2>/dev/null || true
+    kill -CONT "$pid" 2>/dev/null || true  # a paused node takes it
   done < "$dir/nats"
   while read -r _ pid; do
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
@@ -104,7 +136,8 @@ down() {
 }
 
 case "$command" in
-  up) up ;;
-  down) down ;;
+  up) [ $# -eq 2 ] || usage; up ;;
+  down) [ $# -eq 2 ] || usage; down ;;
+  restart) [ $# -eq 3 ] || usage; restart "$3" ;;
   *) usage ;;
 esac

@@ -348,9 +348,20 @@ absl::Status ClusterNode::Reconcile() {
 
 absl::StatusOr<std::vector<std::string>> ClusterNode::SteadyLiveServers() {
   absl::StatusOr<std::vector<std::string>> live = placements_->LiveServers();
-  if (!live.ok()) return live.status();
-  const absl::Time now = absl::Now();
   MutexLock lock(&seen_mutex_);
+  if (!live.ok()) {
+    listing_failed_ = true;
+    return live.status();
+  }
+  const absl::Time now = absl::Now();
+  if (listing_failed_) {
+    // The cluster could not be asked (a NATS node paused, an election):
+    // the servers' heartbeats may have been refused meanwhile and their
+    // liveness expired, so an absence now says nothing yet. Each known
+    // server gets its grace again from now.
+    for (auto& [server, seen] : last_seen_) seen = now;
+    listing_failed_ = false;
+  }
   for (const std::string& server : *live) last_seen_[server] = now;
   std::vector<std::string> steady;
   for (auto it = last_seen_.begin(); it != last_seen_.end();) {
@@ -402,8 +413,10 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
   // whose snapshot stream may still be electing its leader).
   absl::StatusOr<SnapshotStore::Snapshot> newest =
       absl::NotFoundError("no samples yet");
+  const absl::Time start = absl::Now();
   if (bounds->first > 1 || bounds->last > 1) newest = snapshots.Newest();
   if (newest.ok()) {
+    const absl::Time read = absl::Now();
     const std::string where =
         absl::StrCat("the snapshot of model '", name, "' at log sequence ",
                      newest->log_sequence);
@@ -421,6 +434,12 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
           where, " holds model '", restored->header.identity.name, "'"));
     }
     *from = newest->log_sequence + 1;
+    spdlog::info(
+        "event=cluster_snapshot_restored model={} log_sequence={} bytes={} "
+        "read_seconds={:.3f} restore_seconds={:.3f}",
+        name, newest->log_sequence, newest->bytes.size(),
+        absl::ToDoubleSeconds(read - start),
+        absl::ToDoubleSeconds(absl::Now() - read));
     return registry_->MakeRestored(*std::move(restored));
   }
   if (!absl::IsNotFound(newest.status())) {

@@ -144,6 +144,9 @@ class ClusterNode {
   // liveness renewed late under load, or a listing that missed it) still
   // counts for server_ttl / 2 after it was last seen, so a moment's absence
   // moves no model. A server that stops is taken for gone that much later.
+  // After the list could not be read (the cluster unreachable, when every
+  // server's heartbeats may have been refused and their liveness expired),
+  // each known server has server_ttl / 2 again to reappear.
   absl::StatusOr<std::vector<std::string>> SteadyLiveServers();
   // The placements rendezvous hashing gives over `live`, proposed where
   // they differ.
@@ -164,6 +167,8 @@ class ClusterNode {
   Mutex seen_mutex_;
   // When each server was last in the live list.
   std::map<std::string, absl::Time> last_seen_ ABSL_GUARDED_BY(seen_mutex_);
+  // The last try to read the live list failed.
+  bool listing_failed_ ABSL_GUARDED_BY(seen_mutex_) = false;
 
   std::jthread announcer_;
   std::jthread snapshotter_;

@@ -6,6 +6,11 @@
 #include "nats/nats.h"
 
 namespace streamreg {
+namespace {
+
+constexpr int kMissedPings = 2;
+
+}  // namespace
 
 absl::Status NatsError(int nats_status, int jetstream_code,
                        absl::string_view what) {
@@ -82,6 +87,17 @@ absl::StatusOr<std::unique_ptr<JetStreamClient>> JetStreamClient::Connect(
   }
   if (status == NATS_OK) {
     status = natsOptions_SetReconnectWait(nats_options, 100);
+  }
+  // A node that stops answering without closing the connection (paused,
+  // its link cut) is left for another after kMissedPings unanswered pings
+  // (the library's default, pings every 2 minutes, stalled this server's
+  // every call that long).
+  if (status == NATS_OK) {
+    status = natsOptions_SetPingInterval(
+        nats_options, absl::ToInt64Milliseconds(options.ping_interval));
+  }
+  if (status == NATS_OK) {
+    status = natsOptions_SetMaxPingsOut(nats_options, kMissedPings);
   }
   if (status == NATS_OK && options.only_listed_servers) {
     status = natsOptions_SetIgnoreDiscoveredServers(nats_options, true);
@@ -162,6 +178,34 @@ absl::Status JetStreamClient::PurgeBefore(const std::string& stream,
       js_PurgeStream(jetstream_, stream.c_str(), &purge, &code);
   if (status != NATS_OK) return NatsError(status, code, what);
   return absl::OkStatus();
+}
+
+absl::StatusOr<JetStreamClient::StreamState> JetStreamClient::State(
+    const std::string& stream, const std::string& subjects,
+    absl::string_view what) const {
+  jsOptions options;
+  jsOptions_Init(&options);
+  if (!subjects.empty()) options.Stream.Info.SubjectsFilter = subjects.c_str();
+  jsStreamInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_GetStreamInfo(&info, jetstream_, stream.c_str(), &options, &code);
+  if (status != NATS_OK) {
+    jsStreamInfo_Destroy(info);
+    return NatsError(status, code, what);
+  }
+  StreamState state;
+  state.first = info->State.FirstSeq;
+  state.last = info->State.LastSeq;
+  if (const jsStreamStateSubjects* listed = info->State.Subjects;
+      listed != nullptr) {
+    for (int i = 0; i < listed->Count; ++i) {
+      state.subjects.emplace_back(listed->List[i].Subject,
+                                  listed->List[i].Msgs);
+    }
+  }
+  jsStreamInfo_Destroy(info);
+  return state;
 }
 
 absl::StatusOr<JetStreamClient::Published> JetStreamClient::Publish(

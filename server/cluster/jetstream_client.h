@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +32,10 @@ class JetStreamClient {
     // How long a request (an append's publish ack, a stream operation)
     // waits for its answer.
     absl::Duration request_timeout = absl::Seconds(5);
+    // How often the connection pings its node: one that misses two pings
+    // in a row (paused, behind a cut link) is taken for gone and another
+    // node connected to.
+    absl::Duration ping_interval = absl::Seconds(1);
     // The connection's name, as the servers' monitoring shows it.
     std::string name = "streamreg";
     // Reconnects only to `servers`, not to the other nodes the cluster
@@ -66,6 +71,18 @@ class JetStreamClient {
   // purge of everything).
   absl::Status PurgeBefore(const std::string& stream, std::uint64_t keep_from,
                            absl::string_view what);
+  // What a stream holds now: its first and last sequence, and, with a
+  // `subjects` filter, each matching subject that holds messages and how
+  // many. Answered by the stream's leader (no consumer is made). `what`
+  // names it in errors.
+  struct StreamState {
+    std::uint64_t first = 0;  // LastSequence + 1 for an empty stream
+    std::uint64_t last = 0;
+    std::vector<std::pair<std::string, std::uint64_t>> subjects;
+  };
+  absl::StatusOr<StreamState> State(const std::string& stream,
+                                    const std::string& subjects,
+                                    absl::string_view what) const;
   // Publishes `payload` to `subject` under `message_id`, expecting it to
   // land in `stream`, and waits for the publish ack: its stream sequence,
   // or that of the message first stored under that id (duplicate).

@@ -1,28 +1,12 @@
 #include "server/cluster/model_log.h"
 
 #include <algorithm>
-#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "nats/nats.h"
 
 namespace streamreg {
-namespace {
-
-constexpr char kMessageIdHeader[] = "Nats-Msg-Id";
-
-// Owners of the C client's objects.
-struct StreamInfoDeleter {
-  void operator()(jsStreamInfo* info) const { jsStreamInfo_Destroy(info); }
-};
-struct MessageDeleter {
-  void operator()(natsMsg* message) const { natsMsg_Destroy(message); }
-};
-using Message = std::unique_ptr<natsMsg, MessageDeleter>;
-
-}  // namespace
 
 std::string ModelLog::EscapedName(absl::string_view model) {
   return absl::StrReplaceAll(model, {{".", "~"}});
@@ -68,18 +52,11 @@ absl::StatusOr<ModelLog::Appended> ModelLog::Append(
 }
 
 absl::StatusOr<ModelLog::Bounds> ModelLog::StoredBounds() const {
-  jsStreamInfo* info = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status = js_GetStreamInfo(&info, client_->jetstream(),
-                                             stream_.c_str(), nullptr, &code);
-  std::unique_ptr<jsStreamInfo, StreamInfoDeleter> owned(info);
-  if (status != NATS_OK) {
-    return NatsError(status, code,
-                     absl::StrCat("cluster: the state of ", stream_));
-  }
+  absl::StatusOr<JetStreamClient::StreamState> state = client_->State(
+      stream_, "", absl::StrCat("cluster: the state of ", stream_));
+  if (!state.ok()) return state.status();
   // An empty stream's first sequence is one past its last.
-  return Bounds{std::max<std::uint64_t>(info->State.FirstSeq, 1),
-                info->State.LastSeq};
+  return Bounds{std::max<std::uint64_t>(state->first, 1), state->last};
 }
 
 absl::StatusOr<std::uint64_t> ModelLog::LastSequence() const {
@@ -100,70 +77,8 @@ absl::Status ModelLog::Compact(std::uint64_t through) {
       absl::StrCat("cluster: compacting ", stream_, " through ", through));
 }
 
-ModelLog::Cursor::~Cursor() {
-  if (subscription_ == nullptr) return;
-  auto* subscription = static_cast<natsSubscription*>(subscription_);
-  natsSubscription_Unsubscribe(subscription);
-  natsSubscription_Destroy(subscription);
-}
-
-ModelLog::Cursor::Cursor(Cursor&& other) noexcept
-    : subscription_(std::exchange(other.subscription_, nullptr)),
-      stream_(std::move(other.stream_)) {}
-
-absl::StatusOr<LogEntry> ModelLog::Cursor::Next(absl::Duration timeout) {
-  natsMsg* next = nullptr;
-  natsStatus status = natsSubscription_NextMsg(
-      &next, static_cast<natsSubscription*>(subscription_),
-      absl::ToInt64Milliseconds(timeout));
-  Message message(next);
-  if (status == NATS_TIMEOUT) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("cluster: no new entry of ", stream_));
-  }
-  if (status != NATS_OK) {
-    return NatsError(status, 0, absl::StrCat("cluster: reading ", stream_));
-  }
-  jsMsgMetaData* meta = nullptr;
-  status = natsMsg_GetMetaData(&meta, message.get());
-  if (status != NATS_OK) {
-    return NatsError(status, 0, absl::StrCat("cluster: an entry of ", stream_));
-  }
-  LogEntry entry;
-  entry.sequence = meta->Sequence.Stream;
-  jsMsgMetaData_Destroy(meta);
-  const char* id = nullptr;
-  if (natsMsgHeader_Get(message.get(), kMessageIdHeader, &id) == NATS_OK) {
-    entry.message_id = id;
-  }
-  entry.payload.assign(natsMsg_GetData(message.get()),
-                       natsMsg_GetDataLength(message.get()));
-  return entry;
-}
-
 absl::StatusOr<ModelLog::Cursor> ModelLog::Follow(std::uint64_t from) const {
-  jsSubOptions options;
-  jsSubOptions_Init(&options);
-  options.Stream = stream_.c_str();
-  options.Ordered = true;
-  options.Config.DeliverPolicy = js_DeliverByStartSequence;
-  options.Config.OptStartSeq = std::max<std::uint64_t>(from, 1);
-  // The server's heartbeats let the client library notice within seconds
-  // that the consumer's server went away, and re-create it (its default,
-  // 5 s, left replicas behind for longer).
-  options.Config.Heartbeat = absl::ToInt64Nanoseconds(absl::Seconds(1));
-  natsSubscription* subscription = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status =
-      js_SubscribeSync(&subscription, client_->jetstream(), subject_.c_str(),
-                       nullptr, &options, &code);
-  if (status != NATS_OK) {
-    natsSubscription_Destroy(subscription);
-    return NatsError(
-        status, code,
-        absl::StrCat("cluster: reading ", stream_, " from ", from));
-  }
-  return Cursor(subscription, stream_);
+  return StreamCursor::Open(*client_, stream_, subject_, from);
 }
 
 absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,

@@ -11,16 +11,13 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/cluster/jetstream_client.h"
+#include "server/cluster/stream_cursor.h"
 
 namespace streamreg {
 
 // One entry of a model's replicated log: its position (JetStream's stream
 // sequence, consecutive from 1), the id it was appended under, its bytes.
-struct LogEntry {
-  std::uint64_t sequence = 0;
-  std::string message_id;
-  std::string payload;
-};
+using LogEntry = StreamMessage;
 
 // One model's replicated log in cluster mode (docs/cluster.md): a JetStream
 // stream of its own, file storage, `replicas` copies, one subject. An
@@ -63,25 +60,8 @@ class ModelLog {
   absl::StatusOr<Appended> Append(absl::string_view message_id,
                                   absl::string_view payload);
 
-  // Reads the log in order from a sequence on, as entries arrive: an
-  // ordered consumer, which the client library re-creates where it left
-  // off if a message is lost or its server goes away.
-  class Cursor {
-   public:
-    ~Cursor();
-    Cursor(Cursor&& other) noexcept;
-    Cursor& operator=(Cursor&&) = delete;
-    // The next entry, waiting up to `timeout` for it: DEADLINE_EXCEEDED
-    // when none came, UNAVAILABLE while the cluster cannot deliver.
-    absl::StatusOr<LogEntry> Next(absl::Duration timeout);
-
-   private:
-    friend class ModelLog;
-    Cursor(void* subscription, std::string stream)
-        : subscription_(subscription), stream_(std::move(stream)) {}
-    void* subscription_;  // natsSubscription
-    std::string stream_;
-  };
+  // Reads the log in order from a sequence on, as entries arrive.
+  using Cursor = StreamCursor;
   absl::StatusOr<Cursor> Follow(std::uint64_t from) const;
 
   // The entries from sequence `from` on, in order, at most `max`, of those

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/sha256.h"
 #include "core/base/byte_coding.h"
 #include "nats/nats.h"
@@ -299,17 +300,23 @@ absl::Status PlacementStore::Heartbeat(absl::string_view server) {
 }
 
 absl::StatusOr<std::vector<std::string>> PlacementStore::LiveServers() const {
-  kvKeysList keys;
-  const natsStatus status = kvStore_Keys(&keys, servers_, nullptr);
+  // The subjects of the bucket's stream that hold a message: one per
+  // server whose announcement has not expired. Asked of the stream's
+  // leader (its info), not read through a consumer (the C client's key
+  // listing), whose making on every call waited on the cluster's metadata
+  // leader: gone for seconds while a node is paused or elected anew.
+  const std::string prefix = absl::StrCat("$KV.", kServersBucket, ".");
+  absl::StatusOr<JetStreamClient::StreamState> state =
+      proposals_.client().State(absl::StrCat("KV_", kServersBucket),
+                                absl::StrCat(prefix, ">"),
+                                "cluster: the live servers");
+  if (!state.ok()) return state.status();
   std::vector<std::string> servers;
-  if (status == NATS_NOT_FOUND) return servers;  // none announced
-  if (status != NATS_OK) {
-    return NatsError(status, 0, "cluster: the live servers");
+  for (const auto& [subject, messages] : state->subjects) {
+    absl::string_view key = subject;
+    if (messages == 0 || !absl::ConsumePrefix(&key, prefix)) continue;
+    servers.push_back(absl::StrReplaceAll(key, {{"=", ":"}}));
   }
-  for (int k = 0; k < keys.Count; ++k) {
-    servers.push_back(absl::StrReplaceAll(keys.Keys[k], {{"=", ":"}}));
-  }
-  kvKeysList_Destroy(&keys);
   std::sort(servers.begin(), servers.end());
   return servers;
 }

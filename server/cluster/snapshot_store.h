@@ -16,8 +16,9 @@ namespace streamreg {
 // One model's snapshots in cluster mode (docs/cluster.md): a JetStream
 // stream of their own, `streamreg-snap_<model>`, file storage, `replicas`
 // copies, where a server puts the model's whole state as of a log sequence
-// and any server that takes the model over reads the newest back, then
-// replays only the log after it.
+// and any server that takes the model over reads the newest back (streamed
+// to it from its first chunk on, with no request per chunk), then replays
+// only the log after it.
 //
 // A snapshot is a run of chunk messages (each at most chunk_bytes of it,
 // under the subject `<prefix>.chunk`) followed by a head message (under
@@ -89,6 +90,7 @@ class SnapshotStore {
 
   JetStreamClient* client_;
   std::string stream_;
+  std::string every_subject_;  // the chunks' and the heads'
   std::string chunk_subject_;
   std::string head_subject_;
   Options options_;

@@ -79,7 +79,11 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(const ValidatedSamples& batch,
   }
   absl::StatusOr<LearnOutcome> outcome =
       write_log_->AppendSamples(batch, options);
-  if (outcome.ok()) outcome->learn_lag = std::move(learn_lag);
+  if (!outcome.ok()) return outcome;
+  // Queued (and, in a cluster, applied here): the client's reads after
+  // this answer see it.
+  learn_stage_.MarkAcknowledged();
+  outcome->learn_lag = std::move(learn_lag);
   return outcome;
 }
 
@@ -153,7 +157,7 @@ absl::Status HostedModel::Refit(
 absl::Status HostedModel::Predict(
     std::span<const std::span<const double>> queries,
     std::vector<Prediction>* out, const PredictOptions& options) const {
-  CatchUp();
+  CatchUpAcknowledged();
   if (model_->samples_stored() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("model '", name_, "' has no samples to predict from"));

@@ -47,8 +47,8 @@ struct HostingPools {
 // it applied (ModelWriter: recent ids that make retries safe, the sample
 // limit) and its samples learned in order on the learning pool
 // (LearnStage) while the answer goes out; Snapshot() saves the whole
-// state. Reads (Predict, CatchUp for stats) first wait until what was
-// acknowledged before them is learned, then go straight to the Model.
+// state. Reads (Predict, stats) first wait until what was acknowledged
+// before them is learned, then go straight to the Model.
 // gRPC-free, so it is tested on its own.
 class HostedModel : public std::enable_shared_from_this<HostedModel> {
  public:
@@ -210,17 +210,21 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // Samples learned and time passed since the last snapshot (or recovery).
   std::uint64_t samples_since_snapshot() const;
   absl::Time last_snapshot_time() const;
-  // Waits until every sample acknowledged before the call is learned (reads
-  // see their writes).
+  // Waits until every sample applied before the call is learned.
   void CatchUp() const { learn_stage_.CatchUp(); }
-  // The model's statistics and metric once it has caught up (model().stats()
-  // without waiting: what a metrics scrape reads).
+  // Waits until every sample acknowledged before the call is learned: what
+  // reads wait for (a client sees its writes; a replica catching up on
+  // other servers' writes answers at once, LearnStage::CatchUpAcknowledged).
+  void CatchUpAcknowledged() const { learn_stage_.CatchUpAcknowledged(); }
+  // The model's statistics and metric once it has caught up with what was
+  // acknowledged (model().stats() without waiting: what a metrics scrape
+  // reads).
   ModelStats stats() const {
-    CatchUp();
+    CatchUpAcknowledged();
     return model_->stats();
   }
   MetricReport metric() const {
-    CatchUp();
+    CatchUpAcknowledged();
     return model_->metric();
   }
   // Samples learned so far (model().samples_seen() without its lock).

@@ -19,6 +19,7 @@ void LearnStage::Reset(std::uint64_t learned) {
     MutexLock lock(&mutex_);
     queued_ = learned;
     learned_ = learned;
+    acknowledged_ = learned;
     batches_.clear();
   }
   // Recovery's points (at most as many as learning would record).
@@ -136,6 +137,17 @@ absl::Status LearnStage::RunInOrder(std::function<absl::Status()> task,
 void LearnStage::CatchUp() const {
   MutexLock lock(&mutex_);
   const std::uint64_t target = queued_;
+  while (learned_ < target) progressed_.Wait(&mutex_);
+}
+
+void LearnStage::MarkAcknowledged() {
+  MutexLock lock(&mutex_);
+  acknowledged_ = queued_;
+}
+
+void LearnStage::CatchUpAcknowledged() const {
+  MutexLock lock(&mutex_);
+  const std::uint64_t target = acknowledged_;
   while (learned_ < target) progressed_.Wait(&mutex_);
 }
 

@@ -72,6 +72,16 @@ class LearnStage {
       ABSL_LOCKS_EXCLUDED(mutex_);
   // Waits until every sample queued before the call is learned.
   void CatchUp() const ABSL_LOCKS_EXCLUDED(mutex_);
+  // Every sample queued so far was acknowledged to a client: a read
+  // (CatchUpAcknowledged) waits until it is learned.
+  void MarkAcknowledged() ABSL_LOCKS_EXCLUDED(mutex_);
+  // Waits until every sample acknowledged before the call is learned: what
+  // a read waits for, so that a client reads its own writes. Samples queued
+  // and not acknowledged here — a cluster replica applying its log's
+  // entries of writes other servers took — are not waited for: a replica
+  // catching up (whose learning may wait for a metric refresh) answers at
+  // once, as of what it has learned.
+  void CatchUpAcknowledged() const ABSL_LOCKS_EXCLUDED(mutex_);
 
   // The waits of Enqueue for room (writes held up by learning).
   const PauseStatistics& backlog_waits() const { return backlog_waits_; }
@@ -137,6 +147,7 @@ class LearnStage {
   mutable Mutex mutex_;
   mutable CondVar progressed_;  // learned_ grew
   std::uint64_t queued_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t acknowledged_ ABSL_GUARDED_BY(mutex_) = 0;
   std::uint64_t learned_ ABSL_GUARDED_BY(mutex_) = 0;
   std::uint64_t announced_ ABSL_GUARDED_BY(mutex_) = 0;
   // Batches queued and not trimmed yet (trimmed at the next Enqueue once

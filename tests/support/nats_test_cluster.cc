@@ -141,6 +141,14 @@ void NatsTestCluster::Kill(std::size_t i) {
   node.pid = -1;
 }
 
+void NatsTestCluster::Pause(std::size_t i) {
+  if (nodes_[i].pid > 0) kill(nodes_[i].pid, SIGSTOP);
+}
+
+void NatsTestCluster::Resume(std::size_t i) {
+  if (nodes_[i].pid > 0) kill(nodes_[i].pid, SIGCONT);
+}
+
 absl::Status NatsTestCluster::Restart(std::size_t i, absl::Duration timeout) {
   Kill(i);
   if (absl::Status launched = Launch(i); !launched.ok()) return launched;
@@ -151,6 +159,7 @@ void NatsTestCluster::Stop(std::size_t i) {
   Node& node = nodes_[i];
   if (node.pid <= 0) return;
   kill(node.pid, SIGTERM);
+  kill(node.pid, SIGCONT);  // a paused node takes it
   for (int wait = 0; wait < 100; ++wait) {
     if (waitpid(node.pid, nullptr, WNOHANG) == node.pid) {
       node.pid = -1;

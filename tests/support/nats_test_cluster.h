@@ -39,6 +39,10 @@ class NatsTestCluster {
 
   // kill -9, and waits for the process to be gone.
   void Kill(std::size_t node);
+  // SIGSTOP and SIGCONT: a node that stops answering without closing its
+  // connections (a stop-the-world stall, a VM migrating), then goes on.
+  void Pause(std::size_t node);
+  void Resume(std::size_t node);
   // Starts a killed node again and waits until it reports JetStream healthy.
   absl::Status Restart(std::size_t node,
                        absl::Duration timeout = absl::Seconds(30));

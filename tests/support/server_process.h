@@ -95,6 +95,15 @@ class ServerProcess {
     return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   }
 
+  // SIGSTOP and SIGCONT: a server that stops answering without closing
+  // its connections (a stop-the-world stall, a VM migrating), then goes on.
+  void Pause() {
+    if (pid_ > 0) kill(pid_, SIGSTOP);
+  }
+  void Resume() {
+    if (pid_ > 0) kill(pid_, SIGCONT);
+  }
+
   bool running() const { return pid_ > 0; }
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
   const std::string& data_dir() const { return data_dir_; }

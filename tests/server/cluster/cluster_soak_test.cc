@@ -2,15 +2,20 @@
 // three streamreg-server processes in cluster mode on loopback, four
 // clients streaming samples (two robots through Learn, two bulk loaders
 // through Ingest) and four predicting, all through the list of servers.
-// Each round kills a server with SIGKILL and restarts it on its address,
-// then a NATS node likewise. At the end no acknowledged sample is lost,
-// none is learned twice, every replica of each model holds the same count
-// and gives bit-identical predictions, equal to the engine fed the same
-// samples, every prediction succeeded within its client's retries, and
-// every write is taken within a minute of the last fault.
+// One test kills: each round kills a server with SIGKILL and restarts it
+// on its address, then a NATS node likewise. The other pauses: a server,
+// then a NATS node, stopped with SIGSTOP for 10 s and continued; with the
+// NATS node paused no prediction may wait 5 s for its answer (the longest
+// wait with the server paused is reported).
+// At the end no acknowledged sample is lost, none is learned twice, every
+// replica of each model holds the same count and gives bit-identical
+// predictions, equal to the engine fed the same samples, every prediction
+// succeeded within its client's retries, and every write is taken within a
+// minute of the last fault.
 //
-// STREAMREG_SOAK_ROUNDS sets the rounds (default 3; the standalone run of
-// docs/cluster.md uses 20).
+// STREAMREG_SOAK_ROUNDS sets the kill rounds (default 3; the standalone run
+// of docs/cluster.md uses 20).
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/lib/client.h"
+#include "core/base/mutex.h"
 #include "gtest/gtest.h"
 #include "server/rpc/spec_conversion.h"
 #include "tests/support/fresh_directory.h"
@@ -69,27 +75,26 @@ v1::ModelSpec SoakSpec() {
   return spec;
 }
 
-TEST(ClusterSoakTest, NoAcknowledgedSampleIsLostThroughKills) {
-  absl::StatusOr<std::unique_ptr<NatsTestCluster>> nats =
-      NatsTestCluster::Start();
-  ASSERT_TRUE(nats.ok()) << nats.status();
-  const std::string nats_urls = absl::StrJoin((*nats)->urls(), ",");
-  std::vector<std::unique_ptr<ServerProcess>> servers;
-  std::vector<std::string> addresses;
-  for (std::size_t i = 0; i < kServers; ++i) {
-    servers.push_back(std::make_unique<ServerProcess>(
-        STREAMREG_SERVER, FreshDirectory(),
-        std::vector<std::string>{
-            "--cluster=" + nats_urls, "--cluster_replicas=2",
-            "--cluster_server_ttl=2s", "--log_level=warn"}));
-    ASSERT_NO_FATAL_FAILURE(servers.back()->Start());
-    addresses.push_back(servers.back()->address());
-  }
-  const std::string all = absl::StrJoin(addresses, ",");
-
-  std::vector<std::unique_ptr<Feed>> feeds;
-  {
-    Client client(SoakClientOptions(all));
+// The cluster, its models and the load on them, for a test to fault.
+class ClusterSoakTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<NatsTestCluster>> nats =
+        NatsTestCluster::Start();
+    ASSERT_TRUE(nats.ok()) << nats.status();
+    nats_ = *std::move(nats);
+    const std::string nats_urls = absl::StrJoin(nats_->urls(), ",");
+    for (std::size_t i = 0; i < kServers; ++i) {
+      servers_.push_back(std::make_unique<ServerProcess>(
+          STREAMREG_SERVER, FreshDirectory(),
+          std::vector<std::string>{
+              "--cluster=" + nats_urls, "--cluster_replicas=2",
+              "--cluster_server_ttl=2s", "--log_level=warn"}));
+      ASSERT_NO_FATAL_FAILURE(servers_.back()->Start());
+      addresses_.push_back(servers_.back()->address());
+    }
+    all_ = absl::StrJoin(addresses_, ",");
+    Client client(SoakClientOptions(all_));
     for (std::size_t f = 0; f < kFeeds; ++f) {
       auto feed = std::make_unique<Feed>();
       feed->robot = f < 2;
@@ -99,50 +104,173 @@ TEST(ClusterSoakTest, NoAcknowledgedSampleIsLostThroughKills) {
       absl::StatusOr<v1::Model> created =
           client.CreateModel(feed->model, SoakSpec());
       ASSERT_TRUE(created.ok()) << created.status();
-      feeds.push_back(std::move(feed));
+      feeds_.push_back(std::move(feed));
     }
   }
 
-  std::atomic<bool> stop = false;
-  std::atomic<std::uint64_t> predictions = 0, failed_predictions = 0;
-  std::atomic<std::uint64_t> failed_streams = 0;
-  FeedThreads threads(&stop);
-  for (auto& feed : feeds) {
-    threads.Start([&, f = feed.get()] {
-      while (!stop && f->acknowledged < kSamplesPerModel) {
-        Client client(SoakClientOptions(all));
-        const absl::Status status =
-            StreamUntilFailure(*f, client, kSamplesPerModel, &stop);
-        if (!status.ok()) {
-          ++failed_streams;
-          std::printf("%s: stream failed at %zu: %s\n", f->model.c_str(),
-                      f->acknowledged.load(), status.ToString().c_str());
+  // Streams every feed and predicts from every model until StopLoad().
+  void StartLoad() {
+    for (auto& feed : feeds_) {
+      threads_.Start([this, f = feed.get()] {
+        while (!stop_ && f->acknowledged < kSamplesPerModel) {
+          Client client(SoakClientOptions(all_));
+          const absl::Status status =
+              StreamUntilFailure(*f, client, kSamplesPerModel, &stop_);
+          if (!status.ok()) {
+            ++failed_streams_;
+            std::printf("%s: stream failed at %zu: %s\n", f->model.c_str(),
+                        f->acknowledged.load(), status.ToString().c_str());
+          }
         }
-      }
-    });
-  }
-  const Stream queries = MakeStream(10, 99);
-  for (std::size_t p = 0; p < kPredictors; ++p) {
-    threads.Start([&, p] {
-      Client client(SoakClientOptions(all));
-      const Feed& feed = *feeds[p % kFeeds];
-      while (!stop) {
-        if (feed.acknowledged == 0) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
-          continue;
-        }
-        absl::StatusOr<std::vector<v1::Prediction>> got =
-            client.Predict(feed.model, queries.x, kDim);
-        ++(got.ok() ? predictions : failed_predictions);
-        if (!got.ok()) {
-          std::printf("prediction failed: %s\n",
-                      got.status().ToString().c_str());
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-    });
+      });
+    }
+    for (std::size_t p = 0; p < kPredictors; ++p) {
+      threads_.Start([this, p] { Predict(*feeds_[p % kFeeds]); });
+    }
   }
 
+  // Predicts from `feed`'s model until stopped, noting the longest wait
+  // for an answer (from the last answer, or from the first call).
+  void Predict(const Feed& feed) {
+    Client client(SoakClientOptions(all_));
+    absl::Time last_answer = absl::InfiniteFuture();
+    while (!stop_) {
+      if (feed.acknowledged == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      last_answer = std::min(last_answer, absl::Now());
+      absl::StatusOr<std::vector<v1::Prediction>> got =
+          client.Predict(feed.model, queries_.x, kDim);
+      ++(got.ok() ? predictions_ : failed_predictions_);
+      if (!got.ok()) {
+        std::printf("prediction failed: %s\n", got.status().ToString().c_str());
+        continue;
+      }
+      const absl::Time now = absl::Now();
+      if (now - last_answer > absl::Seconds(1)) {
+        std::printf(
+            "%s: %s without a prediction of %s, until %s\n", feed.model.c_str(),
+            absl::FormatDuration(now - last_answer).c_str(), feed.model.c_str(),
+            absl::FormatTime("%H:%M:%E3S", now, absl::UTCTimeZone()).c_str());
+      }
+      {
+        MutexLock lock(&longest_mutex_);
+        longest_unanswered_ = std::max(longest_unanswered_, now - last_answer);
+      }
+      last_answer = now;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  absl::Duration longest_unanswered() {
+    MutexLock lock(&longest_mutex_);
+    return longest_unanswered_;
+  }
+  void ResetLongestUnanswered() {
+    MutexLock lock(&longest_mutex_);
+    longest_unanswered_ = absl::ZeroDuration();
+  }
+
+  // Stops the load; then, with the faults over, sends again what was not
+  // acknowledged, and checks that every model holds exactly what its feed
+  // sent, learned as the engine learns it, on both of its replicas.
+  void StopLoadAndVerify(absl::string_view faults) {
+    threads_.StopAndJoin();
+    // Whatever was sent is sent again until acknowledged, so each model
+    // should hold exactly samples [0, sent) in order.
+    // With the faults over, the cluster takes every write within a minute.
+    std::size_t acknowledged_under_faults = 0;
+    const absl::Time recovered_by = absl::Now() + absl::Minutes(1);
+    for (auto& feed : feeds_) {
+      acknowledged_under_faults += feed->acknowledged;
+      Client client(SoakClientOptions(all_));
+      while (feed->acknowledged < feed->sent && absl::Now() < recovered_by) {
+        StreamUntilFailure(*feed, client, feed->sent).IgnoreError();
+      }
+      ASSERT_EQ(feed->acknowledged, feed->sent) << feed->model;
+    }
+    std::printf(
+        "%s: %zu samples acknowledged under faults, %llu predictions "
+        "(longest wait for one %s); failed after retries: %llu predictions, "
+        "%llu streams\n",
+        std::string(faults).c_str(), acknowledged_under_faults,
+        static_cast<unsigned long long>(predictions_.load()),
+        absl::FormatDuration(longest_unanswered()).c_str(),
+        static_cast<unsigned long long>(failed_predictions_.load()),
+        static_cast<unsigned long long>(failed_streams_.load()));
+    EXPECT_GT(acknowledged_under_faults, 1000u) << "the streams hardly ran";
+    EXPECT_GT(predictions_.load(), 100u);
+    EXPECT_EQ(failed_predictions_.load(), 0u);
+    // A stream whose client spent its retries (24 attempts, 10 s each) is
+    // opened again by its feed, resending what was not acknowledged:
+    // counted and reported, not a loss (what the feeds acknowledged is
+    // checked below). Seen only in the 20-round run on a loaded machine.
+
+    // Every replica: the count sent, and the engine's predictions.
+    const ModelConfig config = *ConfigFromSpec(SoakSpec());
+    for (auto& feed : feeds_) {
+      SCOPED_TRACE(feed->model);
+      const std::size_t n = feed->sent;
+      auto reference = MakeModel(config);
+      LearnAll(*reference, feed->stream, 0, n, 500);
+      // The servers that serve it answer themselves (the others name its
+      // servers, and one still setting it up says to retry): wait until
+      // both of its replicas answer with every sample.
+      std::vector<std::string> replicas;
+      const absl::Time deadline = absl::Now() + absl::Seconds(30);
+      while (replicas.size() < 2 && absl::Now() < deadline) {
+        replicas.clear();
+        for (const std::string& address : addresses_) {
+          ClientOptions options = SoakClientOptions(address);
+          options.retry.max_attempts = 1;
+          absl::StatusOr<v1::Model> info =
+              Client(options).GetModel(feed->model);
+          if (info.ok() && info->stats().num_samples() == n) {
+            replicas.push_back(address);
+          }
+        }
+        if (replicas.size() < 2) absl::SleepFor(absl::Milliseconds(100));
+      }
+      ASSERT_EQ(replicas.size(), 2u) << "replicas with all " << n << " samples";
+      for (const std::string& address : replicas) {
+        ClientOptions options = SoakClientOptions(address);
+        options.retry.max_attempts = 1;
+        Client client(options);
+        SCOPED_TRACE(address);
+        ASSERT_NO_FATAL_FAILURE(ExpectServedPredictionsOf(
+            client, feed->model, *reference, queries_));
+      }
+    }
+  }
+
+  void WaitUntilEveryFeedIsAcknowledged() {
+    const absl::Time deadline = absl::Now() + absl::Minutes(1);
+    for (auto& feed : feeds_) {
+      while (feed->acknowledged == 0 && absl::Now() < deadline) {
+        absl::SleepFor(absl::Milliseconds(10));
+      }
+      ASSERT_GT(feed->acknowledged, 0u) << feed->model;
+    }
+  }
+
+  std::unique_ptr<NatsTestCluster> nats_;
+  std::vector<std::unique_ptr<ServerProcess>> servers_;
+  std::vector<std::string> addresses_;
+  std::string all_;
+  std::vector<std::unique_ptr<Feed>> feeds_;
+  const Stream queries_ = MakeStream(10, 99);
+
+  std::atomic<bool> stop_ = false;
+  std::atomic<std::uint64_t> predictions_ = 0, failed_predictions_ = 0;
+  std::atomic<std::uint64_t> failed_streams_ = 0;
+  Mutex longest_mutex_;
+  absl::Duration longest_unanswered_ ABSL_GUARDED_BY(longest_mutex_);
+  FeedThreads threads_{&stop_};  // last: stopped first
+};
+
+TEST_F(ClusterSoakTest, NoAcknowledgedSampleIsLostThroughKills) {
+  StartLoad();
   std::mt19937 random(7);
   std::uniform_int_distribution<int> pause_ms(200, 800);
   std::uniform_int_distribution<std::size_t> pick(0, kServers - 1);
@@ -151,87 +279,64 @@ TEST(ClusterSoakTest, NoAcknowledgedSampleIsLostThroughKills) {
   for (int round = 0; round < rounds; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(random)));
     const std::size_t server = pick(random);
-    servers[server]->Kill();
+    servers_[server]->Kill();
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(random)));
-    ASSERT_NO_FATAL_FAILURE(servers[server]->Start());
+    ASSERT_NO_FATAL_FAILURE(servers_[server]->Start());
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(random)));
-    const std::size_t node = pick(random) % (*nats)->size();
-    (*nats)->Kill(node);
+    const std::size_t node = pick(random) % nats_->size();
+    nats_->Kill(node);
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(random)));
-    absl::Status restarted = (*nats)->Restart(node);
+    absl::Status restarted = nats_->Restart(node);
     ASSERT_TRUE(restarted.ok()) << restarted;
     std::printf(
         "round %d (%.1f s): killed server %zu and NATS node %zu; acknowledged",
         round, absl::ToDoubleSeconds(absl::Now() - round_start), server, node);
     round_start = absl::Now();
-    for (auto& feed : feeds) std::printf(" %zu", feed->acknowledged.load());
+    for (auto& feed : feeds_) std::printf(" %zu", feed->acknowledged.load());
     std::printf("\n");
   }
-  threads.StopAndJoin();
+  ASSERT_NO_FATAL_FAILURE(StopLoadAndVerify(absl::StrCat(
+      rounds, " rounds (", rounds, " server and ", rounds, " NATS kills)")));
+}
 
-  // Whatever was sent is sent again until acknowledged, so each model
-  // should hold exactly samples [0, sent) in order.
-  // With the faults over, the cluster takes every write within a minute.
-  std::size_t acknowledged_under_faults = 0;
-  const absl::Time recovered_by = absl::Now() + absl::Minutes(1);
-  for (auto& feed : feeds) {
-    acknowledged_under_faults += feed->acknowledged;
-    Client client(SoakClientOptions(all));
-    while (feed->acknowledged < feed->sent && absl::Now() < recovered_by) {
-      StreamUntilFailure(*feed, client, feed->sent).IgnoreError();
-    }
-    ASSERT_EQ(feed->acknowledged, feed->sent) << feed->model;
-  }
+// A paused process holds its connections open and answers nothing: the
+// clients must leave a paused server for another replica of the model, and
+// the servers a paused NATS node for another node, rather than wait for
+// the pause to end.
+TEST_F(ClusterSoakTest, ReadsGoOnThroughPausedProcesses) {
+  constexpr absl::Duration kPause = absl::Seconds(10);
+  StartLoad();
+  ASSERT_NO_FATAL_FAILURE(WaitUntilEveryFeedIsAcknowledged());
+  absl::SleepFor(absl::Seconds(1));
+  ResetLongestUnanswered();
+  servers_[1]->Pause();
+  absl::SleepFor(kPause);
+  servers_[1]->Resume();
+  absl::SleepFor(absl::Seconds(3));
+  const absl::Duration server_paused = longest_unanswered();
+  ResetLongestUnanswered();
+  nats_->Pause(1);
+  absl::SleepFor(kPause);
+  nats_->Resume(1);
+  absl::SleepFor(absl::Seconds(3));
+  const absl::Duration node_paused = longest_unanswered();
   std::printf(
-      "%d rounds (%d server and %d NATS kills): %zu samples acknowledged "
-      "under faults, %llu predictions; failed after retries: %llu "
-      "predictions, %llu streams\n",
-      rounds, rounds, rounds, acknowledged_under_faults,
-      static_cast<unsigned long long>(predictions.load()),
-      static_cast<unsigned long long>(failed_predictions.load()),
-      static_cast<unsigned long long>(failed_streams.load()));
-  EXPECT_GT(acknowledged_under_faults, 1000u) << "the streams hardly ran";
-  EXPECT_GT(predictions.load(), 100u);
-  EXPECT_EQ(failed_predictions.load(), 0u);
-  // A stream whose client spent its retries (24 attempts, 10 s each) is
-  // opened again by its feed, resending what was not acknowledged: counted
-  // and reported, not a loss (what the feeds acknowledged is checked
-  // below). Seen only in the 20-round run on a loaded machine.
-
-  // Every replica: the count sent, and the engine's predictions.
-  const ModelConfig config = *ConfigFromSpec(SoakSpec());
-  for (auto& feed : feeds) {
-    SCOPED_TRACE(feed->model);
-    const std::size_t n = feed->sent;
-    auto reference = MakeModel(config);
-    LearnAll(*reference, feed->stream, 0, n, 500);
-    // The servers that serve it answer themselves (the others name its
-    // servers, and one still setting it up says to retry): wait until both
-    // of its replicas answer with every sample.
-    std::vector<std::string> replicas;
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    while (replicas.size() < 2 && absl::Now() < deadline) {
-      replicas.clear();
-      for (const std::string& address : addresses) {
-        ClientOptions options = SoakClientOptions(address);
-        options.retry.max_attempts = 1;
-        absl::StatusOr<v1::Model> info = Client(options).GetModel(feed->model);
-        if (info.ok() && info->stats().num_samples() == n) {
-          replicas.push_back(address);
-        }
-      }
-      if (replicas.size() < 2) absl::SleepFor(absl::Milliseconds(100));
-    }
-    ASSERT_EQ(replicas.size(), 2u) << "replicas with all " << n << " samples";
-    for (const std::string& address : replicas) {
-      ClientOptions options = SoakClientOptions(address);
-      options.retry.max_attempts = 1;
-      Client client(options);
-      SCOPED_TRACE(address);
-      ASSERT_NO_FATAL_FAILURE(
-          ExpectServedPredictionsOf(client, feed->model, *reference, queries));
-    }
-  }
+      "longest wait for a prediction: %s with a server paused, %s "
+      "with a NATS node paused\n",
+      absl::FormatDuration(server_paused).c_str(),
+      absl::FormatDuration(node_paused).c_str());
+  // The target is 3 s (bench/cluster_faults.sh measures it on a quiet
+  // machine); on a machine running other tests beside this one a bound
+  // well below the pause still says that no read waited for it to end.
+  EXPECT_LT(node_paused, absl::Seconds(5));
+  // Not bounded yet, and reported: with a server paused, the replicas
+  // that take its models over replay their logs, and a replica's learning
+  // that reaches a metric refresh's take-over point waits for the refresh
+  // on a thread of the shared learning pool, holding up every model's
+  // learning there and the reads waiting for it (3 to 11 s measured;
+  // docs/cluster.md, "Faults").
+  ASSERT_NO_FATAL_FAILURE(
+      StopLoadAndVerify("a server, then a NATS node, paused for 10 s"));
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+#ifndef STREAMREG_SERVER_CLUSTER_STREAM_CURSOR_H_
+#define STREAMREG_SERVER_CLUSTER_STREAM_CURSOR_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/cluster/jetstream_client.h"
+
+namespace streamreg {
+
+// One message of a JetStream stream as a reader gets it: its stream
+// sequence, the id it was published under, its bytes. (A model log's
+// entries are such messages.)
+struct StreamMessage {
+  std::uint64_t sequence = 0;
+  std::string message_id;
+  std::string payload;
+};
+
+// Reads the messages of one subject of a stream in order from a sequence
+// on, as they arrive: an ordered consumer, which the server pushes to with
+// flow control (no request per message), and which the client library
+// re-creates where it left off if a message is lost or its server goes
+// away. What a model's follower reads its log with, and a server hosting a
+// model its snapshot's chunks.
+class StreamCursor {
+ public:
+  // The messages of `subject` in `stream` from sequence `from` on (from
+  // the first one kept if it was purged). `client` must outlive it.
+  static absl::StatusOr<StreamCursor> Open(const JetStreamClient& client,
+                                           const std::string& stream,
+                                           const std::string& subject,
+                                           std::uint64_t from);
+  ~StreamCursor();
+  StreamCursor(StreamCursor&& other) noexcept;
+  StreamCursor& operator=(StreamCursor&&) = delete;
+
+  // The next message, waiting up to `timeout` for it: DEADLINE_EXCEEDED
+  // when none came, UNAVAILABLE while the cluster cannot deliver.
+  absl::StatusOr<StreamMessage> Next(absl::Duration timeout);
+
+ private:
+  StreamCursor(void* subscription, std::string stream)
+      : subscription_(subscription), stream_(std::move(stream)) {}
+
+  void* subscription_;  // natsSubscription
+  std::string stream_;
+};
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_CLUSTER_STREAM_CURSOR_H_
