@@ -13,9 +13,16 @@ constexpr absl::string_view kMarker = "(servers=";
 
 absl::Status ServedByError(absl::string_view model,
                            const std::vector<std::string>& servers) {
-  return absl::UnavailableError(absl::StrCat(
-      "model '", model, "' is served by other servers, not this one ", kMarker,
-      absl::StrJoin(servers, ","), ")"));
+  return SendElsewhereError(
+      absl::StrCat("model '", model,
+                   "' is served by other servers, not this one"),
+      servers);
+}
+
+absl::Status SendElsewhereError(absl::string_view reason,
+                                const std::vector<std::string>& servers) {
+  return absl::UnavailableError(
+      absl::StrCat(reason, " ", kMarker, absl::StrJoin(servers, ","), ")"));
 }
 
 std::vector<std::string> ServedBy(const absl::Status& status) {

@@ -15,6 +15,10 @@ namespace streamreg {
 // one of those servers and remember them for the model.
 absl::Status ServedByError(absl::string_view model,
                            const std::vector<std::string>& servers);
+// The same for a server that does serve the model but sends a call
+// elsewhere for now: `reason` (the message's start) says why.
+absl::Status SendElsewhereError(absl::string_view reason,
+                                const std::vector<std::string>& servers);
 // The servers a status names that way (none: it names none).
 std::vector<std::string> ServedBy(const absl::Status& status);
 

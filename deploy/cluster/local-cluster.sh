@@ -103,7 +103,8 @@ restart() {
   esac
   read -r address pid < <(sed -n "$((i + 1))p" "$dir/servers")
   [ -n "$pid" ] || { echo "no server $i in $dir/servers" >&2; exit 1; }
-  stop_process "$pid" 10
+  # A server drains its calls for up to 10 s (--drain_timeout).
+  stop_process "$pid" 15
   seen=$(grep -c '^streamreg-server listening on ' "$dir/server$i.log" || true)
   launch_server "$i" "$address"
   pid=$!

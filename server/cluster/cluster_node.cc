@@ -97,6 +97,12 @@ class ClusterNode::Replica : public WriteLog {
     MutexLock lock(&mutex_);
     if (follower_ != nullptr) follower_->Stop();
   }
+  // The model's other servers, as the last reconcile found them: where a
+  // write goes while this replica catches up on its log.
+  void SetOtherServers(std::vector<std::string> servers) {
+    MutexLock lock(&mutex_);
+    other_servers_ = std::move(servers);
+  }
   // Stops applying the log (the model left this server).
   void Stop() {
     std::shared_ptr<LogFollower> follower;
@@ -166,6 +172,17 @@ class ClusterNode::Replica : public WriteLog {
       return absl::UnavailableError(absl::StrCat(
           "model '", name_, "' is no longer served by this server; retry"));
     }
+    // Just hosted and still replaying its log's tail, this replica would
+    // answer only once all of it is applied: a server of the model that
+    // is not catching up takes the write. (Alone, it waits.)
+    if (std::vector<std::string> others = OtherServers();
+        !others.empty() && follower->catching_up()) {
+      return SendElsewhereError(
+          absl::StrCat("model '", name_,
+                       "' is catching up on its log on this server (applied ",
+                       follower->applied(), " entries); write to"),
+          others);
+    }
     absl::StatusOr<ModelLog::Appended> appended =
         RetriedUntil(std::min(absl::Now() + timeout_, deadline),
                      [&] { return log_.Append(message_id, payload); });
@@ -190,6 +207,11 @@ class ClusterNode::Replica : public WriteLog {
     return outcome;
   }
 
+  std::vector<std::string> OtherServers() const {
+    MutexLock lock(&mutex_);
+    return other_servers_;
+  }
+
   ModelLog log_;
   SnapshotStore snapshots_;  // the snapshotting thread's
   const std::weak_ptr<HostedModel> model_;
@@ -201,6 +223,7 @@ class ClusterNode::Replica : public WriteLog {
   std::atomic<std::uint64_t> next_unique_{1};
   mutable Mutex mutex_;
   std::shared_ptr<LogFollower> follower_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::string> other_servers_ ABSL_GUARDED_BY(mutex_);
 };
 
 absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
@@ -329,9 +352,16 @@ absl::Status ClusterNode::Reconcile() {
     // The first server of a placement snapshots the model.
     for (const auto& [name, replica] : replicas_) {
       const auto placed = placements->find(name);
-      replica->snapshots_here.store(
-          placed != placements->end() && !placed->second.servers.empty() &&
-          placed->second.servers.front() == options_.advertise);
+      const std::vector<std::string> servers = placed != placements->end()
+                                                   ? placed->second.servers
+                                                   : std::vector<std::string>{};
+      replica->snapshots_here.store(!servers.empty() &&
+                                    servers.front() == options_.advertise);
+      std::vector<std::string> others;
+      for (const std::string& server : servers) {
+        if (server != options_.advertise) others.push_back(server);
+      }
+      replica->SetOtherServers(std::move(others));
     }
   }
   absl::StatusOr<std::vector<std::string>> live = SteadyLiveServers();
@@ -381,9 +411,9 @@ absl::Status ClusterNode::Host(const std::string& name) {
   absl::StatusOr<SnapshotStore> snapshots =
       SnapshotStore::Open(*client_, name, {.replicas = options_.log_replicas});
   if (!snapshots.ok()) return snapshots.status();
-  std::uint64_t from = 1;
+  std::uint64_t from = 1, stored = 0;
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
-      MakeReplica(name, *log, *snapshots, &from);
+      MakeReplica(name, *log, *snapshots, &from, &stored);
   if (!model.ok()) return model.status();
   auto replica = std::make_shared<Replica>(
       *std::move(log), *std::move(snapshots), *model,
@@ -391,7 +421,7 @@ absl::Status ClusterNode::Host(const std::string& name) {
       options_.write_timeout);
   (*model)->AttachWriteLog(replica);
   absl::StatusOr<std::unique_ptr<LogFollower>> follower =
-      LogFollower::Start(replica->log(), *model, from);
+      LogFollower::Start(replica->log(), *model, from, stored);
   if (!follower.ok()) return follower.status();
   replica->Follow(*std::move(follower));
   if (absl::Status adopted = registry_->Adopt(*model); !adopted.ok()) {
@@ -406,9 +436,11 @@ absl::Status ClusterNode::Host(const std::string& name) {
 
 absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
     const std::string& name, const ModelLog& log,
-    const SnapshotStore& snapshots, std::uint64_t* from) {
+    const SnapshotStore& snapshots, std::uint64_t* from,
+    std::uint64_t* stored) {
   absl::StatusOr<ModelLog::Bounds> bounds = log.StoredBounds();
   if (!bounds.ok()) return bounds.status();
+  *stored = bounds->last;
   // A log of its create entry alone has no snapshot (a model just made,
   // whose snapshot stream may still be electing its leader).
   absl::StatusOr<SnapshotStore::Snapshot> newest =

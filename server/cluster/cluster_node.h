@@ -128,10 +128,12 @@ class ClusterNode {
   absl::Status Host(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
   // The model `name` made from its newest snapshot (*from: the log entry
-  // after it), or from its log's create entry (*from = 1) if it has none.
+  // after it), or from its log's create entry (*from = 1) if it has none;
+  // *stored: the last entry the log held.
   absl::StatusOr<std::shared_ptr<HostedModel>> MakeReplica(
       const std::string& name, const ModelLog& log,
-      const SnapshotStore& snapshots, std::uint64_t* from);
+      const SnapshotStore& snapshots, std::uint64_t* from,
+      std::uint64_t* stored);
   // The snapshotting thread's loop, and one model's snapshot if it is due.
   void SnapshotDueModels();
   absl::Status SnapshotIfDue(Replica& replica);

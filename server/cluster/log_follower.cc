@@ -27,13 +27,17 @@ std::string ConfigBytes(const ModelConfig& config) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LogFollower>> LogFollower::Start(
-    const ModelLog& log, std::shared_ptr<HostedModel> model,
-    std::uint64_t from) {
+    const ModelLog& log, std::shared_ptr<HostedModel> model, std::uint64_t from,
+    std::uint64_t stored) {
   from = std::max<std::uint64_t>(from, 1);
   absl::StatusOr<ModelLog::Cursor> cursor = log.Follow(from);
   if (!cursor.ok()) return cursor.status();
+  if (stored < from) {
+    spdlog::info("event=cluster_caught_up model={} log_sequence={} seconds=0",
+                 model->name(), from - 1);
+  }
   std::unique_ptr<LogFollower> follower(
-      new LogFollower(log, *std::move(cursor), std::move(model), from));
+      new LogFollower(log, *std::move(cursor), std::move(model), from, stored));
   LogFollower* self = follower.get();
   follower->thread_ =
       std::jthread([self](std::stop_token stop) { self->Run(stop); });
@@ -41,10 +45,12 @@ absl::StatusOr<std::unique_ptr<LogFollower>> LogFollower::Start(
 }
 
 LogFollower::LogFollower(const ModelLog& log, ModelLog::Cursor cursor,
-                         std::shared_ptr<HostedModel> model, std::uint64_t from)
+                         std::shared_ptr<HostedModel> model, std::uint64_t from,
+                         std::uint64_t stored)
     : log_(log),
       cursor_(std::move(cursor)),
       model_(std::move(model)),
+      stored_at_start_(stored),
       applied_(from - 1) {}
 
 LogFollower::~LogFollower() {
@@ -62,6 +68,11 @@ void LogFollower::Stop() {
 std::uint64_t LogFollower::applied() const {
   MutexLock lock(&mutex_);
   return applied_;
+}
+
+bool LogFollower::catching_up() const {
+  MutexLock lock(&mutex_);
+  return applied_ < stored_at_start_;
 }
 
 bool LogFollower::fell_behind() const {
@@ -130,6 +141,14 @@ void LogFollower::ApplyIfNext(const LogEntry& entry) {
   model_->NoteAppliedFromLog(entry.sequence);
   MutexLock lock(&mutex_);
   applied_ = entry.sequence;
+  if (applied_ == stored_at_start_) {
+    // What an operator restarting servers one at a time waits for before
+    // the next (bench/cluster_faults.sh does).
+    spdlog::info(
+        "event=cluster_caught_up model={} log_sequence={} seconds={:.3f}",
+        model_->name(), applied_,
+        absl::ToDoubleSeconds(absl::Now() - started_));
+  }
   outcomes_.emplace_back(entry.sequence, std::move(outcome));
   if (outcomes_.size() > kKeptOutcomes) outcomes_.pop_front();
   applied_changed_.SignalAll();

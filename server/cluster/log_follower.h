@@ -46,10 +46,12 @@ namespace streamreg {
 class LogFollower {
  public:
   // Starts following `log` from entry `from` (1, or the one after what a
-  // snapshot of the model holds). `log`'s client must outlive it.
+  // snapshot of the model holds); `stored` is the last entry the log held
+  // then (catching_up() until it is applied). `log`'s client must outlive
+  // it.
   static absl::StatusOr<std::unique_ptr<LogFollower>> Start(
       const ModelLog& log, std::shared_ptr<HostedModel> model,
-      std::uint64_t from = 1);
+      std::uint64_t from = 1, std::uint64_t stored = 0);
   // Stops following (as Stop does) and waits for the thread.
   ~LogFollower();
   LogFollower(const LogFollower&) = delete;
@@ -76,6 +78,10 @@ class LogFollower {
                                              absl::Time deadline);
   // The last entry applied (0: none).
   std::uint64_t applied() const;
+  // Whether the entries the log held when the follower started are not
+  // all applied yet: a replica just hosted, replaying its log's tail. A
+  // write here would wait for all of them.
+  bool catching_up() const;
   // Whether the entries after applied() are gone from the log (compacted
   // into a snapshot): the follower has stopped, and WaitApplied answers
   // UNAVAILABLE.
@@ -88,7 +94,8 @@ class LogFollower {
 
  private:
   LogFollower(const ModelLog& log, ModelLog::Cursor cursor,
-              std::shared_ptr<HostedModel> model, std::uint64_t from);
+              std::shared_ptr<HostedModel> model, std::uint64_t from,
+              std::uint64_t stored);
   // Whether an entry waited for has not come for kStallTimeout.
   bool Stalled(absl::Time last_progress) const;
   void Run(std::stop_token stop);
@@ -107,6 +114,8 @@ class LogFollower {
   // The follower thread's (replaced when stalled).
   std::optional<ModelLog::Cursor> cursor_;
   const std::shared_ptr<HostedModel> model_;
+  const std::uint64_t stored_at_start_;
+  const absl::Time started_ = absl::Now();
 
   // Held while an entry is applied: by the follower's thread, or by a
   // writer applying its own entry (ApplyAppended). Taken before mutex_.

@@ -158,6 +158,9 @@ absl::Status HostedModel::Predict(
     std::span<const std::span<const double>> queries,
     std::vector<Prediction>* out, const PredictOptions& options) const {
   CatchUpAcknowledged();
+  // A replica whose first samples are applied and not yet learned (just
+  // hosted, replaying its log) answers once it has learned them.
+  if (model_->samples_stored() == 0) CatchUp();
   if (model_->samples_stored() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("model '", name_, "' has no samples to predict from"));

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace streamreg {
@@ -13,6 +14,16 @@ TEST(ServedByTest, NamesTheServersInAStatusAndReadsThemBack) {
   const absl::Status status = ServedByError("arm.left", servers);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(status.message().find("'arm.left'"), std::string::npos);
+  EXPECT_EQ(ServedBy(status), servers);
+}
+
+TEST(ServedByTest, AServerOfTheModelSendsACallElsewhereWithItsReason) {
+  const std::vector<std::string> servers = {"10.0.0.2:50051"};
+  const absl::Status status =
+      SendElsewhereError("model 'arm' is catching up; write to", servers);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StartsWith(status.message(),
+                               "model 'arm' is catching up; write to"));
   EXPECT_EQ(ServedBy(status), servers);
 }
 

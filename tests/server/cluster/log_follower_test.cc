@@ -64,7 +64,8 @@ class LogFollowerTest : public NatsClusterTest {
     std::shared_ptr<HostedModel> hosted;
     std::unique_ptr<LogFollower> follower;
   };
-  Replica Follow(std::size_t c, std::uint64_t from = 1) {
+  Replica Follow(std::size_t c, std::uint64_t from = 1,
+                 std::uint64_t stored = 0) {
     Replica replica;
     replica.hosted = std::make_shared<HostedModel>(
         "arm", MakeModel(config_), std::vector<std::string>{},
@@ -75,7 +76,7 @@ class LogFollowerTest : public NatsClusterTest {
         Retried([&] { return ModelLog::Open(*clients_[c], "arm", {}); });
     EXPECT_TRUE(log.ok()) << log.status();
     absl::StatusOr<std::unique_ptr<LogFollower>> follower =
-        LogFollower::Start(*log, replica.hosted, from);
+        LogFollower::Start(*log, replica.hosted, from, stored);
     EXPECT_TRUE(follower.ok()) << follower.status();
     replica.follower = *std::move(follower);
     return replica;
@@ -151,6 +152,28 @@ TEST_F(LogFollowerTest, ReplicasOfALogAreBitIdenticalToTheEngine) {
   ASSERT_TRUE(late.follower->WaitApplied(last, absl::Now() + kWait).ok());
   late.hosted->CatchUp();
   ExpectSameModel(late.hosted->model(), *reference, queries);
+}
+
+// A follower started on a log that held entries (a replica just hosted)
+// is catching up until it has applied the last of them, and not after.
+TEST_F(LogFollowerTest, IsCatchingUpUntilTheEntriesStoredAtItsStartAreApplied) {
+  const Stream stream = MakeStream(440, 9);
+  std::uint64_t last = 0;
+  for (std::size_t begin = 0; begin < 400; begin += 40) {
+    last = AppendBatch(stream, begin, begin + 40);
+  }
+  // Started as if the log had held one entry more than it has: catching
+  // up with all it holds applied, until that entry comes.
+  Replica replica = Follow(0, 1, last + 1);
+  ASSERT_TRUE(replica.follower->WaitApplied(last, absl::Now() + kWait).ok());
+  EXPECT_TRUE(replica.follower->catching_up());
+  const std::uint64_t next = AppendBatch(stream, 400, 440);
+  ASSERT_EQ(next, last + 1);
+  ASSERT_TRUE(replica.follower->WaitApplied(next, absl::Now() + kWait).ok());
+  EXPECT_FALSE(replica.follower->catching_up());
+  // One that starts after everything the log held has nothing to catch up.
+  Replica current = Follow(1, next + 1, next);
+  EXPECT_FALSE(current.follower->catching_up());
 }
 
 TEST_F(LogFollowerTest, ALogOfAnotherModelIsRefused) {
