@@ -5,7 +5,7 @@
 // One test kills: each round kills a server with SIGKILL and restarts it
 // on its address, then a NATS node likewise. The other pauses: a server,
 // then a NATS node, stopped with SIGSTOP for 10 s and continued; with the
-// NATS node paused no prediction may wait 5 s for its answer (the longest
+// NATS node paused no prediction may wait 8 s for its answer (the longest
 // wait with the server paused is reported).
 // At the end no acknowledged sample is lost, none is learned twice, every
 // replica of each model holds the same count and gives bit-identical
@@ -328,7 +328,7 @@ TEST_F(ClusterSoakTest, ReadsGoOnThroughPausedProcesses) {
   // The target is 3 s (bench/cluster_faults.sh measures it on a quiet
   // machine); on a machine running other tests beside this one a bound
   // well below the pause still says that no read waited for it to end.
-  EXPECT_LT(node_paused, absl::Seconds(5));
+  EXPECT_LT(node_paused, absl::Seconds(8));
   // Not bounded yet, and reported: with a server paused, the replicas
   // that take its models over replay their logs, and a replica's learning
   // that reaches a metric refresh's take-over point waits for the refresh
