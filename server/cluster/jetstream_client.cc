@@ -1,5 +1,6 @@
 #include "server/cluster/jetstream_client.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -186,14 +187,13 @@ absl::StatusOr<JetStreamClient::StreamState> JetStreamClient::State(
   jsOptions options;
   jsOptions_Init(&options);
   if (!subjects.empty()) options.Stream.Info.SubjectsFilter = subjects.c_str();
-  jsStreamInfo* info = nullptr;
+  jsStreamInfo* got = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
   const natsStatus status =
-      js_GetStreamInfo(&info, jetstream_, stream.c_str(), &options, &code);
-  if (status != NATS_OK) {
-    jsStreamInfo_Destroy(info);
-    return NatsError(status, code, what);
-  }
+      js_GetStreamInfo(&got, jetstream_, stream.c_str(), &options, &code);
+  const std::unique_ptr<jsStreamInfo, void (*)(jsStreamInfo*)> info(
+      got, [](jsStreamInfo* owned) { jsStreamInfo_Destroy(owned); });
+  if (status != NATS_OK) return NatsError(status, code, what);
   StreamState state;
   state.first = info->State.FirstSeq;
   state.last = info->State.LastSeq;
@@ -204,7 +204,6 @@ absl::StatusOr<JetStreamClient::StreamState> JetStreamClient::State(
                                   listed->List[i].Msgs);
     }
   }
-  jsStreamInfo_Destroy(info);
   return state;
 }
 
