@@ -94,15 +94,8 @@ absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
   absl::StatusOr<Cursor> cursor = Follow(from);
   if (!cursor.ok()) return cursor.status();
   while (out->empty() || out->back().sequence < end) {
-    absl::StatusOr<LogEntry> entry =
-        cursor->Next(client_->options().request_timeout);
-    if (!entry.ok()) {
-      // Stored entries are there: not coming within the timeout is the
-      // cluster's unavailability.
-      return absl::IsDeadlineExceeded(entry.status())
-                 ? absl::UnavailableError(entry.status().message())
-                 : entry.status();
-    }
+    absl::StatusOr<LogEntry> entry = cursor->NextStored();
+    if (!entry.ok()) return entry.status();
     out->push_back(*std::move(entry));
   }
   return absl::OkStatus();

@@ -188,18 +188,16 @@ absl::Status PlacementStore::CatchUp(std::uint64_t target) {
     if (!last.ok()) return last.status();
     target = *last;
   }
-  const absl::Duration timeout = proposals_.client().options().request_timeout;
   while (applied_ < target) {
     if (!cursor_.has_value()) {
       absl::StatusOr<ModelLog::Cursor> cursor = proposals_.Follow(applied_ + 1);
       if (!cursor.ok()) return cursor.status();
       cursor_.emplace(*std::move(cursor));
     }
-    absl::StatusOr<LogEntry> entry = cursor_->Next(timeout);
+    absl::StatusOr<LogEntry> entry = cursor_->NextStored();
     if (!entry.ok()) {
-      // The entries up to `target` are stored: not coming is the cluster's
-      // unavailability. The next read follows the log afresh from here
-      // (its consumer may be gone with a node).
+      // The next read follows the log afresh from here (its consumer may
+      // be gone with a node).
       cursor_.reset();
       return absl::UnavailableError(entry.status().message());
     }

@@ -234,15 +234,8 @@ absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::Read(
       *client_, stream_, every_subject_, head.chunks.front());
   if (!cursor.ok()) return cursor.status();
   for (std::size_t index = 0; index < head.chunks.size();) {
-    absl::StatusOr<StreamMessage> chunk =
-        cursor->Next(client_->options().request_timeout);
-    if (!chunk.ok()) {
-      // Stored chunks are there: not coming within the timeout is the
-      // cluster's unavailability.
-      return absl::IsDeadlineExceeded(chunk.status())
-                 ? absl::UnavailableError(chunk.status().message())
-                 : chunk.status();
-    }
+    absl::StatusOr<StreamMessage> chunk = cursor->NextStored();
+    if (!chunk.ok()) return chunk.status();
     if (chunk->sequence < head.chunks[index]) continue;  // another put's
     if (chunk->sequence > head.chunks[index]) {
       // Purged by a newer put: this snapshot is gone, not the cluster.

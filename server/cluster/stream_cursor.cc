@@ -43,7 +43,7 @@ absl::StatusOr<StreamCursor> StreamCursor::Open(const JetStreamClient& client,
     return NatsError(status, code,
                      absl::StrCat("cluster: reading ", stream, " from ", from));
   }
-  return StreamCursor(subscription, stream);
+  return StreamCursor(subscription, stream, client.options().request_timeout);
 }
 
 StreamCursor::~StreamCursor() {
@@ -55,7 +55,16 @@ StreamCursor::~StreamCursor() {
 
 StreamCursor::StreamCursor(StreamCursor&& other) noexcept
     : subscription_(std::exchange(other.subscription_, nullptr)),
-      stream_(std::move(other.stream_)) {}
+      stream_(std::move(other.stream_)),
+      request_timeout_(other.request_timeout_) {}
+
+absl::StatusOr<StreamMessage> StreamCursor::NextStored() {
+  absl::StatusOr<StreamMessage> next = Next(request_timeout_);
+  if (absl::IsDeadlineExceeded(next.status())) {
+    return absl::UnavailableError(next.status().message());
+  }
+  return next;
+}
 
 absl::StatusOr<StreamMessage> StreamCursor::Next(absl::Duration timeout) {
   natsMsg* next = nullptr;

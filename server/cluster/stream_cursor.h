@@ -40,13 +40,21 @@ class StreamCursor {
   // The next message, waiting up to `timeout` for it: DEADLINE_EXCEEDED
   // when none came, UNAVAILABLE while the cluster cannot deliver.
   absl::StatusOr<StreamMessage> Next(absl::Duration timeout);
+  // The next message when it is known to be stored (a log's entry up to
+  // its last sequence, a snapshot's chunk): not coming within the
+  // client's request timeout is the cluster's unavailability (UNAVAILABLE).
+  absl::StatusOr<StreamMessage> NextStored();
 
  private:
-  StreamCursor(void* subscription, std::string stream)
-      : subscription_(subscription), stream_(std::move(stream)) {}
+  StreamCursor(void* subscription, std::string stream,
+               absl::Duration request_timeout)
+      : subscription_(subscription),
+        stream_(std::move(stream)),
+        request_timeout_(request_timeout) {}
 
   void* subscription_;  // natsSubscription
   std::string stream_;
+  absl::Duration request_timeout_;
 };
 
 }  // namespace streamreg
