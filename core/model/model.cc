@@ -84,14 +84,7 @@ absl::StatusOr<ValidatedSamples> Model::Validate(
 
 absl::Status Model::Learn(const ValidatedSamples& batch,
                           std::vector<Prediction>* before) {
-  if (batch.input_dim() != config_.input_dim ||
-      batch.num_targets() != config_.num_targets()) {
-    if (batch.empty()) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "samples of ", batch.input_dim(), " inputs and ", batch.num_targets(),
-        " targets, checked by another model; this one takes ",
-        config_.input_dim, " and ", config_.num_targets()));
-  }
+  if (absl::Status status = CheckShape(batch); !status.ok()) return status;
   MutexLock writer(&state_.writer);
   if (absl::Status status = state_.IndexFailure(); !status.ok()) {
     return status;
@@ -102,6 +95,49 @@ absl::Status Model::Learn(const ValidatedSamples& batch,
                    before != nullptr ? &(*before)[s] : nullptr);
   }
   return state_.IndexFailure();
+}
+
+absl::StatusOr<Model::PartLearned> Model::LearnUntilWait(
+    const ValidatedSamples& batch, std::vector<Prediction>* before,
+    Clock::time_point yield_at) {
+  if (absl::Status status = CheckShape(batch); !status.ok()) return status;
+  MutexLock writer(&state_.writer);
+  if (absl::Status status = state_.IndexFailure(); !status.ok()) {
+    return status;
+  }
+  if (before != nullptr) before->resize(batch.size());
+  std::uint64_t seen = 0;
+  {
+    SharedLock lock(state_.lock);
+    seen = state_.store.seen();
+  }
+  PartLearned part;
+  for (; part.learned < batch.size(); ++part.learned) {
+    part.resume_when = PendingTakeOver(state_, seen + part.learned + 1);
+    if (part.resume_when != nullptr) break;
+    if (part.learned > 0 && Clock::now() >= yield_at) {
+      part.resume_when = [] { return true; };
+      break;
+    }
+    learner_.Learn(state_, batch[part.learned],
+                   before != nullptr ? &(*before)[part.learned] : nullptr);
+  }
+  if (before != nullptr) before->resize(part.learned);
+  if (absl::Status status = state_.IndexFailure(); !status.ok()) {
+    return status;
+  }
+  return part;
+}
+
+absl::Status Model::CheckShape(const ValidatedSamples& batch) const {
+  if (batch.empty() || (batch.input_dim() == config_.input_dim &&
+                        batch.num_targets() == config_.num_targets())) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "samples of ", batch.input_dim(), " inputs and ", batch.num_targets(),
+      " targets, checked by another model; this one takes ", config_.input_dim,
+      " and ", config_.num_targets()));
 }
 
 absl::Status Model::Learn(std::span<const Sample> batch,

@@ -1,6 +1,7 @@
 #ifndef STREAMREG_CORE_MODEL_MODEL_H_
 #define STREAMREG_CORE_MODEL_MODEL_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -153,6 +154,23 @@ class Model {
   // Validate, then Learn: all or nothing.
   absl::Status Learn(std::span<const Sample> batch,
                      std::vector<Prediction>* before = nullptr);
+  // Learns samples in order as Learn does, but stops before one whose
+  // learning would wait for background work taking over at it (a refresh
+  // or rebuild not done yet): then `resume_when` is a check that says when
+  // it is done (refresh_schedule.h, PendingTakeOver), so that the caller
+  // may give its thread to other work meanwhile and come back for the rest
+  // — with the same result as Learn's. It also stops once `yield_at` has
+  // passed (resume_when then holds at once: the caller lets other work
+  // run first). Returns how many samples it learned (and their predictions
+  // in `before`); an error as Learn's.
+  struct PartLearned {
+    std::size_t learned = 0;
+    std::function<bool()> resume_when;  // none: all were learned
+  };
+  using Clock = std::chrono::steady_clock;
+  absl::StatusOr<PartLearned> LearnUntilWait(
+      const ValidatedSamples& batch, std::vector<Prediction>* before = nullptr,
+      Clock::time_point yield_at = Clock::time_point::max());
 
   // Predicts every query ("queries[i]" in errors), with intervals at
   // options.interval_level (the model's by default; outside (0, 1) refused
@@ -207,6 +225,8 @@ class Model {
 
  private:
   explicit Model(ModelConfig config);
+  // INVALID_ARGUMENT if a non-empty batch was checked for another shape.
+  absl::Status CheckShape(const ValidatedSamples& batch) const;
 
   const ModelConfig config_;
   ModelState state_;

@@ -174,6 +174,11 @@ void RandomFeatureRefresh::WaitUntilIdle() const {
   while (!stored_done_ || busy_ || !pending_.empty()) changed_.Wait(&mutex_);
 }
 
+bool RandomFeatureRefresh::Idle() const {
+  MutexLock lock(&mutex_);
+  return stored_done_ && !busy_ && pending_.empty();
+}
+
 RandomFeatureRefresh::Built RandomFeatureRefresh::Capture() const {
   MutexLock lock(&mutex_);
   WaitUntilIdle();

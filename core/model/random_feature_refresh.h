@@ -79,6 +79,9 @@ class RandomFeatureRefresh {
   // Running again from a capture: learns what is fed from then on.
   void Resume(Built captured);
   bool running() const { return running_; }
+  // Whether the job has learned everything given it (Finish would not
+  // wait); callable from any thread.
+  bool Idle() const ABSL_LOCKS_EXCLUDED(mutex_);
 
   // A sample the model learned after the job started, in order (raw x).
   void Feed(std::span<const double> x, std::span<const double> y);

@@ -343,6 +343,52 @@ void PrepareTakeOvers(ModelState& state, std::uint64_t seen) {
   }
 }
 
+namespace {
+
+// Whether a refresh's result is known (Finish would not wait).
+template <class Result>
+bool Known(const std::shared_future<Result>& result) {
+  return result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+// Adds to `unfinished` the check of a refresh taking over at `at`, if the
+// sample `seen` would wait for it.
+template <class Refresh>
+void AddIfUnfinished(const Refresh& refresh, std::uint64_t at,
+                     std::uint64_t seen,
+                     std::vector<std::function<bool()>>& unfinished) {
+  if (!refresh.running() || seen < at) return;
+  auto result = refresh.result();
+  if (Known(result)) return;
+  unfinished.push_back([result] { return Known(result); });
+}
+
+}  // namespace
+
+std::function<bool()> PendingTakeOver(const ModelState& state,
+                                      std::uint64_t seen) {
+  const TakeOverPoints& take_over = state.take_over;
+  std::vector<std::function<bool()>> unfinished;
+  AddIfUnfinished(state.refresh, take_over.refresh, seen, unfinished);
+  AddIfUnfinished(state.mlkr_refresh, take_over.mlkr_refresh, seen, unfinished);
+  const RandomFeatureRefresh* random = &state.random_refresh;
+  if (random->running() && seen >= take_over.random_refresh &&
+      !random->Idle()) {
+    unfinished.push_back([random] { return random->Idle(); });
+  }
+  for (const MetricIndex* index : TakingOverAt(state, seen)) {
+    if (index->RebuildStillBuilding()) {
+      unfinished.push_back([index] { return !index->RebuildStillBuilding(); });
+    }
+  }
+  if (unfinished.empty()) return nullptr;
+  return [unfinished = std::move(unfinished)] {
+    return std::all_of(
+        unfinished.begin(), unfinished.end(),
+        [](const std::function<bool()>& done) { return done(); });
+  };
+}
+
 bool PredictionsMayChange(const ModelState& state) {
   // A drift check only starts a background rebuild.
   return !TakingOverAt(state, state.store.seen()).empty();

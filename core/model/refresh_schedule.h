@@ -45,6 +45,17 @@ void NoteEstimate(ModelState& state, const GradientEstimate& estimate)
 void PrepareTakeOvers(ModelState& state, std::uint64_t seen)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) ABSL_LOCKS_EXCLUDED(state.lock);
 
+// Whether learning the next sample (`seen` samples once it is stored) would
+// wait for background work taking over at it that is not done yet (a
+// metric refresh, an MLKR fit, a random-feature rebuild, an index rebuild
+// still building). If so, a check that says when all of it is done —
+// cheap, callable on any thread while the model lives — else none. A
+// learner that must not hold its thread through such a wait learns up to
+// here and comes back once the check holds (the result is the same).
+std::function<bool()> PendingTakeOver(const ModelState& state,
+                                      std::uint64_t seen)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer);
+
 // Whether AfterSample may replace an index generation at the sample just
 // stored — what predictions see (a metric refresh changes only the sums,
 // which predictions do not read): at a take-over point.

@@ -55,65 +55,90 @@ void LearnStage::Enqueue(const ValidatedSamples& samples,
     last = queued_;
     batches_.push_back({first, last, acknowledged});
   }
-  queue_->Post([this, last, samples, keep_alive = std::move(keep_alive)] {
-    Learn(last, samples);
-  });
+  queue_->Post(
+      [this,
+       batch =
+           Learning{.last = last, .size = samples.size(), .unlearned = samples},
+       keep_alive = std::move(keep_alive)]() mutable {
+        Learn(std::move(batch), std::move(keep_alive));
+      });
 }
 
-void LearnStage::Learn(std::uint64_t last, const ValidatedSamples& batch) {
+void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
   const auto start = std::chrono::steady_clock::now();
-  absl::Status status = LearnRecordingCurve(batch, last);
-  rate_.Record(batch.size(),
-               absl::FromChrono(std::chrono::steady_clock::now() - start));
+  std::function<bool()> resume_when;
+  absl::Status status =
+      LearnRecordingCurve(batch.unlearned, batch.last, &resume_when);
+  batch.spent += std::chrono::steady_clock::now() - start;
+  if (status.ok() && resume_when != nullptr) {
+    // Background work takes over at the next sample and is not done, or
+    // the batch has had its time slice: the rest is learned once that work
+    // is done, after the tasks posted to the pool meanwhile (other models'
+    // learning, and the reads waiting for it), and the thread goes to them.
+    queue_->Defer(std::move(resume_when),
+                  [this, batch = std::move(batch),
+                   keep_alive = std::move(keep_alive)]() mutable {
+                    Learn(std::move(batch), std::move(keep_alive));
+                  });
+    return;
+  }
+  rate_.Record(batch.size, absl::FromChrono(batch.spent));
   MutexLock lock(&mutex_);
   if (!status.ok() && error_.ok()) {
-    error_ = absl::InternalError(
-        absl::StrCat("learning samples ", last - batch.size() + 1, "..", last,
-                     " failed after they were logged: ", status.message()));
+    error_ = absl::InternalError(absl::StrCat(
+        "learning samples ", batch.last - batch.size + 1, "..", batch.last,
+        " failed after they were logged: ", status.message()));
   }
-  learned_ = last;
+  learned_ = batch.last;
   progressed_.SignalAll();
 }
 
-absl::Status LearnStage::LearnRecordingCurve(const ValidatedSamples& batch,
-                                             std::uint64_t last) {
-  ValidatedSamples samples = batch;
+absl::Status LearnStage::LearnRecordingCurve(
+    ValidatedSamples& samples, std::uint64_t last,
+    std::function<bool()>* resume_when) {
+  const Model::Clock::time_point yield_at = Model::Clock::now() + kTimeSlice;
   std::uint64_t learned = last - samples.size();
   while (!samples.empty()) {
     const std::uint64_t due = curve_.next_due();
     const std::size_t piece =
         due > learned ? std::min<std::uint64_t>(samples.size(), due - learned)
                       : samples.size();
-    if (absl::Status status = LearnPiece(samples.First(piece), learned);
-        !status.ok()) {
-      return status;
-    }
-    learned += piece;
-    samples = samples.Subspan(piece, samples.size() - piece);
+    absl::StatusOr<std::size_t> done =
+        LearnPiece(samples.First(piece), learned, yield_at, resume_when);
+    if (!done.ok()) return done.status();
+    learned += *done;
+    samples = samples.Subspan(*done, samples.size() - *done);
     if (curve_.Due(learned)) curve_.Record(learned, model_->stats());
+    if (*resume_when != nullptr) break;
   }
   return absl::OkStatus();
 }
 
-absl::Status LearnStage::LearnPiece(const ValidatedSamples& piece,
-                                    std::uint64_t learned) {
+absl::StatusOr<std::size_t> LearnStage::LearnPiece(
+    const ValidatedSamples& piece, std::uint64_t learned,
+    Model::Clock::time_point yield_at, std::function<bool()>* resume_when) {
   // The predictions of the samples the status page shows are kept: only
   // the last RecentPredictions::kCapacity of a piece can be.
   const std::size_t unshown =
       piece.size() - std::min(piece.size(), RecentPredictions::kCapacity);
   if (unshown > 0) {
-    if (absl::Status status = model_->Learn(piece.First(unshown));
-        !status.ok()) {
-      return status;
+    absl::StatusOr<Model::PartLearned> part =
+        model_->LearnUntilWait(piece.First(unshown), nullptr, yield_at);
+    if (!part.ok()) return part.status();
+    if (part->resume_when != nullptr) {
+      *resume_when = std::move(part->resume_when);
+      return part->learned;
     }
   }
   const ValidatedSamples shown = piece.Subspan(unshown, piece.size() - unshown);
   std::vector<Prediction> before;
-  if (absl::Status status = model_->Learn(shown, &before); !status.ok()) {
-    return status;
-  }
-  recent_.Record(learned + unshown + 1, shown.samples(), before);
-  return absl::OkStatus();
+  absl::StatusOr<Model::PartLearned> part =
+      model_->LearnUntilWait(shown, &before);
+  if (!part.ok()) return part.status();
+  recent_.Record(learned + unshown + 1, shown.samples().first(part->learned),
+                 before);
+  *resume_when = std::move(part->resume_when);
+  return unshown + part->learned;
 }
 
 absl::Status LearnStage::RunInOrder(std::function<absl::Status()> task,

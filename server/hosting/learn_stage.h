@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_HOSTING_LEARN_STAGE_H_
 #define STREAMREG_SERVER_HOSTING_LEARN_STAGE_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -11,6 +12,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "core/base/pause_statistics.h"
@@ -123,15 +125,40 @@ class LearnStage {
     absl::Time acknowledged;
   };
 
-  void Learn(std::uint64_t last, const ValidatedSamples& batch)
+  // A queued batch's learning: samples last - size + 1 .. last, of which
+  // `unlearned` (the last ones) are still to learn, after `spent` learning
+  // the others.
+  struct Learning {
+    std::uint64_t last = 0;
+    std::size_t size = 0;
+    ValidatedSamples unlearned;
+    std::chrono::steady_clock::duration spent{};
+  };
+  // Learns the batch on the learning thread — or, if learning reaches a
+  // take-over point whose background work is not done, as far as it, and
+  // the rest once that work is done (SerialQueue::Defer), without holding
+  // the thread meanwhile: a learner waiting there would stop every other
+  // model's learning on the pool, and the reads waiting for it. Likewise a
+  // batch that takes longer than kTimeSlice (a replica replaying its log)
+  // goes on after the tasks posted meanwhile.
+  static constexpr std::chrono::milliseconds kTimeSlice{20};
+  void Learn(Learning batch, std::shared_ptr<const void> keep_alive)
       ABSL_LOCKS_EXCLUDED(mutex_);
   // Learns `samples` (the last of them sample `last`) in pieces that end
-  // where the learning curve wants a point, and records it.
-  absl::Status LearnRecordingCurve(const ValidatedSamples& samples,
-                                   std::uint64_t last);
-  // Learns a piece that follows sample `learned`, keeping the predictions
-  // of its last samples in recent_.
-  absl::Status LearnPiece(const ValidatedSamples& piece, std::uint64_t learned);
+  // where the learning curve wants a point, and records it; stops where
+  // the model would wait (Model::LearnUntilWait), leaving in `samples` what
+  // is left and in *resume_when when to go on.
+  absl::Status LearnRecordingCurve(ValidatedSamples& samples,
+                                   std::uint64_t last,
+                                   std::function<bool()>* resume_when);
+  // Learns a piece that follows sample `learned`, or its first samples up
+  // to where the model would wait or past `yield_at` (*resume_when then
+  // set), keeping the
+  // predictions of its last samples in recent_; returns how many.
+  absl::StatusOr<std::size_t> LearnPiece(const ValidatedSamples& piece,
+                                         std::uint64_t learned,
+                                         Model::Clock::time_point yield_at,
+                                         std::function<bool()>* resume_when);
   // When the batch containing sample `sequence` was acknowledged, if it
   // is still held.
   const Batch* BatchOf(std::uint64_t sequence) const

@@ -22,21 +22,51 @@ void SerialQueue::Enqueue(std::function<void()> task, bool urgent) {
   pool_->Post([self = shared_from_this()] { self->Drain(); });
 }
 
-void SerialQueue::Drain() {
+void SerialQueue::Defer(std::function<bool()> ready,
+                        std::function<void()> continuation) {
+  MutexLock lock(&mutex_);
+  deferred_ready_ = std::move(ready);
+  deferred_ = std::move(continuation);
+}
+
+bool SerialQueue::PostDeferred() {
+  std::function<bool()> ready;
+  std::function<void()> continuation;
+  {
+    MutexLock lock(&mutex_);
+    if (deferred_ == nullptr) return false;
+    ready = std::move(deferred_ready_);
+    continuation = std::move(deferred_);
+    deferred_ready_ = nullptr;
+    deferred_ = nullptr;
+  }
+  // running_ stays set: nothing else is posted until it has run.
+  pool_->PostWhen(std::move(ready),
+                  [self = shared_from_this(),
+                   continuation = std::move(continuation)]() mutable {
+                    self->Drain(std::move(continuation));
+                  });
+  return true;
+}
+
+void SerialQueue::Drain(std::function<void()> first) {
+  std::function<void()> task = std::move(first);
   while (true) {
-    std::function<void()> task;
-    {
-      MutexLock lock(&mutex_);
-      std::deque<std::function<void()>>& lane =
-          urgent_.empty() ? tasks_ : urgent_;
-      if (lane.empty()) {
-        running_ = false;
-        return;
-      }
-      task = std::move(lane.front());
-      lane.pop_front();
+    if (task != nullptr) {
+      task();
+      task = nullptr;  // destroyed before the next lock: its captures may
+                       // own much
+      if (PostDeferred()) return;
     }
-    task();  // destroyed before the next lock: its captures may own much
+    MutexLock lock(&mutex_);
+    std::deque<std::function<void()>>& lane =
+        urgent_.empty() ? tasks_ : urgent_;
+    if (lane.empty()) {
+      running_ = false;
+      return;
+    }
+    task = std::move(lane.front());
+    lane.pop_front();
   }
 }
 

@@ -28,18 +28,29 @@ class SerialQueue : public std::enable_shared_from_this<SerialQueue> {
 
   void Post(std::function<void()> task);
   void PostUrgent(std::function<void()> task);
+  // Called by the task running now: once it returns, the queue runs
+  // nothing else until `ready()` holds (WorkerPool::PostWhen), and then
+  // `continuation` first — so a task that would wait for something can
+  // give up its pool thread meanwhile and still keep its place.
+  void Defer(std::function<bool()> ready, std::function<void()> continuation);
 
  private:
   explicit SerialQueue(WorkerPool* pool) : pool_(pool) {}
   void Enqueue(std::function<void()> task, bool urgent);
-  // Runs queued tasks, urgent ones first, until none is left.
-  void Drain();
+  // Runs `first` if given, then queued tasks, urgent ones first, until
+  // none is left or one defers.
+  void Drain(std::function<void()> first = nullptr);
+  // Hands a deferred continuation to the pool; whether there was one.
+  bool PostDeferred();
 
   WorkerPool* pool_;
   Mutex mutex_;
   std::deque<std::function<void()>> urgent_ ABSL_GUARDED_BY(mutex_);
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
   bool running_ ABSL_GUARDED_BY(mutex_) = false;  // a Drain is posted
+  // Set by Defer, taken once the deferring task has returned.
+  std::function<bool()> deferred_ready_ ABSL_GUARDED_BY(mutex_);
+  std::function<void()> deferred_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace streamreg

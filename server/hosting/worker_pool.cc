@@ -27,11 +27,39 @@ void WorkerPool::Post(std::function<void()> task) {
   ready_.Signal();
 }
 
+void WorkerPool::PostWhen(std::function<bool()> ready,
+                          std::function<void()> task) {
+  MutexLock lock(&mutex_);
+  waiting_.push_back({std::move(ready), std::move(task)});
+  ready_.Signal();
+}
+
+void WorkerPool::QueueReadyWaiting() {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (it->ready()) {
+      tasks_.push_back(std::move(it->task));
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void WorkerPool::Run() {
   MutexLock lock(&mutex_);
   while (true) {
-    while (!stopping_ && tasks_.empty()) ready_.Wait(&mutex_);
-    if (tasks_.empty()) return;  // stopping, and nothing left to run
+    // Checked before each task too: a busy pool must not starve them.
+    if (!waiting_.empty()) QueueReadyWaiting();
+    while (tasks_.empty()) {
+      if (waiting_.empty()) {
+        if (stopping_) return;  // nothing left to run
+        ready_.Wait(&mutex_);
+      } else {
+        ready_.WaitUntil(&mutex_,
+                         std::chrono::steady_clock::now() + kWhenPollInterval);
+      }
+      QueueReadyWaiting();
+    }
     std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();
     ++running_;
@@ -39,13 +67,14 @@ void WorkerPool::Run() {
     task();
     task = nullptr;  // its captures are freed outside the lock
     mutex_.Lock();
-    if (--running_ == 0 && tasks_.empty()) idle_.SignalAll();
+    --running_;
+    if (Idle()) idle_.SignalAll();
   }
 }
 
 void WorkerPool::Drain() {
   MutexLock lock(&mutex_);
-  while (!tasks_.empty() || running_ != 0) idle_.Wait(&mutex_);
+  while (!Idle()) idle_.Wait(&mutex_);
 }
 
 }  // namespace streamreg

@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_HOSTING_WORKER_POOL_H_
 #define STREAMREG_SERVER_HOSTING_WORKER_POOL_H_
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -15,8 +16,12 @@ namespace streamreg {
 // A fixed set of threads running posted tasks in FIFO order. The server
 // runs model writes (learning, refits) and reads (predictions) on pools of
 // these, off gRPC's callback threads, which then only admit or refuse
-// calls and stay free for health checks. The destructor runs every task
-// already posted, then joins.
+// calls and stay free for health checks. A task may also be posted to run
+// once a condition holds (PostWhen: a learner waiting for background work
+// without holding a thread); the pool checks such conditions every
+// kWhenPollInterval while any is pending. The destructor runs every task
+// already posted — conditional ones once their condition holds — then
+// joins.
 class WorkerPool {
  public:
   explicit WorkerPool(std::size_t num_threads);
@@ -25,17 +30,34 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void Post(std::function<void()> task);
+  // Runs `task` like a posted one once `ready()` holds: `ready` must be
+  // cheap, thread-safe, and hold eventually (it is called with the pool's
+  // lock held, so it must not call into the pool).
+  void PostWhen(std::function<bool()> ready, std::function<void()> task);
+  static constexpr std::chrono::milliseconds kWhenPollInterval{2};
   // Waits until every task posted so far (and any they post) has run.
   void Drain();
   std::size_t num_threads() const { return threads_.size(); }
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mutex_);
+  // Moves the conditional tasks whose condition holds to tasks_.
+  void QueueReadyWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    return tasks_.empty() && waiting_.empty() && running_ == 0;
+  }
+
+  // A task posted to run once its condition holds.
+  struct Waiting {
+    std::function<bool()> ready;
+    std::function<void()> task;
+  };
 
   Mutex mutex_;
   CondVar ready_;  // a task was posted, or stopping
   CondVar idle_;   // no task queued or running
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
+  std::vector<Waiting> waiting_ ABSL_GUARDED_BY(mutex_);
   std::size_t running_ ABSL_GUARDED_BY(mutex_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::vector<std::thread> threads_;  // fixed after construction

@@ -131,6 +131,57 @@ TEST(SerialQueueTest, UrgentTasksRunBeforeTheOthersQueued) {
                                             "bulk2", "bulk3"));
 }
 
+// A task posted to run once a condition holds runs after it holds, on a
+// pool thread, without holding one meanwhile; Drain waits for it.
+TEST(WorkerPoolTest, PostWhenRunsTheTaskOnceItsConditionHolds) {
+  WorkerPool pool(1);
+  std::atomic<bool> ready = false;
+  std::atomic<int> ran = 0;
+  pool.PostWhen([&] { return ready.load(); }, [&] { ran = 1; });
+  std::latch other(1);
+  pool.Post([&] { other.count_down(); });
+  other.wait();  // the only thread was free for another task
+  EXPECT_EQ(ran.load(), 0);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ready = true;
+  });
+  pool.Drain();
+  EXPECT_EQ(ran.load(), 1);
+  release.join();
+}
+
+// A task that defers gives up its thread (another queue's task runs on the
+// pool's only one) and keeps its place: its continuation runs before the
+// tasks queued after it, and they still run in order.
+TEST(SerialQueueTest, ADeferredContinuationKeepsItsPlaceAndFreesTheThread) {
+  WorkerPool pool(1);
+  std::shared_ptr<SerialQueue> deferring = SerialQueue::Create(&pool);
+  std::shared_ptr<SerialQueue> other = SerialQueue::Create(&pool);
+  std::atomic<bool> ready = false;
+  std::vector<std::string> order;  // the queue serializes
+  deferring->Post([&] {
+    order.push_back("first");
+    deferring->Defer([&] { return ready.load(); },
+                     [&] {
+                       order.push_back("continuation");
+                       deferring->Defer(
+                           [] { return true; },
+                           [&] { order.push_back("second continuation"); });
+                     });
+  });
+  deferring->Post([&] { order.push_back("after"); });
+  std::latch other_ran(1);
+  other->Post([&] { other_ran.count_down(); });
+  other_ran.wait();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_THAT(order, ::testing::ElementsAre("first"));
+  ready = true;
+  pool.Drain();
+  EXPECT_THAT(order, ::testing::ElementsAre("first", "continuation",
+                                            "second continuation", "after"));
+}
+
 class HostedModelTest : public ::testing::Test {
  protected:
   std::shared_ptr<HostedModel> Host(HostedModel::Limits limits,
