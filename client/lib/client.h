@@ -147,6 +147,10 @@ class Client {
                   const absl::Status& status) {
     router_.Failed(model, used, status);
   }
+  // How many servers a call about `model` may go to now.
+  std::size_t ServersFor(const std::string& model) {
+    return router_.CandidatesFor(model);
+  }
   // A context with the call deadline set.
   std::unique_ptr<grpc::ClientContext> NewContext() const;
 

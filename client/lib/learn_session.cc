@@ -89,11 +89,35 @@ absl::Status LearnSession::Reopen(std::size_t keep) {
 absl::Status LearnSession::Exchange(Unconfirmed& entry,
                                     v1::LearnResponse* response) {
   entry.message = ++messages_;
-  if (!stream_->Write(entry.request) || !stream_->Read(response)) {
+  const bool bounded = ArmAttemptTimeout();
+  const bool answered =
+      stream_->Write(entry.request) && stream_->Read(response);
+  const bool timed_out = bounded && watchdog_->Disarm();
+  if (answered) Confirm(response->durable_messages());
+  if (timed_out) {
+    // Cancelled: the stream is given up, and the samples it did not
+    // report durable go to the next server (an answer that came just in
+    // time is kept).
+    (void)stream_->Finish();
+    absl::Status silent = Abandon(absl::UnavailableError(absl::StrCat(
+        "server ", server_->address, " did not answer a sample within ",
+        absl::FormatDuration(client_->options().replica_attempt_timeout),
+        "; sending it to another")));
+    if (!answered) return silent;
+  } else if (!answered) {
     return Broken();
   }
-  Confirm(response->durable_messages());
   return absl::OkStatus();
+}
+
+bool LearnSession::ArmAttemptTimeout() {
+  if (client_->ServersFor(model_) < 2) return false;
+  if (watchdog_ == nullptr) watchdog_ = std::make_unique<ExchangeWatchdog>();
+  watchdog_->Arm(context_.get(),
+                 ExchangeWatchdog::Clock::now() +
+                     absl::ToChronoNanoseconds(
+                         client_->options().replica_attempt_timeout));
+  return true;
 }
 
 void LearnSession::Confirm(std::uint64_t durable_messages) {

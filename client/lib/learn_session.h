@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/lib/client.h"
+#include "client/lib/exchange_watchdog.h"
 #include "grpcpp/grpcpp.h"
 
 namespace streamreg {
@@ -34,8 +35,11 @@ struct LearnSessionOptions {
 // it. If the stream breaks with a retryable status, a new one is opened on
 // the server the client routes the model to and the samples not yet
 // covered are sent again first (same ids, so none is learned twice; their
-// answers are not returned), then the current one. Close() waits until
-// every sample is durable. Used by one thread.
+// answers are not returned), then the current one. While the model has
+// other servers to go to, a sample whose answer does not come within the
+// client's replica_attempt_timeout ends the stream (a stalled server) and
+// is sent to the next. Close() waits until every sample is durable. Used
+// by one thread.
 class LearnSession {
  public:
   LearnSession(Client* client, std::string model,
@@ -80,6 +84,9 @@ class LearnSession {
   absl::Status Reopen(std::size_t keep);
   // Sends `entry` as the stream's next message and reads its answer.
   absl::Status Exchange(Unconfirmed& entry, v1::LearnResponse* response);
+  // Bounds the exchange about to start by replica_attempt_timeout if the
+  // model has another server to go to; whether it did.
+  bool ArmAttemptTimeout();
   // Forgets the samples a watermark covers.
   void Confirm(std::uint64_t durable_messages);
   // Ends a broken stream: its status (UNAVAILABLE when it ended OK).
@@ -99,7 +106,8 @@ class LearnSession {
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::LearnRequest, v1::LearnResponse>>
       stream_;
-  std::uint64_t messages_ = 0;  // sent on the current stream
+  std::uint64_t messages_ = 0;                  // sent on the current stream
+  std::unique_ptr<ExchangeWatchdog> watchdog_;  // made when first armed
 };
 
 }  // namespace streamreg

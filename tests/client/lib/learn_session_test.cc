@@ -1,14 +1,19 @@
 // LearnSession against a scripted Learn service: it keeps every sample
 // until the durability watermark covers it, resends exactly the uncovered
-// ones first on a new call after a break, and Close confirms the rest from
-// the trailer of a call that ended OK.
+// ones first on a new call after a break (or after a server stalled past
+// the attempt timeout, on another server), and Close confirms the rest
+// from the trailer of a call that ended OK.
 #include "client/lib/learn_session.h"
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "client/lib/client.h"
 #include "common/durability_trailer.h"
 #include "grpcpp/grpcpp.h"
@@ -20,11 +25,14 @@ namespace {
 
 // Learn calls as the test scripts them: the first call answers every
 // message with no sample durable and breaks (UNAVAILABLE) after
-// `break_after` messages; later calls report every message durable once
-// it is read, and end OK with the trailer.
+// `break_after` messages — or, to stall, reads message `break_after` and
+// answers nothing until the client cancels the call; later calls report
+// every message durable once it is read, and end OK with the trailer.
 class ScriptedLearnService final : public v1::RegressionService::Service {
  public:
-  explicit ScriptedLearnService(int break_after) : break_after_(break_after) {}
+  enum class Break { kFail, kStall };
+  explicit ScriptedLearnService(int break_after, Break how = Break::kFail)
+      : break_after_(break_after), how_(how) {}
 
   grpc::Status Learn(
       grpc::ServerContext* context,
@@ -44,6 +52,14 @@ class ScriptedLearnService final : public v1::RegressionService::Service {
         std::lock_guard<std::mutex> lock(mutex_);
         received_[call].push_back(request.sample().sample_id());
       }
+      if (call == 0 && how_ == Break::kStall &&
+          static_cast<int>(messages) == break_after_) {
+        while (!context->IsCancelled()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        cancelled_ = true;
+        return grpc::Status::CANCELLED;
+      }
       v1::LearnResponse response;
       response.mutable_prediction()->add_y(request.sample().y(0));
       response.set_durable_messages(call == 0 ? 0 : messages);
@@ -62,9 +78,13 @@ class ScriptedLearnService final : public v1::RegressionService::Service {
     std::lock_guard<std::mutex> lock(mutex_);
     return received_;
   }
+  // A stalled call ended because the client cancelled it.
+  bool cancelled() const { return cancelled_.load(); }
 
  private:
   const int break_after_;
+  const Break how_;
+  std::atomic<bool> cancelled_ = false;
   std::mutex mutex_;
   int calls_ = 0;
   std::vector<std::vector<std::uint64_t>> received_;
@@ -122,6 +142,54 @@ TEST_F(LearnSessionTest, ResendsExactlyTheUncoveredSamplesFirstAfterABreak) {
   EXPECT_EQ(session->unconfirmed_samples(), 0u);
   EXPECT_TRUE(session->Close().ok());
   EXPECT_EQ(durable, (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+}
+
+// A server that stops answering (a paused process) holds a stream open:
+// with another server of the model to go to, the session gives the stalled
+// sample replica_attempt_timeout, cancels the stream and sends the
+// uncovered samples and that one to the next server.
+TEST(LearnSessionStallTest, LeavesAStalledServerForTheNextAfterTheTimeout) {
+  ScriptedLearnService stalling(/*break_after=*/3,
+                                ScriptedLearnService::Break::kStall);
+  ScriptedLearnService next(/*break_after=*/1000);
+  std::vector<std::unique_ptr<grpc::Server>> servers;
+  std::vector<std::string> addresses;
+  for (ScriptedLearnService* service : {&stalling, &next}) {
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port);
+    builder.RegisterService(service);
+    servers.push_back(builder.BuildAndStart());
+    ASSERT_NE(servers.back(), nullptr);
+    addresses.push_back("127.0.0.1:" + std::to_string(port));
+  }
+  ClientOptions options;
+  options.address = absl::StrJoin(addresses, ",");
+  options.retry.initial_backoff = absl::Milliseconds(1);
+  options.replica_attempt_timeout = absl::Milliseconds(200);
+  {
+    Client client(options);
+    std::unique_ptr<LearnSession> session = client.StartLearn("m");
+    const double x[] = {1.0};
+    for (std::uint64_t i = 1; i <= 5; ++i) {
+      const double y[] = {static_cast<double>(i)};
+      const absl::Time start = absl::Now();
+      absl::StatusOr<v1::LearnResponse> answer = session->Learn(x, y, 300 + i);
+      ASSERT_TRUE(answer.ok()) << answer.status();
+      EXPECT_EQ(answer->prediction().y(0), static_cast<double>(i));
+      if (i == 3) EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+    }
+    EXPECT_TRUE(stalling.cancelled());
+    EXPECT_EQ(stalling.received(),
+              (std::vector<std::vector<std::uint64_t>>{{301, 302, 303}}));
+    EXPECT_EQ(
+        next.received(),
+        (std::vector<std::vector<std::uint64_t>>{{301, 302, 303, 304, 305}}));
+    EXPECT_TRUE(session->Close().ok());
+    EXPECT_EQ(session->durable_samples(), 5u);
+  }
+  for (auto& server : servers) server->Shutdown();
 }
 
 TEST_F(LearnSessionTest, CloseConfirmsFromTheTrailerOfACallEndedOk) {
