@@ -82,6 +82,17 @@ class ClusterNode::Replica : public WriteLog {
   // The snapshotting thread's: no snapshot is tried before this (a failed
   // one waits a while rather than capturing again every round).
   absl::Time next_snapshot_try = absl::InfinitePast();
+  // What report() shows of it.
+  ClusterNode::Report::Hosted Progress() const {
+    MutexLock lock(&mutex_);
+    Report::Hosted progress{.model = name_};
+    if (follower_ != nullptr) {
+      progress.applied = follower_->applied();
+      progress.catching_up = follower_->catching_up();
+      progress.fell_behind = follower_->fell_behind();
+    }
+    return progress;
+  }
   // The follower stopped: the log it needs next was compacted away.
   bool fell_behind() const {
     MutexLock lock(&mutex_);
@@ -140,6 +151,23 @@ class ClusterNode::Replica : public WriteLog {
       outcome->duplicate.assign(batch.size(), true);
     }
     return outcome;
+  }
+  absl::Status ReadableHere() const override {
+    std::shared_ptr<LogFollower> follower;
+    {
+      MutexLock lock(&mutex_);
+      follower = follower_;
+    }
+    std::vector<std::string> others = OtherServers();
+    if (follower == nullptr || others.empty() || !follower->catching_up()) {
+      return absl::OkStatus();
+    }
+    return SendElsewhereError(
+        absl::StrCat("model '", name_,
+                     "' has no samples yet on this server, which is catching "
+                     "up on its log (applied ",
+                     follower->applied(), " entries); read from"),
+        others);
   }
   // A refit runs on every replica, from the log: `progress` is not told.
   absl::Status AppendRefit(
@@ -266,8 +294,7 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
   node->announcer_ =
       std::jthread([raw](std::stop_token stop) { raw->Announce(stop); });
   if (absl::Status reconciled = node->Reconcile(); !reconciled.ok()) {
-    spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
-                 std::string(reconciled.message()));
+    node->ReconcileFailed(reconciled);
   }
   node->snapshotter_ = std::jthread([raw](std::stop_token stop) {
     Every(raw->options_.reconcile_interval, stop,
@@ -299,16 +326,23 @@ ClusterNode::~ClusterNode() {
 void ClusterNode::Run(std::stop_token stop) {
   Every(options_.reconcile_interval, stop, [this] {
     if (absl::Status status = Reconcile(); !status.ok()) {
-      spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
-                   std::string(status.message()));
+      ReconcileFailed(status);
     }
   });
+}
+
+void ClusterNode::ReconcileFailed(const absl::Status& status) {
+  counters_.reconcile_failures.fetch_add(1);
+  spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
+               std::string(status.message()));
 }
 
 void ClusterNode::Announce(std::stop_token stop) {
   Every(options_.reconcile_interval, stop, [this] {
     if (absl::Status status = placements_->Heartbeat(options_.advertise);
         !status.ok()) {
+      counters_.heartbeat_failures.fetch_add(1);
+      last_heartbeat_failure_ns_.store(absl::ToUnixNanos(absl::Now()));
       spdlog::warn("event=cluster_heartbeat_failed error=\"{}\"",
                    std::string(status.message()));
     }
@@ -345,6 +379,7 @@ absl::Status ClusterNode::Reconcile() {
       if (replicas_.contains(name)) continue;
       if (absl::Status hosted = Host(name);
           !hosted.ok() && !absl::IsNotFound(hosted)) {
+        counters_.host_failures.fetch_add(1);
         spdlog::warn("event=cluster_host_failed model={} error=\"{}\"", name,
                      std::string(hosted.message()));
       }
@@ -367,7 +402,14 @@ absl::Status ClusterNode::Reconcile() {
   absl::StatusOr<std::vector<std::string>> live = SteadyLiveServers();
   if (!live.ok()) return live.status();
   if (!live->empty() && live->front() == options_.advertise) {
-    Rebalance(*placements, *live);
+    // While this server's heartbeats are refused (a NATS node paused or
+    // the live servers' stream electing a leader), the others' likely are
+    // too: their absence from the list says nothing, and moving their
+    // models would make every new replica replay its log. Moves wait
+    // until heartbeats have been taken for server_ttl.
+    if (absl::Now() - LastHeartbeatFailure() >= options_.server_ttl) {
+      Rebalance(*placements, *live);
+    }
     if (absl::Status compacted = placements_->CompactIfDue(); !compacted.ok()) {
       spdlog::warn("event=cluster_placements_compaction_failed error=\"{}\"",
                    std::string(compacted.message()));
@@ -401,6 +443,7 @@ absl::StatusOr<std::vector<std::string>> ClusterNode::SteadyLiveServers() {
       steady.push_back((it++)->first);
     }
   }
+  live_servers_.store(steady.size());
   return steady;  // in name order (a std::map's)
 }
 
@@ -428,7 +471,7 @@ absl::Status ClusterNode::Host(const std::string& name) {
     replica->Stop();
     return adopted;
   }
-  replicas_.emplace(name, std::move(replica));
+  AddReplica(name, std::move(replica));
   spdlog::info("event=cluster_hosting model={} from_log_sequence={}", name,
                from);
   return absl::OkStatus();
@@ -518,6 +561,7 @@ void ClusterNode::SnapshotDueModels() {
   }
   for (const std::shared_ptr<Replica>& replica : mine) {
     if (absl::Status status = SnapshotIfDue(*replica); !status.ok()) {
+      counters_.snapshot_failures.fetch_add(1);
       spdlog::warn("event=cluster_snapshot_failed model={} error=\"{}\"",
                    replica->name(), std::string(status.message()));
     }
@@ -556,6 +600,7 @@ absl::Status ClusterNode::Snapshot(Replica& replica, HostedModel& model) {
       return compacted;
     }
   }
+  counters_.snapshots.fetch_add(1);
   spdlog::info(
       "event=cluster_snapshot model={} log_sequence={} samples={} bytes={} "
       "seconds={:.3f} log_compacted_through={}",
@@ -579,7 +624,7 @@ void ClusterNode::Release(const std::string& name, bool deleted) {
     registry_->Release(name);
   }
   it->second->Stop();
-  replicas_.erase(it);
+  RemoveReplica(name);
   spdlog::info("event=cluster_released model={}", name);
 }
 
@@ -596,6 +641,7 @@ void ClusterNode::Rebalance(
         placements_->CompareAndSet(name, owners, placement.revision);
     // ABORTED: another change came first; the next round looks again.
     if (moved.ok()) {
+      counters_.models_moved.fetch_add(1);
       spdlog::info("event=cluster_replaced model={} from={} to={}", name,
                    absl::StrJoin(placement.servers, ","),
                    absl::StrJoin(owners, ","));
@@ -683,8 +729,7 @@ absl::Status ClusterNode::Delete(absl::string_view name) {
   }
   // Unplaced: every server releases it at its next reconcile, this one now.
   if (absl::Status reconciled = Reconcile(); !reconciled.ok()) {
-    spdlog::warn("event=cluster_reconcile_failed error=\"{}\"",
-                 std::string(reconciled.message()));
+    ReconcileFailed(reconciled);
   }
   if (absl::Status deleted = RemoveStreams(*client_, name); !deleted.ok()) {
     // The next create of the name removes it.
@@ -730,10 +775,46 @@ void ClusterNode::StopFollowing() {
 }
 
 std::vector<std::string> ClusterNode::hosted() const {
-  MutexLock lock(&reconcile_mutex_);
+  MutexLock lock(&hosted_mutex_);
   std::vector<std::string> names;
-  for (const auto& [name, replica] : replicas_) names.push_back(name);
+  for (const auto& [name, replica] : hosted_) names.push_back(name);
   return names;
+}
+
+void ClusterNode::AddReplica(const std::string& name,
+                             std::shared_ptr<Replica> replica) {
+  {
+    MutexLock lock(&hosted_mutex_);
+    hosted_[name] = replica;
+  }
+  replicas_.emplace(name, std::move(replica));
+}
+
+void ClusterNode::RemoveReplica(const std::string& name) {
+  replicas_.erase(name);
+  MutexLock lock(&hosted_mutex_);
+  hosted_.erase(name);
+}
+
+ClusterNode::Report ClusterNode::report() const {
+  Report report{
+      .live_servers = live_servers_.load(),
+      .heartbeat_failures = counters_.heartbeat_failures.load(),
+      .reconcile_failures = counters_.reconcile_failures.load(),
+      .host_failures = counters_.host_failures.load(),
+      .snapshots = counters_.snapshots.load(),
+      .snapshot_failures = counters_.snapshot_failures.load(),
+      .models_moved = counters_.models_moved.load(),
+  };
+  std::vector<std::shared_ptr<Replica>> replicas;
+  {
+    MutexLock lock(&hosted_mutex_);
+    for (const auto& [name, replica] : hosted_) replicas.push_back(replica);
+  }
+  for (const std::shared_ptr<Replica>& replica : replicas) {
+    report.hosted.push_back(replica->Progress());
+  }
+  return report;
 }
 
 }  // namespace streamreg

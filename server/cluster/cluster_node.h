@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_CLUSTER_CLUSTER_NODE_H_
 #define STREAMREG_SERVER_CLUSTER_CLUSTER_NODE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -111,6 +112,32 @@ class ClusterNode {
   // The models this server hosts now, in name order.
   std::vector<std::string> hosted() const;
 
+  // What /metrics shows of the node (server/rpc/cluster_metrics.h). Read
+  // without waiting for a reconcile round (which may wait seconds on the
+  // cluster).
+  struct Report {
+    // Live servers, as this server last steadied the list (0 before).
+    std::size_t live_servers = 0;
+    // Each model hosted here, by name: its log's last entry applied here,
+    // whether the replica is replaying its log's tail, and whether it fell
+    // behind a compaction (hosted again from the newest snapshot).
+    struct Hosted {
+      std::string model;
+      std::uint64_t applied = 0;
+      bool catching_up = false;
+      bool fell_behind = false;
+    };
+    std::vector<Hosted> hosted;
+    // Since the server started.
+    std::uint64_t heartbeat_failures = 0;
+    std::uint64_t reconcile_failures = 0;
+    std::uint64_t host_failures = 0;
+    std::uint64_t snapshots = 0;
+    std::uint64_t snapshot_failures = 0;
+    std::uint64_t models_moved = 0;  // re-placed by this server
+  };
+  Report report() const;
+
  private:
   class Replica;
 
@@ -151,10 +178,30 @@ class ClusterNode {
   // each known server has server_ttl / 2 again to reappear.
   absl::StatusOr<std::vector<std::string>> SteadyLiveServers();
   // The placements rendezvous hashing gives over `live`, proposed where
-  // they differ.
+  // they differ. Reconcile calls it only once this server's heartbeats
+  // have been taken for server_ttl: while they fail, the others' likely
+  // fail too and the list is missing them.
   void Rebalance(const absl::flat_hash_map<
                      std::string, PlacementStore::Placement>& placements,
                  const std::vector<std::string>& live);
+
+  // Counted where the events are logged.
+  struct Counters {
+    std::atomic<std::uint64_t> heartbeat_failures{0};
+    std::atomic<std::uint64_t> reconcile_failures{0};
+    std::atomic<std::uint64_t> host_failures{0};
+    std::atomic<std::uint64_t> snapshots{0};
+    std::atomic<std::uint64_t> snapshot_failures{0};
+    std::atomic<std::uint64_t> models_moved{0};
+  };
+  // Logs a failed reconcile round and counts it.
+  void ReconcileFailed(const absl::Status& status);
+  // Adds `replica` to replicas_ (and to what report() reads), or takes
+  // `name`'s out.
+  void AddReplica(const std::string& name, std::shared_ptr<Replica> replica)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
+  void RemoveReplica(const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
 
   const ClusterOptions options_;
   ModelRegistry* const registry_;
@@ -165,6 +212,19 @@ class ClusterNode {
   mutable Mutex reconcile_mutex_;
   std::map<std::string, std::shared_ptr<Replica>> replicas_
       ABSL_GUARDED_BY(reconcile_mutex_);
+
+  // The replicas as report() and hosted() read them: replicas_, copied at
+  // each change under a lock that no call to the cluster is made under.
+  mutable Mutex hosted_mutex_;
+  std::map<std::string, std::shared_ptr<Replica>> hosted_
+      ABSL_GUARDED_BY(hosted_mutex_);
+  Counters counters_;
+  std::atomic<std::size_t> live_servers_{0};
+  // When a heartbeat last failed (Unix nanoseconds; 0: never).
+  std::atomic<std::int64_t> last_heartbeat_failure_ns_{0};
+  absl::Time LastHeartbeatFailure() const {
+    return absl::FromUnixNanos(last_heartbeat_failure_ns_.load());
+  }
 
   Mutex seen_mutex_;
   // When each server was last in the live list.

@@ -158,9 +158,15 @@ absl::Status HostedModel::Predict(
     std::span<const std::span<const double>> queries,
     std::vector<Prediction>* out, const PredictOptions& options) const {
   CatchUpAcknowledged();
-  // A replica whose first samples are applied and not yet learned (just
-  // hosted, replaying its log) answers once it has learned them.
-  if (model_->samples_stored() == 0) CatchUp();
+  if (model_->samples_stored() == 0) {
+    // A replica just hosted and replaying its log sends the read to the
+    // model's other servers; alone, it answers once it has learned the
+    // samples applied so far.
+    if (absl::Status here = write_log_->ReadableHere(); !here.ok()) {
+      return here;
+    }
+    CatchUp();
+  }
   if (model_->samples_stored() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("model '", name_, "' has no samples to predict from"));

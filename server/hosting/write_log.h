@@ -40,6 +40,11 @@ class WriteLog {
   virtual absl::Status AppendRefit(
       const std::function<void(std::size_t, std::size_t)>& progress,
       absl::Time deadline) = 0;
+  // Whether a read the model cannot answer yet (no sample learned) should
+  // wait here: OK; or go elsewhere — in cluster mode UNAVAILABLE naming
+  // the model's other servers while this replica, just hosted, replays its
+  // log's tail. A single server's log always answers OK.
+  virtual absl::Status ReadableHere() const { return absl::OkStatus(); }
 };
 
 }  // namespace streamreg

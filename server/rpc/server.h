@@ -41,7 +41,9 @@ class Server {
   // fuzzer's way in).
   std::shared_ptr<grpc::Channel> InProcessChannel() const;
   // What a scrape of /metrics returns now.
-  std::string RenderMetrics() const { return metrics_->Render(*registry_); }
+  std::string RenderMetrics() const {
+    return metrics_->Render(*registry_, cluster_.get());
+  }
   // What the status page reads (GET /api/status?detail=a,b): the
   // StatusReportJson detailing the models named (comma-separated), or all.
   std::string RenderStatus(

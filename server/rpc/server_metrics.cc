@@ -6,6 +6,7 @@
 
 #include "absl/time/clock.h"
 #include "server/hosting/model_metrics.h"
+#include "server/rpc/cluster_metrics.h"
 #include "server/telemetry/process_metrics.h"
 #include "server/telemetry/prometheus_text.h"
 
@@ -37,7 +38,8 @@ void WriteAdmissionMetrics(const ModelRegistry& registry, PrometheusText& out) {
 
 }  // namespace
 
-std::string ServerMetrics::Render(const ModelRegistry& registry) const {
+std::string ServerMetrics::Render(const ModelRegistry& registry,
+                                  const ClusterNode* cluster) const {
   using Type = PrometheusText::Type;
   PrometheusText out;
   out.Family("streamreg_build_info", Type::kGauge,
@@ -62,6 +64,7 @@ std::string ServerMetrics::Render(const ModelRegistry& registry) const {
              std::uint64_t{registry.failed().size()});
   WriteAdmissionMetrics(registry, out);
   WriteModelMetrics(models, absl::Now(), out);
+  if (cluster != nullptr) WriteClusterMetrics(cluster->report(), out);
   return out.Take();
 }
 

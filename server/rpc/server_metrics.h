@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "server/cluster/cluster_node.h"
 #include "server/hosting/model_registry.h"
 #include "server/rpc/rpc_metrics.h"
 #include "server/telemetry/latency_histogram.h"
@@ -19,8 +20,10 @@ class ServerMetrics {
   const RpcMetrics& rpc() const { return rpc_; }
   LatencyHistogram& wal_fsync() { return wal_fsync_; }
 
-  // The text exposition of every family.
-  std::string Render(const ModelRegistry& registry) const;
+  // The text exposition of every family (the cluster's too in cluster
+  // mode: `cluster` not null).
+  std::string Render(const ModelRegistry& registry,
+                     const ClusterNode* cluster = nullptr) const;
 
  private:
   RpcMetrics rpc_;

@@ -2,7 +2,9 @@
 """The Grafana dashboard and the Prometheus alerts against a real server.
 
 Starts streamreg-server, gives it a model (created, fed, asked), scrapes
-its /metrics, and checks that every metric the dashboard
+its /metrics — and likewise a server in cluster mode over a one-node NATS
+JetStream (Debian's nats-server), for the streamreg_cluster_* families —
+and checks that every metric the dashboard
 (deploy/grafana/streamreg.json) and the alerting rules
 (deploy/prometheus/rules.yml) name is in that scrape, with every label
 they select or group by (but those Prometheus adds: instance, job, and le
@@ -19,6 +21,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import unittest
 import urllib.request
 
@@ -42,31 +46,90 @@ MATCHER = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)")
 GROUPING = re.compile(r"\b(?:by|without)\s*\(([^)]*)\)")
 
 
-def scrape_server():
-    """{series name: set of label names} of a real server's /metrics."""
-    server = RunningServer(SERVER)
-    try:
-        csv = os.path.join(REPO, "data/energy/energy.csv")
-        predictions = os.path.join(server.scratch, "predictions.csv")
-        for arguments in (
-                ["create", "--name", "energy", "--csv", csv],
-                ["ingest", "--model", "energy", "--csv", csv, "--batch", "100"],
-                ["predict", "--model", "energy", "--csv", csv, "--limit", "10",
-                 "--out", predictions],
-                ["info", "--model", "energy"]):
-            subprocess.run([CLI, "--server", server.address, *arguments],
-                           check=True, capture_output=True, timeout=120)
-        with urllib.request.urlopen(
-                f"http://{server.metrics_address}/metrics",
-                timeout=30) as response:
-            text = response.read().decode()
-    finally:
-        server.stop()
-    series = {}
+NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
+
+
+def scrape(server):
+    """{series name: set of label names} of a running server's /metrics,
+    once it has a model created, fed and asked."""
+    csv = os.path.join(REPO, "data/energy/energy.csv")
+    predictions = os.path.join(server.scratch, "predictions.csv")
+    for arguments in (
+            ["create", "--name", "energy", "--csv", csv],
+            ["ingest", "--model", "energy", "--csv", csv, "--batch", "100"],
+            ["predict", "--model", "energy", "--csv", csv, "--limit", "10",
+             "--out", predictions],
+            ["info", "--model", "energy"]):
+        subprocess.run([CLI, "--server", server.address, *arguments],
+                       check=True, capture_output=True, timeout=120)
+    with urllib.request.urlopen(f"http://{server.metrics_address}/metrics",
+                                timeout=30) as response:
+        text = response.read().decode()
+    series, values = {}, {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             series.setdefault(sample.name, set()).update(sample.labels)
-    return series
+            values[(sample.name, tuple(sorted(sample.labels.items())))] = (
+                sample.value)
+    return series, values
+
+
+class OneNodeNats:
+    """nats-server with JetStream on a free loopback port, in a scratch
+    directory; stopped by stop()."""
+
+    def __init__(self):
+        self.scratch = tempfile.mkdtemp(prefix="streamreg_nats_")
+        log = os.path.join(self.scratch, "nats.log")
+        self.process = subprocess.Popen(
+            [NATS_SERVER, "-js", "-a", "127.0.0.1", "-p", "-1",
+             "-sd", os.path.join(self.scratch, "js"), "-l", log])
+        self.url = None
+        deadline = time.monotonic() + 30
+        while self.url is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+            if os.path.exists(log):
+                with open(log) as f:
+                    found = re.search(r"Listening for client connections on "
+                                      r"(127\.0\.0\.1:\d+)", f.read())
+                if found:
+                    self.url = "nats://" + found.group(1)
+        if self.url is None:
+            self.stop()
+            raise RuntimeError(f"nats-server did not start; see {log}")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def scrape_servers():
+    """The series of a single server's scrape and a cluster server's, and
+    the values of the cluster server's."""
+    server = RunningServer(SERVER)
+    try:
+        series, _ = scrape(server)
+    finally:
+        server.stop()
+    nats = OneNodeNats()
+    try:
+        server = RunningServer(SERVER, arguments=[
+            f"--cluster={nats.url}", "--cluster_replicas=1",
+            "--cluster_log_replicas=1"])
+        try:
+            cluster_series, cluster_values = scrape(server)
+            for name, labels in cluster_series.items():
+                series.setdefault(name, set()).update(labels)
+        finally:
+            server.stop()
+    finally:
+        nats.stop()
+    return series, cluster_values
 
 
 def dashboard_expressions(dashboard):
@@ -97,7 +160,7 @@ class MonitoringTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.series = scrape_server()
+        cls.series, cls.cluster_values = scrape_servers()
         with open(DASHBOARD) as f:
             cls.dashboard = json.load(f)
         with open(RULES) as f:
@@ -131,6 +194,21 @@ class MonitoringTest(unittest.TestCase):
                     if label and label not in ADDED_LABELS:
                         self.assertIn(label, labels_of_named,
                                       f"{where}: no metric of it has {label}")
+
+    def test_a_cluster_server_reports_its_replica(self):
+        values = self.cluster_values
+        self.assertEqual(1, values[("streamreg_cluster_live_servers", ())])
+        self.assertEqual(1, values[("streamreg_cluster_models_hosted", ())])
+        self.assertEqual(
+            0, values[("streamreg_cluster_models_catching_up", ())])
+        self.assertEqual(
+            0, values[("streamreg_cluster_heartbeat_failures_total", ())])
+        # The create entry and the ingest's batches of 100 rows.
+        rows = sum(1 for _ in open(os.path.join(
+            REPO, "data/energy/energy.csv"))) - 1
+        self.assertEqual(1 + -(-rows // 100), values[(
+            "streamreg_cluster_log_applied_sequence",
+            (("model", "energy"),))])
 
     def test_the_checker_sees_a_missing_metric(self):
         self.assertNotIn("streamreg_model_nonsense", self.series)
@@ -176,7 +254,11 @@ class MonitoringTest(unittest.TestCase):
             {"StreamregModelNotRecovered", "StreamregModelFailed",
              "StreamregLearnLagGrowing", "StreamregJournalFsyncSlow",
              "StreamregSnapshotTooOld", "StreamregErrorRate",
-             "StreamregOverloaded"},
+             "StreamregOverloaded", "StreamregClusterHeartbeatsFailing",
+             "StreamregClusterReconcileFailing",
+             "StreamregClusterReplicaBehind",
+             "StreamregClusterServerLost",
+             "StreamregClusterSnapshotsFailing"},
             {rule["alert"] for rule in alerts})
         for rule in alerts:
             self.assertIn(rule["labels"]["severity"], {"warning", "critical"})

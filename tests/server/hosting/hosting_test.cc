@@ -563,6 +563,37 @@ TEST_F(HostedModelTest, PredictingWithoutSamplesIsAFailedPrecondition) {
   EXPECT_TRUE(hosted->Predict(queries, &out).ok());
 }
 
+// A log that sends reads elsewhere (a cluster replica catching up) and
+// takes no writes.
+class ReplayingLog final : public WriteLog {
+ public:
+  absl::StatusOr<LearnOutcome> AppendSamples(const ValidatedSamples&,
+                                             const WriteOptions&) override {
+    return absl::UnavailableError("not in this test");
+  }
+  absl::Status AppendRefit(const std::function<void(std::size_t, std::size_t)>&,
+                           absl::Time) override {
+    return absl::UnavailableError("not in this test");
+  }
+  absl::Status ReadableHere() const override {
+    return absl::UnavailableError("catching up; read from b:1");
+  }
+};
+
+// A model with no samples whose log sends reads elsewhere answers with the
+// log's status (the client then asks the servers it names), not
+// FAILED_PRECONDITION, which no client retries.
+TEST_F(HostedModelTest, AnEmptyReplicaCatchingUpSendsReadsElsewhere) {
+  auto hosted = Host({});
+  hosted->AttachWriteLog(std::make_shared<ReplayingLog>());
+  const double x[] = {1.0, 2.0};
+  const std::span<const double> queries[] = {x};
+  std::vector<Prediction> out;
+  const absl::Status status = hosted->Predict(queries, &out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status.message(), HasSubstr("read from b:1"));
+}
+
 // Cluster mode's snapshots: the state captured with the last log entry
 // applied, read back into a model that goes on exactly as the original.
 TEST_F(HostedModelTest, ALogSnapshotHoldsTheLogUpToItsSequenceExactly) {
