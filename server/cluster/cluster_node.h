@@ -127,7 +127,7 @@ class ClusterNode {
       bool catching_up = false;
       bool fell_behind = false;
     };
-    std::vector<Hosted> hosted;
+    std::vector<Hosted> hosted = {};
     // Since the server started.
     std::uint64_t heartbeat_failures = 0;
     std::uint64_t reconcile_failures = 0;
