@@ -1,11 +1,14 @@
 #ifndef STREAMREG_CORE_BASE_MUTEX_H_
 #define STREAMREG_CORE_BASE_MUTEX_H_
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace streamreg {
 
@@ -62,6 +65,19 @@ class CondVar {
         condition_.wait_until(lock, deadline) == std::cv_status::no_timeout;
     lock.release();
     return signalled;
+  }
+  // The same until a wall-clock `deadline` (a call's; InfiniteFuture:
+  // none), waited out on the steady clock.
+  bool WaitUntil(Mutex* mutex, absl::Time deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) {
+    if (deadline == absl::InfiniteFuture()) {
+      Wait(mutex);
+      return true;
+    }
+    const absl::Duration left =
+        std::max(deadline - absl::Now(), absl::ZeroDuration());
+    return WaitUntil(mutex, std::chrono::steady_clock::now() +
+                                absl::ToChronoNanoseconds(left));
   }
   void Signal() { condition_.notify_one(); }
   void SignalAll() { condition_.notify_all(); }

@@ -5,11 +5,24 @@
 
 #include "absl/strings/str_cat.h"
 #include "nats/nats.h"
+#include "server/cluster/subscription_alarms.h"
 
 namespace streamreg {
 namespace {
 
 constexpr int kMissedPings = 2;
+
+// The library's error callback: trouble with a subscription raises its
+// alarm, for the StreamCursor reading it (the rest the calls report).
+void OnAsyncError(natsConnection* /*connection*/,
+                  natsSubscription* subscription, natsStatus status,
+                  void* /*closure*/) {
+  if (subscription == nullptr) return;
+  if (status == NATS_MISSED_HEARTBEAT || status == NATS_MISMATCH ||
+      status == NATS_SLOW_CONSUMER) {
+    SubscriptionAlarms::Get().Raise(subscription);
+  }
+}
 
 }  // namespace
 
@@ -99,6 +112,9 @@ absl::StatusOr<std::unique_ptr<JetStreamClient>> JetStreamClient::Connect(
   }
   if (status == NATS_OK) {
     status = natsOptions_SetMaxPingsOut(nats_options, kMissedPings);
+  }
+  if (status == NATS_OK) {
+    status = natsOptions_SetErrorHandler(nats_options, OnAsyncError, nullptr);
   }
   if (status == NATS_OK && options.only_listed_servers) {
     status = natsOptions_SetIgnoreDiscoveredServers(nats_options, true);

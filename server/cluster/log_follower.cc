@@ -90,24 +90,22 @@ void LogFollower::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     absl::StatusOr<LogEntry> entry = cursor_->Next(kPoll);
     if (!entry.ok()) {
-      // Nothing new, or the cluster cannot deliver now (the ordered
-      // consumer resumes where it left off, once it notices).
-      if (!absl::IsDeadlineExceeded(entry.status())) absl::SleepFor(kPoll);
-      if (Stalled(last_progress)) {
-        absl::StatusOr<ModelLog::Cursor> fresh = log_.Follow(applied() + 1);
-        if (fresh.ok()) {
-          cursor_.reset();  // its subscription goes first
-          cursor_.emplace(*std::move(fresh));
-        }
+      // Nothing new; or the cursor broke (a delivery lost, its consumer's
+      // server gone) or the cluster cannot deliver now: read on from a
+      // new consumer, as when an awaited entry does not come.
+      const bool broke = !absl::IsDeadlineExceeded(entry.status());
+      if (broke) absl::SleepFor(kPoll);
+      if (broke || Stalled(last_progress)) {
+        Refollow(applied() + 1);
         last_progress = absl::Now();
       }
       continue;
     }
     last_progress = absl::Now();
     const std::uint64_t expected = applied() + 1;
-    // The ordered consumer delivers each entry once, in order; an entry
-    // again (or ahead of the one due) after its consumer was replaced is
-    // skipped (or read again from the one due).
+    // The cursor delivers each entry once, in order; an entry again (or
+    // ahead of the one due) after its consumer was replaced is skipped
+    // (or read again from the one due).
     if (entry->sequence < expected) continue;
     if (entry->sequence > expected) {
       if (CompactedPast(expected)) {
@@ -119,15 +117,18 @@ void LogFollower::Run(std::stop_token stop) {
         applied_changed_.SignalAll();
         return;
       }
-      if (absl::StatusOr<ModelLog::Cursor> fresh = log_.Follow(expected);
-          fresh.ok()) {
-        cursor_.reset();
-        cursor_.emplace(*std::move(fresh));
-      }
+      Refollow(expected);
       continue;
     }
     ApplyIfNext(*entry);
   }
+}
+
+void LogFollower::Refollow(std::uint64_t from) {
+  absl::StatusOr<ModelLog::Cursor> fresh = log_.Follow(from);
+  if (!fresh.ok()) return;  // the old one answers UNAVAILABLE: tried again
+  cursor_.reset();          // its subscription goes first
+  cursor_.emplace(*std::move(fresh));
 }
 
 void LogFollower::ApplyIfNext(const LogEntry& entry) {
@@ -158,18 +159,6 @@ absl::StatusOr<LearnOutcome> LogFollower::ApplyAppended(const LogEntry& entry,
                                                         absl::Time deadline) {
   ApplyIfNext(entry);
   return WaitApplied(entry.sequence, deadline);
-}
-
-bool LogFollower::WaitForChange(absl::Time deadline) const {
-  if (deadline == absl::InfiniteFuture()) {
-    applied_changed_.Wait(&mutex_);
-    return true;
-  }
-  const absl::Duration left =
-      std::max(deadline - absl::Now(), absl::ZeroDuration());
-  return applied_changed_.WaitUntil(
-      &mutex_,
-      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(left));
 }
 
 bool LogFollower::CompactedPast(std::uint64_t sequence) const {
@@ -228,7 +217,7 @@ absl::StatusOr<LearnOutcome> LogFollower::WaitApplied(
           absl::StrCat("model '", model_->name(),
                        "' is no longer served by this server; retry"));
     }
-    if (!WaitForChange(deadline) && applied_ < sequence) {
+    if (!applied_changed_.WaitUntil(&mutex_, deadline) && applied_ < sequence) {
       return absl::DeadlineExceededError(
           absl::StrCat("log entry ", sequence, " not applied within ",
                        absl::FormatDuration(absl::Now() - start), " (applied ",

@@ -37,8 +37,9 @@ namespace streamreg {
 // sequence its publish ack named — instead of waiting for the consumer to
 // deliver them (ApplyAppended); the consumer's copy is then skipped. Either
 // way each entry is applied once, in order. An entry known to be stored (waited
-// for) that does not arrive within kStallTimeout — the ordered consumer's
-// server went away and the client library has not noticed yet — makes the
+// for) that does not arrive within kStallTimeout — the consumer's server
+// went away and its heartbeats have not been missed yet — or a cursor
+// that broke (StreamCursor: a delivery lost, heartbeats missed) makes the
 // follower read on from a new consumer. A follower so far behind that
 // the entries it needs next were compacted away (they are in a snapshot of
 // the model) stops: fell_behind() says so, and the server hosts the model
@@ -99,14 +100,13 @@ class LogFollower {
   // Whether an entry waited for has not come for kStallTimeout.
   bool Stalled(absl::Time last_progress) const;
   void Run(std::stop_token stop);
+  // Reads on from a new cursor at `from` (keeping the old one if none
+  // could be made).
+  void Refollow(std::uint64_t from);
   // Applies `entry` if it is the next one due (and the follower has not
   // stopped), and records its outcome for WaitApplied.
   void ApplyIfNext(const LogEntry& entry) ABSL_LOCKS_EXCLUDED(apply_mutex_);
   absl::StatusOr<LearnOutcome> Apply(const LogEntry& entry);
-  // Waits for a signal on applied_changed_ until `deadline` at the latest
-  // (InfiniteFuture: none); false once it has passed.
-  bool WaitForChange(absl::Time deadline) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Whether the log no longer holds entry `sequence` (compacted away).
   bool CompactedPast(std::uint64_t sequence) const;
 
