@@ -101,7 +101,8 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
       .interval_level = options.spec.interval_level != 0
                             ? std::optional<double>(options.spec.interval_level)
                             : std::nullopt,
-      .with_neighbors = !options.neighbors_out.empty()};
+      .with_neighbors = !options.neighbors_out.empty(),
+      .min_learned = options.min_learned};
   absl::StatusOr<std::vector<v1::Prediction>> predictions =
       client.Predict(*model, x, spec.input_dim(), asked);
   if (!predictions.ok()) return predictions.status();

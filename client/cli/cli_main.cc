@@ -1,6 +1,8 @@
 // streamreg: the command-line client of a streamreg server.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,12 @@ ABSL_FLAG(std::string, out, streamreg::CliOptions{}.out,
 ABSL_FLAG(std::string, neighbors_out, streamreg::CliOptions{}.neighbors_out,
           "predict: also write the samples each prediction used (id, "
           "distance, target, inputs) to this CSV, a row per neighbour");
+ABSL_FLAG(std::optional<std::uint64_t>, min_learned, std::nullopt,
+          "predict: answer from a model that has learned at least N "
+          "samples, on any of its servers (an ingest's \"the model has N "
+          "samples\" reads that ingest; 0: the model as it stands, at "
+          "once); unset: once the answering server has learned every "
+          "sample it acknowledged");
 ABSL_FLAG(double, rate, streamreg::CliOptions{}.rate,
           "samples per second (bench learn: per robot)");
 ABSL_FLAG(std::uint64_t, limit, streamreg::CliOptions{}.limit,
@@ -157,6 +165,7 @@ CliOptions OptionsFromFlags() {
   options.csv = absl::GetFlag(FLAGS_csv);
   options.out = absl::GetFlag(FLAGS_out);
   options.neighbors_out = absl::GetFlag(FLAGS_neighbors_out);
+  options.min_learned = absl::GetFlag(FLAGS_min_learned);
   options.rate = absl::GetFlag(FLAGS_rate);
   options.limit = absl::GetFlag(FLAGS_limit);
   options.create = absl::GetFlag(FLAGS_create);
@@ -308,7 +317,7 @@ std::vector<Subcommand> Subcommands() {
           IngestCommand),
       command({"predict"}, "predict a CSV's rows",
               "--model NAME --csv IN [--out OUT] [--neighbors_out FILE] "
-              "[--limit N]",
+              "[--limit N] [--min_learned N]",
               "Predicts every row of the CSV and writes target_<name>, "
               "spread_<name>, lower_<name> and upper_<name> (the interval at "
               "--interval_level, or the model's), with a random-feature "
@@ -319,7 +328,7 @@ std::vector<Subcommand> Subcommands() {
               "used: row, target, rank, sample_id, distance (in the "
               "learned metric's coordinates), y and the inputs.",
               {"model", "csv", "out", "neighbors_out", "by_position", "limit",
-               "batch", "interval_level"},
+               "batch", "interval_level", "min_learned"},
               {"streamreg predict --model arm --csv test.csv --out "
                "predictions.csv"},
               PredictCommand),

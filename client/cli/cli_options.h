@@ -2,6 +2,7 @@
 #define STREAMREG_CLIENT_CLI_CLI_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,10 @@ struct CliOptions {
   std::string out = "-";  // predict: the predictions' CSV (-: the output)
   // predict: the CSV of the samples each prediction used (empty: none).
   std::string neighbors_out;
+  // predict: answer from a model that has learned at least this many
+  // samples (PredictRequest.min_learned; unset: what the answering server
+  // acknowledged).
+  std::optional<std::uint64_t> min_learned;
   double rate = 1000;       // samples per second (bench learn: per robot)
   std::uint64_t limit = 0;  // at most this many rows (0: all)
   bool create = false;      // create the model from the CSV if missing

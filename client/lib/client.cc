@@ -284,6 +284,9 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
       request.set_interval_level(*options.interval_level);
     }
     request.set_with_neighbors(options.with_neighbors);
+    if (options.min_learned.has_value()) {
+      request.set_min_learned(*options.min_learned);
+    }
     const std::size_t end = std::min(n, begin + options_.batch_size);
     for (std::size_t q = begin; q < end; ++q) {
       request.add_queries()->mutable_x()->Assign(x.begin() + q * dim,

@@ -61,15 +61,19 @@ struct ClientOptions {
   std::string bearer_token;
 };
 
-// What an Ingester learned, in total.
 // What a Predict call asks beyond the values: the intervals' coverage
-// (PredictRequest.interval_level; the model's if unset) and the samples
-// each prediction used (PredictRequest.with_neighbors).
+// (PredictRequest.interval_level; the model's if unset), the samples each
+// prediction used (PredictRequest.with_neighbors), and what to read after
+// (PredictRequest.min_learned: a write's LearnResponse.sequence or
+// IngestSummary::num_samples reads it on any server of the model; 0: the
+// model as it stands; unset: what the answering server acknowledged).
 struct PredictCallOptions {
   std::optional<double> interval_level;
   bool with_neighbors = false;
+  std::optional<std::uint64_t> min_learned;
 };
 
+// What an Ingester learned, in total.
 struct IngestSummary {
   std::uint64_t accepted = 0;
   std::uint64_t duplicates = 0;

@@ -153,21 +153,15 @@ class ClusterNode::Replica : public WriteLog {
     return outcome;
   }
   absl::Status ReadableHere() const override {
-    std::shared_ptr<LogFollower> follower;
-    {
-      MutexLock lock(&mutex_);
-      follower = follower_;
-    }
+    std::shared_ptr<LogFollower> follower = Follower();
+    if (follower == nullptr) return absl::OkStatus();
+    return SendElsewhereWhileCatchingUp(*follower, "read from");
+  }
+  absl::Duration UnappliedReadWait() const override { return absl::Seconds(1); }
+  absl::Status ReadElsewhere(absl::string_view reason) const override {
     std::vector<std::string> others = OtherServers();
-    if (follower == nullptr || others.empty() || !follower->catching_up()) {
-      return absl::OkStatus();
-    }
-    return SendElsewhereError(
-        absl::StrCat("model '", name_,
-                     "' has no samples yet on this server, which is catching "
-                     "up on its log (applied ",
-                     follower->applied(), " entries); read from"),
-        others);
+    if (others.empty()) return absl::OkStatus();
+    return SendElsewhereError(absl::StrCat(reason, "; read from"), others);
   }
   // A refit runs on every replica, from the log: `progress` is not told.
   absl::Status AppendRefit(
@@ -184,6 +178,25 @@ class ClusterNode::Replica : public WriteLog {
     return absl::StrCat(writer_, "/", next_unique_.fetch_add(1));
   }
 
+  std::shared_ptr<LogFollower> Follower() const {
+    MutexLock lock(&mutex_);
+    return follower_;
+  }
+
+  // While this replica replays its log's tail and the model has other
+  // servers, the error that sends the caller to them (`verb`: "read from",
+  // "write to"); OK otherwise.
+  absl::Status SendElsewhereWhileCatchingUp(const LogFollower& follower,
+                                            absl::string_view verb) const {
+    std::vector<std::string> others = OtherServers();
+    if (others.empty() || !follower.catching_up()) return absl::OkStatus();
+    return SendElsewhereError(
+        absl::StrCat("model '", name_,
+                     "' is catching up on its log on this server (applied ",
+                     follower.applied(), " entries); ", verb),
+        others);
+  }
+
   // Appends the entry (retrying for at most the write timeout) and waits
   // for this replica to apply it until the client's `deadline`; *resent if
   // the log held an entry of that id already (whose outcome it returns).
@@ -191,11 +204,7 @@ class ClusterNode::Replica : public WriteLog {
                                              std::string payload,
                                              absl::Time deadline,
                                              bool* resent) {
-    std::shared_ptr<LogFollower> follower;
-    {
-      MutexLock lock(&mutex_);
-      follower = follower_;
-    }
+    std::shared_ptr<LogFollower> follower = Follower();
     if (follower == nullptr) {
       return absl::UnavailableError(absl::StrCat(
           "model '", name_, "' is no longer served by this server; retry"));
@@ -203,13 +212,10 @@ class ClusterNode::Replica : public WriteLog {
     // Just hosted and still replaying its log's tail, this replica would
     // answer only once all of it is applied: a server of the model that
     // is not catching up takes the write. (Alone, it waits.)
-    if (std::vector<std::string> others = OtherServers();
-        !others.empty() && follower->catching_up()) {
-      return SendElsewhereError(
-          absl::StrCat("model '", name_,
-                       "' is catching up on its log on this server (applied ",
-                       follower->applied(), " entries); write to"),
-          others);
+    if (absl::Status elsewhere =
+            SendElsewhereWhileCatchingUp(*follower, "write to");
+        !elsewhere.ok()) {
+      return elsewhere;
     }
     absl::StatusOr<ModelLog::Appended> appended =
         RetriedUntil(std::min(absl::Now() + timeout_, deadline),

@@ -156,8 +156,15 @@ absl::Status HostedModel::Refit(
 
 absl::Status HostedModel::Predict(
     std::span<const std::span<const double>> queries,
-    std::vector<Prediction>* out, const PredictOptions& options) const {
-  CatchUpAcknowledged();
+    std::vector<Prediction>* out, const PredictOptions& options,
+    const ReadAfter& after) const {
+  if (!after.min_learned.has_value()) {
+    CatchUpAcknowledged();
+  } else if (absl::Status learned =
+                 AwaitLearned(*after.min_learned, after.deadline);
+             !learned.ok()) {
+    return learned;
+  }
   if (model_->samples_stored() == 0) {
     // A replica just hosted and replaying its log sends the read to the
     // model's other servers; alone, it answers once it has learned the
@@ -172,6 +179,30 @@ absl::Status HostedModel::Predict(
         absl::StrCat("model '", name_, "' has no samples to predict from"));
   }
   return model_->Predict(queries, out, options);
+}
+
+absl::Status HostedModel::AwaitLearned(std::uint64_t samples,
+                                       absl::Time deadline) const {
+  const bool applied_here = samples <= learn_stage_.queued();
+  const absl::Time until =
+      applied_here
+          ? deadline
+          : std::min(deadline, absl::Now() + write_log_->UnappliedReadWait());
+  if (learn_stage_.WaitLearned(samples, until)) return absl::OkStatus();
+  const std::string reason =
+      absl::StrCat("model '", name_, "' has learned ", learn_stage_.learned(),
+                   " samples on this server, fewer than the ", samples,
+                   " asked for (min_learned)");
+  if (absl::Status elsewhere = write_log_->ReadElsewhere(reason);
+      !elsewhere.ok()) {
+    return elsewhere;
+  }
+  if (const std::uint64_t held = learn_stage_.queued(); samples > held) {
+    return absl::OutOfRangeError(
+        absl::StrCat(reason, "; it holds ", held, " in all"));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat(reason, " by the call's deadline"));
 }
 
 absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAsItStands(

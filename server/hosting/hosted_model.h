@@ -23,6 +23,7 @@
 #include "server/hosting/learn_outcome.h"
 #include "server/hosting/learn_stage.h"
 #include "server/hosting/model_writer.h"
+#include "server/hosting/read_after.h"
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/write_log.h"
 #include "server/storage/journal_records.h"
@@ -178,12 +179,15 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   };
   absl::StatusOr<StandingPrediction> PredictAsItStands(
       std::span<const double> x) const;
-  // Predicts every query, once every sample acknowledged before the call
-  // is learned, as `options` asks (Model::Predict); FAILED_PRECONDITION
-  // while the model holds no sample.
+  // Predicts every query once what `after` asks for is learned, as
+  // `options` asks (Model::Predict); FAILED_PRECONDITION while the model
+  // holds no sample. Samples not learned in time: DEADLINE_EXCEEDED,
+  // OUT_OF_RANGE for more than the model holds, or (in cluster mode) the
+  // write log's UNAVAILABLE naming the model's other servers.
   absl::Status Predict(std::span<const std::span<const double>> queries,
                        std::vector<Prediction>* out,
-                       const PredictOptions& options = {}) const;
+                       const PredictOptions& options = {},
+                       const ReadAfter& after = {}) const;
 
   // Logs the deletion (fsynced) and makes writes fail with NOT_FOUND; the
   // caller then removes the files. Fails, changing nothing, if the log
@@ -212,6 +216,10 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::Time last_snapshot_time() const;
   // Waits until every sample applied before the call is learned.
   void CatchUp() const { learn_stage_.CatchUp(); }
+  // Waits until `samples` samples are learned (ReadAfter::min_learned),
+  // until `deadline` at the latest; the error a read then answers if they
+  // are not.
+  absl::Status AwaitLearned(std::uint64_t samples, absl::Time deadline) const;
   // Waits until every sample acknowledged before the call is learned: what
   // reads wait for (a client sees its writes; a replica catching up on
   // other servers' writes answers at once, LearnStage::CatchUpAcknowledged).

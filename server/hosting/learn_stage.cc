@@ -176,9 +176,22 @@ void LearnStage::CatchUpAcknowledged() const {
   while (learned_ < target) progressed_.Wait(&mutex_);
 }
 
+bool LearnStage::WaitLearned(std::uint64_t samples, absl::Time deadline) const {
+  MutexLock lock(&mutex_);
+  while (learned_ < samples) {
+    if (!progressed_.WaitUntil(&mutex_, deadline)) return learned_ >= samples;
+  }
+  return true;
+}
+
 std::uint64_t LearnStage::learned() const {
   MutexLock lock(&mutex_);
   return learned_;
+}
+
+std::uint64_t LearnStage::queued() const {
+  MutexLock lock(&mutex_);
+  return queued_;
 }
 
 void LearnStage::Announce(std::uint64_t samples) {

@@ -84,11 +84,18 @@ class LearnStage {
   // catching up (whose learning may wait for a metric refresh) answers at
   // once, as of what it has learned.
   void CatchUpAcknowledged() const ABSL_LOCKS_EXCLUDED(mutex_);
+  // Waits until `samples` samples are learned, until `deadline` at the
+  // latest: whether they are (what a read after a given write waits for,
+  // PredictRequest.min_learned).
+  bool WaitLearned(std::uint64_t samples, absl::Time deadline) const
+      ABSL_LOCKS_EXCLUDED(mutex_);
 
   // The waits of Enqueue for room (writes held up by learning).
   const PauseStatistics& backlog_waits() const { return backlog_waits_; }
   // Samples learned so far.
   std::uint64_t learned() const ABSL_LOCKS_EXCLUDED(mutex_);
+  // Samples queued so far (learned, or to be).
+  std::uint64_t queued() const ABSL_LOCKS_EXCLUDED(mutex_);
   // Samples announced or queued, and not learned by a model that had
   // learned `learned` of them.
   std::uint64_t Unlearned(std::uint64_t learned) const

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/model/validated_samples.h"
 #include "server/hosting/learn_outcome.h"
@@ -45,6 +46,21 @@ class WriteLog {
   // the model's other servers while this replica, just hosted, replays its
   // log's tail. A single server's log always answers OK.
   virtual absl::Status ReadableHere() const { return absl::OkStatus(); }
+  // How long a read waits here for samples it asked for
+  // (PredictRequest.min_learned) that this server has not applied yet: a
+  // single server's log not at all (it applied every sample it
+  // acknowledged, so they were never written); a cluster replica a while,
+  // for entries on their way.
+  virtual absl::Duration UnappliedReadWait() const {
+    return absl::ZeroDuration();
+  }
+  // Where a read goes that this server could not answer as asked
+  // (`reason`): in cluster mode UNAVAILABLE naming the model's other
+  // servers; OK: nowhere else (a single server's log, a model's only
+  // replica).
+  virtual absl::Status ReadElsewhere(absl::string_view /*reason*/) const {
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace streamreg

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/request_limits.h"
 #include "server/rpc/wire_conversion.h"
@@ -13,7 +14,7 @@ namespace streamreg {
 
 absl::Status AnswerPredict(const HostedModel& model,
                            const v1::PredictRequest& request,
-                           v1::PredictResponse* response) {
+                           absl::Time deadline, v1::PredictResponse* response) {
   if (request.queries().empty()) {
     return absl::InvalidArgumentError("queries: empty");
   }
@@ -34,8 +35,13 @@ absl::Status AnswerPredict(const HostedModel& model,
                             : std::nullopt,
       .calibration = IntervalCalibration::kQuery,
       .with_neighbors = request.with_neighbors()};
+  const ReadAfter after = {
+      .min_learned = request.has_min_learned()
+                         ? std::optional<std::uint64_t>(request.min_learned())
+                         : std::nullopt,
+      .deadline = deadline};
   if (absl::Status status = model.Predict(QueriesFromWire(request.queries()),
-                                          &predictions, options);
+                                          &predictions, options, after);
       !status.ok()) {
     return status;
   }
@@ -83,7 +89,8 @@ void PredictStreamReactor::OnReadDone(bool ok) {
 
 void PredictStreamReactor::Answer(const std::shared_ptr<HostedModel>& model) {
   response_.Clear();
-  const absl::Status status = AnswerPredict(*model, request_, &response_);
+  const absl::Status status =
+      AnswerPredict(*model, request_, CallDeadline(*context_), &response_);
   admitted_.Release();  // before the next read admits the next request
   if (!status.ok()) {
     Finish(ToGrpcStatus(Prefixed(status, stream_.Where()), *context_));

@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_RPC_PREDICT_STREAM_REACTOR_H_
 #define STREAMREG_SERVER_RPC_PREDICT_STREAM_REACTOR_H_
 
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
@@ -10,11 +11,12 @@
 namespace streamreg {
 
 // Answers a PredictRequest: the predictions of every query, all or
-// nothing, once what was acknowledged before is learned (HostedModel::
-// Predict); runs on the caller's thread.
+// nothing, once what the request asks to read after (min_learned, or what
+// this server acknowledged before) is learned, waiting for it until the
+// call's `deadline` (HostedModel::Predict); runs on the caller's thread.
 absl::Status AnswerPredict(const HostedModel& model,
                            const v1::PredictRequest& request,
-                           v1::PredictResponse* response);
+                           absl::Time deadline, v1::PredictResponse* response);
 
 // One PredictStream call: answers each request in order, on the
 // `predictions` pool (admitted first: past the limits on predictions in

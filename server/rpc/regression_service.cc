@@ -1,5 +1,6 @@
 #include "server/rpc/regression_service.h"
 
+#include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/ingest_reactor.h"
 #include "server/rpc/learn_reactor.h"
@@ -35,7 +36,8 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
   predictions_->Post(
       [reactor, context, request, response, ticket, model = *std::move(model)] {
-        const absl::Status answered = AnswerPredict(*model, *request, response);
+        const absl::Status answered =
+            AnswerPredict(*model, *request, CallDeadline(*context), response);
         ticket->Release();
         reactor->Finish(ToGrpcStatus(answered, *context));
       });

@@ -331,20 +331,27 @@ class Client:
 
     def predict(self, model: str, x,
                 interval_level: Optional[float] = None,
-                with_neighbors: bool = False) -> Predictions:
+                with_neighbors: bool = False,
+                min_learned: Optional[int] = None) -> Predictions:
         """The model's predictions for queries x (n, d) (or one (d,); a
-        DataFrame's columns matched to the model's input names), once
-        every sample acknowledged before the call is learned, with their
-        intervals (lo, hi) at `interval_level` in (0, 1) (unset: the
+        DataFrame's columns matched to the model's input names), with
+        their intervals (lo, hi) at `interval_level` in (0, 1) (unset: the
         model's). With `with_neighbors`, also the samples each target's
         prediction used (Predictions.used): to see why a prediction is
-        what it is."""
+        what it is.
+
+        What the answer has learned: at least `min_learned` samples (an
+        ingest's IngestSummary.samples or a learned sample's sequence
+        reads that write on any server of the model; 0: the model as it
+        stands, at once); unset, every sample the answering server
+        acknowledged before the call."""
         x, _ = self._by_name(model, x, None)
         rows = _rows(x, "x")
         request = regression_service_pb2.PredictRequest(
             model=model,
             queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
-            interval_level=interval_level, with_neighbors=with_neighbors)
+            interval_level=interval_level, with_neighbors=with_neighbors,
+            min_learned=min_learned)
         response = self._call(model, lambda _, regression, timeout:
                               regression.Predict(request, timeout=timeout),
                               read=True)

@@ -246,13 +246,16 @@ class PredictStream(_Lockstep):
         super().__init__(open_call)
         self._model = model
 
-    def predict(self, x, interval_level=None,
-                with_neighbors=False) -> Predictions:
+    def predict(self, x, interval_level=None, with_neighbors=False,
+                min_learned=None) -> Predictions:
+        """As Client.predict (min_learned: what the answer has learned at
+        least)."""
         rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
         request = regression_service_pb2.PredictRequest(
             model=self._model,
             queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
-            interval_level=interval_level, with_neighbors=with_neighbors)
+            interval_level=interval_level, with_neighbors=with_neighbors,
+            min_learned=min_learned)
         response = self.exchange(request)
         return Predictions.from_protos(list(response.predictions),
                                        response.num_samples, rows.shape[1])

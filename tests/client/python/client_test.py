@@ -114,6 +114,15 @@ class ClientTest(unittest.TestCase):
         self.assertTrue(np.all(nmse < 0.5), nmse)
         # One query as a vector.
         self.assertEqual((1, 7), c.predict("py-arm", held_out_x[0]).y.shape)
+        # Read after the ingest's position: the same answer; beyond what
+        # the model holds: OUT_OF_RANGE, naming the field.
+        after = c.predict("py-arm", held_out_x, min_learned=summary.samples)
+        np.testing.assert_array_equal(predictions.y, after.y)
+        self.assertEqual(1000, after.samples)
+        with self.assertRaises(streamreg.Error) as caught:
+            c.predict("py-arm", held_out_x, min_learned=1001)
+        self.assertEqual(grpc.StatusCode.OUT_OF_RANGE, caught.exception.code)
+        self.assertIn("min_learned", str(caught.exception))
 
         metric = c.metric("py-arm")
         self.assertEqual("egop", metric.kind)

@@ -402,6 +402,33 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
   EXPECT_NE(refused.status().message().find("x[1]"), std::string::npos)
       << refused.status();
   session.reset();
+  // The other replica, read at once after the last write's position,
+  // answers only once it has learned it: as the engine fed rows [0, 110),
+  // to the last bit, or UNAVAILABLE naming the writer's server (asked
+  // again then); never with less. More than the log holds: UNAVAILABLE.
+  {
+    const Rows queries(20, 8);
+    const std::vector<std::vector<double>> expected =
+        EngineValues(rows, 110, queries);
+    std::unique_ptr<Client> other = RawClientOf(*ServerAt(owners[1]));
+    const absl::Time give_up = absl::Now() + kWait;
+    absl::StatusOr<std::vector<v1::Prediction>> read;
+    do {
+      read = other->Predict("arm", queries.x, Rows::kDim, {.min_learned = 110});
+      if (!read.ok()) {
+        ASSERT_EQ(read.status().code(), absl::StatusCode::kUnavailable)
+            << read.status();
+      }
+    } while (!read.ok() && absl::Now() < give_up);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(Values(*read), expected);
+    const absl::Status beyond =
+        other->Predict("arm", queries.x, Rows::kDim, {.min_learned = 100'000})
+            .status();
+    EXPECT_EQ(beyond.code(), absl::StatusCode::kUnavailable) << beyond;
+    EXPECT_EQ(NamedServers(beyond), std::vector<std::string>{owners[0]})
+        << beyond;
+  }
   // Answer first (the default): durable once in the log on a quorum and
   // applied here; Close waits for the watermark to cover every sample.
   std::unique_ptr<LearnSession> first = client->StartLearn("arm");

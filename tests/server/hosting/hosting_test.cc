@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/hosting/hosted_model.h"
@@ -204,6 +205,21 @@ class HostedModelTest : public ::testing::Test {
     pair.hosted->CatchUp();
     return pair;
   }
+  // Holds the learning thread busy until the returned latch is counted
+  // down. The blocker is running when this returns: otherwise the learn
+  // stage's queue, still draining a warm-up on that thread, would take the
+  // next sample first.
+  std::shared_ptr<std::latch> HoldLearning() {
+    auto running = std::make_shared<std::latch>(1);
+    auto release = std::make_shared<std::latch>(1);
+    learning_.Post([running, release] {
+      running->count_down();
+      release->wait();
+    });
+    running->wait();
+    return release;
+  }
+
   WorkerPool pool_{1};
   WorkerPool learning_{1};
 };
@@ -368,16 +384,8 @@ TEST_F(HostedModelTest, AnswersSayHowFarLearningLagsAndReadsWaitForIt) {
   Batch stream(5, 5000);
   auto [hosted, reference] = HostWarmedUp(warmup.samples);
   // The learning thread is held busy: the samples are acknowledged, and
-  // wait to be learned. The blocker must be running before the first
-  // sample, or the learn stage's queue, still draining the warm-up on that
-  // thread, would take the sample first.
-  std::latch running(1);
-  std::latch release(1);
-  learning_.Post([&] {
-    running.count_down();
-    release.wait();
-  });
-  running.wait();
+  // wait to be learned.
+  std::shared_ptr<std::latch> release = HoldLearning();
   std::vector<LearnOutcome> outcomes;
   std::vector<Prediction> answers;
   for (const Sample& sample : stream.samples) {
@@ -401,7 +409,7 @@ TEST_F(HostedModelTest, AnswersSayHowFarLearningLagsAndReadsWaitForIt) {
       EXPECT_GE(outcomes[i].learn_lag[0], absl::Milliseconds(2 * i)) << i;
     }
   }
-  release.count_down();
+  release->count_down();
   // A read waits until what was acknowledged before it is learned.
   std::vector<Prediction> read;
   const double x[] = {0.25, -0.5};
@@ -410,6 +418,60 @@ TEST_F(HostedModelTest, AnswersSayHowFarLearningLagsAndReadsWaitForIt) {
   ASSERT_TRUE(reference->Learn(stream.samples).ok());
   EXPECT_EQ(read[0].learned, 25u);
   EXPECT_EQ(read[0].value, reference->Predict(x)->value);
+}
+
+// A read that names the samples it must have learned (min_learned: a
+// write's sequence) waits for those alone: 0 answers at once as the model
+// stands, a learned count at once, an acknowledged one once learned (or
+// DEADLINE_EXCEEDED at the call's deadline), more than the model holds
+// OUT_OF_RANGE at once.
+TEST_F(HostedModelTest, AReadWaitsForTheSamplesItAsksForAlone) {
+  Batch warmup(20, 1);
+  Batch stream(5, 5000);
+  auto [hosted, reference] = HostWarmedUp(warmup.samples);
+  std::shared_ptr<std::latch> release = HoldLearning();
+  for (const Sample& sample : stream.samples) {
+    ASSERT_TRUE(hosted->Learn({&sample, 1}, nullptr).ok());
+  }
+  const double x[] = {0.25, -0.5};
+  const std::span<const double> queries[] = {x};
+  const std::vector<double> stale = reference->Predict(x)->value;
+  for (std::uint64_t min_learned : {0, 20}) {
+    std::vector<Prediction> read;
+    ASSERT_TRUE(hosted
+                    ->Predict(queries, &read, {},
+                              {.min_learned = min_learned,
+                               .deadline = absl::InfiniteFuture()})
+                    .ok());
+    EXPECT_EQ(read[0].learned, 20u);
+    EXPECT_EQ(read[0].value, stale);
+  }
+  std::vector<Prediction> read;
+  const absl::Status not_yet = hosted->Predict(
+      queries, &read, {},
+      {.min_learned = 23, .deadline = absl::Now() + absl::Milliseconds(50)});
+  EXPECT_EQ(not_yet.code(), absl::StatusCode::kDeadlineExceeded) << not_yet;
+  EXPECT_THAT(not_yet.message(), HasSubstr("20 samples"));
+  EXPECT_THAT(not_yet.message(), HasSubstr("23 asked for (min_learned)"));
+  const absl::Status beyond =
+      hosted->Predict(queries, &read, {},
+                      {.min_learned = 26, .deadline = absl::InfiniteFuture()});
+  EXPECT_EQ(beyond.code(), absl::StatusCode::kOutOfRange) << beyond;
+  EXPECT_THAT(beyond.message(), HasSubstr("holds 25"));
+
+  std::vector<Prediction> after_writes;
+  absl::Status waited;
+  std::thread reader([&] {
+    waited = hosted->Predict(
+        queries, &after_writes, {},
+        {.min_learned = 25, .deadline = absl::InfiniteFuture()});
+  });
+  release->count_down();
+  reader.join();
+  ASSERT_TRUE(waited.ok()) << waited;
+  ASSERT_TRUE(reference->Learn(stream.samples).ok());
+  EXPECT_EQ(after_writes[0].learned, 25u);
+  EXPECT_EQ(after_writes[0].value, reference->Predict(x)->value);
 }
 
 TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {
@@ -578,6 +640,12 @@ class ReplayingLog final : public WriteLog {
   absl::Status ReadableHere() const override {
     return absl::UnavailableError("catching up; read from b:1");
   }
+  absl::Duration UnappliedReadWait() const override {
+    return absl::Milliseconds(20);
+  }
+  absl::Status ReadElsewhere(absl::string_view reason) const override {
+    return absl::UnavailableError(absl::StrCat(reason, "; read from b:1"));
+  }
 };
 
 // A model with no samples whose log sends reads elsewhere answers with the
@@ -592,6 +660,30 @@ TEST_F(HostedModelTest, AnEmptyReplicaCatchingUpSendsReadsElsewhere) {
   const absl::Status status = hosted->Predict(queries, &out);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(status.message(), HasSubstr("read from b:1"));
+}
+
+// A replica asked for samples it has not applied waits a while for them
+// (UnappliedReadWait), then sends the read to the model's other servers —
+// however long the call's deadline.
+TEST_F(HostedModelTest, AReplicaBehindAReadSendsItElsewhere) {
+  auto hosted = Host({});
+  Batch batch(3, 0);
+  ASSERT_TRUE(hosted->Learn(batch.samples, nullptr).ok());
+  hosted->AttachWriteLog(std::make_shared<ReplayingLog>());
+  const double x[] = {1.0, 2.0};
+  const std::span<const double> queries[] = {x};
+  std::vector<Prediction> out;
+  const absl::Status status =
+      hosted->Predict(queries, &out, {},
+                      {.min_learned = 10, .deadline = absl::InfiniteFuture()});
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(status.message(), HasSubstr("10 asked for (min_learned)"));
+  EXPECT_THAT(status.message(), HasSubstr("read from b:1"));
+  EXPECT_TRUE(
+      hosted
+          ->Predict(queries, &out, {},
+                    {.min_learned = 3, .deadline = absl::InfiniteFuture()})
+          .ok());
 }
 
 // Cluster mode's snapshots: the state captured with the last log entry
