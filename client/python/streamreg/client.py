@@ -377,18 +377,33 @@ class Client:
         returns the prediction for x made before learning it, answered
         before the sample is durable (or, with answer_when_durable, once it
         is). The stream keeps each sample until the server reports it
-        durable and resends those it had not after a broken call."""
+        durable and resends those it had not after a broken call. While
+        the model has another server, a sample not answered within
+        replica_attempt_timeout gives its server up as stalled: the
+        stream goes on at the next one."""
         self.info(model)  # finds the model's servers (and checks it)
+        serving = [None]  # the server of the current call
 
         def open_call(requests):
             # Where the model is served now (a reopened call may go
             # elsewhere).
-            _, _, regression = self._stubs(self._router.address_for(model))
+            serving[0] = self._router.address_for(model)
+            _, _, regression = self._stubs(serving[0])
             return regression.Learn(requests)
+
+        def attempt_timeout():
+            # While another server of the model could take the stream, a
+            # stalled (paused) one is left after replica_attempt_timeout.
+            if self._router.candidates(model) > 1:
+                return self.replica_attempt_timeout
+            return None
 
         return LearnStream(open_call, model, self._sample_id,
                            retry=self.retry,
-                           answer_when_durable=answer_when_durable)
+                           answer_when_durable=answer_when_durable,
+                           attempt_timeout=attempt_timeout,
+                           stalled=lambda: self._router.failed(model,
+                                                               serving[0]))
 
     def predict_stream(self, model: str) -> PredictStream:
         """A PredictStream stream: stream.predict(x) per query, without a

@@ -2,8 +2,9 @@
 
 import collections
 import queue
+import threading
 import time
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 import grpc
 import numpy as np
@@ -17,6 +18,56 @@ from streamreg.v1 import regression_service_pb2
 _END = object()
 
 
+class NoAnswer(Error):
+    """A stream's message not answered within its attempt timeout: the
+    stream was cancelled (its server stalled or paused)."""
+
+
+class _Watchdog:
+    """Runs `action` if a deadline armed passes before it is disarmed: one
+    thread per stream, started on first use (not one per message: a
+    1 kHz loop arms it every tick)."""
+
+    def __init__(self, action: Callable[[], None]):
+        self._action = action
+        self._condition = threading.Condition()
+        self._deadline: Optional[float] = None
+        self._thread: Optional[threading.Thread] = None
+        self._stopped = False
+
+    def arm(self, timeout: float) -> None:
+        with self._condition:
+            self._deadline = time.monotonic() + timeout
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run,
+                                                daemon=True)
+                self._thread.start()
+            self._condition.notify()
+
+    def disarm(self) -> None:
+        with self._condition:
+            self._deadline = None
+
+    def stop(self) -> None:
+        with self._condition:
+            self._stopped = True
+            self._deadline = None
+            self._condition.notify()
+
+    def _run(self) -> None:
+        with self._condition:
+            while not self._stopped:
+                if self._deadline is None:
+                    self._condition.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._condition.wait(left)
+                    continue
+                self._deadline = None
+                self._action()
+
+
 class _Lockstep:
     """A bidi call fed from a queue: exchange() sends a request and waits
     for its answer. Not retried (a stream of samples is the caller's to
@@ -26,23 +77,43 @@ class _Lockstep:
         self._requests: "queue.Queue" = queue.Queue()
         self._responses = open_call(iter(self._requests.get, _END))
         self._closed = False
+        self._stalled = threading.Event()
+        self._watchdog = _Watchdog(self._cancel_stalled)
 
-    def exchange(self, request):
+    def _cancel_stalled(self) -> None:
+        self._stalled.set()
+        self._responses.cancel()
+
+    def exchange(self, request, timeout: Optional[float] = None):
+        """Sends `request` and returns its answer; with `timeout`, cancels
+        the stream if the answer has not come within that many seconds
+        (NoAnswer)."""
         if self._closed:
             raise ValueError("the stream is closed")
         self._requests.put(request)
+        if timeout is not None:
+            self._watchdog.arm(timeout)
         try:
             return next(self._responses)
         except grpc.RpcError as error:
             self._closed = True
+            self._watchdog.stop()
+            if self._stalled.is_set():
+                raise NoAnswer(grpc.StatusCode.UNAVAILABLE,
+                               f"no answer within {timeout:g} s; the "
+                               f"stream was cancelled") from None
             raise Error.from_rpc_error(error) from None
         except StopIteration:
             self._closed = True
+            self._watchdog.stop()
             raise Error(grpc.StatusCode.UNAVAILABLE,
                         "the server ended the stream") from None
+        finally:
+            self._watchdog.disarm()
 
     def close_quietly(self) -> None:
         """Ends a broken stream without reading what is left."""
+        self._watchdog.stop()
         self._closed = True
         self._requests.put(_END)
         self._responses.cancel()
@@ -50,6 +121,7 @@ class _Lockstep:
     def finish(self) -> list:
         """Half-closes the stream and reads what the server still sends
         until it ends the call: those messages, or Error."""
+        self._watchdog.stop()
         self._closed = True
         self._requests.put(_END)
         try:
@@ -91,17 +163,25 @@ class LearnStream:
     yet covered are sent again first (their ids make that exactly once),
     then the current one. close() waits until every sample is durable.
     `answer_when_durable` asks the server to answer each sample only once it
-    is durable (the cautious mode). Use as a context manager, or close()
-    it."""
+    is durable (the cautious mode). `attempt_timeout()`: how long to wait
+    for a sample's answer before the call is given up as stalled (None:
+    as long as it takes); `stalled()` is then told, and the samples go on
+    a new call (where the model has another server, the client passes the
+    stalled one over). Use as a context manager, or close() it."""
 
     def __init__(self, open_call, model: str, next_id: Callable[[], int],
                  retry: RetryPolicy = RetryPolicy(),
-                 answer_when_durable: bool = False):
+                 answer_when_durable: bool = False,
+                 attempt_timeout: Callable[[], Optional[float]] = (
+                     lambda: None),
+                 stalled: Callable[[], None] = lambda: None):
         self._open_call = open_call
         self._model = model
         self._next_id = next_id
         self._retry = retry
         self._answer_when_durable = answer_when_durable
+        self._attempt_timeout = attempt_timeout
+        self._stalled = stalled
         # [request, its message number on the current call (0: not sent
         # there), when it was first sent], in order.
         self._unconfirmed: "collections.deque" = collections.deque()
@@ -195,7 +275,12 @@ class LearnStream:
     def _send(self, entry):
         self._messages += 1
         entry[1] = self._messages
-        response = self._call.exchange(entry[0])
+        try:
+            response = self._call.exchange(entry[0],
+                                           timeout=self._attempt_timeout())
+        except NoAnswer:
+            self._stalled()
+            raise
         self._confirm(response.durable_messages)
         return response
 

@@ -22,6 +22,8 @@ import grpc
 import numpy as np
 
 import streamreg
+from streamreg.streams import LearnStream
+from streamreg.v1 import regression_service_pb2
 
 SERVER, REPO = sys.argv[1:3]
 SARCOS = os.path.join(REPO, "data/sarcos/sarcos_test.csv")
@@ -33,6 +35,80 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class _CancelledError(grpc.RpcError):
+    def code(self):
+        return grpc.StatusCode.CANCELLED
+
+    def details(self):
+        return "cancelled by the client"
+
+    def trailing_metadata(self):
+        return ()
+
+
+class _FakeLearnCall:
+    """A Learn call as the stream sees it: answers each message (durable at
+    once), or, `stalled`, answers nothing until cancelled (a paused
+    server)."""
+
+    def __init__(self, requests, stalled):
+        self._requests = requests
+        self._stalled = stalled
+        self._cancelled = threading.Event()
+        self.answered = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._stalled:
+            self._cancelled.wait(30)
+            raise _CancelledError()
+        next(self._requests)
+        self.answered += 1
+        return regression_service_pb2.LearnResponse(
+            durable_messages=self.answered)
+
+    def cancel(self):
+        self._cancelled.set()
+
+    def trailing_metadata(self):
+        return ()
+
+
+class LearnStreamStallTest(unittest.TestCase):
+    """A stalled server's Learn stream is left after the attempt timeout:
+    the sample goes on a new call (to the next server), and the stalled
+    one is reported."""
+
+    def test_a_sample_not_answered_in_time_goes_on_a_new_call(self):
+        calls, stalls = [], []
+
+        def open_call(requests):
+            calls.append(_FakeLearnCall(requests, stalled=not calls))
+            return calls[-1]
+
+        ids = iter(range(1, 100))
+        stream = LearnStream(open_call, "arm", lambda: next(ids),
+                             attempt_timeout=lambda: 0.2,
+                             stalled=lambda: stalls.append(1))
+        start = time.monotonic()
+        answer = stream.learn(np.zeros(3), np.zeros(2))
+        elapsed = time.monotonic() - start
+        self.assertEqual(2, len(calls))
+        self.assertEqual([1], stalls)
+        self.assertEqual(1, calls[1].answered)
+        self.assertEqual(1, answer.durable)
+        self.assertGreaterEqual(elapsed, 0.2)
+        self.assertLess(elapsed, 5.0)
+        for _ in range(20):  # the next samples go on at once
+            stream.learn(np.zeros(3), np.zeros(2))
+        self.assertEqual(2, len(calls))
+        stream.close()
+        self.assertEqual(21, stream.durable_samples)
+        self.assertEqual(0, stream.unconfirmed_samples)
 
 
 class ClientTest(unittest.TestCase):
