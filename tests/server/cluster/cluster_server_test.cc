@@ -5,10 +5,12 @@
 // engine fed the same samples), a server that does not serve a model
 // naming those that do, a server that stops replaced by another that
 // restores the model from its snapshot and the log after it, any server
-// listing every model of the cluster, and deletion everywhere (log and
-// snapshots).
+// listing every model of the cluster, deletion everywhere (log and
+// snapshots), reads at a write's position on any replica, and a server
+// behind a slow link to its NATS node.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -28,6 +30,7 @@
 #include "server/rpc/server.h"
 #include "server/rpc/spec_conversion.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
+#include "tests/support/delaying_proxy.h"
 #include "tests/support/fresh_directory.h"
 #include "tests/support/nats_cluster_test.h"
 #include "tests/support/service_test_support.h"
@@ -56,10 +59,12 @@ class ClusterServerTest : public NatsClusterTest {
     }
   }
 
-  void StartServer() {
+  // A server in the cluster, given the NATS nodes at `nats` (all of them
+  // if none).
+  void StartServer(std::vector<std::string> nats = {}) {
     ServerOptions options;
     ClusterOptions cluster;
-    cluster.nats = cluster_->urls();
+    cluster.nats = nats.empty() ? cluster_->urls() : std::move(nats);
     cluster.replicas = kReplicas;
     cluster.server_ttl = kServerTtl;
     cluster.reconcile_interval = absl::Milliseconds(100);
@@ -165,6 +170,29 @@ class ClusterServerTest : public NatsClusterTest {
         ClientOf(server)->Predict(model, queries.x, Rows::kDim);
     EXPECT_TRUE(predictions.ok()) << predictions.status();
     return predictions.ok() ? *predictions : std::vector<v1::Prediction>{};
+  }
+
+  // `server`'s own predictions of `queries` once it has learned
+  // `min_learned` samples of `model` (asked again while it answers
+  // UNAVAILABLE, a replica not there yet; any other answer fails).
+  std::vector<v1::Prediction> PredictionsAfter(const Server& server,
+                                               const std::string& model,
+                                               const Rows& queries,
+                                               std::uint64_t min_learned) {
+    std::unique_ptr<Client> raw = RawClientOf(server);
+    const absl::Time give_up = absl::Now() + kWait;
+    absl::StatusOr<std::vector<v1::Prediction>> read;
+    do {
+      read = raw->Predict(model, queries.x, Rows::kDim,
+                          {.min_learned = min_learned});
+      if (!read.ok()) {
+        EXPECT_EQ(read.status().code(), absl::StatusCode::kUnavailable)
+            << read.status();
+        if (!absl::IsUnavailable(read.status())) break;
+      }
+    } while (!read.ok() && absl::Now() < give_up);
+    EXPECT_TRUE(read.ok()) << server.address() << ": " << read.status();
+    return read.ok() ? *read : std::vector<v1::Prediction>{};
   }
 
   // Waits until `done(model's log, its snapshots)` holds, as a client of
@@ -408,20 +436,10 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
   // again then); never with less. More than the log holds: UNAVAILABLE.
   {
     const Rows queries(20, 8);
-    const std::vector<std::vector<double>> expected =
-        EngineValues(rows, 110, queries);
+    EXPECT_EQ(
+        Values(PredictionsAfter(*ServerAt(owners[1]), "arm", queries, 110)),
+        EngineValues(rows, 110, queries));
     std::unique_ptr<Client> other = RawClientOf(*ServerAt(owners[1]));
-    const absl::Time give_up = absl::Now() + kWait;
-    absl::StatusOr<std::vector<v1::Prediction>> read;
-    do {
-      read = other->Predict("arm", queries.x, Rows::kDim, {.min_learned = 110});
-      if (!read.ok()) {
-        ASSERT_EQ(read.status().code(), absl::StatusCode::kUnavailable)
-            << read.status();
-      }
-    } while (!read.ok() && absl::Now() < give_up);
-    ASSERT_TRUE(read.ok()) << read.status();
-    EXPECT_EQ(Values(*read), expected);
     const absl::Status beyond =
         other->Predict("arm", queries.x, Rows::kDim, {.min_learned = 100'000})
             .status();
@@ -463,6 +481,67 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
     ASSERT_TRUE(info.ok()) << info.status();
     EXPECT_EQ(info->stats().num_samples(), 0u);
   }
+}
+
+// A slow link (50 ms each way: a delaying proxy) between one server and
+// the only NATS node it is given: its replica takes writes and answers
+// reads, slower, and nothing differs: each replica, read at the last
+// write's position, predicts as the engine fed the same samples. The
+// link's costs are printed, not asserted (a busy machine varies).
+TEST_F(ClusterServerTest, AServerBehindASlowLinkServesItsModelsAlike) {
+  absl::StatusOr<std::unique_ptr<DelayingProxy>> proxy =
+      DelayingProxy::Start(cluster_->urls()[0], absl::Milliseconds(50));
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  ASSERT_NO_FATAL_FAILURE(StartServer({(*proxy)->address()}));
+  const std::string slow = servers_.back()->address();
+  // A model the slow server serves, with a fast one.
+  std::string model;
+  std::vector<std::string> owners;
+  for (int m = 0; model.empty(); ++m) {
+    owners = RendezvousOwners(absl::StrCat("slow", m), Addresses(), kReplicas);
+    if (Contains(owners, slow)) model = absl::StrCat("slow", m);
+  }
+  const std::string fast = owners[0] == slow ? owners[1] : owners[0];
+  const absl::Time create_start = absl::Now();
+  ASSERT_TRUE(ClientOf(*ServerAt(slow))->CreateModel(model, RowsSpec()).ok());
+  const absl::Duration create_took = absl::Now() - create_start;
+  ASSERT_TRUE(WaitForHosts(model, owners));
+
+  const Rows rows(260, 31), queries(20, 32);
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(fast), model, rows, 0, 200));
+  // Cautious Learn answers through the slow server: each once its sample
+  // is in the log and applied there.
+  LearnSessionOptions cautious;
+  cautious.answer_when_durable = true;
+  std::unique_ptr<Client> client = ClientOf(*ServerAt(slow));
+  std::unique_ptr<LearnSession> session = client->StartLearn(model, cautious);
+  std::vector<double> answer_ms;
+  for (std::size_t i = 200; i < 260; ++i) {
+    const absl::Time sent = absl::Now();
+    absl::StatusOr<v1::LearnResponse> answer =
+        session->Learn(rows.input(i), rows.target(i), i + 1);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    ASSERT_EQ(answer->sequence(), i + 1);
+    answer_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - sent));
+  }
+  ASSERT_TRUE(session->Close().ok());
+  const std::vector<std::vector<double>> expected =
+      EngineValues(rows, 260, queries);
+  for (const std::string& owner : owners) {
+    SCOPED_TRACE(owner);
+    const absl::Time read_start = absl::Now();
+    EXPECT_EQ(Values(PredictionsAfter(*ServerAt(owner), model, queries, 260)),
+              expected);
+    std::printf("slow link: read at the last write's position on %s: %s\n",
+                owner == slow ? "the slow server" : "the fast server",
+                absl::FormatDuration(absl::Now() - read_start).c_str());
+  }
+  std::sort(answer_ms.begin(), answer_ms.end());
+  std::printf(
+      "slow link (50 ms each way): create through it %s; cautious Learn "
+      "answers through it: median %.1f ms, max %.1f ms\n",
+      absl::FormatDuration(create_took).c_str(),
+      answer_ms[answer_ms.size() / 2], answer_ms.back());
 }
 
 // ListModels on any server pages through every model of the cluster: in
