@@ -200,7 +200,10 @@ std::string Server::RenderStatus(
       if (!name.empty()) detailed->emplace(name);
     }
   }
-  return StatusReportJson(*registry_, metrics_->rpc(), detailed, started_,
+  std::optional<ClusterNode::Report> cluster;
+  if (cluster_ != nullptr) cluster = cluster_->report();
+  return StatusReportJson(*registry_, metrics_->rpc(), detailed,
+                          cluster.has_value() ? &*cluster : nullptr, started_,
                           absl::Now());
 }
 

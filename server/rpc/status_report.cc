@@ -256,12 +256,30 @@ Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
   return out;
 }
 
+Json ClusterJson(const ClusterNode::Report& report) {
+  Json replicas = Json::array();
+  for (const ClusterNode::Report::Hosted& hosted : report.hosted) {
+    replicas.push_back({{"model", hosted.model},
+                        {"applied", hosted.applied},
+                        {"catching_up", hosted.catching_up},
+                        {"fell_behind", hosted.fell_behind}});
+  }
+  return {{"live_servers", report.live_servers},
+          {"replicas", std::move(replicas)},
+          {"heartbeat_failures", report.heartbeat_failures},
+          {"reconcile_failures", report.reconcile_failures},
+          {"host_failures", report.host_failures},
+          {"snapshots", report.snapshots},
+          {"snapshot_failures", report.snapshot_failures},
+          {"models_moved", report.models_moved}};
+}
+
 }  // namespace
 
 std::string StatusReportJson(
     const ModelRegistry& registry, const RpcMetrics& rpc,
     const std::optional<absl::flat_hash_set<std::string>>& detailed,
-    absl::Time started, absl::Time now) {
+    const ClusterNode::Report* cluster, absl::Time started, absl::Time now) {
   Json models = Json::array();
   for (const std::shared_ptr<HostedModel>& model :
        registry.List("", std::numeric_limits<std::size_t>::max())) {
@@ -272,9 +290,10 @@ std::string StatusReportJson(
           ModelJson(ReadModel(*model, now), registry.limits(), detail));
     }
   }
-  const Json report = {{"server", ServerJson(registry, started, now)},
-                       {"latency", LatencyJson(rpc)},
-                       {"models", std::move(models)}};
+  Json report = {{"server", ServerJson(registry, started, now)},
+                 {"latency", LatencyJson(rpc)},
+                 {"models", std::move(models)}};
+  if (cluster != nullptr) report["cluster"] = ClusterJson(*cluster);
   return report.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
+#include "server/cluster/cluster_node.h"
 #include "server/hosting/model_registry.h"
 #include "server/rpc/rpc_metrics.h"
 
@@ -20,12 +21,15 @@ namespace streamreg {
 // then the model now) and learned metric (weights; the spectrum and
 // leading directions of a matrix metric). Read like a scrape: from the
 // models' stats, without waiting for learning. NaN (an error not known
-// yet) is written as null. docs/api.md, "The status page", lists the
-// fields.
+// yet) is written as null. In cluster mode (`cluster` given) also the
+// cluster as this server sees it: the live servers, each replica hosted
+// here (its log's last entry applied, whether it is catching up or fell
+// behind) and the cluster's failure counters. docs/api.md, "The status
+// page", lists the fields.
 std::string StatusReportJson(
     const ModelRegistry& registry, const RpcMetrics& rpc,
     const std::optional<absl::flat_hash_set<std::string>>& detailed,
-    absl::Time started, absl::Time now);
+    const ClusterNode::Report* cluster, absl::Time started, absl::Time now);
 
 }  // namespace streamreg
 

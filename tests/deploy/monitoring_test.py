@@ -21,8 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 import unittest
 import urllib.request
 
@@ -32,6 +30,7 @@ from prometheus_client.parser import text_string_to_metric_families
 REPO, SERVER, CLI = sys.argv[1:4]
 sys.path.insert(0, os.path.join(REPO, "tests/support"))
 from running_server import RunningServer  # noqa: E402
+from one_node_nats import OneNodeNats  # noqa: E402
 DASHBOARD = os.path.join(REPO, "deploy/grafana/streamreg.json")
 RULES = os.path.join(REPO, "deploy/prometheus/rules.yml")
 RULES_TEST = os.path.join(REPO, "deploy/prometheus/rules_test.yml")
@@ -44,9 +43,6 @@ SELECTOR = re.compile(r"\b((?:streamreg|grpc_server|process)_[a-z0-9_]+)"
                       r"\s*\{([^}]*)\}")
 MATCHER = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)")
 GROUPING = re.compile(r"\b(?:by|without)\s*\(([^)]*)\)")
-
-
-NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
 
 
 def scrape(server):
@@ -72,40 +68,6 @@ def scrape(server):
             values[(sample.name, tuple(sorted(sample.labels.items())))] = (
                 sample.value)
     return series, values
-
-
-class OneNodeNats:
-    """nats-server with JetStream on a free loopback port, in a scratch
-    directory; stopped by stop()."""
-
-    def __init__(self):
-        self.scratch = tempfile.mkdtemp(prefix="streamreg_nats_")
-        log = os.path.join(self.scratch, "nats.log")
-        self.process = subprocess.Popen(
-            [NATS_SERVER, "-js", "-a", "127.0.0.1", "-p", "-1",
-             "-sd", os.path.join(self.scratch, "js"), "-l", log])
-        self.url = None
-        deadline = time.monotonic() + 30
-        while self.url is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-            if os.path.exists(log):
-                with open(log) as f:
-                    found = re.search(r"Listening for client connections on "
-                                      r"(127\.0\.0\.1:\d+)", f.read())
-                if found:
-                    self.url = "nats://" + found.group(1)
-        if self.url is None:
-            self.stop()
-            raise RuntimeError(f"nats-server did not start; see {log}")
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def scrape_servers():

@@ -199,6 +199,54 @@ function renderOverview(models) {
   }
 }
 
+// ---- the cluster (cluster mode only) ----
+
+function replicaState(replica) {
+  if (replica.fell_behind) {
+    return 'fell behind its log (hosted again from the newest snapshot)';
+  }
+  if (replica.catching_up) {
+    return 'catching up on its log (reads and writes go to the others)';
+  }
+  return 'following its log';
+}
+
+function renderCluster(cluster) {
+  const section = document.getElementById('cluster-section');
+  section.hidden = !cluster;
+  if (!cluster) return;
+  const failures = [
+    ['heartbeat', cluster.heartbeat_failures],
+    ['reconcile', cluster.reconcile_failures],
+    ['hosting', cluster.host_failures],
+    ['snapshot', cluster.snapshot_failures],
+  ].filter(([, count]) => count > 0)
+      .map(([what, count]) => `${formatCount(count)} ${what}`);
+  document.getElementById('cluster-summary').textContent =
+      `${formatCount(cluster.live_servers)} live servers · ` +
+      `${formatCount(cluster.replicas.length)} replicas here · ` +
+      `${formatCount(cluster.snapshots)} snapshots put · ` +
+      `${formatCount(cluster.models_moved)} models moved by this server · ` +
+      (failures.length ? `failures: ${failures.join(', ')}` : 'no failures');
+  const body = document.querySelector('#cluster tbody');
+  body.replaceChildren();
+  for (const replica of cluster.replicas) {
+    const row = element('tr', {'data-model': replica.model});
+    const healthy = !replica.fell_behind && !replica.catching_up;
+    row.append(
+        element('td', {}, replica.model),
+        element('td', {class: 'num'}, formatCount(replica.applied)),
+        element('td', healthy ? {} : {class: 'warn'}, replicaState(replica)));
+    body.append(row);
+  }
+  if (cluster.replicas.length === 0) {
+    const row = element('tr');
+    row.append(element('td', {colspan: 3, class: 'empty'},
+                        'no replica on this server'));
+    body.append(row);
+  }
+}
+
 // ---- learning curves ----
 
 // A power of ten as a reader writes it: 0.001, 1, 1000; 1e-5, 1e+6.
@@ -622,6 +670,7 @@ function render(report) {
   ];
   showProblem(problems.length ? problems.join(' · ') : null);
   renderOverview(report.models);
+  renderCluster(report.cluster);
   renderLatency(report.latency);
   renderModels(report.models);
 }

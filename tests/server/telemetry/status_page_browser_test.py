@@ -5,8 +5,10 @@ loads http://<metrics>/ and runs its script, and the DOM it rendered must
 hold both models, one prequential and one honest curve per target, the
 intervals' coverage over time and recent band per target, and the
 learned weights, spectrum and directions equal to /api/status, and the
-latency of a Learn stream per message while it runs. Saves a screenshot
-(the one in docs/images/ is such a screenshot).
+latency of a Learn stream per message while it runs; and, for a server in
+cluster mode over one NATS node, the cluster section with its replica as
+/api/status has it. Saves a screenshot (the one in docs/images/ is such a
+screenshot).
 
 usage: status_page_browser_test.py SERVER CLI REPO SCREENSHOT
 """
@@ -24,6 +26,7 @@ import urllib.request
 SERVER, CLI, REPO, SCREENSHOT = sys.argv[1:5]
 sys.path.insert(0, os.path.join(REPO, "tests/support"))
 from running_server import RunningServer  # noqa: E402
+from one_node_nats import OneNodeNats  # noqa: E402
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # As root in a container: no sandbox; no network but loopback.
 CHROMIUM_FLAGS = [
@@ -345,6 +348,65 @@ class StatusPageBrowserTest(unittest.TestCase):
             header = f.read(8)
         self.assertEqual(b"\x89PNG\r\n\x1a\n", header)
         self.assertGreater(os.path.getsize(SCREENSHOT), 50_000)
+
+    def test_a_single_server_shows_no_cluster(self):
+        section, = self.dom.find_all("section", id="cluster-section")
+        self.assertIn("hidden", section.attributes)
+        self.assertNotIn("cluster", self.status)
+
+
+class ClusterStatusPageTest(unittest.TestCase):
+    """A server in cluster mode over one NATS node: the page's cluster
+    section shows the live servers and each replica hosted here with the
+    log entries it applied, as /api/status has them."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.nats = OneNodeNats()
+        cls.addClassCleanup(cls.nats.stop)
+        cls.server = RunningServer(SERVER, arguments=[
+            f"--cluster={cls.nats.url}", "--cluster_replicas=1",
+            "--cluster_log_replicas=1"])
+        cls.addClassCleanup(cls.server.stop)
+        url = f"http://{cls.server.metrics_address}/"
+        energy = os.path.join(REPO, "data/energy/energy.csv")
+        for arguments in (["create", "--name", "energy", "--csv", energy],
+                          ["ingest", "--model", "energy", "--csv", energy,
+                           "--batch", "100"]):
+            subprocess.run([CLI, "--server", cls.server.address, *arguments],
+                           check=True, capture_output=True, timeout=120)
+        # The create entry and the ingest's 8 batches, applied.
+        cls.entries = 1 + 8
+        deadline = time.monotonic() + 60
+        while True:
+            with urllib.request.urlopen(url + "api/status", timeout=30) as r:
+                cls.status = json.load(r)
+            replicas = cls.status["cluster"]["replicas"]
+            if [(r["model"], r["applied"]) for r in replicas] == [
+                    ("energy", cls.entries)]:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"not applied in 60 s: {cls.status}")
+            time.sleep(0.1)
+        cls.dom = Dom(run_chromium(
+            url, "--dump-dom",
+            profile=os.path.join(cls.server.scratch, "chromium"))).root
+
+    def test_the_cluster_section_shows_each_replica(self):
+        cluster = self.status["cluster"]
+        self.assertEqual(1, cluster["live_servers"])
+        self.assertEqual(0, cluster["heartbeat_failures"])
+        section, = self.dom.find_all("section", id="cluster-section")
+        self.assertNotIn("hidden", section.attributes)
+        summary, = self.dom.find_all("p", id="cluster-summary")
+        self.assertIn("1 live servers · 1 replicas here", summary.all_text())
+        self.assertIn("no failures", summary.all_text())
+        table, = self.dom.find_all("table", id="cluster")
+        rows = list(table.find_all("tr", data_model="energy"))
+        self.assertEqual(1, len(rows))
+        cells = [td.all_text() for td in rows[0].find_all("td")]
+        self.assertEqual(["energy", str(self.entries), "following its log"],
+                         cells)
 
 
 if __name__ == "__main__":
