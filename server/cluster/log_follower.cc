@@ -94,7 +94,12 @@ void LogFollower::Run(std::stop_token stop) {
       // server gone) or the cluster cannot deliver now: read on from a
       // new consumer, as when an awaited entry does not come.
       const bool broke = !absl::IsDeadlineExceeded(entry.status());
-      if (broke) absl::SleepFor(kPoll);
+      if (broke) {
+        spdlog::info("event=cluster_follower_reread model={} from={} why={}",
+                     model_->name(), applied() + 1,
+                     std::string(entry.status().message()));
+        absl::SleepFor(kPoll);
+      }
       if (broke || Stalled(last_progress)) {
         Refollow(applied() + 1);
         last_progress = absl::Now();

@@ -1,8 +1,8 @@
 // Replicas of one model following its replicated log on a real three-node
 // NATS JetStream cluster: bit-identical to each other and to the engine fed
 // the same samples, whatever node each reads from, with retried batches,
-// a refit, a refused batch, a node killed, a replica that joins late, and
-// writers that apply their own entries.
+// a refit, a refused batch, a node killed, a node paused under a follower,
+// a replica that joins late, and writers that apply their own entries.
 #include "server/cluster/log_follower.h"
 
 #include <cmath>
@@ -174,6 +174,41 @@ TEST_F(LogFollowerTest, IsCatchingUpUntilTheEntriesStoredAtItsStartAreApplied) {
   // One that starts after everything the log held has nothing to catch up.
   Replica current = Follow(1, next + 1, next);
   EXPECT_FALSE(current.follower->catching_up());
+}
+
+// Each node paused in turn while another client appends: a follower whose
+// consumer was on the paused node misses its heartbeats, reads on from a
+// new consumer elsewhere (StreamCursor, SubscriptionAlarms), and applies
+// every entry.
+TEST_F(LogFollowerTest, AFollowerReadsOnWhicheverNodeIsPaused) {
+  clients_.push_back(Connect(cluster_->urls()));
+  ASSERT_NE(clients_.back(), nullptr);
+  const Stream stream = MakeStream(240, 11);
+  Replica replica = Follow(clients_.size() - 1);
+  std::size_t begin = 0;
+  for (std::size_t node = 0; node < cluster_->size(); ++node) {
+    SCOPED_TRACE(node);
+    const std::size_t writer = (node + 1) % cluster_->size();
+    absl::StatusOr<ModelLog> log =
+        Retried([&] { return ModelLog::Open(*clients_[writer], "arm", {}); });
+    ASSERT_TRUE(log.ok()) << log.status();
+    cluster_->Pause(node);
+    std::uint64_t last = 0;
+    for (int batch = 0; batch < 2; ++batch, begin += 40) {
+      const std::vector<Sample> samples = Slice(stream, begin, begin + 40);
+      absl::StatusOr<ModelLog::Appended> appended = Retried([&] {
+        return log->Append(BatchMessageId("arm", samples, ""),
+                           EncodeSamplesEntry(samples));
+      });
+      ASSERT_TRUE(appended.ok()) << appended.status();
+      last = appended->sequence;
+    }
+    const bool applied =
+        replica.follower->WaitApplied(last, absl::Now() + kWait).ok();
+    cluster_->Resume(node);
+    ASSERT_TRUE(applied) << "applied " << replica.follower->applied() << " of "
+                         << last;
+  }
 }
 
 TEST_F(LogFollowerTest, ALogOfAnotherModelIsRefused) {
