@@ -183,12 +183,20 @@ absl::Status HostedModel::Predict(
 
 absl::Status HostedModel::AwaitLearned(std::uint64_t samples,
                                        absl::Time deadline) const {
-  const bool applied_here = samples <= learn_stage_.queued();
-  const absl::Time until =
-      applied_here
+  // Samples applied here are learned in order: waited for until the
+  // deadline. Others may be on their way from the log: waited for a while,
+  // and then, if they have arrived meanwhile, until the deadline.
+  absl::Time until =
+      samples <= learn_stage_.queued()
           ? deadline
           : std::min(deadline, absl::Now() + write_log_->UnappliedReadWait());
-  if (learn_stage_.WaitLearned(samples, until)) return absl::OkStatus();
+  while (!learn_stage_.WaitLearned(samples, until)) {
+    if (until >= deadline || samples > learn_stage_.queued()) {
+      break;
+    }
+    until = deadline;
+  }
+  if (learn_stage_.learned() >= samples) return absl::OkStatus();
   const std::string reason =
       absl::StrCat("model '", name_, "' has learned ", learn_stage_.learned(),
                    " samples on this server, fewer than the ", samples,
