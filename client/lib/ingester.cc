@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/lib/stall_probe.h"
 
 namespace streamreg {
 
@@ -12,6 +13,20 @@ struct Ingester::Stream {
   std::unique_ptr<grpc::ClientContext> context;
   v1::IngestResponse response;
   std::unique_ptr<grpc::ClientWriter<v1::IngestRequest>> writer;
+  // While the model has another server: cancels the stream if its server
+  // stops answering pings (paused), so that the batches go to the next.
+  std::unique_ptr<StallProbe> probe;  // last: stopped first
+
+  // The call's status, a cancellation by the probe said as what it was.
+  absl::Status Finished(const grpc::Status& status,
+                        absl::Duration interval) const {
+    if (probe != nullptr && probe->fired()) {
+      return absl::UnavailableError(absl::StrCat(
+          "server ", server->address, " did not answer a ping within ",
+          absl::FormatDuration(interval), "; sending the batches to another"));
+    }
+    return FromGrpcStatus(status, *context);
+  }
 };
 
 Ingester::Ingester(Client* client, std::string model)
@@ -73,11 +88,18 @@ absl::Status Ingester::OpenAndResend(int attempt) {
   stream_->server = client_->StubsFor(model_);
   stream_->writer = stream_->server->regression->Ingest(stream_->context.get(),
                                                         &stream_->response);
+  if (client_->ServersFor(model_) >= 2) {
+    stream_->probe = std::make_unique<StallProbe>(
+        stream_->server->regression.get(), stream_->context.get(),
+        client_->options().replica_attempt_timeout,
+        [this] { return client_->NewContext(); });
+  }
   for (const v1::IngestRequest& batch : unacknowledged_) {
     if (!stream_->writer->Write(batch)) {
       stream_->writer->WritesDone();
       const absl::Status status =
-          FromGrpcStatus(stream_->writer->Finish(), *stream_->context);
+          stream_->Finished(stream_->writer->Finish(),
+                            client_->options().replica_attempt_timeout);
       client_->CallFailed(model_, *stream_->server, status);
       stream_.reset();
       return status;
@@ -97,7 +119,8 @@ absl::Status Ingester::CloseStream() {
         }
         stream_->writer->WritesDone();
         const absl::Status finished =
-            FromGrpcStatus(stream_->writer->Finish(), *stream_->context);
+            stream_->Finished(stream_->writer->Finish(),
+                              client_->options().replica_attempt_timeout);
         if (finished.ok()) {
           summary_.accepted += stream_->response.accepted();
           summary_.duplicates += stream_->response.duplicates();

@@ -20,7 +20,10 @@ namespace streamreg {
 // its deadline passes while the server is busy) they are sent again on a
 // new one — the server skips the samples it
 // already learned by their ids, so nothing is learned twice or lost.
-// Errors that retrying cannot fix (a bad sample) are returned at once.
+// While the model has another server, a server that stops answering pings
+// for replica_attempt_timeout (a paused process; StallProbe) has its
+// stream cancelled, and the batches go to the next server. Errors that
+// retrying cannot fix (a bad sample) are returned at once.
 class Ingester {
  public:
   static constexpr std::size_t kBatchesPerStream = 16;

@@ -155,6 +155,8 @@ class Client:
                             max(0.001, min(wait_for, left)))
             except grpc.RpcError as rpc_error:
                 error = Error.from_rpc_error(rpc_error)
+            except Error as raised:  # the call's own (a stalled server)
+                error = raised
             if (others_left and
                     error.code == grpc.StatusCode.DEADLINE_EXCEEDED):
                 silent += 1
@@ -297,7 +299,9 @@ class Client:
         pair is one sample; y (n,) is one target; DataFrames' columns are
         matched to the model's input and target names) in order, over one
         Ingest stream in batches of batch_size. Retried whole on a retryable
-        error: the samples keep their ids, so none is learned twice.
+        error: the samples keep their ids, so none is learned twice. While
+        the model has another server, a server that stops answering pings
+        for replica_attempt_timeout (paused) is left for the next.
         INVALID_ARGUMENT names the first bad sample, and then nothing of
         its batch is learned. `sample_ids` (n,): your ids of the samples,
         distinct and non-zero, as predictions name the samples they used
@@ -323,11 +327,40 @@ class Client:
             model=model, samples=samples[i:i + batch_size])
             for i in range(0, len(samples), batch_size)]
         response = self._call(model, lambda _, regression, timeout:
-                              regression.Ingest(iter(batches),
-                                                timeout=timeout))
+                              self._watched(model, regression,
+                                            regression.Ingest.future(
+                                                iter(batches),
+                                                timeout=timeout)))
         return IngestSummary(accepted=response.accepted,
                              duplicates=response.duplicates,
                              samples=response.num_samples)
+
+    def _watched(self, model: str, regression, call):
+        """The result of `call` (a call's future) on a server of `model`.
+        While the model has another server, that server is pinged every
+        replica_attempt_timeout meanwhile: a long call may be a busy
+        server's (which answers pings), but a ping unanswered in that time
+        is a stalled one's (paused), and cancels the call (UNAVAILABLE:
+        the caller retries elsewhere)."""
+        if self._router.candidates(model) < 2:
+            return call.result()
+        interval = self.replica_attempt_timeout
+        while True:
+            try:
+                return call.result(timeout=interval)
+            except grpc.FutureTimeoutError:
+                pass
+            try:
+                regression.Ping(regression_service_pb2.PingRequest(),
+                                timeout=interval)
+            except grpc.RpcError as error:
+                if error.code() in (grpc.StatusCode.DEADLINE_EXCEEDED,
+                                    grpc.StatusCode.UNAVAILABLE):
+                    call.cancel()
+                    raise Error(grpc.StatusCode.UNAVAILABLE,
+                                f"the server did not answer a ping within "
+                                f"{interval:g} s; sending the samples to "
+                                f"another") from None
 
     def predict(self, model: str, x,
                 interval_level: Optional[float] = None,

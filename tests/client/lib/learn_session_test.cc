@@ -19,6 +19,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "streamreg/v1/regression_service.grpc.pb.h"
+#include "tests/support/loopback_servers.h"
 
 namespace streamreg {
 namespace {
@@ -153,17 +154,9 @@ TEST(LearnSessionStallTest, LeavesAStalledServerForTheNextAfterTheTimeout) {
                                 ScriptedLearnService::Break::kStall);
   ScriptedLearnService next(/*break_after=*/1000);
   std::vector<std::unique_ptr<grpc::Server>> servers;
-  std::vector<std::string> addresses;
-  for (ScriptedLearnService* service : {&stalling, &next}) {
-    int port = 0;
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    builder.RegisterService(service);
-    servers.push_back(builder.BuildAndStart());
-    ASSERT_NE(servers.back(), nullptr);
-    addresses.push_back("127.0.0.1:" + std::to_string(port));
-  }
+  const std::vector<std::string> addresses =
+      ServeOnLoopback({&stalling, &next}, &servers);
+  ASSERT_EQ(addresses.size(), 2u);
   ClientOptions options;
   options.address = absl::StrJoin(addresses, ",");
   options.retry.initial_backoff = absl::Milliseconds(1);

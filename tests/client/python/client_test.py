@@ -9,6 +9,7 @@ usage: client_test.py SERVER REPO
 """
 
 import datetime
+from concurrent import futures
 import os
 import re
 import socket
@@ -24,6 +25,7 @@ import numpy as np
 import streamreg
 from streamreg.streams import LearnStream
 from streamreg.v1 import regression_service_pb2
+from streamreg.v1 import regression_service_pb2_grpc
 
 SERVER, REPO = sys.argv[1:3]
 SARCOS = os.path.join(REPO, "data/sarcos/sarcos_test.csv")
@@ -109,6 +111,27 @@ class LearnStreamStallTest(unittest.TestCase):
         stream.close()
         self.assertEqual(21, stream.durable_samples)
         self.assertEqual(0, stream.unconfirmed_samples)
+
+
+class _StalledRegression(
+        regression_service_pb2_grpc.RegressionServiceServicer):
+    """A paused server: reads an Ingest call's first message, then answers
+    neither it nor any ping until released."""
+
+    def __init__(self):
+        self.released = threading.Event()
+        self.ingests = 0
+
+    def Ingest(self, request_iterator, context):
+        next(request_iterator)
+        self.ingests += 1
+        while not self.released.is_set() and context.is_active():
+            time.sleep(0.005)
+        context.abort(grpc.StatusCode.CANCELLED, "released")
+
+    def Ping(self, request, context):
+        self.released.wait(30)
+        return regression_service_pb2.PingResponse()
 
 
 class ClientTest(unittest.TestCase):
@@ -215,6 +238,32 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(streamreg.Error) as caught:
             c.info("py-arm")
         self.assertEqual(grpc.StatusCode.NOT_FOUND, caught.exception.code)
+
+    def test_an_ingest_leaves_a_server_that_stops_answering_pings(self):
+        stalled = _StalledRegression()
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        regression_service_pb2_grpc.add_RegressionServiceServicer_to_server(
+            stalled, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        try:
+            self.client.create("py-stalled", inputs=self.inputs,
+                               targets=self.targets)
+            with streamreg.Client(f"127.0.0.1:{port},{self.server.address}",
+                                  timeout=60,
+                                  replica_attempt_timeout=0.2) as c:
+                start = time.monotonic()
+                summary = c.learn("py-stalled", self.X[:300], self.Y[:300],
+                                  batch_size=100)
+                took = time.monotonic() - start
+            self.assertEqual(300, summary.accepted)
+            self.assertEqual(1, stalled.ingests)
+            # Left after a missed ping, not the call's 60 s.
+            self.assertLess(took, 15)
+        finally:
+            stalled.released.set()
+            server.stop(None)
+            self.client.delete("py-stalled")
 
     def test_the_learn_stream_predicts_each_sample_before_learning_it(self):
         c = self.client
