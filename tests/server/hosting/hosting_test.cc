@@ -461,10 +461,11 @@ TEST_F(HostedModelTest, AReadWaitsForTheSamplesItAsksForAlone) {
 
   std::vector<Prediction> after_writes;
   absl::Status waited;
-  std::thread reader([&] {
-    waited = hosted->Predict(
-        queries, &after_writes, {},
-        {.min_learned = 25, .deadline = absl::InfiniteFuture()});
+  // (A structured binding is not captured: clang 14.)
+  std::thread reader([&, model = hosted] {
+    waited =
+        model->Predict(queries, &after_writes, {},
+                       {.min_learned = 25, .deadline = absl::InfiniteFuture()});
   });
   release->count_down();
   reader.join();
