@@ -19,6 +19,11 @@
 # learn every sample three times.
 #
 # CLUSTER_BENCH_PARTS=reads measures predictions served by 1, 2 and 3
+# CLUSTER_BENCH_RESTART=term stops the recovered server with SIGTERM
+# instead of kill -9 (an operator's restart: the server drains and, as the
+# model's snapshotter, snapshots it before it leaves) and prints how long
+# the stop took.
+#
 # replicas instead: for each, a local cluster with --cluster_replicas R, a
 # model of INGEST_SAMPLES simulated-arm samples, then one closed-loop
 # `streamreg bench predict` (unary, concurrency 2, SECONDS long) per
@@ -27,6 +32,7 @@
 set -euo pipefail
 build=$(cd "$1" && pwd) out=$2 seconds=${3:-20} samples=${4:-20000}
 parts=${CLUSTER_BENCH_PARTS:-all} replicas=${CLUSTER_BENCH_REPLICAS:-3}
+restart=${CLUSTER_BENCH_RESTART:-kill}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/listening_address.sh"
 cli="$build/client/streamreg"
@@ -140,12 +146,12 @@ STREAMREG_SERVER="$build/server/streamreg-server" \
   "$here/../deploy/cluster/local-cluster.sh" up "$work/cluster" >/dev/null
 measure cluster "$(cut -d' ' -f1 "$work/cluster/servers" | paste -sd, -)"
 
-# Recovery: a server that hosts the bulk model killed -9 and restarted on
-# its address (with nothing of its models on its own disk, as a fresh
-# server) takes its models back (still placed on it): the newest snapshot
-# of each, if one was taken (every --snapshot_every_samples, 100,000), then
-# the log after it; timed until its replica of the bulk model holds every
-# sample.
+# Recovery: a server that hosts the bulk model killed -9 (or stopped with
+# SIGTERM) and restarted on its address (with nothing of its models on its
+# own disk, as a fresh server) takes its models back (still placed on it):
+# the newest snapshot of each (taken every --snapshot_every_samples,
+# 100,000, and by a server that stops), then the log after it; timed until
+# its replica of the bulk model holds every sample.
 owner=0
 for i in 0 1 2; do
   if grep -q "event=cluster_hosting model=bulk-cluster" "$work/cluster/server$i.log"; then
@@ -153,9 +159,18 @@ for i in 0 1 2; do
   fi
 done
 read -r owner_address owner_pid < <(sed -n "$((owner + 1))p" "$work/cluster/servers")
-kill -9 "$owner_pid"
-# Its port is free once it is gone.
-for _ in $(seq 250); do kill -0 "$owner_pid" 2>/dev/null || break; sleep 0.02; done
+stopping=$(date +%s.%N)
+if [ "$restart" = term ]; then
+  kill -TERM "$owner_pid"
+  # The drain and the snapshot of what it snapshots.
+  for _ in $(seq 6000); do kill -0 "$owner_pid" 2>/dev/null || break; sleep 0.02; done
+  awk -v from="$stopping" -v to="$(date +%s.%N)" \
+    'BEGIN { printf "stop     the owner stopped (SIGTERM) in %.2f s\n", to - from }'
+else
+  kill -9 "$owner_pid"
+  # Its port is free once it is gone.
+  for _ in $(seq 250); do kill -0 "$owner_pid" 2>/dev/null || break; sleep 0.02; done
+fi
 nats=$(cut -d' ' -f1 "$work/cluster/nats" | paste -sd, -)
 owner_log="$work/cluster/server$owner.log"
 hosted_before=$(grep -c "event=cluster_hosting model=bulk-cluster" "$owner_log" || true)

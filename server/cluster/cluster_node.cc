@@ -316,9 +316,11 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
 ClusterNode::~ClusterNode() {
   thread_.request_stop();
   snapshotter_.request_stop();
-  announcer_.request_stop();
   if (thread_.joinable()) thread_.join();
   if (snapshotter_.joinable()) snapshotter_.join();
+  // Still announced meanwhile: no model moves while it is snapshotted.
+  if (options_.snapshot_on_leave) SnapshotBeforeLeaving();
+  announcer_.request_stop();
   if (announcer_.joinable()) announcer_.join();
   registry_->SetElsewhere([](absl::string_view) {
     return absl::UnavailableError("the server is leaving its cluster");
@@ -614,6 +616,39 @@ absl::Status ClusterNode::Snapshot(Replica& replica, HostedModel& model) {
       snapshot->bytes.size(), absl::ToDoubleSeconds(absl::Now() - start),
       *freed);
   return absl::OkStatus();
+}
+
+void ClusterNode::SnapshotBeforeLeaving() {
+  MutexLock lock(&reconcile_mutex_);
+  const absl::Time wait_until = absl::Now() + options_.leave_snapshot_wait;
+  for (const auto& [name, replica] : replicas_) {
+    if (!replica->snapshots_here.load()) continue;
+    // What it applied so far is what the snapshot holds.
+    replica->Stop();
+    const std::shared_ptr<HostedModel> model = replica->model();
+    if (model == nullptr || model->samples_since_snapshot() == 0) continue;
+    while (!model->model().BackgroundWorkSettled() &&
+           absl::Now() < wait_until) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    if (!model->model().BackgroundWorkSettled()) {
+      spdlog::warn(
+          "event=cluster_leave_snapshot_skipped model={} reason=\"background "
+          "work still running after {}\"",
+          name, absl::FormatDuration(options_.leave_snapshot_wait));
+      continue;
+    }
+    if (absl::Status status = Snapshot(*replica, *model); !status.ok()) {
+      counters_.snapshot_failures.fetch_add(1);
+      spdlog::warn("event=cluster_snapshot_failed model={} error=\"{}\"", name,
+                   std::string(status.message()));
+      // The cluster unreachable: the next models' puts would wait as long
+      // each, and the server is stopping.
+      if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
+        return;
+      }
+    }
+  }
 }
 
 void ClusterNode::Release(const std::string& name, bool deleted) {

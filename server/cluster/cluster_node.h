@@ -57,6 +57,15 @@ struct ClusterOptions {
   // model over reads the newest snapshot and replays only the log after it.
   std::uint64_t snapshot_every_samples = 100'000;
   absl::Duration snapshot_interval = absl::Minutes(10);
+  // A server that stops (its node destroyed) first snapshots every model
+  // it is the first server of and that learned samples since its last
+  // snapshot, as a single server does at its stop: whoever hosts the model
+  // next replays nothing of what this server applied. Waits up to
+  // leave_snapshot_wait for a model's background work to finish first;
+  // a model still busy then is left to the snapshot it has (restoring one
+  // taken mid-refresh would recompute the refresh).
+  bool snapshot_on_leave = true;
+  absl::Duration leave_snapshot_wait = absl::Seconds(10);
 };
 
 // A streamreg server as a member of a cluster (docs/cluster.md): it
@@ -166,6 +175,8 @@ class ClusterNode {
   absl::Status SnapshotIfDue(Replica& replica);
   // Captures the model, puts the snapshot and compacts the log.
   absl::Status Snapshot(Replica& replica, HostedModel& model);
+  // The snapshots a stopping server takes (ClusterOptions::snapshot_on_leave).
+  void SnapshotBeforeLeaving();
   // Stops hosting `name`: deleted from the cluster, or placed elsewhere.
   void Release(const std::string& name, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);

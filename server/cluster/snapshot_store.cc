@@ -155,7 +155,9 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
     keep_from = std::min(keep_from, previous->chunks.empty()
                                         ? previous->stream_sequence
                                         : previous->chunks.front());
-    compactable = previous->log_sequence;
+    // A put older than the last one (two servers snapshotting while the
+    // model moves) leaves the log after it in place.
+    compactable = std::min(previous->log_sequence, log_sequence);
   }
   absl::StatusOr<std::uint64_t> stored =
       Publish(head_subject_, absl::StrCat(put, "/head"), head.Encode());

@@ -105,6 +105,10 @@ ABSL_FLAG(int, cluster_log_replicas, 3,
 ABSL_FLAG(absl::Duration, cluster_server_ttl, absl::Seconds(5),
           "cluster mode: a server silent this long is taken for gone and its "
           "models placed elsewhere");
+ABSL_FLAG(bool, cluster_snapshot_on_leave, true,
+          "cluster mode: on stopping, snapshot each model this server "
+          "snapshots and that learned samples since (whoever hosts it next "
+          "replays none of them)");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA certificates: require client certificates they signed "
           "(mutual TLS; needs --tls_cert)");
@@ -184,6 +188,7 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
     cluster.snapshot_every_samples =
         absl::GetFlag(FLAGS_snapshot_every_samples);
     cluster.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
+    cluster.snapshot_on_leave = absl::GetFlag(FLAGS_cluster_snapshot_on_leave);
     cluster.reconcile_interval =
         std::min(absl::Milliseconds(250), cluster.server_ttl / 4);
     options.cluster = std::move(cluster);

@@ -3,8 +3,10 @@
 // placed on the servers rendezvous hashing picks, writes through an owner
 // applied by every replica alike (bit-identical to each other and to the
 // engine fed the same samples), a server that does not serve a model
-// naming those that do, a server that stops replaced by another that
-// restores the model from its snapshot and the log after it, any server
+// naming those that do, a server that stops snapshotting what it applied
+// for the model's next server, one that stops without (as a crash does)
+// replaced by another that restores the model from its snapshot and the
+// log after it, any server
 // listing every model of the cluster, deletion everywhere (log and
 // snapshots), reads at a write's position on any replica, and a server
 // behind a slow link to its NATS node.
@@ -49,6 +51,38 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// The values an engine model of the spec gives after learning rows [0, n)
+// in one stream, for the queries.
+std::vector<std::vector<double>> EngineValues(const Rows& rows, std::size_t n,
+                                              const Rows& queries) {
+  absl::StatusOr<ModelConfig> config = ConfigFromSpec(RowsSpec());
+  EXPECT_TRUE(config.ok());
+  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(*config);
+  EXPECT_TRUE(model.ok());
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(
+        (*model)
+            ->Learn(std::vector<Sample>{{rows.input(i), rows.target(i), i + 1}})
+            .ok());
+  }
+  std::vector<std::vector<double>> values;
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    absl::StatusOr<Prediction> p = (*model)->Predict(queries.input(q));
+    EXPECT_TRUE(p.ok());
+    values.push_back(p->value);
+  }
+  return values;
+}
+
+std::vector<std::vector<double>> Values(
+    const std::vector<v1::Prediction>& predictions) {
+  std::vector<std::vector<double>> values;
+  for (const v1::Prediction& p : predictions) {
+    values.emplace_back(p.y().begin(), p.y().end());
+  }
+  return values;
+}
+
 class ClusterServerTest : public NatsClusterTest {
  protected:
   void SetUp() override {
@@ -58,6 +92,10 @@ class ClusterServerTest : public NatsClusterTest {
       ASSERT_NO_FATAL_FAILURE(StartServer());
     }
   }
+
+  // Whether the fixture's servers snapshot their models when they stop
+  // (as servers do by default).
+  virtual bool SnapshotOnLeave() const { return true; }
 
   // A server in the cluster, given the NATS nodes at `nats` (all of them
   // if none).
@@ -69,6 +107,7 @@ class ClusterServerTest : public NatsClusterTest {
     cluster.server_ttl = kServerTtl;
     cluster.reconcile_interval = absl::Milliseconds(100);
     cluster.snapshot_every_samples = kSnapshotEvery;
+    cluster.snapshot_on_leave = SnapshotOnLeave();
     options.cluster = cluster;
     options.worker_threads = 1;
     std::unique_ptr<Server> server;
@@ -129,6 +168,31 @@ class ClusterServerTest : public NatsClusterTest {
       absl::SleepFor(absl::Milliseconds(50));
     }
     return true;
+  }
+
+  // Creates `model` through servers_[via]; the servers rendezvous hashing
+  // places it on, once they host it (empty, and failed, if they never do).
+  std::vector<std::string> CreateAndHost(const std::string& model,
+                                         std::size_t via) {
+    const absl::Status created =
+        ClientOf(*servers_[via])->CreateModel(model, RowsSpec()).status();
+    EXPECT_TRUE(created.ok()) << created;
+    std::vector<std::string> owners =
+        RendezvousOwners(model, Addresses(), kReplicas);
+    if (!created.ok() || !WaitForHosts(model, owners)) {
+      ADD_FAILURE() << model << " not hosted on its " << owners.size()
+                    << " servers";
+      return {};
+    }
+    return owners;
+  }
+
+  // Stops the server at `address` as an operator does (its destructor:
+  // drained, then out of the cluster).
+  void StopServer(const std::string& address) {
+    for (auto& server : servers_) {
+      if (server != nullptr && server->address() == address) server.reset();
+    }
   }
 
   // The model's statistics on `server` once it has applied `samples`.
@@ -195,6 +259,24 @@ class ClusterServerTest : public NatsClusterTest {
     return read.ok() ? *read : std::vector<v1::Prediction>{};
   }
 
+  // Each of `owners` has learned exactly rows [0, n) of `model`, and its
+  // own predictions of `queries` are the engine's fed the same rows, bit
+  // for bit.
+  void ExpectLearnedAlike(const std::string& model,
+                          const std::vector<std::string>& owners,
+                          const Rows& rows, std::size_t n,
+                          const Rows& queries) {
+    const std::vector<std::vector<double>> expected =
+        EngineValues(rows, n, queries);
+    for (const std::string& owner : owners) {
+      SCOPED_TRACE(owner);
+      EXPECT_EQ(
+          WaitForSamples(*ServerAt(owner), model, n).stats().num_samples(), n);
+      EXPECT_EQ(Values(PredictionsAfter(*ServerAt(owner), model, queries, n)),
+                expected);
+    }
+  }
+
   // Waits until `done(model's log, its snapshots)` holds, as a client of
   // the NATS cluster sees them.
   template <class Done>
@@ -214,38 +296,6 @@ class ClusterServerTest : public NatsClusterTest {
 
   std::vector<std::unique_ptr<Server>> servers_;
 };
-
-// The values an engine model of the spec gives after learning rows [0, n)
-// in one stream, for the queries.
-std::vector<std::vector<double>> EngineValues(const Rows& rows, std::size_t n,
-                                              const Rows& queries) {
-  absl::StatusOr<ModelConfig> config = ConfigFromSpec(RowsSpec());
-  EXPECT_TRUE(config.ok());
-  absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(*config);
-  EXPECT_TRUE(model.ok());
-  for (std::size_t i = 0; i < n; ++i) {
-    EXPECT_TRUE(
-        (*model)
-            ->Learn(std::vector<Sample>{{rows.input(i), rows.target(i), i + 1}})
-            .ok());
-  }
-  std::vector<std::vector<double>> values;
-  for (std::size_t q = 0; q < queries.size(); ++q) {
-    absl::StatusOr<Prediction> p = (*model)->Predict(queries.input(q));
-    EXPECT_TRUE(p.ok());
-    values.push_back(p->value);
-  }
-  return values;
-}
-
-std::vector<std::vector<double>> Values(
-    const std::vector<v1::Prediction>& predictions) {
-  std::vector<std::vector<double>> values;
-  for (const v1::Prediction& p : predictions) {
-    values.emplace_back(p.y().begin(), p.y().end());
-  }
-  return values;
-}
 
 // The servers a non-owner names in its UNAVAILABLE answer, sorted.
 std::vector<std::string> NamedServers(const absl::Status& status) {
@@ -274,14 +324,7 @@ TEST_F(ClusterServerTest, ReplicasOnTheChosenServersAreBitIdentical) {
   // Retried samples (their ids seen) are learned once, through either
   // owner.
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 300, 600));
-  const std::vector<std::vector<double>> expected =
-      EngineValues(rows, 600, queries);
-  for (const std::string& owner : owners) {
-    SCOPED_TRACE(owner);
-    const v1::Model info = WaitForSamples(*ServerAt(owner), "arm", 600);
-    EXPECT_EQ(info.stats().num_samples(), 600u);
-    EXPECT_EQ(Values(Predictions(*ServerAt(owner), "arm", queries)), expected);
-  }
+  ExpectLearnedAlike("arm", owners, rows, 600, queries);
 
   // The server that does not serve it names those that do, and a client
   // given only that server (or all of them) follows it there.
@@ -313,7 +356,7 @@ TEST_F(ClusterServerTest, ReplicasOnTheChosenServersAreBitIdentical) {
       absl::StatusOr<std::vector<v1::Prediction>> predictions =
           routed.Predict("arm", queries.x, Rows::kDim);
       ASSERT_TRUE(predictions.ok()) << predictions.status();
-      EXPECT_EQ(Values(*predictions), expected);
+      EXPECT_EQ(Values(*predictions), EngineValues(rows, 600, queries));
       LearnSessionOptions cautious;  // answered once durable: `duplicate`
       cautious.answer_when_durable = true;
       std::unique_ptr<LearnSession> session =
@@ -326,12 +369,17 @@ TEST_F(ClusterServerTest, ReplicasOnTheChosenServersAreBitIdentical) {
   }
 }
 
-TEST_F(ClusterServerTest,
+// Servers that stop as a crashed one does, without a last snapshot: the
+// model's next servers replay the log after the newest one.
+class ClusterServerWithoutLeaveSnapshotsTest : public ClusterServerTest {
+ protected:
+  bool SnapshotOnLeave() const override { return false; }
+};
+
+TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
        AStoppedServersModelIsRestoredElsewhereFromItsSnapshot) {
-  ASSERT_TRUE(ClientOf(*servers_[1])->CreateModel("arm", RowsSpec()).ok());
-  const std::vector<std::string> owners =
-      RendezvousOwners("arm", Addresses(), kReplicas);
-  ASSERT_TRUE(WaitForHosts("arm", owners));
+  const std::vector<std::string> owners = CreateAndHost("arm", 1);
+  ASSERT_FALSE(owners.empty());
   const Rows rows(900, 11), queries(80, 12);
   // The first owner snapshots the model every kSnapshotEvery samples into
   // JetStream; with the second snapshot, the log the first one includes
@@ -353,21 +401,12 @@ TEST_F(ClusterServerTest,
   // on the server that was not serving it, which can only start from the
   // newest snapshot and replay the log after it.
   const absl::Time stopped = absl::Now();
-  for (auto& server : servers_) {
-    if (server != nullptr && server->address() == owners[0]) server.reset();
-  }
+  StopServer(owners[0]);
   const std::vector<std::string> new_owners =
       RendezvousOwners("arm", Addresses(), kReplicas);
   ASSERT_NE(new_owners, owners);
   ASSERT_TRUE(WaitForHosts("arm", new_owners));
-  const std::vector<std::vector<double>> expected =
-      EngineValues(rows, 700, queries);
-  for (const std::string& owner : new_owners) {
-    SCOPED_TRACE(owner);
-    const v1::Model info = WaitForSamples(*ServerAt(owner), "arm", 700);
-    EXPECT_EQ(info.stats().num_samples(), 700u);
-    EXPECT_EQ(Values(Predictions(*ServerAt(owner), "arm", queries)), expected);
-  }
+  ExpectLearnedAlike("arm", new_owners, rows, 700, queries);
   const absl::Duration moved = absl::Now() - stopped;
   // The liveness TTL, then a reconcile round, a snapshot read and a replay.
   EXPECT_LT(moved, kServerTtl + absl::Seconds(10)) << moved;
@@ -381,22 +420,47 @@ TEST_F(ClusterServerTest,
   // remembers) are duplicates, new ones learned by both alike.
   ASSERT_NO_FATAL_FAILURE(
       Ingest(*ServerAt(new_owners[0]), "arm", rows, 600, 900));
-  const std::vector<std::vector<double>> after =
-      EngineValues(rows, 900, queries);
-  for (const std::string& owner : new_owners) {
-    SCOPED_TRACE(owner);
-    EXPECT_EQ(
-        WaitForSamples(*ServerAt(owner), "arm", 900).stats().num_samples(),
-        900u);
-    EXPECT_EQ(Values(Predictions(*ServerAt(owner), "arm", queries)), after);
-  }
+  ExpectLearnedAlike("arm", new_owners, rows, 900, queries);
+}
+
+TEST_F(ClusterServerTest, AStoppingServerSnapshotsWhatItAppliedForTheNext) {
+  const std::vector<std::string> owners = CreateAndHost("arm", 0);
+  ASSERT_FALSE(owners.empty());
+  // Fewer samples than a scheduled snapshot waits for: the model has none.
+  const Rows rows(150, 21), queries(40, 22);
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 0, 150));
+  WaitForSamples(*ServerAt(owners[0]), "arm", 150);
+  const auto newest = [&]() -> absl::StatusOr<SnapshotStore::Snapshot> {
+    absl::StatusOr<SnapshotStore> stored =
+        Retried([&] { return SnapshotStore::Open(*client_, "arm", {}); });
+    if (!stored.ok()) return stored.status();
+    return Retried([&] { return stored->Newest(); });
+  };
+  ASSERT_TRUE(absl::IsNotFound(newest().status()));
+  absl::StatusOr<ModelLog> log =
+      Retried([&] { return ModelLog::Open(*client_, "arm", {}); });
+  ASSERT_TRUE(log.ok()) << log.status();
+  absl::StatusOr<std::uint64_t> last_entry =
+      Retried([&] { return log->LastSequence(); });
+  ASSERT_TRUE(last_entry.ok()) << last_entry.status();
+
+  // The first owner (the model's snapshotter) stops: its last snapshot
+  // holds every entry of the log.
+  StopServer(owners[0]);
+  absl::StatusOr<SnapshotStore::Snapshot> at_leave = newest();
+  ASSERT_TRUE(at_leave.ok()) << at_leave.status();
+  EXPECT_EQ(at_leave->log_sequence, *last_entry);
+
+  // Its replica is hosted again from that snapshot, alike.
+  const std::vector<std::string> new_owners =
+      RendezvousOwners("arm", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("arm", new_owners));
+  ExpectLearnedAlike("arm", new_owners, rows, 150, queries);
 }
 
 TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
-  ASSERT_TRUE(ClientOf(*servers_[0])->CreateModel("arm", RowsSpec()).ok());
-  const std::vector<std::string> owners =
-      RendezvousOwners("arm", Addresses(), kReplicas);
-  ASSERT_TRUE(WaitForHosts("arm", owners));
+  const std::vector<std::string> owners = CreateAndHost("arm", 0);
+  ASSERT_FALSE(owners.empty());
   const Rows rows(120, 21);
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), "arm", rows, 0, 100));
   WaitForSamples(*ServerAt(owners[0]), "arm", 100);
