@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "nats/nats.h"
 #include "server/cluster/subscription_alarms.h"
+#include "server/cluster/subscription_reaper.h"
 
 namespace streamreg {
 namespace {
@@ -42,8 +43,8 @@ absl::StatusOr<StreamCursor> StreamCursor::Open(const JetStreamClient& client,
   // The server's heartbeats let the client library notice within seconds
   // that the consumer's server went away (SubscriptionAlarms).
   options.Config.Heartbeat = absl::ToInt64Nanoseconds(absl::Seconds(1));
-  // Gone from the server once no one reads it (a closed cursor does not
-  // delete its consumer: see the destructor).
+  // Gone from the server once no one reads it, should its reader not
+  // delete it (a process killed).
   options.Config.InactiveThreshold = absl::ToInt64Nanoseconds(absl::Seconds(5));
   natsSubscription* subscription = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
@@ -61,14 +62,10 @@ absl::StatusOr<StreamCursor> StreamCursor::Open(const JetStreamClient& client,
 
 StreamCursor::~StreamCursor() {
   if (subscription_ == nullptr) return;
-  // Destroy alone: it removes the interest, and the server deletes the
-  // ephemeral consumer once idle (InactiveThreshold).
-  // natsSubscription_Unsubscribe would also delete the consumer by a name
-  // it reads after releasing the subscription's lock (with an ordered
-  // consumer, a use-after-free in libnats 3.4 that AddressSanitizer caught
-  // in PlacementStoreTest).
-  natsSubscription_Destroy(static_cast<natsSubscription*>(subscription_));
   SubscriptionAlarms::Get().Forget(subscription_);
+  // Not destroyed here: the connection's reader thread may be delivering
+  // it a message this moment (SubscriptionReaper says why that crashes).
+  SubscriptionReaper::Get().Retire(subscription_);
 }
 
 StreamCursor::StreamCursor(StreamCursor&& other) noexcept

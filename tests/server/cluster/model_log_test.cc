@@ -79,6 +79,21 @@ TEST_F(ModelLogTest, AppendsInOrderAndReadsBackFromAnySequence) {
   EXPECT_EQ(*other.LastSequence(), 0u);
 }
 
+// Each short read closes its cursor while the consumer is still sending
+// the entries after it. libnats 3.4.1 uses a subscription freed in that
+// moment (StreamCursor retires them through SubscriptionReaper): before,
+// this crashed within a second.
+TEST_F(ModelLogTest, ReadsClosedWhileEntriesStillArriveAreSafe) {
+  ModelLog log = Open("short-reads");
+  AppendAll(log, 0, 200);
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    std::vector<LogEntry> one;
+    ASSERT_TRUE(log.Read(1 + i % 50, 1, &one).ok());
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one.front().payload, Payload(i % 50));
+  }
+}
+
 TEST_F(ModelLogTest, ARetriedAppendIsStoredOnce) {
   ModelLog log = Open("dedup");
   AppendAll(log, 0, 10);
