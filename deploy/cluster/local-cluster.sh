@@ -103,8 +103,10 @@ restart() {
   esac
   read -r address pid < <(sed -n "$((i + 1))p" "$dir/servers")
   [ -n "$pid" ] || { echo "no server $i in $dir/servers" >&2; exit 1; }
-  # A server drains its calls for up to 10 s (--drain_timeout).
-  stop_process "$pid" 15
+  # A server drains its calls for up to 10 s (--drain_timeout), then
+  # snapshots the models it snapshots (up to 10 s waiting for a model's
+  # background work, then the put).
+  stop_process "$pid" 40
   seen=$(grep -c '^streamreg-server listening on ' "$dir/server$i.log" || true)
   launch_server "$i" "$address"
   pid=$!
@@ -119,8 +121,9 @@ stop_pids() {
     kill "$pid" 2>/dev/null || true
     kill -CONT "$pid" 2>/dev/null || true  # a paused server takes it
   done < "$list"
+  # As restart waits for a server's drain and last snapshots.
   while read -r _ pid; do
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    for _ in $(seq 800); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
     kill -9 "$pid" 2>/dev/null || true
   done < "$list"
 }
