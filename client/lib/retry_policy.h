@@ -19,12 +19,20 @@ namespace streamreg {
 // initial_backoff * multiplier^(attempt-1), capped at max_backoff, with
 // full jitter. The defaults wait 3.5 s in all on average (at most 7.1 s):
 // enough for a server restarting, or in a cluster for an election or a
-// model being set up on the server its placement just named.
+// model being set up on the server its placement just named. Where a call
+// may be resent (IsRetryableResend), an overload refusal with the server's
+// retry hint is retried too, after the hint, for up to overload_patience.
 struct RetryPolicy {
   int max_attempts = 8;
   absl::Duration initial_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(2);
   double multiplier = 2.0;
+  // Overload refusals that carry the server's retry hint (a server alive
+  // and learning, only slower than the writes: under load, or while it
+  // snapshots) are waited out for this long in all, without counting as
+  // attempts: max_attempts alone gave up after about 4 s of a server that
+  // kept saying "retry in 100 ms".
+  absl::Duration overload_patience = absl::Seconds(60);
 
   static bool IsRetryable(const absl::Status& status) {
     return status.code() == absl::StatusCode::kUnavailable ||
@@ -37,8 +45,13 @@ struct RetryPolicy {
   static bool IsRetryableResend(const absl::Status& status) {
     return IsRetryable(status) ||
            status.code() == absl::StatusCode::kDeadlineExceeded ||
-           (status.code() == absl::StatusCode::kResourceExhausted &&
-            RetryAfter(status).has_value());
+           IsOverloadRefusal(status);
+  }
+  // RESOURCE_EXHAUSTED with the server's retry hint: backpressure, not a
+  // failure.
+  static bool IsOverloadRefusal(const absl::Status& status) {
+    return status.code() == absl::StatusCode::kResourceExhausted &&
+           RetryAfter(status).has_value();
   }
   // The longest server retry hint honoured (a hint of days is a server's
   // bug, not a reason to hang).
@@ -56,16 +69,22 @@ struct RetryPolicy {
 };
 
 // Runs call(attempt) until it succeeds, fails with a status that is not
-// retryable, or the policy's attempts are spent; returns the last status.
+// retryable, or the policy's attempts are spent (overload refusals: its
+// overload_patience); returns the last status.
 template <class Call>
 absl::Status RetryCall(
     const RetryPolicy& policy, Call call,
     bool (*retryable)(const absl::Status&) = &RetryPolicy::IsRetryable) {
   absl::BitGen random;
   absl::Status status;
+  const absl::Time start = absl::Now();
+  int failures = 0;  // what counts against max_attempts
   for (int attempt = 1;; ++attempt) {
     status = call(attempt);
-    if (status.ok() || !retryable(status) || attempt >= policy.max_attempts) {
+    if (status.ok() || !retryable(status)) return status;
+    if (RetryPolicy::IsOverloadRefusal(status)) {
+      if (absl::Now() - start >= policy.overload_patience) return status;
+    } else if (++failures >= policy.max_attempts) {
       return status;
     }
     const absl::Duration hint =

@@ -143,7 +143,8 @@ class Client:
         start = time.monotonic()
         attempts = self.retry.attempts
         silent = 0  # servers passed over in this call
-        for attempt in range(attempts):
+        attempt = 0  # failures counted against `attempts`
+        while True:
             address = self._router.address_for(model)
             _, models, regression = self._stubs(address)
             left = self.retry.deadline - (time.monotonic() - start)
@@ -167,17 +168,20 @@ class Client:
             if named and model:
                 self._router.learn_owners(model, named)
                 wait = 0.0
-            elif (retried and attempt + 1 < attempts and
-                  self.retry.should_retry(error)):
+            elif (retried and self.retry.should_retry(error) and
+                  (attempt + 1 < attempts or not self.retry.counts(error))):
                 if error.code == grpc.StatusCode.UNAVAILABLE:
                     self._router.failed(model, address)
                 wait = self.retry.wait_before(attempt, error)
             else:
                 raise error
+            if named or self.retry.counts(error):
+                attempt += 1
+                if attempt >= attempts:
+                    raise error
             if time.monotonic() - start + wait >= self.retry.deadline:
                 raise error
             time.sleep(wait)
-        raise error
 
     # ---- models ----
 

@@ -19,7 +19,9 @@ class RetryPolicy:
 
     A call is tried at most `attempts` times and never past `deadline`
     seconds after it started (each attempt's own timeout is the client's
-    `timeout`, cut to what is left). Between attempts it waits a random
+    `timeout`, cut to what is left); overload refusals with the server's
+    retry hint (a server alive, only slower than the writes) do not count
+    as attempts, so only the deadline bounds them. Between attempts it waits a random
     time up to initial_backoff * 2**attempt (at most max_backoff), or, after
     an overload refusal, the server's hint (honoured up to
     longest_retry_after). RESOURCE_EXHAUSTED without a hint (a limit that
@@ -37,6 +39,13 @@ class RetryPolicy:
         if error.code == grpc.StatusCode.RESOURCE_EXHAUSTED:
             return error.retry_after is not None
         return True
+
+    @staticmethod
+    def counts(error) -> bool:
+        """Whether `error` counts against `attempts` (an overload refusal
+        with a retry hint does not)."""
+        return not (error.code == grpc.StatusCode.RESOURCE_EXHAUSTED and
+                    error.retry_after is not None)
 
     def wait_before(self, attempt: int, error) -> float:
         """Seconds to wait before attempt `attempt` + 1 after `error`."""

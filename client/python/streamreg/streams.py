@@ -245,19 +245,21 @@ class LearnStream:
 
     def _retried(self, attempt):
         start = time.monotonic()
-        for number in range(self._retry.attempts):
+        number = 0  # failures counted against the attempts
+        while True:
             try:
                 return attempt()
             except Error as error:
                 self._broken()
                 wait = self._retry.wait_before(number, error)
-                if (number + 1 >= self._retry.attempts or
+                if self._retry.counts(error):
+                    number += 1
+                if (number >= self._retry.attempts or
                         not self._retry.should_retry(error) or
                         time.monotonic() - start + wait >=
                         self._retry.deadline):
                     raise
                 time.sleep(wait)
-        raise AssertionError("unreachable")
 
     def _send_last(self, entry):
         if self._call is None:

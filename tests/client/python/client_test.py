@@ -492,6 +492,37 @@ class ClientTest(unittest.TestCase):
             for server in started:
                 server.stop()
 
+    def test_overload_refusals_do_not_spend_the_attempts(self):
+        # A server alive but slower than the writes says "retry in 1 ms"
+        # ten times; three attempts would have given up after the third.
+        client = streamreg.Client(
+            f"127.0.0.1:{free_port()}",
+            retry=streamreg.RetryPolicy(attempts=3, deadline=30.0))
+        refusals = []
+
+        def call(models, regression, timeout):
+            if len(refusals) < 10:
+                refusals.append(timeout)
+                raise streamreg.Error(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                      "overloaded", retry_after=0.001)
+            return "learned"
+
+        try:
+            self.assertEqual("learned", client._call("arm", call))
+            self.assertEqual(10, len(refusals))
+            # Other failures still count: the third UNAVAILABLE is final.
+            failures = []
+
+            def down(models, regression, timeout):
+                failures.append(timeout)
+                raise streamreg.Error(grpc.StatusCode.UNAVAILABLE, "down")
+
+            with self.assertRaises(streamreg.Error):
+                client._call("arm", down)
+            self.assertEqual(3, len(failures))
+        finally:
+            client.close()
+
     def test_overload_refusals_wait_for_the_servers_hint(self):
         policy = streamreg.RetryPolicy(longest_retry_after=30.0)
         hinted = streamreg.Error(grpc.StatusCode.RESOURCE_EXHAUSTED, "full",
