@@ -141,7 +141,9 @@ class ClientTest(unittest.TestCase):
         cls.server = RunningServer(SERVER, metrics="",
                                    arguments=["--sync", "interval:20"])
         cls.addClassCleanup(cls.server.stop)  # also if setting up fails
-        cls.client = streamreg.Client(cls.server.address)
+        # A read waits until what was learned before it is; on a
+        # sanitizer build of a busy machine that took over the default 10 s.
+        cls.client = streamreg.Client(cls.server.address, timeout=60.0)
         cls.inputs, cls.targets, X, Y = streamreg.read_csv(SARCOS)
         cls.X, cls.Y = X[:1500], Y[:1500]
 
