@@ -27,12 +27,13 @@ struct RetryPolicy {
   absl::Duration initial_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(2);
   double multiplier = 2.0;
-  // Overload refusals that carry the server's retry hint (a server alive
-  // and learning, only slower than the writes: under load, or while it
-  // snapshots) are waited out for this long in all, without counting as
-  // attempts: max_attempts alone gave up after about 4 s of a server that
-  // kept saying "retry in 100 ms".
-  absl::Duration overload_patience = absl::Seconds(60);
+  // Overload refusals that carry the server's retry hint (a server alive,
+  // only slower than the writes: under load, or while a model's learning
+  // waits at a take-over for a refresh or an index rebuild, which took
+  // over a minute at 660,000 samples on 2 cores) are waited out for this
+  // long in all, without counting as attempts: max_attempts alone gave up
+  // after about 4 s of a server that kept saying "retry in 100 ms".
+  absl::Duration overload_patience = absl::Minutes(5);
 
   static bool IsRetryable(const absl::Status& status) {
     return status.code() == absl::StatusCode::kUnavailable ||
