@@ -68,9 +68,9 @@ struct ClientOptions {
 // IngestSummary::num_samples reads it on any server of the model; 0: the
 // model as it stands; unset: what the answering server acknowledged).
 struct PredictCallOptions {
-  std::optional<double> interval_level;
+  std::optional<double> interval_level = std::nullopt;
   bool with_neighbors = false;
-  std::optional<std::uint64_t> min_learned;
+  std::optional<std::uint64_t> min_learned = std::nullopt;
 };
 
 // What an Ingester learned, in total.

@@ -18,12 +18,12 @@ struct Ingester::Stream {
   std::unique_ptr<StallProbe> probe;  // last: stopped first
 
   // The call's status, a cancellation by the probe said as what it was.
-  absl::Status Finished(const grpc::Status& status,
-                        absl::Duration interval) const {
+  absl::Status Finished(const grpc::Status& status) const {
     if (probe != nullptr && probe->fired()) {
       return absl::UnavailableError(absl::StrCat(
           "server ", server->address, " did not answer a ping within ",
-          absl::FormatDuration(interval), "; sending the batches to another"));
+          absl::FormatDuration(probe->interval()),
+          "; sending the batches to another"));
     }
     return FromGrpcStatus(status, *context);
   }
@@ -97,9 +97,7 @@ absl::Status Ingester::OpenAndResend(int attempt) {
   for (const v1::IngestRequest& batch : unacknowledged_) {
     if (!stream_->writer->Write(batch)) {
       stream_->writer->WritesDone();
-      const absl::Status status =
-          stream_->Finished(stream_->writer->Finish(),
-                            client_->options().replica_attempt_timeout);
+      const absl::Status status = stream_->Finished(stream_->writer->Finish());
       client_->CallFailed(model_, *stream_->server, status);
       stream_.reset();
       return status;
@@ -119,8 +117,7 @@ absl::Status Ingester::CloseStream() {
         }
         stream_->writer->WritesDone();
         const absl::Status finished =
-            stream_->Finished(stream_->writer->Finish(),
-                              client_->options().replica_attempt_timeout);
+            stream_->Finished(stream_->writer->Finish());
         if (finished.ok()) {
           summary_.accepted += stream_->response.accepted();
           summary_.duplicates += stream_->response.duplicates();

@@ -34,6 +34,7 @@ class StallProbe {
 
   // Whether it cancelled the call.
   bool fired() const { return fired_; }
+  absl::Duration interval() const { return interval_; }
 
  private:
   void Run(std::stop_token stop);

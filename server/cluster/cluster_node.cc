@@ -567,32 +567,34 @@ void ClusterNode::SnapshotDueModels() {
       if (replica->snapshots_here.load()) mine.push_back(replica);
     }
   }
-  for (const std::shared_ptr<Replica>& replica : mine) {
-    if (absl::Status status = SnapshotIfDue(*replica); !status.ok()) {
-      counters_.snapshot_failures.fetch_add(1);
-      spdlog::warn("event=cluster_snapshot_failed model={} error=\"{}\"",
-                   replica->name(), std::string(status.message()));
-    }
-  }
+  for (const std::shared_ptr<Replica>& replica : mine) SnapshotIfDue(*replica);
 }
 
-absl::Status ClusterNode::SnapshotIfDue(Replica& replica) {
+void ClusterNode::SnapshotIfDue(Replica& replica) {
   const std::shared_ptr<HostedModel> model = replica.model();
-  if (model == nullptr || absl::Now() < replica.next_snapshot_try) {
-    return absl::OkStatus();
-  }
+  if (model == nullptr || absl::Now() < replica.next_snapshot_try) return;
   const SnapshotSchedule schedule{options_.snapshot_every_samples,
                                   options_.snapshot_interval};
   if (!schedule.Due(*model, model->samples_since_snapshot() > 0, absl::Now())) {
-    return absl::OkStatus();
+    return;
   }
-  const absl::Status taken = Snapshot(replica, *model);
-  if (!taken.ok())
+  // A failure (logged and counted by Snapshot) is tried again a while later.
+  if (!Snapshot(replica, *model).ok()) {
     replica.next_snapshot_try = absl::Now() + kSnapshotRetryPause;
-  return taken;
+  }
 }
 
 absl::Status ClusterNode::Snapshot(Replica& replica, HostedModel& model) {
+  absl::Status status = CaptureAndPut(replica, model);
+  if (!status.ok()) {
+    counters_.snapshot_failures.fetch_add(1);
+    spdlog::warn("event=cluster_snapshot_failed model={} error=\"{}\"",
+                 model.name(), std::string(status.message()));
+  }
+  return status;
+}
+
+absl::Status ClusterNode::CaptureAndPut(Replica& replica, HostedModel& model) {
   const absl::Time start = absl::Now();
   absl::StatusOr<HostedModel::LogSnapshot> snapshot = model.CaptureForLog();
   if (!snapshot.ok()) return snapshot.status();
@@ -638,15 +640,11 @@ void ClusterNode::SnapshotBeforeLeaving() {
           name, absl::FormatDuration(options_.leave_snapshot_wait));
       continue;
     }
-    if (absl::Status status = Snapshot(*replica, *model); !status.ok()) {
-      counters_.snapshot_failures.fetch_add(1);
-      spdlog::warn("event=cluster_snapshot_failed model={} error=\"{}\"", name,
-                   std::string(status.message()));
-      // The cluster unreachable: the next models' puts would wait as long
-      // each, and the server is stopping.
-      if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
-        return;
-      }
+    // The cluster unreachable: the next models' puts would wait as long
+    // each, and the server is stopping.
+    if (absl::Status status = Snapshot(*replica, *model);
+        absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
+      return;
     }
   }
 }

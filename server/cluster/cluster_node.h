@@ -172,9 +172,11 @@ class ClusterNode {
       std::uint64_t* stored);
   // The snapshotting thread's loop, and one model's snapshot if it is due.
   void SnapshotDueModels();
-  absl::Status SnapshotIfDue(Replica& replica);
-  // Captures the model, puts the snapshot and compacts the log.
+  void SnapshotIfDue(Replica& replica);
+  // Captures the model, puts the snapshot and compacts the log (through
+  // CaptureAndPut); a failure is logged and counted here.
   absl::Status Snapshot(Replica& replica, HostedModel& model);
+  absl::Status CaptureAndPut(Replica& replica, HostedModel& model);
   // The snapshots a stopping server takes (ClusterOptions::snapshot_on_leave).
   void SnapshotBeforeLeaving();
   // Stops hosting `name`: deleted from the cluster, or placed elsewhere.
