@@ -69,7 +69,7 @@ absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
 // Starts a background rebuild when the tree has drifted far enough from its
 // last build. Called with writer_ held.
 void ConcurrentCoverTree::AfterWrite() {
-  if (!options_.auto_rebuild || rebuilding_) return;
+  if (!options_.auto_rebuild || rebuilding_ || suspended_) return;
   const CoverTree& tree = WriterView();
   const std::size_t size = tree.size();
   const double growth = options_.rebuild_growth;
@@ -147,6 +147,20 @@ void ConcurrentCoverTree::Replay(const std::vector<QueuedWrite>& writes,
       (void)tree.Insert(write.id(), write.point(tree.dim()));
     }
   }
+}
+
+void ConcurrentCoverTree::SuspendRebuilds() {
+  MutexLock writer(&writer_);
+  suspended_ = true;
+  // The build gives up within a few thousand insertions, and its thread
+  // then drops the queued writes (AbandonBackgroundRebuild).
+  if (rebuilding_) rebuild_thread_.request_stop();
+}
+
+void ConcurrentCoverTree::ResumeRebuilds() {
+  MutexLock writer(&writer_);
+  suspended_ = false;
+  AfterWrite();
 }
 
 void ConcurrentCoverTree::WaitWhileRebuilding() {

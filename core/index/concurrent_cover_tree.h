@@ -91,6 +91,14 @@ class ConcurrentCoverTree {
   // Blocks until no background rebuild is running.
   void WaitForBackgroundRebuild();
 
+  // For a tree about to be replaced by one built elsewhere (MetricIndex's
+  // rebuild in new coordinates): a background rebuild in flight is
+  // abandoned, without waiting for it, and no other starts until
+  // ResumeRebuilds. Two full builds at once would only slow the one that
+  // counts.
+  void SuspendRebuilds();
+  void ResumeRebuilds();
+
   std::size_t size() const;
   std::size_t MemoryUsage() const;
   // Completed rebuilds, background and explicit.
@@ -121,6 +129,7 @@ class ConcurrentCoverTree {
 
   std::size_t built_size_ ABSL_GUARDED_BY(writer_) = 0;  // at the last build
   bool rebuilding_ ABSL_GUARDED_BY(writer_) = false;
+  bool suspended_ ABSL_GUARDED_BY(writer_) = false;
   std::vector<QueuedWrite> pending_ ABSL_GUARDED_BY(writer_);  // to replay
   std::size_t rebuilds_ ABSL_GUARDED_BY(writer_) = 0;
   CondVar rebuilt_;  // signalled (under writer_) when one finishes

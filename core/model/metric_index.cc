@@ -120,9 +120,12 @@ MetricIndex::SlotPoints MetricIndex::ReadSlots(
 std::shared_ptr<MetricIndex::Generation> MetricIndex::Build(
     MetricTransform transform, std::size_t num_slots,
     const CopySlotRows& copy_rows, std::stop_token stop) const {
+  // In slot order, which is stream order in an unbounded store: several
+  // times faster than shuffled, so that a rebuild of a large store is done
+  // before the stream reaches its take-over (CoverTree::InsertionOrder).
   absl::StatusOr<CoverTree> tree =
       BuildTree(transform, ReadSlots(transform, num_slots, copy_rows),
-                CoverTree::InsertionOrder::kShuffled, std::move(stop));
+                CoverTree::InsertionOrder::kAsGiven, std::move(stop));
   if (!tree.ok()) {
     if (!absl::IsCancelled(tree.status())) Fail(tree.status());
     return nullptr;
@@ -175,6 +178,9 @@ void MetricIndex::BeginRebuild(MetricTransform transform, std::size_t num_slots,
   }
   rebuilding_ = true;
   rebuild_transform_ = transform;
+  // The live tree's own rebuilds would compete with this build for the
+  // cores, and be thrown away at the take-over.
+  WriterView().tree.SuspendRebuilds();
   builder_ = std::jthread(
       [this, transform = std::move(transform), num_slots,
        copy_rows = std::move(copy_rows)](std::stop_token stop) mutable {
@@ -239,7 +245,10 @@ void MetricIndex::FinishRebuild() {
   }
   rebuilding_ = false;
   rebuild_transform_.reset();
-  if (fresh == nullptr) return;  // the build failed: failure()
+  if (fresh == nullptr) {  // the build failed (failure()): the live tree stays
+    WriterView().tree.ResumeRebuilds();
+    return;
+  }
   {
     MutexLock lock(&current_mutex_);
     live_.swap(fresh);
@@ -328,6 +337,7 @@ absl::Status MetricIndex::RestoreRebuild(
         caught_up_ = true;
       }
       rebuilding_ = true;
+      WriterView().tree.SuspendRebuilds();
       return absl::OkStatus();
     }
     refused = tree.status();

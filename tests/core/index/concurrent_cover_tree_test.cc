@@ -184,5 +184,44 @@ TEST(ConcurrentCoverTree, ADestroyedTreeAbandonsItsBackgroundRebuild) {
   }
 }
 
+// A tree about to be replaced builds nothing more: while suspended it grows
+// past every rebuild point without a rebuild, a rebuild in flight when it
+// is suspended is given up or finished (never waited for), every write is
+// kept either way, and once resumed the next write due starts one again.
+TEST(ConcurrentCoverTree, ASuspendedTreeStartsNoRebuildAndKeepsEveryWrite) {
+  ConcurrentCoverTree::Options options;
+  options.rebuild_min_size = 256;
+  ConcurrentCoverTree tree(kDim, options);
+  for (std::size_t i = 0; i < 256; ++i) {  // a rebuild starts at 256
+    ASSERT_TRUE(tree.Insert(i, Pool().point(i)).ok());
+  }
+  tree.SuspendRebuilds();
+  tree.WaitForBackgroundRebuild();
+  const std::size_t before = tree.rebuild_count();
+  EXPECT_LE(before, 1u);
+  for (std::size_t i = 256; i < 3000; ++i) {
+    ASSERT_TRUE(tree.Insert(i, Pool().point(i)).ok());
+  }
+  tree.WaitForBackgroundRebuild();
+  EXPECT_EQ(tree.rebuild_count(), before);
+
+  tree.ResumeRebuilds();  // 3000 points: more than twice the last build
+  tree.WaitForBackgroundRebuild();
+  EXPECT_EQ(tree.rebuild_count(), before + 1);
+  BruteForceSearch brute(kDim);
+  for (std::size_t i = 0; i < 3000; ++i) brute.Add(i, Pool().point(i));
+  EXPECT_EQ(tree.size(), brute.size());
+  tree.Read([&](const CoverTree& t) {
+    EXPECT_TRUE(t.CheckInvariants().ok()) << t.CheckInvariants();
+    return 0;
+  });
+  std::vector<Neighbor> got;
+  for (std::size_t q = 0; q < 200; ++q) {
+    const std::span<const double> query = Pool().point(q * 7 % 4000);
+    ASSERT_TRUE(tree.Knn(query, 9, &got).ok());
+    EXPECT_EQ(got, brute.Knn(query, 9));
+  }
+}
+
 }  // namespace
 }  // namespace streamreg
