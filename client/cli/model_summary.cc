@@ -203,6 +203,10 @@ std::string ModelSummary(const v1::Model& model, absl::Time now) {
     absl::StrAppend(&text, ", ", stats.duplicate_samples(),
                     " resent ones skipped");
   }
+  if (stats.learn_backlog() > 0) {
+    absl::StrAppend(&text, ", ", stats.learn_backlog(),
+                    " more queued (learning is behind)");
+  }
   absl::StrAppend(&text, "; ", Bytes(stats.memory_bytes()), " in memory\n");
   absl::StrAppend(&text, "  created   ",
                   DateAndAge(FromWire(model.create_time()), now), "\n");

@@ -159,7 +159,10 @@ absl::Status HostedModel::Predict(
     std::vector<Prediction>* out, const PredictOptions& options,
     const ReadAfter& after) const {
   if (!after.min_learned.has_value()) {
-    CatchUpAcknowledged();
+    if (absl::Status caught_up = CatchUpAcknowledged(after.deadline);
+        !caught_up.ok()) {
+      return caught_up;
+    }
   } else if (absl::Status learned =
                  AwaitLearned(*after.min_learned, after.deadline);
              !learned.ok()) {
@@ -179,6 +182,16 @@ absl::Status HostedModel::Predict(
         absl::StrCat("model '", name_, "' has no samples to predict from"));
   }
   return model_->Predict(queries, out, options);
+}
+
+absl::Status HostedModel::CatchUpAcknowledged(absl::Time deadline) const {
+  const std::uint64_t acknowledged = learn_stage_.acknowledged();
+  if (learn_stage_.CatchUpAcknowledged(deadline)) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrCat(
+      "model '", name_, "' has learned ", learn_stage_.learned(),
+      " samples on this server, fewer than the ", acknowledged,
+      " it acknowledged before this read, by the call's deadline (a read "
+      "with PredictRequest.min_learned = 0 answers as of what is learned)"));
 }
 
 absl::Status HostedModel::AwaitLearned(std::uint64_t samples,

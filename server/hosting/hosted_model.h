@@ -220,19 +220,23 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // until `deadline` at the latest; the error a read then answers if they
   // are not.
   absl::Status AwaitLearned(std::uint64_t samples, absl::Time deadline) const;
-  // Waits until every sample acknowledged before the call is learned: what
-  // reads wait for (a client sees its writes; a replica catching up on
-  // other servers' writes answers at once, LearnStage::CatchUpAcknowledged).
-  void CatchUpAcknowledged() const { learn_stage_.CatchUpAcknowledged(); }
+  // Waits until every sample acknowledged before the call is learned, until
+  // `deadline` at the latest: what reads wait for (a client sees its
+  // writes; a replica catching up on other servers' writes answers at
+  // once, LearnStage::CatchUpAcknowledged). DEADLINE_EXCEEDED names what
+  // was learned and what acknowledged.
+  absl::Status CatchUpAcknowledged(absl::Time deadline) const;
   // The model's statistics and metric once it has caught up with what was
-  // acknowledged (model().stats() without waiting: what a metrics scrape
-  // reads).
-  ModelStats stats() const {
-    CatchUpAcknowledged();
+  // acknowledged — or, if it has not by `answer_by`, as of what it has
+  // learned (learn_backlog then says how far behind): figures to look at,
+  // which a model whose learning waits at a take-over still answers
+  // (model().stats() without waiting: what a metrics scrape reads).
+  ModelStats stats(absl::Time answer_by) const {
+    (void)CatchUpAcknowledged(answer_by);
     return model_->stats();
   }
-  MetricReport metric() const {
-    CatchUpAcknowledged();
+  MetricReport metric(absl::Time answer_by) const {
+    (void)CatchUpAcknowledged(answer_by);
     return model_->metric();
   }
   // Samples learned so far (model().samples_seen() without its lock).

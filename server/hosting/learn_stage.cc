@@ -170,10 +170,13 @@ void LearnStage::MarkAcknowledged() {
   acknowledged_ = queued_;
 }
 
-void LearnStage::CatchUpAcknowledged() const {
+bool LearnStage::CatchUpAcknowledged(absl::Time deadline) const {
+  return WaitLearned(acknowledged(), deadline);
+}
+
+std::uint64_t LearnStage::acknowledged() const {
   MutexLock lock(&mutex_);
-  const std::uint64_t target = acknowledged_;
-  while (learned_ < target) progressed_.Wait(&mutex_);
+  return acknowledged_;
 }
 
 bool LearnStage::WaitLearned(std::uint64_t samples, absl::Time deadline) const {

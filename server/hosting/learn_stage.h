@@ -77,13 +77,17 @@ class LearnStage {
   // Every sample queued so far was acknowledged to a client: a read
   // (CatchUpAcknowledged) waits until it is learned.
   void MarkAcknowledged() ABSL_LOCKS_EXCLUDED(mutex_);
-  // Waits until every sample acknowledged before the call is learned: what
-  // a read waits for, so that a client reads its own writes. Samples queued
-  // and not acknowledged here — a cluster replica applying its log's
-  // entries of writes other servers took — are not waited for: a replica
-  // catching up (whose learning may wait for a metric refresh) answers at
-  // once, as of what it has learned.
-  void CatchUpAcknowledged() const ABSL_LOCKS_EXCLUDED(mutex_);
+  // Waits until every sample acknowledged before the call is learned, until
+  // `deadline` at the latest: whether it is. What a read waits for, so that
+  // a client reads its own writes. Samples queued and not acknowledged
+  // here — a cluster replica applying its log's entries of writes other
+  // servers took — are not waited for: a replica catching up (whose
+  // learning may wait for a metric refresh) answers at once, as of what it
+  // has learned.
+  bool CatchUpAcknowledged(absl::Time deadline) const
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  // Samples acknowledged so far (what CatchUpAcknowledged waits for).
+  std::uint64_t acknowledged() const ABSL_LOCKS_EXCLUDED(mutex_);
   // Waits until `samples` samples are learned, until `deadline` at the
   // latest: whether they are (what a read after a given write waits for,
   // PredictRequest.min_learned).

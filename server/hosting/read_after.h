@@ -13,7 +13,7 @@ struct ReadAfter {
   // Samples learned at least (PredictRequest.min_learned: a write's
   // position in the model's stream, read on any of its servers; 0: none).
   // Unset: every sample this server acknowledged before the call.
-  std::optional<std::uint64_t> min_learned;
+  std::optional<std::uint64_t> min_learned = std::nullopt;
   // Until when it may wait for them (the call's deadline).
   absl::Time deadline = absl::InfiniteFuture();
 };

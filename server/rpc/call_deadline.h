@@ -1,8 +1,10 @@
 #ifndef STREAMREG_SERVER_RPC_CALL_DEADLINE_H_
 #define STREAMREG_SERVER_RPC_CALL_DEADLINE_H_
 
+#include <algorithm>
 #include <chrono>
 
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpcpp/server_context.h"
 
@@ -16,6 +18,20 @@ inline absl::Time CallDeadline(const grpc::ServerContextBase& context) {
     return absl::InfiniteFuture();
   }
   return absl::FromChrono(deadline);
+}
+
+// Until when a read of figures (GetModel, ListModels, GetMetric, the
+// stats after a refit) waits for learning to catch up with what was
+// acknowledged before answering as of what is learned: at most
+// kFiguresWait, and early enough in the call for the answer to arrive
+// before its deadline.
+inline constexpr absl::Duration kFiguresWait = absl::Seconds(5);
+inline absl::Time FiguresAnswerBy(absl::Time deadline,
+                                  absl::Time now = absl::Now()) {
+  const absl::Time capped = now + kFiguresWait;
+  if (deadline == absl::InfiniteFuture()) return capped;
+  const absl::Duration left = std::max(deadline - now, absl::ZeroDuration());
+  return std::min(capped, now + left * 0.8);
 }
 
 }  // namespace streamreg

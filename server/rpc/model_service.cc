@@ -47,7 +47,7 @@ absl::Status ModelService::Create(const v1::CreateModelRequest& request,
     absl::StatusOr<std::shared_ptr<HostedModel>> hosted = registry_->Create(
         request.name(), *std::move(config), std::move(input_names));
     if (!hosted.ok()) return hosted.status();
-    ModelToWire(**hosted, response);
+    ModelToWire(**hosted, absl::Now(), response);
   }
   spdlog::info("event=model_created model={} inputs={} targets={} metric={}",
                request.name(), response->spec().input_dim(),
@@ -80,7 +80,7 @@ absl::Status ModelService::CreateInCluster(const std::string& name,
     return created;
   }
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted = registry_->Find(name);
-  ModelToWire(hosted.ok() ? **hosted : **made, response);
+  ModelToWire(hosted.ok() ? **hosted : **made, absl::Now(), response);
   return absl::OkStatus();
 }
 
@@ -110,10 +110,12 @@ grpc::ServerUnaryReactor* ModelService::GetModel(
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
       FindAuthorized(*context, request->name(), Permission::kRead);
   if (!hosted.ok()) return Answer(context, hosted.status());
-  return AnswerRead(context, [response, model = *std::move(hosted)] {
-    ModelToWire(*model, response);
-    return absl::OkStatus();
-  });
+  return AnswerRead(context,
+                    [response, model = *std::move(hosted),
+                     answer_by = FiguresAnswerBy(CallDeadline(*context))] {
+                      ModelToWire(*model, answer_by, response);
+                      return absl::OkStatus();
+                    });
 }
 
 grpc::ServerUnaryReactor* ModelService::AnswerRead(
@@ -132,6 +134,7 @@ grpc::ServerUnaryReactor* ModelService::AnswerRead(
 
 absl::Status ModelService::List(const CallerRights& rights,
                                 const v1::ListModelsRequest& request,
+                                absl::Time answer_by,
                                 v1::ListModelsResponse* response) const {
   const std::size_t page_size =
       request.page_size() == 0
@@ -145,7 +148,9 @@ absl::Status ModelService::List(const CallerRights& rights,
       return status;
     }
   }
-  if (cluster_mode_) return ListCluster(rights, after, page_size, response);
+  if (cluster_mode_) {
+    return ListCluster(rights, after, page_size, answer_by, response);
+  }
   // Only the models the caller may read; a page may take several registry
   // pages when most are not.
   std::vector<std::shared_ptr<HostedModel>> readable;
@@ -162,7 +167,7 @@ absl::Status ModelService::List(const CallerRights& rights,
     if (!batch.empty()) from = batch.back()->name();
   }
   for (std::size_t i = 0; i < std::min(readable.size(), page_size); ++i) {
-    ModelToWire(*readable[i], response->add_models());
+    ModelToWire(*readable[i], answer_by, response->add_models());
   }
   if (readable.size() > page_size) {
     response->set_next_page_token(readable[page_size - 1]->name());
@@ -173,6 +178,7 @@ absl::Status ModelService::List(const CallerRights& rights,
 absl::Status ModelService::ListCluster(const CallerRights& rights,
                                        const std::string& after,
                                        std::size_t page_size,
+                                       absl::Time answer_by,
                                        v1::ListModelsResponse* response) const {
   absl::StatusOr<ClusterNode*> cluster = Cluster();
   if (!cluster.ok()) return cluster.status();
@@ -194,7 +200,7 @@ absl::Status ModelService::ListCluster(const CallerRights& rights,
     // not hosted here).
     const std::shared_ptr<HostedModel> hosted = registry_->FindHere(name);
     if (hosted != nullptr) {
-      ModelToWire(*hosted, response->add_models());
+      ModelToWire(*hosted, answer_by, response->add_models());
     } else {
       v1::ModelElsewhere* elsewhere = response->add_elsewhere();
       elsewhere->set_name(name);
@@ -210,8 +216,9 @@ grpc::ServerUnaryReactor* ModelService::ListModels(
   absl::StatusOr<CallerRights> rights = access_->Authenticate(*context);
   if (!rights.ok()) return Answer(context, rights.status());
   return AnswerRead(context,
-                    [this, request, response, rights = *std::move(rights)] {
-                      return List(rights, *request, response);
+                    [this, request, response, rights = *std::move(rights),
+                     answer_by = FiguresAnswerBy(CallDeadline(*context))] {
+                      return List(rights, *request, answer_by, response);
                     });
 }
 
@@ -239,10 +246,12 @@ grpc::ServerUnaryReactor* ModelService::GetMetric(
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
       FindAuthorized(*context, request->name(), Permission::kRead);
   if (!hosted.ok()) return Answer(context, hosted.status());
-  return AnswerRead(context, [response, model = *std::move(hosted)] {
-    MetricToWire(*model, response);
-    return absl::OkStatus();
-  });
+  return AnswerRead(context,
+                    [response, model = *std::move(hosted),
+                     answer_by = FiguresAnswerBy(CallDeadline(*context))] {
+                      MetricToWire(*model, answer_by, response);
+                      return absl::OkStatus();
+                    });
 }
 
 grpc::ServerWriteReactor<v1::RefitProgress>* ModelService::Refit(

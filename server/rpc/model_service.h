@@ -65,12 +65,12 @@ class ModelService final : public v1::ModelService::CallbackService {
   absl::Status Create(const v1::CreateModelRequest& request,
                       v1::Model* response);
   absl::Status List(const CallerRights& rights,
-                    const v1::ListModelsRequest& request,
+                    const v1::ListModelsRequest& request, absl::Time answer_by,
                     v1::ListModelsResponse* response) const;
   // Cluster mode's: a page of the cluster's models (ClusterNode::
   // Placements), those hosted here in full, the others as elsewhere.
   absl::Status ListCluster(const CallerRights& rights, const std::string& after,
-                           std::size_t page_size,
+                           std::size_t page_size, absl::Time answer_by,
                            v1::ListModelsResponse* response) const;
   // The model a call names in its `name` field, if the call may do
   // `permission` with it.

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/time/clock.h"
+#include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/wire_conversion.h"
 #include "spdlog/spdlog.h"
@@ -33,7 +34,7 @@ void RefitReactor::Run() {
       deadline_);
   if (status.ok()) {
     v1::RefitProgress last;
-    StatsToWire(*model_, last.mutable_stats());
+    StatsToWire(*model_, FiguresAnswerBy(deadline_), last.mutable_stats());
     const std::uint64_t samples = last.stats().num_stored();
     last.set_done(samples);
     last.set_total(samples);

@@ -77,8 +77,9 @@ void PredictionToWire(const Prediction& prediction, v1::Prediction* out) {
                                              prediction.neighbors.end()));
 }
 
-void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
-  const ModelStats stats = hosted.stats();
+void StatsToWire(const HostedModel& hosted, absl::Time answer_by,
+                 v1::ModelStats* out) {
+  const ModelStats stats = hosted.stats(answer_by);
   out->set_num_samples(stats.samples_seen);
   out->set_num_stored(stats.samples_stored);
   Assign(stats.prequential_nmse, out->mutable_prequential_nmse());
@@ -112,23 +113,26 @@ void StatsToWire(const HostedModel& hosted, v1::ModelStats* out) {
   out->set_rebuild_in_progress(stats.rebuild_in_progress);
   out->set_memory_bytes(stats.memory_bytes);
   out->set_duplicate_samples(hosted.duplicate_samples());
+  out->set_learn_backlog(hosted.learn_backlog(absl::Now()).samples);
 }
 
-void ModelToWire(const HostedModel& hosted, v1::Model* out) {
+void ModelToWire(const HostedModel& hosted, absl::Time answer_by,
+                 v1::Model* out) {
   out->set_name(hosted.name());
   *out->mutable_spec() = SpecFromConfig(hosted.model().config());
   for (const std::string& name : hosted.input_names()) {
     out->mutable_spec()->add_input_names(name);
   }
-  StatsToWire(hosted, out->mutable_stats());
+  StatsToWire(hosted, answer_by, out->mutable_stats());
   TimeToWire(hosted.create_time(), out->mutable_create_time());
   if (hosted.journal() != nullptr) {
     TimeToWire(hosted.last_snapshot_time(), out->mutable_snapshot_time());
   }
 }
 
-void MetricToWire(const HostedModel& hosted, v1::MetricReport* out) {
-  const MetricReport report = hosted.metric();
+void MetricToWire(const HostedModel& hosted, absl::Time answer_by,
+                  v1::MetricReport* out) {
+  const MetricReport report = hosted.metric(answer_by);
   const ModelConfig& config = hosted.model().config();
   out->set_model(hosted.name());
   out->set_kind(MetricToWire(report.kind));

@@ -22,13 +22,16 @@ std::vector<std::span<const double>> QueriesFromWire(
     const google::protobuf::RepeatedPtrField<v1::Query>& queries);
 
 void PredictionToWire(const Prediction& prediction, v1::Prediction* out);
-// Stats plus what the service counts (duplicates), once every sample
-// acknowledged before the call is learned (HostedModel::stats; as
-// MetricToWire).
-void StatsToWire(const HostedModel& hosted, v1::ModelStats* out);
+// Stats plus what the service counts (duplicates) and the learn backlog,
+// once every sample acknowledged before the call is learned or else as of
+// `answer_by` (HostedModel::stats; as MetricToWire).
+void StatsToWire(const HostedModel& hosted, absl::Time answer_by,
+                 v1::ModelStats* out);
 // Name, spec in effect, stats and creation time.
-void ModelToWire(const HostedModel& hosted, v1::Model* out);
-void MetricToWire(const HostedModel& hosted, v1::MetricReport* out);
+void ModelToWire(const HostedModel& hosted, absl::Time answer_by,
+                 v1::Model* out);
+void MetricToWire(const HostedModel& hosted, absl::Time answer_by,
+                  v1::MetricReport* out);
 
 }  // namespace streamreg
 

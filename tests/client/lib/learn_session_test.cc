@@ -171,7 +171,9 @@ TEST(LearnSessionStallTest, LeavesAStalledServerForTheNextAfterTheTimeout) {
       absl::StatusOr<v1::LearnResponse> answer = session->Learn(x, y, 300 + i);
       ASSERT_TRUE(answer.ok()) << answer.status();
       EXPECT_EQ(answer->prediction().y(0), static_cast<double>(i));
-      if (i == 3) EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+      if (i == 3) {
+        EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+      }
     }
     EXPECT_TRUE(stalling.cancelled());
     EXPECT_EQ(stalling.received(),

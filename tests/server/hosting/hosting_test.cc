@@ -219,6 +219,26 @@ class HostedModelTest : public ::testing::Test {
     running->wait();
     return release;
   }
+  // A hosted model warmed up on 20 samples that then acknowledged 5 more
+  // while its learning is held (until `release` is counted down), and the
+  // reference that learned the 20.
+  struct HeldBehind {
+    std::shared_ptr<HostedModel> hosted;
+    std::unique_ptr<Model> reference;
+    std::shared_ptr<std::latch> release;
+    std::unique_ptr<Batch> unlearned;  // the 5 (samples point into it)
+  };
+  HeldBehind HostHeldFiveBehind() {
+    const Batch warmup(20, 1);
+    auto stream = std::make_unique<Batch>(5, 5000);
+    auto [hosted, reference] = HostWarmedUp(warmup.samples);
+    std::shared_ptr<std::latch> release = HoldLearning();
+    for (const Sample& sample : stream->samples) {
+      EXPECT_TRUE(hosted->Learn({&sample, 1}, nullptr).ok());
+    }
+    return {std::move(hosted), std::move(reference), std::move(release),
+            std::move(stream)};
+  }
 
   WorkerPool pool_{1};
   WorkerPool learning_{1};
@@ -426,13 +446,7 @@ TEST_F(HostedModelTest, AnswersSayHowFarLearningLagsAndReadsWaitForIt) {
 // DEADLINE_EXCEEDED at the call's deadline), more than the model holds
 // OUT_OF_RANGE at once.
 TEST_F(HostedModelTest, AReadWaitsForTheSamplesItAsksForAlone) {
-  Batch warmup(20, 1);
-  Batch stream(5, 5000);
-  auto [hosted, reference] = HostWarmedUp(warmup.samples);
-  std::shared_ptr<std::latch> release = HoldLearning();
-  for (const Sample& sample : stream.samples) {
-    ASSERT_TRUE(hosted->Learn({&sample, 1}, nullptr).ok());
-  }
+  auto [hosted, reference, release, unlearned] = HostHeldFiveBehind();
   const double x[] = {0.25, -0.5};
   const std::span<const double> queries[] = {x};
   const std::vector<double> stale = reference->Predict(x)->value;
@@ -470,9 +484,39 @@ TEST_F(HostedModelTest, AReadWaitsForTheSamplesItAsksForAlone) {
   release->count_down();
   reader.join();
   ASSERT_TRUE(waited.ok()) << waited;
-  ASSERT_TRUE(reference->Learn(stream.samples).ok());
+  ASSERT_TRUE(reference->Learn(unlearned->samples).ok());
   EXPECT_EQ(after_writes[0].learned, 25u);
   EXPECT_EQ(after_writes[0].value, reference->Predict(x)->value);
+}
+
+// A read waits for what was acknowledged only until its deadline: a model
+// whose learning is held (a take-over waiting for a rebuild) does not hold
+// the reading thread past it. A read answers DEADLINE_EXCEEDED naming what
+// was learned and acknowledged; the figures answer as of what is learned,
+// with the backlog, and once learning goes on they are whole again.
+TEST_F(HostedModelTest, AReadWaitsForLearningUntilItsDeadlineOnly) {
+  auto [hosted, reference, release, unlearned] = HostHeldFiveBehind();
+  const double x[] = {0.25, -0.5};
+  const std::span<const double> queries[] = {x};
+  std::vector<Prediction> read;
+  const absl::Status late = hosted->Predict(
+      queries, &read, {}, {.deadline = absl::Now() + absl::Milliseconds(50)});
+  EXPECT_EQ(late.code(), absl::StatusCode::kDeadlineExceeded) << late;
+  EXPECT_THAT(late.message(), HasSubstr("has learned 20 samples"));
+  EXPECT_THAT(late.message(), HasSubstr("fewer than the 25 it acknowledged"));
+
+  const absl::Time now = absl::Now();
+  EXPECT_EQ(hosted->stats(now + absl::Milliseconds(50)).samples_seen, 20u);
+  EXPECT_EQ(hosted->learn_backlog(absl::Now()).samples, 5u);
+  EXPECT_EQ(hosted->metric(now).kind, reference->metric().kind);
+
+  release->count_down();
+  EXPECT_EQ(hosted->stats(absl::InfiniteFuture()).samples_seen, 25u);
+  EXPECT_EQ(hosted->learn_backlog(absl::Now()).samples, 0u);
+  ASSERT_TRUE(hosted->Predict(queries, &read, {}, {}).ok());
+  ASSERT_TRUE(reference->Learn(unlearned->samples).ok());
+  EXPECT_EQ(read[0].learned, 25u);
+  EXPECT_EQ(read[0].value, reference->Predict(x)->value);
 }
 
 TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {

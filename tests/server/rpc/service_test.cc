@@ -21,6 +21,7 @@
 #include "client/lib/predict_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/rpc/call_deadline.h"
 #include "server/rpc/request_limits.h"
 #include "server/rpc/server.h"
 #include "server/rpc/spec_conversion.h"
@@ -1635,6 +1636,19 @@ TEST_F(ServiceTest, ShutdownDrainsAnOpenStreamAndReportsNotServing) {
   impatient.timeout = absl::Seconds(1);
   Client after(impatient);
   EXPECT_FALSE(after.GetModel("m").ok());
+}
+
+// A read of figures waits for learning at most kFiguresWait, and with a
+// short deadline early enough that the answer arrives before it.
+TEST(FiguresAnswerByTest, WaitsAtMostFiveSecondsAndWithinTheDeadline) {
+  const absl::Time now = absl::FromUnixSeconds(1'000'000);
+  EXPECT_EQ(FiguresAnswerBy(absl::InfiniteFuture(), now),
+            now + absl::Seconds(5));
+  EXPECT_EQ(FiguresAnswerBy(now + absl::Minutes(1), now),
+            now + absl::Seconds(5));
+  EXPECT_EQ(FiguresAnswerBy(now + absl::Seconds(1), now),
+            now + absl::Milliseconds(800));
+  EXPECT_EQ(FiguresAnswerBy(now - absl::Seconds(1), now), now);
 }
 
 }  // namespace
