@@ -22,16 +22,14 @@ inline absl::Time CallDeadline(const grpc::ServerContextBase& context) {
 
 // Until when a read of figures (GetModel, ListModels, GetMetric, the
 // stats after a refit) waits for learning to catch up with what was
-// acknowledged before answering as of what is learned: at most
-// kFiguresWait, and early enough in the call for the answer to arrive
-// before its deadline.
-inline constexpr absl::Duration kFiguresWait = absl::Seconds(5);
+// acknowledged before answering as of what is learned: early enough in
+// the call for the answer to arrive before its deadline (none: until
+// learned, as a client that set no deadline asked).
 inline absl::Time FiguresAnswerBy(absl::Time deadline,
                                   absl::Time now = absl::Now()) {
-  const absl::Time capped = now + kFiguresWait;
-  if (deadline == absl::InfiniteFuture()) return capped;
+  if (deadline == absl::InfiniteFuture()) return deadline;
   const absl::Duration left = std::max(deadline - now, absl::ZeroDuration());
-  return std::min(capped, now + left * 0.8);
+  return now + left * 0.8;
 }
 
 }  // namespace streamreg
