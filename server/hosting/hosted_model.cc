@@ -185,8 +185,11 @@ absl::Status HostedModel::Predict(
 }
 
 absl::Status HostedModel::CatchUpAcknowledged(absl::Time deadline) const {
+  // The count read once: the one waited for is the one the error names.
   const std::uint64_t acknowledged = learn_stage_.acknowledged();
-  if (learn_stage_.CatchUpAcknowledged(deadline)) return absl::OkStatus();
+  if (learn_stage_.WaitLearned(acknowledged, deadline)) {
+    return absl::OkStatus();
+  }
   return absl::DeadlineExceededError(absl::StrCat(
       "model '", name_, "' has learned ", learn_stage_.learned(),
       " samples on this server, fewer than the ", acknowledged,

@@ -232,11 +232,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // which a model whose learning waits at a take-over still answers
   // (model().stats() without waiting: what a metrics scrape reads).
   ModelStats stats(absl::Time answer_by) const {
-    (void)CatchUpAcknowledged(answer_by);
+    learn_stage_.CatchUpAcknowledged(answer_by);
     return model_->stats();
   }
   MetricReport metric(absl::Time answer_by) const {
-    (void)CatchUpAcknowledged(answer_by);
+    learn_stage_.CatchUpAcknowledged(answer_by);
     return model_->metric();
   }
   // Samples learned so far (model().samples_seen() without its lock).
