@@ -48,7 +48,9 @@ ABSL_FLAG(std::uint64_t, max_predictions_in_flight, 8,
           "overload: Predict requests and PredictStream messages being "
           "answered on the whole server (and GetModel, ListModels, "
           "GetMetric), past which more are refused at once with "
-          "RESOURCE_EXHAUSTED (0: no limit); as many threads answer them");
+          "RESOURCE_EXHAUSTED (0: no limit); as many threads answer them "
+          "(a prediction waiting for its model to learn what it must see "
+          "counts in its model's limit alone, holding no thread)");
 ABSL_FLAG(std::uint64_t, max_predictions_in_flight_per_model, 8,
           "overload: Predict requests and PredictStream messages being "
           "answered, per model");

@@ -1,5 +1,6 @@
 #include "server/hosting/admission_gate.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -70,6 +71,13 @@ absl::StatusOr<AdmissionTicket> AdmissionTicket::Admit(
     ticket.gates_.push_back(gate);  // given back if a later gate refuses
   }
   return ticket;
+}
+
+void AdmissionTicket::ReleaseAt(const AdmissionGate& gate) {
+  const auto held = std::find(gates_.begin(), gates_.end(), &gate);
+  if (held == gates_.end()) return;
+  (*held)->Release(amount_);
+  gates_.erase(held);
 }
 
 void AdmissionTicket::Release() {

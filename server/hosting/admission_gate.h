@@ -83,6 +83,9 @@ class AdmissionTicket {
   static absl::StatusOr<AdmissionTicket> Admit(
       std::initializer_list<AdmissionGate*> gates, std::uint64_t amount);
   void Release();
+  // Gives back what it holds at `gate` alone (a read parked for learning
+  // keeps its place among its model's reads, not the server's).
+  void ReleaseAt(const AdmissionGate& gate);
 
  private:
   std::vector<AdmissionGate*> gates_;

@@ -159,8 +159,7 @@ absl::Status HostedModel::Predict(
     std::vector<Prediction>* out, const PredictOptions& options,
     const ReadAfter& after) const {
   if (!after.min_learned.has_value()) {
-    if (absl::Status caught_up = CatchUpAcknowledged(after.deadline);
-        !caught_up.ok()) {
+    if (absl::Status caught_up = CatchUpAcknowledged(after); !caught_up.ok()) {
       return caught_up;
     }
   } else if (absl::Status learned =
@@ -184,10 +183,27 @@ absl::Status HostedModel::Predict(
   return model_->Predict(queries, out, options);
 }
 
-absl::Status HostedModel::CatchUpAcknowledged(absl::Time deadline) const {
+ReadAfter HostedModel::PinAcknowledged(ReadAfter after) const {
+  if (!after.min_learned.has_value() && !after.acknowledged.has_value()) {
+    after.acknowledged = learn_stage_.acknowledged();
+  }
+  return after;
+}
+
+bool HostedModel::ReadWaitsForLearning(const ReadAfter& after) const {
+  const std::uint64_t samples =
+      after.min_learned.has_value()
+          ? *after.min_learned
+          : after.acknowledged.value_or(learn_stage_.acknowledged());
+  return absl::Now() < after.deadline && !deleted() &&
+         learn_stage_.learned() < samples && samples <= learn_stage_.queued();
+}
+
+absl::Status HostedModel::CatchUpAcknowledged(const ReadAfter& after) const {
   // The count read once: the one waited for is the one the error names.
-  const std::uint64_t acknowledged = learn_stage_.acknowledged();
-  if (learn_stage_.WaitLearned(acknowledged, deadline)) {
+  const std::uint64_t acknowledged =
+      after.acknowledged.value_or(learn_stage_.acknowledged());
+  if (learn_stage_.WaitLearned(acknowledged, after.deadline)) {
     return absl::OkStatus();
   }
   return absl::DeadlineExceededError(absl::StrCat(

@@ -225,7 +225,16 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // writes; a replica catching up on other servers' writes answers at
   // once, LearnStage::CatchUpAcknowledged). DEADLINE_EXCEEDED names what
   // was learned and what acknowledged.
-  absl::Status CatchUpAcknowledged(absl::Time deadline) const;
+  absl::Status CatchUpAcknowledged(const ReadAfter& after) const;
+  // The read with what it waits for fixed now (ReadAfter::acknowledged):
+  // what a read takes on arrival, before it may wait.
+  ReadAfter PinAcknowledged(ReadAfter after) const;
+  // Whether a read `after` (pinned) would now wait for samples this server
+  // holds and has not learned yet, its deadline not passed (a read that
+  // waits for samples still on their way from the log is not counted: it
+  // waits a moment, then goes elsewhere — AwaitLearned). A deleted model's
+  // reads do not wait: they answer NOT_FOUND.
+  bool ReadWaitsForLearning(const ReadAfter& after) const;
   // The model's statistics and metric once it has caught up with what was
   // acknowledged — or, if it has not by `answer_by`, as of what it has
   // learned (learn_backlog then says how far behind): figures to look at,

@@ -133,6 +133,13 @@ class ModelRegistry {
     return AdmissionTicket::Admit(
         {&model.predictions_in_flight(), &predictions_in_flight_}, 1);
   }
+  // A prediction parked until its model has learned what it waits for
+  // (PostRead) gives back its place among the server's predictions in
+  // flight, keeping its model's: a model whose learning is behind holds
+  // no more than its own share.
+  void ParkPrediction(AdmissionTicket& ticket) const {
+    ticket.ReleaseAt(predictions_in_flight_);
+  }
   const AdmissionGate& queued_samples() const { return queued_samples_; }
   const AdmissionGate& predictions_in_flight() const {
     return predictions_in_flight_;

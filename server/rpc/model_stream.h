@@ -64,6 +64,9 @@ class ModelStream {
   absl::StatusOr<AdmissionTicket> AdmitPrediction(HostedModel& model) const {
     return Named(registry_->AdmitPrediction(model));
   }
+  void ParkPrediction(AdmissionTicket& ticket) const {
+    registry_->ParkPrediction(ticket);
+  }
   absl::StatusOr<AdmissionTicket> AdmitStreamedSample() const {
     return Named(registry_->AdmitStreamedSample());
   }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "server/hosting/parked_read.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/request_limits.h"
@@ -12,9 +13,18 @@
 
 namespace streamreg {
 
+ReadAfter ReadAfterFor(const v1::PredictRequest& request, absl::Time deadline) {
+  return {
+      .min_learned = request.has_min_learned()
+                         ? std::optional<std::uint64_t>(request.min_learned())
+                         : std::nullopt,
+      .deadline = deadline};
+}
+
 absl::Status AnswerPredict(const HostedModel& model,
                            const v1::PredictRequest& request,
-                           absl::Time deadline, v1::PredictResponse* response) {
+                           const ReadAfter& after,
+                           v1::PredictResponse* response) {
   if (request.queries().empty()) {
     return absl::InvalidArgumentError("queries: empty");
   }
@@ -35,11 +45,6 @@ absl::Status AnswerPredict(const HostedModel& model,
                             : std::nullopt,
       .calibration = IntervalCalibration::kQuery,
       .with_neighbors = request.with_neighbors()};
-  const ReadAfter after = {
-      .min_learned = request.has_min_learned()
-                         ? std::optional<std::uint64_t>(request.min_learned())
-                         : std::nullopt,
-      .deadline = deadline};
   if (absl::Status status = model.Predict(QueriesFromWire(request.queries()),
                                           &predictions, options, after);
       !status.ok()) {
@@ -84,13 +89,21 @@ void PredictStreamReactor::OnReadDone(bool ok) {
     return;
   }
   admitted_ = *std::move(admitted);
-  predictions_->Post([this, model = *std::move(model)] { Answer(model); });
+  const std::shared_ptr<const HostedModel> found = *std::move(model);
+  const ReadAfter after =
+      found->PinAcknowledged(ReadAfterFor(request_, CallDeadline(*context_)));
+  PostRead(*predictions_,
+           {.model = found,
+            .after = after,
+            .abandoned = [this] { return context_->IsCancelled(); },
+            .parked = [this] { stream_.ParkPrediction(admitted_); },
+            .answer = [this, found, after] { Answer(*found, after); }});
 }
 
-void PredictStreamReactor::Answer(const std::shared_ptr<HostedModel>& model) {
+void PredictStreamReactor::Answer(const HostedModel& model,
+                                  const ReadAfter& after) {
   response_.Clear();
-  const absl::Status status =
-      AnswerPredict(*model, request_, CallDeadline(*context_), &response_);
+  const absl::Status status = AnswerPredict(model, request_, after, &response_);
   admitted_.Release();  // before the next read admits the next request
   if (!status.ok()) {
     Finish(ToGrpcStatus(Prefixed(status, stream_.Where()), *context_));

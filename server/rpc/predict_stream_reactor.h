@@ -3,6 +3,7 @@
 
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
+#include "server/hosting/read_after.h"
 #include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
 #include "server/rpc/model_stream.h"
@@ -14,9 +15,13 @@ namespace streamreg {
 // nothing, once what the request asks to read after (min_learned, or what
 // this server acknowledged before) is learned, waiting for it until the
 // call's `deadline` (HostedModel::Predict); runs on the caller's thread.
+// What a PredictRequest waits for before its model predicts (min_learned,
+// or what was acknowledged), until `deadline`.
+ReadAfter ReadAfterFor(const v1::PredictRequest& request, absl::Time deadline);
 absl::Status AnswerPredict(const HostedModel& model,
                            const v1::PredictRequest& request,
-                           absl::Time deadline, v1::PredictResponse* response);
+                           const ReadAfter& after,
+                           v1::PredictResponse* response);
 
 // One PredictStream call: answers each request in order, on the
 // `predictions` pool (admitted first: past the limits on predictions in
@@ -36,7 +41,7 @@ class PredictStreamReactor final
 
  private:
   // On the predictions pool: answers request_, then writes or finishes.
-  void Answer(const std::shared_ptr<HostedModel>& model);
+  void Answer(const HostedModel& model, const ReadAfter& after);
 
   grpc::CallbackServerContext* context_;
   WorkerPool* predictions_;

@@ -1,5 +1,6 @@
 #include "server/rpc/regression_service.h"
 
+#include "server/hosting/parked_read.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/ingest_reactor.h"
@@ -34,13 +35,21 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
     return reactor;
   }
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
-  predictions_->Post(
-      [reactor, context, request, response, ticket, model = *std::move(model)] {
-        const absl::Status answered =
-            AnswerPredict(*model, *request, CallDeadline(*context), response);
-        ticket->Release();
-        reactor->Finish(ToGrpcStatus(answered, *context));
-      });
+  const std::shared_ptr<const HostedModel> found = *std::move(model);
+  const ReadAfter after =
+      found->PinAcknowledged(ReadAfterFor(*request, CallDeadline(*context)));
+  PostRead(*predictions_,
+           {.model = found,
+            .after = after,
+            .abandoned = [context] { return context->IsCancelled(); },
+            .parked = [this, ticket] { registry_->ParkPrediction(*ticket); },
+            .answer =
+                [reactor, context, request, response, ticket, found, after] {
+                  const absl::Status answered =
+                      AnswerPredict(*found, *request, after, response);
+                  ticket->Release();
+                  reactor->Finish(ToGrpcStatus(answered, *context));
+                }});
   return reactor;
 }
 

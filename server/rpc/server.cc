@@ -44,8 +44,8 @@ void AddConnectionLimits(const ServerOptions& o, grpc::ServerBuilder& builder) {
 }
 
 // A thread for every prediction that may be in flight (one waiting for
-// learning to catch up then holds no other back), 2 per core without a
-// limit, at most 64.
+// learning to catch up is parked meanwhile, holding none: PostRead), 2 per
+// core without a limit, at most 64.
 std::size_t PredictionThreads(const RegistryLimits& limits) {
   const std::uint64_t cores = std::max(1u, std::thread::hardware_concurrency());
   const std::uint64_t wanted = limits.max_predictions_in_flight != 0

@@ -132,6 +132,27 @@ TEST(AdmissionTicketTest, PassesEveryGateOrNone) {
   EXPECT_EQ(server.held(), 0u);  // released when destroyed
 }
 
+// A read parked for learning gives back its place among the server's reads
+// and keeps its model's until it is answered.
+TEST(AdmissionTicketTest, ReleasesOneGateAloneAndTheRestLater) {
+  AdmissionGate model("model", "--per-model", 10);
+  AdmissionGate server("server", "--server", 15);
+  AdmissionGate elsewhere("elsewhere", "--elsewhere", 15);
+  absl::StatusOr<AdmissionTicket> ticket =
+      AdmissionTicket::Admit({&model, &server}, 4);
+  ASSERT_TRUE(ticket.ok());
+  ticket->ReleaseAt(server);
+  EXPECT_EQ(server.held(), 0u);
+  EXPECT_EQ(model.held(), 4u);
+  ticket->ReleaseAt(server);     // nothing held there any more
+  ticket->ReleaseAt(elsewhere);  // nor ever
+  EXPECT_EQ(server.held(), 0u);
+  EXPECT_EQ(elsewhere.held(), 0u);
+  ticket->Release();
+  EXPECT_EQ(model.held(), 0u);
+  EXPECT_EQ(server.held(), 0u);
+}
+
 // Threads admitting and releasing at random never make a gate hold more
 // than its limit (no request here is larger than the limit), and every
 // admission is given back.

@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/hosting/learn_stage.h"
 #include "server/hosting/model_registry.h"
+#include "server/hosting/parked_read.h"
 #include "server/hosting/recent_sample_ids.h"
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/snapshot_schedule.h"
@@ -517,6 +519,80 @@ TEST_F(HostedModelTest, AReadWaitsForLearningUntilItsDeadlineOnly) {
   ASSERT_TRUE(reference->Learn(unlearned->samples).ok());
   EXPECT_EQ(read[0].learned, 25u);
   EXPECT_EQ(read[0].value, reference->Predict(x)->value);
+}
+
+// A read that waits for learning is parked (PostRead): it holds no thread of
+// the reads pool, whose one thread meanwhile answers another model's read,
+// and it is answered once the samples acknowledged before it arrived are
+// learned — as a blocking read would have been. A parked read also ends at
+// its deadline, or when its call is abandoned.
+TEST_F(HostedModelTest, AReadWaitingForLearningHoldsNoThread) {
+  const Batch warmup(20, 7);
+  auto [other, other_reference] = HostWarmedUp(warmup.samples);
+  auto [hosted, reference, release, unlearned] = HostHeldFiveBehind();
+  const double x[] = {0.25, -0.5};
+  const std::span<const double> queries[] = {x};
+  WorkerPool reads(1);
+
+  const ReadAfter after = hosted->PinAcknowledged({});
+  EXPECT_EQ(after.acknowledged, std::optional<std::uint64_t>(25));
+  EXPECT_TRUE(hosted->ReadWaitsForLearning(after));
+  bool parked = false;
+  absl::Notification answered;
+  absl::Status waited;
+  std::vector<Prediction> read;
+  PostRead(reads, {.model = hosted,
+                   .after = after,
+                   .parked = [&] { parked = true; },
+                   .answer =
+                       [&, model = hosted] {
+                         waited = model->Predict(queries, &read, {}, after);
+                         answered.Notify();
+                       }});
+  EXPECT_TRUE(parked);
+
+  const ReadAfter other_after = other->PinAcknowledged({});
+  EXPECT_FALSE(other->ReadWaitsForLearning(other_after));
+  absl::Notification other_answered;
+  std::vector<Prediction> other_read;
+  PostRead(
+      reads,
+      {.model = other,
+       .after = other_after,
+       .parked = [] { ADD_FAILURE() << "parked"; },
+       .answer =
+           [&, model = other] {
+             EXPECT_TRUE(
+                 model->Predict(queries, &other_read, {}, other_after).ok());
+             other_answered.Notify();
+           }});
+  EXPECT_TRUE(other_answered.WaitForNotificationWithTimeout(absl::Seconds(30)))
+      << "the reads pool's thread was held by the waiting read";
+  EXPECT_FALSE(answered.HasBeenNotified());
+
+  // Parked reads that end without the samples: past the deadline, and
+  // abandoned.
+  absl::Notification late;
+  PostRead(reads, {.model = hosted,
+                   .after = hosted->PinAcknowledged(
+                       {.deadline = absl::Now() + absl::Milliseconds(50)}),
+                   .answer = [&] { late.Notify(); }});
+  absl::Notification gone;
+  PostRead(reads, {.model = hosted,
+                   .after = after,
+                   .abandoned = [] { return true; },
+                   .answer = [&] { gone.Notify(); }});
+  EXPECT_TRUE(late.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(gone.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_FALSE(answered.HasBeenNotified());
+
+  release->count_down();
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(waited.ok()) << waited;
+  ASSERT_TRUE(reference->Learn(unlearned->samples).ok());
+  EXPECT_EQ(read[0].learned, 25u);
+  EXPECT_EQ(read[0].value, reference->Predict(x)->value);
+  EXPECT_EQ(other_read[0].value, other_reference->Predict(x)->value);
 }
 
 TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {

@@ -1,0 +1,40 @@
+#ifndef STREAMREG_SERVER_HOSTING_PARKED_READ_H_
+#define STREAMREG_SERVER_HOSTING_PARKED_READ_H_
+
+#include <functional>
+#include <memory>
+
+#include "server/hosting/hosted_model.h"
+#include "server/hosting/read_after.h"
+#include "server/hosting/worker_pool.h"
+
+namespace streamreg {
+
+// A read (a prediction) on its way to the reads pool: the model, what it
+// waits for — pinned when it arrived (HostedModel::PinAcknowledged) — and
+// its callbacks.
+struct ParkableRead {
+  std::shared_ptr<const HostedModel> model;
+  ReadAfter after;
+  // The call is gone (cancelled): the read stops waiting and answers.
+  std::function<bool()> abandoned;
+  // Called once, before the read is parked (the caller gives back its
+  // place among the server's reads in flight, keeping its model's).
+  std::function<void()> parked;
+  // Answers the read, on a thread of the pool.
+  std::function<void()> answer;
+};
+
+// Hands a read to the reads pool: at once; or, if it would wait for
+// samples this server holds and has not learned yet
+// (HostedModel::ReadWaitsForLearning), parked until it would not —
+// learned, its deadline passed, the model deleted, the call abandoned —
+// holding no thread meanwhile (WorkerPool::PostWhen). So reads of a model
+// whose learning is behind (a take-over, a replica replaying its log) do
+// not take the threads other models' reads need; the answer then finds
+// the samples learned, or answers the deadline's error, without waiting.
+void PostRead(WorkerPool& pool, ParkableRead read);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_SERVER_HOSTING_PARKED_READ_H_
