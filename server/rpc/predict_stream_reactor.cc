@@ -103,7 +103,12 @@ void PredictStreamReactor::OnReadDone(bool ok) {
 void PredictStreamReactor::Answer(const HostedModel& model,
                                   const ReadAfter& after) {
   response_.Clear();
-  const absl::Status status = AnswerPredict(model, request_, after, &response_);
+  // A call cancelled while its read was parked does not wait for learning
+  // on a thread now.
+  const absl::Status status =
+      context_->IsCancelled()
+          ? absl::CancelledError("call cancelled")
+          : AnswerPredict(model, request_, after, &response_);
   admitted_.Release();  // before the next read admits the next request
   if (!status.ok()) {
     Finish(ToGrpcStatus(Prefixed(status, stream_.Where()), *context_));

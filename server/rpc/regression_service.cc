@@ -45,8 +45,12 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
             .parked = [this, ticket] { registry_->ParkPrediction(*ticket); },
             .answer =
                 [reactor, context, request, response, ticket, found, after] {
+                  // A call cancelled while its read was parked does not
+                  // wait for learning on a thread now.
                   const absl::Status answered =
-                      AnswerPredict(*found, *request, after, response);
+                      context->IsCancelled()
+                          ? absl::CancelledError("call cancelled")
+                          : AnswerPredict(*found, *request, after, response);
                   ticket->Release();
                   reactor->Finish(ToGrpcStatus(answered, *context));
                 }});
