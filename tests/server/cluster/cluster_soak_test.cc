@@ -248,11 +248,15 @@ class ClusterSoakTest : public ::testing::Test {
       LearnAll(*reference, feed->stream, 0, n, 500);
       // The servers that serve it answer themselves (the others name its
       // servers, and one still setting it up says to retry): wait until
-      // both of its replicas answer with every sample.
+      // both of its replicas answer with every sample. A replica that
+      // replayed its log after the faults learns it beside the others on
+      // two cores (on a loaded machine, up to a minute).
       std::vector<std::string> replicas;
-      const absl::Time deadline = absl::Now() + absl::Seconds(30);
+      std::string seen;  // what each server answered last
+      const absl::Time deadline = absl::Now() + absl::Seconds(60);
       while (replicas.size() < 2 && absl::Now() < deadline) {
         replicas.clear();
+        seen.clear();
         for (const std::string& address : addresses_) {
           ClientOptions options = SoakClientOptions(address);
           options.retry.max_attempts = 1;
@@ -261,10 +265,17 @@ class ClusterSoakTest : public ::testing::Test {
           if (info.ok() && info->stats().num_samples() == n) {
             replicas.push_back(address);
           }
+          absl::StrAppend(
+              &seen, "; ", address, ": ",
+              info.ok()
+                  ? absl::StrCat(info->stats().num_samples(), " samples, ",
+                                 info->stats().learn_backlog(), " queued")
+                  : info.status().ToString());
         }
         if (replicas.size() < 2) absl::SleepFor(absl::Milliseconds(100));
       }
-      ASSERT_EQ(replicas.size(), 2u) << "replicas with all " << n << " samples";
+      ASSERT_EQ(replicas.size(), 2u)
+          << "replicas with all " << n << " samples" << seen;
       for (const std::string& address : replicas) {
         ClientOptions options = SoakClientOptions(address);
         options.retry.max_attempts = 1;
