@@ -226,6 +226,13 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // once, LearnStage::CatchUpAcknowledged). DEADLINE_EXCEEDED names what
   // was learned and what acknowledged.
   absl::Status CatchUpAcknowledged(const ReadAfter& after) const;
+  // The figures' wait (stats, metric): as CatchUpAcknowledged, without an
+  // error — they answer as of what is learned.
+  void CatchUpForFigures(const ReadAfter& figures) const {
+    learn_stage_.WaitLearned(
+        figures.acknowledged.value_or(learn_stage_.acknowledged()),
+        figures.deadline);
+  }
   // The read with what it waits for fixed now (ReadAfter::acknowledged):
   // what a read takes on arrival, before it may wait.
   ReadAfter PinAcknowledged(ReadAfter after) const;
@@ -236,16 +243,17 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // reads do not wait: they answer NOT_FOUND.
   bool ReadWaitsForLearning(const ReadAfter& after) const;
   // The model's statistics and metric once it has caught up with what was
-  // acknowledged — or, if it has not by `answer_by`, as of what it has
-  // learned (learn_backlog then says how far behind): figures to look at,
-  // which a model whose learning waits at a take-over still answers
+  // acknowledged (`figures.acknowledged` if pinned, else as many as now) —
+  // or, if it has not by `figures.deadline`, as of what it has learned
+  // (learn_backlog then says how far behind): figures to look at, which a
+  // model whose learning waits at a take-over still answers
   // (model().stats() without waiting: what a metrics scrape reads).
-  ModelStats stats(absl::Time answer_by) const {
-    learn_stage_.CatchUpAcknowledged(answer_by);
+  ModelStats stats(const ReadAfter& figures) const {
+    CatchUpForFigures(figures);
     return model_->stats();
   }
-  MetricReport metric(absl::Time answer_by) const {
-    learn_stage_.CatchUpAcknowledged(answer_by);
+  MetricReport metric(const ReadAfter& figures) const {
+    CatchUpForFigures(figures);
     return model_->metric();
   }
   // Samples learned so far (model().samples_seen() without its lock).

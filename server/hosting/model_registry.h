@@ -119,8 +119,13 @@ class ModelRegistry {
   }
   // A read of a model's state that waits for learning (GetModel,
   // ListModels, GetMetric): one of the server's reads in flight.
-  absl::StatusOr<AdmissionTicket> AdmitRead() const {
-    return AdmissionTicket::Admit({&predictions_in_flight_}, 1);
+  // A model read (GetModel, GetMetric: of `model`; ListModels: null).
+  absl::StatusOr<AdmissionTicket> AdmitRead(HostedModel* model) const {
+    if (model == nullptr) {
+      return AdmissionTicket::Admit({&predictions_in_flight_}, 1);
+    }
+    return AdmissionTicket::Admit(
+        {&model->predictions_in_flight(), &predictions_in_flight_}, 1);
   }
   // A Learn stream's sample counts in the server's limit only: a stream
   // holds one sample at a time, and it goes ahead of Ingest batches in its
@@ -133,11 +138,11 @@ class ModelRegistry {
     return AdmissionTicket::Admit(
         {&model.predictions_in_flight(), &predictions_in_flight_}, 1);
   }
-  // A prediction parked until its model has learned what it waits for
-  // (PostRead) gives back its place among the server's predictions in
-  // flight, keeping its model's: a model whose learning is behind holds
-  // no more than its own share.
-  void ParkPrediction(AdmissionTicket& ticket) const {
+  // A read (a prediction, a model's figures) parked until its model has
+  // learned what it waits for (PostRead) gives back its place among the
+  // server's reads in flight, keeping its model's: a model whose learning
+  // is behind holds no more than its own share.
+  void ParkRead(AdmissionTicket& ticket) const {
     ticket.ReleaseAt(predictions_in_flight_);
   }
   const AdmissionGate& queued_samples() const { return queued_samples_; }

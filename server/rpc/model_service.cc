@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/hosting/parked_read.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/refit_reactor.h"
@@ -47,7 +48,7 @@ absl::Status ModelService::Create(const v1::CreateModelRequest& request,
     absl::StatusOr<std::shared_ptr<HostedModel>> hosted = registry_->Create(
         request.name(), *std::move(config), std::move(input_names));
     if (!hosted.ok()) return hosted.status();
-    ModelToWire(**hosted, absl::Now(), response);
+    ModelToWire(**hosted, {.deadline = absl::Now()}, response);
   }
   spdlog::info("event=model_created model={} inputs={} targets={} metric={}",
                request.name(), response->spec().input_dim(),
@@ -80,7 +81,8 @@ absl::Status ModelService::CreateInCluster(const std::string& name,
     return created;
   }
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted = registry_->Find(name);
-  ModelToWire(hosted.ok() ? **hosted : **made, absl::Now(), response);
+  ModelToWire(hosted.ok() ? **hosted : **made, {.deadline = absl::Now()},
+              response);
   return absl::OkStatus();
 }
 
@@ -110,25 +112,42 @@ grpc::ServerUnaryReactor* ModelService::GetModel(
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
       FindAuthorized(*context, request->name(), Permission::kRead);
   if (!hosted.ok()) return Answer(context, hosted.status());
-  return AnswerRead(context,
-                    [response, model = *std::move(hosted),
-                     answer_by = FiguresAnswerBy(CallDeadline(*context))] {
-                      ModelToWire(*model, answer_by, response);
-                      return absl::OkStatus();
-                    });
+  const std::shared_ptr<HostedModel> model = *std::move(hosted);
+  const ReadAfter figures = model->PinAcknowledged(
+      {.deadline = FiguresAnswerBy(CallDeadline(*context))});
+  return AnswerRead(context, model, figures, [response, model, figures] {
+    ModelToWire(*model, figures, response);
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* ModelService::AnswerRead(
-    grpc::CallbackServerContext* context, std::function<absl::Status()> read) {
-  absl::StatusOr<AdmissionTicket> admitted = registry_->AdmitRead();
+    grpc::CallbackServerContext* context,
+    const std::shared_ptr<HostedModel>& model, const ReadAfter& figures,
+    std::function<absl::Status()> read) {
+  absl::StatusOr<AdmissionTicket> admitted = registry_->AdmitRead(model.get());
   if (!admitted.ok()) return Answer(context, admitted.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
-  reads_->Post([reactor, context, ticket, read = std::move(read)] {
-    const absl::Status status = read();
+  std::function<void()> answer = [reactor, context, ticket,
+                                  read = std::move(read)] {
+    // A call cancelled while its read was parked does not wait for
+    // learning on a thread now.
+    const absl::Status status = context->IsCancelled()
+                                    ? absl::CancelledError("call cancelled")
+                                    : read();
     ticket->Release();
     reactor->Finish(ToGrpcStatus(status, *context));
-  });
+  };
+  if (model == nullptr) {
+    reads_->Post(std::move(answer));
+    return reactor;
+  }
+  PostRead(*reads_, {.model = model,
+                     .after = figures,
+                     .abandoned = [context] { return context->IsCancelled(); },
+                     .parked = [this, ticket] { registry_->ParkRead(*ticket); },
+                     .answer = std::move(answer)});
   return reactor;
 }
 
@@ -167,7 +186,7 @@ absl::Status ModelService::List(const CallerRights& rights,
     if (!batch.empty()) from = batch.back()->name();
   }
   for (std::size_t i = 0; i < std::min(readable.size(), page_size); ++i) {
-    ModelToWire(*readable[i], answer_by, response->add_models());
+    ModelToWire(*readable[i], {.deadline = answer_by}, response->add_models());
   }
   if (readable.size() > page_size) {
     response->set_next_page_token(readable[page_size - 1]->name());
@@ -200,7 +219,7 @@ absl::Status ModelService::ListCluster(const CallerRights& rights,
     // not hosted here).
     const std::shared_ptr<HostedModel> hosted = registry_->FindHere(name);
     if (hosted != nullptr) {
-      ModelToWire(*hosted, answer_by, response->add_models());
+      ModelToWire(*hosted, {.deadline = answer_by}, response->add_models());
     } else {
       v1::ModelElsewhere* elsewhere = response->add_elsewhere();
       elsewhere->set_name(name);
@@ -215,7 +234,7 @@ grpc::ServerUnaryReactor* ModelService::ListModels(
     v1::ListModelsResponse* response) {
   absl::StatusOr<CallerRights> rights = access_->Authenticate(*context);
   if (!rights.ok()) return Answer(context, rights.status());
-  return AnswerRead(context,
+  return AnswerRead(context, nullptr, {},
                     [this, request, response, rights = *std::move(rights),
                      answer_by = FiguresAnswerBy(CallDeadline(*context))] {
                       return List(rights, *request, answer_by, response);
@@ -246,12 +265,13 @@ grpc::ServerUnaryReactor* ModelService::GetMetric(
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
       FindAuthorized(*context, request->name(), Permission::kRead);
   if (!hosted.ok()) return Answer(context, hosted.status());
-  return AnswerRead(context,
-                    [response, model = *std::move(hosted),
-                     answer_by = FiguresAnswerBy(CallDeadline(*context))] {
-                      MetricToWire(*model, answer_by, response);
-                      return absl::OkStatus();
-                    });
+  const std::shared_ptr<HostedModel> model = *std::move(hosted);
+  const ReadAfter figures = model->PinAcknowledged(
+      {.deadline = FiguresAnswerBy(CallDeadline(*context))});
+  return AnswerRead(context, model, figures, [response, model, figures] {
+    MetricToWire(*model, figures, response);
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerWriteReactor<v1::RefitProgress>* ModelService::Refit(

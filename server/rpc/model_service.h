@@ -2,11 +2,14 @@
 #define STREAMREG_SERVER_RPC_MODEL_SERVICE_H_
 
 #include <atomic>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "server/cluster/cluster_node.h"
 #include "server/hosting/model_registry.h"
+#include "server/hosting/read_after.h"
 #include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
@@ -85,9 +88,14 @@ class ModelService final : public v1::ModelService::CallbackService {
   absl::StatusOr<ClusterNode*> Cluster() const;
 
   // Admits a read and answers it with `read()` on reads_ (or refuses it at
-  // once).
-  grpc::ServerUnaryReactor* AnswerRead(grpc::CallbackServerContext* context,
-                                       std::function<absl::Status()> read);
+  // once). A read of one model's figures (`model`, which it waits for as
+  // `figures` says) counts in its model's limit too, and is parked while it
+  // would wait for learning (PostRead); a read of no one model (null:
+  // ListModels) runs at once.
+  grpc::ServerUnaryReactor* AnswerRead(
+      grpc::CallbackServerContext* context,
+      const std::shared_ptr<HostedModel>& model, const ReadAfter& figures,
+      std::function<absl::Status()> read);
 
   ModelRegistry* registry_;
   const AccessControl* access_;

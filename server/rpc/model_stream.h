@@ -64,9 +64,7 @@ class ModelStream {
   absl::StatusOr<AdmissionTicket> AdmitPrediction(HostedModel& model) const {
     return Named(registry_->AdmitPrediction(model));
   }
-  void ParkPrediction(AdmissionTicket& ticket) const {
-    registry_->ParkPrediction(ticket);
-  }
+  void ParkRead(AdmissionTicket& ticket) const { registry_->ParkRead(ticket); }
   absl::StatusOr<AdmissionTicket> AdmitStreamedSample() const {
     return Named(registry_->AdmitStreamedSample());
   }

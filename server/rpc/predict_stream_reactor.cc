@@ -96,7 +96,7 @@ void PredictStreamReactor::OnReadDone(bool ok) {
            {.model = found,
             .after = after,
             .abandoned = [this] { return context_->IsCancelled(); },
-            .parked = [this] { stream_.ParkPrediction(admitted_); },
+            .parked = [this] { stream_.ParkRead(admitted_); },
             .answer = [this, found, after] { Answer(*found, after); }});
 }
 

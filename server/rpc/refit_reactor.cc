@@ -34,7 +34,8 @@ void RefitReactor::Run() {
       deadline_);
   if (status.ok()) {
     v1::RefitProgress last;
-    StatsToWire(*model_, FiguresAnswerBy(deadline_), last.mutable_stats());
+    StatsToWire(*model_, {.deadline = FiguresAnswerBy(deadline_)},
+                last.mutable_stats());
     const std::uint64_t samples = last.stats().num_stored();
     last.set_done(samples);
     last.set_total(samples);

@@ -42,7 +42,7 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
            {.model = found,
             .after = after,
             .abandoned = [context] { return context->IsCancelled(); },
-            .parked = [this, ticket] { registry_->ParkPrediction(*ticket); },
+            .parked = [this, ticket] { registry_->ParkRead(*ticket); },
             .answer =
                 [reactor, context, request, response, ticket, found, after] {
                   // A call cancelled while its read was parked does not

@@ -77,9 +77,9 @@ void PredictionToWire(const Prediction& prediction, v1::Prediction* out) {
                                              prediction.neighbors.end()));
 }
 
-void StatsToWire(const HostedModel& hosted, absl::Time answer_by,
+void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
                  v1::ModelStats* out) {
-  const ModelStats stats = hosted.stats(answer_by);
+  const ModelStats stats = hosted.stats(figures);
   out->set_num_samples(stats.samples_seen);
   out->set_num_stored(stats.samples_stored);
   Assign(stats.prequential_nmse, out->mutable_prequential_nmse());
@@ -116,23 +116,23 @@ void StatsToWire(const HostedModel& hosted, absl::Time answer_by,
   out->set_learn_backlog(hosted.learn_backlog(absl::Now()).samples);
 }
 
-void ModelToWire(const HostedModel& hosted, absl::Time answer_by,
+void ModelToWire(const HostedModel& hosted, const ReadAfter& figures,
                  v1::Model* out) {
   out->set_name(hosted.name());
   *out->mutable_spec() = SpecFromConfig(hosted.model().config());
   for (const std::string& name : hosted.input_names()) {
     out->mutable_spec()->add_input_names(name);
   }
-  StatsToWire(hosted, answer_by, out->mutable_stats());
+  StatsToWire(hosted, figures, out->mutable_stats());
   TimeToWire(hosted.create_time(), out->mutable_create_time());
   if (hosted.journal() != nullptr) {
     TimeToWire(hosted.last_snapshot_time(), out->mutable_snapshot_time());
   }
 }
 
-void MetricToWire(const HostedModel& hosted, absl::Time answer_by,
+void MetricToWire(const HostedModel& hosted, const ReadAfter& figures,
                   v1::MetricReport* out) {
-  const MetricReport report = hosted.metric(answer_by);
+  const MetricReport report = hosted.metric(figures);
   const ModelConfig& config = hosted.model().config();
   out->set_model(hosted.name());
   out->set_kind(MetricToWire(report.kind));

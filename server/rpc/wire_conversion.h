@@ -7,6 +7,7 @@
 #include "core/model/model.h"
 #include "google/protobuf/repeated_field.h"
 #include "server/hosting/hosted_model.h"
+#include "server/hosting/read_after.h"
 #include "streamreg/v1/model.pb.h"
 #include "streamreg/v1/regression.pb.h"
 
@@ -24,13 +25,13 @@ std::vector<std::span<const double>> QueriesFromWire(
 void PredictionToWire(const Prediction& prediction, v1::Prediction* out);
 // Stats plus what the service counts (duplicates) and the learn backlog,
 // once every sample acknowledged before the call is learned or else as of
-// `answer_by` (HostedModel::stats; as MetricToWire).
-void StatsToWire(const HostedModel& hosted, absl::Time answer_by,
+// `figures.deadline` (HostedModel::stats; as MetricToWire).
+void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
                  v1::ModelStats* out);
 // Name, spec in effect, stats and creation time.
-void ModelToWire(const HostedModel& hosted, absl::Time answer_by,
+void ModelToWire(const HostedModel& hosted, const ReadAfter& figures,
                  v1::Model* out);
-void MetricToWire(const HostedModel& hosted, absl::Time answer_by,
+void MetricToWire(const HostedModel& hosted, const ReadAfter& figures,
                   v1::MetricReport* out);
 
 }  // namespace streamreg

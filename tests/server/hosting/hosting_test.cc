@@ -508,12 +508,14 @@ TEST_F(HostedModelTest, AReadWaitsForLearningUntilItsDeadlineOnly) {
   EXPECT_THAT(late.message(), HasSubstr("fewer than the 25 it acknowledged"));
 
   const absl::Time now = absl::Now();
-  EXPECT_EQ(hosted->stats(now + absl::Milliseconds(50)).samples_seen, 20u);
+  EXPECT_EQ(
+      hosted->stats({.deadline = now + absl::Milliseconds(50)}).samples_seen,
+      20u);
   EXPECT_EQ(hosted->learn_backlog(absl::Now()).samples, 5u);
-  EXPECT_EQ(hosted->metric(now).kind, reference->metric().kind);
+  EXPECT_EQ(hosted->metric({.deadline = now}).kind, reference->metric().kind);
 
   release->count_down();
-  EXPECT_EQ(hosted->stats(absl::InfiniteFuture()).samples_seen, 25u);
+  EXPECT_EQ(hosted->stats({}).samples_seen, 25u);
   EXPECT_EQ(hosted->learn_backlog(absl::Now()).samples, 0u);
   ASSERT_TRUE(hosted->Predict(queries, &read, {}, {}).ok());
   ASSERT_TRUE(reference->Learn(unlearned->samples).ok());
@@ -537,6 +539,12 @@ TEST_F(HostedModelTest, AReadWaitingForLearningHoldsNoThread) {
   const ReadAfter after = hosted->PinAcknowledged({});
   EXPECT_EQ(after.acknowledged, std::optional<std::uint64_t>(25));
   EXPECT_TRUE(hosted->ReadWaitsForLearning(after));
+  // Pinned when 20 were acknowledged, a read waits for nothing now; one
+  // past its deadline, or asking for none, neither.
+  EXPECT_FALSE(hosted->ReadWaitsForLearning({.acknowledged = 20}));
+  EXPECT_FALSE(hosted->ReadWaitsForLearning(
+      {.acknowledged = 25, .deadline = absl::Now()}));
+  EXPECT_FALSE(hosted->ReadWaitsForLearning({.min_learned = 0}));
   bool parked = false;
   absl::Notification answered;
   absl::Status waited;

@@ -1175,6 +1175,18 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
         "pass 1 (--max-predictions-in-flight-per-model); retry in 100 "
         "ms");
   }
+  {  // a read of m's figures counts in m's share too
+    grpc::ClientContext context;
+    v1::GetModelRequest request;
+    request.set_name("m");
+    v1::Model response;
+    const absl::Status refused = FromGrpcStatus(
+        client_->models().GetModel(&context, request, &response));
+    ExpectOverloaded(refused, context,
+                     "overloaded: 1 predictions in flight on model 'm', 1 "
+                     "more would pass 1 "
+                     "(--max-predictions-in-flight-per-model)");
+  }
   {
     grpc::ClientContext context;
     EXPECT_TRUE(predict("n", context).ok());
