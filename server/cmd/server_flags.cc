@@ -49,11 +49,11 @@ ABSL_FLAG(std::uint64_t, max_predictions_in_flight, 8,
           "answered on the whole server (and GetModel, ListModels, "
           "GetMetric), past which more are refused at once with "
           "RESOURCE_EXHAUSTED (0: no limit); as many threads answer them "
-          "(a prediction waiting for its model to learn what it must see "
-          "counts in its model's limit alone, holding no thread)");
+          "(a read waiting for its model to learn what it must see counts "
+          "in its model's limit alone, holding no thread)");
 ABSL_FLAG(std::uint64_t, max_predictions_in_flight_per_model, 8,
           "overload: Predict requests and PredictStream messages being "
-          "answered, per model");
+          "answered, per model (and GetModel, GetMetric)");
 ABSL_FLAG(std::uint32_t, max_concurrent_streams, 32,
           "calls one client connection may have open at once (HTTP/2 "
           "SETTINGS_MAX_CONCURRENT_STREAMS; further calls wait at the client)");

@@ -117,9 +117,9 @@ class ModelRegistry {
     return AdmissionTicket::Admit({&model.queued_samples(), &queued_samples_},
                                   count);
   }
-  // A read of a model's state that waits for learning (GetModel,
-  // ListModels, GetMetric): one of the server's reads in flight.
-  // A model read (GetModel, GetMetric: of `model`; ListModels: null).
+  // A read of a model's state that waits for learning: one of the
+  // server's reads in flight, and for one model's figures (GetModel,
+  // GetMetric: `model`) one of its model's as well (ListModels: null).
   absl::StatusOr<AdmissionTicket> AdmitRead(HostedModel* model) const {
     if (model == nullptr) {
       return AdmissionTicket::Admit({&predictions_in_flight_}, 1);

@@ -10,9 +10,9 @@
 
 namespace streamreg {
 
-// A read (a prediction) on its way to the reads pool: the model, what it
-// waits for — pinned when it arrived (HostedModel::PinAcknowledged) — and
-// its callbacks.
+// A read (a prediction, a model's figures) on its way to the reads pool: the
+// model, what it waits for — pinned when it arrived
+// (HostedModel::PinAcknowledged) — and its callbacks.
 struct ParkableRead {
   std::shared_ptr<const HostedModel> model;
   ReadAfter after;
