@@ -14,15 +14,15 @@ namespace streamreg {
 // model, what it waits for — pinned when it arrived
 // (HostedModel::PinAcknowledged) — and its callbacks.
 struct ParkableRead {
-  std::shared_ptr<const HostedModel> model;
-  ReadAfter after;
+  std::shared_ptr<const HostedModel> model = nullptr;
+  ReadAfter after = {};
   // The call is gone (cancelled): the read stops waiting and answers.
-  std::function<bool()> abandoned;
+  std::function<bool()> abandoned = nullptr;
   // Called once, before the read is parked (the caller gives back its
   // place among the server's reads in flight, keeping its model's).
-  std::function<void()> parked;
+  std::function<void()> parked = nullptr;
   // Answers the read, on a thread of the pool.
-  std::function<void()> answer;
+  std::function<void()> answer = nullptr;
 };
 
 // Hands a read to the reads pool: at once; or, if it would wait for
