@@ -191,18 +191,16 @@ ReadAfter HostedModel::PinAcknowledged(ReadAfter after) const {
 }
 
 bool HostedModel::ReadWaitsForLearning(const ReadAfter& after) const {
-  const std::uint64_t samples =
-      after.min_learned.has_value()
-          ? *after.min_learned
-          : after.acknowledged.value_or(learn_stage_.acknowledged());
+  const std::uint64_t samples = after.min_learned.has_value()
+                                    ? *after.min_learned
+                                    : AcknowledgedBefore(after);
   return absl::Now() < after.deadline && !deleted() &&
          learn_stage_.learned() < samples && samples <= learn_stage_.queued();
 }
 
 absl::Status HostedModel::CatchUpAcknowledged(const ReadAfter& after) const {
   // The count read once: the one waited for is the one the error names.
-  const std::uint64_t acknowledged =
-      after.acknowledged.value_or(learn_stage_.acknowledged());
+  const std::uint64_t acknowledged = AcknowledgedBefore(after);
   if (learn_stage_.WaitLearned(acknowledged, after.deadline)) {
     return absl::OkStatus();
   }

@@ -223,16 +223,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // Waits until every sample acknowledged before the call is learned, until
   // `deadline` at the latest: what reads wait for (a client sees its
   // writes; a replica catching up on other servers' writes answers at
-  // once, LearnStage::CatchUpAcknowledged). DEADLINE_EXCEEDED names what
+  // once, LearnStage::acknowledged). DEADLINE_EXCEEDED names what
   // was learned and what acknowledged.
   absl::Status CatchUpAcknowledged(const ReadAfter& after) const;
-  // The figures' wait (stats, metric): as CatchUpAcknowledged, without an
-  // error — they answer as of what is learned.
-  void CatchUpForFigures(const ReadAfter& figures) const {
-    learn_stage_.WaitLearned(
-        figures.acknowledged.value_or(learn_stage_.acknowledged()),
-        figures.deadline);
-  }
   // The read with what it waits for fixed now (ReadAfter::acknowledged):
   // what a read takes on arrival, before it may wait.
   ReadAfter PinAcknowledged(ReadAfter after) const;
@@ -284,6 +277,16 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   }
 
  private:
+  // What a read waits for without min_learned: the count pinned when it
+  // arrived, or else the count acknowledged now.
+  std::uint64_t AcknowledgedBefore(const ReadAfter& after) const {
+    return after.acknowledged.value_or(learn_stage_.acknowledged());
+  }
+  // The figures' wait (stats, metric): as CatchUpAcknowledged, without an
+  // error — they answer as of what is learned.
+  void CatchUpForFigures(const ReadAfter& figures) const {
+    learn_stage_.WaitLearned(AcknowledgedBefore(figures), figures.deadline);
+  }
   // NOT_FOUND once deleted; UNAVAILABLE once moved away; the learning
   // error once learning failed.
   absl::Status CheckWritable() const;

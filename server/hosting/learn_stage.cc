@@ -170,10 +170,6 @@ void LearnStage::MarkAcknowledged() {
   acknowledged_ = queued_;
 }
 
-bool LearnStage::CatchUpAcknowledged(absl::Time deadline) const {
-  return WaitLearned(acknowledged(), deadline);
-}
-
 std::uint64_t LearnStage::acknowledged() const {
   MutexLock lock(&mutex_);
   return acknowledged_;

@@ -74,19 +74,14 @@ class LearnStage {
       ABSL_LOCKS_EXCLUDED(mutex_);
   // Waits until every sample queued before the call is learned.
   void CatchUp() const ABSL_LOCKS_EXCLUDED(mutex_);
-  // Every sample queued so far was acknowledged to a client: a read
-  // (CatchUpAcknowledged) waits until it is learned.
+  // Every sample queued so far was acknowledged to a client: a read waits
+  // until it is learned (HostedModel::CatchUpAcknowledged).
   void MarkAcknowledged() ABSL_LOCKS_EXCLUDED(mutex_);
-  // Waits until every sample acknowledged before the call is learned, until
-  // `deadline` at the latest: whether it is. What a read waits for, so that
-  // a client reads its own writes. Samples queued and not acknowledged
-  // here — a cluster replica applying its log's entries of writes other
-  // servers took — are not waited for: a replica catching up (whose
-  // learning may wait for a metric refresh) answers at once, as of what it
-  // has learned.
-  bool CatchUpAcknowledged(absl::Time deadline) const
-      ABSL_LOCKS_EXCLUDED(mutex_);
-  // Samples acknowledged so far (what CatchUpAcknowledged waits for).
+  // Samples acknowledged so far: what a read waits for, so that a client
+  // reads its own writes. Samples queued and not acknowledged here — a
+  // cluster replica applying its log's entries of writes other servers
+  // took — are not waited for: a replica catching up (whose learning may
+  // wait for a metric refresh) answers at once, as of what it has learned.
   std::uint64_t acknowledged() const ABSL_LOCKS_EXCLUDED(mutex_);
   // Waits until `samples` samples are learned, until `deadline` at the
   // latest: whether they are (what a read after a given write waits for,

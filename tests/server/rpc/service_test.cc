@@ -1175,14 +1175,17 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
         "pass 1 (--max-predictions-in-flight-per-model); retry in 100 "
         "ms");
   }
+  auto get_model = [this](const std::string& model,
+                          grpc::ClientContext& context) {
+    v1::GetModelRequest request;
+    request.set_name(model);
+    v1::Model response;
+    return FromGrpcStatus(
+        client_->models().GetModel(&context, request, &response));
+  };
   {  // a read of m's figures counts in m's share too
     grpc::ClientContext context;
-    v1::GetModelRequest request;
-    request.set_name("m");
-    v1::Model response;
-    const absl::Status refused = FromGrpcStatus(
-        client_->models().GetModel(&context, request, &response));
-    ExpectOverloaded(refused, context,
+    ExpectOverloaded(get_model("m", context), context,
                      "overloaded: 1 predictions in flight on model 'm', 1 "
                      "more would pass 1 "
                      "(--max-predictions-in-flight-per-model)");
@@ -1210,12 +1213,7 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
   }
   {  // model reads that wait for learning count there too
     grpc::ClientContext context;
-    v1::GetModelRequest request;
-    request.set_name("o");
-    v1::Model response;
-    const absl::Status refused = FromGrpcStatus(
-        client_->models().GetModel(&context, request, &response));
-    ExpectOverloaded(refused, context,
+    ExpectOverloaded(get_model("o", context), context,
                      "overloaded: 2 reads in flight on the server, 1 more "
                      "would pass 2 (--max-predictions-in-flight)");
   }
