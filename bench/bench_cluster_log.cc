@@ -102,11 +102,14 @@ void TimeSnapshot(JetStreamClient& client, std::size_t mb,
     const std::uint64_t word = random();
     std::memcpy(bytes.data() + i, &word, 8);
   }
-  absl::StatusOr<SnapshotStore> store =
-      RetriedUntil(absl::Now() + absl::Seconds(60), [&] {
-        return SnapshotStore::Open(client, "bench-snapshot", {.replicas = 3});
-      });
-  if (!store.ok()) Die(store.status());
+  SnapshotStore store =
+      SnapshotStore::Open(client, "bench-snapshot", {.replicas = 3});
+  // The first put makes the stream: not part of the figure.
+  if (absl::StatusOr<std::uint64_t> made = RetriedUntil(
+          absl::Now() + absl::Seconds(60), [&] { return store.Put(1, ""); });
+      !made.ok()) {
+    Die(made.status());
+  }
   const auto timed = [&](std::string what, const auto& step) {
     Figures figures =
         Time(std::move(what), mb, 1, [&](std::size_t) { step(); });
@@ -114,12 +117,12 @@ void TimeSnapshot(JetStreamClient& client, std::size_t mb,
     results->push_back(figures);
   };
   timed("snapshot put, MiB", [&] {
-    if (absl::StatusOr<std::uint64_t> put = store->Put(1, bytes); !put.ok()) {
+    if (absl::StatusOr<std::uint64_t> put = store.Put(2, bytes); !put.ok()) {
       Die(put.status());
     }
   });
   timed("snapshot read, MiB", [&] {
-    absl::StatusOr<SnapshotStore::Snapshot> read = store->Newest();
+    absl::StatusOr<SnapshotStore::Snapshot> read = store.Newest();
     if (!read.ok()) Die(read.status());
     if (read->bytes != bytes) {
       Die(absl::DataLossError("the snapshot read back differs"));

@@ -38,6 +38,8 @@ void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
 
 // How long after a failed snapshot of a model the next is tried.
 constexpr absl::Duration kSnapshotRetryPause = absl::Seconds(5);
+// How often a model's streams made short of copies are looked at.
+constexpr absl::Duration kReplicasCheckPause = absl::Seconds(10);
 
 // Deletes the log and the snapshots of model `name`, if any.
 absl::Status RemoveStreams(JetStreamClient& client, absl::string_view name) {
@@ -82,6 +84,11 @@ class ClusterNode::Replica : public WriteLog {
   // The snapshotting thread's: no snapshot is tried before this (a failed
   // one waits a while rather than capturing again every round).
   absl::Time next_snapshot_try = absl::InfinitePast();
+  // The snapshotting thread's too: whether the log and snapshot streams
+  // were found with all their copies (made while a NATS node was offline,
+  // they may have fewer), and when to look next if not.
+  bool replicas_whole = false;
+  absl::Time next_replicas_check = absl::InfinitePast();
   // What report() shows of it.
   ClusterNode::Report::Hosted Progress() const {
     MutexLock lock(&mutex_);
@@ -456,18 +463,21 @@ absl::StatusOr<std::vector<std::string>> ClusterNode::SteadyLiveServers() {
 }
 
 absl::Status ClusterNode::Host(const std::string& name) {
-  absl::StatusOr<ModelLog> log =
-      ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
-  if (!log.ok()) return log.status();
-  absl::StatusOr<SnapshotStore> snapshots =
-      SnapshotStore::Open(*client_, name, {.replicas = options_.log_replicas});
-  if (!snapshots.ok()) return snapshots.status();
+  // The creator makes the log (Create); a server that hosts the model only
+  // reads it, so hosting asks the cluster's metadata leader nothing until
+  // its follower's consumer, and never makes a stream that a create about
+  // to clear stale streams would delete under it.
+  ModelLog log = ModelLog::Attach(*client_, name, LogOptions());
+  SnapshotStore snapshots =
+      SnapshotStore::Open(*client_, name,
+                          {.replicas = options_.log_replicas,
+                           .min_replicas = LogOptions().min_replicas});
   std::uint64_t from = 1, stored = 0;
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
-      MakeReplica(name, *log, *snapshots, &from, &stored);
+      MakeReplica(name, log, snapshots, &from, &stored);
   if (!model.ok()) return model.status();
   auto replica = std::make_shared<Replica>(
-      *std::move(log), *std::move(snapshots), *model,
+      std::move(log), std::move(snapshots), *model,
       absl::StrCat(options_.advertise, "/", absl::ToUnixNanos(absl::Now())),
       options_.write_timeout);
   (*model)->AttachWriteLog(replica);
@@ -493,7 +503,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
   if (!bounds.ok()) return bounds.status();
   *stored = bounds->last;
   // A log of its create entry alone has no snapshot (a model just made,
-  // whose snapshot stream may still be electing its leader).
+  // whose snapshot stream is made by its first snapshot).
   absl::StatusOr<SnapshotStore::Snapshot> newest =
       absl::NotFoundError("no samples yet");
   const absl::Time start = absl::Now();
@@ -526,28 +536,27 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
     return registry_->MakeRestored(*std::move(restored));
   }
   if (!absl::IsNotFound(newest.status())) {
-    // The snapshots cannot be read now (a stream just made still electing
-    // its leader, say): the log does while it still holds its create entry.
+    // The snapshots cannot be read now (their stream's leader being
+    // elected, say): the log does while it still holds its create entry.
     if (bounds->first != 1) return newest.status();
     spdlog::info(
         "event=cluster_snapshot_unread model={} error=\"{}\" replay=whole_log",
         name, std::string(newest.status().message()));
   }
   // No snapshot: the whole log, from its create entry.
-  std::vector<LogEntry> first;
-  if (absl::Status read = log.Read(1, 1, &first); !read.ok()) return read;
-  if (first.empty()) {
+  if (bounds->last == 0) {
     return absl::NotFoundError(
         absl::StrCat("model '", name, "': its log holds no create entry yet"));
   }
+  absl::StatusOr<LogEntry> first = log.Entry(1);
+  if (!first.ok()) return first.status();
   DecodedLogEntry create;
-  if (absl::Status decoded =
-          DecodeLogEntry(first.front().payload, first.front().sequence,
-                         ModelConfig{}, &create);
+  if (absl::Status decoded = DecodeLogEntry(first->payload, first->sequence,
+                                            ModelConfig{}, &create);
       !decoded.ok()) {
     return decoded;
   }
-  if (create.kind != LogEntryKind::kCreate || first.front().sequence != 1) {
+  if (create.kind != LogEntryKind::kCreate || first->sequence != 1) {
     return absl::DataLossError(
         absl::StrCat("model '", name,
                      "': its log does not start with create, and it has "
@@ -567,7 +576,31 @@ void ClusterNode::SnapshotDueModels() {
       if (replica->snapshots_here.load()) mine.push_back(replica);
     }
   }
-  for (const std::shared_ptr<Replica>& replica : mine) SnapshotIfDue(*replica);
+  for (const std::shared_ptr<Replica>& replica : mine) {
+    SnapshotIfDue(*replica);
+    RestoreReplicasIfDue(*replica);
+  }
+}
+
+ModelLog::Options ClusterNode::LogOptions() const {
+  // A majority of the copies asked for: as many as hold each entry of a
+  // full log with the most nodes down that it survives.
+  return {.replicas = options_.log_replicas,
+          .min_replicas = options_.log_replicas / 2 + 1};
+}
+
+void ClusterNode::RestoreReplicasIfDue(Replica& replica) {
+  if (replica.replicas_whole || absl::Now() < replica.next_replicas_check) {
+    return;
+  }
+  absl::Status restored = replica.log().RestoreReplicas();
+  if (restored.ok()) restored = replica.snapshots().RestoreReplicas();
+  replica.replicas_whole = restored.ok();
+  replica.next_replicas_check = absl::Now() + kReplicasCheckPause;
+  if (!restored.ok() && !absl::IsUnavailable(restored)) {
+    spdlog::warn("event=cluster_replicas_restore_failed model={} error=\"{}\"",
+                 replica.name(), std::string(restored.message()));
+  }
 }
 
 void ClusterNode::SnapshotIfDue(Replica& replica) {
@@ -722,25 +755,18 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
   // Placed, by this call or another: the log's first entry says whose
   // model it is. A placement whose creator failed before its create entry
   // is completed by the next create.
-  absl::StatusOr<ModelLog> log = RetriedUntil(deadline, [&] {
-    return ModelLog::Open(*client_, name, {.replicas = options_.log_replicas});
-  });
+  absl::StatusOr<ModelLog> log = RetriedUntil(
+      deadline, [&] { return ModelLog::Open(*client_, name, LogOptions()); });
   if (!log.ok()) return log.status();
-  // Made now, so that its stream has a leader by the time servers look for
-  // the model's snapshots.
-  absl::StatusOr<SnapshotStore> snapshots = RetriedUntil(deadline, [&] {
-    return SnapshotStore::Open(*client_, name,
-                               {.replicas = options_.log_replicas});
-  });
-  if (!snapshots.ok()) return snapshots.status();
   const std::string entry = EncodeCreateEntry(identity);
   absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(deadline, [&] {
     return log->Append(absl::StrCat(name, "/create"), entry);
   });
   if (!appended.ok()) return appended.status();
-  std::vector<LogEntry> first;
-  if (absl::Status read = log->Read(1, 1, &first); !read.ok()) return read;
-  if (first.empty() || first.front().payload != entry) {
+  absl::StatusOr<LogEntry> first =
+      RetriedUntil(deadline, [&] { return log->Entry(1); });
+  if (!first.ok()) return first.status();
+  if (first->payload != entry) {
     return absl::AlreadyExistsError(
         absl::StrCat("model '", name, "' already exists"));
   }

@@ -173,6 +173,13 @@ class ClusterNode {
   // The snapshotting thread's loop, and one model's snapshot if it is due.
   void SnapshotDueModels();
   void SnapshotIfDue(Replica& replica);
+  // The model's log and snapshots given back the copies they were made
+  // without (a NATS node offline at their creation), tried every
+  // kReplicasCheckPause until they have them all.
+  void RestoreReplicasIfDue(Replica& replica);
+  // How a model's log is made: options_.log_replicas copies, or a
+  // majority of them while NATS nodes are offline.
+  ModelLog::Options LogOptions() const;
   // Captures the model, puts the snapshot and compacts the log (through
   // CaptureAndPut); a failure is logged and counted here.
   absl::Status Snapshot(Replica& replica, HostedModel& model);

@@ -1,16 +1,19 @@
 #include "server/cluster/jetstream_client.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "nats/nats.h"
 #include "server/cluster/subscription_alarms.h"
+#include "spdlog/spdlog.h"
 
 namespace streamreg {
 namespace {
 
 constexpr int kMissedPings = 2;
+constexpr char kMessageIdHeader[] = "Nats-Msg-Id";
 
 // The library's error callback: trouble with a subscription raises its
 // alarm, for the StreamCursor reading it (the rest the calls report).
@@ -143,26 +146,58 @@ absl::StatusOr<std::unique_ptr<JetStreamClient>> JetStreamClient::Connect(
       new JetStreamClient(std::move(options), connection, jetstream));
 }
 
-absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
-                                           absl::string_view what) {
-  std::vector<const char*> subjects;
+namespace {
+
+// A StreamSpec as the C client's configuration, with `replicas` copies;
+// `subjects` holds what the configuration points into.
+jsStreamConfig StreamConfig(const JetStreamClient::StreamSpec& spec,
+                            int replicas, std::vector<const char*>* subjects) {
+  subjects->clear();
   for (const std::string& subject : spec.subjects) {
-    subjects.push_back(subject.c_str());
+    subjects->push_back(subject.c_str());
   }
   jsStreamConfig config;
   jsStreamConfig_Init(&config);
   config.Name = spec.name.c_str();
-  config.Subjects = subjects.data();
-  config.SubjectsLen = static_cast<int>(subjects.size());
+  config.Subjects = subjects->data();
+  config.SubjectsLen = static_cast<int>(subjects->size());
   config.Storage = js_FileStorage;
-  config.Replicas = spec.replicas;
+  config.Replicas = replicas;
   config.Duplicates = absl::ToInt64Nanoseconds(spec.duplicate_window);
-  jsStreamInfo* info = nullptr;
+  return config;
+}
+
+// nats-server's answer when too few nodes are online for the copies asked.
+bool TooFewNodes(jsErrCode code) {
+  return code == JSClusterNoPeersErr || code == JSInsufficientResourcesErr;
+}
+
+}  // namespace
+
+absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
+                                           absl::string_view what) {
+  const int fewest = spec.min_replicas > 0
+                         ? std::min(spec.min_replicas, spec.replicas)
+                         : spec.replicas;
+  std::vector<const char*> subjects;
+  natsStatus status = NATS_OK;
   jsErrCode code = static_cast<jsErrCode>(0);
-  natsStatus status = js_AddStream(&info, jetstream_, &config, nullptr, &code);
-  if (info != nullptr) jsStreamInfo_Destroy(info);
+  for (int replicas = spec.replicas; replicas >= fewest; --replicas) {
+    jsStreamConfig config = StreamConfig(spec, replicas, &subjects);
+    jsStreamInfo* info = nullptr;
+    code = static_cast<jsErrCode>(0);
+    status = js_AddStream(&info, jetstream_, &config, nullptr, &code);
+    if (info != nullptr) jsStreamInfo_Destroy(info);
+    if (status == NATS_OK && replicas < spec.replicas) {
+      spdlog::warn(
+          "event=cluster_stream_underreplicated stream={} replicas={} "
+          "wanted={}",
+          spec.name, replicas, spec.replicas);
+    }
+    if (status == NATS_OK || !TooFewNodes(code)) break;
+  }
   if (status != NATS_OK && code == JSStreamNameExistErr) {
-    info = nullptr;
+    jsStreamInfo* info = nullptr;
     status =
         js_GetStreamInfo(&info, jetstream_, spec.name.c_str(), nullptr, &code);
     if (info != nullptr) jsStreamInfo_Destroy(info);
@@ -170,6 +205,29 @@ absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
   if (status != NATS_OK) {
     return NatsError(status, code, absl::StrCat("cluster: opening ", what));
   }
+  return absl::OkStatus();
+}
+
+absl::Status JetStreamClient::RestoreReplicas(const StreamSpec& spec,
+                                              absl::string_view what) {
+  absl::StatusOr<StreamState> state =
+      State(spec.name, "", absl::StrCat("cluster: the state of ", what));
+  if (!state.ok()) return state.status();
+  if (state->replicas >= spec.replicas) return absl::OkStatus();
+  std::vector<const char*> subjects;
+  jsStreamConfig config = StreamConfig(spec, spec.replicas, &subjects);
+  jsStreamInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_UpdateStream(&info, jetstream_, &config, nullptr, &code);
+  if (info != nullptr) jsStreamInfo_Destroy(info);
+  if (status != NATS_OK) {
+    // UNAVAILABLE (NatsError) while too few nodes are online.
+    return NatsError(status, code,
+                     absl::StrCat("cluster: restoring the copies of ", what));
+  }
+  spdlog::info("event=cluster_stream_replicas_restored stream={} replicas={}",
+               spec.name, spec.replicas);
   return absl::OkStatus();
 }
 
@@ -213,6 +271,7 @@ absl::StatusOr<JetStreamClient::StreamState> JetStreamClient::State(
   StreamState state;
   state.first = info->State.FirstSeq;
   state.last = info->State.LastSeq;
+  state.replicas = info->Config != nullptr ? info->Config->Replicas : 0;
   if (const jsStreamStateSubjects* listed = info->State.Subjects;
       listed != nullptr) {
     for (int i = 0; i < listed->Count; ++i) {
@@ -221,6 +280,30 @@ absl::StatusOr<JetStreamClient::StreamState> JetStreamClient::State(
     }
   }
   return state;
+}
+
+absl::StatusOr<StreamMessage> JetStreamClient::Get(
+    const std::string& stream, std::uint64_t sequence,
+    absl::string_view what) const {
+  natsMsg* got = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status =
+      js_GetMsg(&got, jetstream_, stream.c_str(), sequence, nullptr, &code);
+  const std::unique_ptr<natsMsg, void (*)(natsMsg*)> message(
+      got, [](natsMsg* owned) { natsMsg_Destroy(owned); });
+  if (status != NATS_OK) return NatsError(status, code, what);
+  return ToStreamMessage(message.get(), natsMsg_GetSequence(message.get()));
+}
+
+StreamMessage ToStreamMessage(natsMsg* message, std::uint64_t sequence) {
+  StreamMessage read;
+  read.sequence = sequence;
+  const char* id = nullptr;
+  if (natsMsgHeader_Get(message, kMessageIdHeader, &id) == NATS_OK) {
+    read.message_id = id;
+  }
+  read.payload.assign(natsMsg_GetData(message), natsMsg_GetDataLength(message));
+  return read;
 }
 
 absl::StatusOr<JetStreamClient::Published> JetStreamClient::Publish(

@@ -15,8 +15,20 @@
 // The NATS C client's types, kept out of the includers' way.
 typedef struct __natsConnection natsConnection;
 typedef struct __jsCtx jsCtx;
+typedef struct __natsMsg natsMsg;
 
 namespace streamreg {
+
+// One message of a JetStream stream as a reader gets it: its stream
+// sequence, the id it was published under, its bytes. (A model log's
+// entries are such messages.)
+struct StreamMessage {
+  std::uint64_t sequence = 0;
+  std::string message_id;
+  std::string payload;
+};
+// `message`'s id (its Nats-Msg-Id header, if any) and bytes, at `sequence`.
+StreamMessage ToStreamMessage(natsMsg* message, std::uint64_t sequence);
 
 // A connection to a NATS cluster and its JetStream context: what cluster
 // mode's replicated logs are written and read through (docs/cluster.md).
@@ -57,6 +69,11 @@ class JetStreamClient {
     std::string name;
     std::vector<std::string> subjects;
     int replicas = 3;
+    // While fewer NATS nodes are online than `replicas` (one stopped for
+    // maintenance: nats-server then places no stream on it), the stream is
+    // made with as many copies as there are nodes, down to this many (0:
+    // `replicas`), and RestoreReplicas gives it the rest later.
+    int min_replicas = 0;
     // How long message ids are remembered for deduplication (0: the
     // server's default, 2 min).
     absl::Duration duplicate_window = absl::ZeroDuration();
@@ -64,6 +81,11 @@ class JetStreamClient {
   // Creates the stream, or opens it if it exists (made before, by this
   // server or another). `what` names it in errors.
   absl::Status EnsureStream(const StreamSpec& spec, absl::string_view what);
+  // Gives a stream made with fewer copies than spec.replicas (see
+  // min_replicas) the rest, which NATS then fills in the background. OK
+  // when it has them all; UNAVAILABLE while the cluster still cannot place
+  // them.
+  absl::Status RestoreReplicas(const StreamSpec& spec, absl::string_view what);
   // Deletes a stream and everything in it (OK if there is none).
   absl::Status DeleteStream(const std::string& stream);
   // Removes the messages of `stream` before sequence `keep_from`; nothing
@@ -78,10 +100,18 @@ class JetStreamClient {
   struct StreamState {
     std::uint64_t first = 0;  // LastSequence + 1 for an empty stream
     std::uint64_t last = 0;
+    int replicas = 0;  // the copies it is configured with
     std::vector<std::pair<std::string, std::uint64_t>> subjects;
   };
   absl::StatusOr<StreamState> State(const std::string& stream,
                                     const std::string& subjects,
+                                    absl::string_view what) const;
+  // The message at `sequence` of `stream`, answered by the stream's leader
+  // (no consumer is made, so the cluster's metadata leader is not asked):
+  // NOT_FOUND if there is none (not stored yet, or purged). `what` names
+  // it in errors.
+  absl::StatusOr<StreamMessage> Get(const std::string& stream,
+                                    std::uint64_t sequence,
                                     absl::string_view what) const;
   // Publishes `payload` to `subject` under `message_id`, expecting it to
   // land in `stream`, and waits for the publish ack: its stream sequence,

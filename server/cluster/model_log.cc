@@ -30,17 +30,26 @@ absl::StatusOr<ModelLog> ModelLog::OpenStream(JetStreamClient& client,
                                               std::string stream,
                                               std::string subject,
                                               Options options) {
-  ModelLog log(&client, std::move(stream), std::move(subject));
-  if (absl::Status opened =
-          client.EnsureStream({log.stream_,
-                               {log.subject_},
-                               options.replicas,
-                               options.duplicate_window},
-                              absl::StrCat("the log ", log.stream_));
+  ModelLog log(&client, std::move(stream), std::move(subject), options);
+  if (absl::Status opened = client.EnsureStream(
+          log.Spec(), absl::StrCat("the log ", log.stream_));
       !opened.ok()) {
     return opened;
   }
   return log;
+}
+
+JetStreamClient::StreamSpec ModelLog::Spec() const {
+  return {.name = stream_,
+          .subjects = {subject_},
+          .replicas = options_.replicas,
+          .min_replicas = options_.min_replicas,
+          .duplicate_window = options_.duplicate_window};
+}
+
+ModelLog ModelLog::Attach(JetStreamClient& client, absl::string_view model,
+                          Options options) {
+  return ModelLog(&client, StreamName(model), Subject(model), options);
 }
 
 absl::StatusOr<ModelLog::Appended> ModelLog::Append(
@@ -99,6 +108,16 @@ absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
     out->push_back(*std::move(entry));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<LogEntry> ModelLog::Entry(std::uint64_t sequence) const {
+  return client_->Get(
+      stream_, sequence,
+      absl::StrCat("cluster: reading entry ", sequence, " of ", stream_));
+}
+
+absl::Status ModelLog::RestoreReplicas() {
+  return client_->RestoreReplicas(Spec(), absl::StrCat("the log ", stream_));
 }
 
 absl::Status ModelLog::Delete() { return client_->DeleteStream(stream_); }

@@ -33,6 +33,9 @@ class ModelLog {
  public:
   struct Options {
     int replicas = 3;
+    // The fewest copies it is made with while NATS nodes are offline (0:
+    // `replicas`); RestoreReplicas adds the rest.
+    int min_replicas = 0;
     // How long JetStream remembers message ids for deduplication.
     absl::Duration duplicate_window = absl::Minutes(2);
   };
@@ -52,6 +55,11 @@ class ModelLog {
                                              std::string stream,
                                              std::string subject,
                                              Options options);
+  // The log of `model` without making its stream (nor asking the cluster
+  // anything yet): what a server hosting a model that another one created
+  // reads. Its reads answer NOT_FOUND while the stream does not exist.
+  static ModelLog Attach(JetStreamClient& client, absl::string_view model,
+                         Options options);
 
   // Appends `payload` under `message_id` and waits for the publish ack.
   // UNAVAILABLE when no quorum answered within the client's request timeout:
@@ -69,6 +77,11 @@ class ModelLog {
   // compacted away).
   absl::Status Read(std::uint64_t from, std::size_t max,
                     std::vector<LogEntry>* out) const;
+  // The entry at `sequence` alone, from the stream's leader without a
+  // consumer (whose creation needs the cluster's metadata leader and a
+  // peer of its own); NOT_FOUND if it is not stored (not appended yet, or
+  // compacted away).
+  absl::StatusOr<LogEntry> Entry(std::uint64_t sequence) const;
   // The sequence of the last entry (0 for an empty log).
   absl::StatusOr<std::uint64_t> LastSequence() const;
   // Removes the entries up to `through` (inclusive), which a snapshot
@@ -83,6 +96,10 @@ class ModelLog {
     std::uint64_t last = 0;   // last entry appended (0: none)
   };
   absl::StatusOr<Bounds> StoredBounds() const;
+  // Gives a log made with fewer copies than its options ask for (a NATS
+  // node was offline) the rest; OK once it has them, UNAVAILABLE while the
+  // cluster cannot place them yet.
+  absl::Status RestoreReplicas();
   // Deletes the stream and everything in it.
   absl::Status Delete();
   // Deletes the log of `model` if there is one (without making it first,
@@ -102,14 +119,18 @@ class ModelLog {
   static std::string EscapedName(absl::string_view model);
 
  private:
-  ModelLog(JetStreamClient* client, std::string stream, std::string subject)
+  ModelLog(JetStreamClient* client, std::string stream, std::string subject,
+           Options options)
       : client_(client),
         stream_(std::move(stream)),
-        subject_(std::move(subject)) {}
+        subject_(std::move(subject)),
+        options_(options) {}
+  JetStreamClient::StreamSpec Spec() const;
 
   JetStreamClient* client_;
   std::string stream_;
   std::string subject_;
+  Options options_;
 };
 
 }  // namespace streamreg

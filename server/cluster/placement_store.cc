@@ -130,14 +130,13 @@ absl::StatusOr<std::unique_ptr<PlacementStore>> PlacementStore::Open(
   if (!proposals.ok()) return proposals.status();
   SnapshotStore::Options snapshot_options;
   snapshot_options.replicas = options.replicas;
-  absl::StatusOr<SnapshotStore> snapshots = SnapshotStore::OpenStream(
+  SnapshotStore snapshots = SnapshotStore::OpenStream(
       client, kSnapshotStream, kSnapshotSubject, snapshot_options);
-  if (!snapshots.ok()) return snapshots.status();
   absl::StatusOr<kvStore*> servers =
       OpenServersBucket(client, options.replicas, options.server_ttl);
   if (!servers.ok()) return servers.status();
   std::unique_ptr<PlacementStore> store(
-      new PlacementStore(*std::move(proposals), *std::move(snapshots), *servers,
+      new PlacementStore(*std::move(proposals), std::move(snapshots), *servers,
                          std::max<std::uint64_t>(options.compact_every, 1)));
   MutexLock lock(&store->mutex_);
   if (absl::Status loaded = store->LoadSnapshot(); !loaded.ok()) {

@@ -83,27 +83,39 @@ SnapshotStore::SnapshotStore(JetStreamClient* client, std::string stream,
       head_subject_(absl::StrCat(subject, ".head")),
       options_(options) {}
 
-absl::StatusOr<SnapshotStore> SnapshotStore::Open(JetStreamClient& client,
-                                                  absl::string_view model,
-                                                  Options options) {
+SnapshotStore SnapshotStore::Open(JetStreamClient& client,
+                                  absl::string_view model, Options options) {
   return OpenStream(
       client, StreamName(model),
       absl::StrCat("streamreg.snap.", ModelLog::EscapedName(model)), options);
 }
 
-absl::StatusOr<SnapshotStore> SnapshotStore::OpenStream(
-    JetStreamClient& client, std::string stream, absl::string_view subject,
-    Options options) {
-  SnapshotStore store(&client, std::move(stream), subject, options);
-  if (absl::Status opened =
-          client.EnsureStream({store.stream_,
-                               {store.chunk_subject_, store.head_subject_},
-                               options.replicas},
-                              absl::StrCat("the snapshots ", store.stream_));
-      !opened.ok()) {
-    return opened;
-  }
-  return store;
+SnapshotStore SnapshotStore::OpenStream(JetStreamClient& client,
+                                        std::string stream,
+                                        absl::string_view subject,
+                                        Options options) {
+  return SnapshotStore(&client, std::move(stream), subject, options);
+}
+
+absl::Status SnapshotStore::EnsureStream() {
+  if (stream_ensured_) return absl::OkStatus();
+  absl::Status ensured =
+      client_->EnsureStream(Spec(), absl::StrCat("the snapshots ", stream_));
+  stream_ensured_ = ensured.ok();
+  return ensured;
+}
+
+JetStreamClient::StreamSpec SnapshotStore::Spec() const {
+  return {.name = stream_,
+          .subjects = {chunk_subject_, head_subject_},
+          .replicas = options_.replicas,
+          .min_replicas = options_.min_replicas};
+}
+
+absl::Status SnapshotStore::RestoreReplicas() {
+  const absl::Status restored =
+      client_->RestoreReplicas(Spec(), absl::StrCat("the snapshots ", stream_));
+  return absl::IsNotFound(restored) ? absl::OkStatus() : restored;
 }
 
 absl::StatusOr<std::uint64_t> SnapshotStore::Publish(
@@ -117,6 +129,7 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Publish(
 
 absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
                                                  absl::string_view bytes) {
+  if (absl::Status ensured = EnsureStream(); !ensured.ok()) return ensured;
   // A malformed last head is no snapshot: this put's purge removes it.
   absl::StatusOr<Head> previous = LastHead();
   if (!previous.ok() && !absl::IsNotFound(previous.status()) &&

@@ -37,6 +37,9 @@ class SnapshotStore {
  public:
   struct Options {
     int replicas = 3;
+    // The fewest copies its stream is made with while NATS nodes are
+    // offline (0: `replicas`); RestoreReplicas adds the rest.
+    int min_replicas = 0;
     // A chunk's size: below NATS's largest message (1 MiB by default).
     std::size_t chunk_bytes = 512 << 10;
   };
@@ -45,21 +48,22 @@ class SnapshotStore {
     std::string bytes;
   };
 
-  // The snapshots of `model` (a valid model name), the stream created with
-  // `options` if it does not exist yet. `client` must outlive it.
-  static absl::StatusOr<SnapshotStore> Open(JetStreamClient& client,
-                                            absl::string_view model,
-                                            Options options);
+  // The snapshots of `model` (a valid model name). Opening asks the cluster
+  // nothing: the stream is made (with `options`) by the first Put, so a
+  // model is created, and hosted, without waiting for a second stream's
+  // leader election (seconds while a NATS node is down); until then
+  // Newest() finds nothing. `client` must outlive it.
+  static SnapshotStore Open(JetStreamClient& client, absl::string_view model,
+                            Options options);
   // The same for the snapshots of another replicated state (the
   // placements'), by its stream and subject prefix, which no model's may
   // be.
-  static absl::StatusOr<SnapshotStore> OpenStream(JetStreamClient& client,
-                                                  std::string stream,
-                                                  absl::string_view subject,
-                                                  Options options);
+  static SnapshotStore OpenStream(JetStreamClient& client, std::string stream,
+                                  absl::string_view subject, Options options);
 
   // Stores `bytes` as the snapshot that includes the model's log up to
-  // `log_sequence`, then purges all but it and the snapshot before it.
+  // `log_sequence` (making the stream first if this store has not made or
+  // found it yet), then purges all but it and the snapshot before it.
   // Returns the log sequence that the older kept snapshot includes (0 if
   // there is none): the model's log entries up to it are needed by nobody.
   // UNAVAILABLE when the cluster did not answer in time (nothing half
@@ -70,6 +74,10 @@ class SnapshotStore {
   // else the one before it; NOT_FOUND when there is none, DATA_LOSS when
   // neither can be read whole.
   absl::StatusOr<Snapshot> Newest() const;
+
+  // Gives a stream made with fewer copies than the options ask for the
+  // rest; OK once it has them or while there is no stream yet.
+  absl::Status RestoreReplicas();
 
   // Deletes the snapshots of `model`, if there are any.
   static absl::Status Remove(JetStreamClient& client, absl::string_view model);
@@ -87,6 +95,9 @@ class SnapshotStore {
   absl::StatusOr<std::uint64_t> Publish(const std::string& subject,
                                         const std::string& message_id,
                                         absl::string_view payload);
+  // Makes the stream, or finds it made, once per store.
+  absl::Status EnsureStream();
+  JetStreamClient::StreamSpec Spec() const;
 
   JetStreamClient* client_;
   std::string stream_;
@@ -94,6 +105,7 @@ class SnapshotStore {
   std::string chunk_subject_;
   std::string head_subject_;
   Options options_;
+  bool stream_ensured_ = false;
 };
 
 }  // namespace streamreg

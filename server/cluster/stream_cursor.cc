@@ -12,7 +12,7 @@
 namespace streamreg {
 namespace {
 
-constexpr char kMessageIdHeader[] = "Nats-Msg-Id";
+constexpr absl::Duration kFirstConsumerWait = absl::Milliseconds(500);
 
 struct MessageDeleter {
   void operator()(natsMsg* message) const { natsMsg_Destroy(message); }
@@ -46,18 +46,33 @@ absl::StatusOr<StreamCursor> StreamCursor::Open(const JetStreamClient& client,
   // Gone from the server once no one reads it, should its reader not
   // delete it (a process killed).
   options.Config.InactiveThreshold = absl::ToInt64Nanoseconds(absl::Seconds(5));
+  // The consumer exists once the peer the cluster put it on answers: within
+  // milliseconds, unless that peer is a NATS node that is down (nats-server
+  // 2.9 may place it there), when it never does. A short first wait and a
+  // second try (placed afresh) keep that from costing the whole timeout.
+  const absl::Duration request_timeout = client.options().request_timeout;
   natsSubscription* subscription = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status =
-      js_SubscribeSync(&subscription, client.jetstream(), subject.c_str(),
-                       nullptr, &options, &code);
+  natsStatus status = NATS_TIMEOUT;
+  for (absl::Duration wait :
+       {std::min(kFirstConsumerWait, request_timeout), request_timeout}) {
+    jsOptions waiting;
+    jsOptions_Init(&waiting);
+    waiting.Wait = absl::ToInt64Milliseconds(wait);
+    code = static_cast<jsErrCode>(0);
+    status = js_SubscribeSync(&subscription, client.jetstream(),
+                              subject.c_str(), &waiting, &options, &code);
+    if (status != NATS_TIMEOUT) break;
+    natsSubscription_Destroy(subscription);
+    subscription = nullptr;
+  }
   if (status != NATS_OK) {
     natsSubscription_Destroy(subscription);
     return NatsError(status, code,
                      absl::StrCat("cluster: reading ", stream, " from ", from));
   }
   SubscriptionAlarms::Get().Forget(subscription);
-  return StreamCursor(subscription, stream, client.options().request_timeout);
+  return StreamCursor(subscription, stream, request_timeout);
 }
 
 StreamCursor::~StreamCursor() {
@@ -109,8 +124,7 @@ absl::StatusOr<StreamMessage> StreamCursor::Next(absl::Duration timeout) {
     return NatsError(status, 0,
                      absl::StrCat("cluster: a message of ", stream_));
   }
-  StreamMessage read;
-  read.sequence = meta->Sequence.Stream;
+  const std::uint64_t sequence = meta->Sequence.Stream;
   const std::uint64_t delivery = meta->Sequence.Consumer;
   jsMsgMetaData_Destroy(meta);
   // The consumer numbers its deliveries 1, 2, ...: one missing (dropped
@@ -120,13 +134,7 @@ absl::StatusOr<StreamMessage> StreamCursor::Next(absl::Duration timeout) {
                                " was lost (then came ", delivery, ")"));
   }
   delivered_ = delivery;
-  const char* id = nullptr;
-  if (natsMsgHeader_Get(message.get(), kMessageIdHeader, &id) == NATS_OK) {
-    read.message_id = id;
-  }
-  read.payload.assign(natsMsg_GetData(message.get()),
-                      natsMsg_GetDataLength(message.get()));
-  return read;
+  return ToStreamMessage(message.get(), sequence);
 }
 
 absl::Status StreamCursor::Broken(absl::string_view why) {

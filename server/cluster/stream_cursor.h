@@ -12,15 +12,6 @@
 
 namespace streamreg {
 
-// One message of a JetStream stream as a reader gets it: its stream
-// sequence, the id it was published under, its bytes. (A model log's
-// entries are such messages.)
-struct StreamMessage {
-  std::uint64_t sequence = 0;
-  std::string message_id;
-  std::string payload;
-};
-
 // Reads the messages of one subject of a stream in order from a sequence
 // on, as they arrive: an ephemeral consumer that the server pushes to with
 // flow control (no request per message). A message lost, or the

@@ -103,7 +103,8 @@ ABSL_FLAG(int, cluster_replicas, 3, "cluster mode: servers serving each model");
 ABSL_FLAG(int, cluster_log_replicas, 3,
           "cluster mode: copies NATS JetStream keeps of each model's log and "
           "of the placements (at most the NATS cluster's size; 3 ride out a "
-          "NATS node down)");
+          "NATS node down; a model's log made while nodes are shut down has "
+          "a majority of them until they are back)");
 ABSL_FLAG(absl::Duration, cluster_server_ttl, absl::Seconds(5),
           "cluster mode: a server silent this long is taken for gone and its "
           "models placed elsewhere");

@@ -43,7 +43,11 @@ class NatsTestCluster {
   // connections (a stop-the-world stall, a VM migrating), then goes on.
   void Pause(std::size_t node);
   void Resume(std::size_t node);
-  // Starts a killed node again and waits until it reports JetStream healthy.
+  // SIGTERM (kill -9 after 5 s): a node shut down for maintenance, which
+  // tells the others it is going (they place no new stream on it).
+  void Stop(std::size_t node);
+  // Starts a killed or stopped node again and waits until it reports JetStream
+  // healthy.
   absl::Status Restart(std::size_t node,
                        absl::Duration timeout = absl::Seconds(30));
 
@@ -61,7 +65,6 @@ class NatsTestCluster {
       : directory_(std::move(directory)) {}
   absl::Status Launch(std::size_t node);
   absl::Status WaitHealthy(std::size_t node, absl::Duration timeout) const;
-  void Stop(std::size_t node);
 
   std::string directory_;
   std::vector<Node> nodes_;

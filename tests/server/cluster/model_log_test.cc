@@ -74,6 +74,17 @@ TEST_F(ModelLogTest, AppendsInOrderAndReadsBackFromAnySequence) {
   // Opened again (as another server would), it is the same log.
   ModelLog again = Open("arm.v2_left-7");
   EXPECT_EQ(*again.LastSequence(), 300u);
+  // One entry at a time, without a consumer, by a client that attached to
+  // the log without making it.
+  ModelLog attached = ModelLog::Attach(*client_, "arm.v2_left-7", {});
+  for (std::uint64_t sequence : {1u, 2u, 150u, 300u}) {
+    absl::StatusOr<LogEntry> entry = attached.Entry(sequence);
+    ASSERT_TRUE(entry.ok()) << entry.status();
+    EXPECT_EQ(entry->sequence, sequence);
+    EXPECT_EQ(entry->message_id, absl::StrCat("model/", sequence - 1));
+    EXPECT_EQ(entry->payload, Payload(sequence - 1));
+  }
+  EXPECT_TRUE(absl::IsNotFound(attached.Entry(301).status()));
   // Another model's log is another stream.
   ModelLog other = Open("arm.v2");
   EXPECT_EQ(*other.LastSequence(), 0u);
@@ -169,11 +180,59 @@ TEST_F(ModelLogTest, CompactingRemovesTheEntriesASnapshotIncludes) {
   EXPECT_TRUE(entries.empty());
 }
 
+TEST_F(ModelLogTest, AttachingMakesNoStream) {
+  ModelLog attached = ModelLog::Attach(*client_, "not-made", {});
+  EXPECT_TRUE(absl::IsNotFound(attached.LastSequence().status()));
+  EXPECT_TRUE(absl::IsNotFound(attached.Entry(1).status()));
+  // Made by its creator, the attached log reads it.
+  ModelLog made = Open("not-made");
+  AppendAll(made, 0, 1);
+  absl::StatusOr<LogEntry> first = attached.Entry(1);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->payload, Payload(0));
+}
+
+// nats-server places no stream on a node that shut down: a log made then
+// has a majority of its copies, takes appends, and gets the rest once the
+// node is back.
+TEST_F(ModelLogTest, ALogMadeWhileANodeIsStoppedGetsItsCopiesBackLater) {
+  cluster_->Stop(2);
+  const absl::StatusOr<ModelLog> full =
+      ModelLog::Open(*client_, "whole", {.replicas = 3});
+  EXPECT_TRUE(absl::IsUnavailable(full.status())) << full.status();
+  absl::StatusOr<ModelLog> log = Retried([&] {
+    return ModelLog::Open(*client_, "short",
+                          {.replicas = 3, .min_replicas = 2});
+  });
+  ASSERT_TRUE(log.ok()) << log.status();
+  const auto replicas = [&] {
+    absl::StatusOr<JetStreamClient::StreamState> state =
+        Retried([&] { return client_->State(log->stream(), "", "state"); });
+    EXPECT_TRUE(state.ok()) << state.status();
+    return state.ok() ? state->replicas : -1;
+  };
+  EXPECT_EQ(replicas(), 2);
+  AppendAll(*log, 0, 20);
+  EXPECT_TRUE(absl::IsUnavailable(log->RestoreReplicas()));
+  EXPECT_EQ(replicas(), 2);
+
+  ASSERT_TRUE(cluster_->Restart(2).ok());
+  ASSERT_TRUE(Retried([&] { return log->RestoreReplicas(); }).ok());
+  EXPECT_EQ(replicas(), 3);
+  ASSERT_TRUE(log->RestoreReplicas().ok());  // nothing more to do
+  // The third copy counts: with one of the first two nodes down, the log
+  // (two copies of three) still takes appends and reads back whole.
+  cluster_->Stop(1);
+  AppendAll(*log, 20, 30);
+  ExpectEntries(*log, 30);
+}
+
 TEST_F(ModelLogTest, DeletingALogRemovesItsEntries) {
   ModelLog log = Open("deleted");
   AppendAll(log, 0, 5);
   ASSERT_TRUE(log.Delete().ok());
   EXPECT_TRUE(absl::IsNotFound(log.LastSequence().status()));
+  EXPECT_TRUE(absl::IsNotFound(log.Entry(1).status()));
   ModelLog fresh = Open("deleted");
   EXPECT_EQ(*fresh.LastSequence(), 0u);
 }
