@@ -30,7 +30,7 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
                       "--max-queued-samples-per-model",
                       limits.max_queued_samples),
       predictions_in_flight_(
-          absl::StrCat("predictions in flight on model '", name_, "'"),
+          absl::StrCat("reads in flight on model '", name_, "'"),
           "--max-predictions-in-flight-per-model",
           limits.max_predictions_in_flight),
       journal_log_(

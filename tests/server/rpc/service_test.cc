@@ -1171,7 +1171,7 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
     const absl::Status refused = predict("m", context);
     ExpectOverloaded(
         refused, context,
-        "overloaded: 1 predictions in flight on model 'm', 1 more would "
+        "overloaded: 1 reads in flight on model 'm', 1 more would "
         "pass 1 (--max-predictions-in-flight-per-model); retry in 100 "
         "ms");
   }
@@ -1186,7 +1186,7 @@ TEST_F(ServiceTest, OverloadIsRefusedAtOnceWithTheLimitNamedAndARetryHint) {
   {  // a read of m's figures counts in m's share too
     grpc::ClientContext context;
     ExpectOverloaded(get_model("m", context), context,
-                     "overloaded: 1 predictions in flight on model 'm', 1 "
+                     "overloaded: 1 reads in flight on model 'm', 1 "
                      "more would pass 1 "
                      "(--max-predictions-in-flight-per-model)");
   }
