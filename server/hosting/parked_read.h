@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/read_after.h"
@@ -10,12 +11,17 @@
 
 namespace streamreg {
 
-// A read (a prediction, a model's figures) on its way to the reads pool: the
-// model, what it waits for — pinned when it arrived
-// (HostedModel::PinAcknowledged) — and its callbacks.
-struct ParkableRead {
+// A model a read reads, and what it waits for there — pinned when the read
+// arrived (HostedModel::PinAcknowledged).
+struct ModelRead {
   std::shared_ptr<const HostedModel> model = nullptr;
   ReadAfter after = {};
+};
+
+// A read (a prediction, a model's figures, a page of models) on its way to
+// the reads pool: the models it reads, and its callbacks.
+struct ParkableRead {
+  std::vector<ModelRead> reads = {};
   // The call is gone (cancelled): the read stops waiting and answers.
   std::function<bool()> abandoned = nullptr;
   // Called once, before the read is parked (the caller gives back its
@@ -26,7 +32,7 @@ struct ParkableRead {
 };
 
 // Hands a read to the reads pool: at once; or, if it would wait for
-// samples this server holds and has not learned yet
+// samples this server holds and has not learned yet in any of its models
 // (HostedModel::ReadWaitsForLearning), parked until it would not —
 // learned, its deadline passed, the model deleted, the call abandoned —
 // holding no thread meanwhile (WorkerPool::PostWhen). So reads of a model

@@ -26,6 +26,18 @@ grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
   return reactor;
 }
 
+// Answers an admitted read with `read()` — or CANCELLED, without reading,
+// for a call cancelled while its read was parked (no wait for learning on
+// a thread now) — and gives back its admission.
+void FinishRead(grpc::ServerUnaryReactor* reactor,
+                grpc::CallbackServerContext* context, AdmissionTicket& ticket,
+                const std::function<absl::Status()>& read) {
+  const absl::Status status =
+      context->IsCancelled() ? absl::CancelledError("call cancelled") : read();
+  ticket.Release();
+  reactor->Finish(ToGrpcStatus(status, *context));
+}
+
 }  // namespace
 
 absl::Status ModelService::Create(const v1::CreateModelRequest& request,
@@ -129,32 +141,21 @@ grpc::ServerUnaryReactor* ModelService::AnswerRead(
   if (!admitted.ok()) return Answer(context, admitted.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
-  std::function<void()> answer = [reactor, context, ticket,
-                                  read = std::move(read)] {
-    // A call cancelled while its read was parked does not wait for
-    // learning on a thread now.
-    const absl::Status status = context->IsCancelled()
-                                    ? absl::CancelledError("call cancelled")
-                                    : read();
-    ticket->Release();
-    reactor->Finish(ToGrpcStatus(status, *context));
-  };
-  if (model == nullptr) {
-    reads_->Post(std::move(answer));
-    return reactor;
-  }
-  PostRead(*reads_, {.model = model,
-                     .after = figures,
+  PostRead(*reads_, {.reads = {{model, figures}},
                      .abandoned = [context] { return context->IsCancelled(); },
                      .parked = [this, ticket] { registry_->ParkRead(*ticket); },
-                     .answer = std::move(answer)});
+                     .answer =
+                         [reactor, context, ticket, read = std::move(read)] {
+                           FinishRead(reactor, context, *ticket, read);
+                         }});
   return reactor;
 }
 
 absl::Status ModelService::List(const CallerRights& rights,
                                 const v1::ListModelsRequest& request,
                                 absl::Time answer_by,
-                                v1::ListModelsResponse* response) const {
+                                v1::ListModelsResponse* response,
+                                std::vector<ModelRead>* here) const {
   const std::size_t page_size =
       request.page_size() == 0
           ? kMaxPageSize
@@ -168,7 +169,7 @@ absl::Status ModelService::List(const CallerRights& rights,
     }
   }
   if (cluster_mode_) {
-    return ListCluster(rights, after, page_size, answer_by, response);
+    return ListCluster(rights, after, page_size, answer_by, response, here);
   }
   // Only the models the caller may read; a page may take several registry
   // pages when most are not.
@@ -186,7 +187,8 @@ absl::Status ModelService::List(const CallerRights& rights,
     if (!batch.empty()) from = batch.back()->name();
   }
   for (std::size_t i = 0; i < std::min(readable.size(), page_size); ++i) {
-    ModelToWire(*readable[i], {.deadline = answer_by}, response->add_models());
+    here->push_back(
+        {readable[i], readable[i]->PinAcknowledged({.deadline = answer_by})});
   }
   if (readable.size() > page_size) {
     response->set_next_page_token(readable[page_size - 1]->name());
@@ -198,7 +200,8 @@ absl::Status ModelService::ListCluster(const CallerRights& rights,
                                        const std::string& after,
                                        std::size_t page_size,
                                        absl::Time answer_by,
-                                       v1::ListModelsResponse* response) const {
+                                       v1::ListModelsResponse* response,
+                                       std::vector<ModelRead>* here) const {
   absl::StatusOr<ClusterNode*> cluster = Cluster();
   if (!cluster.ok()) return cluster.status();
   absl::StatusOr<std::map<std::string, std::vector<std::string>>> placed =
@@ -219,7 +222,8 @@ absl::Status ModelService::ListCluster(const CallerRights& rights,
     // not hosted here).
     const std::shared_ptr<HostedModel> hosted = registry_->FindHere(name);
     if (hosted != nullptr) {
-      ModelToWire(*hosted, {.deadline = answer_by}, response->add_models());
+      here->push_back(
+          {hosted, hosted->PinAcknowledged({.deadline = answer_by})});
     } else {
       v1::ModelElsewhere* elsewhere = response->add_elsewhere();
       elsewhere->set_name(name);
@@ -234,11 +238,40 @@ grpc::ServerUnaryReactor* ModelService::ListModels(
     v1::ListModelsResponse* response) {
   absl::StatusOr<CallerRights> rights = access_->Authenticate(*context);
   if (!rights.ok()) return Answer(context, rights.status());
-  return AnswerRead(context, nullptr, {},
-                    [this, request, response, rights = *std::move(rights),
-                     answer_by = FiguresAnswerBy(CallDeadline(*context))] {
-                      return List(rights, *request, answer_by, response);
+  absl::StatusOr<AdmissionTicket> admitted = registry_->AdmitRead(nullptr);
+  if (!admitted.ok()) return Answer(context, admitted.status());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
+  // Listed on a reads thread (in cluster mode the placements may be read
+  // from the cluster), then parked while a model of the page is still to
+  // learn what it acknowledged. Parked, it keeps its place among the
+  // server's reads in flight: it has no model's share to count in.
+  reads_->Post([this, context, request, response, reactor, ticket,
+                rights = *std::move(rights),
+                answer_by = FiguresAnswerBy(CallDeadline(*context))] {
+    std::vector<ModelRead> here;
+    if (absl::Status listed =
+            List(rights, *request, answer_by, response, &here);
+        !listed.ok()) {
+      FinishRead(reactor, context, *ticket, [&] { return listed; });
+      return;
+    }
+    std::vector<ModelRead> page = here;
+    PostRead(*reads_,
+             {.reads = std::move(here),
+              .abandoned = [context] { return context->IsCancelled(); },
+              .answer =
+                  [reactor, context, ticket, response, page = std::move(page)] {
+                    FinishRead(reactor, context, *ticket, [&] {
+                      for (const ModelRead& read : page) {
+                        ModelToWire(*read.model, read.after,
+                                    response->add_models());
+                      }
+                      return absl::OkStatus();
                     });
+                  }});
+  });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* ModelService::DeleteModel(

@@ -9,6 +9,7 @@
 
 #include "server/cluster/cluster_node.h"
 #include "server/hosting/model_registry.h"
+#include "server/hosting/parked_read.h"
 #include "server/hosting/read_after.h"
 #include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
@@ -67,14 +68,20 @@ class ModelService final : public v1::ModelService::CallbackService {
  private:
   absl::Status Create(const v1::CreateModelRequest& request,
                       v1::Model* response);
+  // A page of the models: those hosted here into *here, pinned at what
+  // they acknowledged (their figures are written once learned: ListModels),
+  // the next page's token (and in cluster mode the models elsewhere) into
+  // *response.
   absl::Status List(const CallerRights& rights,
                     const v1::ListModelsRequest& request, absl::Time answer_by,
-                    v1::ListModelsResponse* response) const;
+                    v1::ListModelsResponse* response,
+                    std::vector<ModelRead>* here) const;
   // Cluster mode's: a page of the cluster's models (ClusterNode::
-  // Placements), those hosted here in full, the others as elsewhere.
+  // Placements), those hosted here into *here, the others as elsewhere.
   absl::Status ListCluster(const CallerRights& rights, const std::string& after,
                            std::size_t page_size, absl::Time answer_by,
-                           v1::ListModelsResponse* response) const;
+                           v1::ListModelsResponse* response,
+                           std::vector<ModelRead>* here) const;
   // The model a call names in its `name` field, if the call may do
   // `permission` with it.
   absl::StatusOr<std::shared_ptr<HostedModel>> FindAuthorized(
@@ -87,11 +94,10 @@ class ModelService final : public v1::ModelService::CallbackService {
                                v1::Model* response);
   absl::StatusOr<ClusterNode*> Cluster() const;
 
-  // Admits a read and answers it with `read()` on reads_ (or refuses it at
-  // once). A read of one model's figures (`model`, which it waits for as
-  // `figures` says) counts in its model's limit too, and is parked while it
-  // would wait for learning (PostRead); a read of no one model (null:
-  // ListModels) runs at once.
+  // Admits a read of one model's figures and answers it with `read()` on
+  // reads_ (or refuses it at once). It counts in its model's limit too, and
+  // is parked while it would wait for learning (PostRead) — `model` as
+  // `figures` says.
   grpc::ServerUnaryReactor* AnswerRead(
       grpc::CallbackServerContext* context,
       const std::shared_ptr<HostedModel>& model, const ReadAfter& figures,

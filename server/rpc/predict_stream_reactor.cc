@@ -93,8 +93,7 @@ void PredictStreamReactor::OnReadDone(bool ok) {
   const ReadAfter after =
       found->PinAcknowledged(ReadAfterFor(request_, CallDeadline(*context_)));
   PostRead(*predictions_,
-           {.model = found,
-            .after = after,
+           {.reads = {{found, after}},
             .abandoned = [this] { return context_->IsCancelled(); },
             .parked = [this] { stream_.ParkRead(admitted_); },
             .answer = [this, found, after] { Answer(*found, after); }});

@@ -39,8 +39,7 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
   const ReadAfter after =
       found->PinAcknowledged(ReadAfterFor(*request, CallDeadline(*context)));
   PostRead(*predictions_,
-           {.model = found,
-            .after = after,
+           {.reads = {{found, after}},
             .abandoned = [context] { return context->IsCancelled(); },
             .parked = [this, ticket] { registry_->ParkRead(*ticket); },
             .answer =

@@ -565,8 +565,7 @@ TEST_F(HostedModelTest, AReadWaitingForLearningHoldsNoThread) {
   Signal answered;
   absl::Status waited;
   std::vector<Prediction> read;
-  PostRead(reads, {.model = hosted,
-                   .after = after,
+  PostRead(reads, {.reads = {{hosted, after}},
                    .parked = [&] { parked = true; },
                    .answer =
                        [&, model = hosted] {
@@ -581,8 +580,7 @@ TEST_F(HostedModelTest, AReadWaitingForLearningHoldsNoThread) {
   std::vector<Prediction> other_read;
   PostRead(
       reads,
-      {.model = other,
-       .after = other_after,
+      {.reads = {{other, other_after}},
        .parked = [] { ADD_FAILURE() << "parked"; },
        .answer =
            [&, model = other] {
@@ -597,20 +595,31 @@ TEST_F(HostedModelTest, AReadWaitingForLearningHoldsNoThread) {
   // Parked reads that end without the samples: past the deadline, and
   // abandoned.
   Signal late;
-  PostRead(reads, {.model = hosted,
-                   .after = hosted->PinAcknowledged(
-                       {.deadline = absl::Now() + absl::Milliseconds(50)}),
-                   .answer = [&] { late.Notify(); }});
+  PostRead(reads,
+           {.reads = {{hosted, hosted->PinAcknowledged(
+                                   {.deadline = absl::Now() +
+                                                absl::Milliseconds(50)})}},
+            .answer = [&] { late.Notify(); }});
   Signal gone;
-  PostRead(reads, {.model = hosted,
-                   .after = after,
+  PostRead(reads, {.reads = {{hosted, after}},
                    .abandoned = [] { return true; },
                    .answer = [&] { gone.Notify(); }});
   EXPECT_TRUE(late.WaitFor(absl::Seconds(30)));
   EXPECT_TRUE(gone.WaitFor(absl::Seconds(30)));
   EXPECT_FALSE(answered.Notified());
 
+  // A read of several models (a page of ListModels) is parked while any of
+  // them would wait, and answered once none would.
+  bool page_parked = false;
+  Signal page_answered;
+  PostRead(reads, {.reads = {{other, other_after}, {hosted, after}},
+                   .parked = [&] { page_parked = true; },
+                   .answer = [&] { page_answered.Notify(); }});
+  EXPECT_TRUE(page_parked);
+  EXPECT_FALSE(page_answered.WaitFor(absl::Milliseconds(50)));
+
   release->count_down();
+  ASSERT_TRUE(page_answered.WaitFor(absl::Seconds(30)));
   ASSERT_TRUE(answered.WaitFor(absl::Seconds(30)));
   ASSERT_TRUE(waited.ok()) << waited;
   ASSERT_TRUE(reference->Learn(unlearned->samples).ok());
