@@ -1,30 +1,30 @@
 #include "server/hosting/parked_read.h"
 
-#include <algorithm>
 #include <utility>
 
 namespace streamreg {
-namespace {
 
-bool AnyWaitsForLearning(const std::vector<ModelRead>& reads) {
-  return std::any_of(reads.begin(), reads.end(), [](const ModelRead& read) {
-    return read.model->ReadWaitsForLearning(read.after);
-  });
+bool ParkedReadCheck::Waits() {
+  while (done_ < reads_.size() &&
+         !reads_[done_].model->ReadWaitsForLearning(reads_[done_].after)) {
+    ++done_;
+  }
+  return done_ < reads_.size();
 }
 
-}  // namespace
-
 void PostRead(WorkerPool& pool, ParkableRead read) {
-  if (!AnyWaitsForLearning(read.reads)) {
+  auto check = std::make_shared<ParkedReadCheck>(std::move(read.reads));
+  if (!check->Waits()) {
     pool.Post(std::move(read.answer));
     return;
   }
   if (read.parked) read.parked();
-  // Checked with the pool's lock held, every WorkerPool::kWhenPollInterval:
-  // atomics and the learn stage's mutex for a moment, per model.
+  // Checked with the pool's lock held (one check at a time), every
+  // WorkerPool::kWhenPollInterval: atomics and the learn stage's mutex for
+  // a moment.
   pool.PostWhen(
-      [reads = std::move(read.reads), abandoned = std::move(read.abandoned)] {
-        return !AnyWaitsForLearning(reads) || (abandoned && abandoned());
+      [check = std::move(check), abandoned = std::move(read.abandoned)] {
+        return !check->Waits() || (abandoned && abandoned());
       },
       std::move(read.answer));
 }

@@ -1,8 +1,10 @@
 #ifndef STREAMREG_SERVER_HOSTING_PARKED_READ_H_
 #define STREAMREG_SERVER_HOSTING_PARKED_READ_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "server/hosting/hosted_model.h"
@@ -29,6 +31,24 @@ struct ParkableRead {
   std::function<void()> parked = nullptr;
   // Answers the read, on a thread of the pool.
   std::function<void()> answer = nullptr;
+};
+
+// Whether a read still waits for learning in any of its models: what the
+// reads pool asks of a parked read every WorkerPool::kWhenPollInterval. A
+// model found not waiting is not looked at again (what it learned only
+// grows, a deadline passed stays passed, a deleted model stays deleted), so
+// a page of many models costs one model's check per poll once the models
+// before the one it waits for are done (bench/bench_parked_reads.cc).
+// Thread-compatible.
+class ParkedReadCheck {
+ public:
+  explicit ParkedReadCheck(std::vector<ModelRead> reads)
+      : reads_(std::move(reads)) {}
+  bool Waits();
+
+ private:
+  std::vector<ModelRead> reads_;
+  std::size_t done_ = 0;  // reads_[0, done_) wait no more
 };
 
 // Hands a read to the reads pool: at once; or, if it would wait for
