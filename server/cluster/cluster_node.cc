@@ -467,11 +467,11 @@ absl::Status ClusterNode::Host(const std::string& name) {
   // reads it, so hosting asks the cluster's metadata leader nothing until
   // its follower's consumer, and never makes a stream that a create about
   // to clear stale streams would delete under it.
-  ModelLog log = ModelLog::Attach(*client_, name, LogOptions());
-  SnapshotStore snapshots =
-      SnapshotStore::Open(*client_, name,
-                          {.replicas = options_.log_replicas,
-                           .min_replicas = LogOptions().min_replicas});
+  const ModelLog::Options copies = LogOptions();
+  ModelLog log = ModelLog::Attach(*client_, name, copies);
+  SnapshotStore snapshots = SnapshotStore::Open(
+      *client_, name,
+      {.replicas = copies.replicas, .min_replicas = copies.min_replicas});
   std::uint64_t from = 1, stored = 0;
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
       MakeReplica(name, log, snapshots, &from, &stored);

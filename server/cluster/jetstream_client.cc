@@ -27,6 +27,30 @@ void OnAsyncError(natsConnection* /*connection*/,
   }
 }
 
+// A StreamSpec as the C client's configuration, with `replicas` copies;
+// `subjects` holds what the configuration points into.
+jsStreamConfig StreamConfig(const JetStreamClient::StreamSpec& spec,
+                            int replicas, std::vector<const char*>* subjects) {
+  subjects->clear();
+  for (const std::string& subject : spec.subjects) {
+    subjects->push_back(subject.c_str());
+  }
+  jsStreamConfig config;
+  jsStreamConfig_Init(&config);
+  config.Name = spec.name.c_str();
+  config.Subjects = subjects->data();
+  config.SubjectsLen = static_cast<int>(subjects->size());
+  config.Storage = js_FileStorage;
+  config.Replicas = replicas;
+  config.Duplicates = absl::ToInt64Nanoseconds(spec.duplicate_window);
+  return config;
+}
+
+// nats-server's answer when too few nodes are online for the copies asked.
+bool TooFewNodes(jsErrCode code) {
+  return code == JSClusterNoPeersErr || code == JSInsufficientResourcesErr;
+}
+
 }  // namespace
 
 absl::Status NatsError(int nats_status, int jetstream_code,
@@ -145,34 +169,6 @@ absl::StatusOr<std::unique_ptr<JetStreamClient>> JetStreamClient::Connect(
   return std::unique_ptr<JetStreamClient>(
       new JetStreamClient(std::move(options), connection, jetstream));
 }
-
-namespace {
-
-// A StreamSpec as the C client's configuration, with `replicas` copies;
-// `subjects` holds what the configuration points into.
-jsStreamConfig StreamConfig(const JetStreamClient::StreamSpec& spec,
-                            int replicas, std::vector<const char*>* subjects) {
-  subjects->clear();
-  for (const std::string& subject : spec.subjects) {
-    subjects->push_back(subject.c_str());
-  }
-  jsStreamConfig config;
-  jsStreamConfig_Init(&config);
-  config.Name = spec.name.c_str();
-  config.Subjects = subjects->data();
-  config.SubjectsLen = static_cast<int>(subjects->size());
-  config.Storage = js_FileStorage;
-  config.Replicas = replicas;
-  config.Duplicates = absl::ToInt64Nanoseconds(spec.duplicate_window);
-  return config;
-}
-
-// nats-server's answer when too few nodes are online for the copies asked.
-bool TooFewNodes(jsErrCode code) {
-  return code == JSClusterNoPeersErr || code == JSInsufficientResourcesErr;
-}
-
-}  // namespace
 
 absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
                                            absl::string_view what) {
