@@ -75,10 +75,15 @@ for m in $(seq 1 "$models"); do
     { echo "model down$m: an ingest after the node's restart failed"; failed=1; }
 done
 if [ "$signal" = TERM ]; then
-  # Logs made with two copies get the third within the check's 10 s pause.
-  sleep 15
-  restored=$(cat "$dir"/server?.log |
-    grep -c "event=cluster_stream_replicas_restored stream=streamreg_down" || true)
+  # Logs made with two copies get the third once their snapshotting server
+  # looks again (every 10 s): waited for up to 30 s.
+  restored=0
+  for _ in $(seq 30); do
+    restored=$(cat "$dir"/server?.log |
+      grep -c "event=cluster_stream_replicas_restored stream=streamreg_down" || true)
+    [ "$restored" -ge "$models" ] && break
+    sleep 1
+  done
   echo "logs given their third copy back: $restored of $models"
   [ "$restored" -ge "$models" ] || failed=1
 fi
