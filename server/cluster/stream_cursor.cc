@@ -12,8 +12,6 @@
 namespace streamreg {
 namespace {
 
-constexpr absl::Duration kFirstConsumerWait = absl::Milliseconds(500);
-
 struct MessageDeleter {
   void operator()(natsMsg* message) const { natsMsg_Destroy(message); }
 };
@@ -46,33 +44,18 @@ absl::StatusOr<StreamCursor> StreamCursor::Open(const JetStreamClient& client,
   // Gone from the server once no one reads it, should its reader not
   // delete it (a process killed).
   options.Config.InactiveThreshold = absl::ToInt64Nanoseconds(absl::Seconds(5));
-  // The consumer exists once the peer the cluster put it on answers: within
-  // milliseconds, unless that peer is a NATS node that is down (nats-server
-  // 2.9 may place it there), when it never does. A short first wait and a
-  // second try (placed afresh) keep that from costing the whole timeout.
-  const absl::Duration request_timeout = client.options().request_timeout;
   natsSubscription* subscription = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
-  natsStatus status = NATS_TIMEOUT;
-  for (absl::Duration wait :
-       {std::min(kFirstConsumerWait, request_timeout), request_timeout}) {
-    jsOptions waiting;
-    jsOptions_Init(&waiting);
-    waiting.Wait = absl::ToInt64Milliseconds(wait);
-    code = static_cast<jsErrCode>(0);
-    status = js_SubscribeSync(&subscription, client.jetstream(),
-                              subject.c_str(), &waiting, &options, &code);
-    if (status != NATS_TIMEOUT) break;
-    natsSubscription_Destroy(subscription);
-    subscription = nullptr;
-  }
+  const natsStatus status =
+      js_SubscribeSync(&subscription, client.jetstream(), subject.c_str(),
+                       nullptr, &options, &code);
   if (status != NATS_OK) {
     natsSubscription_Destroy(subscription);
     return NatsError(status, code,
                      absl::StrCat("cluster: reading ", stream, " from ", from));
   }
   SubscriptionAlarms::Get().Forget(subscription);
-  return StreamCursor(subscription, stream, request_timeout);
+  return StreamCursor(subscription, stream, client.options().request_timeout);
 }
 
 StreamCursor::~StreamCursor() {
