@@ -14,20 +14,10 @@
 # usage: bench/cluster_create_down.sh BUILD_DIR OUT_DIR [MODELS] [SIGNAL] [WAIT]
 #        (10 models, KILL, 15 s by default)
 set -euo pipefail
-build=$(cd "$1" && pwd) out=$2 models=${3:-10} signal=${4:-KILL} wait=${5:-15}
-here=$(cd "$(dirname "$0")" && pwd)
-cluster_sh="$here/../deploy/cluster/local-cluster.sh"
-cli="$build/client/streamreg"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-work=$(mktemp -d)
-dir="$work/cluster"
-cleanup() {
-  cp "$dir"/server?.log "$dir"/node?.log "$out"/ 2>/dev/null || true
-  [ -e "$dir/servers" ] && "$cluster_sh" down "$dir" >/dev/null 2>&1
-  rm -rf "$work"
-}
-trap cleanup EXIT
+models=${3:-10} signal=${4:-KILL} wait=${5:-15}
+# shellcheck source=bench/local_cluster_run.sh
+. "$(dirname "$0")/local_cluster_run.sh"
+local_cluster_run "$1" "$2"
 
 "$build/client/streamreg-robot-sim" --samples 50 --out "$work/rows.csv" >/dev/null
 STREAMREG_SERVER="$build/server/streamreg-server" \

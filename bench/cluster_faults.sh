@@ -21,24 +21,14 @@
 #
 # CLUSTER_FAULTS_REPLICAS (default 3) sets --cluster_replicas.
 set -euo pipefail
-build=$(cd "$1" && pwd) out=$2 pause=${3:-20} load=${4:-200000}
+pause=${3:-20} load=${4:-200000}
 replicas=${CLUSTER_FAULTS_REPLICAS:-3}
-here=$(cd "$(dirname "$0")" && pwd)
-cluster_sh="$here/../deploy/cluster/local-cluster.sh"
-cli="$build/client/streamreg"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-work=$(mktemp -d)
-dir="$work/cluster"
+# shellcheck source=bench/local_cluster_run.sh
+. "$(dirname "$0")/local_cluster_run.sh"
+local_cluster_run "$1" "$2"
 arm_pid='' load_pid=''
-cleanup() {
-  [ -n "$arm_pid" ] && kill "$arm_pid" 2>/dev/null || true
-  [ -n "$load_pid" ] && kill "$load_pid" 2>/dev/null || true
-  cp "$dir"/server?.log "$dir"/node?.log "$out"/ 2>/dev/null || true
-  [ -e "$dir/servers" ] && "$cluster_sh" down "$dir" >/dev/null 2>&1
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck disable=SC2317,SC2086  # called on exit; a pid is empty once done
+before_cluster_down() { kill $arm_pid $load_pid 2>/dev/null || true; }
 
 "$build/client/streamreg-robot-sim" --samples "$load" --out "$work/load.csv"
 "$build/client/streamreg-robot-sim" --samples 200 --seed 9 --out "$work/queries.csv"
