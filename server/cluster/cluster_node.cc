@@ -236,10 +236,11 @@ class ClusterNode::Replica : public WriteLog {
     absl::StatusOr<LearnOutcome> outcome =
         appended->duplicate
             ? follower->WaitApplied(appended->sequence, deadline)
-            : follower->ApplyAppended(
-                  {appended->sequence, std::move(message_id),
-                   std::move(payload)},
-                  deadline);
+            : follower->ApplyAppended({.sequence = appended->sequence,
+                                       .subject = log_.subject(),
+                                       .message_id = std::move(message_id),
+                                       .payload = std::move(payload)},
+                                      deadline);
     if (absl::IsDeadlineExceeded(outcome.status())) {
       // Stored, not yet applied here: the client's retry (same ids) finds
       // the same entry.

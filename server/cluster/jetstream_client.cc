@@ -294,6 +294,7 @@ absl::StatusOr<StreamMessage> JetStreamClient::Get(
 StreamMessage ToStreamMessage(natsMsg* message, std::uint64_t sequence) {
   StreamMessage read;
   read.sequence = sequence;
+  read.subject = natsMsg_GetSubject(message);
   const char* id = nullptr;
   if (natsMsgHeader_Get(message, kMessageIdHeader, &id) == NATS_OK) {
     read.message_id = id;

@@ -24,10 +24,12 @@ namespace streamreg {
 // entries are such messages.)
 struct StreamMessage {
   std::uint64_t sequence = 0;
+  std::string subject;
   std::string message_id;
   std::string payload;
 };
-// `message`'s id (its Nats-Msg-Id header, if any) and bytes, at `sequence`.
+// `message`'s subject, id (its Nats-Msg-Id header, if any) and bytes, at
+// `sequence`.
 StreamMessage ToStreamMessage(natsMsg* message, std::uint64_t sequence);
 
 // A connection to a NATS cluster and its JetStream context: what cluster

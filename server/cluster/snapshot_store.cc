@@ -208,20 +208,13 @@ absl::StatusOr<SnapshotStore::Head> SnapshotStore::LastHead() const {
 
 absl::StatusOr<SnapshotStore::Head> SnapshotStore::HeadAt(
     std::uint64_t stream_sequence) const {
-  natsMsg* got = nullptr;
-  jsErrCode code = static_cast<jsErrCode>(0);
-  const natsStatus status =
-      js_GetMsg(&got, client_->jetstream(), stream_.c_str(), stream_sequence,
-                nullptr, &code);
-  Message message(got);
-  if (status != NATS_OK) {
-    return NatsError(status, code,
-                     absl::StrCat("cluster: the snapshot head at ",
-                                  stream_sequence, " of ", stream_));
-  }
+  absl::StatusOr<StreamMessage> message =
+      client_->Get(stream_, stream_sequence,
+                   absl::StrCat("cluster: the snapshot head at ",
+                                stream_sequence, " of ", stream_));
+  if (!message.ok()) return message.status();
   Head head;
-  if (head_subject_ != natsMsg_GetSubject(message.get()) ||
-      !head.Decode(DataOf(message))) {
+  if (message->subject != head_subject_ || !head.Decode(message->payload)) {
     return absl::DataLossError(absl::StrCat("cluster: message ",
                                             stream_sequence, " of ", stream_,
                                             " is not a snapshot head"));

@@ -281,8 +281,12 @@ TEST_F(LogFollowerTest, WritersApplyingTheirOwnEntriesKeepTheLogsOrder) {
       absl::StatusOr<ModelLog::Appended> appended =
           Retried([&] { return log_->Append(id, payload); });
       ASSERT_TRUE(appended.ok()) << appended.status();
-      absl::StatusOr<LearnOutcome> outcome = writing.follower->ApplyAppended(
-          {appended->sequence, id, payload}, absl::Now() + kWait);
+      absl::StatusOr<LearnOutcome> outcome =
+          writing.follower->ApplyAppended({.sequence = appended->sequence,
+                                           .subject = log_->subject(),
+                                           .message_id = id,
+                                           .payload = payload},
+                                          absl::Now() + kWait);
       ASSERT_TRUE(outcome.ok()) << outcome.status();
       EXPECT_EQ(outcome->accepted, kBatch);
       EXPECT_EQ(outcome->duplicates, 0u);
