@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/exponential_backoff.h"
 #include "common/retry_after.h"
 
 namespace streamreg {
@@ -60,12 +61,8 @@ struct RetryPolicy {
 
   // The wait before attempt number `attempt` + 1 (attempt counts from 1).
   absl::Duration Backoff(int attempt, absl::BitGen& random) const {
-    absl::Duration ceiling = initial_backoff;
-    for (int i = 1; i < attempt && ceiling < max_backoff; ++i) {
-      ceiling = ceiling * multiplier;
-    }
-    ceiling = std::min(ceiling, max_backoff);
-    return ceiling * absl::Uniform(random, 0.0, 1.0);
+    return BackoffCeiling(attempt, initial_backoff, max_backoff, multiplier) *
+           absl::Uniform(random, 0.0, 1.0);
   }
 };
 

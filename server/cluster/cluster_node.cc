@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/exponential_backoff.h"
 #include "common/served_by.h"
 #include "server/cluster/log_entries.h"
 #include "server/cluster/log_follower.h"
@@ -40,6 +41,16 @@ void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
 constexpr absl::Duration kSnapshotRetryPause = absl::Seconds(5);
 // How often a model's streams made short of copies are looked at.
 constexpr absl::Duration kReplicasCheckPause = absl::Seconds(10);
+// The longest pause between two tries to host a model (from
+// reconcile_interval, doubling with each failure in a row): a stream's
+// leader election or a NATS node's restart is waited out with a try every
+// few seconds rather than four a second, and a model is hosted at most
+// this long after the cluster can serve it again.
+constexpr absl::Duration kLongestHostingPause = absl::Seconds(4);
+// Models hosted at once (HostEach). Each may hold a snapshot being
+// restored (hundreds of MB for 10^6 samples), and two cores restore two
+// at a time at best; more than that only wait on the cluster together.
+constexpr std::size_t kConcurrentHostings = 4;
 
 // Deletes the log and the snapshots of model `name`, if any.
 absl::Status RemoveStreams(JetStreamClient& client, absl::string_view name) {
@@ -391,15 +402,19 @@ absl::Status ClusterNode::Reconcile() {
     for (const std::string& name : gone) {
       Release(name, deleted.contains(name));
     }
+    std::erase_if(hosting_retries_, [&](const auto& retry) {
+      return !mine.contains(retry.first);
+    });
+    std::vector<std::string> due;
+    const absl::Time now = absl::Now();
     for (const std::string& name : mine) {
       if (replicas_.contains(name)) continue;
-      if (absl::Status hosted = Host(name);
-          !hosted.ok() && !absl::IsNotFound(hosted)) {
-        counters_.host_failures.fetch_add(1);
-        spdlog::warn("event=cluster_host_failed model={} error=\"{}\"", name,
-                     std::string(hosted.message()));
+      const auto retry = hosting_retries_.find(name);
+      if (retry == hosting_retries_.end() || now >= retry->second.next_try) {
+        due.push_back(name);
       }
     }
+    HostEach(due);
     // The first server of a placement snapshots the model.
     for (const auto& [name, replica] : replicas_) {
       const auto placed = placements->find(name);
@@ -463,7 +478,57 @@ absl::StatusOr<std::vector<std::string>> ClusterNode::SteadyLiveServers() {
   return steady;  // in name order (a std::map's)
 }
 
-absl::Status ClusterNode::Host(const std::string& name) {
+void ClusterNode::HostEach(const std::vector<std::string>& names) {
+  std::vector<absl::StatusOr<Started>> started(
+      names.size(), absl::UnknownError("not started"));
+  std::atomic<std::size_t> next{0};
+  const auto start_next = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < names.size();) {
+      started[i] = StartReplica(names[i]);
+    }
+  };
+  {
+    std::vector<std::jthread> helpers;
+    for (std::size_t t = 1; t < std::min(names.size(), kConcurrentHostings);
+         ++t) {
+      helpers.emplace_back(start_next);
+    }
+    start_next();
+  }  // the helpers joined
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const absl::Status hosted = started[i].ok()
+                                    ? Adopt(names[i], *std::move(started[i]))
+                                    : started[i].status();
+    if (hosted.ok()) {
+      hosting_retries_.erase(names[i]);
+    } else if (!absl::IsNotFound(hosted)) {
+      // NOT_FOUND: its creator has not written the create entry yet; the
+      // next round looks again.
+      HostingFailed(names[i], hosted);
+    }
+  }
+  not_hosted_.store(hosting_retries_.size());
+}
+
+void ClusterNode::HostingFailed(const std::string& name,
+                                const absl::Status& status) {
+  HostingRetry& retry = hosting_retries_[name];
+  ++retry.failures;
+  const absl::Duration pause =
+      BackoffCeiling(retry.failures, options_.reconcile_interval,
+                     kLongestHostingPause, 2.0) *
+      absl::Uniform(random_, 0.5, 1.0);
+  retry.next_try = absl::Now() + pause;
+  counters_.host_failures.fetch_add(1);
+  spdlog::warn(
+      "event=cluster_host_failed model={} failures={} retry_in_seconds={:.2f} "
+      "error=\"{}\"",
+      name, retry.failures, absl::ToDoubleSeconds(pause),
+      std::string(status.message()));
+}
+
+absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
+    const std::string& name) {
   // The creator makes the log (Create); a server that hosts the model only
   // reads it, so hosting asks the cluster's metadata leader nothing until
   // its follower's consumer, and never makes a stream that a create about
@@ -486,13 +551,19 @@ absl::Status ClusterNode::Host(const std::string& name) {
       LogFollower::Start(replica->log(), *model, from, stored);
   if (!follower.ok()) return follower.status();
   replica->Follow(*std::move(follower));
-  if (absl::Status adopted = registry_->Adopt(*model); !adopted.ok()) {
-    replica->Stop();
+  return Started{
+      .model = *std::move(model), .replica = std::move(replica), .from = from};
+}
+
+absl::Status ClusterNode::Adopt(const std::string& name, Started started) {
+  if (absl::Status adopted = registry_->Adopt(std::move(started.model));
+      !adopted.ok()) {
+    started.replica->Stop();
     return adopted;
   }
-  AddReplica(name, std::move(replica));
+  AddReplica(name, std::move(started.replica));
   spdlog::info("event=cluster_hosting model={} from_log_sequence={}", name,
-               from);
+               started.from);
   return absl::OkStatus();
 }
 
@@ -772,6 +843,11 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
         absl::StrCat("model '", name, "' already exists"));
   }
   spdlog::info("event=cluster_created model={}", name);
+  {
+    // Tried at once, whatever an earlier model of the name left.
+    MutexLock lock(&reconcile_mutex_);
+    hosting_retries_.erase(name);
+  }
   return Reconcile();
 }
 
@@ -865,6 +941,7 @@ void ClusterNode::RemoveReplica(const std::string& name) {
 ClusterNode::Report ClusterNode::report() const {
   Report report{
       .live_servers = live_servers_.load(),
+      .not_hosted = not_hosted_.load(),
       .heartbeat_failures = counters_.heartbeat_failures.load(),
       .reconcile_failures = counters_.reconcile_failures.load(),
       .host_failures = counters_.host_failures.load(),

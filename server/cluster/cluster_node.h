@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -42,7 +43,10 @@ struct ClusterOptions {
   // for gone, and its models are placed elsewhere.
   absl::Duration server_ttl = absl::Seconds(5);
   // How often the server renews its liveness (server_ttl / 3 at most is
-  // sensible) and brings what it hosts in line with the placements.
+  // sensible) and brings what it hosts in line with the placements. A
+  // model whose hosting failed is tried again after a pause that starts
+  // at this and doubles with each failure in a row, up to
+  // kLongestHostingPause (a random half to all of it).
   absl::Duration reconcile_interval = absl::Milliseconds(250);
   // How long a write is retried until the log's quorum has stored it, and
   // a request to the NATS cluster for its answer. (The wait for this
@@ -137,6 +141,9 @@ class ClusterNode {
       bool fell_behind = false;
     };
     std::vector<Hosted> hosted = {};
+    // Models placed on this server whose hosting failed and is being
+    // retried, as the last reconcile round left them.
+    std::size_t not_hosted = 0;
     // Since the server started.
     std::uint64_t heartbeat_failures = 0;
     std::uint64_t reconcile_failures = 0;
@@ -158,10 +165,29 @@ class ClusterNode {
   // cluster may wait seconds, so that a slow round does not let this
   // server's liveness expire.
   void Announce(std::stop_token stop);
-  // Starts hosting `name` from its newest snapshot and the log after it
-  // (from its log's create entry while it has no snapshot): NOT_FOUND while
-  // the log holds no create entry yet.
-  absl::Status Host(const std::string& name)
+  // Starts hosting each of `names` (models placed here, not hosted, and
+  // due a try), up to kConcurrentHostings at a time on threads of their
+  // own: a model whose hosting waits on the cluster (a new stream electing
+  // its leader) or restores a large snapshot does not hold up the others.
+  // A failure is tried again after a backoff (HostingFailed).
+  void HostEach(const std::vector<std::string>& names)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
+  // The replica of `name`, made from its newest snapshot and the log after
+  // it (from its log's create entry while it has no snapshot) and following
+  // its log, but not hosted yet: NOT_FOUND while the log holds no create
+  // entry yet. Takes no lock of the node's (HostEach runs several at once).
+  struct Started {
+    std::shared_ptr<HostedModel> model;  // holds the replica (its WriteLog)
+    std::shared_ptr<Replica> replica;
+    std::uint64_t from = 1;  // the first log entry it applies
+  };
+  absl::StatusOr<Started> StartReplica(const std::string& name);
+  // Hosts a started replica: in the registry, and among replicas_.
+  absl::Status Adopt(const std::string& name, Started started)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
+  // Logs and counts a failed hosting of `name`, and sets when it is tried
+  // next.
+  void HostingFailed(const std::string& name, const absl::Status& status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
   // The model `name` made from its newest snapshot (*from: the log entry
   // after it), or from its log's create entry (*from = 1) if it has none;
@@ -232,6 +258,17 @@ class ClusterNode {
   mutable Mutex reconcile_mutex_;
   std::map<std::string, std::shared_ptr<Replica>> replicas_
       ABSL_GUARDED_BY(reconcile_mutex_);
+  // The models placed here whose hosting failed: failures in a row, and
+  // when the next try is due.
+  struct HostingRetry {
+    int failures = 0;
+    absl::Time next_try = absl::InfinitePast();
+  };
+  std::map<std::string, HostingRetry> hosting_retries_
+      ABSL_GUARDED_BY(reconcile_mutex_);
+  absl::BitGen random_ ABSL_GUARDED_BY(reconcile_mutex_);
+  // hosting_retries_.size(), for report().
+  std::atomic<std::size_t> not_hosted_{0};
 
   // The replicas as report() and hosted() read them: replicas_, copied at
   // each change under a lock that no call to the cluster is made under.

@@ -1,33 +1,63 @@
 #include "server/rpc/cluster_metrics.h"
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace streamreg {
 namespace {
 
 using Type = PrometheusText::Type;
 
-// The gauges of the models hosted here, each model a series.
-void WriteHostedMetrics(const ClusterNode::Report& report,
-                        PrometheusText& out) {
+// A family of one series without labels.
+struct Single {
+  const char* name;
+  const char* help;
+  std::uint64_t value;
+};
+
+void WriteSingles(Type type, std::initializer_list<Single> singles,
+                  PrometheusText& out) {
+  for (const Single& single : singles) {
+    out.Family(single.name, type, single.help);
+    out.Sample(single.name, {}, single.value);
+  }
+}
+
+}  // namespace
+
+void WriteClusterMetrics(const ClusterNode::Report& report,
+                         PrometheusText& out) {
   std::uint64_t catching_up = 0;
   std::uint64_t fell_behind = 0;
   for (const ClusterNode::Report::Hosted& hosted : report.hosted) {
     catching_up += hosted.catching_up ? 1 : 0;
     fell_behind += hosted.fell_behind ? 1 : 0;
   }
-  out.Family("streamreg_cluster_models_hosted", Type::kGauge,
-             "Models this server hosts a replica of.");
-  out.Sample("streamreg_cluster_models_hosted", {},
-             std::uint64_t{report.hosted.size()});
-  out.Family("streamreg_cluster_models_catching_up", Type::kGauge,
-             "Replicas on this server still replaying their log's tail "
-             "(just hosted: writes go to the model's other servers).");
-  out.Sample("streamreg_cluster_models_catching_up", {}, catching_up);
-  out.Family("streamreg_cluster_models_fell_behind", Type::kGauge,
-             "Replicas on this server whose next log entry was compacted "
-             "away (hosted again from the newest snapshot next round).");
-  out.Sample("streamreg_cluster_models_fell_behind", {}, fell_behind);
+  WriteSingles(
+      Type::kGauge,
+      {
+          {"streamreg_cluster_live_servers",
+           "Servers of the cluster this server last saw alive (itself "
+           "included); a server missing from it for server_ttl has its "
+           "models placed elsewhere.",
+           report.live_servers},
+          {"streamreg_cluster_models_hosted",
+           "Models this server hosts a replica of.", report.hosted.size()},
+          {"streamreg_cluster_models_catching_up",
+           "Replicas on this server still replaying their log's tail "
+           "(just hosted: writes go to the model's other servers).",
+           catching_up},
+          {"streamreg_cluster_models_fell_behind",
+           "Replicas on this server whose next log entry was compacted "
+           "away (hosted again from the newest snapshot next round).",
+           fell_behind},
+          {"streamreg_cluster_models_not_hosted",
+           "Models placed on this server whose hosting failed and is "
+           "retried with a backoff (up to a try every 4 s; the log's "
+           "event=cluster_host_failed says why).",
+           report.not_hosted},
+      },
+      out);
   out.Family("streamreg_cluster_log_applied_sequence", Type::kGauge,
              "The last entry of the model's replicated log this replica "
              "applied; every replica applies the same entries, so the "
@@ -36,53 +66,35 @@ void WriteHostedMetrics(const ClusterNode::Report& report,
     out.Sample("streamreg_cluster_log_applied_sequence",
                {{"model", hosted.model}}, hosted.applied);
   }
-}
-
-}  // namespace
-
-void WriteClusterMetrics(const ClusterNode::Report& report,
-                         PrometheusText& out) {
-  out.Family("streamreg_cluster_live_servers", Type::kGauge,
-             "Servers of the cluster this server last saw alive (itself "
-             "included); a server missing from it for server_ttl has its "
-             "models placed elsewhere.");
-  out.Sample("streamreg_cluster_live_servers", {},
-             std::uint64_t{report.live_servers});
-  WriteHostedMetrics(report, out);
-  const struct {
-    const char* name;
-    const char* help;
-    std::uint64_t value;
-  } counters[] = {
-      {"streamreg_cluster_heartbeat_failures_total",
-       "Heartbeats (this server's liveness renewals) the cluster did not "
-       "take; server_ttl without one and the others take it for gone.",
-       report.heartbeat_failures},
-      {"streamreg_cluster_reconcile_failures_total",
-       "Reconcile rounds (hosting what the placements name, re-placing "
-       "models) that could not finish.",
-       report.reconcile_failures},
-      {"streamreg_cluster_host_failures_total",
-       "Tries to start hosting a model placed here that failed (retried "
-       "next round).",
-       report.host_failures},
-      {"streamreg_cluster_snapshots_total",
-       "Snapshots this server put into the cluster (it snapshots the models "
-       "whose placement it heads).",
-       report.snapshots},
-      {"streamreg_cluster_snapshot_failures_total",
-       "Snapshots this server tried and could not put (the log is then not "
-       "compacted).",
-       report.snapshot_failures},
-      {"streamreg_cluster_models_moved_total",
-       "Models this server re-placed as the first live server (a server "
-       "gone or joined).",
-       report.models_moved},
-  };
-  for (const auto& counter : counters) {
-    out.Family(counter.name, Type::kCounter, counter.help);
-    out.Sample(counter.name, {}, counter.value);
-  }
+  WriteSingles(
+      Type::kCounter,
+      {
+          {"streamreg_cluster_heartbeat_failures_total",
+           "Heartbeats (this server's liveness renewals) the cluster did not "
+           "take; server_ttl without one and the others take it for gone.",
+           report.heartbeat_failures},
+          {"streamreg_cluster_reconcile_failures_total",
+           "Reconcile rounds (hosting what the placements name, re-placing "
+           "models) that could not finish.",
+           report.reconcile_failures},
+          {"streamreg_cluster_host_failures_total",
+           "Tries to start hosting a model placed here that failed (retried "
+           "after a backoff).",
+           report.host_failures},
+          {"streamreg_cluster_snapshots_total",
+           "Snapshots this server put into the cluster (it snapshots the "
+           "models whose placement it heads).",
+           report.snapshots},
+          {"streamreg_cluster_snapshot_failures_total",
+           "Snapshots this server tried and could not put (the log is then "
+           "not compacted).",
+           report.snapshot_failures},
+          {"streamreg_cluster_models_moved_total",
+           "Models this server re-placed as the first live server (a server "
+           "gone or joined).",
+           report.models_moved},
+      },
+      out);
 }
 
 }  // namespace streamreg

@@ -266,6 +266,7 @@ Json ClusterJson(const ClusterNode::Report& report) {
   }
   return {{"live_servers", report.live_servers},
           {"replicas", std::move(replicas)},
+          {"not_hosted", report.not_hosted},
           {"heartbeat_failures", report.heartbeat_failures},
           {"reconcile_failures", report.reconcile_failures},
           {"host_failures", report.host_failures},

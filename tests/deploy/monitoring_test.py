@@ -161,6 +161,7 @@ class MonitoringTest(unittest.TestCase):
         values = self.cluster_values
         self.assertEqual(1, values[("streamreg_cluster_live_servers", ())])
         self.assertEqual(1, values[("streamreg_cluster_models_hosted", ())])
+        self.assertEqual(0, values[("streamreg_cluster_models_not_hosted", ())])
         self.assertEqual(
             0, values[("streamreg_cluster_models_catching_up", ())])
         self.assertEqual(
@@ -218,6 +219,7 @@ class MonitoringTest(unittest.TestCase):
              "StreamregSnapshotTooOld", "StreamregErrorRate",
              "StreamregOverloaded", "StreamregClusterHeartbeatsFailing",
              "StreamregClusterReconcileFailing",
+             "StreamregClusterModelNotHosted",
              "StreamregClusterReplicaBehind",
              "StreamregClusterServerLost",
              "StreamregClusterSnapshotsFailing"},

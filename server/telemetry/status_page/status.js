@@ -225,6 +225,10 @@ function renderCluster(cluster) {
   document.getElementById('cluster-summary').textContent =
       `${formatCount(cluster.live_servers)} live servers · ` +
       `${formatCount(cluster.replicas.length)} replicas here · ` +
+      (cluster.not_hosted > 0 ?
+           `${formatCount(cluster.not_hosted)} placed here not hosted yet ` +
+               '(retried) · ' :
+           '') +
       `${formatCount(cluster.snapshots)} snapshots put · ` +
       `${formatCount(cluster.models_moved)} models moved by this server · ` +
       (failures.length ? `failures: ${failures.join(', ')}` : 'no failures');

@@ -8,8 +8,9 @@
 // replaced by another that restores the model from its snapshot and the
 // log after it, any server
 // listing every model of the cluster, deletion everywhere (log and
-// snapshots), reads at a write's position on any replica, and a server
-// behind a slow link to its NATS node.
+// snapshots), reads at a write's position on any replica, a server
+// behind a slow link to its NATS node, and a model that cannot be hosted
+// retried with a backoff beside the others.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/cluster/model_log.h"
+#include "server/cluster/placement_store.h"
 #include "server/cluster/rendezvous.h"
 #include "server/cluster/snapshot_store.h"
 #include "server/rpc/server.h"
@@ -608,6 +610,51 @@ TEST_F(ClusterServerTest, AServerBehindASlowLinkServesItsModelsAlike) {
 // ListModels on any server pages through every model of the cluster: in
 // full those it serves, the others with the servers that do; the client
 // library completes those from their servers.
+// A model whose hosting fails (its log starts with no create entry) is
+// tried again after a pause that doubles, not every round, and holds up no
+// other model: one created beside it is hosted on its servers.
+TEST_F(ClusterServerTest, AModelThatCannotBeHostedIsRetriedWithBackoff) {
+  const std::string broken = "broken";
+  absl::StatusOr<ModelLog> log =
+      Retried([&] { return ModelLog::Open(*client_, broken, {}); });
+  ASSERT_TRUE(log.ok()) << log.status();
+  ASSERT_TRUE(Retried([&] {
+                return log->Append("broken/1", "not a create entry");
+              }).ok());
+  absl::StatusOr<std::unique_ptr<PlacementStore>> placements = Retried([&] {
+    return PlacementStore::Open(*client_, {.server_ttl = kServerTtl});
+  });
+  ASSERT_TRUE(placements.ok()) << placements.status();
+  // Where rendezvous hashing puts it: no server moves it.
+  const std::vector<std::string> owners =
+      RendezvousOwners(broken, Addresses(), kReplicas);
+  ASSERT_TRUE(Retried([&] {
+                return (*placements)->CompareAndSet(broken, owners, 0);
+              }).ok());
+  const ClusterNode& node = *ServerAt(owners.front())->cluster();
+  const absl::Time deadline = absl::Now() + kWait;
+  while (node.report().host_failures == 0) {
+    ASSERT_LT(absl::Now(), deadline) << "no try to host " << broken;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  const std::uint64_t first = node.report().host_failures;
+  const absl::Time since = absl::Now();
+
+  EXPECT_FALSE(CreateAndHost("beside", 0).empty());
+  absl::SleepFor(since + absl::Seconds(4) - absl::Now());
+  const ClusterNode::Report report = node.report();
+  // A try every round (100 ms) would be about 40. Pauses of at least half
+  // of 100 ms, 200 ms, 400 ms, ... (4 s at most) after the first failure
+  // end at 0.05, 0.15, 0.35, 0.75, 1.55, 3.15 and 5.15 s: 6 tries at most.
+  const std::uint64_t tries = report.host_failures - first;
+  std::printf("hosting a broken model: %llu tries in 4 s after its first\n",
+              static_cast<unsigned long long>(tries));
+  EXPECT_GE(tries, 2u);
+  EXPECT_LE(tries, 6u);
+  EXPECT_EQ(report.not_hosted, 1u);
+  EXPECT_FALSE(Contains(node.hosted(), broken));
+}
+
 TEST_F(ClusterServerTest, AnyServerListsEveryModelOfTheCluster) {
   std::unique_ptr<Client> creator = ClientOf(*servers_[0]);
   std::vector<std::string> models;

@@ -396,6 +396,7 @@ class ClusterStatusPageTest(unittest.TestCase):
         cluster = self.status["cluster"]
         self.assertEqual(1, cluster["live_servers"])
         self.assertEqual(0, cluster["heartbeat_failures"])
+        self.assertEqual(0, cluster["not_hosted"])
         section, = self.dom.find_all("section", id="cluster-section")
         self.assertNotIn("hidden", section.attributes)
         summary, = self.dom.find_all("p", id="cluster-summary")
