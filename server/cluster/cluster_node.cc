@@ -530,9 +530,10 @@ void ClusterNode::HostingFailed(const std::string& name,
 absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
     const std::string& name) {
   // The creator makes the log (Create); a server that hosts the model only
-  // reads it, so hosting asks the cluster's metadata leader nothing until
-  // its follower's consumer, and never makes a stream that a create about
-  // to clear stale streams would delete under it.
+  // reads it, so hosting asks the cluster's metadata leader nothing (the
+  // follower asks for its consumer on its own thread), and never makes a
+  // stream that a create about to clear stale streams would delete under
+  // it.
   const ModelLog::Options copies = LogOptions();
   ModelLog log = ModelLog::Attach(*client_, name, copies);
   SnapshotStore snapshots = SnapshotStore::Open(
@@ -547,10 +548,7 @@ absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
       absl::StrCat(options_.advertise, "/", absl::ToUnixNanos(absl::Now())),
       options_.write_timeout);
   (*model)->AttachWriteLog(replica);
-  absl::StatusOr<std::unique_ptr<LogFollower>> follower =
-      LogFollower::Start(replica->log(), *model, from, stored);
-  if (!follower.ok()) return follower.status();
-  replica->Follow(*std::move(follower));
+  replica->Follow(LogFollower::Start(replica->log(), *model, from, stored));
   return Started{
       .model = *std::move(model), .replica = std::move(replica), .from = from};
 }
@@ -635,9 +633,15 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
                      "no snapshot"));
   }
   ModelIdentity& identity = create.identity;
-  *from = 1;
-  return registry_->Make(identity.name, std::move(identity.config),
-                         std::move(identity.input_names), identity.create_time);
+  absl::StatusOr<std::shared_ptr<HostedModel>> model =
+      registry_->Make(identity.name, std::move(identity.config),
+                      std::move(identity.input_names), identity.create_time);
+  if (!model.ok()) return model.status();
+  // Made from it: the create entry is applied. Its follower reads on from
+  // the next, and this server's own writes apply without a consumer.
+  (*model)->NoteAppliedFromLog(1);
+  *from = 2;
+  return model;
 }
 
 void ClusterNode::SnapshotDueModels() {

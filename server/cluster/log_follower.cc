@@ -1,9 +1,12 @@
 #include "server/cluster/log_follower.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/exponential_backoff.h"
 #include "core/base/byte_coding.h"
 #include "server/cluster/log_entries.h"
 #include "spdlog/spdlog.h"
@@ -15,6 +18,9 @@ namespace {
 // asked to stop, and how long it pauses after the cluster could not
 // deliver.
 constexpr absl::Duration kPoll = absl::Milliseconds(100);
+// The longest pause between two tries to make the first cursor (from
+// kPoll, doubling with each failure).
+constexpr absl::Duration kLongestOpenPause = absl::Seconds(1);
 
 // The configuration's exact encoding, to compare two of them.
 std::string ConfigBytes(const ModelConfig& config) {
@@ -26,29 +32,26 @@ std::string ConfigBytes(const ModelConfig& config) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LogFollower>> LogFollower::Start(
+std::unique_ptr<LogFollower> LogFollower::Start(
     const ModelLog& log, std::shared_ptr<HostedModel> model, std::uint64_t from,
     std::uint64_t stored) {
   from = std::max<std::uint64_t>(from, 1);
-  absl::StatusOr<ModelLog::Cursor> cursor = log.Follow(from);
-  if (!cursor.ok()) return cursor.status();
   if (stored < from) {
     spdlog::info("event=cluster_caught_up model={} log_sequence={} seconds=0",
                  model->name(), from - 1);
   }
   std::unique_ptr<LogFollower> follower(
-      new LogFollower(log, *std::move(cursor), std::move(model), from, stored));
+      new LogFollower(log, std::move(model), from, stored));
   LogFollower* self = follower.get();
   follower->thread_ =
       std::jthread([self](std::stop_token stop) { self->Run(stop); });
   return follower;
 }
 
-LogFollower::LogFollower(const ModelLog& log, ModelLog::Cursor cursor,
+LogFollower::LogFollower(const ModelLog& log,
                          std::shared_ptr<HostedModel> model, std::uint64_t from,
                          std::uint64_t stored)
     : log_(log),
-      cursor_(std::move(cursor)),
       model_(std::move(model)),
       stored_at_start_(stored),
       applied_(from - 1) {}
@@ -86,6 +89,7 @@ bool LogFollower::Stalled(absl::Time last_progress) const {
 }
 
 void LogFollower::Run(std::stop_token stop) {
+  if (!OpenCursor(stop)) return;
   absl::Time last_progress = absl::Now();
   while (!stop.stop_requested()) {
     absl::StatusOr<LogEntry> entry = cursor_->Next(kPoll);
@@ -101,7 +105,7 @@ void LogFollower::Run(std::stop_token stop) {
         absl::SleepFor(kPoll);
       }
       if (broke || Stalled(last_progress)) {
-        Refollow(applied() + 1);
+        Refollow(applied() + 1).IgnoreError();  // tried again
         last_progress = absl::Now();
       }
       continue;
@@ -122,18 +126,40 @@ void LogFollower::Run(std::stop_token stop) {
         applied_changed_.SignalAll();
         return;
       }
-      Refollow(expected);
+      Refollow(expected).IgnoreError();  // tried again
       continue;
     }
     ApplyIfNext(*entry);
   }
 }
 
-void LogFollower::Refollow(std::uint64_t from) {
+absl::Status LogFollower::Refollow(std::uint64_t from) {
   absl::StatusOr<ModelLog::Cursor> fresh = log_.Follow(from);
-  if (!fresh.ok()) return;  // the old one answers UNAVAILABLE: tried again
-  cursor_.reset();          // its subscription goes first
+  // The old one answers UNAVAILABLE: tried again.
+  if (!fresh.ok()) return fresh.status();
+  cursor_.reset();  // its subscription goes first
   cursor_.emplace(*std::move(fresh));
+  return absl::OkStatus();
+}
+
+bool LogFollower::OpenCursor(std::stop_token stop) {
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  for (int failures = 1; !stop.stop_requested(); ++failures) {
+    const absl::Status opened = Refollow(applied() + 1);
+    if (opened.ok()) return true;
+    const absl::Duration pause =
+        BackoffCeiling(failures, kPoll, kLongestOpenPause, 2.0);
+    spdlog::warn(
+        "event=cluster_follower_open_failed model={} from={} failures={} "
+        "retry_in_seconds={:.1f} error=\"{}\"",
+        model_->name(), applied() + 1, failures, absl::ToDoubleSeconds(pause),
+        std::string(opened.message()));
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, stop, absl::ToChronoMilliseconds(pause),
+                  [] { return false; });
+  }
+  return false;
 }
 
 void LogFollower::ApplyIfNext(const LogEntry& entry) {

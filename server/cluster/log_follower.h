@@ -21,7 +21,11 @@ namespace streamreg {
 
 // Keeps a hosted model a replica of its replicated log (docs/cluster.md,
 // "Deterministic replicas"): on a thread of its own, reads the log's
-// entries in sequence order from where the model stands and applies each
+// entries in sequence order from where the model stands (through a
+// consumer it asks the cluster for there, again after a failure with a
+// backoff, so that a consumer placed on a NATS node that never answers
+// holds up neither the hosting nor the writes this server applies itself),
+// and applies each
 // one — a samples entry through HostedModel::ApplyFromLog (whose recent-id
 // window drops retried samples, the same way on every replica), a refit through
 // Refit; the create entry must name the model's own configuration. The
@@ -46,13 +50,14 @@ namespace streamreg {
 // afresh from that snapshot.
 class LogFollower {
  public:
-  // Starts following `log` from entry `from` (1, or the one after what a
-  // snapshot of the model holds); `stored` is the last entry the log held
-  // then (catching_up() until it is applied). `log`'s client must outlive
-  // it.
-  static absl::StatusOr<std::unique_ptr<LogFollower>> Start(
-      const ModelLog& log, std::shared_ptr<HostedModel> model,
-      std::uint64_t from = 1, std::uint64_t stored = 0);
+  // Starts following `log` from entry `from` (1, or the one after what the
+  // model was made from: its create entry, or a snapshot of it); `stored`
+  // is the last entry the log held then (catching_up() until it is
+  // applied). `log`'s client must outlive it.
+  static std::unique_ptr<LogFollower> Start(const ModelLog& log,
+                                            std::shared_ptr<HostedModel> model,
+                                            std::uint64_t from = 1,
+                                            std::uint64_t stored = 0);
   // Stops following (as Stop does) and waits for the thread.
   ~LogFollower();
   LogFollower(const LogFollower&) = delete;
@@ -94,15 +99,17 @@ class LogFollower {
   static constexpr absl::Duration kStallTimeout = absl::Milliseconds(500);
 
  private:
-  LogFollower(const ModelLog& log, ModelLog::Cursor cursor,
-              std::shared_ptr<HostedModel> model, std::uint64_t from,
-              std::uint64_t stored);
+  LogFollower(const ModelLog& log, std::shared_ptr<HostedModel> model,
+              std::uint64_t from, std::uint64_t stored);
   // Whether an entry waited for has not come for kStallTimeout.
   bool Stalled(absl::Time last_progress) const;
   void Run(std::stop_token stop);
-  // Reads on from a new cursor at `from` (keeping the old one if none
-  // could be made).
-  void Refollow(std::uint64_t from);
+  // Reads on from a new cursor at `from`, keeping the old one if none
+  // could be made (and returning why).
+  absl::Status Refollow(std::uint64_t from);
+  // Makes the first cursor, at the entry due, trying until one is made or
+  // `stop`: whether there is one.
+  bool OpenCursor(std::stop_token stop);
   // Applies `entry` if it is the next one due (and the follower has not
   // stopped), and records its outcome for WaitApplied.
   void ApplyIfNext(const LogEntry& entry) ABSL_LOCKS_EXCLUDED(apply_mutex_);
@@ -111,7 +118,7 @@ class LogFollower {
   bool CompactedPast(std::uint64_t sequence) const;
 
   const ModelLog log_;
-  // The follower thread's (replaced when stalled).
+  // The follower thread's (made by it; replaced when stalled).
   std::optional<ModelLog::Cursor> cursor_;
   const std::shared_ptr<HostedModel> model_;
   const std::uint64_t stored_at_start_;

@@ -75,10 +75,7 @@ class LogFollowerTest : public NatsClusterTest {
     absl::StatusOr<ModelLog> log =
         Retried([&] { return ModelLog::Open(*clients_[c], "arm", {}); });
     EXPECT_TRUE(log.ok()) << log.status();
-    absl::StatusOr<std::unique_ptr<LogFollower>> follower =
-        LogFollower::Start(*log, replica.hosted, from, stored);
-    EXPECT_TRUE(follower.ok()) << follower.status();
-    replica.follower = *std::move(follower);
+    replica.follower = LogFollower::Start(*log, replica.hosted, from, stored);
     return replica;
   }
 
