@@ -28,7 +28,7 @@ STREAMREG_SERVER="$build/server/streamreg-server" \
 all=$(cut -d' ' -f1 "$dir/servers" | paste -sd, -)
 for m in $(seq 1 "$models"); do
   "$cli" --server "$all" ingest --model "m$m" --csv "$work/arm.csv" --create \
-    >/dev/null
+    >"$work/ingest.txt" 2>&1 || { cat "$work/ingest.txt" >&2; exit 1; }
 done
 sleep 3  # every replica applies the last batches
 kill -9 "$(sed -n 3p "$dir/nats" | cut -d' ' -f2)"
