@@ -5,9 +5,12 @@
 # (`streamreg ingest`), both through the list of servers. In turn: a quiet
 # stretch (the baseline); the first server (where the clients' calls go
 # first) paused with SIGSTOP for PAUSE seconds, then continued; the first
-# NATS node likewise; a rolling restart of every server,
-# then of every NATS node, one at a time, each waited for before the next
-# (local-cluster.sh restart). Then the invariants: every sample the arm and
+# NATS node likewise; the first server restarted behind a slow link (a
+# delaying proxy, 50 ms each way, in front of the first NATS node as its
+# only way to the cluster: streamreg-delaying-proxy) for PAUSE seconds; a
+# rolling restart of every server (which gives the first its every node
+# again), then of every NATS node, one at a time, each waited for before
+# the next (local-cluster.sh restart). Then the invariants: every sample the arm and
 # the loader had acknowledged is on every replica of its model (the
 # counts), and the replicas answer the same queries bit for bit.
 #
@@ -26,9 +29,9 @@ replicas=${CLUSTER_FAULTS_REPLICAS:-3}
 # shellcheck source=bench/local_cluster_run.sh
 . "$(dirname "$0")/local_cluster_run.sh"
 local_cluster_run "$1" "$2"
-arm_pid='' load_pid=''
+arm_pid='' load_pid='' proxy_pid=''
 # shellcheck disable=SC2317,SC2086  # called on exit; a pid is empty once done
-before_cluster_down() { kill $arm_pid $load_pid 2>/dev/null || true; }
+before_cluster_down() { kill $arm_pid $load_pid $proxy_pid 2>/dev/null || true; }
 
 "$build/client/streamreg-robot-sim" --samples "$load" --out "$work/load.csv"
 "$build/client/streamreg-robot-sim" --samples 200 --seed 9 --out "$work/queries.csv"
@@ -43,7 +46,7 @@ phase() { echo "$1 $(date +%s.%N)" >> "$out/phases.txt"; }
 phase start
 # Long enough for every phase on this machine (a restarted server catches
 # up for up to about 100 s); the figures count the phases only.
-duration=$((30 + 2 * pause + 420))
+duration=$((30 + 3 * pause + 480))
 "$cli" --server "$all" bench learn --model arm --create --robots 1 \
   --rate 1000 --duration "$duration" --json "$out/arm.json" \
   >"$out/arm.txt" 2>&1 &
@@ -65,20 +68,39 @@ sleep "$pause"
 kill -CONT "$(pid_of nats 0)"
 phase nats_paused_end
 sleep 10
-phase rolling_servers
-# Each server restarted once the one before has caught up on the logs of
-# both models (what an operator waits for: its cluster_caught_up events).
-for i in 0 1 2; do
-  seen=$(wc -l < "$dir/server$i.log")
-  "$cluster_sh" restart "$dir" server "$i"
+
+# Restarts server I and waits until it has caught up on the logs of both
+# models (what an operator waits for: its cluster_caught_up events).
+restart_caught_up() {
+  local seen caught
+  seen=$(wc -l < "$dir/server$1.log")
+  "$cluster_sh" restart "$dir" server "$1"
   for _ in $(seq 1200); do
-    caught=$(tail -n +"$((seen + 1))" "$dir/server$i.log" |
+    caught=$(tail -n +"$((seen + 1))" "$dir/server$1.log" |
       grep -c "event=cluster_caught_up model=\(arm\|load\) " || true)
     [ "$caught" -ge 2 ] && break
     sleep 0.1
   done
-  echo "server$i $(date +%s.%N) caught up" >> "$out/restarts.txt"
+  echo "server$1 $(date +%s.%N) caught up" >> "$out/restarts.txt"
+}
+
+phase slow_link
+"$build/tests/support/streamreg-delaying-proxy" --delay 50ms \
+  --target "$(sed -n 1p "$dir/nats" | cut -d' ' -f1)" >"$work/proxy.txt" 2>&1 &
+proxy_pid=$!
+proxy=
+for _ in $(seq 100); do
+  proxy=$(sed -n 's/^listening on //p' "$work/proxy.txt")
+  [ -n "$proxy" ] && break
+  sleep 0.05
 done
+[ -n "$proxy" ] || { echo "the delaying proxy did not start" >&2; exit 1; }
+STREAMREG_SERVER_NATS=$proxy restart_caught_up 0
+sleep "$pause"
+phase rolling_servers
+for i in 0 1 2; do restart_caught_up "$i"; done
+kill "$proxy_pid"
+proxy_pid=
 phase rolling_nats
 for i in 0 1 2; do "$cluster_sh" restart "$dir" nats "$i"; sleep 5; done
 phase rolling_end
@@ -142,7 +164,8 @@ if arm_status == 0:
                 sum(w["messages"] for w in inside))
     names = [("baseline", "start", "baseline_end"),
              (f"server paused", "baseline_end", "nats_pause"),
-             (f"NATS node paused", "nats_pause", "rolling_servers"),
+             (f"NATS node paused", "nats_pause", "slow_link"),
+             ("server behind a slow link", "slow_link", "rolling_servers"),
              ("rolling restart of the servers", "rolling_servers", "rolling_nats"),
              ("rolling restart of the NATS nodes", "rolling_nats", "end")]
     print(f"arm: {sent} samples sent at 1 kHz; {arm['per_robot'][0]['late_ticks']} late ticks in all")

@@ -18,7 +18,10 @@
 # Server i keeps its data directory in DIR/server$i and logs to
 # DIR/server$i.log. The servers are streamreg-server from $STREAMREG_SERVER,
 # else build/dev, else PATH; extra flags for them come from
-# $STREAMREG_SERVER_FLAGS (say "--cluster_replicas 2").
+# $STREAMREG_SERVER_FLAGS (say "--cluster_replicas 2"). A server started
+# with $STREAMREG_SERVER_NATS set is given those NATS URLs instead of every
+# node's (a proxy in front of one node: bench/cluster_faults.sh's slow
+# link).
 set -euo pipefail
 
 usage() { echo "usage: $0 up|down DIR, or restart DIR server|nats I" >&2; exit 2; }
@@ -71,7 +74,7 @@ up() {
 
 launch_server() {  # launch_server I LISTEN: server I, in the background
   local nats
-  nats=$(cut -d' ' -f1 "$dir/nats" | paste -sd, -)
+  nats=${STREAMREG_SERVER_NATS:-$(cut -d' ' -f1 "$dir/nats" | paste -sd, -)}
   # shellcheck disable=SC2046
   setsid "$(cat "$dir/server.binary")" --listen "$2" --metrics_listen= \
     --data_dir "$dir/server$1" --cluster "$nats" \

@@ -42,6 +42,9 @@ class ServerProcess {
   void SetEnvironment(std::vector<std::string> variables) {
     environment_ = std::move(variables);
   }
+  // The flags its next start takes instead (a server restarted in place
+  // with another link to its cluster).
+  void SetFlags(std::vector<std::string> flags) { flags_ = std::move(flags); }
 
   // Starts it and waits for its "listening" line (in cluster mode, printed
   // once it has joined).
@@ -111,7 +114,7 @@ class ServerProcess {
  private:
   const std::string server_;
   const std::string data_dir_;
-  const std::vector<std::string> flags_;
+  std::vector<std::string> flags_;
   std::vector<std::string> environment_;
   pid_t pid_ = -1;
   std::optional<ReservedPort> reserved_;

@@ -10,7 +10,8 @@
 // fault over once every predictor was answered after it; no read as the
 // model stands may wait 8 s for its answer, nor any with the NATS node
 // paused (the longest wait after what was acknowledged with the server
-// paused is reported).
+// paused is reported). A third puts a slow link (a delaying proxy, 50 ms
+// each way) between one server and its only NATS node under the load.
 // At the end no acknowledged sample is lost, none is learned twice, every
 // replica of each model holds the same count and gives bit-identical
 // predictions, equal to the engine fed the same samples, every prediction
@@ -37,6 +38,7 @@
 #include "core/base/mutex.h"
 #include "gtest/gtest.h"
 #include "server/rpc/spec_conversion.h"
+#include "tests/support/delaying_proxy.h"
 #include "tests/support/fresh_directory.h"
 #include "tests/support/model_test_support.h"
 #include "tests/support/nats_test_cluster.h"
@@ -73,6 +75,12 @@ ClientOptions SoakClientOptions(const std::string& servers) {
   return options;
 }
 
+// A soak server's flags, its NATS nodes given as "host:port,...".
+std::vector<std::string> SoakServerFlags(const std::string& nats) {
+  return {"--cluster=" + nats, "--cluster_replicas=2",
+          "--cluster_server_ttl=2s", "--log_level=warn"};
+}
+
 v1::ModelSpec SoakSpec() {
   v1::ModelSpec spec;
   spec.set_input_dim(kDim);
@@ -92,10 +100,7 @@ class ClusterSoakTest : public ::testing::Test {
     const std::string nats_urls = absl::StrJoin(nats_->urls(), ",");
     for (std::size_t i = 0; i < kServers; ++i) {
       servers_.push_back(std::make_unique<ServerProcess>(
-          STREAMREG_SERVER, FreshDirectory(),
-          std::vector<std::string>{
-              "--cluster=" + nats_urls, "--cluster_replicas=2",
-              "--cluster_server_ttl=2s", "--log_level=warn"}));
+          STREAMREG_SERVER, FreshDirectory(), SoakServerFlags(nats_urls)));
       ASSERT_NO_FATAL_FAILURE(servers_.back()->Start());
       addresses_.push_back(servers_.back()->address());
     }
@@ -391,6 +396,34 @@ TEST_F(ClusterSoakTest, ReadsGoOnThroughPausedProcesses) {
   // "Faults"). A read as the model stands does not.
   ASSERT_NO_FATAL_FAILURE(
       StopLoadAndVerify("a server, then a NATS node, paused for 10 s"));
+}
+
+// A slow link: the first server of the clients' list restarted in place
+// with a delaying proxy (50 ms each way) as its only way to the NATS
+// cluster, then the whole load for 15 s. Its appends and its followers'
+// deliveries take 100 ms more; nothing acknowledged may be lost, the
+// replicas stay alike, and a read as the model stands never waits for
+// the link.
+TEST_F(ClusterSoakTest, ASlowLinkToOneServerLosesNothing) {
+  absl::StatusOr<std::unique_ptr<DelayingProxy>> proxy =
+      DelayingProxy::Start(nats_->urls()[0], absl::Milliseconds(50));
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  servers_[0]->Kill();
+  servers_[0]->SetFlags(SoakServerFlags((*proxy)->address()));
+  ASSERT_NO_FATAL_FAILURE(servers_[0]->Start());
+  StartLoad();
+  ASSERT_NO_FATAL_FAILURE(WaitUntilEveryFeedIsAcknowledged());
+  ResetLongestUnanswered();
+  absl::SleepFor(absl::Seconds(15));
+  WaitUntilEveryPredictorIsAnsweredAfter(absl::Now());
+  std::printf(
+      "slow link: longest wait for a prediction as the model stands %s, "
+      "after what its server acknowledged %s\n",
+      absl::FormatDuration(longest_unanswered(kAsItStands)).c_str(),
+      absl::FormatDuration(longest_unanswered(kAfterAcknowledged)).c_str());
+  EXPECT_LT(longest_unanswered(kAsItStands), absl::Seconds(8));
+  ASSERT_NO_FATAL_FAILURE(StopLoadAndVerify(
+      "a server behind a slow link (50 ms each way) for 15 s"));
 }
 
 }  // namespace
