@@ -36,7 +36,6 @@ kill "-$signal" "$pid"
 echo "NATS node $victim stopped with SIG$signal; creating after ${wait} s"
 sleep "$wait"
 
-seconds_since() { echo "$(date +%s.%N) - $1" | bc; }
 failed=0
 for m in $(seq 1 "$models"); do
   start=$(date +%s.%N)

@@ -46,7 +46,6 @@ wait_for() {
   echo "server 1 did not log $1 for every model in 2 minutes" >&2
   exit 1
 }
-seconds_since() { echo "$(date +%s.%N) - $1" | bc; }
 for round in $(seq 1 "$rounds"); do
   for binary in $binaries; do
     kill -9 "$(sed -n 2p "$dir/servers" | cut -d' ' -f2)"

@@ -6,7 +6,8 @@
 # (the cluster's directory in it), and arranges that on exit the script's
 # before_cluster_down function runs if it has one (to stop its clients),
 # the servers' and nodes' logs are copied into $out, the cluster is taken
-# down and $work removed.
+# down and $work removed. `seconds_since START` prints the seconds since
+# START (a `date +%s.%N`).
 # shellcheck disable=SC2034  # the variables are the caller's
 local_cluster_run() {
   build=$(cd "$1" && pwd)
@@ -25,3 +26,5 @@ local_cluster_cleanup() {
   [ -e "$dir/servers" ] && "$cluster_sh" down "$dir" >/dev/null 2>&1
   rm -rf "$work"
 }
+
+seconds_since() { echo "$(date +%s.%N) - $1" | bc; }

@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <set>
 #include <utility>
 
@@ -12,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/exponential_backoff.h"
 #include "common/served_by.h"
+#include "core/base/stoppable_sleep.h"
 #include "server/cluster/log_entries.h"
 #include "server/cluster/log_follower.h"
 #include "server/cluster/model_log.h"
@@ -27,14 +25,9 @@ namespace {
 // Runs `step` every `interval` until `stop`.
 template <class Step>
 void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
-  std::mutex mutex;
-  std::condition_variable_any wake;
-  while (!stop.stop_requested()) {
+  do {
     step();
-    std::unique_lock lock(mutex);
-    wake.wait_for(lock, stop, absl::ToChronoMilliseconds(interval),
-                  [] { return false; });
-  }
+  } while (SleepForUnlessStopped(stop, interval));
 }
 
 // How long after a failed snapshot of a model the next is tried.

@@ -1,13 +1,11 @@
 #include "server/cluster/log_follower.h"
 
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/exponential_backoff.h"
 #include "core/base/byte_coding.h"
+#include "core/base/stoppable_sleep.h"
 #include "server/cluster/log_entries.h"
 #include "spdlog/spdlog.h"
 
@@ -143,8 +141,6 @@ absl::Status LogFollower::Refollow(std::uint64_t from) {
 }
 
 bool LogFollower::OpenCursor(std::stop_token stop) {
-  std::mutex mutex;
-  std::condition_variable_any wake;
   for (int failures = 1; !stop.stop_requested(); ++failures) {
     const absl::Status opened = Refollow(applied() + 1);
     if (opened.ok()) return true;
@@ -155,9 +151,7 @@ bool LogFollower::OpenCursor(std::stop_token stop) {
         "retry_in_seconds={:.1f} error=\"{}\"",
         model_->name(), applied() + 1, failures, absl::ToDoubleSeconds(pause),
         std::string(opened.message()));
-    std::unique_lock lock(mutex);
-    wake.wait_for(lock, stop, absl::ToChronoMilliseconds(pause),
-                  [] { return false; });
+    SleepForUnlessStopped(stop, pause);
   }
   return false;
 }

@@ -1,14 +1,13 @@
 #include "server/rpc/server.h"
 
-#include <condition_variable>
 #include <limits>
-#include <mutex>
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "core/base/stoppable_sleep.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/rpc/listening_credentials.h"
@@ -226,13 +225,9 @@ void Server::Shutdown() {
   std::jthread release_writes;
   if (cluster_ != nullptr) {
     release_writes = std::jthread([this, drain_deadline](std::stop_token stop) {
-      std::mutex mutex;
-      std::condition_variable_any woken;
-      std::unique_lock lock(mutex);
-      // Wakes at the deadline, or when stopped before it.
-      woken.wait_until(lock, stop, absl::ToChronoTime(drain_deadline),
-                       [] { return false; });
-      if (!stop.stop_requested()) cluster_->StopFollowing();
+      if (SleepUntilUnlessStopped(stop, drain_deadline)) {
+        cluster_->StopFollowing();
+      }
     });
   }
   grpc_server_->Shutdown(absl::ToChronoTime(drain_deadline));
