@@ -105,6 +105,10 @@ absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
   while (out->empty() || out->back().sequence < end) {
     absl::StatusOr<LogEntry> entry = cursor->NextStored();
     if (!entry.ok()) return entry.status();
+    // What comes before `from` was not asked for: skipped, as a follower
+    // skips it. (A consumer asked to start at `from` delivered two entries
+    // before it once in a rehearsal's 1,000 short reads, cause not found.)
+    if (entry->sequence < from) continue;
     out->push_back(*std::move(entry));
   }
   return absl::OkStatus();
