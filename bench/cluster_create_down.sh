@@ -69,7 +69,7 @@ if [ "$signal" = TERM ]; then
   restored=0
   for _ in $(seq 30); do
     restored=$(cat "$dir"/server?.log |
-      grep -c "event=cluster_stream_replicas_restored stream=streamreg_down" || true)
+      grep -cE "event=cluster_stream_replicas_restored stream=streamreg-log[0-9]+_down" || true)
     [ "$restored" -ge "$models" ] && break
     sleep 1
   done

@@ -45,12 +45,37 @@ constexpr absl::Duration kLongestHostingPause = absl::Seconds(4);
 // at a time at best; more than that only wait on the cluster together.
 constexpr std::size_t kConcurrentHostings = 4;
 
-// Deletes the log and the snapshots of model `name`, if any.
-absl::Status RemoveStreams(JetStreamClient& client, absl::string_view name) {
-  absl::Status log = ModelLog::Remove(client, name);
-  absl::Status snapshots = SnapshotStore::Remove(client, name);
-  return log.ok() ? snapshots : log;
+// How long a create waits for its new log's first leader before it gives
+// that log up and makes another (ClusterNode::Create): kLogLeaderWait for
+// each of the first kQuickLogTries logs, then doubling to
+// kLongestLogLeaderWait (a cluster that makes no log that fast at all).
+// nats-server 2.9 has a new stream's preferred leader (one of its peers,
+// drawn at random) campaign at once, and a healthy cluster elects it in
+// well under a second; the others campaign only after an election
+// timeout, 4 to 8 s measured. With a NATS node killed, 36 logs of 95 paid
+// it (measured): about the one in three whose preferred leader is the dead
+// node.
+constexpr absl::Duration kLogLeaderWait = absl::Seconds(1);
+constexpr int kQuickLogTries = 3;
+constexpr absl::Duration kLongestLogLeaderWait = absl::Seconds(4);
+
+// Deletes the log and the snapshots of model `name` of log generation
+// `log`, if any, waiting up to `wait` (0: the request timeout) for each
+// answer.
+absl::Status RemoveStreams(JetStreamClient& client, absl::string_view name,
+                           std::uint64_t log,
+                           absl::Duration wait = absl::ZeroDuration()) {
+  absl::Status log_removed = ModelLog::Remove(client, name, log, wait);
+  absl::Status snapshots = SnapshotStore::Remove(client, name, log, wait);
+  return log_removed.ok() ? snapshots : log_removed;
 }
+
+// An abandoned log's removal: how long a try waits for its answer (the
+// removal of a stream that never elected a leader is never answered, and
+// the snapshotting thread makes the tries), and how long after a failed
+// try the next is made (which finds it gone).
+constexpr absl::Duration kAbandonedRemovalWait = absl::Milliseconds(250);
+constexpr absl::Duration kAbandonedRetryPause = absl::Seconds(2);
 
 bool SameServers(std::vector<std::string> a, std::vector<std::string> b) {
   std::sort(a.begin(), a.end());
@@ -315,8 +340,10 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     node->ReconcileFailed(reconciled);
   }
   node->snapshotter_ = std::jthread([raw](std::stop_token stop) {
-    Every(raw->options_.reconcile_interval, stop,
-          [raw] { raw->SnapshotDueModels(); });
+    Every(raw->options_.reconcile_interval, stop, [raw] {
+      raw->SnapshotDueModels();
+      raw->RemoveAbandonedLogs();
+    });
   });
   node->thread_ = std::jthread([raw](std::stop_token stop) { raw->Run(stop); });
   spdlog::info(
@@ -375,17 +402,28 @@ absl::Status ClusterNode::Reconcile() {
   if (!placements.ok()) return placements.status();
   {
     MutexLock lock(&reconcile_mutex_);
-    std::set<std::string> mine, deleted;
+    // Placed here and created, with the generation of their logs.
+    std::map<std::string, std::uint64_t> mine;
+    std::set<std::string> deleted;
     for (const auto& [name, placement] : *placements) {
       if (placement.servers.empty()) deleted.insert(name);
-      if (std::find(placement.servers.begin(), placement.servers.end(),
+      if (placement.created &&
+          std::find(placement.servers.begin(), placement.servers.end(),
                     options_.advertise) != placement.servers.end()) {
-        mine.insert(name);
+        mine.emplace(name, placement.log);
       }
     }
     std::vector<std::string> gone;
     for (const auto& [name, replica] : replicas_) {
-      if (!mine.contains(name)) gone.push_back(name);
+      const auto placed = mine.find(name);
+      if (placed == mine.end()) {
+        gone.push_back(name);
+      } else if (replica->log().stream() !=
+                 ModelLog::StreamName(name, placed->second)) {
+        // Deleted and created again between two rounds: another model.
+        gone.push_back(name);
+        deleted.insert(name);
+      }
     }
     for (const auto& [name, replica] : replicas_) {
       // Its log moved on past what it applied: hosted again below, from
@@ -398,13 +436,13 @@ absl::Status ClusterNode::Reconcile() {
     std::erase_if(hosting_retries_, [&](const auto& retry) {
       return !mine.contains(retry.first);
     });
-    std::vector<std::string> due;
+    std::vector<ToHost> due;
     const absl::Time now = absl::Now();
-    for (const std::string& name : mine) {
+    for (const auto& [name, log] : mine) {
       if (replicas_.contains(name)) continue;
       const auto retry = hosting_retries_.find(name);
       if (retry == hosting_retries_.end() || now >= retry->second.next_try) {
-        due.push_back(name);
+        due.push_back({.name = name, .log = log});
       }
     }
     HostEach(due);
@@ -471,33 +509,32 @@ absl::StatusOr<std::vector<std::string>> ClusterNode::SteadyLiveServers() {
   return steady;  // in name order (a std::map's)
 }
 
-void ClusterNode::HostEach(const std::vector<std::string>& names) {
+void ClusterNode::HostEach(const std::vector<ToHost>& models) {
   std::vector<absl::StatusOr<Started>> started(
-      names.size(), absl::UnknownError("not started"));
+      models.size(), absl::UnknownError("not started"));
   std::atomic<std::size_t> next{0};
   const auto start_next = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < names.size();) {
-      started[i] = StartReplica(names[i]);
+    for (std::size_t i; (i = next.fetch_add(1)) < models.size();) {
+      started[i] = StartReplica(models[i]);
     }
   };
   {
     std::vector<std::jthread> helpers;
-    for (std::size_t t = 1; t < std::min(names.size(), kConcurrentHostings);
+    for (std::size_t t = 1; t < std::min(models.size(), kConcurrentHostings);
          ++t) {
       helpers.emplace_back(start_next);
     }
     start_next();
   }  // the helpers joined
-  for (std::size_t i = 0; i < names.size(); ++i) {
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const std::string& name = models[i].name;
     const absl::Status hosted = started[i].ok()
-                                    ? Adopt(names[i], *std::move(started[i]))
+                                    ? Adopt(name, *std::move(started[i]))
                                     : started[i].status();
     if (hosted.ok()) {
-      hosting_retries_.erase(names[i]);
-    } else if (!absl::IsNotFound(hosted)) {
-      // NOT_FOUND: its creator has not written the create entry yet; the
-      // next round looks again.
-      HostingFailed(names[i], hosted);
+      hosting_retries_.erase(name);
+    } else {
+      HostingFailed(name, hosted);
     }
   }
   not_hosted_.store(hosting_retries_.size());
@@ -521,17 +558,19 @@ void ClusterNode::HostingFailed(const std::string& name,
 }
 
 absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
-    const std::string& name) {
+    const ToHost& placed) {
+  const std::string& name = placed.name;
   // The creator makes the log (Create); a server that hosts the model only
   // reads it, so hosting asks the cluster's metadata leader nothing (the
   // follower asks for its consumer on its own thread), and never makes a
   // stream that a create about to clear stale streams would delete under
   // it.
   const ModelLog::Options copies = LogOptions();
-  ModelLog log = ModelLog::Attach(*client_, name, copies);
+  ModelLog log = ModelLog::Attach(*client_, name, copies, placed.log);
   SnapshotStore snapshots = SnapshotStore::Open(
       *client_, name,
-      {.replicas = copies.replicas, .min_replicas = copies.min_replicas});
+      {.replicas = copies.replicas, .min_replicas = copies.min_replicas},
+      placed.log);
   std::uint64_t from = 1, stored = 0;
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
       MakeReplica(name, log, snapshots, &from, &stored);
@@ -778,14 +817,16 @@ void ClusterNode::Rebalance(
     std::vector<std::string> owners = RendezvousOwners(
         name, live, static_cast<std::size_t>(options_.replicas));
     if (SameServers(owners, placement.servers)) continue;
+    PlacementStore::Placement next = placement;
+    next.servers = std::move(owners);
     absl::StatusOr<std::uint64_t> moved =
-        placements_->CompareAndSet(name, owners, placement.revision);
+        placements_->CompareAndSet(name, next);
     // ABORTED: another change came first; the next round looks again.
     if (moved.ok()) {
       counters_.models_moved.fetch_add(1);
       spdlog::info("event=cluster_replaced model={} from={} to={}", name,
                    absl::StrJoin(placement.servers, ","),
-                   absl::StrJoin(owners, ","));
+                   absl::StrJoin(next.servers, ","));
     } else if (!absl::IsAborted(moved.status())) {
       spdlog::warn("event=cluster_replace_failed model={} error=\"{}\"", name,
                    std::string(moved.status().message()));
@@ -794,52 +835,98 @@ void ClusterNode::Rebalance(
 }
 
 absl::Status ClusterNode::Create(const ModelIdentity& identity) {
-  const std::string& name = identity.name;
-  const absl::Time deadline = absl::Now() + options_.write_timeout;
-  absl::StatusOr<PlacementStore::Placement> placement =
-      RetriedUntil(deadline, [&] { return placements_->Get(name); });
-  if (!placement.ok()) return placement.status();
-  if (placement->servers.empty()) {
-    absl::StatusOr<std::vector<std::string>> live =
-        RetriedUntil(deadline, [&] { return SteadyLiveServers(); });
-    if (!live.ok()) return live.status();
-    if (live->empty()) {
-      return absl::UnavailableError("cluster: no live server to place on");
-    }
-    const std::vector<std::string> owners = RendezvousOwners(
-        name, *live, static_cast<std::size_t>(options_.replicas));
-    absl::StatusOr<std::uint64_t> placed = RetriedUntil(deadline, [&] {
-      return placements_->CompareAndSet(name, owners, placement->revision);
-    });
-    if (placed.ok()) {
-      // A log and snapshots left by an earlier model of this name go first.
-      if (absl::Status removed = RemoveStreams(*client_, name); !removed.ok()) {
-        spdlog::warn("event=cluster_stale_log_kept model={} error=\"{}\"", name,
-                     std::string(removed.message()));
-      }
-    } else if (!absl::IsAborted(placed.status())) {
-      return placed.status();
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + options_.write_timeout;
+  int logs_given_up = 0;
+  for (;;) {
+    absl::StatusOr<PlacementStore::Placement> placement =
+        RetriedUntil(deadline, [&] { return placements_->Get(identity.name); });
+    if (!placement.ok()) return placement.status();
+    const absl::Status created = CreateAt(identity, *std::move(placement),
+                                          start, deadline, &logs_given_up);
+    // ABORTED: the placement changed meanwhile; what it is now decides.
+    if (!absl::IsAborted(created)) return created;
+    if (absl::Now() > deadline) {
+      return absl::UnavailableError(
+          absl::StrCat("model '", identity.name,
+                       "': its placement kept changing while it was created; "
+                       "retry"));
     }
   }
-  // Placed, by this call or another: the log's first entry says whose
-  // model it is. A placement whose creator failed before its create entry
-  // is completed by the next create.
-  absl::StatusOr<ModelLog> log = RetriedUntil(
-      deadline, [&] { return ModelLog::Open(*client_, name, LogOptions()); });
-  if (!log.ok()) return log.status();
+}
+
+absl::Status ClusterNode::CreateAt(const ModelIdentity& identity,
+                                   PlacementStore::Placement placement,
+                                   absl::Time started, absl::Time deadline,
+                                   int* logs_given_up) {
+  const std::string& name = identity.name;
+  if (placement.servers.empty()) {
+    absl::StatusOr<PlacementStore::Placement> placed =
+        PlaceNew(name, placement, deadline);
+    if (!placed.ok()) return placed.status();
+    placement = *std::move(placed);
+  }
   const std::string entry = EncodeCreateEntry(identity);
-  absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(deadline, [&] {
-    return log->Append(absl::StrCat(name, "/create"), entry);
-  });
-  if (!appended.ok()) return appended.status();
+  if (!placement.created) {
+    // The log's first leader is waited for up to `wait`; a log that has
+    // none by then is given up for one of the next generation (its
+    // preferred leader, drawn anew, is likely alive).
+    const absl::Duration wait =
+        BackoffCeiling(std::max(1, *logs_given_up + 2 - kQuickLogTries),
+                       kLogLeaderWait, kLongestLogLeaderWait, 2.0);
+    const absl::Time start = absl::Now();
+    absl::StatusOr<ModelLog> log = RetriedUntil(deadline, [&] {
+      absl::StatusOr<ModelLog> opened =
+          ModelLog::Open(*client_, name, LogOptions(), placement.log, wait);
+      // Timed out (the client's clock may wake a little early): given up
+      // below, not asked again.
+      if (!opened.ok() && absl::Now() - start >= wait * 0.9) {
+        return absl::StatusOr<ModelLog>(
+            absl::DeadlineExceededError(opened.status().message()));
+      }
+      return opened;
+    });
+    if (absl::IsDeadlineExceeded(log.status())) {
+      if (absl::Now() < deadline) {
+        return GiveUpLog(name, placement, absl::Now() - start, deadline,
+                         logs_given_up);
+      }
+      // The next create of the name (a client's retry) goes on from here.
+      return absl::UnavailableError(log.status().message());
+    }
+    if (!log.ok()) return log.status();
+    absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(deadline, [&] {
+      return log->Append(absl::StrCat(name, "/create"), entry);
+    });
+    if (!appended.ok()) return appended.status();
+  }
+  ModelLog log = ModelLog::Attach(*client_, name, LogOptions(), placement.log);
   absl::StatusOr<LogEntry> first =
-      RetriedUntil(deadline, [&] { return log->Entry(1); });
+      RetriedUntil(deadline, [&] { return log.Entry(1); });
+  if (placement.created && absl::IsNotFound(first.status())) {
+    // Compacted away (the model has snapshots): it exists.
+    return absl::AlreadyExistsError(
+        absl::StrCat("model '", name, "' already exists"));
+  }
   if (!first.ok()) return first.status();
+  if (!placement.created) {
+    // Its create entry is there (this call's, or one an earlier creator
+    // appended before it failed): the servers host it from now on, and no
+    // create gives this log up any more. ABORTED if another create gave it
+    // up first: this call's entry, in a log nobody uses, was never
+    // acknowledged.
+    PlacementStore::Placement done = placement;
+    done.created = true;
+    absl::StatusOr<std::uint64_t> marked = RetriedUntil(
+        deadline, [&] { return placements_->CompareAndSet(name, done); });
+    if (!marked.ok()) return marked.status();
+  }
   if (first->payload != entry) {
     return absl::AlreadyExistsError(
         absl::StrCat("model '", name, "' already exists"));
   }
-  spdlog::info("event=cluster_created model={}", name);
+  spdlog::info("event=cluster_created model={} stream={} seconds={:.3f}", name,
+               log.stream(), absl::ToDoubleSeconds(absl::Now() - started));
   {
     // Tried at once, whatever an earlier model of the name left.
     MutexLock lock(&reconcile_mutex_);
@@ -848,8 +935,55 @@ absl::Status ClusterNode::Create(const ModelIdentity& identity) {
   return Reconcile();
 }
 
+absl::StatusOr<PlacementStore::Placement> ClusterNode::PlaceNew(
+    const std::string& name, const PlacementStore::Placement& previous,
+    absl::Time deadline) {
+  absl::StatusOr<std::vector<std::string>> live =
+      RetriedUntil(deadline, [&] { return SteadyLiveServers(); });
+  if (!live.ok()) return live.status();
+  if (live->empty()) {
+    return absl::UnavailableError("cluster: no live server to place on");
+  }
+  // A log of its own: whatever an earlier model of the name left in its
+  // log (a deletion that could not remove it) is never read.
+  PlacementStore::Placement next{
+      .servers = RendezvousOwners(name, *live,
+                                  static_cast<std::size_t>(options_.replicas)),
+      .revision = previous.revision,
+      .log = previous.log + 1,
+      .created = false};
+  absl::StatusOr<std::uint64_t> placed = RetriedUntil(
+      deadline, [&] { return placements_->CompareAndSet(name, next); });
+  if (!placed.ok()) return placed.status();
+  if (previous.revision != 0) Abandon(name, previous.log);
+  next.revision = *placed;
+  return next;
+}
+
+absl::Status ClusterNode::GiveUpLog(const std::string& name,
+                                    const PlacementStore::Placement& placement,
+                                    absl::Duration waited, absl::Time deadline,
+                                    int* logs_given_up) {
+  PlacementStore::Placement next = placement;
+  ++next.log;
+  absl::StatusOr<std::uint64_t> moved = RetriedUntil(
+      deadline, [&] { return placements_->CompareAndSet(name, next); });
+  if (!moved.ok()) return moved.status();
+  ++*logs_given_up;
+  counters_.logs_given_up.fetch_add(1);
+  spdlog::warn(
+      "event=cluster_log_given_up model={} stream={} next_stream={} "
+      "waited_seconds={:.3f} reason=\"no leader elected in time\"",
+      name, ModelLog::StreamName(name, placement.log),
+      ModelLog::StreamName(name, next.log), absl::ToDoubleSeconds(waited));
+  Abandon(name, placement.log);
+  // The placement changed: the next try reads it.
+  return absl::AbortedError("the model's log was given up");
+}
+
 absl::Status ClusterNode::Delete(absl::string_view name) {
   const absl::Time deadline = absl::Now() + options_.write_timeout;
+  std::uint64_t log = 0;
   for (;;) {
     absl::StatusOr<PlacementStore::Placement> placement =
         RetriedUntil(deadline, [&] { return placements_->Get(name); });
@@ -857,8 +991,13 @@ absl::Status ClusterNode::Delete(absl::string_view name) {
     if (placement->servers.empty()) {
       return absl::NotFoundError(absl::StrCat("model '", name, "' not found"));
     }
+    log = placement->log;
+    // Its log's generation stays: the next create of the name starts the
+    // one after.
+    PlacementStore::Placement emptied_placement = *placement;
+    emptied_placement.servers.clear();
     absl::StatusOr<std::uint64_t> emptied = RetriedUntil(deadline, [&] {
-      return placements_->CompareAndSet(name, {}, placement->revision);
+      return placements_->CompareAndSet(name, emptied_placement);
     });
     if (emptied.ok()) break;
     // ABORTED: moved meanwhile; delete what it is now.
@@ -870,7 +1009,8 @@ absl::Status ClusterNode::Delete(absl::string_view name) {
   if (absl::Status reconciled = Reconcile(); !reconciled.ok()) {
     ReconcileFailed(reconciled);
   }
-  if (absl::Status deleted = RemoveStreams(*client_, name); !deleted.ok()) {
+  if (absl::Status deleted = RemoveStreams(*client_, name, log);
+      !deleted.ok()) {
     // The next create of the name removes it.
     spdlog::warn("event=cluster_log_delete_failed model={} error=\"{}\"",
                  std::string(name), std::string(deleted.message()));
@@ -884,6 +1024,10 @@ absl::Status ClusterNode::Elsewhere(absl::string_view name) {
   if (!placement.ok()) return placement.status();
   if (placement->servers.empty()) {
     return absl::NotFoundError(absl::StrCat("model '", name, "' not found"));
+  }
+  if (!placement->created) {
+    return absl::UnavailableError(
+        absl::StrCat("model '", name, "' is being created; retry"));
   }
   if (std::find(placement->servers.begin(), placement->servers.end(),
                 options_.advertise) != placement->servers.end()) {
@@ -900,8 +1044,9 @@ ClusterNode::Placements() {
   if (!all.ok()) return all.status();
   std::map<std::string, std::vector<std::string>> placed;
   for (auto& [name, placement] : *all) {
-    // A deleted model's register stays, naming no server.
-    if (!placement.servers.empty()) {
+    // A deleted model's register stays, naming no server; a model being
+    // created is listed once it is.
+    if (!placement.servers.empty() && placement.created) {
       placed.emplace(name, std::move(placement.servers));
     }
   }
@@ -935,6 +1080,43 @@ void ClusterNode::RemoveReplica(const std::string& name) {
   hosted_.erase(name);
 }
 
+void ClusterNode::Abandon(const std::string& name, std::uint64_t log) {
+  MutexLock lock(&abandoned_mutex_);
+  abandoned_logs_.try_emplace({name, log}, absl::InfinitePast());
+}
+
+void ClusterNode::RemoveAbandonedLogs() {
+  std::vector<std::pair<std::string, std::uint64_t>> due;
+  {
+    MutexLock lock(&abandoned_mutex_);
+    const absl::Time now = absl::Now();
+    for (const auto& [log, next_try] : abandoned_logs_) {
+      if (now >= next_try) due.push_back(log);
+    }
+  }
+  for (const auto& [name, log] : due) {
+    // A log that never elected a leader is removed by the metadata leader,
+    // but only its leader would answer the request: it times out, and the
+    // next try finds the stream gone.
+    const absl::Status removed =
+        RemoveStreams(*client_, name, log, kAbandonedRemovalWait);
+    MutexLock lock(&abandoned_mutex_);
+    if (removed.ok()) {
+      abandoned_logs_.erase({name, log});
+      spdlog::info("event=cluster_abandoned_log_removed model={} stream={}",
+                   name, ModelLog::StreamName(name, log));
+    } else {
+      abandoned_logs_[{name, log}] = absl::Now() + kAbandonedRetryPause;
+      spdlog::info(
+          "event=cluster_abandoned_log_kept model={} stream={} "
+          "retry_in_seconds={} error=\"{}\"",
+          name, ModelLog::StreamName(name, log),
+          absl::ToDoubleSeconds(kAbandonedRetryPause),
+          std::string(removed.message()));
+    }
+  }
+}
+
 ClusterNode::Report ClusterNode::report() const {
   Report report{
       .live_servers = live_servers_.load(),
@@ -945,6 +1127,7 @@ ClusterNode::Report ClusterNode::report() const {
       .snapshots = counters_.snapshots.load(),
       .snapshot_failures = counters_.snapshot_failures.load(),
       .models_moved = counters_.models_moved.load(),
+      .logs_given_up = counters_.logs_given_up.load(),
   };
   std::vector<std::shared_ptr<Replica>> replicas;
   {

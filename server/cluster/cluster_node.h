@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -151,6 +152,8 @@ class ClusterNode {
     std::uint64_t snapshots = 0;
     std::uint64_t snapshot_failures = 0;
     std::uint64_t models_moved = 0;  // re-placed by this server
+    // New logs given up by this server's creates (no leader in time).
+    std::uint64_t logs_given_up = 0;
   };
   Report report() const;
 
@@ -165,23 +168,28 @@ class ClusterNode {
   // cluster may wait seconds, so that a slow round does not let this
   // server's liveness expire.
   void Announce(std::stop_token stop);
-  // Starts hosting each of `names` (models placed here, not hosted, and
+  // A model placed here, by name and the generation of its log.
+  struct ToHost {
+    std::string name;
+    std::uint64_t log = 0;
+  };
+  // Starts hosting each of `models` (placed here, created, not hosted, and
   // due a try), up to kConcurrentHostings at a time on threads of their
   // own: a model whose hosting waits on the cluster (a new stream electing
   // its leader) or restores a large snapshot does not hold up the others.
   // A failure is tried again after a backoff (HostingFailed).
-  void HostEach(const std::vector<std::string>& names)
+  void HostEach(const std::vector<ToHost>& models)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
-  // The replica of `name`, made from its newest snapshot and the log after
-  // it (from its log's create entry while it has no snapshot) and following
-  // its log, but not hosted yet: NOT_FOUND while the log holds no create
-  // entry yet. Takes no lock of the node's (HostEach runs several at once).
+  // The replica of a model, made from its newest snapshot and the log
+  // after it (from its log's create entry while it has no snapshot) and
+  // following its log, but not hosted yet. Takes no lock of the node's
+  // (HostEach runs several at once).
   struct Started {
     std::shared_ptr<HostedModel> model;  // holds the replica (its WriteLog)
     std::shared_ptr<Replica> replica;
     std::uint64_t from = 1;  // the first log entry it applies
   };
-  absl::StatusOr<Started> StartReplica(const std::string& name);
+  absl::StatusOr<Started> StartReplica(const ToHost& placed);
   // Hosts a started replica: in the registry, and among replicas_.
   absl::Status Adopt(const std::string& name, Started started)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
@@ -239,7 +247,39 @@ class ClusterNode {
     std::atomic<std::uint64_t> snapshots{0};
     std::atomic<std::uint64_t> snapshot_failures{0};
     std::atomic<std::uint64_t> models_moved{0};
+    std::atomic<std::uint64_t> logs_given_up{0};
   };
+  // Create's steps. One try at creating the model at `placement` (as
+  // read): placed first if it has no servers (PlaceNew), then its log
+  // made and its create entry appended unless the placement says created,
+  // and marked created; OK, ALREADY_EXISTS (another model's create entry
+  // is first), or ABORTED when the placement changed meanwhile (read it
+  // again and decide). A log that elects no leader within a wait growing
+  // with *logs_given_up is given up (GiveUpLog).
+  absl::Status CreateAt(const ModelIdentity& identity,
+                        PlacementStore::Placement placement, absl::Time started,
+                        absl::Time deadline, int* logs_given_up);
+  // Places `name` (placed at `previous`, deleted or never placed) on the
+  // live servers, with a log of the generation after previous.log, not
+  // created yet; ABORTED if another change came first.
+  absl::StatusOr<PlacementStore::Placement> PlaceNew(
+      const std::string& name, const PlacementStore::Placement& previous,
+      absl::Time deadline);
+  // Moves the placement, not created yet, on to its log's next generation
+  // and removes the log given up; ABORTED once moved (or if another change
+  // came first): the caller reads the placement again.
+  absl::Status GiveUpLog(const std::string& name,
+                         const PlacementStore::Placement& placement,
+                         absl::Duration waited, absl::Time deadline,
+                         int* logs_given_up);
+  // A log (and its snapshots) that a create left: an earlier model's of
+  // the name, or one given up. Nothing acknowledged is in it. Removed by
+  // RemoveAbandonedLogs on the snapshotting thread, off the create's path
+  // (the removal of a log that never elected a leader is never answered),
+  // tried every kAbandonedRetryPause until it is gone. (Left if this
+  // server stops first: docs/cluster.md.)
+  void Abandon(const std::string& name, std::uint64_t log);
+  void RemoveAbandonedLogs();
   // Logs a failed reconcile round and counts it.
   void ReconcileFailed(const absl::Status& status);
   // Adds `replica` to replicas_ (and to what report() reads), or takes
@@ -282,6 +322,11 @@ class ClusterNode {
   absl::Time LastHeartbeatFailure() const {
     return absl::FromUnixNanos(last_heartbeat_failure_ns_.load());
   }
+
+  Mutex abandoned_mutex_;
+  // Each abandoned log, by model and generation: when to try removing it.
+  std::map<std::pair<std::string, std::uint64_t>, absl::Time> abandoned_logs_
+      ABSL_GUARDED_BY(abandoned_mutex_);
 
   Mutex seen_mutex_;
   // When each server was last in the live list.

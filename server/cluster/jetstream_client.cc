@@ -53,6 +53,17 @@ bool TooFewNodes(jsErrCode code) {
 
 }  // namespace
 
+// JetStream request options that wait up to `wait` for the answer (0: the
+// context's request timeout).
+jsOptions WaitOptions(absl::Duration wait) {
+  jsOptions options;
+  jsOptions_Init(&options);
+  if (wait > absl::ZeroDuration()) {
+    options.Wait = std::max<int64_t>(1, absl::ToInt64Milliseconds(wait));
+  }
+  return options;
+}
+
 absl::Status NatsError(int nats_status, int jetstream_code,
                        absl::string_view what) {
   const natsStatus status = static_cast<natsStatus>(nats_status);
@@ -171,7 +182,9 @@ absl::StatusOr<std::unique_ptr<JetStreamClient>> JetStreamClient::Connect(
 }
 
 absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
-                                           absl::string_view what) {
+                                           absl::string_view what,
+                                           absl::Duration wait) {
+  jsOptions options = WaitOptions(wait);
   const int fewest = spec.min_replicas > 0
                          ? std::min(spec.min_replicas, spec.replicas)
                          : spec.replicas;
@@ -182,7 +195,7 @@ absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
     jsStreamConfig config = StreamConfig(spec, replicas, &subjects);
     jsStreamInfo* info = nullptr;
     code = static_cast<jsErrCode>(0);
-    status = js_AddStream(&info, jetstream_, &config, nullptr, &code);
+    status = js_AddStream(&info, jetstream_, &config, &options, &code);
     if (info != nullptr) jsStreamInfo_Destroy(info);
     if (status == NATS_OK && replicas < spec.replicas) {
       spdlog::warn(
@@ -195,7 +208,7 @@ absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
   if (status != NATS_OK && code == JSStreamNameExistErr) {
     jsStreamInfo* info = nullptr;
     status =
-        js_GetStreamInfo(&info, jetstream_, spec.name.c_str(), nullptr, &code);
+        js_GetStreamInfo(&info, jetstream_, spec.name.c_str(), &options, &code);
     if (info != nullptr) jsStreamInfo_Destroy(info);
   }
   if (status != NATS_OK) {
@@ -227,10 +240,12 @@ absl::Status JetStreamClient::RestoreReplicas(const StreamSpec& spec,
   return absl::OkStatus();
 }
 
-absl::Status JetStreamClient::DeleteStream(const std::string& stream) {
+absl::Status JetStreamClient::DeleteStream(const std::string& stream,
+                                           absl::Duration wait) {
+  jsOptions options = WaitOptions(wait);
   jsErrCode code = static_cast<jsErrCode>(0);
   const natsStatus status =
-      js_DeleteStream(jetstream_, stream.c_str(), nullptr, &code);
+      js_DeleteStream(jetstream_, stream.c_str(), &options, &code);
   if (status == NATS_OK) return absl::OkStatus();
   const absl::Status error =
       NatsError(status, code, absl::StrCat("cluster: deleting ", stream));

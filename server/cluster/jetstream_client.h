@@ -81,15 +81,22 @@ class JetStreamClient {
     absl::Duration duplicate_window = absl::ZeroDuration();
   };
   // Creates the stream, or opens it if it exists (made before, by this
-  // server or another). `what` names it in errors.
-  absl::Status EnsureStream(const StreamSpec& spec, absl::string_view what);
+  // server or another). `what` names it in errors. A stream's creation is
+  // answered once its first leader is elected; `wait` (0: the request
+  // timeout) bounds how long that is waited for.
+  absl::Status EnsureStream(const StreamSpec& spec, absl::string_view what,
+                            absl::Duration wait = absl::ZeroDuration());
   // Gives a stream made with fewer copies than spec.replicas (see
   // min_replicas) the rest, which NATS then fills in the background. OK
   // when it has them all; UNAVAILABLE while the cluster still cannot place
   // them.
   absl::Status RestoreReplicas(const StreamSpec& spec, absl::string_view what);
-  // Deletes a stream and everything in it (OK if there is none).
-  absl::Status DeleteStream(const std::string& stream);
+  // Deletes a stream and everything in it (OK if there is none), waiting
+  // up to `wait` (0: the request timeout) for the answer. A stream that
+  // never elected a leader is deleted but never answered for: the request
+  // times out, and asking again finds it gone.
+  absl::Status DeleteStream(const std::string& stream,
+                            absl::Duration wait = absl::ZeroDuration());
   // Removes the messages of `stream` before sequence `keep_from`; nothing
   // when keep_from <= 1 (nats-server reads a purge up to sequence 1 as a
   // purge of everything).

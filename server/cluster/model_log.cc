@@ -12,18 +12,30 @@ std::string ModelLog::EscapedName(absl::string_view model) {
   return absl::StrReplaceAll(model, {{".", "~"}});
 }
 
-std::string ModelLog::StreamName(absl::string_view model) {
-  return absl::StrCat("streamreg_", EscapedName(model));
+std::string ModelLog::StreamName(absl::string_view model,
+                                 std::uint64_t generation) {
+  if (generation == 0) return absl::StrCat("streamreg_", EscapedName(model));
+  return absl::StrCat("streamreg-log", generation, "_", EscapedName(model));
 }
 
-std::string ModelLog::Subject(absl::string_view model) {
-  return absl::StrCat("streamreg.log.", EscapedName(model));
+std::string ModelLog::Subject(absl::string_view model,
+                              std::uint64_t generation) {
+  return absl::StrCat("streamreg.log", GenerationTag(generation), ".",
+                      EscapedName(model));
+}
+
+std::string ModelLog::GenerationTag(std::uint64_t generation) {
+  return generation == 0 ? "" : absl::StrCat(generation);
 }
 
 absl::StatusOr<ModelLog> ModelLog::Open(JetStreamClient& client,
                                         absl::string_view model,
-                                        Options options) {
-  return OpenStream(client, StreamName(model), Subject(model), options);
+                                        Options options,
+                                        std::uint64_t generation,
+                                        absl::Duration wait) {
+  ModelLog log = Attach(client, model, options, generation);
+  if (absl::Status opened = log.Ensure(wait); !opened.ok()) return opened;
+  return log;
 }
 
 absl::StatusOr<ModelLog> ModelLog::OpenStream(JetStreamClient& client,
@@ -31,12 +43,14 @@ absl::StatusOr<ModelLog> ModelLog::OpenStream(JetStreamClient& client,
                                               std::string subject,
                                               Options options) {
   ModelLog log(&client, std::move(stream), std::move(subject), options);
-  if (absl::Status opened = client.EnsureStream(
-          log.Spec(), absl::StrCat("the log ", log.stream_));
-      !opened.ok()) {
+  if (absl::Status opened = log.Ensure(absl::ZeroDuration()); !opened.ok()) {
     return opened;
   }
   return log;
+}
+
+absl::Status ModelLog::Ensure(absl::Duration wait) {
+  return client_->EnsureStream(Spec(), absl::StrCat("the log ", stream_), wait);
 }
 
 JetStreamClient::StreamSpec ModelLog::Spec() const {
@@ -48,8 +62,9 @@ JetStreamClient::StreamSpec ModelLog::Spec() const {
 }
 
 ModelLog ModelLog::Attach(JetStreamClient& client, absl::string_view model,
-                          Options options) {
-  return ModelLog(&client, StreamName(model), Subject(model), options);
+                          Options options, std::uint64_t generation) {
+  return ModelLog(&client, StreamName(model, generation),
+                  Subject(model, generation), options);
 }
 
 absl::StatusOr<ModelLog::Appended> ModelLog::Append(
@@ -126,9 +141,9 @@ absl::Status ModelLog::RestoreReplicas() {
 
 absl::Status ModelLog::Delete() { return client_->DeleteStream(stream_); }
 
-absl::Status ModelLog::Remove(JetStreamClient& client,
-                              absl::string_view model) {
-  return client.DeleteStream(StreamName(model));
+absl::Status ModelLog::Remove(JetStreamClient& client, absl::string_view model,
+                              std::uint64_t generation, absl::Duration wait) {
+  return client.DeleteStream(StreamName(model, generation), wait);
 }
 
 }  // namespace streamreg

@@ -44,11 +44,13 @@ class ModelLog {
     bool duplicate = false;      // the id was appended before
   };
 
-  // The log of `model` (a valid model name), its stream created with
-  // `options` if it does not exist yet. `client` must outlive it.
-  static absl::StatusOr<ModelLog> Open(JetStreamClient& client,
-                                       absl::string_view model,
-                                       Options options);
+  // The log of `model` (a valid model name) of `generation` (see
+  // StreamName), its stream created with `options` if it does not exist
+  // yet, waiting up to `wait` (0: the client's request timeout) for a new
+  // stream's first leader. `client` must outlive it.
+  static absl::StatusOr<ModelLog> Open(
+      JetStreamClient& client, absl::string_view model, Options options,
+      std::uint64_t generation = 0, absl::Duration wait = absl::ZeroDuration());
   // The same for a log of another purpose (the placements'), by its
   // stream and subject, which no model's may be.
   static absl::StatusOr<ModelLog> OpenStream(JetStreamClient& client,
@@ -59,7 +61,7 @@ class ModelLog {
   // anything yet): what a server hosting a model that another one created
   // reads. Its reads answer NOT_FOUND while the stream does not exist.
   static ModelLog Attach(JetStreamClient& client, absl::string_view model,
-                         Options options);
+                         Options options, std::uint64_t generation = 0);
 
   // Appends `payload` under `message_id` and waits for the publish ack.
   // UNAVAILABLE when no quorum answered within the client's request timeout:
@@ -102,21 +104,34 @@ class ModelLog {
   absl::Status RestoreReplicas();
   // Deletes the stream and everything in it.
   absl::Status Delete();
-  // Deletes the log of `model` if there is one (without making it first,
-  // as Open would).
-  static absl::Status Remove(JetStreamClient& client, absl::string_view model);
+  // Deletes the log of `model` of `generation` if there is one (without
+  // making it first, as Open would), waiting up to `wait` for the answer
+  // (JetStreamClient::DeleteStream).
+  static absl::Status Remove(JetStreamClient& client, absl::string_view model,
+                             std::uint64_t generation = 0,
+                             absl::Duration wait = absl::ZeroDuration());
 
   JetStreamClient& client() const { return *client_; }
   const std::string& stream() const { return stream_; }
   const std::string& subject() const { return subject_; }
 
-  // The stream and subject of a model name: '.' (a subject separator, and
-  // not allowed in stream names) becomes '~', which names never contain.
-  static std::string StreamName(absl::string_view model);
-  static std::string Subject(absl::string_view model);
-  // The escape alone: what a model's other streams (its snapshots') are
-  // named after.
+  // The stream and subject of a model name's log of `generation`: '.' (a
+  // subject separator, and not allowed in stream names) becomes '~', which
+  // names never contain. A model's placement names the generation of its
+  // log (PlacementStore::Placement::log): each create of a name starts a
+  // new one, and a create whose log elects no leader in time starts
+  // another (ClusterNode::Create). Generation 0 is the one name every
+  // model had before generations: "streamreg_<model>", subject
+  // "streamreg.log.<model>"; generation g > 0 is "streamreg-log<g>_<model>"
+  // and "streamreg.log<g>.<model>" ("streamreg-": never generation 0's).
+  static std::string StreamName(absl::string_view model,
+                                std::uint64_t generation = 0);
+  static std::string Subject(absl::string_view model,
+                             std::uint64_t generation = 0);
+  // The escape alone, and a generation's part of a name ("" for 0): what
+  // a model's other streams (its snapshots') are named after.
   static std::string EscapedName(absl::string_view model);
+  static std::string GenerationTag(std::uint64_t generation);
 
  private:
   ModelLog(JetStreamClient* client, std::string stream, std::string subject,
@@ -126,6 +141,8 @@ class ModelLog {
         subject_(std::move(subject)),
         options_(options) {}
   JetStreamClient::StreamSpec Spec() const;
+  // Makes the stream, or finds it made.
+  absl::Status Ensure(absl::Duration wait);
 
   JetStreamClient* client_;
   std::string stream_;

@@ -21,40 +21,74 @@ constexpr char kProposalSubject[] = "streamreg.placement";
 constexpr char kServersBucket[] = "streamreg_servers";
 constexpr char kSnapshotStream[] = "streamreg-placement-snap";
 constexpr char kSnapshotSubject[] = "streamreg.placement_snap";
+// Proposals a store is behind by at most that it reads one by one from the
+// stream's leader (a message get each) rather than through its consumer:
+// a consumer is placed on any of the stream's nodes, a killed one included
+// (nats-server 2.9 does not take it for offline), and each read there
+// waits out the request timeout before the consumer is made afresh. The
+// reads of a change or a placement are one or two proposals behind.
+constexpr std::uint64_t kMostReadOneByOne = 64;
 
-// A proposal: set `model` to `servers` if it is at `revision`.
-std::string EncodeProposal(absl::string_view model,
-                           const std::vector<std::string>& servers,
-                           std::uint64_t revision) {
-  std::string bytes;
-  ByteWriter out(&bytes);
-  out.String(model);
-  out.U64(revision);
-  out.U64(servers.size());
-  for (const std::string& server : servers) out.String(server);
-  return bytes;
+using Placement = PlacementStore::Placement;
+
+// A placement's revision and servers, then its log's generation and
+// whether it is created (the part added with generations, which a
+// placement written before them lacks).
+void WritePlacement(const Placement& placement, ByteWriter& out) {
+  out.U64(placement.revision);
+  out.U64(placement.servers.size());
+  for (const std::string& server : placement.servers) out.String(server);
+  out.U64(placement.log);
+  out.U8(placement.created ? 1 : 0);
 }
 
-struct Proposal {
-  std::string model;
-  std::uint64_t revision = 0;
-  std::vector<std::string> servers;
-};
-
-bool DecodeProposal(absl::string_view bytes, Proposal* out) {
-  ByteReader in(bytes);
-  out->model = in.String();
+// `with_log`: the generation and created follow the servers.
+bool ReadPlacement(ByteReader& in, bool with_log, Placement* out) {
   out->revision = in.U64();
   const std::uint64_t count = in.U64();
   if (!in.ok() || count > in.remaining()) return false;
   out->servers.resize(count);
   for (std::string& server : out->servers) server = in.String();
-  return in.done();
+  out->log = 0;
+  out->created = true;
+  if (with_log) {
+    out->log = in.U64();
+    out->created = in.U8() != 0;
+  }
+  return in.ok();
 }
 
-using Register = absl::flat_hash_map<std::string, PlacementStore::Placement>;
+// A proposal: set `model` to `next` if it is at next.revision.
+std::string EncodeProposal(absl::string_view model, const Placement& next) {
+  std::string bytes;
+  ByteWriter out(&bytes);
+  out.String(model);
+  WritePlacement(next, out);
+  return bytes;
+}
 
-// The register, in name order: each model's name, revision and servers.
+struct Proposal {
+  std::string model;
+  Placement next;  // its revision: the one it replaces
+};
+
+bool DecodeProposal(absl::string_view bytes, Proposal* out) {
+  // Written before generations: the servers end it.
+  for (const bool with_log : {true, false}) {
+    ByteReader in(bytes);
+    out->model = in.String();
+    if (ReadPlacement(in, with_log, &out->next) && in.done()) return true;
+  }
+  return false;
+}
+
+using Register = absl::flat_hash_map<std::string, Placement>;
+
+// Opens a register written with generations (one written before them
+// starts with its model count, which is never this).
+constexpr std::uint64_t kRegisterWithLogs = ~std::uint64_t{0};
+
+// The register, in name order: each model's name and placement.
 std::string EncodeRegister(const Register& placements) {
   std::vector<const Register::value_type*> sorted;
   sorted.reserve(placements.size());
@@ -63,12 +97,11 @@ std::string EncodeRegister(const Register& placements) {
             [](const auto* a, const auto* b) { return a->first < b->first; });
   std::string bytes;
   ByteWriter out(&bytes);
+  out.U64(kRegisterWithLogs);
   out.U64(sorted.size());
   for (const auto* entry : sorted) {
     out.String(entry->first);
-    out.U64(entry->second.revision);
-    out.U64(entry->second.servers.size());
-    for (const std::string& server : entry->second.servers) out.String(server);
+    WritePlacement(entry->second, out);
   }
   return bytes;
 }
@@ -76,16 +109,14 @@ std::string EncodeRegister(const Register& placements) {
 bool DecodeRegister(absl::string_view bytes, Register* out) {
   out->clear();
   ByteReader in(bytes);
-  const std::uint64_t models = in.U64();
+  std::uint64_t models = in.U64();
+  const bool with_log = models == kRegisterWithLogs;
+  if (with_log) models = in.U64();
   if (!in.ok() || models > in.remaining()) return false;
   for (std::uint64_t m = 0; m < models && in.ok(); ++m) {
     std::string name = in.String();
-    PlacementStore::Placement placement;
-    placement.revision = in.U64();
-    const std::uint64_t count = in.U64();
-    if (!in.ok() || count > in.remaining()) return false;
-    placement.servers.resize(count);
-    for (std::string& server : placement.servers) server = in.String();
+    Placement placement;
+    if (!ReadPlacement(in, with_log, &placement)) return false;
     (*out)[std::move(name)] = std::move(placement);
   }
   return in.done();
@@ -153,8 +184,8 @@ void PlacementStore::Apply(const LogEntry& entry) {
   // Every store skips a malformed proposal alike.
   if (!DecodeProposal(entry.payload, &proposal)) return;
   Placement& placement = placements_[proposal.model];
-  if (placement.revision != proposal.revision) return;  // lost
-  placement.servers = std::move(proposal.servers);
+  if (placement.revision != proposal.next.revision) return;  // lost
+  placement = std::move(proposal.next);
   placement.revision = entry.sequence;
 }
 
@@ -175,9 +206,36 @@ absl::Status PlacementStore::LoadSnapshot() {
     return snapshot.status();
   }
   snapshot_through_ = applied_;
-  absl::StatusOr<ModelLog::Cursor> cursor = proposals_.Follow(applied_ + 1);
-  if (!cursor.ok()) return cursor.status();
-  cursor_.emplace(*std::move(cursor));
+  // The proposals after it: read by the next CatchUp.
+  return absl::OkStatus();
+}
+
+absl::Status PlacementStore::CompactedPast(std::uint64_t missing) const {
+  absl::StatusOr<std::uint64_t> first = proposals_.FirstSequence();
+  if (!first.ok()) return first.status();
+  if (*first > missing) return absl::OkStatus();
+  // Not compacted: a leader behind the log answered (one paused a while,
+  // not yet told it was replaced), which holds only a prefix of it. Read
+  // again later; the register never goes back to a snapshot for it.
+  return absl::UnavailableError(absl::StrCat(
+      "cluster: proposal ", missing,
+      " not found by the placements' stream leader, which keeps the log "
+      "from ",
+      *first));
+}
+
+absl::Status PlacementStore::ReloadSnapshot(std::uint64_t missing) {
+  if (absl::Status loaded = LoadSnapshot(); !loaded.ok()) return loaded;
+  spdlog::info(
+      "event=cluster_placements_reloaded missing={} snapshot_through={}",
+      missing, applied_);
+  if (applied_ < missing) {
+    return absl::DataLossError(absl::StrCat(
+        "cluster: proposal ", missing,
+        " left the placement log and no snapshot holds it (the newest "
+        "is through ",
+        applied_, ")"));
+  }
   return absl::OkStatus();
 }
 
@@ -188,6 +246,27 @@ absl::Status PlacementStore::CatchUp(std::uint64_t target) {
     target = *last;
   }
   while (applied_ < target) {
+    if (target - applied_ <= kMostReadOneByOne) {
+      // The cursor, if any, is left behind: the next long read follows the
+      // log afresh.
+      cursor_.reset();
+      absl::StatusOr<LogEntry> entry = proposals_.Entry(applied_ + 1);
+      if (entry.ok()) {
+        Apply(*entry);
+        continue;
+      }
+      if (!absl::IsNotFound(entry.status())) return entry.status();
+      if (absl::Status compacted = CompactedPast(applied_ + 1);
+          !compacted.ok()) {
+        return compacted;
+      }
+      // Compacted away: a newer snapshot holds it.
+      if (absl::Status reloaded = ReloadSnapshot(applied_ + 1);
+          !reloaded.ok()) {
+        return reloaded;
+      }
+      continue;
+    }
     if (!cursor_.has_value()) {
       absl::StatusOr<ModelLog::Cursor> cursor = proposals_.Follow(applied_ + 1);
       if (!cursor.ok()) return cursor.status();
@@ -204,17 +283,9 @@ absl::Status PlacementStore::CatchUp(std::uint64_t target) {
     if (entry->sequence > applied_ + 1) {
       // The proposals after applied_ were compacted away: a newer snapshot
       // holds them.
-      const std::uint64_t missing = applied_ + 1;
-      if (absl::Status loaded = LoadSnapshot(); !loaded.ok()) return loaded;
-      spdlog::info(
-          "event=cluster_placements_reloaded missing={} snapshot_through={}",
-          missing, applied_);
-      if (applied_ < missing) {
-        return absl::DataLossError(absl::StrCat(
-            "cluster: proposal ", missing,
-            " left the placement log and no snapshot holds it (the newest "
-            "is through ",
-            applied_, ")"));
+      if (absl::Status reloaded = ReloadSnapshot(applied_ + 1);
+          !reloaded.ok()) {
+        return reloaded;
       }
       continue;
     }
@@ -264,12 +335,11 @@ PlacementStore::All() {
 }
 
 absl::StatusOr<std::uint64_t> PlacementStore::CompareAndSet(
-    absl::string_view model, const std::vector<std::string>& servers,
-    std::uint64_t revision) {
+    absl::string_view model, const Placement& next) {
   // The proposal's id is its content: a retry after UNAVAILABLE (which may
   // have been stored) is deduplicated within the window and finds its own
   // outcome, and the same proposal from two servers is one.
-  const std::string proposal = EncodeProposal(model, servers, revision);
+  const std::string proposal = EncodeProposal(model, next);
   absl::StatusOr<ModelLog::Appended> appended = proposals_.Append(
       absl::StrCat("placement/", Sha256Hex(proposal)), proposal);
   if (!appended.ok()) return appended.status();
@@ -281,7 +351,7 @@ absl::StatusOr<std::uint64_t> PlacementStore::CompareAndSet(
   if (now.revision == appended->sequence) return now.revision;
   return absl::AbortedError(absl::StrCat("cluster: the placement of ", model,
                                          " changed (revision ", now.revision,
-                                         ", not ", revision, ")"));
+                                         ", not ", next.revision, ")"));
 }
 
 absl::Status PlacementStore::Heartbeat(absl::string_view server) {

@@ -57,11 +57,18 @@ class PlacementStore {
     // store one.
     std::uint64_t compact_every = 1000;
   };
-  // A model's placement: its servers and the revision that set them (0:
-  // none yet).
+  // A model's placement: its servers, the generation of its log and
+  // snapshots (ModelLog::StreamName), whether that log holds the model's
+  // create entry, and the revision that set them (0: none yet).
   struct Placement {
     std::vector<std::string> servers;
     std::uint64_t revision = 0;
+    std::uint64_t log = 0;
+    // False while a create is making its log: servers host the model once
+    // its creator has found its create entry there and said so.
+    // (Placements proposed before generations existed read as log 0,
+    // created.)
+    bool created = true;
   };
 
   // Opens both buckets, making them if they do not exist. `client` must
@@ -78,15 +85,14 @@ class PlacementStore {
   // Every model's placement as of now (a linearizable read, as Get), a
   // deleted model's (no servers) included.
   absl::StatusOr<absl::flat_hash_map<std::string, Placement>> All();
-  // Sets the placement of `model` to `servers` if it is still at
-  // `revision` (0: it has none): the new revision, or ABORTED when another
-  // change came first (read it again and decide). UNAVAILABLE when the
-  // cluster did not answer: the proposal may or may not be in the log, and
-  // proposing it again (within the log's duplicate window) is safe and
-  // finds its outcome.
-  absl::StatusOr<std::uint64_t> CompareAndSet(
-      absl::string_view model, const std::vector<std::string>& servers,
-      std::uint64_t revision);
+  // Sets the placement of `model` to `next` (its servers, log and created)
+  // if it is still at next.revision (0: it has none): the new revision, or
+  // ABORTED when another change came first (read it again and decide).
+  // UNAVAILABLE when the cluster did not answer: the proposal may or may
+  // not be in the log, and proposing it again (within the log's duplicate
+  // window) is safe and finds its outcome.
+  absl::StatusOr<std::uint64_t> CompareAndSet(absl::string_view model,
+                                              const Placement& next);
 
   // Snapshots the register and compacts the proposal log, if at least
   // `compact_every` proposals were applied since this store's last
@@ -114,10 +120,20 @@ class PlacementStore {
         snapshots_(std::move(snapshots)),
         servers_(servers),
         compact_every_(compact_every) {}
-  // Takes the register from the newest snapshot (none: empty) and reads
-  // the proposals after it.
+  // Takes the register from the newest snapshot (none: empty); CatchUp
+  // reads the proposals after it.
   absl::Status LoadSnapshot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Applies the proposals up to sequence `target` (the last stored, if 0).
+  // OK if the proposal log now starts after `missing` (compacted past
+  // it); UNAVAILABLE if it was not found for another reason.
+  absl::Status CompactedPast(std::uint64_t missing) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The same when proposal `missing`, the next to apply, was compacted
+  // away: DATA_LOSS if the newest snapshot does not hold it either.
+  absl::Status ReloadSnapshot(std::uint64_t missing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Applies the proposals up to sequence `target` (the last stored, if 0):
+  // a few read one by one from the stream's leader, more through a
+  // consumer (kept for the next read).
   absl::Status CatchUp(std::uint64_t target)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Apply(const LogEntry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

@@ -69,9 +69,11 @@ struct SnapshotStore::Head {
   }
 };
 
-std::string SnapshotStore::StreamName(absl::string_view model) {
-  // "streamreg-": never a model log's name ("streamreg_<model>").
-  return absl::StrCat("streamreg-snap_", ModelLog::EscapedName(model));
+std::string SnapshotStore::StreamName(absl::string_view model,
+                                      std::uint64_t generation) {
+  // "streamreg-snap": never a model log's name.
+  return absl::StrCat("streamreg-snap", ModelLog::GenerationTag(generation),
+                      "_", ModelLog::EscapedName(model));
 }
 
 SnapshotStore::SnapshotStore(JetStreamClient* client, std::string stream,
@@ -84,10 +86,13 @@ SnapshotStore::SnapshotStore(JetStreamClient* client, std::string stream,
       options_(options) {}
 
 SnapshotStore SnapshotStore::Open(JetStreamClient& client,
-                                  absl::string_view model, Options options) {
+                                  absl::string_view model, Options options,
+                                  std::uint64_t generation) {
   return OpenStream(
-      client, StreamName(model),
-      absl::StrCat("streamreg.snap.", ModelLog::EscapedName(model)), options);
+      client, StreamName(model, generation),
+      absl::StrCat("streamreg.snap", ModelLog::GenerationTag(generation), ".",
+                   ModelLog::EscapedName(model)),
+      options);
 }
 
 SnapshotStore SnapshotStore::OpenStream(JetStreamClient& client,
@@ -286,8 +291,10 @@ absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::Newest() const {
 }
 
 absl::Status SnapshotStore::Remove(JetStreamClient& client,
-                                   absl::string_view model) {
-  return client.DeleteStream(StreamName(model));
+                                   absl::string_view model,
+                                   std::uint64_t generation,
+                                   absl::Duration wait) {
+  return client.DeleteStream(StreamName(model, generation), wait);
 }
 
 }  // namespace streamreg

@@ -48,13 +48,14 @@ class SnapshotStore {
     std::string bytes;
   };
 
-  // The snapshots of `model` (a valid model name). Opening asks the cluster
+  // The snapshots of `model` (a valid model name) for its log of
+  // `generation` (ModelLog::StreamName). Opening asks the cluster
   // nothing: the stream is made (with `options`) by the first Put, so a
   // model is created, and hosted, without waiting for a second stream's
   // leader election (seconds while a NATS node is down); until then
   // Newest() finds nothing. `client` must outlive it.
   static SnapshotStore Open(JetStreamClient& client, absl::string_view model,
-                            Options options);
+                            Options options, std::uint64_t generation = 0);
   // The same for the snapshots of another replicated state (the
   // placements'), by its stream and subject prefix, which no model's may
   // be.
@@ -79,9 +80,14 @@ class SnapshotStore {
   // rest; OK once it has them or while there is no stream yet.
   absl::Status RestoreReplicas();
 
-  // Deletes the snapshots of `model`, if there are any.
-  static absl::Status Remove(JetStreamClient& client, absl::string_view model);
-  static std::string StreamName(absl::string_view model);
+  // Deletes the snapshots of `model` of `generation`, if there are any
+  // (waiting as ModelLog::Remove does).
+  static absl::Status Remove(JetStreamClient& client, absl::string_view model,
+                             std::uint64_t generation = 0,
+                             absl::Duration wait = absl::ZeroDuration());
+  // "streamreg-snap<generation>_<model>" ("streamreg-snap_<model>" for 0).
+  static std::string StreamName(absl::string_view model,
+                                std::uint64_t generation = 0);
 
  private:
   struct Head;

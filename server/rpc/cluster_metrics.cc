@@ -93,6 +93,11 @@ void WriteClusterMetrics(const ClusterNode::Report& report,
            "Models this server re-placed as the first live server (a server "
            "gone or joined).",
            report.models_moved},
+          {"streamreg_cluster_logs_given_up_total",
+           "New model logs this server's creates gave up for another (no "
+           "leader elected within a second or more: a NATS node down, "
+           "drawn as the log's preferred leader).",
+           report.logs_given_up},
       },
       out);
 }

@@ -162,6 +162,9 @@ class MonitoringTest(unittest.TestCase):
         self.assertEqual(1, values[("streamreg_cluster_live_servers", ())])
         self.assertEqual(1, values[("streamreg_cluster_models_hosted", ())])
         self.assertEqual(0, values[("streamreg_cluster_models_not_hosted", ())])
+        # One NATS node: its create's log had a leader at once.
+        self.assertEqual(
+            0, values[("streamreg_cluster_logs_given_up_total", ())])
         self.assertEqual(
             0, values[("streamreg_cluster_models_catching_up", ())])
         self.assertEqual(

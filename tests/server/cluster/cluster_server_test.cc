@@ -9,8 +9,10 @@
 // log after it, any server
 // listing every model of the cluster, deletion everywhere (log and
 // snapshots), reads at a write's position on any replica, a server
-// behind a slow link to its NATS node, and a model that cannot be hosted
-// retried with a backoff beside the others.
+// behind a slow link to its NATS node, a model that cannot be hosted
+// retried with a backoff beside the others, a create that gives up a log
+// electing no leader (a NATS node killed) for another, and a create that
+// completes what a failed creator left.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -27,6 +29,7 @@
 #include "common/served_by.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/cluster/log_entries.h"
 #include "server/cluster/model_log.h"
 #include "server/cluster/placement_store.h"
 #include "server/cluster/rendezvous.h"
@@ -279,16 +282,46 @@ class ClusterServerTest : public NatsClusterTest {
     }
   }
 
+  // The placements as a client of the NATS cluster reads them (null, and
+  // a failure, if they cannot be opened).
+  PlacementStore* Placements() {
+    if (placements_ == nullptr) {
+      absl::StatusOr<std::unique_ptr<PlacementStore>> opened = Retried([&] {
+        return PlacementStore::Open(*client_, {.server_ttl = kServerTtl});
+      });
+      EXPECT_TRUE(opened.ok()) << opened.status();
+      if (opened.ok()) placements_ = *std::move(opened);
+    }
+    return placements_.get();
+  }
+
+  // The generation of `model`'s log, as its placement names it (0, and a
+  // failure, if the placements cannot be read).
+  std::uint64_t LogOf(const std::string& model) {
+    if (Placements() == nullptr) return 0;
+    absl::StatusOr<PlacementStore::Placement> placement =
+        Retried([&] { return placements_->Get(model); });
+    EXPECT_TRUE(placement.ok()) << placement.status();
+    return placement.ok() ? placement->log : 0;
+  }
+
+  // The log and the snapshots of `model`, of the generation its placement
+  // names, as a client of the NATS cluster reads them.
+  ModelLog LogStream(const std::string& model) {
+    return ModelLog::Attach(*client_, model, {}, LogOf(model));
+  }
+  SnapshotStore SnapshotStream(const std::string& model) {
+    return SnapshotStore::Open(*client_, model, {}, LogOf(model));
+  }
+
   // Waits until `done(model's log, its snapshots)` holds, as a client of
   // the NATS cluster sees them.
   template <class Done>
   bool WaitForStreams(const std::string& model, const Done& done) {
-    absl::StatusOr<ModelLog> log =
-        Retried([&] { return ModelLog::Open(*client_, model, {}); });
-    SnapshotStore snapshots = SnapshotStore::Open(*client_, model, {});
-    if (!log.ok()) return false;
+    ModelLog log = LogStream(model);
+    SnapshotStore snapshots = SnapshotStream(model);
     const absl::Time deadline = absl::Now() + kWait;
-    while (!done(*log, snapshots)) {
+    while (!done(log, snapshots)) {
       if (absl::Now() > deadline) return false;
       absl::SleepFor(absl::Milliseconds(50));
     }
@@ -296,6 +329,7 @@ class ClusterServerTest : public NatsClusterTest {
   }
 
   std::vector<std::unique_ptr<Server>> servers_;
+  std::unique_ptr<PlacementStore> placements_;  // the test's own reader
 };
 
 // The servers a non-owner names in its UNAVAILABLE answer, sorted.
@@ -422,6 +456,17 @@ TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
   ASSERT_NO_FATAL_FAILURE(
       Ingest(*ServerAt(new_owners[0]), "arm", rows, 600, 900));
   ExpectLearnedAlike("arm", new_owners, rows, 900, queries);
+
+  // Its create entry compacted away, it still exists: a create of its name
+  // is refused and appends nothing to its log.
+  const ModelLog log = LogStream("arm");
+  absl::StatusOr<std::uint64_t> last =
+      Retried([&] { return log.LastSequence(); });
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(
+      ClientOf(*servers_[0])->CreateModel("arm", RowsSpec()).status().code(),
+      absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(Retried([&] { return log.LastSequence(); }).value_or(0), *last);
 }
 
 TEST_F(ClusterServerTest, AStoppingServerSnapshotsWhatItAppliedForTheNext) {
@@ -432,15 +477,13 @@ TEST_F(ClusterServerTest, AStoppingServerSnapshotsWhatItAppliedForTheNext) {
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 0, 150));
   WaitForSamples(*ServerAt(owners[0]), "arm", 150);
   const auto newest = [&]() -> absl::StatusOr<SnapshotStore::Snapshot> {
-    const SnapshotStore stored = SnapshotStore::Open(*client_, "arm", {});
+    const SnapshotStore stored = SnapshotStream("arm");
     return Retried([&] { return stored.Newest(); });
   };
   ASSERT_TRUE(absl::IsNotFound(newest().status()));
-  absl::StatusOr<ModelLog> log =
-      Retried([&] { return ModelLog::Open(*client_, "arm", {}); });
-  ASSERT_TRUE(log.ok()) << log.status();
+  const ModelLog log = LogStream("arm");
   absl::StatusOr<std::uint64_t> last_entry =
-      Retried([&] { return log->LastSequence(); });
+      Retried([&] { return log.LastSequence(); });
   ASSERT_TRUE(last_entry.ok()) << last_entry.status();
 
   // The first owner (the model's snapshotter) stops: its last snapshot
@@ -527,17 +570,26 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
       WaitForSamples(*ServerAt(owners[1]), "arm", 120).stats().num_samples(),
       120u);
 
+  const std::uint64_t deleted_log = LogOf("arm");
   ASSERT_TRUE(ClientOf(*servers_[2])->DeleteModel("arm").ok());
   ASSERT_TRUE(WaitForHosts("arm", {}));
+  // Its log went with it.
+  EXPECT_TRUE(absl::IsNotFound(Retried([&] {
+                                 return ModelLog::Attach(*client_, "arm", {},
+                                                         deleted_log)
+                                     .StoredBounds();
+                               }).status()));
   for (const auto& server : servers_) {
     EXPECT_EQ(ClientOf(*server)->GetModel("arm").status().code(),
               absl::StatusCode::kNotFound);
   }
   EXPECT_EQ(ClientOf(*servers_[1])->DeleteModel("arm").code(),
             absl::StatusCode::kNotFound);
-  // The name is free again, for a model that starts empty.
+  // The name is free again, for a model that starts empty, in a log of its
+  // own.
   ASSERT_TRUE(ClientOf(*servers_[1])->CreateModel("arm", RowsSpec()).ok());
   ASSERT_TRUE(WaitForHosts("arm", owners));
+  EXPECT_EQ(LogOf("arm"), deleted_log + 1);
   for (const std::string& owner : owners) {
     absl::StatusOr<v1::Model> info =
         ClientOf(*ServerAt(owner))->GetModel("arm");
@@ -628,9 +680,10 @@ TEST_F(ClusterServerTest, AModelThatCannotBeHostedIsRetriedWithBackoff) {
   // Where rendezvous hashing puts it: no server moves it.
   const std::vector<std::string> owners =
       RendezvousOwners(broken, Addresses(), kReplicas);
-  ASSERT_TRUE(Retried([&] {
-                return (*placements)->CompareAndSet(broken, owners, 0);
-              }).ok());
+  ASSERT_TRUE(
+      Retried([&] {
+        return (*placements)->CompareAndSet(broken, {.servers = owners});
+      }).ok());
   const ClusterNode& node = *ServerAt(owners.front())->cluster();
   const absl::Time deadline = absl::Now() + kWait;
   while (node.report().host_failures == 0) {
@@ -653,6 +706,107 @@ TEST_F(ClusterServerTest, AModelThatCannotBeHostedIsRetriedWithBackoff) {
   EXPECT_LE(tries, 6u);
   EXPECT_EQ(report.not_hosted, 1u);
   EXPECT_FALSE(Contains(node.hosted(), broken));
+}
+
+// With a NATS node killed (not shut down: nats-server still places new
+// streams on it), a new log's preferred leader, drawn among its peers, is
+// that node in about one create of three, and such a log elects no leader
+// for seconds. The create gives it up for a log of the next generation,
+// which the placement then names, and removes it. Models are created
+// until one log was given up (30 at most: (2/3)^30 is 5e-6); each is then
+// hosted by its servers, and the last takes writes that both replicas
+// learn alike; no log given up is left behind.
+TEST_F(ClusterServerTest, ACreateGivesUpALogThatElectsNoLeader) {
+  cluster_->Kill(2);
+  const auto logs_given_up = [&] {
+    std::uint64_t given_up = 0;
+    for (const auto& server : servers_) {
+      given_up += server->cluster()->report().logs_given_up;
+    }
+    return given_up;
+  };
+  std::vector<std::string> models;
+  std::vector<std::string> owners;
+  while (logs_given_up() == 0 && models.size() < 30) {
+    models.push_back(absl::StrCat("m", models.size()));
+    owners = CreateAndHost(models.back(), models.size() % kServers);
+    ASSERT_FALSE(owners.empty()) << models.back();
+  }
+  ASSERT_GT(logs_given_up(), 0u) << models.size() << " creates";
+  std::printf("%zu creates until one gave its log up\n", models.size());
+  for (const std::string& model : models) {
+    SCOPED_TRACE(model);
+    const std::uint64_t log = LogOf(model);
+    ASSERT_GE(log, 1u);
+    absl::StatusOr<ModelLog::Bounds> bounds = Retried([&] {
+      return ModelLog::Attach(*client_, model, {}, log).StoredBounds();
+    });
+    ASSERT_TRUE(bounds.ok()) << bounds.status();
+    EXPECT_EQ(bounds->last, 1u);  // its create entry
+    for (std::uint64_t earlier = 1; earlier < log; ++earlier) {
+      EXPECT_TRUE(absl::IsNotFound(Retried([&] {
+                                     return ModelLog::Attach(*client_, model,
+                                                             {}, earlier)
+                                         .StoredBounds();
+                                   }).status()))
+          << "generation " << earlier;
+    }
+  }
+  EXPECT_GT(LogOf(models.back()), 1u);
+  const Rows rows(60, 31), queries(20, 32);
+  ASSERT_NO_FATAL_FAILURE(
+      Ingest(*ServerAt(owners[0]), models.back(), rows, 0, 60));
+  ExpectLearnedAlike(models.back(), owners, rows, 60, queries);
+}
+
+// A creator that failed after placing its model leaves a placement not
+// created: no server hosts it, and reads of it answer UNAVAILABLE. The
+// next create of the name completes it (makes the log, appends its create
+// entry, marks it created) and it is hosted. One whose creator had also
+// appended its create entry is that creator's model: the next create
+// answers ALREADY_EXISTS and marks it, and it is hosted as its entry says.
+TEST_F(ClusterServerTest, ACreateCompletesWhatAFailedCreatorLeft) {
+  ASSERT_NE(Placements(), nullptr);
+  const auto place_uncreated = [&](const std::string& model) {
+    const std::vector<std::string> owners =
+        RendezvousOwners(model, Addresses(), kReplicas);
+    EXPECT_TRUE(Retried([&] {
+                  return placements_->CompareAndSet(
+                      model, {.servers = owners, .log = 1, .created = false});
+                }).ok());
+    return owners;
+  };
+  const std::vector<std::string> left = place_uncreated("left");
+  absl::SleepFor(absl::Milliseconds(500));  // five reconcile rounds
+  EXPECT_TRUE(Hosts("left").empty());
+  const absl::Status read =
+      RawClientOf(*ServerAt(left[0]))->GetModel("left").status();
+  EXPECT_EQ(read.code(), absl::StatusCode::kUnavailable) << read;
+  ASSERT_TRUE(ClientOf(*servers_[0])->CreateModel("left", RowsSpec()).ok());
+  ASSERT_TRUE(WaitForHosts("left", left));
+  EXPECT_EQ(LogOf("left"), 1u);
+
+  const std::vector<std::string> taken = place_uncreated("taken");
+  absl::StatusOr<ModelConfig> config = ConfigFromSpec(RowsSpec());
+  ASSERT_TRUE(config.ok()) << config.status();
+  // Created in 2023: not what the next create's entry says.
+  const ModelIdentity first{.name = "taken",
+                            .create_time = absl::FromUnixSeconds(1'700'000'000),
+                            .config = *config};
+  absl::StatusOr<ModelLog> log = Retried(
+      [&] { return ModelLog::Open(*client_, "taken", {}, /*generation=*/1); });
+  ASSERT_TRUE(log.ok()) << log.status();
+  ASSERT_TRUE(Retried([&] {
+                return log->Append("taken/create", EncodeCreateEntry(first));
+              }).ok());
+  EXPECT_EQ(
+      ClientOf(*servers_[1])->CreateModel("taken", RowsSpec()).status().code(),
+      absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(WaitForHosts("taken", taken));
+  absl::StatusOr<v1::Model> hosted =
+      ClientOf(*ServerAt(taken[0]))->GetModel("taken");
+  ASSERT_TRUE(hosted.ok()) << hosted.status();
+  EXPECT_EQ(hosted->create_time().seconds(), 1'700'000'000);
 }
 
 TEST_F(ClusterServerTest, AnyServerListsEveryModelOfTheCluster) {

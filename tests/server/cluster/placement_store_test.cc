@@ -1,7 +1,8 @@
 // Placements and live servers in JetStream Key-Value on a real three-node
 // cluster: compare-and-set lets exactly one of two proposers win and loses
 // no update under contention; announcements expire once not renewed; a
-// compacted proposal log keeps the register.
+// compacted proposal log keeps the register (its logs' generations too); a
+// placement proposed before generations reads as generation 0.
 #include "server/cluster/placement_store.h"
 
 #include <atomic>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/byte_coding.h"
 #include "gtest/gtest.h"
+#include "server/cluster/model_log.h"
 #include "tests/support/nats_cluster_test.h"
 
 namespace streamreg {
@@ -38,16 +41,21 @@ class PlacementStoreTest : public NatsClusterTest {
     return store.ok() ? *std::move(store) : nullptr;
   }
 
-  // Sets `model`'s servers, from whatever revision it is at.
-  // Sets `model`'s servers, from whatever revision it is at, retrying
-  // while the cluster answers UNAVAILABLE (as a server does).
+  // Sets `model`'s servers (and its log's generation, and whether it is
+  // created), from whatever revision it is at, retrying while the cluster
+  // answers UNAVAILABLE (as a server does).
   static void Place(PlacementStore& store, const std::string& model,
-                    const std::vector<std::string>& servers) {
+                    const std::vector<std::string>& servers,
+                    std::uint64_t log = 0, bool created = true) {
     absl::StatusOr<PlacementStore::Placement> now =
         Retried([&] { return store.Get(model); });
     ASSERT_TRUE(now.ok()) << now.status();
-    absl::StatusOr<std::uint64_t> set = Retried(
-        [&] { return store.CompareAndSet(model, servers, now->revision); });
+    absl::StatusOr<std::uint64_t> set = Retried([&] {
+      return store.CompareAndSet(model, {.servers = servers,
+                                         .revision = now->revision,
+                                         .log = log,
+                                         .created = created});
+    });
     ASSERT_TRUE(set.ok()) << set.status();
   }
 
@@ -74,6 +82,8 @@ class PlacementStoreTest : public NatsClusterTest {
       ASSERT_NE(found, all_b->end()) << model;
       EXPECT_EQ(found->second.servers, placement.servers) << model;
       EXPECT_EQ(found->second.revision, placement.revision) << model;
+      EXPECT_EQ(found->second.log, placement.log) << model;
+      EXPECT_EQ(found->second.created, placement.created) << model;
     }
   }
 
@@ -88,9 +98,11 @@ TEST_F(PlacementStoreTest, ExactlyOneOfTwoProposersWins) {
   // Two servers propose the first placement at once: one wins.
   const std::vector<std::string> a = {"10.0.0.1:7000", "10.0.0.2:7000"};
   const std::vector<std::string> b = {"10.0.0.3:7000"};
-  absl::StatusOr<std::uint64_t> first = store_->CompareAndSet("arm.v1", a, 0);
+  absl::StatusOr<std::uint64_t> first =
+      store_->CompareAndSet("arm.v1", {.servers = a});
   ASSERT_TRUE(first.ok()) << first.status();
-  absl::StatusOr<std::uint64_t> second = store_->CompareAndSet("arm.v1", b, 0);
+  absl::StatusOr<std::uint64_t> second =
+      store_->CompareAndSet("arm.v1", {.servers = b});
   EXPECT_TRUE(absl::IsAborted(second.status())) << second.status();
   absl::StatusOr<PlacementStore::Placement> now = store_->Get("arm.v1");
   ASSERT_TRUE(now.ok());
@@ -98,16 +110,51 @@ TEST_F(PlacementStoreTest, ExactlyOneOfTwoProposersWins) {
   EXPECT_EQ(now->revision, *first);
   // And again for a change of it, from the same revision.
   absl::StatusOr<std::uint64_t> moved =
-      store_->CompareAndSet("arm.v1", b, *first);
+      store_->CompareAndSet("arm.v1", {.servers = b, .revision = *first});
   ASSERT_TRUE(moved.ok()) << moved.status();
-  EXPECT_TRUE(
-      absl::IsAborted(store_->CompareAndSet("arm.v1", a, *first).status()));
+  EXPECT_TRUE(absl::IsAborted(
+      store_->CompareAndSet("arm.v1", {.servers = a, .revision = *first})
+          .status()));
   EXPECT_EQ(store_->Get("arm.v1")->servers, b);
 }
 
 // Eight writers through clients of different nodes, each adding itself to
 // one placement ten times by read, change, compare-and-set (again on
 // ABORTED): every one of the 80 additions is there.
+// A proposal written before placements named their log's generation
+// (model, revision, servers, and nothing after) reads as generation 0,
+// created: the log every model had then, hosted as it was.
+TEST_F(PlacementStoreTest, APlacementFromBeforeGenerationsReadsAsLogZero) {
+  absl::StatusOr<ModelLog> proposals = Retried([&] {
+    return ModelLog::OpenStream(*client_, "streamreg-placement",
+                                "streamreg.placement", {});
+  });
+  ASSERT_TRUE(proposals.ok()) << proposals.status();
+  std::string legacy;
+  ByteWriter out(&legacy);
+  out.String("old.model");
+  out.U64(0);  // the revision it replaces: none
+  out.U64(2);
+  out.String("a:1");
+  out.String("b:2");
+  ASSERT_TRUE(
+      Retried([&] { return proposals->Append("legacy", legacy); }).ok());
+  const PlacementStore::Placement read = GetRetried(*store_, "old.model");
+  EXPECT_EQ(read.servers, (std::vector<std::string>{"a:1", "b:2"}));
+  EXPECT_GT(read.revision, 0u);
+  EXPECT_EQ(read.log, 0u);
+  EXPECT_TRUE(read.created);
+  // Changed since, it keeps them.
+  PlacementStore::Placement moved = read;
+  moved.servers = {"c:3"};
+  ASSERT_TRUE(
+      Retried([&] { return store_->CompareAndSet("old.model", moved); }).ok());
+  const PlacementStore::Placement now = GetRetried(*store_, "old.model");
+  EXPECT_EQ(now.servers, std::vector<std::string>{"c:3"});
+  EXPECT_EQ(now.log, 0u);
+  EXPECT_TRUE(now.created);
+}
+
 TEST_F(PlacementStoreTest, ContendedChangesLoseNoUpdate) {
   constexpr int kWriters = 8, kAdds = 10;
   std::vector<std::thread> writers;
@@ -136,7 +183,7 @@ TEST_F(PlacementStoreTest, ContendedChangesLoseNoUpdate) {
           if (!now.ok()) continue;
           now->servers.push_back(absl::StrCat("w", w, "-", i));
           absl::StatusOr<std::uint64_t> set =
-              store->CompareAndSet("shared", now->servers, now->revision);
+              store->CompareAndSet("shared", *now);
           if (set.ok()) break;
           if (!absl::IsAborted(set.status())) {
             absl::SleepFor(absl::Milliseconds(20));
@@ -176,14 +223,15 @@ TEST_F(PlacementStoreTest, AServerThatStopsRenewingDropsOut) {
 
 TEST_F(PlacementStoreTest, PlacementsOutliveANodeKilled) {
   const std::vector<std::string> servers = {"a:1", "b:2", "c:3"};
-  ASSERT_TRUE(store_->CompareAndSet("kept", servers, 0).ok());
+  ASSERT_TRUE(store_->CompareAndSet("kept", {.servers = servers}).ok());
   cluster_->Kill(0);
   absl::StatusOr<PlacementStore::Placement> read =
       Retried([&] { return store_->Get("kept"); });
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->servers, servers);
   absl::StatusOr<std::uint64_t> moved = Retried([&] {
-    return store_->CompareAndSet("kept", {"a:1", "b:2", "d:4"}, read->revision);
+    return store_->CompareAndSet(
+        "kept", {.servers = {"a:1", "b:2", "d:4"}, .revision = read->revision});
   });
   ASSERT_TRUE(moved.ok()) << moved.status();
   ASSERT_TRUE(cluster_->Restart(0).ok());
@@ -219,8 +267,9 @@ TEST_F(PlacementStoreTest, ACompactedProposalLogKeepsTheRegister) {
           round == 5 && m == 7 ? std::vector<std::string>{}  // deleted
                                : std::vector<std::string>{
                                      absl::StrCat("s", round, ":", 7000 + m)};
-      ASSERT_NO_FATAL_FAILURE(
-          Place(*compacting, absl::StrCat("m", m), servers));
+      // Each with its log's generation, and half of them being created.
+      ASSERT_NO_FATAL_FAILURE(Place(*compacting, absl::StrCat("m", m), servers,
+                                    round + 1, m % 2 == 0));
     }
     ASSERT_TRUE(Retried([&] { return compacting->CompactIfDue(); }).ok());
   }
@@ -238,12 +287,21 @@ TEST_F(PlacementStoreTest, ACompactedProposalLogKeepsTheRegister) {
       all = Retried([&] { return fresh->All(); });
   ASSERT_TRUE(all.ok()) << all.status();
   EXPECT_TRUE((*all)["m7"].servers.empty());
+  EXPECT_EQ((*all)["m7"].log, 6u);
+  EXPECT_TRUE((*all)["m2"].created);
   // A stale revision loses on any store; the current one wins.
   const PlacementStore::Placement m3 = GetRetried(*fresh, "m3");
   ASSERT_GT(m3.revision, 0u);
-  EXPECT_TRUE(absl::IsAborted(
-      fresh->CompareAndSet("m3", {"x:1"}, m3.revision - 1).status()));
-  ASSERT_TRUE(fresh->CompareAndSet("m3", {"x:1"}, m3.revision).ok());
+  EXPECT_EQ(m3.log, 6u);
+  EXPECT_FALSE(m3.created);
+  EXPECT_TRUE(
+      absl::IsAborted(fresh
+                          ->CompareAndSet("m3", {.servers = {"x:1"},
+                                                 .revision = m3.revision - 1})
+                          .status()));
+  ASSERT_TRUE(
+      fresh->CompareAndSet("m3", {.servers = {"x:1"}, .revision = m3.revision})
+          .ok());
   EXPECT_EQ(GetRetried(*compacting, "m3").servers,
             std::vector<std::string>{"x:1"});
 
