@@ -7,6 +7,7 @@
 # for each of MODELS models times `streamreg create` and a first 50-row
 # ingest through the list of all three servers. Prints one line per model
 # (seconds from the create's start to its answer, and to the ingest's),
+# and how many new logs the creates gave up (no leader elected in time),
 # then restarts the node and checks that every model takes writes and, for
 # TERM, that each log got its copies back. Writes the servers' and nodes'
 # logs into OUT_DIR. Exits non-zero if a create or an ingest failed.
@@ -56,6 +57,10 @@ for m in $(seq 1 "$models"); do
   printf 'model down%-3s create %s s, first ingest done %s s\n' "$m" \
     "$created" "$ingested"
 done
+# A create gives up a new log that elects no leader within a second for
+# one of the next generation (docs/cluster.md, "Create and delete").
+given_up=$(cat "$dir"/server?.log | grep -c "event=cluster_log_given_up" || true)
+echo "logs given up for another: $given_up"
 
 "$cluster_sh" restart "$dir" nats "$victim" >/dev/null
 for m in $(seq 1 "$models"); do
