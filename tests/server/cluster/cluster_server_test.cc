@@ -463,9 +463,11 @@ TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
   absl::StatusOr<std::uint64_t> last =
       Retried([&] { return log.LastSequence(); });
   ASSERT_TRUE(last.ok()) << last.status();
-  EXPECT_EQ(
-      ClientOf(*servers_[0])->CreateModel("arm", RowsSpec()).status().code(),
-      absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(ClientOf(*ServerAt(new_owners[0]))
+                ->CreateModel("arm", RowsSpec())
+                .status()
+                .code(),
+            absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(Retried([&] { return log.LastSequence(); }).value_or(0), *last);
 }
 
