@@ -867,6 +867,7 @@ absl::Status ClusterNode::CreateAt(const ModelIdentity& identity,
     placement = *std::move(placed);
   }
   const std::string entry = EncodeCreateEntry(identity);
+  ModelLog log = ModelLog::Attach(*client_, name, LogOptions(), placement.log);
   if (!placement.created) {
     // The log's first leader is waited for up to `wait`; a log that has
     // none by then is given up for one of the next generation (its
@@ -875,32 +876,29 @@ absl::Status ClusterNode::CreateAt(const ModelIdentity& identity,
         BackoffCeiling(std::max(1, *logs_given_up + 2 - kQuickLogTries),
                        kLogLeaderWait, kLongestLogLeaderWait, 2.0);
     const absl::Time start = absl::Now();
-    absl::StatusOr<ModelLog> log = RetriedUntil(deadline, [&] {
-      absl::StatusOr<ModelLog> opened =
-          ModelLog::Open(*client_, name, LogOptions(), placement.log, wait);
+    const absl::Status made = RetriedUntil(deadline, [&] {
+      const absl::Status ensured = log.Ensure(wait);
       // Timed out (the client's clock may wake a little early): given up
       // below, not asked again.
-      if (!opened.ok() && absl::Now() - start >= wait * 0.9) {
-        return absl::StatusOr<ModelLog>(
-            absl::DeadlineExceededError(opened.status().message()));
+      if (!ensured.ok() && absl::Now() - start >= wait * 0.9) {
+        return absl::DeadlineExceededError(ensured.message());
       }
-      return opened;
+      return ensured;
     });
-    if (absl::IsDeadlineExceeded(log.status())) {
+    if (absl::IsDeadlineExceeded(made)) {
       if (absl::Now() < deadline) {
         return GiveUpLog(name, placement, absl::Now() - start, deadline,
                          logs_given_up);
       }
       // The next create of the name (a client's retry) goes on from here.
-      return absl::UnavailableError(log.status().message());
+      return absl::UnavailableError(made.message());
     }
-    if (!log.ok()) return log.status();
+    if (!made.ok()) return made;
     absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(deadline, [&] {
-      return log->Append(absl::StrCat(name, "/create"), entry);
+      return log.Append(absl::StrCat(name, "/create"), entry);
     });
     if (!appended.ok()) return appended.status();
   }
-  ModelLog log = ModelLog::Attach(*client_, name, LogOptions(), placement.log);
   absl::StatusOr<LogEntry> first =
       RetriedUntil(deadline, [&] { return log.Entry(1); });
   if (placement.created && absl::IsNotFound(first.status())) {

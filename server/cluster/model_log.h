@@ -63,6 +63,11 @@ class ModelLog {
   static ModelLog Attach(JetStreamClient& client, absl::string_view model,
                          Options options, std::uint64_t generation = 0);
 
+  // Makes the log's stream with its options, or finds it made, waiting up
+  // to `wait` (0: the client's request timeout) for a new stream's first
+  // leader (what Open does after Attach).
+  absl::Status Ensure(absl::Duration wait);
+
   // Appends `payload` under `message_id` and waits for the publish ack.
   // UNAVAILABLE when no quorum answered within the client's request timeout:
   // the entry may or may not be stored, and appending it again under the
@@ -141,8 +146,6 @@ class ModelLog {
         subject_(std::move(subject)),
         options_(options) {}
   JetStreamClient::StreamSpec Spec() const;
-  // Makes the stream, or finds it made.
-  absl::Status Ensure(absl::Duration wait);
 
   JetStreamClient* client_;
   std::string stream_;
