@@ -13,6 +13,7 @@
 #include "server/cluster/log_entries.h"
 #include "server/cluster/log_follower.h"
 #include "server/cluster/model_log.h"
+#include "server/cluster/orphan_streams.h"
 #include "server/cluster/rendezvous.h"
 #include "server/cluster/retried_until.h"
 #include "server/hosting/snapshot_schedule.h"
@@ -343,6 +344,7 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     Every(raw->options_.reconcile_interval, stop, [raw] {
       raw->SnapshotDueModels();
       raw->RemoveAbandonedLogs();
+      raw->SweepOrphanStreamsIfDue();
     });
   });
   node->thread_ = std::jthread([raw](std::stop_token stop) { raw->Run(stop); });
@@ -463,7 +465,8 @@ absl::Status ClusterNode::Reconcile() {
   }
   absl::StatusOr<std::vector<std::string>> live = SteadyLiveServers();
   if (!live.ok()) return live.status();
-  if (!live->empty() && live->front() == options_.advertise) {
+  first_live_.store(!live->empty() && live->front() == options_.advertise);
+  if (first_live_.load()) {
     // While this server's heartbeats are refused (a NATS node paused or
     // the live servers' stream electing a leader), the others' likely are
     // too: their absence from the list says nothing, and moving their
@@ -1115,6 +1118,43 @@ void ClusterNode::RemoveAbandonedLogs() {
   }
 }
 
+void ClusterNode::SweepOrphanStreamsIfDue() {
+  const absl::Time now = absl::Now();
+  if (!first_live_.load() || now < next_orphan_sweep_) return;
+  next_orphan_sweep_ = now + options_.orphan_sweep_interval;
+  // Listed before the placements are read: a stream listed was made after
+  // its placement (IsOrphan), so the placements read next know it.
+  absl::StatusOr<std::vector<std::string>> names =
+      client_->StreamNames("cluster: listing the streams");
+  absl::StatusOr<absl::flat_hash_map<std::string, PlacementStore::Placement>>
+      placements = names.ok() ? placements_->All() : names.status();
+  if (!placements.ok()) {
+    spdlog::warn("event=cluster_orphan_sweep_failed error=\"{}\"",
+                 std::string(placements.status().message()));
+    return;
+  }
+  for (const std::string& name : *names) {
+    const std::optional<ModelStream> stream = ParseModelStream(name);
+    if (!stream.has_value() || !IsOrphan(*stream, *placements)) continue;
+    const PlacementStore::Placement& placement = placements->at(stream->model);
+    // A stream that never elected a leader is removed without an answer
+    // (as an abandoned log is): the next sweep finds it gone.
+    const absl::Status removed =
+        client_->DeleteStream(name, kAbandonedRemovalWait);
+    if (removed.ok()) {
+      counters_.orphan_streams_removed.fetch_add(1);
+      spdlog::info(
+          "event=cluster_orphan_stream_removed model={} stream={} "
+          "placement_generation={} model_deleted={}",
+          stream->model, name, placement.log, placement.servers.empty());
+    } else {
+      spdlog::info(
+          "event=cluster_orphan_stream_kept model={} stream={} error=\"{}\"",
+          stream->model, name, std::string(removed.message()));
+    }
+  }
+}
+
 ClusterNode::Report ClusterNode::report() const {
   Report report{
       .live_servers = live_servers_.load(),
@@ -1126,6 +1166,7 @@ ClusterNode::Report ClusterNode::report() const {
       .snapshot_failures = counters_.snapshot_failures.load(),
       .models_moved = counters_.models_moved.load(),
       .logs_given_up = counters_.logs_given_up.load(),
+      .orphan_streams_removed = counters_.orphan_streams_removed.load(),
   };
   std::vector<std::shared_ptr<Replica>> replicas;
   {

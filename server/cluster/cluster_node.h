@@ -71,6 +71,11 @@ struct ClusterOptions {
   // taken mid-refresh would recompute the refresh).
   bool snapshot_on_leave = true;
   absl::Duration leave_snapshot_wait = absl::Seconds(10);
+  // How often the first live server lists the NATS cluster's streams and
+  // removes the model logs and snapshots no placement will read again
+  // (IsOrphan): those a creator or a deletion could not remove before its
+  // server stopped.
+  absl::Duration orphan_sweep_interval = absl::Minutes(1);
 };
 
 // A streamreg server as a member of a cluster (docs/cluster.md): it
@@ -154,6 +159,8 @@ class ClusterNode {
     std::uint64_t models_moved = 0;  // re-placed by this server
     // New logs given up by this server's creates (no leader in time).
     std::uint64_t logs_given_up = 0;
+    // Streams no placement reads any more, removed by this server's sweeps.
+    std::uint64_t orphan_streams_removed = 0;
   };
   Report report() const;
 
@@ -248,6 +255,7 @@ class ClusterNode {
     std::atomic<std::uint64_t> snapshot_failures{0};
     std::atomic<std::uint64_t> models_moved{0};
     std::atomic<std::uint64_t> logs_given_up{0};
+    std::atomic<std::uint64_t> orphan_streams_removed{0};
   };
   // Create's steps. One try at creating the model at `placement` (as
   // read): placed first if it has no servers (PlaceNew), then its log
@@ -277,9 +285,13 @@ class ClusterNode {
   // RemoveAbandonedLogs on the snapshotting thread, off the create's path
   // (the removal of a log that never elected a leader is never answered),
   // tried every kAbandonedRetryPause until it is gone. (Left if this
-  // server stops first: docs/cluster.md.)
+  // server stops first: the first live server's sweep removes it.)
   void Abandon(const std::string& name, std::uint64_t log);
   void RemoveAbandonedLogs();
+  // On the snapshotting thread, every orphan_sweep_interval while this is
+  // the first live server: removes the streams IsOrphan finds, whoever
+  // left them.
+  void SweepOrphanStreamsIfDue();
   // Logs a failed reconcile round and counts it.
   void ReconcileFailed(const absl::Status& status);
   // Adds `replica` to replicas_ (and to what report() reads), or takes
@@ -317,6 +329,10 @@ class ClusterNode {
       ABSL_GUARDED_BY(hosted_mutex_);
   Counters counters_;
   std::atomic<std::size_t> live_servers_{0};
+  // This server was first of the live ones at the last reconcile round.
+  std::atomic<bool> first_live_{false};
+  // The snapshotting thread's own: when the next orphan sweep is due.
+  absl::Time next_orphan_sweep_ = absl::InfinitePast();
   // When a heartbeat last failed (Unix nanoseconds; 0: never).
   std::atomic<std::int64_t> last_heartbeat_failure_ns_{0};
   absl::Time LastHeartbeatFailure() const {

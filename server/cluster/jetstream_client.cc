@@ -252,6 +252,21 @@ absl::Status JetStreamClient::DeleteStream(const std::string& stream,
   return absl::IsNotFound(error) ? absl::OkStatus() : error;
 }
 
+absl::StatusOr<std::vector<std::string>> JetStreamClient::StreamNames(
+    absl::string_view what) const {
+  jsStreamNamesList* got = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus status = js_StreamNames(&got, jetstream_, nullptr, &code);
+  const std::unique_ptr<jsStreamNamesList, void (*)(jsStreamNamesList*)> list(
+      got, [](jsStreamNamesList* owned) { jsStreamNamesList_Destroy(owned); });
+  // The C client answers NOT_FOUND for a cluster without streams.
+  if (status == NATS_NOT_FOUND) return std::vector<std::string>{};
+  if (status != NATS_OK) return NatsError(status, code, what);
+  std::vector<std::string> names;
+  for (int i = 0; i < list->Count; ++i) names.emplace_back(list->List[i]);
+  return names;
+}
+
 absl::Status JetStreamClient::PurgeBefore(const std::string& stream,
                                           std::uint64_t keep_from,
                                           absl::string_view what) {

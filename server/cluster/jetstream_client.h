@@ -97,6 +97,10 @@ class JetStreamClient {
   // times out, and asking again finds it gone.
   absl::Status DeleteStream(const std::string& stream,
                             absl::Duration wait = absl::ZeroDuration());
+  // The names of every stream of the NATS cluster (asked of its metadata
+  // leader). `what` names the listing in errors.
+  absl::StatusOr<std::vector<std::string>> StreamNames(
+      absl::string_view what) const;
   // Removes the messages of `stream` before sequence `keep_from`; nothing
   // when keep_from <= 1 (nats-server reads a purge up to sequence 1 as a
   // purge of everything).

@@ -98,6 +98,11 @@ void WriteClusterMetrics(const ClusterNode::Report& report,
            "leader elected within a second or more: a NATS node down, "
            "drawn as the log's preferred leader).",
            report.logs_given_up},
+          {"streamreg_cluster_orphan_streams_removed_total",
+           "Model logs and snapshot streams no placement reads any more "
+           "(left by a create or a deletion whose server stopped first) "
+           "that this server removed as the first live server.",
+           report.orphan_streams_removed},
       },
       out);
 }

@@ -165,13 +165,16 @@ class MonitoringTest(unittest.TestCase):
         # One NATS node: its create's log had a leader at once.
         self.assertEqual(
             0, values[("streamreg_cluster_logs_given_up_total", ())])
+        # Nothing left behind to sweep.
+        self.assertEqual(
+            0, values[("streamreg_cluster_orphan_streams_removed_total", ())])
         self.assertEqual(
             0, values[("streamreg_cluster_models_catching_up", ())])
         self.assertEqual(
             0, values[("streamreg_cluster_heartbeat_failures_total", ())])
         # The create entry and the ingest's batches of 100 rows.
-        rows = sum(1 for _ in open(os.path.join(
-            REPO, "data/energy/energy.csv"))) - 1
+        with open(os.path.join(REPO, "data/energy/energy.csv")) as data:
+            rows = sum(1 for _ in data) - 1
         self.assertEqual(1 + -(-rows // 100), values[(
             "streamreg_cluster_log_applied_sequence",
             (("model", "energy"),))])

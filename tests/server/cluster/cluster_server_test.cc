@@ -113,6 +113,7 @@ class ClusterServerTest : public NatsClusterTest {
     cluster.reconcile_interval = absl::Milliseconds(100);
     cluster.snapshot_every_samples = kSnapshotEvery;
     cluster.snapshot_on_leave = SnapshotOnLeave();
+    cluster.orphan_sweep_interval = absl::Milliseconds(500);
     options.cluster = cluster;
     options.worker_threads = 1;
     std::unique_ptr<Server> server;
@@ -809,6 +810,91 @@ TEST_F(ClusterServerTest, ACreateCompletesWhatAFailedCreatorLeft) {
       ClientOf(*ServerAt(taken[0]))->GetModel("taken");
   ASSERT_TRUE(hosted.ok()) << hosted.status();
   EXPECT_EQ(hosted->create_time().seconds(), 1'700'000'000);
+}
+
+// Streams left by creators and deletions that stopped before removing
+// them are removed by the first live server's sweep: a log and snapshots
+// a creator gave up for the next generation, and a deleted model's log.
+// A generation above its placement's (a create making it) and a stream of
+// no placement stay, and so does everything the model reads. (Each
+// stream is made while its placement still reads it, then the placement
+// moves on, as a creator or a deletion would have it.)
+TEST_F(ClusterServerTest, TheFirstLiveServerRemovesStreamsNoPlacementReads) {
+  ASSERT_NE(Placements(), nullptr);
+  const std::vector<std::string> owners =
+      RendezvousOwners("kept", Addresses(), kReplicas);
+  const auto place = [&](const std::string& model,
+                         PlacementStore::Placement placement) {
+    absl::StatusOr<std::uint64_t> revision =
+        Retried([&] { return placements_->CompareAndSet(model, placement); });
+    EXPECT_TRUE(revision.ok()) << revision.status();
+    return revision.value_or(0);
+  };
+  const auto make_log = [&](const std::string& model,
+                            std::uint64_t generation) {
+    EXPECT_TRUE(Retried([&] {
+                  return ModelLog::Open(*client_, model, {}, generation);
+                }).ok())
+        << model << " " << generation;
+    return ModelLog::StreamName(model, generation);
+  };
+  const auto make_snapshots = [&](const std::string& model,
+                                  std::uint64_t generation) {
+    SnapshotStore snapshots =
+        SnapshotStore::Open(*client_, model, {}, generation);
+    EXPECT_TRUE(Retried([&] { return snapshots.Put(1, "x"); }).ok());
+    return SnapshotStore::StreamName(model, generation);
+  };
+  // A creator made generation 1, gave it up, and stopped.
+  std::uint64_t revision =
+      place("kept", {.servers = owners, .log = 1, .created = false});
+  std::vector<std::string> orphans = {make_log("kept", 1),
+                                      make_snapshots("kept", 1)};
+  place("kept",
+        {.servers = owners, .revision = revision, .log = 2, .created = false});
+  // A deletion that could not remove the model's log.
+  // (Each on its own servers: the first live server moves a model placed
+  // elsewhere.)
+  revision = place("gone",
+                   {.servers = RendezvousOwners("gone", Addresses(), kReplicas),
+                    .log = 1,
+                    .created = false});
+  orphans.push_back(make_log("gone", 1));
+  place("gone", {.servers = {}, .revision = revision, .log = 1});
+  // The next create of "kept" completes it, in generation 2.
+  ASSERT_TRUE(ClientOf(*servers_[0])->CreateModel("kept", RowsSpec()).ok());
+  ASSERT_TRUE(WaitForHosts("kept", owners));
+  EXPECT_EQ(LogOf("kept"), 2u);
+  const std::vector<std::string> left_alone = {make_log("kept", 3),
+                                               make_log("stranger", 1)};
+
+  const auto exists = [&](const std::string& stream) {
+    const absl::Status state =
+        Retried([&] { return client_->State(stream, "", stream); }).status();
+    EXPECT_TRUE(state.ok() || absl::IsNotFound(state)) << state;
+    return state.ok();
+  };
+  const absl::Time deadline = absl::Now() + kWait;
+  while (std::any_of(orphans.begin(), orphans.end(), exists) &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  for (const std::string& stream : orphans) {
+    EXPECT_FALSE(exists(stream)) << stream;
+  }
+  for (const std::string& stream : left_alone) {
+    EXPECT_TRUE(exists(stream)) << stream;
+  }
+  std::uint64_t removed = 0;
+  for (const auto& server : servers_) {
+    removed += server->cluster()->report().orphan_streams_removed;
+  }
+  EXPECT_EQ(removed, orphans.size());
+  // The model's own log is whole, and both replicas learn from it.
+  EXPECT_TRUE(exists(ModelLog::StreamName("kept", 2)));
+  const Rows rows(60, 33), queries(10, 34);
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), "kept", rows, 0, 60));
+  ExpectLearnedAlike("kept", owners, rows, 60, queries);
 }
 
 TEST_F(ClusterServerTest, AnyServerListsEveryModelOfTheCluster) {
