@@ -86,9 +86,28 @@ bool LogFollower::Stalled(absl::Time last_progress) const {
   return awaited_ > applied_ && absl::Now() - last_progress > kStallTimeout;
 }
 
+bool LogFollower::SilentWhileBehind(absl::Time last_progress,
+                                    absl::Time* last_check) {
+  const absl::Time now = absl::Now();
+  if (now - last_progress < kIdleCheck || now - *last_check < kIdleCheck) {
+    return false;
+  }
+  *last_check = now;
+  absl::StatusOr<std::uint64_t> last = log_.LastSequence();
+  const std::uint64_t done = applied();
+  if (!last.ok() || *last <= done) return false;
+  spdlog::info(
+      "event=cluster_follower_reread model={} from={} why=\"the log holds "
+      "entries up to {}; none came for {:.1f} s\"",
+      model_->name(), done + 1, *last,
+      absl::ToDoubleSeconds(now - last_progress));
+  return true;
+}
+
 void LogFollower::Run(std::stop_token stop) {
   if (!OpenCursor(stop)) return;
   absl::Time last_progress = absl::Now();
+  absl::Time last_idle_check = absl::InfinitePast();
   while (!stop.stop_requested()) {
     absl::StatusOr<LogEntry> entry = cursor_->Next(kPoll);
     if (!entry.ok()) {
@@ -102,7 +121,8 @@ void LogFollower::Run(std::stop_token stop) {
                      std::string(entry.status().message()));
         absl::SleepFor(kPoll);
       }
-      if (broke || Stalled(last_progress)) {
+      if (broke || Stalled(last_progress) ||
+          SilentWhileBehind(last_progress, &last_idle_check)) {
         Refollow(applied() + 1).IgnoreError();  // tried again
         last_progress = absl::Now();
       }

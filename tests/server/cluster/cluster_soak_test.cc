@@ -25,6 +25,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <random>
@@ -75,10 +77,32 @@ ClientOptions SoakClientOptions(const std::string& servers) {
   return options;
 }
 
-// A soak server's flags, its NATS nodes given as "host:port,...".
+// A soak server's flags, its NATS nodes given as "host:port,...". (Its
+// events are logged, for ServerEventsOf.)
 std::vector<std::string> SoakServerFlags(const std::string& nats) {
   return {"--cluster=" + nats, "--cluster_replicas=2",
-          "--cluster_server_ttl=2s", "--log_level=warn"};
+          "--cluster_server_ttl=2s", "--log_level=info"};
+}
+
+// The last `most` lines of a server's log that name `model`: what a
+// failure message shows of how the server hosted and followed it.
+std::string ServerEventsOf(const ServerProcess& server,
+                           const std::string& model, std::size_t most = 40) {
+  std::ifstream log(server.data_dir() + ".log");
+  const std::string named = absl::StrCat("model=", model);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(log, line);) {
+    const std::size_t at = line.find(named);
+    const std::size_t after = at + named.size();
+    if (at == std::string::npos ||
+        (after < line.size() && line[after] != ' ')) {
+      continue;
+    }
+    lines.push_back(line);
+    if (lines.size() > most) lines.pop_front();
+  }
+  return absl::StrCat("\n--- ", server.address(), " on ", model, ":\n",
+                      absl::StrJoin(lines, "\n"));
 }
 
 v1::ModelSpec SoakSpec() {
@@ -287,6 +311,11 @@ class ClusterSoakTest : public ::testing::Test {
                   : info.status().ToString());
         }
         if (replicas.size() < 2) absl::SleepFor(absl::Milliseconds(100));
+      }
+      if (replicas.size() < 2) {
+        for (const auto& server : servers_) {
+          seen += ServerEventsOf(*server, feed->model);
+        }
       }
       ASSERT_EQ(replicas.size(), 2u)
           << "replicas with all " << n << " samples" << seen;
