@@ -465,8 +465,9 @@ absl::Status ClusterNode::Reconcile() {
   }
   absl::StatusOr<std::vector<std::string>> live = SteadyLiveServers();
   if (!live.ok()) return live.status();
-  first_live_.store(!live->empty() && live->front() == options_.advertise);
-  if (first_live_.load()) {
+  const bool first_live = !live->empty() && live->front() == options_.advertise;
+  first_live_.store(first_live);
+  if (first_live) {
     // While this server's heartbeats are refused (a NATS node paused or
     // the live servers' stream electing a leader), the others' likely are
     // too: their absence from the list says nothing, and moving their

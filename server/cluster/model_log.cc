@@ -12,6 +12,10 @@ std::string ModelLog::EscapedName(absl::string_view model) {
   return absl::StrReplaceAll(model, {{".", "~"}});
 }
 
+std::string ModelLog::UnescapedName(absl::string_view escaped) {
+  return absl::StrReplaceAll(escaped, {{"~", "."}});
+}
+
 std::string ModelLog::StreamName(absl::string_view model,
                                  std::uint64_t generation) {
   if (generation == 0) return absl::StrCat("streamreg_", EscapedName(model));

@@ -136,6 +136,8 @@ class ModelLog {
   // The escape alone, and a generation's part of a name ("" for 0): what
   // a model's other streams (its snapshots') are named after.
   static std::string EscapedName(absl::string_view model);
+  // The model name EscapedName gave `escaped` for.
+  static std::string UnescapedName(absl::string_view escaped);
   static std::string GenerationTag(std::uint64_t generation);
 
  private:

@@ -2,7 +2,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "server/cluster/model_log.h"
 #include "server/cluster/snapshot_store.h"
@@ -22,7 +21,7 @@ std::optional<ModelStream> ParseTail(absl::string_view tail,
   if (!digits.empty() && !absl::SimpleAtoi(digits, &stream.generation)) {
     return std::nullopt;
   }
-  stream.model = absl::StrReplaceAll(tail.substr(underscore + 1), {{"~", "."}});
+  stream.model = ModelLog::UnescapedName(tail.substr(underscore + 1));
   if (stream.model.empty()) return std::nullopt;
   return stream;
 }

@@ -44,7 +44,7 @@ struct ModelIdentity {
   std::string name;
   absl::Time create_time;
   ModelConfig config;
-  std::vector<std::string> input_names;
+  std::vector<std::string> input_names = {};
 };
 
 // Every log record starts with its lsn.
