@@ -9,6 +9,8 @@
 #include <thread>
 #include <utility>
 
+#include "core/base/background_priority.h"
+
 namespace streamreg {
 
 // One result computed on a background thread, which its owner starts and
@@ -23,9 +25,20 @@ class BackgroundTask {
   BackgroundTask(const BackgroundTask&) = delete;
   BackgroundTask& operator=(const BackgroundTask&) = delete;
 
-  // Runs `work` on a new thread (after the previous one has ended).
-  void Start(std::function<Result(std::stop_token)> work) {
+  // Runs `work` on a new thread (after the previous one has ended); with
+  // `priority`, lowered until something raises it (RaisablePriority).
+  void Start(std::function<Result(std::stop_token)> work,
+             RaisablePriority* priority = nullptr) {
     if (worker_.joinable()) worker_.join();
+    if (priority != nullptr) {
+      priority->Arm();
+      work = [work = std::move(work), priority](std::stop_token stop) {
+        priority->LowerCallingThread();
+        Result result = work(std::move(stop));
+        priority->Done();
+        return result;
+      };
+    }
     std::packaged_task<Result(std::stop_token)> task(std::move(work));
     result_ = task.get_future().share();
     running_ = true;

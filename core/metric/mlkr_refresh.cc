@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "core/base/background_priority.h"
-
 namespace streamreg {
 namespace {
 
@@ -100,13 +98,14 @@ std::vector<MlkrMap> MlkrRefresh::Run(const Job& job, const CopySlotRows& rows,
 }
 
 void MlkrRefresh::Start(Job job, CopySlotRows rows) {
+  // Seconds of arithmetic that must not take a core from the learner or
+  // the searches (it has half the samples it reads to finish), unless a
+  // read comes to wait for it (Prioritize).
   task_.Start(
       [job = std::move(job), rows = std::move(rows)](std::stop_token stop) {
-        // Seconds of arithmetic that must not take a core from the learner
-        // or the searches: it has half the samples it reads to finish.
-        LowerThreadPriority();
         return Run(job, rows, {}, std::move(stop));
-      });
+      },
+      &priority_);
 }
 
 }  // namespace streamreg

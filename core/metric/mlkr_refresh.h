@@ -2,6 +2,7 @@
 #define STREAMREG_CORE_METRIC_MLKR_REFRESH_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/background_priority.h"
 #include "core/base/background_task.h"
 #include "core/metric/learned_metric.h"
 #include "core/metric/metric_transform.h"
@@ -71,6 +73,13 @@ class MlkrRefresh {
   // Running again with its result known (a snapshot taken while it ran).
   void Resume(std::vector<MlkrMap> result) { task_.Resume(std::move(result)); }
   bool running() const { return task_.running(); }
+  // Something waits for the fit running now (a read, through the learner
+  // at its take-over point): its thread, lowered so far, runs at the
+  // process's priority from now on. False if the system refused.
+  bool Prioritize() const { return priority_.Raise(); }
+  // Fits raised so far, and raises the system refused.
+  std::uint64_t prioritized() const { return priority_.raised(); }
+  std::uint64_t prioritize_refused() const { return priority_.refused(); }
   std::shared_future<std::vector<MlkrMap>> result() const {
     return task_.result();
   }
@@ -78,6 +87,7 @@ class MlkrRefresh {
 
  private:
   BackgroundTask<std::vector<MlkrMap>> task_;
+  mutable RaisablePriority priority_;
 };
 
 }  // namespace streamreg

@@ -114,7 +114,10 @@ absl::StatusOr<Model::PartLearned> Model::LearnUntilWait(
   PartLearned part;
   for (; part.learned < batch.size(); ++part.learned) {
     part.resume_when = PendingTakeOver(state_, seen + part.learned + 1);
-    if (part.resume_when != nullptr) break;
+    if (part.resume_when != nullptr) {
+      part.waits_for_background_work = true;
+      break;
+    }
     if (part.learned > 0 && Clock::now() >= yield_at) {
       part.resume_when = [] { return true; };
       break;
@@ -127,6 +130,10 @@ absl::StatusOr<Model::PartLearned> Model::LearnUntilWait(
     return status;
   }
   return part;
+}
+
+void Model::PrioritizeBackgroundWork() const {
+  if (state_.mlkr_refresh.running()) (void)state_.mlkr_refresh.Prioritize();
 }
 
 absl::Status Model::CheckShape(const ValidatedSamples& batch) const {
@@ -275,6 +282,8 @@ ModelStats Model::stats() const {
   stats.refresh_waits = state_.refresh_waits.count();
   stats.refresh_wait_seconds = state_.refresh_waits.total_seconds();
   stats.longest_refresh_wait_seconds = state_.refresh_waits.longest_seconds();
+  stats.fits_prioritized = state_.mlkr_refresh.prioritized();
+  stats.fit_priority_refused = state_.mlkr_refresh.prioritize_refused();
   return stats;
 }
 

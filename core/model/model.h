@@ -105,6 +105,10 @@ struct ModelStats {
   std::uint64_t refresh_waits = 0;
   double refresh_wait_seconds = 0.0;
   double longest_refresh_wait_seconds = 0.0;
+  // MLKR fits raised to the process's priority because a read waited for
+  // them (Model::PrioritizeBackgroundWork), and raises the system refused.
+  std::uint64_t fits_prioritized = 0;
+  std::uint64_t fit_priority_refused = 0;
 };
 
 // The learned metric(s) and the transforms the prediction indexes use now.
@@ -166,11 +170,19 @@ class Model {
   struct PartLearned {
     std::size_t learned = 0;
     std::function<bool()> resume_when;  // none: all were learned
+    // resume_when waits for background work taking over at the next
+    // sample (else for the time slice's end only).
+    bool waits_for_background_work = false;
   };
   using Clock = std::chrono::steady_clock;
   absl::StatusOr<PartLearned> LearnUntilWait(
       const ValidatedSamples& batch, std::vector<Prediction>* before = nullptr,
       Clock::time_point yield_at = Clock::time_point::max());
+  // A read waits for learning that waits for background work
+  // (PartLearned::waits_for_background_work): the work that runs lowered —
+  // an MLKR fit — runs at the process's priority until it is done
+  // (RaisablePriority). Callable from any thread.
+  void PrioritizeBackgroundWork() const;
 
   // Predicts every query ("queries[i]" in errors), with intervals at
   // options.interval_level (the model's by default; outside (0, 1) refused

@@ -235,6 +235,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // waits a moment, then goes elsewhere — AwaitLearned). A deleted model's
   // reads do not wait: they answer NOT_FOUND.
   bool ReadWaitsForLearning(const ReadAfter& after) const;
+  // A read that waits for learning here is parked (parked_read.h), and
+  // then answered: what it waits for is prioritized meanwhile
+  // (LearnStage::ReadParked).
+  void ReadParked() const { learn_stage_.ReadParked(); }
+  void ReadUnparked() const { learn_stage_.ReadUnparked(); }
   // The model's statistics and metric once it has caught up with what was
   // acknowledged (`figures.acknowledged` if pinned, else as many as now) —
   // or, if it has not by `figures.deadline`, as of what it has learned
@@ -262,6 +267,10 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   const LearningCurve& learning_curve() const { return learn_stage_.curve(); }
   const RecentPredictions& recent_predictions() const {
     return learn_stage_.recent();
+  }
+  // Learning's waits for background work at its take-over points.
+  const PauseStatistics& background_work_waits() const {
+    return learn_stage_.background_work_waits();
   }
   // The writes that waited for learning to catch up (kMaxUnlearned,
   // kMaxUnlearnedStreamed).

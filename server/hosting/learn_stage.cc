@@ -66,18 +66,25 @@ void LearnStage::Enqueue(const ValidatedSamples& samples,
 
 void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
   const auto start = std::chrono::steady_clock::now();
-  std::function<bool()> resume_when;
+  Model::PartLearned stopped;
   absl::Status status =
-      LearnRecordingCurve(batch.unlearned, batch.last, &resume_when);
+      LearnRecordingCurve(batch.unlearned, batch.last, &stopped);
   batch.spent += std::chrono::steady_clock::now() - start;
-  if (status.ok() && resume_when != nullptr) {
+  if (status.ok() && stopped.resume_when != nullptr) {
     // Background work takes over at the next sample and is not done, or
     // the batch has had its time slice: the rest is learned once that work
     // is done, after the tasks posted to the pool meanwhile (other models'
     // learning, and the reads waiting for it), and the thread goes to them.
-    queue_->Defer(std::move(resume_when),
-                  [this, batch = std::move(batch),
+    const bool waits = stopped.waits_for_background_work;
+    if (waits) WaitingForBackgroundWork();
+    queue_->Defer(std::move(stopped.resume_when),
+                  [this, batch = std::move(batch), waits,
+                   since = PauseStatistics::Clock::now(),
                    keep_alive = std::move(keep_alive)]() mutable {
+                    if (waits) {
+                      waits_for_background_work_.store(false);
+                      background_work_waits_.RecordSince(since);
+                    }
                     Learn(std::move(batch), std::move(keep_alive));
                   });
     return;
@@ -93,9 +100,9 @@ void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
   progressed_.SignalAll();
 }
 
-absl::Status LearnStage::LearnRecordingCurve(
-    ValidatedSamples& samples, std::uint64_t last,
-    std::function<bool()>* resume_when) {
+absl::Status LearnStage::LearnRecordingCurve(ValidatedSamples& samples,
+                                             std::uint64_t last,
+                                             Model::PartLearned* stopped) {
   const Model::Clock::time_point yield_at = Model::Clock::now() + kTimeSlice;
   std::uint64_t learned = last - samples.size();
   while (!samples.empty()) {
@@ -104,19 +111,19 @@ absl::Status LearnStage::LearnRecordingCurve(
         due > learned ? std::min<std::uint64_t>(samples.size(), due - learned)
                       : samples.size();
     absl::StatusOr<std::size_t> done =
-        LearnPiece(samples.First(piece), learned, yield_at, resume_when);
+        LearnPiece(samples.First(piece), learned, yield_at, stopped);
     if (!done.ok()) return done.status();
     learned += *done;
     samples = samples.Subspan(*done, samples.size() - *done);
     if (curve_.Due(learned)) curve_.Record(learned, model_->stats());
-    if (*resume_when != nullptr) break;
+    if (stopped->resume_when != nullptr) break;
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::size_t> LearnStage::LearnPiece(
     const ValidatedSamples& piece, std::uint64_t learned,
-    Model::Clock::time_point yield_at, std::function<bool()>* resume_when) {
+    Model::Clock::time_point yield_at, Model::PartLearned* stopped) {
   // The predictions of the samples the status page shows are kept: only
   // the last RecentPredictions::kCapacity of a piece can be.
   const std::size_t unshown =
@@ -126,8 +133,9 @@ absl::StatusOr<std::size_t> LearnStage::LearnPiece(
         model_->LearnUntilWait(piece.First(unshown), nullptr, yield_at);
     if (!part.ok()) return part.status();
     if (part->resume_when != nullptr) {
-      *resume_when = std::move(part->resume_when);
-      return part->learned;
+      const std::size_t done = part->learned;
+      *stopped = *std::move(part);
+      return done;
     }
   }
   const ValidatedSamples shown = piece.Subspan(unshown, piece.size() - unshown);
@@ -137,9 +145,23 @@ absl::StatusOr<std::size_t> LearnStage::LearnPiece(
   if (!part.ok()) return part.status();
   recent_.Record(learned + unshown + 1, shown.samples().first(part->learned),
                  before);
-  *resume_when = std::move(part->resume_when);
-  return unshown + part->learned;
+  const std::size_t done = unshown + part->learned;
+  *stopped = *std::move(part);
+  return done;
 }
+
+void LearnStage::WaitingForBackgroundWork() {
+  waits_for_background_work_.store(true);
+  // Seen by this or by ReadParked, whichever comes second.
+  if (reads_parked_.load() > 0) model_->PrioritizeBackgroundWork();
+}
+
+void LearnStage::ReadParked() const {
+  reads_parked_.fetch_add(1);
+  if (waits_for_background_work_.load()) model_->PrioritizeBackgroundWork();
+}
+
+void LearnStage::ReadUnparked() const { reads_parked_.fetch_sub(1); }
 
 absl::Status LearnStage::RunInOrder(std::function<absl::Status()> task,
                                     std::shared_ptr<const void> keep_alive) {

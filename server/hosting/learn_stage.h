@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_HOSTING_LEARN_STAGE_H_
 #define STREAMREG_SERVER_HOSTING_LEARN_STAGE_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +90,20 @@ class LearnStage {
   bool WaitLearned(std::uint64_t samples, absl::Time deadline) const
       ABSL_LOCKS_EXCLUDED(mutex_);
 
+  // A read parked until this stage has learned what it waits for
+  // (parked_read.h), and the same read answered. While one is parked and
+  // learning waits for background work taking over (an MLKR fit), that
+  // work runs at the process's priority (Model::PrioritizeBackgroundWork):
+  // the read depends on it. Thread-safe.
+  void ReadParked() const;
+  void ReadUnparked() const;
+
+  // Learning's waits for background work at its take-over point (the
+  // stream outran a metric refresh, an MLKR fit, an index rebuild), from
+  // the stop to the resumption.
+  const PauseStatistics& background_work_waits() const {
+    return background_work_waits_;
+  }
   // The waits of Enqueue for room (writes held up by learning).
   const PauseStatistics& backlog_waits() const { return backlog_waits_; }
   // Samples learned so far.
@@ -153,25 +168,34 @@ class LearnStage {
   // Learns `samples` (the last of them sample `last`) in pieces that end
   // where the learning curve wants a point, and records it; stops where
   // the model would wait (Model::LearnUntilWait), leaving in `samples` what
-  // is left and in *resume_when when to go on.
+  // is left and in *stopped when to go on.
   absl::Status LearnRecordingCurve(ValidatedSamples& samples,
                                    std::uint64_t last,
-                                   std::function<bool()>* resume_when);
+                                   Model::PartLearned* stopped);
   // Learns a piece that follows sample `learned`, or its first samples up
-  // to where the model would wait or past `yield_at` (*resume_when then
+  // to where the model would wait or past `yield_at` (*stopped then
   // set), keeping the
   // predictions of its last samples in recent_; returns how many.
   absl::StatusOr<std::size_t> LearnPiece(const ValidatedSamples& piece,
                                          std::uint64_t learned,
                                          Model::Clock::time_point yield_at,
-                                         std::function<bool()>* resume_when);
+                                         Model::PartLearned* stopped);
   // When the batch containing sample `sequence` was acknowledged, if it
   // is still held.
   const Batch* BatchOf(std::uint64_t sequence) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
+  // Learning stopped where background work takes over: raises it if a
+  // read is parked.
+  void WaitingForBackgroundWork();
+
   Model* const model_;
+  // Reads parked on this stage, and whether learning waits for background
+  // work now (each raises that work when it sees the other).
+  mutable std::atomic<int> reads_parked_ = 0;
+  std::atomic<bool> waits_for_background_work_ = false;
   PauseStatistics backlog_waits_;
+  PauseStatistics background_work_waits_;
   LearnRate rate_;            // recorded on the learning thread
   LearningCurve curve_;       // likewise
   RecentPredictions recent_;  // likewise

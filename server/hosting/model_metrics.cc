@@ -1,5 +1,6 @@
 #include "server/hosting/model_metrics.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -64,17 +65,41 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "The longest wait of a prediction for the refresh schedule, since the "
        "server started.",
        false, [](R r) { return r.stats.longest_prediction_wait_seconds; }},
+      // Learning on the server stops at a take-over point whose work is
+      // not done and comes back once it is (LearnStage): those stops, and
+      // any wait inside the engine (a refit's).
       {"streamreg_model_refresh_waits_total", Type::kCounter,
-       "Metric refreshes (and MLKR fits) that learning had to wait for at "
-       "their take-over point (the stream outran them), since the server "
-       "started.",
-       false, [](R r) { return static_cast<double>(r.stats.refresh_waits); }},
+       "Background work (metric refreshes, MLKR fits, index rebuilds) that "
+       "learning had to wait for at its take-over point (the stream outran "
+       "it), since the server started.",
+       false,
+       [](R r) {
+         return static_cast<double>(r.stats.refresh_waits +
+                                    r.model->background_work_waits().count());
+       }},
       {"streamreg_model_refresh_wait_seconds_total", Type::kCounter,
        "Seconds learning waited for those, since the server started.", false,
-       [](R r) { return r.stats.refresh_wait_seconds; }},
+       [](R r) {
+         return r.stats.refresh_wait_seconds +
+                r.model->background_work_waits().total_seconds();
+       }},
       {"streamreg_model_longest_refresh_wait_seconds", Type::kGauge,
        "The longest of those waits, since the server started.", false,
-       [](R r) { return r.stats.longest_refresh_wait_seconds; }},
+       [](R r) {
+         return std::max(r.stats.longest_refresh_wait_seconds,
+                         r.model->background_work_waits().longest_seconds());
+       }},
+      {"streamreg_model_fits_prioritized_total", Type::kCounter,
+       "MLKR fits raised from nice +10 to the server's priority because a "
+       "read waited for them (through learning at their take-over point), "
+       "since the server started.",
+       false,
+       [](R r) { return static_cast<double>(r.stats.fits_prioritized); }},
+      {"streamreg_model_fit_priority_refused_total", Type::kCounter,
+       "Such raises the system refused (no CAP_SYS_NICE, RLIMIT_NICE below "
+       "20): the fit stayed at nice +10, since the server started.",
+       false,
+       [](R r) { return static_cast<double>(r.stats.fit_priority_refused); }},
       {"streamreg_model_backlog_waits_total", Type::kCounter,
        "Writes that waited for learning to catch up (more than the backlog "
        "bound unlearned), since the server started.",

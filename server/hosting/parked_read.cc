@@ -19,6 +19,19 @@ void PostRead(WorkerPool& pool, ParkableRead read) {
     return;
   }
   if (read.parked) read.parked();
+  // The models it waits for now learn with priority until it is answered.
+  std::vector<std::shared_ptr<const HostedModel>> waited_on;
+  for (const ModelRead& model_read : check->reads()) {
+    if (model_read.model->ReadWaitsForLearning(model_read.after)) {
+      model_read.model->ReadParked();
+      waited_on.push_back(model_read.model);
+    }
+  }
+  std::function<void()> answer = [answer = std::move(read.answer),
+                                  waited_on = std::move(waited_on)] {
+    for (const auto& model : waited_on) model->ReadUnparked();
+    answer();
+  };
   // Checked with the pool's lock held (one check at a time), every
   // WorkerPool::kWhenPollInterval: atomics and the learn stage's mutex for
   // a moment.
@@ -26,7 +39,7 @@ void PostRead(WorkerPool& pool, ParkableRead read) {
       [check = std::move(check), abandoned = std::move(read.abandoned)] {
         return !check->Waits() || (abandoned && abandoned());
       },
-      std::move(read.answer));
+      std::move(answer));
 }
 
 }  // namespace streamreg

@@ -45,6 +45,7 @@ class ParkedReadCheck {
   explicit ParkedReadCheck(std::vector<ModelRead> reads)
       : reads_(std::move(reads)) {}
   bool Waits();
+  const std::vector<ModelRead>& reads() const { return reads_; }
 
  private:
   std::vector<ModelRead> reads_;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "core/base/background_priority.h"
 #include "core/base/stoppable_sleep.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -155,6 +156,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     server->metrics_http_ = *std::move(metrics_http);
   }
   server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
+  if (!LoweredThreadsCanBeRaised()) {
+    // Reads after what was acknowledged can then wait for an MLKR fit
+    // lowered behind busy threads (deploy/README.md, "Priorities").
+    spdlog::warn(
+        "event=background_priority_fixed detail=\"an MLKR fit a read waits "
+        "for stays lowered: grant CAP_SYS_NICE or RLIMIT_NICE 20\"");
+  }
   spdlog::info(
       "event=listening address={} metrics={} tls={} auth={} data_dir={} "
       "sync={} worker_threads={} max_models={} max_samples_per_model={} "

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/background_priority.h"
 #include "core/index/cover_tree.h"
 #include "core/index/neighbor.h"
 #include "core/metric/batch_gradients.h"
@@ -1283,7 +1284,9 @@ TEST(ModelTest, IsDeterministicForASeedAndSampleOrder) {
 // (LearnUntilWait) and comes back once it is learns exactly what Learn
 // does: every kind of background work (growth refreshes of the gradient
 // sums and the MLKR maps, the random-feature base, index rebuilds) taking
-// over soon after it starts, so the stops are met.
+// over soon after it starts, so the stops are met. At each stop the
+// background work is prioritized (what a read parked behind the learner
+// asks for), which changes when the MLKR fits end, not what they give.
 TEST(ModelTest, LearningUntilEachWaitLearnsWhatLearningThroughDoes) {
   const Stream stream = MakeStream(2500, 31);
   const Stream queries = MakeStream(40, 32);
@@ -1310,6 +1313,8 @@ TEST(ModelTest, LearningUntilEachWaitLearnsWhatLearningThroughDoes) {
         break;
       }
       ++stops;
+      EXPECT_TRUE(part->waits_for_background_work);  // no time slice
+      stopping->PrioritizeBackgroundWork();
       while (!part->resume_when()) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
@@ -1323,6 +1328,12 @@ TEST(ModelTest, LearningUntilEachWaitLearnsWhatLearningThroughDoes) {
     EXPECT_EQ(a.metric_refreshes, b.metric_refreshes);
     EXPECT_EQ(a.index_rebuilds, b.index_rebuilds);
     EXPECT_EQ(a.base_rebuilds, b.base_rebuilds);
+    EXPECT_EQ(a.fits_prioritized + a.fit_priority_refused, 0u);
+    if (metric == MetricKind::kMlkr) {
+      // Some stop waited for a fit (a lowered thread: one of the stops).
+      EXPECT_GE(b.fits_prioritized + b.fit_priority_refused, 1u);
+      EXPECT_EQ(b.fit_priority_refused > 0, !LoweredThreadsCanBeRaised());
+    }
     ExpectSamePredictions(PredictAll(*through, queries),
                           PredictAll(*stopping, queries));
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/background_priority.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/hosting/hosted_model.h"
@@ -25,6 +26,7 @@
 #include "server/hosting/snapshot_schedule.h"
 #include "server/hosting/worker_pool.h"
 #include "server/storage/snapshot_reader.h"
+#include "tests/support/model_test_support.h"
 
 namespace streamreg {
 namespace {
@@ -626,6 +628,50 @@ TEST_F(HostedModelTest, AReadWaitingForLearningHoldsNoThread) {
   EXPECT_EQ(read[0].learned, 25u);
   EXPECT_EQ(read[0].value, reference->Predict(x)->value);
   EXPECT_EQ(other_read[0].value, other_reference->Predict(x)->value);
+}
+
+// An MLKR fit runs lowered, and the learner stops at its take-over point
+// until it is done. A read parked behind that learner depends on the fit:
+// the fit is raised to the process's priority (priority inheritance). A
+// model with no read waiting leaves its fits lowered — the robot loop's
+// answers (as the model stands) wait for no fit.
+TEST_F(HostedModelTest, AReadParkedBehindLearningRaisesTheFitItWaitsFor) {
+  ModelConfig config = BusyConfig(SmallConfig());
+  config.metric = MetricKind::kMlkr;
+  const Batch stream(2500, 1);
+  const auto learned_held = [&] {
+    std::shared_ptr<HostedModel> hosted =
+        Host({.max_samples = 0, .dedup_window = 100}, config);
+    std::shared_ptr<std::latch> release = HoldLearning();
+    EXPECT_TRUE(hosted->Learn(stream.samples, nullptr).ok());
+    return std::make_pair(hosted, release);
+  };
+  auto [read, release_read] = learned_held();
+  WorkerPool reads(1);
+  Signal answered;
+  const ReadAfter after = read->PinAcknowledged({});
+  bool parked = false;
+  PostRead(reads, {.reads = {{read, after}},
+                   .parked = [&] { parked = true; },
+                   .answer = [&] { answered.Notify(); }});
+  EXPECT_TRUE(parked);
+  release_read->count_down();
+  ASSERT_TRUE(answered.WaitFor(absl::Seconds(60)));
+  const ModelStats raised = read->model().stats();
+  EXPECT_EQ(raised.samples_seen, 2500u);
+  // At least one of its stops waited for a fit (recorded, not asserted:
+  // how many depends on timing).
+  EXPECT_GE(raised.fits_prioritized + raised.fit_priority_refused, 1u);
+  EXPECT_EQ(raised.fit_priority_refused > 0, !LoweredThreadsCanBeRaised());
+  ::testing::Test::RecordProperty("fits_prioritized",
+                                  static_cast<int>(raised.fits_prioritized));
+
+  auto [unread, release_unread] = learned_held();
+  release_unread->count_down();
+  unread->CatchUp();
+  const ModelStats lowered = unread->model().stats();
+  EXPECT_EQ(lowered.samples_seen, 2500u);
+  EXPECT_EQ(lowered.fits_prioritized + lowered.fit_priority_refused, 0u);
 }
 
 TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {
