@@ -27,13 +27,22 @@ std::optional<int> NiceOf(pid_t thread) {
 
 int LoweredNice(int nice) { return std::min(19, nice + kLoweredBy); }
 
-void LowerThreadPriority() {
-  const pid_t thread = CallingThread();
-  if (std::optional<int> nice = NiceOf(thread); nice.has_value()) {
-    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(thread),
-                      LoweredNice(*nice));
+namespace {
+
+// Lowers `thread` (LoweredNice); its nice value before, if it was lowered.
+std::optional<int> Lower(pid_t thread) {
+  const std::optional<int> normal = NiceOf(thread);
+  if (!normal.has_value() || LoweredNice(*normal) == *normal ||
+      setpriority(PRIO_PROCESS, static_cast<id_t>(thread),
+                  LoweredNice(*normal)) != 0) {
+    return std::nullopt;
   }
+  return normal;
 }
+
+}  // namespace
+
+void LowerThreadPriority() { (void)Lower(CallingThread()); }
 
 bool LoweredThreadsCanBeRaised() {
   RaisablePriority priority;
@@ -64,14 +73,10 @@ void RaisablePriority::LowerCallingThread() {
   MutexLock lock(&mutex_);
   if (!armed_ || wanted_) return;
   const pid_t thread = CallingThread();
-  const std::optional<int> normal = NiceOf(thread);
-  if (!normal.has_value() || LoweredNice(*normal) == *normal) return;
-  if (setpriority(PRIO_PROCESS, static_cast<id_t>(thread),
-                  LoweredNice(*normal)) != 0) {
-    return;
+  if (const std::optional<int> normal = Lower(thread); normal.has_value()) {
+    thread_ = thread;
+    normal_ = *normal;
   }
-  thread_ = thread;
-  normal_ = *normal;
 }
 
 bool RaisablePriority::Raise() {

@@ -133,7 +133,7 @@ absl::StatusOr<Model::PartLearned> Model::LearnUntilWait(
 }
 
 void Model::PrioritizeBackgroundWork() const {
-  if (state_.mlkr_refresh.running()) (void)state_.mlkr_refresh.Prioritize();
+  (void)state_.mlkr_refresh.Prioritize();  // no fit running: a no-op
 }
 
 absl::Status Model::CheckShape(const ValidatedSamples& batch) const {
