@@ -78,6 +78,10 @@ absl::Status NatsError(int nats_status, int jetstream_code,
     case JSClusterNoPeersErr:
     case JSClusterNotAvailErr:
     case JSInsufficientResourcesErr:
+    // A stream's new leader refusing a proposal made under the one before
+    // (seen appending while a node was paused): we never set an expected
+    // sequence, and appends are deduplicated by id, so it is retried.
+    case JSStreamSequenceNotMatchErr:
       return absl::UnavailableError(text);
     default:
       break;
