@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/random/random.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -70,29 +69,6 @@ std::uint64_t RandomSampleIdStart() {
 
 }  // namespace
 
-absl::Status FromGrpcStatus(const grpc::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
-}
-
-absl::Status FromGrpcStatus(const grpc::Status& status,
-                            const grpc::ClientContext& context) {
-  absl::Status converted = FromGrpcStatus(status);
-  const auto& trailers = context.GetServerTrailingMetadata();
-  const auto pushback = trailers.find("grpc-retry-pushback-ms");
-  std::int64_t milliseconds = 0;
-  if (!converted.ok() && pushback != trailers.end() &&
-      absl::SimpleAtoi(
-          absl::string_view(pushback->second.data(), pushback->second.size()),
-          &milliseconds) &&
-      milliseconds >= 0) {
-    converted =
-        WithRetryAfter(std::move(converted), absl::Milliseconds(milliseconds));
-  }
-  return converted;
-}
-
 Client::Client(ClientOptions options)
     : options_(std::move(options)),
       router_(ServerList(options_.address),
@@ -118,24 +94,18 @@ absl::Status Client::RetriedFor(const std::string& model, const Call& call) {
   });
 }
 
-template <class Call>
-absl::Status Client::ReadFrom(const std::string& model, const Call& call) {
-  std::size_t silent = 0;  // servers passed over in this call
-  return RetriedFor(model, [&](ServerStubs& server, int) {
-    const bool others_left = router_.CandidatesFor(model) > silent + 1;
-    const absl::Duration wait =
-        others_left
-            ? std::min(options_.timeout, options_.replica_attempt_timeout)
-            : options_.timeout;
-    const absl::Status status = call(server, *NewContext(wait));
-    if (others_left && absl::IsDeadlineExceeded(status)) {
-      ++silent;
-      return absl::UnavailableError(
-          absl::StrCat("server ", server.address, " did not answer within ",
-                       absl::FormatDuration(wait), "; asking another"));
-    }
-    return status;
+template <class Response>
+absl::StatusOr<Response> Client::Read(
+    const std::string& model,
+    const typename HedgedRead<Response>::Start& start) {
+  HedgedRead<Response> read(&router_, model, options_.timeout,
+                            options_.replica_attempt_timeout);
+  Response response;
+  const absl::Status status = RetryCall(options_.retry, [&](int /*attempt*/) {
+    return read.Run(start, &response);
   });
+  if (!status.ok()) return status;
+  return response;
 }
 
 std::unique_ptr<grpc::ClientContext> Client::NewContext() const {
@@ -172,13 +142,11 @@ absl::StatusOr<v1::Model> Client::CreateModel(const std::string& name,
 absl::StatusOr<v1::Model> Client::GetModel(const std::string& name) {
   v1::GetModelRequest request;
   request.set_name(name);
-  v1::Model model;
-  absl::Status status = ReadFrom(name, [&](ServerStubs& server,
-                                           grpc::ClientContext& context) {
-    return FromGrpcStatus(server.models->GetModel(&context, request, &model));
-  });
-  if (!status.ok()) return status;
-  return model;
+  return Read<v1::Model>(
+      name, [&](ServerStubs& server, grpc::ClientContext* context,
+                grpc::CompletionQueue* queue) {
+        return server.models->AsyncGetModel(context, request, queue);
+      });
 }
 
 absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
@@ -186,23 +154,21 @@ absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
   std::vector<std::string> elsewhere;
   v1::ListModelsRequest request;
   do {
-    v1::ListModelsResponse page;
-    absl::Status status =
-        ReadFrom("", [&](ServerStubs& server, grpc::ClientContext& context) {
-          page.Clear();
-          return FromGrpcStatus(
-              server.models->ListModels(&context, request, &page));
+    absl::StatusOr<v1::ListModelsResponse> page = Read<v1::ListModelsResponse>(
+        "", [&](ServerStubs& server, grpc::ClientContext* context,
+                grpc::CompletionQueue* queue) {
+          return server.models->AsyncListModels(context, request, queue);
         });
-    if (!status.ok()) return status;
-    for (v1::Model& model : *page.mutable_models()) {
+    if (!page.ok()) return page.status();
+    for (v1::Model& model : *page->mutable_models()) {
       models.push_back(std::move(model));
     }
-    for (v1::ModelElsewhere& model : *page.mutable_elsewhere()) {
+    for (v1::ModelElsewhere& model : *page->mutable_elsewhere()) {
       router_.Serves(model.name(),
                      {model.servers().begin(), model.servers().end()});
       elsewhere.push_back(model.name());
     }
-    request.set_page_token(page.next_page_token());
+    request.set_page_token(page->next_page_token());
   } while (!request.page_token().empty());
   for (const std::string& name : elsewhere) {
     absl::StatusOr<v1::Model> model = GetModel(name);
@@ -237,13 +203,11 @@ absl::Status Client::DeleteModel(const std::string& name) {
 absl::StatusOr<v1::MetricReport> Client::GetMetric(const std::string& name) {
   v1::GetMetricRequest request;
   request.set_name(name);
-  v1::MetricReport report;
-  absl::Status status = ReadFrom(name, [&](ServerStubs& server,
-                                           grpc::ClientContext& context) {
-    return FromGrpcStatus(server.models->GetMetric(&context, request, &report));
-  });
-  if (!status.ok()) return status;
-  return report;
+  return Read<v1::MetricReport>(
+      name, [&](ServerStubs& server, grpc::ClientContext* context,
+                grpc::CompletionQueue* queue) {
+        return server.models->AsyncGetMetric(context, request, queue);
+      });
 }
 
 absl::StatusOr<v1::ModelStats> Client::Refit(
@@ -292,14 +256,13 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
       request.add_queries()->mutable_x()->Assign(x.begin() + q * dim,
                                                  x.begin() + (q + 1) * dim);
     }
-    v1::PredictResponse response;
-    absl::Status status =
-        ReadFrom(model, [&](ServerStubs& server, grpc::ClientContext& context) {
-          return FromGrpcStatus(
-              server.regression->Predict(&context, request, &response));
+    absl::StatusOr<v1::PredictResponse> response = Read<v1::PredictResponse>(
+        model, [&](ServerStubs& server, grpc::ClientContext* context,
+                   grpc::CompletionQueue* queue) {
+          return server.regression->AsyncPredict(context, request, queue);
         });
-    if (!status.ok()) return status;
-    for (v1::Prediction& prediction : *response.mutable_predictions()) {
+    if (!response.ok()) return response.status();
+    for (v1::Prediction& prediction : *response->mutable_predictions()) {
       predictions.push_back(std::move(prediction));
     }
   }

@@ -15,6 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/lib/client_tls.h"
+#include "client/lib/grpc_status.h"
+#include "client/lib/hedged_read.h"
 #include "client/lib/retry_policy.h"
 #include "client/lib/server_router.h"
 #include "grpcpp/grpcpp.h"
@@ -41,9 +43,9 @@ struct ClientOptions {
   // Deadline of each unary call and each Ingest stream.
   absl::Duration timeout = absl::Seconds(60);
   // A read (GetModel, ListModels, GetMetric, Predict) that another server
-  // could answer waits this long for a server before it asks the next
-  // (a paused or stalled replica); the last server it may ask gets the
-  // whole timeout.
+  // could answer waits this long for a server before it asks the next as
+  // well (a paused or stalled replica), and takes the first answer
+  // (HedgedRead).
   absl::Duration replica_attempt_timeout = absl::Seconds(1);
   RetryPolicy retry;
   std::size_t max_message_bytes = 64 << 20;
@@ -163,24 +165,19 @@ class Client {
   // attempt where the router says.
   template <class Call>
   absl::Status RetriedFor(const std::string& model, const Call& call);
-  // The same for a read, `call(stubs, context)`: while other servers of
-  // the model are left to ask, an attempt waits replica_attempt_timeout
-  // and a server silent that long is passed over (UNAVAILABLE).
-  template <class Call>
-  absl::Status ReadFrom(const std::string& model, const Call& call);
+  // A read about `model` started by `start` on a server, asked of the
+  // next server each replica_attempt_timeout while none has answered
+  // (HedgedRead), retried by the policy.
+  template <class Response>
+  absl::StatusOr<Response> Read(
+      const std::string& model,
+      const typename HedgedRead<Response>::Start& start);
   std::unique_ptr<grpc::ClientContext> NewContext(absl::Duration timeout) const;
 
   ClientOptions options_;
   ServerRouter router_;
   std::atomic<std::uint64_t> next_sample_id_;
 };
-
-// absl::Status of a gRPC status (same canonical code).
-absl::Status FromGrpcStatus(const grpc::Status& status);
-// The same, keeping the server's retry hint from the call's trailers
-// (RetryAfter).
-absl::Status FromGrpcStatus(const grpc::Status& status,
-                            const grpc::ClientContext& context);
 
 }  // namespace streamreg
 

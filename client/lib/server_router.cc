@@ -52,20 +52,31 @@ const std::vector<std::string>* ServerRouter::OwnersOf(
   return &owners->second;
 }
 
-std::shared_ptr<ServerStubs> ServerRouter::For(const std::string& model) {
-  absl::MutexLock lock(&mutex_);
+std::shared_ptr<ServerStubs> ServerRouter::FirstOf(
+    const std::vector<std::string>& line, std::size_t first,
+    const std::vector<std::string>& asked) {
   const absl::Time now = absl::Now();
-  if (const std::vector<std::string>* owners = OwnersOf(model)) {
-    for (const std::string& owner : *owners) {
-      if (!Avoided(owner, now)) return StubsOf(owner);
-    }
-    return StubsOf(owners->front());
-  }
-  for (std::size_t i = 0; i < servers_.size(); ++i) {  // preferred first
-    const std::string& server = servers_[(preferred_ + i) % servers_.size()];
+  const std::string* fallback = nullptr;  // the first not asked
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const std::string& server = line[(first + i) % line.size()];
+    if (std::find(asked.begin(), asked.end(), server) != asked.end()) continue;
     if (!Avoided(server, now)) return StubsOf(server);
+    if (fallback == nullptr) fallback = &server;
   }
-  return StubsOf(servers_[preferred_]);
+  return fallback != nullptr ? StubsOf(*fallback) : nullptr;
+}
+
+std::shared_ptr<ServerStubs> ServerRouter::NextFor(
+    const std::string& model, const std::vector<std::string>& asked) {
+  absl::MutexLock lock(&mutex_);
+  if (const std::vector<std::string>* owners = OwnersOf(model)) {
+    return FirstOf(*owners, 0, asked);
+  }
+  return FirstOf(servers_, preferred_, asked);  // preferred first
+}
+
+std::shared_ptr<ServerStubs> ServerRouter::For(const std::string& model) {
+  return NextFor(model, {});
 }
 
 std::size_t ServerRouter::CandidatesFor(const std::string& model) {

@@ -48,6 +48,11 @@ class ServerRouter {
 
   // The server for a call about `model` ("": about no model in particular).
   std::shared_ptr<ServerStubs> For(const std::string& model);
+  // The server For would pick for `model` among those not in `asked` (a
+  // read asking the next server while the ones before have not answered:
+  // HedgedRead), or null when every server it may go to is in `asked`.
+  std::shared_ptr<ServerStubs> NextFor(const std::string& model,
+                                       const std::vector<std::string>& asked);
   // A call about `model` on `used` failed with `status`: remembers the
   // servers it names, or moves past `used`.
   void Failed(const std::string& model, const ServerStubs& used,
@@ -69,6 +74,12 @@ class ServerRouter {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // The servers a cluster named for `model`, or null (none, or no model).
   const std::vector<std::string>* OwnersOf(const std::string& model) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The first of `line` (in order from `first`) not in `asked`, the first
+  // that is not avoided either if there is one; null if all are asked.
+  std::shared_ptr<ServerStubs> FirstOf(const std::vector<std::string>& line,
+                                       std::size_t first,
+                                       const std::vector<std::string>& asked)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Whether `address` failed a call within kAvoidFor before `now`.
   bool Avoided(const std::string& address, absl::Time now) const
