@@ -7,6 +7,9 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "client/lib/attempt_bound.h"
 #include "client/lib/client.h"
 #include "grpcpp/grpcpp.h"
 
@@ -18,7 +21,10 @@ namespace streamreg {
 // exchange is retried by the client's policy, and a failure tells the
 // client's router, so the retry may go to another server. A stream the
 // server ends without an error (it is draining) is reported UNAVAILABLE,
-// so the retry opens a new one.
+// so the retry opens a new one. While the model has another server, an
+// answer that does not come within the client's replica_attempt_timeout
+// gives the stream up (a stalled server: AttemptBound), and the retry goes
+// to the next.
 template <class Request, class Response>
 class BidiExchange {
  public:
@@ -27,7 +33,10 @@ class BidiExchange {
       v1::RegressionService::Stub&, grpc::ClientContext*)>;
 
   BidiExchange(Client* client, std::string model, Open open)
-      : client_(client), model_(std::move(model)), open_(std::move(open)) {}
+      : client_(client),
+        model_(std::move(model)),
+        open_(std::move(open)),
+        bound_(client_, model_) {}
   ~BidiExchange() {
     if (stream_ != nullptr) context_->TryCancel();
   }
@@ -60,9 +69,18 @@ class BidiExchange {
       server_ = client_->StubsFor(model_);
       stream_ = open_(*server_->regression, context_.get());
     }
-    if (stream_->Write(request) && stream_->Read(response)) {
-      return absl::OkStatus();
+    bound_.Arm(context_.get());
+    const bool answered = stream_->Write(request) && stream_->Read(response);
+    if (bound_.Disarm()) {  // cancelled: the stream is given up
+      (void)stream_->Finish();
+      stream_.reset();
+      if (answered) return absl::OkStatus();  // the answer came in time
+      return absl::UnavailableError(absl::StrCat(
+          "server ", server_->address, " did not answer within ",
+          absl::FormatDuration(client_->options().replica_attempt_timeout),
+          "; asking another"));
     }
+    if (answered) return absl::OkStatus();
     absl::Status status = Close();
     if (status.ok()) {
       status = absl::UnavailableError("the server closed the stream");
@@ -76,6 +94,7 @@ class BidiExchange {
   std::shared_ptr<ServerStubs> server_;  // the stream is open on
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<Stream> stream_;
+  AttemptBound bound_;  // of each exchange
 };
 
 }  // namespace streamreg

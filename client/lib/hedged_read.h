@@ -15,6 +15,7 @@
 #include "client/lib/grpc_status.h"
 #include "client/lib/retry_policy.h"
 #include "client/lib/server_router.h"
+#include "common/served_by.h"
 #include "grpcpp/grpcpp.h"
 
 namespace streamreg {
@@ -23,17 +24,20 @@ namespace streamreg {
 // GetModel, ListModels, GetMetric, Predict) asked of its servers in turn
 // without giving up on any: the server the router names first is asked;
 // while no answer has come, the next one `next_after` later, and so on,
-// every call left running. The first answer (or an error that would be the
-// same on any server: NOT_FOUND, INVALID_ARGUMENT, ...) is taken and the
-// other calls are cancelled; a server that fails (UNAVAILABLE, ABORTED)
-// has the next one asked at once. So a paused replica costs a read
-// `next_after`, and a replica that is only slow (learning what the read
-// waits for) still answers if it comes first. The router hears of every
-// server that failed and of every one passed over (asked, and cancelled
+// every call left running. The first answer (or an error every server
+// would give: INVALID_ARGUMENT, PERMISSION_DENIED, ...) is taken and the
+// other calls are cancelled; an error of one server's state (NOT_FOUND,
+// FAILED_PRECONDITION: a replica not caught up) is returned only if no
+// call still running answers. A server that fails (UNAVAILABLE, ABORTED)
+// has the next one asked at once, unless it names the model's servers
+// (the next attempt goes there, as the retry policy allows). So a paused
+// replica costs a read `next_after`, and a replica that is only slow (learning
+// what the read waits for) still answers if it comes first. The router hears of
+// every server that failed and of every one passed over (asked, and cancelled
 // unanswered), which the next calls avoid. The calls share one deadline and
 // a completion queue that the calling thread drives (no thread of its
-// own). One attempt of the client's retry policy: the last failure when
-// every server failed.
+// own). One attempt of the client's retry policy: when no server answers,
+// the first server's own error, else the last failure.
 template <class Response>
 class HedgedRead {
  public:
@@ -77,6 +81,19 @@ class HedgedRead {
   static bool ServerFailed(const absl::Status& status) {
     return RetryPolicy::IsRetryable(status) || absl::IsDeadlineExceeded(status);
   }
+  // Whether every server would answer the request with `status`.
+  static bool DecidedByRequest(const absl::Status& status) {
+    switch (status.code()) {
+      case absl::StatusCode::kInvalidArgument:
+      case absl::StatusCode::kOutOfRange:
+      case absl::StatusCode::kUnauthenticated:
+      case absl::StatusCode::kPermissionDenied:
+      case absl::StatusCode::kUnimplemented:
+        return true;
+      default:
+        return false;
+    }
+  }
 
   // Asks the next server not asked yet; false if none is left.
   bool AskNext(const Start& start, absl::Time deadline);
@@ -93,16 +110,20 @@ class HedgedRead {
   std::vector<std::unique_ptr<Call>> calls_;
   std::vector<std::string> asked_;
   std::size_t running_ = 0;
+  // A failure named the model's servers: no more are asked in this attempt.
+  bool redirected_ = false;
 };
 
 template <class Response>
 absl::Status HedgedRead<Response>::Run(const Start& start, Response* response) {
   calls_.clear();
   asked_.clear();
+  redirected_ = false;
   const absl::Time deadline = absl::Now() + timeout_;
   absl::Status failure = absl::UnavailableError(
       absl::StrCat("no server to ask about '", model_, "'"));
   Call* answer = nullptr;
+  Call* refusal = nullptr;  // the first server's own error
   absl::Time ask_next_at = AskNext(start, deadline) ? absl::Now() + next_after_
                                                     : absl::InfiniteFuture();
   while (running_ > 0 && answer == nullptr) {
@@ -113,15 +134,22 @@ absl::Status HedgedRead<Response>::Run(const Start& start, Response* response) {
       continue;
     }
     absl::Status status = FromGrpcStatus(finished->status, finished->context);
-    if (!ServerFailed(status)) {
+    if (status.ok() || DecidedByRequest(status)) {
       answer = finished;
-      break;
+    } else if (!ServerFailed(status)) {
+      // This server's state (a replica with no samples yet, one that has
+      // not heard of the model): another's answer is still awaited.
+      if (refusal == nullptr) refusal = finished;
+    } else {
+      router_->Failed(model_, *finished->server, status);
+      // Servers the failure names are the retry's to ask.
+      redirected_ = redirected_ || !ServedBy(status).empty();
+      failure = std::move(status);
+      if (AskNext(start, deadline)) ask_next_at = absl::Now() + next_after_;
     }
-    router_->Failed(model_, *finished->server, status);
-    failure = std::move(status);
-    if (AskNext(start, deadline)) ask_next_at = absl::Now() + next_after_;
   }
   CancelRunning();
+  if (answer == nullptr) answer = refusal;
   if (answer == nullptr) return failure;
   for (const std::unique_ptr<Call>& call : calls_) {
     if (call.get() != answer &&
@@ -139,6 +167,7 @@ absl::Status HedgedRead<Response>::Run(const Start& start, Response* response) {
 
 template <class Response>
 bool HedgedRead<Response>::AskNext(const Start& start, absl::Time deadline) {
+  if (redirected_) return false;
   std::shared_ptr<ServerStubs> server = router_->NextFor(model_, asked_);
   if (server == nullptr) return false;
   asked_.push_back(server->address);

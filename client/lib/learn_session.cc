@@ -11,7 +11,10 @@ namespace streamreg {
 
 LearnSession::LearnSession(Client* client, std::string model,
                            LearnSessionOptions options)
-    : client_(client), model_(std::move(model)), options_(std::move(options)) {}
+    : client_(client),
+      model_(std::move(model)),
+      options_(std::move(options)),
+      bound_(client_, model_) {}
 
 LearnSession::~LearnSession() {
   if (stream_ != nullptr) context_->TryCancel();
@@ -89,10 +92,10 @@ absl::Status LearnSession::Reopen(std::size_t keep) {
 absl::Status LearnSession::Exchange(Unconfirmed& entry,
                                     v1::LearnResponse* response) {
   entry.message = ++messages_;
-  const bool bounded = ArmAttemptTimeout();
+  bound_.Arm(context_.get());
   const bool answered =
       stream_->Write(entry.request) && stream_->Read(response);
-  const bool timed_out = bounded && watchdog_->Disarm();
+  const bool timed_out = bound_.Disarm();
   if (answered) Confirm(response->durable_messages());
   if (timed_out) {
     // Cancelled: the stream is given up, and the samples it did not
@@ -108,16 +111,6 @@ absl::Status LearnSession::Exchange(Unconfirmed& entry,
     return Broken();
   }
   return absl::OkStatus();
-}
-
-bool LearnSession::ArmAttemptTimeout() {
-  if (client_->ServersFor(model_) < 2) return false;
-  if (watchdog_ == nullptr) watchdog_ = std::make_unique<ExchangeWatchdog>();
-  watchdog_->Arm(context_.get(),
-                 ExchangeWatchdog::Clock::now() +
-                     absl::ToChronoNanoseconds(
-                         client_->options().replica_attempt_timeout));
-  return true;
 }
 
 void LearnSession::Confirm(std::uint64_t durable_messages) {

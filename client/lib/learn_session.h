@@ -11,8 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client/lib/attempt_bound.h"
 #include "client/lib/client.h"
-#include "client/lib/exchange_watchdog.h"
 #include "grpcpp/grpcpp.h"
 
 namespace streamreg {
@@ -84,9 +84,6 @@ class LearnSession {
   absl::Status Reopen(std::size_t keep);
   // Sends `entry` as the stream's next message and reads its answer.
   absl::Status Exchange(Unconfirmed& entry, v1::LearnResponse* response);
-  // Bounds the exchange about to start by replica_attempt_timeout if the
-  // model has another server to go to; whether it did.
-  bool ArmAttemptTimeout();
   // Forgets the samples a watermark covers.
   void Confirm(std::uint64_t durable_messages);
   // Ends a broken stream: its status (UNAVAILABLE when it ended OK).
@@ -106,8 +103,8 @@ class LearnSession {
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::LearnRequest, v1::LearnResponse>>
       stream_;
-  std::uint64_t messages_ = 0;                  // sent on the current stream
-  std::unique_ptr<ExchangeWatchdog> watchdog_;  // made when first armed
+  std::uint64_t messages_ = 0;  // sent on the current stream
+  AttemptBound bound_;          // of each exchange
 };
 
 }  // namespace streamreg

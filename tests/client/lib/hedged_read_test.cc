@@ -4,12 +4,14 @@
 // first answer is taken and the other calls are cancelled (HedgedRead); a
 // server that fails has the next one asked at once; an answer that would
 // be the same on any server is taken from the first; the calls share one
-// deadline.
+// deadline. A Predict stream leaves a stalled server for the next.
 #include "client/lib/hedged_read.h"
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/lib/client.h"
+#include "client/lib/predict_session.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
@@ -29,7 +32,15 @@ namespace {
 
 // How a scripted server answers every read.
 struct Script {
-  enum class Behaviour { kAnswers, kSlow, kStalled, kUnavailable, kNotFound };
+  enum class Behaviour {
+    kAnswers,
+    kSlow,
+    kStalled,
+    kUnavailable,
+    kNotFound,
+    kNoSamples,  // FAILED_PRECONDITION: a replica not caught up
+    kRedirects,  // UNAVAILABLE naming the other servers as the model's
+  };
   Behaviour behaviour = Behaviour::kAnswers;
   std::chrono::milliseconds slow{0};  // kSlow: the wait before answering
   std::string name;                   // its answers carry it
@@ -57,6 +68,14 @@ struct ScriptedReads {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "draining");
       case Script::Behaviour::kNotFound:
         return grpc::Status(grpc::StatusCode::NOT_FOUND, "no model 'm'");
+      case Script::Behaviour::kNoSamples:
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            "model 'm' has no samples to predict from");
+      case Script::Behaviour::kRedirects: {
+        std::lock_guard<std::mutex> lock(mutex);
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "served by others (servers=" + others + ")");
+      }
     }
     return grpc::Status::OK;
   }
@@ -65,6 +84,8 @@ struct ScriptedReads {
   std::atomic<int> calls = 0;
   std::atomic<int> cancelled = 0;   // calls the client cancelled
   std::atomic<bool> ended = false;  // the test is over: stalls end
+  std::mutex mutex;
+  std::string others;  // kRedirects: the other servers, comma-separated
 };
 
 class ScriptedModelService final : public v1::ModelService::Service {
@@ -100,13 +121,35 @@ class ScriptedRegressionService final : public v1::RegressionService::Service {
                        const v1::PredictRequest* request,
                        v1::PredictResponse* response) override {
     grpc::Status status = reads_->Follow(context);
-    for (const v1::Query& query : request->queries()) {
-      response->add_predictions()->add_y(2.0 * query.x(0));
-    }
+    Answer(*request, response);
     return status;
   }
 
+  // Each query of the stream as the script says.
+  grpc::Status PredictStream(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::PredictResponse, v1::PredictRequest>* stream)
+      override {
+    v1::PredictRequest request;
+    while (stream->Read(&request)) {
+      if (grpc::Status status = reads_->Follow(context); !status.ok()) {
+        return status;
+      }
+      v1::PredictResponse response;
+      Answer(request, &response);
+      stream->Write(response);
+    }
+    return grpc::Status::OK;
+  }
+
  private:
+  static void Answer(const v1::PredictRequest& request,
+                     v1::PredictResponse* response) {
+    for (const v1::Query& query : request.queries()) {
+      response->add_predictions()->add_y(2.0 * query.x(0));
+    }
+  }
+
   ScriptedReads* const reads_;
 };
 
@@ -121,9 +164,11 @@ struct ScriptedServer {
 class HedgedReadTest : public ::testing::Test {
  protected:
   // Serves one scripted server per script, and a client given them all.
+  // The client is given the first `given` servers (0: all).
   void Serve(const std::vector<Script>& scripts,
              absl::Duration replica_attempt_timeout,
-             absl::Duration timeout = absl::Seconds(60)) {
+             absl::Duration timeout = absl::Seconds(60),
+             std::size_t given = 0) {
     std::vector<std::string> addresses;
     for (const Script& script : scripts) {
       scripted_.push_back(std::make_unique<ScriptedServer>(script));
@@ -134,6 +179,13 @@ class HedgedReadTest : public ::testing::Test {
       addresses.push_back(std::move(address));
     }
     ClientOptions options;
+    for (std::size_t s = 0; s < scripts.size(); ++s) {
+      std::vector<std::string> others = addresses;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(s));
+      std::lock_guard<std::mutex> lock(seen(s).mutex);
+      seen(s).others = absl::StrJoin(others, ",");
+    }
+    if (given != 0) addresses.resize(given);
     options.address = absl::StrJoin(addresses, ",");
     options.retry.initial_backoff = absl::Milliseconds(1);
     options.replica_attempt_timeout = replica_attempt_timeout;
@@ -223,6 +275,48 @@ TEST_F(HedgedReadTest, AnAnswerTheSameOnEveryServerIsTakenFromTheFirst) {
   EXPECT_EQ(seen(1).calls, 0);
 }
 
+TEST_F(HedgedReadTest, AReplicaNotCaughtUpDoesNotCutAnAnswerShort) {
+  // The replica asked second has no samples yet: the first, slow, answers.
+  ASSERT_NO_FATAL_FAILURE(
+      Serve({{Behaviour::kSlow, std::chrono::milliseconds(500), "first"},
+             {Behaviour::kNoSamples, {}, "second"}},
+            absl::Milliseconds(100)));
+  absl::StatusOr<v1::Model> model = client_->GetModel("m");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->name(), "m@first");
+  EXPECT_EQ(seen(1).calls, 1);
+}
+
+TEST_F(HedgedReadTest, TheErrorOfAServerIsReturnedWhenNoneAnswers) {
+  ASSERT_NO_FATAL_FAILURE(Serve({{Behaviour::kUnavailable, {}, "first"},
+                                 {Behaviour::kNoSamples, {}, "second"}},
+                                absl::Milliseconds(100)));
+  absl::StatusOr<v1::Model> model = client_->GetModel("m");
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kFailedPrecondition)
+      << model.status();
+}
+
+TEST_F(HedgedReadTest, TheServersAFailureNamesAreLeftToTheRetry) {
+  // A client given only the first server, with one attempt: the servers
+  // its answer names are not asked (a test's read of one server, or a
+  // caller's policy of no retries, stays so).
+  ASSERT_NO_FATAL_FAILURE(Serve({{Behaviour::kRedirects, {}, "first"},
+                                 {Behaviour::kAnswers, {}, "second"}},
+                                absl::Milliseconds(100), absl::Seconds(60),
+                                /*given=*/1));
+  ClientOptions one_attempt = client_->options();
+  one_attempt.retry.max_attempts = 1;
+  client_ = std::make_unique<Client>(one_attempt);
+  absl::StatusOr<v1::Model> model = client_->GetModel("m");
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kUnavailable)
+      << model.status();
+  EXPECT_EQ(seen(1).calls, 0);
+  // The next read goes where it was sent.
+  model = client_->GetModel("m");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->name(), "m@second");
+}
+
 TEST_F(HedgedReadTest, AReadOfTheOnlyServerWaitsForItsAnswer) {
   ASSERT_NO_FATAL_FAILURE(
       Serve({{Behaviour::kSlow, std::chrono::milliseconds(500), "only"}},
@@ -271,6 +365,31 @@ TEST_F(HedgedReadTest, AListingComesFromTheServerThatAnswered) {
   ASSERT_TRUE(models.ok()) << models.status();
   ASSERT_EQ(models->size(), 1u);
   EXPECT_EQ(models->front().name(), "listed-by-second");
+}
+
+// A Predict stream is not hedged: while the model has another server, a
+// query not answered within replica_attempt_timeout gives the stream up
+// (AttemptBound) and goes to the next server.
+TEST_F(HedgedReadTest, APredictSessionLeavesAStalledServerForTheNext) {
+  ASSERT_NO_FATAL_FAILURE(Serve(
+      {{Behaviour::kStalled, {}, "first"}, {Behaviour::kAnswers, {}, "second"}},
+      absl::Milliseconds(200)));
+  std::unique_ptr<PredictSession> session = client_->StartPredict("m");
+  const double x[] = {1.5};
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::Prediction> prediction = session->Predict(x);
+  const absl::Duration took = absl::Now() - start;
+  ASSERT_TRUE(prediction.ok()) << prediction.status();
+  EXPECT_EQ(PredictedValues(*prediction).front(), 3.0);
+  EXPECT_GE(took, absl::Milliseconds(200));
+  EXPECT_LT(took, absl::Seconds(30));
+  EXPECT_TRUE(SawCancelled(0));
+  for (int i = 0; i < 20; ++i) {  // the next queries go on at once
+    ASSERT_TRUE(session->Predict(x).ok());
+  }
+  EXPECT_EQ(seen(0).calls, 1);
+  EXPECT_EQ(seen(1).calls, 21);
+  EXPECT_TRUE(session->Close().ok());
 }
 
 }  // namespace

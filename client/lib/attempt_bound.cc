@@ -1,0 +1,23 @@
+#include "client/lib/attempt_bound.h"
+
+#include "absl/time/time.h"
+#include "client/lib/client.h"
+
+namespace streamreg {
+
+void AttemptBound::Arm(grpc::ClientContext* context) {
+  armed_ = client_->ServersFor(model_) > 1;
+  if (!armed_) return;
+  if (watchdog_ == nullptr) watchdog_ = std::make_unique<ExchangeWatchdog>();
+  watchdog_->Arm(context, ExchangeWatchdog::Clock::now() +
+                              absl::ToChronoNanoseconds(
+                                  client_->options().replica_attempt_timeout));
+}
+
+bool AttemptBound::Disarm() {
+  if (!armed_) return false;
+  armed_ = false;
+  return watchdog_->Disarm();
+}
+
+}  // namespace streamreg
