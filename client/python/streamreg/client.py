@@ -10,6 +10,7 @@ import numpy as np
 from streamreg import frames
 from streamreg.auth import BearerToken
 from streamreg.errors import Error
+from streamreg.hedged_read import HedgedRead
 from streamreg.results import (METRICS, REGRESSORS, IngestSummary, MetricInfo,
                                ModelInfo, Predictions)
 from streamreg.retry import RetryPolicy
@@ -64,10 +65,11 @@ class Client:
     commas (calls about a model go to the servers the cluster names for it).
     timeout: seconds each attempt of a call may take; a read (info, list,
     metric, predict) that another server of a cluster could answer waits
-    replica_attempt_timeout for a server before it asks the next (a paused
-    replica), the last one the whole timeout. retry: how calls that
-    may be repeated are retried (RetryPolicy: on UNAVAILABLE, ABORTED and
-    overload refusals, with backoff, within its deadline); learn() is
+    replica_attempt_timeout for a server before it asks the next as well
+    (a paused replica), and takes the first answer (HedgedRead).
+    retry: how calls that may be repeated are retried (RetryPolicy: on
+    UNAVAILABLE, ABORTED and overload refusals, with backoff, within its
+    deadline); learn() is
     retried too, safely: its samples carry ids, and the server skips those
     it learned. Streams (learn_stream, predict_stream) are not retried.
 
@@ -132,52 +134,69 @@ class Client:
         self._next_id += 1
         return self._next_id
 
-    def _call(self, model: str, call: Callable, retried: bool = True,
-              read: bool = False):
+    def _call(self, model: str, call: Callable, retried: bool = True):
         """call(models stub, regression stub, timeout) on a server of
         `model`, retried as the class says (with `retried` false, only sent
-        on to the servers a cluster names for the model); raises Error.
-        A `read` another server could answer waits replica_attempt_timeout
-        for a server while others are left to ask, then passes it over (a
-        paused or stalled replica)."""
-        start = time.monotonic()
-        attempts = self.retry.attempts
-        silent = 0  # servers passed over in this call
-        attempt = 0  # failures counted against `attempts`
-        while True:
+        on to the servers a cluster names for the model); raises Error."""
+        def attempt(timeout: float):
             address = self._router.address_for(model)
             _, models, regression = self._stubs(address)
-            left = self.retry.deadline - (time.monotonic() - start)
-            others_left = read and self._router.candidates(model) > silent + 1
-            wait_for = (min(self.timeout, self.replica_attempt_timeout)
-                        if others_left else self.timeout)
             try:
-                return call(models, regression,
-                            max(0.001, min(wait_for, left)))
+                return call(models, regression, timeout)
             except grpc.RpcError as rpc_error:
                 error = Error.from_rpc_error(rpc_error)
             except Error as raised:  # the call's own (a stalled server)
                 error = raised
-            if (others_left and
-                    error.code == grpc.StatusCode.DEADLINE_EXCEEDED):
-                silent += 1
-                error = Error(grpc.StatusCode.UNAVAILABLE,
-                              f"server {address} did not answer within "
-                              f"{wait_for:g} s; asking another")
+            self._server_failed(model, address, error)
+            raise error
+        return self._retried(model, attempt, retried)
+
+    def _read(self, model: str, start: Callable):
+        """A read about `model` (HedgedRead: start(models stub, regression
+        stub, timeout) returns the call's future), asked of the next
+        server each replica_attempt_timeout while none has answered, and
+        retried as the class says; raises Error."""
+        read = HedgedRead(self._router, self._stubs, model,
+                          self.replica_attempt_timeout,
+                          lambda address, error: self._server_failed(
+                              model, address, error))
+        return self._retried(model, lambda timeout: read.run(start, timeout))
+
+    def _server_failed(self, model: str, address: str, error: Error) -> None:
+        """Tells the router of a call about `model` that failed on
+        `address`: the servers its error names for the model, or, if it
+        could not answer, to try another first."""
+        named = served_by(error.code, error.details)
+        if named and model:
+            self._router.learn_owners(model, named)
+        elif error.code in (grpc.StatusCode.UNAVAILABLE,
+                            grpc.StatusCode.DEADLINE_EXCEEDED):
+            self._router.failed(model, address)
+
+    def _retried(self, model: str, attempt: Callable, retried: bool = True):
+        """attempt(timeout) until it returns, retried as the class says
+        (with `retried` false, only after an error naming the servers of
+        `model`); raises the last Error."""
+        start = time.monotonic()
+        attempts = self.retry.attempts
+        failures = 0  # counted against `attempts`
+        while True:
+            left = self.retry.deadline - (time.monotonic() - start)
+            try:
+                return attempt(max(0.001, min(self.timeout, left)))
+            except Error as raised:
+                error = raised
             named = served_by(error.code, error.details)
             if named and model:
-                self._router.learn_owners(model, named)
                 wait = 0.0
             elif (retried and self.retry.should_retry(error) and
-                  (attempt + 1 < attempts or not self.retry.counts(error))):
-                if error.code == grpc.StatusCode.UNAVAILABLE:
-                    self._router.failed(model, address)
-                wait = self.retry.wait_before(attempt, error)
+                  (failures + 1 < attempts or not self.retry.counts(error))):
+                wait = self.retry.wait_before(failures, error)
             else:
                 raise error
             if named or self.retry.counts(error):
-                attempt += 1
-                if attempt >= attempts:
+                failures += 1
+                if failures >= attempts:
                     raise error
             if time.monotonic() - start + wait >= self.retry.deadline:
                 raise error
@@ -244,8 +263,8 @@ class Client:
         """The model's spec in effect and live stats, once every sample
         acknowledged before the call is learned."""
         request = model_service_pb2.GetModelRequest(name=name)
-        model = self._call(name, lambda models, _, timeout: models.GetModel(
-            request, timeout=timeout), read=True)
+        model = self._read(name, lambda models, _, timeout:
+                           models.GetModel.future(request, timeout=timeout))
         return ModelInfo.from_proto(model)
 
     def list(self) -> List[ModelInfo]:
@@ -254,8 +273,9 @@ class Client:
         found, elsewhere, token = [], [], ""
         while True:
             request = model_service_pb2.ListModelsRequest(page_token=token)
-            page = self._call("", lambda models, _, timeout: models.ListModels(
-                request, timeout=timeout), read=True)
+            page = self._read("", lambda models, _, timeout:
+                              models.ListModels.future(request,
+                                                       timeout=timeout))
             found.extend(ModelInfo.from_proto(m) for m in page.models)
             for model in page.elsewhere:
                 self._router.learn_owners(model.name, list(model.servers))
@@ -279,9 +299,9 @@ class Client:
     def metric(self, name: str) -> MetricInfo:
         """The model's learned metrics: weights, spectrum, directions."""
         request = model_service_pb2.GetMetricRequest(name=name)
-        return MetricInfo.from_proto(self._call(
-            name, lambda models, _, timeout: models.GetMetric(
-                request, timeout=timeout), read=True))
+        return MetricInfo.from_proto(self._read(
+            name, lambda models, _, timeout: models.GetMetric.future(
+                request, timeout=timeout)))
 
     def refit(self, name: str) -> ModelInfo:
         """Recomputes the model's metric in batch over its stored samples
@@ -389,9 +409,9 @@ class Client:
             queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
             interval_level=interval_level, with_neighbors=with_neighbors,
             min_learned=min_learned)
-        response = self._call(model, lambda _, regression, timeout:
-                              regression.Predict(request, timeout=timeout),
-                              read=True)
+        response = self._read(model, lambda _, regression, timeout:
+                              regression.Predict.future(request,
+                                                        timeout=timeout))
         return Predictions.from_protos(list(response.predictions),
                                        response.num_samples, rows.shape[1])
 

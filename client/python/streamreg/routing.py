@@ -1,7 +1,7 @@
 """Which server of a cluster a call about a model goes to."""
 
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import grpc
 
@@ -37,14 +37,23 @@ class Router:
         self._avoid_until: Dict[str, float] = {}
 
     def address_for(self, model: str) -> str:
+        """The server for a call about `model` ("": about none)."""
+        return self.next_for(model, []) or self.servers[0]
+
+    def next_for(self, model: str, asked: List[str]) -> Optional[str]:
+        """The server address_for would pick among those not in `asked`
+        (a read asking the next server while the ones before have not
+        answered), or None when every server it may go to is in `asked`."""
         owners = self._owners.get(model) if model else None
-        line = owners or (self.servers[self._preferred:] +
-                          self.servers[:self._preferred])
+        line = [address for address in owners or
+                (self.servers[self._preferred:] +
+                 self.servers[:self._preferred])
+                if address not in asked]
         now = time.monotonic()
         for address in line:
             if self._avoid_until.get(address, 0.0) <= now:
                 return address
-        return line[0]
+        return line[0] if line else None
 
     def candidates(self, model: str) -> int:
         """How many servers a call about `model` may go to."""

@@ -24,6 +24,8 @@ import numpy as np
 
 import streamreg
 from streamreg.streams import LearnStream
+from streamreg.v1 import model_pb2
+from streamreg.v1 import model_service_pb2_grpc
 from streamreg.v1 import regression_service_pb2
 from streamreg.v1 import regression_service_pb2_grpc
 
@@ -132,6 +134,75 @@ class _StalledRegression(
     def Ping(self, request, context):
         self.released.wait(30)
         return regression_service_pb2.PingResponse()
+
+
+class _ScriptedModels(model_service_pb2_grpc.ModelServiceServicer):
+    """A server's GetModel as scripted: answers (a model named NAME@tag)
+    after `slow` seconds, or, `stalled`, answers nothing until the client
+    cancels the call (a paused server)."""
+
+    def __init__(self, tag, slow=0.0, stalled=False):
+        self.tag, self.slow, self.stalled = tag, slow, stalled
+        self.calls = 0
+        self.cancelled = threading.Event()
+        self.released = threading.Event()
+
+    def GetModel(self, request, context):
+        self.calls += 1
+        if self.stalled:
+            while context.is_active() and not self.released.is_set():
+                time.sleep(0.005)
+            if not context.is_active():
+                self.cancelled.set()
+            context.abort(grpc.StatusCode.CANCELLED, "released")
+        time.sleep(self.slow)
+        return model_pb2.Model(name=f"{request.name}@{self.tag}")
+
+
+class HedgedReadTest(unittest.TestCase):
+    """A read asks the model's next server after replica_attempt_timeout
+    while the one before has not answered, keeps both calls, takes the
+    first answer and cancels the other."""
+
+    def serve(self, *scripts):
+        servers = []
+        for script in scripts:
+            server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+            model_service_pb2_grpc.add_ModelServiceServicer_to_server(
+                script, server)
+            port = server.add_insecure_port("127.0.0.1:0")
+            servers.append(f"127.0.0.1:{port}")
+            server.start()
+            self.addCleanup(server.stop, None)
+            self.addCleanup(script.released.set)
+        return streamreg.Client(",".join(servers), timeout=60,
+                                replica_attempt_timeout=0.2)
+
+    def test_a_stalled_server_costs_a_read_one_attempt_timeout(self):
+        stalled, answering = _ScriptedModels("first", stalled=True), \
+            _ScriptedModels("second")
+        with self.serve(stalled, answering) as client:
+            start = time.monotonic()
+            model = client.info("m")
+            took = time.monotonic() - start
+            self.assertEqual("m@second", model.name)
+            self.assertGreaterEqual(took, 0.2)  # the first had its turn
+            self.assertLess(took, 30)  # not the call's 60 s
+            self.assertTrue(stalled.cancelled.wait(10))
+            # The next read goes to the server that answered, first.
+            self.assertEqual("m@second", client.info("m").name)
+            self.assertEqual(1, stalled.calls)
+            self.assertEqual(2, answering.calls)
+
+    def test_a_slow_server_answers_while_the_next_one_is_stalled(self):
+        slow, stalled = _ScriptedModels("first", slow=0.8), \
+            _ScriptedModels("second", stalled=True)
+        with self.serve(slow, stalled) as client:
+            start = time.monotonic()
+            self.assertEqual("m@first", client.info("m").name)
+            self.assertLess(time.monotonic() - start, 30)
+            self.assertEqual(1, stalled.calls)  # asked while slow was
+            self.assertTrue(stalled.cancelled.wait(10))
 
 
 class ClientTest(unittest.TestCase):
