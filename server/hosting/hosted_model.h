@@ -272,6 +272,10 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   const PauseStatistics& background_work_waits() const {
     return learn_stage_.background_work_waits();
   }
+  // How long the current one has lasted (zero: learning is not waiting).
+  absl::Duration background_work_wait_now() const {
+    return learn_stage_.background_work_wait_now();
+  }
   // The writes that waited for learning to catch up (kMaxUnlearned,
   // kMaxUnlearnedStreamed).
   const PauseStatistics& backlog_waits() const {

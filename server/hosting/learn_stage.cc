@@ -76,13 +76,15 @@ void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
     // is done, after the tasks posted to the pool meanwhile (other models'
     // learning, and the reads waiting for it), and the thread goes to them.
     const bool waits = stopped.waits_for_background_work;
-    if (waits) WaitingForBackgroundWork();
+    const PauseStatistics::Clock::time_point since =
+        PauseStatistics::Clock::now();
+    if (waits) WaitingForBackgroundWork(since);
     queue_->Defer(std::move(stopped.resume_when),
-                  [this, batch = std::move(batch), waits,
-                   since = PauseStatistics::Clock::now(),
+                  [this, batch = std::move(batch), waits, since,
                    keep_alive = std::move(keep_alive)]() mutable {
                     if (waits) {
                       waits_for_background_work_.store(false);
+                      waiting_since_.store(0);
                       background_work_waits_.RecordSince(since);
                     }
                     Learn(std::move(batch), std::move(keep_alive));
@@ -150,10 +152,20 @@ absl::StatusOr<std::size_t> LearnStage::LearnPiece(
   return done;
 }
 
-void LearnStage::WaitingForBackgroundWork() {
+void LearnStage::WaitingForBackgroundWork(
+    PauseStatistics::Clock::time_point since) {
+  waiting_since_.store(since.time_since_epoch().count());
   waits_for_background_work_.store(true);
   // Seen by this or by ReadParked, whichever comes second.
   if (reads_parked_.load() > 0) model_->PrioritizeBackgroundWork();
+}
+
+absl::Duration LearnStage::background_work_wait_now() const {
+  const PauseStatistics::Clock::rep since = waiting_since_.load();
+  if (since == 0) return absl::ZeroDuration();
+  return absl::FromChrono(PauseStatistics::Clock::now() -
+                          PauseStatistics::Clock::time_point(
+                              PauseStatistics::Clock::duration(since)));
 }
 
 void LearnStage::ReadParked() const {

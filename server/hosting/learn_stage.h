@@ -104,6 +104,9 @@ class LearnStage {
   const PauseStatistics& background_work_waits() const {
     return background_work_waits_;
   }
+  // How long learning has been stopped for background work now (zero when
+  // it is not).
+  absl::Duration background_work_wait_now() const;
   // The waits of Enqueue for room (writes held up by learning).
   const PauseStatistics& backlog_waits() const { return backlog_waits_; }
   // Samples learned so far.
@@ -185,15 +188,17 @@ class LearnStage {
   const Batch* BatchOf(std::uint64_t sequence) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
-  // Learning stopped where background work takes over: raises it if a
-  // read is parked.
-  void WaitingForBackgroundWork();
+  // Learning stopped at `since` where background work takes over: raises
+  // that work if a read is parked.
+  void WaitingForBackgroundWork(PauseStatistics::Clock::time_point since);
 
   Model* const model_;
   // Reads parked on this stage, and whether learning waits for background
   // work now (each raises that work when it sees the other).
   mutable std::atomic<int> reads_parked_ = 0;
   std::atomic<bool> waits_for_background_work_ = false;
+  // When that wait began (steady clock ticks; 0: learning is not waiting).
+  std::atomic<PauseStatistics::Clock::rep> waiting_since_ = 0;
   PauseStatistics backlog_waits_;
   PauseStatistics background_work_waits_;
   LearnRate rate_;            // recorded on the learning thread

@@ -72,23 +72,13 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "Background work (metric refreshes, MLKR fits, index rebuilds) that "
        "learning had to wait for at its take-over point (the stream outran "
        "it), since the server started.",
-       false,
-       [](R r) {
-         return static_cast<double>(r.stats.refresh_waits +
-                                    r.model->background_work_waits().count());
-       }},
+       false, [](R r) { return static_cast<double>(r.learning_waits.count); }},
       {"streamreg_model_refresh_wait_seconds_total", Type::kCounter,
        "Seconds learning waited for those, since the server started.", false,
-       [](R r) {
-         return r.stats.refresh_wait_seconds +
-                r.model->background_work_waits().total_seconds();
-       }},
+       [](R r) { return r.learning_waits.seconds; }},
       {"streamreg_model_longest_refresh_wait_seconds", Type::kGauge,
        "The longest of those waits, since the server started.", false,
-       [](R r) {
-         return std::max(r.stats.longest_refresh_wait_seconds,
-                         r.model->background_work_waits().longest_seconds());
-       }},
+       [](R r) { return r.learning_waits.longest_seconds; }},
       {"streamreg_model_fits_prioritized_total", Type::kCounter,
        "MLKR fits raised from nice +10 to the server's priority because a "
        "read waited for them (through learning at their take-over point), "
@@ -187,6 +177,13 @@ ModelReading ReadModel(const HostedModel& model, absl::Time now) {
                        .stats = model.model().stats(),
                        .backlog = model.learn_backlog(now),
                        .learning_error = model.learning_error()};
+  const PauseStatistics& stops = model.background_work_waits();
+  reading.learning_waits = {
+      .count = reading.stats.refresh_waits + stops.count(),
+      .seconds = reading.stats.refresh_wait_seconds + stops.total_seconds(),
+      .longest_seconds = std::max(reading.stats.longest_refresh_wait_seconds,
+                                  stops.longest_seconds()),
+      .current = model.background_work_wait_now()};
   if (const ModelJournal* journal = model.journal(); journal != nullptr) {
     reading.has_journal = true;
     reading.wal_bytes = journal->bytes_appended();

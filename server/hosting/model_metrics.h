@@ -17,9 +17,20 @@ namespace streamreg {
 // learned, the error learning met (OK so far) and, with a journal, its
 // durability figures.
 struct ModelReading {
+  // Learning's waits for background work at its take-over points (and the
+  // engine's own, a refit's), since the server started; how long the
+  // current one has lasted (zero: learning is not waiting).
+  struct LearningWaits {
+    std::uint64_t count = 0;
+    double seconds = 0.0;
+    double longest_seconds = 0.0;
+    absl::Duration current = absl::ZeroDuration();
+  };
+
   const HostedModel* model = nullptr;
   ModelStats stats;
   LearnStage::Backlog backlog;
+  LearningWaits learning_waits = {};
   absl::Status learning_error;
   bool has_journal = false;
   std::uint64_t wal_bytes = 0;

@@ -156,7 +156,19 @@ function capacityText(model) {
 function lagText(model) {
   const lag = model.learn_lag;
   if (lag.samples === 0) return 'caught up';
-  return `${formatCount(lag.samples)} · ${formatSeconds(lag.seconds)}`;
+  const text = `${formatCount(lag.samples)} · ${formatSeconds(lag.seconds)}`;
+  const stopped = lag.waits.current_seconds;
+  if (stopped === 0) return text;
+  return `${text} · stopped ${formatSeconds(stopped)} for background work`;
+}
+
+// Learning's stops for background work at its take-over points (an MLKR
+// fit, a metric refresh or an index rebuild the stream outran).
+function stopsText(model) {
+  const waits = model.learn_lag.waits;
+  if (waits.count === 0) return 'none';
+  return `${formatCount(waits.count)} · ${formatSeconds(waits.seconds)} ` +
+      `in all · longest ${formatSeconds(waits.longest_seconds)}`;
 }
 
 function detailsShown(name) {
@@ -595,6 +607,7 @@ function modelCard(model) {
       fact('samples learned', formatCount(model.samples_seen)),
       fact('stored / capacity', capacityText(model)),
       fact('learn lag', lagText(model)),
+      fact('learning stopped for background work', stopsText(model)),
       fact('snapshot age', model.snapshot ?
            `${formatSeconds(model.snapshot.age_seconds)} (` +
            `${formatCount(model.snapshot.samples_since)} samples since)` :

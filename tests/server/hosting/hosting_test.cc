@@ -19,6 +19,7 @@
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/hosting/learn_stage.h"
+#include "server/hosting/model_metrics.h"
 #include "server/hosting/model_registry.h"
 #include "server/hosting/parked_read.h"
 #include "server/hosting/recent_sample_ids.h"
@@ -663,6 +664,13 @@ TEST_F(HostedModelTest, AReadParkedBehindLearningRaisesTheFitItWaitsFor) {
   // how many depends on timing).
   EXPECT_GE(raised.fits_prioritized + raised.fit_priority_refused, 1u);
   EXPECT_EQ(raised.fit_priority_refused > 0, !LoweredThreadsCanBeRaised());
+  // Those stops, as the status page and /metrics read them: over now.
+  const ModelReading::LearningWaits waits =
+      ReadModel(*read, absl::Now()).learning_waits;
+  EXPECT_GE(waits.count, 1u);
+  EXPECT_GT(waits.longest_seconds, 0.0);
+  EXPECT_LE(waits.longest_seconds, waits.seconds);
+  EXPECT_EQ(waits.current, absl::ZeroDuration());
   ::testing::Test::RecordProperty("fits_prioritized",
                                   static_cast<int>(raised.fits_prioritized));
 

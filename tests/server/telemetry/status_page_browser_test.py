@@ -182,6 +182,13 @@ class StatusPageBrowserTest(unittest.TestCase):
             heading = next(card.find_all("h2"))
             self.assertEqual(name, heading.all_text())
             self.assertIn(f"{model['samples_seen']:,}", card.all_text())
+            # Learning's stops at take-overs: none, or how many.
+            waits = model["learn_lag"]["waits"]
+            self.assertEqual(0, waits["current_seconds"])  # caught up
+            stops = ("none" if waits["count"] == 0
+                     else f"{waits['count']:,} · ")
+            self.assertIn(f"learning stopped for background work{stops}",
+                          card.all_text())
         problem = next(self.dom.find_all("p", id="problem"))
         self.assertIn("hidden", problem.attributes)
 

@@ -101,6 +101,12 @@ TEST_F(StatusPageTest, ShowsEachModelAsGrpcReportsIt) {
   EXPECT_EQ(shown["capacity"]["policy"], "unbounded");
   EXPECT_EQ(shown["capacity"]["limit"], 10'000'000);  // the server's limit
   EXPECT_EQ(shown["learn_lag"]["samples"], 0);        // GetModel caught up
+  // Learning's stops at take-overs: none now, the longest within the sum.
+  const Json& waits = shown["learn_lag"]["waits"];
+  EXPECT_EQ(waits["current_seconds"], 0.0);
+  EXPECT_LE(waits["longest_seconds"].get<double>(),
+            waits["seconds"].get<double>());
+  EXPECT_EQ(waits["count"] == 0, waits["seconds"] == 0.0) << waits;
   EXPECT_EQ(shown["snapshot"]["samples_since"], 1000);
   for (int t = 0; t < 2; ++t) {
     ExpectSameError(shown["prequential_nmse"][t],
