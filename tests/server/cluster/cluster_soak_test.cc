@@ -431,8 +431,8 @@ TEST_F(ClusterSoakTest, ReadsGoOnThroughPausedProcesses) {
   // paused, the two others take its share of the writes and replay the
   // models moved to them, on the same two cores (2.1 to 12.1 s measured;
   // 1.1 to 5.5 s since the MLKR fit such a read waits for is raised; 0.6
-  // to 1.1 s in six runs since reads are hedged, against 0.5 to 9.5 s in
-  // six of the same session without);
+  // to 1.1 s in nine runs since reads are hedged, against 0.5 to 9.5 s
+  // in nine of the same session without);
   // with a NATS node paused, a follower whose consumer was on it waits
   // for a new one (up to 8.8 s seen in CI). Not bounded by the 3 s target
   // yet (docs/cluster.md, "Still to build"): reported, and bounded only by
