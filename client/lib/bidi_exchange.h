@@ -74,11 +74,15 @@ class BidiExchange {
     if (bound_.Disarm()) {  // cancelled: the stream is given up
       (void)stream_->Finish();
       stream_.reset();
-      if (answered) return absl::OkStatus();  // the answer came in time
-      return absl::UnavailableError(absl::StrCat(
+      absl::Status silent = absl::UnavailableError(absl::StrCat(
           "server ", server_->address, " did not answer within ",
           absl::FormatDuration(client_->options().replica_attempt_timeout),
           "; asking another"));
+      if (!answered) return silent;  // told to the router by Exchange
+      // The answer came just in time: kept, and the next stream opened
+      // elsewhere all the same.
+      client_->CallFailed(model_, *server_, silent);
+      return absl::OkStatus();
     }
     if (answered) return absl::OkStatus();
     absl::Status status = Close();

@@ -84,8 +84,8 @@ struct ScriptedReads {
   std::atomic<int> calls = 0;
   std::atomic<int> cancelled = 0;   // calls the client cancelled
   std::atomic<bool> ended = false;  // the test is over: stalls end
-  std::mutex mutex;
-  std::string others;  // kRedirects: the other servers, comma-separated
+  std::mutex mutex = {};
+  std::string others = {};  // kRedirects: the other servers, comma-separated
 };
 
 class ScriptedModelService final : public v1::ModelService::Service {
