@@ -26,18 +26,18 @@ namespace streamreg {
 // while no answer has come, the next one `next_after` later, and so on,
 // every call left running. The first answer (or an error every server
 // would give: INVALID_ARGUMENT, PERMISSION_DENIED, ...) is taken and the
-// other calls are cancelled; an error of one server's state (NOT_FOUND,
-// FAILED_PRECONDITION: a replica not caught up) is returned only if no
-// call still running answers. A server that fails (UNAVAILABLE, ABORTED)
-// has the next one asked at once, unless it names the model's servers
-// (the next attempt goes there, as the retry policy allows). So a paused
-// replica costs a read `next_after`, and a replica that is only slow (learning
-// what the read waits for) still answers if it comes first. The router hears of
-// every server that failed and of every one passed over (asked, and cancelled
-// unanswered), which the next calls avoid. The calls share one deadline and
-// a completion queue that the calling thread drives (no thread of its
-// own). One attempt of the client's retry policy: when no server answers,
-// the first server's own error, else the last failure.
+// other calls are cancelled. A server that fails (UNAVAILABLE, ABORTED)
+// or answers an error of its own state (NOT_FOUND, FAILED_PRECONDITION: a
+// replica not caught up) has the next one asked at once, unless it names
+// the model's servers (the next attempt goes there, as the retry policy
+// allows). If no server answers, the first error of a server's state is
+// returned, else the last failure. So a paused replica costs a read
+// `next_after`, and a replica that is only slow (learning what the read
+// waits for) still answers if it comes first. The router hears of every
+// server that failed and of every one passed over (asked, and cancelled
+// unanswered), which the next calls avoid. The calls share one deadline
+// and a completion queue that the calling thread drives (no thread of its
+// own). One attempt of the client's retry policy.
 template <class Response>
 class HedgedRead {
  public:
@@ -138,8 +138,9 @@ absl::Status HedgedRead<Response>::Run(const Start& start, Response* response) {
       answer = finished;
     } else if (!ServerFailed(status)) {
       // This server's state (a replica with no samples yet, one that has
-      // not heard of the model): another's answer is still awaited.
+      // not heard of the model): another server may answer.
       if (refusal == nullptr) refusal = finished;
+      if (AskNext(start, deadline)) ask_next_at = absl::Now() + next_after_;
     } else {
       router_->Failed(model_, *finished->server, status);
       // Servers the failure names are the retry's to ask.

@@ -28,13 +28,14 @@ class HedgedRead:
     while no answer has come, the next one `next_after` seconds later, and
     so on, every call left running. The first answer (or an error every
     server would give: INVALID_ARGUMENT, PERMISSION_DENIED, ...) is taken
-    and the other calls are cancelled; an error of one server's state
-    (NOT_FOUND, FAILED_PRECONDITION: a replica not caught up) is raised
-    only if no call still running answers. A server that fails
-    (UNAVAILABLE, ABORTED) has the next one asked at once, unless it
-    names the model's servers (the next attempt goes there). So a paused
-    replica costs a read `next_after`, and a replica that is only slow
-    (learning what the read waits for) still answers if it comes first.
+    and the other calls are cancelled. A server that fails (UNAVAILABLE,
+    ABORTED) or answers an error of its own state (NOT_FOUND,
+    FAILED_PRECONDITION: a replica not caught up) has the next one asked
+    at once, unless it names the model's servers (the next attempt goes
+    there); if no server answers, the first error of a server's state is
+    raised, else the last failure. So a paused replica costs a read
+    `next_after`, and a replica that is only slow (learning what the read
+    waits for) still answers if it comes first.
     `failed(address, error)` hears of every server that failed, and of
     every one passed over (asked, and cancelled unanswered).
 
@@ -100,8 +101,9 @@ class HedgedRead:
                     answered = True
                     raise error
                 if error.code not in _SERVER_FAILED:
-                    # This server's state: another's answer is awaited.
+                    # This server's state: another server may answer.
                     refusal = refusal or error
+                    ask_at = ask_next() or ask_at
                     continue
                 self._failed(address, error)
                 failure = error

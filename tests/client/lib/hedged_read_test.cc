@@ -2,9 +2,10 @@
 // scripted servers of one model: a server that does not answer has the
 // next one asked after replica_attempt_timeout while its call is kept, the
 // first answer is taken and the other calls are cancelled (HedgedRead); a
-// server that fails has the next one asked at once; an answer that would
-// be the same on any server is taken from the first; the calls share one
-// deadline. A Predict stream leaves a stalled server for the next.
+// server that fails, or answers an error of its own state, has the next
+// one asked at once; an error of the request is taken from the first; the
+// calls share one deadline. A Predict stream leaves a stalled server for the
+// next.
 #include "client/lib/hedged_read.h"
 
 #include <atomic>
@@ -39,6 +40,7 @@ struct Script {
     kUnavailable,
     kNotFound,
     kNoSamples,  // FAILED_PRECONDITION: a replica not caught up
+    kInvalid,    // INVALID_ARGUMENT: the request's error
     kRedirects,  // UNAVAILABLE naming the other servers as the model's
   };
   Behaviour behaviour = Behaviour::kAnswers;
@@ -68,6 +70,9 @@ struct ScriptedReads {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "draining");
       case Script::Behaviour::kNotFound:
         return grpc::Status(grpc::StatusCode::NOT_FOUND, "no model 'm'");
+      case Script::Behaviour::kInvalid:
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "queries[0].x: 2 values, the model has 1 input");
       case Script::Behaviour::kNoSamples:
         return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                             "model 'm' has no samples to predict from");
@@ -264,12 +269,34 @@ TEST_F(HedgedReadTest, AFailingServerHasTheNextAskedAtOnce) {
   EXPECT_EQ(seen(0).calls, 1);
 }
 
-TEST_F(HedgedReadTest, AnAnswerTheSameOnEveryServerIsTakenFromTheFirst) {
+TEST_F(HedgedReadTest, AModelOneServerHasNotHeardOfIsReadFromTheNext) {
   ASSERT_NO_FATAL_FAILURE(Serve({{Behaviour::kNotFound, {}, "first"},
                                  {Behaviour::kAnswers, {}, "second"}},
                                 absl::Seconds(30)));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::Model> model = client_->GetModel("m");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->name(), "m@second");
+  EXPECT_LT(absl::Now() - start, absl::Seconds(15));  // asked at once
+}
+
+TEST_F(HedgedReadTest, AModelNoServerHasIsNotFound) {
+  ASSERT_NO_FATAL_FAILURE(Serve({{Behaviour::kNotFound, {}, "first"},
+                                 {Behaviour::kNotFound, {}, "second"}},
+                                absl::Seconds(30)));
   absl::StatusOr<v1::Model> model = client_->GetModel("m");
   EXPECT_EQ(model.status().code(), absl::StatusCode::kNotFound)
+      << model.status();
+  EXPECT_EQ(seen(0).calls, 1);
+  EXPECT_EQ(seen(1).calls, 1);
+}
+
+TEST_F(HedgedReadTest, AnErrorOfTheRequestIsTakenFromTheFirst) {
+  ASSERT_NO_FATAL_FAILURE(Serve(
+      {{Behaviour::kInvalid, {}, "first"}, {Behaviour::kAnswers, {}, "second"}},
+      absl::Seconds(30)));
+  absl::StatusOr<v1::Model> model = client_->GetModel("m");
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument)
       << model.status();
   EXPECT_EQ(seen(0).calls, 1);
   EXPECT_EQ(seen(1).calls, 0);
