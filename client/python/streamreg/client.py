@@ -71,7 +71,9 @@ class Client:
     UNAVAILABLE, ABORTED and overload refusals, with backoff, within its
     deadline); learn() is
     retried too, safely: its samples carry ids, and the server skips those
-    it learned. Streams (learn_stream, predict_stream) are not retried.
+    it learned. Streams (learn_stream, predict_stream) open a new call
+    when theirs breaks, and resend what it had not answered (a learn
+    stream, every sample not yet reported durable).
 
     TLS: root_certificates (PEM bytes of the CA that signed the server's
     certificate), and for mutual TLS certificate_chain and private_key (the
@@ -439,14 +441,34 @@ class Client:
         replica_attempt_timeout gives its server up as stalled: the
         stream goes on at the next one."""
         self.info(model)  # finds the model's servers (and checks it)
-        serving = [None]  # the server of the current call
+        return LearnStream(model=model, next_id=self._sample_id,
+                           retry=self.retry,
+                           answer_when_durable=answer_when_durable,
+                           **self._stream_calls(model, "Learn"))
+
+    def predict_stream(self, model: str) -> PredictStream:
+        """A PredictStream stream: stream.predict(x) per query, without a
+        call's set-up each time. A query whose call breaks is asked again
+        on a new call, retried as the class says; while the model has
+        another server, one not answered within replica_attempt_timeout
+        gives its server up as stalled, and the stream goes on at the
+        next."""
+        self.info(model)  # finds the model's servers (and checks it)
+        return PredictStream(model=model, retry=self.retry,
+                             **self._stream_calls(model, "PredictStream"))
+
+    def _stream_calls(self, model: str, method: str) -> dict:
+        """How a stream about `model` opens its calls (to
+        RegressionService.`method` on the server the model is routed to
+        then: a reopened call may go elsewhere), how long it waits for an
+        answer, and whom it tells of a failed call (the router, as of any
+        call): _ReopenedCall's arguments."""
+        serving = [""]  # the server of the current call
 
         def open_call(requests):
-            # Where the model is served now (a reopened call may go
-            # elsewhere).
             serving[0] = self._router.address_for(model)
             _, _, regression = self._stubs(serving[0])
-            return regression.Learn(requests)
+            return getattr(regression, method)(requests)
 
         def attempt_timeout():
             # While another server of the model could take the stream, a
@@ -455,15 +477,7 @@ class Client:
                 return self.replica_attempt_timeout
             return None
 
-        return LearnStream(open_call, model, self._sample_id,
-                           retry=self.retry,
-                           answer_when_durable=answer_when_durable,
-                           attempt_timeout=attempt_timeout,
-                           stalled=lambda: self._router.failed(model,
-                                                               serving[0]))
-
-    def predict_stream(self, model: str) -> PredictStream:
-        """A PredictStream stream: stream.predict(x) per query, without a
-        call's set-up each time."""
-        _, _, regression = self._stubs(self._router.address_for(model))
-        return PredictStream(regression.PredictStream, model)
+        def failed(error: Error) -> None:
+            self._server_failed(model, serving[0], error)
+        return {"open_call": open_call, "attempt_timeout": attempt_timeout,
+                "failed": failed}

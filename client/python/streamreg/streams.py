@@ -153,7 +153,68 @@ class _Lockstep:
         self.close()
 
 
-class LearnStream:
+class _ReopenedCall:
+    """A lockstep call that is opened on first use and opened again after
+    it breaks (the base of LearnStream and PredictStream): `open_call`
+    opens one (on the server the client routes the model to now), each
+    attempt runs on the current call, and a failed attempt closes it, tells
+    `failed(error)` (so the client's router sends the next call elsewhere
+    if that server failed or named others) and is repeated as `retry`
+    allows. `attempt_timeout()`: how long to wait for an answer before the
+    call is given up as stalled (None: as long as it takes), which fails
+    the attempt with NoAnswer."""
+
+    def __init__(self, open_call, retry: RetryPolicy,
+                 attempt_timeout: Callable[[], Optional[float]],
+                 failed: Callable[[Error], None]):
+        self._open_call = open_call
+        self._retry = retry
+        self._attempt_timeout = attempt_timeout
+        self._failed = failed
+        self._call: Optional[_Lockstep] = None
+
+    def _retried(self, attempt):
+        start = time.monotonic()
+        number = 0  # failures counted against the attempts
+        while True:
+            try:
+                return attempt()
+            except Error as error:
+                self._broken()
+                self._failed(error)
+                wait = self._retry.wait_before(number, error)
+                if self._retry.counts(error):
+                    number += 1
+                if (number >= self._retry.attempts or
+                        not self._retry.should_retry(error) or
+                        time.monotonic() - start + wait >=
+                        self._retry.deadline):
+                    raise
+                time.sleep(wait)
+
+    def _open(self) -> None:
+        self._call = _Lockstep(self._open_call)
+
+    def _exchange(self, request):
+        """`request`'s answer on the current call (opened if there is
+        none)."""
+        if self._call is None:
+            self._open()
+        return self._call.exchange(request, timeout=self._attempt_timeout())
+
+    def _broken(self) -> None:
+        if self._call is not None:
+            self._call.close_quietly()
+            self._call = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()  # the stream's own
+
+
+class LearnStream(_ReopenedCall):
     """The robot's loop over a Learn stream: learn(x, y) sends a sample and
     returns the model's prediction for it made before learning it. The
     server answers first and makes the sample durable after; each answer
@@ -165,27 +226,24 @@ class LearnStream:
     `answer_when_durable` asks the server to answer each sample only once it
     is durable (the cautious mode). `attempt_timeout()`: how long to wait
     for a sample's answer before the call is given up as stalled (None:
-    as long as it takes); `stalled()` is then told, and the samples go on
-    a new call (where the model has another server, the client passes the
-    stalled one over). Use as a context manager, or close() it."""
+    as long as it takes). `failed(error)` is told of each failure (a
+    stalled call's is NoAnswer), before the samples go on a new call (where
+    the model has another server, the client passes the failed one over).
+    Use as a context manager, or close() it."""
 
     def __init__(self, open_call, model: str, next_id: Callable[[], int],
                  retry: RetryPolicy = RetryPolicy(),
                  answer_when_durable: bool = False,
                  attempt_timeout: Callable[[], Optional[float]] = (
                      lambda: None),
-                 stalled: Callable[[], None] = lambda: None):
-        self._open_call = open_call
+                 failed: Callable[[Error], None] = lambda error: None):
+        super().__init__(open_call, retry, attempt_timeout, failed)
         self._model = model
         self._next_id = next_id
-        self._retry = retry
         self._answer_when_durable = answer_when_durable
-        self._attempt_timeout = attempt_timeout
-        self._stalled = stalled
         # [request, its message number on the current call (0: not sent
         # there), when it was first sent], in order.
         self._unconfirmed: "collections.deque" = collections.deque()
-        self._call = None
         self._messages = 0
         self._closed = False
         self.durable_samples = 0
@@ -243,31 +301,13 @@ class LearnStream:
             return
         self._retried(self._finish)
 
-    def _retried(self, attempt):
-        start = time.monotonic()
-        number = 0  # failures counted against the attempts
-        while True:
-            try:
-                return attempt()
-            except Error as error:
-                self._broken()
-                wait = self._retry.wait_before(number, error)
-                if self._retry.counts(error):
-                    number += 1
-                if (number >= self._retry.attempts or
-                        not self._retry.should_retry(error) or
-                        time.monotonic() - start + wait >=
-                        self._retry.deadline):
-                    raise
-                time.sleep(wait)
-
     def _send_last(self, entry):
         if self._call is None:
             self._reopen(keep=1)
         return self._send(entry)
 
     def _reopen(self, keep: int) -> None:
-        self._call = _Lockstep(self._open_call)
+        self._open()
         self._messages = 0
         earlier = list(self._unconfirmed)[:len(self._unconfirmed) - keep]
         for entry in earlier:
@@ -277,12 +317,7 @@ class LearnStream:
     def _send(self, entry):
         self._messages += 1
         entry[1] = self._messages
-        try:
-            response = self._call.exchange(entry[0],
-                                           timeout=self._attempt_timeout())
-        except NoAnswer:
-            self._stalled()
-            raise
+        response = self._exchange(entry[0])
         self._confirm(response.durable_messages)
         return response
 
@@ -311,38 +346,48 @@ class LearnStream:
                         f"durable")
 
     def _broken(self) -> None:
-        if self._call is not None:
-            self._call.close_quietly()
-            self._call = None
+        super()._broken()
         for entry in self._unconfirmed:
             entry[1] = 0
 
-    def __enter__(self):
-        return self
 
-    def __exit__(self, *exc_info):
-        self.close()
-
-
-class PredictStream(_Lockstep):
-    """Predictions over one PredictStream stream, with no call set-up per
+class PredictStream(_ReopenedCall):
+    """Predictions over a PredictStream stream, with no call set-up per
     query: predict(x) returns the model's predictions for x (d,) or
-    (n, d)."""
+    (n, d). A query whose call breaks, or is not answered within
+    `attempt_timeout()` (a stalled server), is asked again on a new call as
+    `retry` allows, after `failed(error)` is told (so the client sends the
+    new call to another server of the model). Use as a context manager, or
+    close() it."""
 
-    def __init__(self, open_call, model: str):
-        super().__init__(open_call)
+    def __init__(self, open_call, model: str,
+                 retry: RetryPolicy = RetryPolicy(),
+                 attempt_timeout: Callable[[], Optional[float]] = (
+                     lambda: None),
+                 failed: Callable[[Error], None] = lambda error: None):
+        super().__init__(open_call, retry, attempt_timeout, failed)
         self._model = model
+        self._closed = False
 
     def predict(self, x, interval_level=None, with_neighbors=False,
                 min_learned=None) -> Predictions:
         """As Client.predict (min_learned: what the answer has learned at
         least)."""
+        if self._closed:
+            raise ValueError("the stream is closed")
         rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
         request = regression_service_pb2.PredictRequest(
             model=self._model,
             queries=[regression_pb2.Query(x=row.tolist()) for row in rows],
             interval_level=interval_level, with_neighbors=with_neighbors,
             min_learned=min_learned)
-        response = self.exchange(request)
+        response = self._retried(lambda: self._exchange(request))
         return Predictions.from_protos(list(response.predictions),
                                        response.num_samples, rows.shape[1])
+
+    def close(self) -> None:
+        """Ends the stream and waits for the server to end it too."""
+        self._closed = True
+        call, self._call = self._call, None
+        if call is not None:
+            call.close()

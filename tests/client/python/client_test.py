@@ -23,9 +23,10 @@ import grpc
 import numpy as np
 
 import streamreg
-from streamreg.streams import LearnStream
+from streamreg.streams import LearnStream, NoAnswer, PredictStream
 from streamreg.v1 import model_pb2
 from streamreg.v1 import model_service_pb2_grpc
+from streamreg.v1 import regression_pb2
 from streamreg.v1 import regression_service_pb2
 from streamreg.v1 import regression_service_pb2_grpc
 
@@ -41,26 +42,46 @@ def free_port():
         return s.getsockname()[1]
 
 
-class _CancelledError(grpc.RpcError):
+class _RpcError(grpc.RpcError):
+    def __init__(self, code, details):
+        self._code, self._details = code, details
+
     def code(self):
-        return grpc.StatusCode.CANCELLED
+        return self._code
 
     def details(self):
-        return "cancelled by the client"
+        return self._details
 
     def trailing_metadata(self):
         return ()
 
 
-class _FakeLearnCall:
-    """A Learn call as the stream sees it: answers each message (durable at
-    once), or, `stalled`, answers nothing until cancelled (a paused
-    server)."""
+def _learn_answer(answered):
+    return regression_service_pb2.LearnResponse(durable_messages=answered)
 
-    def __init__(self, requests, stalled):
+
+def _predict_answer(answered):
+    return regression_service_pb2.PredictResponse(
+        predictions=[regression_pb2.Prediction(
+            y=[float(answered)], spread=[0.0], lower=[float(answered)],
+            upper=[float(answered)])],
+        num_samples=answered)
+
+
+class _FakeCall:
+    """A bidi call as a stream sees it: answers each message with
+    answer(messages answered so far), or, `stalled`, answers nothing until
+    cancelled (a paused server), or, `broken`, fails as a server that went
+    away does."""
+
+    def __init__(self, requests, answer, stalled=False, broken=False,
+                 broken_at=None):
         self._requests = requests
+        self._answer = answer
         self._stalled = stalled
+        self._broken_at = 1 if broken else broken_at
         self._cancelled = threading.Event()
+        self.received = []
         self.answered = 0
 
     def __iter__(self):
@@ -69,11 +90,13 @@ class _FakeLearnCall:
     def __next__(self):
         if self._stalled:
             self._cancelled.wait(30)
-            raise _CancelledError()
-        next(self._requests)
+            raise _RpcError(grpc.StatusCode.CANCELLED,
+                            "cancelled by the client")
+        self.received.append(next(self._requests))
+        if len(self.received) == self._broken_at:
+            raise _RpcError(grpc.StatusCode.UNAVAILABLE, "Socket closed")
         self.answered += 1
-        return regression_service_pb2.LearnResponse(
-            durable_messages=self.answered)
+        return self._answer(self.answered)
 
     def cancel(self):
         self._cancelled.set()
@@ -88,21 +111,22 @@ class LearnStreamStallTest(unittest.TestCase):
     one is reported."""
 
     def test_a_sample_not_answered_in_time_goes_on_a_new_call(self):
-        calls, stalls = [], []
+        calls, failures = [], []
 
         def open_call(requests):
-            calls.append(_FakeLearnCall(requests, stalled=not calls))
+            calls.append(_FakeCall(requests, _learn_answer,
+                                   stalled=not calls))
             return calls[-1]
 
         ids = iter(range(1, 100))
         stream = LearnStream(open_call, "arm", lambda: next(ids),
                              attempt_timeout=lambda: 0.2,
-                             stalled=lambda: stalls.append(1))
+                             failed=failures.append)
         start = time.monotonic()
         answer = stream.learn(np.zeros(3), np.zeros(2))
         elapsed = time.monotonic() - start
         self.assertEqual(2, len(calls))
-        self.assertEqual([1], stalls)
+        self.assertEqual([NoAnswer], [type(f) for f in failures])
         self.assertEqual(1, calls[1].answered)
         self.assertEqual(1, answer.durable)
         self.assertGreaterEqual(elapsed, 0.2)
@@ -113,6 +137,100 @@ class LearnStreamStallTest(unittest.TestCase):
         stream.close()
         self.assertEqual(21, stream.durable_samples)
         self.assertEqual(0, stream.unconfirmed_samples)
+
+    def test_a_broken_call_is_told_and_its_samples_resent(self):
+        calls, failures = [], []
+
+        def open_call(requests):
+            if calls:
+                calls.append(_FakeCall(requests, _learn_answer))
+            else:  # answers two samples, none durable, then breaks
+                calls.append(_FakeCall(requests, lambda n: _learn_answer(0),
+                                       broken_at=3))
+            return calls[-1]
+
+        ids = iter(range(1, 100))
+        stream = LearnStream(open_call, "arm", lambda: next(ids),
+                             retry=streamreg.RetryPolicy(max_backoff=0.01),
+                             failed=failures.append)
+        for _ in range(3):
+            stream.learn(np.zeros(3), np.zeros(2))
+        self.assertEqual(2, len(calls))
+        self.assertEqual([grpc.StatusCode.UNAVAILABLE],
+                         [f.code for f in failures])
+        # The two not durable first, then the one the break interrupted.
+        self.assertEqual([r.sample.sample_id for r in calls[0].received],
+                         [r.sample.sample_id for r in calls[1].received])
+        self.assertEqual(3, stream.durable_samples)
+        stream.close()
+        self.assertEqual(0, stream.unconfirmed_samples)
+
+
+class PredictStreamTest(unittest.TestCase):
+    """A query on a stalled or broken call is asked again on a new call,
+    and the failure told (the client's router then passes the server
+    over); one the server refuses is not asked again."""
+
+    def stream(self, kinds, failures):
+        calls = []
+
+        def open_call(requests):
+            kind = kinds[len(calls)] if len(calls) < len(kinds) else ""
+            calls.append(_FakeCall(requests, _predict_answer,
+                                   stalled=kind == "stalled",
+                                   broken=kind == "broken"))
+            return calls[-1]
+        stream = PredictStream(open_call, "arm",
+                               retry=streamreg.RetryPolicy(max_backoff=0.01),
+                               attempt_timeout=lambda: 0.2,
+                               failed=failures.append)
+        return stream, calls
+
+    def test_a_stalled_call_costs_a_query_one_attempt_timeout(self):
+        failures = []
+        stream, calls = self.stream(["stalled"], failures)
+        start = time.monotonic()
+        answer = stream.predict(np.zeros(3))
+        elapsed = time.monotonic() - start
+        self.assertEqual([1.0], list(answer.y[:, 0]))
+        self.assertEqual([NoAnswer], [type(f) for f in failures])
+        self.assertGreaterEqual(elapsed, 0.2)
+        self.assertLess(elapsed, 5.0)
+        for n in range(2, 12):  # the next queries stay on the new call
+            self.assertEqual(n, stream.predict(np.zeros(3)).y[0, 0])
+        self.assertEqual(2, len(calls))
+        stream.close()
+
+    def test_a_broken_call_is_reopened(self):
+        failures = []
+        stream, calls = self.stream(["broken", "broken"], failures)
+        self.assertEqual(1.0, stream.predict(np.zeros(3)).y[0, 0])
+        self.assertEqual(3, len(calls))
+        self.assertEqual([grpc.StatusCode.UNAVAILABLE] * 2,
+                         [f.code for f in failures])
+        stream.close()
+
+    def test_a_refused_query_is_not_asked_again(self):
+        failures = []
+        calls = []
+
+        def open_call(requests):
+            calls.append(requests)
+
+            class Refusing(_FakeCall):
+                def __next__(self):
+                    next(self._requests)
+                    raise _RpcError(grpc.StatusCode.INVALID_ARGUMENT,
+                                    "query 0: x has 3 values; the model "
+                                    "takes 21")
+            return Refusing(requests, _predict_answer)
+        stream = PredictStream(open_call, "arm", failed=failures.append)
+        with self.assertRaisesRegex(streamreg.Error, "query 0"):
+            stream.predict(np.zeros(3))
+        self.assertEqual(1, len(calls))
+        self.assertEqual([grpc.StatusCode.INVALID_ARGUMENT],
+                         [f.code for f in failures])
+        stream.close()
 
 
 class _StalledRegression(
@@ -337,6 +455,37 @@ class ClientTest(unittest.TestCase):
             stalled.released.set()
             server.stop(None)
             self.client.delete("py-stalled")
+
+    def test_streams_go_on_at_the_next_server_when_theirs_stops(self):
+        # Two servers given the same model and samples (the client is
+        # given both, as a cluster's would be), the first killed under
+        # open streams: each stream's next message goes to the second.
+        first = RunningServer(SERVER, metrics="")
+        self.addCleanup(first.stop)
+        second = RunningServer(SERVER, metrics="")
+        self.addCleanup(second.stop)
+        for server in (first, second):
+            with streamreg.Client(server.address, timeout=60) as c:
+                c.create("py-moving", inputs=self.inputs,
+                         targets=self.targets)
+                c.learn("py-moving", self.X[:300], self.Y[:300])
+        with streamreg.Client(
+                f"{first.address},{second.address}", timeout=60,
+                retry=streamreg.RetryPolicy(max_backoff=0.2)) as c, \
+                c.predict_stream("py-moving") as queries, \
+                c.learn_stream("py-moving",
+                               answer_when_durable=True) as samples:
+            before = queries.predict(self.X[300:310]).y
+            samples.learn(self.X[300], self.Y[300])  # on the first
+            first.process.kill()
+            first.process.wait()
+            np.testing.assert_array_equal(
+                before, queries.predict(self.X[300:310]).y)
+            for i in range(301, 320):
+                samples.learn(self.X[i], self.Y[i])
+            self.assertEqual(20, samples.durable_samples)
+        with streamreg.Client(second.address, timeout=60) as c:
+            self.assertEqual(319, c.info("py-moving").samples)
 
     def test_the_learn_stream_predicts_each_sample_before_learning_it(self):
         c = self.client
