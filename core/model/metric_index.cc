@@ -103,6 +103,32 @@ void MetricIndex::Write(std::uint64_t slot, std::span<const double> x) {
   }
 }
 
+void MetricIndex::InsertSlots(Generation& generation, std::size_t begin,
+                              std::size_t end,
+                              const CopySlotRows& copy_rows) const {
+  const std::size_t d = generation.transform.dim();
+  if (generation.references_rows) {
+    // The tree keeps the addresses it is given: the stored rows'.
+    std::vector<const double*> rows;
+    if (begin < end) references_.pointers(begin, end, &rows, nullptr);
+    for (std::size_t slot = begin; slot < end; ++slot) {
+      Apply(generation, slot, std::span(rows[slot - begin], d),
+            /*replay=*/false);
+    }
+    return;
+  }
+  constexpr std::size_t kChunk = 4096;
+  std::vector<double> x;
+  for (std::size_t first = begin; first < end; first += kChunk) {
+    const std::size_t last = std::min(end, first + kChunk);
+    copy_rows(first, last, &x, nullptr);
+    for (std::size_t slot = first; slot < last; ++slot) {
+      Apply(generation, slot, std::span(x.data() + (slot - first) * d, d),
+            /*replay=*/false);
+    }
+  }
+}
+
 MetricIndex::SlotPoints MetricIndex::ReadSlots(
     const MetricTransform& transform, std::size_t num_slots,
     const CopySlotRows& copy_rows) const {
@@ -261,24 +287,29 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
                                   std::size_t num_slots,
                                   const CopySlotRows& copy_rows,
                                   std::size_t generation, std::size_t waits,
-                                  CoverTree::StructureReader* structure) {
-  const SlotPoints points = ReadSlots(transform, num_slots, copy_rows);
+                                  CoverTree::StructureReader* structure,
+                                  std::optional<std::size_t> structure_slots) {
+  const std::size_t in_structure =
+      std::min(structure_slots.value_or(num_slots), num_slots);
   std::optional<CoverTree> tree;
   absl::Status refused = absl::OkStatus();
   if (structure != nullptr) {
     absl::StatusOr<CoverTree> read =
-        ReadTree(transform, num_slots, points, *structure);
+        ReadTree(transform, in_structure,
+                 ReadSlots(transform, in_structure, copy_rows), *structure);
     if (read.ok()) {
       tree = *std::move(read);
     } else {
       refused = read.status();
     }
   }
+  const std::size_t inserted = tree.has_value() ? in_structure : num_slots;
   if (!tree.has_value()) {
     // Slot order is about stream order: the fast way to build (searches
     // answer the same whatever the tree's shape).
     absl::StatusOr<CoverTree> built =
-        BuildTree(transform, points, CoverTree::InsertionOrder::kAsGiven);
+        BuildTree(transform, ReadSlots(transform, num_slots, copy_rows),
+                  CoverTree::InsertionOrder::kAsGiven);
     if (!built.ok()) {
       Fail(built.status());
       return built.status();
@@ -287,6 +318,7 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
   }
   auto restored =
       std::make_shared<Generation>(std::move(transform), *std::move(tree));
+  InsertSlots(*restored, inserted, num_slots, copy_rows);
   {
     MutexLock lock(&current_mutex_);
     live_.swap(restored);

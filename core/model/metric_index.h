@@ -97,12 +97,15 @@ class MetricIndex {
   // A restored index (snapshots) with the counts of rebuilds and waits it
   // had: its tree read from `structure` (the live tree's, as saved) when
   // that is given, complete and fits the rows mapped by `transform`, else
-  // built now from the rows. Returns why a given structure was refused (OK
-  // when it was used, or none was given).
+  // built now from the rows. A structure saved over the first
+  // `structure_slots` slots only (a snapshot built on an earlier one's
+  // trees) has the slots after them inserted into it. Returns why a given
+  // structure was refused (OK when it was used, or none was given).
   absl::Status Restore(MetricTransform transform, std::size_t num_slots,
                        const CopySlotRows& copy_rows, std::size_t generation,
                        std::size_t waits,
-                       CoverTree::StructureReader* structure = nullptr);
+                       CoverTree::StructureReader* structure = nullptr,
+                       std::optional<std::size_t> structure_slots = {});
   // The live tree's structure, shared copy-on-write (the writing thread,
   // for snapshots; the transform() it belongs to is the live one).
   CoverTree::Structure ShareStructure() const;
@@ -187,6 +190,10 @@ class MetricIndex {
       const MetricTransform& transform, std::size_t num_slots,
       const SlotPoints& points, CoverTree::StructureReader& structure) const;
   void Write(std::uint64_t slot, std::span<const double> x);
+  // Inserts the stored slots [begin, end) into `generation` (read through
+  // the owner's row pointers when it references them, else copied).
+  void InsertSlots(Generation& generation, std::size_t begin, std::size_t end,
+                   const CopySlotRows& copy_rows) const;
   // Inserts x at slot (or removes slot when x is empty) in `generation`;
   // a write that fails is the index's failure().
   void Apply(Generation& generation, std::uint64_t slot,

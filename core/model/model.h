@@ -213,6 +213,16 @@ class Model {
   // for a Learn or Refit in progress, then pauses learning for about as
   // long as copying the running sums takes.
   ModelSnapshot CaptureSnapshot() const;
+  // The same built on `base` (a whole snapshot's AsBase()): the state and
+  // only the samples stored since, without index structures — as
+  // CaptureSnapshot's, in a fraction of the bytes, restored together with
+  // the base's records. nullopt when it could not be: a sample since the
+  // base replaced a stored one or was not stored (a bounded store, full),
+  // or an index moved to new coordinates since (the base's trees are no
+  // longer this model's). A rebuild in progress is saved as a whole
+  // snapshot saves one that has not caught up: built again on restore.
+  std::optional<ModelSnapshot> CaptureSnapshotSince(
+      const SnapshotBase& base) const;
   // Whether a snapshot taken now would hold the results of all background
   // work started (no metric refresh or MLKR fit still computing, no index
   // rebuild still building), so that a model restored from it redoes none.
@@ -239,6 +249,14 @@ class Model {
   explicit Model(ModelConfig config);
   // INVALID_ARGUMENT if a non-empty batch was checked for another shape.
   absl::Status CheckShape(const ValidatedSamples& batch) const;
+  // CaptureSnapshot's work, built on `base` if given (checked by
+  // CanBuildOn).
+  ModelSnapshot CaptureLocked(const std::optional<SnapshotBase>& base) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_.writer)
+          ABSL_SHARED_LOCKS_REQUIRED(state_.lock);
+  bool CanBuildOn(const SnapshotBase& base) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_.writer)
+          ABSL_SHARED_LOCKS_REQUIRED(state_.lock);
 
   const ModelConfig config_;
   ModelState state_;

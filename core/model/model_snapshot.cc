@@ -24,6 +24,59 @@ bool IsReady(const std::shared_future<T>& result) {
 
 }  // namespace
 
+std::string SnapshotBase::Encode() const {
+  std::string out;
+  ByteWriter writer(&out);
+  writer.U64(samples_seen);
+  writer.U64(rows);
+  writer.U64(tree_rows);
+  writer.U64(index_generations.size());
+  for (std::uint64_t generation : index_generations) writer.U64(generation);
+  return out;
+}
+
+bool SnapshotBase::Decode(absl::string_view payload) {
+  ByteReader reader(payload);
+  samples_seen = reader.U64();
+  rows = reader.U64();
+  tree_rows = reader.U64();
+  const std::uint64_t count = reader.U64();
+  if (!reader.ok() || count > reader.remaining() / sizeof(std::uint64_t)) {
+    return false;
+  }
+  index_generations.resize(count);
+  for (std::uint64_t& generation : index_generations) {
+    generation = reader.U64();
+  }
+  return reader.done() && tree_rows <= rows && rows <= samples_seen;
+}
+
+ModelSnapshotRecords ModelSnapshotRecords::BuiltOn(
+    const ModelSnapshotRecords& whole,
+    const std::vector<ModelSnapshotRecords>& later) {
+  ModelSnapshotRecords records = whole;
+  for (const ModelSnapshotRecords& next : later) {
+    records.state = next.state;
+    records.base = next.base;
+    records.rows.insert(records.rows.end(), next.rows.begin(), next.rows.end());
+  }
+  return records;
+}
+
+SnapshotBase ModelSnapshot::AsBase() const {
+  const std::uint64_t rows = rows_.x.size;
+  if (builds_on_.has_value()) {  // the chain's trees stay its whole one's
+    return {.samples_seen = samples_seen_,
+            .rows = rows,
+            .tree_rows = builds_on_->tree_rows,
+            .index_generations = builds_on_->index_generations};
+  }
+  return {.samples_seen = samples_seen_,
+          .rows = rows,
+          .tree_rows = rows,
+          .index_generations = index_generations_};
+}
+
 absl::Status ModelSnapshot::Write(RecordWriter& out,
                                   std::uint64_t* records) const {
   std::string state = state_;
@@ -53,10 +106,19 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
     return status;
   }
   ++*records;
+  if (builds_on_.has_value()) {
+    if (absl::Status status =
+            out.Add(kSnapshotBaseRecord, builds_on_->Encode());
+        !status.ok()) {
+      return status;
+    }
+    ++*records;
+  }
   const std::size_t n = rows_.x.size;
   constexpr std::size_t kRows = ChunkedRows<double>::kRowsPerChunk;
   std::string payload;
-  for (std::size_t first = 0; first < n; first += kRows) {
+  const std::size_t since = builds_on_.has_value() ? builds_on_->rows : 0;
+  for (std::size_t first = since; first < n; first += kRows) {
     payload.clear();
     SaveStoreRows(rows_, first, std::min(kRows, n - first), &payload);
     if (absl::Status status = out.Add(kStoreRowsRecord, payload);
@@ -94,8 +156,39 @@ std::size_t ModelSnapshot::rebuilt_trees() const {
 ModelSnapshot Model::CaptureSnapshot() const {
   MutexLock writer(&state_.writer);
   SharedLock lock(state_.lock);
+  return CaptureLocked(std::nullopt);
+}
+
+std::optional<ModelSnapshot> Model::CaptureSnapshotSince(
+    const SnapshotBase& base) const {
+  MutexLock writer(&state_.writer);
+  SharedLock lock(state_.lock);
+  if (!CanBuildOn(base)) return std::nullopt;
+  return CaptureLocked(base);
+}
+
+bool Model::CanBuildOn(const SnapshotBase& base) const {
+  // Every sample since the base stored in a slot of its own after the
+  // base's rows (slots are filled in order until a bounded store is full).
+  const std::uint64_t seen = state_.store.seen();
+  const std::uint64_t stored = state_.store.size();
+  if (seen < base.samples_seen || stored < base.rows ||
+      stored - base.rows != seen - base.samples_seen) {
+    return false;
+  }
+  const std::vector<MetricIndex*> indexes = state_.AllIndexes();
+  if (indexes.size() != base.index_generations.size()) return false;
+  for (std::size_t i = 0; i < indexes.size(); ++i) {
+    if (indexes[i]->generation() != base.index_generations[i]) return false;
+  }
+  return true;
+}
+
+ModelSnapshot Model::CaptureLocked(
+    const std::optional<SnapshotBase>& base) const {
   ModelSnapshot snapshot;
   snapshot.samples_seen_ = state_.store.seen();
+  snapshot.builds_on_ = base;
   ByteWriter out(&snapshot.state_);
   SaveModelState(state_, out);
   const GradientRefresh& refresh = state_.refresh;
@@ -119,6 +212,8 @@ ModelSnapshot Model::CaptureSnapshot() const {
   }
   snapshot.rows_ = state_.store.Share();
   for (const MetricIndex* index : state_.AllIndexes()) {
+    snapshot.index_generations_.push_back(index->generation());
+    if (base.has_value()) continue;  // the base's trees serve
     snapshot.indexes_.push_back(index->ShareStructure());
     snapshot.rebuilt_.push_back(index->ShareRebuiltStructure());
   }
@@ -143,6 +238,13 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
     ModelConfig config, const ModelSnapshotRecords& records) {
   if (absl::Status status = CompleteAndValidate(&config); !status.ok()) {
     return status;
+  }
+  std::optional<SnapshotBase> base;
+  if (!records.base.empty()) {
+    base.emplace();
+    if (!base->Decode(records.base)) {
+      return absl::DataLossError("the snapshot's base record is malformed");
+    }
   }
   std::unique_ptr<Model> model(new Model(std::move(config)));
   ModelState& state = model->state_;
@@ -172,6 +274,12 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
       loaded.refresh_job->num_slots > loaded.num_rows) {
     return absl::DataLossError("the metric refresh reads missing samples");
   }
+  if (base.has_value() &&
+      (base->rows > loaded.num_rows || base->tree_rows > base->rows ||
+       base->index_generations.size() != loaded.indexes.size())) {
+    return absl::DataLossError(
+        "the snapshot's base does not fit the model it builds on");
+  }
   // Each index's live tree, then each one's rebuilt tree (n + i).
   std::vector<CoverTree::StructureReader> structures;
   for (std::size_t i = 0; i < 2 * loaded.indexes.size(); ++i) {
@@ -190,8 +298,9 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
       break;
     }
   }
-  for (std::string& note : RestoreIndexes(state, std::move(loaded.indexes),
-                                          std::move(structures))) {
+  for (std::string& note :
+       RestoreIndexes(state, std::move(loaded.indexes), std::move(structures),
+                      base.has_value() ? &*base : nullptr)) {
     model->restore_notes_.push_back(std::move(note));
   }
   if (absl::Status status = state.IndexFailure(); !status.ok()) {

@@ -26,6 +26,22 @@ namespace streamreg {
 inline constexpr RecordType kModelStateRecord{11};
 inline constexpr RecordType kStoreRowsRecord{12};
 inline constexpr RecordType kIndexStructureRecord{14};
+inline constexpr RecordType kSnapshotBaseRecord{15};
+
+// What a snapshot holds that a later one may build on
+// (Model::CaptureSnapshotSince): the samples it had learned and stored,
+// and, of the whole snapshot at the start of its chain (itself, if it is
+// whole), the rows its trees cover and each index's generation (its count
+// of take-overs) they are of.
+struct SnapshotBase {
+  std::uint64_t samples_seen = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t tree_rows = 0;
+  std::vector<std::uint64_t> index_generations;  // AllIndexes() order
+
+  std::string Encode() const;
+  bool Decode(absl::string_view payload);
+};
 
 // A model's whole state at one sample count, taken by Model::CaptureSnapshot
 // in microseconds (the learner pauses only for that) and written later, on
@@ -52,11 +68,23 @@ inline constexpr RecordType kIndexStructureRecord{14};
 // Snapshots without them (older ones) still restore, building the trees.
 // Model::Restore reads them back into a model that then learns, predicts
 // and reports exactly as the one captured would have.
+//
+// A snapshot built on an earlier one (Model::CaptureSnapshotSince: a
+// whole one, or one built on a whole one, and so on: a chain) holds the
+// kModelStateRecord, then one kSnapshotBaseRecord (its base:
+// SnapshotBase::Encode), then the rows stored since the base only, and no
+// index structure: restored together with the records of the snapshots it
+// builds on (ModelSnapshotRecords::BuiltOn), the trees are the whole one's
+// with the newer rows inserted.
 class ModelSnapshot {
  public:
   // Samples the model had learned at capture.
   std::uint64_t samples_seen() const { return samples_seen_; }
   std::size_t samples_stored() const { return rows_.x.size; }
+  // What a later snapshot may build on this one as.
+  SnapshotBase AsBase() const;
+  // The snapshot it builds on, if any.
+  const std::optional<SnapshotBase>& builds_on() const { return builds_on_; }
   // Rebuilt trees (of rebuilds caught up at capture) the snapshot holds.
   std::size_t rebuilt_trees() const;
   // Whether a metric refresh was in progress at capture, and whether it is
@@ -75,6 +103,8 @@ class ModelSnapshot {
   ModelSnapshot() = default;
 
   std::uint64_t samples_seen_ = 0;
+  std::optional<SnapshotBase> builds_on_;
+  std::vector<std::uint64_t> index_generations_;  // AllIndexes() order
   std::string state_;  // kModelStateRecord without the refresh
   // A refresh in progress: its job (an unbounded store still holds its
   // rows, so a restored model starts it again) or, for other stores, its
@@ -94,12 +124,22 @@ class ModelSnapshot {
 // The records of a snapshot as read back (views into the file).
 struct ModelSnapshotRecords {
   absl::string_view state;
+  // The kSnapshotBaseRecord of a snapshot built on another (empty for a
+  // whole one).
+  absl::string_view base;
   std::vector<absl::string_view> rows;
   std::vector<absl::string_view> indexes;  // kIndexStructureRecord payloads
   // Called, when set, with each rows and structure payload once
   // Model::Restore has read it (ReadableFile::DoneWith, for a file read
   // record by record).
   std::function<void(absl::string_view)> done_with;
+
+  // What Model::Restore reads for the last of `later` (a chain built on
+  // `whole`, oldest first): its state and base record, the rows of each in
+  // turn, whole's index structures.
+  static ModelSnapshotRecords BuiltOn(
+      const ModelSnapshotRecords& whole,
+      const std::vector<ModelSnapshotRecords>& later);
 };
 
 }  // namespace streamreg

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/model/model_snapshot.h"
 #include "core/model/refresh_schedule.h"
 
 namespace streamreg {
@@ -348,7 +349,8 @@ bool LoadIndexStructure(absl::string_view payload,
 
 std::vector<std::string> RestoreIndexes(
     ModelState& state, std::vector<SavedIndex> indexes,
-    std::vector<CoverTree::StructureReader> structures) {
+    std::vector<CoverTree::StructureReader> structures,
+    const SnapshotBase* base) {
   const std::vector<MetricIndex*> all = state.AllIndexes();
   const std::size_t size = [&] {
     SharedLock lock(state.lock);
@@ -362,12 +364,22 @@ std::vector<std::string> RestoreIndexes(
     return i < structures.size() && structures[i].header_read() ? &structures[i]
                                                                 : nullptr;
   };
+  // A base's trees are of the generations it saved, over its rows.
+  const auto live_structure_of = [&](std::size_t i) {
+    if (base != nullptr &&
+        base->index_generations[i] != indexes[i].generation) {
+      return static_cast<CoverTree::StructureReader*>(nullptr);
+    }
+    return structure_of(i);
+  };
+  std::optional<std::size_t> structure_slots;
+  if (base != nullptr) structure_slots = base->tree_rows;
   for (std::size_t i = 0; i < all.size(); ++i) {
     builders.emplace_back([&, i] {
-      CoverTree::StructureReader* structure = structure_of(i);
       refused[i] =
           all[i]->Restore(std::move(indexes[i].live), size, state.StoreRows(),
-                          indexes[i].generation, indexes[i].waits, structure);
+                          indexes[i].generation, indexes[i].waits,
+                          live_structure_of(i), structure_slots);
     });
   }
   for (std::thread& builder : builders) builder.join();
@@ -384,7 +396,9 @@ std::vector<std::string> RestoreIndexes(
   // it was built).
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (!indexes[i].rebuild) continue;
-    CoverTree::StructureReader* rebuilt = structure_of(all.size() + i);
+    // (A base's rebuilt trees are of a rebuild since taken over.)
+    CoverTree::StructureReader* rebuilt =
+        base != nullptr ? nullptr : structure_of(all.size() + i);
     const absl::Status status = all[i]->RestoreRebuild(
         *std::move(indexes[i].rebuild), size, state.StoreRows(), rebuilt);
     if (!status.ok()) {

@@ -19,6 +19,8 @@
 
 namespace streamreg {
 
+struct SnapshotBase;  // core/model/model_snapshot.h
+
 // A ModelState as bytes (the payloads of a snapshot's kModelStateRecord and
 // kStoreRowsRecord records, core/model/model_snapshot.h), and back.
 //
@@ -94,10 +96,15 @@ bool LoadIndexStructure(absl::string_view payload,
 // rows), or, where that is missing or refused, by building it from the
 // stored samples. Then restores the rebuilds that were in progress: index
 // i's from structures[n + i] if the snapshot held it, else built again in
-// the background. Returns a note per refused structure.
+// the background. With `base` (a snapshot built on another), the
+// structures are the base's: an index of the generation the base saved is
+// read from its structure over the base's rows, the rows stored since
+// inserted; any other is built from the stored samples. Returns a note per
+// refused structure.
 std::vector<std::string> RestoreIndexes(
     ModelState& state, std::vector<SavedIndex> indexes,
-    std::vector<CoverTree::StructureReader> structures)
+    std::vector<CoverTree::StructureReader> structures,
+    const SnapshotBase* base = nullptr)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) ABSL_LOCKS_EXCLUDED(state.lock);
 
 }  // namespace streamreg
