@@ -19,20 +19,24 @@
 # learn every sample three times.
 #
 # CLUSTER_BENCH_PARTS=reads measures predictions served by 1, 2 and 3
-# CLUSTER_BENCH_RESTART=term stops the recovered server with SIGTERM
-# instead of kill -9 (an operator's restart: the server drains and, as the
-# model's snapshotter, snapshots it before it leaves) and prints how long
-# the stop took.
-#
 # replicas instead: for each, a local cluster with --cluster_replicas R, a
 # model of INGEST_SAMPLES simulated-arm samples, then one closed-loop
 # `streamreg bench predict` (unary, concurrency 2, SECONDS long) per
 # server at once, each given only its own server: a server that serves the
 # model answers, one that does not sends its client to one that does.
+#
+# CLUSTER_BENCH_RESTART=term stops the recovered server with SIGTERM
+# instead of kill -9 (an operator's restart: the server drains and, as the
+# model's snapshotter, snapshots it before it leaves) and prints how long
+# the stop took.
+#
+# CLUSTER_BENCH_SERVER_FLAGS: more flags for the cluster's servers (e.g.
+# --cluster_snapshot_increment_samples=0, whole snapshots only).
 set -euo pipefail
 build=$(cd "$1" && pwd) out=$2 seconds=${3:-20} samples=${4:-20000}
 parts=${CLUSTER_BENCH_PARTS:-all} replicas=${CLUSTER_BENCH_REPLICAS:-3}
 restart=${CLUSTER_BENCH_RESTART:-kill}
+server_flags=${CLUSTER_BENCH_SERVER_FLAGS:-}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/listening_address.sh"
 cli="$build/client/streamreg"
@@ -142,7 +146,7 @@ if [ "$parts" = all ]; then
 fi
 
 STREAMREG_SERVER="$build/server/streamreg-server" \
-  STREAMREG_SERVER_FLAGS="--cluster_replicas $replicas" \
+  STREAMREG_SERVER_FLAGS="--cluster_replicas $replicas $server_flags" \
   "$here/../deploy/cluster/local-cluster.sh" up "$work/cluster" >/dev/null
 measure cluster "$(cut -d' ' -f1 "$work/cluster/servers" | paste -sd, -)"
 
@@ -177,7 +181,8 @@ hosted_before=$(grep -c "event=cluster_hosting model=bulk-cluster" "$owner_log" 
 restarted=$(date +%s.%N)
 "$build/server/streamreg-server" --listen "$owner_address" \
   --metrics_listen 127.0.0.1:0 --data_dir "$work/cluster/server$owner" \
-  --cluster "$nats" --cluster_replicas "$replicas" --log_level info \
+  --cluster "$nats" --cluster_replicas "$replicas" $server_flags \
+  --log_level info \
   >"$work/restart.out" 2>>"$owner_log" &
 sed -i "$((owner + 1))s/.*/$owner_address $!/" "$work/cluster/servers"
 listening_address "$work/restart.out" "$!" >/dev/null || true

@@ -62,6 +62,14 @@ struct ClusterOptions {
   // model over reads the newest snapshot and replays only the log after it.
   std::uint64_t snapshot_every_samples = 100'000;
   absl::Duration snapshot_interval = absl::Minutes(10);
+  // Between those, an increment (the model's state and the samples since
+  // the snapshot before: SnapshotStore::PutIncrement) once this many
+  // samples were applied since the last snapshot of either kind, so that
+  // a server taking the model over after a crash replays at most about
+  // this many; 0: whole snapshots only. Increments build on the last
+  // whole snapshot this server put, until an index of the model moves to
+  // new coordinates (a whole one is then taken in the increment's place).
+  std::uint64_t snapshot_increment_samples = 10'000;
   // A server that stops (its node destroyed) first snapshots every model
   // it is the first server of and that learned samples since its last
   // snapshot, as a single server does at its stop: whoever hosts the model
@@ -138,11 +146,14 @@ class ClusterNode {
     // Live servers, as this server last steadied the list (0 before).
     std::size_t live_servers = 0;
     // Each model hosted here, by name: its log's last entry applied here,
+    // the first it applied from the log (those before came with the
+    // snapshot it was restored from, if any: 1 + the snapshot's last),
     // whether the replica is replaying its log's tail, and whether it fell
     // behind a compaction (hosted again from the newest snapshot).
     struct Hosted {
       std::string model;
       std::uint64_t applied = 0;
+      std::uint64_t replayed_from = 0;
       bool catching_up = false;
       bool fell_behind = false;
     };
@@ -154,7 +165,8 @@ class ClusterNode {
     std::uint64_t heartbeat_failures = 0;
     std::uint64_t reconcile_failures = 0;
     std::uint64_t host_failures = 0;
-    std::uint64_t snapshots = 0;
+    std::uint64_t snapshots = 0;  // whole ones
+    std::uint64_t snapshot_increments = 0;
     std::uint64_t snapshot_failures = 0;
     std::uint64_t models_moved = 0;  // re-placed by this server
     // New logs given up by this server's creates (no leader in time).
@@ -221,10 +233,15 @@ class ClusterNode {
   // How a model's log is made: options_.log_replicas copies, or a
   // majority of them while NATS nodes are offline.
   ModelLog::Options LogOptions() const;
-  // Captures the model, puts the snapshot and compacts the log (through
+  // Whether the model's increment is due (ClusterOptions::
+  // snapshot_increment_samples), its whole snapshot not being.
+  bool IncrementDue(const Replica& replica, const HostedModel& model) const;
+  // Captures the model, puts the snapshot (an increment built on the last
+  // one put, if asked and the model can) and compacts the log (through
   // CaptureAndPut); a failure is logged and counted here.
-  absl::Status Snapshot(Replica& replica, HostedModel& model);
-  absl::Status CaptureAndPut(Replica& replica, HostedModel& model);
+  absl::Status Snapshot(Replica& replica, HostedModel& model, bool increment);
+  absl::Status CaptureAndPut(Replica& replica, HostedModel& model,
+                             bool increment);
   // The snapshots a stopping server takes (ClusterOptions::snapshot_on_leave).
   void SnapshotBeforeLeaving();
   // Stops hosting `name`: deleted from the cluster, or placed elsewhere.
@@ -252,6 +269,7 @@ class ClusterNode {
     std::atomic<std::uint64_t> reconcile_failures{0};
     std::atomic<std::uint64_t> host_failures{0};
     std::atomic<std::uint64_t> snapshots{0};
+    std::atomic<std::uint64_t> snapshot_increments{0};
     std::atomic<std::uint64_t> snapshot_failures{0};
     std::atomic<std::uint64_t> models_moved{0};
     std::atomic<std::uint64_t> logs_given_up{0};

@@ -38,6 +38,11 @@ struct SnapshotStore::Head {
   std::string sha256;
   std::vector<std::uint64_t> chunks;  // their stream sequences, in order
   std::uint64_t previous = 0;         // the head before (stream sequence)
+  // An increment's: the head it builds on, and the first chunk of its
+  // chain's whole snapshot (0 for a whole one, whose head ends after
+  // `previous` as heads did before increments existed).
+  std::uint64_t base = 0;
+  std::uint64_t chain_from = 0;
   std::uint64_t stream_sequence = 0;  // of the head itself (not encoded)
 
   std::string Encode() const {
@@ -50,6 +55,10 @@ struct SnapshotStore::Head {
     writer.U64(chunks.size());
     for (std::uint64_t chunk : chunks) writer.U64(chunk);
     writer.U64(previous);
+    if (base != 0) {  // a whole head reads as before increments existed
+      writer.U64(base);
+      writer.U64(chain_from);
+    }
     return out;
   }
   bool Decode(absl::string_view payload) {
@@ -65,6 +74,10 @@ struct SnapshotStore::Head {
     chunks.resize(count);
     for (std::uint64_t& chunk : chunks) chunk = reader.U64();
     previous = reader.U64();
+    if (reader.ok() && !reader.done()) {
+      base = reader.U64();
+      chain_from = reader.U64();
+    }
     return reader.done();
   }
 };
@@ -132,23 +145,14 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Publish(
   return published->sequence;
 }
 
-absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
-                                                 absl::string_view bytes) {
-  if (absl::Status ensured = EnsureStream(); !ensured.ok()) return ensured;
-  // A malformed last head is no snapshot: this put's purge removes it.
-  absl::StatusOr<Head> previous = LastHead();
-  if (!previous.ok() && !absl::IsNotFound(previous.status()) &&
-      !absl::IsDataLoss(previous.status())) {
-    return previous.status();
-  }
-  Head head;
+absl::StatusOr<std::uint64_t> SnapshotStore::PublishSnapshot(
+    absl::string_view bytes, Head& head) {
   head.token = std::random_device{}() |
                (static_cast<std::uint64_t>(std::random_device{}()) << 32);
-  head.log_sequence = log_sequence;
   head.size = bytes.size();
   head.sha256 = Sha256Hex(bytes);
-  head.previous = 0;
-  const std::string put = absl::StrCat(head.token, "/", log_sequence);
+  head.chunks.clear();
+  const std::string put = absl::StrCat(head.token, "/", head.log_sequence);
   const std::size_t chunk_bytes =
       std::max<std::size_t>(options_.chunk_bytes, 1);
   std::string chunk;
@@ -166,22 +170,45 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
     head.chunks.push_back(*stored);
     if (bytes.empty()) break;
   }
-  std::uint64_t keep_from = head.chunks.front();
+  absl::StatusOr<std::uint64_t> stored =
+      Publish(head_subject_, absl::StrCat(put, "/head"), head.Encode());
+  if (stored.ok()) head.stream_sequence = *stored;
+  return stored;
+}
+
+absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
+                                                 absl::string_view bytes) {
+  if (absl::Status ensured = EnsureStream(); !ensured.ok()) return ensured;
+  // A malformed last head is no snapshot: this put's purge removes it.
+  absl::StatusOr<Head> previous = LastHead();
+  if (!previous.ok() && !absl::IsNotFound(previous.status()) &&
+      !absl::IsDataLoss(previous.status())) {
+    return previous.status();
+  }
+  Head head;
+  head.log_sequence = log_sequence;
   std::uint64_t compactable = 0;
   if (previous.ok()) {
     head.previous = previous->stream_sequence;
-    keep_from = std::min(keep_from, previous->chunks.empty()
-                                        ? previous->stream_sequence
-                                        : previous->chunks.front());
     // A put older than the last one (two servers snapshotting while the
     // model moves) leaves the log after it in place.
     compactable = std::min(previous->log_sequence, log_sequence);
   }
-  absl::StatusOr<std::uint64_t> stored =
-      Publish(head_subject_, absl::StrCat(put, "/head"), head.Encode());
+  absl::StatusOr<std::uint64_t> stored = PublishSnapshot(bytes, head);
   if (!stored.ok()) return stored.status();
-  // Everything before the previous snapshot's first chunk: older snapshots
-  // and the leftovers of puts that died.
+  last_put_head_ = *stored;
+  last_put_chain_from_ = head.chunks.front();
+  // Everything before the previous snapshot (its chain's whole one, if it
+  // is an increment): older snapshots and the leftovers of puts that died.
+  std::uint64_t keep_from = head.chunks.front();
+  if (previous.ok()) {
+    keep_from = std::min(keep_from, previous->chunks.empty()
+                                        ? previous->stream_sequence
+                                        : previous->chunks.front());
+    if (previous->base != 0 && previous->chain_from != 0) {
+      keep_from = std::min(keep_from, previous->chain_from);
+    }
+  }
   if (absl::Status purged = client_->PurgeBefore(
           stream_, keep_from,
           absl::StrCat("cluster: purging old snapshots of ", stream_));
@@ -189,6 +216,35 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
     return purged;
   }
   return compactable;
+}
+
+absl::Status SnapshotStore::PutIncrement(std::uint64_t log_sequence,
+                                         absl::string_view bytes) {
+  if (last_put_head_ == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cluster: no snapshot of this server's in ", stream_,
+                     " to build an increment on"));
+  }
+  absl::StatusOr<Head> last = LastHead();
+  if (!last.ok() && !absl::IsNotFound(last.status()) &&
+      !absl::IsDataLoss(last.status())) {
+    return last.status();
+  }
+  if (!last.ok() || last->stream_sequence != last_put_head_) {
+    last_put_head_ = 0;
+    return absl::FailedPreconditionError(
+        absl::StrCat("cluster: the newest snapshot in ", stream_,
+                     " is not this server's last; a whole one is due"));
+  }
+  Head head;
+  head.log_sequence = log_sequence;
+  head.previous = last_put_head_;
+  head.base = last_put_head_;
+  head.chain_from = last_put_chain_from_;
+  absl::StatusOr<std::uint64_t> stored = PublishSnapshot(bytes, head);
+  if (!stored.ok()) return stored.status();
+  last_put_head_ = *stored;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SnapshotStore::Head> SnapshotStore::LastHead() const {
@@ -272,20 +328,58 @@ absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::Read(
   return snapshot;
 }
 
+absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::ReadChain(
+    const Head& newest, Head* whole) const {
+  // The chain back to its whole snapshot (each head builds on an earlier
+  // one).
+  std::vector<Head> chain = {newest};
+  while (chain.back().base != 0) {
+    if (chain.back().base >= chain.back().stream_sequence) {
+      return absl::DataLossError(
+          absl::StrCat("cluster: snapshot head ", chain.back().stream_sequence,
+                       " of ", stream_, " builds on a later one"));
+    }
+    absl::StatusOr<Head> before = HeadAt(chain.back().base);
+    if (!before.ok()) {
+      if (!absl::IsNotFound(before.status())) return before.status();
+      return absl::DataLossError(absl::StrCat(
+          "cluster: the snapshot increment at ", chain.back().stream_sequence,
+          " of ", stream_, " builds on one that is gone"));
+    }
+    chain.push_back(*std::move(before));
+  }
+  *whole = chain.back();
+  absl::StatusOr<Snapshot> snapshot = Read(chain.back());
+  if (!snapshot.ok()) return snapshot;
+  // Its increments in order, up to the newest readable one.
+  for (auto head = chain.rbegin() + 1; head != chain.rend(); ++head) {
+    absl::StatusOr<Snapshot> increment = Read(*head);
+    if (!increment.ok()) {
+      if (absl::IsDataLoss(increment.status())) break;
+      return increment.status();
+    }
+    snapshot->increments.push_back(
+        {increment->log_sequence, std::move(increment->bytes)});
+  }
+  return snapshot;
+}
+
 absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::Newest() const {
   absl::StatusOr<Head> newest = LastHead();
   if (!newest.ok()) return newest.status();
-  absl::StatusOr<Snapshot> snapshot = Read(*newest);
+  Head whole = *newest;
+  absl::StatusOr<Snapshot> snapshot = ReadChain(*newest, &whole);
   if (snapshot.ok() || !absl::IsDataLoss(snapshot.status()) ||
-      newest->previous == 0) {
+      whole.previous == 0) {
     return snapshot;
   }
-  absl::StatusOr<Head> previous = HeadAt(newest->previous);
+  // The snapshot before the chain's whole one (with its own chain).
+  absl::StatusOr<Head> previous = HeadAt(whole.previous);
   if (!previous.ok()) {
     return absl::IsNotFound(previous.status()) ? snapshot.status()
                                                : previous.status();
   }
-  absl::StatusOr<Snapshot> older = Read(*previous);
+  absl::StatusOr<Snapshot> older = ReadChain(*previous, &whole);
   return older.ok() || !absl::IsDataLoss(older.status()) ? older
                                                          : snapshot.status();
 }

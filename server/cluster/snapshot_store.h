@@ -25,12 +25,22 @@ namespace streamreg {
 // `<prefix>.head`) that names its log sequence, its chunks' stream
 // sequences, its size and SHA-256, and the head before it. A put that dies
 // before its head leaves chunks that no head names; they go with the next
-// purge. After each put the stream keeps the new snapshot and the one
-// before it and purges the rest, so a newest snapshot whose chunks were
-// purged by a concurrent put (two servers snapshotting at once while a
-// model moves) or are damaged still leaves its predecessor: Newest() falls
-// back to it. Only what the older kept snapshot covers may leave the
+// purge. After each whole put the stream keeps the new snapshot and the
+// one before it and purges the rest, so a newest snapshot whose chunks
+// were purged by a concurrent put (two servers snapshotting at once while
+// a model moves) or are damaged still leaves its predecessor: Newest()
+// falls back to it. Only what the older kept snapshot covers may leave the
 // model's log (Put says which sequence that is).
+//
+// An increment (PutIncrement: a model's state and the samples since the
+// snapshot before, Model::CaptureSnapshotSince) builds on the last
+// snapshot this store put, whole or an increment itself: its head also
+// names that head and the first chunk of the whole snapshot its chain
+// starts from. Newest() reads a chain whole: the whole snapshot and its
+// increments in order, up to the newest readable one (a chain cut at any
+// increment is the model as of that increment). An increment purges
+// nothing; the next whole put keeps the chain before it as it would keep a
+// snapshot.
 //
 // Thread-compatible.
 class SnapshotStore {
@@ -44,8 +54,18 @@ class SnapshotStore {
     std::size_t chunk_bytes = 512 << 10;
   };
   struct Snapshot {
-    std::uint64_t log_sequence = 0;  // the last log entry it includes
-    std::string bytes;
+    std::uint64_t log_sequence = 0;  // the last log entry `bytes` include
+    std::string bytes;               // a whole snapshot
+    // The increments built on it, oldest first.
+    struct Increment {
+      std::uint64_t log_sequence = 0;
+      std::string bytes;
+    };
+    std::vector<Increment> increments;
+    // The last log entry the snapshot with its increments includes.
+    std::uint64_t newest_log_sequence() const {
+      return increments.empty() ? log_sequence : increments.back().log_sequence;
+    }
   };
 
   // The snapshots of `model` (a valid model name) for its log of
@@ -71,9 +91,17 @@ class SnapshotStore {
   // stored is ever read: a snapshot exists once its head does).
   absl::StatusOr<std::uint64_t> Put(std::uint64_t log_sequence,
                                     absl::string_view bytes);
+  // Stores `bytes` as an increment built on the last snapshot this store
+  // put (whole or an increment), including the model's log up to
+  // `log_sequence`. FAILED_PRECONDITION when this store has put none, or
+  // another put came after its last (a whole one is then due); UNAVAILABLE
+  // as Put.
+  absl::Status PutIncrement(std::uint64_t log_sequence,
+                            absl::string_view bytes);
   // The newest snapshot whose chunks are all there and match its checksum,
-  // else the one before it; NOT_FOUND when there is none, DATA_LOSS when
-  // neither can be read whole.
+  // with its increments up to the newest readable one, else the one before
+  // it likewise; NOT_FOUND when there is none, DATA_LOSS when neither can
+  // be read whole.
   absl::StatusOr<Snapshot> Newest() const;
 
   // Gives a stream made with fewer copies than the options ask for the
@@ -96,8 +124,17 @@ class SnapshotStore {
   // The last head stored, if any (NOT_FOUND if none).
   absl::StatusOr<Head> LastHead() const;
   absl::StatusOr<Head> HeadAt(std::uint64_t stream_sequence) const;
-  // The snapshot `head` names, read whole and checked.
+  // The snapshot `head` names, read whole and checked (its bytes alone).
   absl::StatusOr<Snapshot> Read(const Head& head) const;
+  // The snapshot `newest` names with the chain it ends, if it is an
+  // increment: the chain's whole snapshot and its increments up to the
+  // newest readable one. DATA_LOSS when the whole one cannot be read.
+  // `*whole` is set to the chain's whole head once found.
+  absl::StatusOr<Snapshot> ReadChain(const Head& newest, Head* whole) const;
+  // Publishes `bytes`' chunks and its head (`head` filled but for the
+  // token, size, checksum and chunks); the head's stream sequence.
+  absl::StatusOr<std::uint64_t> PublishSnapshot(absl::string_view bytes,
+                                                Head& head);
   absl::StatusOr<std::uint64_t> Publish(const std::string& subject,
                                         const std::string& message_id,
                                         absl::string_view payload);
@@ -112,6 +149,10 @@ class SnapshotStore {
   std::string head_subject_;
   Options options_;
   bool stream_ensured_ = false;
+  // The last head this store put, and the first chunk of its chain's
+  // whole snapshot (what an increment builds on).
+  std::uint64_t last_put_head_ = 0;
+  std::uint64_t last_put_chain_from_ = 0;
 };
 
 }  // namespace streamreg

@@ -108,6 +108,11 @@ ABSL_FLAG(int, cluster_log_replicas, 3,
 ABSL_FLAG(absl::Duration, cluster_server_ttl, absl::Seconds(5),
           "cluster mode: a server silent this long is taken for gone and its "
           "models placed elsewhere");
+ABSL_FLAG(std::uint64_t, cluster_snapshot_increment_samples, 10'000,
+          "cluster mode: between whole snapshots, put an increment (the "
+          "model's state and the samples since the snapshot before) after "
+          "this many new samples, so that a crash leaves about this many to "
+          "replay; 0: whole snapshots only");
 ABSL_FLAG(bool, cluster_snapshot_on_leave, true,
           "cluster mode: on stopping, snapshot each model this server "
           "snapshots and that learned samples since (whoever hosts it next "
@@ -192,6 +197,8 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
         absl::GetFlag(FLAGS_snapshot_every_samples);
     cluster.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
     cluster.snapshot_on_leave = absl::GetFlag(FLAGS_cluster_snapshot_on_leave);
+    cluster.snapshot_increment_samples =
+        absl::GetFlag(FLAGS_cluster_snapshot_increment_samples);
     cluster.reconcile_interval =
         std::min(absl::Milliseconds(250), cluster.server_ttl / 4);
     options.cluster = std::move(cluster);

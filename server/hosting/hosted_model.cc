@@ -318,10 +318,12 @@ absl::Status HostedModel::Snapshot() {
   return written;
 }
 
-absl::StatusOr<HostedModel::LogSnapshot> HostedModel::CaptureForLog() {
+absl::StatusOr<HostedModel::LogSnapshot> HostedModel::CaptureForLog(
+    const SnapshotBase* since) {
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   absl::StatusOr<std::optional<ModelWriter::Captured>> captured =
-      writer_.Capture([](std::uint64_t log_applied) { return log_applied; });
+      writer_.Capture([](std::uint64_t log_applied) { return log_applied; },
+                      since);
   if (!captured.ok()) return captured.status();
   // Written without the lock, as Snapshot's file is.
   StringWritableFile file(absl::StrCat("the snapshot of model '", name_, "'"));
@@ -337,7 +339,12 @@ absl::StatusOr<HostedModel::LogSnapshot> HostedModel::CaptureForLog() {
       !status.ok()) {
     return status;
   }
-  return LogSnapshot{lsn, (*captured)->header.num_samples, file.Release()};
+  const ModelSnapshot& state = (*captured)->state;
+  return LogSnapshot{.log_sequence = lsn,
+                     .num_samples = (*captured)->header.num_samples,
+                     .bytes = file.Release(),
+                     .increment = state.builds_on().has_value(),
+                     .base = state.AsBase()};
 }
 
 void HostedModel::SnapshotStored(std::uint64_t num_samples) {

@@ -204,15 +204,23 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // back), for the model's snapshots in JetStream. Learning pauses only
   // for the capture; the bytes are written on the calling thread. Once
   // they are stored, SnapshotStored(num_samples) starts the count again.
+  // With `since` (the `base` of a LogSnapshot stored before), an increment
+  // built on that one if the model can (Model::CaptureSnapshotSince), else
+  // whole.
   struct LogSnapshot {
     std::uint64_t log_sequence = 0;
     std::uint64_t num_samples = 0;
     std::string bytes;
+    bool increment = false;  // built on `since`
+    SnapshotBase base;       // what an increment may build on this one as
   };
-  absl::StatusOr<LogSnapshot> CaptureForLog();
+  absl::StatusOr<LogSnapshot> CaptureForLog(
+      const SnapshotBase* since = nullptr);
   void SnapshotStored(std::uint64_t num_samples);
   // Samples learned and time passed since the last snapshot (or recovery).
   std::uint64_t samples_since_snapshot() const;
+  // Samples numbered so far (LogSnapshot::num_samples counts the same).
+  std::uint64_t samples_logged() const { return writer_.samples_logged(); }
   absl::Time last_snapshot_time() const;
   // Waits until every sample applied before the call is learned.
   void CatchUp() const { learn_stage_.CatchUp(); }

@@ -172,7 +172,8 @@ absl::Status ModelWriter::Replay(const ModelJournal::LogEntry& entry) {
 }
 
 absl::StatusOr<std::optional<ModelWriter::Captured>> ModelWriter::Capture(
-    absl::FunctionRef<std::optional<std::uint64_t>(std::uint64_t)> lsn) {
+    absl::FunctionRef<std::optional<std::uint64_t>(std::uint64_t)> lsn,
+    const SnapshotBase* since) {
   MutexLock lock(&mutex_);
   const std::optional<std::uint64_t> at = lsn(log_applied_);
   if (!at.has_value()) return std::nullopt;
@@ -180,13 +181,16 @@ absl::StatusOr<std::optional<ModelWriter::Captured>> ModelWriter::Capture(
   // queued, so once learning catches up it does.
   stage_->CatchUp();
   if (absl::Status status = stage_->error(); !status.ok()) return status;
+  std::optional<ModelSnapshot> state;
+  if (since != nullptr) state = model_->CaptureSnapshotSince(*since);
+  if (!state.has_value()) state = model_->CaptureSnapshot();
   return Captured{SnapshotHeader{*at,
                                  {},
                                  num_samples_,
                                  duplicate_samples(),
                                  {recent_ids_.entries().begin(),
                                   recent_ids_.entries().end()}},
-                  model_->CaptureSnapshot()};
+                  *std::move(state)};
 }
 
 }  // namespace streamreg

@@ -97,13 +97,16 @@ class ModelWriter {
   // The bookkeeping and the model's state as of the log entry `lsn` names
   // — given the last log entry applied; nullopt: nothing to capture —
   // once learning has caught up with every write applied. Writes wait
-  // meanwhile (at most until the stage's backlog is learned).
+  // meanwhile (at most until the stage's backlog is learned). With
+  // `since`, the state is built on that snapshot if the model can
+  // (Model::CaptureSnapshotSince), else whole.
   struct Captured {
     SnapshotHeader header;  // all but its identity, the owner's
     ModelSnapshot state;
   };
   absl::StatusOr<std::optional<Captured>> Capture(
-      absl::FunctionRef<std::optional<std::uint64_t>(std::uint64_t)> lsn);
+      absl::FunctionRef<std::optional<std::uint64_t>(std::uint64_t)> lsn,
+      const SnapshotBase* since = nullptr);
 
   // Samples numbered so far (without the lock: what the snapshot
   // schedule and /metrics read).

@@ -82,9 +82,13 @@ void WriteClusterMetrics(const ClusterNode::Report& report,
            "after a backoff).",
            report.host_failures},
           {"streamreg_cluster_snapshots_total",
-           "Snapshots this server put into the cluster (it snapshots the "
-           "models whose placement it heads).",
+           "Whole snapshots this server put into the cluster (it snapshots "
+           "the models whose placement it heads).",
            report.snapshots},
+          {"streamreg_cluster_snapshot_increments_total",
+           "Snapshot increments this server put into the cluster (a model's "
+           "state and the samples since its snapshot before).",
+           report.snapshot_increments},
           {"streamreg_cluster_snapshot_failures_total",
            "Snapshots this server tried and could not put (the log is then "
            "not compacted).",

@@ -268,7 +268,8 @@ Json ClusterJson(const ClusterNode::Report& report) {
     replicas.push_back({{"model", hosted.model},
                         {"applied", hosted.applied},
                         {"catching_up", hosted.catching_up},
-                        {"fell_behind", hosted.fell_behind}});
+                        {"fell_behind", hosted.fell_behind},
+                        {"replayed_from", hosted.replayed_from}});
   }
   return {{"live_servers", report.live_servers},
           {"replicas", std::move(replicas)},
@@ -277,6 +278,7 @@ Json ClusterJson(const ClusterNode::Report& report) {
           {"reconcile_failures", report.reconcile_failures},
           {"host_failures", report.host_failures},
           {"snapshots", report.snapshots},
+          {"snapshot_increments", report.snapshot_increments},
           {"snapshot_failures", report.snapshot_failures},
           {"models_moved", report.models_moved}};
 }

@@ -30,6 +30,8 @@ absl::Status ReadSnapshotRecords(
       out->header = payload;
     } else if (type == kModelStateRecord && records == 2) {
       out->model.state = payload;
+    } else if (type == kSnapshotBaseRecord && records == 3) {
+      out->model.base = payload;
     } else if (type == kStoreRowsRecord && records > 2 &&
                out->model.indexes.empty()) {
       out->model.rows.push_back(payload);
@@ -50,6 +52,35 @@ absl::Status ReadSnapshotRecords(
   }
   out->model.done_with = std::move(done_with);
   return absl::OkStatus();
+}
+
+absl::StatusOr<RestoredSnapshot> RestoreSnapshotChain(
+    const std::vector<SnapshotPart>& parts, const std::string& name) {
+  if (parts.empty()) return absl::DataLossError(absl::StrCat(name, ": empty"));
+  std::vector<SnapshotRecords> read(parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string part =
+        i == 0 ? name : absl::StrCat(name, ", increment ", i);
+    if (absl::Status status = ReadSnapshotRecords(parts[i].bytes, part,
+                                                  parts[i].lsn, {}, &read[i]);
+        !status.ok()) {
+      return status;
+    }
+    if (read[i].model.base.empty() != (i == 0)) {
+      return absl::DataLossError(absl::StrCat(
+          part, i == 0 ? ": builds on another snapshot"
+                       : ": is a whole snapshot, not an increment"));
+    }
+  }
+  if (parts.size() == 1) return RestoreSnapshot(read[0], parts[0].lsn, name);
+  std::vector<ModelSnapshotRecords> increments;
+  for (std::size_t i = 1; i < read.size(); ++i) {
+    increments.push_back(read[i].model);
+  }
+  const SnapshotRecords chain{
+      .header = read.back().header,
+      .model = ModelSnapshotRecords::BuiltOn(read[0].model, increments)};
+  return RestoreSnapshot(chain, parts.back().lsn, name);
 }
 
 absl::StatusOr<RestoredSnapshot> RestoreSnapshot(const SnapshotRecords& records,

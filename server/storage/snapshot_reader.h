@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -45,6 +46,21 @@ struct RestoredSnapshot {
 absl::StatusOr<RestoredSnapshot> RestoreSnapshot(const SnapshotRecords& records,
                                                  std::uint64_t lsn,
                                                  const std::string& name);
+
+// A whole snapshot and the increments built on it (Model::
+// CaptureSnapshotSince), oldest first: each one's bytes, and the log
+// position its end record names.
+struct SnapshotPart {
+  absl::string_view bytes;
+  std::uint64_t lsn = 0;
+};
+// The model as of the last part: its header and state, the first part's
+// index structures with the stored samples of each part in turn
+// (ModelSnapshotRecords::BuiltOn). DATA_LOSS naming `name` (and the
+// increment) for a part that cannot be read, a first part that is not
+// whole, or a later one that is.
+absl::StatusOr<RestoredSnapshot> RestoreSnapshotChain(
+    const std::vector<SnapshotPart>& parts, const std::string& name);
 
 }  // namespace streamreg
 

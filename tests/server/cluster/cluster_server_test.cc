@@ -51,6 +51,7 @@ constexpr int kReplicas = 2;
 constexpr absl::Duration kServerTtl = absl::Seconds(2);
 constexpr absl::Duration kWait = absl::Seconds(30);
 constexpr std::uint64_t kSnapshotEvery = 200;
+constexpr std::uint64_t kIncrementEvery = 60;
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -112,6 +113,7 @@ class ClusterServerTest : public NatsClusterTest {
     cluster.server_ttl = kServerTtl;
     cluster.reconcile_interval = absl::Milliseconds(100);
     cluster.snapshot_every_samples = kSnapshotEvery;
+    cluster.snapshot_increment_samples = kIncrementEvery;
     cluster.snapshot_on_leave = SnapshotOnLeave();
     cluster.orphan_sweep_interval = absl::Milliseconds(500);
     options.cluster = cluster;
@@ -472,6 +474,65 @@ TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
   EXPECT_EQ(Retried([&] { return log.LastSequence(); }).value_or(0), *last);
 }
 
+// Between whole snapshots the snapshotter puts increments (the model's
+// state and the samples since its snapshot before): the server that takes
+// a crashed one's replica over restores the whole snapshot with its
+// increments, and replays only the log after the newest.
+TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
+       AStoppedServersModelIsRestoredFromItsSnapshotAndIncrements) {
+  const std::vector<std::string> owners = CreateAndHost("arm", 1);
+  ASSERT_FALSE(owners.empty());
+  const Rows rows(720, 31), queries(60, 32);
+  const SnapshotStore snapshots = SnapshotStream("arm");
+  const auto newest = [&] {
+    return Retried([&] { return snapshots.Newest(); });
+  };
+  // A whole snapshot past kSnapshotEvery samples, then an increment each
+  // kIncrementEvery (the snapshotter looks every reconcile interval), or a
+  // whole one where an index moved to new coordinates since: on until the
+  // newest snapshot has an increment.
+  std::size_t learned = 0;
+  while (learned < 640) {
+    ASSERT_NO_FATAL_FAILURE(
+        Ingest(*ServerAt(owners[1]), "arm", rows, learned, learned + 40));
+    learned += 40;
+    WaitForSamples(*ServerAt(owners[0]), "arm", learned);
+    absl::SleepFor(absl::Milliseconds(150));
+    absl::StatusOr<SnapshotStore::Snapshot> now = newest();
+    if (now.ok() && !now->increments.empty()) break;
+  }
+  const ClusterNode::Report before = ServerAt(owners[0])->cluster()->report();
+  EXPECT_GE(before.snapshots, 1u);
+  EXPECT_GE(before.snapshot_increments, 1u);
+
+  StopServer(owners[0]);
+  absl::StatusOr<SnapshotStore::Snapshot> stored = newest();
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_FALSE(stored->increments.empty()) << "after " << learned;
+  EXPECT_GT(stored->newest_log_sequence(), stored->log_sequence);
+  const std::vector<std::string> new_owners =
+      RendezvousOwners("arm", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("arm", new_owners));
+  ExpectLearnedAlike("arm", new_owners, rows, learned, queries);
+  // The server new to the model started its log after the newest
+  // increment.
+  for (const std::string& owner : new_owners) {
+    if (Contains(owners, owner)) continue;
+    const ClusterNode::Report report = ServerAt(owner)->cluster()->report();
+    bool found = false;
+    for (const ClusterNode::Report::Hosted& hosted : report.hosted) {
+      if (hosted.model != "arm") continue;
+      found = true;
+      EXPECT_EQ(hosted.replayed_from, stored->newest_log_sequence() + 1);
+    }
+    EXPECT_TRUE(found) << owner;
+  }
+  // Writes go on through the new owners, learned alike.
+  ASSERT_NO_FATAL_FAILURE(
+      Ingest(*ServerAt(new_owners[0]), "arm", rows, learned, learned + 80));
+  ExpectLearnedAlike("arm", new_owners, rows, learned + 80, queries);
+}
+
 TEST_F(ClusterServerTest, AStoppingServerSnapshotsWhatItAppliedForTheNext) {
   const std::vector<std::string> owners = CreateAndHost("arm", 0);
   ASSERT_FALSE(owners.empty());
@@ -494,7 +555,7 @@ TEST_F(ClusterServerTest, AStoppingServerSnapshotsWhatItAppliedForTheNext) {
   StopServer(owners[0]);
   absl::StatusOr<SnapshotStore::Snapshot> at_leave = newest();
   ASSERT_TRUE(at_leave.ok()) << at_leave.status();
-  EXPECT_EQ(at_leave->log_sequence, *last_entry);
+  EXPECT_EQ(at_leave->newest_log_sequence(), *last_entry);
 
   // Its replica is hosted again from that snapshot, alike.
   const std::vector<std::string> new_owners =

@@ -1,7 +1,9 @@
 // A model's snapshots in JetStream against a real three-node NATS
 // cluster on loopback: read back whole across chunks, by any client; the
 // newest two kept and the log sequence a put frees; a newest snapshot that
-// lost a chunk falls back to the one before it.
+// lost a chunk falls back to the one before it; increments read back as a
+// chain up to the newest readable one, kept until the whole put after the
+// next.
 #include "server/cluster/snapshot_store.h"
 
 #include <cstdint>
@@ -42,6 +44,21 @@ class SnapshotStoreTest : public NatsClusterTest {
         Retried([&] { return store.Put(log_sequence, bytes); });
     EXPECT_TRUE(freed.ok()) << freed.status();
     return freed.value_or(~0ull);
+  }
+
+  static void PutIncrement(SnapshotStore& store, std::uint64_t log_sequence,
+                           const std::string& bytes) {
+    const absl::Status put =
+        Retried([&] { return store.PutIncrement(log_sequence, bytes); });
+    EXPECT_TRUE(put.ok()) << put;
+  }
+
+  void DeleteMessage(const std::string& model, std::uint64_t sequence) {
+    jsErrCode code = static_cast<jsErrCode>(0);
+    ASSERT_EQ(js_DeleteMsg(client_->jetstream(),
+                           SnapshotStore::StreamName(model).c_str(), sequence,
+                           nullptr, &code),
+              NATS_OK);
   }
 
   // The messages the snapshot stream holds.
@@ -131,6 +148,63 @@ TEST_F(SnapshotStoreTest, ANewestThatLostAChunkFallsBackToTheOneBefore) {
   ASSERT_TRUE(newest.ok()) << newest.status();
   EXPECT_EQ(newest->log_sequence, 12u);
   EXPECT_EQ(newest->bytes, third);
+}
+
+TEST_F(SnapshotStoreTest, IncrementsAreReadBackAsAChain) {
+  SnapshotStore store = Open("chain");
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      store.PutIncrement(5, Bytes(10, 'q'))));  // nothing to build on
+  const std::string whole = Bytes(2 * kChunk + 1, 'w');
+  EXPECT_EQ(Put(store, 10, whole), 0u);  // 1-3 chunks, 4 head
+  const std::string first = Bytes(kChunk + kChunk / 2, 'f');
+  PutIncrement(store, 15, first);  // 5-6, 7 head
+  const std::string second = Bytes(kChunk / 2, 's');
+  PutIncrement(store, 20, second);  // 8, 9 head
+
+  // Any client reads the chain: the whole one and its increments in order.
+  std::unique_ptr<JetStreamClient> other = Connect({cluster_->urls()[1]});
+  ASSERT_NE(other, nullptr);
+  SnapshotStore reader = Open("chain", other.get());
+  absl::StatusOr<SnapshotStore::Snapshot> newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 10u);
+  EXPECT_EQ(newest->bytes, whole);
+  ASSERT_EQ(newest->increments.size(), 2u);
+  EXPECT_EQ(newest->increments[0].log_sequence, 15u);
+  EXPECT_EQ(newest->increments[0].bytes, first);
+  EXPECT_EQ(newest->increments[1].bytes, second);
+  EXPECT_EQ(newest->newest_log_sequence(), 20u);
+
+  // The newest increment damaged: the chain up to the one before it.
+  DeleteMessage("chain", 8);
+  newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  ASSERT_EQ(newest->increments.size(), 1u);
+  EXPECT_EQ(newest->newest_log_sequence(), 15u);
+
+  // A whole put frees the log up to the chain before it, and keeps that
+  // chain (the 8 messages left of 1-9) beside its own 2.
+  const std::string next = Bytes(kChunk / 3, 'n');
+  EXPECT_EQ(Put(store, 30, next), 20u);  // 10, 11 head
+  EXPECT_EQ(StoredMessages("chain"), 8u + 2u);
+  // Its chunk lost, the chain before it is read instead.
+  DeleteMessage("chain", 10);
+  newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->bytes, whole);
+  EXPECT_EQ(newest->newest_log_sequence(), 15u);
+
+  // The whole put after the next one purges that chain.
+  EXPECT_EQ(Put(store, 40, Bytes(kChunk, 'm')), 30u);  // 12, 13 head
+  EXPECT_EQ(StoredMessages("chain"), 1u + 2u);         // 11 (10 is gone), 12-13
+
+  // An increment builds only on the newest head, and only on one this
+  // store put.
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(reader.PutIncrement(45, Bytes(10, 'r'))));
+  EXPECT_EQ(Put(reader, 50, Bytes(10, 'o')), 40u);
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(store.PutIncrement(55, Bytes(10, 'p'))));
 }
 
 }  // namespace

@@ -894,6 +894,29 @@ TEST_F(HostedModelTest, AReplicaBehindAReadSendsItElsewhere) {
           .ok());
 }
 
+// `next` (30 samples, 10 of them seen before: their ids remembered)
+// applied as log entry `sequence` by a model and its restored copy alike,
+// which then predict alike.
+void ExpectToGoOnAlike(HostedModel& original, HostedModel& copy,
+                       const Batch& next, std::uint64_t sequence) {
+  for (HostedModel* model : {&original, &copy}) {
+    absl::StatusOr<LearnOutcome> outcome =
+        model->ApplyFromLog(next.samples, sequence);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(outcome->accepted, 20u);
+    EXPECT_EQ(outcome->duplicates, 10u);
+    model->CatchUp();
+  }
+  Batch queries(25, 2000);
+  for (const Sample& query : queries.samples) {
+    const std::vector<std::span<const double>> one = {query.x};
+    std::vector<Prediction> a, b;
+    ASSERT_TRUE(original.Predict(one, &a).ok());
+    ASSERT_TRUE(copy.Predict(one, &b).ok());
+    EXPECT_EQ(a[0].value, b[0].value);
+  }
+}
+
 // Cluster mode's snapshots: the state captured with the last log entry
 // applied, read back into a model that goes on exactly as the original.
 TEST_F(HostedModelTest, ALogSnapshotHoldsTheLogUpToItsSequenceExactly) {
@@ -927,23 +950,52 @@ TEST_F(HostedModelTest, ALogSnapshotHoldsTheLogUpToItsSequenceExactly) {
 
   // The next entry: 10 samples seen before (the ids the snapshot
   // remembers) and 20 new ones, applied alike by both.
-  Batch next(30, 1030);
-  for (const auto& model : {original, *copy}) {
-    absl::StatusOr<LearnOutcome> outcome = model->ApplyFromLog(next.samples, 4);
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    EXPECT_EQ(outcome->accepted, 20u);
-    EXPECT_EQ(outcome->duplicates, 10u);
-    model->CatchUp();
-  }
-  Batch queries(25, 2000);
-  for (const Sample& query : queries.samples) {
-    const std::vector<std::span<const double>> one = {query.x};
-    std::vector<Prediction> a, b;
-    ASSERT_TRUE(original->Predict(one, &a).ok());
-    ASSERT_TRUE((*copy)->Predict(one, &b).ok());
-    EXPECT_EQ(a[0].value, b[0].value);
-  }
+  ExpectToGoOnAlike(*original, **copy, Batch(30, 1030), 4);
   EXPECT_EQ((*copy)->model().samples_seen(), 60u);
+}
+
+// An increment (a log snapshot built on the one before) restored with that
+// whole snapshot, as one: the model and the bookkeeping as of the
+// increment's log sequence, going on exactly as the original.
+TEST_F(HostedModelTest, ALogIncrementRestoresWithItsSnapshotAsOne) {
+  ModelRegistry registry({.max_models = 4}, {&pool_, &learning_});
+  std::shared_ptr<HostedModel> original =
+      *registry.Make("m", SmallConfig(), {}, absl::FromUnixSeconds(7));
+  original->NoteAppliedFromLog(1);
+  Batch first(40, 1000);
+  ASSERT_TRUE(original->ApplyFromLog(first.samples, 2).ok());
+  absl::StatusOr<HostedModel::LogSnapshot> whole = original->CaptureForLog();
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_FALSE(whole->increment);
+  Batch second(30, 1040);
+  ASSERT_TRUE(original->ApplyFromLog(second.samples, 3).ok());
+  absl::StatusOr<HostedModel::LogSnapshot> increment =
+      original->CaptureForLog(&whole->base);
+  ASSERT_TRUE(increment.ok()) << increment.status();
+  EXPECT_TRUE(increment->increment);
+  EXPECT_EQ(increment->log_sequence, 3u);
+  EXPECT_EQ(increment->num_samples, 70u);
+  EXPECT_LT(increment->bytes.size(), whole->bytes.size());
+
+  // Neither part alone in the wrong place.
+  EXPECT_EQ(RestoreSnapshotChain({{increment->bytes, 3}}, "s").status().code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(RestoreSnapshotChain({{whole->bytes, 2}, {whole->bytes, 2}}, "s")
+                .status()
+                .code(),
+            absl::StatusCode::kDataLoss);
+  absl::StatusOr<RestoredSnapshot> restored =
+      RestoreSnapshotChain({{whole->bytes, 2}, {increment->bytes, 3}}, "s");
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  absl::StatusOr<std::shared_ptr<HostedModel>> copy =
+      registry.MakeRestored(*std::move(restored));
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ((*copy)->log_applied(), 3u);
+
+  // The next entry: 10 samples of the increment's (ids it remembers) and
+  // 20 new ones, applied alike by both.
+  ExpectToGoOnAlike(*original, **copy, Batch(30, 1060), 4);
+  EXPECT_EQ((*copy)->model().samples_seen(), 90u);
 }
 
 // Scheduled snapshots fall due by samples learned or by time with writes
