@@ -38,11 +38,12 @@ struct SnapshotStore::Head {
   std::string sha256;
   std::vector<std::uint64_t> chunks;  // their stream sequences, in order
   std::uint64_t previous = 0;         // the head before (stream sequence)
-  // An increment's: the head it builds on, and the first chunk of its
-  // chain's whole snapshot (0 for a whole one, whose head ends after
-  // `previous` as heads did before increments existed).
+  // An increment's: the head it builds on, and the first chunk and the log
+  // sequence of its chain's whole snapshot (0 for a whole one, whose head
+  // ends after `previous` as heads did before increments existed).
   std::uint64_t base = 0;
   std::uint64_t chain_from = 0;
+  std::uint64_t chain_log_sequence = 0;
   std::uint64_t stream_sequence = 0;  // of the head itself (not encoded)
 
   std::string Encode() const {
@@ -58,6 +59,7 @@ struct SnapshotStore::Head {
     if (base != 0) {  // a whole head reads as before increments existed
       writer.U64(base);
       writer.U64(chain_from);
+      writer.U64(chain_log_sequence);
     }
     return out;
   }
@@ -77,6 +79,7 @@ struct SnapshotStore::Head {
     if (reader.ok() && !reader.done()) {
       base = reader.U64();
       chain_from = reader.U64();
+      chain_log_sequence = reader.U64();
     }
     return reader.done();
   }
@@ -191,13 +194,18 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
   if (previous.ok()) {
     head.previous = previous->stream_sequence;
     // A put older than the last one (two servers snapshotting while the
-    // model moves) leaves the log after it in place.
-    compactable = std::min(previous->log_sequence, log_sequence);
+    // model moves) leaves the log after it in place; so does a chain
+    // before it after its whole snapshot (read back cut at a damaged
+    // increment, it replays from there).
+    compactable = std::min(previous->base != 0 ? previous->chain_log_sequence
+                                               : previous->log_sequence,
+                           log_sequence);
   }
   absl::StatusOr<std::uint64_t> stored = PublishSnapshot(bytes, head);
   if (!stored.ok()) return stored.status();
   last_put_head_ = *stored;
   last_put_chain_from_ = head.chunks.front();
+  last_put_chain_log_sequence_ = log_sequence;
   // Everything before the previous snapshot (its chain's whole one, if it
   // is an increment): older snapshots and the leftovers of puts that died.
   std::uint64_t keep_from = head.chunks.front();
@@ -241,6 +249,7 @@ absl::Status SnapshotStore::PutIncrement(std::uint64_t log_sequence,
   head.previous = last_put_head_;
   head.base = last_put_head_;
   head.chain_from = last_put_chain_from_;
+  head.chain_log_sequence = last_put_chain_log_sequence_;
   absl::StatusOr<std::uint64_t> stored = PublishSnapshot(bytes, head);
   if (!stored.ok()) return stored.status();
   last_put_head_ = *stored;

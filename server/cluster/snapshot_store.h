@@ -35,12 +35,13 @@ namespace streamreg {
 // An increment (PutIncrement: a model's state and the samples since the
 // snapshot before, Model::CaptureSnapshotSince) builds on the last
 // snapshot this store put, whole or an increment itself: its head also
-// names that head and the first chunk of the whole snapshot its chain
-// starts from. Newest() reads a chain whole: the whole snapshot and its
-// increments in order, up to the newest readable one (a chain cut at any
-// increment is the model as of that increment). An increment purges
+// names that head and the first chunk and log sequence of the whole
+// snapshot its chain starts from. Newest() reads a chain whole: the whole
+// snapshot and its increments in order, up to the newest readable one (a chain
+// cut at any increment is the model as of that increment). An increment purges
 // nothing; the next whole put keeps the chain before it as it would keep a
-// snapshot.
+// snapshot, and frees the log only up to that chain's whole snapshot (a
+// chain cut at a damaged increment replays from there).
 //
 // Thread-compatible.
 class SnapshotStore {
@@ -149,10 +150,11 @@ class SnapshotStore {
   std::string head_subject_;
   Options options_;
   bool stream_ensured_ = false;
-  // The last head this store put, and the first chunk of its chain's
-  // whole snapshot (what an increment builds on).
+  // The last head this store put, and the first chunk and log sequence of
+  // its chain's whole snapshot (what an increment builds on).
   std::uint64_t last_put_head_ = 0;
   std::uint64_t last_put_chain_from_ = 0;
+  std::uint64_t last_put_chain_log_sequence_ = 0;
 };
 
 }  // namespace streamreg
