@@ -840,8 +840,11 @@ void ClusterNode::SnapshotBeforeLeaving() {
     }
     // The cluster unreachable: the next models' puts would wait as long
     // each, and the server is stopping.
-    // An increment where one can be built: seconds sooner at 10^6 samples.
-    if (absl::Status status = Snapshot(*replica, *model, /*increment=*/true);
+    // An increment where one can be built (and increments are on):
+    // seconds sooner at 10^6 samples.
+    if (absl::Status status =
+            Snapshot(*replica, *model,
+                     /*increment=*/options_.snapshot_increment_samples > 0);
         absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
       return;
     }

@@ -102,6 +102,8 @@ class ClusterServerTest : public NatsClusterTest {
   // Whether the fixture's servers snapshot their models when they stop
   // (as servers do by default).
   virtual bool SnapshotOnLeave() const { return true; }
+  // Samples between the fixture's servers' snapshot increments (0: none).
+  virtual std::uint64_t IncrementEvery() const { return kIncrementEvery; }
 
   // A server in the cluster, given the NATS nodes at `nats` (all of them
   // if none).
@@ -113,7 +115,7 @@ class ClusterServerTest : public NatsClusterTest {
     cluster.server_ttl = kServerTtl;
     cluster.reconcile_interval = absl::Milliseconds(100);
     cluster.snapshot_every_samples = kSnapshotEvery;
-    cluster.snapshot_increment_samples = kIncrementEvery;
+    cluster.snapshot_increment_samples = IncrementEvery();
     cluster.snapshot_on_leave = SnapshotOnLeave();
     cluster.orphan_sweep_interval = absl::Milliseconds(500);
     options.cluster = cluster;
@@ -562,6 +564,39 @@ TEST_F(ClusterServerTest, AStoppingServerSnapshotsWhatItAppliedForTheNext) {
       RendezvousOwners("arm", Addresses(), kReplicas);
   ASSERT_TRUE(WaitForHosts("arm", new_owners));
   ExpectLearnedAlike("arm", new_owners, rows, 150, queries);
+}
+
+// Servers with increments off: the snapshot a stopping server takes is
+// whole (what servers of earlier versions can read), though it put one
+// before that an increment could have built on.
+class ClusterServerWithoutIncrementsTest : public ClusterServerTest {
+ protected:
+  std::uint64_t IncrementEvery() const override { return 0; }
+};
+
+TEST_F(ClusterServerWithoutIncrementsTest, AStoppingServersSnapshotIsWhole) {
+  const std::vector<std::string> owners = CreateAndHost("arm", 0);
+  ASSERT_FALSE(owners.empty());
+  const Rows rows(300, 41), queries(40, 42);
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 0, 250));
+  const SnapshotStore snapshots = SnapshotStream("arm");
+  ASSERT_TRUE(WaitForStreams("arm", [](ModelLog&, SnapshotStore& stored) {
+    return stored.Newest().ok();
+  }));
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 250, 300));
+  WaitForSamples(*ServerAt(owners[0]), "arm", 300);
+  StopServer(owners[0]);
+  absl::StatusOr<SnapshotStore::Snapshot> newest =
+      Retried([&] { return snapshots.Newest(); });
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_TRUE(newest->increments.empty());
+  const ModelLog log = LogStream("arm");
+  EXPECT_EQ(newest->log_sequence,
+            Retried([&] { return log.LastSequence(); }).value_or(0));
+  const std::vector<std::string> new_owners =
+      RendezvousOwners("arm", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("arm", new_owners));
+  ExpectLearnedAlike("arm", new_owners, rows, 300, queries);
 }
 
 TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
