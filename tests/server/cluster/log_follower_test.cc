@@ -17,6 +17,7 @@
 #include "server/cluster/jetstream_client.h"
 #include "server/cluster/log_entries.h"
 #include "server/cluster/model_log.h"
+#include "server/cluster/retried_until.h"
 #include "server/hosting/worker_pool.h"
 #include "tests/support/model_test_support.h"
 #include "tests/support/nats_cluster_test.h"
@@ -25,6 +26,10 @@ namespace streamreg {
 namespace {
 
 constexpr absl::Duration kWait = absl::Seconds(30);
+// How long an append is retried while a NATS node is paused: the stream
+// elects a leader without it, which took over 30 s once in a sanitizer
+// build on a busy 2-core machine (seconds otherwise).
+constexpr absl::Duration kAppendDuringPause = absl::Seconds(90);
 
 class LogFollowerTest : public NatsClusterTest {
  protected:
@@ -100,10 +105,11 @@ class LogFollowerTest : public NatsClusterTest {
       std::uint64_t last = 0;
       for (int batch = 0; batch < 2; ++batch, begin += 40) {
         const std::vector<Sample> samples = Slice(stream, begin, begin + 40);
-        absl::StatusOr<ModelLog::Appended> appended = Retried([&] {
-          return log->Append(BatchMessageId("arm", samples, ""),
-                             EncodeSamplesEntry(samples));
-        });
+        absl::StatusOr<ModelLog::Appended> appended =
+            RetriedUntil(absl::Now() + kAppendDuringPause, [&] {
+              return log->Append(BatchMessageId("arm", samples, ""),
+                                 EncodeSamplesEntry(samples));
+            });
         ASSERT_TRUE(appended.ok()) << appended.status();
         last = appended->sequence;
       }
