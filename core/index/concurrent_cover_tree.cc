@@ -66,6 +66,34 @@ absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
   return absl::OkStatus();
 }
 
+// Marking starts an epoch in the tree's node array, which no search reads;
+// the exclusive lock (held for a few pointer copies) keeps that formal.
+ConcurrentCoverTree::MarkedStructure
+ConcurrentCoverTree::ShareMarkedStructure() {
+  MutexLock writer(&writer_);
+  ExclusiveLock lock(lock_);
+  MarkedStructure marked;
+  marked.structure = tree_->ShareStructure();
+  marked.mark = tree_->MarkChanges();
+  return marked;
+}
+
+ConcurrentCoverTree::MarkedChanges ConcurrentCoverTree::ShareMarkedChanges(
+    const CoverTree::ChangeMark& since) {
+  MutexLock writer(&writer_);
+  ExclusiveLock lock(lock_);
+  MarkedChanges marked;
+  marked.changes = tree_->ShareChangesSince(since);
+  marked.mark = tree_->MarkChanges();
+  return marked;
+}
+
+CoverTree::ChangeMark ConcurrentCoverTree::MarkChanges() {
+  MutexLock writer(&writer_);
+  ExclusiveLock lock(lock_);
+  return tree_->MarkChanges();
+}
+
 // Starts a background rebuild when the tree has drifted far enough from its
 // last build. Called with writer_ held.
 void ConcurrentCoverTree::AfterWrite() {

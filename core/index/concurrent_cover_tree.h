@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <stop_token>
@@ -80,6 +81,25 @@ class ConcurrentCoverTree {
     SharedLock lock(lock_);
     return fn(*tree_);
   }
+
+  // The tree's structure for a snapshot and a mark of that moment (for the
+  // next snapshot's changes), taken together under the writers' lock: no
+  // rebuild replaces the tree between them. Searches wait for neither.
+  struct MarkedStructure {
+    CoverTree::Structure structure;
+    CoverTree::ChangeMark mark;
+  };
+  MarkedStructure ShareMarkedStructure();
+  // Likewise what changed after `since`: none if the tree was replaced
+  // since (CoverTree::ShareChangesSince).
+  struct MarkedChanges {
+    std::optional<CoverTree::Changes> changes;
+    CoverTree::ChangeMark mark;
+  };
+  MarkedChanges ShareMarkedChanges(const CoverTree::ChangeMark& since);
+  // A mark of now alone (a tree restored as saved: what a snapshot taken
+  // now would hold).
+  CoverTree::ChangeMark MarkChanges();
 
   // Replaces the tree with a batch-built one over the same points, now
   // (the calling writer waits; searches do not).

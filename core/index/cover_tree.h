@@ -166,6 +166,26 @@ class CoverTree {
   // Reads a Structure's encoding back into a tree (cover_tree_structure.cc).
   class StructureReader;
 
+  // A moment in the tree's history, for saving later only what changed
+  // after it (snapshots built on earlier ones): which node array it is of,
+  // the epoch it closed, and the tree's size and node slots then.
+  struct ChangeMark {
+    std::uint64_t tree = 0;  // 0: of no tree (nothing is changed after it)
+    std::uint32_t epoch = 0;
+    std::size_t size = 0;
+    std::size_t node_slots = 0;
+  };
+  // Marks now: the nodes written from now on are changed after the mark.
+  // A writer's call (it starts a new epoch), taken with the structure it
+  // goes with.
+  ChangeMark MarkChanges();
+  // The nodes added or rewritten after `mark`, shared copy-on-write like a
+  // Structure; none if `mark` is not of this tree's node array (the tree
+  // was built or renumbered since). StructureReader applies them to the
+  // structure saved at the mark.
+  class Changes;
+  std::optional<Changes> ShareChangesSince(const ChangeMark& mark) const;
+
   // The stored points, for building another tree like this one (what
   // Rebuilt() builds from; a background rebuild copies them the same way):
   // their ids and rows — copies of the coordinates when the tree keeps
@@ -244,19 +264,50 @@ class CoverTree {
 
   // The nodes, shared copy-on-write with the structures Share() hands out:
   // reads see them as they are, every write goes through Mutable(), which
-  // first copies a chunk that a share still holds.
+  // first copies a chunk that a share still holds. Each slot also keeps the
+  // epoch of its last write (ChangeMark; 4 bytes a node, shared alike), and
+  // each array a number of its own, so a mark names the array it is of.
   class NodeArray {
    public:
+    NodeArray() : identity_(NewIdentity()) {}
     const Node& operator[](NodeIndex i) const { return rows_[i]; }
-    Node& Mutable(NodeIndex i) { return *rows_.WritableRow(i); }
-    Node& Append() { return *rows_.AppendRow(); }
+    Node& Mutable(NodeIndex i) {
+      // Before the first mark every stamp is 0 (and the epoch): a tree
+      // built or grown without snapshots never reads them.
+      if (epoch_ != 0 && stamps_[i] != epoch_) {
+        *stamps_.WritableRow(i) = epoch_;
+      }
+      return *rows_.WritableRow(i);
+    }
+    Node& Append() {
+      *stamps_.AppendRow() = epoch_;
+      return *rows_.AppendRow();
+    }
     std::size_t size() const { return rows_.size(); }
-    void Reserve(std::size_t n) { rows_.Reserve(n); }
-    std::size_t MemoryUsage() const { return rows_.MemoryUsage(); }
+    void Reserve(std::size_t n) {
+      rows_.Reserve(n);
+      stamps_.Reserve(n);
+    }
+    std::size_t MemoryUsage() const {
+      return rows_.MemoryUsage() + stamps_.MemoryUsage();
+    }
     ChunkedRows<Node>::Shared Share() const { return rows_.Share(); }
+    ChunkedRows<std::uint32_t>::Shared ShareStamps() const {
+      return stamps_.Share();
+    }
+    std::uint64_t identity() const { return identity_; }
+    // Closes the current epoch and returns it: later writes are stamped
+    // after it. (Past 2^32 epochs the array takes a new number, so no
+    // earlier mark applies and none can miss a change.)
+    std::uint32_t CloseEpoch();
 
    private:
+    static std::uint64_t NewIdentity();
+
     ChunkedRows<Node> rows_{1};
+    ChunkedRows<std::uint32_t> stamps_{1};
+    std::uint64_t identity_;
+    std::uint32_t epoch_ = 0;
   };
   // Insertions keep points out of the tree (see AddUnindexed) only once the
   // tree has this many nodes: a small tree is cheap to search anyway.
@@ -379,6 +430,16 @@ class CoverTree {
   void FreeNode(NodeIndex node);
 
   void CompactLayout();
+  // A node's fields as Structure and Changes encode them (48 bytes).
+  static constexpr std::size_t kEncodedNode = 48;
+  static void EncodeNode(const Node& node, ByteWriter& out);
+  static Node DecodeNode(ByteReader& in);
+  // Locations with several ids as a header lists them: a count u64, then
+  // each: node u32 (below `slots`), extra ids u64, the ids u64. False if
+  // malformed or a node is listed twice.
+  static bool DecodeExtraIds(
+      ByteReader& in, std::size_t slots,
+      absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>>* out);
   // Calls fn(node, id) for every stored id, in node order.
   template <class Fn>
   void ForEachStoredId(Fn&& fn) const;
@@ -425,11 +486,43 @@ class CoverTree::Structure {
 
  private:
   friend class CoverTree;
+  friend class Changes;
   std::size_t dim_ = 0;
   std::size_t size_ = 0;
   NodeIndex root_ = kNoNode;
   ChunkedRows<Node>::Shared nodes_;
   std::vector<std::pair<NodeIndex, std::vector<std::uint64_t>>> extra_ids_;
+};
+
+// What changed in a tree after a ChangeMark: the tree's nodes and the epoch
+// of each one's last write, shared at one moment.
+class CoverTree::Changes {
+ public:
+  // The node slots written after the mark, in order (a look at every
+  // slot's epoch).
+  std::vector<std::uint32_t> ChangedNodes() const;
+
+  // The encoding, for the ChangedNodes() `changed`: a header, then the
+  // changed nodes in as many pieces as the caller likes.
+  //   header: dim u64, size u64, node slots u64, root u32, the size u64 and
+  //           node slots u64 at the mark, changed nodes u64, changed
+  //           locations with several ids u64, each as in Structure's header.
+  //   nodes:  count u32, then per node: its slot u32 and its fields as in
+  //           Structure's nodes.
+  void EncodeHeader(std::span<const std::uint32_t> changed,
+                    ByteWriter& out) const;
+  void EncodeNodes(std::span<const std::uint32_t> changed,
+                   ByteWriter& out) const;
+
+ private:
+  friend class CoverTree;
+  bool Changed(std::uint32_t slot) const {
+    return *stamps_.Row(slot) > since_.epoch;
+  }
+
+  Structure now_;
+  ChunkedRows<std::uint32_t>::Shared stamps_;
+  ChangeMark since_;
 };
 
 // Decodes a header and then node pieces in order, and makes the tree. The
@@ -442,9 +535,22 @@ class CoverTree::StructureReader {
   explicit StructureReader(std::size_t dim) : dim_(dim) {}
   bool ReadHeader(ByteReader& in);
   bool ReadNodes(ByteReader& in);
+  // Applies, to a complete structure, the Changes made to its tree after
+  // the mark it was saved at: their header, then their node pieces in
+  // order. False for changes of another tree state (the size and node
+  // slots at their mark differ) or malformed ones; the reader is then
+  // spoilt (never complete()).
+  bool ReadChangesHeader(ByteReader& in);
+  bool ReadChangedNodes(ByteReader& in);
   bool header_read() const { return header_read_; }
-  // Whether every node slot the header announced has been read.
-  bool complete() const { return header_read_ && nodes_.size() == slots_; }
+  // Whether every node slot the header announced has been read (and every
+  // node the changes announced), and nothing was refused.
+  bool complete() const {
+    return header_read_ && !spoilt_ && nodes_.size() == slots_ &&
+           changes_pending_ == 0;
+  }
+  // The points the tree read holds.
+  std::size_t size() const { return size_; }
   // The tree: an owning one, or with `referencing`, one that references
   // rows through that map (see CoverTree(DiagonalMap)). row(id) gives the
   // row of `id` as Insert would be given it (its coordinates, or the raw row
@@ -458,9 +564,21 @@ class CoverTree::StructureReader {
   // Checks `tree` (nodes, ids, points in place) and fills what derives
   // from them: the points, the id map, the unindexed and free lists.
   static absl::Status CheckAndIndex(CoverTree& tree, const RowOf& row);
+  // A read that fails spoils the reader.
+  bool Check(bool ok) {
+    spoilt_ = spoilt_ || !ok;
+    return ok;
+  }
+  bool ApplyChangedNodes(ByteReader& in);
 
   std::size_t dim_;
   bool header_read_ = false;
+  bool spoilt_ = false;
+  // Of changes being applied: nodes still to come, the lowest slot the next
+  // may have, and the locations with several ids among them.
+  std::size_t changes_pending_ = 0;
+  std::size_t next_changed_ = 0;
+  absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> changed_extra_ids_;
   std::size_t size_ = 0;
   std::size_t slots_ = 0;
   NodeIndex root_ = kNoNode;

@@ -1,6 +1,7 @@
 // CoverTree: its structure shared for saving, encoded, and read back into a
 // tree without inserting a single point.
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <limits>
 #include <utility>
@@ -46,66 +47,213 @@ void CoverTree::Structure::EncodeNodes(std::size_t first, std::size_t count,
   out.U64(first);
   out.U32(static_cast<std::uint32_t>(count));
   for (std::size_t i = first; i < first + count; ++i) {
-    const Node& n = *nodes_.Row(i);
-    out.U64(n.id);
-    out.Double(n.parent_distance);
-    out.Double(n.max_distance);
-    out.U32(n.parent);
-    out.U32(n.first_child);
-    out.U32(n.next_sibling);
-    out.U32(static_cast<std::uint32_t>(n.level));
-    out.U32(n.id_count);
-    out.U32(n.unindexed_at);
+    EncodeNode(*nodes_.Row(i), out);
+  }
+}
+
+void CoverTree::EncodeNode(const Node& node, ByteWriter& out) {
+  out.U64(node.id);
+  out.Double(node.parent_distance);
+  out.Double(node.max_distance);
+  out.U32(node.parent);
+  out.U32(node.first_child);
+  out.U32(node.next_sibling);
+  out.U32(static_cast<std::uint32_t>(node.level));
+  out.U32(node.id_count);
+  out.U32(node.unindexed_at);
+}
+
+CoverTree::Node CoverTree::DecodeNode(ByteReader& in) {
+  Node node;
+  node.id = in.U64();
+  node.parent_distance = in.Double();
+  node.max_distance = in.Double();
+  node.parent = in.U32();
+  node.first_child = in.U32();
+  node.next_sibling = in.U32();
+  node.level = static_cast<int>(in.U32());
+  node.id_count = in.U32();
+  node.unindexed_at = in.U32();
+  return node;
+}
+
+bool CoverTree::DecodeExtraIds(
+    ByteReader& in, std::size_t slots,
+    absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>>* out) {
+  const std::uint64_t locations = in.U64();
+  // Each location with extra ids takes at least 20 bytes.
+  if (!in.ok() || locations > in.remaining() / 20) return false;
+  for (std::uint64_t i = 0; i < locations; ++i) {
+    const NodeIndex node = in.U32();
+    const std::uint64_t count = in.U64();
+    if (!in.ok() || count > in.remaining() / 8 || node >= slots) return false;
+    std::vector<std::uint64_t> ids(count);
+    for (std::uint64_t& id : ids) id = in.U64();
+    if (!out->emplace(node, std::move(ids)).second) return false;
+  }
+  return true;
+}
+
+std::uint64_t CoverTree::NodeArray::NewIdentity() {
+  static std::atomic<std::uint64_t> next{1};  // 0 names no array
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::uint32_t CoverTree::NodeArray::CloseEpoch() {
+  if (epoch_ == std::numeric_limits<std::uint32_t>::max()) {
+    // A new number: no earlier mark applies. Slots stamped up to here look
+    // changed after every new epoch (sent again, never missed).
+    identity_ = NewIdentity();
+    epoch_ = 0;
+  }
+  return epoch_++;
+}
+
+CoverTree::ChangeMark CoverTree::MarkChanges() {
+  const std::uint32_t epoch = nodes_.CloseEpoch();
+  return {.tree = nodes_.identity(),
+          .epoch = epoch,
+          .size = size_,
+          .node_slots = nodes_.size()};
+}
+
+std::optional<CoverTree::Changes> CoverTree::ShareChangesSince(
+    const ChangeMark& mark) const {
+  if (mark.tree == 0 || mark.tree != nodes_.identity()) return std::nullopt;
+  Changes changes;
+  changes.now_ = ShareStructure();
+  changes.stamps_ = nodes_.ShareStamps();
+  changes.since_ = mark;
+  return changes;
+}
+
+std::vector<std::uint32_t> CoverTree::Changes::ChangedNodes() const {
+  std::vector<std::uint32_t> changed;
+  for (std::size_t slot = 0; slot < now_.node_slots(); ++slot) {
+    if (Changed(static_cast<std::uint32_t>(slot))) {
+      changed.push_back(static_cast<std::uint32_t>(slot));
+    }
+  }
+  return changed;
+}
+
+void CoverTree::Changes::EncodeHeader(std::span<const std::uint32_t> changed,
+                                      ByteWriter& out) const {
+  out.U64(now_.dim_);
+  out.U64(now_.size_);
+  out.U64(now_.node_slots());
+  out.U32(now_.root_);
+  out.U64(since_.size);
+  out.U64(since_.node_slots);
+  out.U64(changed.size());
+  const auto changed_location = [&](const auto& location) {
+    return Changed(location.first);
+  };
+  out.U64(std::count_if(now_.extra_ids_.begin(), now_.extra_ids_.end(),
+                        changed_location));
+  for (const auto& location : now_.extra_ids_) {
+    if (!changed_location(location)) continue;
+    out.U32(location.first);
+    out.U64(location.second.size());
+    for (std::uint64_t id : location.second) out.U64(id);
+  }
+}
+
+void CoverTree::Changes::EncodeNodes(std::span<const std::uint32_t> changed,
+                                     ByteWriter& out) const {
+  out.U32(static_cast<std::uint32_t>(changed.size()));
+  for (std::uint32_t slot : changed) {
+    out.U32(slot);
+    EncodeNode(*now_.nodes_.Row(slot), out);
   }
 }
 
 bool CoverTree::StructureReader::ReadHeader(ByteReader& in) {
-  if (header_read_ || in.U64() != dim_) return false;
+  if (header_read_ || in.U64() != dim_) return Check(false);
   size_ = in.U64();
   slots_ = in.U64();
   root_ = in.U32();
-  const std::uint64_t locations = in.U64();
-  // Each location with extra ids takes at least 20 bytes.
-  if (!in.ok() || slots_ >= kNoNode || locations > in.remaining() / 20) {
-    return false;
-  }
-  for (std::uint64_t i = 0; i < locations; ++i) {
-    const NodeIndex node = in.U32();
-    const std::uint64_t count = in.U64();
-    if (!in.ok() || count > in.remaining() / 8 || node >= slots_) return false;
-    std::vector<std::uint64_t> ids(count);
-    for (std::uint64_t& id : ids) id = in.U64();
-    if (!extra_ids_.emplace(node, std::move(ids)).second) return false;
+  if (!in.ok() || slots_ >= kNoNode ||
+      !DecodeExtraIds(in, slots_, &extra_ids_)) {
+    return Check(false);
   }
   header_read_ = in.done();
-  return header_read_;
+  return Check(header_read_);
 }
 
 bool CoverTree::StructureReader::ReadNodes(ByteReader& in) {
   const std::uint64_t first = in.U64();
   const std::uint32_t count = in.U32();
-  constexpr std::size_t kEncodedNode = 48;
-  if (!header_read_ || !in.ok() || first != nodes_.size() ||
-      count > slots_ - first || in.remaining() != count * kEncodedNode) {
+  if (!header_read_ || changes_pending_ > 0 || !in.ok() ||
+      first != nodes_.size() || count > slots_ - first ||
+      in.remaining() != count * kEncodedNode) {
+    return Check(false);
+  }
+  for (std::uint32_t i = 0; i < count; ++i) nodes_.Append() = DecodeNode(in);
+  return Check(in.done());
+}
+
+bool CoverTree::StructureReader::ReadChangesHeader(ByteReader& in) {
+  if (!complete() || in.U64() != dim_) return Check(false);
+  const std::uint64_t size = in.U64();
+  const std::uint64_t slots = in.U64();
+  const NodeIndex root = in.U32();
+  const std::uint64_t size_at_mark = in.U64();
+  const std::uint64_t slots_at_mark = in.U64();
+  const std::uint64_t changed = in.U64();
+  // Every slot added since the mark is among the changed ones.
+  if (!in.ok() || size_at_mark != size_ || slots_at_mark != slots_ ||
+      slots < slots_ || slots >= kNoNode || changed > slots ||
+      changed < slots - slots_ ||
+      !DecodeExtraIds(in, slots, &changed_extra_ids_) || !in.done()) {
+    return Check(false);
+  }
+  size_ = size;
+  slots_ = slots;
+  root_ = root;
+  changes_pending_ = changed;
+  next_changed_ = 0;
+  return Check(changes_pending_ > 0 || changed_extra_ids_.empty());
+}
+
+bool CoverTree::StructureReader::ReadChangedNodes(ByteReader& in) {
+  return Check(!spoilt_ && ApplyChangedNodes(in));
+}
+
+bool CoverTree::StructureReader::ApplyChangedNodes(ByteReader& in) {
+  const std::uint32_t count = in.U32();
+  if (!in.ok() || count > changes_pending_ ||
+      in.remaining() != count * (sizeof(std::uint32_t) + kEncodedNode)) {
     return false;
   }
   for (std::uint32_t i = 0; i < count; ++i) {
-    Node& n = nodes_.Append();
-    n.id = in.U64();
-    n.parent_distance = in.Double();
-    n.max_distance = in.Double();
-    n.parent = in.U32();
-    n.first_child = in.U32();
-    n.next_sibling = in.U32();
-    n.level = static_cast<int>(in.U32());
-    n.id_count = in.U32();
-    n.unindexed_at = in.U32();
+    const std::uint32_t slot = in.U32();
+    // In order; an added slot right after the last.
+    if (slot < next_changed_ || slot > nodes_.size() || slot >= slots_) {
+      return false;
+    }
+    const Node node = DecodeNode(in);
+    (slot == nodes_.size() ? nodes_.Append() : nodes_.Mutable(slot)) = node;
+    extra_ids_.erase(slot);
+    if (auto extra = changed_extra_ids_.find(slot);
+        extra != changed_extra_ids_.end()) {
+      extra_ids_.emplace(slot, std::move(extra->second));
+      changed_extra_ids_.erase(extra);
+    }
+    next_changed_ = slot + 1;
   }
-  return in.done();
+  changes_pending_ -= count;
+  // Done: every added slot read, every listed location a changed node's.
+  return in.done() && (changes_pending_ > 0 ||
+                       (nodes_.size() == slots_ && changed_extra_ids_.empty()));
 }
 
 absl::StatusOr<CoverTree> CoverTree::StructureReader::Finish(
     const RowOf& row, std::optional<DiagonalMap> referencing) && {
+  if (spoilt_) {
+    return absl::InvalidArgumentError(
+        "cover tree structure: a record of it was refused as malformed");
+  }
   if (!complete()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cover tree structure: ", nodes_.size(), " of ", slots_, " nodes"));

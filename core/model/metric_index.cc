@@ -319,6 +319,9 @@ absl::Status MetricIndex::Restore(MetricTransform transform,
   auto restored =
       std::make_shared<Generation>(std::move(transform), *std::move(tree));
   InsertSlots(*restored, inserted, num_slots, copy_rows);
+  restore_insertions_ = num_slots - inserted;
+  restored_as_saved_ =
+      structure != nullptr && refused.ok() && restore_insertions_ == 0;
   {
     MutexLock lock(&current_mutex_);
     live_.swap(restored);
@@ -391,9 +394,18 @@ std::optional<CoverTree::Structure> MetricIndex::ShareRebuiltStructure() const {
       [](const CoverTree& tree) { return tree.ShareStructure(); });
 }
 
-CoverTree::Structure MetricIndex::ShareStructure() const {
-  return WriterView().tree.Read(
-      [](const CoverTree& tree) { return tree.ShareStructure(); });
+CoverTree::ChangeMark MetricIndex::MarkRestoredTree() {
+  if (!restored_as_saved_) return {};
+  return WriterView().tree.MarkChanges();
+}
+
+ConcurrentCoverTree::MarkedStructure MetricIndex::ShareMarkedStructure() {
+  return WriterView().tree.ShareMarkedStructure();
+}
+
+ConcurrentCoverTree::MarkedChanges MetricIndex::ShareMarkedChanges(
+    const CoverTree::ChangeMark& since) {
+  return WriterView().tree.ShareMarkedChanges(since);
 }
 
 void MetricIndex::CountBuild(std::chrono::steady_clock::time_point start) {

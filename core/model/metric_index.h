@@ -99,16 +99,22 @@ class MetricIndex {
   // that is given, complete and fits the rows mapped by `transform`, else
   // built now from the rows. A structure saved over the first
   // `structure_slots` slots only (a snapshot built on an earlier one's
-  // trees) has the slots after them inserted into it. Returns why a given
-  // structure was refused (OK when it was used, or none was given).
+  // trees) has the slots after them inserted into it (restore_insertions()
+  // counts them). Returns why a given structure was refused (OK when it
+  // was used, or none was given).
   absl::Status Restore(MetricTransform transform, std::size_t num_slots,
                        const CopySlotRows& copy_rows, std::size_t generation,
                        std::size_t waits,
                        CoverTree::StructureReader* structure = nullptr,
                        std::optional<std::size_t> structure_slots = {});
-  // The live tree's structure, shared copy-on-write (the writing thread,
-  // for snapshots; the transform() it belongs to is the live one).
-  CoverTree::Structure ShareStructure() const;
+  // The live tree's structure, shared copy-on-write, with a mark of that
+  // moment (the writing thread, for snapshots; the transform() it belongs
+  // to is the live one).
+  ConcurrentCoverTree::MarkedStructure ShareMarkedStructure();
+  // What changed in the live tree after `since` (none if it is no longer
+  // the tree marked), with a mark of now.
+  ConcurrentCoverTree::MarkedChanges ShareMarkedChanges(
+      const CoverTree::ChangeMark& since);
   // The tree of the rebuild in progress, if it has caught up with the
   // writes (it then holds what the live tree holds, in the coordinates of
   // rebuild_transform()), shared likewise; none while it is being built.
@@ -122,6 +128,12 @@ class MetricIndex {
                               CopySlotRows copy_rows,
                               CoverTree::StructureReader* structure);
   bool rebuilding() const { return rebuilding_.load(); }
+  // Slots the last Restore inserted into the tree it read back.
+  std::size_t restore_insertions() const { return restore_insertions_; }
+  // A mark of the live tree (CoverTree::MarkChanges) if the last Restore
+  // read it back exactly as saved (its structure used, nothing inserted),
+  // else a mark of no tree: changes since it are then never taken.
+  CoverTree::ChangeMark MarkRestoredTree();
   // Whether a rebuild in progress is still being built (it has not caught
   // up with the writes, so a snapshot taken now could not hold its tree).
   bool RebuildStillBuilding() const;
@@ -226,6 +238,9 @@ class MetricIndex {
   std::atomic<std::size_t> generation_ = 0;
   std::atomic<std::size_t> waits_ = 0;
   std::atomic<bool> rebuilding_ = false;
+  // Of the last Restore (writing thread).
+  std::size_t restore_insertions_ = 0;
+  bool restored_as_saved_ = false;
   std::atomic<std::uint64_t> builds_timed_ = 0;
   std::atomic<std::uint64_t> build_nanoseconds_ = 0;
 

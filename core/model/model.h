@@ -240,6 +240,18 @@ class Model {
   const std::vector<std::string>& restore_notes() const {
     return restore_notes_;
   }
+  // Stored samples the restore inserted into trees it read back (the rows
+  // after the last tree changes a chain of snapshots held; 0 when every
+  // tree was read as it was at capture).
+  std::size_t restore_insertions() const { return restore_insertions_; }
+  // Of a restored model, what a snapshot taken as Restore finished would
+  // be as a base (ModelSnapshot::AsBase): a snapshot built on the one it
+  // was restored from may be captured on it (CaptureSnapshotSince), with
+  // the changes of the trees read back exactly as saved. None for a model
+  // not restored.
+  const std::optional<SnapshotBase>& restored_base() const {
+    return restored_base_;
+  }
 
   // Waits for background index rebuilds and installs them now (tests and
   // benchmarks; a model does this on its own at its fixed points).
@@ -262,6 +274,8 @@ class Model {
   ModelState state_;
   ModelLearner learner_;
   std::vector<std::string> restore_notes_;
+  std::size_t restore_insertions_ = 0;
+  std::optional<SnapshotBase> restored_base_;
 };
 
 }  // namespace streamreg

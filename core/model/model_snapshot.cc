@@ -59,22 +59,32 @@ ModelSnapshotRecords ModelSnapshotRecords::BuiltOn(
     records.state = next.state;
     records.base = next.base;
     records.rows.insert(records.rows.end(), next.rows.begin(), next.rows.end());
+    records.chain_index_changes.push_back(next.index_changes);
   }
   return records;
 }
 
 SnapshotBase ModelSnapshot::AsBase() const {
   const std::uint64_t rows = rows_.x.size;
-  if (builds_on_.has_value()) {  // the chain's trees stay its whole one's
+  if (builds_on_.has_value()) {  // (tree_rows stays the chain's whole one's)
+    std::vector<CoverTree::ChangeMark> marks = tree_marks_;
+    for (std::size_t i = 0; i < marks.size(); ++i) {
+      // A tree without changes here ends its line of changes.
+      if (i >= index_changes_.size() || !index_changes_[i].has_value()) {
+        marks[i] = CoverTree::ChangeMark{};
+      }
+    }
     return {.samples_seen = samples_seen_,
             .rows = rows,
             .tree_rows = builds_on_->tree_rows,
-            .index_generations = builds_on_->index_generations};
+            .index_generations = builds_on_->index_generations,
+            .tree_marks = std::move(marks)};
   }
   return {.samples_seen = samples_seen_,
           .rows = rows,
           .tree_rows = rows,
-          .index_generations = index_generations_};
+          .index_generations = index_generations_,
+          .tree_marks = tree_marks_};
 }
 
 absl::Status ModelSnapshot::Write(RecordWriter& out,
@@ -131,6 +141,16 @@ absl::Status ModelSnapshot::Write(RecordWriter& out,
     ++*records;
     return out.Add(kIndexStructureRecord, structure);
   };
+  const auto add_changes = [&](const std::string& changes) {
+    ++*records;
+    return out.Add(kIndexChangesRecord, changes);
+  };
+  for (std::size_t i = 0; i < index_changes_.size(); ++i) {
+    if (!index_changes_[i].has_value()) continue;
+    const absl::Status status = SaveIndexChanges(
+        static_cast<std::uint32_t>(i), *index_changes_[i], add_changes);
+    if (!status.ok()) return status;
+  }
   const std::size_t n_indexes = indexes_.size();
   for (std::size_t i = 0; i < n_indexes; ++i) {
     const absl::Status status =
@@ -211,11 +231,25 @@ ModelSnapshot Model::CaptureLocked(
     snapshot.random_refresh_ = state_.random_refresh.Capture();
   }
   snapshot.rows_ = state_.store.Share();
-  for (const MetricIndex* index : state_.AllIndexes()) {
-    snapshot.index_generations_.push_back(index->generation());
-    if (base.has_value()) continue;  // the base's trees serve
-    snapshot.indexes_.push_back(index->ShareStructure());
-    snapshot.rebuilt_.push_back(index->ShareRebuiltStructure());
+  const std::vector<MetricIndex*> indexes = state_.AllIndexes();
+  for (std::size_t i = 0; i < indexes.size(); ++i) {
+    MetricIndex& index = *indexes[i];
+    snapshot.index_generations_.push_back(index.generation());
+    if (base.has_value()) {  // the base's trees, changed since
+      const CoverTree::ChangeMark since = i < base->tree_marks.size()
+                                              ? base->tree_marks[i]
+                                              : CoverTree::ChangeMark{};
+      ConcurrentCoverTree::MarkedChanges changes =
+          index.ShareMarkedChanges(since);
+      snapshot.index_changes_.push_back(std::move(changes.changes));
+      snapshot.tree_marks_.push_back(changes.mark);
+      continue;
+    }
+    ConcurrentCoverTree::MarkedStructure structure =
+        index.ShareMarkedStructure();
+    snapshot.indexes_.push_back(std::move(structure.structure));
+    snapshot.tree_marks_.push_back(structure.mark);
+    snapshot.rebuilt_.push_back(index.ShareRebuiltStructure());
   }
   return snapshot;
 }
@@ -298,6 +332,13 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
       break;
     }
   }
+  if (!structures.empty()) {
+    for (std::string& note :
+         LoadIndexChanges(records.chain_index_changes, loaded.indexes.size(),
+                          &structures, records.done_with)) {
+      model->restore_notes_.push_back(std::move(note));
+    }
+  }
   for (std::string& note :
        RestoreIndexes(state, std::move(loaded.indexes), std::move(structures),
                       base.has_value() ? &*base : nullptr)) {
@@ -306,6 +347,19 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   if (absl::Status status = state.IndexFailure(); !status.ok()) {
     return absl::DataLossError(absl::StrCat(
         "the stored samples cannot be indexed: ", status.message()));
+  }
+  {
+    SharedLock lock(state.lock);
+    model->restored_base_ = SnapshotBase{.samples_seen = state.store.seen(),
+                                         .rows = state.store.size(),
+                                         .tree_rows = state.store.size(),
+                                         .index_generations = {},
+                                         .tree_marks = {}};
+  }
+  for (MetricIndex* index : state.AllIndexes()) {
+    model->restore_insertions_ += index->restore_insertions();
+    model->restored_base_->index_generations.push_back(index->generation());
+    model->restored_base_->tree_marks.push_back(index->MarkRestoredTree());
   }
   // Background work starts once the indexes (which the model needs to
   // serve) have every core.

@@ -27,17 +27,21 @@ inline constexpr RecordType kModelStateRecord{11};
 inline constexpr RecordType kStoreRowsRecord{12};
 inline constexpr RecordType kIndexStructureRecord{14};
 inline constexpr RecordType kSnapshotBaseRecord{15};
+inline constexpr RecordType kIndexChangesRecord{16};
 
 // What a snapshot holds that a later one may build on
 // (Model::CaptureSnapshotSince): the samples it had learned and stored,
 // and, of the whole snapshot at the start of its chain (itself, if it is
 // whole), the rows its trees cover and each index's generation (its count
-// of take-overs) they are of.
+// of take-overs) they are of. In memory only (not encoded): each live
+// tree's mark at the snapshot's capture, of those whose structure the
+// snapshot holds, whole or as changes (others' marks are of no tree).
 struct SnapshotBase {
   std::uint64_t samples_seen = 0;
   std::uint64_t rows = 0;
   std::uint64_t tree_rows = 0;
-  std::vector<std::uint64_t> index_generations;  // AllIndexes() order
+  std::vector<std::uint64_t> index_generations;   // AllIndexes() order
+  std::vector<CoverTree::ChangeMark> tree_marks;  // AllIndexes() order
 
   std::string Encode() const;
   bool Decode(absl::string_view payload);
@@ -72,10 +76,14 @@ struct SnapshotBase {
 // A snapshot built on an earlier one (Model::CaptureSnapshotSince: a
 // whole one, or one built on a whole one, and so on: a chain) holds the
 // kModelStateRecord, then one kSnapshotBaseRecord (its base:
-// SnapshotBase::Encode), then the rows stored since the base only, and no
-// index structure: restored together with the records of the snapshots it
-// builds on (ModelSnapshotRecords::BuiltOn), the trees are the whole one's
-// with the newer rows inserted.
+// SnapshotBase::Encode), then the rows stored since the base only, then
+// per index whose live tree is still the one the base saved (and the base
+// held it, whole or as changes), kIndexChangesRecord records with the
+// nodes written since (model_state_codec.h): restored together with the
+// records of the snapshots it builds on (ModelSnapshotRecords::BuiltOn),
+// each tree is the whole one's with every link's changes applied in turn,
+// and where a link has none for it, the rows stored after the last it had
+// inserted.
 class ModelSnapshot {
  public:
   // Samples the model had learned at capture.
@@ -117,6 +125,11 @@ class ModelSnapshot {
   std::optional<RandomFeatureRefresh::Built> random_refresh_;
   SampleStore::Rows rows_;
   std::vector<CoverTree::Structure> indexes_;  // AllIndexes() order
+  // Of a snapshot built on another: each live tree's changes since the
+  // base, where it has them (AllIndexes() order).
+  std::vector<std::optional<CoverTree::Changes>> index_changes_;
+  // Each live tree's mark at capture (AllIndexes() order).
+  std::vector<CoverTree::ChangeMark> tree_marks_;
   // Per index, its rebuilt tree (ShareRebuiltStructure).
   std::vector<std::optional<CoverTree::Structure>> rebuilt_;
 };
@@ -129,6 +142,10 @@ struct ModelSnapshotRecords {
   absl::string_view base;
   std::vector<absl::string_view> rows;
   std::vector<absl::string_view> indexes;  // kIndexStructureRecord payloads
+  // A snapshot built on another: its kIndexChangesRecord payloads.
+  std::vector<absl::string_view> index_changes;
+  // A chain (BuiltOn): each later link's index_changes, oldest first.
+  std::vector<std::vector<absl::string_view>> chain_index_changes;
   // Called, when set, with each rows and structure payload once
   // Model::Restore has read it (ReadableFile::DoneWith, for a file read
   // record by record).
@@ -136,7 +153,7 @@ struct ModelSnapshotRecords {
 
   // What Model::Restore reads for the last of `later` (a chain built on
   // `whole`, oldest first): its state and base record, the rows of each in
-  // turn, whole's index structures.
+  // turn, whole's index structures and each later one's changes to them.
   static ModelSnapshotRecords BuiltOn(
       const ModelSnapshotRecords& whole,
       const std::vector<ModelSnapshotRecords>& later);

@@ -332,6 +332,65 @@ absl::Status SaveIndexStructure(
   return absl::OkStatus();
 }
 
+absl::Status SaveIndexChanges(
+    std::uint32_t index, const CoverTree::Changes& changes,
+    const std::function<absl::Status(const std::string&)>& add) {
+  const std::vector<std::uint32_t> changed = changes.ChangedNodes();
+  std::string payload = StructurePayload(index, StructurePart::kHeader);
+  ByteWriter header(&payload);
+  changes.EncodeHeader(changed, header);
+  if (absl::Status status = add(payload); !status.ok()) return status;
+  constexpr std::size_t kNodes = 4096;
+  const std::span<const std::uint32_t> all(changed);
+  for (std::size_t first = 0; first < all.size(); first += kNodes) {
+    payload = StructurePayload(index, StructurePart::kNodes);
+    ByteWriter nodes(&payload);
+    changes.EncodeNodes(
+        all.subspan(first, std::min(kNodes, all.size() - first)), nodes);
+    if (absl::Status status = add(payload); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> LoadIndexChanges(
+    const std::vector<std::vector<absl::string_view>>& links, std::size_t n,
+    std::vector<CoverTree::StructureReader>* readers,
+    const std::function<void(absl::string_view)>& done_with) {
+  std::vector<std::string> notes;
+  n = std::min(n, readers->size());
+  // Whether each tree takes the next link's changes.
+  std::vector<bool> following(n);
+  for (std::size_t i = 0; i < n; ++i) following[i] = (*readers)[i].complete();
+  for (std::size_t link = 0; link < links.size(); ++link) {
+    std::vector<bool> changed(n, false);
+    for (absl::string_view payload : links[link]) {
+      ByteReader in(payload);
+      const std::uint32_t index = in.U32();
+      const auto part = static_cast<StructurePart>(in.U8());
+      if (in.ok() && index < n && following[index]) {
+        CoverTree::StructureReader& reader = (*readers)[index];
+        const bool header = part == StructurePart::kHeader;
+        const bool read =
+            header ? !changed[index] && reader.ReadChangesHeader(in)
+                   : part == StructurePart::kNodes && changed[index] &&
+                         reader.ReadChangedNodes(in);
+        changed[index] = true;
+        if (!read) {
+          following[index] = false;
+          notes.push_back(absl::StrCat(
+              "index ", index, ": the tree changes of increment ", link + 1,
+              " do not fit its tree; it is built from the stored samples"));
+        }
+      }
+      if (done_with) done_with(payload);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      following[i] = following[i] && changed[i];
+    }
+  }
+  return notes;
+}
+
 bool LoadIndexStructure(absl::string_view payload,
                         std::vector<CoverTree::StructureReader>* readers) {
   ByteReader in(payload);
@@ -372,14 +431,19 @@ std::vector<std::string> RestoreIndexes(
     }
     return structure_of(i);
   };
-  std::optional<std::size_t> structure_slots;
-  if (base != nullptr) structure_slots = base->tree_rows;
+  // A chain's trees cover the rows up to their last changes.
+  const auto structure_slots =
+      [&](std::size_t i) -> std::optional<std::size_t> {
+    const CoverTree::StructureReader* structure = live_structure_of(i);
+    if (base == nullptr || structure == nullptr) return std::nullopt;
+    return structure->size();
+  };
   for (std::size_t i = 0; i < all.size(); ++i) {
     builders.emplace_back([&, i] {
       refused[i] =
           all[i]->Restore(std::move(indexes[i].live), size, state.StoreRows(),
                           indexes[i].generation, indexes[i].waits,
-                          live_structure_of(i), structure_slots);
+                          live_structure_of(i), structure_slots(i));
     });
   }
   for (std::thread& builder : builders) builder.join();

@@ -91,16 +91,36 @@ absl::Status SaveIndexStructure(
 bool LoadIndexStructure(absl::string_view payload,
                         std::vector<CoverTree::StructureReader>* readers);
 
+// The kIndexChangesRecord payloads of live tree `index`'s changes since
+// the snapshot before (CoverTree::Changes), framed as the structure's:
+// index u32, part u8 (0: header, 1: nodes), then the changes' encoding of
+// that part, the changed nodes 4096 at a time.
+absl::Status SaveIndexChanges(
+    std::uint32_t index, const CoverTree::Changes& changes,
+    const std::function<absl::Status(const std::string&)>& add);
+// Applies to the first `n` readers (the live trees' structures, as a whole
+// snapshot saved them) the changes each later link of its chain saved
+// (`links`, oldest first, each its kIndexChangesRecord payloads). A tree
+// takes every link's changes in turn until a link has none for it: from
+// then on it stays as read, and the restore inserts the rows stored after
+// it. Changes that do not fit spoil their reader (the tree is then built
+// from the stored samples). Each payload is passed to `done_with` (when
+// set) once read. Returns a note per spoilt reader.
+std::vector<std::string> LoadIndexChanges(
+    const std::vector<std::vector<absl::string_view>>& links, std::size_t n,
+    std::vector<CoverTree::StructureReader>* readers,
+    const std::function<void(absl::string_view)>& done_with);
+
 // Restores each index as saved, several at once: from its structure in
 // `structures` (AllIndexes() order; readers left empty build from the
 // rows), or, where that is missing or refused, by building it from the
 // stored samples. Then restores the rebuilds that were in progress: index
 // i's from structures[n + i] if the snapshot held it, else built again in
 // the background. With `base` (a snapshot built on another), the
-// structures are the base's: an index of the generation the base saved is
-// read from its structure over the base's rows, the rows stored since
-// inserted; any other is built from the stored samples. Returns a note per
-// refused structure.
+// structures are the chain's (LoadIndexChanges): an index of the generation
+// the base saved is read from its structure over the rows that covers, the
+// rows stored since inserted; any other is built from the stored samples.
+// Returns a note per refused structure.
 std::vector<std::string> RestoreIndexes(
     ModelState& state, std::vector<SavedIndex> indexes,
     std::vector<CoverTree::StructureReader> structures,

@@ -33,8 +33,10 @@ absl::Status ReadSnapshotRecords(
     } else if (type == kSnapshotBaseRecord && records == 3) {
       out->model.base = payload;
     } else if (type == kStoreRowsRecord && records > 2 &&
-               out->model.indexes.empty()) {
+               out->model.indexes.empty() && out->model.index_changes.empty()) {
       out->model.rows.push_back(payload);
+    } else if (type == kIndexChangesRecord && !out->model.base.empty()) {
+      out->model.index_changes.push_back(payload);
     } else if (type == kIndexStructureRecord && records > 2) {
       out->model.indexes.push_back(payload);
     } else {

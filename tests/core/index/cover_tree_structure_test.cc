@@ -1,6 +1,8 @@
 // A cover tree's structure saved and read back (snapshots): the same tree
 // without a single insertion, untouched by later changes to the original,
-// and refused when the bytes or the supplied points do not fit it.
+// and refused when the bytes or the supplied points do not fit it; and the
+// changes made after a mark, which bring a structure saved at the mark up
+// to date.
 
 #include <cstdint>
 #include <cstring>
@@ -48,15 +50,47 @@ Encoded Encode(const CoverTree::Structure& structure, std::size_t piece) {
   return encoded;
 }
 
+// The changed nodes' header, then the nodes in pieces of `piece`.
+Encoded EncodeChanges(const CoverTree::Changes& changes, std::size_t piece) {
+  const std::vector<std::uint32_t> changed = changes.ChangedNodes();
+  const std::span<const std::uint32_t> all(changed);
+  Encoded encoded;
+  ByteWriter header(&encoded.header);
+  changes.EncodeHeader(all, header);
+  for (std::size_t first = 0; first < all.size(); first += piece) {
+    ByteWriter out(&encoded.nodes.emplace_back());
+    changes.EncodeNodes(all.subspan(first, std::min(piece, all.size() - first)),
+                        out);
+  }
+  return encoded;
+}
+
+bool ReadStructure(const Encoded& encoded, CoverTree::StructureReader& reader) {
+  ByteReader header(encoded.header);
+  if (!reader.ReadHeader(header)) return false;
+  for (const std::string& bytes : encoded.nodes) {
+    ByteReader in(bytes);
+    if (!reader.ReadNodes(in)) return false;
+  }
+  return true;
+}
+
+bool ReadChanges(const Encoded& changes, CoverTree::StructureReader& reader) {
+  ByteReader header(changes.header);
+  if (!reader.ReadChangesHeader(header)) return false;
+  for (const std::string& bytes : changes.nodes) {
+    ByteReader in(bytes);
+    if (!reader.ReadChangedNodes(in)) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<CoverTree> Decode(std::size_t dim, const Encoded& encoded,
                                  const CoverTree::StructureReader::RowOf& point,
                                  std::optional<DiagonalMap> referencing = {}) {
   CoverTree::StructureReader reader(dim);
-  ByteReader header(encoded.header);
-  if (!reader.ReadHeader(header)) return absl::DataLossError("header");
-  for (const std::string& bytes : encoded.nodes) {
-    ByteReader in(bytes);
-    if (!reader.ReadNodes(in)) return absl::DataLossError("nodes");
+  if (!ReadStructure(encoded, reader)) {
+    return absl::DataLossError("header or nodes");
   }
   return std::move(reader).Finish(point, std::move(referencing));
 }
@@ -208,6 +242,107 @@ TEST_F(StructureTest, DamagedNodesAreRefused) {
   EXPECT_THAT(Decode(kDim, missing, lookup_).status().message(),
               HasSubstr("nodes"));
   EXPECT_FALSE(Decode(kDim + 1, saved, lookup_).ok());
+}
+
+// Changes since a mark, applied to the structure saved at the mark, make
+// the tree as it is now, node for node; in a chain, each applies to what
+// the one before made, and to nothing else.
+TEST_F(StructureTest, ChangesSinceAMarkBringItsStructureUpToDate) {
+  const PointSet more = ClusteredPoints(600, kDim, 6, 72);
+  // Ids 1800.. are new locations, at the rows of `more`.
+  const auto row_of = [&](std::uint64_t id) -> const double* {
+    if (id < 1800) return lookup_(id);
+    return id < 2400 ? more.point(id - 1800).data() : nullptr;
+  };
+  const auto insert = [&](std::uint64_t id) {
+    const std::span<const double> point(row_of(id), kDim);
+    ASSERT_TRUE(tree_.Insert(id, point).ok());
+    brute_.Add(id, point);
+  };
+  const Encoded saved = Encode(tree_.ShareStructure(), 4096);
+  const CoverTree::ChangeMark first = tree_.MarkChanges();
+  // New locations, removed ids back (in free slots) and, walking again,
+  // points moved into the tree from outside it.
+  tree_.set_strategy(CoverTree::Strategy::kTree);
+  const std::size_t unindexed = tree_.unindexed_count();
+  for (std::uint64_t id = 1800; id < 2100; ++id) insert(id);
+  for (std::uint64_t id = 0; id < 1800; id += 33) insert(id);
+  EXPECT_LT(tree_.unindexed_count(), unindexed);
+  const std::optional<CoverTree::Changes> changes =
+      tree_.ShareChangesSince(first);
+  ASSERT_TRUE(changes.has_value());
+  const Encoded at_second = Encode(tree_.ShareStructure(), 4096);
+  const CoverTree::ChangeMark second = tree_.MarkChanges();
+  // Then new points and removals (free slots, re-homed children).
+  for (std::uint64_t id = 2100; id < 2400; ++id) insert(id);
+  for (std::uint64_t id = 1; id < 1800; id += 13) {
+    if (id % 11 == 0) continue;
+    ASSERT_TRUE(tree_.Remove(id).ok());
+    ASSERT_TRUE(brute_.Remove(id));
+  }
+  const std::optional<CoverTree::Changes> later =
+      tree_.ShareChangesSince(second);
+  ASSERT_TRUE(later.has_value());
+  const Encoded now = Encode(tree_.ShareStructure(), 4096);
+  // Shared at their moment: what came after does not show.
+  const Encoded first_changes = EncodeChanges(*changes, 100);
+  const Encoded second_changes = EncodeChanges(*later, 100);
+  EXPECT_LT(later->ChangedNodes().size(), tree_.ShareStructure().node_slots());
+
+  // The first changes: the tree at the second mark.
+  CoverTree::StructureReader at_mark(kDim);
+  ASSERT_TRUE(ReadStructure(saved, at_mark));
+  ASSERT_TRUE(ReadChanges(first_changes, at_mark));
+  EXPECT_TRUE(at_mark.complete());
+  absl::StatusOr<CoverTree> read = std::move(at_mark).Finish(row_of);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(SameEncoding(Encode(read->ShareStructure(), 4096), at_second));
+  // Both: the tree now.
+  CoverTree::StructureReader chain(kDim);
+  ASSERT_TRUE(ReadStructure(saved, chain));
+  ASSERT_TRUE(ReadChanges(first_changes, chain));
+  ASSERT_TRUE(ReadChanges(second_changes, chain));
+  EXPECT_EQ(chain.size(), tree_.size());
+  read = std::move(chain).Finish(row_of);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(SameEncoding(Encode(read->ShareStructure(), 4096), now));
+  ExpectAnswersLikeBruteForce(*read);
+
+  // Changes apply only to the structure of their mark.
+  const auto refused = [&](const std::vector<const Encoded*>& links) {
+    CoverTree::StructureReader reader(kDim);
+    EXPECT_TRUE(ReadStructure(saved, reader));
+    bool all_read = true;
+    for (const Encoded* link : links) {
+      all_read = all_read && ReadChanges(*link, reader);
+    }
+    EXPECT_FALSE(reader.complete());
+    return !all_read && !std::move(reader).Finish(row_of).ok();
+  };
+  EXPECT_TRUE(refused({&second_changes}));
+  EXPECT_TRUE(refused({&first_changes, &first_changes}));
+  Encoded cut = first_changes;
+  cut.nodes.back().pop_back();
+  EXPECT_TRUE(refused({&cut}));
+  Encoded reordered = first_changes;
+  std::swap(reordered.nodes.front(), reordered.nodes.back());
+  EXPECT_TRUE(refused({&reordered}));
+  // A piece left out: never complete.
+  Encoded short_of_one = first_changes;
+  short_of_one.nodes.pop_back();
+  CoverTree::StructureReader missing(kDim);
+  ASSERT_TRUE(ReadStructure(saved, missing));
+  ASSERT_TRUE(ReadChanges(short_of_one, missing));
+  EXPECT_FALSE(missing.complete());
+  EXPECT_FALSE(std::move(missing).Finish(row_of).ok());
+
+  // A mark names its tree: none of another, a rebuilt or a restored one.
+  EXPECT_FALSE(tree_.Rebuilt().ShareChangesSince(second).has_value());
+  EXPECT_FALSE(read->ShareChangesSince(second).has_value());
+  EXPECT_FALSE(tree_.ShareChangesSince(CoverTree::ChangeMark{}).has_value());
+  // With nothing changed, changes of nothing.
+  const CoverTree::ChangeMark quiet = tree_.MarkChanges();
+  EXPECT_TRUE(tree_.ShareChangesSince(quiet)->ChangedNodes().empty());
 }
 
 // A tree that references rows (NodePoints) saves the same structure as one

@@ -45,13 +45,14 @@ class SnapshotFile {
     contents_ = std::string((*readable)->contents());
     const ModelSnapshotRecords read = Records();
     if (snapshot.builds_on().has_value()) {
-      // The rows since its base only, and no tree.
+      // The rows since its base only, and no whole tree: at most each
+      // tree's changes.
       const std::size_t since =
           snapshot.samples_stored() - snapshot.builds_on()->rows;
       EXPECT_EQ(read.rows.size(), (since + 4095) / 4096);
       EXPECT_TRUE(read.indexes.empty());
       EXPECT_FALSE(read.base.empty());
-      EXPECT_EQ(records, 2 + read.rows.size());
+      EXPECT_EQ(records, 2 + read.rows.size() + read.index_changes.size());
       return;
     }
     EXPECT_EQ(read.rows.size(), (snapshot.samples_stored() + 4095) / 4096);
@@ -71,6 +72,9 @@ class SnapshotFile {
       if (type == kSnapshotBaseRecord) records.base = payload;
       if (type == kStoreRowsRecord) records.rows.push_back(payload);
       if (type == kIndexStructureRecord) records.indexes.push_back(payload);
+      if (type == kIndexChangesRecord) {
+        records.index_changes.push_back(payload);
+      }
     }
     return records;
   }
@@ -86,6 +90,12 @@ class SnapshotFile {
   std::string directory_;
   std::string contents_;
 };
+
+std::size_t Bytes(const std::vector<absl::string_view>& payloads) {
+  std::size_t bytes = 0;
+  for (absl::string_view payload : payloads) bytes += payload.size();
+  return bytes;
+}
 
 struct Case {
   const char* name;
@@ -265,13 +275,50 @@ std::vector<ModelSnapshotRecords> RecordsOf(
   return records;
 }
 
+// A model that moves no index to new coordinates (so any snapshot can be
+// built on).
+ModelConfig EuclideanNearestConfig() {
+  ModelConfig config = BaseConfig();
+  config.metric = MetricKind::kEuclidean;
+  config.regressor = RegressorKind::kNearest;
+  return config;
+}
+
+// A whole snapshot of `model` as it is, then snapshots built on it in a
+// chain, each once the model has learned `stream` on to the next of
+// `at` (from `learned`).
+struct WholeAndChain {
+  SnapshotFile whole;
+  std::vector<std::unique_ptr<SnapshotFile>> chain;
+  std::vector<ModelSnapshotRecords> links() const { return RecordsOf(chain); }
+};
+std::unique_ptr<WholeAndChain> SnapshotChain(
+    Model& model, const Stream& stream, std::size_t learned,
+    const std::vector<std::size_t>& at) {
+  auto snapshots = std::make_unique<WholeAndChain>();
+  const ModelSnapshot whole = model.CaptureSnapshot();
+  snapshots->whole.Write(whole);
+  SnapshotBase base = whole.AsBase();
+  for (std::size_t next : at) {
+    LearnAll(model, stream, learned, next);
+    learned = next;
+    const std::optional<ModelSnapshot> later = model.CaptureSnapshotSince(base);
+    EXPECT_TRUE(later.has_value()) << "at " << next;
+    if (!later.has_value()) break;
+    snapshots->chain.push_back(std::make_unique<SnapshotFile>());
+    snapshots->chain.back()->Write(*later);
+    base = later->AsBase();
+  }
+  return snapshots;
+}
+
 // A snapshot built on an earlier one (a whole one, or a chain of them
-// built on a whole one) holds only what changed since (the state and the
-// newer rows) and, restored with the records of those it builds on, gives
-// the model the whole snapshot of the same moment would: it predicts,
-// reports and learns on exactly as the model that never stopped, its trees
-// the whole one's with the newer rows inserted. Where the whole one's trees
-// or the rows before are no longer the model's, none is built.
+// built on a whole one) holds only what changed since (the state, the
+// newer rows and the tree nodes written) and, restored with the records of
+// those it builds on, gives the model the whole snapshot of the same moment
+// would: it predicts, reports and learns on exactly as the model that never
+// stopped, its trees node for node the model's at capture. Where the whole
+// one's trees or the rows before are no longer the model's, none is built.
 TEST(ModelSnapshotTest, ASnapshotBuiltOnAnotherRestoresAsAWholeOne) {
   const Stream stream = MakeStream(3000, 5);
   const Stream queries = MakeStream(40, 6);
@@ -309,6 +356,16 @@ TEST(ModelSnapshotTest, ASnapshotBuiltOnAnotherRestoresAsAWholeOne) {
       chain.push_back(std::make_unique<SnapshotFile>());
       chain.back()->Write(*later);
       longest_chain = std::max(longest_chain, chain.size());
+      EXPECT_FALSE(chain.back()->Records().index_changes.empty());
+      // The trees as a whole snapshot now would save them.
+      std::optional<SnapshotFile> same_moment;
+      if (!model->stats().rebuild_in_progress) {
+        same_moment.emplace();
+        same_moment->Write(model->CaptureSnapshot());
+        // The changes, not every node.
+        EXPECT_LT(Bytes(chain.back()->Records().index_changes),
+                  Bytes(same_moment->Records().indexes));
+      }
       // The next one builds on this one; the trees stay the whole one's.
       base = later->AsBase();
       EXPECT_EQ(base.tree_rows, whole_snapshot.AsBase().rows);
@@ -318,7 +375,14 @@ TEST(ModelSnapshotTest, ASnapshotBuiltOnAnotherRestoresAsAWholeOne) {
       ASSERT_TRUE(back.ok()) << back.status();
       EXPECT_EQ((*back)->stats().samples_seen, at);
       EXPECT_THAT((*back)->restore_notes(), ::testing::IsEmpty());
+      EXPECT_EQ((*back)->restore_insertions(), 0u);
       ExpectSamePredictions(PredictAll(**back, queries), now);
+      if (same_moment.has_value()) {  // node for node
+        SnapshotFile restored_trees;
+        restored_trees.Write((*back)->CaptureSnapshot());
+        EXPECT_EQ(restored_trees.Records().indexes,
+                  same_moment->Records().indexes);
+      }
       LearnAll(**back, stream, at, at + 25);
       LearnAll(*model, stream, at, at + 25);
       learned = at + 25;
@@ -341,29 +405,17 @@ TEST(ModelSnapshotTest, ASnapshotBuiltOnAnotherRestoresAsAWholeOne) {
 // record, or with any other records than those of the chain it builds on.
 TEST(ModelSnapshotTest, ASnapshotBuiltOnAnotherNeedsItsOwnChain) {
   const Stream stream = MakeStream(900, 5);
-  ModelConfig config = BaseConfig();
-  config.metric = MetricKind::kEuclidean;
-  config.regressor = RegressorKind::kNearest;
+  const ModelConfig config = EuclideanNearestConfig();
   auto model = MakeModel(config);
   LearnAll(*model, stream, 0, 500);
   SnapshotFile earlier;
   earlier.Write(model->CaptureSnapshot());
   LearnAll(*model, stream, 500, 600);
-  SnapshotFile whole;
-  const ModelSnapshot whole_snapshot = model->CaptureSnapshot();
-  whole.Write(whole_snapshot);
-  std::vector<std::unique_ptr<SnapshotFile>> chain;
-  SnapshotBase base = whole_snapshot.AsBase();
-  for (std::size_t at : {700, 900}) {
-    LearnAll(*model, stream, at == 700 ? 600 : 700, at);
-    const std::optional<ModelSnapshot> later =
-        model->CaptureSnapshotSince(base);
-    ASSERT_TRUE(later.has_value());
-    chain.push_back(std::make_unique<SnapshotFile>());
-    chain.back()->Write(*later);
-    base = later->AsBase();
-  }
-  const std::vector<ModelSnapshotRecords> links = RecordsOf(chain);
+  const std::unique_ptr<WholeAndChain> snapshots =
+      SnapshotChain(*model, stream, 600, {700, 900});
+  const SnapshotFile& whole = snapshots->whole;
+  const std::vector<ModelSnapshotRecords> links = snapshots->links();
+  ASSERT_EQ(links.size(), 2u);
   EXPECT_TRUE(Model::Restore(
                   config, ModelSnapshotRecords::BuiltOn(whole.Records(), links))
                   .ok());
@@ -380,6 +432,98 @@ TEST(ModelSnapshotTest, ASnapshotBuiltOnAnotherNeedsItsOwnChain) {
   const std::string cut(damaged.base.substr(0, damaged.base.size() - 1));
   damaged.base = cut;
   EXPECT_THAT(refused(damaged), ::testing::HasSubstr("base record"));
+}
+
+// A chain's tree changes are used while each link has them: where a link
+// has none for a tree (saved by a server that did not save them, or after
+// the tree was replaced), or they are damaged, the rows stored after the
+// last changes used are inserted (or the tree built) instead, with the
+// same predictions.
+TEST(ModelSnapshotTest, ALinkWithoutTreeChangesHasItsRowsInserted) {
+  const Stream stream = MakeStream(1500, 5);
+  const Stream queries = MakeStream(40, 6);
+  const ModelConfig config = EuclideanNearestConfig();
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, 600);
+  const std::unique_ptr<WholeAndChain> snapshots =
+      SnapshotChain(*model, stream, 600, {1000, 1500});
+  const SnapshotFile& whole = snapshots->whole;
+  const std::vector<Prediction> now = PredictAll(*model, queries);
+  const auto restored = [&](const std::vector<ModelSnapshotRecords>& links,
+                            std::size_t insertions, bool noted) {
+    absl::StatusOr<std::unique_ptr<Model>> back = Model::Restore(
+        config, ModelSnapshotRecords::BuiltOn(whole.Records(), links));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ((*back)->restore_insertions(), insertions);
+    EXPECT_EQ((*back)->restore_notes().empty(), !noted);
+    ExpectSamePredictions(PredictAll(**back, queries), now);
+  };
+  const std::vector<ModelSnapshotRecords> links = snapshots->links();
+  ASSERT_EQ(links.size(), 2u);
+  restored(links, 0, false);
+  // The last link without: its 500 rows inserted.
+  std::vector<ModelSnapshotRecords> without = links;
+  without[1].index_changes.clear();
+  restored(without, 500, false);
+  // The first: the second's changes no longer apply, 900 rows inserted.
+  without = links;
+  without[0].index_changes.clear();
+  restored(without, 900, false);
+  // The last damaged: refused and said so, its tree built from the rows.
+  std::vector<ModelSnapshotRecords> damaged = links;
+  ASSERT_GE(damaged[1].index_changes.size(), 2u);
+  const std::string cut(damaged[1].index_changes[1].substr(
+      0, damaged[1].index_changes[1].size() - 1));
+  damaged[1].index_changes[1] = cut;
+  restored(damaged, 0, true);
+}
+
+// A model restored from a chain goes on with it: a snapshot built on the
+// restored model (its restored_base()) extends the chain it was restored
+// from, with the changes of every tree read back exactly as saved; a tree
+// that had rows inserted on restore is not, and gets its rows since
+// inserted at the next restore.
+TEST(ModelSnapshotTest, ARestoredModelBuildsOnTheChainItWasRestoredFrom) {
+  const Stream stream = MakeStream(1300, 5);
+  const Stream queries = MakeStream(40, 6);
+  const ModelConfig config = EuclideanNearestConfig();
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, 600);
+  EXPECT_FALSE(model->restored_base().has_value());
+  const std::unique_ptr<WholeAndChain> snapshots =
+      SnapshotChain(*model, stream, 600, {1000});
+  const SnapshotFile& whole = snapshots->whole;
+  LearnAll(*model, stream, 1000, stream.size());
+  const std::vector<Prediction> at_the_end = PredictAll(*model, queries);
+
+  for (const bool link_with_changes : {true, false}) {
+    SCOPED_TRACE(link_with_changes ? "as saved" : "rows inserted");
+    std::vector<ModelSnapshotRecords> links = snapshots->links();
+    ASSERT_EQ(links.size(), 1u);
+    if (!link_with_changes) links[0].index_changes.clear();
+    absl::StatusOr<std::unique_ptr<Model>> back = Model::Restore(
+        config, ModelSnapshotRecords::BuiltOn(whole.Records(), links));
+    ASSERT_TRUE(back.ok()) << back.status();
+    const std::optional<SnapshotBase> base = (*back)->restored_base();
+    ASSERT_TRUE(base.has_value());
+    EXPECT_EQ(base->samples_seen, 1000u);
+    LearnAll(**back, stream, 1000, stream.size());
+    const std::optional<ModelSnapshot> next =
+        (*back)->CaptureSnapshotSince(*base);
+    ASSERT_TRUE(next.has_value());
+    std::vector<std::unique_ptr<SnapshotFile>> longer;
+    longer.push_back(std::make_unique<SnapshotFile>());
+    longer.back()->Write(*next);
+    EXPECT_EQ(longer.back()->Records().index_changes.empty(),
+              !link_with_changes);
+    links.push_back(longer.back()->Records());
+    absl::StatusOr<std::unique_ptr<Model>> again = Model::Restore(
+        config, ModelSnapshotRecords::BuiltOn(whole.Records(), links));
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_THAT((*again)->restore_notes(), ::testing::IsEmpty());
+    EXPECT_EQ((*again)->restore_insertions(), link_with_changes ? 0u : 700u);
+    ExpectSamePredictions(PredictAll(**again, queries), at_the_end);
+  }
 }
 
 TEST(ModelSnapshotTest, RefusesDamagedOrMismatchedSnapshots) {

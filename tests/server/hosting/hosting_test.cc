@@ -962,19 +962,19 @@ TEST_F(HostedModelTest, ALogIncrementRestoresWithItsSnapshotAsOne) {
   std::shared_ptr<HostedModel> original =
       *registry.Make("m", SmallConfig(), {}, absl::FromUnixSeconds(7));
   original->NoteAppliedFromLog(1);
-  Batch first(40, 1000);
+  Batch first(400, 1000);
   ASSERT_TRUE(original->ApplyFromLog(first.samples, 2).ok());
   absl::StatusOr<HostedModel::LogSnapshot> whole = original->CaptureForLog();
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_FALSE(whole->increment);
-  Batch second(30, 1040);
+  Batch second(30, 1400);
   ASSERT_TRUE(original->ApplyFromLog(second.samples, 3).ok());
   absl::StatusOr<HostedModel::LogSnapshot> increment =
       original->CaptureForLog(&whole->base);
   ASSERT_TRUE(increment.ok()) << increment.status();
   EXPECT_TRUE(increment->increment);
   EXPECT_EQ(increment->log_sequence, 3u);
-  EXPECT_EQ(increment->num_samples, 70u);
+  EXPECT_EQ(increment->num_samples, 430u);
   EXPECT_LT(increment->bytes.size(), whole->bytes.size());
 
   // Neither part alone in the wrong place.
@@ -994,8 +994,9 @@ TEST_F(HostedModelTest, ALogIncrementRestoresWithItsSnapshotAsOne) {
 
   // The next entry: 10 samples of the increment's (ids it remembers) and
   // 20 new ones, applied alike by both.
-  ExpectToGoOnAlike(*original, **copy, Batch(30, 1060), 4);
-  EXPECT_EQ((*copy)->model().samples_seen(), 90u);
+  ExpectToGoOnAlike(*original, **copy, Batch(30, 1420), 4);
+  EXPECT_EQ((*copy)->model().samples_seen(), 450u);
+  EXPECT_EQ((*copy)->model().restore_insertions(), 0u);
 }
 
 // Scheduled snapshots fall due by samples learned or by time with writes
