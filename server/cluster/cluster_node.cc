@@ -132,9 +132,10 @@ class ClusterNode::Replica : public WriteLog {
   // one waits a while rather than capturing again every round).
   absl::Time next_snapshot_try = absl::InfinitePast();
   // The snapshotting thread's too: what the last snapshot this server put
-  // (whole or an increment) holds, which the next increment builds on
-  // (none until it put a whole one, or after a put failed), and the
-  // samples it had applied then.
+  // (whole or an increment) or restored the model from holds, which the
+  // next increment builds on (none for a model made from its log until it
+  // put a whole one, nor after a put failed), and the samples it had
+  // applied then.
   std::optional<SnapshotBase> increment_base;
   std::uint64_t samples_at_last_put = 0;
   // The snapshotting thread's too: whether the log and snapshot streams
@@ -607,6 +608,10 @@ absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
       std::move(log), std::move(snapshots), *model, from,
       absl::StrCat(options_.advertise, "/", absl::ToUnixNanos(absl::Now())),
       options_.write_timeout);
+  // A model restored from snapshots goes on with their chain: its next
+  // increment builds on them (as on a snapshot this server put).
+  replica->increment_base = (*model)->model().restored_base();
+  replica->samples_at_last_put = (*model)->samples_logged();
   (*model)->AttachWriteLog(replica);
   replica->Follow(LogFollower::Start(replica->log(), *model, from, stored));
   return Started{
@@ -626,9 +631,8 @@ absl::Status ClusterNode::Adopt(const std::string& name, Started started) {
 }
 
 absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
-    const std::string& name, const ModelLog& log,
-    const SnapshotStore& snapshots, std::uint64_t* from,
-    std::uint64_t* stored) {
+    const std::string& name, const ModelLog& log, SnapshotStore& snapshots,
+    std::uint64_t* from, std::uint64_t* stored) {
   absl::StatusOr<ModelLog::Bounds> bounds = log.StoredBounds();
   if (!bounds.ok()) return bounds.status();
   *stored = bounds->last;
@@ -661,11 +665,18 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
     *from = newest->newest_log_sequence() + 1;
     spdlog::info(
         "event=cluster_snapshot_restored model={} log_sequence={} "
-        "increments={} bytes={} read_seconds={:.3f} restore_seconds={:.3f}",
+        "increments={} bytes={} inserted_rows={} read_seconds={:.3f} "
+        "restore_seconds={:.3f}",
         name, newest->newest_log_sequence(), newest->increments.size(), bytes,
+        restored->model->restore_insertions(),
         absl::ToDoubleSeconds(read - start),
         absl::ToDoubleSeconds(absl::Now() - read));
-    return registry_->MakeRestored(*std::move(restored));
+    absl::StatusOr<std::shared_ptr<HostedModel>> model =
+        registry_->MakeRestored(*std::move(restored));
+    // The next increment may build on the chain read (if it is still the
+    // newest then): the restored model is exactly its newest part.
+    if (model.ok()) snapshots.BuildOn(*newest);
+    return model;
   }
   if (!absl::IsNotFound(newest.status())) {
     // The snapshots cannot be read now (their stream's leader being

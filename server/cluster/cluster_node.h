@@ -216,13 +216,13 @@ class ClusterNode {
   // next.
   void HostingFailed(const std::string& name, const absl::Status& status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
-  // The model `name` made from its newest snapshot, or from its log's
-  // create entry if it has none; *from: the log entry after the one it was
-  // made from, *stored: the last entry the log held.
+  // The model `name` made from its newest snapshot (which `snapshots` then
+  // builds its next increment on: SnapshotStore::BuildOn), or from its
+  // log's create entry if it has none; *from: the log entry after the one
+  // it was made from, *stored: the last entry the log held.
   absl::StatusOr<std::shared_ptr<HostedModel>> MakeReplica(
-      const std::string& name, const ModelLog& log,
-      const SnapshotStore& snapshots, std::uint64_t* from,
-      std::uint64_t* stored);
+      const std::string& name, const ModelLog& log, SnapshotStore& snapshots,
+      std::uint64_t* from, std::uint64_t* stored);
   // The snapshotting thread's loop, and one model's snapshot if it is due.
   void SnapshotDueModels();
   void SnapshotIfDue(Replica& replica);

@@ -256,6 +256,13 @@ absl::Status SnapshotStore::PutIncrement(std::uint64_t log_sequence,
   return absl::OkStatus();
 }
 
+void SnapshotStore::BuildOn(const Snapshot& read) {
+  if (read.head == 0 || read.chain_from == 0) return;
+  last_put_head_ = read.head;
+  last_put_chain_from_ = read.chain_from;
+  last_put_chain_log_sequence_ = read.chain_log_sequence;
+}
+
 absl::StatusOr<SnapshotStore::Head> SnapshotStore::LastHead() const {
   natsMsg* last = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
@@ -360,6 +367,9 @@ absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::ReadChain(
   *whole = chain.back();
   absl::StatusOr<Snapshot> snapshot = Read(chain.back());
   if (!snapshot.ok()) return snapshot;
+  snapshot->head = whole->stream_sequence;
+  if (!whole->chunks.empty()) snapshot->chain_from = whole->chunks.front();
+  snapshot->chain_log_sequence = whole->log_sequence;
   // Its increments in order, up to the newest readable one.
   for (auto head = chain.rbegin() + 1; head != chain.rend(); ++head) {
     absl::StatusOr<Snapshot> increment = Read(*head);
@@ -369,6 +379,7 @@ absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::ReadChain(
     }
     snapshot->increments.push_back(
         {increment->log_sequence, std::move(increment->bytes)});
+    snapshot->head = head->stream_sequence;
   }
   return snapshot;
 }

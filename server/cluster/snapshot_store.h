@@ -67,6 +67,12 @@ class SnapshotStore {
     std::uint64_t newest_log_sequence() const {
       return increments.empty() ? log_sequence : increments.back().log_sequence;
     }
+    // Where its newest part stands in the stream (for BuildOn): that
+    // part's head, and the first chunk and log sequence of the chain's
+    // whole snapshot.
+    std::uint64_t head = 0;
+    std::uint64_t chain_from = 0;
+    std::uint64_t chain_log_sequence = 0;
   };
 
   // The snapshots of `model` (a valid model name) for its log of
@@ -93,12 +99,16 @@ class SnapshotStore {
   absl::StatusOr<std::uint64_t> Put(std::uint64_t log_sequence,
                                     absl::string_view bytes);
   // Stores `bytes` as an increment built on the last snapshot this store
-  // put (whole or an increment), including the model's log up to
-  // `log_sequence`. FAILED_PRECONDITION when this store has put none, or
-  // another put came after its last (a whole one is then due); UNAVAILABLE
-  // as Put.
+  // put (whole or an increment) or took to build on (BuildOn), including the
+  // model's log up to `log_sequence`. FAILED_PRECONDITION when this store has
+  // put none, or another put came after its last (a whole one is then due);
+  // UNAVAILABLE as Put.
   absl::Status PutIncrement(std::uint64_t log_sequence,
                             absl::string_view bytes);
+  // Takes `read` (a Newest() answer, which the caller restored a model
+  // from) as the snapshot the next increment builds on, as if this store
+  // had put it: PutIncrement builds on it while it is still the newest.
+  void BuildOn(const Snapshot& read);
   // The newest snapshot whose chunks are all there and match its checksum,
   // with its increments up to the newest readable one, else the one before
   // it likewise; NOT_FOUND when there is none, DATA_LOSS when neither can

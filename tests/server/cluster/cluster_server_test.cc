@@ -535,6 +535,91 @@ TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
   ExpectLearnedAlike("arm", new_owners, rows, learned + 80, queries);
 }
 
+// A server that restored a model from its snapshot and increments goes on
+// with their chain once it snapshots the model: its first snapshot is an
+// increment on the one it restored (holding its trees' changes since),
+// and a server restoring the longer chain has the model alike.
+TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
+       ARestoredReplicaExtendsTheChainItWasRestoredFrom) {
+  const std::vector<std::string> owners = CreateAndHost("arm", 1);
+  ASSERT_EQ(owners.size(), 2u);
+  const Rows rows(1000, 41), queries(40, 42);
+  const SnapshotStore snapshots = SnapshotStream("arm");
+  const auto newest = [&] {
+    return Retried([&] { return snapshots.Newest(); });
+  };
+  // A whole snapshot, then increments, past the index take-overs of the
+  // first 440 samples (take-overs come at fixed sample counts: a model
+  // that moved an index to new coordinates since a snapshot cannot be
+  // built on).
+  std::size_t learned = 0;
+  std::uint64_t rebuilds = 0;
+  while (learned < 800) {
+    ASSERT_NO_FATAL_FAILURE(
+        Ingest(*ServerAt(owners[0]), "arm", rows, learned, learned + 40));
+    learned += 40;
+    rebuilds = WaitForSamples(*ServerAt(owners[0]), "arm", learned)
+                   .stats()
+                   .index_rebuilds();
+    absl::SleepFor(absl::Milliseconds(150));
+    absl::StatusOr<SnapshotStore::Snapshot> now = newest();
+    if (learned >= 480 && now.ok() && !now->increments.empty()) break;
+  }
+  // The replica leaves: the third server restores the model from the
+  // chain, a replica of the first owner (which puts nothing more while no
+  // sample comes); then the first owner leaves too, without a last
+  // snapshot.
+  std::string third;
+  for (const std::string& address : Addresses()) {
+    if (!Contains(owners, address)) third = address;
+  }
+  StopServer(owners[1]);
+  ASSERT_TRUE(WaitForHosts("arm", {owners[0], third}));
+  const absl::StatusOr<SnapshotStore::Snapshot> restored = newest();
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_FALSE(restored->increments.empty());
+  StopServer(owners[0]);
+  ASSERT_TRUE(WaitForHosts("arm", {third}));
+  // (Once the first owner's liveness has lapsed, the model is re-placed
+  // with the third server first: its snapshotter.)
+  ASSERT_NE(Placements(), nullptr);
+  const absl::Time deadline = absl::Now() + kWait;
+  for (;;) {
+    absl::StatusOr<PlacementStore::Placement> placement =
+        Placements()->Get("arm");
+    if (placement.ok() && !placement->servers.empty() &&
+        placement->servers.front() == third) {
+      break;
+    }
+    ASSERT_LT(absl::Now(), deadline) << "arm never placed on " << third;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ClusterNode::Report report;
+  for (; learned + 40 <= rows.size(); learned += 40) {
+    report = ServerAt(third)->cluster()->report();
+    if (report.snapshots + report.snapshot_increments > 0) break;
+    ASSERT_NO_FATAL_FAILURE(
+        Ingest(*ServerAt(third), "arm", rows, learned, learned + 40));
+    WaitForSamples(*ServerAt(third), "arm", learned + 40);
+    absl::SleepFor(absl::Milliseconds(150));
+  }
+  // (No take-over came meanwhile: the model could be built on.)
+  EXPECT_EQ(
+      WaitForSamples(*ServerAt(third), "arm", learned).stats().index_rebuilds(),
+      rebuilds);
+  EXPECT_EQ(report.snapshots, 0u);
+  EXPECT_GE(report.snapshot_increments, 1u);
+  const absl::StatusOr<SnapshotStore::Snapshot> extended = newest();
+  ASSERT_TRUE(extended.ok()) << extended.status();
+  EXPECT_EQ(extended->log_sequence, restored->log_sequence);
+  EXPECT_GT(extended->increments.size(), restored->increments.size());
+  // A new server, a replica, restores the longer chain.
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const std::string fourth = servers_.back()->address();
+  ASSERT_TRUE(WaitForHosts("arm", {third, fourth}));
+  ExpectLearnedAlike("arm", {third, fourth}, rows, learned, queries);
+}
+
 TEST_F(ClusterServerTest, AStoppingServerSnapshotsWhatItAppliedForTheNext) {
   const std::vector<std::string> owners = CreateAndHost("arm", 0);
   ASSERT_FALSE(owners.empty());

@@ -206,6 +206,27 @@ TEST_F(SnapshotStoreTest, IncrementsAreReadBackAsAChain) {
   EXPECT_EQ(Put(reader, 50, Bytes(10, 'o')), 40u);
   EXPECT_TRUE(
       absl::IsFailedPrecondition(store.PutIncrement(55, Bytes(10, 'p'))));
+
+  // A store that read the newest (a server that restored the model from
+  // it) builds on it, while it is still the newest.
+  newest = store.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  store.BuildOn(*newest);
+  const std::string continued = Bytes(kChunk / 4, 'c');
+  PutIncrement(store, 60, continued);
+  newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 50u);
+  ASSERT_EQ(newest->increments.size(), 1u);
+  EXPECT_EQ(newest->increments[0].bytes, continued);
+  store.BuildOn(*newest);  // and on its own increment read back
+  PutIncrement(store, 65, Bytes(10, 'd'));
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(reader.PutIncrement(70, Bytes(10, 'e'))));
+  SnapshotStore late = Open("chain", other.get());
+  late.BuildOn(*newest);  // no longer the newest
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(late.PutIncrement(70, Bytes(10, 'e'))));
 }
 
 }  // namespace
