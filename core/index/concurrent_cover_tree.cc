@@ -66,30 +66,40 @@ absl::Status ConcurrentCoverTree::Remove(std::uint64_t id) {
   return absl::OkStatus();
 }
 
-// Marking starts an epoch in the tree's node array, which no search reads;
-// the exclusive lock (held for a few pointer copies) keeps that formal.
+// The writers' lock keeps the tree (no write, no rebuild's swap) from the
+// share to the mark. Sharing reads the tree beside searches; marking
+// starts an epoch in its node array, which no search reads, under the
+// exclusive lock for form's sake (held for two integer writes).
 ConcurrentCoverTree::MarkedStructure
 ConcurrentCoverTree::ShareMarkedStructure() {
   MutexLock writer(&writer_);
-  ExclusiveLock lock(lock_);
   MarkedStructure marked;
-  marked.structure = tree_->ShareStructure();
-  marked.mark = tree_->MarkChanges();
+  {
+    SharedLock lock(lock_);
+    marked.structure = tree_->ShareStructure();
+  }
+  marked.mark = MarkLocked();
   return marked;
 }
 
 ConcurrentCoverTree::MarkedChanges ConcurrentCoverTree::ShareMarkedChanges(
     const CoverTree::ChangeMark& since) {
   MutexLock writer(&writer_);
-  ExclusiveLock lock(lock_);
   MarkedChanges marked;
-  marked.changes = tree_->ShareChangesSince(since);
-  marked.mark = tree_->MarkChanges();
+  {
+    SharedLock lock(lock_);
+    marked.changes = tree_->ShareChangesSince(since);
+  }
+  marked.mark = MarkLocked();
   return marked;
 }
 
 CoverTree::ChangeMark ConcurrentCoverTree::MarkChanges() {
   MutexLock writer(&writer_);
+  return MarkLocked();
+}
+
+CoverTree::ChangeMark ConcurrentCoverTree::MarkLocked() {
   ExclusiveLock lock(lock_);
   return tree_->MarkChanges();
 }

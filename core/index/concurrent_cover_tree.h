@@ -84,7 +84,8 @@ class ConcurrentCoverTree {
 
   // The tree's structure for a snapshot and a mark of that moment (for the
   // next snapshot's changes), taken together under the writers' lock: no
-  // rebuild replaces the tree between them. Searches wait for neither.
+  // write or rebuild comes between them. Searches wait no longer than for
+  // an insertion (the mark: two integers written).
   struct MarkedStructure {
     CoverTree::Structure structure;
     CoverTree::ChangeMark mark;
@@ -128,6 +129,8 @@ class ConcurrentCoverTree {
   void Swap(std::unique_ptr<CoverTree>& tree)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_) ABSL_LOCKS_EXCLUDED(lock_);
   void AfterWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_);
+  CoverTree::ChangeMark MarkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_)
+      ABSL_LOCKS_EXCLUDED(lock_);
   void FinishBackgroundRebuild(std::unique_ptr<CoverTree> fresh)
       ABSL_LOCKS_EXCLUDED(writer_);
   // A background build given up (the tree is going away): no swap.
