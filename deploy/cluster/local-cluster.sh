@@ -60,7 +60,8 @@ up() {
     pid=$(cat "$dir/server$i.pid")
     address=$(joined_address "$i" "$pid" 0)
     if [ -z "$address" ]; then
-      echo "server$i did not start; see $dir/server$i.log" >&2
+      echo "server$i did not start; see $dir/server$i.log, which ends:" >&2
+      tail -n 20 "$dir/server$i.log" >&2
       mv "$dir/servers.starting" "$dir/servers"
       down
       exit 1
