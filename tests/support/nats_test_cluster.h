@@ -50,6 +50,9 @@ class NatsTestCluster {
   // healthy.
   absl::Status Restart(std::size_t node,
                        absl::Duration timeout = absl::Seconds(30));
+  // Waits until `node` reports JetStream healthy: a meta leader, and every
+  // stream it holds current (a node resumed after a pause has caught up).
+  absl::Status WaitHealthy(std::size_t node, absl::Duration timeout) const;
 
  private:
   struct Node {
@@ -64,7 +67,6 @@ class NatsTestCluster {
   explicit NatsTestCluster(std::string directory)
       : directory_(std::move(directory)) {}
   absl::Status Launch(std::size_t node);
-  absl::Status WaitHealthy(std::size_t node, absl::Duration timeout) const;
 
   std::string directory_;
   std::vector<Node> nodes_;

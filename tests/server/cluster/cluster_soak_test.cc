@@ -180,6 +180,7 @@ class ClusterSoakTest : public ::testing::Test {
     PredictCallOptions read;
     if (kind == kAsItStands) read.min_learned = 0;
     absl::Time last_answer = absl::InfiniteFuture();
+    bool answered = false;
     while (!stop_) {
       if (feed.acknowledged == 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -197,6 +198,15 @@ class ClusterSoakTest : public ::testing::Test {
                     got.status().ToString().c_str());
         continue;
       }
+      if (kind == kAsItStands && !answered &&
+          absl::IsFailedPrecondition(got.status())) {
+        // The first sample acknowledged by one server, a read as the model
+        // stands may come to a replica that has not applied it yet (it is
+        // not held for it): the model has no samples there yet.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      answered = answered || got.ok();
       ++(got.ok() ? predictions_ : failed_predictions_);
       if (!got.ok()) {
         std::printf("prediction failed: %s\n", got.status().ToString().c_str());

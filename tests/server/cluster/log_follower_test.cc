@@ -127,6 +127,10 @@ class LogFollowerTest : public NatsClusterTest {
       }
       ASSERT_TRUE(applied) << "applied " << replica.follower->applied()
                            << " of " << last;
+      // The next pause only once this node has caught up: with it behind,
+      // the other two could not elect a leader without the next one.
+      const absl::Status healthy = cluster_->WaitHealthy(node, kWait);
+      ASSERT_TRUE(healthy.ok()) << healthy;
     }
   }
 
