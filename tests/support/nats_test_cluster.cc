@@ -8,8 +8,10 @@
 
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "httplib.h"
 #include "tests/support/fresh_directory.h"
 
@@ -108,8 +110,10 @@ absl::Status NatsTestCluster::Launch(std::size_t i) {
   return absl::OkStatus();
 }
 
-absl::Status NatsTestCluster::WaitHealthy(std::size_t i,
-                                          absl::Duration timeout) const {
+absl::Status NatsTestCluster::WaitHealthy(std::size_t i, absl::Duration timeout,
+                                          absl::string_view stream) const {
+  const std::string stream_current =
+      absl::StrCat("JetStream consumer '$G > ", stream, " > ");
   const Node& node = nodes_[i];
   httplib::Client monitor("127.0.0.1", node.monitor_port.port());
   monitor.set_connection_timeout(1);
@@ -125,7 +129,11 @@ absl::Status NatsTestCluster::WaitHealthy(std::size_t i,
     // holds is current.
     if (httplib::Result result = monitor.Get("/healthz")) {
       if (result->status == 200) return absl::OkStatus();
-      last = result->body;
+      // The body's JSON writes '>' as \u003e.
+      last = absl::StrReplaceAll(result->body, {{"\\u003e", ">"}});
+      if (!stream.empty() && absl::StrContains(last, stream_current)) {
+        return absl::OkStatus();
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

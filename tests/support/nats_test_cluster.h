@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tests/support/reserved_port.h"
 
@@ -52,7 +53,12 @@ class NatsTestCluster {
                        absl::Duration timeout = absl::Seconds(30));
   // Waits until `node` reports JetStream healthy: a meta leader, and every
   // stream it holds current (a node resumed after a pause has caught up).
-  absl::Status WaitHealthy(std::size_t node, absl::Duration timeout) const;
+  // With `stream`, only that stream current: nats-server checks a stream
+  // before its consumers, so an answer that one of its consumers is not
+  // current (an ephemeral one left over from a pause may stay so for
+  // good) says the stream is.
+  absl::Status WaitHealthy(std::size_t node, absl::Duration timeout,
+                           absl::string_view stream = {}) const;
 
  private:
   struct Node {

@@ -129,7 +129,8 @@ class LogFollowerTest : public NatsClusterTest {
                            << " of " << last;
       // The next pause only once this node has caught up: with it behind,
       // the other two could not elect a leader without the next one.
-      const absl::Status healthy = cluster_->WaitHealthy(node, kWait);
+      const absl::Status healthy =
+          cluster_->WaitHealthy(node, kWait, ModelLog::StreamName("arm"));
       ASSERT_TRUE(healthy.ok()) << healthy;
     }
   }
