@@ -33,6 +33,7 @@ void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
 
 // How long after a failed snapshot of a model the next is tried.
 constexpr absl::Duration kSnapshotRetryPause = absl::Seconds(5);
+
 // How often a model's streams made short of copies are looked at.
 constexpr absl::Duration kReplicasCheckPause = absl::Seconds(10);
 // The longest pause between two tries to host a model (from
@@ -84,22 +85,6 @@ bool SameServers(std::vector<std::string> a, std::vector<std::string> b) {
   return a == b;
 }
 
-// Stores `snapshot`, whole or an increment; the log sequence the older
-// kept snapshot includes (SnapshotStore::Put; 0 for an increment, which
-// frees none).
-absl::StatusOr<std::uint64_t> PutSnapshot(
-    SnapshotStore& store, const HostedModel::LogSnapshot& snapshot) {
-  if (!snapshot.increment) {
-    return store.Put(snapshot.log_sequence, snapshot.bytes);
-  }
-  if (absl::Status put =
-          store.PutIncrement(snapshot.log_sequence, snapshot.bytes);
-      !put.ok()) {
-    return put;
-  }
-  return 0;
-}
-
 }  // namespace
 
 // One model hosted here: its log and snapshots, the follower applying the
@@ -138,6 +123,12 @@ class ClusterNode::Replica : public WriteLog {
   // applied then.
   std::optional<SnapshotBase> increment_base;
   std::uint64_t samples_at_last_put = 0;
+  // Set by the snapshotting thread: the log sequence of a whole snapshot of
+  // it being put (SnapshotDueModels; 0: none), its increments meanwhile
+  // building on the chain before it, and the last log entry the newest
+  // snapshot this server put includes.
+  std::atomic<std::uint64_t> whole_being_put{0};
+  std::atomic<std::uint64_t> snapshot_through{0};
   // The snapshotting thread's too: whether the log and snapshot streams
   // were found with all their copies (made while a NATS node was offline,
   // they may have fewer), and when to look next if not.
@@ -146,7 +137,12 @@ class ClusterNode::Replica : public WriteLog {
   // What report() shows of it.
   ClusterNode::Report::Hosted Progress() const {
     MutexLock lock(&mutex_);
-    Report::Hosted progress{.model = name_, .replayed_from = replayed_from_};
+    // In this order: a snapshot through past the whole one being put was
+    // put while it was.
+    Report::Hosted progress{.model = name_,
+                            .replayed_from = replayed_from_,
+                            .snapshot_through = snapshot_through.load(),
+                            .whole_snapshot_being_put = whole_being_put.load()};
     if (follower_ != nullptr) {
       progress.applied = follower_->applied();
       progress.catching_up = follower_->catching_up();
@@ -366,8 +362,8 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     node->ReconcileFailed(reconciled);
   }
   node->snapshotter_ = std::jthread([raw](std::stop_token stop) {
-    Every(raw->options_.reconcile_interval, stop, [raw] {
-      raw->SnapshotDueModels();
+    Every(raw->options_.reconcile_interval, stop, [raw, stop] {
+      raw->SnapshotDueModels(stop);
       raw->RemoveAbandonedLogs();
       raw->SweepOrphanStreamsIfDue();
     });
@@ -596,10 +592,12 @@ absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
   // it.
   const ModelLog::Options copies = LogOptions();
   ModelLog log = ModelLog::Attach(*client_, name, copies, placed.log);
-  SnapshotStore snapshots = SnapshotStore::Open(
-      *client_, name,
-      {.replicas = copies.replicas, .min_replicas = copies.min_replicas},
-      placed.log);
+  SnapshotStore snapshots =
+      SnapshotStore::Open(*client_, name,
+                          {.replicas = copies.replicas,
+                           .min_replicas = copies.min_replicas,
+                           .chunk_bytes = options_.snapshot_chunk_bytes},
+                          placed.log);
   std::uint64_t from = 1, stored = 0;
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
       MakeReplica(name, log, snapshots, &from, &stored);
@@ -717,7 +715,18 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ClusterNode::MakeReplica(
   return model;
 }
 
-void ClusterNode::SnapshotDueModels() {
+// A whole snapshot being put: what was captured (its bytes stay where the
+// put reads them) and how far the put got.
+struct ClusterNode::WholePut {
+  std::shared_ptr<Replica> replica;
+  std::unique_ptr<HostedModel::LogSnapshot> snapshot;
+  SnapshotStore::PendingPut put;
+  absl::Duration capture;
+  absl::Time start;
+  absl::Status result;  // once the put is over
+};
+
+void ClusterNode::SnapshotDueModels(std::stop_token stop) {
   std::vector<std::shared_ptr<Replica>> mine;
   {
     MutexLock lock(&reconcile_mutex_);
@@ -725,10 +734,20 @@ void ClusterNode::SnapshotDueModels() {
       if (replica->snapshots_here.load()) mine.push_back(replica);
     }
   }
+  std::vector<WholePut> whole_puts;
   for (const std::shared_ptr<Replica>& replica : mine) {
-    SnapshotIfDue(*replica);
+    SnapshotIfDue(replica, whole_puts);
     RestoreReplicasIfDue(*replica);
   }
+  while (!whole_puts.empty() && !stop.stop_requested()) {
+    std::erase_if(whole_puts, [this](WholePut& put) {
+      return PutWholeSlice(put, options_.whole_put_slice);
+    });
+    for (const std::shared_ptr<Replica>& replica : mine) {
+      SnapshotIfDue(replica, whole_puts);
+    }
+  }
+  for (WholePut& put : whole_puts) put.replica->whole_being_put = 0;
 }
 
 ModelLog::Options ClusterNode::LogOptions() const {
@@ -752,18 +771,35 @@ void ClusterNode::RestoreReplicasIfDue(Replica& replica) {
   }
 }
 
-void ClusterNode::SnapshotIfDue(Replica& replica) {
-  const std::shared_ptr<HostedModel> model = replica.model();
-  if (model == nullptr || absl::Now() < replica.next_snapshot_try) return;
+void ClusterNode::SnapshotIfDue(const std::shared_ptr<Replica>& replica,
+                                std::vector<WholePut>& whole_puts) {
+  const std::shared_ptr<HostedModel> model = replica->model();
+  if (model == nullptr || absl::Now() < replica->next_snapshot_try) return;
   const SnapshotSchedule schedule{options_.snapshot_every_samples,
                                   options_.snapshot_interval};
+  const bool putting_whole = replica->whole_being_put.load() != 0;
   const bool whole =
+      !putting_whole &&
       schedule.Due(*model, model->samples_since_snapshot() > 0, absl::Now());
-  if (!whole && !IncrementDue(replica, *model)) return;
-  // A failure (logged and counted by Snapshot) is tried again a while later.
-  if (!Snapshot(replica, *model, /*increment=*/!whole).ok()) {
-    replica.next_snapshot_try = absl::Now() + kSnapshotRetryPause;
+  if (!whole) {
+    if (!IncrementDue(*replica, *model)) return;
+    const absl::Status put = PutIncrement(*replica, *model);
+    if (put.ok()) return;
+    if (!absl::IsFailedPrecondition(put)) {
+      Failed(*replica, model->name(), put);
+      return;
+    }
+    // Refused: another server snapshotted the model since this one's last,
+    // or the model can no longer build on it. A whole one is due.
+    if (putting_whole) return;
   }
+  absl::StatusOr<WholePut> begun = BeginWholePut(replica);
+  if (!begun.ok()) {
+    Failed(*replica, model->name(), begun.status());
+    return;
+  }
+  replica->whole_being_put = begun->snapshot->log_sequence;
+  whole_puts.push_back(*std::move(begun));
 }
 
 bool ClusterNode::IncrementDue(const Replica& replica,
@@ -773,56 +809,133 @@ bool ClusterNode::IncrementDue(const Replica& replica,
          model.samples_logged() >= replica.samples_at_last_put + every;
 }
 
-absl::Status ClusterNode::Snapshot(Replica& replica, HostedModel& model,
-                                   bool increment) {
-  absl::Status status = CaptureAndPut(replica, model, increment);
-  if (!status.ok()) {
-    counters_.snapshot_failures.fetch_add(1);
-    spdlog::warn("event=cluster_snapshot_failed model={} error=\"{}\"",
-                 model.name(), std::string(status.message()));
-  }
-  return status;
+void ClusterNode::Failed(Replica& replica, const std::string& model,
+                         const absl::Status& status) {
+  counters_.snapshot_failures.fetch_add(1);
+  spdlog::warn("event=cluster_snapshot_failed model={} error=\"{}\"", model,
+               std::string(status.message()));
+  // Tried again a while later rather than captured again every round.
+  replica.next_snapshot_try = absl::Now() + kSnapshotRetryPause;
 }
 
-absl::Status ClusterNode::CaptureAndPut(Replica& replica, HostedModel& model,
-                                        bool increment) {
-  const absl::Time start = absl::Now();
-  // An increment builds on the last snapshot put, if the model still can
-  // (else it is whole).
-  absl::StatusOr<HostedModel::LogSnapshot> snapshot = model.CaptureForLog(
-      increment && replica.increment_base.has_value() ? &*replica.increment_base
-                                                      : nullptr);
-  if (!snapshot.ok()) return snapshot.status();
-  replica.increment_base.reset();  // until this one is stored
-  absl::StatusOr<std::uint64_t> freed =
-      PutSnapshot(replica.snapshots(), *snapshot);
-  if (snapshot->increment && absl::IsFailedPrecondition(freed.status())) {
-    // Another server snapshotted the model since this one's last: a whole
-    // one is due.
-    snapshot = model.CaptureForLog();
-    if (!snapshot.ok()) return snapshot.status();
-    freed = PutSnapshot(replica.snapshots(), *snapshot);
+absl::Status ClusterNode::Snapshot(const std::shared_ptr<Replica>& replica,
+                                   bool increment) {
+  const std::shared_ptr<HostedModel> model = replica->model();
+  if (model == nullptr) return absl::OkStatus();
+  if (increment && replica->increment_base.has_value()) {
+    const absl::Status put = PutIncrement(*replica, *model);
+    if (!put.ok() && !absl::IsFailedPrecondition(put)) {
+      Failed(*replica, model->name(), put);
+    }
+    if (!absl::IsFailedPrecondition(put)) return put;
   }
-  if (!freed.ok()) return freed.status();
-  replica.increment_base = snapshot->base;
-  replica.samples_at_last_put = snapshot->num_samples;
-  if (!snapshot->increment) model.SnapshotStored(snapshot->num_samples);
+  absl::StatusOr<WholePut> begun = BeginWholePut(replica);
+  if (!begun.ok()) {
+    Failed(*replica, model->name(), begun.status());
+    return begun.status();
+  }
+  while (!PutWholeSlice(*begun, absl::InfiniteDuration())) {
+  }
+  return begun->result;
+}
+
+absl::Status ClusterNode::PutIncrement(Replica& replica, HostedModel& model) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<HostedModel::LogSnapshot> snapshot =
+      model.CaptureForLog(&*replica.increment_base, /*increment_only=*/true);
+  if (!snapshot.ok()) {
+    if (absl::IsFailedPrecondition(snapshot.status())) {
+      replica.increment_base.reset();  // until a whole one is stored
+    }
+    return snapshot.status();
+  }
+  const absl::Duration capture = absl::Now() - start;
+  if (absl::Status put = replica.snapshots().PutIncrement(
+          snapshot->log_sequence, snapshot->bytes);
+      !put.ok()) {
+    // Refused (another server's snapshot came since) or not stored: the
+    // next one is whole.
+    replica.increment_base.reset();
+    return put;
+  }
+  return Stored(replica, model, *snapshot, 0, capture, start);
+}
+
+absl::StatusOr<ClusterNode::WholePut> ClusterNode::BeginWholePut(
+    std::shared_ptr<Replica> replica) {
+  const std::shared_ptr<HostedModel> model = replica->model();
+  if (model == nullptr) {
+    return absl::NotFoundError("cluster: the model is no longer hosted here");
+  }
+  const absl::Time start = absl::Now();
+  absl::StatusOr<HostedModel::LogSnapshot> captured = model->CaptureForLog();
+  if (!captured.ok()) return captured.status();
+  auto snapshot =
+      std::make_unique<HostedModel::LogSnapshot>(*std::move(captured));
+  const absl::Duration capture = absl::Now() - start;
+  absl::StatusOr<SnapshotStore::PendingPut> put =
+      replica->snapshots().BeginPut(snapshot->log_sequence, snapshot->bytes);
+  if (!put.ok()) return put.status();
+  return WholePut{.replica = std::move(replica),
+                  .snapshot = std::move(snapshot),
+                  .put = *std::move(put),
+                  .capture = capture,
+                  .start = start,
+                  .result = absl::OkStatus()};
+}
+
+bool ClusterNode::PutWholeSlice(WholePut& put, absl::Duration slice) {
+  Replica& replica = *put.replica;
+  const std::shared_ptr<HostedModel> model = replica.model();
+  if (model == nullptr) {  // released meanwhile
+    replica.whole_being_put = 0;
+    put.result = absl::CancelledError("cluster: the model was released");
+    return true;
+  }
+  SnapshotStore& store = replica.snapshots();
+  absl::Status status = store.PutChunks(put.put, slice);
+  if (status.ok() && !put.put.chunks_stored()) return false;
+  replica.whole_being_put = 0;  // before what it stores is reported
+  if (status.ok()) {
+    absl::StatusOr<std::uint64_t> freed = store.FinishPut(put.put);
+    status = freed.ok() ? Stored(replica, *model, *put.snapshot, *freed,
+                                 put.capture, put.start)
+                        : freed.status();
+  }
+  if (!status.ok()) Failed(replica, model->name(), status);
+  put.result = status;
+  return true;
+}
+
+absl::Status ClusterNode::Stored(Replica& replica, HostedModel& model,
+                                 const HostedModel::LogSnapshot& snapshot,
+                                 std::uint64_t freed, absl::Duration capture,
+                                 absl::Time start) {
+  replica.increment_base = snapshot.base;
+  replica.samples_at_last_put = snapshot.num_samples;
+  // Increments put while this whole one was may have gone further.
+  if (snapshot.log_sequence > replica.snapshot_through.load()) {
+    replica.snapshot_through = snapshot.log_sequence;
+  }
+  if (!snapshot.increment) model.SnapshotStored(snapshot.num_samples);
   // What both snapshots kept include is needed by nobody. A replica still
   // behind it reads the newer snapshot instead (LogFollower::fell_behind).
-  if (*freed > 0) {
-    if (absl::Status compacted = replica.log().Compact(*freed);
+  if (freed > 0) {
+    if (absl::Status compacted = replica.log().Compact(freed);
         !compacted.ok()) {
       return compacted;
     }
   }
-  (snapshot->increment ? counters_.snapshot_increments : counters_.snapshots)
+  (snapshot.increment ? counters_.snapshot_increments : counters_.snapshots)
       .fetch_add(1);
   spdlog::info(
       "event=cluster_snapshot model={} log_sequence={} samples={} bytes={} "
-      "increment={} seconds={:.3f} log_compacted_through={}",
-      model.name(), snapshot->log_sequence, snapshot->num_samples,
-      snapshot->bytes.size(), snapshot->increment,
-      absl::ToDoubleSeconds(absl::Now() - start), *freed);
+      "increment={} seconds={:.3f} capture_seconds={:.3f} "
+      "log_compacted_through={}",
+      model.name(), snapshot.log_sequence, snapshot.num_samples,
+      snapshot.bytes.size(), snapshot.increment,
+      absl::ToDoubleSeconds(absl::Now() - start),
+      absl::ToDoubleSeconds(capture), freed);
   return absl::OkStatus();
 }
 
@@ -853,9 +966,8 @@ void ClusterNode::SnapshotBeforeLeaving() {
     // each, and the server is stopping.
     // An increment where one can be built (and increments are on):
     // seconds sooner at 10^6 samples.
-    if (absl::Status status =
-            Snapshot(*replica, *model,
-                     /*increment=*/options_.snapshot_increment_samples > 0);
+    if (absl::Status status = Snapshot(
+            replica, /*increment=*/options_.snapshot_increment_samples > 0);
         absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
       return;
     }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <utility>
@@ -70,6 +71,12 @@ struct ClusterOptions {
   // whole snapshot this server put, until an index of the model moves to
   // new coordinates (a whole one is then taken in the increment's place).
   std::uint64_t snapshot_increment_samples = 10'000;
+  // A snapshot's chunks (below NATS's largest message), and how long a
+  // whole snapshot's put publishes them before the increments due are put
+  // (a whole one of 10^6 samples, 270 MB, takes 3 to 4 s to put: the
+  // model's increments go on meanwhile, building on the chain before it).
+  std::size_t snapshot_chunk_bytes = 512 << 10;
+  absl::Duration whole_put_slice = absl::Milliseconds(100);
   // A server that stops (its node destroyed) first snapshots every model
   // it is the first server of and that learned samples since its last
   // snapshot, as a single server does at its stop: whoever hosts the model
@@ -154,6 +161,12 @@ class ClusterNode {
       std::string model;
       std::uint64_t applied = 0;
       std::uint64_t replayed_from = 0;
+      // Where this server snapshots the model: the last log entry that the
+      // newest snapshot it put includes (a server taking the model over
+      // after a crash replays the log after it; 0: none put), and the log
+      // sequence of a whole snapshot being put meanwhile (0: none).
+      std::uint64_t snapshot_through = 0;
+      std::uint64_t whole_snapshot_being_put = 0;
       bool catching_up = false;
       bool fell_behind = false;
     };
@@ -223,9 +236,21 @@ class ClusterNode {
   absl::StatusOr<std::shared_ptr<HostedModel>> MakeReplica(
       const std::string& name, const ModelLog& log, SnapshotStore& snapshots,
       std::uint64_t* from, std::uint64_t* stored);
-  // The snapshotting thread's loop, and one model's snapshot if it is due.
-  void SnapshotDueModels();
-  void SnapshotIfDue(Replica& replica);
+  // A whole snapshot being put a slice at a time (SnapshotDueModels).
+  struct WholePut;
+  // The snapshotting thread's loop: each model's snapshot if it is due.
+  // Whole ones are put a slice at a time (whole_put_slice), and between the
+  // slices every model's increments due go on, those of the model whose
+  // whole one is being put building on its chain before it (SnapshotStore:
+  // seconds at 10^6 samples would otherwise pass without one). Whole puts
+  // not finished when `stop` is requested are given up: the chain before
+  // them is still the newest, and SnapshotBeforeLeaving builds on it.
+  void SnapshotDueModels(std::stop_token stop);
+  // `replica`'s snapshot if one is due: an increment put, or a whole one
+  // begun and added to `whole_puts` (also where the increment is refused,
+  // unless the model's whole one is already being put).
+  void SnapshotIfDue(const std::shared_ptr<Replica>& replica,
+                     std::vector<WholePut>& whole_puts);
   // The model's log and snapshots given back the copies they were made
   // without (a NATS node offline at their creation), tried every
   // kReplicasCheckPause until they have them all.
@@ -237,11 +262,29 @@ class ClusterNode {
   // snapshot_increment_samples), its whole snapshot not being.
   bool IncrementDue(const Replica& replica, const HostedModel& model) const;
   // Captures the model, puts the snapshot (an increment built on the last
-  // one put, if asked and the model can) and compacts the log (through
-  // CaptureAndPut); a failure is logged and counted here.
-  absl::Status Snapshot(Replica& replica, HostedModel& model, bool increment);
-  absl::Status CaptureAndPut(Replica& replica, HostedModel& model,
-                             bool increment);
+  // one put, if asked and the model can, else whole) and compacts the log,
+  // all before it returns; a failure is logged and counted (Failed).
+  absl::Status Snapshot(const std::shared_ptr<Replica>& replica,
+                        bool increment);
+  // An increment built on the last snapshot put, put; FAILED_PRECONDITION
+  // when the model or the store refuses to build on it (a whole one is then
+  // due), before any byte is written.
+  absl::Status PutIncrement(Replica& replica, HostedModel& model);
+  // A whole snapshot captured and its put begun.
+  absl::StatusOr<WholePut> BeginWholePut(std::shared_ptr<Replica> replica);
+  // Puts the next slice of `put`'s chunks (`slice` long), then its head once
+  // they are all stored; whether the put is over (stored or failed).
+  bool PutWholeSlice(WholePut& put, absl::Duration slice);
+  // What a stored snapshot changes: the next increment's base, the model's
+  // count since a whole one, the log compacted through `freed`; logged.
+  absl::Status Stored(Replica& replica, HostedModel& model,
+                      const HostedModel::LogSnapshot& snapshot,
+                      std::uint64_t freed, absl::Duration capture,
+                      absl::Time start);
+  // Logs and counts a failed snapshot, and sets when the model's next is
+  // tried.
+  void Failed(Replica& replica, const std::string& model,
+              const absl::Status& status);
   // The snapshots a stopping server takes (ClusterOptions::snapshot_on_leave).
   void SnapshotBeforeLeaving();
   // Stops hosting `name`: deleted from the cluster, or placed elsewhere.

@@ -148,48 +148,85 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Publish(
   return published->sequence;
 }
 
-absl::StatusOr<std::uint64_t> SnapshotStore::PublishSnapshot(
-    absl::string_view bytes, Head& head) {
-  head.token = std::random_device{}() |
-               (static_cast<std::uint64_t>(std::random_device{}()) << 32);
-  head.size = bytes.size();
-  head.sha256 = Sha256Hex(bytes);
-  head.chunks.clear();
-  const std::string put = absl::StrCat(head.token, "/", head.log_sequence);
+SnapshotStore::PendingPut::PendingPut(std::uint64_t log_sequence,
+                                      absl::string_view bytes)
+    : log_sequence_(log_sequence),
+      bytes_(bytes),
+      token_(std::random_device{}() |
+             (static_cast<std::uint64_t>(std::random_device{}()) << 32)) {}
+
+absl::Status SnapshotStore::PutChunks(PendingPut& put, absl::Duration slice) {
+  const absl::Time until = absl::Now() + slice;
+  const std::string put_id = absl::StrCat(put.token_, "/", put.log_sequence_);
   const std::size_t chunk_bytes =
       std::max<std::size_t>(options_.chunk_bytes, 1);
   std::string chunk;
-  for (std::size_t offset = 0, index = 0; offset < bytes.size() || index == 0;
-       offset += chunk_bytes, ++index) {
+  // Empty bytes are one empty chunk.
+  while (!put.chunks_stored()) {
+    const absl::string_view part = put.bytes_.substr(
+        std::min(put.offset_, put.bytes_.size()), chunk_bytes);
     chunk.clear();
     ByteWriter writer(&chunk);
-    writer.U64(head.token);
-    writer.U32(static_cast<std::uint32_t>(index));
-    const absl::string_view part = bytes.substr(offset, chunk_bytes);
+    writer.U64(put.token_);
+    writer.U32(put.index_);
     chunk.append(part.data(), part.size());
     absl::StatusOr<std::uint64_t> stored =
-        Publish(chunk_subject_, absl::StrCat(put, "/", index), chunk);
+        Publish(chunk_subject_, absl::StrCat(put_id, "/", put.index_), chunk);
     if (!stored.ok()) return stored.status();
-    head.chunks.push_back(*stored);
-    if (bytes.empty()) break;
+    put.chunks_.push_back(*stored);
+    put.hasher_.Update(part);
+    put.offset_ += chunk_bytes;
+    ++put.index_;
+    if (absl::Now() >= until) break;
   }
-  absl::StatusOr<std::uint64_t> stored =
-      Publish(head_subject_, absl::StrCat(put, "/head"), head.Encode());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::uint64_t> SnapshotStore::PublishHead(PendingPut& put,
+                                                         Head& head) {
+  head.token = put.token_;
+  head.log_sequence = put.log_sequence_;
+  head.size = put.bytes_.size();
+  head.sha256 = put.hasher_.FinishHex();
+  head.chunks = put.chunks_;
+  absl::StatusOr<std::uint64_t> stored = Publish(
+      head_subject_, absl::StrCat(put.token_, "/", put.log_sequence_, "/head"),
+      head.Encode());
   if (stored.ok()) head.stream_sequence = *stored;
   return stored;
 }
 
 absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
                                                  absl::string_view bytes) {
+  absl::StatusOr<PendingPut> put = BeginPut(log_sequence, bytes);
+  if (!put.ok()) return put.status();
+  if (absl::Status stored = PutChunks(*put, absl::InfiniteDuration());
+      !stored.ok()) {
+    return stored;
+  }
+  return FinishPut(*put);
+}
+
+absl::StatusOr<SnapshotStore::PendingPut> SnapshotStore::BeginPut(
+    std::uint64_t log_sequence, absl::string_view bytes) {
   if (absl::Status ensured = EnsureStream(); !ensured.ok()) return ensured;
-  // A malformed last head is no snapshot: this put's purge removes it.
+  return PendingPut(log_sequence, bytes);
+}
+
+absl::StatusOr<std::uint64_t> SnapshotStore::FinishPut(PendingPut& put) {
+  if (!put.chunks_stored()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cluster: the snapshot of log sequence ", put.log_sequence_, " in ",
+        stream_, " has chunks still to publish"));
+  }
+  // The newest head now (increments may have come since the put began). A
+  // malformed one is no snapshot: this put's purge removes it.
   absl::StatusOr<Head> previous = LastHead();
   if (!previous.ok() && !absl::IsNotFound(previous.status()) &&
       !absl::IsDataLoss(previous.status())) {
     return previous.status();
   }
   Head head;
-  head.log_sequence = log_sequence;
   std::uint64_t compactable = 0;
   if (previous.ok()) {
     head.previous = previous->stream_sequence;
@@ -199,13 +236,13 @@ absl::StatusOr<std::uint64_t> SnapshotStore::Put(std::uint64_t log_sequence,
     // increment, it replays from there).
     compactable = std::min(previous->base != 0 ? previous->chain_log_sequence
                                                : previous->log_sequence,
-                           log_sequence);
+                           put.log_sequence_);
   }
-  absl::StatusOr<std::uint64_t> stored = PublishSnapshot(bytes, head);
+  absl::StatusOr<std::uint64_t> stored = PublishHead(put, head);
   if (!stored.ok()) return stored.status();
   last_put_head_ = *stored;
   last_put_chain_from_ = head.chunks.front();
-  last_put_chain_log_sequence_ = log_sequence;
+  last_put_chain_log_sequence_ = put.log_sequence_;
   // Everything before the previous snapshot (its chain's whole one, if it
   // is an increment): older snapshots and the leftovers of puts that died.
   std::uint64_t keep_from = head.chunks.front();
@@ -244,13 +281,17 @@ absl::Status SnapshotStore::PutIncrement(std::uint64_t log_sequence,
         absl::StrCat("cluster: the newest snapshot in ", stream_,
                      " is not this server's last; a whole one is due"));
   }
+  PendingPut put(log_sequence, bytes);
+  if (absl::Status stored = PutChunks(put, absl::InfiniteDuration());
+      !stored.ok()) {
+    return stored;
+  }
   Head head;
-  head.log_sequence = log_sequence;
   head.previous = last_put_head_;
   head.base = last_put_head_;
   head.chain_from = last_put_chain_from_;
   head.chain_log_sequence = last_put_chain_log_sequence_;
-  absl::StatusOr<std::uint64_t> stored = PublishSnapshot(bytes, head);
+  absl::StatusOr<std::uint64_t> stored = PublishHead(put, head);
   if (!stored.ok()) return stored.status();
   last_put_head_ = *stored;
   return absl::OkStatus();
@@ -387,10 +428,30 @@ absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::ReadChain(
 absl::StatusOr<SnapshotStore::Snapshot> SnapshotStore::Newest() const {
   absl::StatusOr<Head> newest = LastHead();
   if (!newest.ok()) return newest.status();
+  // A whole head behind the one before it (increments put while it was,
+  // or an older state put late): that one's chain first, where it is read
+  // far enough.
+  std::uint64_t tried = 0;
+  if (newest->base == 0 && newest->previous != 0) {
+    absl::StatusOr<Head> before = HeadAt(newest->previous);
+    if (!before.ok() && !absl::IsNotFound(before.status()) &&
+        !absl::IsDataLoss(before.status())) {
+      return before.status();
+    }
+    if (before.ok() && before->log_sequence > newest->log_sequence) {
+      Head ignored;
+      absl::StatusOr<Snapshot> ahead = ReadChain(*before, &ignored);
+      if (!ahead.ok() && !absl::IsDataLoss(ahead.status())) return ahead;
+      if (ahead.ok() && ahead->newest_log_sequence() > newest->log_sequence) {
+        return ahead;
+      }
+      tried = before->stream_sequence;
+    }
+  }
   Head whole = *newest;
   absl::StatusOr<Snapshot> snapshot = ReadChain(*newest, &whole);
   if (snapshot.ok() || !absl::IsDataLoss(snapshot.status()) ||
-      whole.previous == 0) {
+      whole.previous == 0 || whole.previous == tried) {
     return snapshot;
   }
   // The snapshot before the chain's whole one (with its own chain).

@@ -9,6 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/sha256.h"
 #include "server/cluster/jetstream_client.h"
 
 namespace streamreg {
@@ -43,6 +45,13 @@ namespace streamreg {
 // snapshot, and frees the log only up to that chain's whole snapshot (a
 // chain cut at a damaged increment replays from there).
 //
+// A whole put may be made a slice at a time (BeginPut, PutChunks,
+// FinishPut): its head comes last, so until then the chain before it is
+// still the newest, and increments go on building on it between the
+// slices. A put of hundreds of MB then leaves no seconds without a
+// snapshot. Once its head is stored, Newest() still reads the chain
+// before it where that chain covers more of the log.
+//
 // Thread-compatible.
 class SnapshotStore {
  public:
@@ -75,6 +84,28 @@ class SnapshotStore {
     std::uint64_t chain_log_sequence = 0;
   };
 
+  // A snapshot being put (BeginPut for a whole one): its chunks published
+  // so far.
+  class PendingPut {
+   public:
+    std::uint64_t log_sequence() const { return log_sequence_; }
+    // Whether every chunk is stored (FinishPut then stores the head).
+    bool chunks_stored() const {
+      return offset_ >= bytes_.size() && index_ > 0;
+    }
+
+   private:
+    friend class SnapshotStore;
+    PendingPut(std::uint64_t log_sequence, absl::string_view bytes);
+    std::uint64_t log_sequence_;
+    absl::string_view bytes_;
+    std::uint64_t token_;
+    std::size_t offset_ = 0;             // of the next chunk's bytes
+    std::uint32_t index_ = 0;            // of the next chunk
+    std::vector<std::uint64_t> chunks_;  // their stream sequences
+    Sha256Hasher hasher_;                // of the bytes published so far
+  };
+
   // The snapshots of `model` (a valid model name) for its log of
   // `generation` (ModelLog::StreamName). Opening asks the cluster
   // nothing: the stream is made (with `options`) by the first Put, so a
@@ -98,6 +129,16 @@ class SnapshotStore {
   // stored is ever read: a snapshot exists once its head does).
   absl::StatusOr<std::uint64_t> Put(std::uint64_t log_sequence,
                                     absl::string_view bytes);
+  // Put in three steps: BeginPut makes the stream if need be, PutChunks
+  // publishes chunks for about `slice` each time (with an infinite one,
+  // all), and FinishPut, once they are all stored, stores the head, naming
+  // the newest head then as the one before it, and purges as Put does.
+  // `bytes` must outlive the put. A put given up before its head leaves
+  // chunks that the next put's purge removes.
+  absl::StatusOr<PendingPut> BeginPut(std::uint64_t log_sequence,
+                                      absl::string_view bytes);
+  absl::Status PutChunks(PendingPut& put, absl::Duration slice);
+  absl::StatusOr<std::uint64_t> FinishPut(PendingPut& put);
   // Stores `bytes` as an increment built on the last snapshot this store
   // put (whole or an increment) or took to build on (BuildOn), including the
   // model's log up to `log_sequence`. FAILED_PRECONDITION when this store has
@@ -112,7 +153,9 @@ class SnapshotStore {
   // The newest snapshot whose chunks are all there and match its checksum,
   // with its increments up to the newest readable one, else the one before
   // it likewise; NOT_FOUND when there is none, DATA_LOSS when neither can
-  // be read whole.
+  // be read whole. Where the head before a newest whole snapshot covers
+  // more of the log (increments put while that whole one was, or a put of
+  // an older state), that head's chain is read first.
   absl::StatusOr<Snapshot> Newest() const;
 
   // Gives a stream made with fewer copies than the options ask for the
@@ -142,10 +185,9 @@ class SnapshotStore {
   // newest readable one. DATA_LOSS when the whole one cannot be read.
   // `*whole` is set to the chain's whole head once found.
   absl::StatusOr<Snapshot> ReadChain(const Head& newest, Head* whole) const;
-  // Publishes `bytes`' chunks and its head (`head` filled but for the
-  // token, size, checksum and chunks); the head's stream sequence.
-  absl::StatusOr<std::uint64_t> PublishSnapshot(absl::string_view bytes,
-                                                Head& head);
+  // Publishes `put`'s head (`head` filled but for the token, size,
+  // checksum and chunks, which `put` gives); the head's stream sequence.
+  absl::StatusOr<std::uint64_t> PublishHead(PendingPut& put, Head& head);
   absl::StatusOr<std::uint64_t> Publish(const std::string& subject,
                                         const std::string& message_id,
                                         absl::string_view payload);

@@ -265,11 +265,14 @@ Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
 Json ClusterJson(const ClusterNode::Report& report) {
   Json replicas = Json::array();
   for (const ClusterNode::Report::Hosted& hosted : report.hosted) {
-    replicas.push_back({{"model", hosted.model},
-                        {"applied", hosted.applied},
-                        {"catching_up", hosted.catching_up},
-                        {"fell_behind", hosted.fell_behind},
-                        {"replayed_from", hosted.replayed_from}});
+    replicas.push_back(
+        {{"model", hosted.model},
+         {"applied", hosted.applied},
+         {"catching_up", hosted.catching_up},
+         {"fell_behind", hosted.fell_behind},
+         {"replayed_from", hosted.replayed_from},
+         {"snapshot_through", hosted.snapshot_through},
+         {"whole_snapshot_being_put", hosted.whole_snapshot_being_put}});
   }
   return {{"live_servers", report.live_servers},
           {"replicas", std::move(replicas)},

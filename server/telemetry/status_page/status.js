@@ -223,6 +223,22 @@ function replicaState(replica) {
   return 'following its log';
 }
 
+// Where this server snapshots the model: the last log entry its newest
+// snapshot includes (a crash replays the log after it), and a whole one
+// being put meanwhile.
+function snapshotThrough(replica) {
+  if (!replica.snapshot_through && !replica.whole_snapshot_being_put) {
+    return '—';
+  }
+  const through = replica.snapshot_through ?
+      formatCount(replica.snapshot_through) :
+      'none yet';
+  return replica.whole_snapshot_being_put ?
+      `${through} (a whole one of ` +
+          `${formatCount(replica.whole_snapshot_being_put)} being put)` :
+      through;
+}
+
 function renderCluster(cluster) {
   const section = document.getElementById('cluster-section');
   section.hidden = !cluster;
@@ -252,12 +268,13 @@ function renderCluster(cluster) {
     row.append(
         element('td', {}, replica.model),
         element('td', {class: 'num'}, formatCount(replica.applied)),
+        element('td', {class: 'num'}, snapshotThrough(replica)),
         element('td', healthy ? {} : {class: 'warn'}, replicaState(replica)));
     body.append(row);
   }
   if (cluster.replicas.length === 0) {
     const row = element('tr');
-    row.append(element('td', {colspan: 3, class: 'empty'},
+    row.append(element('td', {colspan: 4, class: 'empty'},
                         'no replica on this server'));
     body.append(row);
   }

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,6 +29,7 @@
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
 #include "common/served_by.h"
+#include "core/base/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/cluster/log_entries.h"
@@ -104,6 +107,8 @@ class ClusterServerTest : public NatsClusterTest {
   virtual bool SnapshotOnLeave() const { return true; }
   // Samples between the fixture's servers' snapshot increments (0: none).
   virtual std::uint64_t IncrementEvery() const { return kIncrementEvery; }
+  // How the fixture's servers put whole snapshots (ClusterOptions).
+  virtual ClusterOptions WholePuts() const { return {}; }
 
   // A server in the cluster, given the NATS nodes at `nats` (all of them
   // if none).
@@ -118,6 +123,8 @@ class ClusterServerTest : public NatsClusterTest {
     cluster.snapshot_increment_samples = IncrementEvery();
     cluster.snapshot_on_leave = SnapshotOnLeave();
     cluster.orphan_sweep_interval = absl::Milliseconds(500);
+    cluster.snapshot_chunk_bytes = WholePuts().snapshot_chunk_bytes;
+    cluster.whole_put_slice = WholePuts().whole_put_slice;
     options.cluster = cluster;
     options.worker_threads = 1;
     std::unique_ptr<Server> server;
@@ -533,6 +540,76 @@ TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
   ASSERT_NO_FATAL_FAILURE(
       Ingest(*ServerAt(new_owners[0]), "arm", rows, learned, learned + 80));
   ExpectLearnedAlike("arm", new_owners, rows, learned + 80, queries);
+}
+
+// Servers that put a whole snapshot a chunk of 1 KiB at a time (its put
+// then lasts many rounds of increments), and stop without a last one.
+class ClusterServerSlicedWholePutsTest
+    : public ClusterServerWithoutLeaveSnapshotsTest {
+ protected:
+  ClusterOptions WholePuts() const override {
+    ClusterOptions options;
+    options.snapshot_chunk_bytes = 1024;
+    options.whole_put_slice = absl::ZeroDuration();
+    return options;
+  }
+};
+
+// While a whole snapshot is being put, the model's increments go on,
+// building on the chain before it: its snapshotter reports a snapshot
+// through a log entry past the whole one being put (a put of all at once
+// never does: its increments come after it), and a reader of the newest
+// snapshot then reads that chain. A server taking the model over restores
+// it alike.
+TEST_F(ClusterServerSlicedWholePutsTest,
+       IncrementsGoOnWhileAWholeSnapshotIsPut) {
+  const std::vector<std::string> owners = CreateAndHost("arm", 1);
+  ASSERT_FALSE(owners.empty());
+  const Rows rows(2000, 51), queries(40, 52);
+  // What the snapshotter reported (read in the order that makes it so).
+  std::atomic<std::uint64_t> whole = 0, through = 0;
+  std::atomic<bool> done = false;
+  std::thread watcher([&] {
+    while (!done.load() && through.load() == 0) {
+      for (const ClusterNode::Report::Hosted& hosted :
+           ServerAt(owners[0])->cluster()->report().hosted) {
+        if (hosted.model == "arm" && hosted.whole_snapshot_being_put > 0 &&
+            hosted.snapshot_through > hosted.whole_snapshot_being_put) {
+          whole = hosted.whole_snapshot_being_put;
+          through = hosted.snapshot_through;
+        }
+      }
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  });
+  // A steady stream (a whole put of a few hundred chunks lasts a tenth of
+  // a second or two, an increment's worth of samples or more at this
+  // pace).
+  std::size_t learned = 0;
+  while (learned < rows.size() && through.load() == 0) {
+    ASSERT_NO_FATAL_FAILURE(
+        Ingest(*ServerAt(owners[1]), "arm", rows, learned, learned + 20));
+    learned += 20;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  done = true;
+  watcher.join();
+  ASSERT_GT(through.load(), 0u) << "after " << learned << " samples";
+
+  // Until the next increment builds on the whole one, the newest snapshot
+  // is the chain before it, read through the increments put meanwhile.
+  const SnapshotStore snapshots = SnapshotStream("arm");
+  absl::StatusOr<SnapshotStore::Snapshot> newest =
+      Retried([&] { return snapshots.Newest(); });
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_GE(newest->newest_log_sequence(), through.load());
+
+  // Crashed now, wherever its puts were, the model is restored alike.
+  StopServer(owners[0]);
+  const std::vector<std::string> new_owners =
+      RendezvousOwners("arm", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("arm", new_owners));
+  ExpectLearnedAlike("arm", new_owners, rows, learned, queries);
 }
 
 // A server that restored a model from its snapshot and increments goes on

@@ -3,7 +3,8 @@
 // newest two kept and the log sequence a put frees; a newest snapshot that
 // lost a chunk falls back to the one before it; increments read back as a
 // chain up to the newest readable one, kept until the whole put after the
-// next.
+// next; increments put while a whole snapshot is put a slice at a time
+// read back first while they cover more of the log.
 #include "server/cluster/snapshot_store.h"
 
 #include <cstdint>
@@ -227,6 +228,92 @@ TEST_F(SnapshotStoreTest, IncrementsAreReadBackAsAChain) {
   late.BuildOn(*newest);  // no longer the newest
   EXPECT_TRUE(
       absl::IsFailedPrecondition(late.PutIncrement(70, Bytes(10, 'e'))));
+}
+
+TEST_F(SnapshotStoreTest, IncrementsGoOnWhileAWholeSnapshotIsPut) {
+  SnapshotStore store = Open("sliced");
+  const std::string before = Bytes(kChunk + 1, 'a');
+  EXPECT_EQ(Put(store, 10, before), 0u);  // 1-2 chunks, 3 head
+  const std::string first = Bytes(kChunk / 2, 'b');
+  PutIncrement(store, 15, first);  // 4, 5 head
+
+  // A whole snapshot of log sequence 20 put a slice (here a chunk) at a
+  // time, with increments on the chain before it in between.
+  const std::string whole = Bytes(3 * kChunk, 'w');
+  absl::StatusOr<SnapshotStore::PendingPut> put =
+      Retried([&] { return store.BeginPut(20, whole); });
+  ASSERT_TRUE(put.ok()) << put.status();
+  const auto slice = [&](absl::Duration length) {
+    const absl::Status stored =
+        Retried([&] { return store.PutChunks(*put, length); });
+    EXPECT_TRUE(stored.ok()) << stored;
+  };
+  slice(absl::ZeroDuration());  // 6
+  EXPECT_FALSE(put->chunks_stored());
+  EXPECT_TRUE(absl::IsFailedPrecondition(store.FinishPut(*put).status()));
+  const std::string second = Bytes(kChunk / 2, 'c');
+  PutIncrement(store, 25, second);  // 7, 8 head
+  SnapshotStore reader = Open("sliced");
+  absl::StatusOr<SnapshotStore::Snapshot> newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 10u);
+  EXPECT_EQ(newest->newest_log_sequence(), 25u);
+  slice(absl::ZeroDuration());  // 9
+  const std::string third = Bytes(kChunk / 2, 'd');
+  PutIncrement(store, 30, third);   // 10, 11 head
+  slice(absl::InfiniteDuration());  // 12
+  EXPECT_TRUE(put->chunks_stored());
+  // Its head names the last increment as the one before it, and the log
+  // is freed only through that chain's whole snapshot.
+  absl::StatusOr<std::uint64_t> freed =
+      Retried([&] { return store.FinishPut(*put); });  // 13 head
+  ASSERT_TRUE(freed.ok()) << freed.status();
+  EXPECT_EQ(*freed, 10u);
+
+  // The whole one is the newest head, but the chain before it covers more
+  // of the log: that chain is read, its increments in order.
+  newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 10u);
+  EXPECT_EQ(newest->bytes, before);
+  ASSERT_EQ(newest->increments.size(), 3u);
+  EXPECT_EQ(newest->increments[0].bytes, first);
+  EXPECT_EQ(newest->increments[1].bytes, second);
+  EXPECT_EQ(newest->increments[2].bytes, third);
+  EXPECT_EQ(newest->newest_log_sequence(), 30u);
+
+  // That chain's newest increments damaged: cut back to 15, it covers less
+  // than the whole one, which is read.
+  DeleteMessage("sliced", 7);
+  newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 20u);
+  EXPECT_EQ(newest->bytes, whole);
+  EXPECT_TRUE(newest->increments.empty());
+
+  // The next increment builds on the whole one, whose chain is the newest.
+  const std::string after = Bytes(10, 'e');
+  PutIncrement(store, 35, after);  // 14, 15 head
+  newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->log_sequence, 20u);
+  ASSERT_EQ(newest->increments.size(), 1u);
+  EXPECT_EQ(newest->increments[0].bytes, after);
+
+  // A put given up before its head leaves nothing read, and its chunks go
+  // with the next put's purge.
+  const std::string abandoned = Bytes(2 * kChunk, 'x');
+  put = Retried([&] { return store.BeginPut(40, abandoned); });
+  ASSERT_TRUE(put.ok()) << put.status();
+  slice(absl::ZeroDuration());  // 16
+  newest = reader.Newest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ(newest->newest_log_sequence(), 35u);
+  EXPECT_EQ(Put(store, 45, Bytes(10, 'n')), 20u);  // 17, 18 head
+  // Kept: the whole one of 20 (12 chunks' worth from 6 on, less the
+  // chain before it's 7) with its increment, the abandoned chunk, and
+  // the new put: messages 6 and 8-18.
+  EXPECT_EQ(StoredMessages("sliced"), 12u);
 }
 
 }  // namespace

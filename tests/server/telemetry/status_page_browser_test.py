@@ -365,7 +365,8 @@ class StatusPageBrowserTest(unittest.TestCase):
 class ClusterStatusPageTest(unittest.TestCase):
     """A server in cluster mode over one NATS node: the page's cluster
     section shows the live servers and each replica hosted here with the
-    log entries it applied, as /api/status has them."""
+    log entries it applied and the last its newest snapshot includes, as
+    /api/status has them."""
 
     @classmethod
     def setUpClass(cls):
@@ -373,7 +374,11 @@ class ClusterStatusPageTest(unittest.TestCase):
         cls.addClassCleanup(cls.nats.stop)
         cls.server = RunningServer(SERVER, arguments=[
             f"--cluster={cls.nats.url}", "--cluster_replicas=1",
-            "--cluster_log_replicas=1"])
+            "--cluster_log_replicas=1",
+            # One whole snapshot, once 500 of the 768 samples are applied,
+            # and no other.
+            "--snapshot_every_samples=500",
+            "--cluster_snapshot_increment_samples=0"])
         cls.addClassCleanup(cls.server.stop)
         url = f"http://{cls.server.metrics_address}/"
         energy = os.path.join(REPO, "data/energy/energy.csv")
@@ -390,7 +395,8 @@ class ClusterStatusPageTest(unittest.TestCase):
                 cls.status = json.load(r)
             replicas = cls.status["cluster"]["replicas"]
             if [(r["model"], r["applied"]) for r in replicas] == [
-                    ("energy", cls.entries)]:
+                    ("energy", cls.entries)] and replicas[0][
+                        "snapshot_through"] > 0:
                 break
             if time.monotonic() > deadline:
                 raise RuntimeError(f"not applied in 60 s: {cls.status}")
@@ -413,8 +419,13 @@ class ClusterStatusPageTest(unittest.TestCase):
         rows = list(table.find_all("tr", data_model="energy"))
         self.assertEqual(1, len(rows))
         cells = [td.all_text() for td in rows[0].find_all("td")]
-        self.assertEqual(["energy", str(self.entries), "following its log"],
-                         cells)
+        replica, = cluster["replicas"]
+        # 500 samples are 5 of the 100-sample batches after the create entry.
+        self.assertGreaterEqual(replica["snapshot_through"], 1 + 5)
+        self.assertEqual(0, replica["whole_snapshot_being_put"])
+        self.assertEqual(["energy", str(self.entries),
+                          str(replica["snapshot_through"]),
+                          "following its log"], cells)
 
 
 if __name__ == "__main__":
