@@ -93,6 +93,10 @@ absl::Status NatsError(int nats_status, int jetstream_code,
     case NATS_CONNECTION_CLOSED:
     case NATS_CONNECTION_DISCONNECTED:
     case NATS_STALE_CONNECTION:
+    case NATS_NOT_YET_CONNECTED:
+    // A write to the socket of a node that just died (seen appending with
+    // two of three nodes killed): the client reconnects to another.
+    case NATS_IO_ERROR:
       return absl::UnavailableError(text);
     case NATS_NOT_FOUND:
       return absl::NotFoundError(text);

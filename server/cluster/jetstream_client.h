@@ -153,9 +153,9 @@ class JetStreamClient {
 };
 
 // A NATS client status (and, for JetStream calls, its API error code) as an
-// absl::Status naming what was being done: timeouts and lost connections
-// are UNAVAILABLE (retry), a missing stream or message NOT_FOUND, the rest
-// INTERNAL.
+// absl::Status naming what was being done: timeouts, lost connections and
+// network errors are UNAVAILABLE (retry), a missing stream or message
+// NOT_FOUND, the rest INTERNAL.
 absl::Status NatsError(int nats_status, int jetstream_code,
                        absl::string_view what);
 

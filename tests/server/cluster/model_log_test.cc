@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "nats/nats.h"
 #include "server/cluster/jetstream_client.h"
 #include "tests/support/nats_cluster_test.h"
 
@@ -152,6 +154,26 @@ TEST_F(ModelLogTest, WithoutAQuorumAppendsFailAndTheirRetriesLandOnce) {
   ASSERT_TRUE(cluster_->Restart(2).ok());
   AppendAll(log, 20, 30);
   ExpectEntries(log, 30);
+}
+
+// What a client does with a NATS failure: try again (UNAVAILABLE) where the
+// cluster may answer later — a timeout, a lost or broken connection, a
+// node with no quorum — and not where it never will.
+TEST(NatsErrorTest, WhatTheClusterMayAnswerLaterIsUnavailable) {
+  for (natsStatus status :
+       {NATS_TIMEOUT, NATS_NO_SERVER, NATS_NO_RESPONDERS,
+        NATS_CONNECTION_CLOSED, NATS_CONNECTION_DISCONNECTED,
+        NATS_STALE_CONNECTION, NATS_NOT_YET_CONNECTED, NATS_IO_ERROR}) {
+    const absl::Status error = NatsError(status, 0, "appending");
+    EXPECT_TRUE(absl::IsUnavailable(error)) << error;
+    EXPECT_TRUE(absl::StartsWith(error.message(), "appending: ")) << error;
+  }
+  EXPECT_TRUE(absl::IsUnavailable(
+      NatsError(NATS_ERR, JSClusterNotAvailErr, "appending")));
+  EXPECT_TRUE(
+      absl::IsNotFound(NatsError(NATS_ERR, JSStreamNotFoundErr, "reading")));
+  EXPECT_TRUE(absl::IsNotFound(NatsError(NATS_NOT_FOUND, 0, "reading")));
+  EXPECT_TRUE(absl::IsInternal(NatsError(NATS_INVALID_ARG, 0, "appending")));
 }
 
 TEST_F(ModelLogTest, CompactingRemovesTheEntriesASnapshotIncludes) {
