@@ -33,7 +33,6 @@ void Every(absl::Duration interval, std::stop_token stop, const Step& step) {
 
 // How long after a failed snapshot of a model the next is tried.
 constexpr absl::Duration kSnapshotRetryPause = absl::Seconds(5);
-
 // How often a model's streams made short of copies are looked at.
 constexpr absl::Duration kReplicasCheckPause = absl::Seconds(10);
 // The longest pause between two tries to host a model (from
@@ -902,7 +901,12 @@ bool ClusterNode::PutWholeSlice(WholePut& put, absl::Duration slice) {
                                  put.capture, put.start)
                         : freed.status();
   }
-  if (!status.ok()) Failed(replica, model->name(), status);
+  if (!status.ok()) {
+    // Its head may be stored (a purge or the compaction failed after it),
+    // and the store then builds on it: the next snapshot is whole.
+    replica.increment_base.reset();
+    Failed(replica, model->name(), status);
+  }
   put.result = status;
   return true;
 }
