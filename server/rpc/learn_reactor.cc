@@ -78,7 +78,7 @@ void LearnReactor::OnReadDone(bool ok) {
       step = Advance();
     }
   }
-  Take(step);
+  if (step != Step::kNone) Take(step);
 }
 
 absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
@@ -171,7 +171,7 @@ void LearnReactor::Logged(std::uint64_t number, bool answer_waits,
       step = Advance();
     }
   }
-  Take(step);
+  if (step != Step::kNone) Take(step);
 }
 
 void LearnReactor::OnWriteDone(bool ok) {
@@ -184,7 +184,7 @@ void LearnReactor::OnWriteDone(bool ok) {
     }
     step = Advance();
   }
-  Take(step);
+  if (step != Step::kNone) Take(step);
 }
 
 LearnReactor::Step LearnReactor::Advance() {

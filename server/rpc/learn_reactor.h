@@ -56,6 +56,10 @@ class LearnReactor final
               LearnBatcher::Result result) ABSL_LOCKS_EXCLUDED(mutex_);
   // The next step from the state (and the state changed to it).
   Step Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes a step other than kNone. With none to take, a callback must not
+  // touch the reactor once mutex_ is released: another callback may have
+  // finished the call meanwhile, and OnDone deleted it (the service
+  // fuzzer's UBSan caught a call of Take(kNone) on a deleted reactor).
   void Take(Step step) ABSL_LOCKS_EXCLUDED(mutex_);
 
   grpc::CallbackServerContext* const context_;
