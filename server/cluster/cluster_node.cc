@@ -93,14 +93,15 @@ class ClusterNode::Replica : public WriteLog {
  public:
   Replica(ModelLog log, SnapshotStore snapshots,
           std::shared_ptr<HostedModel> model, std::uint64_t replayed_from,
-          std::string writer, absl::Duration timeout)
+          std::string writer, absl::Duration timeout, absl::Duration linger)
       : log_(std::move(log)),
         snapshots_(std::move(snapshots)),
         model_(model),
         name_(model->name()),
         replayed_from_(replayed_from),
         writer_(std::move(writer)),
-        timeout_(timeout) {}
+        timeout_(timeout),
+        linger_(linger) {}
 
   const std::string& name() const { return name_; }
   const ModelLog& log() const { return log_; }
@@ -214,6 +215,7 @@ class ClusterNode::Replica : public WriteLog {
     return SendElsewhereWhileCatchingUp(*follower, "read from");
   }
   absl::Duration UnappliedReadWait() const override { return absl::Seconds(1); }
+  absl::Duration GroupLinger() const override { return linger_; }
   absl::Status ReadElsewhere(absl::string_view reason) const override {
     std::vector<std::string> others = OtherServers();
     if (others.empty()) return absl::OkStatus();
@@ -312,6 +314,7 @@ class ClusterNode::Replica : public WriteLog {
   // any log.
   const std::string writer_;
   const absl::Duration timeout_;
+  const absl::Duration linger_;
   std::atomic<std::uint64_t> next_unique_{1};
   mutable Mutex mutex_;
   std::shared_ptr<LogFollower> follower_ ABSL_GUARDED_BY(mutex_);
@@ -604,7 +607,7 @@ absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
   auto replica = std::make_shared<Replica>(
       std::move(log), std::move(snapshots), *model, from,
       absl::StrCat(options_.advertise, "/", absl::ToUnixNanos(absl::Now())),
-      options_.write_timeout);
+      options_.write_timeout, options_.learn_linger);
   // A model restored from snapshots goes on with their chain: its next
   // increment builds on them (as on a snapshot this server put).
   replica->increment_base = (*model)->model().restored_base();

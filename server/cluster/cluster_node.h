@@ -55,6 +55,12 @@ struct ClusterOptions {
   // server's replica to apply it is bounded by the client's deadline.)
   absl::Duration write_timeout = absl::Seconds(10);
   absl::Duration request_timeout = absl::Seconds(2);
+  // How long a Learn stream's sample waits for others to join its append
+  // (WriteLog::GroupLinger): a 1 kHz arm's samples go to the log a few
+  // at a time instead of one or two, for a fraction of the NATS nodes' and
+  // the followers' CPU time (bench/RESULTS.md). Its answers do not wait;
+  // its durability reports and its learning wait this much longer.
+  absl::Duration learn_linger = absl::Milliseconds(2);
   // The first server of a model's placement snapshots it into JetStream
   // once this many samples were applied since its last snapshot, or
   // snapshot_interval after it if any were (SnapshotSchedule: waiting a

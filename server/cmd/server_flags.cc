@@ -113,6 +113,11 @@ ABSL_FLAG(std::uint64_t, cluster_snapshot_increment_samples, 10'000,
           "model's state and the samples since the snapshot before) after "
           "this many new samples, so that a crash leaves about this many to "
           "replay; 0: whole snapshots only");
+ABSL_FLAG(absl::Duration, cluster_learn_linger, absl::Milliseconds(2),
+          "cluster mode: how long a Learn stream's sample waits for others "
+          "to join its append to the model's log (fewer, larger appends: "
+          "each costs every NATS node and every replica CPU time); answers "
+          "do not wait, durability reports and learning do; 0: none");
 ABSL_FLAG(bool, cluster_snapshot_on_leave, true,
           "cluster mode: on stopping, snapshot each model this server "
           "snapshots and that learned samples since (whoever hosts it next "
@@ -197,6 +202,7 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
         absl::GetFlag(FLAGS_snapshot_every_samples);
     cluster.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
     cluster.snapshot_on_leave = absl::GetFlag(FLAGS_cluster_snapshot_on_leave);
+    cluster.learn_linger = absl::GetFlag(FLAGS_cluster_learn_linger);
     cluster.snapshot_increment_samples =
         absl::GetFlag(FLAGS_cluster_snapshot_increment_samples);
     cluster.reconcile_interval =
@@ -282,6 +288,12 @@ absl::Status CheckServerOptions(const ServerOptions& o) {
     if (absl::Status status =
             CheckDuration("cluster_server_ttl", cluster.server_ttl,
                           absl::Seconds(1), absl::Hours(1));
+        !status.ok()) {
+      return status;
+    }
+    if (absl::Status status =
+            CheckDuration("cluster_learn_linger", cluster.learn_linger,
+                          absl::ZeroDuration(), absl::Milliseconds(100));
         !status.ok()) {
       return status;
     }

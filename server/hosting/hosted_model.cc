@@ -96,19 +96,29 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
 
 void HostedModel::LearnInGroup(LearnBatcher::Request request) {
   AnnounceSamples(request.sample.size());
-  if (learn_batcher_.Add(std::move(request))) DrainGroup();
+  // A message answered only once durable (predict) is written at once:
+  // its stream sends the next only then, so no other would join it.
+  const absl::Duration linger =
+      request.predict ? absl::ZeroDuration() : write_log_->GroupLinger();
+  if (learn_batcher_.Add(std::move(request))) DrainGroup(linger);
 }
 
-void HostedModel::DrainGroup() {
-  writes_->PostUrgent([self = shared_from_this()] {
+void HostedModel::DrainGroup(absl::Duration linger) {
+  auto drain = [self = shared_from_this()] {
     const bool more = self->learn_batcher_.Drain(
         [&self](const ValidatedSamples& batch, std::vector<Prediction>* before,
                 const WriteOptions& options) {
           return self->Learn(batch, before, options);
         },
         [&self](std::uint64_t samples) { self->WithdrawSamples(samples); });
-    if (more) self->DrainGroup();
-  });
+    // A backlog is a group already: written at once.
+    if (more) self->DrainGroup(absl::ZeroDuration());
+  };
+  if (linger > absl::ZeroDuration()) {
+    writes_->PostUrgentAt(absl::Now() + linger, std::move(drain));
+  } else {
+    writes_->PostUrgent(std::move(drain));
+  }
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(

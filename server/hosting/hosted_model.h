@@ -312,8 +312,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // NOT_FOUND once deleted; UNAVAILABLE once moved away; the learning
   // error once learning failed.
   absl::Status CheckWritable() const;
-  // Schedules LearnBatcher::Drain on the write queue.
-  void DrainGroup();
+  // Schedules LearnBatcher::Drain on the write queue, after `linger`
+  // (WriteLog::GroupLinger) for the samples that arrive meanwhile.
+  void DrainGroup(absl::Duration linger);
   // The model's prediction for each sample of `batch` as it stands, and
   // how stale each was (the cautious answers).
   absl::Status PredictBefore(const ValidatedSamples& batch,

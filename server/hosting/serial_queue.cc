@@ -12,6 +12,14 @@ void SerialQueue::PostUrgent(std::function<void()> task) {
   Enqueue(std::move(task), /*urgent=*/true);
 }
 
+void SerialQueue::PostUrgentAt(absl::Time due, std::function<void()> task) {
+  pool_->PostWhen(
+      [due] { return absl::Now() >= due; },
+      [self = shared_from_this(), task = std::move(task)]() mutable {
+        self->PostUrgent(std::move(task));
+      });
+}
+
 void SerialQueue::Enqueue(std::function<void()> task, bool urgent) {
   {
     MutexLock lock(&mutex_);

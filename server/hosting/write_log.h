@@ -41,6 +41,15 @@ class WriteLog {
   virtual absl::Status AppendRefit(
       const std::function<void(std::size_t, std::size_t)>& progress,
       absl::Time deadline) = 0;
+  // How long a Learn stream's sample waits for others to join its group
+  // (LearnBatcher) before the group is written: none for a single
+  // server's journal, whose write costs one fsync of the disk; in cluster
+  // mode a while (ClusterOptions::learn_linger), as each append costs
+  // every NATS node of the log and every replica's follower CPU time, and
+  // a 1 kHz arm would otherwise be appended one or two samples at a time.
+  // Answers do not wait for it (LearnReactor answers first); durability
+  // reports and learning do.
+  virtual absl::Duration GroupLinger() const { return absl::ZeroDuration(); }
   // Whether a read the model cannot answer yet (no sample learned) should
   // wait here: OK; or go elsewhere — in cluster mode UNAVAILABLE naming
   // the model's other servers while this replica, just hosted, replays its

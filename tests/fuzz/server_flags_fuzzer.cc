@@ -42,6 +42,7 @@ constexpr const char* kValueFlags[] = {
     "max_concurrent_streams",
     "keepalive_time",
     "status_page",
+    "cluster_learn_linger",
 };
 constexpr std::size_t kNumFlags = sizeof kValueFlags / sizeof kValueFlags[0];
 

@@ -379,6 +379,13 @@ for flag in "--max-message-bytes 0" "--drain-timeout -1s" \
   [ "$status" -eq 2 ] && grep -q -- "$name: must be" "$work/range.err" ||
     fail "server with $flag: status $status, $(cat "$work/range.err")"
 done
+# A cluster flag too, before any NATS node is tried.
+status=0
+"$server_bin" --listen 127.0.0.1:0 --data-dir "$work/range-data" \
+  --cluster nats://127.0.0.1:9 --cluster-learn-linger 1s \
+  >/dev/null 2>"$work/range.err" || status=$?
+[ "$status" -eq 2 ] && grep -q -- "--cluster_learn_linger: must be" "$work/range.err" ||
+  fail "server with --cluster-learn-linger 1s: status $status, $(cat "$work/range.err")"
 
 # --- bearer tokens: --auth-tokens, --token-file / STREAMREG_TOKEN, SIGHUP ---
 ops=ops-0123456789abcdef robot=robot-0123456789abcdef

@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/base/background_priority.h"
+#include "core/base/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/hosting/hosted_model.h"
@@ -135,6 +138,24 @@ TEST(SerialQueueTest, UrgentTasksRunBeforeTheOthersQueued) {
   done.wait();
   EXPECT_THAT(order, ::testing::ElementsAre("urgent1", "urgent2", "bulk1",
                                             "bulk2", "bulk3"));
+}
+
+// A task posted for later runs once its time has come, holding no thread
+// before: a task posted after it runs first on the pool's only one.
+TEST(SerialQueueTest, ATaskPostedForLaterRunsOnceItsTimeHasCome) {
+  WorkerPool pool(1);
+  std::shared_ptr<SerialQueue> queue = SerialQueue::Create(&pool);
+  const absl::Time due = absl::Now() + absl::Milliseconds(50);
+  std::vector<std::string> order;  // the queue serializes
+  absl::Time ran_at;
+  queue->PostUrgentAt(due, [&] {
+    ran_at = absl::Now();
+    order.push_back("later");
+  });
+  queue->Post([&] { order.push_back("now"); });
+  pool.Drain();
+  EXPECT_THAT(order, ::testing::ElementsAre("now", "later"));
+  EXPECT_GE(ran_at, due);
 }
 
 // A task posted to run once a condition holds runs after it holds, on a
@@ -831,6 +852,103 @@ TEST_F(HostedModelTest, PredictingWithoutSamplesIsAFailedPrecondition) {
   Batch batch(3, 0);
   ASSERT_TRUE(hosted->Learn(batch.samples, nullptr).ok());
   EXPECT_TRUE(hosted->Predict(queries, &out).ok());
+}
+
+// A write log that keeps a Learn stream's samples waiting `linger` for
+// others (a cluster's), and records the size of each batch appended.
+class LingeringLog final : public WriteLog {
+ public:
+  explicit LingeringLog(absl::Duration linger) : linger_(linger) {}
+  absl::StatusOr<LearnOutcome> AppendSamples(const ValidatedSamples& batch,
+                                             const WriteOptions&) override {
+    MutexLock lock(&mutex_);
+    appended_.push_back(batch.size());
+    LearnOutcome outcome;
+    for (std::size_t s = 0; s < batch.size(); ++s) {
+      outcome.sequence.push_back(++written_);
+      outcome.duplicate.push_back(false);
+    }
+    return outcome;
+  }
+  absl::Status AppendRefit(const std::function<void(std::size_t, std::size_t)>&,
+                           absl::Time) override {
+    return absl::UnimplementedError("not in this test");
+  }
+  absl::Duration GroupLinger() const override { return linger_; }
+  std::vector<std::size_t> appended() const {
+    MutexLock lock(&mutex_);
+    return appended_;
+  }
+
+ private:
+  const absl::Duration linger_;
+  mutable Mutex mutex_;
+  std::vector<std::size_t> appended_ ABSL_GUARDED_BY(mutex_);
+  std::uint64_t written_ ABSL_GUARDED_BY(mutex_) = 0;
+};
+
+// Hands each sample of `samples` to the model's group commit as a Learn
+// stream's message (answered when durable if `answer_when_durable`), `gap`
+// apart; the results, once all are in or 10 s have passed (then empty).
+std::vector<LearnBatcher::Result> LearnInGroups(
+    HostedModel& hosted, const std::vector<Sample>& samples,
+    bool answer_when_durable, absl::Duration gap = absl::ZeroDuration()) {
+  auto results =
+      std::make_shared<std::vector<LearnBatcher::Result>>(samples.size());
+  auto answered =
+      std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(samples.size()));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (i > 0) absl::SleepFor(gap);
+    hosted.LearnInGroup({.sample = *hosted.model().Validate({&samples[i], 1}),
+                         .predict = answer_when_durable,
+                         .abandoned = [] { return false; },
+                         .done =
+                             [results, answered, i](LearnBatcher::Result r) {
+                               (*results)[i] = std::move(r);
+                               answered->count_down();
+                             }});
+  }
+  auto all_in =
+      std::async(std::launch::async, [answered] { answered->wait(); });
+  if (all_in.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    return {};
+  }
+  return *results;
+}
+
+// In cluster mode a Learn stream's samples that arrive within the log's
+// linger go to the log as one append (a 1 kHz arm's, a few at a time
+// rather than one by one: here 5, 20 ms apart, within a linger of 2 s),
+// each told its place; a message answered only
+// once durable is not kept waiting (its stream sends the next one only
+// then, so none would join it).
+TEST_F(HostedModelTest, StreamedSamplesWithinTheLogsLingerAreAppendedAsOne) {
+  Batch stream(5, 100);
+  auto lingering = Host({});
+  auto log = std::make_shared<LingeringLog>(absl::Seconds(2));
+  lingering->AttachWriteLog(log);
+  const std::vector<LearnBatcher::Result> results =
+      LearnInGroups(*lingering, stream.samples, false, absl::Milliseconds(20));
+  ASSERT_EQ(results.size(), 5u);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EXPECT_TRUE(results[i].status.ok()) << results[i].status;
+    EXPECT_EQ(results[i].sequence, i + 1);
+  }
+  EXPECT_THAT(log->appended(), ::testing::ElementsAre(5u));
+
+  // A linger longer than LearnInGroups waits: the message asking for a
+  // durable answer is written at once, alone.
+  // (Warmed up first, to predict.)
+  auto [durable, reference] = HostWarmedUp(Batch(10, 1).samples);
+  auto long_log = std::make_shared<LingeringLog>(absl::Seconds(20));
+  durable->AttachWriteLog(long_log);
+  Batch one(1, 200);
+  const std::vector<LearnBatcher::Result> answer =
+      LearnInGroups(*durable, one.samples, true);
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_TRUE(answer[0].status.ok()) << answer[0].status;
+  EXPECT_EQ(answer[0].before.learned, 10u);
+  EXPECT_THAT(long_log->appended(), ::testing::ElementsAre(1u));
 }
 
 // A log that sends reads elsewhere (a cluster replica catching up) and
