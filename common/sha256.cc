@@ -8,6 +8,15 @@
 #include "absl/strings/escaping.h"
 
 namespace streamreg {
+namespace {
+
+// 64 lowercase hex digits.
+std::string Hex(const Sha256Digest& digest) {
+  return absl::BytesToHexString(absl::string_view(
+      reinterpret_cast<const char*>(digest.data()), digest.size()));
+}
+
+}  // namespace
 
 Sha256Digest Sha256(absl::string_view bytes) {
   Sha256Digest digest;
@@ -16,11 +25,7 @@ Sha256Digest Sha256(absl::string_view bytes) {
   return digest;
 }
 
-std::string Sha256Hex(absl::string_view bytes) {
-  const Sha256Digest digest = Sha256(bytes);
-  return absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(digest.data()), digest.size()));
-}
+std::string Sha256Hex(absl::string_view bytes) { return Hex(Sha256(bytes)); }
 
 struct Sha256Hasher::Context {
   EVP_MD_CTX* digest = EVP_MD_CTX_new();
@@ -51,8 +56,7 @@ std::string Sha256Hasher::FinishHex() {
   unsigned int size = 0;
   EVP_DigestFinal_ex(context_->digest, digest.data(), &size);
   EVP_DigestInit_ex(context_->digest, EVP_sha256(), nullptr);
-  return absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char*>(digest.data()), digest.size()));
+  return Hex(digest);
 }
 
 }  // namespace streamreg

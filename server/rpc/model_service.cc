@@ -121,22 +121,26 @@ grpc::ServerUnaryReactor* ModelService::CreateModel(
 grpc::ServerUnaryReactor* ModelService::GetModel(
     grpc::CallbackServerContext* context, const v1::GetModelRequest* request,
     v1::Model* response) {
+  return AnswerFigures(
+      context, request->name(),
+      [response](const HostedModel& model, const ReadAfter& figures) {
+        ModelToWire(model, figures, response);
+      });
+}
+
+grpc::ServerUnaryReactor* ModelService::AnswerFigures(
+    grpc::CallbackServerContext* context, const std::string& name,
+    std::function<void(const HostedModel&, const ReadAfter&)> write) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
-      FindAuthorized(*context, request->name(), Permission::kRead);
+      FindAuthorized(*context, name, Permission::kRead);
   if (!hosted.ok()) return Answer(context, hosted.status());
   const std::shared_ptr<HostedModel> model = *std::move(hosted);
   const ReadAfter figures = model->PinAcknowledged(
       {.deadline = FiguresAnswerBy(CallDeadline(*context))});
-  return AnswerRead(context, model, figures, [response, model, figures] {
-    ModelToWire(*model, figures, response);
+  auto read = [model, figures, write = std::move(write)] {
+    write(*model, figures);
     return absl::OkStatus();
-  });
-}
-
-grpc::ServerUnaryReactor* ModelService::AnswerRead(
-    grpc::CallbackServerContext* context,
-    const std::shared_ptr<HostedModel>& model, const ReadAfter& figures,
-    std::function<absl::Status()> read) {
+  };
   absl::StatusOr<AdmissionTicket> admitted = registry_->AdmitRead(model.get());
   if (!admitted.ok()) return Answer(context, admitted.status());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -295,16 +299,11 @@ grpc::ServerUnaryReactor* ModelService::DeleteModel(
 grpc::ServerUnaryReactor* ModelService::GetMetric(
     grpc::CallbackServerContext* context, const v1::GetMetricRequest* request,
     v1::MetricReport* response) {
-  absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
-      FindAuthorized(*context, request->name(), Permission::kRead);
-  if (!hosted.ok()) return Answer(context, hosted.status());
-  const std::shared_ptr<HostedModel> model = *std::move(hosted);
-  const ReadAfter figures = model->PinAcknowledged(
-      {.deadline = FiguresAnswerBy(CallDeadline(*context))});
-  return AnswerRead(context, model, figures, [response, model, figures] {
-    MetricToWire(*model, figures, response);
-    return absl::OkStatus();
-  });
+  return AnswerFigures(
+      context, request->name(),
+      [response](const HostedModel& model, const ReadAfter& figures) {
+        MetricToWire(model, figures, response);
+      });
 }
 
 grpc::ServerWriteReactor<v1::RefitProgress>* ModelService::Refit(

@@ -20,7 +20,7 @@ namespace streamreg {
 // streamreg.v1.ModelService: translates requests into ModelRegistry and
 // HostedModel calls and their results into responses. Unary calls answer
 // on gRPC's thread (they take microseconds) but for the reads that wait
-// for learning (AnswerRead); Refit runs on the model's write queue
+// for learning (AnswerFigures); Refit runs on the model's write queue
 // (RefitReactor). Every call is checked by the AccessControl:
 // CreateModel, DeleteModel and Refit need admin permission on the model,
 // GetModel and GetMetric read; ListModels lists the models the caller may
@@ -94,14 +94,14 @@ class ModelService final : public v1::ModelService::CallbackService {
                                v1::Model* response);
   absl::StatusOr<ClusterNode*> Cluster() const;
 
-  // Admits a read of one model's figures and answers it with `read()` on
-  // reads_ (or refuses it at once). It counts in its model's limit too, and
-  // is parked while it would wait for learning (PostRead) — `model` as
-  // `figures` says.
-  grpc::ServerUnaryReactor* AnswerRead(
-      grpc::CallbackServerContext* context,
-      const std::shared_ptr<HostedModel>& model, const ReadAfter& figures,
-      std::function<absl::Status()> read);
+  // A read of one model's figures (GetModel, GetMetric): the model the
+  // call names, found and authorized, its acknowledged samples pinned; the
+  // read admitted and answered by `write` on reads_ (or refused at once).
+  // It counts in its model's limit too, and is parked while it would wait
+  // for learning (PostRead).
+  grpc::ServerUnaryReactor* AnswerFigures(
+      grpc::CallbackServerContext* context, const std::string& name,
+      std::function<void(const HostedModel&, const ReadAfter&)> write);
 
   ModelRegistry* registry_;
   const AccessControl* access_;
