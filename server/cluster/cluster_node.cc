@@ -10,6 +10,7 @@
 #include "common/exponential_backoff.h"
 #include "common/served_by.h"
 #include "core/base/stoppable_sleep.h"
+#include "server/cluster/catching_up.h"
 #include "server/cluster/log_entries.h"
 #include "server/cluster/log_follower.h"
 #include "server/cluster/model_log.h"
@@ -209,10 +210,11 @@ class ClusterNode::Replica : public WriteLog {
     }
     return outcome;
   }
+  // Asked by a read of a model with no sample learned here.
   absl::Status ReadableHere() const override {
     std::shared_ptr<LogFollower> follower = Follower();
     if (follower == nullptr) return absl::OkStatus();
-    return SendElsewhereWhileCatchingUp(*follower, "read from");
+    return WhileCatchingUp(*follower, CallKind::kRead);
   }
   absl::Duration UnappliedReadWait() const override { return absl::Seconds(1); }
   absl::Duration GroupLinger() const override { return linger_; }
@@ -241,18 +243,12 @@ class ClusterNode::Replica : public WriteLog {
     return follower_;
   }
 
-  // While this replica replays its log's tail and the model has other
-  // servers, the error that sends the caller to them (`verb`: "read from",
-  // "write to"); OK otherwise.
-  absl::Status SendElsewhereWhileCatchingUp(const LogFollower& follower,
-                                            absl::string_view verb) const {
-    std::vector<std::string> others = OtherServers();
-    if (others.empty() || !follower.catching_up()) return absl::OkStatus();
-    return SendElsewhereError(
-        absl::StrCat("model '", name_,
-                     "' is catching up on its log on this server (applied ",
-                     follower.applied(), " entries); ", verb),
-        others);
+  // Where a call goes while this replica replays its log's tail
+  // (server/cluster/catching_up.h); OK once it does not.
+  absl::Status WhileCatchingUp(const LogFollower& follower,
+                               CallKind kind) const {
+    return streamreg::WhileCatchingUp(name_, follower.catching_up(),
+                                      follower.applied(), OtherServers(), kind);
   }
 
   // Appends the entry (retrying for at most the write timeout) and waits
@@ -270,8 +266,7 @@ class ClusterNode::Replica : public WriteLog {
     // Just hosted and still replaying its log's tail, this replica would
     // answer only once all of it is applied: a server of the model that
     // is not catching up takes the write. (Alone, it waits.)
-    if (absl::Status elsewhere =
-            SendElsewhereWhileCatchingUp(*follower, "write to");
+    if (absl::Status elsewhere = WhileCatchingUp(*follower, CallKind::kWrite);
         !elsewhere.ok()) {
       return elsewhere;
     }

@@ -179,8 +179,8 @@ absl::Status HostedModel::Predict(
   }
   if (model_->samples_stored() == 0) {
     // A replica just hosted and replaying its log sends the read to the
-    // model's other servers; alone, it answers once it has learned the
-    // samples applied so far.
+    // model's other servers, or alone asks the client to retry; caught up,
+    // it answers once it has learned the samples applied so far.
     if (absl::Status here = write_log_->ReadableHere(); !here.ok()) {
       return here;
     }
