@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -723,6 +724,11 @@ struct ClusterNode::WholePut {
   absl::Status result;  // once the put is over
 };
 
+struct ClusterNode::SnapshotStart {
+  absl::Status status = absl::OkStatus();
+  std::optional<WholePut> whole = std::nullopt;
+};
+
 void ClusterNode::SnapshotDueModels(std::stop_token stop) {
   std::vector<std::shared_ptr<Replica>> mine;
   {
@@ -778,25 +784,13 @@ void ClusterNode::SnapshotIfDue(const std::shared_ptr<Replica>& replica,
   const bool whole =
       !putting_whole &&
       schedule.Due(*model, model->samples_since_snapshot() > 0, absl::Now());
-  if (!whole) {
-    if (!IncrementDue(*replica, *model)) return;
-    const absl::Status put = PutIncrement(*replica, *model);
-    if (put.ok()) return;
-    if (!absl::IsFailedPrecondition(put)) {
-      Failed(*replica, model->name(), put);
-      return;
-    }
-    // Refused: another server snapshotted the model since this one's last,
-    // or the model can no longer build on it. A whole one is due.
-    if (putting_whole) return;
-  }
-  absl::StatusOr<WholePut> begun = BeginWholePut(replica);
-  if (!begun.ok()) {
-    Failed(*replica, model->name(), begun.status());
-    return;
-  }
-  replica->whole_being_put = begun->snapshot->log_sequence;
-  whole_puts.push_back(*std::move(begun));
+  if (!whole && !IncrementDue(*replica, *model)) return;
+  // A refused increment waits for the whole one being put, if any.
+  SnapshotStart started = StartSnapshot(replica, *model, /*increment=*/!whole,
+                                        /*whole_if_refused=*/!putting_whole);
+  if (!started.whole.has_value()) return;
+  replica->whole_being_put = started.whole->snapshot->log_sequence;
+  whole_puts.push_back(*std::move(started.whole));
 }
 
 bool ClusterNode::IncrementDue(const Replica& replica,
@@ -815,25 +809,35 @@ void ClusterNode::Failed(Replica& replica, const std::string& model,
   replica.next_snapshot_try = absl::Now() + kSnapshotRetryPause;
 }
 
+ClusterNode::SnapshotStart ClusterNode::StartSnapshot(
+    const std::shared_ptr<Replica>& replica, HostedModel& model, bool increment,
+    bool whole_if_refused) {
+  if (increment && replica->increment_base.has_value()) {
+    const absl::Status put = PutIncrement(*replica, model);
+    if (!absl::IsFailedPrecondition(put)) {
+      if (!put.ok()) Failed(*replica, model.name(), put);
+      return {.status = put};
+    }
+    if (!whole_if_refused) return {.status = put};
+  }
+  absl::StatusOr<WholePut> begun = BeginWholePut(replica);
+  if (!begun.ok()) {
+    Failed(*replica, model.name(), begun.status());
+    return {.status = begun.status()};
+  }
+  return {.status = absl::OkStatus(), .whole = *std::move(begun)};
+}
+
 absl::Status ClusterNode::Snapshot(const std::shared_ptr<Replica>& replica,
                                    bool increment) {
   const std::shared_ptr<HostedModel> model = replica->model();
   if (model == nullptr) return absl::OkStatus();
-  if (increment && replica->increment_base.has_value()) {
-    const absl::Status put = PutIncrement(*replica, *model);
-    if (!put.ok() && !absl::IsFailedPrecondition(put)) {
-      Failed(*replica, model->name(), put);
-    }
-    if (!absl::IsFailedPrecondition(put)) return put;
+  SnapshotStart started = StartSnapshot(replica, *model, increment,
+                                        /*whole_if_refused=*/true);
+  if (!started.whole.has_value()) return started.status;
+  while (!PutWholeSlice(*started.whole, absl::InfiniteDuration())) {
   }
-  absl::StatusOr<WholePut> begun = BeginWholePut(replica);
-  if (!begun.ok()) {
-    Failed(*replica, model->name(), begun.status());
-    return begun.status();
-  }
-  while (!PutWholeSlice(*begun, absl::InfiniteDuration())) {
-  }
-  return begun->result;
+  return started.whole->result;
 }
 
 absl::Status ClusterNode::PutIncrement(Replica& replica, HostedModel& model) {

@@ -244,6 +244,8 @@ class ClusterNode {
       std::uint64_t* from, std::uint64_t* stored);
   // A whole snapshot being put a slice at a time (SnapshotDueModels).
   struct WholePut;
+  // What StartSnapshot did: its status, and the whole put it began, if any.
+  struct SnapshotStart;
   // The snapshotting thread's loop: each model's snapshot if it is due.
   // Whole ones are put a slice at a time (whole_put_slice), and between the
   // slices every model's increments due go on, those of the model whose
@@ -272,6 +274,14 @@ class ClusterNode {
   // all before it returns; a failure is logged and counted (Failed).
   absl::Status Snapshot(const std::shared_ptr<Replica>& replica,
                         bool increment);
+  // The first step of a snapshot: an increment put if `increment` and the
+  // model builds on one; else, or when the increment is refused
+  // (FAILED_PRECONDITION: another server's snapshot came since, or the
+  // model no longer builds on it) and `whole_if_refused`, a whole one
+  // captured and its put begun. A failure is logged and counted (Failed).
+  SnapshotStart StartSnapshot(const std::shared_ptr<Replica>& replica,
+                              HostedModel& model, bool increment,
+                              bool whole_if_refused);
   // An increment built on the last snapshot put, put; FAILED_PRECONDITION
   // when the model or the store refuses to build on it (a whole one is then
   // due), before any byte is written.
