@@ -843,7 +843,7 @@ absl::Status ClusterNode::Snapshot(const std::shared_ptr<Replica>& replica,
 absl::Status ClusterNode::PutIncrement(Replica& replica, HostedModel& model) {
   const absl::Time start = absl::Now();
   absl::StatusOr<HostedModel::LogSnapshot> snapshot =
-      model.CaptureForLog(&*replica.increment_base, /*increment_only=*/true);
+      model.CaptureForLog(&*replica.increment_base);
   if (!snapshot.ok()) {
     if (absl::IsFailedPrecondition(snapshot.status())) {
       replica.increment_base.reset();  // until a whole one is stored

@@ -329,14 +329,13 @@ absl::Status HostedModel::Snapshot() {
 }
 
 absl::StatusOr<HostedModel::LogSnapshot> HostedModel::CaptureForLog(
-    const SnapshotBase* since, bool increment_only) {
+    const SnapshotBase* since) {
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   absl::StatusOr<std::optional<ModelWriter::Captured>> captured =
       writer_.Capture([](std::uint64_t log_applied) { return log_applied; },
                       since);
   if (!captured.ok()) return captured.status();
-  if (since != nullptr && increment_only &&
-      !(*captured)->state.builds_on().has_value()) {
+  if (since != nullptr && !(*captured)->state.builds_on().has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "model '", name_,
         "' can no longer build on its last snapshot; a whole one is due"));

@@ -205,9 +205,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // for the capture; the bytes are written on the calling thread. Once
   // they are stored, SnapshotStored(num_samples) starts the count again.
   // With `since` (the `base` of a LogSnapshot stored before), an increment
-  // built on that one if the model can (Model::CaptureSnapshotSince), else
-  // whole, or with `increment_only` FAILED_PRECONDITION (before any byte is
-  // written: a whole one is hundreds of MB at 10^6 samples).
+  // built on that one (Model::CaptureSnapshotSince), or FAILED_PRECONDITION
+  // if the model can no longer build on it, before any byte is written (a
+  // whole one, hundreds of MB at 10^6 samples, is then taken on its own).
   struct LogSnapshot {
     std::uint64_t log_sequence = 0;
     std::uint64_t num_samples = 0;
@@ -215,8 +215,8 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
     bool increment = false;  // built on `since`
     SnapshotBase base;       // what an increment may build on this one as
   };
-  absl::StatusOr<LogSnapshot> CaptureForLog(const SnapshotBase* since = nullptr,
-                                            bool increment_only = false);
+  absl::StatusOr<LogSnapshot> CaptureForLog(
+      const SnapshotBase* since = nullptr);
   void SnapshotStored(std::uint64_t num_samples);
   // Samples learned and time passed since the last snapshot (or recovery).
   std::uint64_t samples_since_snapshot() const;
