@@ -10,6 +10,7 @@
 #include "core/base/byte_coding.h"
 #include "nats/nats.h"
 #include "server/cluster/model_log.h"
+#include "server/cluster/retried_until.h"
 #include "server/cluster/stream_cursor.h"
 
 namespace streamreg {
@@ -139,11 +140,18 @@ absl::Status SnapshotStore::RestoreReplicas() {
   return absl::IsNotFound(restored) ? absl::OkStatus() : restored;
 }
 
+// How long one chunk's or head's publish is retried.
+constexpr absl::Duration kPublishRetryWindow = absl::Seconds(10);
+
 absl::StatusOr<std::uint64_t> SnapshotStore::Publish(
     const std::string& subject, const std::string& message_id,
     absl::string_view payload) {
-  absl::StatusOr<JetStreamClient::Published> published =
-      client_->Publish(stream_, subject, message_id, payload);
+  // Retried while UNAVAILABLE (a request timed out under load, a leader
+  // being elected): the message id makes a repeat land once, and a
+  // whole snapshot's put (hundreds of chunks) is not lost to one timeout.
+  absl::StatusOr<JetStreamClient::Published> published = RetriedUntil(
+      absl::Now() + kPublishRetryWindow,
+      [&] { return client_->Publish(stream_, subject, message_id, payload); });
   if (!published.ok()) return published.status();
   return published->sequence;
 }
