@@ -38,6 +38,7 @@
 #include "common/command_line.h"
 #include "common/normalized_error.h"
 #include "common/percentile.h"
+#include "core/base/realtime_priority.h"
 
 namespace streamreg {
 namespace {
@@ -81,6 +82,12 @@ struct PredictorRun {
   absl::Status status;
 };
 
+// A --realtime_priority the system refused, and why.
+absl::Status RealtimeRefused(const absl::Status& status) {
+  return absl::Status(status.code(),
+                      absl::StrCat("--realtime_priority: ", status.message()));
+}
+
 // Robot r: the same task as the others (a fleet of identical arms), its own
 // sensor noise, and its own place in the motion (37 s apart), from
 // `start_s` seconds into the task.
@@ -104,6 +111,15 @@ RobotStreamOptions RobotOptions(const CliOptions& cli, int robot, double rate,
 void RunRobot(const CliOptions& cli, const ClientOptions& base,
               const std::string& model, int robot, double rate, double start_s,
               std::uint64_t ticks, absl::Time start, RobotRun* run) {
+  if (cli.bench.realtime_priority > 0) {
+    // A controller's loop: its connection's reads and writes run on this
+    // thread, and what it starts inherits the priority.
+    if (absl::Status status = EnterRealtime(cli.bench.realtime_priority);
+        !status.ok()) {
+      run->status = RealtimeRefused(status);
+      return;
+    }
+  }
   ClientOptions options = base;
   options.own_connection = true;
   Client client(options);
@@ -330,6 +346,11 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
     return UsageError("--predict_rate: < 1 Hz");
   }
   if (!(seconds > 0)) return UsageError("--duration: <= 0");
+  if (const int priority = options.bench.realtime_priority; priority != 0) {
+    if (absl::Status status = CheckRealtimePriority(priority); !status.ok()) {
+      return RealtimeRefused(status);
+    }
+  }
   // The model each robot streams into.
   std::vector<std::string> models;
   for (int r = 0; r < robots; ++r) {

@@ -128,6 +128,11 @@ ABSL_FLAG(bool, answer_when_durable,
           streamreg::BenchOptions{}.answer_when_durable,
           "bench learn: each answer waits until its sample is durable (the "
           "cautious mode) instead of coming first");
+ABSL_FLAG(int, realtime_priority, streamreg::BenchOptions{}.realtime_priority,
+          "bench learn: run each arm's control loop at this SCHED_FIFO "
+          "priority, 1 to 99, as a robot controller runs (needs "
+          "CAP_SYS_NICE or an RLIMIT_RTPRIO at least this high; 0: normal "
+          "scheduling)");
 ABSL_FLAG(std::uint32_t, predictors, streamreg::BenchOptions{}.predictors,
           "bench learn: clients predicting meanwhile (PredictStream)");
 ABSL_FLAG(double, predict_rate, streamreg::BenchOptions{}.predict_rate,
@@ -203,6 +208,7 @@ CliOptions OptionsFromFlags() {
   bench.robots = absl::GetFlag(FLAGS_robots);
   bench.model_per_robot = absl::GetFlag(FLAGS_model_per_robot);
   bench.answer_when_durable = absl::GetFlag(FLAGS_answer_when_durable);
+  bench.realtime_priority = absl::GetFlag(FLAGS_realtime_priority);
   bench.predictors = absl::GetFlag(FLAGS_predictors);
   bench.predict_rate = absl::GetFlag(FLAGS_predict_rate);
   bench.start_s = absl::GetFlag(FLAGS_start_s);
@@ -371,23 +377,25 @@ std::vector<Subcommand> Subcommands() {
           {"streamreg bench predict --model arm --concurrency 4 "
            "--duration 10 --stream --json predict.json --plots plots/"},
           BenchPredictCommand),
-      command({"bench", "learn"}, "simulated arms streaming through Learn",
-              "--model NAME [--create] [--robots R] [--model_per_robot] "
-              "[--rate HZ] [--duration S] [--predictors P] "
-              "[--answer_when_durable] [--json FILE] [--plots DIR]",
-              "Streams simulated robot arms through Learn at a fixed rate "
-              "each (optionally while clients predict) and reports every "
-              "tick's latency, late ticks, how far learning lagged behind "
-              "the answers, how long each sample took to be reported "
-              "durable (the durability lag), and the prequential nMSE.",
-              Concat({"model", "create", "robots", "model_per_robot", "rate",
-                      "duration", "predictors", "predict_rate", "robot_seed",
-                      "start_s", "payload_kg", "payload_at",
-                      "answer_when_durable", "json", "plots"},
-                     kSpecFlags),
-              {"streamreg bench learn --model arm --create --robots 1 --rate "
-               "1000 --duration 10"},
-              BenchLearnCommand),
+      command(
+          {"bench", "learn"}, "simulated arms streaming through Learn",
+          "--model NAME [--create] [--robots R] [--model_per_robot] "
+          "[--rate HZ] [--duration S] [--predictors P] "
+          "[--answer_when_durable] [--realtime_priority N] [--json FILE] "
+          "[--plots DIR]",
+          "Streams simulated robot arms through Learn at a fixed rate "
+          "each (optionally while clients predict) and reports every "
+          "tick's latency, late ticks, how far learning lagged behind "
+          "the answers, how long each sample took to be reported "
+          "durable (the durability lag), and the prequential nMSE.",
+          Concat({"model", "create", "robots", "model_per_robot", "rate",
+                  "duration", "predictors", "predict_rate", "robot_seed",
+                  "start_s", "payload_kg", "payload_at", "answer_when_durable",
+                  "realtime_priority", "json", "plots"},
+                 kSpecFlags),
+          {"streamreg bench learn --model arm --create --robots 1 --rate "
+           "1000 --duration 10"},
+          BenchLearnCommand),
       command({"bench", "flood"}, "overload: open-loop clients past capacity",
               "--model NAME [--create] [--concurrency C] [--overload X] "
               "[--duration S] [--rate HZ] [--server_pid PID] [--json FILE]",

@@ -6,10 +6,13 @@
 #include <functional>
 #include <future>
 #include <stop_token>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
 #include "core/base/background_priority.h"
+#include "core/base/background_thread.h"
 
 namespace streamreg {
 
@@ -25,9 +28,10 @@ class BackgroundTask {
   BackgroundTask(const BackgroundTask&) = delete;
   BackgroundTask& operator=(const BackgroundTask&) = delete;
 
-  // Runs `work` on a new thread (after the previous one has ended); with
-  // `priority`, lowered until something raises it (RaisablePriority).
-  void Start(std::function<Result(std::stop_token)> work,
+  // Runs `work` on a new thread named `name` (BeginBackgroundThread), after
+  // the previous one has ended; with `priority`, lowered until something
+  // raises it (RaisablePriority).
+  void Start(std::string_view name, std::function<Result(std::stop_token)> work,
              RaisablePriority* priority = nullptr) {
     if (worker_.joinable()) worker_.join();
     if (priority != nullptr) {
@@ -39,6 +43,12 @@ class BackgroundTask {
         return result;
       };
     }
+    // First of all, on the new thread.
+    work = [work = std::move(work),
+            name = std::string(name)](std::stop_token stop) {
+      BeginBackgroundThread(name);
+      return work(std::move(stop));
+    };
     std::packaged_task<Result(std::stop_token)> task(std::move(work));
     result_ = task.get_future().share();
     running_ = true;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/base/background_thread.h"
+
 namespace streamreg {
 
 ConcurrentCoverTree::ConcurrentCoverTree(std::size_t dim)
@@ -125,6 +127,7 @@ void ConcurrentCoverTree::AfterWrite() {
   rebuild_thread_ =
       std::jthread([this, like = *tree.BuildLike({}),
                     points = std::move(points)](std::stop_token stop) {
+        BeginBackgroundThread("tree-rebuild");
         absl::StatusOr<CoverTree> fresh =
             like.BuildLike(points, std::move(stop));
         if (!fresh.ok()) {

@@ -63,10 +63,10 @@ GradientStatistics GradientRefresh::Run(const Job& job, const Rows& rows,
 
 void GradientRefresh::Start(Job job, Rows rows) {
   job_ = job;
-  task_.Start(
-      [job = std::move(job), rows = std::move(rows)](std::stop_token stop) {
-        return Run(job, rows, {}, std::move(stop));
-      });
+  task_.Start("gradient-fit", [job = std::move(job),
+                               rows = std::move(rows)](std::stop_token stop) {
+    return Run(job, rows, {}, std::move(stop));
+  });
 }
 
 void GradientRefresh::Resume(GradientStatistics result) {

@@ -102,6 +102,7 @@ void MlkrRefresh::Start(Job job, CopySlotRows rows) {
   // the searches (it has half the samples it reads to finish), unless a
   // read comes to wait for it (Prioritize).
   task_.Start(
+      "mlkr-fit",
       [job = std::move(job), rows = std::move(rows)](std::stop_token stop) {
         return Run(job, rows, {}, std::move(stop));
       },

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/background_thread.h"
 
 namespace streamreg {
 
@@ -219,6 +220,7 @@ void MetricIndex::BuildInBackground(std::stop_token stop,
                                     MetricTransform transform,
                                     std::size_t num_slots,
                                     CopySlotRows copy_rows) {
+  BeginBackgroundThread("index-build");
   const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<Generation> fresh =
       Build(std::move(transform), num_slots, copy_rows, std::move(stop));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/base/background_thread.h"
 #include "core/regression/random_feature_sums.h"
 
 namespace streamreg {
@@ -122,6 +123,7 @@ void RandomFeatureRefresh::Resume(Built captured) {
 
 void RandomFeatureRefresh::Run(std::stop_token stop, std::optional<Job> job,
                                CopySlotRows rows) {
+  BeginBackgroundThread("rff-fit");
   if (job.has_value()) {
     std::vector<double> z, y;
     ReadMappedRows(job->num_slots, rows, job->transform, &z, &y);

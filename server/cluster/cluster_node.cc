@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "common/exponential_backoff.h"
 #include "common/served_by.h"
+#include "core/base/background_thread.h"
 #include "core/base/stoppable_sleep.h"
 #include "server/cluster/catching_up.h"
 #include "server/cluster/log_entries.h"
@@ -360,6 +361,7 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     node->ReconcileFailed(reconciled);
   }
   node->snapshotter_ = std::jthread([raw](std::stop_token stop) {
+    BeginBackgroundThread("log-snapshots");
     Every(raw->options_.reconcile_interval, stop, [raw, stop] {
       raw->SnapshotDueModels(stop);
       raw->RemoveAbandonedLogs();
@@ -392,6 +394,7 @@ ClusterNode::~ClusterNode() {
 }
 
 void ClusterNode::Run(std::stop_token stop) {
+  BeginBackgroundThread("reconciler");
   Every(options_.reconcile_interval, stop, [this] {
     if (absl::Status status = Reconcile(); !status.ok()) {
       ReconcileFailed(status);
@@ -406,6 +409,7 @@ void ClusterNode::ReconcileFailed(const absl::Status& status) {
 }
 
 void ClusterNode::Announce(std::stop_token stop) {
+  BeginBackgroundThread("announcer");
   Every(options_.reconcile_interval, stop, [this] {
     if (absl::Status status = placements_->Heartbeat(options_.advertise);
         !status.ok()) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/exponential_backoff.h"
+#include "core/base/background_thread.h"
 #include "core/base/byte_coding.h"
 #include "core/base/stoppable_sleep.h"
 #include "server/cluster/log_entries.h"
@@ -105,6 +106,7 @@ bool LogFollower::SilentWhileBehind(absl::Time last_progress,
 }
 
 void LogFollower::Run(std::stop_token stop) {
+  BeginBackgroundThread("log-follower");
   if (!OpenCursor(stop)) return;
   absl::Time last_progress = absl::Now();
   absl::Time last_idle_check = absl::InfinitePast();

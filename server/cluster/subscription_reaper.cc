@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/background_thread.h"
 #include "nats/nats.h"
 
 namespace streamreg {
@@ -25,6 +26,7 @@ void SubscriptionReaper::Retire(void* subscription) {
 }
 
 void SubscriptionReaper::Run() {
+  BeginBackgroundThread("sub-reaper");
   for (;;) {
     std::vector<void*> to_unsubscribe, to_free;
     {

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "common/command_line.h"
 #include "common/file_contents.h"
+#include "core/base/realtime_priority.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "host:port to serve gRPC on (port 0: any free port)");
@@ -64,6 +65,12 @@ ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(30),
 ABSL_FLAG(std::size_t, worker_threads, 0,
           "threads acknowledging model writes, and as many learning them "
           "(0: one per core each)");
+ABSL_FLAG(int, realtime_priority, 0,
+          "run the threads that answer Learn streams (gRPC's) at this "
+          "SCHED_FIFO priority, 1 to 99, so that a control loop's answers do "
+          "not wait behind learning or other processes on a busy machine; "
+          "needs CAP_SYS_NICE or an RLIMIT_RTPRIO at least this high (0: "
+          "normal scheduling)");
 ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
           "on SIGTERM, how long health reports NOT_SERVING before the "
           "listener closes");
@@ -180,6 +187,7 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
   options.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
+  options.realtime_priority = absl::GetFlag(FLAGS_realtime_priority);
   options.drain_delay = absl::GetFlag(FLAGS_drain_delay);
   options.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   absl::StatusOr<ServerTls> tls = TlsFromFlags();
@@ -258,6 +266,8 @@ absl::Status CheckServerOptions(const ServerOptions& o) {
       CheckDuration("keepalive_time", o.keepalive_time, absl::Seconds(10),
                     absl::Hours(24)),
       CheckRange<std::uint64_t>("worker_threads", o.worker_threads, 0, 256),
+      CheckRange<std::int64_t>("realtime_priority", o.realtime_priority, 0,
+                               kHighestRealtimePriority),
       CheckDuration("drain_delay", o.drain_delay, absl::ZeroDuration(),
                     absl::Hours(1)),
       CheckDuration("drain_timeout", o.drain_timeout, absl::ZeroDuration(),

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/base/background_priority.h"
+#include "core/base/background_thread.h"
 #include "core/model/model.h"
 #include "server/hosting/model_registry.h"
 #include "server/hosting/snapshot_schedule.h"
@@ -187,6 +188,7 @@ bool ModelStorage::Sleep(absl::Duration timeout) {
 }
 
 void ModelStorage::SyncLoop() {
+  BeginBackgroundThread("journal-sync");
   while (Sleep(options_.sync.interval)) {
     for (const std::shared_ptr<HostedModel>& model : models_()) {
       if (model->journal() == nullptr) continue;
@@ -210,6 +212,7 @@ bool ModelStorage::SnapshotDue(const HostedModel& model) const {
 }
 
 void ModelStorage::SnapshotLoop() {
+  BeginBackgroundThread("snapshots");
   LowerThreadPriority();
   // A model whose snapshot failed (a full disk, say) is retried after a
   // pause, not every round.

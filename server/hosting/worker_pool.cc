@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/base/background_thread.h"
+
 namespace streamreg {
 
-WorkerPool::WorkerPool(std::size_t num_threads) {
+WorkerPool::WorkerPool(std::size_t num_threads, std::string_view name) {
   threads_.reserve(std::max<std::size_t>(num_threads, 1));
   for (std::size_t i = 0; i < std::max<std::size_t>(num_threads, 1); ++i) {
-    threads_.emplace_back([this] { Run(); });
+    threads_.emplace_back([this, name = std::string(name)] {
+      BeginBackgroundThread(name);
+      Run();
+    });
   }
 }
 

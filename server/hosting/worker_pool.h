@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -24,7 +26,9 @@ namespace streamreg {
 // joins.
 class WorkerPool {
  public:
-  explicit WorkerPool(std::size_t num_threads);
+  // `name`: its threads' (BeginBackgroundThread), e.g. "learning".
+  explicit WorkerPool(std::size_t num_threads,
+                      std::string_view name = "worker");
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;

@@ -8,9 +8,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "core/base/background_priority.h"
+#include "core/base/realtime_priority.h"
 #include "core/base/stoppable_sleep.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "server/rpc/grpc_status.h"
 #include "server/rpc/listening_credentials.h"
 #include "server/rpc/status_report.h"
 #include "server/telemetry/embedded_file.h"
@@ -67,10 +69,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   const std::size_t threads =
       o.worker_threads != 0 ? o.worker_threads
                             : std::max(1u, std::thread::hardware_concurrency());
-  server->pool_ = std::make_unique<WorkerPool>(threads);
-  server->learning_pool_ = std::make_unique<WorkerPool>(threads);
+  server->pool_ = std::make_unique<WorkerPool>(threads, "requests");
+  server->learning_pool_ = std::make_unique<WorkerPool>(threads, "learning");
   server->reads_pool_ =
-      std::make_unique<WorkerPool>(PredictionThreads(o.limits));
+      std::make_unique<WorkerPool>(PredictionThreads(o.limits), "reads");
   StorageOptions storage = o.storage;
   storage.fsync_latency = &server->metrics_->wal_fsync();
   server->storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
@@ -121,7 +123,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     interceptors.push_back(server->metrics_->rpc().InterceptorFactory());
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
-  server->grpc_server_ = builder.BuildAndStart();
+  {
+    // The threads gRPC starts now, which answer calls, inherit it.
+    const ScopedRealtime realtime(o.realtime_priority);
+    if (!realtime.status().ok()) {
+      return Prefixed(realtime.status(), absl::StrCat("--realtime_priority ",
+                                                      o.realtime_priority));
+    }
+    server->grpc_server_ = builder.BuildAndStart();
+  }
   if (server->grpc_server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat(
         "--listen ", o.listen, ": cannot listen there",
@@ -165,7 +175,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   }
   spdlog::info(
       "event=listening address={} metrics={} tls={} auth={} data_dir={} "
-      "sync={} worker_threads={} max_models={} max_samples_per_model={} "
+      "sync={} worker_threads={} realtime_priority={} max_models={} "
+      "max_samples_per_model={} "
       "max_message_bytes={} max_queued_samples={}/{}_per_model "
       "max_queue_delay={} max_predictions_in_flight={}/{}_per_model",
       server->address(),
@@ -177,8 +188,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
           ? absl::StrCat(o.access_tokens->size(), "_token_holders")
           : "off",
       o.data_dir, o.storage.sync.ToString(), server->pool_->num_threads(),
-      o.limits.max_models, o.limits.max_samples_per_model, o.max_message_bytes,
-      o.limits.max_queued_samples, o.limits.max_queued_samples_per_model,
+      o.realtime_priority, o.limits.max_models, o.limits.max_samples_per_model,
+      o.max_message_bytes, o.limits.max_queued_samples,
+      o.limits.max_queued_samples_per_model,
       absl::FormatDuration(o.limits.max_queue_delay),
       o.limits.max_predictions_in_flight,
       o.limits.max_predictions_in_flight_per_model);

@@ -51,6 +51,10 @@ struct ServerOptions {
   // Threads acknowledging model writes (logging, answering), and as many
   // learning them; 0 = one per core each.
   std::size_t worker_threads = 0;
+  // The SCHED_FIFO priority of the threads answering Learn streams
+  // (gRPC's: docs/threading.md, "Real-time answers"), 1 to 99; 0: normal
+  // scheduling. Server::Create fails if the system refuses it.
+  int realtime_priority = 0;
   // On shutdown: health reports NOT_SERVING for drain_delay (for load
   // balancers to notice) before the listener closes; calls in flight then
   // have drain_timeout to finish before they are cancelled.

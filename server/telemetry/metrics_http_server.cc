@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/background_thread.h"
 #include "httplib.h"
 
 namespace streamreg {
@@ -120,6 +121,7 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   }
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] {
+    BeginBackgroundThread("metrics-http");
     raw->http.listen_after_bind();
     raw->finished = true;
   });

@@ -33,7 +33,9 @@ ${launcher:+ccache} c++ -O1 "$repo/client/lib/example/robot_loop.cc" \
   $(pkg-config --cflags --libs streamreg-client) -o "$work/robot_loop_pc" ||
   fail "building the example with pkg-config"
 
-# A server of its own, on a free port.
+# A server of its own, on a free port (its output file made first: the
+# background job may open it after the first look).
+: >"$work/server.out"
 "$server" --listen 127.0.0.1:0 --metrics_listen= --data_dir "$work/data" \
   --sync interval:20 >"$work/server.out" 2>&1 &
 server_pid=$!

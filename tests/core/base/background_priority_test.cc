@@ -1,6 +1,5 @@
 #include "core/base/background_priority.h"
 
-#include <linux/capability.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "tests/support/sys_nice.h"
 
 namespace streamreg {
 namespace {
@@ -56,16 +56,6 @@ bool RlimitNiceForbidsRaising() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NICE, &limit) != 0) return false;
   return limit.rlim_cur < static_cast<rlim_t>(20 - NiceOf(CallingThread()));
-}
-
-// Drops CAP_SYS_NICE from the calling thread's effective set (capabilities
-// are per thread on Linux); false if it could not.
-bool DropSysNiceOnThisThread() {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (syscall(SYS_capget, &header, data) != 0) return false;
-  data[CAP_TO_INDEX(CAP_SYS_NICE)].effective &= ~CAP_TO_MASK(CAP_SYS_NICE);
-  return syscall(SYS_capset, &header, data) == 0;
 }
 
 // Whether this test runs at a nice value that can be lowered at all.
