@@ -115,7 +115,7 @@ void HostedModel::DrainGroup(absl::Duration linger) {
     if (more) self->DrainGroup(absl::ZeroDuration());
   };
   if (linger > absl::ZeroDuration()) {
-    writes_->PostUrgentAt(absl::Now() + linger, std::move(drain));
+    writes_->PostUrgentAfter(linger, std::move(drain));
   } else {
     writes_->PostUrgent(std::move(drain));
   }

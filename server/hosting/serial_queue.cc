@@ -12,9 +12,10 @@ void SerialQueue::PostUrgent(std::function<void()> task) {
   Enqueue(std::move(task), /*urgent=*/true);
 }
 
-void SerialQueue::PostUrgentAt(absl::Time due, std::function<void()> task) {
-  pool_->PostWhen(
-      [due] { return absl::Now() >= due; },
+void SerialQueue::PostUrgentAfter(absl::Duration delay,
+                                  std::function<void()> task) {
+  pool_->PostAt(
+      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(delay),
       [self = shared_from_this(), task = std::move(task)]() mutable {
         self->PostUrgent(std::move(task));
       });

@@ -30,9 +30,9 @@ class SerialQueue : public std::enable_shared_from_this<SerialQueue> {
 
   void Post(std::function<void()> task);
   void PostUrgent(std::function<void()> task);
-  // PostUrgent once `due` has passed (within the pool's
-  // WorkerPool::kWhenPollInterval), holding no thread until then.
-  void PostUrgentAt(absl::Time due, std::function<void()> task);
+  // PostUrgent once `delay` has passed (WorkerPool::PostAt), holding no
+  // thread until then.
+  void PostUrgentAfter(absl::Duration delay, std::function<void()> task);
   // Called by the task running now: once it returns, the queue runs
   // nothing else until `ready()` holds (WorkerPool::PostWhen), and then
   // `continuation` first — so a task that would wait for something can

@@ -39,6 +39,35 @@ void WorkerPool::PostWhen(std::function<bool()> ready,
   ready_.Signal();
 }
 
+void WorkerPool::PostAt(std::chrono::steady_clock::time_point due,
+                        std::function<void()> task) {
+  MutexLock lock(&mutex_);
+  timed_.emplace(due, std::move(task));
+  ready_.Signal();  // a waiting thread takes the earlier time into account
+}
+
+void WorkerPool::QueueDueTimed() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!timed_.empty() && timed_.begin()->first <= now) {
+    tasks_.push_back(std::move(timed_.begin()->second));
+    timed_.erase(timed_.begin());
+  }
+}
+
+void WorkerPool::WaitForWork() {
+  if (waiting_.empty() && timed_.empty()) {
+    ready_.Wait(&mutex_);
+    return;
+  }
+  auto until = std::chrono::steady_clock::time_point::max();
+  if (!timed_.empty()) until = timed_.begin()->first;
+  if (!waiting_.empty()) {
+    until =
+        std::min(until, std::chrono::steady_clock::now() + kWhenPollInterval);
+  }
+  ready_.WaitUntil(&mutex_, until);
+}
+
 void WorkerPool::QueueReadyWaiting() {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     if (it->ready()) {
@@ -55,15 +84,12 @@ void WorkerPool::Run() {
   while (true) {
     // Checked before each task too: a busy pool must not starve them.
     if (!waiting_.empty()) QueueReadyWaiting();
+    if (!timed_.empty()) QueueDueTimed();
     while (tasks_.empty()) {
-      if (waiting_.empty()) {
-        if (stopping_) return;  // nothing left to run
-        ready_.Wait(&mutex_);
-      } else {
-        ready_.WaitUntil(&mutex_,
-                         std::chrono::steady_clock::now() + kWhenPollInterval);
-      }
+      if (stopping_ && waiting_.empty() && timed_.empty()) return;  // all run
+      WaitForWork();
       QueueReadyWaiting();
+      QueueDueTimed();
     }
     std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -21,9 +22,11 @@ namespace streamreg {
 // calls and stay free for health checks. A task may also be posted to run
 // once a condition holds (PostWhen: a learner waiting for background work
 // without holding a thread); the pool checks such conditions every
-// kWhenPollInterval while any is pending. The destructor runs every task
-// already posted — conditional ones once their condition holds — then
-// joins.
+// kWhenPollInterval while any is pending. A task may be posted for a time
+// (PostAt: a Learn group's linger), run once it has come, to the clock's
+// precision, holding no thread before. The destructor runs every task
+// already posted — conditional ones once their condition holds, timed
+// ones at their time — then joins.
 class WorkerPool {
  public:
   // `name`: its threads' (BeginBackgroundThread), e.g. "learning".
@@ -38,6 +41,10 @@ class WorkerPool {
   // cheap, thread-safe, and hold eventually (it is called with the pool's
   // lock held, so it must not call into the pool).
   void PostWhen(std::function<bool()> ready, std::function<void()> task);
+  // Runs `task` like a posted one once `due` has come; tasks due at the
+  // same time run in the order posted.
+  void PostAt(std::chrono::steady_clock::time_point due,
+              std::function<void()> task);
   static constexpr std::chrono::milliseconds kWhenPollInterval{2};
   // Waits until every task posted so far (and any they post) has run.
   void Drain();
@@ -45,10 +52,16 @@ class WorkerPool {
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mutex_);
-  // Moves the conditional tasks whose condition holds to tasks_.
+  // Moves the conditional tasks whose condition holds, and the timed
+  // tasks whose time has come, to tasks_.
   void QueueReadyWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void QueueDueTimed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Until a task is queued, the pool is stopping with nothing left, or the
+  // next timed task or condition check is due.
+  void WaitForWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool Idle() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
-    return tasks_.empty() && waiting_.empty() && running_ == 0;
+    return tasks_.empty() && waiting_.empty() && timed_.empty() &&
+           running_ == 0;
   }
 
   // A task posted to run once its condition holds.
@@ -62,6 +75,9 @@ class WorkerPool {
   CondVar idle_;   // no task queued or running
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mutex_);
   std::vector<Waiting> waiting_ ABSL_GUARDED_BY(mutex_);
+  // By due time; equal times in the order posted.
+  std::multimap<std::chrono::steady_clock::time_point, std::function<void()>>
+      timed_ ABSL_GUARDED_BY(mutex_);
   std::size_t running_ ABSL_GUARDED_BY(mutex_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::vector<std::thread> threads_;  // fixed after construction

@@ -148,7 +148,7 @@ TEST(SerialQueueTest, ATaskPostedForLaterRunsOnceItsTimeHasCome) {
   const absl::Time due = absl::Now() + absl::Milliseconds(50);
   std::vector<std::string> order;  // the queue serializes
   absl::Time ran_at;
-  queue->PostUrgentAt(due, [&] {
+  queue->PostUrgentAfter(absl::Milliseconds(50), [&] {
     ran_at = absl::Now();
     order.push_back("later");
   });
@@ -156,6 +156,36 @@ TEST(SerialQueueTest, ATaskPostedForLaterRunsOnceItsTimeHasCome) {
   pool.Drain();
   EXPECT_THAT(order, ::testing::ElementsAre("now", "later"));
   EXPECT_GE(ran_at, due);
+}
+
+// Timed tasks run by their time, not in the order posted (equal times in
+// that order), never before it; Drain waits for them, and so does the
+// destructor.
+TEST(WorkerPoolTest, TimedTasksRunByTheirTimeNeverBefore) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::string> order;  // one thread: no race
+  std::vector<std::pair<Clock::time_point, Clock::time_point>> due_and_ran;
+  const Clock::time_point start = Clock::now();
+  auto at = [&](int ms, std::string name) {
+    return [&, due = start + std::chrono::milliseconds(ms), name] {
+      order.push_back(name);
+      due_and_ran.emplace_back(due, Clock::now());
+    };
+  };
+  {
+    WorkerPool pool(1);
+    pool.PostAt(start + std::chrono::milliseconds(40), at(40, "late"));
+    pool.PostAt(start + std::chrono::milliseconds(20), at(20, "early"));
+    pool.PostAt(start + std::chrono::milliseconds(20), at(20, "early, 2nd"));
+    pool.Post([&] { order.push_back("now"); });
+    pool.Drain();
+    EXPECT_THAT(order,
+                ::testing::ElementsAre("now", "early", "early, 2nd", "late"));
+    pool.PostAt(Clock::now() + std::chrono::milliseconds(30),
+                [&] { order.push_back("at the destructor"); });
+  }
+  EXPECT_EQ(order.back(), "at the destructor");
+  for (const auto& [due, ran] : due_and_ran) EXPECT_GE(ran, due);
 }
 
 // A task posted to run once a condition holds runs after it holds, on a
