@@ -32,11 +32,17 @@
 #
 # CLUSTER_BENCH_SERVER_FLAGS: more flags for the cluster's servers (e.g.
 # --cluster_snapshot_increment_samples=0, whole snapshots only).
+#
+# CLUSTER_BENCH_REALTIME=N runs the servers (single and cluster) and the
+# robot loop's arm at SCHED_FIFO priority N (--realtime_priority; needs
+# CAP_SYS_NICE or RLIMIT_RTPRIO >= N: docs/threading.md, "Real-time
+# answers").
 set -euo pipefail
 build=$(cd "$1" && pwd) out=$2 seconds=${3:-20} samples=${4:-20000}
 parts=${CLUSTER_BENCH_PARTS:-all} replicas=${CLUSTER_BENCH_REPLICAS:-3}
 restart=${CLUSTER_BENCH_RESTART:-kill}
 server_flags=${CLUSTER_BENCH_SERVER_FLAGS:-}
+realtime=${CLUSTER_BENCH_REALTIME:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/listening_address.sh"
 cli="$build/client/streamreg"
@@ -60,7 +66,8 @@ measure() {  # measure NAME SERVERS: the robot loop, then the ingest
   if [ "$parts" = all ]; then
     report="$out/learn-$name.json"
     "$cli" --server "$servers" bench learn --model "loop-$name" --create \
-      --robots 1 --rate 1000 --duration "$seconds" --json "$report" >/dev/null
+      --robots 1 --rate 1000 --duration "$seconds" \
+      --realtime_priority "$realtime" --json "$report" >/dev/null
   fi
   local start end
   start=$(date +%s.%N)
@@ -138,7 +145,8 @@ fi
 
 if [ "$parts" = all ]; then
   "$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics_listen= \
-    --data_dir "$work/single" --sync always >"$work/single.out" 2>"$work/single.log" &
+    --data_dir "$work/single" --sync always --realtime_priority "$realtime" \
+    >"$work/single.out" 2>"$work/single.log" &
   server_pid=$!
   address=$(listening_address "$work/single.out" "$server_pid")
   measure single "$address"
@@ -146,7 +154,7 @@ if [ "$parts" = all ]; then
 fi
 
 STREAMREG_SERVER="$build/server/streamreg-server" \
-  STREAMREG_SERVER_FLAGS="--cluster_replicas $replicas $server_flags" \
+  STREAMREG_SERVER_FLAGS="--cluster_replicas $replicas --realtime_priority $realtime $server_flags" \
   "$here/../deploy/cluster/local-cluster.sh" up "$work/cluster" >/dev/null
 measure cluster "$(cut -d' ' -f1 "$work/cluster/servers" | paste -sd, -)"
 
@@ -181,7 +189,8 @@ hosted_before=$(grep -c "event=cluster_hosting model=bulk-cluster" "$owner_log" 
 restarted=$(date +%s.%N)
 "$build/server/streamreg-server" --listen "$owner_address" \
   --metrics_listen 127.0.0.1:0 --data_dir "$work/cluster/server$owner" \
-  --cluster "$nats" --cluster_replicas "$replicas" $server_flags \
+  --cluster "$nats" --cluster_replicas "$replicas" \
+  --realtime_priority "$realtime" $server_flags \
   --log_level info \
   >"$work/restart.out" 2>>"$owner_log" &
 sed -i "$((owner + 1))s/.*/$owner_address $!/" "$work/cluster/servers"
