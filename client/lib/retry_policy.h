@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "common/exponential_backoff.h"
 #include "common/retry_after.h"
+#include "common/served_by.h"
 
 namespace streamreg {
 
@@ -68,7 +69,11 @@ struct RetryPolicy {
 
 // Runs call(attempt) until it succeeds, fails with a status that is not
 // retryable, or the policy's attempts are spent (overload refusals: its
-// overload_patience); returns the last status.
+// overload_patience); returns the last status. A failure that names the
+// servers serving the call's model (ServedBy: a cluster's server sending
+// the client to another) is retried at once, counted as an attempt: the
+// client's router has learned where to go, and nothing there is to wait
+// out (the Python client does the same).
 template <class Call>
 absl::Status RetryCall(
     const RetryPolicy& policy, Call call,
@@ -85,6 +90,7 @@ absl::Status RetryCall(
     } else if (++failures >= policy.max_attempts) {
       return status;
     }
+    if (!ServedBy(status).empty()) continue;
     const absl::Duration hint =
         std::min(RetryAfter(status).value_or(absl::ZeroDuration()),
                  RetryPolicy::kLongestRetryAfter);

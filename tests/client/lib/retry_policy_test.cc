@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/retry_after.h"
+#include "common/served_by.h"
 #include "gtest/gtest.h"
 
 namespace streamreg {
@@ -68,6 +69,30 @@ TEST(RetryCallTest, OtherFailuresStopAfterMaxAttemptsOverloadsBetweenThem) {
       &RetryPolicy::IsRetryableResend);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(calls, 5);
+}
+
+// A server sending the client to the model's servers is followed at once
+// (with backoffs of an hour, any wait would hang the test), and counts as
+// an attempt, so servers that keep sending it elsewhere cannot loop it.
+TEST(RetryCallTest, ASendOnToTheModelsServersIsFollowedAtOnce) {
+  RetryPolicy policy = QuickPolicy();
+  policy.initial_backoff = absl::Hours(1);
+  policy.max_backoff = absl::Hours(1);
+  const absl::Status elsewhere = ServedByError("arm", {"127.0.0.1:50052"});
+  int calls = 0;
+  const absl::Time start = absl::Now();
+  EXPECT_TRUE(RetryCall(policy, [&](int) {
+                return ++calls == 1 ? elsewhere : absl::OkStatus();
+              }).ok());
+  EXPECT_EQ(calls, 2);
+  calls = 0;
+  const absl::Status looped = RetryCall(policy, [&](int) {
+    ++calls;
+    return elsewhere;
+  });
+  EXPECT_EQ(looped.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(calls, policy.max_attempts);
+  EXPECT_LT(absl::Now() - start, absl::Minutes(1));
 }
 
 TEST(RetryCallTest, AnOverloadIsNotRetriedWhereTheCallMayNotBeRepeated) {
