@@ -69,11 +69,12 @@ struct RetryPolicy {
 
 // Runs call(attempt) until it succeeds, fails with a status that is not
 // retryable, or the policy's attempts are spent (overload refusals: its
-// overload_patience); returns the last status. A failure that names the
-// servers serving the call's model (ServedBy: a cluster's server sending
-// the client to another) is retried at once, counted as an attempt: the
-// client's router has learned where to go, and nothing there is to wait
-// out (the Python client does the same).
+// overload_patience); returns the last status. The first failure of a
+// call that names the servers serving its model (ServedBy: a cluster's
+// server sending the client on) is retried at once, counted as an
+// attempt: the client's router has learned where to go. Later ones wait
+// the backoff, so that replicas all catching up, which send clients to
+// each other, are given the time to catch up.
 template <class Call>
 absl::Status RetryCall(
     const RetryPolicy& policy, Call call,
@@ -82,6 +83,7 @@ absl::Status RetryCall(
   absl::Status status;
   const absl::Time start = absl::Now();
   int failures = 0;  // what counts against max_attempts
+  bool sent_on = false;
   for (int attempt = 1;; ++attempt) {
     status = call(attempt);
     if (status.ok() || !retryable(status)) return status;
@@ -90,7 +92,10 @@ absl::Status RetryCall(
     } else if (++failures >= policy.max_attempts) {
       return status;
     }
-    if (!ServedBy(status).empty()) continue;
+    if (!sent_on && !ServedBy(status).empty()) {
+      sent_on = true;
+      continue;
+    }
     const absl::Duration hint =
         std::min(RetryAfter(status).value_or(absl::ZeroDuration()),
                  RetryPolicy::kLongestRetryAfter);
