@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 
-#include <algorithm>
 #include <string>
 
 #include "core/base/realtime_priority.h"
@@ -13,8 +12,7 @@ namespace streamreg {
 constexpr std::size_t kLongestThreadName = 15;
 
 void BeginBackgroundThread(std::string_view name) {
-  const std::string kept(
-      name.substr(0, std::min(name.size(), kLongestThreadName)));
+  const std::string kept(name.substr(0, kLongestThreadName));
   (void)pthread_setname_np(pthread_self(), kept.c_str());
   LeaveRealtime();
 }

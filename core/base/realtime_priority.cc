@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <future>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -46,10 +45,10 @@ void LeaveRealtime() {
 }
 
 absl::Status CheckRealtimePriority(int priority) {
-  std::promise<absl::Status> tried;
-  std::thread probe([&] { tried.set_value(EnterRealtime(priority)); });
+  absl::Status tried;
+  std::thread probe([&] { tried = EnterRealtime(priority); });
   probe.join();
-  return tried.get_future().get();
+  return tried;
 }
 
 ScopedRealtime::ScopedRealtime(int priority) {
