@@ -1,7 +1,6 @@
 """The client of a streamreg server (or of some servers of a cluster)."""
 
 import random
-import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import grpc
@@ -151,7 +150,9 @@ class Client:
                 error = raised
             self._server_failed(model, address, error)
             raise error
-        return self._retried(model, attempt, retried)
+        return self.retry.run(
+            lambda left: attempt(max(0.001, min(self.timeout, left))),
+            retried)
 
     def _read(self, model: str, start: Callable):
         """A read about `model` (HedgedRead: start(models stub, regression
@@ -162,7 +163,8 @@ class Client:
                           self.replica_attempt_timeout,
                           lambda address, error: self._server_failed(
                               model, address, error))
-        return self._retried(model, lambda timeout: read.run(start, timeout))
+        return self.retry.run(lambda left: read.run(
+            start, max(0.001, min(self.timeout, left))))
 
     def _server_failed(self, model: str, address: str, error: Error) -> None:
         """Tells the router of a call about `model` that failed on
@@ -174,35 +176,6 @@ class Client:
         elif error.code in (grpc.StatusCode.UNAVAILABLE,
                             grpc.StatusCode.DEADLINE_EXCEEDED):
             self._router.failed(model, address)
-
-    def _retried(self, model: str, attempt: Callable, retried: bool = True):
-        """attempt(timeout) until it returns, retried as the class says
-        (with `retried` false, only after an error naming the servers of
-        `model`); raises the last Error."""
-        start = time.monotonic()
-        attempts = self.retry.attempts
-        failures = 0  # counted against `attempts`
-        while True:
-            left = self.retry.deadline - (time.monotonic() - start)
-            try:
-                return attempt(max(0.001, min(self.timeout, left)))
-            except Error as raised:
-                error = raised
-            named = served_by(error.code, error.details)
-            if named and model:
-                wait = 0.0
-            elif (retried and self.retry.should_retry(error) and
-                  (failures + 1 < attempts or not self.retry.counts(error))):
-                wait = self.retry.wait_before(failures, error)
-            else:
-                raise error
-            if named or self.retry.counts(error):
-                failures += 1
-                if failures >= attempts:
-                    raise error
-            if time.monotonic() - start + wait >= self.retry.deadline:
-                raise error
-            time.sleep(wait)
 
     # ---- models ----
 

@@ -2,8 +2,15 @@
 
 import dataclasses
 import random
+import time
+from typing import Callable, TypeVar
 
 import grpc
+
+from streamreg.errors import Error
+from streamreg.routing import served_by
+
+Answer = TypeVar("Answer")
 
 # Codes a call that may be repeated is retried on: the server was
 # unreachable or restarting (UNAVAILABLE), a write raced a conflicting one
@@ -53,6 +60,43 @@ class RetryPolicy:
             return min(error.retry_after, self.longest_retry_after)
         ceiling = min(self.max_backoff, self.initial_backoff * 2 ** attempt)
         return ceiling * random.random()
+
+    def run(self, attempt: Callable[[float], Answer],
+            retried: bool = True) -> Answer:
+        """attempt(seconds left before the deadline) until it returns,
+        retried as the class says; raises the last Error. With `retried`
+        false (a call that must not run twice), only a failure naming the
+        servers of the call's model (a cluster's server sending the client
+        on; the call did not run there) is retried.
+
+        The first such send-on is followed at once: the client's router
+        has learned where to go. Later ones wait the backoff, so that
+        replicas all catching up, which send clients to each other, are
+        given the time to catch up. Each counts as an attempt."""
+        start = time.monotonic()
+        failures = 0  # counted against `attempts`
+        followed_a_send_on = False
+        while True:
+            try:
+                return attempt(self.deadline - (time.monotonic() - start))
+            except Error as raised:
+                error = raised
+            sent_on = bool(served_by(error.code, error.details))
+            if not sent_on and not (retried and self.should_retry(error)):
+                raise error
+            if sent_on and not followed_a_send_on:
+                followed_a_send_on = True
+                wait = 0.0
+            else:
+                wait = self.wait_before(failures, error)
+            if self.counts(error):
+                failures += 1
+                if failures >= self.attempts:
+                    raise error
+            if time.monotonic() - start + wait >= self.deadline:
+                raise error
+            if wait > 0:
+                time.sleep(wait)
 
     def __post_init__(self):
         if self.attempts < 1:

@@ -174,23 +174,16 @@ class _ReopenedCall:
         self._call: Optional[_Lockstep] = None
 
     def _retried(self, attempt):
-        start = time.monotonic()
-        number = 0  # failures counted against the attempts
-        while True:
+        """attempt() on the current call, the call reopened after a failure
+        and the attempt repeated as `retry` says."""
+        def once(_seconds_left):
             try:
                 return attempt()
             except Error as error:
                 self._broken()
                 self._failed(error)
-                wait = self._retry.wait_before(number, error)
-                if self._retry.counts(error):
-                    number += 1
-                if (number >= self._retry.attempts or
-                        not self._retry.should_retry(error) or
-                        time.monotonic() - start + wait >=
-                        self._retry.deadline):
-                    raise
-                time.sleep(wait)
+                raise
+        return self._retry.run(once)
 
     def _open(self) -> None:
         self._call = _Lockstep(self._open_call)

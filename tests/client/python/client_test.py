@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import unittest
+from unittest import mock
 
 import grpc
 import numpy as np
@@ -58,6 +59,29 @@ class _RpcError(grpc.RpcError):
 
 def _learn_answer(answered):
     return regression_service_pb2.LearnResponse(durable_messages=answered)
+
+
+def _sent_on(elsewhere):
+    """The error a cluster's server that does not serve 'arm' answers."""
+    return _RpcError(grpc.StatusCode.UNAVAILABLE,
+                     f"model 'arm' is not served here (servers={elsewhere})")
+
+
+def _waits_and_attempts(run, attempt):
+    """Runs run(attempt) with the retries' sleeps recorded instead of slept
+    and their backoffs at the ceiling; returns what run returned and the
+    attempts ("attempt") and waits (seconds) in the order they came."""
+    events = []
+
+    def recorded(*args):
+        events.append("attempt")
+        return attempt(*args)
+    with mock.patch("time.sleep", events.append), \
+            mock.patch("random.random", return_value=1.0):
+        try:
+            return run(recorded), events
+        except streamreg.Error as error:
+            return error, events
 
 
 def _predict_answer(answered):
@@ -164,6 +188,77 @@ class LearnStreamStallTest(unittest.TestCase):
         self.assertEqual(3, stream.durable_samples)
         stream.close()
         self.assertEqual(0, stream.unconfirmed_samples)
+
+
+class SendOnTest(unittest.TestCase):
+    """A cluster's server that does not serve a model names those that do.
+    The client follows the first such send-on of a call at once (its
+    router has learned where to go) and later ones after the backoff
+    (replicas all catching up send clients to each other), each counted as
+    an attempt, as the C++ client's RetryCall does."""
+
+    POLICY = streamreg.RetryPolicy(attempts=4, initial_backoff=0.2,
+                                   max_backoff=0.3)
+
+    def test_a_call_follows_the_first_send_on_at_once(self):
+        client = streamreg.Client(f"127.0.0.1:{free_port()}",
+                                  retry=self.POLICY)
+        elsewhere = f"127.0.0.1:{free_port()}"
+        tried = []
+
+        def three_send_ons(models, regression, timeout):
+            tried.append(timeout)
+            if len(tried) <= 3:
+                raise _sent_on(elsewhere)
+            return "learned"
+        try:
+            # Not retried otherwise (a create): a send-on still is.
+            answer, events = _waits_and_attempts(
+                lambda call: client._call("arm", call, retried=False),
+                three_send_ons)
+            self.assertEqual("learned", answer)
+            self.assertEqual(["attempt", "attempt", 0.3, "attempt",
+                              0.3, "attempt"], events)
+            self.assertEqual([elsewhere], client._router._owners["arm"])
+
+            # Send-ons count: the fourth attempt's is final.
+            error, events = _waits_and_attempts(
+                lambda call: client._call("arm", call),
+                lambda *args: (_ for _ in ()).throw(_sent_on(elsewhere)))
+            self.assertEqual(grpc.StatusCode.UNAVAILABLE, error.code)
+            self.assertEqual(4, events.count("attempt"))
+            self.assertEqual(["attempt", "attempt"], events[:2])
+        finally:
+            client.close()
+
+    def test_a_learn_stream_follows_the_first_send_on_at_once(self):
+        calls, failures = [], []
+
+        def open_call(requests):
+            calls.append(_FakeCall(requests, _learn_answer,
+                                   broken=len(calls) < 2))
+            return calls[-1]
+
+        ids = iter(range(1, 100))
+        stream = LearnStream(open_call, "arm", lambda: next(ids),
+                             retry=self.POLICY, failed=failures.append)
+        original = _FakeCall.__next__
+
+        def sending_on(call):  # the broken calls send the client on
+            try:
+                return original(call)
+            except _RpcError:
+                raise _sent_on("127.0.0.1:1")
+        with mock.patch.object(_FakeCall, "__next__", sending_on):
+            answer, events = _waits_and_attempts(
+                lambda learn: learn(np.zeros(3), np.zeros(2)), stream.learn)
+        self.assertEqual(1, answer.durable)
+        self.assertEqual(3, len(calls))
+        self.assertEqual(2, len(failures))
+        # One learn(), three calls: the first send-on was followed at
+        # once, the second after the backoff.
+        self.assertEqual(["attempt", 0.3], events)
+        stream.close()
 
 
 class PredictStreamTest(unittest.TestCase):
