@@ -1,47 +1,60 @@
 #include "core/base/writer_priority_mutex.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include <mutex>
 
 namespace streamreg {
-namespace {
 
-// pthread errors here mean a programming error (e.g. unlock without lock).
-void Check(int result) {
-  if (result != 0) std::abort();
+void WriterPriorityMutex::lock() {
+  std::unique_lock<std::mutex> state(state_);
+  ++writers_waiting_;
+  writer_may_enter_.wait(state, [this] { return WriterMayEnter(); });
+  --writers_waiting_;
+  writing_ = true;
 }
-
-}  // namespace
-
-WriterPriorityMutex::WriterPriorityMutex() {
-  pthread_rwlockattr_t attributes;
-  Check(pthread_rwlockattr_init(&attributes));
-  Check(pthread_rwlockattr_setkind_np(
-      &attributes, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP));
-  Check(pthread_rwlock_init(&lock_, &attributes));
-  Check(pthread_rwlockattr_destroy(&attributes));
-}
-
-WriterPriorityMutex::~WriterPriorityMutex() { pthread_rwlock_destroy(&lock_); }
-
-void WriterPriorityMutex::lock() { Check(pthread_rwlock_wrlock(&lock_)); }
 
 bool WriterPriorityMutex::try_lock() {
-  return pthread_rwlock_trywrlock(&lock_) == 0;
+  std::lock_guard<std::mutex> state(state_);
+  if (!WriterMayEnter()) return false;
+  writing_ = true;
+  return true;
 }
 
-void WriterPriorityMutex::unlock() { Check(pthread_rwlock_unlock(&lock_)); }
+void WriterPriorityMutex::unlock() {
+  bool to_writer;
+  {
+    std::lock_guard<std::mutex> state(state_);
+    writing_ = false;
+    to_writer = writers_waiting_ > 0;
+  }
+  // The next writer first; readers only when none waits.
+  if (to_writer) {
+    writer_may_enter_.notify_one();
+  } else {
+    reader_may_enter_.notify_all();
+  }
+}
 
 void WriterPriorityMutex::lock_shared() {
-  Check(pthread_rwlock_rdlock(&lock_));
+  std::unique_lock<std::mutex> state(state_);
+  reader_may_enter_.wait(state, [this] { return ReaderMayEnter(); });
+  ++readers_;
 }
 
 bool WriterPriorityMutex::try_lock_shared() {
-  return pthread_rwlock_tryrdlock(&lock_) == 0;
+  std::lock_guard<std::mutex> state(state_);
+  if (!ReaderMayEnter()) return false;
+  ++readers_;
+  return true;
 }
 
 void WriterPriorityMutex::unlock_shared() {
-  Check(pthread_rwlock_unlock(&lock_));
+  bool to_writer;
+  {
+    std::lock_guard<std::mutex> state(state_);
+    --readers_;
+    to_writer = readers_ == 0 && writers_waiting_ > 0;
+  }
+  if (to_writer) writer_may_enter_.notify_one();
 }
 
 }  // namespace streamreg
