@@ -201,11 +201,14 @@ ReadAfter HostedModel::PinAcknowledged(ReadAfter after) const {
 }
 
 bool HostedModel::ReadWaitsForLearning(const ReadAfter& after) const {
-  const std::uint64_t samples = after.min_learned.has_value()
-                                    ? *after.min_learned
-                                    : AcknowledgedBefore(after);
+  const std::uint64_t samples = SamplesReadAfter(after);
   return absl::Now() < after.deadline && !deleted() &&
          learn_stage_.learned() < samples && samples <= learn_stage_.queued();
+}
+
+bool HostedModel::PredictionAnswersAtOnce(const ReadAfter& after) const {
+  return learn_stage_.learned() >= SamplesReadAfter(after) &&
+         model_->samples_stored() > 0;
 }
 
 absl::Status HostedModel::CatchUpAcknowledged(const ReadAfter& after) const {

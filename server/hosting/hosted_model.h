@@ -244,6 +244,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // waits a moment, then goes elsewhere — AwaitLearned). A deleted model's
   // reads do not wait: they answer NOT_FOUND.
   bool ReadWaitsForLearning(const ReadAfter& after) const;
+  // Whether a prediction `after` (pinned) would answer now without waiting
+  // for anything: what it reads after is learned and the model has samples
+  // (Predict then only predicts). PostRead answers such a read of one
+  // query on the caller's thread.
+  bool PredictionAnswersAtOnce(const ReadAfter& after) const;
   // A read that waits for learning here is parked (parked_read.h), and
   // then answered: what it waits for is prioritized meanwhile
   // (LearnStage::ReadParked).
@@ -303,6 +308,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // arrived, or else the count acknowledged now.
   std::uint64_t AcknowledgedBefore(const ReadAfter& after) const {
     return after.acknowledged.value_or(learn_stage_.acknowledged());
+  }
+  // The samples a read `after` waits to be learned.
+  std::uint64_t SamplesReadAfter(const ReadAfter& after) const {
+    return after.min_learned.has_value() ? *after.min_learned
+                                         : AcknowledgedBefore(after);
   }
   // The figures' wait (stats, metric): as CatchUpAcknowledged, without an
   // error — they answer as of what is learned.

@@ -1,5 +1,6 @@
 #include "server/hosting/parked_read.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace streamreg {
@@ -13,6 +14,13 @@ bool ParkedReadCheck::Waits() {
 }
 
 void PostRead(WorkerPool& pool, ParkableRead read) {
+  if (read.answer_here_if_at_once &&
+      std::ranges::all_of(read.reads, [](const ModelRead& model_read) {
+        return model_read.model->PredictionAnswersAtOnce(model_read.after);
+      })) {
+    read.answer();
+    return;
+  }
   auto check = std::make_shared<ParkedReadCheck>(std::move(read.reads));
   if (!check->Waits()) {
     pool.Post(std::move(read.answer));

@@ -29,8 +29,14 @@ struct ParkableRead {
   // Called once, before the read is parked (the caller gives back its
   // place among the server's reads in flight, keeping its model's).
   std::function<void()> parked = nullptr;
-  // Answers the read, on a thread of the pool.
+  // Answers the read, on a thread of the pool (or the caller's: below).
   std::function<void()> answer = nullptr;
+  // A prediction of one query, as cheap as a Learn message's answer: if it
+  // need not wait for anything (HostedModel::PredictionAnswersAtOnce), it
+  // is answered on the caller's thread, gRPC's, without the hop to the
+  // pool, and at that thread's priority (--realtime-priority): a
+  // controller that only predicts is answered as one that learns.
+  bool answer_here_if_at_once = false;
 };
 
 // Whether a read still waits for learning in any of its models: what the
@@ -52,8 +58,9 @@ class ParkedReadCheck {
   std::size_t done_ = 0;  // reads_[0, done_) wait no more
 };
 
-// Hands a read to the reads pool: at once; or, if it would wait for
-// samples this server holds and has not learned yet in any of its models
+// Answers a read here if it may (answer_here_if_at_once), or hands it to
+// the reads pool: at once; or, if it would wait for samples this server
+// holds and has not learned yet in any of its models
 // (HostedModel::ReadWaitsForLearning), parked until it would not —
 // learned, its deadline passed, the model deleted, the call abandoned —
 // holding no thread meanwhile (WorkerPool::PostWhen). So reads of a model

@@ -96,7 +96,8 @@ void PredictStreamReactor::OnReadDone(bool ok) {
            {.reads = {{found, after}},
             .abandoned = [this] { return context_->IsCancelled(); },
             .parked = [this] { stream_.ParkRead(admitted_); },
-            .answer = [this, found, after] { Answer(*found, after); }});
+            .answer = [this, found, after] { Answer(*found, after); },
+            .answer_here_if_at_once = request_.queries_size() == 1});
 }
 
 void PredictStreamReactor::Answer(const HostedModel& model,

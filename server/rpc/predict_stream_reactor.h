@@ -24,8 +24,9 @@ absl::Status AnswerPredict(const HostedModel& model,
                            v1::PredictResponse* response);
 
 // One PredictStream call: answers each request in order, on the
-// `predictions` pool (admitted first: past the limits on predictions in
-// flight the call ends at once with RESOURCE_EXHAUSTED), reading the next
+// `predictions` pool, or on gRPC's thread a request of one query that
+// need not wait (PostRead; admitted first: past the limits on predictions
+// in flight the call ends at once with RESOURCE_EXHAUSTED), reading the next
 // once the answer is written. A bad request ends the call with its error.
 // Deletes itself when done.
 class PredictStreamReactor final
@@ -40,7 +41,8 @@ class PredictStreamReactor final
   void OnDone() override { delete this; }
 
  private:
-  // On the predictions pool: answers request_, then writes or finishes.
+  // On the predictions pool (or gRPC's thread): answers request_, then
+  // writes or finishes.
   void Answer(const HostedModel& model, const ReadAfter& after);
 
   grpc::CallbackServerContext* context_;

@@ -52,7 +52,8 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
                           : AnswerPredict(*found, *request, after, response);
                   ticket->Release();
                   reactor->Finish(ToGrpcStatus(answered, *context));
-                }});
+                },
+            .answer_here_if_at_once = request->queries_size() == 1});
   return reactor;
 }
 
