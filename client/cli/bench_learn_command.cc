@@ -77,6 +77,7 @@ struct RobotRun {
 struct PredictorRun {
   std::uint64_t predictions = 0;
   std::uint64_t late_ticks = 0;
+  absl::Duration max_lag;
   LatencyRecorder latencies;
   IntervalCoverage coverage{kRobotTargets, kCoverageWindowSamples};
   absl::Status status;
@@ -86,6 +87,15 @@ struct PredictorRun {
 absl::Status RealtimeRefused(const absl::Status& status) {
   return absl::Status(status.code(),
                       absl::StrCat("--realtime_priority: ", status.message()));
+}
+
+// A controller's loop (an arm's or a predictor's) at --realtime_priority,
+// if asked: its connection's reads and writes run on the calling thread,
+// and what it starts inherits the priority.
+absl::Status EnterControllersPriority(const CliOptions& cli) {
+  if (cli.bench.realtime_priority <= 0) return absl::OkStatus();
+  absl::Status status = EnterRealtime(cli.bench.realtime_priority);
+  return status.ok() ? status : RealtimeRefused(status);
 }
 
 // Robot r: the same task as the others (a fleet of identical arms), its own
@@ -111,14 +121,9 @@ RobotStreamOptions RobotOptions(const CliOptions& cli, int robot, double rate,
 void RunRobot(const CliOptions& cli, const ClientOptions& base,
               const std::string& model, int robot, double rate, double start_s,
               std::uint64_t ticks, absl::Time start, RobotRun* run) {
-  if (cli.bench.realtime_priority > 0) {
-    // A controller's loop: its connection's reads and writes run on this
-    // thread, and what it starts inherits the priority.
-    if (absl::Status status = EnterRealtime(cli.bench.realtime_priority);
-        !status.ok()) {
-      run->status = RealtimeRefused(status);
-      return;
-    }
+  if (absl::Status status = EnterControllersPriority(cli); !status.ok()) {
+    run->status = status;
+    return;
   }
   ClientOptions options = base;
   options.own_connection = true;
@@ -172,6 +177,10 @@ void RunPredictor(const CliOptions& cli, const ClientOptions& base,
                   const std::string& model, int predictor, double rate,
                   double start_s, absl::Time start,
                   const std::atomic<bool>* stop, PredictorRun* run) {
+  if (absl::Status status = EnterControllersPriority(cli); !status.ok()) {
+    run->status = status;
+    return;
+  }
   ClientOptions options = base;
   options.own_connection = true;
   Client client(options);
@@ -186,12 +195,14 @@ void RunPredictor(const CliOptions& cli, const ClientOptions& base,
     *robot_options.payload_from_tick += ahead;
   }
   RobotStream robot(robot_options);
+  const PredictCallOptions asked = {.min_learned = cli.min_learned};
   RateTicker ticker(rate, start);
   while (!stop->load()) {
     ticker.Wait();
     const RobotSample sample = robot.Next();
     const absl::Time sent = absl::Now();
-    absl::StatusOr<v1::Prediction> prediction = session->Predict(sample.x);
+    absl::StatusOr<v1::Prediction> prediction =
+        session->Predict(sample.x, asked);
     if (!prediction.ok()) {
       run->status = prediction.status();
       break;
@@ -202,6 +213,7 @@ void RunPredictor(const CliOptions& cli, const ClientOptions& base,
   }
   session->Close().IgnoreError();
   run->late_ticks = ticker.late_ticks();
+  run->max_lag = ticker.max_lag();
 }
 
 // {"p50", "p99", "p999", "max"} of `values` (nearest rank).
@@ -396,11 +408,15 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
   std::atomic<bool> stop{false};
   std::vector<std::thread> robot_threads;
   std::vector<std::thread> predictor_threads;
+  // Predictors start once there is something to predict from: a second
+  // after the robots when the models start empty.
+  const absl::Time predictors_start =
+      before->stats().num_samples() == 0 ? start + absl::Seconds(1) : start;
   for (int p = 0; p < predictors; ++p) {
     predictor_threads.emplace_back(RunPredictor, std::cref(options),
                                    client.options(), models[p % models.size()],
-                                   p, predict_rate, start_s, start, &stop,
-                                   &predictor_runs[p]);
+                                   p, predict_rate, start_s, predictors_start,
+                                   &stop, &predictor_runs[p]);
   }
   for (int r = 0; r < robots; ++r) {
     robot_threads.emplace_back(RunRobot, std::cref(options), client.options(),
@@ -488,9 +504,13 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                Percentile(lag_us, 0.999), Percentile(lag_us, 1.0));
   LatencyRecorder predict_latencies;
   std::uint64_t predictions = 0;
+  std::uint64_t predict_late_ticks = 0;
+  absl::Duration predict_max_lag;
   for (const PredictorRun& run : predictor_runs) {
     predict_latencies.Merge(run.latencies);
     predictions += run.predictions;
+    predict_late_ticks += run.late_ticks;
+    predict_max_lag = std::max(predict_max_lag, run.max_lag);
   }
   std::fprintf(
       out,
@@ -506,10 +526,18 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                "than %d periods late, the loop did not keep its rate)\n",
                1e3 / rate, kFellBehindPeriods);
   if (predictors > 0) {
-    std::fprintf(
-        out, "predictors: %d at %.0f/s, latency_us p50 %.0f p99 %.0f\n",
-        predictors, predict_rate, predict_latencies.PercentileMicros(0.5),
-        predict_latencies.PercentileMicros(0.99));
+    std::fprintf(out,
+                 "predictors: %d at %.0f/s, %llu predictions, %llu late ticks, "
+                 "max lag %.2f ms; latency_us p50 %.0f p99 %.0f p99.9 %.0f "
+                 "max %.0f\n",
+                 predictors, predict_rate,
+                 static_cast<unsigned long long>(predictions),
+                 static_cast<unsigned long long>(predict_late_ticks),
+                 absl::ToDoubleMilliseconds(predict_max_lag),
+                 predict_latencies.PercentileMicros(0.5),
+                 predict_latencies.PercentileMicros(0.99),
+                 predict_latencies.PercentileMicros(0.999),
+                 predict_latencies.PercentileMicros(1.0));
   }
 
   std::vector<const IntervalCoverage*> answer_tallies, query_tallies;
@@ -599,6 +627,11 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
        {{"clients", predictors},
         {"rate_hz", predict_rate},
         {"predictions", predictions},
+        {"min_learned", options.min_learned.has_value()
+                            ? nlohmann::json(*options.min_learned)
+                            : nlohmann::json(nullptr)},
+        {"late_ticks", predict_late_ticks},
+        {"max_lag_ms", absl::ToDoubleMilliseconds(predict_max_lag)},
         {"latency_us", LatencyJson(predict_latencies)}}},
       {"metric", MetricJson(client, models.front())},
   };

@@ -87,11 +87,11 @@ ABSL_FLAG(std::string, neighbors_out, streamreg::CliOptions{}.neighbors_out,
           "predict: also write the samples each prediction used (id, "
           "distance, target, inputs) to this CSV, a row per neighbour");
 ABSL_FLAG(std::optional<std::uint64_t>, min_learned, std::nullopt,
-          "predict: answer from a model that has learned at least N "
-          "samples, on any of its servers (an ingest's \"the model has N "
-          "samples\" reads that ingest; 0: the model as it stands, at "
-          "once); unset: once the answering server has learned every "
-          "sample it acknowledged");
+          "predict, bench learn's predictors: answer from a model that has "
+          "learned at least N samples, on any of its servers (an ingest's "
+          "\"the model has N samples\" reads that ingest; 0: the model as "
+          "it stands, at once); unset: once the answering server has "
+          "learned every sample it acknowledged");
 ABSL_FLAG(double, rate, streamreg::CliOptions{}.rate,
           "samples per second (bench learn: per robot)");
 ABSL_FLAG(std::uint64_t, limit, streamreg::CliOptions{}.limit,
@@ -129,12 +129,15 @@ ABSL_FLAG(bool, answer_when_durable,
           "bench learn: each answer waits until its sample is durable (the "
           "cautious mode) instead of coming first");
 ABSL_FLAG(int, realtime_priority, streamreg::BenchOptions{}.realtime_priority,
-          "bench learn: run each arm's control loop at this SCHED_FIFO "
+          "bench learn: run each arm's and predictor's control loop at this "
+          "SCHED_FIFO "
           "priority, 1 to 99, as a robot controller runs (needs "
           "CAP_SYS_NICE or an RLIMIT_RTPRIO at least this high; 0: normal "
           "scheduling)");
 ABSL_FLAG(std::uint32_t, predictors, streamreg::BenchOptions{}.predictors,
-          "bench learn: clients predicting meanwhile (PredictStream)");
+          "bench learn: clients predicting meanwhile, each a controller's "
+          "loop through PredictStream (starting a second after the arms when "
+          "the model starts empty)");
 ABSL_FLAG(double, predict_rate, streamreg::BenchOptions{}.predict_rate,
           "bench learn: predictions per second per predictor");
 ABSL_FLAG(std::uint64_t, robot_seed, streamreg::CliOptions{}.robot_seed,
@@ -380,7 +383,7 @@ std::vector<Subcommand> Subcommands() {
       command(
           {"bench", "learn"}, "simulated arms streaming through Learn",
           "--model NAME [--create] [--robots R] [--model_per_robot] "
-          "[--rate HZ] [--duration S] [--predictors P] "
+          "[--rate HZ] [--duration S] [--predictors P] [--min_learned N] "
           "[--answer_when_durable] [--realtime_priority N] [--json FILE] "
           "[--plots DIR]",
           "Streams simulated robot arms through Learn at a fixed rate "
@@ -389,9 +392,9 @@ std::vector<Subcommand> Subcommands() {
           "the answers, how long each sample took to be reported "
           "durable (the durability lag), and the prequential nMSE.",
           Concat({"model", "create", "robots", "model_per_robot", "rate",
-                  "duration", "predictors", "predict_rate", "robot_seed",
-                  "start_s", "payload_kg", "payload_at", "answer_when_durable",
-                  "realtime_priority", "json", "plots"},
+                  "duration", "predictors", "predict_rate", "min_learned",
+                  "robot_seed", "start_s", "payload_kg", "payload_at",
+                  "answer_when_durable", "realtime_priority", "json", "plots"},
                  kSpecFlags),
           {"streamreg bench learn --model arm --create --robots 1 --rate "
            "1000 --duration 10"},

@@ -232,6 +232,12 @@ absl::StatusOr<v1::ModelStats> Client::Refit(
   return stats;
 }
 
+void PredictCallOptions::SetOn(v1::PredictRequest* request) const {
+  if (interval_level.has_value()) request->set_interval_level(*interval_level);
+  request->set_with_neighbors(with_neighbors);
+  if (min_learned.has_value()) request->set_min_learned(*min_learned);
+}
+
 absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
     const std::string& model, std::span<const double> x, std::size_t dim,
     const PredictCallOptions& options) {
@@ -244,13 +250,7 @@ absl::StatusOr<std::vector<v1::Prediction>> Client::Predict(
   for (std::size_t begin = 0; begin < n; begin += options_.batch_size) {
     v1::PredictRequest request;
     request.set_model(model);
-    if (options.interval_level.has_value()) {
-      request.set_interval_level(*options.interval_level);
-    }
-    request.set_with_neighbors(options.with_neighbors);
-    if (options.min_learned.has_value()) {
-      request.set_min_learned(*options.min_learned);
-    }
+    options.SetOn(&request);
     const std::size_t end = std::min(n, begin + options_.batch_size);
     for (std::size_t q = begin; q < end; ++q) {
       request.add_queries()->mutable_x()->Assign(x.begin() + q * dim,

@@ -73,6 +73,9 @@ struct PredictCallOptions {
   std::optional<double> interval_level = std::nullopt;
   bool with_neighbors = false;
   std::optional<std::uint64_t> min_learned = std::nullopt;
+
+  // Sets these on `request`.
+  void SetOn(v1::PredictRequest* request) const;
 };
 
 // What an Ingester learned, in total.

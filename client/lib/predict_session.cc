@@ -13,9 +13,10 @@ PredictSession::PredictSession(Client* client, std::string model)
           }) {}
 
 absl::StatusOr<v1::Prediction> PredictSession::Predict(
-    std::span<const double> x) {
+    std::span<const double> x, const PredictCallOptions& options) {
   v1::PredictRequest request;
   request.set_model(model_);
+  options.SetOn(&request);
   request.add_queries()->mutable_x()->Assign(x.begin(), x.end());
   v1::PredictResponse response;
   const absl::Status status = exchange_.Exchange(request, &response);

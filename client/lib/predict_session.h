@@ -13,12 +13,15 @@ namespace streamreg {
 
 // Predictions over one PredictStream call, one query per exchange (the
 // lowest latency per tick); reopened and retried on a retryable status
-// (predicting is idempotent).
+// (predicting is idempotent). A controller that only predicts and must
+// answer inside its tick asks with min_learned = 0: the model as it stands,
+// not waiting for other clients' writes to be learned.
 class PredictSession {
  public:
   PredictSession(Client* client, std::string model);
 
-  absl::StatusOr<v1::Prediction> Predict(std::span<const double> x);
+  absl::StatusOr<v1::Prediction> Predict(
+      std::span<const double> x, const PredictCallOptions& options = {});
   absl::Status Close();
 
  private:

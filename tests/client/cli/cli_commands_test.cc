@@ -594,6 +594,34 @@ TEST_F(CliCommandsTest, BenchPredictComparesWithAnEmptyRpc) {
               HasSubstr("--unary and --stream: pick one"));
 }
 
+// Arms and a predictor streaming into a model created empty: the predictor
+// starts once there is something to predict from (it failed at once
+// before), reads the model as it stands when asked (--min_learned 0), and
+// its ticks are reported beside the arms'.
+TEST_F(CliCommandsTest, BenchLearnRunsPredictorsBesideTheArms) {
+  CliOptions options;
+  options.model = "fleet";
+  options.create = true;
+  options.rate = 200;
+  options.bench.duration = 2;
+  options.bench.predictors = 1;
+  options.bench.predict_rate = 200;
+  options.min_learned = 0;
+  options.json = directory_ + "/learn.json";
+  const CommandRun run = Run(BenchLearnCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status << run.output;
+  EXPECT_THAT(run.output, HasSubstr("predictors: 1 at 200/s, "));
+  std::ifstream file(options.json);
+  const nlohmann::json report = nlohmann::json::parse(file);
+  const nlohmann::json& predictors = report["predictors"];
+  EXPECT_EQ(predictors["clients"], 1);
+  EXPECT_EQ(predictors["min_learned"], 0);
+  EXPECT_GT(predictors["predictions"].get<double>(), 0);
+  EXPECT_TRUE(predictors.contains("late_ticks"));
+  EXPECT_TRUE(predictors.contains("max_lag_ms"));
+  EXPECT_EQ(ModelSamples("fleet"), 400u);
+}
+
 // A short flood past a server whose limits are tiny: every call is
 // accounted for (answered, refused with the retry trailer, or of unknown
 // outcome), and the model holds exactly the samples acknowledged.

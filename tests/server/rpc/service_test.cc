@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -491,6 +492,30 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
                 std::min(expected.neighbors[0], expected.neighbors[1]));
       EXPECT_EQ(got.used_size(), 0);
     }
+    // One query a message, as a controller asks (answered on gRPC's thread
+    // when nothing is to wait for), as the model stands (min_learned 0) or
+    // after every sample: the same answers. More samples than the model
+    // holds: OUT_OF_RANGE, so the option reaches the server.
+    std::unique_ptr<PredictSession> session = client_->StartPredict(name);
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+      const Prediction expected = *reference->Predict(queries.input(q));
+      for (const std::optional<std::uint64_t> min_learned :
+           {std::optional<std::uint64_t>(), std::optional<std::uint64_t>(0),
+            std::optional<std::uint64_t>(rows.size())}) {
+        absl::StatusOr<v1::Prediction> got =
+            session->Predict(queries.input(q), {.min_learned = min_learned});
+        ASSERT_TRUE(got.ok()) << got.status();
+        for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+          ASSERT_EQ(got->y(t), expected.value[t]) << name << " query " << q;
+          ASSERT_EQ(got->spread(t), expected.spread[t]);
+        }
+      }
+    }
+    EXPECT_EQ(
+        session->Predict(queries.input(0), {.min_learned = rows.size() + 1})
+            .status()
+            .code(),
+        absl::StatusCode::kOutOfRange);
     ExpectTheEnginesNeighbors(*client_, name, *reference, queries);
     // The metric report is the engine's.
     absl::StatusOr<v1::MetricReport> report = client_->GetMetric(name);
