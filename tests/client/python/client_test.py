@@ -508,6 +508,13 @@ class ClientTest(unittest.TestCase):
             c.predict("py-arm", held_out_x, min_learned=1001)
         self.assertEqual(grpc.StatusCode.OUT_OF_RANGE, caught.exception.code)
         self.assertIn("min_learned", str(caught.exception))
+        # A controller's stream, a query at a time as the model stands: the
+        # same answers (the server answers them on the thread that read
+        # them).
+        with c.predict_stream("py-arm") as queries:
+            for i in range(10):
+                streamed = queries.predict(held_out_x[i], min_learned=0)
+                np.testing.assert_array_equal(predictions.y[i], streamed.y[0])
 
         metric = c.metric("py-arm")
         self.assertEqual("egop", metric.kind)
