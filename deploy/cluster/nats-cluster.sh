@@ -24,19 +24,26 @@ nats_server=$(command -v nats-server || echo /usr/sbin/nats-server)
 # shellcheck source=deploy/cluster/stop-process.sh
 . "$(dirname "$0")/stop-process.sh"
 
-# A free loopback port below the kernel's ephemeral range, so that neither
-# an outgoing connection nor another program's port-0 bind takes it before
-# the node binds it; a port a test holds (/tmp/streamreg-test-ports) is
-# passed over.
-free_port() {
-  /usr/bin/python3 - <<'EOF'
-import fcntl, os, random, socket
+# N distinct free loopback ports, one a line, below the kernel's ephemeral
+# range, so that neither an outgoing connection nor another program's
+# port-0 bind takes one before the node binds it; a port a test holds
+# (/tmp/streamreg-test-ports) is passed over. Another cluster starting
+# beside this one may still pick the same port first: `up` then starts
+# again on new ports.
+free_ports() {
+  /usr/bin/python3 - "$1" <<'EOF'
+import fcntl, os, random, socket, sys
 with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
     first = int(f.read().split()[0])
 if first <= 11000:
     first = 32768
-for _ in range(1000):
+wanted, chosen = int(sys.argv[1]), []
+for _ in range(1000 * wanted):
+    if len(chosen) == wanted:
+        break
     port = random.randrange(10000, first)
+    if port in chosen:
+        continue
     lock = "/tmp/streamreg-test-ports/%d" % port
     if os.path.exists(lock):
         with open(lock) as held:
@@ -52,38 +59,58 @@ for _ in range(1000):
         continue
     finally:
         s.close()
-    print(port)
-    break
-else:
-    raise SystemExit("no free loopback port")
+    chosen.append(port)
+if len(chosen) < wanted:
+    raise SystemExit("no free loopback ports")
+print("\n".join(map(str, chosen)))
 EOF
 }
 
 up() {
   mkdir -p "$dir"
   [ -e "$dir/nats" ] && { echo "$dir/nats exists: is a cluster up?" >&2; exit 1; }
-  local -a client cluster monitor
-  for i in 0 1 2; do
-    client[i]=$(free_port) cluster[i]=$(free_port) monitor[i]=$(free_port)
+  local attempt
+  for attempt in 1 2 3; do
+    if start_nodes; then
+      mv "$dir/nats.starting" "$dir/nats"
+      cat "$dir/nats"
+      return
+    fi
+    # Every node again, on new ports and empty stores; this try's logs kept.
+    mv "$dir/nats.starting" "$dir/nats"
+    down
+    for i in 0 1 2; do
+      [ -e "$dir/node$i.log" ] && mv "$dir/node$i.log" "$dir/node$i.try$attempt.log"
+      rm -rf "$dir/node$i"
+    done
   done
-  local routes="nats://127.0.0.1:${cluster[0]},nats://127.0.0.1:${cluster[1]},nats://127.0.0.1:${cluster[2]}"
+  echo "the NATS nodes did not come up in 3 tries; see $dir/node*.try*.log" >&2
+  exit 1
+}
+
+# start_nodes: the three nodes on new ports, until each is healthy; false
+# (the end of the failing node's log on stderr) when one is not.
+start_nodes() {
+  local -a ports
+  mapfile -t ports < <(free_ports 9)
+  [ "${#ports[@]}" -eq 9 ] || return 1
+  local routes="nats://127.0.0.1:${ports[1]},nats://127.0.0.1:${ports[4]},nats://127.0.0.1:${ports[7]}"
+  local -a pids
   : > "$dir/nats.starting"
   for i in 0 1 2; do
-    # What `restart` starts the node with again.
-    echo "${client[i]} ${cluster[i]} ${monitor[i]} $routes" > "$dir/node$i.ports"
+    # What `restart` starts the node with again: client, cluster, monitor.
+    echo "${ports[3 * i]} ${ports[3 * i + 1]} ${ports[3 * i + 2]} $routes" > "$dir/node$i.ports"
     launch "$i"
-    echo "nats://127.0.0.1:${client[i]} $!" >> "$dir/nats.starting"
+    pids[i]=$!
+    echo "nats://127.0.0.1:${ports[3 * i]} ${pids[i]}" >> "$dir/nats.starting"
   done
   for i in 0 1 2; do
-    if ! wait_healthy "$i"; then
-      echo "node$i did not become healthy; see $dir/node$i.log" >&2
-      mv "$dir/nats.starting" "$dir/nats"
-      down
-      exit 1
+    if ! wait_healthy "$i" "${pids[i]}"; then
+      echo "node$i did not become healthy; its log ends:" >&2
+      tail -n 15 "$dir/node$i.log" >&2 || true
+      return 1
     fi
   done
-  mv "$dir/nats.starting" "$dir/nats"
-  cat "$dir/nats"
 }
 
 launch() {  # launch I: node I on the ports DIR/nodeI.ports names
@@ -96,10 +123,11 @@ launch() {  # launch I: node I on the ports DIR/nodeI.ports names
     --log "$dir/node$i.log" </dev/null >/dev/null 2>&1 &
 }
 
-wait_healthy() {  # wait_healthy I: until node I reports JetStream healthy
+wait_healthy() {  # wait_healthy I PID: until node I reports JetStream healthy
   local monitor
   monitor=$(cut -d' ' -f3 "$dir/node$1.ports")
   for _ in $(seq 300); do
+    kill -0 "$2" 2>/dev/null || return 1  # it ended (say, a port taken)
     if /usr/bin/python3 - "$monitor" <<'EOF' 2>/dev/null; then
 import sys, urllib.request
 urllib.request.urlopen("http://127.0.0.1:%s/healthz" % sys.argv[1], timeout=1)
@@ -118,8 +146,9 @@ restart() {
   [ -n "$pid" ] || { echo "no node $i in $dir/nats" >&2; exit 1; }
   stop_process "$pid"
   launch "$i"
-  sed -i "$((i + 1))s|.*|$url $!|" "$dir/nats"
-  wait_healthy "$i" || { echo "node$i did not become healthy; see $dir/node$i.log" >&2; exit 1; }
+  pid=$!
+  sed -i "$((i + 1))s|.*|$url $pid|" "$dir/nats"
+  wait_healthy "$i" "$pid" || { echo "node$i did not become healthy; see $dir/node$i.log" >&2; exit 1; }
 }
 
 down() {
