@@ -91,12 +91,12 @@ up() {
 # start_nodes: the three nodes on new ports, until each is healthy; false
 # (the end of the failing node's log on stderr) when one is not.
 start_nodes() {
-  local -a ports
+  local -a ports pids
+  # Written first: `up` stops what it names whether or not this succeeds.
+  : > "$dir/nats.starting"
   mapfile -t ports < <(free_ports 9)
   [ "${#ports[@]}" -eq 9 ] || return 1
   local routes="nats://127.0.0.1:${ports[1]},nats://127.0.0.1:${ports[4]},nats://127.0.0.1:${ports[7]}"
-  local -a pids
-  : > "$dir/nats.starting"
   for i in 0 1 2; do
     # What `restart` starts the node with again: client, cluster, monitor.
     echo "${ports[3 * i]} ${ports[3 * i + 1]} ${ports[3 * i + 2]} $routes" > "$dir/node$i.ports"
