@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "nats/nats.h"
 #include "server/cluster/subscription_alarms.h"
 #include "spdlog/spdlog.h"
@@ -214,10 +215,19 @@ absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
     if (status == NATS_OK || !TooFewNodes(code)) break;
   }
   if (status != NATS_OK && code == JSStreamNameExistErr) {
-    jsStreamInfo* info = nullptr;
-    status =
-        js_GetStreamInfo(&info, jetstream_, spec.name.c_str(), &options, &code);
-    if (info != nullptr) jsStreamInfo_Destroy(info);
+    // Created by another server a moment ago: until its assignment reaches
+    // the node asked, that node answers "stream not found" (10059; servers
+    // starting together met it). Asked again for a few seconds.
+    const absl::Time give_up = absl::Now() + absl::Seconds(5);
+    do {
+      jsStreamInfo* info = nullptr;
+      code = static_cast<jsErrCode>(0);
+      status = js_GetStreamInfo(&info, jetstream_, spec.name.c_str(), &options,
+                                &code);
+      if (info != nullptr) jsStreamInfo_Destroy(info);
+      if (status == NATS_OK || code != JSStreamNotFoundErr) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    } while (absl::Now() < give_up);
   }
   if (status != NATS_OK) {
     return NatsError(status, code, absl::StrCat("cluster: opening ", what));
