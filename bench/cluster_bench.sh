@@ -33,6 +33,9 @@
 # CLUSTER_BENCH_SERVER_FLAGS: more flags for the cluster's servers (e.g.
 # --cluster_snapshot_increment_samples=0, whole snapshots only).
 #
+# CLUSTER_BENCH_INGEST_FLAGS: more flags for the bulk ingest's model (e.g.
+# --metric egop, a model without MLKR fits).
+#
 # CLUSTER_BENCH_REALTIME=N runs the servers (single and cluster) and the
 # robot loop's arm at SCHED_FIFO priority N (--realtime_priority; needs
 # CAP_SYS_NICE or RLIMIT_RTPRIO >= N: docs/threading.md, "Real-time
@@ -42,6 +45,7 @@ build=$(cd "$1" && pwd) out=$2 seconds=${3:-20} samples=${4:-20000}
 parts=${CLUSTER_BENCH_PARTS:-all} replicas=${CLUSTER_BENCH_REPLICAS:-3}
 restart=${CLUSTER_BENCH_RESTART:-kill}
 server_flags=${CLUSTER_BENCH_SERVER_FLAGS:-}
+ingest_flags=${CLUSTER_BENCH_INGEST_FLAGS:-}
 realtime=${CLUSTER_BENCH_REALTIME:-0}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/listening_address.sh"
@@ -72,7 +76,7 @@ measure() {  # measure NAME SERVERS: the robot loop, then the ingest
   local start end
   start=$(date +%s.%N)
   "$cli" --server "$servers" ingest --model "bulk-$name" --csv "$work/arm.csv" \
-    --create --batch 1000 >"$out/ingest-$name.log" 2>&1
+    --create --batch 1000 $ingest_flags >"$out/ingest-$name.log" 2>&1
   end=$(date +%s.%N)
   /usr/bin/python3 - "$name" "$report" "$samples" "$start" "$end" <<'EOF'
 import json, sys

@@ -25,16 +25,21 @@ std::optional<int> NiceOf(pid_t thread) {
 
 }  // namespace
 
-int LoweredNice(int nice) { return std::min(19, nice + kLoweredBy); }
+int LoweredNice(int nice, int by) { return std::min(19, nice + by); }
 
 namespace {
 
-// Lowers `thread` (LoweredNice); its nice value before, if it was lowered.
-std::optional<int> Lower(pid_t thread) {
-  const std::optional<int> normal = NiceOf(thread);
-  if (!normal.has_value() || LoweredNice(*normal) == *normal ||
+// Lowers `thread` to LoweredNice(normal, by), `normal` being the nice value
+// it started with (its own now, if not given); returns that, if it lowered
+// it.
+std::optional<int> Lower(pid_t thread, int by = kLoweredBy,
+                         std::optional<int> normal = std::nullopt) {
+  const std::optional<int> before = NiceOf(thread);
+  if (!normal.has_value()) normal = before;
+  if (!normal.has_value() || !before.has_value() ||
+      LoweredNice(*normal, by) <= *before ||
       setpriority(PRIO_PROCESS, static_cast<id_t>(thread),
-                  LoweredNice(*normal)) != 0) {
+                  LoweredNice(*normal, by)) != 0) {
     return std::nullopt;
   }
   return normal;
@@ -69,11 +74,15 @@ void RaisablePriority::Arm() {
   thread_ = 0;
 }
 
-void RaisablePriority::LowerCallingThread() {
+void RaisablePriority::LowerCallingThread(int by) {
   MutexLock lock(&mutex_);
   if (!armed_ || wanted_) return;
   const pid_t thread = CallingThread();
-  if (const std::optional<int> normal = Lower(thread); normal.has_value()) {
+  // Lowered before: from the priority it started with.
+  const std::optional<int> started =
+      thread_ == thread ? std::optional<int>(normal_) : std::nullopt;
+  if (const std::optional<int> normal = Lower(thread, by, started);
+      normal.has_value()) {
     thread_ = thread;
     normal_ = *normal;
   }

@@ -12,7 +12,7 @@ namespace streamreg {
 // How far background threads are lowered: nice + 10 (Linux: per thread),
 // at most to 19.
 inline constexpr int kLoweredBy = 10;
-int LoweredNice(int nice);
+int LoweredNice(int nice, int by = kLoweredBy);
 
 // Lowers the calling thread's scheduling priority (LoweredNice), for
 // background work — writing snapshots — that must yield the cores to
@@ -38,8 +38,11 @@ class RaisablePriority {
  public:
   // By the job's owner, before its thread starts: a new job, not raised.
   void Arm();
-  // On the job's thread as it starts: lowers it, unless Raise() came first.
-  void LowerCallingThread();
+  // On the job's thread as it starts: lowers it (by `by`: LoweredNice),
+  // unless Raise() came first. Called again on the job's thread, it
+  // lowers it further; Raise() still brings back the priority it started
+  // with.
+  void LowerCallingThread(int by = kLoweredBy);
   // From any thread: the job's thread at its starting priority from now on
   // (a job lowered and raised, or not lowered yet). False if the system
   // refused; true otherwise, and when no job runs.

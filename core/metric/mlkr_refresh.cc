@@ -97,16 +97,110 @@ std::vector<MlkrMap> MlkrRefresh::Run(const Job& job, const CopySlotRows& rows,
   return fitted;
 }
 
-void MlkrRefresh::Start(Job job, CopySlotRows rows) {
+void MlkrRefresh::SetExchange(std::shared_ptr<MlkrFitExchange> exchange) {
+  MutexLock lock(&mutex_);
+  exchange_ = std::move(exchange);
+}
+
+void MlkrRefresh::Start(Job job, CopySlotRows rows, std::uint64_t fit) {
+  MutexLock lock(&mutex_);
+  last_started_ = fit;
+  running_fit_ = fit;
+  hold_ = nullptr;
+  // Offered before it started (this replica behind the one that computed
+  // it): taken at once.
+  if (const auto offered = offers_.find(fit); offered != offers_.end()) {
+    std::vector<MlkrMap> maps = std::move(offered->second);
+    offers_.erase(offers_.begin(), std::next(offered));
+    task_.Resume(std::move(maps));
+    taken_.fetch_add(1);
+    return;
+  }
+  offers_.erase(offers_.begin(), offers_.lower_bound(fit));
+  if (exchange_ != nullptr && !exchange_->ComputesFirst()) {
+    hold_ = std::make_shared<Hold>();
+  }
   // Seconds of arithmetic that must not take a core from the learner or
   // the searches (it has half the samples it reads to finish), unless a
-  // read comes to wait for it (Prioritize).
+  // read comes to wait for it (Prioritize). (The replica computing a fit
+  // for all, left at the server's priority, ingested no faster: measured.)
   task_.Start(
       "mlkr-fit",
-      [job = std::move(job), rows = std::move(rows)](std::stop_token stop) {
-        return Run(job, rows, {}, std::move(stop));
+      [this, job = std::move(job), rows = std::move(rows), fit, hold = hold_,
+       exchange = exchange_](std::stop_token stop) {
+        return Work(job, rows, fit, hold, exchange, std::move(stop));
       },
       &priority_);
+}
+
+std::vector<MlkrMap> MlkrRefresh::Work(
+    const Job& job, const CopySlotRows& rows, std::uint64_t fit,
+    const std::shared_ptr<Hold>& hold,
+    const std::shared_ptr<MlkrFitExchange>& exchange, std::stop_token stop) {
+  if (hold != nullptr) {
+    {
+      std::unique_lock<std::mutex> lock(hold->mutex);
+      hold->released_changed.wait(lock, stop,
+                                  [&hold] { return hold->released; });
+    }
+    // Completed by an offer, or abandoned: what it returns is dropped.
+    if (stop.stop_requested()) return job.start;
+    priority_.LowerCallingThread(kHeldFitLoweredBy);
+  }
+  std::vector<MlkrMap> maps = Run(job, rows, {}, stop);
+  if (stop.stop_requested()) return maps;  // dropped
+  computed_.fetch_add(1);
+  if (exchange != nullptr) exchange->Share(fit, maps);
+  return maps;
+}
+
+void MlkrRefresh::Resume(std::vector<MlkrMap> result) {
+  MutexLock lock(&mutex_);
+  running_fit_.reset();
+  hold_ = nullptr;
+  task_.Resume(std::move(result));
+}
+
+bool MlkrRefresh::Offer(std::uint64_t fit, std::vector<MlkrMap> maps) {
+  MutexLock lock(&mutex_);
+  if (running_fit_ == fit) {
+    if (!task_.Complete(std::move(maps))) return false;
+    taken_.fetch_add(1);
+    return true;
+  }
+  if (last_started_.has_value() && fit <= *last_started_) return false;
+  offers_.insert_or_assign(fit, std::move(maps));
+  while (offers_.size() > kKeptOffers) offers_.erase(offers_.begin());
+  return true;
+}
+
+void MlkrRefresh::Release() const {
+  std::shared_ptr<Hold> hold;
+  {
+    MutexLock lock(&mutex_);
+    hold = hold_;
+  }
+  if (hold == nullptr) return;
+  std::lock_guard<std::mutex> lock(hold->mutex);
+  hold->released = true;
+  hold->released_changed.notify_all();
+}
+
+std::vector<MlkrMap> MlkrRefresh::Finish() {
+  result().wait();  // without mutex_: an offer may complete it meanwhile
+  MutexLock lock(&mutex_);
+  running_fit_.reset();
+  hold_ = nullptr;
+  return task_.Finish();
+}
+
+void MlkrRefresh::Abandon() {
+  MutexLock lock(&mutex_);
+  running_fit_.reset();
+  hold_ = nullptr;
+  if (!task_.running()) return;
+  (void)task_.Complete({});
+  (void)task_.Finish();
 }
 
 }  // namespace streamreg

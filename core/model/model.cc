@@ -136,6 +136,14 @@ void Model::PrioritizeBackgroundWork() const {
   (void)state_.mlkr_refresh.Prioritize();  // no fit running: a no-op
 }
 
+void Model::ShareMlkrFits(std::shared_ptr<MlkrFitExchange> exchange) {
+  state_.mlkr_refresh.SetExchange(std::move(exchange));
+}
+
+bool Model::OfferMlkrFit(std::uint64_t fit, std::vector<MlkrMap> maps) {
+  return state_.mlkr_refresh.Offer(fit, std::move(maps));
+}
+
 absl::Status Model::CheckShape(const ValidatedSamples& batch) const {
   if (batch.empty() || (batch.input_dim() == config_.input_dim &&
                         batch.num_targets() == config_.num_targets())) {
@@ -284,6 +292,8 @@ ModelStats Model::stats() const {
   stats.longest_refresh_wait_seconds = state_.refresh_waits.longest_seconds();
   stats.fits_prioritized = state_.mlkr_refresh.prioritized();
   stats.fit_priority_refused = state_.mlkr_refresh.prioritize_refused();
+  stats.mlkr_fits_computed = state_.mlkr_refresh.computed();
+  stats.mlkr_fits_taken = state_.mlkr_refresh.taken();
   return stats;
 }
 

@@ -15,6 +15,8 @@
 #include "absl/status/statusor.h"
 #include "core/metric/learned_metric.h"
 #include "core/metric/metric_transform.h"
+#include "core/metric/mlkr_fit_exchange.h"
+#include "core/metric/mlkr_map.h"
 #include "core/model/model_config.h"
 #include "core/model/model_learner.h"
 #include "core/model/model_reader.h"
@@ -109,6 +111,10 @@ struct ModelStats {
   // them (Model::PrioritizeBackgroundWork), and raises the system refused.
   std::uint64_t fits_prioritized = 0;
   std::uint64_t fit_priority_refused = 0;
+  // Since this Model object was made: MLKR fits computed here, and fits
+  // whose result came from another replica (Model::OfferMlkrFit).
+  std::uint64_t mlkr_fits_computed = 0;
+  std::uint64_t mlkr_fits_taken = 0;
 };
 
 // The learned metric(s) and the transforms the prediction indexes use now.
@@ -183,6 +189,14 @@ class Model {
   // an MLKR fit — runs at the process's priority until it is done
   // (RaisablePriority). Callable from any thread.
   void PrioritizeBackgroundWork() const;
+
+  // Shares this model's MLKR fits with its other replicas (cluster mode:
+  // MlkrFitExchange) from the next fit on. Callable from any thread.
+  void ShareMlkrFits(std::shared_ptr<MlkrFitExchange> exchange);
+  // The result of MLKR fit `fit` from another replica (MlkrRefresh::Offer):
+  // whether it was taken (or kept for a fit not started yet). Callable from
+  // any thread.
+  bool OfferMlkrFit(std::uint64_t fit, std::vector<MlkrMap> maps);
 
   // Predicts every query ("queries[i]" in errors), with intervals at
   // options.interval_level (the model's by default; outside (0, 1) refused

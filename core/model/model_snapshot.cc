@@ -259,7 +259,7 @@ bool Model::BackgroundWorkSettled() const {
   if (state_.refresh.running() && !IsReady(state_.refresh.result())) {
     return false;
   }
-  if (state_.mlkr_refresh.running() && !IsReady(state_.mlkr_refresh.result())) {
+  if (state_.mlkr_refresh.running() && !state_.mlkr_refresh.Done()) {
     return false;
   }
   for (const MetricIndex* index : state_.AllIndexes()) {

@@ -89,16 +89,6 @@ bool LoadRefresh(ByteReader& in, ModelState& state, LoadedModelState* loaded)
   return false;
 }
 
-bool LoadMlkrMaps(ByteReader& in, std::size_t dim, std::vector<MlkrMap>* maps) {
-  const std::uint64_t count = in.U64();
-  if (count > in.remaining()) return false;
-  maps->resize(count);
-  for (MlkrMap& map : *maps) {
-    if (!map.Load(in, dim)) return false;
-  }
-  return in.ok();
-}
-
 // The MLKR fit that ends a state record of version 4 and later.
 bool LoadMlkrRefresh(ByteReader& in, ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
@@ -140,6 +130,16 @@ bool LoadRandomFeatureRefresh(ByteReader& in, ModelState& state)
 }
 
 }  // namespace
+
+bool LoadMlkrMaps(ByteReader& in, std::size_t dim, std::vector<MlkrMap>* maps) {
+  const std::uint64_t count = in.U64();
+  if (count > in.remaining()) return false;
+  maps->resize(count);
+  for (MlkrMap& map : *maps) {
+    if (!map.Load(in, dim)) return false;
+  }
+  return in.ok();
+}
 
 void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out) {
   out.U64(maps.size());

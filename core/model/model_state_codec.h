@@ -51,8 +51,10 @@ struct SavedIndex {
   std::optional<MetricTransform> rebuild;  // a rebuild in progress
 };
 
-// A list of MLKR maps (an MLKR fit's result).
+// A list of MLKR maps (an MLKR fit's result), and back (maps over `dim`
+// inputs; false if `in` does not hold that).
 void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out);
+bool LoadMlkrMaps(ByteReader& in, std::size_t dim, std::vector<MlkrMap>* maps);
 
 // The state record up to (not including) the refresh that follows it.
 void SaveModelState(const ModelState& state, ByteWriter& out)

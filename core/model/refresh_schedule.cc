@@ -218,7 +218,8 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   const std::size_t size = SamplesStored(state);
   if (!RefreshDue(config, size, take_over.mlkr_refreshed_size)) return;
   take_over.mlkr_refreshed_size = size;
-  state.mlkr_refresh.Start(MlkrJob(state, size), state.RefreshRows(size).copy);
+  state.mlkr_refresh.Start(MlkrJob(state, size), state.RefreshRows(size).copy,
+                           SamplesSeen(state));
   take_over.mlkr_refresh = SamplesSeen(state) + MlkrLag(config, size);
 }
 
@@ -454,7 +455,7 @@ void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
                                      state.StoreRows());
   }
   if (mlkr) {
-    if (state.mlkr_refresh.running()) (void)state.mlkr_refresh.Finish();
+    state.mlkr_refresh.Abandon();  // superseded
     state.take_over.mlkr_refreshed_size = size;
     // The batch fit afresh, from the paper's initial map, as the gradient
     // metrics' refit recomputes their sums (growth refreshes go on from

@@ -344,6 +344,10 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
       });
   if (!placements.ok()) return placements.status();
   node->placements_ = *std::move(placements);
+  absl::StatusOr<std::unique_ptr<FitExchange>> fits =
+      FitExchange::Start(*node->client_);
+  if (!fits.ok()) return fits.status();
+  node->fits_ = *std::move(fits);
   if (absl::Status announced = RetriedUntil(
           deadline, [&] { return node->placements_->Heartbeat(o.advertise); });
       !announced.ok()) {
@@ -613,6 +617,13 @@ absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
   replica->increment_base = (*model)->model().restored_base();
   replica->samples_at_last_put = (*model)->samples_logged();
   (*model)->AttachWriteLog(replica);
+  // The first server of the placement computes each MLKR fit; the others
+  // take its result (docs/cluster.md, "MLKR fits computed once").
+  fits_->Add(replica->log().stream(), *model,
+             [weak = std::weak_ptr<Replica>(replica)] {
+               const std::shared_ptr<Replica> hosted = weak.lock();
+               return hosted != nullptr && hosted->snapshots_here.load();
+             });
   replica->Follow(LogFollower::Start(replica->log(), *model, from, stored));
   return Started{
       .model = *std::move(model), .replica = std::move(replica), .from = from};
@@ -622,6 +633,7 @@ absl::Status ClusterNode::Adopt(const std::string& name, Started started) {
   if (absl::Status adopted = registry_->Adopt(std::move(started.model));
       !adopted.ok()) {
     started.replica->Stop();
+    fits_->Remove(started.replica->log().stream());
     return adopted;
   }
   AddReplica(name, std::move(started.replica));
@@ -998,6 +1010,7 @@ void ClusterNode::Release(const std::string& name, bool deleted) {
     registry_->Release(name);
   }
   it->second->Stop();
+  fits_->Remove(it->second->log().stream());
   RemoveReplica(name);
   spdlog::info("event=cluster_released model={}", name);
 }
@@ -1360,6 +1373,10 @@ ClusterNode::Report ClusterNode::report() const {
       .logs_given_up = counters_.logs_given_up.load(),
       .orphan_streams_removed = counters_.orphan_streams_removed.load(),
   };
+  const FitExchange::Counters fits = fits_->counters();
+  report.fit_results_published = fits.published;
+  report.fit_results_received = fits.received;
+  report.fit_results_refused = fits.refused;
   std::vector<std::shared_ptr<Replica>> replicas;
   {
     MutexLock lock(&hosted_mutex_);

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
+#include "server/cluster/fit_exchange.h"
 #include "server/cluster/jetstream_client.h"
 #include "server/cluster/placement_store.h"
 #include "server/cluster/snapshot_store.h"
@@ -192,6 +193,10 @@ class ClusterNode {
     std::uint64_t logs_given_up = 0;
     // Streams no placement reads any more, removed by this server's sweeps.
     std::uint64_t orphan_streams_removed = 0;
+    // MLKR fit results shared between replicas (FitExchange::Counters).
+    std::uint64_t fit_results_published = 0;
+    std::uint64_t fit_results_received = 0;
+    std::uint64_t fit_results_refused = 0;
   };
   Report report() const;
 
@@ -382,6 +387,8 @@ class ClusterNode {
   ModelRegistry* const registry_;
   std::unique_ptr<JetStreamClient> client_;
   std::unique_ptr<PlacementStore> placements_;
+  // The hosted models' MLKR fits, shared with their other replicas.
+  std::unique_ptr<FitExchange> fits_;
 
   // Serializes reconciling (the periodic one and Create's, Delete's).
   mutable Mutex reconcile_mutex_;

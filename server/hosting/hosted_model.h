@@ -98,6 +98,15 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
 
   const std::string& name() const { return name_; }
   const Model& model() const { return *model_; }
+  // The model's MLKR fits shared with its other replicas (cluster mode:
+  // FitExchange), and a result from one of them (Model::ShareMlkrFits,
+  // Model::OfferMlkrFit). Thread-safe.
+  void ShareMlkrFits(std::shared_ptr<MlkrFitExchange> exchange) {
+    model_->ShareMlkrFits(std::move(exchange));
+  }
+  bool OfferMlkrFit(std::uint64_t fit, std::vector<MlkrMap> maps) {
+    return model_->OfferMlkrFit(fit, std::move(maps));
+  }
   const std::vector<std::string>& input_names() const { return input_names_; }
   absl::Time create_time() const { return create_time_; }
   // Orders the writes (Learn, Refit) the service schedules for this model.

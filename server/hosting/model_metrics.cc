@@ -90,6 +90,14 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "20): the fit stayed at nice +10, since the server started.",
        false,
        [](R r) { return static_cast<double>(r.stats.fit_priority_refused); }},
+      {"streamreg_model_mlkr_fits_computed_total", Type::kCounter,
+       "MLKR fits computed by this server, since the server started.", false,
+       [](R r) { return static_cast<double>(r.stats.mlkr_fits_computed); }},
+      {"streamreg_model_mlkr_fits_taken_total", Type::kCounter,
+       "MLKR fits whose result this server took from another replica "
+       "instead of computing it (cluster mode: the first server of the "
+       "model's placement computes each), since the server started.",
+       false, [](R r) { return static_cast<double>(r.stats.mlkr_fits_taken); }},
       {"streamreg_model_backlog_waits_total", Type::kCounter,
        "Writes that waited for learning to catch up (more than the backlog "
        "bound unlearned), since the server started.",

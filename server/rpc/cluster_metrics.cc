@@ -107,6 +107,17 @@ void WriteClusterMetrics(const ClusterNode::Report& report,
            "(left by a create or a deletion whose server stopped first) "
            "that this server removed as the first live server.",
            report.orphan_streams_removed},
+          {"streamreg_cluster_fit_results_published_total",
+           "MLKR fit results this server computed and published for the "
+           "other replicas of its models.",
+           report.fit_results_published},
+          {"streamreg_cluster_fit_results_received_total",
+           "MLKR fit results from other servers for models hosted here.",
+           report.fit_results_received},
+          {"streamreg_cluster_fit_results_refused_total",
+           "Of those, messages that were not a fit's result for the model "
+           "(event=cluster_fit_refused): that fit is computed here.",
+           report.fit_results_refused},
       },
       out);
 }

@@ -2,13 +2,21 @@
 // (MlkrRefresh): what they compute, against direct computations.
 #include "core/metric/mlkr_map.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <future>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/metric/mlkr_fit.h"
+#include "core/metric/mlkr_fit_exchange.h"
 #include "core/metric/mlkr_refresh.h"
 #include "gtest/gtest.h"
 
@@ -181,6 +189,116 @@ TEST(MlkrRefreshTest, FitsTheResidualsUnderTheLinearBase) {
   EXPECT_GT(on_residual.weights[1], 2.0 * on_residual.weights[0]);
   // x_2 never matters.
   EXPECT_LT(on_residual.weights[2], 0.2 * on_residual.weights[1]);
+}
+
+// An exchange that records what is shared, computing first or not.
+class RecordingExchange : public MlkrFitExchange {
+ public:
+  explicit RecordingExchange(bool computes_first)
+      : computes_first_(computes_first) {}
+  bool ComputesFirst() const override { return computes_first_; }
+  void Share(std::uint64_t fit, const std::vector<MlkrMap>& maps) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shared_.emplace_back(fit, maps);
+  }
+  std::vector<std::pair<std::uint64_t, std::vector<MlkrMap>>> shared() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return shared_;
+  }
+
+ private:
+  const bool computes_first_;
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::uint64_t, std::vector<MlkrMap>>> shared_;
+};
+
+bool SameMaps(const std::vector<MlkrMap>& a, const std::vector<MlkrMap>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (a[k].rank() != b[k].rank() || !std::ranges::equal(a[k].a(), b[k].a()) ||
+        a[k].step() != b[k].step()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Ready(const std::shared_future<std::vector<MlkrMap>>& result) {
+  return result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+TEST(MlkrRefreshSharingTest, AFitComputedHereIsSharedFirstOrOnceWaitedFor) {
+  const Rows rows = MakeRows(600);
+  const std::vector<MlkrMap> direct =
+      MlkrRefresh::Run(JobFor(rows), rows.copy());
+  for (const bool computes_first : {true, false}) {
+    SCOPED_TRACE(computes_first);
+    auto exchange = std::make_shared<RecordingExchange>(computes_first);
+    MlkrRefresh refresh;
+    refresh.SetExchange(exchange);
+    refresh.Start(JobFor(rows), rows.copy(), 600);
+    // Computed as it starts, or (held back) once Finish waits for it, as
+    // the learner at the take-over point does; shared either way.
+    EXPECT_TRUE(SameMaps(refresh.Finish(), direct));
+    ASSERT_EQ(exchange->shared().size(), 1u);
+    EXPECT_EQ(exchange->shared()[0].first, 600u);
+    EXPECT_TRUE(SameMaps(exchange->shared()[0].second, direct));
+    EXPECT_EQ(refresh.computed(), 1u);
+    EXPECT_EQ(refresh.taken(), 0u);
+  }
+}
+
+TEST(MlkrRefreshSharingTest, AHeldFitEndsWithTheResultOfferedForIt) {
+  const Rows rows = MakeRows(600);
+  auto exchange = std::make_shared<RecordingExchange>(false);
+  MlkrRefresh refresh;
+  refresh.SetExchange(exchange);
+  refresh.Start(JobFor(rows), rows.copy(), 600);
+  // An offer for an earlier fit is dropped.
+  EXPECT_FALSE(refresh.Offer(599, {KnownMap()}));
+  // Held back: nothing computes it meanwhile.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(refresh.computed(), 0u);
+  // The offer for it is its result, whatever a fit would give.
+  EXPECT_TRUE(refresh.Offer(600, {KnownMap()}));
+  EXPECT_TRUE(SameMaps(refresh.Finish(), {KnownMap()}));
+  EXPECT_EQ(refresh.taken(), 1u);
+  EXPECT_EQ(refresh.computed(), 0u);
+  EXPECT_TRUE(exchange->shared().empty());
+  // Once taken, another offer for it changes nothing.
+  EXPECT_FALSE(refresh.Offer(600, {MlkrMap()}));
+}
+
+TEST(MlkrRefreshSharingTest, AResultOfferedBeforeItsFitStartsIsTakenAtStart) {
+  const Rows rows = MakeRows(600);
+  MlkrRefresh refresh;
+  refresh.SetExchange(std::make_shared<RecordingExchange>(false));
+  EXPECT_TRUE(refresh.Offer(700, {MlkrMap()}));  // a later fit: kept
+  EXPECT_TRUE(refresh.Offer(600, {KnownMap()}));
+  refresh.Start(JobFor(rows), rows.copy(), 600);
+  EXPECT_TRUE(Ready(refresh.result()));
+  EXPECT_TRUE(SameMaps(refresh.Finish(), {KnownMap()}));
+  EXPECT_EQ(refresh.taken(), 1u);
+  EXPECT_EQ(refresh.computed(), 0u);
+  // The later one is still kept for its fit.
+  refresh.Start(JobFor(rows), rows.copy(), 700);
+  EXPECT_TRUE(SameMaps(refresh.Finish(), {MlkrMap()}));
+  EXPECT_EQ(refresh.taken(), 2u);
+}
+
+TEST(MlkrRefreshSharingTest, AnAbandonedFitStopsWhetherHeldOrComputing) {
+  const Rows rows = MakeRows(2000);
+  for (const bool computes_first : {false, true}) {
+    MlkrRefresh refresh;
+    refresh.SetExchange(std::make_shared<RecordingExchange>(computes_first));
+    MlkrRefresh::Job job = JobFor(rows);
+    job.options.max_steps = 100000;  // minutes, unless stopped
+    refresh.Start(job, rows.copy(), 2000);
+    refresh.Abandon();
+    EXPECT_FALSE(refresh.running()) << computes_first;
+    EXPECT_EQ(refresh.computed(), 0u) << computes_first;
+    EXPECT_FALSE(refresh.Offer(2000, {KnownMap()})) << computes_first;
+  }
 }
 
 }  // namespace

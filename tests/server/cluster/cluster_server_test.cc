@@ -37,6 +37,7 @@
 #include "server/cluster/placement_store.h"
 #include "server/cluster/rendezvous.h"
 #include "server/cluster/snapshot_store.h"
+#include "server/hosting/hosted_model.h"
 #include "server/rpc/server.h"
 #include "server/rpc/spec_conversion.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
@@ -62,9 +63,10 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
 
 // The values an engine model of the spec gives after learning rows [0, n)
 // in one stream, for the queries.
-std::vector<std::vector<double>> EngineValues(const Rows& rows, std::size_t n,
-                                              const Rows& queries) {
-  absl::StatusOr<ModelConfig> config = ConfigFromSpec(RowsSpec());
+std::vector<std::vector<double>> EngineValues(
+    const Rows& rows, std::size_t n, const Rows& queries,
+    const v1::ModelSpec& spec = RowsSpec()) {
+  absl::StatusOr<ModelConfig> config = ConfigFromSpec(spec);
   EXPECT_TRUE(config.ok());
   absl::StatusOr<std::unique_ptr<Model>> model = Model::Create(*config);
   EXPECT_TRUE(model.ok());
@@ -281,10 +283,10 @@ class ClusterServerTest : public NatsClusterTest {
   // for bit.
   void ExpectLearnedAlike(const std::string& model,
                           const std::vector<std::string>& owners,
-                          const Rows& rows, std::size_t n,
-                          const Rows& queries) {
+                          const Rows& rows, std::size_t n, const Rows& queries,
+                          const v1::ModelSpec& spec = RowsSpec()) {
     const std::vector<std::vector<double>> expected =
-        EngineValues(rows, n, queries);
+        EngineValues(rows, n, queries, spec);
     for (const std::string& owner : owners) {
       SCOPED_TRACE(owner);
       EXPECT_EQ(
@@ -414,6 +416,39 @@ TEST_F(ClusterServerTest, ReplicasOnTheChosenServersAreBitIdentical) {
       EXPECT_TRUE(learned->duplicate());
     }
   }
+}
+
+TEST_F(ClusterServerTest, ReplicasTakeMlkrFitsFromTheFirstServerAndStayAlike) {
+  const v1::ModelSpec spec = RowsSpec(v1::METRIC_MLKR);
+  ASSERT_TRUE(ClientOf(*servers_[0])->CreateModel("fits", spec).ok());
+  const std::vector<std::string> owners =
+      RendezvousOwners("fits", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("fits", owners));
+  const Rows rows(600, 21), queries(100, 22);
+  // A fit at 64 stored samples, then each time the store has grown by a
+  // quarter: about a dozen, each computed by one replica and taken by the
+  // others (or computed by them too, when their learner reaches the fit's
+  // take-over point first).
+  ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), "fits", rows, 0, 600));
+  ExpectLearnedAlike("fits", owners, rows, 600, queries, spec);
+  std::uint64_t computed = 0, taken = 0, published = 0, received = 0;
+  for (const std::string& owner : owners) {
+    const std::shared_ptr<HostedModel> model =
+        ServerAt(owner)->registry().FindHere("fits");
+    ASSERT_NE(model, nullptr) << owner;
+    const ModelStats stats = model->model().stats();
+    computed += stats.mlkr_fits_computed;
+    taken += stats.mlkr_fits_taken;
+    const ClusterNode::Report report = ServerAt(owner)->cluster()->report();
+    published += report.fit_results_published;
+    received += report.fit_results_received;
+    EXPECT_EQ(report.fit_results_refused, 0u) << owner;
+  }
+  // Fits computed once served the other replicas (each result published
+  // by the server that computed it; the report read after the stats).
+  EXPECT_GT(taken, 0u);
+  EXPECT_GT(published, 0u);
+  EXPECT_GE(received, taken);
 }
 
 // Servers that stop as a crashed one does, without a last snapshot: the
