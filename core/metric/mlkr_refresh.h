@@ -118,11 +118,12 @@ class MlkrRefresh {
   // Fits raised so far, and raises the system refused.
   std::uint64_t prioritized() const { return priority_.raised(); }
   std::uint64_t prioritize_refused() const { return priority_.refused(); }
-  // Whether the fit running now has its result (without starting one held
-  // back).
+  // Whether the fit running now has its result, or none runs (without
+  // starting one held back).
   bool Done() const {
-    return task_.result().wait_for(std::chrono::seconds(0)) ==
-           std::future_status::ready;
+    const std::shared_future<std::vector<MlkrMap>> result = task_.result();
+    return !result.valid() || result.wait_for(std::chrono::seconds(0)) ==
+                                  std::future_status::ready;
   }
   // Fits computed here, and fits whose result came from another replica.
   std::uint64_t computed() const { return computed_.load(); }

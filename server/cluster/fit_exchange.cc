@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "core/base/byte_coding.h"
@@ -52,6 +53,9 @@ class FitExchange::ReplicaFits : public MlkrFitExchange {
   const std::function<bool()> computes_first_;
 };
 
+FitExchange::FitExchange(JetStreamClient& client)
+    : client_(client), id_(absl::Uniform<std::uint64_t>(absl::BitGen())) {}
+
 absl::StatusOr<std::unique_ptr<FitExchange>> FitExchange::Start(
     JetStreamClient& client) {
   std::unique_ptr<FitExchange> exchange(new FitExchange(client));
@@ -80,23 +84,25 @@ std::string FitExchange::Subject(absl::string_view log_stream) {
   return absl::StrCat(kSubjectPrefix, log_stream);
 }
 
-std::string FitExchange::Encode(std::uint64_t fit,
+std::string FitExchange::Encode(std::uint64_t sender, std::uint64_t fit,
                                 const std::vector<MlkrMap>& maps) {
   std::string bytes;
   ByteWriter out(&bytes);
   out.String(kMagic);
+  out.U64(sender);
   out.U64(fit);
   SaveMlkrMaps(maps, out);
   return bytes;
 }
 
 absl::Status FitExchange::Decode(absl::string_view payload, std::size_t dim,
-                                 std::uint64_t* fit,
+                                 std::uint64_t* sender, std::uint64_t* fit,
                                  std::vector<MlkrMap>* maps) {
   ByteReader in(payload);
   if (in.String() != kMagic) {
     return absl::DataLossError("not an MLKR fit's result");
   }
+  *sender = in.U64();
   *fit = in.U64();
   if (!LoadMlkrMaps(in, dim, maps) || !in.done()) {
     return absl::DataLossError(absl::StrCat(
@@ -144,7 +150,7 @@ FitExchange::Counters FitExchange::counters() const {
 
 void FitExchange::Publish(const std::string& subject, std::uint64_t fit,
                           const std::vector<MlkrMap>& maps) {
-  const std::string bytes = Encode(fit, maps);
+  const std::string bytes = Encode(id_, fit, maps);
   // Buffered by the client: a connection down loses it, which only costs
   // the others the computation.
   if (natsConnection_Publish(client_.connection(), subject.c_str(),
@@ -175,12 +181,13 @@ void FitExchange::Received(absl::string_view subject,
     model = it->second.model.lock();
   }
   if (model == nullptr) return;
-  received_.fetch_add(1);
-  std::uint64_t fit = 0;
+  std::uint64_t sender = 0, fit = 0;
   std::vector<MlkrMap> maps;
-  if (absl::Status decoded =
-          Decode(payload, model->model().config().input_dim, &fit, &maps);
-      !decoded.ok()) {
+  const absl::Status decoded =
+      Decode(payload, model->model().config().input_dim, &sender, &fit, &maps);
+  if (decoded.ok() && sender == id_) return;  // its own, echoed
+  received_.fetch_add(1);
+  if (!decoded.ok()) {
     refused_.fetch_add(1);
     spdlog::warn("event=cluster_fit_refused model={} error=\"{}\"",
                  model->name(), std::string(decoded.message()));

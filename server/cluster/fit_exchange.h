@@ -59,9 +59,9 @@ class FitExchange {
   // Stops the sharing Add began: the model computes its fits itself.
   void Remove(const std::string& log_stream) ABSL_LOCKS_EXCLUDED(mutex_);
 
-  // Since it started: results published, results received for a replica
-  // hosted here, those taken (or kept for a fit not started yet), and
-  // messages that were not a result for it.
+  // Since it started: results published, results received from other
+  // servers for a replica hosted here, those taken (or kept for a fit not
+  // started yet), and messages that were not a result for it.
   struct Counters {
     std::uint64_t published = 0;
     std::uint64_t received = 0;
@@ -72,12 +72,15 @@ class FitExchange {
 
   // The subject a model's fits travel on.
   static std::string Subject(absl::string_view log_stream);
-  // A result's bytes: the fit (the samples seen at its start), the maps.
-  static std::string Encode(std::uint64_t fit,
+  // A result's bytes: the exchange that published it (its sender id: a
+  // server skips its own), the fit (the samples seen at its start), the
+  // maps.
+  static std::string Encode(std::uint64_t sender, std::uint64_t fit,
                             const std::vector<MlkrMap>& maps);
   // DATA_LOSS unless `payload` is a result of maps over `dim` inputs.
   static absl::Status Decode(absl::string_view payload, std::size_t dim,
-                             std::uint64_t* fit, std::vector<MlkrMap>* maps);
+                             std::uint64_t* sender, std::uint64_t* fit,
+                             std::vector<MlkrMap>* maps);
 
  private:
   class ReplicaFits;
@@ -86,7 +89,7 @@ class FitExchange {
     std::shared_ptr<ReplicaFits> fits;
   };
 
-  explicit FitExchange(JetStreamClient& client) : client_(client) {}
+  explicit FitExchange(JetStreamClient& client);
   // From a replica here: its result, to the others.
   void Publish(const std::string& subject, std::uint64_t fit,
                const std::vector<MlkrMap>& maps);
@@ -98,6 +101,7 @@ class FitExchange {
                         void* self);
 
   JetStreamClient& client_;
+  const std::uint64_t id_;  // random: this exchange's results
   natsSubscription* subscription_ = nullptr;
   mutable Mutex mutex_;
   std::map<std::string, Hosted, std::less<>> hosted_ ABSL_GUARDED_BY(mutex_);
