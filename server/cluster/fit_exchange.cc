@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "core/base/byte_coding.h"
 #include "core/model/model_state_codec.h"
+#include "server/cluster/subscription_reaper.h"
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
@@ -17,8 +18,9 @@ namespace {
 constexpr absl::string_view kSubjectPrefix = "streamreg.fit.";
 // A result's first bytes: what it is, and its encoding's version.
 constexpr absl::string_view kMagic = "mlkrfit1";
-// How long the destructor waits for a delivery in progress.
-constexpr int64_t kDrainMillis = 2000;
+// How long the destructor waits for the subscription to close (a delivery
+// in progress to end).
+constexpr absl::Duration kCloseWait = absl::Seconds(5);
 
 }  // namespace
 
@@ -60,10 +62,16 @@ absl::StatusOr<std::unique_ptr<FitExchange>> FitExchange::Start(
     JetStreamClient& client) {
   std::unique_ptr<FitExchange> exchange(new FitExchange(client));
   const std::string every_model = absl::StrCat(kSubjectPrefix, "*");
-  if (const natsStatus status = natsConnection_Subscribe(
-          &exchange->subscription_, client.connection(), every_model.c_str(),
-          &FitExchange::OnMessage, exchange.get());
-      status != NATS_OK) {
+  natsSubscription* subscription = nullptr;
+  natsStatus status = natsConnection_Subscribe(
+      &subscription, client.connection(), every_model.c_str(),
+      &FitExchange::OnMessage, exchange.get());
+  if (status == NATS_OK) {
+    exchange->subscription_ = subscription;
+    status = natsSubscription_SetOnCompleteCB(
+        subscription, &FitExchange::OnClosed, exchange.get());
+  }
+  if (status != NATS_OK) {
     return absl::UnavailableError(absl::StrCat(
         "subscribing to ", every_model, ": ", natsStatus_GetText(status)));
   }
@@ -71,13 +79,29 @@ absl::StatusOr<std::unique_ptr<FitExchange>> FitExchange::Start(
 }
 
 FitExchange::~FitExchange() {
-  // Drained: once it completes no callback runs or will run.
-  if (natsSubscription_Drain(subscription_) == NATS_OK) {
-    (void)natsSubscription_WaitForDrainCompletion(subscription_, kDrainMillis);
-  }
-  natsSubscription_Destroy(subscription_);
+  // Unsubscribed, and freed a while later, by the reaper (a reader thread
+  // may still look it up); the library calls OnClosed once the handler
+  // has returned for the last time.
+  if (subscription_ != nullptr) SubscriptionReaper::Get().Retire(subscription_);
   MutexLock lock(&mutex_);
+  const absl::Time deadline = absl::Now() + kCloseWait;
+  while (subscription_ != nullptr && !closed_ &&
+         closed_changed_.WaitUntil(&mutex_, deadline)) {
+  }
+  if (subscription_ != nullptr && !closed_) {
+    spdlog::warn(
+        "event=cluster_fit_exchange_close_slow seconds={:.1f} why=\"the NATS "
+        "client did not report the subscription closed\"",
+        absl::ToDoubleSeconds(kCloseWait));
+  }
   for (auto& [stream, hosted] : hosted_) hosted.fits->Detach();
+}
+
+void FitExchange::OnClosed(void* self) {
+  FitExchange* exchange = static_cast<FitExchange*>(self);
+  MutexLock lock(&exchange->mutex_);
+  exchange->closed_ = true;
+  exchange->closed_changed_.SignalAll();
 }
 
 std::string FitExchange::Subject(absl::string_view log_stream) {

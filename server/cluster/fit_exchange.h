@@ -42,8 +42,8 @@ class FitExchange {
   // `client` must outlive it.
   static absl::StatusOr<std::unique_ptr<FitExchange>> Start(
       JetStreamClient& client);
-  // Unsubscribes (a delivery in progress finishes first) and stops every
-  // replica's sharing.
+  // Unsubscribes (waiting, up to 5 s, for a delivery in progress to end)
+  // and stops every replica's sharing.
   ~FitExchange();
   FitExchange(const FitExchange&) = delete;
   FitExchange& operator=(const FitExchange&) = delete;
@@ -99,12 +99,16 @@ class FitExchange {
   static void OnMessage(natsConnection* connection,
                         natsSubscription* subscription, natsMsg* message,
                         void* self);
+  // The subscription closed and its handler returned for the last time.
+  static void OnClosed(void* self) ABSL_LOCKS_EXCLUDED(mutex_);
 
   JetStreamClient& client_;
   const std::uint64_t id_;  // random: this exchange's results
   natsSubscription* subscription_ = nullptr;
   mutable Mutex mutex_;
   std::map<std::string, Hosted, std::less<>> hosted_ ABSL_GUARDED_BY(mutex_);
+  bool closed_ ABSL_GUARDED_BY(mutex_) = false;
+  CondVar closed_changed_;
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> received_{0};
   std::atomic<std::uint64_t> taken_{0};
