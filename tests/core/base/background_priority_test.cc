@@ -24,14 +24,16 @@ int NiceOf(pid_t thread) {
   return nice;
 }
 
-// A job's thread for a test: lowers itself as a job does, tells its id and
-// nice value, and ends (Done) when told to.
+// A job's thread for a test: lowers itself as a job does (and then by
+// `further`, if not 0), tells its id and nice value, and ends (Done) when
+// told to.
 class Job {
  public:
-  explicit Job(RaisablePriority* priority) {
+  explicit Job(RaisablePriority* priority, int further = 0) {
     priority->Arm();
-    thread_ = std::thread([this, priority] {
+    thread_ = std::thread([this, priority, further] {
       priority->LowerCallingThread();
+      if (further != 0) priority->LowerCallingThread(further);
       id_.set_value(CallingThread());
       end_.get_future().wait();
       priority->Done();
@@ -80,6 +82,19 @@ TEST(RaisablePriorityTest, AJobRunsLoweredUntilRaisedThenAtItsStartingNice) {
   EXPECT_TRUE(priority.Raise());  // once per job
   EXPECT_EQ(priority.raised(), 1u);
   EXPECT_EQ(priority.refused(), 0u);
+}
+
+TEST(RaisablePriorityTest, AJobLoweredFurtherIsRaisedToItsStartingNice) {
+  if (!CanBeLowered()) GTEST_SKIP() << "running at nice 19";
+  const int normal = NiceOf(CallingThread());
+  RaisablePriority priority;
+  Job job(&priority, 19);
+  EXPECT_EQ(NiceOf(job.id), 19);
+  if (!LoweredThreadsCanBeRaised()) {
+    GTEST_SKIP() << "this process may not raise a nice value back";
+  }
+  EXPECT_TRUE(priority.Raise());
+  EXPECT_EQ(NiceOf(job.id), normal);
 }
 
 TEST(RaisablePriorityTest, AJobRaisedBeforeItStartsIsNeverLowered) {
