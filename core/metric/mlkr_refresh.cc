@@ -105,7 +105,6 @@ void MlkrRefresh::SetExchange(std::shared_ptr<MlkrFitExchange> exchange) {
 void MlkrRefresh::Start(Job job, CopySlotRows rows, std::uint64_t fit) {
   MutexLock lock(&mutex_);
   last_started_ = fit;
-  running_fit_ = fit;
   hold_ = nullptr;
   // Offered before it started (this replica behind the one that computed
   // it): taken at once.
@@ -156,14 +155,13 @@ std::vector<MlkrMap> MlkrRefresh::Work(
 
 void MlkrRefresh::Resume(std::vector<MlkrMap> result) {
   MutexLock lock(&mutex_);
-  running_fit_.reset();
   hold_ = nullptr;
   task_.Resume(std::move(result));
 }
 
 bool MlkrRefresh::Offer(std::uint64_t fit, std::vector<MlkrMap> maps) {
   MutexLock lock(&mutex_);
-  if (running_fit_ == fit) {
+  if (last_started_ == fit && task_.running()) {
     if (!task_.Complete(std::move(maps))) return false;
     taken_.fetch_add(1);
     return true;
@@ -189,14 +187,12 @@ void MlkrRefresh::Release() const {
 std::vector<MlkrMap> MlkrRefresh::Finish() {
   result().wait();  // without mutex_: an offer may complete it meanwhile
   MutexLock lock(&mutex_);
-  running_fit_.reset();
   hold_ = nullptr;
   return task_.Finish();
 }
 
 void MlkrRefresh::Abandon() {
   MutexLock lock(&mutex_);
-  running_fit_.reset();
   hold_ = nullptr;
   if (!task_.running()) return;
   (void)task_.Complete({});

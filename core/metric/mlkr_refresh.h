@@ -157,7 +157,7 @@ class MlkrRefresh {
 
   mutable Mutex mutex_;
   std::shared_ptr<MlkrFitExchange> exchange_ ABSL_GUARDED_BY(mutex_);
-  std::optional<std::uint64_t> running_fit_ ABSL_GUARDED_BY(mutex_);
+  // The fit started last; the one running, while task_ runs.
   std::optional<std::uint64_t> last_started_ ABSL_GUARDED_BY(mutex_);
   std::shared_ptr<Hold> hold_ ABSL_GUARDED_BY(mutex_);
   std::map<std::uint64_t, std::vector<MlkrMap>> offers_ ABSL_GUARDED_BY(mutex_);

@@ -168,7 +168,6 @@ void FitExchange::Remove(const std::string& log_stream) {
 FitExchange::Counters FitExchange::counters() const {
   return {.published = published_.load(),
           .received = received_.load(),
-          .taken = taken_.load(),
           .refused = refused_.load()};
 }
 
@@ -217,7 +216,7 @@ void FitExchange::Received(absl::string_view subject,
                  model->name(), std::string(decoded.message()));
     return;
   }
-  if (model->OfferMlkrFit(fit, std::move(maps))) taken_.fetch_add(1);
+  (void)model->OfferMlkrFit(fit, std::move(maps));  // counted by the model
 }
 
 }  // namespace streamreg

@@ -60,12 +60,11 @@ class FitExchange {
   void Remove(const std::string& log_stream) ABSL_LOCKS_EXCLUDED(mutex_);
 
   // Since it started: results published, results received from other
-  // servers for a replica hosted here, those taken (or kept for a fit not
-  // started yet), and messages that were not a result for it.
+  // servers for a replica hosted here (those taken: the model's
+  // mlkr_fits_taken), and messages that were not a result for it.
   struct Counters {
     std::uint64_t published = 0;
     std::uint64_t received = 0;
-    std::uint64_t taken = 0;
     std::uint64_t refused = 0;
   };
   Counters counters() const;
@@ -111,7 +110,6 @@ class FitExchange {
   CondVar closed_changed_;
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> received_{0};
-  std::atomic<std::uint64_t> taken_{0};
   std::atomic<std::uint64_t> refused_{0};
 };
 
