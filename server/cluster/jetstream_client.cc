@@ -214,10 +214,12 @@ absl::Status JetStreamClient::EnsureStream(const StreamSpec& spec,
     }
     if (status == NATS_OK || !TooFewNodes(code)) break;
   }
-  if (status != NATS_OK && code == JSStreamNameExistErr) {
+  if (status != NATS_OK &&
+      (code == JSStreamNameExistErr || code == JSStreamNotFoundErr)) {
     // Created by another server a moment ago: until its assignment reaches
-    // the node asked, that node answers "stream not found" (10059; servers
-    // starting together met it). Asked again for a few seconds.
+    // the node asked, that node answers "stream not found" (10059), to the
+    // add itself or to the info asked after it (servers starting together
+    // met both). Asked again for a few seconds.
     const absl::Time give_up = absl::Now() + absl::Seconds(5);
     do {
       jsStreamInfo* info = nullptr;
