@@ -35,6 +35,10 @@ double NormalizedError::Nmse(std::size_t t) const {
              : 0.0;
 }
 
+double NormalizedError::MeanSquaredError(std::size_t t) const {
+  return count_ == 0 ? 0.0 : squared_error_[t] / static_cast<double>(count_);
+}
+
 double NormalizedError::MeanNmse() const {
   if (mean_.empty()) return 0.0;
   double total = 0.0;

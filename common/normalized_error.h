@@ -28,6 +28,8 @@ class NormalizedError {
   std::uint64_t count() const { return count_; }
   // nMSE of target t (0 while its values have not varied).
   double Nmse(std::size_t t) const;
+  // The mean squared error of target t (0 before the first prediction).
+  double MeanSquaredError(std::size_t t) const;
   // The mean over targets of nMSE.
   double MeanNmse() const;
 

@@ -17,6 +17,7 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,6 +84,14 @@ struct PredictorRun {
   absl::Status status;
 };
 
+// The answers of every robot on one model, pooled as the server counts
+// them (ModelStats.answer_nmse): each answer against its own sample.
+struct PooledAnswers {
+  explicit PooledAnswers(std::size_t targets) : error(targets) {}
+  std::mutex mutex;
+  NormalizedError error;
+};
+
 // A --realtime_priority the system refused, and why.
 absl::Status RealtimeRefused(const absl::Status& status) {
   return absl::Status(status.code(),
@@ -120,7 +129,8 @@ RobotStreamOptions RobotOptions(const CliOptions& cli, int robot, double rate,
 
 void RunRobot(const CliOptions& cli, const ClientOptions& base,
               const std::string& model, int robot, double rate, double start_s,
-              std::uint64_t ticks, absl::Time start, RobotRun* run) {
+              std::uint64_t ticks, absl::Time start, PooledAnswers* pooled,
+              RobotRun* run) {
   if (absl::Status status = EnterControllersPriority(cli); !status.ok()) {
     run->status = status;
     return;
@@ -156,7 +166,13 @@ void RunRobot(const CliOptions& cli, const ClientOptions& base,
          .latency_us = absl::ToDoubleMicroseconds(latency),
          .lag_samples = static_cast<double>(response->unlearned()),
          .lag_us = static_cast<double>(response->learn_lag_us())});
-    error.Add(PredictedValues(response->prediction()), sample.y);
+    const std::span<const double> predicted =
+        PredictedValues(response->prediction());
+    error.Add(predicted, sample.y);
+    if (pooled != nullptr) {
+      std::lock_guard<std::mutex> lock(pooled->mutex);
+      pooled->error.Add(predicted, sample.y);
+    }
     run->coverage.Add(response->prediction(), sample.y);
     ++run->sent;
     if (run->sent % per_window == 0) {
@@ -418,10 +434,14 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                                    p, predict_rate, start_s, predictors_start,
                                    &stop, &predictor_runs[p]);
   }
+  // The answers to the robots of the first model, as it counts them.
+  PooledAnswers first_models_answers(kRobotTargets);
   for (int r = 0; r < robots; ++r) {
+    const std::size_t m = r % models.size();
     robot_threads.emplace_back(RunRobot, std::cref(options), client.options(),
-                               models[r % models.size()], r, rate, start_s,
-                               ticks, start, &robot_runs[r]);
+                               models[m], r, rate, start_s, ticks, start,
+                               m == 0 ? &first_models_answers : nullptr,
+                               &robot_runs[r]);
   }
   for (std::thread& thread : robot_threads) thread.join();
   stop = true;
@@ -576,6 +596,15 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                  "before it are near copies, so it flatters. honest: also "
                  "without them, nearer the error on states not seen yet)\n",
                  rate);
+    std::fprintf(
+        out,
+        "model %s: answers' nMSE %.4f over %llu answers as the "
+        "server counted them; %.4f over the %llu answers its "
+        "robots received (means over targets)\n",
+        models.front().c_str(), MeanOverTargets(after->stats().answer_nmse()),
+        static_cast<unsigned long long>(after->stats().answers_sent()),
+        first_models_answers.error.MeanNmse(),
+        static_cast<unsigned long long>(first_models_answers.error.count()));
   }
   const std::string& json_path = options.json;
   if (json_path.empty()) return absl::OkStatus();
@@ -592,7 +621,12 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
          after.ok() ? MeanOverTargets(after->stats().prequential_nmse()) : NAN},
         {"honest_nmse_mean",
          after.ok() ? MeanOverTargets(after->stats().honest_nmse()) : NAN},
-        {"honest_lag", after.ok() ? after->stats().honest_lag() : 0}}},
+        {"honest_lag", after.ok() ? after->stats().honest_lag() : 0},
+        {"answers_sent", after.ok() ? after->stats().answers_sent() : 0},
+        {"answer_nmse_mean",
+         after.ok() ? MeanOverTargets(after->stats().answer_nmse()) : NAN},
+        {"answers_received", first_models_answers.error.count()},
+        {"answers_received_nmse_mean", first_models_answers.error.MeanNmse()}}},
       {"robots", robots},
       {"model_per_robot", options.bench.model_per_robot},
       {"concurrency", robots},

@@ -129,6 +129,7 @@ std::vector<std::string> TargetRow(const v1::Model& model, int t) {
   return {model.spec().target_names(t),
           Error(At(stats.prequential_nmse(), t, nan)),
           Error(At(stats.honest_nmse(), t, nan)),
+          Error(At(stats.answer_nmse(), t, nan)),
           t < stats.regressor_size()
               ? SpecName<v1::Regressor>(kRegressorNames, stats.regressor(t))
               : kUnknown,
@@ -163,7 +164,7 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
 }
 
 // What the table's figures mean, with the model's honest lag.
-std::string Footnote(std::uint64_t honest_lag) {
+std::string Footnote(std::uint64_t honest_lag, std::uint64_t answers_sent) {
   const std::string honest =
       honest_lag == 0
           ? "  honest nMSE: the same until the model has seen enough to leave "
@@ -178,7 +179,9 @@ std::string Footnote(std::uint64_t honest_lag) {
   return absl::StrCat(
       "\n  prequential nMSE: each sample predicted just before it was "
       "learned.\n",
-      honest,
+      honest, "  answers nMSE: the ", answers_sent,
+      " Learn answers this server sent, each against its own\n  sample as "
+      "sent (from the model as it stood, however far learning lagged).\n",
       "  interval: half its width at the model's level; coverage: how often "
       "the truth\n  fell inside. \"-\": not known yet.\n");
 }
@@ -217,14 +220,14 @@ std::string ModelSummary(const v1::Model& model, absl::Time now) {
                   "\n\n");
 
   std::vector<std::vector<std::string>> rows = {
-      {"target", "prequential", "honest", "regressor", "metric", "chose",
-       "base", "interval", "coverage"},
-      {"", "nMSE", "nMSE", "", "", "", "", "+/-", ""}};
+      {"target", "prequential", "honest", "answers", "regressor", "metric",
+       "chose", "base", "interval", "coverage"},
+      {"", "nMSE", "nMSE", "nMSE", "", "", "", "", "+/-", ""}};
   for (int t = 0; t < spec.target_names_size(); ++t) {
     rows.push_back(TargetRow(model, t));
   }
   absl::StrAppend(&text, Table(rows));
-  absl::StrAppend(&text, Footnote(stats.honest_lag()));
+  absl::StrAppend(&text, Footnote(stats.honest_lag(), stats.answers_sent()));
   return text;
 }
 

@@ -33,6 +33,7 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
           absl::StrCat("reads in flight on model '", name_, "'"),
           "--max-predictions-in-flight-per-model",
           limits.max_predictions_in_flight),
+      answer_errors_(model_->config()),
       journal_log_(
           std::make_shared<JournalLog>(nullptr, &writer_, LogBacklog())),
       write_log_(journal_log_) {
@@ -84,6 +85,11 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(const ValidatedSamples& batch,
   // this answer see it.
   learn_stage_.MarkAcknowledged();
   outcome->learn_lag = std::move(learn_lag);
+  if (before != nullptr) {
+    for (std::size_t s = 0; s < batch.size(); ++s) {
+      answer_errors_.Answer(&(*before)[s], batch[s].y);
+    }
+  }
   return outcome;
 }
 
@@ -256,19 +262,28 @@ absl::Status HostedModel::AwaitLearned(std::uint64_t samples,
       absl::StrCat(reason, " by the call's deadline"));
 }
 
-absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAsItStands(
-    std::span<const double> x) const {
-  // The answer predicts the stream's next sample: its intervals are
-  // calibrated on such predictions' errors.
+absl::StatusOr<HostedModel::StandingPrediction> HostedModel::AnswerAsItStands(
+    const Sample& sample) {
+  // The answer predicts the stream's next sample: its intervals are the
+  // model's for such predictions until the answers' own calibration has
+  // enough of them.
   absl::StatusOr<Prediction> prediction =
-      model_->Predict(x, PredictOptions::ForNextSample());
+      model_->Predict(sample.x, PredictOptions::ForNextSample());
   if (!prediction.ok()) return prediction.status();
+  answer_errors_.Answer(&*prediction, sample.y);
   const std::uint64_t learned = prediction->learned;
   StandingPrediction standing{
       .prediction = *std::move(prediction),
       .unlearned = learn_stage_.Unlearned(learned),
       .learn_lag = learn_stage_.LagAfter(learned, absl::Now())};
   return standing;
+}
+
+ModelStats HostedModel::stats_now() const {
+  ModelStats stats = model_->stats();
+  answer_errors_.figures().CopyIntervalsTo(&stats.answer_interval_half_width,
+                                           &stats.answer_interval_coverage);
+  return stats;
 }
 
 absl::Status HostedModel::Delete() {

@@ -18,6 +18,7 @@
 #include "core/base/mutex.h"
 #include "core/model/model.h"
 #include "server/hosting/admission_gate.h"
+#include "server/hosting/answer_errors.h"
 #include "server/hosting/journal_log.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/hosting/learn_outcome.h"
@@ -133,7 +134,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // model's learning error once learning failed. With `before`, first
   // fills for each sample the prediction the model as it is now makes for
   // it (Prediction::learned says how many samples it had learned: fewer
-  // than sequence - 1 while learning lags behind), and outcome.learn_lag.
+  // than sequence - 1 while learning lags behind), and outcome.learn_lag:
+  // a cautious Learn answer, whose interval is calibrated and error
+  // counted as AnswerAsItStands' once the batch is logged.
   // Then the batch goes to the model's log (WriteLog::AppendSamples),
   // which returns once it is recorded and applied — in cluster mode
   // waiting for this replica's apply at most until options.deadline (the
@@ -176,18 +179,24 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // The last log entry applied (0: none; after RestoreFromSnapshot, the
   // snapshot's).
   std::uint64_t log_applied() const { return writer_.log_applied(); }
-  // A Learn stream's answer: the model's prediction for `x` as it stands,
-  // waiting for nothing acknowledged before (answer first) — how stale it
-  // is in samples (received before and not learned yet: waiting in the
-  // write queue or for learning) and in time (how long the oldest durable
-  // sample it had not learned had waited for learning).
+  // A Learn stream's answer to `sample`: the model's prediction for its x
+  // as it stands, waiting for nothing acknowledged before (answer first) —
+  // how stale it is in samples (received before and not learned yet:
+  // waiting in the write queue or for learning) and in time (how long the
+  // oldest durable sample it had not learned had waited for learning);
+  // its interval calibrated on the answers sent before it, and its error
+  // against the sample's y counted (answer_errors()). The caller sends it.
   struct StandingPrediction {
     Prediction prediction;
     std::uint64_t unlearned = 0;
     absl::Duration learn_lag;
   };
-  absl::StatusOr<StandingPrediction> PredictAsItStands(
-      std::span<const double> x) const;
+  absl::StatusOr<StandingPrediction> AnswerAsItStands(const Sample& sample);
+  // The errors of the Learn answers this server sent (AnswerAsItStands,
+  // and the cautious answers Learn's `before` makes).
+  AnswerErrors::Figures answer_errors() const {
+    return answer_errors_.figures();
+  }
   // Predicts every query once what `after` asks for is learned, as
   // `options` asks (Model::Predict); FAILED_PRECONDITION while the model
   // holds no sample. Samples not learned in time: DEADLINE_EXCEEDED,
@@ -269,10 +278,13 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // (learn_backlog then says how far behind): figures to look at, which a
   // model whose learning waits at a take-over still answers
   // (model().stats() without waiting: what a metrics scrape reads).
+  // The Learn answers' intervals are reported as the answers sent have
+  // them (AnswerErrors::Figures::CopyIntervalsTo; stats_now() too).
   ModelStats stats(const ReadAfter& figures) const {
     CatchUpForFigures(figures);
-    return model_->stats();
+    return stats_now();
   }
+  ModelStats stats_now() const;
   MetricReport metric(const ReadAfter& figures) const {
     CatchUpForFigures(figures);
     return model_->metric();
@@ -358,6 +370,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   ModelWriter writer_;
   AdmissionGate queued_samples_;
   AdmissionGate predictions_in_flight_;
+  AnswerErrors answer_errors_;
 
   // A single server's log: the journal (null: in memory only), attached
   // before the model is served (creation or recovery), then fixed. In

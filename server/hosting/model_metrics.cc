@@ -113,6 +113,10 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "then refuses writes; the log says why, and a restart recovers it "
        "from its files), else 0.",
        false, [](R r) { return r.learning_error.ok() ? 0.0 : 1.0; }},
+      {"streamreg_model_answers_sent_total", Type::kCounter,
+       "Learn answers this server sent for the model and scored against "
+       "their samples, since it hosted the model.",
+       false, [](R r) { return static_cast<double>(r.answers.answers); }},
       {"streamreg_model_learn_lag_samples", Type::kGauge,
        "Samples acknowledged and not learned yet: how far predictions lag "
        "behind what was sent.",
@@ -163,14 +167,17 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
 }
 
 // Per model and target: "streamreg_model_prequential_<what>".
+// A per-target figure of a reading.
+using PerTargetValues = const std::vector<double>& (*)(const ModelReading&);
+
 void WritePerTarget(const std::vector<ModelReading>& readings, const char* name,
-                    const char* help, std::vector<double> ModelStats::*errors,
+                    const char* help, PerTargetValues read,
                     PrometheusText& out) {
   out.Family(name, PrometheusText::Type::kGauge, help);
   for (const ModelReading& r : readings) {
     const std::vector<std::string>& targets =
         r.model->model().config().target_names;
-    const std::vector<double>& values = r.stats.*errors;
+    const std::vector<double>& values = read(r);
     for (std::size_t t = 0; t < values.size() && t < targets.size(); ++t) {
       out.Sample(name, {{"model", r.model->name()}, {"target", targets[t]}},
                  values[t]);
@@ -182,7 +189,8 @@ void WritePerTarget(const std::vector<ModelReading>& readings, const char* name,
 
 ModelReading ReadModel(const HostedModel& model, absl::Time now) {
   ModelReading reading{.model = &model,
-                       .stats = model.model().stats(),
+                       .stats = model.stats_now(),
+                       .answers = model.answer_errors(),
                        .backlog = model.learn_backlog(now),
                        .learning_error = model.learning_error()};
   const PauseStatistics& stops = model.background_work_waits();
@@ -219,50 +227,88 @@ void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
   struct PerTargetFamily {
     const char* name;
     const char* help;
-    std::vector<double> ModelStats::*errors;
+    PerTargetValues values;
   };
+  using R = const ModelReading&;
   for (const PerTargetFamily& family :
        {PerTargetFamily{
             "streamreg_model_prequential_nmse",
             "Prequential normalized mean squared error per target: each "
             "sample predicted before it was learned (NaN until known).",
-            &ModelStats::prequential_nmse},
+            [](R r) -> const std::vector<double>& {
+              return r.stats.prequential_nmse;
+            }},
         PerTargetFamily{"streamreg_model_prequential_mse",
                         "Prequential mean squared error per target.",
-                        &ModelStats::prequential_mse},
+                        [](R r) -> const std::vector<double>& {
+                          return r.stats.prequential_mse;
+                        }},
         PerTargetFamily{
             "streamreg_model_honest_nmse",
             "Honest (leave-recent-out) normalized mean squared error per "
             "target: each sample predicted before it was learned and "
             "without the samples just before it (NaN until known).",
-            &ModelStats::honest_nmse},
+            [](R r) -> const std::vector<double>& {
+              return r.stats.honest_nmse;
+            }},
         PerTargetFamily{"streamreg_model_honest_mse",
                         "Honest mean squared error per target.",
-                        &ModelStats::honest_mse},
+                        [](R r) -> const std::vector<double>& {
+                          return r.stats.honest_mse;
+                        }},
         PerTargetFamily{
             "streamreg_model_interval_coverage",
             "Per target, the fraction of the samples learned whose honest "
             "prediction fell within the interval in effect for it (NaN "
             "before the first).",
-            &ModelStats::interval_coverage},
+            [](R r) -> const std::vector<double>& {
+              return r.stats.interval_coverage;
+            }},
         PerTargetFamily{
             "streamreg_model_interval_half_width",
             "Per target, the half width of its intervals at the model's "
             "level now (+Inf while too few samples are scored).",
-            &ModelStats::interval_half_width},
+            [](R r) -> const std::vector<double>& {
+              return r.stats.interval_half_width;
+            }},
         PerTargetFamily{
             "streamreg_model_answer_interval_coverage",
-            "Per target, the fraction of the samples learned whose "
-            "prequential prediction (what a Learn answer predicts) fell "
-            "within the answers' interval in effect for it (NaN before the "
-            "first).",
-            &ModelStats::answer_interval_coverage},
+            "Per target, the fraction of the Learn answers this server "
+            "sent whose sample fell within the interval the answer carried "
+            "(NaN before the first).",
+            [](R r) -> const std::vector<double>& {
+              return r.stats.answer_interval_coverage;
+            }},
         PerTargetFamily{
             "streamreg_model_answer_interval_half_width",
             "Per target, the half width of the Learn answers' intervals at "
-            "the model's level now (+Inf while too few samples are scored).",
-            &ModelStats::answer_interval_half_width}}) {
-    WritePerTarget(readings, family.name, family.help, family.errors, out);
+            "the model's level now, calibrated on the answers sent (until "
+            "enough are, the model's own on the prequential errors; +Inf "
+            "while too few samples are scored for either).",
+            [](R r) -> const std::vector<double>& {
+              return r.stats.answer_interval_half_width;
+            }},
+        PerTargetFamily{
+            "streamreg_model_answer_nmse",
+            "Normalized mean squared error per target of the Learn answers "
+            "this server sent, as sent (each against its own sample, from "
+            "the model as it stood, lag included), every answer weighed "
+            "alike since the server hosted the model (NaN before the first).",
+            [](R r) -> const std::vector<double>& { return r.answers.nmse; }},
+        PerTargetFamily{
+            "streamreg_model_answer_mse",
+            "Mean squared error per target of the Learn answers "
+            "sent.",
+            [](R r) -> const std::vector<double>& { return r.answers.mse; }},
+        PerTargetFamily{
+            "streamreg_model_answer_recent_nmse",
+            "The Learn answers' normalized mean squared error per target "
+            "with the prequential error's forgetting (about the last 1,000 "
+            "answers; NaN until known).",
+            [](R r) -> const std::vector<double>& {
+              return r.answers.recent_nmse;
+            }}}) {
+    WritePerTarget(readings, family.name, family.help, family.values, out);
   }
   constexpr char kRebuild[] = "streamreg_model_index_rebuild_duration_seconds";
   out.Family(kRebuild, PrometheusText::Type::kSummary,

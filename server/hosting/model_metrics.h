@@ -29,6 +29,7 @@ struct ModelReading {
 
   const HostedModel* model = nullptr;
   ModelStats stats;
+  AnswerErrors::Figures answers;  // the Learn answers sent
   LearnStage::Backlog backlog;
   LearningWaits learning_waits = {};
   absl::Status learning_error;

@@ -100,7 +100,7 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
     // Answer first: predicted before the sample is handed on, so the
     // prediction cannot have learned it.
     absl::StatusOr<HostedModel::StandingPrediction> standing =
-        model->PredictAsItStands((*sample)[0].x);
+        model->AnswerAsItStands((*sample)[0]);
     if (!standing.ok()) return Prefixed(standing.status(), stream_.Where());
     v1::LearnResponse& now = answer->emplace();
     PredictionToWire(standing->prediction, now.mutable_prediction());

@@ -92,6 +92,11 @@ void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
          out->mutable_answer_interval_half_width());
   Assign(stats.answer_interval_coverage,
          out->mutable_answer_interval_coverage());
+  const AnswerErrors::Figures answers = hosted.answer_errors();
+  out->set_answers_sent(answers.answers);
+  Assign(answers.nmse, out->mutable_answer_nmse());
+  Assign(answers.mse, out->mutable_answer_mse());
+  Assign(answers.recent_nmse, out->mutable_answer_recent_nmse());
   out->set_honest_lag(stats.honest_lag);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());

@@ -58,6 +58,11 @@ class ModelInfo:
     stored: int
     prequential_nmse: np.ndarray
     honest_nmse: np.ndarray
+    # The Learn answers this server sent for the model, and their nMSE per
+    # target as sent (each against its own sample, lag included: what a
+    # client counts on the answers it receives).
+    answers_sent: int
+    answer_nmse: np.ndarray
     memory_bytes: int
     created: datetime.datetime
     # When the server last stored a snapshot of it (None: it keeps no log).
@@ -77,6 +82,8 @@ class ModelInfo:
             stored=stats.num_stored,
             prequential_nmse=_array(stats.prequential_nmse),
             honest_nmse=_array(stats.honest_nmse),
+            answers_sent=stats.answers_sent,
+            answer_nmse=_array(stats.answer_nmse),
             memory_bytes=stats.memory_bytes,
             created=model.create_time.ToDatetime(tzinfo=datetime.timezone.utc),
             snapshot=(model.snapshot_time.ToDatetime(

@@ -171,6 +171,22 @@ function stopsText(model) {
       `in all · longest ${formatSeconds(waits.longest_seconds)}`;
 }
 
+// The Learn answers' nMSE as sent (each against its own sample, from the
+// model as it stood, lag included), the mean over targets: every answer
+// since this server hosted the model, and the recent ones.
+function meanOf(values) {
+  const known = values.filter((v) => v !== null && v !== undefined);
+  if (known.length === 0) return null;
+  return known.reduce((a, b) => a + b, 0) / known.length;
+}
+
+function answersText(model) {
+  const answers = model.answers;
+  if (answers.sent === 0) return 'no answers yet';
+  return `${formatNumber(meanOf(answers.nmse))} · recent ` +
+      `${formatNumber(meanOf(answers.recent_nmse))}`;
+}
+
 function detailsShown(name) {
   return modelCount <= AUTO_SHOWN_MODELS || shown.has(name);
 }
@@ -187,6 +203,7 @@ function renderOverview(models) {
         element('td', {class: 'num'}, formatCount(model.samples_seen)),
         element('td', {class: 'num'}, capacityText(model)),
         element('td', {class: 'num'}, nmse),
+        element('td', {class: 'num'}, answersText(model)),
         element('td', {class: 'num'}, lagText(model)),
         element('td', {class: 'num'},
                 model.snapshot ? formatSeconds(model.snapshot.age_seconds) :
@@ -205,7 +222,7 @@ function renderOverview(models) {
   }
   if (models.length === 0) {
     const row = element('tr');
-    row.append(element('td', {colspan: 7, class: 'empty'},
+    row.append(element('td', {colspan: 8, class: 'empty'},
                         'no models yet: create one with the API or the CLI'));
     body.append(row);
   }
@@ -631,6 +648,8 @@ function modelCard(model) {
            'no snapshots (cluster mode)'),
       fact('memory', formatBytes(model.memory_bytes)),
       fact('honest nMSE', model.honest_nmse.map((v) => formatNumber(v)).join(' · ')),
+      fact(`Learn answers' nMSE as sent (${formatCount(model.answers.sent)})`,
+           model.answers.nmse.map((v) => formatNumber(v)).join(' · ')),
       fact(`${percent(model.interval.level)} interval`,
            model.targets.map((_, t) => intervalText(model, t)).join(' · ')),
       fact(`${percent(model.interval.level)} answers' interval`,

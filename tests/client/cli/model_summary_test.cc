@@ -43,6 +43,9 @@ v1::Model TwoTargetModel() {
   stats.add_prequential_nmse(std::nan(""));
   stats.add_honest_nmse(0.05);
   stats.add_honest_nmse(std::nan(""));
+  stats.set_answers_sent(11000);
+  stats.add_answer_nmse(0.25);
+  stats.add_answer_nmse(std::nan(""));
   stats.add_k(8);
   stats.add_k(0);
   stats.add_bandwidth(0);
@@ -93,12 +96,16 @@ TEST(ModelSummaryTest, SaysWhatTheModelLearnsFromHowMuchAndSince) {
 TEST(ModelSummaryTest, ARowPerTargetWithItsChoicesAndDashesForTheUnknown) {
   const std::string summary = ModelSummary(TwoTargetModel(), kNow);
   EXPECT_THAT(summary,
-              HasSubstr("  target  prequential  honest  regressor  metric  "
-                        "chose   base  interval  coverage\n"));
-  EXPECT_THAT(summary, HasSubstr("  tau1    0.0123       0.0500  knn        "
-                                 "egop    k=8     yes   1.5       91.2%\n"));
-  EXPECT_THAT(summary, HasSubstr("  tau2    -            -       kernel     "
-                                 "mlkr    h=0.25  no    -         -\n"));
+              HasSubstr("  target  prequential  honest  answers  regressor  "
+                        "metric  chose   base  interval  coverage\n"));
+  EXPECT_THAT(summary, HasSubstr("  tau1    0.0123       0.0500  0.2500   knn  "
+                                 "      egop    k=8     yes   1.5       "
+                                 "91.2%\n"));
+  EXPECT_THAT(summary, HasSubstr("  tau2    -            -       -        "
+                                 "kernel     mlkr    h=0.25  no    -         "
+                                 "-\n"));
+  EXPECT_THAT(summary, HasSubstr("answers nMSE: the 11000 Learn answers this "
+                                 "server sent"));
 }
 
 TEST(ModelSummaryTest, AModelWithoutALogHasNoSnapshotAndAYoungOneNoChoices) {
@@ -113,8 +120,9 @@ TEST(ModelSummaryTest, AModelWithoutALogHasNoSnapshotAndAYoungOneNoChoices) {
   EXPECT_THAT(summary, HasSubstr("(4s ago)"));
   EXPECT_THAT(summary, HasSubstr("  snapshot  none (no write-ahead log)\n"));
   EXPECT_THAT(summary, HasSubstr(", no base, intervals at 80%"));
-  EXPECT_THAT(summary, HasSubstr("  y       -            -       -          "
-                                 "-       -      -     -         -\n"));
+  EXPECT_THAT(summary, HasSubstr("  y       -            -       -        -  "
+                                 "        -       -      -     -         "
+                                 "-\n"));
   EXPECT_THAT(summary, HasSubstr("honest nMSE: the same until the model"));
   EXPECT_THAT(summary, Not(HasSubstr("nan")));
 }

@@ -594,12 +594,14 @@ class ClientTest(unittest.TestCase):
         c.create("py-loop", inputs=21, targets=7)
         c.learn("py-loop", self.X[:300], self.Y[:300])
         caught_up = 0
+        answered = []  # the answers received, to check what the model says
         # The cautious mode: each answer once its sample is durable.
         with c.learn_stream("py-loop", answer_when_durable=True) as stream, \
                 c.predict_stream("py-loop") as queries:
             for i in range(300, 340):
                 before = c.predict("py-loop", self.X[i]).y[0]
                 answer = stream.learn(self.X[i], self.Y[i])
+                answered.append(answer.y)
                 self.assertEqual(i + 1, answer.sequence)
                 self.assertFalse(answer.duplicate)
                 self.assertEqual(i - 300 + 1, answer.durable)
@@ -621,6 +623,7 @@ class ClientTest(unittest.TestCase):
         with c.learn_stream("py-loop") as stream:
             for i in range(340, 400):
                 answer = stream.learn(self.X[i], self.Y[i])
+                answered.append(answer.y)
                 self.assertEqual(0, answer.sequence)
                 self.assertLessEqual(answer.learned, i)
                 self.assertLessEqual(answer.durable, i - 340 + 1)
@@ -628,7 +631,15 @@ class ClientTest(unittest.TestCase):
                                      i + 1)
         self.assertEqual(60, stream.durable_samples)
         self.assertEqual(0, stream.unconfirmed_samples)
-        self.assertEqual(400, c.info("py-loop").samples)
+        info = c.info("py-loop")
+        self.assertEqual(400, info.samples)
+        # The model counts the errors of the answers it sent as this
+        # client does on those it received.
+        self.assertEqual(100, info.answers_sent)
+        truth = self.Y[300:400]
+        received = (np.mean((np.array(answered) - truth) ** 2, axis=0)
+                    / np.var(truth, axis=0))
+        np.testing.assert_allclose(info.answer_nmse, received, rtol=1e-9)
         c.delete("py-loop")
 
     def test_an_mlkr_model_reports_its_map_and_glml_its_gradients(self):

@@ -152,7 +152,7 @@ for line in "arm: 21 inputs (q1, q2, q3, ..., qdd7) -> 7 targets" \
   grep -F -- "$line" "$work/info" >/dev/null || fail "info has no '$line': $(cat "$work/info")"
 done
 # One row per torque, with its errors and the bandwidth it chose.
-[ "$(grep -cE '^  tau[1-7] +[0-9.]+ +[0-9.]+ +kernel +egop +h=' "$work/info")" = 7 ] ||
+[ "$(grep -cE '^  tau[1-7] +[0-9.]+ +[0-9.]+ +([0-9.]+|-) +kernel +egop +h=' "$work/info")" = 7 ] ||
   fail "info's targets: $(cat "$work/info")"
 sr info --model arm --raw | grep "^  num_samples: " >/dev/null ||
   fail "info --raw"

@@ -20,8 +20,10 @@
 #include "client/lib/ingester.h"
 #include "client/lib/learn_session.h"
 #include "client/lib/predict_session.h"
+#include "common/normalized_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/hosting/answer_errors.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/request_limits.h"
 #include "server/rpc/server.h"
@@ -274,11 +276,14 @@ TEST_F(ServiceTest, IntervalsOnTheWireAreTheEngines) {
     EXPECT_EQ(model.stats().interval_coverage(t),
               expected_stats.interval_coverage[t]);
     EXPECT_NEAR(model.stats().interval_coverage(t), 0.8, 0.05);
+    // No Learn answer was sent: the next gets the engine's interval for
+    // the stream's next sample, and none has a coverage yet.
     EXPECT_EQ(model.stats().answer_interval_half_width(t),
               expected_stats.answer_interval_half_width[t]);
-    EXPECT_EQ(model.stats().answer_interval_coverage(t),
-              expected_stats.answer_interval_coverage[t]);
+    EXPECT_TRUE(std::isnan(model.stats().answer_interval_coverage(t)));
+    EXPECT_TRUE(std::isnan(model.stats().answer_nmse(t)));
   }
+  EXPECT_EQ(model.stats().answers_sent(), 0u);
   // Per query and target, the half width at the model's level.
   std::vector<double> model_level_half(queries.size() * Rows::kTargets);
   for (const std::optional<double> level :
@@ -577,27 +582,50 @@ TEST_F(ServiceTest, IngestedModelsPredictExactlyAsTheEngine) {
 class LearnedAsAnswered {
  public:
   explicit LearnedAsAnswered(const v1::ModelSpec& spec)
-      : model_(*Model::Create(*ConfigFromSpec(spec))) {}
+      : model_(*Model::Create(*ConfigFromSpec(spec))),
+        answers_(model_->config()),
+        received_(Rows::kTargets) {}
   std::size_t learned() const { return learned_; }
-  // The answer to row `i` of `rows`, streamed in order.
+  // The answer to row `i` of `rows`, streamed in order: the engine's
+  // prediction as of `learned`, its interval calibrated on the answers
+  // sent before it.
   void Check(const v1::LearnResponse& response, const Rows& rows,
              std::size_t i) {
     for (; learned_ < response.learned(); ++learned_) {
       const Sample sample{rows.input(learned_), rows.target(learned_), 0};
       ASSERT_TRUE(model_->Learn({&sample, 1}).ok());
     }
-    // With the intervals of the stream's next sample.
-    const Prediction expected =
+    Prediction expected =
         *model_->Predict(rows.input(i), PredictOptions::ForNextSample());
+    answers_.Answer(&expected, rows.target(i));
     for (std::size_t t = 0; t < Rows::kTargets; ++t) {
       ASSERT_EQ(response.prediction().y(t), expected.value[t]) << i;
       ASSERT_EQ(response.prediction().lower(t), expected.lower[t]) << i;
       ASSERT_EQ(response.prediction().upper(t), expected.upper[t]) << i;
     }
+    received_.Add(PredictedValues(response.prediction()), rows.target(i));
+  }
+  // What the model reports of the answers it sent is what this client
+  // counted on the answers it received.
+  void CheckReported(const v1::ModelStats& stats) const {
+    const AnswerErrors::Figures figures = answers_.figures();
+    EXPECT_EQ(stats.answers_sent(), received_.count());
+    ASSERT_EQ(stats.answer_nmse_size(), Rows::kTargets);
+    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+      EXPECT_DOUBLE_EQ(stats.answer_nmse(t), received_.Nmse(t));
+      EXPECT_DOUBLE_EQ(stats.answer_mse(t), received_.MeanSquaredError(t));
+      EXPECT_EQ(stats.answer_recent_nmse(t), figures.recent_nmse[t]);
+      EXPECT_EQ(stats.answer_interval_coverage(t),
+                figures.interval_coverage[t]);
+      EXPECT_EQ(stats.answer_interval_half_width(t),
+                figures.interval_half_width[t]);
+    }
   }
 
  private:
   std::unique_ptr<Model> model_;
+  AnswerErrors answers_;
+  NormalizedError received_;
   std::size_t learned_ = 0;
 };
 
@@ -634,6 +662,7 @@ TEST_F(ServiceTest, LearnAnswersFirstWithTheModelAsItStands) {
   // Close waits for the closing watermark: every sample durable, each
   // reported once, in order.
   EXPECT_TRUE(session->Close().ok());
+  reference.CheckReported(client_->GetModel("robot")->stats());
   EXPECT_EQ(session->durable_samples(), rows.size());
   EXPECT_EQ(session->unconfirmed_samples(), 0u);
   ASSERT_EQ(durable_numbers.size(), rows.size());
@@ -675,7 +704,10 @@ TEST_F(ServiceTest, TheCautiousModeAnswersOnceDurableWithTheSequence) {
   EXPECT_EQ(again->sequence(), 11u);
   EXPECT_TRUE(session->Close().ok());
   EXPECT_EQ(NumSamples("robot"), rows.size());
-  EXPECT_EQ(client_->GetModel("robot")->stats().duplicate_samples(), 1u);
+  const v1::ModelStats stats = client_->GetModel("robot")->stats();
+  EXPECT_EQ(stats.duplicate_samples(), 1u);
+  // The resent sample's answer was sent too, and counted.
+  EXPECT_EQ(stats.answers_sent(), rows.size() + 1);
 }
 
 // A Learn call over the raw stub, one message at a time.

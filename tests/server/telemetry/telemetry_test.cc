@@ -21,7 +21,9 @@
 #include "absl/strings/str_cat.h"
 #include "client/lib/client.h"
 #include "client/lib/ingester.h"
+#include "client/lib/learn_session.h"
 #include "client/lib/predict_session.h"
+#include "common/normalized_error.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -267,6 +269,24 @@ class MetricsEndpointTest : public MetricsPortTest {
     }
     ASSERT_TRUE(ingester->Finish().ok());
   }
+
+  // `n` rows streamed through a Learn call, as a robot does; the answers'
+  // error as this client counts them.
+  NormalizedError Learn(const std::string& model, std::size_t n,
+                        std::uint64_t seed) {
+    NormalizedError received(Rows::kTargets);
+    std::unique_ptr<LearnSession> session = client_->StartLearn(model);
+    const Rows rows(n, seed);
+    for (std::size_t i = 0; i < n; ++i) {
+      absl::StatusOr<v1::LearnResponse> answer =
+          session->Learn(rows.input(i), rows.target(i));
+      EXPECT_TRUE(answer.ok()) << answer.status();
+      if (!answer.ok()) break;
+      received.Add(PredictedValues(answer->prediction()), rows.target(i));
+    }
+    EXPECT_TRUE(session->Close().ok());
+    return received;
+  }
 };
 
 TEST_F(MetricsEndpointTest, CountsEveryRpcByMethodAndStatus) {
@@ -386,7 +406,8 @@ TEST_F(MetricsEndpointTest, CountsEveryRpcByMethodAndStatus) {
 TEST_F(MetricsEndpointTest, ModelFamiliesEqualWhatTheModelReports) {
   ASSERT_TRUE(client_->CreateModel("arm", RowsSpec()).ok());
   ASSERT_TRUE(client_->CreateModel("leg", RowsSpec()).ok());
-  Ingest("arm", 400);
+  Ingest("arm", 100);
+  const NormalizedError received = Learn("arm", 300, 8);
   Ingest("leg", 50);
   absl::StatusOr<v1::Model> arm = client_->GetModel("arm");
   ASSERT_TRUE(arm.ok()) << arm.status();
@@ -445,17 +466,35 @@ TEST_F(MetricsEndpointTest, ModelFamiliesEqualWhatTheModelReports) {
         targets[t], "\"}")];
     EXPECT_EQ(half_width, arm->stats().interval_half_width(t));
     EXPECT_GT(half_width, 0.0);
-    // And the Learn answers', calibrated on the prequential predictions.
+    // And the Learn answers', calibrated on the answers sent: their
+    // coverage as sent, and their error as this client counted it.
     const double answers = scrape[absl::StrCat(
         "streamreg_model_answer_interval_coverage{model=\"arm\",target=\"",
         targets[t], "\"}")];
     EXPECT_EQ(answers, arm->stats().answer_interval_coverage(t));
     EXPECT_NEAR(answers, 0.9, 0.1);
+    const double answer_nmse = scrape[absl::StrCat(
+        "streamreg_model_answer_nmse{model=\"arm\",target=\"", targets[t],
+        "\"}")];
+    EXPECT_EQ(answer_nmse, arm->stats().answer_nmse(t));
+    EXPECT_DOUBLE_EQ(answer_nmse, received.Nmse(t));
+    EXPECT_DOUBLE_EQ(
+        scrape[absl::StrCat("streamreg_model_answer_mse{model=\"arm\","
+                            "target=\"",
+                            targets[t], "\"}")],
+        received.MeanSquaredError(t));
+    EXPECT_EQ(scrape[absl::StrCat("streamreg_model_answer_recent_nmse{model="
+                                  "\"arm\",target=\"",
+                                  targets[t], "\"}")],
+              arm->stats().answer_recent_nmse(t));
     EXPECT_EQ(scrape[absl::StrCat("streamreg_model_answer_interval_half_width{"
                                   "model=\"arm\",target=\"",
                                   targets[t], "\"}")],
               arm->stats().answer_interval_half_width(t));
   }
+  EXPECT_EQ(scrape["streamreg_model_answers_sent_total{model=\"arm\"}"], 300);
+  EXPECT_EQ(arm->stats().answers_sent(), 300u);
+  EXPECT_EQ(scrape["streamreg_model_answers_sent_total{model=\"leg\"}"], 0);
   EXPECT_EQ(scrape["streamreg_model_wal_bytes_total{model=\"arm\"}"],
             wal_bytes);
   EXPECT_GT(wal_bytes, 400u * 5 * sizeof(double));  // 5 numbers a sample
