@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The robot loop as a new user meets it, one fresh server per configuration:
+# `streamreg bench learn --create --robots R --rate HZ --duration S` with the
+# model's metric (and any other create flags) as given, then what the server
+# spent: its CPU per learned sample, all threads together and by thread name
+# (from /proc/PID/task/*/stat, utime + stime, over the run alone), and the
+# model's figures (GetModel: the answers' error as the server counted them,
+# the prequential and honest errors, learning's waits at take-overs).
+# Configurations alternate when RUNS > 1, so a slower minute of the machine
+# does not fall on one of them. Writes each run's bench JSON and its text
+# report into OUT_DIR.
+#
+# usage: bench/arm_loop.sh BUILD_DIR OUT_DIR CONFIG... [-- SERVER_FLAGS...]
+#   CONFIG  a name and the create flags, e.g. "mlkr:--metric mlkr" or
+#           "euclidean:--metric euclidean --regressor knn"
+#   env: ROBOTS (1), RATE (1000), DURATION (60), RUNS (1); SERVER, another
+#        build's streamreg-server to measure with this build's client (a
+#        before and after in one run)
+set -euo pipefail
+. "$(dirname "$0")/listening_address.sh"
+build=$1 out=$2
+shift 2
+configs=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do configs+=("$1"); shift; done
+[ "${1:-}" = -- ] && shift
+server_flags=("$@")
+robots=${ROBOTS:-1} rate=${RATE:-1000} duration=${DURATION:-60} runs=${RUNS:-1}
+cli="$build/client/streamreg"
+server=${SERVER:-$build/server/streamreg-server}
+mkdir -p "$out"
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Clock ticks of CPU per thread name of process $1, one "name ticks" a line.
+thread_ticks() {
+  local task
+  for task in /proc/"$1"/task/*; do
+    # comm may hold spaces: the fields after the ')' are fixed.
+    local stat comm rest
+    stat=$(cat "$task/stat" 2>/dev/null) || continue
+    comm=${stat#*(}
+    comm=${comm%)*}
+    rest=${stat##*) }
+    set -- $rest
+    echo "${comm// /_} $((${12} + ${13}))"
+  done | awk '{ticks[$1] += $2} END {for (n in ticks) print n, ticks[n]}' | sort
+}
+
+# Clock ticks of CPU of process $1, every thread it ever had (those that
+# ended too).
+process_ticks() {
+  local stat rest
+  stat=$(cat /proc/"$1"/stat)
+  rest=${stat##*) }
+  set -- $rest
+  echo $((${12} + ${13}))
+}
+
+hz=$(getconf CLK_TCK)
+for run in $(seq 1 "$runs"); do
+  for config in "${configs[@]}"; do
+    name=${config%%:*}
+    flags=${config#*:}
+    rm -rf "$work/data"
+    "$server" --listen 127.0.0.1:0 --metrics-listen= \
+      --data-dir "$work/data" "${server_flags[@]}" >"$work/server.out" \
+      2>"$out/$name-$run.server.log" &
+    server_pid=$!
+    addr=$(listening_address "$work/server.out" "$server_pid")
+    thread_ticks "$server_pid" >"$work/before"
+    total_before=$(process_ticks "$server_pid")
+    # shellcheck disable=SC2086  # the create flags are words
+    "$cli" --server "$addr" bench learn --model arm --create \
+      $flags --robots "$robots" --rate "$rate" --duration "$duration" \
+      --json "$out/$name-$run.json" >"$out/$name-$run.txt"
+    thread_ticks "$server_pid" >"$work/after"
+    total_after=$(process_ticks "$server_pid")
+    "$cli" --server "$addr" info --model arm \
+      >>"$out/$name-$run.txt"
+    samples=$((robots * rate * duration))
+    {
+      echo "server CPU per learned sample (us), by thread name:"
+      join -a 2 -e 0 -o 0,1.2,2.2 "$work/before" "$work/after" |
+        awk -v hz="$hz" -v n="$samples" \
+          -v all=$((total_after - total_before)) '
+          {d = ($3 - $2) * 1e6 / hz / n; live += d; if (d > 0) printf "  %-18s %7.1f\n", $1, d}
+          END {printf "  %-18s %7.1f\n", "threads that ended", all * 1e6 / hz / n - live
+               printf "  %-18s %7.1f\n", "all threads", all * 1e6 / hz / n}'
+    } >>"$out/$name-$run.txt"
+    kill "$server_pid"
+    wait "$server_pid" || true
+    server_pid=
+    echo "== $name, run $run"
+    grep -E "^robot 0|^learn lag|intervals|answers' nMSE|all threads|prequential nMSE" \
+      "$out/$name-$run.txt" || true
+  done
+done
