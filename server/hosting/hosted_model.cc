@@ -85,11 +85,6 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(const ValidatedSamples& batch,
   // this answer see it.
   learn_stage_.MarkAcknowledged();
   outcome->learn_lag = std::move(learn_lag);
-  if (before != nullptr) {
-    for (std::size_t s = 0; s < batch.size(); ++s) {
-      answer_errors_.Answer(&(*before)[s], batch[s].y);
-    }
-  }
   return outcome;
 }
 
@@ -102,6 +97,19 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
 
 void HostedModel::LearnInGroup(LearnBatcher::Request request) {
   AnnounceSamples(request.sample.size());
+  if (request.predict) {
+    // A cautious answer is made once its sample is durable: its interval
+    // is calibrated and its error counted then, as it is sent (the group's
+    // other samples were answered on arrival). The group commit runs
+    // `done` while the drain holds this model.
+    request.done = [this, sample = request.sample,
+                    done =
+                        std::move(request.done)](LearnBatcher::Result result) {
+      if (result.status.ok())
+        answer_errors_.Answer(&result.before, sample[0].y);
+      done(std::move(result));
+    };
+  }
   // A message answered only once durable (predict) is written at once:
   // its stream sends the next only then, so no other would join it.
   const absl::Duration linger =

@@ -115,7 +115,8 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // A Learn stream's sample, written with the others that wait meanwhile
   // as one batch (group commit: LearnBatcher) on the write queue; counted
   // as announced until then. `request.done` runs once it is durable, or
-  // with why it cannot be.
+  // with why it cannot be; a cautious request's answer (`predict`) has its
+  // interval calibrated and its error counted then, as AnswerAsItStands'.
   void LearnInGroup(LearnBatcher::Request request);
   // This model's share of overload protection: samples received and not
   // yet through its write queue, and predictions being answered
@@ -134,9 +135,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // model's learning error once learning failed. With `before`, first
   // fills for each sample the prediction the model as it is now makes for
   // it (Prediction::learned says how many samples it had learned: fewer
-  // than sequence - 1 while learning lags behind), and outcome.learn_lag:
-  // a cautious Learn answer, whose interval is calibrated and error
-  // counted as AnswerAsItStands' once the batch is logged.
+  // than sequence - 1 while learning lags behind), and outcome.learn_lag.
   // Then the batch goes to the model's log (WriteLog::AppendSamples),
   // which returns once it is recorded and applied — in cluster mode
   // waiting for this replica's apply at most until options.deadline (the
@@ -193,7 +192,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   };
   absl::StatusOr<StandingPrediction> AnswerAsItStands(const Sample& sample);
   // The errors of the Learn answers this server sent (AnswerAsItStands,
-  // and the cautious answers Learn's `before` makes).
+  // and the cautious answers of LearnInGroup).
   AnswerErrors::Figures answer_errors() const {
     return answer_errors_.figures();
   }

@@ -166,10 +166,10 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
   return families;
 }
 
-// Per model and target: "streamreg_model_prequential_<what>".
 // A per-target figure of a reading.
 using PerTargetValues = const std::vector<double>& (*)(const ModelReading&);
 
+// Per model and target: one family of per-target figures.
 void WritePerTarget(const std::vector<ModelReading>& readings, const char* name,
                     const char* help, PerTargetValues read,
                     PrometheusText& out) {

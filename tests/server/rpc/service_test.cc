@@ -696,6 +696,7 @@ TEST_F(ServiceTest, TheCautiousModeAnswersOnceDurableWithTheSequence) {
     EXPECT_EQ(response->unlearned(), i - response->learned()) << i;
     ASSERT_NO_FATAL_FAILURE(reference.Check(*response, rows, i));
   }
+  reference.CheckReported(client_->GetModel("robot")->stats());
   // A resent sample (its answer was lost) is recognised, not learned again.
   absl::StatusOr<v1::LearnResponse> again =
       session->Learn(rows.input(10), rows.target(10), 7010);
@@ -708,6 +709,35 @@ TEST_F(ServiceTest, TheCautiousModeAnswersOnceDurableWithTheSequence) {
   EXPECT_EQ(stats.duplicate_samples(), 1u);
   // The resent sample's answer was sent too, and counted.
   EXPECT_EQ(stats.answers_sent(), rows.size() + 1);
+}
+
+// Two streams on one model, one answered at once and one once durable:
+// their samples share group commits, and each answer is counted once, as
+// it was sent.
+TEST_F(ServiceTest, EveryAnswerOfStreamsSharingAGroupIsCountedOnce) {
+  const Rows rows(400, 3);
+  ASSERT_TRUE(client_->CreateModel("robot", RowsSpec()).ok());
+  LearnSessionOptions cautious;
+  cautious.answer_when_durable = true;
+  std::unique_ptr<LearnSession> fast = client_->StartLearn("robot");
+  std::unique_ptr<LearnSession> careful =
+      client_->StartLearn("robot", cautious);
+  NormalizedError received(Rows::kTargets);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    LearnSession& session = i % 2 == 0 ? *fast : *careful;
+    absl::StatusOr<v1::LearnResponse> answer =
+        session.Learn(rows.input(i), rows.target(i), 9000 + i);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    received.Add(PredictedValues(answer->prediction()), rows.target(i));
+  }
+  EXPECT_TRUE(fast->Close().ok());
+  EXPECT_TRUE(careful->Close().ok());
+  const v1::ModelStats stats = client_->GetModel("robot")->stats();
+  EXPECT_EQ(stats.num_samples(), rows.size());
+  EXPECT_EQ(stats.answers_sent(), rows.size());
+  for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+    EXPECT_DOUBLE_EQ(stats.answer_nmse(t), received.Nmse(t));
+  }
 }
 
 // A Learn call over the raw stub, one message at a time.
