@@ -5,7 +5,8 @@
 # spent: its CPU per learned sample, all threads together and by thread name
 # (from /proc/PID/task/*/stat, utime + stime, over the run alone), and the
 # model's figures (GetModel: the answers' error as the server counted them,
-# the prequential and honest errors, learning's waits at take-overs).
+# the prequential and honest errors; /metrics: learning's waits at
+# take-overs, MLKR fits, index rebuilds).
 # Configurations alternate when RUNS > 1, so a slower minute of the machine
 # does not fall on one of them. Writes each run's bench JSON and its text
 # report into OUT_DIR.
@@ -67,7 +68,7 @@ for run in $(seq 1 "$runs"); do
     name=${config%%:*}
     flags=${config#*:}
     rm -rf "$work/data"
-    "$server" --listen 127.0.0.1:0 --metrics-listen= \
+    "$server" --listen 127.0.0.1:0 --metrics-listen=127.0.0.1:0 \
       --data-dir "$work/data" "${server_flags[@]}" >"$work/server.out" \
       2>"$out/$name-$run.server.log" &
     server_pid=$!
@@ -82,6 +83,14 @@ for run in $(seq 1 "$runs"); do
     total_after=$(process_ticks "$server_pid")
     "$cli" --server "$addr" info --model arm \
       >>"$out/$name-$run.txt"
+    # Learning's stops at take-over points whose work was not done.
+    metrics=$(sed -n 's|.*metrics on http://\([^/]*\)/metrics.*|\1|p' \
+      "$work/server.out" | head -1)
+    /usr/bin/python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+      "http://$metrics/metrics" |
+      grep -E '^streamreg_model_(refresh_waits_total|refresh_wait_seconds_total|longest_refresh_wait_seconds|mlkr_fits_computed_total|index_rebuilds_total)' \
+      >>"$out/$name-$run.txt" || true
     samples=$((robots * rate * duration))
     {
       echo "server CPU per learned sample (us), by thread name:"
@@ -96,7 +105,7 @@ for run in $(seq 1 "$runs"); do
     wait "$server_pid" || true
     server_pid=
     echo "== $name, run $run"
-    grep -E "^robot 0|^learn lag|intervals|answers' nMSE|all threads|prequential nMSE" \
+    grep -E "^robot 0|^learn lag|intervals|answers' nMSE|all threads|prequential nMSE|refresh_wait" \
       "$out/$name-$run.txt" || true
   done
 done
