@@ -571,6 +571,12 @@ class ClientTest(unittest.TestCase):
                 c.create("py-moving", inputs=self.inputs,
                          targets=self.targets)
                 c.learn("py-moving", self.X[:300], self.Y[:300])
+                # Learned, not only logged: the streams' first read (info,
+                # asked of the second server too if the first has not
+                # answered within replica_attempt_timeout) must find the
+                # first server caught up, or they may start on the second
+                # (a slow build's learner behind an MLKR fit).
+                self.assertEqual(300, c.info("py-moving").samples)
         with streamreg.Client(
                 f"{first.address},{second.address}", timeout=60,
                 retry=streamreg.RetryPolicy(max_backoff=0.2)) as c, \
