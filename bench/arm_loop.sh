@@ -29,13 +29,7 @@ robots=${ROBOTS:-1} rate=${RATE:-1000} duration=${DURATION:-60} runs=${RUNS:-1}
 cli="$build/client/streamreg"
 server=${SERVER:-$build/server/streamreg-server}
 mkdir -p "$out"
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+with_scratch_server
 
 # Clock ticks of CPU per thread name of process $1, one "name ticks" a line.
 thread_ticks() {

@@ -1,4 +1,4 @@
-# Sourced by the bench scripts: listening_address OUT [PID] prints the
+# Sourced by the bench scripts. listening_address OUT [PID] prints the
 # address a streamreg-server writing its stdout to OUT listens on, once its
 # "listening" line is there (in cluster mode, once it has joined); fails
 # after 30 s, or as soon as process PID (if given) is gone.
@@ -13,4 +13,13 @@ listening_address() {
   done
   echo "the server writing to $out did not start" >&2
   return 1
+}
+
+# with_scratch_server: a bench script running one server at a time — $work
+# a new scratch directory, $server_pid empty (set it to the server's pid);
+# at exit, that server is killed and waited for and $work removed.
+with_scratch_server() {
+  work=$(mktemp -d)
+  server_pid=
+  trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null && wait "$server_pid" || true; fi; rm -rf "$work"' EXIT
 }

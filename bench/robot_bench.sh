@@ -17,13 +17,7 @@ if [ "${1:-}" = --regressor ]; then regressor=$2; shift 2; fi
 server_flags=("$@")
 cli="$build/client/streamreg"
 mkdir -p "$out"
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+with_scratch_server
 
 "$build/client/streamreg-robot-sim" --samples 100000 --out "$work/arm.csv"
 "$build/server/streamreg-server" --listen 127.0.0.1:0 --metrics-listen= \
