@@ -576,10 +576,16 @@ TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
 }
 
 // Servers that put a whole snapshot a chunk of 1 KiB at a time (its put
-// then lasts many rounds of increments), and stop without a last one.
+// then lasts many rounds of increments), and stop without a last one. An
+// increment is due after every round of the test's stream: with one every
+// kIncrementEvery samples, a slow build (ASan, 0.4 s a whole put) could
+// finish each whole put before the stream had brought the next
+// increment's samples, and the test saw none.
 class ClusterServerSlicedWholePutsTest
     : public ClusterServerWithoutLeaveSnapshotsTest {
  protected:
+  static constexpr std::uint64_t kStreamRound = 20;
+  std::uint64_t IncrementEvery() const override { return kStreamRound; }
   ClusterOptions WholePuts() const override {
     ClusterOptions options;
     options.snapshot_chunk_bytes = 1024;
@@ -620,9 +626,9 @@ TEST_F(ClusterServerSlicedWholePutsTest,
   // pace).
   std::size_t learned = 0;
   while (learned < rows.size() && through.load() == 0) {
-    ASSERT_NO_FATAL_FAILURE(
-        Ingest(*ServerAt(owners[1]), "arm", rows, learned, learned + 20));
-    learned += 20;
+    ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, learned,
+                                   learned + kStreamRound));
+    learned += kStreamRound;
     absl::SleepFor(absl::Milliseconds(20));
   }
   done = true;
