@@ -132,6 +132,16 @@ absl::StatusOr<Model::PartLearned> Model::LearnUntilWait(
   return part;
 }
 
+std::vector<UnrecordedWork> Model::UnrecordedTakeOvers() const {
+  MutexLock writer(&state_.writer);
+  return streamreg::UnrecordedTakeOvers(state_);
+}
+
+bool Model::ApplyTakeOverRecord(const TakeOverKey& key) {
+  MutexLock writer(&state_.writer);
+  return RecordTakeOver(state_, key);
+}
+
 void Model::PrioritizeBackgroundWork() const {
   (void)state_.mlkr_refresh.Prioritize();  // no fit running: a no-op
 }

@@ -26,6 +26,7 @@
 #include "core/model/prediction.h"
 #include "core/model/refresh_schedule.h"
 #include "core/model/sample.h"
+#include "core/model/take_over_key.h"
 #include "core/model/validated_samples.h"
 
 namespace streamreg {
@@ -137,8 +138,9 @@ struct MetricReport {
 // (model_learner.h), the read path (model_reader.h), the schedule of
 // background metric refreshes and index rebuilds (refresh_schedule.h) and
 // the snapshot codec (model_state_codec.h). Results depend only on the
-// configuration (seed included) and the samples in order — never on thread
-// timing.
+// configuration (seed included) and the samples in order — with
+// TakeOverRule::kLogged, on its log: the samples and take-over records in
+// order — never on thread timing.
 //
 // Thread safety: any number of threads may call Predict, stats and metric
 // while one thread learns (Learn, Refit and captures serialize among
@@ -189,6 +191,20 @@ class Model {
   // an MLKR fit — runs at the process's priority until it is done
   // (RaisablePriority). Callable from any thread.
   void PrioritizeBackgroundWork() const;
+
+  // Under TakeOverRule::kLogged (take_over_key.h): the background work
+  // running that the model's log has not recorded yet, each with whether
+  // it is done here. The model's host appends a record of each piece done
+  // to the log, and applies the records in the log's order
+  // (ApplyTakeOverRecord); learning never waits for work unrecorded.
+  std::vector<UnrecordedWork> UnrecordedTakeOvers() const;
+  // A take-over record of the model's log, applied in order with its
+  // samples: the work `key` names takes over at the first sample learned
+  // from its earliest point on (waiting there if it is not done here — a
+  // replay, a follower replica). Whether it named work running and not
+  // recorded yet; any other record changes nothing, the same way on every
+  // replica.
+  bool ApplyTakeOverRecord(const TakeOverKey& key);
 
   // Shares this model's MLKR fits with its other replicas (cluster mode:
   // MlkrFitExchange) from the next fit on. Callable from any thread.

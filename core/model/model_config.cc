@@ -406,8 +406,9 @@ namespace {
 // version 8 mlkr_fit_budget (earlier models' fits had none); version 9
 // per_target_base (off in earlier ones); version 10 the random-feature
 // base (a linear base in earlier ones); version 11 the intervals (earlier
-// models take the defaults).
-constexpr std::uint32_t kConfigVersion = 11;
+// models take the defaults); version 12 the take-over rule (earlier models
+// took over at fixed counts, and their logs record no take-over).
+constexpr std::uint32_t kConfigVersion = 12;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -471,6 +472,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.Double(c.interval_level);
   out.U64(c.interval_window);
   out.Double(c.interval_step);
+  out.U8(static_cast<std::uint8_t>(c.take_over));
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -580,6 +582,10 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
     c->interval_level = in.Double();
     c->interval_window = in.U64();
     c->interval_step = in.Double();
+  }
+  c->take_over = TakeOverRule::kFixedCount;
+  if (version >= 12 && !LoadEnum(in, TakeOverRule::kLogged, &c->take_over)) {
+    return false;
   }
   return in.ok();
 }

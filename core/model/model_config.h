@@ -11,6 +11,7 @@
 #include "core/metric/gradient_estimator.h"
 #include "core/metric/learned_metric.h"
 #include "core/model/sample_store.h"
+#include "core/model/take_over_key.h"
 #include "core/regression/kernel.h"
 
 namespace streamreg {
@@ -220,6 +221,11 @@ struct ModelConfig {
   std::size_t small_store_below = 2048;
   std::size_t rebuild_lag = 512;
   double rebuild_lag_fraction = 0.25;
+  // Whether that work takes over at the fixed count, the learner waiting
+  // for it there, or once the model's log has also recorded it done
+  // (take_over_key.h). A server hosting the model with a log sets
+  // kLogged; models saved before the rule existed load kFixedCount.
+  TakeOverRule take_over = TakeOverRule::kFixedCount;
   // Index trees built over this many samples or more of an unbounded store
   // reference the stored rows instead of keeping mapped copies (diagonal
   // metrics; docs/estimators.md, "The index"): 8 bytes per sample per index

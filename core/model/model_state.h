@@ -25,6 +25,7 @@
 #include "core/model/random_feature_refresh.h"
 #include "core/model/recent_slots.h"
 #include "core/model/sample_store.h"
+#include "core/model/take_over_key.h"
 #include "core/regression/adaptive_conformal.h"
 #include "core/regression/online_ridge.h"
 #include "core/regression/prequential_selector.h"
@@ -160,6 +161,10 @@ struct ModelState {
   // The online estimates made since the refresh running now started.
   GradientStatistics since_refresh ABSL_GUARDED_BY(writer);
   TakeOverPoints take_over ABSL_GUARDED_BY(writer);
+  // Under TakeOverRule::kLogged, the work running that the model's log has
+  // recorded done (Model::ApplyTakeOverRecord): it takes over at the first
+  // sample learned from its earliest point on.
+  std::vector<TakeOverKey> logged_take_overs ABSL_GUARDED_BY(writer);
   // The metric refresh in the background: started and finished by a
   // writer; running() may be asked from any thread.
   GradientRefresh refresh;

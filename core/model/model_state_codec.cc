@@ -21,8 +21,18 @@ namespace {
 // on growth comes at once); version 7 the roots the random-feature base's
 // variances come from (before: the ridge's as loaded); version 8 the
 // intervals' calibration (before: none, it starts afresh); version 9 the
-// calibration of the next sample's intervals (likewise).
-constexpr std::uint32_t kStateVersion = 9;
+// calibration of the next sample's intervals (likewise); version 10 the
+// take-over records applied to work still running (before: none, as every
+// model took over at fixed counts).
+constexpr std::uint32_t kStateVersion = 10;
+
+// The most take-over records a state holds: one per piece of background
+// work that can run at once (a metric refresh, an MLKR fit, a
+// random-feature rebuild, the gradient index's and each prediction
+// index's rebuild).
+std::size_t MaxLoggedTakeOvers(const ModelState& state) {
+  return 4 + state.predictions.size();
+}
 
 // An intervals' calibration into `out`, if it was calibrated at the
 // settings the model's config has (or it is not the model's own).
@@ -184,6 +194,10 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   out.U64(take_over.random_rebuilt_size);
   state.intervals.Save(out);
   state.answer_intervals.Save(out);
+  out.U64(state.logged_take_overs.size());
+  for (const TakeOverKey& key : state.logged_take_overs) {
+    SaveTakeOverKey(key, out);
+  }
 }
 
 bool LoadModelState(ByteReader& in, ModelState& state,
@@ -258,6 +272,15 @@ bool LoadModelState(ByteReader& in, ModelState& state,
   }
   if (version >= 9 && !LoadIntervals(in, state, &state.answer_intervals)) {
     return false;
+  }
+  state.logged_take_overs.clear();
+  if (version >= 10) {
+    const std::uint64_t logged = in.U64();
+    if (logged > MaxLoggedTakeOvers(state)) return false;
+    state.logged_take_overs.resize(logged);
+    for (TakeOverKey& key : state.logged_take_overs) {
+      if (!LoadTakeOverKey(in, &key)) return false;
+    }
   }
   if (!LoadRefresh(in, state, loaded)) return false;
   if (version >= 4 && !LoadMlkrRefresh(in, state)) return false;

@@ -29,7 +29,9 @@ struct SnapshotBase;  // core/model/model_snapshot.h
 // running moments of x and y, the metric's sums (and those since a refresh
 // started), the selections and score; the take-over points; per index its
 // transform, rebuild count, waits and a rebuild in progress (with each
-// prediction index's selector and take-over point); and last what a
+// prediction index's selector and take-over point); the intervals'
+// calibrations; the take-over records applied to work still running
+// (count, then each TakeOverKey); and last what a
 // metric refresh in progress left (RefreshInSnapshot), then what an MLKR
 // fit in progress left (nothing or its result), then a random-feature
 // base's rebuild in progress (nothing or what it has built so far).

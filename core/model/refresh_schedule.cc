@@ -33,6 +33,52 @@ MetricTransform PredictionTransform(const ModelState& state, std::size_t i)
   return state.PredictionTransform(i);
 }
 
+using Work = TakeOverKey::Work;
+
+// The keys of the pieces of background work that may be running.
+TakeOverKey RefreshKey(const ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  return {Work::kMetricRefresh, 0, state.take_over.refresh};
+}
+TakeOverKey MlkrKey(const ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  return {Work::kMlkrFit, 0, state.take_over.mlkr_refresh};
+}
+TakeOverKey RandomBaseKey(const ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  return {Work::kRandomFeatureRebuild, 0, state.take_over.random_refresh};
+}
+TakeOverKey GradientIndexKey(const ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  return {Work::kGradientIndexRebuild, 0, state.take_over.gradient_index};
+}
+TakeOverKey PredictionIndexKey(const ModelState& state, std::size_t i)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  return {Work::kPredictionIndexRebuild, static_cast<std::uint32_t>(i),
+          state.take_over.prediction_indexes[i]};
+}
+
+// Whether the work `key` names may take over at the sample that makes the
+// count `seen`: from its earliest point on, and under TakeOverRule::kLogged
+// once the log has recorded it.
+bool MayTakeOver(const ModelState& state, const TakeOverKey& key,
+                 std::uint64_t seen)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  if (seen < key.earliest) return false;
+  if (state.config.take_over == TakeOverRule::kFixedCount) return true;
+  const std::vector<TakeOverKey>& logged = state.logged_take_overs;
+  return std::find(logged.begin(), logged.end(), key) != logged.end();
+}
+
+// Work of `key`'s kind and index has taken over, or another piece of it
+// started: no record of an earlier piece names anything now.
+void ForgetRecords(ModelState& state, const TakeOverKey& key)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  std::erase_if(state.logged_take_overs, [&key](const TakeOverKey& logged) {
+    return logged.work == key.work && logged.index == key.index;
+  });
+}
+
 // Small stores follow their metric closely: their background work takes
 // over at most this many samples after it starts (a build over fewer than
 // small_store_below samples takes milliseconds). A lag of a quarter of the
@@ -174,7 +220,8 @@ void MaintainMetric(ModelState& state)
   }
   TakeOverPoints& take_over = state.take_over;
   if (state.refresh.running()) {
-    if (SamplesSeen(state) >= take_over.refresh) {
+    if (MayTakeOver(state, RefreshKey(state), SamplesSeen(state))) {
+      ForgetRecords(state, RefreshKey(state));
       InstallRefresh(state,
                      FinishAtTakeOver(state.refresh, state.refresh_waits));
     }
@@ -187,6 +234,7 @@ void MaintainMetric(ModelState& state)
   // read them while learning goes on; otherwise it gets a copy taken now.
   state.refresh.Start(RefreshJob(state, size), state.RefreshRows(size));
   take_over.refresh = SamplesSeen(state) + Lag(config, size);
+  ForgetRecords(state, RefreshKey(state));
 }
 
 // Samples between starting an MLKR fit over `size` stored samples and its
@@ -209,7 +257,8 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   if (!config.LearnsMlkr() || config.metric_refresh_growth == 0.0) return;
   TakeOverPoints& take_over = state.take_over;
   if (state.mlkr_refresh.running()) {
-    if (SamplesSeen(state) >= take_over.mlkr_refresh) {
+    if (MayTakeOver(state, MlkrKey(state), SamplesSeen(state))) {
+      ForgetRecords(state, MlkrKey(state));
       InstallMlkrMaps(
           state, FinishAtTakeOver(state.mlkr_refresh, state.refresh_waits));
     }
@@ -221,6 +270,7 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   state.mlkr_refresh.Start(MlkrJob(state, size), state.RefreshRows(size).copy,
                            SamplesSeen(state));
   take_over.mlkr_refresh = SamplesSeen(state) + MlkrLag(config, size);
+  ForgetRecords(state, MlkrKey(state));
 }
 
 // Starts rebuilding the random-feature base in the coordinates of the
@@ -236,6 +286,7 @@ void StartRandomBaseRebuild(ModelState& state, MetricTransform transform)
       RandomFeatureJob(state.config, std::move(transform), size),
       state.RefreshRows(size).copy);
   state.take_over.random_refresh = SamplesSeen(state) + Lag(state.config, size);
+  ForgetRecords(state, RandomBaseKey(state));
 }
 
 // The random-feature base replaced by `fit` now, every residual taken
@@ -271,9 +322,10 @@ void MaintainRandomBase(ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
   if (!state.random_refresh.running() ||
-      SamplesSeen(state) < state.take_over.random_refresh) {
+      !MayTakeOver(state, RandomBaseKey(state), SamplesSeen(state))) {
     return;
   }
+  ForgetRecords(state, RandomBaseKey(state));
   const PauseStatistics::Clock::time_point start =
       PauseStatistics::Clock::now();
   RandomFeatureRefresh::Built built = state.random_refresh.Finish();
@@ -316,20 +368,30 @@ void NoteEstimate(ModelState& state, const GradientEstimate& estimate) {
 
 namespace {
 
+// The key of `index`'s rebuild (the gradient index or a prediction index).
+TakeOverKey KeyOf(const ModelState& state, const MetricIndex& index)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    if (state.predictions[i].index.get() == &index) {
+      return PredictionIndexKey(state, i);
+    }
+  }
+  return GradientIndexKey(state);
+}
+
 // The indexes whose background rebuild takes over once `seen` samples are
 // stored.
 std::vector<MetricIndex*> TakingOverAt(const ModelState& state,
                                        std::uint64_t seen)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
   std::vector<MetricIndex*> out;
-  const TakeOverPoints& take_over = state.take_over;
   if (state.gradient_index != nullptr && state.gradient_index->rebuilding() &&
-      seen >= take_over.gradient_index) {
+      MayTakeOver(state, GradientIndexKey(state), seen)) {
     out.push_back(state.gradient_index.get());
   }
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     if (state.predictions[i].index->rebuilding() &&
-        seen >= take_over.prediction_indexes[i]) {
+        MayTakeOver(state, PredictionIndexKey(state, i), seen)) {
       out.push_back(state.predictions[i].index.get());
     }
   }
@@ -352,13 +414,14 @@ bool Known(const std::shared_future<Result>& result) {
   return result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
-// Adds to `unfinished` the check of a refresh taking over at `at`, if the
-// sample `seen` would wait for it.
+// Adds to `unfinished` the check of a refresh `key` names, if the sample
+// `seen` would wait for it.
 template <class Refresh>
-void AddIfUnfinished(const Refresh& refresh, std::uint64_t at,
-                     std::uint64_t seen,
-                     std::vector<std::function<bool()>>& unfinished) {
-  if (!refresh.running() || seen < at) return;
+void AddIfUnfinished(const ModelState& state, const Refresh& refresh,
+                     const TakeOverKey& key, std::uint64_t seen,
+                     std::vector<std::function<bool()>>& unfinished)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  if (!refresh.running() || !MayTakeOver(state, key, seen)) return;
   auto result = refresh.result();
   if (Known(result)) return;
   unfinished.push_back([result] { return Known(result); });
@@ -368,12 +431,11 @@ void AddIfUnfinished(const Refresh& refresh, std::uint64_t at,
 
 std::function<bool()> PendingTakeOver(const ModelState& state,
                                       std::uint64_t seen) {
-  const TakeOverPoints& take_over = state.take_over;
   std::vector<std::function<bool()>> unfinished;
-  AddIfUnfinished(state.refresh, take_over.refresh, seen, unfinished);
-  AddIfUnfinished(state.mlkr_refresh, take_over.mlkr_refresh, seen, unfinished);
+  AddIfUnfinished(state, state.refresh, RefreshKey(state), seen, unfinished);
+  AddIfUnfinished(state, state.mlkr_refresh, MlkrKey(state), seen, unfinished);
   const RandomFeatureRefresh* random = &state.random_refresh;
-  if (random->running() && seen >= take_over.random_refresh &&
+  if (random->running() && MayTakeOver(state, RandomBaseKey(state), seen) &&
       !random->Idle()) {
     unfinished.push_back([random] { return random->Idle(); });
   }
@@ -390,6 +452,43 @@ std::function<bool()> PendingTakeOver(const ModelState& state,
   };
 }
 
+std::vector<UnrecordedWork> UnrecordedTakeOvers(const ModelState& state) {
+  std::vector<UnrecordedWork> out;
+  const auto add = [&](const TakeOverKey& key, bool done) {
+    if (!MayTakeOver(state, key, key.earliest)) out.push_back({key, done});
+  };
+  if (state.refresh.running()) {
+    add(RefreshKey(state), Known(state.refresh.result()));
+  }
+  if (state.mlkr_refresh.running()) {
+    add(MlkrKey(state), Known(state.mlkr_refresh.result()));
+  }
+  if (state.random_refresh.running()) {
+    add(RandomBaseKey(state), state.random_refresh.Idle());
+  }
+  if (state.gradient_index != nullptr && state.gradient_index->rebuilding()) {
+    add(GradientIndexKey(state), !state.gradient_index->RebuildStillBuilding());
+  }
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    const MetricIndex& index = *state.predictions[i].index;
+    if (index.rebuilding()) {
+      add(PredictionIndexKey(state, i), !index.RebuildStillBuilding());
+    }
+  }
+  return out;
+}
+
+bool RecordTakeOver(ModelState& state, const TakeOverKey& key) {
+  if (state.config.take_over != TakeOverRule::kLogged) return false;
+  for (const UnrecordedWork& work : UnrecordedTakeOvers(state)) {
+    if (work.key == key) {
+      state.logged_take_overs.push_back(key);
+      return true;
+    }
+  }
+  return false;
+}
+
 bool PredictionsMayChange(const ModelState& state) {
   // A drift check only starts a background rebuild.
   return !TakingOverAt(state, state.store.seen()).empty();
@@ -404,6 +503,7 @@ void AfterSample(ModelState& state) {
   }
   const std::uint64_t seen = SamplesSeen(state);
   for (MetricIndex* index : TakingOverAt(state, seen)) {
+    ForgetRecords(state, KeyOf(state, *index));
     index->FinishRebuild();
     if (state.config.random_feature_base &&
         index == state.predictions[0].index.get()) {
@@ -419,6 +519,7 @@ void AfterSample(ModelState& state) {
     if (gradient_index->transform().RelativeChange(standardizing) > tolerance) {
       take_over.gradient_index =
           StartRebuild(state, *gradient_index, std::move(standardizing));
+      ForgetRecords(state, GradientIndexKey(state));
     }
   }
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
@@ -428,11 +529,14 @@ void AfterSample(ModelState& state) {
     if (index.transform().RelativeChange(transform) > tolerance) {
       take_over.prediction_indexes[i] =
           StartRebuild(state, index, std::move(transform));
+      ForgetRecords(state, PredictionIndexKey(state, i));
     }
   }
 }
 
 void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
+  // Whatever runs is superseded or finished now.
+  state.logged_take_overs.clear();
   const bool gradients = state.gradient_index != nullptr;
   const bool mlkr = state.config.LearnsMlkr();
   const std::size_t size = SamplesStored(state);
@@ -476,6 +580,7 @@ void RefitNow(ModelState& state, const GradientRefresh::Progress& progress) {
 }
 
 void FinishBackgroundWork(ModelState& state) {
+  state.logged_take_overs.clear();
   if (state.refresh.running()) InstallRefresh(state, state.refresh.Finish());
   if (state.mlkr_refresh.running()) {
     InstallMlkrMaps(state, state.mlkr_refresh.Finish());

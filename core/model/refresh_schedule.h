@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "core/metric/gradient_estimator.h"
 #include "core/metric/gradient_refresh.h"
 #include "core/model/model_state.h"
+#include "core/model/take_over_key.h"
 
 namespace streamreg {
 
@@ -24,7 +26,10 @@ namespace streamreg {
 // Both build on a background thread; the lag to the take-over grows with
 // the store (ModelConfig::rebuild_lag_fraction), so a build is normally
 // done long before it, and the take-over is a pointer swap. The take-over
-// points are sample counts, so results never depend on timing.
+// points are sample counts (TakeOverRule::kFixedCount), or the later of
+// that count and the sample after the model's log recorded the work done
+// (kLogged), so results never depend on timing: on the samples alone, or
+// on the log.
 
 // The stored samples a growth refresh over `size` of them estimates
 // gradients at (GradientRefresh::Job::max_points; 0 = every one): at most
@@ -54,6 +59,24 @@ void PrepareTakeOvers(ModelState& state, std::uint64_t seen)
 // here and comes back once the check holds (the result is the same).
 std::function<bool()> PendingTakeOver(const ModelState& state,
                                       std::uint64_t seen)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer);
+
+// Under TakeOverRule::kLogged, the background work running that the
+// model's log has not recorded, each with whether it is done here (its
+// record would make no learner wait). Under kFixedCount, none.
+struct UnrecordedWork {
+  TakeOverKey key;
+  bool done = false;
+};
+std::vector<UnrecordedWork> UnrecordedTakeOvers(const ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer);
+
+// The log's record that the work `key` names is done: from then on it takes
+// over at the first sample learned from its earliest point on (waiting
+// there if it is not done here after all). Whether the key named work
+// running and not recorded yet; a record of anything else (work
+// superseded, taken over, recorded twice) changes nothing.
+bool RecordTakeOver(ModelState& state, const TakeOverKey& key)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer);
 
 // Whether AfterSample may replace an index generation at the sample just

@@ -796,5 +796,44 @@ TEST(ModelSnapshotTest, CaptureCopiesNoStoredSample) {
   EXPECT_EQ(before_more.contents(), after_more.contents());
 }
 
+// Under TakeOverRule::kLogged, the take-over records a model applied to
+// work still running are part of its state: a model restored from a
+// snapshot taken with records pending takes that work over where the
+// model that went on does, with no record after the snapshot.
+TEST(ModelSnapshotTest, TakeOverRecordsPendingAtASnapshotAreRestored) {
+  const Stream stream = MakeStream(1200, 9);
+  const Stream queries = MakeStream(40, 10);
+  ModelConfig config = BusyConfig(BaseConfig());
+  config.metric = MetricKind::kMlkr;
+  config.take_over = TakeOverRule::kLogged;
+  auto model = MakeModel(config);
+  // Every piece of work recorded as it starts (it then takes over at its
+  // fixed count), up to a moment with records pending.
+  std::size_t learned = 0;
+  std::size_t pending = 0;
+  while (learned < 600 || pending == 0) {
+    ASSERT_LT(learned, stream.size() - 200);
+    pending = 0;
+    for (const UnrecordedWork& work : model->UnrecordedTakeOvers()) {
+      EXPECT_TRUE(model->ApplyTakeOverRecord(work.key));
+      ++pending;
+    }
+    LearnAll(*model, stream, learned, learned + 1);
+    ++learned;
+  }
+  SnapshotFile file;
+  file.Write(model->CaptureSnapshot());
+  absl::StatusOr<std::unique_ptr<Model>> back = file.Restore(config);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const std::uint64_t rebuilds = model->stats().index_rebuilds;
+  const std::uint64_t refreshes = model->stats().metric_refreshes;
+  // No record from here on: only the pending ones take over.
+  LearnAll(*model, stream, learned, stream.size(), 1);
+  LearnAll(**back, stream, learned, stream.size(), 1);
+  EXPECT_GT(model->stats().index_rebuilds + model->stats().metric_refreshes,
+            rebuilds + refreshes);
+  ExpectSameModel(*model, **back, queries);
+}
+
 }  // namespace
 }  // namespace streamreg

@@ -385,6 +385,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.interval_level = 0.8;
   config.interval_window = 500;
   config.interval_step = 0.01;
+  config.take_over = TakeOverRule::kLogged;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -416,6 +417,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.interval_level, 0.8);
   EXPECT_EQ(read.interval_window, 500u);
   EXPECT_EQ(read.interval_step, 0.01);
+  EXPECT_EQ(read.take_over, TakeOverRule::kLogged);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -428,9 +430,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 11 is version 12 without the take-over rule: a model written
+  // then took over at fixed counts (its log has no take-over records).
+  const std::string version11 = older(bytes, 11, 1);
+  ASSERT_TRUE(load(version11));
+  EXPECT_EQ(read.take_over, TakeOverRule::kFixedCount);
+  EXPECT_EQ(read.interval_step, 0.01);
   // Version 10 is version 11 without the intervals' settings (two
   // doubles and a count): a model written then takes the defaults.
-  const std::string version10 = older(bytes, 10, 24);
+  const std::string version10 = older(version11, 10, 24);
   ASSERT_TRUE(load(version10));
   EXPECT_EQ(read.interval_level, ModelConfig().interval_level);
   EXPECT_EQ(read.interval_window, ModelConfig().interval_window);
@@ -491,7 +499,11 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 12, 0)));
+  EXPECT_FALSE(load(older(bytes, 13, 0)));
+  // An unknown take-over rule is refused.
+  std::string unknown_rule = bytes;
+  unknown_rule.back() = 2;
+  EXPECT_FALSE(load(unknown_rule));
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
@@ -1387,6 +1399,184 @@ TEST(ModelTest, PredictionsWaitOnlyForTakeOvers) {
   EXPECT_GT(stats.settle_windows, 0u);
   EXPECT_LE(stats.settle_windows, stats.index_rebuilds);
   EXPECT_EQ(stats.prediction_waits, 0u);  // nobody predicted meanwhile
+}
+
+// A model's log under TakeOverRule::kLogged: batches of samples and
+// take-over records, in order.
+struct LogEntry {
+  std::size_t begin = 0, end = 0;  // samples [begin, end), or
+  std::optional<TakeOverKey> record;
+};
+using ModelLogEntries = std::vector<LogEntry>;
+
+ModelConfig LoggedConfig(ModelConfig config) {
+  config.take_over = TakeOverRule::kLogged;
+  return config;
+}
+
+// Records every piece of background work running and unrecorded (done
+// or not, if `done_only` is false) into `log` and applies each.
+void RecordTakeOvers(Model& model, bool done_only, ModelLogEntries& log) {
+  for (const UnrecordedWork& work : model.UnrecordedTakeOvers()) {
+    if (done_only && !work.done) continue;
+    EXPECT_TRUE(model.ApplyTakeOverRecord(work.key))
+        << TakeOverKeyName(work.key);
+    log.push_back({.begin = 0, .end = 0, .record = work.key});
+  }
+}
+
+// What a model's host does: learns the stream in batches and, after each,
+// appends a record of each piece of background work done by then (where it
+// is depends on thread timing). Returns the log it wrote.
+ModelLogEntries LearnAndRecordWhatIsDone(Model& model, const Stream& stream,
+                                         std::size_t batch_size) {
+  ModelLogEntries log;
+  for (std::size_t s = 0; s < stream.size(); s += batch_size) {
+    const std::size_t end = std::min(stream.size(), s + batch_size);
+    EXPECT_TRUE(model.Learn(Slice(stream, s, end)).ok());
+    log.push_back({.begin = s, .end = end, .record = std::nullopt});
+    RecordTakeOvers(model, /*done_only=*/true, log);
+  }
+  return log;
+}
+
+// Applies a log in order, as recovery and a follower replica do.
+void Replay(Model& model, const Stream& stream, const ModelLogEntries& log) {
+  for (const LogEntry& entry : log) {
+    if (entry.record.has_value()) {
+      EXPECT_TRUE(model.ApplyTakeOverRecord(*entry.record))
+          << TakeOverKeyName(*entry.record);
+    } else {
+      ASSERT_TRUE(model.Learn(Slice(stream, entry.begin, entry.end)).ok());
+    }
+  }
+}
+
+// Background work recorded as soon as it starts takes over at its fixed
+// count, as under kFixedCount (the learner then waits there for work not
+// done, as a replay waits for work its log recorded done elsewhere): the
+// take-over is at the later of the record and the fixed count.
+TEST(TakeOverRuleTest, WorkRecordedBeforeItsFixedCountTakesOverThere) {
+  const Stream stream = MakeStream(2500, 61);
+  const Stream queries = MakeStream(40, 62);
+  for (MetricKind metric : {MetricKind::kEgop, MetricKind::kMlkr}) {
+    SCOPED_TRACE(std::string(MetricKindName(metric)));
+    ModelConfig config = BusyConfig(BaseConfig());
+    config.metric = metric;
+    config.random_feature_base = true;
+    config.random_feature_frequencies = 16;
+    auto fixed = MakeModel(config);
+    auto logged = MakeModel(LoggedConfig(config));
+    LearnAll(*fixed, stream, 0, stream.size(), 1);
+    ModelLogEntries log;
+    for (std::size_t s = 0; s < stream.size(); ++s) {
+      RecordTakeOvers(*logged, /*done_only=*/false, log);
+      ASSERT_TRUE(logged->Learn(Slice(stream, s, s + 1)).ok());
+    }
+    EXPECT_TRUE(fixed->UnrecordedTakeOvers().empty());  // none under it
+    const ModelStats a = fixed->stats(), b = logged->stats();
+    EXPECT_GT(a.index_rebuilds, 3u);
+    EXPECT_GT(a.metric_refreshes, 1u);
+    EXPECT_EQ(a.index_rebuilds, b.index_rebuilds);
+    EXPECT_EQ(a.metric_refreshes, b.metric_refreshes);
+    ExpectSameModel(*fixed, *logged, queries);
+  }
+}
+
+// Under kLogged nothing takes over that the log has not recorded, and the
+// learner never stops for it: a model learning on without records is
+// never held up by background work (LearnUntilWait learns every sample).
+TEST(TakeOverRuleTest, LearningNeverWaitsForWorkTheLogHasNotRecorded) {
+  const Stream stream = MakeStream(2500, 63);
+  ModelConfig config = BusyConfig(BaseConfig());
+  config.metric = MetricKind::kMlkr;
+  config.random_feature_base = true;
+  config.random_feature_frequencies = 16;
+  auto model = MakeModel(LoggedConfig(config));
+  absl::StatusOr<ValidatedSamples> batch =
+      model->Validate(Slice(stream, 0, stream.size()));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  absl::StatusOr<Model::PartLearned> part = model->LearnUntilWait(*batch);
+  ASSERT_TRUE(part.ok()) << part.status();
+  EXPECT_EQ(part->learned, stream.size());
+  EXPECT_EQ(part->resume_when, nullptr);
+  const ModelStats stats = model->stats();
+  EXPECT_EQ(stats.index_rebuilds, 0u);
+  EXPECT_EQ(stats.metric_refreshes, 0u);
+  EXPECT_EQ(stats.base_rebuilds, 0u);
+  EXPECT_EQ(stats.rebuild_waits, 0u);
+  EXPECT_EQ(stats.refresh_waits, 0u);
+  // The work waits for its records: the first MLKR fit, the first
+  // prediction index's rebuild and the random-feature base's.
+  std::vector<TakeOverKey::Work> waiting;
+  for (const UnrecordedWork& work : model->UnrecordedTakeOvers()) {
+    waiting.push_back(work.key.work);
+  }
+  EXPECT_THAT(waiting, ::testing::IsSupersetOf(
+                           {TakeOverKey::Work::kMlkrFit,
+                            TakeOverKey::Work::kPredictionIndexRebuild,
+                            TakeOverKey::Work::kRandomFeatureRebuild}));
+}
+
+// A model that recorded its work as it was done (positions in the log
+// that depend on thread timing) never waited for it, and a model that
+// replays its log — recovery, a follower replica — is that model bit for
+// bit, whatever its own threads' timing.
+TEST(TakeOverRuleTest, ReplayingTheLogGivesTheModelThatWroteIt) {
+  const Stream stream = MakeStream(3000, 65);
+  const Stream queries = MakeStream(40, 66);
+  for (MetricKind metric : {MetricKind::kGradientWeights, MetricKind::kMlkr}) {
+    SCOPED_TRACE(std::string(MetricKindName(metric)));
+    ModelConfig config = LoggedConfig(BusyConfig(BaseConfig()));
+    config.metric = metric;
+    auto writer = MakeModel(config);
+    const ModelLogEntries log = LearnAndRecordWhatIsDone(*writer, stream, 10);
+    const ModelStats wrote = writer->stats();
+    EXPECT_GT(wrote.index_rebuilds, 3u);
+    // (The stream outruns the MLKR fits here: one or two take over.)
+    EXPECT_GE(wrote.metric_refreshes, 1u);
+    EXPECT_EQ(wrote.rebuild_waits, 0u);
+    EXPECT_EQ(wrote.refresh_waits, 0u);
+    auto replayed = MakeModel(config);
+    Replay(*replayed, stream, log);
+    ExpectSameModel(*writer, *replayed, queries);
+    EXPECT_EQ(replayed->stats().index_rebuilds, wrote.index_rebuilds);
+    EXPECT_EQ(replayed->stats().metric_refreshes, wrote.metric_refreshes);
+  }
+}
+
+// A record names one piece of work: one of work that is not running (a
+// wrong earliest point, work already taken over) or recorded already
+// changes nothing, and under kFixedCount no record is taken.
+TEST(TakeOverRuleTest, ARecordOfNoWorkRunningChangesNothing) {
+  const Stream stream = MakeStream(300, 67);
+  const Stream queries = MakeStream(20, 68);
+  ModelConfig config = LoggedConfig(BusyConfig(BaseConfig()));
+  config.metric = MetricKind::kMlkr;
+  auto model = MakeModel(config);
+  auto untouched = MakeModel(config);
+  LearnAll(*model, stream, 0, 200, 1);
+  LearnAll(*untouched, stream, 0, 200, 1);
+  std::vector<UnrecordedWork> running = model->UnrecordedTakeOvers();
+  ASSERT_FALSE(running.empty());
+  TakeOverKey other = running[0].key;
+  ++other.earliest;
+  EXPECT_FALSE(model->ApplyTakeOverRecord(other));
+  other.earliest -= 2;
+  EXPECT_FALSE(model->ApplyTakeOverRecord(other));
+  EXPECT_FALSE(model->ApplyTakeOverRecord(
+      {TakeOverKey::Work::kPredictionIndexRebuild, 7, 100}));
+  LearnAll(*model, stream, 200, 300, 1);
+  LearnAll(*untouched, stream, 200, 300, 1);
+  ExpectSameModel(*model, *untouched, queries);
+  // Recorded once, then again: the second changes nothing.
+  running = model->UnrecordedTakeOvers();
+  ASSERT_FALSE(running.empty());
+  EXPECT_TRUE(model->ApplyTakeOverRecord(running[0].key));
+  EXPECT_FALSE(model->ApplyTakeOverRecord(running[0].key));
+  auto fixed = MakeModel(BusyConfig(BaseConfig()));
+  LearnAll(*fixed, stream, 0, 300, 1);
+  EXPECT_FALSE(fixed->ApplyTakeOverRecord(running[0].key));
 }
 
 }  // namespace
