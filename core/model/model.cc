@@ -43,6 +43,25 @@ double Coverage(const AdaptiveConformal& intervals, std::size_t t) {
                            static_cast<double>(scored);
 }
 
+// How the batch being learned takes over (ModelState::
+// batch_take_overs), for as long as the object lives: a Learn call.
+class LearningBatch {
+ public:
+  LearningBatch(ModelState& state, BatchTakeOvers take_overs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
+      : state_(state) {
+    state_.batch_take_overs = take_overs;
+  }
+  ~LearningBatch() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    state_.batch_take_overs = BatchTakeOvers::kWhereRecorded;
+  }
+  LearningBatch(const LearningBatch&) = delete;
+  LearningBatch& operator=(const LearningBatch&) = delete;
+
+ private:
+  ModelState& state_;
+};
+
 }  // namespace
 
 Model::Model(ModelConfig config)
@@ -83,12 +102,14 @@ absl::StatusOr<ValidatedSamples> Model::Validate(
 }
 
 absl::Status Model::Learn(const ValidatedSamples& batch,
-                          std::vector<Prediction>* before) {
+                          std::vector<Prediction>* before,
+                          BatchTakeOvers take_overs) {
   if (absl::Status status = CheckShape(batch); !status.ok()) return status;
   MutexLock writer(&state_.writer);
   if (absl::Status status = state_.IndexFailure(); !status.ok()) {
     return status;
   }
+  const LearningBatch learning(state_, take_overs);
   if (before != nullptr) before->resize(batch.size());
   for (std::size_t s = 0; s < batch.size(); ++s) {
     learner_.Learn(state_, batch[s],
@@ -99,12 +120,13 @@ absl::Status Model::Learn(const ValidatedSamples& batch,
 
 absl::StatusOr<Model::PartLearned> Model::LearnUntilWait(
     const ValidatedSamples& batch, std::vector<Prediction>* before,
-    Clock::time_point yield_at) {
+    Clock::time_point yield_at, BatchTakeOvers take_overs) {
   if (absl::Status status = CheckShape(batch); !status.ok()) return status;
   MutexLock writer(&state_.writer);
   if (absl::Status status = state_.IndexFailure(); !status.ok()) {
     return status;
   }
+  const LearningBatch learning(state_, take_overs);
   if (before != nullptr) before->resize(batch.size());
   std::uint64_t seen = 0;
   {
@@ -166,10 +188,11 @@ absl::Status Model::CheckShape(const ValidatedSamples& batch) const {
 }
 
 absl::Status Model::Learn(std::span<const Sample> batch,
-                          std::vector<Prediction>* before) {
+                          std::vector<Prediction>* before,
+                          BatchTakeOvers take_overs) {
   absl::StatusOr<ValidatedSamples> validated = Validate(batch);
   if (!validated.ok()) return validated.status();
-  return Learn(*validated, before);
+  return Learn(*validated, before, take_overs);
 }
 
 absl::StatusOr<Prediction> Model::Predict(std::span<const double> query,

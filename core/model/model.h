@@ -158,14 +158,18 @@ class Model {
   absl::StatusOr<ValidatedSamples> Validate(
       std::span<const Sample> batch) const;
   // Learns every sample in order. With `before`, fills the prediction the
-  // model made for each sample just before learning it. An error only if
-  // an index failed (MetricIndex::failure): the model is then broken, and
-  // every later Learn and Refit reports it.
-  absl::Status Learn(const ValidatedSamples& batch,
-                     std::vector<Prediction>* before = nullptr);
+  // model made for each sample just before learning it. Under
+  // TakeOverRule::kLogged, `take_overs` says how background work takes
+  // over meanwhile (take_over_key.h). An error only if an index failed
+  // (MetricIndex::failure): the model is then broken, and every later
+  // Learn and Refit reports it.
+  absl::Status Learn(
+      const ValidatedSamples& batch, std::vector<Prediction>* before = nullptr,
+      BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded);
   // Validate, then Learn: all or nothing.
-  absl::Status Learn(std::span<const Sample> batch,
-                     std::vector<Prediction>* before = nullptr);
+  absl::Status Learn(
+      std::span<const Sample> batch, std::vector<Prediction>* before = nullptr,
+      BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded);
   // Learns samples in order as Learn does, but stops before one whose
   // learning would wait for background work taking over at it (a refresh
   // or rebuild not done yet): then `resume_when` is a check that says when
@@ -185,7 +189,8 @@ class Model {
   using Clock = std::chrono::steady_clock;
   absl::StatusOr<PartLearned> LearnUntilWait(
       const ValidatedSamples& batch, std::vector<Prediction>* before = nullptr,
-      Clock::time_point yield_at = Clock::time_point::max());
+      Clock::time_point yield_at = Clock::time_point::max(),
+      BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded);
   // A read waits for learning that waits for background work
   // (PartLearned::waits_for_background_work): the work that runs lowered —
   // an MLKR fit — runs at the process's priority until it is done

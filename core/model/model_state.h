@@ -165,6 +165,10 @@ struct ModelState {
   // recorded done (Model::ApplyTakeOverRecord): it takes over at the first
   // sample learned from its earliest point on.
   std::vector<TakeOverKey> logged_take_overs ABSL_GUARDED_BY(writer);
+  // How the batch being learned takes over (a Learn call's; between calls
+  // kWhereRecorded).
+  BatchTakeOvers batch_take_overs ABSL_GUARDED_BY(writer) =
+      BatchTakeOvers::kWhereRecorded;
   // The metric refresh in the background: started and finished by a
   // writer; running() may be asked from any thread.
   GradientRefresh refresh;

@@ -35,6 +35,13 @@ MetricTransform PredictionTransform(const ModelState& state, std::size_t i)
 
 using Work = TakeOverKey::Work;
 
+// Whether the model's log has recorded the work `key` names done.
+bool IsRecorded(const ModelState& state, const TakeOverKey& key)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
+  const std::vector<TakeOverKey>& logged = state.logged_take_overs;
+  return std::find(logged.begin(), logged.end(), key) != logged.end();
+}
+
 // The keys of the pieces of background work that may be running.
 TakeOverKey RefreshKey(const ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
@@ -60,14 +67,16 @@ TakeOverKey PredictionIndexKey(const ModelState& state, std::size_t i)
 
 // Whether the work `key` names may take over at the sample that makes the
 // count `seen`: from its earliest point on, and under TakeOverRule::kLogged
-// once the log has recorded it.
+// — but in a batch learned at fixed counts — once the log has recorded it.
 bool MayTakeOver(const ModelState& state, const TakeOverKey& key,
                  std::uint64_t seen)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
   if (seen < key.earliest) return false;
-  if (state.config.take_over == TakeOverRule::kFixedCount) return true;
-  const std::vector<TakeOverKey>& logged = state.logged_take_overs;
-  return std::find(logged.begin(), logged.end(), key) != logged.end();
+  if (state.config.take_over == TakeOverRule::kFixedCount ||
+      state.batch_take_overs == BatchTakeOvers::kAtFixedCounts) {
+    return true;
+  }
+  return IsRecorded(state, key);
 }
 
 // Work of `key`'s kind and index has taken over, or another piece of it
@@ -454,8 +463,9 @@ std::function<bool()> PendingTakeOver(const ModelState& state,
 
 std::vector<UnrecordedWork> UnrecordedTakeOvers(const ModelState& state) {
   std::vector<UnrecordedWork> out;
+  if (state.config.take_over == TakeOverRule::kFixedCount) return out;
   const auto add = [&](const TakeOverKey& key, bool done) {
-    if (!MayTakeOver(state, key, key.earliest)) out.push_back({key, done});
+    if (!IsRecorded(state, key)) out.push_back({key, done});
   };
   if (state.refresh.running()) {
     add(RefreshKey(state), Known(state.refresh.result()));

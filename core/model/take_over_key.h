@@ -28,6 +28,21 @@ enum class TakeOverRule : std::uint8_t {
   kLogged = 1,
 };
 
+// Under TakeOverRule::kLogged, how the work takes over while the model
+// learns one batch of its log — a property of the batch, written in the
+// log with it:
+enum class BatchTakeOvers : std::uint8_t {
+  // Where the log's records put it: the learner never waits for work (a
+  // Learn stream's samples, whose answers wait for nothing).
+  kWhereRecorded = 0,
+  // At its fixed count, the learner waiting there for work not done, as
+  // under kFixedCount (a bulk Ingest batch, whose acknowledgement waits for
+  // learning anyway: the model keeps its schedule however large the batch,
+  // where records, written only between batches, would leave a large batch
+  // learned without any of the work started in it).
+  kAtFixedCounts = 1,
+};
+
 // "fixed_count", "logged"; parsed back, or INVALID_ARGUMENT naming
 // `field` and the choices.
 absl::string_view TakeOverRuleName(TakeOverRule rule);

@@ -1292,6 +1292,17 @@ TEST(ModelTest, IsDeterministicForASeedAndSampleOrder) {
   EXPECT_NE(third->stats().prequential_mse, a.prequential_mse);
 }
 
+// A model of `metric` with every kind of background work (growth
+// refreshes of the metric, the random-feature base's rebuilds, index
+// rebuilds) starting often and taking over soon after it starts.
+ModelConfig EveryKindOfWork(MetricKind metric) {
+  ModelConfig config = BusyConfig(BaseConfig());
+  config.metric = metric;
+  config.random_feature_base = true;
+  config.random_feature_frequencies = 16;
+  return config;
+}
+
 // A learner that stops where a take-over's background work is not done
 // (LearnUntilWait) and comes back once it is learns exactly what Learn
 // does: every kind of background work (growth refreshes of the gradient
@@ -1304,10 +1315,7 @@ TEST(ModelTest, LearningUntilEachWaitLearnsWhatLearningThroughDoes) {
   const Stream queries = MakeStream(40, 32);
   for (MetricKind metric : {MetricKind::kEgop, MetricKind::kMlkr}) {
     SCOPED_TRACE(std::string(MetricKindName(metric)));
-    ModelConfig config = BusyConfig(BaseConfig());
-    config.metric = metric;
-    config.random_feature_base = true;
-    config.random_feature_frequencies = 16;
+    const ModelConfig config = EveryKindOfWork(metric);
     auto through = MakeModel(config);
     auto stopping = MakeModel(config);
     LearnAll(*through, stream, 0, stream.size(), 100);
@@ -1404,8 +1412,9 @@ TEST(ModelTest, PredictionsWaitOnlyForTakeOvers) {
 // A model's log under TakeOverRule::kLogged: batches of samples and
 // take-over records, in order.
 struct LogEntry {
-  std::size_t begin = 0, end = 0;  // samples [begin, end), or
-  std::optional<TakeOverKey> record;
+  std::size_t begin = 0, end = 0;  // samples [begin, end), learned so,
+  BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded;
+  std::optional<TakeOverKey> record;  // or a record
 };
 using ModelLogEntries = std::vector<LogEntry>;
 
@@ -1421,20 +1430,32 @@ void RecordTakeOvers(Model& model, bool done_only, ModelLogEntries& log) {
     if (done_only && !work.done) continue;
     EXPECT_TRUE(model.ApplyTakeOverRecord(work.key))
         << TakeOverKeyName(work.key);
-    log.push_back({.begin = 0, .end = 0, .record = work.key});
+    log.push_back({.begin = 0,
+                   .end = 0,
+                   .take_overs = BatchTakeOvers::kWhereRecorded,
+                   .record = work.key});
   }
 }
 
 // What a model's host does: learns the stream in batches and, after each,
 // appends a record of each piece of background work done by then (where it
-// is depends on thread timing). Returns the log it wrote.
+// is depends on thread timing). Every `fixed_every`th batch (0: none) is
+// learned at fixed counts (a bulk Ingest's among a Learn stream's).
+// Returns the log it wrote.
 ModelLogEntries LearnAndRecordWhatIsDone(Model& model, const Stream& stream,
-                                         std::size_t batch_size) {
+                                         std::size_t batch_size,
+                                         std::size_t fixed_every) {
   ModelLogEntries log;
-  for (std::size_t s = 0; s < stream.size(); s += batch_size) {
+  for (std::size_t s = 0, b = 1; s < stream.size(); s += batch_size, ++b) {
     const std::size_t end = std::min(stream.size(), s + batch_size);
-    EXPECT_TRUE(model.Learn(Slice(stream, s, end)).ok());
-    log.push_back({.begin = s, .end = end, .record = std::nullopt});
+    const BatchTakeOvers take_overs = fixed_every > 0 && b % fixed_every == 0
+                                          ? BatchTakeOvers::kAtFixedCounts
+                                          : BatchTakeOvers::kWhereRecorded;
+    EXPECT_TRUE(model.Learn(Slice(stream, s, end), nullptr, take_overs).ok());
+    log.push_back({.begin = s,
+                   .end = end,
+                   .take_overs = take_overs,
+                   .record = std::nullopt});
     RecordTakeOvers(model, /*done_only=*/true, log);
   }
   return log;
@@ -1447,7 +1468,10 @@ void Replay(Model& model, const Stream& stream, const ModelLogEntries& log) {
       EXPECT_TRUE(model.ApplyTakeOverRecord(*entry.record))
           << TakeOverKeyName(*entry.record);
     } else {
-      ASSERT_TRUE(model.Learn(Slice(stream, entry.begin, entry.end)).ok());
+      ASSERT_TRUE(model
+                      .Learn(Slice(stream, entry.begin, entry.end), nullptr,
+                             entry.take_overs)
+                      .ok());
     }
   }
 }
@@ -1461,10 +1485,7 @@ TEST(TakeOverRuleTest, WorkRecordedBeforeItsFixedCountTakesOverThere) {
   const Stream queries = MakeStream(40, 62);
   for (MetricKind metric : {MetricKind::kEgop, MetricKind::kMlkr}) {
     SCOPED_TRACE(std::string(MetricKindName(metric)));
-    ModelConfig config = BusyConfig(BaseConfig());
-    config.metric = metric;
-    config.random_feature_base = true;
-    config.random_feature_frequencies = 16;
+    const ModelConfig config = EveryKindOfWork(metric);
     auto fixed = MakeModel(config);
     auto logged = MakeModel(LoggedConfig(config));
     LearnAll(*fixed, stream, 0, stream.size(), 1);
@@ -1488,11 +1509,7 @@ TEST(TakeOverRuleTest, WorkRecordedBeforeItsFixedCountTakesOverThere) {
 // never held up by background work (LearnUntilWait learns every sample).
 TEST(TakeOverRuleTest, LearningNeverWaitsForWorkTheLogHasNotRecorded) {
   const Stream stream = MakeStream(2500, 63);
-  ModelConfig config = BusyConfig(BaseConfig());
-  config.metric = MetricKind::kMlkr;
-  config.random_feature_base = true;
-  config.random_feature_frequencies = 16;
-  auto model = MakeModel(LoggedConfig(config));
+  auto model = MakeModel(LoggedConfig(EveryKindOfWork(MetricKind::kMlkr)));
   absl::StatusOr<ValidatedSamples> batch =
       model->Validate(Slice(stream, 0, stream.size()));
   ASSERT_TRUE(batch.ok()) << batch.status();
@@ -1521,7 +1538,8 @@ TEST(TakeOverRuleTest, LearningNeverWaitsForWorkTheLogHasNotRecorded) {
 // A model that recorded its work as it was done (positions in the log
 // that depend on thread timing) never waited for it, and a model that
 // replays its log — recovery, a follower replica — is that model bit for
-// bit, whatever its own threads' timing.
+// bit, whatever its own threads' timing; so with some batches learned at
+// fixed counts among them.
 TEST(TakeOverRuleTest, ReplayingTheLogGivesTheModelThatWroteIt) {
   const Stream stream = MakeStream(3000, 65);
   const Stream queries = MakeStream(40, 66);
@@ -1529,19 +1547,51 @@ TEST(TakeOverRuleTest, ReplayingTheLogGivesTheModelThatWroteIt) {
     SCOPED_TRACE(std::string(MetricKindName(metric)));
     ModelConfig config = LoggedConfig(BusyConfig(BaseConfig()));
     config.metric = metric;
-    auto writer = MakeModel(config);
-    const ModelLogEntries log = LearnAndRecordWhatIsDone(*writer, stream, 10);
-    const ModelStats wrote = writer->stats();
-    EXPECT_GT(wrote.index_rebuilds, 3u);
-    // (The stream outruns the MLKR fits here: one or two take over.)
-    EXPECT_GE(wrote.metric_refreshes, 1u);
-    EXPECT_EQ(wrote.rebuild_waits, 0u);
-    EXPECT_EQ(wrote.refresh_waits, 0u);
-    auto replayed = MakeModel(config);
-    Replay(*replayed, stream, log);
-    ExpectSameModel(*writer, *replayed, queries);
-    EXPECT_EQ(replayed->stats().index_rebuilds, wrote.index_rebuilds);
-    EXPECT_EQ(replayed->stats().metric_refreshes, wrote.metric_refreshes);
+    for (std::size_t fixed_every : {std::size_t{0}, std::size_t{7}}) {
+      SCOPED_TRACE(::testing::Message() << "fixed_every " << fixed_every);
+      auto writer = MakeModel(config);
+      const ModelLogEntries log =
+          LearnAndRecordWhatIsDone(*writer, stream, 10, fixed_every);
+      const ModelStats wrote = writer->stats();
+      EXPECT_GT(wrote.index_rebuilds, 3u);
+      // (The stream outruns the MLKR fits here: one or two take over.)
+      EXPECT_GE(wrote.metric_refreshes, 1u);
+      if (fixed_every == 0) {
+        EXPECT_EQ(wrote.rebuild_waits, 0u);
+        EXPECT_EQ(wrote.refresh_waits, 0u);
+      }
+      auto replayed = MakeModel(config);
+      Replay(*replayed, stream, log);
+      ExpectSameModel(*writer, *replayed, queries);
+      EXPECT_EQ(replayed->stats().index_rebuilds, wrote.index_rebuilds);
+      EXPECT_EQ(replayed->stats().metric_refreshes, wrote.metric_refreshes);
+    }
+  }
+}
+
+// A batch learned at fixed counts (a bulk Ingest's) takes its work over at
+// the fixed counts, with no record, as under kFixedCount: a model of
+// such batches alone is the model of kFixedCount, bit for bit.
+TEST(TakeOverRuleTest, BatchesAtFixedCountsTakeOverAsTheFixedCountRule) {
+  const Stream stream = MakeStream(2500, 69);
+  const Stream queries = MakeStream(40, 70);
+  for (MetricKind metric : {MetricKind::kEgop, MetricKind::kMlkr}) {
+    SCOPED_TRACE(std::string(MetricKindName(metric)));
+    const ModelConfig config = EveryKindOfWork(metric);
+    auto fixed = MakeModel(config);
+    auto logged = MakeModel(LoggedConfig(config));
+    LearnAll(*fixed, stream, 0, stream.size(), 100);
+    for (std::size_t s = 0; s < stream.size(); s += 100) {
+      ASSERT_TRUE(logged
+                      ->Learn(Slice(stream, s, s + 100), nullptr,
+                              BatchTakeOvers::kAtFixedCounts)
+                      .ok());
+    }
+    EXPECT_GT(fixed->stats().index_rebuilds, 3u);
+    EXPECT_EQ(fixed->stats().index_rebuilds, logged->stats().index_rebuilds);
+    EXPECT_EQ(fixed->stats().metric_refreshes,
+              logged->stats().metric_refreshes);
+    ExpectSameModel(*fixed, *logged, queries);
   }
 }
 
