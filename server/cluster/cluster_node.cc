@@ -201,9 +201,10 @@ class ClusterNode::Replica : public WriteLog {
     } settle{model_, options.announced ? batch.size() : 0};
     // Samples without ids give each batch its own message.
     bool resent = false;
-    absl::StatusOr<LearnOutcome> outcome = AppendAndWait(
-        BatchMessageId(name_, batch.samples(), UniqueId()),
-        EncodeSamplesEntry(batch.samples()), options.deadline, &resent);
+    absl::StatusOr<LearnOutcome> outcome =
+        AppendAndWait(BatchMessageId(name_, batch.samples(), UniqueId()),
+                      EncodeSamplesEntry(batch.samples(), options.take_overs),
+                      options.deadline, &resent);
     if (outcome.ok() && resent) {
       // The log had the batch already: its first copy learned what was new.
       outcome->duplicates += outcome->accepted;
@@ -232,6 +233,17 @@ class ClusterNode::Replica : public WriteLog {
     bool resent = false;
     return AppendAndWait(absl::StrCat(name_, "/refit/", UniqueId()),
                          EncodeRefitEntry(), deadline, &resent)
+        .status();
+  }
+  // Appended under a message id of the work's key: a second record of it
+  // (another server's, or a retry) within JetStream's duplicate window is
+  // the first, and any later one changes nothing where it is applied.
+  absl::Status AppendTakeOver(const TakeOverKey& key) override {
+    bool resent = false;
+    return AppendAndWait(absl::StrCat(name_, "/take-over/",
+                                      TakeOverKeyName(key), "/", key.earliest),
+                         EncodeTakeOverEntry(key), absl::Now() + timeout_,
+                         &resent)
         .status();
   }
 

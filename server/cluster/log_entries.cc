@@ -19,12 +19,20 @@ std::string EncodeCreateEntry(const ModelIdentity& identity) {
   return WithKind(LogEntryKind::kCreate, EncodeCreate(0, identity));
 }
 
-std::string EncodeSamplesEntry(std::span<const Sample> batch) {
-  return WithKind(LogEntryKind::kSamples, EncodeSamples(0, 0, batch));
+std::string EncodeSamplesEntry(std::span<const Sample> batch,
+                               BatchTakeOvers take_overs) {
+  return WithKind(take_overs == BatchTakeOvers::kAtFixedCounts
+                      ? LogEntryKind::kSamplesAtFixedCounts
+                      : LogEntryKind::kSamples,
+                  EncodeSamples(0, 0, batch));
 }
 
 std::string EncodeRefitEntry() {
   return WithKind(LogEntryKind::kRefit, EncodeLsnOnly(0));
+}
+
+std::string EncodeTakeOverEntry(const TakeOverKey& key) {
+  return WithKind(LogEntryKind::kTakeOver, EncodeTakeOver(0, key));
 }
 
 absl::Status DecodeLogEntry(absl::string_view payload, std::uint64_t sequence,
@@ -44,7 +52,8 @@ absl::Status DecodeLogEntry(absl::string_view payload, std::uint64_t sequence,
       }
       return absl::OkStatus();
     case LogEntryKind::kSamples:
-      out->kind = LogEntryKind::kSamples;
+    case LogEntryKind::kSamplesAtFixedCounts:
+      out->kind = static_cast<LogEntryKind>(payload[0]);
       if (!DecodeSamples(body, config.input_dim, config.num_targets(),
                          &out->samples)) {
         return malformed("malformed samples");
@@ -53,6 +62,12 @@ absl::Status DecodeLogEntry(absl::string_view payload, std::uint64_t sequence,
     case LogEntryKind::kRefit:
       out->kind = LogEntryKind::kRefit;
       if (!DecodeLsn(body, &lsn)) return malformed("malformed refit");
+      return absl::OkStatus();
+    case LogEntryKind::kTakeOver:
+      out->kind = LogEntryKind::kTakeOver;
+      if (!DecodeTakeOver(body, &out->take_over)) {
+        return malformed("malformed take-over");
+      }
       return absl::OkStatus();
   }
   return malformed(absl::StrCat("unknown kind ", static_cast<int>(payload[0])));

@@ -19,14 +19,21 @@ namespace streamreg {
 // retried samples included: each replica drops those by its recent-id
 // window, the same way, when it applies the entry.
 enum class LogEntryKind : std::uint8_t {
-  kCreate = 1,   // the model's identity, the log's first entry
-  kSamples = 2,  // a Learn or Ingest batch
-  kRefit = 3,    // a batch refit, in order with the samples
+  kCreate = 1,    // the model's identity, the log's first entry
+  kSamples = 2,   // a Learn or Ingest batch
+  kRefit = 3,     // a batch refit, in order with the samples
+  kTakeOver = 4,  // background work done (TakeOverRule::kLogged)
+  // A batch learned with its background work taking over at fixed counts
+  // (BatchTakeOvers::kAtFixedCounts: a kLogged model's Ingest batch).
+  kSamplesAtFixedCounts = 5,
 };
 
 std::string EncodeCreateEntry(const ModelIdentity& identity);
-std::string EncodeSamplesEntry(std::span<const Sample> batch);
+std::string EncodeSamplesEntry(
+    std::span<const Sample> batch,
+    BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded);
 std::string EncodeRefitEntry();
+std::string EncodeTakeOverEntry(const TakeOverKey& key);
 
 // An entry decoded: its kind, and its identity or samples (decoded with the
 // dimensions of `config`).
@@ -34,6 +41,7 @@ struct DecodedLogEntry {
   LogEntryKind kind = LogEntryKind::kRefit;
   ModelIdentity identity;
   SamplesRecord samples;
+  TakeOverKey take_over;
 };
 // DATA_LOSS, naming the entry's sequence, for an entry that is not one.
 absl::Status DecodeLogEntry(absl::string_view payload, std::uint64_t sequence,

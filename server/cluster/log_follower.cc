@@ -233,13 +233,25 @@ absl::StatusOr<LearnOutcome> LogFollower::Apply(const LogEntry& entry) {
                          model_->name(), "' was made"));
       }
       return LearnOutcome{};
-    case LogEntryKind::kSamples: {
+    case LogEntryKind::kSamples:
+    case LogEntryKind::kSamplesAtFixedCounts: {
       const std::vector<Sample> samples =
           decoded.samples.samples(config.input_dim, config.num_targets());
-      return model_->ApplyFromLog(samples, entry.sequence);
+      return model_->ApplyFromLog(
+          samples, entry.sequence,
+          decoded.kind == LogEntryKind::kSamplesAtFixedCounts
+              ? BatchTakeOvers::kAtFixedCounts
+              : BatchTakeOvers::kWhereRecorded);
     }
     case LogEntryKind::kRefit:
       if (absl::Status status = model_->ApplyRefitFromLog(entry.sequence);
+          !status.ok()) {
+        return status;
+      }
+      return LearnOutcome{};
+    case LogEntryKind::kTakeOver:
+      if (absl::Status status =
+              model_->ApplyTakeOverFromLog(decoded.take_over, entry.sequence);
           !status.ok()) {
         return status;
       }

@@ -71,6 +71,12 @@ ABSL_FLAG(int, realtime_priority, 0,
           "not wait behind learning or other processes on a busy machine; "
           "needs CAP_SYS_NICE or an RLIMIT_RTPRIO at least this high (0: "
           "normal scheduling)");
+ABSL_FLAG(std::string, take_over, "logged",
+          "when a new model's background work (metric refreshes, MLKR fits, "
+          "index rebuilds) takes over: logged (once done, recorded in the "
+          "model's log: learning never waits for it) or fixed_count (at fixed "
+          "sample counts, learning waiting there: results depend on the "
+          "samples alone); a model keeps the rule it was created with");
 ABSL_FLAG(absl::Duration, drain_delay, absl::ZeroDuration(),
           "on SIGTERM, how long health reports NOT_SERVING before the "
           "listener closes");
@@ -188,6 +194,10 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.worker_threads = absl::GetFlag(FLAGS_worker_threads);
   options.realtime_priority = absl::GetFlag(FLAGS_realtime_priority);
+  absl::StatusOr<TakeOverRule> take_over =
+      ParseTakeOverRule(absl::GetFlag(FLAGS_take_over), "--take_over");
+  if (!take_over.ok()) return take_over.status();
+  options.take_over = *take_over;
   options.drain_delay = absl::GetFlag(FLAGS_drain_delay);
   options.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   absl::StatusOr<ServerTls> tls = TlsFromFlags();

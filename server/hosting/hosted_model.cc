@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "core/io/record_writer.h"
 #include "core/io/string_file.h"
+#include "spdlog/spdlog.h"
 
 namespace streamreg {
 
@@ -78,14 +79,43 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(const ValidatedSamples& batch,
       return refuse(status);
     }
   }
+  WriteOptions write = options;
+  write.take_overs = TakeOversOf(options);
+  // A batch at fixed counts needs no record (its work takes over at the
+  // counts); the records wait for the next Learn stream's batch.
+  if (write.take_overs == BatchTakeOvers::kWhereRecorded) RecordDoneWork();
   absl::StatusOr<LearnOutcome> outcome =
-      write_log_->AppendSamples(batch, options);
+      write_log_->AppendSamples(batch, write);
   if (!outcome.ok()) return outcome;
   // Queued (and, in a cluster, applied here): the client's reads after
   // this answer see it.
   learn_stage_.MarkAcknowledged();
   outcome->learn_lag = std::move(learn_lag);
   return outcome;
+}
+
+BatchTakeOvers HostedModel::TakeOversOf(const WriteOptions& options) const {
+  // A model of the fixed-count rule takes over at fixed counts whatever a
+  // batch says: its log's batches say nothing.
+  return model_->config().take_over == TakeOverRule::kLogged &&
+                 !options.streamed
+             ? BatchTakeOvers::kAtFixedCounts
+             : BatchTakeOvers::kWhereRecorded;
+}
+
+void HostedModel::RecordDoneWork() {
+  for (const TakeOverKey& key : learn_stage_.TakeOversToRecord()) {
+    if (absl::Status status = write_log_->AppendTakeOver(key); !status.ok()) {
+      // Handed out again after the next batch learned: the work waits
+      // (the learner does not), as it would for a slower build.
+      learn_stage_.TakeOverNotRecorded(key);
+      spdlog::warn(
+          "event=take_over_not_recorded model={} work={} earliest={} "
+          "error=\"{}\"",
+          name_, TakeOverKeyName(key), key.earliest,
+          std::string(status.message()));
+    }
+  }
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::Learn(
@@ -136,7 +166,8 @@ void HostedModel::DrainGroup(absl::Duration linger) {
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
-    std::span<const Sample> batch, std::uint64_t sequence) {
+    std::span<const Sample> batch, std::uint64_t sequence,
+    BatchTakeOvers take_overs) {
   // The log is written by other servers: checked as it is read.
   absl::StatusOr<ValidatedSamples> validated = model_->Validate(batch);
   if (!validated.ok()) {
@@ -147,13 +178,19 @@ absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
       *validated,
       {.log_sequence = sequence,
        .announced = 0,
-       .max_unlearned = kMaxUnlearned},
+       .max_unlearned = kMaxUnlearned,
+       .take_overs = take_overs},
       // In the replicated log already.
       [](std::uint64_t, const ValidatedSamples&) { return absl::OkStatus(); });
 }
 
 absl::Status HostedModel::ApplyRefitFromLog(std::uint64_t sequence) {
   return writer_.ApplyRefit({}, sequence, [] { return absl::OkStatus(); });
+}
+
+absl::Status HostedModel::ApplyTakeOverFromLog(const TakeOverKey& key,
+                                               std::uint64_t sequence) {
+  return writer_.ApplyTakeOver(key, sequence, [] { return absl::OkStatus(); });
 }
 
 absl::Status HostedModel::PredictBefore(

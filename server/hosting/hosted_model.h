@@ -169,9 +169,12 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // entry's place in the log) as applied with them, whatever the outcome;
   // NoteAppliedFromLog notes any entry applied (one that changed nothing
   // too: the create entry, one that could not be decoded).
-  absl::StatusOr<LearnOutcome> ApplyFromLog(std::span<const Sample> batch,
-                                            std::uint64_t sequence);
+  absl::StatusOr<LearnOutcome> ApplyFromLog(
+      std::span<const Sample> batch, std::uint64_t sequence,
+      BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded);
   absl::Status ApplyRefitFromLog(std::uint64_t sequence);
+  absl::Status ApplyTakeOverFromLog(const TakeOverKey& key,
+                                    std::uint64_t sequence);
   void NoteAppliedFromLog(std::uint64_t sequence) {
     writer_.NoteApplied(sequence);
   }
@@ -350,6 +353,15 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::Status PredictBefore(const ValidatedSamples& batch,
                              std::vector<Prediction>* before,
                              std::vector<absl::Duration>* learn_lag) const;
+  // Appends a take-over record to the model's log for each piece of its
+  // background work learning found done (LearnStage::TakeOversToRecord),
+  // ahead of the Learn stream's write that calls it: the work takes over
+  // at that write's first sample, and learning never waits for it.
+  void RecordDoneWork();
+  // How a write's batch takes over (WriteOptions::take_overs): a Learn
+  // stream's where recorded, never waiting; an Ingest batch's at fixed
+  // counts, keeping the model's schedule however large the batch.
+  BatchTakeOvers TakeOversOf(const WriteOptions& options) const;
   // What JournalLog lets wait before a write waits for learning.
   static JournalLog::Backlog LogBacklog() {
     return {.streamed = kMaxUnlearnedStreamed, .batches = kMaxUnlearned};

@@ -7,13 +7,16 @@ absl::StatusOr<LearnOutcome> JournalLog::AppendSamples(
   const ModelWriter::ApplyOptions apply{
       .log_sequence = 0,
       .announced = options.announced ? batch.size() : 0,
-      .max_unlearned = options.streamed ? backlog_.streamed : backlog_.batches};
+      .max_unlearned = options.streamed ? backlog_.streamed : backlog_.batches,
+      .take_overs = options.take_overs};
   return writer_->ApplySamples(
       batch, apply,
-      [this](std::uint64_t first_sequence, const ValidatedSamples& fresh) {
+      [this, &options](std::uint64_t first_sequence,
+                       const ValidatedSamples& fresh) {
         return journal_ == nullptr
                    ? absl::OkStatus()
-                   : journal_->AppendSamples(first_sequence, fresh.samples());
+                   : journal_->AppendSamples(first_sequence, fresh.samples(),
+                                             options.take_overs);
       });
 }
 
@@ -22,6 +25,13 @@ absl::Status JournalLog::AppendRefit(
     absl::Time /*deadline: a local refit waits its turn*/) {
   return writer_->ApplyRefit(progress, 0, [this] {
     return journal_ == nullptr ? absl::OkStatus() : journal_->AppendRefit();
+  });
+}
+
+absl::Status JournalLog::AppendTakeOver(const TakeOverKey& key) {
+  return writer_->ApplyTakeOver(key, 0, [this, &key] {
+    return journal_ == nullptr ? absl::OkStatus()
+                               : journal_->AppendTakeOver(key);
   });
 }
 

@@ -39,6 +39,7 @@ class JournalLog : public WriteLog {
   absl::Status AppendRefit(
       const std::function<void(std::size_t, std::size_t)>& progress,
       absl::Time deadline) override;
+  absl::Status AppendTakeOver(const TakeOverKey& key) override;
   // Records the deletion (fsynced) and has the writer refuse what follows.
   absl::Status AppendDelete();
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "core/model/take_over_key.h"
 
 namespace streamreg {
 
@@ -19,6 +20,11 @@ struct WriteOptions {
   // Learn streams' samples (HostedModel::kMaxUnlearnedStreamed), not an
   // Ingest batch.
   bool streamed = false;
+  // How the model's background work takes over while it learns the batch
+  // (TakeOverRule::kLogged): set by HostedModel::Learn — where recorded
+  // for Learn streams' samples, at fixed counts for Ingest batches — and
+  // written in the log with the batch.
+  BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded;
 };
 
 // What learning one batch did.

@@ -31,7 +31,8 @@ void LearnStage::Reset(std::uint64_t learned) {
 void LearnStage::Enqueue(const ValidatedSamples& samples,
                          absl::Time acknowledged,
                          std::shared_ptr<const void> keep_alive,
-                         std::uint64_t announced, std::size_t max_unlearned) {
+                         std::uint64_t announced, std::size_t max_unlearned,
+                         BatchTakeOvers take_overs) {
   if (samples.empty()) {
     Withdraw(announced);
     return;
@@ -55,20 +56,21 @@ void LearnStage::Enqueue(const ValidatedSamples& samples,
     last = queued_;
     batches_.push_back({first, last, acknowledged});
   }
-  queue_->Post(
-      [this,
-       batch =
-           Learning{.last = last, .size = samples.size(), .unlearned = samples},
-       keep_alive = std::move(keep_alive)]() mutable {
-        Learn(std::move(batch), std::move(keep_alive));
-      });
+  queue_->Post([this,
+                batch = Learning{.last = last,
+                                 .size = samples.size(),
+                                 .unlearned = samples,
+                                 .take_overs = take_overs},
+                keep_alive = std::move(keep_alive)]() mutable {
+    Learn(std::move(batch), std::move(keep_alive));
+  });
 }
 
 void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
   const auto start = std::chrono::steady_clock::now();
   Model::PartLearned stopped;
-  absl::Status status =
-      LearnRecordingCurve(batch.unlearned, batch.last, &stopped);
+  absl::Status status = LearnRecordingCurve(batch.unlearned, batch.last,
+                                            batch.take_overs, &stopped);
   batch.spent += std::chrono::steady_clock::now() - start;
   if (status.ok() && stopped.resume_when != nullptr) {
     // Background work takes over at the next sample and is not done, or
@@ -92,6 +94,7 @@ void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
     return;
   }
   rate_.Record(batch.size, absl::FromChrono(batch.spent));
+  NoteWorkDone();
   MutexLock lock(&mutex_);
   if (!status.ok() && error_.ok()) {
     error_ = absl::InternalError(absl::StrCat(
@@ -104,6 +107,7 @@ void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
 
 absl::Status LearnStage::LearnRecordingCurve(ValidatedSamples& samples,
                                              std::uint64_t last,
+                                             BatchTakeOvers take_overs,
                                              Model::PartLearned* stopped) {
   const Model::Clock::time_point yield_at = Model::Clock::now() + kTimeSlice;
   std::uint64_t learned = last - samples.size();
@@ -112,8 +116,8 @@ absl::Status LearnStage::LearnRecordingCurve(ValidatedSamples& samples,
     const std::size_t piece =
         due > learned ? std::min<std::uint64_t>(samples.size(), due - learned)
                       : samples.size();
-    absl::StatusOr<std::size_t> done =
-        LearnPiece(samples.First(piece), learned, yield_at, stopped);
+    absl::StatusOr<std::size_t> done = LearnPiece(
+        samples.First(piece), learned, yield_at, take_overs, stopped);
     if (!done.ok()) return done.status();
     learned += *done;
     samples = samples.Subspan(*done, samples.size() - *done);
@@ -125,14 +129,15 @@ absl::Status LearnStage::LearnRecordingCurve(ValidatedSamples& samples,
 
 absl::StatusOr<std::size_t> LearnStage::LearnPiece(
     const ValidatedSamples& piece, std::uint64_t learned,
-    Model::Clock::time_point yield_at, Model::PartLearned* stopped) {
+    Model::Clock::time_point yield_at, BatchTakeOvers take_overs,
+    Model::PartLearned* stopped) {
   // The predictions of the samples the status page shows are kept: only
   // the last RecentPredictions::kCapacity of a piece can be.
   const std::size_t unshown =
       piece.size() - std::min(piece.size(), RecentPredictions::kCapacity);
   if (unshown > 0) {
-    absl::StatusOr<Model::PartLearned> part =
-        model_->LearnUntilWait(piece.First(unshown), nullptr, yield_at);
+    absl::StatusOr<Model::PartLearned> part = model_->LearnUntilWait(
+        piece.First(unshown), nullptr, yield_at, take_overs);
     if (!part.ok()) return part.status();
     if (part->resume_when != nullptr) {
       const std::size_t done = part->learned;
@@ -142,8 +147,8 @@ absl::StatusOr<std::size_t> LearnStage::LearnPiece(
   }
   const ValidatedSamples shown = piece.Subspan(unshown, piece.size() - unshown);
   std::vector<Prediction> before;
-  absl::StatusOr<Model::PartLearned> part =
-      model_->LearnUntilWait(shown, &before);
+  absl::StatusOr<Model::PartLearned> part = model_->LearnUntilWait(
+      shown, &before, Model::Clock::time_point::max(), take_overs);
   if (!part.ok()) return part.status();
   recent_.Record(learned + unshown + 1, shown.samples().first(part->learned),
                  before);
@@ -175,6 +180,54 @@ void LearnStage::ReadParked() const {
 
 void LearnStage::ReadUnparked() const { reads_parked_.fetch_sub(1); }
 
+void LearnStage::EnqueueTakeOver(const TakeOverKey& key,
+                                 std::shared_ptr<const void> keep_alive) {
+  {
+    MutexLock lock(&mutex_);
+    ++take_overs_queued_;
+  }
+  queue_->Post([this, key, keep_alive = std::move(keep_alive)] {
+    (void)model_->ApplyTakeOverRecord(key);
+    MutexLock lock(&mutex_);
+    ++take_overs_applied_;
+    progressed_.SignalAll();
+  });
+}
+
+void LearnStage::NoteWorkDone() {
+  if (model_->config().take_over != TakeOverRule::kLogged) return;
+  const std::vector<UnrecordedWork> unrecorded = model_->UnrecordedTakeOvers();
+  const auto contains = [](const std::vector<TakeOverKey>& keys,
+                           const TakeOverKey& key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
+  const auto gone = [&unrecorded](const TakeOverKey& key) {
+    return std::none_of(
+        unrecorded.begin(), unrecorded.end(),
+        [&key](const UnrecordedWork& work) { return work.key == key; });
+  };
+  MutexLock lock(&mutex_);
+  // What was recorded since (by this server or, in a cluster, another),
+  // or superseded, is no longer handed out nor to be recorded.
+  std::erase_if(handed_out_, gone);
+  std::erase_if(to_record_, gone);
+  for (const UnrecordedWork& work : unrecorded) {
+    if (!work.done || contains(handed_out_, work.key)) continue;
+    handed_out_.push_back(work.key);
+    to_record_.push_back(work.key);
+  }
+}
+
+std::vector<TakeOverKey> LearnStage::TakeOversToRecord() {
+  MutexLock lock(&mutex_);
+  return std::exchange(to_record_, {});
+}
+
+void LearnStage::TakeOverNotRecorded(const TakeOverKey& key) {
+  MutexLock lock(&mutex_);
+  std::erase(handed_out_, key);
+}
+
 absl::Status LearnStage::RunInOrder(std::function<absl::Status()> task,
                                     std::shared_ptr<const void> keep_alive) {
   Mutex done_mutex;
@@ -196,7 +249,10 @@ absl::Status LearnStage::RunInOrder(std::function<absl::Status()> task,
 void LearnStage::CatchUp() const {
   MutexLock lock(&mutex_);
   const std::uint64_t target = queued_;
-  while (learned_ < target) progressed_.Wait(&mutex_);
+  const std::uint64_t take_overs = take_overs_queued_;
+  while (learned_ < target || take_overs_applied_ < take_overs) {
+    progressed_.Wait(&mutex_);
+  }
 }
 
 void LearnStage::MarkAcknowledged() {

@@ -64,16 +64,32 @@ class LearnStage {
   // waits while more than `max_unlearned` samples wait (a larger batch is
   // queued whole once the stage is idle). `keep_alive` is held until they
   // are learned (the model's owner).
+  // `take_overs` says how the model's background work takes over while
+  // they are learned (Model::Learn).
   void Enqueue(const ValidatedSamples& samples, absl::Time acknowledged,
                std::shared_ptr<const void> keep_alive, std::uint64_t announced,
-               std::size_t max_unlearned) ABSL_LOCKS_EXCLUDED(mutex_);
+               std::size_t max_unlearned,
+               BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  // Applies a take-over record (Model::ApplyTakeOverRecord) on the
+  // learning thread once everything queued before it is learned, without
+  // waiting for that. `keep_alive` is held until then.
+  void EnqueueTakeOver(const TakeOverKey& key,
+                       std::shared_ptr<const void> keep_alive);
+  // Under TakeOverRule::kLogged: the model's background work found done
+  // after learning (each piece once) that its log has no record of yet —
+  // the owner appends a record of each to the log. A record that could not
+  // be appended is given back (TakeOverNotRecorded) and handed out again.
+  std::vector<TakeOverKey> TakeOversToRecord() ABSL_LOCKS_EXCLUDED(mutex_);
+  void TakeOverNotRecorded(const TakeOverKey& key) ABSL_LOCKS_EXCLUDED(mutex_);
   // Runs `task` on the learning thread once everything queued before it is
   // learned (a refit), and returns its status; nothing queued after it
   // starts before it ends.
   absl::Status RunInOrder(std::function<absl::Status()> task,
                           std::shared_ptr<const void> keep_alive)
       ABSL_LOCKS_EXCLUDED(mutex_);
-  // Waits until every sample queued before the call is learned.
+  // Waits until every sample and take-over record queued before the call
+  // is learned (a snapshot then holds all that was applied).
   void CatchUp() const ABSL_LOCKS_EXCLUDED(mutex_);
   // Every sample queued so far was acknowledged to a client: a read waits
   // until it is learned (HostedModel::CatchUpAcknowledged).
@@ -156,6 +172,7 @@ class LearnStage {
     std::uint64_t last = 0;
     std::size_t size = 0;
     ValidatedSamples unlearned;
+    BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded;
     std::chrono::steady_clock::duration spent{};
   };
   // Learns the batch on the learning thread — or, if learning reaches a
@@ -174,6 +191,7 @@ class LearnStage {
   // is left and in *stopped when to go on.
   absl::Status LearnRecordingCurve(ValidatedSamples& samples,
                                    std::uint64_t last,
+                                   BatchTakeOvers take_overs,
                                    Model::PartLearned* stopped);
   // Learns a piece that follows sample `learned`, or its first samples up
   // to where the model would wait or past `yield_at` (*stopped then
@@ -182,11 +200,16 @@ class LearnStage {
   absl::StatusOr<std::size_t> LearnPiece(const ValidatedSamples& piece,
                                          std::uint64_t learned,
                                          Model::Clock::time_point yield_at,
+                                         BatchTakeOvers take_overs,
                                          Model::PartLearned* stopped);
   // When the batch containing sample `sequence` was acknowledged, if it
   // is still held.
   const Batch* BatchOf(std::uint64_t sequence) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  // After learning (TakeOverRule::kLogged): the model's work done and not
+  // handed out yet is added to to_record_.
+  void NoteWorkDone() ABSL_LOCKS_EXCLUDED(mutex_);
 
   // Learning stopped at `since` where background work takes over: raises
   // that work if a read is parked.
@@ -215,6 +238,12 @@ class LearnStage {
   // Batches queued and not trimmed yet (trimmed at the next Enqueue once
   // learned, so LagAfter finds the batch a prediction missed).
   std::deque<Batch> batches_ ABSL_GUARDED_BY(mutex_);
+  // Take-over records queued, and applied to the model.
+  std::uint64_t take_overs_queued_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::uint64_t take_overs_applied_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Work done to be recorded, and all handed out and still unrecorded.
+  std::vector<TakeOverKey> to_record_ ABSL_GUARDED_BY(mutex_);
+  std::vector<TakeOverKey> handed_out_ ABSL_GUARDED_BY(mutex_);
   absl::Status error_ ABSL_GUARDED_BY(mutex_);
 };
 

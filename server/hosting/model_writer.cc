@@ -80,7 +80,7 @@ absl::StatusOr<LearnOutcome> ModelWriter::ApplySamples(
   outcome.num_samples = num_samples_;
   duplicate_samples_.fetch_add(outcome.duplicates, std::memory_order_relaxed);
   stage_->Enqueue(fresh, acknowledged, keep_alive_(), options.announced,
-                  options.max_unlearned);
+                  options.max_unlearned, options.take_overs);
   settle.left = 0;
   return outcome;
 }
@@ -96,6 +96,17 @@ absl::Status ModelWriter::ApplyRefit(
   if (absl::Status status = record(); !status.ok()) return status;
   return stage_->RunInOrder(
       [this, &progress] { return model_->Refit(progress); }, keep_alive_());
+}
+
+absl::Status ModelWriter::ApplyTakeOver(const TakeOverKey& key,
+                                        std::uint64_t log_sequence,
+                                        RecordStep record) {
+  MutexLock lock(&mutex_);
+  if (absl::Status status = CheckWritable(); !status.ok()) return status;
+  log_applied_ = std::max(log_applied_, log_sequence);
+  if (absl::Status status = record(); !status.ok()) return status;
+  stage_->EnqueueTakeOver(key, keep_alive_());
+  return absl::OkStatus();
 }
 
 absl::Status ModelWriter::Delete(RecordStep record) {
@@ -137,7 +148,8 @@ absl::Status ModelWriter::Replay(const ModelJournal::LogEntry& entry) {
                                             " of model '", name_, "': ", what));
   };
   switch (entry.type) {
-    case kSamplesRecord: {
+    case kSamplesRecord:
+    case kSamplesAtFixedCountsRecord: {
       const ModelConfig& config = model_->config();
       SamplesRecord record;
       if (!DecodeSamples(entry.payload, config.input_dim, config.num_targets(),
@@ -152,7 +164,12 @@ absl::Status ModelWriter::Replay(const ModelJournal::LogEntry& entry) {
       // The journal holds what sequencing let through: learned as it is.
       const std::vector<Sample> samples =
           record.samples(config.input_dim, config.num_targets());
-      if (absl::Status status = model_->Learn(samples); !status.ok()) {
+      const BatchTakeOvers take_overs =
+          entry.type == kSamplesAtFixedCountsRecord
+              ? BatchTakeOvers::kAtFixedCounts
+              : BatchTakeOvers::kWhereRecorded;
+      if (absl::Status status = model_->Learn(samples, nullptr, take_overs);
+          !status.ok()) {
         return malformed(status.message());
       }
       for (std::size_t s = 0; s < samples.size(); ++s) {
@@ -165,6 +182,16 @@ absl::Status ModelWriter::Replay(const ModelJournal::LogEntry& entry) {
     }
     case kRefitRecord:
       return model_->Refit();
+    case kTakeOverRecord: {
+      TakeOverKey key;
+      if (!DecodeTakeOver(entry.payload, &key)) {
+        return malformed("malformed take-over");
+      }
+      // A record of work not running (superseded, recorded twice) changes
+      // nothing, as it did when it was written.
+      (void)model_->ApplyTakeOverRecord(key);
+      return absl::OkStatus();
+    }
     default:
       return malformed(absl::StrCat("unexpected record type ",
                                     static_cast<int>(entry.type)));

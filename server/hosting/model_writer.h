@@ -66,6 +66,8 @@ class ModelWriter {
     std::uint64_t announced = 0;
     // The learn stage's bound before this write waits for learning.
     std::size_t max_unlearned = 0;
+    // How the batch takes over (WriteOptions::take_overs).
+    BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded;
   };
   // Sequences `batch` (checked where it arrived), records it and queues
   // its fresh samples for learning; all or nothing. NOT_FOUND once
@@ -79,6 +81,11 @@ class ModelWriter {
   absl::Status ApplyRefit(
       const std::function<void(std::size_t, std::size_t)>& progress,
       std::uint64_t log_sequence, RecordStep record);
+  // A take-over record (Model::ApplyTakeOverRecord), recorded and applied
+  // in order with the samples: the learning thread applies it once every
+  // sample applied before it is learned; the call does not wait for that.
+  absl::Status ApplyTakeOver(const TakeOverKey& key, std::uint64_t log_sequence,
+                             RecordStep record);
   // Records the deletion; later writes fail with NOT_FOUND.
   absl::Status Delete(RecordStep record);
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/model/take_over_key.h"
 #include "core/model/validated_samples.h"
 #include "server/hosting/learn_outcome.h"
 
@@ -41,6 +42,11 @@ class WriteLog {
   virtual absl::Status AppendRefit(
       const std::function<void(std::size_t, std::size_t)>& progress,
       absl::Time deadline) = 0;
+  // A take-over record (the model's background work `key` names is done
+  // here, TakeOverRule::kLogged) recorded and applied in order with the
+  // samples: the work takes over at the first sample after it, on every
+  // replica and in every replay of the log.
+  virtual absl::Status AppendTakeOver(const TakeOverKey& key) = 0;
   // How long a Learn stream's sample waits for others to join its group
   // (LearnBatcher) before the group is written: none for a single
   // server's journal, whose write costs one fsync of the disk; in cluster

@@ -47,6 +47,7 @@ absl::Status ModelService::Create(const v1::CreateModelRequest& request,
   }
   absl::StatusOr<ModelConfig> config = ConfigFromSpec(request.spec());
   if (!config.ok()) return config.status();
+  config->take_over = take_over_;
   std::vector<std::string> input_names(request.spec().input_names().begin(),
                                        request.spec().input_names().end());
   if (cluster_mode_) {

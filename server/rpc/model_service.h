@@ -34,12 +34,14 @@ class ModelService final : public v1::ModelService::CallbackService {
   // before them is learned: they run on `reads`, off gRPC's threads, each
   // admitted as one of the server's reads in flight
   // (ModelRegistry::AdmitRead).
+  // Models it creates take over by `take_over` (ServerOptions).
   ModelService(ModelRegistry* registry, const AccessControl* access,
-               WorkerPool* reads, bool cluster_mode = false)
+               WorkerPool* reads, bool cluster_mode, TakeOverRule take_over)
       : registry_(registry),
         access_(access),
         reads_(reads),
-        cluster_mode_(cluster_mode) {}
+        cluster_mode_(cluster_mode),
+        take_over_(take_over) {}
   void JoinedCluster(ClusterNode* cluster) {
     cluster_.store(cluster, std::memory_order_release);
   }
@@ -107,6 +109,7 @@ class ModelService final : public v1::ModelService::CallbackService {
   const AccessControl* access_;
   WorkerPool* reads_;
   const bool cluster_mode_;
+  const TakeOverRule take_over_;
   std::atomic<ClusterNode*> cluster_{nullptr};
 };
 

@@ -101,7 +101,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   server->access_control_ = std::make_unique<AccessControl>(o.access_tokens);
   server->model_service_ = std::make_unique<ModelService>(
       server->registry_.get(), server->access_control_.get(),
-      server->reads_pool_.get(), o.cluster.has_value());
+      server->reads_pool_.get(), o.cluster.has_value(), o.take_over);
   server->regression_service_ = std::make_unique<RegressionService>(
       server->registry_.get(), server->access_control_.get(),
       server->reads_pool_.get());

@@ -71,6 +71,13 @@ struct ServerOptions {
   // Bearer tokens every call (but health and reflection) must present;
   // none: no access control.
   std::optional<AccessTokens> access_tokens;
+  // When the background work of the models this server creates takes
+  // over (core/model/take_over_key.h): kLogged, once done and recorded in
+  // the model's log, so that learning never waits for it; kFixedCount, at
+  // fixed sample counts, learning waiting for it there, so that a model's
+  // results depend on its samples alone (those of a Model fed the same
+  // samples). A model keeps the rule it was created with.
+  TakeOverRule take_over = TakeOverRule::kLogged;
   // Cluster mode (docs/cluster.md): the models live in replicated logs on
   // NATS JetStream, and this server serves those placed on it (nothing is
   // kept in the data directory). An empty `advertise` is the listening

@@ -104,6 +104,20 @@ std::string EncodeLsnOnly(std::uint64_t lsn) {
   return payload;
 }
 
+std::string EncodeTakeOver(std::uint64_t lsn, const TakeOverKey& key) {
+  std::string payload;
+  ByteWriter out(&payload);
+  out.U64(lsn);
+  SaveTakeOverKey(key, out);
+  return payload;
+}
+
+bool DecodeTakeOver(absl::string_view payload, TakeOverKey* key) {
+  ByteReader in(payload);
+  (void)in.U64();  // the lsn
+  return LoadTakeOverKey(in, key) && in.done();
+}
+
 std::string EncodeSnapshotHeader(const SnapshotHeader& header) {
   std::string payload;
   ByteWriter out(&payload);

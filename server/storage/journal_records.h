@@ -12,6 +12,7 @@
 #include "core/io/record_format.h"
 #include "core/model/model.h"
 #include "core/model/model_config.h"
+#include "core/model/take_over_key.h"
 
 namespace streamreg {
 
@@ -25,6 +26,13 @@ namespace streamreg {
 //                    sample id u64, x (d doubles), y (m doubles)
 //   kRefitRecord     lsn
 //   kDeleteRecord    lsn
+//   kTakeOverRecord  lsn, the TakeOverKey of background work done
+//                    (core/model/take_over_key.h; models whose rule is
+//                    TakeOverRule::kLogged)
+//   kSamplesAtFixedCountsRecord  as kSamplesRecord, for a batch learned
+//                    with its background work taking over at fixed counts
+//                    (BatchTakeOvers::kAtFixedCounts: a kLogged model's
+//                    Ingest batch)
 // A snapshot file holds kSnapshotHeaderRecord, the model's own records
 // (kModelStateRecord, kStoreRowsRecord..., kIndexStructureRecord...;
 // core/model/model_snapshot.h), then kSnapshotEndRecord.
@@ -32,6 +40,8 @@ inline constexpr RecordType kCreateRecord{1};
 inline constexpr RecordType kSamplesRecord{2};
 inline constexpr RecordType kRefitRecord{3};
 inline constexpr RecordType kDeleteRecord{4};
+inline constexpr RecordType kTakeOverRecord{5};
+inline constexpr RecordType kSamplesAtFixedCountsRecord{6};
 inline constexpr RecordType kSnapshotHeaderRecord{10};
 inline constexpr RecordType kSnapshotEndRecord{13};
 
@@ -68,6 +78,10 @@ bool DecodeSamples(absl::string_view payload, std::size_t dim,
 
 // kRefit and kDelete carry the lsn alone.
 std::string EncodeLsnOnly(std::uint64_t lsn);
+
+// A take-over record: the work's key after the lsn.
+std::string EncodeTakeOver(std::uint64_t lsn, const TakeOverKey& key);
+bool DecodeTakeOver(absl::string_view payload, TakeOverKey* key);
 
 // What a snapshot adds to the model's own state: the position in the log
 // it covers and the hosting layer's state (sample count, retried-id window).

@@ -262,17 +262,25 @@ absl::Status ModelJournal::Append(RecordType type, std::string payload,
 }
 
 absl::Status ModelJournal::AppendSamples(std::uint64_t first_sequence,
-                                         std::span<const Sample> samples) {
+                                         std::span<const Sample> samples,
+                                         BatchTakeOvers take_overs) {
   std::string payload = EncodeSamples(0, first_sequence, samples);
   MutexLock lock(&mutex_);
-  return Append(kSamplesRecord, std::move(payload),
-                options_.sync.mode == SyncPolicy::Mode::kAlways);
+  return Append(
+      take_overs == BatchTakeOvers::kAtFixedCounts ? kSamplesAtFixedCountsRecord
+                                                   : kSamplesRecord,
+      std::move(payload), options_.sync.mode == SyncPolicy::Mode::kAlways);
 }
 
 absl::Status ModelJournal::AppendRefit() {
   MutexLock lock(&mutex_);
   return Append(kRefitRecord, EncodeLsnOnly(0),
                 options_.sync.mode == SyncPolicy::Mode::kAlways);
+}
+
+absl::Status ModelJournal::AppendTakeOver(const TakeOverKey& key) {
+  MutexLock lock(&mutex_);
+  return Append(kTakeOverRecord, EncodeTakeOver(0, key), /*sync=*/false);
 }
 
 absl::Status ModelJournal::AppendDelete() {

@@ -89,9 +89,16 @@ class ModelJournal {
   // log goes on once there is room), UNAVAILABLE otherwise. A failed fsync
   // leaves the log failed — every later append returns that error — since
   // what reached the disk is then unknown.
-  absl::Status AppendSamples(std::uint64_t first_sequence,
-                             std::span<const Sample> samples);
+  // A batch learned at fixed counts (BatchTakeOvers) is a
+  // kSamplesAtFixedCountsRecord.
+  absl::Status AppendSamples(
+      std::uint64_t first_sequence, std::span<const Sample> samples,
+      BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded);
   absl::Status AppendRefit();
+  // Never fsynced by itself: the samples the work takes over at come after
+  // it, and their fsync (or the interval syncer's) makes it durable with
+  // them.
+  absl::Status AppendTakeOver(const TakeOverKey& key);
   // Always fsynced, whatever the policy.
   absl::Status AppendDelete();
   // fsyncs what was appended since the last sync (the interval syncer).

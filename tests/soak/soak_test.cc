@@ -416,7 +416,8 @@ class Soak {
         std::vector<std::string>{
             always ? "--sync=always" : "--sync=interval:20",
             "--snapshot_every_samples=2000", "--wal_segment_bytes=262144",
-            "--log_level=warn"});
+            // The references learn the samples alone.
+            "--take_over=fixed_count", "--log_level=warn"});
     server_->SetEnvironment(
         {absl::StrCat("LD_PRELOAD=", absl::GetFlag(FLAGS_fault_shim)),
          absl::StrCat(kFaultControlVariable, "=", control_->path()),

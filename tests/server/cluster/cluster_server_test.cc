@@ -111,6 +111,9 @@ class ClusterServerTest : public NatsClusterTest {
   virtual std::uint64_t IncrementEvery() const { return kIncrementEvery; }
   // How the fixture's servers put whole snapshots (ClusterOptions).
   virtual ClusterOptions WholePuts() const { return {}; }
+  // How the models the fixture's servers create take over: at fixed
+  // counts, as the engine references here (EngineValues) do.
+  virtual TakeOverRule TakeOver() const { return TakeOverRule::kFixedCount; }
 
   // A server in the cluster, given the NATS nodes at `nats` (all of them
   // if none).
@@ -129,6 +132,7 @@ class ClusterServerTest : public NatsClusterTest {
     cluster.whole_put_slice = WholePuts().whole_put_slice;
     options.cluster = cluster;
     options.worker_threads = 1;
+    options.take_over = TakeOver();
     std::unique_ptr<Server> server;
     ASSERT_NO_FATAL_FAILURE(
         StartTestServer(options, FreshDirectory(), &server));
@@ -447,6 +451,53 @@ TEST_F(ClusterServerTest, ReplicasTakeMlkrFitsFromTheFirstServerAndStayAlike) {
   EXPECT_GT(taken, 0u);
   EXPECT_GT(published, 0u);
   EXPECT_GE(received, taken);
+}
+
+// Servers that create models under the logged take-over rule (the
+// servers' default).
+class ClusterServerLoggedTakeOversTest : public ClusterServerTest {
+ protected:
+  TakeOverRule TakeOver() const override { return TakeOverRule::kLogged; }
+};
+
+// The server that takes a model's writes appends a take-over entry for
+// each piece of background work its replica found done, and every
+// replica takes the work over where the log has it: the replicas are
+// alike, bit for bit, whatever their own threads' timing.
+TEST_F(ClusterServerLoggedTakeOversTest,
+       ReplicasTakeOverWhereTheLogRecordsTheWorkDone) {
+  const v1::ModelSpec spec = RowsSpec(v1::METRIC_MLKR);
+  ASSERT_TRUE(ClientOf(*servers_[0])->CreateModel("logged", spec).ok());
+  const std::vector<std::string> owners =
+      RendezvousOwners("logged", Addresses(), kReplicas);
+  ASSERT_TRUE(WaitForHosts("logged", owners));
+  const Rows rows(800, 23), queries(60, 24);
+  // Small writes, so that records land between them.
+  for (std::size_t s = 0; s < rows.size(); s += 20) {
+    ASSERT_NO_FATAL_FAILURE(
+        Ingest(*ServerAt(owners[0]), "logged", rows, s, s + 20));
+  }
+  std::vector<std::vector<double>> first;
+  for (const std::string& owner : owners) {
+    SCOPED_TRACE(owner);
+    EXPECT_EQ(WaitForSamples(*ServerAt(owner), "logged", rows.size())
+                  .stats()
+                  .num_samples(),
+              rows.size());
+    const std::vector<std::vector<double>> values = Values(
+        PredictionsAfter(*ServerAt(owner), "logged", queries, rows.size()));
+    if (first.empty()) {
+      first = values;
+    } else {
+      EXPECT_EQ(values, first);
+    }
+    const std::shared_ptr<HostedModel> model =
+        ServerAt(owner)->registry().FindHere("logged");
+    ASSERT_NE(model, nullptr);
+    // Work took over: its entries were appended and applied here.
+    EXPECT_GT(model->model().stats().index_rebuilds, 0u);
+    EXPECT_GT(model->model().stats().metric_refreshes, 0u);
+  }
 }
 
 // Servers that stop as a crashed one does, without a last snapshot: the

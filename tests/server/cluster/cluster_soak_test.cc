@@ -80,8 +80,10 @@ ClientOptions SoakClientOptions(const std::string& servers) {
 // A soak server's flags, its NATS nodes given as "host:port,...". (Its
 // events are logged, for ServerEventsOf.)
 std::vector<std::string> SoakServerFlags(const std::string& nats) {
+  // The engine references learn the samples alone.
   return {"--cluster=" + nats, "--cluster_replicas=2",
-          "--cluster_server_ttl=2s", "--log_level=info"};
+          "--cluster_server_ttl=2s", "--take_over=fixed_count",
+          "--log_level=info"};
 }
 
 // The last `most` lines of a server's log that name `model`: what a

@@ -904,6 +904,9 @@ class LingeringLog final : public WriteLog {
                            absl::Time) override {
     return absl::UnimplementedError("not in this test");
   }
+  absl::Status AppendTakeOver(const TakeOverKey&) override {
+    return absl::UnimplementedError("not in this test");
+  }
   absl::Duration GroupLinger() const override { return linger_; }
   std::vector<std::size_t> appended() const {
     MutexLock lock(&mutex_);
@@ -991,6 +994,9 @@ class ReplayingLog final : public WriteLog {
   }
   absl::Status AppendRefit(const std::function<void(std::size_t, std::size_t)>&,
                            absl::Time) override {
+    return absl::UnavailableError("not in this test");
+  }
+  absl::Status AppendTakeOver(const TakeOverKey&) override {
     return absl::UnavailableError("not in this test");
   }
   absl::Status ReadableHere() const override {

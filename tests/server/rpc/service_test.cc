@@ -89,11 +89,15 @@ class ServiceTest : public ::testing::Test {
     }
   }
 
+  // The engine references here (Reference, LearnedAsAnswered) learn the
+  // samples alone: the server's models take over at fixed counts, as they
+  // do (the logged rule's records: durability_test).
   void StartServer(ServerOptions options) {
     client_.reset();
     server_.reset();
     directories_.push_back(FreshDirectory());
     options.drain_timeout = absl::Seconds(2);
+    options.take_over = TakeOverRule::kFixedCount;
     ASSERT_NO_FATAL_FAILURE(
         StartTestServer(std::move(options), directories_.back(), &server_));
     ClientOptions client_options;
@@ -1517,6 +1521,7 @@ TEST_F(ServiceTest, AFullOrReadOnlyDiskIsReportedAndLosesNothing) {
 
 TEST_F(ServiceTest, ARestartedServerServesExactlyWhatItAcknowledged) {
   ServerOptions options;
+  options.take_over = TakeOverRule::kFixedCount;  // as Reference
   const std::string data_dir = FreshDirectory();
   directories_.push_back(data_dir);
   const Rows rows(900, 6);
@@ -1527,7 +1532,7 @@ TEST_F(ServiceTest, ARestartedServerServesExactlyWhatItAcknowledged) {
   auto start = [&] {
     client_.reset();
     server_.reset();  // a clean shutdown: snapshots what changed
-    ASSERT_NO_FATAL_FAILURE(StartTestServer({}, data_dir, &server_));
+    ASSERT_NO_FATAL_FAILURE(StartTestServer(options, data_dir, &server_));
     ClientOptions client_options;
     client_options.address = server_->address();
     client_ = std::make_unique<Client>(client_options);

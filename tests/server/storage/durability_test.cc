@@ -398,5 +398,86 @@ TEST_F(DurabilityTest, SnapshotsAndSyncsRunBesideLearningAndPredictions) {
   ExpectSameModel(Find("m")->model(), *reference, queries);
 }
 
+// Under the logged take-over rule a model's background work takes over
+// where its journal recorded it done (server/hosting/hosted_model.h,
+// RecordDoneWork) while it learns a Learn stream's samples, and at its
+// fixed counts in an Ingest batch: a model that crashed is recovered —
+// from a snapshot taken mid-stream and the journal after it, or from the
+// journal alone — exactly as it was, bit for bit. Fed by a Learn stream
+// alone, its learning never waited for its work.
+TEST_F(DurabilityTest, ALoggedModelTakesOverWhereItsJournalSays) {
+  const Stream stream = MakeStream(1600, 13);
+  const Stream queries = MakeStream(30, 14);
+  struct Logged {
+    const char* name;
+    MetricKind metric;
+    bool snapshot;
+  };
+  const std::vector<Logged> models = {
+      {"mlkr", MetricKind::kMlkr, true},
+      {"gw", MetricKind::kGradientWeights, false}};
+  for (const Logged& logged : models) {
+    ModelConfig config = BusyConfig(BaseConfig());
+    config.metric = logged.metric;
+    config.take_over = TakeOverRule::kLogged;
+    ASSERT_TRUE(registry_->Create(logged.name, config, {}).ok());
+  }
+  // A Learn stream in small writes, each carrying the records of the work
+  // found done since the one before; the second half of the stream has
+  // an Ingest batch of 100 every 200 samples.
+  for (std::size_t s = 0; s < stream.size();) {
+    if (s == 800) {
+      for (const Logged& logged : models) {
+        if (logged.snapshot) ASSERT_TRUE(Find(logged.name)->Snapshot().ok());
+      }
+    }
+    const bool ingest = s >= 800 && s % 200 == 0;
+    const std::size_t end = s + (ingest ? 100 : 20);
+    for (const Logged& logged : models) {
+      std::shared_ptr<HostedModel> model = Find(logged.name);
+      absl::StatusOr<ValidatedSamples> batch =
+          model->model().Validate(Slice(stream, s, end));
+      ASSERT_TRUE(batch.ok()) << batch.status();
+      absl::StatusOr<LearnOutcome> outcome =
+          model->Learn(*batch, nullptr, WriteOptions{.streamed = !ingest});
+      ASSERT_TRUE(outcome.ok()) << outcome.status();
+    }
+    if (s == 780) {
+      // The Learn stream's first half: learning never waited.
+      for (const Logged& logged : models) {
+        SCOPED_TRACE(logged.name);
+        std::shared_ptr<HostedModel> model = Find(logged.name);
+        const ModelStats stats = model->model().stats();
+        EXPECT_GT(stats.index_rebuilds, 2u);
+        EXPECT_GT(stats.metric_refreshes, 0u);
+        EXPECT_EQ(stats.rebuild_waits, 0u);
+        EXPECT_EQ(stats.refresh_waits, 0u);
+        EXPECT_EQ(model->background_work_waits().count(), 0u);
+      }
+    }
+    s = end;
+  }
+  std::vector<std::vector<Prediction>> before;
+  std::vector<ModelStats> stats_before;
+  for (const Logged& logged : models) {
+    SCOPED_TRACE(logged.name);
+    std::shared_ptr<HostedModel> model = Find(logged.name);
+    const ModelStats stats = model->model().stats();
+    before.push_back(PredictAll(model->model(), queries));
+    stats_before.push_back(stats);
+  }
+  Restart();
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    SCOPED_TRACE(models[m].name);
+    const Model& recovered = Find(models[m].name)->model();
+    ExpectSamePredictions(PredictAll(recovered, queries), before[m]);
+    const ModelStats stats = recovered.stats();
+    EXPECT_EQ(stats.samples_seen, stats_before[m].samples_seen);
+    EXPECT_EQ(stats.prequential_mse, stats_before[m].prequential_mse);
+    EXPECT_EQ(stats.index_rebuilds, stats_before[m].index_rebuilds);
+    EXPECT_EQ(stats.metric_refreshes, stats_before[m].metric_refreshes);
+  }
+}
+
 }  // namespace
 }  // namespace streamreg
