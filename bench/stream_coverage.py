@@ -11,9 +11,10 @@ answer_interval_coverage and answer_nmse): a figure the model reports of
 itself must match what the client measured.
 
 usage: bench/stream_coverage.py BUILD_DIR [--rows 2400] [--flags "--metric
-       gw ..."] [--server BINARY] [--json FILE]
+       gw ..."] [--server BINARY] [--server-flags "--take_over=..."]
+       [--json FILE]
   --server: another build's streamreg-server, measured with this build's
-  client (a before and after)
+  client (a before and after); --server-flags: the server's own flags
 """
 
 import argparse
@@ -43,6 +44,7 @@ def main():
     parser.add_argument("--flags", default="",
                         help='create options, e.g. "--metric gw"')
     parser.add_argument("--server")
+    parser.add_argument("--server-flags", default="")
     parser.add_argument("--json")
     args = parser.parse_args()
     sys.path.insert(0, os.path.join(args.build, "python"))
@@ -55,7 +57,7 @@ def main():
     X, Y = X[:args.rows], Y[:args.rows]
     server = RunningServer(
         args.server or os.path.join(args.build, "server/streamreg-server"),
-        metrics="")
+        metrics="", arguments=shlex.split(args.server_flags))
     try:
         with streamreg.Client(server.address) as client:
             client.create("sarcos", inputs=X.shape[1], targets=Y.shape[1],
@@ -84,7 +86,8 @@ def main():
     reported_nmse = (list(stats.answer_nmse) if stats.answers_sent
                      else [np.nan] * targets)
     print(f"SARCOS rows 1-{args.rows} streamed in order, "
-          f"flags '{args.flags}', intervals at {level:.0%}")
+          f"flags '{args.flags}', server flags '{args.server_flags}', "
+          f"intervals at {level:.0%}")
     print("| target | coverage received | reported | answers' nMSE received "
           "| reported |")
     print("|---|---|---|---|---|")
