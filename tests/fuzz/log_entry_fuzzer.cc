@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
         model = *std::move(made);
         break;
       }
-      case LogEntryKind::kSamples: {
+      case LogEntryKind::kSamples:
+      case LogEntryKind::kSamplesAtFixedCounts: {
         const std::vector<Sample> samples =
             entry.samples.samples(config.input_dim, config.target_names.size());
         for (const Sample& sample : samples) {
@@ -49,12 +50,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
           FUZZ_CHECK(sample.y.size() == config.target_names.size());
         }
         if (model != nullptr && model->samples_seen() < 64) {
-          static_cast<void>(model->Learn(samples));
+          static_cast<void>(
+              model->Learn(samples, nullptr,
+                           entry.kind == LogEntryKind::kSamplesAtFixedCounts
+                               ? BatchTakeOvers::kAtFixedCounts
+                               : BatchTakeOvers::kWhereRecorded));
         }
         break;
       }
       case LogEntryKind::kRefit:
         if (model != nullptr) static_cast<void>(model->Refit());
+        break;
+      case LogEntryKind::kTakeOver:
+        // Whatever key it names: a record of no running work changes
+        // nothing.
+        if (model != nullptr) {
+          static_cast<void>(model->ApplyTakeOverRecord(entry.take_over));
+        }
         break;
     }
   }

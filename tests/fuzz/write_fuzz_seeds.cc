@@ -108,8 +108,12 @@ void WriteJournalAndSnapshot(const fs::path& journal_dir,
     v1::ModelSpec spec = SmallSpec();
     spec.set_metric(metric);
     const std::string tag = v1::Metric_Name(metric);
+    ModelConfig config = *ConfigFromSpec(spec);
+    // MLKR's as a server makes models now: its Ingest batches are
+    // kSamplesAtFixedCountsRecord.
+    if (metric == v1::METRIC_MLKR) config.take_over = TakeOverRule::kLogged;
     absl::StatusOr<std::shared_ptr<HostedModel>> model =
-        registry.Create("m", *ConfigFromSpec(spec), {"a", "b", "c"});
+        registry.Create("m", config, {"a", "b", "c"});
     if (!model.ok()) {
       std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
       std::abort();
@@ -156,6 +160,14 @@ void WriteLogEntries(const fs::path& dir) {
         LengthPrefixed(EncodeCreateEntry(identity)) +
             LengthPrefixed(EncodeSamplesEntry(all.subspan(0, 8))) +
             LengthPrefixed(EncodeRefitEntry()) +
+            LengthPrefixed(EncodeSamplesEntry(all.subspan(8))));
+  identity.config.take_over = TakeOverRule::kLogged;
+  Write(dir / "create-samples-take-over",
+        LengthPrefixed(EncodeCreateEntry(identity)) +
+            LengthPrefixed(EncodeSamplesEntry(all.subspan(0, 8),
+                                              BatchTakeOvers::kAtFixedCounts)) +
+            LengthPrefixed(
+                EncodeTakeOverEntry({TakeOverKey::Work::kMlkrFit, 0, 9})) +
             LengthPrefixed(EncodeSamplesEntry(all.subspan(8))));
 }
 

@@ -428,7 +428,9 @@ TEST_F(DurabilityTest, ALoggedModelTakesOverWhereItsJournalSays) {
   for (std::size_t s = 0; s < stream.size();) {
     if (s == 800) {
       for (const Logged& logged : models) {
-        if (logged.snapshot) ASSERT_TRUE(Find(logged.name)->Snapshot().ok());
+        if (logged.snapshot) {
+          ASSERT_TRUE(Find(logged.name)->Snapshot().ok());
+        }
       }
     }
     const bool ingest = s >= 800 && s % 200 == 0;
