@@ -472,10 +472,19 @@ TEST_F(ClusterServerLoggedTakeOversTest,
       RendezvousOwners("logged", Addresses(), kReplicas);
   ASSERT_TRUE(WaitForHosts("logged", owners));
   const Rows rows(800, 23), queries(60, 24);
-  // Small writes, so that records land between them.
-  for (std::size_t s = 0; s < rows.size(); s += 20) {
-    ASSERT_NO_FATAL_FAILURE(
-        Ingest(*ServerAt(owners[0]), "logged", rows, s, s + 20));
+  // A Learn stream (an Ingest batch would take its work over at fixed
+  // counts): its samples go to the log a few at a time, with the
+  // take-over entries of the work the writer's replica found done between
+  // them.
+  {
+    std::unique_ptr<Client> client = ClientOf(*ServerAt(owners[0]));
+    std::unique_ptr<LearnSession> session = client->StartLearn("logged");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      absl::StatusOr<v1::LearnResponse> answer =
+          session->Learn(rows.input(i), rows.target(i), i + 1);
+      ASSERT_TRUE(answer.ok()) << answer.status();
+    }
+    ASSERT_TRUE(session->Close().ok());
   }
   std::vector<std::vector<double>> first;
   for (const std::string& owner : owners) {
@@ -498,6 +507,23 @@ TEST_F(ClusterServerLoggedTakeOversTest,
     EXPECT_GT(model->model().stats().index_rebuilds, 0u);
     EXPECT_GT(model->model().stats().metric_refreshes, 0u);
   }
+  // The log holds take-over entries among the samples (those compacted
+  // under a snapshot not counted).
+  const ModelLog log = LogStream("logged");
+  absl::StatusOr<ModelLog::Bounds> bounds =
+      Retried([&] { return log.StoredBounds(); });
+  ASSERT_TRUE(bounds.ok()) << bounds.status();
+  std::size_t take_overs = 0;
+  for (std::uint64_t sequence = bounds->first; sequence <= bounds->last;
+       ++sequence) {
+    absl::StatusOr<LogEntry> entry = log.Entry(sequence);
+    ASSERT_TRUE(entry.ok()) << entry.status();
+    take_overs +=
+        !entry->payload.empty() &&
+        static_cast<LogEntryKind>(entry->payload[0]) == LogEntryKind::kTakeOver;
+  }
+  EXPECT_GT(take_overs, 0u)
+      << "entries " << bounds->first << ".." << bounds->last;
 }
 
 // Servers that stop as a crashed one does, without a last snapshot: the
