@@ -462,28 +462,31 @@ std::function<bool()> PendingTakeOver(const ModelState& state,
 }
 
 std::vector<UnrecordedWork> UnrecordedTakeOvers(const ModelState& state) {
-  std::vector<UnrecordedWork> out;
-  if (state.config.take_over == TakeOverRule::kFixedCount) return out;
-  const auto add = [&](const TakeOverKey& key, bool done) {
-    if (!IsRecorded(state, key)) out.push_back({key, done});
-  };
+  std::vector<UnrecordedWork> running;
+  if (state.config.take_over == TakeOverRule::kFixedCount) return running;
   if (state.refresh.running()) {
-    add(RefreshKey(state), Known(state.refresh.result()));
+    running.push_back({RefreshKey(state), Known(state.refresh.result())});
   }
   if (state.mlkr_refresh.running()) {
-    add(MlkrKey(state), Known(state.mlkr_refresh.result()));
+    running.push_back({MlkrKey(state), Known(state.mlkr_refresh.result())});
   }
   if (state.random_refresh.running()) {
-    add(RandomBaseKey(state), state.random_refresh.Idle());
+    running.push_back({RandomBaseKey(state), state.random_refresh.Idle()});
   }
   if (state.gradient_index != nullptr && state.gradient_index->rebuilding()) {
-    add(GradientIndexKey(state), !state.gradient_index->RebuildStillBuilding());
+    running.push_back({GradientIndexKey(state),
+                       !state.gradient_index->RebuildStillBuilding()});
   }
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     const MetricIndex& index = *state.predictions[i].index;
     if (index.rebuilding()) {
-      add(PredictionIndexKey(state, i), !index.RebuildStillBuilding());
+      running.push_back(
+          {PredictionIndexKey(state, i), !index.RebuildStillBuilding()});
     }
+  }
+  std::vector<UnrecordedWork> out;
+  for (const UnrecordedWork& work : running) {
+    if (!IsRecorded(state, work.key)) out.push_back(work);
   }
   return out;
 }
