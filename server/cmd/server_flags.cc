@@ -126,6 +126,11 @@ ABSL_FLAG(std::uint64_t, cluster_snapshot_increment_samples, 10'000,
           "model's state and the samples since the snapshot before) after "
           "this many new samples, so that a crash leaves about this many to "
           "replay; 0: whole snapshots only");
+ABSL_FLAG(absl::Duration, learn_linger, absl::Milliseconds(2),
+          "under --sync=always, how long a Learn stream's sample waits for "
+          "others to share its fsync before it is logged (0 to 100ms; 0: "
+          "none). Answers do not wait for it; the durability reports and "
+          "learning do. (Cluster mode: --cluster_learn_linger.)");
 ABSL_FLAG(absl::Duration, cluster_learn_linger, absl::Milliseconds(2),
           "cluster mode: how long a Learn stream's sample waits for others "
           "to join its append to the model's log (fewer, larger appends: "
@@ -172,6 +177,7 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
   options.storage.snapshot_every_samples =
       absl::GetFlag(FLAGS_snapshot_every_samples);
   options.storage.snapshot_interval = absl::GetFlag(FLAGS_snapshot_interval);
+  options.storage.learn_linger = absl::GetFlag(FLAGS_learn_linger);
   options.storage.segment_bytes = absl::GetFlag(FLAGS_wal_segment_bytes);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -264,6 +270,8 @@ absl::Status CheckServerOptions(const ServerOptions& o) {
                                 std::uint64_t{1} << 40),
       CheckDuration("max_queue_delay", o.limits.max_queue_delay,
                     absl::ZeroDuration(), absl::Minutes(10)),
+      CheckDuration("learn_linger", o.storage.learn_linger,
+                    absl::ZeroDuration(), absl::Milliseconds(100)),
       CheckRange<std::uint64_t>("max_predictions_in_flight",
                                 o.limits.max_predictions_in_flight, 0,
                                 1'000'000),

@@ -36,6 +36,7 @@ ModelJournal::Options ModelStorage::JournalOptions() const {
   journal.sync = options_.sync;
   journal.segment_bytes = options_.segment_bytes;
   journal.fsync_latency = options_.fsync_latency;
+  journal.learn_linger = options_.learn_linger;
   return journal;
 }
 

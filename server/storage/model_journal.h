@@ -46,6 +46,9 @@ class ModelJournal {
     std::uint64_t segment_bytes = 64 << 20;
     // Where each fsync of the log is timed (none: not timed).
     LatencyHistogram* fsync_latency = nullptr;
+    // How long a Learn stream's group waits for more samples before it is
+    // appended, when each append is fsynced (learn_linger()).
+    absl::Duration learn_linger = absl::ZeroDuration();
   };
 
   // Creates the directory and its first segment holding the create record,
@@ -113,6 +116,16 @@ class ModelJournal {
   };
   Position position() const;
   std::uint64_t snapshot_lsn() const;
+  // How long a Learn stream's group of samples waits for others to join it
+  // before it is appended: under --sync=always, Options::learn_linger (an
+  // fsync costs this machine ~100 µs of CPU, and a 1 kHz arm's samples
+  // would otherwise each pay one); under --sync=interval none (an append
+  // costs no fsync).
+  absl::Duration learn_linger() const {
+    return options_.sync.mode == SyncPolicy::Mode::kAlways
+               ? options_.learn_linger
+               : absl::ZeroDuration();
+  }
   // Writes a snapshot covering the log up to position.lsn: `write` adds
   // its records (and counts them); then the files it replaces are removed.
   absl::Status WriteSnapshot(

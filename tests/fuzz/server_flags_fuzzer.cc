@@ -43,6 +43,7 @@ constexpr const char* kValueFlags[] = {
     "keepalive_time",
     "status_page",
     "cluster_learn_linger",
+    "learn_linger",
     "realtime_priority",
 };
 constexpr std::size_t kNumFlags = sizeof kValueFlags / sizeof kValueFlags[0];

@@ -373,7 +373,7 @@ for flag in "--max-message-bytes 0" "--drain-timeout -1s" \
   "--wal-segment-bytes 10" "--snapshot-interval 0s" "--max-models 0" \
   "--max-concurrent-streams 0" "--keepalive-time 1s" \
   "--max-predictions-in-flight 2000000" "--max-queue-delay 11m" \
-  "--realtime-priority 100"; do
+  "--realtime-priority 100" "--learn-linger 1s"; do
   status=0
   # shellcheck disable=SC2086  # the flag and its value are words
   "$server_bin" --listen 127.0.0.1:0 --data-dir "$work/range-data" $flag \
