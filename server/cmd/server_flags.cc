@@ -126,11 +126,13 @@ ABSL_FLAG(std::uint64_t, cluster_snapshot_increment_samples, 10'000,
           "model's state and the samples since the snapshot before) after "
           "this many new samples, so that a crash leaves about this many to "
           "replay; 0: whole snapshots only");
-ABSL_FLAG(absl::Duration, learn_linger, absl::Milliseconds(2),
-          "under --sync=always, how long a Learn stream's sample waits for "
-          "others to share its fsync before it is logged (0 to 100ms; 0: "
-          "none). Answers do not wait for it; the durability reports and "
-          "learning do. (Cluster mode: --cluster_learn_linger.)");
+ABSL_FLAG(absl::Duration, learn_linger, absl::Milliseconds(5),
+          "under --sync=always, how long a Learn stream's sample may wait "
+          "to be reported durable, so that the samples logged meanwhile "
+          "share one fsync (0 to 100ms; 0: an fsync per group). The sample "
+          "is logged and learned at once and its answer sent before; only "
+          "the durability report (durable_messages) waits. (Cluster mode: "
+          "--cluster_learn_linger.)");
 ABSL_FLAG(absl::Duration, cluster_learn_linger, absl::Milliseconds(2),
           "cluster mode: how long a Learn stream's sample waits for others "
           "to join its append to the model's log (fewer, larger appends: "

@@ -139,12 +139,39 @@ void HostedModel::LearnInGroup(LearnBatcher::Request request) {
         answer_errors_.Answer(&result.before, sample[0].y);
       done(std::move(result));
     };
+  } else {
+    // Learned at once, reported durable once the deferred sync that
+    // covers its record is (WriteOptions::sync_later).
+    request.done =
+        [this, done = std::move(request.done)](LearnBatcher::Result result) {
+          if (!result.status.ok() || !result.sync_deferred) {
+            done(std::move(result));
+            return;
+          }
+          ReportWhenSynced([done, result](const absl::Status& synced) mutable {
+            if (!synced.ok()) result.status = synced;
+            done(std::move(result));
+          });
+        };
   }
   // A message answered only once durable (predict) is written at once:
   // its stream sends the next only then, so no other would join it.
   const absl::Duration linger =
       request.predict ? absl::ZeroDuration() : write_log_->GroupLinger();
   if (learn_batcher_.Add(std::move(request))) DrainGroup(linger);
+}
+
+void HostedModel::ReportWhenSynced(DeferredSync::Report report) {
+  if (!deferred_sync_.Hold(std::move(report))) return;  // a sync is due
+  ModelJournal* const journal = this->journal();
+  const absl::Duration linger =
+      journal != nullptr ? journal->learn_linger() : absl::ZeroDuration();
+  writes_->PostUrgentAfter(linger, [self = shared_from_this()] {
+    self->deferred_sync_.Sync([&self] {
+      ModelJournal* const journal = self->journal();
+      return journal != nullptr ? journal->SyncIfDirty() : absl::OkStatus();
+    });
+  });
 }
 
 void HostedModel::DrainGroup(absl::Duration linger) {

@@ -19,6 +19,7 @@
 #include "core/model/model.h"
 #include "server/hosting/admission_gate.h"
 #include "server/hosting/answer_errors.h"
+#include "server/hosting/deferred_sync.h"
 #include "server/hosting/journal_log.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/hosting/learn_outcome.h"
@@ -348,6 +349,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // Schedules LearnBatcher::Drain on the write queue, after `linger`
   // (WriteLog::GroupLinger) for the samples that arrive meanwhile.
   void DrainGroup(absl::Duration linger);
+  // Gives `report` the status of the journal's next sync, run the
+  // journal's learn_linger after the first report held (DeferredSync).
+  void ReportWhenSynced(DeferredSync::Report report);
   // The model's prediction for each sample of `batch` as it stands, and
   // how stale each was (the cautious answers).
   absl::Status PredictBefore(const ValidatedSamples& batch,
@@ -377,6 +381,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   const absl::Time create_time_;
   const std::shared_ptr<SerialQueue> writes_;
   LearnBatcher learn_batcher_;
+  DeferredSync deferred_sync_;
   LearnStage learn_stage_;
   ModelWriter writer_;
   AdmissionGate queued_samples_;

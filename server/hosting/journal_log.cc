@@ -9,15 +9,20 @@ absl::StatusOr<LearnOutcome> JournalLog::AppendSamples(
       .announced = options.announced ? batch.size() : 0,
       .max_unlearned = options.streamed ? backlog_.streamed : backlog_.batches,
       .take_overs = options.take_overs};
-  return writer_->ApplySamples(
+  // Deferred only where a sync is due the linger later (HostedModel).
+  const bool defer_sync = options.sync_later && journal_ != nullptr &&
+                          journal_->learn_linger() > absl::ZeroDuration();
+  absl::StatusOr<LearnOutcome> outcome = writer_->ApplySamples(
       batch, apply,
-      [this, &options](std::uint64_t first_sequence,
-                       const ValidatedSamples& fresh) {
+      [this, &options, defer_sync](std::uint64_t first_sequence,
+                                   const ValidatedSamples& fresh) {
         return journal_ == nullptr
                    ? absl::OkStatus()
                    : journal_->AppendSamples(first_sequence, fresh.samples(),
-                                             options.take_overs);
+                                             options.take_overs, defer_sync);
       });
+  if (outcome.ok()) outcome->sync_deferred = defer_sync;
+  return outcome;
 }
 
 absl::Status JournalLog::AppendRefit(

@@ -43,10 +43,6 @@ class JournalLog : public WriteLog {
   // Records the deletion (fsynced) and has the writer refuse what follows.
   absl::Status AppendDelete();
 
-  absl::Duration GroupLinger() const override {
-    return journal_ != nullptr ? journal_->learn_linger()
-                               : absl::ZeroDuration();
-  }
   // Null: in memory only. The journal synchronizes itself.
   ModelJournal* journal() const { return journal_.get(); }
 

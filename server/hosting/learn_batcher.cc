@@ -30,6 +30,7 @@ LearnBatcher::Result Learned(const LearnOutcome& outcome, std::size_t i,
   LearnBatcher::Result result;
   result.sequence = outcome.sequence[i];
   result.duplicate = outcome.duplicate[i];
+  result.sync_deferred = outcome.sync_deferred;
   if (before != nullptr) {
     result.before = std::move(*before);
     result.learn_lag = outcome.learn_lag[i];
@@ -117,7 +118,11 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
   absl::StatusOr<LearnOutcome> outcome =
       batch.ok()
           ? write(*batch, predict ? &before : nullptr,
-                  {.deadline = deadline, .announced = true, .streamed = true})
+                  {.deadline = deadline,
+                   .announced = true,
+                   .streamed = true,
+                   // An answer waiting for durability is not kept waiting.
+                   .sync_later = !predict})
           : batch.status();
   if (!outcome.ok() && live.size() > 1) {
     // Refused as a whole (the sample limit, a failing disk): each alone,

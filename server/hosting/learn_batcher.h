@@ -39,6 +39,9 @@ class LearnBatcher {
     // The model's prediction for the sample (LearnOutcome), if asked for.
     Prediction before;
     absl::Duration learn_lag;
+    // Learned, and durable only once the log's deferred sync is
+    // (LearnOutcome::sync_deferred): its report waits for that.
+    bool sync_deferred = false;
   };
   struct Request {
     // One sample, checked where it arrived.

@@ -25,6 +25,11 @@ struct WriteOptions {
   // for Learn streams' samples, at fixed counts for Ingest batches — and
   // written in the log with the batch.
   BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded;
+  // The batch's durability reports may wait (no answer waits for them): a
+  // log that defers its fsync (a single server's journal under
+  // --learn-linger) appends the batch without one and says so
+  // (LearnOutcome::sync_deferred); the batch is learned at once either way.
+  bool sync_later = false;
 };
 
 // What learning one batch did.
@@ -41,6 +46,9 @@ struct LearnOutcome {
   // prediction had not learned (of those before it) had been acknowledged
   // (LearnStage::LagAfter).
   std::vector<absl::Duration> learn_lag;
+  // Appended (and applied) but not fsynced yet (WriteOptions::sync_later):
+  // durable once the log's next sync is (HostedModel's DeferredSync).
+  bool sync_deferred = false;
 };
 
 }  // namespace streamreg

@@ -54,9 +54,8 @@ class WriteLog {
   // every NATS node of the log and every replica's follower CPU time, and
   // a 1 kHz arm would otherwise be appended one or two samples at a time.
   // Answers do not wait for it (LearnReactor answers first); durability
-  // reports and learning do. A single server's journal waits
-  // --learn-linger under --sync=always, where each append costs an fsync
-  // (ModelJournal::learn_linger).
+  // reports and learning do. (A single server's journal appends at once
+  // and may defer the fsync instead: WriteOptions::sync_later.)
   virtual absl::Duration GroupLinger() const { return absl::ZeroDuration(); }
   // Whether a read the model cannot answer yet (no sample learned) should
   // wait here: OK; or go elsewhere — in cluster mode UNAVAILABLE naming

@@ -144,10 +144,13 @@ void LearnReactor::Logged(std::uint64_t number, bool answer_waits,
     if (!result.status.ok()) {
       write_failed_ = true;
       if (!end_.has_value()) {
-        end_ = WithMessage(result.status,
-                           absl::StrCat(MessageName(number),
-                                        ": sample not durable, not learned: ",
-                                        result.status.message()));
+        end_ = WithMessage(
+            result.status,
+            absl::StrCat(MessageName(number),
+                         result.sync_deferred
+                             ? ": sample learned, not durable: "
+                             : ": sample not durable, not learned: ",
+                         result.status.message()));
       }
     } else {
       durable_.MarkDurable(number);

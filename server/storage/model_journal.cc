@@ -263,13 +263,15 @@ absl::Status ModelJournal::Append(RecordType type, std::string payload,
 
 absl::Status ModelJournal::AppendSamples(std::uint64_t first_sequence,
                                          std::span<const Sample> samples,
-                                         BatchTakeOvers take_overs) {
+                                         BatchTakeOvers take_overs,
+                                         bool defer_sync) {
   std::string payload = EncodeSamples(0, first_sequence, samples);
   MutexLock lock(&mutex_);
-  return Append(
-      take_overs == BatchTakeOvers::kAtFixedCounts ? kSamplesAtFixedCountsRecord
-                                                   : kSamplesRecord,
-      std::move(payload), options_.sync.mode == SyncPolicy::Mode::kAlways);
+  return Append(take_overs == BatchTakeOvers::kAtFixedCounts
+                    ? kSamplesAtFixedCountsRecord
+                    : kSamplesRecord,
+                std::move(payload),
+                options_.sync.mode == SyncPolicy::Mode::kAlways && !defer_sync);
 }
 
 absl::Status ModelJournal::AppendRefit() {

@@ -46,8 +46,8 @@ class ModelJournal {
     std::uint64_t segment_bytes = 64 << 20;
     // Where each fsync of the log is timed (none: not timed).
     LatencyHistogram* fsync_latency = nullptr;
-    // How long a Learn stream's group waits for more samples before it is
-    // appended, when each append is fsynced (learn_linger()).
+    // How long a Learn stream's sample may wait to be reported durable,
+    // when each append is fsynced (learn_linger()).
     absl::Duration learn_linger = absl::ZeroDuration();
   };
 
@@ -93,10 +93,13 @@ class ModelJournal {
   // leaves the log failed — every later append returns that error — since
   // what reached the disk is then unknown.
   // A batch learned at fixed counts (BatchTakeOvers) is a
-  // kSamplesAtFixedCountsRecord.
+  // kSamplesAtFixedCountsRecord. With `defer_sync` not fsynced under
+  // --sync=always either: the caller has it synced later (SyncIfDirty)
+  // and reports it durable only then.
   absl::Status AppendSamples(
       std::uint64_t first_sequence, std::span<const Sample> samples,
-      BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded);
+      BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded,
+      bool defer_sync = false);
   absl::Status AppendRefit();
   // Never fsynced by itself: the samples the work takes over at come after
   // it, and their fsync (or the interval syncer's) makes it durable with
@@ -104,7 +107,8 @@ class ModelJournal {
   absl::Status AppendTakeOver(const TakeOverKey& key);
   // Always fsynced, whatever the policy.
   absl::Status AppendDelete();
-  // fsyncs what was appended since the last sync (the interval syncer).
+  // fsyncs what was appended since the last sync (the interval syncer, a
+  // deferred sync).
   absl::Status SyncIfDirty();
 
   // Where a snapshot captured now begins: the last lsn appended and the
@@ -116,11 +120,12 @@ class ModelJournal {
   };
   Position position() const;
   std::uint64_t snapshot_lsn() const;
-  // How long a Learn stream's group of samples waits for others to join it
-  // before it is appended: under --sync=always, Options::learn_linger (an
-  // fsync costs this machine ~100 µs of CPU, and a 1 kHz arm's samples
-  // would otherwise each pay one); under --sync=interval none (an append
-  // costs no fsync).
+  // How long a Learn stream's samples may wait to be reported durable, so
+  // that those of the meanwhile share one fsync (AppendSamples'
+  // defer_sync): under --sync=always, Options::learn_linger (an fsync costs
+  // this machine ~100 µs of CPU, which a 1 kHz arm's samples would
+  // otherwise each pay); under --sync=interval none (an append costs no
+  // fsync).
   absl::Duration learn_linger() const {
     return options_.sync.mode == SyncPolicy::Mode::kAlways
                ? options_.learn_linger

@@ -799,15 +799,16 @@ TEST_F(ServiceTest, TheAnswerDoesNotWaitForTheFsyncAndTheWatermarkFollows) {
   EXPECT_TRUE(first.has_prediction());
   EXPECT_EQ(first.learned(), 50u);
   EXPECT_EQ(first.durable_messages(), 0u);
-  // Its log record is written and waits in fsync.
+  // Its log record is written, without an fsync of its own: the deferred
+  // one (--learn-linger) comes and waits. The sample is learned meanwhile.
   ASSERT_NO_FATAL_FAILURE(WaitForOneSyncHeld(file_system));
+  hosted->CatchUp();
+  EXPECT_EQ(hosted->samples_learned(), 51u);
   v1::LearnResponse second;
   ASSERT_TRUE(call.Send(rows, 51));
   ASSERT_TRUE(call.Read(&second));  // the next tick, still not waiting
   EXPECT_EQ(second.durable_messages(), 0u);
-  // Sample 51 waited in the write path, 51 not yet learned either.
-  EXPECT_GE(second.unlearned(), 1u);
-  EXPECT_EQ(hosted->samples_learned(), 50u);  // learned only once durable
+  EXPECT_EQ(second.learned(), 51u);
 
   file_system.ReleaseSyncs();
   // Half-closed: the call ends OK once both are durable, the final
@@ -873,8 +874,9 @@ TEST_F(ServiceTest, ASampleThatCannotBeMadeDurableEndsTheStreamNamingIt) {
     file_system.append_error = 0;
   }
   EXPECT_EQ(NumSamples("m"), 51u);
-  // A failing fsync: what reached the disk is unknown, the log refuses
-  // every later write.
+  // A failing fsync (the deferred one, --learn-linger): the sample was
+  // logged and learned, and is reported not durable; what reached the disk
+  // is unknown, so the log refuses every later write.
   {
     file_system.sync_error = EIO;
     RawLearnCall call(*client_);
@@ -884,10 +886,19 @@ TEST_F(ServiceTest, ASampleThatCannotBeMadeDurableEndsTheStreamNamingIt) {
     EXPECT_EQ(call.DurableTrailer(), "0");
     EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
     EXPECT_THAT(status.message(),
-                HasSubstr("message 0: sample not durable, not learned"));
+                HasSubstr("message 0: sample learned, not durable"));
     file_system.sync_error = 0;
   }
-  EXPECT_EQ(NumSamples("m"), 51u);
+  EXPECT_EQ(NumSamples("m"), 52u);
+  {
+    RawLearnCall call(*client_);
+    ASSERT_TRUE(call.Send(rows, 53));
+    const absl::Status status = call.Finish();
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+    EXPECT_THAT(status.message(),
+                HasSubstr("message 0: sample not durable, not learned"));
+  }
+  EXPECT_EQ(NumSamples("m"), 52u);
   server_.reset();
 }
 

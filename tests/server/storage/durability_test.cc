@@ -307,6 +307,81 @@ TEST_F(DurabilityTest, LearnMessagesWaitingTogetherShareOneFsync) {
   EXPECT_EQ(Find("m")->model().samples_seen(), 50u);
 }
 
+// --learn-linger: a Learn stream's samples are logged and learned at once,
+// and those sent within the linger of the first (here 5, 10 ms apart,
+// within 2 s) share one fsync, each reported durable only after it; under
+// --sync=interval nothing waits (an append costs no fsync).
+TEST_F(DurabilityTest, StreamedSamplesAreLearnedAtOnceAndShareADeferredFsync) {
+  options_.learn_linger = absl::Seconds(2);
+  Restart();
+  const Stream stream = MakeStream(60, 3);
+  ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
+  std::shared_ptr<HostedModel> model = Find("m");
+  EXPECT_EQ(model->journal()->learn_linger(), absl::Seconds(2));
+  const int syncs_before = file_system_.file_syncs.load();
+  const std::vector<Sample> samples = Slice(stream, 0, 5);
+  std::atomic<int> durable = 0;
+  std::latch all_durable(5);
+  for (const Sample& sample : samples) {
+    model->LearnInGroup(
+        {.sample = *model->model().Validate({&sample, 1}),
+         .abandoned = {},
+         .done = [&](LearnBatcher::Result result) {
+           EXPECT_TRUE(result.status.ok());
+           EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 1);
+           ++durable;
+           all_durable.count_down();
+         }});
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  model->CatchUp();
+  EXPECT_EQ(model->model().samples_seen(), 5u);
+  EXPECT_EQ(durable.load(), 0);  // the fsync is still to come
+  EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 0);
+  all_durable.wait();
+  EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 1);
+  model.reset();
+  Restart();
+  EXPECT_EQ(Find("m")->model().samples_seen(), 5u);
+
+  options_.sync = SyncPolicy{.mode = SyncPolicy::Mode::kInterval,
+                             .interval = absl::Milliseconds(5)};
+  Restart();
+  EXPECT_EQ(Find("m")->journal()->learn_linger(), absl::ZeroDuration());
+}
+
+// A deferred fsync that fails: the samples it covered were learned and are
+// reported not durable with the disk's error, and the log refuses what
+// comes after (what reached the disk is unknown).
+TEST_F(DurabilityTest, AFailedDeferredFsyncReportsItsSamplesNotDurable) {
+  options_.learn_linger = absl::Milliseconds(20);
+  Restart();
+  const Stream stream = MakeStream(60, 3);
+  ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
+  std::shared_ptr<HostedModel> model = Find("m");
+  file_system_.sync_error = EIO;
+  const std::vector<Sample> samples = Slice(stream, 0, 3);
+  std::latch all_reported(3);
+  for (const Sample& sample : samples) {
+    model->LearnInGroup(
+        {.sample = *model->model().Validate({&sample, 1}),
+         .abandoned = {},
+         .done = [&](LearnBatcher::Result result) {
+           EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable)
+               << result.status;
+           EXPECT_TRUE(result.sync_deferred);
+           all_reported.count_down();
+         }});
+  }
+  all_reported.wait();
+  model->CatchUp();
+  EXPECT_EQ(model->model().samples_seen(), 3u);
+  const absl::Status after =
+      model->Learn(Slice(stream, 3, 4), nullptr).status();
+  EXPECT_EQ(after.code(), absl::StatusCode::kUnavailable) << after;
+  file_system_.sync_error = 0;
+}
+
 TEST_F(DurabilityTest, AFullOrFailingDiskRefusesWritesAndLosesNothing) {
   const Stream stream = MakeStream(400, 3);
   ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
