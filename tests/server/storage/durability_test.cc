@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <latch>
 #include <string>
 #include <thread>
@@ -28,6 +29,15 @@ namespace streamreg {
 namespace {
 
 using ::testing::HasSubstr;
+
+// Hands `sample` to its model's group commit, as a Learn stream's message
+// is; `done` gets its durability report.
+void LearnInGroup(HostedModel& model, const Sample& sample,
+                  std::function<void(LearnBatcher::Result)> done) {
+  model.LearnInGroup({.sample = *model.model().Validate({&sample, 1}),
+                      .abandoned = {},
+                      .done = std::move(done)});
+}
 namespace fs = std::filesystem;
 
 std::vector<std::string> FilesIn(const std::string& directory) {
@@ -284,13 +294,11 @@ TEST_F(DurabilityTest, LearnMessagesWaitingTogetherShareOneFsync) {
   std::atomic<int> answered = 0;
   std::latch all_answered(static_cast<std::ptrdiff_t>(samples.size()));
   for (const Sample& sample : samples) {
-    model->LearnInGroup({.sample = *model->model().Validate({&sample, 1}),
-                         .abandoned = {},
-                         .done = [&](LearnBatcher::Result result) {
-                           EXPECT_TRUE(result.status.ok());
-                           ++answered;
-                           all_answered.count_down();
-                         }});
+    LearnInGroup(*model, sample, [&](LearnBatcher::Result result) {
+      EXPECT_TRUE(result.status.ok());
+      ++answered;
+      all_answered.count_down();
+    });
   }
   const int syncs_before = file_system_.file_syncs.load();
   release.count_down();
@@ -323,15 +331,12 @@ TEST_F(DurabilityTest, StreamedSamplesAreLearnedAtOnceAndShareADeferredFsync) {
   std::atomic<int> durable = 0;
   std::latch all_durable(5);
   for (const Sample& sample : samples) {
-    model->LearnInGroup(
-        {.sample = *model->model().Validate({&sample, 1}),
-         .abandoned = {},
-         .done = [&](LearnBatcher::Result result) {
-           EXPECT_TRUE(result.status.ok());
-           EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 1);
-           ++durable;
-           all_durable.count_down();
-         }});
+    LearnInGroup(*model, sample, [&](LearnBatcher::Result result) {
+      EXPECT_TRUE(result.status.ok());
+      EXPECT_EQ(file_system_.file_syncs.load() - syncs_before, 1);
+      ++durable;
+      all_durable.count_down();
+    });
     absl::SleepFor(absl::Milliseconds(10));
   }
   model->CatchUp();
@@ -363,15 +368,12 @@ TEST_F(DurabilityTest, AFailedDeferredFsyncReportsItsSamplesNotDurable) {
   const std::vector<Sample> samples = Slice(stream, 0, 3);
   std::latch all_reported(3);
   for (const Sample& sample : samples) {
-    model->LearnInGroup(
-        {.sample = *model->model().Validate({&sample, 1}),
-         .abandoned = {},
-         .done = [&](LearnBatcher::Result result) {
-           EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable)
-               << result.status;
-           EXPECT_TRUE(result.sync_deferred);
-           all_reported.count_down();
-         }});
+    LearnInGroup(*model, sample, [&](LearnBatcher::Result result) {
+      EXPECT_EQ(result.status.code(), absl::StatusCode::kUnavailable)
+          << result.status;
+      EXPECT_TRUE(result.sync_deferred);
+      all_reported.count_down();
+    });
   }
   all_reported.wait();
   model->CatchUp();
