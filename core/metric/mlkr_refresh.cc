@@ -33,7 +33,9 @@ MlkrMap FitOne(const MlkrRefresh::Job& job, std::size_t target,
   // descent in a basin that more samples would leave. The lower objective
   // wins.
   absl::StatusOr<MlkrFit> fit =
-      FitMlkr(samples, InitialMlkrMap(samples), options);
+      start.known() && !job.also_from_initial_map
+          ? absl::InvalidArgumentError("not descended from the initial map")
+          : FitMlkr(samples, InitialMlkrMap(samples), options);
   if (start.known()) {
     absl::StatusOr<MlkrFit> onward = FitMlkr(samples, start.Square(d), options);
     if (onward.ok() && (!fit.ok() || onward->loss <= fit->loss)) {

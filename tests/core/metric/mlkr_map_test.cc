@@ -170,6 +170,48 @@ TEST(MlkrRefreshTest, FitsTheStridedStandardizedSamplesAsFitMlkrDoes) {
   EXPECT_NEAR(fitted[0].step(), fit->step, 1e-9 * fit->step);
 }
 
+// A known map's fit descends from the paper's initial map and from the map
+// (the lower objective wins), or, once the map is settled
+// (Job::also_from_initial_map false), from the map alone.
+TEST(MlkrRefreshTest, AKnownMapAlsoDescendsFromTheInitialMapUnlessSettled) {
+  const Rows rows = MakeRows(400);
+  MlkrRefresh::Job job = JobFor(rows);
+  // A poor start: the noise input x_2 weighs most.
+  MlkrMap poor;
+  poor.Install(3, {0.2, 0, 0, 0, 0.2, 0, 0, 0, 3.0}, 1.0);
+  job.start = {poor};
+  std::vector<double> x, y;
+  const double scale = 1.7 / std::sqrt(3.0);
+  for (std::size_t i = 0; i < 400; ++i) {
+    for (int k = 0; k < 3; ++k) x.push_back(rows.x[i * 3 + k] / scale);
+    y.push_back(rows.y[i]);
+  }
+  const MlkrSamples samples{400, 3, 1, x, y};
+  const absl::StatusOr<MlkrFit> onward =
+      FitMlkr(samples, poor.Square(3), job.options);
+  const absl::StatusOr<MlkrFit> initial =
+      FitMlkr(samples, InitialMlkrMap(samples), job.options);
+  ASSERT_TRUE(onward.ok());
+  ASSERT_TRUE(initial.ok());
+  // The descent from the poor map ends worse than the one from the initial
+  // map: the flag decides which map is fitted.
+  ASSERT_LT(initial->loss, onward->loss);
+  const auto expect_fit = [](const MlkrMap& map, const MlkrFit& fit) {
+    ASSERT_EQ(map.a().size(), fit.a.size());
+    for (std::size_t k = 0; k < fit.a.size(); ++k) {
+      EXPECT_NEAR(map.a()[k], fit.a[k], 1e-9 * Norm(fit.a)) << k;
+    }
+  };
+  job.also_from_initial_map = true;
+  expect_fit(MlkrRefresh::Run(job, rows.copy())[0],
+             onward->loss <= initial->loss ? *onward : *initial);
+  job.also_from_initial_map = false;
+  expect_fit(MlkrRefresh::Run(job, rows.copy())[0], *onward);
+  // An unknown map is fitted from the initial map whatever the flag says.
+  job.start = {MlkrMap()};
+  expect_fit(MlkrRefresh::Run(job, rows.copy())[0], *initial);
+}
+
 TEST(MlkrRefreshTest, FitsTheResidualsUnderTheLinearBase) {
   const Rows rows = MakeRows(800);
   // The base: the ridge fit of y on x, which takes the line 3 x_0.
