@@ -1,6 +1,7 @@
 #include "core/metric/mlkr_refresh.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace streamreg {
@@ -31,18 +32,18 @@ MlkrMap FitOne(const MlkrRefresh::Job& job, std::size_t target,
   // From the paper's initial map, and from where the map is: the objective
   // is not convex, and a map fitted early, to few samples, can hold the
   // descent in a basin that more samples would leave. The lower objective
-  // wins.
-  absl::StatusOr<MlkrFit> fit =
-      start.known() && !job.also_from_initial_map
-          ? absl::InvalidArgumentError("not descended from the initial map")
-          : FitMlkr(samples, InitialMlkrMap(samples), options);
-  if (start.known()) {
-    absl::StatusOr<MlkrFit> onward = FitMlkr(samples, start.Square(d), options);
-    if (onward.ok() && (!fit.ok() || onward->loss <= fit->loss)) {
-      fit = std::move(onward);
+  // wins. A settled map (Job::also_from_initial_map) descends alone.
+  std::optional<MlkrFit> fit;
+  const auto keep_if_lower = [&fit](absl::StatusOr<MlkrFit> candidate) {
+    if (candidate.ok() && (!fit.has_value() || candidate->loss <= fit->loss)) {
+      fit = *std::move(candidate);
     }
+  };
+  if (!start.known() || job.also_from_initial_map) {
+    keep_if_lower(FitMlkr(samples, InitialMlkrMap(samples), options));
   }
-  if (!fit.ok()) return start;
+  if (start.known()) keep_if_lower(FitMlkr(samples, start.Square(d), options));
+  if (!fit.has_value()) return start;
   MlkrMap map;
   map.Install(fit->rank, std::move(fit->a), fit->step);
   return map;
