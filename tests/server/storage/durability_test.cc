@@ -90,6 +90,13 @@ class DurabilityTest : public ::testing::Test {
     (*model)->CatchUp();
     return *model;
   }
+  // Model "m", on a server restarted with `linger` (--learn-linger).
+  std::shared_ptr<HostedModel> CreateLingering(absl::Duration linger) {
+    options_.learn_linger = linger;
+    Restart();
+    if (!registry_->Create("m", BaseConfig(), {}).ok()) return nullptr;
+    return Find("m");
+  }
   std::string ModelDirectory(const std::string& name) {
     return directory_ + "/models/" + name;
   }
@@ -320,11 +327,9 @@ TEST_F(DurabilityTest, LearnMessagesWaitingTogetherShareOneFsync) {
 // within 2 s) share one fsync, each reported durable only after it; under
 // --sync=interval nothing waits (an append costs no fsync).
 TEST_F(DurabilityTest, StreamedSamplesAreLearnedAtOnceAndShareADeferredFsync) {
-  options_.learn_linger = absl::Seconds(2);
-  Restart();
   const Stream stream = MakeStream(60, 3);
-  ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
-  std::shared_ptr<HostedModel> model = Find("m");
+  std::shared_ptr<HostedModel> model = CreateLingering(absl::Seconds(2));
+  ASSERT_NE(model, nullptr);
   EXPECT_EQ(model->journal()->learn_linger(), absl::Seconds(2));
   const int syncs_before = file_system_.file_syncs.load();
   const std::vector<Sample> samples = Slice(stream, 0, 5);
@@ -359,11 +364,9 @@ TEST_F(DurabilityTest, StreamedSamplesAreLearnedAtOnceAndShareADeferredFsync) {
 // reported not durable with the disk's error, and the log refuses what
 // comes after (what reached the disk is unknown).
 TEST_F(DurabilityTest, AFailedDeferredFsyncReportsItsSamplesNotDurable) {
-  options_.learn_linger = absl::Milliseconds(20);
-  Restart();
   const Stream stream = MakeStream(60, 3);
-  ASSERT_TRUE(registry_->Create("m", BaseConfig(), {}).ok());
-  std::shared_ptr<HostedModel> model = Find("m");
+  std::shared_ptr<HostedModel> model = CreateLingering(absl::Milliseconds(20));
+  ASSERT_NE(model, nullptr);
   file_system_.sync_error = EIO;
   const std::vector<Sample> samples = Slice(stream, 0, 3);
   std::latch all_reported(3);
