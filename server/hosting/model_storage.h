@@ -35,13 +35,13 @@ struct StorageOptions {
   // finish (SnapshotSchedule). Recovery replays at most about twice
   // snapshot_every_samples samples of log per model.
   std::uint64_t snapshot_every_samples = 100'000;
+  absl::Duration snapshot_interval = absl::Minutes(10);
+  // Where the logs' fsyncs are timed (none: not timed).
+  LatencyHistogram* fsync_latency = nullptr;
   // Under --sync=always, how long a Learn stream's sample may wait to be
   // reported durable, sharing an fsync with the samples of the meanwhile
   // (ModelJournal::learn_linger; 0: an fsync per group).
   absl::Duration learn_linger = absl::Milliseconds(5);
-  absl::Duration snapshot_interval = absl::Minutes(10);
-  // Where the logs' fsyncs are timed (none: not timed).
-  LatencyHistogram* fsync_latency = nullptr;
 };
 
 // The models of a data directory on disk (docs/storage.md):

@@ -122,10 +122,8 @@ class ModelJournal {
   std::uint64_t snapshot_lsn() const;
   // How long a Learn stream's samples may wait to be reported durable, so
   // that those of the meanwhile share one fsync (AppendSamples'
-  // defer_sync): under --sync=always, Options::learn_linger (an fsync costs
-  // this machine ~100 µs of CPU, which a 1 kHz arm's samples would
-  // otherwise each pay); under --sync=interval none (an append costs no
-  // fsync).
+  // defer_sync): under --sync=always, Options::learn_linger; under
+  // --sync=interval none (an append costs no fsync).
   absl::Duration learn_linger() const {
     return options_.sync.mode == SyncPolicy::Mode::kAlways
                ? options_.learn_linger
