@@ -16,7 +16,8 @@ namespace streamreg {
 // and then given that fsync's status. The samples are learned at once
 // meanwhile; only their reports wait, so that a 1 kHz arm's samples share
 // their fsyncs a few at a time without being learned any later.
-// Thread-safe.
+// Thread-safe; Sync may run beside appends (the journal fsyncs outside its
+// lock).
 class DeferredSync {
  public:
   using Report = std::function<void(const absl::Status& synced)>;

@@ -1,6 +1,7 @@
 #include "server/hosting/hosted_model.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -20,6 +21,7 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
       model_(std::move(model)),
       input_names_(std::move(input_names)),
       create_time_(create_time),
+      write_pool_(pools.writes),
       writes_(SerialQueue::Create(pools.writes)),
       learn_stage_(model_.get(), pools.learning),
       writer_(
@@ -166,12 +168,16 @@ void HostedModel::ReportWhenSynced(DeferredSync::Report report) {
   ModelJournal* const journal = this->journal();
   const absl::Duration linger =
       journal != nullptr ? journal->learn_linger() : absl::ZeroDuration();
-  writes_->PostUrgentAfter(linger, [self = shared_from_this()] {
-    self->deferred_sync_.Sync([&self] {
-      ModelJournal* const journal = self->journal();
-      return journal != nullptr ? journal->SyncIfDirty() : absl::OkStatus();
-    });
-  });
+  // On the pool, not the model's write queue: a slow fsync (an ext4
+  // journal commit can take tens of ms) holds no append behind it.
+  write_pool_->PostAt(
+      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(linger),
+      [self = shared_from_this()] {
+        self->deferred_sync_.Sync([&self] {
+          ModelJournal* const journal = self->journal();
+          return journal != nullptr ? journal->SyncIfDirty() : absl::OkStatus();
+        });
+      });
 }
 
 void HostedModel::DrainGroup(absl::Duration linger) {

@@ -379,6 +379,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   const std::unique_ptr<Model> model_;
   const std::vector<std::string> input_names_;
   const absl::Time create_time_;
+  // Runs the deferred fsyncs beside the write queue, not in it: appends go
+  // on meanwhile (ModelJournal::SyncIfDirty fsyncs outside its lock).
+  WorkerPool* const write_pool_;
   const std::shared_ptr<SerialQueue> writes_;
   LearnBatcher learn_batcher_;
   DeferredSync deferred_sync_;
