@@ -3,8 +3,9 @@
 # `streamreg bench learn --create --robots R --rate HZ --duration S` with the
 # model's metric (and any other create flags) as given, then what the server
 # spent: its CPU per learned sample, all threads together and by thread name
-# (from /proc/PID/task/*/stat, utime + stime, over the run alone), and the
-# model's figures (GetModel: the answers' error as the server counted them,
+# (from /proc/PID/task/*/stat, utime + stime, over the run alone), its
+# context switches per sample by thread name (/proc/PID/task/*/status; the
+# threads alive at the end), and the model's figures (GetModel: the answers' error as the server counted them,
 # the prequential and honest errors; /metrics: learning's waits at
 # take-overs, MLKR fits, index rebuilds).
 # Configurations alternate when RUNS > 1, so a slower minute of the machine
@@ -46,6 +47,20 @@ thread_ticks() {
   done | awk '{ticks[$1] += $2} END {for (n in ticks) print n, ticks[n]}' | sort
 }
 
+# Context switches (voluntary and not) per thread name of process $1, one
+# "name switches" a line: each is a thread put to sleep or preempted, and
+# woken again — the hand-offs a sample's path costs.
+thread_switches() {
+  local task
+  for task in /proc/"$1"/task/*; do
+    local comm switches
+    comm=$(cat "$task/comm" 2>/dev/null) || continue
+    switches=$(awk '/ctxt_switches/ {s += $2} END {print s + 0}' \
+      "$task/status" 2>/dev/null) || continue
+    echo "${comm// /_} $switches"
+  done | awk '{n[$1] += $2} END {for (t in n) print t, n[t]}' | sort
+}
+
 # Clock ticks of CPU of process $1, every thread it ever had (those that
 # ended too).
 process_ticks() {
@@ -68,12 +83,14 @@ for run in $(seq 1 "$runs"); do
     server_pid=$!
     addr=$(listening_address "$work/server.out" "$server_pid")
     thread_ticks "$server_pid" >"$work/before"
+    thread_switches "$server_pid" >"$work/switches_before"
     total_before=$(process_ticks "$server_pid")
     # shellcheck disable=SC2086  # the create flags are words
     "$cli" --server "$addr" bench learn --model arm --create \
       $flags --robots "$robots" --rate "$rate" --duration "$duration" \
       --json "$out/$name-$run.json" >"$out/$name-$run.txt"
     thread_ticks "$server_pid" >"$work/after"
+    thread_switches "$server_pid" >"$work/switches_after"
     total_after=$(process_ticks "$server_pid")
     "$cli" --server "$addr" info --model arm \
       >>"$out/$name-$run.txt"
@@ -94,6 +111,12 @@ print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
           {d = ($3 - $2) * 1e6 / hz / n; live += d; if (d > 0) printf "  %-18s %7.1f\n", $1, d}
           END {printf "  %-18s %7.1f\n", "threads that ended", all * 1e6 / hz / n - live
                printf "  %-18s %7.1f\n", "all threads", all * 1e6 / hz / n}'
+      echo "server context switches per learned sample, by thread name:"
+      join -a 2 -e 0 -o 0,1.2,2.2 "$work/switches_before" \
+        "$work/switches_after" |
+        awk -v n="$samples" '
+          {d = ($3 - $2) / n; all += d; if (d >= 0.005) printf "  %-18s %7.2f\n", $1, d}
+          END {printf "  %-18s %7.2f\n", "all live threads", all}'
     } >>"$out/$name-$run.txt"
     kill "$server_pid"
     wait "$server_pid" || true
