@@ -5,9 +5,10 @@
 # spent: its CPU per learned sample, all threads together and by thread name
 # (from /proc/PID/task/*/stat, utime + stime, over the run alone), its
 # context switches per sample by thread name (/proc/PID/task/*/status; the
-# threads alive at the end), and the model's figures (GetModel: the answers' error as the server counted them,
-# the prequential and honest errors; /metrics: learning's waits at
-# take-overs, MLKR fits, index rebuilds).
+# threads alive at the end), and the model's figures (GetModel: the
+# answers' error as the server counted them, the prequential and honest
+# errors; /metrics: learning's waits at take-overs, MLKR fits, index
+# rebuilds).
 # Configurations alternate when RUNS > 1, so a slower minute of the machine
 # does not fall on one of them. Writes each run's bench JSON and its text
 # report into OUT_DIR.
