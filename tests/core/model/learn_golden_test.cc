@@ -8,11 +8,10 @@
 //     STREAMREG_WRITE_GOLDEN=1 ./learn_golden_test
 // (writes tests/core/model/testdata/learn_golden.txt in the source tree).
 // Run, and recorded, with glibc's libm on its SSE2 code (ctest sets
-// GLIBC_TUNABLES so): the FMA code it selects on a CPU with FMA (exp
-// and the like) differs in the last bits, and an MLKR fit's descents carry
-// that far (rank-2 map entries 184.0
-// against 187.0 between two machines), so figures recorded on one CPU
-// would not hold on another.
+// GLIBC_TUNABLES so): the FMA code it selects on a CPU with FMA (exp and
+// the like) differs in the last bits, and an MLKR fit's descents carry that
+// far (rank-2 map entries 184.0 against 187.0 between two machines), so
+// figures recorded on one CPU would not hold on another.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
