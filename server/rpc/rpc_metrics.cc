@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "google/protobuf/descriptor.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
 #include "streamreg/v1/regression_service.grpc.pb.h"
 
@@ -143,10 +144,12 @@ class RpcMetricsInterceptorFactory
 RpcMetrics::RpcMetrics() {
   const google::protobuf::DescriptorPool* pool =
       google::protobuf::DescriptorPool::generated_pool();
-  for (const char* service_name : {v1::ModelService::service_full_name(),
-                                   v1::RegressionService::service_full_name(),
-                                   "grpc.reflection.v1alpha.ServerReflection",
-                                   "grpc.reflection.v1.ServerReflection"}) {
+  for (const char* service_name :
+       {v1::ModelService::service_full_name(),
+        v1::RegressionService::service_full_name(),
+        grpc::health::v1::Health::service_full_name(),
+        "grpc.reflection.v1alpha.ServerReflection",
+        "grpc.reflection.v1.ServerReflection"}) {
     const google::protobuf::ServiceDescriptor* service =
         pool->FindServiceByName(service_name);
     if (service == nullptr) continue;  // a reflection version not built in
@@ -155,9 +158,6 @@ RpcMetrics::RpcMetrics() {
       Add(service->full_name(), method.name(), TypeOf(method));
     }
   }
-  // gRPC's own health service has no descriptor in the pool.
-  Add("grpc.health.v1.Health", "Check", RpcType::UNARY);
-  Add("grpc.health.v1.Health", "Watch", RpcType::SERVER_STREAMING);
   for (RpcType type : {RpcType::UNARY, RpcType::CLIENT_STREAMING,
                        RpcType::SERVER_STREAMING, RpcType::BIDI_STREAMING}) {
     auto method = std::make_unique<Method>();

@@ -11,7 +11,6 @@
 #include "core/base/realtime_priority.h"
 #include "core/base/stoppable_sleep.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
-#include "grpcpp/health_check_service_interface.h"
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/listening_credentials.h"
 #include "server/rpc/status_report.h"
@@ -106,7 +105,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       server->registry_.get(), server->access_control_.get(),
       server->reads_pool_.get());
 
-  grpc::EnableDefaultHealthCheckService(true);
+  server->health_ = std::make_unique<HealthService>();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(o.listen, ListeningCredentials(o.tls),
@@ -116,6 +115,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   AddConnectionLimits(o, builder);
   builder.RegisterService(server->model_service_.get());
   builder.RegisterService(server->regression_service_.get());
+  builder.RegisterService(server->health_.get());
   if (!o.metrics_listen.empty()) {  // no metrics: calls skip the counting
     std::vector<
         std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
@@ -165,7 +165,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     if (!metrics_http.ok()) return metrics_http.status();
     server->metrics_http_ = *std::move(metrics_http);
   }
-  server->grpc_server_->GetHealthCheckService()->SetServingStatus(true);
+  server->health_->SetServing(true);
   if (!LoweredThreadsCanBeRaised()) {
     // Reads after what was acknowledged can then wait for an MLKR fit
     // lowered behind busy threads (deploy/README.md, "Priorities").
@@ -236,8 +236,9 @@ void Server::Shutdown() {
   spdlog::info("event=draining delay_s={} timeout_s={}",
                absl::ToDoubleSeconds(options_.drain_delay),
                absl::ToDoubleSeconds(options_.drain_timeout));
-  grpc_server_->GetHealthCheckService()->SetServingStatus(false);
+  health_->SetServing(false);
   absl::SleepFor(options_.drain_delay);
+  health_->Shutdown();  // its Watch calls end, and do not hold the drain
   const absl::Time drain_deadline = absl::Now() + options_.drain_timeout;
   // A cluster write still waiting for its replica's apply when the drain
   // times out (its client set no deadline, and the log cannot be read

@@ -12,6 +12,7 @@
 #include "server/hosting/model_registry.h"
 #include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
+#include "server/rpc/health_service.h"
 #include "server/rpc/model_service.h"
 #include "server/rpc/regression_service.h"
 #include "server/rpc/server_metrics.h"
@@ -87,6 +88,7 @@ class Server {
   std::unique_ptr<AccessControl> access_control_;
   std::unique_ptr<ModelService> model_service_;
   std::unique_ptr<RegressionService> regression_service_;
+  std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::Server> grpc_server_;
   // Last: stops (its scrapes read the registry) before anything goes.
   std::unique_ptr<MetricsHttpServer> metrics_http_;
