@@ -47,7 +47,7 @@ inline absl::Status WithMessage(const absl::Status& status,
 // How a server reactor ends when its stream ends (a read or write that
 // did not complete): OK when the client closed its side, CANCELLED when the
 // call was cancelled (deadline, client gone).
-inline grpc::Status StreamEndStatus(grpc::CallbackServerContext* context,
+inline grpc::Status StreamEndStatus(const grpc::ServerContextBase* context,
                                     bool write_failed = false) {
   if (write_failed || context->IsCancelled()) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled");

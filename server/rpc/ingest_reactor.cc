@@ -9,12 +9,12 @@
 
 namespace streamreg {
 
-IngestReactor::IngestReactor(grpc::CallbackServerContext* context,
-                             const ModelRegistry* registry,
+IngestReactor::IngestReactor(Call* call, const ModelRegistry* registry,
                              const AccessControl* access,
                              v1::IngestResponse* response)
-    : context_(context),
-      stream_(registry, access, *context, Permission::kWrite),
+    : StreamReactor(call),
+      context_(call->context()),
+      stream_(registry, access, *context_, Permission::kWrite),
       response_(response) {
   if (absl::Status status = stream_.Authenticate(); !status.ok()) {
     Finish(ToGrpcStatus(status));

@@ -5,6 +5,7 @@
 
 #include "grpcpp/grpcpp.h"
 #include "server/rpc/access_control.h"
+#include "server/rpc/async_stream_call.h"
 #include "server/rpc/model_stream.h"
 #include "streamreg/v1/regression_service.pb.h"
 
@@ -18,11 +19,11 @@ namespace streamreg {
 // learned. A batch beyond the model's or the server's limit on queued
 // samples ends the call at once with RESOURCE_EXHAUSTED and a retry hint.
 // Deletes itself when done.
-class IngestReactor final : public grpc::ServerReadReactor<v1::IngestRequest> {
+class IngestReactor final
+    : public ReadReactor<v1::IngestRequest, v1::IngestResponse> {
  public:
-  IngestReactor(grpc::CallbackServerContext* context,
-                const ModelRegistry* registry, const AccessControl* access,
-                v1::IngestResponse* response);
+  IngestReactor(Call* call, const ModelRegistry* registry,
+                const AccessControl* access, v1::IngestResponse* response);
 
   void OnReadDone(bool ok) override;
   void OnDone() override { delete this; }
@@ -31,7 +32,7 @@ class IngestReactor final : public grpc::ServerReadReactor<v1::IngestRequest> {
   void Learn(const std::shared_ptr<HostedModel>& model);
   void Fail(const absl::Status& status);
 
-  grpc::CallbackServerContext* context_;
+  grpc::ServerContext* const context_;
   ModelStream stream_;
   v1::IngestResponse* response_;
   v1::IngestRequest request_;

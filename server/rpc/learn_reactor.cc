@@ -32,11 +32,11 @@ std::string MessageName(std::uint64_t number) {
 
 }  // namespace
 
-LearnReactor::LearnReactor(grpc::CallbackServerContext* context,
-                           const ModelRegistry* registry,
+LearnReactor::LearnReactor(Call* call, const ModelRegistry* registry,
                            const AccessControl* access)
-    : context_(context),
-      stream_(registry, access, *context, Permission::kWrite) {
+    : StreamReactor(call),
+      context_(call->context()),
+      stream_(registry, access, *context_, Permission::kWrite) {
   if (absl::Status status = stream_.Authenticate(); !status.ok()) {
     {
       MutexLock lock(&mutex_);
@@ -63,7 +63,8 @@ void LearnReactor::OnReadDone(bool ok) {
     }
   }
   std::optional<v1::LearnResponse> answer;
-  absl::Status status = handle ? Accept(&answer) : absl::OkStatus();
+  std::optional<HandOn> hand_on;
+  absl::Status status = handle ? Accept(&answer, &hand_on) : absl::OkStatus();
   Step step;
   {
     MutexLock lock(&mutex_);
@@ -79,9 +80,17 @@ void LearnReactor::OnReadDone(bool ok) {
     }
   }
   if (step != Step::kNone) Take(step);
+  // After the answer's write started, so that it is not behind the hand-off
+  // (which wakes the model's write queue). The call cannot end meanwhile:
+  // it waits for the sample's report (in_commit_), and its write completes
+  // on this thread, after this returns.
+  if (hand_on.has_value()) {
+    hand_on->model->LearnInGroup(std::move(hand_on->request));
+  }
 }
 
-absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
+absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
+                                  std::optional<HandOn>* hand_on) {
   absl::StatusOr<std::shared_ptr<HostedModel>> found =
       stream_.Next(request_.model());
   if (!found.ok()) return found.status();
@@ -114,23 +123,23 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer) {
     ++in_commit_;
     awaiting_answer_ = answer_waits;
   }
-  // Handed on before the answer is written: once it is, the next message
-  // may be read, and its sample must come after this one.
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
-  model->LearnInGroup(
-      {.sample = *std::move(sample),
-       .predict = answer_waits,
-       .abandoned =
-           [this] {
-             MutexLock lock(&mutex_);
-             return write_failed_ || context_->IsCancelled();
-           },
-       .deadline = CallDeadline(*context_),
-       .done =
-           [this, number, answer_waits, ticket](LearnBatcher::Result result) {
-             ticket->Release();
-             Logged(number, answer_waits, std::move(result));
-           }});
+  hand_on->emplace(
+      HandOn{.model = model,
+             .request = {.sample = *std::move(sample),
+                         .predict = answer_waits,
+                         .abandoned =
+                             [this] {
+                               MutexLock lock(&mutex_);
+                               return write_failed_ || context_->IsCancelled();
+                             },
+                         .deadline = CallDeadline(*context_),
+                         .done =
+                             [this, number, answer_waits,
+                              ticket](LearnBatcher::Result result) {
+                               ticket->Release();
+                               Logged(number, answer_waits, std::move(result));
+                             }}});
   return absl::OkStatus();
 }
 

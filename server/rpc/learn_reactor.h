@@ -12,6 +12,7 @@
 #include "server/hosting/durability_watermark.h"
 #include "server/hosting/learn_batcher.h"
 #include "server/rpc/access_control.h"
+#include "server/rpc/async_stream_call.h"
 #include "server/rpc/model_stream.h"
 #include "streamreg/v1/regression_service.pb.h"
 
@@ -19,9 +20,12 @@ namespace streamreg {
 
 // One Learn call, the robot's loop, answer first: each message is
 // validated, predicted from the model as it stands and answered at once, on
-// the gRPC thread that read it; its sample is then handed to the model's
-// group commit (LearnBatcher), which makes it durable and has it learned in
-// order, off the response path. Every answer carries the stream's
+// the completion queue's thread that read it; its sample is handed to the
+// model's group commit (LearnBatcher) right after the answer's write has
+// started, and that makes it durable and has it learned in order, off the
+// response path. (The next message is read only once the answer is
+// written, on the same thread: the samples of a call reach the group commit
+// in order.) Every answer carries the stream's
 // durability watermark (DurabilityWatermark). A message that asks to be
 // answered only once durable (answer_when_durable) is answered from the
 // group commit instead, as before this was the default. The next message
@@ -34,10 +38,10 @@ namespace streamreg {
 // ends only when no sample of it is still in the group commit. Deletes
 // itself when done.
 class LearnReactor final
-    : public grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse> {
+    : public BidiReactor<v1::LearnRequest, v1::LearnResponse> {
  public:
-  LearnReactor(grpc::CallbackServerContext* context,
-               const ModelRegistry* registry, const AccessControl* access);
+  LearnReactor(Call* call, const ModelRegistry* registry,
+               const AccessControl* access);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -47,10 +51,16 @@ class LearnReactor final
   // What the call does next, decided under mutex_ and done outside it.
   enum class Step { kNone, kRead, kWrite, kFinish };
 
-  // Handles the message just read: hands its sample to the group commit
-  // and fills `answer` unless the answer waits for durability; the error
-  // that ends the call, if any.
-  absl::Status Accept(std::optional<v1::LearnResponse>* answer);
+  // A sample on its way to the group commit.
+  struct HandOn {
+    std::shared_ptr<HostedModel> model;
+    LearnBatcher::Request request;
+  };
+  // Handles the message just read: fills `answer` unless the answer waits
+  // for durability, and `hand_on` with its sample's request to the group
+  // commit; the error that ends the call, if any.
+  absl::Status Accept(std::optional<v1::LearnResponse>* answer,
+                      std::optional<HandOn>* hand_on);
   // The group commit's word on message `number`.
   void Logged(std::uint64_t number, bool answer_waits,
               LearnBatcher::Result result) ABSL_LOCKS_EXCLUDED(mutex_);
@@ -62,7 +72,7 @@ class LearnReactor final
   // fuzzer's UBSan caught a call of Take(kNone) on a deleted reactor).
   void Take(Step step) ABSL_LOCKS_EXCLUDED(mutex_);
 
-  grpc::CallbackServerContext* const context_;
+  grpc::ServerContext* const context_;
   // Used by the read callback only (one at a time).
   ModelStream stream_;
   v1::LearnRequest request_;

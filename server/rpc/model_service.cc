@@ -9,6 +9,7 @@
 #include "server/hosting/parked_read.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
+#include "server/rpc/listen_for_calls.h"
 #include "server/rpc/refit_reactor.h"
 #include "server/rpc/spec_conversion.h"
 #include "server/rpc/wire_conversion.h"
@@ -19,18 +20,16 @@ namespace {
 
 constexpr std::size_t kMaxPageSize = 1000;
 
-grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
-                                 const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+void Answer(UnaryReactor* reactor, grpc::ServerContext* context,
+            const absl::Status& status) {
   reactor->Finish(ToGrpcStatus(status, *context));
-  return reactor;
 }
 
 // Answers an admitted read with `read()` — or CANCELLED, without reading,
 // for a call cancelled while its read was parked (no wait for learning on
 // a thread now) — and gives back its admission.
-void FinishRead(grpc::ServerUnaryReactor* reactor,
-                grpc::CallbackServerContext* context, AdmissionTicket& ticket,
+void FinishRead(UnaryReactor* reactor, grpc::ServerContext* context,
+                AdmissionTicket& ticket,
                 const std::function<absl::Status()>& read) {
   const absl::Status status =
       context->IsCancelled() ? absl::CancelledError("call cancelled") : read();
@@ -100,7 +99,7 @@ absl::Status ModelService::CreateInCluster(const std::string& name,
 }
 
 absl::StatusOr<std::shared_ptr<HostedModel>> ModelService::FindAuthorized(
-    const grpc::CallbackServerContext& context, const std::string& name,
+    const grpc::ServerContext& context, const std::string& name,
     Permission permission) const {
   if (absl::Status status =
           access_->AuthorizeModel(context, name, "name", permission);
@@ -110,31 +109,35 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelService::FindAuthorized(
   return registry_->Find(name);
 }
 
-grpc::ServerUnaryReactor* ModelService::CreateModel(
-    grpc::CallbackServerContext* context, const v1::CreateModelRequest* request,
-    v1::Model* response) {
-  absl::Status status = access_->AuthorizeModel(*context, request->name(),
-                                                "name", Permission::kAdmin);
-  if (status.ok()) status = Create(*request, response);
-  return Answer(context, status);
+void ModelService::CreateModel(grpc::ServerContext* context,
+                               const v1::CreateModelRequest* request,
+                               v1::Model* response, UnaryReactor* reactor) {
+  // Off the completion queue's thread: the create record is fsynced (in
+  // cluster mode, written to the cluster's log) before the answer.
+  reads_->Post([this, context, request, response, reactor] {
+    absl::Status status = access_->AuthorizeModel(*context, request->name(),
+                                                  "name", Permission::kAdmin);
+    if (status.ok()) status = Create(*request, response);
+    Answer(reactor, context, status);
+  });
 }
 
-grpc::ServerUnaryReactor* ModelService::GetModel(
-    grpc::CallbackServerContext* context, const v1::GetModelRequest* request,
-    v1::Model* response) {
-  return AnswerFigures(
-      context, request->name(),
-      [response](const HostedModel& model, const ReadAfter& figures) {
-        ModelToWire(model, figures, response);
-      });
+void ModelService::GetModel(grpc::ServerContext* context,
+                            const v1::GetModelRequest* request,
+                            v1::Model* response, UnaryReactor* reactor) {
+  AnswerFigures(context, reactor, request->name(),
+                [response](const HostedModel& model, const ReadAfter& figures) {
+                  ModelToWire(model, figures, response);
+                });
 }
 
-grpc::ServerUnaryReactor* ModelService::AnswerFigures(
-    grpc::CallbackServerContext* context, const std::string& name,
+void ModelService::AnswerFigures(
+    grpc::ServerContext* context, UnaryReactor* reactor,
+    const std::string& name,
     std::function<void(const HostedModel&, const ReadAfter&)> write) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
       FindAuthorized(*context, name, Permission::kRead);
-  if (!hosted.ok()) return Answer(context, hosted.status());
+  if (!hosted.ok()) return Answer(reactor, context, hosted.status());
   const std::shared_ptr<HostedModel> model = *std::move(hosted);
   const ReadAfter figures = model->PinAcknowledged(
       {.deadline = FiguresAnswerBy(CallDeadline(*context))});
@@ -143,8 +146,7 @@ grpc::ServerUnaryReactor* ModelService::AnswerFigures(
     return absl::OkStatus();
   };
   absl::StatusOr<AdmissionTicket> admitted = registry_->AdmitRead(model.get());
-  if (!admitted.ok()) return Answer(context, admitted.status());
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!admitted.ok()) return Answer(reactor, context, admitted.status());
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
   PostRead(*reads_, {.reads = {{model, figures}},
                      .abandoned = [context] { return context->IsCancelled(); },
@@ -153,7 +155,6 @@ grpc::ServerUnaryReactor* ModelService::AnswerFigures(
                          [reactor, context, ticket, read = std::move(read)] {
                            FinishRead(reactor, context, *ticket, read);
                          }});
-  return reactor;
 }
 
 absl::Status ModelService::List(const CallerRights& rights,
@@ -238,14 +239,14 @@ absl::Status ModelService::ListCluster(const CallerRights& rights,
   return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* ModelService::ListModels(
-    grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
-    v1::ListModelsResponse* response) {
+void ModelService::ListModels(grpc::ServerContext* context,
+                              const v1::ListModelsRequest* request,
+                              v1::ListModelsResponse* response,
+                              UnaryReactor* reactor) {
   absl::StatusOr<CallerRights> rights = access_->Authenticate(*context);
-  if (!rights.ok()) return Answer(context, rights.status());
+  if (!rights.ok()) return Answer(reactor, context, rights.status());
   absl::StatusOr<AdmissionTicket> admitted = registry_->AdmitRead(nullptr);
-  if (!admitted.ok()) return Answer(context, admitted.status());
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (!admitted.ok()) return Answer(reactor, context, admitted.status());
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
   // Listed on a reads thread (in cluster mode the placements may be read
   // from the cluster), then parked while a model of the page is still to
@@ -276,42 +277,73 @@ grpc::ServerUnaryReactor* ModelService::ListModels(
                     });
                   }});
   });
-  return reactor;
 }
 
-grpc::ServerUnaryReactor* ModelService::DeleteModel(
-    grpc::CallbackServerContext* context, const v1::DeleteModelRequest* request,
-    v1::DeleteModelResponse* /*response*/) {
-  absl::Status status = access_->AuthorizeModel(*context, request->name(),
-                                                "name", Permission::kAdmin);
-  if (status.ok() && cluster_mode_) {
-    absl::StatusOr<ClusterNode*> cluster = Cluster();
-    status =
-        cluster.ok() ? (*cluster)->Delete(request->name()) : cluster.status();
-  } else if (status.ok()) {
-    status = registry_->Delete(request->name());
-  }
-  if (status.ok()) {
-    spdlog::info("event=model_deleted model={}", request->name());
-  }
-  return Answer(context, status);
+void ModelService::DeleteModel(grpc::ServerContext* context,
+                               const v1::DeleteModelRequest* request,
+                               v1::DeleteModelResponse* /*response*/,
+                               UnaryReactor* reactor) {
+  // Off the completion queue's thread: the delete is logged (in cluster
+  // mode, through the cluster's log) before the answer.
+  reads_->Post([this, context, request, reactor] {
+    absl::Status status = access_->AuthorizeModel(*context, request->name(),
+                                                  "name", Permission::kAdmin);
+    if (status.ok() && cluster_mode_) {
+      absl::StatusOr<ClusterNode*> cluster = Cluster();
+      status =
+          cluster.ok() ? (*cluster)->Delete(request->name()) : cluster.status();
+    } else if (status.ok()) {
+      status = registry_->Delete(request->name());
+    }
+    if (status.ok()) {
+      spdlog::info("event=model_deleted model={}", request->name());
+    }
+    Answer(reactor, context, status);
+  });
 }
 
-grpc::ServerUnaryReactor* ModelService::GetMetric(
-    grpc::CallbackServerContext* context, const v1::GetMetricRequest* request,
-    v1::MetricReport* response) {
-  return AnswerFigures(
-      context, request->name(),
-      [response](const HostedModel& model, const ReadAfter& figures) {
-        MetricToWire(model, figures, response);
-      });
+void ModelService::GetMetric(grpc::ServerContext* context,
+                             const v1::GetMetricRequest* request,
+                             v1::MetricReport* response,
+                             UnaryReactor* reactor) {
+  AnswerFigures(context, reactor, request->name(),
+                [response](const HostedModel& model, const ReadAfter& figures) {
+                  MetricToWire(model, figures, response);
+                });
 }
 
-grpc::ServerWriteReactor<v1::RefitProgress>* ModelService::Refit(
-    grpc::CallbackServerContext* context, const v1::RefitRequest* request) {
+RefitReactor* ModelService::Refit(RefitReactor::Call* call,
+                                  const v1::RefitRequest* request) {
   absl::StatusOr<std::shared_ptr<HostedModel>> hosted =
-      FindAuthorized(*context, request->name(), Permission::kAdmin);
-  return new RefitReactor(std::move(hosted), CallDeadline(*context));
+      FindAuthorized(*call->context(), request->name(), Permission::kAdmin);
+  return new RefitReactor(call, std::move(hosted),
+                          CallDeadline(*call->context()));
+}
+
+void ModelService::Listen(CompletionQueueThread* thread) {
+  using Async = v1::ModelService::AsyncService;
+  Async* async = &async_;
+  auto unary = [this](auto handler) {
+    return [this, handler](grpc::ServerContext* context, const auto* request,
+                           auto* response, UnaryReactor* reactor) {
+      (this->*handler)(context, request, response, reactor);
+    };
+  };
+  ListenForCalls(thread, async, &Async::RequestCreateModel,
+                 unary(&ModelService::CreateModel));
+  ListenForCalls(thread, async, &Async::RequestGetModel,
+                 unary(&ModelService::GetModel));
+  ListenForCalls(thread, async, &Async::RequestListModels,
+                 unary(&ModelService::ListModels));
+  ListenForCalls(thread, async, &Async::RequestDeleteModel,
+                 unary(&ModelService::DeleteModel));
+  ListenForCalls(thread, async, &Async::RequestGetMetric,
+                 unary(&ModelService::GetMetric));
+  ListenForCalls(
+      thread, async, &Async::RequestRefit,
+      [this](RefitReactor::Call* call, const v1::RefitRequest* request) {
+        return Refit(call, request);
+      });
 }
 
 }  // namespace streamreg

@@ -13,19 +13,24 @@
 #include "server/hosting/read_after.h"
 #include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
+#include "server/rpc/async_unary_call.h"
+#include "server/rpc/completion_queue_thread.h"
+#include "server/rpc/refit_reactor.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
 
 namespace streamreg {
 
 // streamreg.v1.ModelService: translates requests into ModelRegistry and
-// HostedModel calls and their results into responses. Unary calls answer
-// on gRPC's thread (they take microseconds) but for the reads that wait
-// for learning (AnswerFigures); Refit runs on the model's write queue
+// HostedModel calls and their results into responses, served through the
+// server's completion queue (Listen). Reads answer on the queue's thread
+// (they take microseconds) but for those that wait for learning
+// (AnswerFigures); CreateModel and DeleteModel, which wait for the log,
+// run on the reads pool; Refit runs on the model's write queue
 // (RefitReactor). Every call is checked by the AccessControl:
 // CreateModel, DeleteModel and Refit need admin permission on the model,
 // GetModel and GetMetric read; ListModels lists the models the caller may
 // read.
-class ModelService final : public v1::ModelService::CallbackService {
+class ModelService final {
  public:
   // In cluster mode, models are created and deleted through the cluster
   // (JoinedCluster); until the server has joined, those calls are
@@ -46,28 +51,31 @@ class ModelService final : public v1::ModelService::CallbackService {
     cluster_.store(cluster, std::memory_order_release);
   }
 
-  grpc::ServerUnaryReactor* CreateModel(grpc::CallbackServerContext* context,
-                                        const v1::CreateModelRequest* request,
-                                        v1::Model* response) override;
-  grpc::ServerUnaryReactor* GetModel(grpc::CallbackServerContext* context,
-                                     const v1::GetModelRequest* request,
-                                     v1::Model* response) override;
-  grpc::ServerUnaryReactor* ListModels(
-      grpc::CallbackServerContext* context,
-      const v1::ListModelsRequest* request,
-      v1::ListModelsResponse* response) override;
-  grpc::ServerUnaryReactor* DeleteModel(
-      grpc::CallbackServerContext* context,
-      const v1::DeleteModelRequest* request,
-      v1::DeleteModelResponse* response) override;
-  grpc::ServerUnaryReactor* GetMetric(grpc::CallbackServerContext* context,
-                                      const v1::GetMetricRequest* request,
-                                      v1::MetricReport* response) override;
-  grpc::ServerWriteReactor<v1::RefitProgress>* Refit(
-      grpc::CallbackServerContext* context,
-      const v1::RefitRequest* request) override;
+  // The service to register with the gRPC server's builder.
+  grpc::Service* service() { return &async_; }
+  // Listens for calls of every method on `thread`'s queue, once the server
+  // is started.
+  void Listen(CompletionQueueThread* thread);
 
  private:
+  void CreateModel(grpc::ServerContext* context,
+                   const v1::CreateModelRequest* request, v1::Model* response,
+                   UnaryReactor* reactor);
+  void GetModel(grpc::ServerContext* context,
+                const v1::GetModelRequest* request, v1::Model* response,
+                UnaryReactor* reactor);
+  void ListModels(grpc::ServerContext* context,
+                  const v1::ListModelsRequest* request,
+                  v1::ListModelsResponse* response, UnaryReactor* reactor);
+  void DeleteModel(grpc::ServerContext* context,
+                   const v1::DeleteModelRequest* request,
+                   v1::DeleteModelResponse* response, UnaryReactor* reactor);
+  void GetMetric(grpc::ServerContext* context,
+                 const v1::GetMetricRequest* request,
+                 v1::MetricReport* response, UnaryReactor* reactor);
+  RefitReactor* Refit(RefitReactor::Call* call,
+                      const v1::RefitRequest* request);
+
   absl::Status Create(const v1::CreateModelRequest& request,
                       v1::Model* response);
   // A page of the models: those hosted here into *here, pinned at what
@@ -87,7 +95,7 @@ class ModelService final : public v1::ModelService::CallbackService {
   // The model a call names in its `name` field, if the call may do
   // `permission` with it.
   absl::StatusOr<std::shared_ptr<HostedModel>> FindAuthorized(
-      const grpc::CallbackServerContext& context, const std::string& name,
+      const grpc::ServerContext& context, const std::string& name,
       Permission permission) const;
 
   // Cluster mode's create and delete.
@@ -101,8 +109,9 @@ class ModelService final : public v1::ModelService::CallbackService {
   // read admitted and answered by `write` on reads_ (or refused at once).
   // It counts in its model's limit too, and is parked while it would wait
   // for learning (PostRead).
-  grpc::ServerUnaryReactor* AnswerFigures(
-      grpc::CallbackServerContext* context, const std::string& name,
+  void AnswerFigures(
+      grpc::ServerContext* context, UnaryReactor* reactor,
+      const std::string& name,
       std::function<void(const HostedModel&, const ReadAfter&)> write);
 
   ModelRegistry* registry_;
@@ -111,6 +120,7 @@ class ModelService final : public v1::ModelService::CallbackService {
   const bool cluster_mode_;
   const TakeOverRule take_over_;
   std::atomic<ClusterNode*> cluster_{nullptr};
+  v1::ModelService::AsyncService async_;
 };
 
 }  // namespace streamreg

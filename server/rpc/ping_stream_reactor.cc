@@ -4,9 +4,9 @@
 
 namespace streamreg {
 
-PingStreamReactor::PingStreamReactor(grpc::CallbackServerContext* context,
+PingStreamReactor::PingStreamReactor(Call* call,
                                      const absl::Status& authentication)
-    : context_(context) {
+    : StreamReactor(call), context_(call->context()) {
   if (!authentication.ok()) {
     Finish(ToGrpcStatus(authentication));
     return;

@@ -3,6 +3,7 @@
 
 #include "absl/status/status.h"
 #include "grpcpp/grpcpp.h"
+#include "server/rpc/async_stream_call.h"
 #include "streamreg/v1/regression_service.pb.h"
 
 namespace streamreg {
@@ -11,18 +12,17 @@ namespace streamreg {
 // same read → write rhythm as PredictStream (the streaming baseline of
 // `streamreg bench`). Deletes itself when done.
 class PingStreamReactor final
-    : public grpc::ServerBidiReactor<v1::PingRequest, v1::PingResponse> {
+    : public BidiReactor<v1::PingRequest, v1::PingResponse> {
  public:
   // Ends at once with `authentication` if it is not OK.
-  PingStreamReactor(grpc::CallbackServerContext* context,
-                    const absl::Status& authentication);
+  PingStreamReactor(Call* call, const absl::Status& authentication);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnDone() override { delete this; }
 
  private:
-  grpc::CallbackServerContext* context_;
+  grpc::ServerContext* const context_;
   v1::PingRequest request_;
   v1::PingResponse response_;
 };

@@ -61,13 +61,14 @@ absl::Status AnswerPredict(const HostedModel& model,
   return absl::OkStatus();
 }
 
-PredictStreamReactor::PredictStreamReactor(grpc::CallbackServerContext* context,
+PredictStreamReactor::PredictStreamReactor(Call* call,
                                            const ModelRegistry* registry,
                                            const AccessControl* access,
                                            WorkerPool* predictions)
-    : context_(context),
+    : StreamReactor(call),
+      context_(call->context()),
       predictions_(predictions),
-      stream_(registry, access, *context, Permission::kRead) {
+      stream_(registry, access, *context_, Permission::kRead) {
   if (absl::Status status = stream_.Authenticate(); !status.ok()) {
     Finish(ToGrpcStatus(status));
     return;

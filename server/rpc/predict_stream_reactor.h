@@ -6,6 +6,7 @@
 #include "server/hosting/read_after.h"
 #include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
+#include "server/rpc/async_stream_call.h"
 #include "server/rpc/model_stream.h"
 #include "streamreg/v1/regression_service.pb.h"
 
@@ -30,10 +31,9 @@ absl::Status AnswerPredict(const HostedModel& model,
 // once the answer is written. A bad request ends the call with its error.
 // Deletes itself when done.
 class PredictStreamReactor final
-    : public grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse> {
+    : public BidiReactor<v1::PredictRequest, v1::PredictResponse> {
  public:
-  PredictStreamReactor(grpc::CallbackServerContext* context,
-                       const ModelRegistry* registry,
+  PredictStreamReactor(Call* call, const ModelRegistry* registry,
                        const AccessControl* access, WorkerPool* predictions);
 
   void OnReadDone(bool ok) override;
@@ -45,7 +45,7 @@ class PredictStreamReactor final
   // writes or finishes.
   void Answer(const HostedModel& model, const ReadAfter& after);
 
-  grpc::CallbackServerContext* context_;
+  grpc::ServerContext* const context_;
   WorkerPool* predictions_;
   ModelStream stream_;
   v1::PredictRequest request_;

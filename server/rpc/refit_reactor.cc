@@ -10,9 +10,10 @@
 
 namespace streamreg {
 
-RefitReactor::RefitReactor(absl::StatusOr<std::shared_ptr<HostedModel>> model,
+RefitReactor::RefitReactor(Call* call,
+                           absl::StatusOr<std::shared_ptr<HostedModel>> model,
                            absl::Time deadline)
-    : deadline_(deadline) {
+    : StreamReactor(call), deadline_(deadline) {
   if (!model.ok()) {
     finished_ = true;
     Finish(ToGrpcStatus(model.status()));

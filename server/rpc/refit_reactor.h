@@ -10,6 +10,7 @@
 #include "core/base/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "server/hosting/hosted_model.h"
+#include "server/rpc/async_stream_call.h"
 #include "streamreg/v1/model_service.pb.h"
 
 namespace streamreg {
@@ -19,12 +20,13 @@ namespace streamreg {
 // so only the latest is kept while a write is in flight; the final message
 // (done == total, with the new stats) is always sent. The refit completes
 // even if the call is cancelled. Deletes itself when done.
-class RefitReactor final : public grpc::ServerWriteReactor<v1::RefitProgress> {
+class RefitReactor final
+    : public WriteReactor<v1::RefitRequest, v1::RefitProgress> {
  public:
   // NOT_FOUND (or any error) in `model` finishes the call at once.
   // `deadline`: the call's (CallDeadline), which a cluster model's refit
   // waits for this replica's apply until at most.
-  RefitReactor(absl::StatusOr<std::shared_ptr<HostedModel>> model,
+  RefitReactor(Call* call, absl::StatusOr<std::shared_ptr<HostedModel>> model,
                absl::Time deadline);
 
   void OnWriteDone(bool ok) override;

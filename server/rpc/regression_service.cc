@@ -5,25 +5,16 @@
 #include "server/rpc/grpc_status.h"
 #include "server/rpc/ingest_reactor.h"
 #include "server/rpc/learn_reactor.h"
+#include "server/rpc/listen_for_calls.h"
 #include "server/rpc/ping_stream_reactor.h"
 #include "server/rpc/predict_stream_reactor.h"
 
 namespace streamreg {
 
-grpc::ServerReadReactor<v1::IngestRequest>* RegressionService::Ingest(
-    grpc::CallbackServerContext* context, v1::IngestResponse* response) {
-  return new IngestReactor(context, registry_, access_, response);
-}
-
-grpc::ServerBidiReactor<v1::LearnRequest, v1::LearnResponse>*
-RegressionService::Learn(grpc::CallbackServerContext* context) {
-  return new LearnReactor(context, registry_, access_);
-}
-
-grpc::ServerUnaryReactor* RegressionService::Predict(
-    grpc::CallbackServerContext* context, const v1::PredictRequest* request,
-    v1::PredictResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+void RegressionService::Predict(grpc::ServerContext* context,
+                                const v1::PredictRequest* request,
+                                v1::PredictResponse* response,
+                                UnaryReactor* reactor) {
   absl::Status status = access_->AuthorizeModel(*context, request->model(),
                                                 "model", Permission::kRead);
   absl::StatusOr<std::shared_ptr<HostedModel>> model =
@@ -32,7 +23,7 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
       model.ok() ? registry_->AdmitPrediction(**model) : model.status();
   if (!admitted.ok()) {
     reactor->Finish(ToGrpcStatus(admitted.status(), *context));
-    return reactor;
+    return;
   }
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
   const std::shared_ptr<const HostedModel> found = *std::move(model);
@@ -54,26 +45,46 @@ grpc::ServerUnaryReactor* RegressionService::Predict(
                   reactor->Finish(ToGrpcStatus(answered, *context));
                 },
             .answer_here_if_at_once = request->queries_size() == 1});
-  return reactor;
 }
 
-grpc::ServerBidiReactor<v1::PredictRequest, v1::PredictResponse>*
-RegressionService::PredictStream(grpc::CallbackServerContext* context) {
-  return new PredictStreamReactor(context, registry_, access_, predictions_);
-}
-
-grpc::ServerUnaryReactor* RegressionService::Ping(
-    grpc::CallbackServerContext* context, const v1::PingRequest* /*request*/,
-    v1::PingResponse* /*response*/) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+void RegressionService::Ping(grpc::ServerContext* context,
+                             UnaryReactor* reactor) {
   reactor->Finish(ToGrpcStatus(access_->Authenticate(*context).status()));
-  return reactor;
 }
 
-grpc::ServerBidiReactor<v1::PingRequest, v1::PingResponse>*
-RegressionService::PingStream(grpc::CallbackServerContext* context) {
-  return new PingStreamReactor(context,
-                               access_->Authenticate(*context).status());
+void RegressionService::Listen(CompletionQueueThread* thread) {
+  using Async = v1::RegressionService::AsyncService;
+  Async* async = &async_;
+  ListenForCalls(
+      thread, async, &Async::RequestIngest,
+      [this](IngestReactor::Call* call, v1::IngestResponse* response) {
+        return new IngestReactor(call, registry_, access_, response);
+      });
+  ListenForCalls(thread, async, &Async::RequestLearn,
+                 [this](LearnReactor::Call* call) {
+                   return new LearnReactor(call, registry_, access_);
+                 });
+  ListenForCalls(
+      thread, async, &Async::RequestPredict,
+      [this](grpc::ServerContext* context, const v1::PredictRequest* request,
+             v1::PredictResponse* response, UnaryReactor* reactor) {
+        Predict(context, request, response, reactor);
+      });
+  ListenForCalls(thread, async, &Async::RequestPredictStream,
+                 [this](PredictStreamReactor::Call* call) {
+                   return new PredictStreamReactor(call, registry_, access_,
+                                                   predictions_);
+                 });
+  ListenForCalls(
+      thread, async, &Async::RequestPing,
+      [this](grpc::ServerContext* context, const v1::PingRequest* /*request*/,
+             v1::PingResponse* /*response*/,
+             UnaryReactor* reactor) { Ping(context, reactor); });
+  ListenForCalls(thread, async, &Async::RequestPingStream,
+                 [this](PingStreamReactor::Call* call) {
+                   return new PingStreamReactor(
+                       call, access_->Authenticate(*call->context()).status());
+                 });
 }
 
 }  // namespace streamreg

@@ -113,9 +113,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
   AddConnectionLimits(o, builder);
-  builder.RegisterService(server->model_service_.get());
-  builder.RegisterService(server->regression_service_.get());
+  builder.RegisterService(server->model_service_->service());
+  builder.RegisterService(server->regression_service_->service());
   builder.RegisterService(server->health_.get());
+  server->queue_thread_ = std::make_unique<CompletionQueueThread>(builder);
   if (!o.metrics_listen.empty()) {  // no metrics: calls skip the counting
     std::vector<
         std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
@@ -124,13 +125,19 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   {
-    // The threads gRPC starts now, which answer calls, inherit it.
+    // The threads gRPC starts now and the completion queue's, which
+    // answer calls, inherit it.
     const ScopedRealtime realtime(o.realtime_priority);
     if (!realtime.status().ok()) {
       return Prefixed(realtime.status(), absl::StrCat("--realtime_priority ",
                                                       o.realtime_priority));
     }
     server->grpc_server_ = builder.BuildAndStart();
+    if (server->grpc_server_ != nullptr) {
+      server->model_service_->Listen(server->queue_thread_.get());
+      server->regression_service_->Listen(server->queue_thread_.get());
+      server->queue_thread_->Start();
+    }
   }
   if (server->grpc_server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -253,7 +260,8 @@ void Server::Shutdown() {
   }
   grpc_server_->Shutdown(absl::ToChronoTime(drain_deadline));
   grpc_server_->Wait();
-  release_writes = {};  // the drain ended: stops it if still waiting
+  queue_thread_->Stop();  // every call's tags are in
+  release_writes = {};    // the drain ended: stops it if still waiting
   // Every write has been acknowledged and learned: snapshot what changed
   // and sync the logs.
   reads_pool_->Drain();

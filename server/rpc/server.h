@@ -12,6 +12,7 @@
 #include "server/hosting/model_registry.h"
 #include "server/hosting/worker_pool.h"
 #include "server/rpc/access_control.h"
+#include "server/rpc/completion_queue_thread.h"
 #include "server/rpc/health_service.h"
 #include "server/rpc/model_service.h"
 #include "server/rpc/regression_service.h"
@@ -89,6 +90,9 @@ class Server {
   std::unique_ptr<ModelService> model_service_;
   std::unique_ptr<RegressionService> regression_service_;
   std::unique_ptr<HealthService> health_;
+  // Serves the two services' calls; stopped after the gRPC server's
+  // shutdown, destroyed after it.
+  std::unique_ptr<CompletionQueueThread> queue_thread_;
   std::unique_ptr<grpc::Server> grpc_server_;
   // Last: stops (its scrapes read the registry) before anything goes.
   std::unique_ptr<MetricsHttpServer> metrics_http_;

@@ -703,7 +703,11 @@ TEST_F(ClusterServerSlicedWholePutsTest,
        IncrementsGoOnWhileAWholeSnapshotIsPut) {
   const std::vector<std::string> owners = CreateAndHost("arm", 1);
   ASSERT_FALSE(owners.empty());
-  const Rows rows(2000, 51), queries(40, 52);
+  // Streamed until the snapshotter reports it, up to 6,000 samples: how
+  // many rounds that takes depends on the pace of the machine and the
+  // server (2,000 did not always suffice once the server's calls went
+  // through its completion queue: 2 runs of 6).
+  const Rows rows(6000, 51), queries(40, 52);
   // What the snapshotter reported (read in the order that makes it so).
   std::atomic<std::uint64_t> whole = 0, through = 0;
   std::atomic<bool> done = false;
