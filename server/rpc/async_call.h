@@ -33,7 +33,6 @@ class AsyncCall {
   explicit AsyncCall(CompletionQueueThread* thread) : thread_(thread) {
     context_.AsyncNotifyWhenDone(&over_);
   }
-  CompletionQueueThread* thread() const { return thread_; }
   virtual ~AsyncCall() = default;
 
   // The tag to request the call with (its arrival).

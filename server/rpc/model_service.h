@@ -22,14 +22,14 @@ namespace streamreg {
 
 // streamreg.v1.ModelService: translates requests into ModelRegistry and
 // HostedModel calls and their results into responses, served through the
-// server's completion queue (Listen). Reads answer on the queue's thread
-// (they take microseconds) but for those that wait for learning
-// (AnswerFigures); CreateModel and DeleteModel, which wait for the log,
-// run on the reads pool; Refit runs on the model's write queue
-// (RefitReactor). Every call is checked by the AccessControl:
-// CreateModel, DeleteModel and Refit need admin permission on the model,
-// GetModel and GetMetric read; ListModels lists the models the caller may
-// read.
+// server's completion queue (Listen), whose thread only checks and admits
+// calls: the reads (GetModel, GetMetric, ListModels) are answered on the
+// reads pool, parked while they wait for learning (PostRead); CreateModel
+// and DeleteModel, which wait for the log, run there too; Refit runs on
+// the model's write queue (RefitReactor). Every call is checked by the
+// AccessControl: CreateModel, DeleteModel and Refit need admin permission on
+// the model, GetModel and GetMetric read; ListModels lists the models the
+// caller may read.
 class ModelService final {
  public:
   // In cluster mode, models are created and deleted through the cluster
