@@ -1615,6 +1615,7 @@ TEST_F(ServiceTest, ConcurrentStreamsDuringBackgroundRebuilds) {
   std::atomic<int> failures = 0;
   std::atomic<bool> writers_done = false;
   std::atomic<std::uint64_t> predictions = 0;
+  std::atomic<std::uint64_t> duplicates_answered = 0;
   std::vector<std::thread> threads;
   for (int s = 0; s < 4; ++s) {  // 4 ingest streams, 2 per model
     threads.emplace_back([&, s] {
@@ -1625,7 +1626,14 @@ TEST_F(ServiceTest, ConcurrentStreamsDuringBackgroundRebuilds) {
       for (std::size_t i = begin; i < begin + 4000; ++i) {
         if (!ingester->Add(rows.input(i), rows.target(i)).ok()) ++failures;
       }
-      if (!ingester->Finish().ok()) ++failures;
+      absl::StatusOr<IngestSummary> summary = ingester->Finish();
+      if (!summary.ok()) {
+        ++failures;
+      } else {
+        // A batch resent after a deadline or an overload refusal (a slow
+        // build on a busy machine) is answered as duplicates.
+        duplicates_answered += summary->duplicates;
+      }
     });
   }
   for (int s = 0; s < 2; ++s) {  // 2 Learn streams
@@ -1664,7 +1672,10 @@ TEST_F(ServiceTest, ConcurrentStreamsDuringBackgroundRebuilds) {
   const v1::ModelStats b = client_->GetModel("b")->stats();
   EXPECT_EQ(a.num_samples(), 2100u + 8000u + 300u);
   EXPECT_EQ(b.num_samples(), 2100u + 8000u + 300u);
-  EXPECT_EQ(a.duplicate_samples() + b.duplicate_samples(), 0u);
+  // Learned once each: the only duplicates are the resent ones, each
+  // answered as such.
+  EXPECT_EQ(a.duplicate_samples() + b.duplicate_samples(),
+            duplicates_answered.load());
   EXPECT_GT(a.index_rebuilds() + b.index_rebuilds(), rebuilds_before);
 }
 
