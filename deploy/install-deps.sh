@@ -17,7 +17,7 @@ case "${1:-}" in
 esac
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config make
+  build-essential cmake ninja-build ccache lld pkg-config make
   clang-format clang libclang-rt-14-dev libfuzzer-14-dev llvm-14
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev libeigen3-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
