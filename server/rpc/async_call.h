@@ -45,6 +45,18 @@ class AsyncCall {
   void OperationEnded() ABSL_LOCKS_EXCLUDED(mutex_);
   // The finish is about to start: the tag to start it with.
   void* FinishStarting() { return &finished_; }
+  // Starts the finish of a call that answers with one message
+  // (`responder`: gRPC's ServerAsyncResponseWriter or ServerAsyncReader):
+  // the response if `status` is OK, the status alone otherwise.
+  template <typename Responder, typename Response>
+  void FinishAnswering(Responder& responder, const Response& response,
+                       const grpc::Status& status) {
+    if (status.ok()) {
+      responder.Finish(response, status, FinishStarting());
+    } else {
+      responder.FinishWithError(status, FinishStarting());
+    }
+  }
 
   // The call has arrived: listen for the next call of its method, then
   // begin serving this one.

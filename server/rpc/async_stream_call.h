@@ -114,11 +114,7 @@ class AsyncStreamCall final : public AsyncCall {
   }
   void Finish(grpc::Status status) {
     if constexpr (kind == Streaming::kClient) {
-      if (status.ok()) {
-        stream_.Finish(response_, status, FinishStarting());
-      } else {
-        stream_.FinishWithError(status, FinishStarting());
-      }
+      FinishAnswering(stream_, response_, status);
     } else {
       stream_.Finish(status, FinishStarting());
     }

@@ -48,11 +48,7 @@ class AsyncUnaryCall final : public AsyncCall, public UnaryReactor {
   }
 
   void Finish(grpc::Status status) override {
-    if (status.ok()) {
-      writer_.Finish(response_, status, FinishStarting());
-    } else {
-      writer_.FinishWithError(status, FinishStarting());
-    }
+    FinishAnswering(writer_, response_, status);
   }
 
  private:
