@@ -592,7 +592,9 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                  static_cast<unsigned long long>(after->stats().honest_lag()));
     std::fprintf(out,
                  "  (prequential: each sample predicted just before it was "
-                 "learned, as the robots' nMSE above; at %.0f Hz the ticks "
+                 "learned (of a store past 4096 samples, one in 2, 4, ... up "
+                 "to max_scoring_stride), as the robots' nMSE above; at %.0f "
+                 "Hz the ticks "
                  "before it are near copies, so it flatters. honest: also "
                  "without them, nearer the error on states not seen yet)\n",
                  rate);

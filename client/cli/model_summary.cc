@@ -178,7 +178,8 @@ std::string Footnote(std::uint64_t honest_lag, std::uint64_t answers_sent) {
                 "  what chooses k or the bandwidth h.\n");
   return absl::StrCat(
       "\n  prequential nMSE: each sample predicted just before it was "
-      "learned.\n",
+      "learned (of a\n  store past 4096 samples, one in 2, 4, ... up to "
+      "max_scoring_stride).\n",
       honest, "  answers nMSE: the ", answers_sent,
       " Learn answers this server sent, each against its own\n  sample as "
       "sent (from the model as it stood, however far learning lagged).\n",

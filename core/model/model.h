@@ -158,7 +158,8 @@ class Model {
   absl::StatusOr<ValidatedSamples> Validate(
       std::span<const Sample> batch) const;
   // Learns every sample in order. With `before`, fills the prediction the
-  // model made for each sample just before learning it. Under
+  // model made for each sample just before learning it, for the samples it
+  // scores (ModelConfig::ScoringStride; the others' are left empty). Under
   // TakeOverRule::kLogged, `take_overs` says how background work takes
   // over meanwhile (take_over_key.h). An error only if an index failed
   // (MetricIndex::failure): the model is then broken, and every later

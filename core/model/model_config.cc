@@ -19,6 +19,7 @@ constexpr std::size_t kMaxGridSize = 64;
 constexpr std::size_t kMaxK = 4096;
 constexpr std::size_t kMaxHonestLag = 1 << 20;
 constexpr std::size_t kMaxMlkrSteps = 10000;
+constexpr std::size_t kMaxScoringStride = 1024;
 // A refresh's mean over fewer points than the first refresh's 64 would be
 // noisier than the online sums it replaces.
 constexpr std::size_t kMinMetricRefreshSamples = 64;
@@ -105,6 +106,15 @@ std::size_t ModelConfig::MlkrFitSteps(std::size_t samples_read) const {
   if (mlkr_fit_budget == 0 || samples_read == 0) return mlkr_fit_steps;
   const std::size_t floor = std::min(mlkr_fit_steps, kMinBudgetedMlkrSteps);
   return std::clamp(mlkr_fit_budget / samples_read, floor, mlkr_fit_steps);
+}
+
+std::size_t ModelConfig::ScoringStride(std::size_t stored) const {
+  std::size_t stride = 1;
+  for (std::size_t from = kScoreEverySampleBelow;
+       stored >= from && stride < max_scoring_stride; from *= 2) {
+    stride *= 2;
+  }
+  return std::min(stride, std::max<std::size_t>(max_scoring_stride, 1));
 }
 
 absl::string_view RegressorKindName(RegressorKind kind) {
@@ -315,6 +325,12 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
                                                    kMaxIntervalWindow, ", got ",
                                                    config->interval_window));
   }
+  if (config->max_scoring_stride < 1 ||
+      config->max_scoring_stride > kMaxScoringStride) {
+    return absl::InvalidArgumentError(absl::StrCat("max_scoring_stride: 1 to ",
+                                                   kMaxScoringStride, ", got ",
+                                                   config->max_scoring_stride));
+  }
   if (!(config->interval_step >= 0.0 && config->interval_step < 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "interval_step: must be in [0, 1), got ", config->interval_step));
@@ -407,8 +423,9 @@ namespace {
 // per_target_base (off in earlier ones); version 10 the random-feature
 // base (a linear base in earlier ones); version 11 the intervals (earlier
 // models take the defaults); version 12 the take-over rule (earlier models
-// took over at fixed counts, and their logs record no take-over).
-constexpr std::uint32_t kConfigVersion = 12;
+// took over at fixed counts, and their logs record no take-over); version
+// 13 max_scoring_stride (earlier models scored every sample).
+constexpr std::uint32_t kConfigVersion = 13;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -473,6 +490,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U64(c.interval_window);
   out.Double(c.interval_step);
   out.U8(static_cast<std::uint8_t>(c.take_over));
+  out.U64(c.max_scoring_stride);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -587,7 +605,9 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   if (version >= 12 && !LoadEnum(in, TakeOverRule::kLogged, &c->take_over)) {
     return false;
   }
-  return in.ok();
+  c->max_scoring_stride = version >= 13 ? in.U64() : 1;
+  return in.ok() && c->max_scoring_stride >= 1 &&
+         c->max_scoring_stride <= kMaxScoringStride;
 }
 
 }  // namespace streamreg

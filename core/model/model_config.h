@@ -157,6 +157,20 @@ struct ModelConfig {
   std::size_t selection_window = 3;
   std::size_t full_grid_every = 0;
   std::size_t full_grid_below = 1024;
+  // Which samples are scored (step 1 of learning one: the grid's
+  // predictions of the sample before it is learned, which choose h or k,
+  // calibrate the intervals and make the prequential and honest errors;
+  // and MLKR's online step, made from the same neighbours): one in
+  // ScoringStride(n) at n stored samples, the sample numbered s scored when
+  // s % stride == 0. Every sample while fewer than kScoreEverySampleBelow
+  // are stored, then one in 2, 4, ... as the store doubles, up to
+  // max_scoring_stride (1: every sample, as models created before it
+  // scored). On a fast stream consecutive samples are near copies, and
+  // their scores say almost the same; the scoring is half the learner's
+  // CPU (docs/estimators.md, "Scoring a fast stream").
+  std::size_t max_scoring_stride = 8;
+  static constexpr std::size_t kScoreEverySampleBelow = 4096;
+  std::size_t ScoringStride(std::size_t stored) const;
   // Forgetting factor of the online metric sums (1 = the plain mean, eq. 2).
   double metric_forgetting = 1.0;
   // Each time the store has grown by this factor (from at least 64

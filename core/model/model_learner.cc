@@ -68,6 +68,8 @@ struct ModelLearner::Scratch {
   std::vector<const double*> mlkr_y_rows;
   // GLML: the density's gradient direction at the sample.
   std::vector<double> glml_direction;
+  // Whether the sample being learned is scored (ScoresNextSample).
+  bool scored = true;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -105,14 +107,17 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       scratch.fallback.insert(scratch.fallback.end(), scratch.means.begin(),
                               scratch.means.end());
     }
-    // 1. Every grid value predicts the sample (test before train).
+    // 1. Every grid value predicts the sample (test before train), if it
+    // is one of those scored.
     ChosenIndexes(state, &scratch.chosen);
-    for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    scratch.scored = ScoresNextSample(state);
+    for (std::size_t i = 0; scratch.scored && i < state.predictions.size();
+         ++i) {
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
       MlkrGradient(state, i, sample);
     }
     // The intervals of the answer the caller asked for (none for Ingest).
-    if (before != nullptr) {
+    if (scratch.scored && before != nullptr) {
       SetIntervals(state, PredictOptions::ForNextSample(), &prediction);
     }
     // 2. The gradient estimate from the samples before this one.
@@ -137,16 +142,22 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     Record(state, sample, prediction);
     if (PredictionsMayChange(state)) state.BeginSettling();
   }
-  if (before != nullptr) *before = std::move(prediction);
+  if (before != nullptr) {
+    *before = scratch_->scored ? std::move(prediction) : Prediction{};
+  }
   // 5. Follow the metric and the standardization.
   AfterSample(state);
   state.Settle();
 }
 
-void ModelLearner::Record(ModelState& state, const Sample& sample,
-                          const Prediction& prediction) {
+bool ModelLearner::ScoresNextSample(const ModelState& state) {
+  const std::size_t stride = state.config.ScoringStride(state.store.size());
+  return (state.store.seen() + 1) % stride == 0;
+}
+
+void ModelLearner::Score(ModelState& state, const Sample& sample,
+                         const Prediction& prediction) {
   Scratch& scratch = *scratch_;
-  const SampleStore::Placement placement = state.store.Place();
   scratch.scored_truth.clear();
   for (std::size_t s = 0; s < NumScoredVariants(state.config); ++s) {
     scratch.scored_truth.insert(scratch.scored_truth.end(), sample.y.begin(),
@@ -172,6 +183,13 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
   }
   state.score.Add(prediction.value, sample.y);
   state.honest_score.Add(scratch.honest.value, sample.y);
+}
+
+void ModelLearner::Record(ModelState& state, const Sample& sample,
+                          const Prediction& prediction) {
+  Scratch& scratch = *scratch_;
+  const SampleStore::Placement placement = state.store.Place();
+  if (scratch.scored) Score(state, sample, prediction);
   if (state.gradient_index != nullptr) {
     state.gradient_selector.Add(scratch.gradient_grid_values, sample.y,
                                 scratch.gradient_evaluated);

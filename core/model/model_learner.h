@@ -21,7 +21,9 @@ namespace streamreg {
 // (docs/estimators.md):
 //  1. every bandwidth (or k) of the grid predicts the sample from one
 //     search at the largest; their prequential errors choose the bandwidth
-//     per target, and the prediction of the current choice scores the model;
+//     per target, and the prediction of the current choice scores the model
+//     (every sample of a small store, one in ModelConfig::ScoringStride of
+//     a large one);
 //  2. for a learned metric, the gradient estimate at the sample from the
 //     samples before it (GradientEstimator, in standardized Euclidean
 //     coordinates with a bandwidth chosen the same way) is added to the
@@ -38,7 +40,8 @@ class ModelLearner {
   ~ModelLearner();
 
   // Learns a validated sample into `state`; with `before`, fills the
-  // prediction the model made for it just before.
+  // prediction the model made for it just before if the sample was scored
+  // (ModelConfig::ScoringStride), else leaves it empty (no value).
   void Learn(ModelState& state, const Sample& sample, Prediction* before)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
           ABSL_LOCKS_EXCLUDED(state.lock);
@@ -99,7 +102,18 @@ class ModelLearner {
                                      std::size_t grid_size,
                                      std::size_t widest_best)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
-  // Step 4: the sample's errors, estimate, storage and indexing.
+  // Whether the sample about to be learned is scored: its number (from 1)
+  // a multiple of config.ScoringStride at the store's size.
+  static bool ScoresNextSample(const ModelState& state)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // A scored sample's errors: its grid values to the selectors, MLKR's
+  // online step, the intervals' calibration, the prequential and honest
+  // errors.
+  void Score(ModelState& state, const Sample& sample,
+             const Prediction& prediction)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
+  // Step 4: the sample's errors (if scored), estimate, storage and
+  // indexing.
   void Record(ModelState& state, const Sample& sample,
               const Prediction& prediction)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);

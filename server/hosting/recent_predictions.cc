@@ -12,6 +12,8 @@ void RecentPredictions::Record(std::uint64_t first,
       samples.size() > kCapacity ? samples.size() - kCapacity : 0;
   MutexLock lock(&mutex_);
   for (std::size_t i = skipped; i < samples.size(); ++i) {
+    Prediction& prediction = predictions[i];
+    if (prediction.value.empty()) continue;  // not scored: none was made
     Entry* entry;
     if (ring_.size() < kCapacity) {
       entry = &ring_.emplace_back();
@@ -19,7 +21,6 @@ void RecentPredictions::Record(std::uint64_t first,
       entry = &ring_[oldest_];
       oldest_ = (oldest_ + 1) % kCapacity;
     }
-    Prediction& prediction = predictions[i];
     entry->sample = first + i;
     entry->truth.assign(samples[i].y.begin(), samples[i].y.end());
     entry->value = std::move(prediction.value);

@@ -13,9 +13,11 @@
 
 namespace streamreg {
 
-// The last kCapacity samples a hosted model learned, each beside the
-// prediction the model made for it just before learning it (its value and
-// interval at the model's level): the status page's band on a target's
+// The last kCapacity samples a hosted model learned and scored, each beside
+// the prediction the model made for it just before learning it (its value
+// and interval at the model's level; a large store scores one sample in
+// ModelConfig::ScoringStride, and makes none for the others): the status
+// page's band on a target's
 // recent predictions, with the truth that fell in or out of it. Written by
 // the learning thread in a fixed ring (no allocation once full beyond the
 // predictions handed over); readers take a copy, oldest first. Not
@@ -33,7 +35,8 @@ class RecentPredictions {
   };
 
   // Records samples first, first + 1, ... with the predictions made for
-  // them (as many as samples; moved from).
+  // them (as many as samples; moved from; an empty one, of a sample not
+  // scored, is passed over).
   void Record(std::uint64_t first, std::span<const Sample> samples,
               std::span<Prediction> predictions) ABSL_LOCKS_EXCLUDED(mutex_);
 

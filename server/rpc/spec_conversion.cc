@@ -104,7 +104,7 @@ std::string SpecField(absl::string_view message) {
         "mlkr_fit_samples",   "mlkr_fit_steps",
         "glml_gamma_ratio",   "metric_refresh_samples",
         "mlkr_fit_budget",    "interval_window",
-        "interval_step"}) {
+        "interval_step",      "max_scoring_stride"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -248,6 +248,9 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
     config.interval_window = tuning.interval_window();
   }
   if (tuning.has_interval_step()) config.interval_step = tuning.interval_step();
+  if (tuning.has_max_scoring_stride()) {
+    config.max_scoring_stride = tuning.max_scoring_stride();
+  }
   if (tuning.has_mlkr_fit_budget()) {
     config.mlkr_fit_budget = tuning.mlkr_fit_budget();
   }
@@ -328,6 +331,8 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   tuning.set_interval_window(
       static_cast<std::uint32_t>(config.interval_window));
   tuning.set_interval_step(config.interval_step);
+  tuning.set_max_scoring_stride(
+      static_cast<std::uint32_t>(config.max_scoring_stride));
   return spec;
 }
 

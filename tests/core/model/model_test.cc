@@ -368,6 +368,32 @@ TEST(ModelConfigTest, AnMlkrFitDoesEveryEvaluationWithinItsBudget) {
   EXPECT_EQ(config.MlkrFitSteps(1000000), 60u);
 }
 
+TEST(ModelConfigTest, TheScoringStrideDoublesWithTheStoreUpToItsMaximum) {
+  ModelConfig config;
+  EXPECT_EQ(config.max_scoring_stride, 8u);
+  const std::size_t first = ModelConfig::kScoreEverySampleBelow;
+  EXPECT_EQ(config.ScoringStride(0), 1u);
+  EXPECT_EQ(config.ScoringStride(first - 1), 1u);
+  EXPECT_EQ(config.ScoringStride(first), 2u);
+  EXPECT_EQ(config.ScoringStride(2 * first - 1), 2u);
+  EXPECT_EQ(config.ScoringStride(2 * first), 4u);
+  EXPECT_EQ(config.ScoringStride(4 * first), 8u);
+  EXPECT_EQ(config.ScoringStride(1'000'000'000), 8u);
+  config.max_scoring_stride = 1;
+  EXPECT_EQ(config.ScoringStride(1'000'000'000), 1u);
+  config.max_scoring_stride = 3;  // not a power of two: the cap as it is
+  EXPECT_EQ(config.ScoringStride(first), 2u);
+  EXPECT_EQ(config.ScoringStride(2 * first), 3u);
+  EXPECT_EQ(config.ScoringStride(1'000'000'000), 3u);
+  config = BaseConfig();
+  config.max_scoring_stride = 0;
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("max_scoring_stride: 1 to 1024, got 0"));
+  config.max_scoring_stride = 1025;
+  EXPECT_THAT(Model::Create(config).status().message(),
+              HasSubstr("max_scoring_stride"));
+}
+
 TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   ModelConfig config = BaseConfig();
   config.metric = MetricKind::kAuto;
@@ -386,6 +412,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.interval_window = 500;
   config.interval_step = 0.01;
   config.take_over = TakeOverRule::kLogged;
+  config.max_scoring_stride = 16;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -418,6 +445,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.interval_window, 500u);
   EXPECT_EQ(read.interval_step, 0.01);
   EXPECT_EQ(read.take_over, TakeOverRule::kLogged);
+  EXPECT_EQ(read.max_scoring_stride, 16u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -430,9 +458,16 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 12 is version 13 without the scoring stride: a model written
+  // then scored every sample.
+  const std::string version12 = older(bytes, 12, 8);
+  ASSERT_TRUE(load(version12));
+  EXPECT_EQ(read.max_scoring_stride, 1u);
+  EXPECT_EQ(read.ScoringStride(1'000'000), 1u);
+  EXPECT_EQ(read.take_over, TakeOverRule::kLogged);
   // Version 11 is version 12 without the take-over rule: a model written
   // then took over at fixed counts (its log has no take-over records).
-  const std::string version11 = older(bytes, 11, 1);
+  const std::string version11 = older(version12, 11, 1);
   ASSERT_TRUE(load(version11));
   EXPECT_EQ(read.take_over, TakeOverRule::kFixedCount);
   EXPECT_EQ(read.interval_step, 0.01);
@@ -499,11 +534,50 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 13, 0)));
-  // An unknown take-over rule is refused.
+  EXPECT_FALSE(load(older(bytes, 14, 0)));
+  // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = bytes;
-  unknown_rule.back() = 2;
+  unknown_rule[bytes.size() - 9] = 2;
   EXPECT_FALSE(load(unknown_rule));
+  // So is a stride of 0 (the last 8 bytes, little-endian).
+  std::string no_stride = bytes;
+  std::fill(no_stride.end() - 8, no_stride.end(), '\0');
+  EXPECT_FALSE(load(no_stride));
+}
+
+TEST(ModelTest, ALargeStoreScoresOneSampleInItsStride) {
+  // Twice the same stream, into a model at the default stride and one
+  // that scores every sample: alike, bit for bit, while fewer than
+  // kScoreEverySampleBelow are stored; then the first makes a prediction
+  // (scores) for every second sample alone, and both store every sample.
+  ModelConfig strided = BaseConfig();
+  strided.metric = MetricKind::kEuclidean;
+  strided.regressor = RegressorKind::kNearest;
+  ModelConfig every = strided;
+  every.max_scoring_stride = 1;
+  const std::size_t threshold = ModelConfig::kScoreEverySampleBelow;
+  const std::size_t n = threshold + 40;
+  const Stream stream = MakeStream(n, 31);
+  const std::vector<Sample> batch = Slice(stream, 0, n);
+  std::vector<Prediction> strided_before, every_before;
+  std::unique_ptr<Model> strided_model = MakeModel(strided);
+  std::unique_ptr<Model> every_model = MakeModel(every);
+  ASSERT_TRUE(strided_model->Learn(batch, &strided_before).ok());
+  ASSERT_TRUE(every_model->Learn(batch, &every_before).ok());
+  ASSERT_EQ(strided_before.size(), n);
+  for (std::size_t s = 0; s < threshold; ++s) {
+    ASSERT_EQ(strided_before[s].value, every_before[s].value) << "sample " << s;
+    ASSERT_EQ(strided_before[s].value.size(), kTargets);
+  }
+  for (std::size_t s = threshold; s < n; ++s) {
+    // Sample number s + 1 comes to a store of s >= threshold: stride 2.
+    const bool scored = (s + 1) % 2 == 0;
+    EXPECT_EQ(strided_before[s].value.size(), scored ? kTargets : 0u)
+        << "sample " << s;
+    EXPECT_EQ(every_before[s].value.size(), kTargets);
+  }
+  EXPECT_EQ(strided_model->stats().samples_stored, n);
+  EXPECT_EQ(every_model->stats().samples_stored, n);
 }
 
 TEST(ModelTest, ABadSampleRejectsTheWholeBatchAndNamesIt) {
