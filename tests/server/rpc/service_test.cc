@@ -227,6 +227,7 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   EXPECT_EQ(created->spec().kernel(), v1::KERNEL_BOX);
   EXPECT_EQ(created->spec().bandwidth_grid_size(), 27);  // the default grid
   EXPECT_EQ(created->spec().tuning().step_ratio(), 0.5);
+  EXPECT_EQ(created->spec().tuning().max_scoring_stride(), 8u);
   EXPECT_EQ(created->spec().input_names(2), "c");
   EXPECT_GT(created->create_time().seconds(), 1'700'000'000);
   EXPECT_EQ(created->stats().num_samples(), 0u);
@@ -329,6 +330,10 @@ TEST_F(ServiceTest, IntervalsOnTheWireAreTheEngines) {
   spec.mutable_tuning()->set_interval_window(0);
   EXPECT_THAT(client_->CreateModel("bad", spec).status().message(),
               HasSubstr("spec.tuning.interval_window: 1 to 100000, got 0"));
+  spec.mutable_tuning()->clear_interval_window();
+  spec.mutable_tuning()->set_max_scoring_stride(0);
+  EXPECT_THAT(client_->CreateModel("bad", spec).status().message(),
+              HasSubstr("spec.tuning.max_scoring_stride: 1 to 1024, got 0"));
   EXPECT_EQ(client_->GetModel("bad").status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(client_->GetModel("bands")->stats().num_samples(), rows.size());
