@@ -15,7 +15,8 @@
 #
 # usage: bench/arm_loop.sh BUILD_DIR OUT_DIR CONFIG... [-- SERVER_FLAGS...]
 #   CONFIG  a name and the create flags, e.g. "mlkr:--metric mlkr" or
-#           "euclidean:--metric euclidean --regressor knn"
+#           "euclidean:--metric euclidean --regressor knn" (with
+#           --model_per_robot, each robot's model arm-R is reported)
 #   env: ROBOTS (1), RATE (1000), DURATION (60), RUNS (1); SERVER, another
 #        build's streamreg-server to measure with this build's client (a
 #        before and after in one run)
@@ -93,8 +94,15 @@ for run in $(seq 1 "$runs"); do
     thread_ticks "$server_pid" >"$work/after"
     thread_switches "$server_pid" >"$work/switches_after"
     total_after=$(process_ticks "$server_pid")
-    "$cli" --server "$addr" info --model arm \
-      >>"$out/$name-$run.txt"
+    # One model, or one a robot (arm-0, arm-1, ...) with --model_per_robot.
+    models=(arm)
+    if [[ " $flags " == *" --model_per_robot "* ]]; then
+      models=()
+      for r in $(seq 0 $((robots - 1))); do models+=("arm-$r"); done
+    fi
+    for model in "${models[@]}"; do
+      "$cli" --server "$addr" info --model "$model" >>"$out/$name-$run.txt"
+    done
     # Learning's stops at take-over points whose work was not done.
     metrics=$(sed -n 's|.*metrics on http://\([^/]*\)/metrics.*|\1|p' \
       "$work/server.out" | head -1)
