@@ -26,23 +26,33 @@ WorkerPool::~WorkerPool() {
   for (std::thread& thread : threads_) thread.join();
 }
 
+// Each Post signals after unlocking: a thread woken while the poster still
+// held the mutex would block on it at once, and be woken a second time
+// when the poster let go (a context switch and a futex call more per task).
+
 void WorkerPool::Post(std::function<void()> task) {
-  MutexLock lock(&mutex_);
-  tasks_.push_back(std::move(task));
+  {
+    MutexLock lock(&mutex_);
+    tasks_.push_back(std::move(task));
+  }
   ready_.Signal();
 }
 
 void WorkerPool::PostWhen(std::function<bool()> ready,
                           std::function<void()> task) {
-  MutexLock lock(&mutex_);
-  waiting_.push_back({std::move(ready), std::move(task)});
+  {
+    MutexLock lock(&mutex_);
+    waiting_.push_back({std::move(ready), std::move(task)});
+  }
   ready_.Signal();
 }
 
 void WorkerPool::PostAt(std::chrono::steady_clock::time_point due,
                         std::function<void()> task) {
-  MutexLock lock(&mutex_);
-  timed_.emplace(due, std::move(task));
+  {
+    MutexLock lock(&mutex_);
+    timed_.emplace(due, std::move(task));
+  }
   ready_.Signal();  // a waiting thread takes the earlier time into account
 }
 
