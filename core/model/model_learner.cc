@@ -68,8 +68,6 @@ struct ModelLearner::Scratch {
   std::vector<const double*> mlkr_y_rows;
   // GLML: the density's gradient direction at the sample.
   std::vector<double> glml_direction;
-  // Whether the sample being learned is scored (ScoresNextSample).
-  bool scored = true;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -89,6 +87,7 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
   prediction.neighbors.assign(m, 0);
   Prediction& honest = scratch_->honest;
   honest = prediction;
+  bool scored = true;  // ScoresNextSample, decided under the lock
   {
     SharedLock lock(state.lock);
     prediction.learned = state.store.seen();
@@ -110,14 +109,13 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     // 1. Every grid value predicts the sample (test before train), if it
     // is one of those scored.
     ChosenIndexes(state, &scratch.chosen);
-    scratch.scored = ScoresNextSample(state);
-    for (std::size_t i = 0; scratch.scored && i < state.predictions.size();
-         ++i) {
+    scored = ScoresNextSample(state);
+    for (std::size_t i = 0; scored && i < state.predictions.size(); ++i) {
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
       MlkrGradient(state, i, sample);
     }
     // The intervals of the answer the caller asked for (none for Ingest).
-    if (scratch.scored && before != nullptr) {
+    if (scored && before != nullptr) {
       SetIntervals(state, PredictOptions::ForNextSample(), &prediction);
     }
     // 2. The gradient estimate from the samples before this one.
@@ -139,11 +137,11 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     // 4. Store, index and count it; if step 5 may change what predictions
     // see, readers wait until it is done.
     ExclusiveLock lock(state.lock);
-    Record(state, sample, prediction);
+    Record(state, sample, prediction, scored);
     if (PredictionsMayChange(state)) state.BeginSettling();
   }
   if (before != nullptr) {
-    *before = scratch_->scored ? std::move(prediction) : Prediction{};
+    *before = scored ? std::move(prediction) : Prediction{};
   }
   // 5. Follow the metric and the standardization.
   AfterSample(state);
@@ -186,10 +184,10 @@ void ModelLearner::Score(ModelState& state, const Sample& sample,
 }
 
 void ModelLearner::Record(ModelState& state, const Sample& sample,
-                          const Prediction& prediction) {
+                          const Prediction& prediction, bool scored) {
   Scratch& scratch = *scratch_;
   const SampleStore::Placement placement = state.store.Place();
-  if (scratch.scored) Score(state, sample, prediction);
+  if (scored) Score(state, sample, prediction);
   if (state.gradient_index != nullptr) {
     state.gradient_selector.Add(scratch.gradient_grid_values, sample.y,
                                 scratch.gradient_evaluated);

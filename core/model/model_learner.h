@@ -115,7 +115,7 @@ class ModelLearner {
   // Step 4: the sample's errors (if scored), estimate, storage and
   // indexing.
   void Record(ModelState& state, const Sample& sample,
-              const Prediction& prediction)
+              const Prediction& prediction, bool scored)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
 
   // Used only by the writer of the state (Learn holds state.writer).
