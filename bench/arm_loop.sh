@@ -19,7 +19,9 @@
 #           --model_per_robot, each robot's model arm-R is reported)
 #   env: ROBOTS (1), RATE (1000), DURATION (60), RUNS (1); SERVER, another
 #        build's streamreg-server to measure with this build's client (a
-#        before and after in one run)
+#        before and after in one run); LISTEN=unix to serve the robots on a
+#        local socket (unix:PATH in the scratch directory) instead of TCP
+#        loopback
 set -euo pipefail
 . "$(dirname "$0")/listening_address.sh"
 build=$1 out=$2
@@ -79,7 +81,9 @@ for run in $(seq 1 "$runs"); do
     name=${config%%:*}
     flags=${config#*:}
     rm -rf "$work/data"
-    "$server" --listen 127.0.0.1:0 --metrics-listen=127.0.0.1:0 \
+    listen=127.0.0.1:0
+    [ "${LISTEN:-tcp}" = unix ] && listen="unix:$work/streamreg.sock"
+    "$server" --listen "$listen" --metrics-listen=127.0.0.1:0 \
       --data-dir "$work/data" "${server_flags[@]}" >"$work/server.out" \
       2>"$out/$name-$run.server.log" &
     server_pid=$!

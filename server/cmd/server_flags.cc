@@ -16,7 +16,8 @@
 #include "core/base/realtime_priority.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
-          "host:port to serve gRPC on (port 0: any free port)");
+          "host:port to serve gRPC on (port 0: any free port), or unix:PATH "
+          "for a local socket");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "host:port to serve Prometheus metrics on, at /metrics (port 0: "
           "any free port; empty: no metrics endpoint)");

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -213,6 +214,12 @@ std::shared_ptr<grpc::Channel> Server::InProcessChannel() const {
 }
 
 std::string Server::address() const {
+  // A local socket is reached at the address it was given (gRPC reports
+  // port 1 for it).
+  if (absl::StartsWith(options_.listen, "unix:") ||
+      absl::StartsWith(options_.listen, "unix-abstract:")) {
+    return options_.listen;
+  }
   const std::size_t colon = options_.listen.rfind(':');
   return absl::StrCat(options_.listen.substr(0, colon), ":", port_);
 }

@@ -429,6 +429,25 @@ TEST_F(ServiceTest, PingAndPingStreamAnswerEveryRequest) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
+// A server given a local socket (`--listen unix:PATH`) reports that
+// address, the one its clients dial, and answers there.
+TEST_F(ServiceTest, AServerOnALocalSocketNamesItAndAnswersThere) {
+  directories_.push_back(FreshDirectory());
+  const std::string socket = "unix:" + directories_.back() + "/streamreg.sock";
+  ServerOptions options;
+  options.listen = socket;
+  options.data_dir = directories_.back() + "/data";
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Start(std::move(options));
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ((*server)->address(), socket);
+  Client client(TestClientOptions(**server));
+  absl::StatusOr<std::string> health = client.Health();
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, "SERVING");
+  EXPECT_TRUE(client.CreateModel("local", RowsSpec()).ok());
+}
+
 // Asked for them, the samples each target's prediction used are the
 // engine's, each with the id the ingester gave its row (the reference
 // learned without ids), and the values are those without them.
