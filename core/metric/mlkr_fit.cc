@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <utility>
 
 #include "Eigen/Core"
 #include "Eigen/Eigenvalues"
 #include "absl/strings/str_format.h"
-#include "core/base/parallel_parts.h"
-#include "core/index/cover_tree.h"
-#include "core/index/search_rules.h"
+#include "core/metric/windowed_knn.h"
 
 namespace streamreg {
 namespace {
@@ -56,31 +54,11 @@ MlkrNeighbors Nearest(const MlkrSamples& samples, std::span<const double> a,
     return out;
   }
   const RowMatrix mapped = MapAll(samples, a, rank);
-  std::vector<std::uint64_t> ids(n);
-  std::iota(ids.begin(), ids.end(), std::uint64_t{0});
-  const absl::StatusOr<CoverTree> tree = CoverTree::Build(
-      rank, {mapped.data(), static_cast<std::size_t>(mapped.size())}, ids);
-  if (!tree.ok()) return out;  // not reached: the points are finite
-  // Up to c per point, then packed.
-  std::vector<std::uint32_t> listed(n * c);
-  std::vector<std::size_t> counts(n, 0);
-  ParallelFor(n, std::max<std::size_t>(threads, 1), [&](std::size_t i) {
-    thread_local std::vector<Neighbor> found;
-    const auto excluded = [i, window](std::uint64_t j) {
-      return !Eligible(i, j, window);
-    };
-    FilteredKnnRules rules(c, &found, excluded);
-    tree->Search(mapped.data() + i * rank, rules);
-    rules.Finish();
-    for (const Neighbor& neighbor : found) {
-      listed[i * c + counts[i]++] = static_cast<std::uint32_t>(neighbor.id);
-    }
-  });
-  for (std::size_t i = 0; i < n; ++i) {
-    out.ids.insert(out.ids.end(), listed.begin() + i * c,
-                   listed.begin() + i * c + counts[i]);
-    out.begin[i + 1] = out.ids.size();
-  }
+  NeighborLists found =
+      WindowedKnn({mapped.data(), static_cast<std::size_t>(mapped.size())},
+                  rank, c, window, threads);
+  out.begin = std::move(found.begin);
+  out.ids = std::move(found.ids);
   return out;
 }
 

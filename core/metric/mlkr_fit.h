@@ -69,10 +69,9 @@ std::vector<double> InitialMlkrMap(const MlkrSamples& samples);
 // the same descent on that rectangular A (a rectangular A fitted from a
 // start that ignores y finds the wrong plane: the objective is not
 // convex). Each point's neighbours are its c
-// nearest under the current map, found with a cover tree over the mapped
-// points every `refresh_every` accepted steps: the truncation the paper
-// makes with a heap it corrects every 15 steps, without its O(n^2)
-// search. InvalidArgument for fewer than 2 samples, a rank above d or an
+// nearest under the current map, found again every `refresh_every`
+// accepted steps (NearestUnderMap): the truncation the paper makes with a
+// heap it corrects every 15 steps, without its O(n^2) search. InvalidArgument for fewer than 2 samples, a rank above d or an
 // initial map that is not d x d; Cancelled once `options.stop` is
 // requested.
 absl::StatusOr<MlkrFit> FitMlkr(const MlkrSamples& samples,
@@ -81,8 +80,9 @@ absl::StatusOr<MlkrFit> FitMlkr(const MlkrSamples& samples,
 
 // Each point's c nearest other points under the map A (rank x d) that
 // are more than `window` positions away from it, sorted by (distance,
-// index), from a cover tree over the mapped points; every such point, in
-// index order, if c >= n - 1.
+// index): WindowedKnn's walk over the mapped points below 2,500 of them, a
+// cover tree's search above (the same lists, whichever is faster there);
+// every such point, in index order, if c >= n - 1.
 MlkrNeighbors NearestUnderMap(const MlkrSamples& samples,
                               std::span<const double> a, std::size_t rank,
                               std::size_t c, std::size_t window = 0);

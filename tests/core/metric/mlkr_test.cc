@@ -3,15 +3,17 @@
 // central finite differences of the objective, at full and low rank; the
 // truncated objective equal to the full one when every other point is a
 // neighbour; one point's term and gradient as the batch's; the neighbours
-// under a map against brute force; and on a set where y depends on 2 of 10
-// inputs, the fitted map concentrating on those 2 and predicting held-out
-// points better than the initial one.
+// under a map against brute force and, to the bit, a cover tree; and on a set
+// where y depends on 2 of 10 inputs, the fitted map concentrating on those 2
+// and predicting held-out points better than the initial one.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "core/index/cover_tree.h"
+#include "core/index/search_rules.h"
 #include "core/metric/mlkr_fit.h"
 #include "core/metric/mlkr_objective.h"
 #include "gtest/gtest.h"
@@ -164,6 +166,86 @@ TEST(MlkrObjectiveTest, OnePointsTermIsItsShareOfTheBatch) {
   for (std::size_t k = 0; k < a.size(); ++k) {
     EXPECT_NEAR(summed_gradient[k], batch_gradient[k],
                 1e-10 * (1.0 + std::fabs(batch_gradient[k])));
+  }
+}
+
+// The reference: each point's c nearest outside its window, from a cover
+// tree's search over `points` (n x dim), in the order it lists them.
+std::vector<std::vector<std::uint64_t>> CoverTreeLists(
+    const std::vector<double>& points, std::size_t dim, std::size_t c,
+    std::size_t window) {
+  const std::size_t n = points.size() / dim;
+  std::vector<std::uint64_t> ids(n);
+  std::iota(ids.begin(), ids.end(), std::uint64_t{0});
+  const absl::StatusOr<CoverTree> tree = CoverTree::Build(dim, points, ids);
+  EXPECT_TRUE(tree.ok()) << tree.status();
+  std::vector<std::vector<std::uint64_t>> lists(n);
+  if (!tree.ok()) return lists;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<Neighbor> found;
+    const auto excluded = [i, window](std::uint64_t j) {
+      return (i > j ? i - j : j - i) <= window;
+    };
+    FilteredKnnRules rules(c, &found, excluded);
+    tree->Search(points.data() + i * dim, rules);
+    rules.Finish();
+    for (const Neighbor& neighbor : found) lists[i].push_back(neighbor.id);
+  }
+  return lists;
+}
+
+// The fit's neighbour lists are a cover tree's to the bit, whichever way
+// they are found (WindowedKnn's walk below 2,500 points, the tree above):
+// the same ids in the same order, ties (points repeated exactly, and a set
+// of one point repeated) broken by the smaller index, with and without a
+// window, on a stream that goes round its path again and again as an arm
+// does. Under the identity map the mapped points are the inputs
+// themselves, which the reference tree is built on.
+TEST(MlkrObjectiveTest, NeighboursUnderAMapAreACoverTreesToTheBit) {
+  constexpr std::size_t kD = 5;
+  std::mt19937_64 random(11);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  const auto path = [&](std::size_t n) {
+    std::vector<double> x;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i % 40 == 39) {  // an earlier point again, exactly
+        const std::size_t earlier = (i * 7) % i;
+        for (std::size_t k = 0; k < kD; ++k) x.push_back(x[earlier * kD + k]);
+        continue;
+      }
+      const double t = 0.02 * static_cast<double>(i);
+      for (std::size_t k = 0; k < kD; ++k) {
+        x.push_back(std::sin(t * static_cast<double>(k + 1)) + noise(random));
+      }
+    }
+    return x;
+  };
+  std::vector<double> identity(kD * kD, 0.0);
+  for (std::size_t k = 0; k < kD; ++k) identity[k * kD + k] = 1.0;
+  for (const std::vector<double>& x :
+       {path(900), path(2600), std::vector<double>(60 * kD, 0.25)}) {
+    const std::size_t n = x.size() / kD;
+    const Data data{n, kD, 1, x, std::vector<double>(n, 0.0)};
+    for (std::size_t window : {0, 7, 60}) {
+      for (std::size_t c : {1, 8, 32}) {
+        if (n == 2600 && c != 32) continue;  // the tree's side once
+        const MlkrNeighbors found =
+            NearestUnderMap(data.samples(), identity, kD, c, window);
+        const std::vector<std::vector<std::uint64_t>> expected =
+            CoverTreeLists(x, kD, c, window);
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::span<const std::uint32_t> listed = found.of(i);
+          ASSERT_EQ(listed.size(), expected[i].size())
+              << "n " << n << " point " << i << " window " << window << " c "
+              << c;
+          for (std::size_t s = 0; s < listed.size(); ++s) {
+            ASSERT_EQ(listed[s], expected[i][s])
+                << "n " << n << " point " << i << " rank " << s << " window "
+                << window << " c " << c;
+          }
+        }
+      }
+    }
   }
 }
 
