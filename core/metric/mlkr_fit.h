@@ -68,12 +68,12 @@ std::vector<double> InitialMlkrMap(const MlkrSamples& samples);
 // A^T A (eq. 10: the rows sqrt(lambda_k) w_k^T, the best rank-r M), and
 // the same descent on that rectangular A (a rectangular A fitted from a
 // start that ignores y finds the wrong plane: the objective is not
-// convex). Each point's neighbours are its c
-// nearest under the current map, found again every `refresh_every`
-// accepted steps (NearestUnderMap): the truncation the paper makes with a
-// heap it corrects every 15 steps, without its O(n^2) search. InvalidArgument for fewer than 2 samples, a rank above d or an
-// initial map that is not d x d; Cancelled once `options.stop` is
-// requested.
+// convex). Each point's neighbours are its c nearest under the current
+// map, found again every `refresh_every` accepted steps (NearestUnderMap):
+// the truncation the paper makes with a heap it corrects every 15 steps,
+// without its O(n^2) search. InvalidArgument for fewer than 2 samples, a
+// rank above d or an initial map that is not d x d; Cancelled once
+// `options.stop` is requested.
 absl::StatusOr<MlkrFit> FitMlkr(const MlkrSamples& samples,
                                 std::span<const double> initial,
                                 const MlkrFitOptions& options);
