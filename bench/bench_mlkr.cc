@@ -174,11 +174,11 @@ int Main() {
     return 1;
   }
   std::printf(
-      "n %zu d %zu m %zu rank %zu c %zu W %zu threads %zu: fit %.1f s (%zu "
-      "evaluations, %zu neighbour searches, %.2f s each evaluation)\n",
+      "n %zu d %zu m %zu rank %zu c %zu W %zu threads %zu: fit %.0f ms (%zu "
+      "evaluations, %zu neighbour searches, %.1f ms a step)\n",
       n, d, m, fit->rank, options.neighbors, options.exclude_within,
-      options.threads, seconds, fit->steps, fit->refreshes,
-      seconds / static_cast<double>(fit->steps));
+      options.threads, seconds * 1e3, fit->steps, fit->refreshes,
+      seconds * 1e3 / static_cast<double>(fit->steps));
   PrintNeighbourSearch("initial", samples, initial, d, options.neighbors,
                        options.exclude_within);
   PrintNeighbourSearch("fitted", samples, fit->a, fit->rank, options.neighbors,

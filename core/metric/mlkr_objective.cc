@@ -24,9 +24,9 @@ struct PointTerm {
 
   std::size_t m;
   std::size_t rank;
-  std::vector<const double*> y;  // m each
-  RowMatrix mapped;              // count x rank
-  std::vector<double> weights;   // p_j
+  std::vector<const double*> y;       // m each
+  std::vector<const double*> mapped;  // rank each
+  std::vector<double> weights;        // p_j
   std::vector<double> estimate;  // yhat_t
   // c_ij = p_ij sum_t (yhat_it - y_it)(yhat_it - y_jt): the gradient is
   // 4 A sum_i sum_j c_ij x_ij x_ij^T.
@@ -46,7 +46,7 @@ double PointTerm::Evaluate(const double* yi, const double* zi, bool gradient) {
   for (std::size_t s = 0; s < count; ++s) {
     double squared = 0.0;
     for (std::size_t r = 0; r < rank; ++r) {
-      const double difference = zi[r] - mapped(Index(s), Index(r));
+      const double difference = zi[r] - mapped[s][r];
       squared += difference * difference;
     }
     p[s] = squared;
@@ -112,11 +112,11 @@ double MlkrLoss(const MlkrSamples& samples, const MlkrNeighbors& neighbors,
          i < end; ++i) {
       const std::span<const std::uint32_t> listed = neighbors.of(i);
       term.y.resize(listed.size());
-      term.mapped.resize(Index(listed.size()), Index(rank));
+      term.mapped.resize(listed.size());
       for (std::size_t s = 0; s < listed.size(); ++s) {
         const std::size_t j = listed[s];
         term.y[s] = samples.y.data() + j * m;
-        term.mapped.row(Index(s)) = mapped.row(Index(j));
+        term.mapped[s] = mapped.data() + j * rank;
       }
       loss += term.Evaluate(samples.y.data() + i * m, mapped.data() + i * rank,
                             wants_gradient);
@@ -161,10 +161,12 @@ double MlkrPointLoss(std::span<const double> x, std::span<const double> y,
   const ConstRowMap map(a.data(), Index(rank), Index(d));
   PointTerm term(y.size(), rank);
   term.y.assign(neighbor_y.begin(), neighbor_y.end());
-  term.mapped.resize(Index(count), Index(rank));
+  RowMatrix mapped(Index(count), Index(rank));
+  term.mapped.resize(count);
   for (std::size_t s = 0; s < count; ++s) {
-    term.mapped.row(Index(s)) =
+    mapped.row(Index(s)) =
         (map * ConstVectorMap(neighbor_x[s], Index(d))).transpose();
+    term.mapped[s] = mapped.data() + s * rank;
   }
   const Eigen::VectorXd z = map * ConstVectorMap(x.data(), Index(d));
   const double loss = term.Evaluate(y.data(), z.data(), gradient != nullptr);
