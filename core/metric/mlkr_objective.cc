@@ -27,7 +27,7 @@ struct PointTerm {
   std::vector<const double*> y;       // m each
   std::vector<const double*> mapped;  // rank each
   std::vector<double> weights;        // p_j
-  std::vector<double> estimate;  // yhat_t
+  std::vector<double> estimate;       // yhat_t
   // c_ij = p_ij sum_t (yhat_it - y_it)(yhat_it - y_jt): the gradient is
   // 4 A sum_i sum_j c_ij x_ij x_ij^T.
   std::vector<double> coefficients;
