@@ -45,7 +45,7 @@ Axes PrincipalAxes(const ConstRowMap& points, Eigen::Index count) {
       centred.transpose() * centred);
   // Ascending eigenvalues: the last columns lead.
   axes.directions = eigen.eigenvectors().rightCols(count).rowwise().reverse();
-  if (!axes.directions.allFinite()) {
+  if (eigen.info() != Eigen::Success || !axes.directions.allFinite()) {
     axes.directions = Eigen::MatrixXd::Identity(points.cols(), count);
   }
   return axes;
@@ -121,16 +121,22 @@ NeighborLists Walk(std::span<const double> points, std::size_t dim,
         std::size_t above = place[i] + 1;  // the next candidate is above
         constexpr double kNone = std::numeric_limits<double>::infinity();
         for (;;) {
+          const bool has_below = below > 0;
+          const bool has_above = above < n;
+          if (!has_below && !has_above) break;
           const double gap_below =
-              below > 0 ? own[0] - walk(static_cast<Eigen::Index>(below - 1), 0)
+              has_below ? own[0] - walk(static_cast<Eigen::Index>(below - 1), 0)
                         : kNone;
           const double gap_above =
-              above < n ? walk(static_cast<Eigen::Index>(above), 0) - own[0]
+              has_above ? walk(static_cast<Eigen::Index>(above), 0) - own[0]
                         : kNone;
+          // The nearer side first; each step moves one side on, so the
+          // walk ends even on values that do not compare.
+          const bool from_below = has_below && !(gap_above < gap_below);
+          const double gap = from_below ? gap_below : gap_above;
           const double limit = rules.Bound() * (1.0 + 1e-9) + margin;
-          const double gap = std::min(gap_below, gap_above);
-          if (gap == kNone || gap > limit) break;
-          const std::size_t s = gap_below <= gap_above ? --below : above++;
+          if (gap > limit) break;
+          const std::size_t s = from_below ? --below : above++;
           const std::size_t j = order[s];
           if (!Eligible(i, j, window)) continue;
           const double* other = walk.data() + s * count;
