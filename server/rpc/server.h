@@ -35,7 +35,7 @@ class Server {
   ~Server();
 
   int port() const { return port_; }
-  // "host:port" with the port in use.
+  // "host:port" with the port in use, or the unix: address it was given.
   std::string address() const;
   // The Prometheus endpoint's "host:port" (empty without one).
   std::string metrics_address() const;
