@@ -160,7 +160,9 @@ NeighborLists TreeSearch(std::span<const double> points, std::size_t dim,
   std::vector<std::uint64_t> ids(n);
   std::iota(ids.begin(), ids.end(), std::uint64_t{0});
   const absl::StatusOr<CoverTree> tree = CoverTree::Build(dim, points, ids);
-  if (!tree.ok()) return NeighborLists{std::vector<std::size_t>(n + 1, 0), {}};
+  if (!tree.ok()) {  // not reached: the points are finite
+    return NeighborLists{std::vector<std::size_t>(n + 1, 0), {}};
+  }
   return EachPointsNearest(
       n, k, threads, [&](std::size_t i, std::vector<Neighbor>* found) {
         const auto excluded = [i, window](std::uint64_t j) {
