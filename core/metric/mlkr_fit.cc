@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 #include "Eigen/Core"
 #include "Eigen/Eigenvalues"
@@ -54,12 +53,8 @@ MlkrNeighbors Nearest(const MlkrSamples& samples, std::span<const double> a,
     return out;
   }
   const RowMatrix mapped = MapAll(samples, a, rank);
-  NeighborLists found =
-      WindowedKnn({mapped.data(), static_cast<std::size_t>(mapped.size())},
-                  rank, c, window, threads);
-  out.begin = std::move(found.begin);
-  out.ids = std::move(found.ids);
-  return out;
+  return WindowedKnn({mapped.data(), static_cast<std::size_t>(mapped.size())},
+                     rank, c, window, threads);
 }
 
 // The rows sqrt(lambda_k) w_k^T for the r leading eigenpairs of M = A^T A

@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "core/metric/windowed_knn.h"
+
 namespace streamreg {
 
 // Samples an MLKR objective is evaluated on: n points of d coordinates and
@@ -21,18 +23,11 @@ struct MlkrSamples {
 };
 
 // The neighbours over which each point's leave-one-out estimate runs:
-// point i's are ids[begin[i], begin[i + 1]), indices j != i. With every
-// other point listed the objective is the paper's exact one; with the c
-// nearest, its truncation (§3, "Efficient optimization": the paper keeps
-// the c = 1000 nearest; ours come from a cover tree in the mapped space).
-struct MlkrNeighbors {
-  std::vector<std::size_t> begin;  // n + 1 offsets into ids
-  std::vector<std::uint32_t> ids;
-
-  std::span<const std::uint32_t> of(std::size_t i) const {
-    return {ids.data() + begin[i], begin[i + 1] - begin[i]};
-  }
-};
+// point i's are of(i), indices j != i. With every other point listed the
+// objective is the paper's exact one; with the c nearest, its truncation
+// (§3, "Efficient optimization": the paper keeps the c = 1000 nearest;
+// ours come from WindowedKnn in the mapped space).
+using MlkrNeighbors = NeighborLists;
 
 // The objective of Metric Learning for Kernel Regression (Weinberger &
 // Tesauro, AISTATS 2007) for a linear map A (rank x d, row-major): the

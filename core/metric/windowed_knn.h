@@ -13,6 +13,10 @@ namespace streamreg {
 struct NeighborLists {
   std::vector<std::size_t> begin;  // n + 1 offsets into ids
   std::vector<std::uint32_t> ids;
+
+  std::span<const std::uint32_t> of(std::size_t i) const {
+    return {ids.data() + begin[i], begin[i + 1] - begin[i]};
+  }
 };
 
 // For each of n points (row-major, `dim` coordinates each, in stream
