@@ -12,11 +12,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -25,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "client/cli/ahead_answers.h"
 #include "client/cli/bench_commands.h"
 #include "client/cli/bench_report.h"
 #include "client/cli/cli_commands.h"
@@ -72,6 +76,8 @@ struct RobotRun {
   double nmse = 0.0;
   std::vector<double> nmse_by_second;
   IntervalCoverage coverage{kRobotTargets, kCoverageWindowSamples};
+  // With --batch_ticks: what the loop got from its predictions ahead.
+  std::optional<AheadAnswers> ahead;
   absl::Status status;
 };
 
@@ -127,6 +133,84 @@ RobotStreamOptions RobotOptions(const CliOptions& cli, int robot, double rate,
   return options;
 }
 
+// An arm's connection of its own and its Learn session on it, recording
+// each sample's durability lag into `run`.
+struct ArmSession {
+  ArmSession(const CliOptions& cli, const ClientOptions& base,
+             const std::string& model, RobotRun* run)
+      : client(OwnConnection(base)) {
+    LearnSessionOptions options;
+    options.answer_when_durable = cli.bench.answer_when_durable;
+    options.on_durable = [run](std::uint64_t, absl::Duration lag) {
+      run->durability_lag_us.push_back(absl::ToDoubleMicroseconds(lag));
+    };
+    session = client.StartLearn(model, options);
+  }
+  static ClientOptions OwnConnection(ClientOptions options) {
+    options.own_connection = true;
+    return options;
+  }
+
+  Client client;
+  std::unique_ptr<LearnSession> session;
+};
+
+// The answers of one arm's samples, scored as they come: the run's
+// prequential error by second, its intervals' coverage, and the pool of
+// its model's answers.
+class ArmAnswers {
+ public:
+  ArmAnswers(double rate, PooledAnswers* pooled, RobotRun* run)
+      : per_window_(static_cast<std::uint64_t>(rate)),
+        pooled_(pooled),
+        run_(run) {}
+
+  void Add(const v1::Prediction& prediction, std::span<const double> y) {
+    const std::span<const double> predicted = PredictedValues(prediction);
+    error_.Add(predicted, y);
+    if (pooled_ != nullptr) {
+      std::lock_guard<std::mutex> lock(pooled_->mutex);
+      pooled_->error.Add(predicted, y);
+    }
+    run_->coverage.Add(prediction, y);
+    ++run_->sent;
+    if (run_->sent % per_window_ == 0) {
+      run_->nmse_by_second.push_back(error_.WindowMeanNmse());
+      error_.StartWindow();
+    }
+  }
+  // One exchange: sent at `sent`, answered at `answered`.
+  void Exchanged(const v1::LearnResponse& response, absl::Time start,
+                 absl::Time sent, absl::Time answered) {
+    const absl::Duration latency = answered - sent;
+    run_->latencies.Add(latency);
+    run_->ticks.push_back(
+        {.t_s = absl::ToDoubleSeconds(sent - start),
+         .latency_us = absl::ToDoubleMicroseconds(latency),
+         .lag_samples = static_cast<double>(response.unlearned()),
+         .lag_us = static_cast<double>(response.learn_lag_us())});
+  }
+  double MeanNmse() const { return error_.MeanNmse(); }
+
+ private:
+  const std::uint64_t per_window_;
+  PooledAnswers* const pooled_;
+  RobotRun* const run_;
+  NormalizedError error_{kRobotTargets};
+};
+
+// The end of an arm's run: its session closed, its loop's timing.
+void EndArmRun(LearnSession& session, const RateTicker& ticker,
+               const ArmAnswers& answers, absl::Time start, RobotRun* run) {
+  run->seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (absl::Status status = session.Close(); run->status.ok()) {
+    run->status = status;
+  }
+  run->late_ticks = ticker.late_ticks();
+  run->max_lag = ticker.max_lag();
+  run->nmse = answers.MeanNmse();
+}
+
 void RunRobot(const CliOptions& cli, const ClientOptions& base,
               const std::string& model, int robot, double rate, double start_s,
               std::uint64_t ticks, absl::Time start, PooledAnswers* pooled,
@@ -135,20 +219,11 @@ void RunRobot(const CliOptions& cli, const ClientOptions& base,
     run->status = status;
     return;
   }
-  ClientOptions options = base;
-  options.own_connection = true;
-  Client client(options);
-  LearnSessionOptions session_options;
-  session_options.answer_when_durable = cli.bench.answer_when_durable;
-  session_options.on_durable = [run](std::uint64_t, absl::Duration lag) {
-    run->durability_lag_us.push_back(absl::ToDoubleMicroseconds(lag));
-  };
-  std::unique_ptr<LearnSession> session =
-      client.StartLearn(model, session_options);
+  ArmSession arm(cli, base, model, run);
+  LearnSession* const session = arm.session.get();
   RobotStream stream(RobotOptions(cli, robot, rate, start_s));
-  NormalizedError error(kRobotTargets);
+  ArmAnswers answers(rate, pooled, run);
   RateTicker ticker(rate, start);
-  const auto per_window = static_cast<std::uint64_t>(rate);
   while (ticker.ticks() < ticks) {
     ticker.Wait();
     const RobotSample sample = stream.Next();
@@ -159,34 +234,144 @@ void RunRobot(const CliOptions& cli, const ClientOptions& base,
       run->status = response.status();
       break;
     }
-    const absl::Duration latency = absl::Now() - sent;
-    run->latencies.Add(latency);
-    run->ticks.push_back(
-        {.t_s = absl::ToDoubleSeconds(sent - start),
-         .latency_us = absl::ToDoubleMicroseconds(latency),
-         .lag_samples = static_cast<double>(response->unlearned()),
-         .lag_us = static_cast<double>(response->learn_lag_us())});
-    const std::span<const double> predicted =
-        PredictedValues(response->prediction());
-    error.Add(predicted, sample.y);
-    if (pooled != nullptr) {
-      std::lock_guard<std::mutex> lock(pooled->mutex);
-      pooled->error.Add(predicted, sample.y);
+    answers.Exchanged(*response, start, sent, absl::Now());
+    answers.Add(response->prediction(), sample.y);
+  }
+  EndArmRun(*session, ticker, answers, start, run);
+}
+
+// The samples an arm's loop hands its sender (--batch_ticks), and the
+// predictions ahead the sender hands back: the loop never waits for the
+// network.
+struct AheadHandOff {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::vector<RobotSample> samples;  // of ticks first_tick, ...
+  std::uint64_t first_tick = 0;
+  bool done = false;
+  AheadAnswers* ahead = nullptr;  // under mutex
+};
+
+// The sender of an arm that predicts ahead: every --batch_ticks samples
+// the loop handed over go in one message, with the desired states (the
+// trajectory without sensor noise) of the ticks up to --ahead_ticks after
+// the last of them not asked for yet.
+void SendAhead(const CliOptions& cli, LearnSession& session,
+               RobotStreamOptions desired_options, absl::Time start,
+               AheadHandOff* hand_off, ArmAnswers* answers, RobotRun* run) {
+  desired_options.noise = SensorNoise{0, 0, 0, 0};
+  RobotStream desired(desired_options);
+  const std::uint64_t origin = desired_options.start_tick;
+  const std::uint64_t batch = cli.bench.batch_ticks;
+  const std::uint64_t lead = std::max(cli.bench.ahead_ticks, 1u);
+  std::uint64_t asked_through = 0;  // ticks before it asked for (or due)
+  // Tick k's sample carries id_base + k, which its prediction ahead names,
+  // so that the server scores that prediction when the sample comes.
+  const std::uint64_t id_base = std::random_device{}() * (1ull << 32);
+  while (true) {
+    std::vector<RobotSample> samples;
+    std::uint64_t first = 0;
+    {
+      std::unique_lock<std::mutex> lock(hand_off->mutex);
+      hand_off->ready.wait(lock, [&] {
+        return hand_off->done || hand_off->samples.size() >= batch;
+      });
+      if (hand_off->samples.empty()) return;  // done
+      samples.swap(hand_off->samples);
+      first = hand_off->first_tick;
+      hand_off->first_tick += samples.size();
     }
-    run->coverage.Add(response->prediction(), sample.y);
-    ++run->sent;
-    if (run->sent % per_window == 0) {
-      run->nmse_by_second.push_back(error.WindowMeanNmse());
-      error.StartWindow();
+    const std::uint64_t last = first + samples.size() - 1;
+    asked_through = std::max(asked_through, last + 1);
+    std::vector<TickSample> ticks;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      ticks.push_back({.x = samples[i].x,
+                       .y = samples[i].y,
+                       .sample_id = id_base + first + i});
+    }
+    std::vector<RobotSample> states;
+    const std::uint64_t ask_from = asked_through;
+    for (; asked_through <= last + lead; ++asked_through) {
+      while (desired.tick() < origin + asked_through) desired.Next();
+      states.push_back(desired.Next());
+    }
+    std::vector<AheadPoint> queries;
+    for (std::size_t q = 0; q < states.size(); ++q) {
+      queries.push_back(
+          {.x = states[q].x, .sample_id = id_base + ask_from + q});
+    }
+    const absl::Time sent = absl::Now();
+    // The loop uses its predictions ahead, not the samples' answers
+    // (which the cautious mode needs).
+    absl::StatusOr<v1::LearnResponse> response = session.LearnAhead(
+        ticks, queries, /*answer_samples=*/cli.bench.answer_when_durable);
+    if (!response.ok()) {
+      run->status = response.status();
+      std::lock_guard<std::mutex> lock(hand_off->mutex);
+      hand_off->done = true;
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(hand_off->mutex);
+      hand_off->ahead->Arrived(ask_from, response->ahead());
+    }
+    answers->Exchanged(*response, start, sent, absl::Now());
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (static_cast<std::size_t>(response->predictions_size()) > i) {
+        answers->Add(response->predictions(static_cast<int>(i)), samples[i].y);
+      } else {
+        ++run->sent;
+      }
     }
   }
-  run->seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (absl::Status status = session->Close(); run->status.ok()) {
+}
+
+// An arm that predicts ahead (--batch_ticks): its loop hands each tick's
+// sample to a sender thread and takes the prediction in hand for the tick
+// (AheadAnswers), never waiting for the network.
+void RunRobotAhead(const CliOptions& cli, const ClientOptions& base,
+                   const std::string& model, int robot, double rate,
+                   double start_s, std::uint64_t ticks, absl::Time start,
+                   PooledAnswers* pooled, RobotRun* run) {
+  if (absl::Status status = EnterControllersPriority(cli); !status.ok()) {
     run->status = status;
+    return;
   }
-  run->late_ticks = ticker.late_ticks();
-  run->max_lag = ticker.max_lag();
-  run->nmse = error.MeanNmse();
+  ArmSession arm(cli, base, model, run);
+  LearnSession* const session = arm.session.get();
+  const RobotStreamOptions robot_options =
+      RobotOptions(cli, robot, rate, start_s);
+  RobotStream stream(robot_options);
+  ArmAnswers answers(rate, pooled, run);
+  AheadAnswers& ahead = run->ahead.emplace(
+      kRobotTargets, kCoverageWindowSamples, static_cast<std::uint64_t>(rate));
+  AheadHandOff hand_off;
+  hand_off.ahead = &ahead;
+  std::thread sender(SendAhead, std::cref(cli), std::ref(*session),
+                     robot_options, start, &hand_off, &answers, run);
+  RateTicker ticker(rate, start);
+  while (ticker.ticks() < ticks) {
+    ticker.Wait();
+    const std::uint64_t tick = ticker.ticks() - 1;
+    RobotSample sample = stream.Next();
+    std::lock_guard<std::mutex> lock(hand_off.mutex);
+    if (hand_off.done) break;  // the sender failed
+    ahead.Due(tick, sample.y);
+    hand_off.samples.push_back(sample);
+    if (hand_off.samples.size() >= cli.bench.batch_ticks) {
+      hand_off.ready.notify_one();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(hand_off.mutex);
+    hand_off.done = true;
+  }
+  hand_off.ready.notify_one();
+  sender.join();
+  EndArmRun(*session, ticker, answers, start, run);
+  // The loop's error is that of the predictions it used.
+  run->nmse = ahead.error().MeanNmse();
+  run->nmse_by_second = ahead.nmse_by_window();
 }
 
 void RunPredictor(const CliOptions& cli, const ClientOptions& base,
@@ -341,6 +526,29 @@ std::string CoverageText(const CoverageSummary& summary) {
   return text;
 }
 
+// What an arm that predicted ahead (--batch_ticks) got at its ticks.
+nlohmann::json AheadJson(const AheadAnswers& ahead) {
+  return {{"ticks", ahead.due()},
+          {"in_time", ahead.in_time()},
+          {"in_time_fraction",
+           static_cast<double>(ahead.in_time()) /
+               static_cast<double>(std::max<std::uint64_t>(1, ahead.due()))},
+          {"nmse", ahead.error().MeanNmse()},
+          {"intervals", CoverageJson(Summarize({&ahead.coverage()}))}};
+}
+
+std::string AheadText(const AheadAnswers& ahead) {
+  return absl::StrFormat(
+      "predictions ahead in hand at %llu of %llu ticks (%.3f%%); their nMSE "
+      "%.4f against the ticks' measured torques; intervals %s",
+      static_cast<unsigned long long>(ahead.in_time()),
+      static_cast<unsigned long long>(ahead.due()),
+      100.0 * static_cast<double>(ahead.in_time()) /
+          static_cast<double>(std::max<std::uint64_t>(1, ahead.due())),
+      ahead.error().MeanNmse(),
+      CoverageText(Summarize({&ahead.coverage()})).c_str());
+}
+
 nlohmann::json MetricJson(Client& client, const std::string& model) {
   absl::StatusOr<v1::MetricReport> report = client.GetMetric(model);
   if (!report.ok()) return nullptr;
@@ -374,6 +582,12 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
     return UsageError("--predict_rate: < 1 Hz");
   }
   if (!(seconds > 0)) return UsageError("--duration: <= 0");
+  if (options.bench.batch_ticks > 0 &&
+      options.bench.ahead_ticks < options.bench.batch_ticks) {
+    return UsageError(
+        "--ahead_ticks: below --batch_ticks (the ticks between two messages "
+        "would have no prediction)");
+  }
   if (const int priority = options.bench.realtime_priority; priority != 0) {
     if (absl::Status status = CheckRealtimePriority(priority); !status.ok()) {
       return RealtimeRefused(status);
@@ -438,10 +652,10 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
   PooledAnswers first_models_answers(kRobotTargets);
   for (int r = 0; r < robots; ++r) {
     const std::size_t m = r % models.size();
-    robot_threads.emplace_back(RunRobot, std::cref(options), client.options(),
-                               models[m], r, rate, start_s, ticks, start,
-                               m == 0 ? &first_models_answers : nullptr,
-                               &robot_runs[r]);
+    robot_threads.emplace_back(
+        options.bench.batch_ticks > 0 ? RunRobotAhead : RunRobot,
+        std::cref(options), client.options(), models[m], r, rate, start_s,
+        ticks, start, m == 0 ? &first_models_answers : nullptr, &robot_runs[r]);
   }
   for (std::thread& thread : robot_threads) thread.join();
   stop = true;
@@ -488,6 +702,10 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
         fell_behind ? " FELL BEHIND" : "", run.latencies.PercentileMicros(0.5),
         run.latencies.PercentileMicros(0.99),
         run.latencies.PercentileMicros(0.999), run.nmse);
+    if (run.ahead.has_value()) {
+      per_robot.back()["ahead"] = AheadJson(*run.ahead);
+      std::fprintf(out, "robot %d: %s\n", r, AheadText(*run.ahead).c_str());
+    }
   }
   nlohmann::json nmse_over_time = nlohmann::json::array();
   for (std::size_t w = 0; w < windows; ++w) {
@@ -607,6 +825,18 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
         static_cast<unsigned long long>(after->stats().answers_sent()),
         first_models_answers.error.MeanNmse(),
         static_cast<unsigned long long>(first_models_answers.error.count()));
+    if (options.bench.batch_ticks > 0) {
+      std::fprintf(
+          out,
+          "model %s: predictions ahead nMSE %.4f, %.0f%% intervals' coverage "
+          "%.3f over %llu scored as the server counted them (each against "
+          "its tick's sample; the robots' lines above count those in hand "
+          "at their tick)\n",
+          models.front().c_str(), MeanOverTargets(after->stats().ahead_nmse()),
+          100 * before->spec().interval_level(),
+          MeanOverTargets(after->stats().ahead_interval_coverage()),
+          static_cast<unsigned long long>(after->stats().ahead_scored()));
+    }
   }
   const std::string& json_path = options.json;
   if (json_path.empty()) return absl::OkStatus();
@@ -627,6 +857,12 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
         {"answers_sent", after.ok() ? after->stats().answers_sent() : 0},
         {"answer_nmse_mean",
          after.ok() ? MeanOverTargets(after->stats().answer_nmse()) : NAN},
+        {"ahead_scored", after.ok() ? after->stats().ahead_scored() : 0},
+        {"ahead_nmse_mean",
+         after.ok() ? MeanOverTargets(after->stats().ahead_nmse()) : NAN},
+        {"ahead_coverage_mean",
+         after.ok() ? MeanOverTargets(after->stats().ahead_interval_coverage())
+                    : NAN},
         {"answers_received", first_models_answers.error.count()},
         {"answers_received_nmse_mean", first_models_answers.error.MeanNmse()}}},
       {"robots", robots},
@@ -646,6 +882,10 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
       {"learn_lag_samples", QuantilesJson(lag_samples)},
       {"learn_lag_us", QuantilesJson(lag_us)},
       {"answer_when_durable", options.bench.answer_when_durable},
+      {"batch_ticks", options.bench.batch_ticks},
+      {"ahead_ticks", options.bench.batch_ticks > 0
+                          ? nlohmann::json(options.bench.ahead_ticks)
+                          : nlohmann::json(nullptr)},
       {"durability_lag_us", QuantilesJson(durability_lag_us)},
       {"durable_samples", durability_lag_us.size()},
       {"over_time", OverTime(robot_runs)},

@@ -128,6 +128,15 @@ ABSL_FLAG(bool, answer_when_durable,
           streamreg::BenchOptions{}.answer_when_durable,
           "bench learn: each answer waits until its sample is durable (the "
           "cautious mode) instead of coming first");
+ABSL_FLAG(std::uint32_t, batch_ticks, streamreg::BenchOptions{}.batch_ticks,
+          "bench learn: each arm hands its samples to a sender thread that "
+          "sends them this many ticks a message and asks for the predictions "
+          "of the ticks --ahead_ticks on (LearnRequest.ahead); each tick uses "
+          "the prediction in hand when it is due (0: one message a tick, "
+          "answered within it)");
+ABSL_FLAG(std::uint32_t, ahead_ticks, streamreg::BenchOptions{}.ahead_ticks,
+          "bench learn, with --batch_ticks: how many ticks ahead of its tick "
+          "a prediction is asked for");
 ABSL_FLAG(int, realtime_priority, streamreg::BenchOptions{}.realtime_priority,
           "bench learn: run each arm's and predictor's control loop at this "
           "SCHED_FIFO "
@@ -211,6 +220,8 @@ CliOptions OptionsFromFlags() {
   bench.robots = absl::GetFlag(FLAGS_robots);
   bench.model_per_robot = absl::GetFlag(FLAGS_model_per_robot);
   bench.answer_when_durable = absl::GetFlag(FLAGS_answer_when_durable);
+  bench.batch_ticks = absl::GetFlag(FLAGS_batch_ticks);
+  bench.ahead_ticks = absl::GetFlag(FLAGS_ahead_ticks);
   bench.realtime_priority = absl::GetFlag(FLAGS_realtime_priority);
   bench.predictors = absl::GetFlag(FLAGS_predictors);
   bench.predict_rate = absl::GetFlag(FLAGS_predict_rate);
@@ -380,25 +391,26 @@ std::vector<Subcommand> Subcommands() {
           {"streamreg bench predict --model arm --concurrency 4 "
            "--duration 10 --stream --json predict.json --plots plots/"},
           BenchPredictCommand),
-      command(
-          {"bench", "learn"}, "simulated arms streaming through Learn",
-          "--model NAME [--create] [--robots R] [--model_per_robot] "
-          "[--rate HZ] [--duration S] [--predictors P] [--min_learned N] "
-          "[--answer_when_durable] [--realtime_priority N] [--json FILE] "
-          "[--plots DIR]",
-          "Streams simulated robot arms through Learn at a fixed rate "
-          "each (optionally while clients predict) and reports every "
-          "tick's latency, late ticks, how far learning lagged behind "
-          "the answers, how long each sample took to be reported "
-          "durable (the durability lag), and the prequential nMSE.",
-          Concat({"model", "create", "robots", "model_per_robot", "rate",
-                  "duration", "predictors", "predict_rate", "min_learned",
-                  "robot_seed", "start_s", "payload_kg", "payload_at",
-                  "answer_when_durable", "realtime_priority", "json", "plots"},
-                 kSpecFlags),
-          {"streamreg bench learn --model arm --create --robots 1 --rate "
-           "1000 --duration 10"},
-          BenchLearnCommand),
+      command({"bench", "learn"}, "simulated arms streaming through Learn",
+              "--model NAME [--create] [--robots R] [--model_per_robot] "
+              "[--rate HZ] [--duration S] [--predictors P] [--min_learned N] "
+              "[--answer_when_durable] [--batch_ticks B [--ahead_ticks H]] "
+              "[--realtime_priority N] [--json FILE] "
+              "[--plots DIR]",
+              "Streams simulated robot arms through Learn at a fixed rate "
+              "each (optionally while clients predict) and reports every "
+              "tick's latency, late ticks, how far learning lagged behind "
+              "the answers, how long each sample took to be reported "
+              "durable (the durability lag), and the prequential nMSE.",
+              Concat({"model", "create", "robots", "model_per_robot", "rate",
+                      "duration", "predictors", "predict_rate", "min_learned",
+                      "robot_seed", "start_s", "payload_kg", "payload_at",
+                      "answer_when_durable", "batch_ticks", "ahead_ticks",
+                      "realtime_priority", "json", "plots"},
+                     kSpecFlags),
+              {"streamreg bench learn --model arm --create --robots 1 --rate "
+               "1000 --duration 10"},
+              BenchLearnCommand),
       command({"bench", "flood"}, "overload: open-loop clients past capacity",
               "--model NAME [--create] [--concurrency C] [--overload X] "
               "[--duration S] [--rate HZ] [--server_pid PID] [--json FILE]",

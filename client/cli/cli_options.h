@@ -50,16 +50,20 @@ struct BenchOptions {
   std::uint32_t robots = 1;          // learn: simulated arms
   bool model_per_robot = false;      // learn: robot r into model NAME-r
   bool answer_when_durable = false;  // learn: the cautious mode
-  int realtime_priority = 0;         // learn: the arms' SCHED_FIFO; 0 none
-  std::uint32_t predictors = 0;      // learn: clients predicting meanwhile
-  double predict_rate = 1000;        // learn: each predictor's queries/s
-  double start_s = -1;               // the arms' start time; <0: a default
-  double payload_kg = 2.0;           // learn: the payload's mass
-  double payload_at = -1;            // learn: seconds in when it is picked up
-  std::string plots;                 // draw PNG plots into this folder
-  double overload = 10;              // flood: offered load / capacity
-  double calibrate = 5;              // flood: seconds measuring capacity
-  int server_pid = 0;                // flood: sample this process's RSS
+  // learn: each arm sends its samples this many ticks a message and asks
+  // for its predictions ahead (0: a message a tick, answered in the tick)
+  std::uint32_t batch_ticks = 0;
+  std::uint32_t ahead_ticks = 20;  // learn: how far ahead, with batch_ticks
+  int realtime_priority = 0;       // learn: the arms' SCHED_FIFO; 0 none
+  std::uint32_t predictors = 0;    // learn: clients predicting meanwhile
+  double predict_rate = 1000;      // learn: each predictor's queries/s
+  double start_s = -1;             // the arms' start time; <0: a default
+  double payload_kg = 2.0;         // learn: the payload's mass
+  double payload_at = -1;          // learn: seconds in when it is picked up
+  std::string plots;               // draw PNG plots into this folder
+  double overload = 10;            // flood: offered load / capacity
+  double calibrate = 5;            // flood: seconds measuring capacity
+  int server_pid = 0;              // flood: sample this process's RSS
 };
 
 // Everything a `streamreg` command was asked to do: cli_main.cc reads the

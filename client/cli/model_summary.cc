@@ -163,6 +163,26 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
   return text;
 }
 
+// The predictions ahead of their ticks scored (LearnRequest.ahead naming
+// their ticks' samples), per target: nMSE and interval coverage; nothing
+// when none was.
+std::string AheadLine(const v1::Model& model) {
+  const v1::ModelStats& stats = model.stats();
+  if (stats.ahead_scored() == 0) return "";
+  const double nan = std::nan("");
+  std::vector<std::string> targets;
+  for (int t = 0; t < model.spec().target_names_size(); ++t) {
+    targets.push_back(absl::StrCat(
+        model.spec().target_names(t), " ",
+        Error(At(stats.ahead_nmse(), t, nan)), " (",
+        Percent(At(stats.ahead_interval_coverage(), t, nan)), ")"));
+  }
+  return absl::StrCat("\n  predictions ahead, ", stats.ahead_scored(),
+                      " scored against their ticks' samples: nMSE "
+                      "(coverage) ",
+                      absl::StrJoin(targets, ", "), "\n");
+}
+
 // What the table's figures mean, with the model's honest lag.
 std::string Footnote(std::uint64_t honest_lag, std::uint64_t answers_sent) {
   const std::string honest =
@@ -228,6 +248,7 @@ std::string ModelSummary(const v1::Model& model, absl::Time now) {
     rows.push_back(TargetRow(model, t));
   }
   absl::StrAppend(&text, Table(rows));
+  absl::StrAppend(&text, AheadLine(model));
   absl::StrAppend(&text, Footnote(stats.honest_lag(), stats.answers_sent()));
   return text;
 }

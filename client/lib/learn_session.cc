@@ -28,25 +28,59 @@ absl::Duration LearnSession::durability_lag(absl::Time now) const {
 absl::StatusOr<v1::LearnResponse> LearnSession::Learn(std::span<const double> x,
                                                       std::span<const double> y,
                                                       std::uint64_t sample_id) {
-  Unconfirmed& entry = unconfirmed_.emplace_back();
-  entry.number = ++samples_;
-  entry.first_sent = absl::Now();
-  v1::LearnRequest& request = entry.request;
-  request.set_model(model_);
-  request.set_answer_when_durable(options_.answer_when_durable);
+  v1::LearnRequest request;
   request.mutable_sample()->mutable_x()->Assign(x.begin(), x.end());
   request.mutable_sample()->mutable_y()->Assign(y.begin(), y.end());
   request.mutable_sample()->set_sample_id(
       sample_id != 0 ? sample_id : client_->NextSampleId());
-  const std::uint64_t number = entry.number;
+  return Send(std::move(request), 1);
+}
+
+absl::StatusOr<v1::LearnResponse> LearnSession::LearnAhead(
+    std::span<const TickSample> samples, std::span<const AheadPoint> ahead,
+    bool answer_samples) {
+  if (samples.empty() && ahead.empty()) {
+    return absl::InvalidArgumentError("LearnAhead: no sample and no query");
+  }
+  v1::LearnRequest request;
+  request.set_skip_answers(!answer_samples);
+  for (const TickSample& tick : samples) {
+    v1::Sample* sample = request.add_samples();
+    sample->mutable_x()->Assign(tick.x.begin(), tick.x.end());
+    sample->mutable_y()->Assign(tick.y.begin(), tick.y.end());
+    sample->set_sample_id(tick.sample_id != 0 ? tick.sample_id
+                                              : client_->NextSampleId());
+  }
+  for (const AheadPoint& point : ahead) {
+    v1::Query* query = request.add_ahead();
+    query->mutable_x()->Assign(point.x.begin(), point.x.end());
+    query->set_sample_id(point.sample_id);
+  }
+  return Send(std::move(request), samples.size());
+}
+
+absl::StatusOr<v1::LearnResponse> LearnSession::Send(v1::LearnRequest request,
+                                                     std::uint64_t samples) {
+  Unconfirmed& entry = unconfirmed_.emplace_back();
+  entry.serial = ++serials_;
+  entry.number = samples_ + 1;
+  entry.samples = samples;
+  samples_ += samples;
+  unconfirmed_count_ += samples;
+  entry.first_sent = absl::Now();
+  entry.request = std::move(request);
+  entry.request.set_model(model_);
+  entry.request.set_answer_when_durable(options_.answer_when_durable);
+  const std::uint64_t serial = entry.serial;
   v1::LearnResponse response;
   const absl::Status status = RetryCall(
       client_->options().retry,
       [&](int /*attempt*/) { return TryLearn(&response); },
       &RetryPolicy::IsRetryableResend);
   if (!status.ok()) {
-    // The caller has this sample's error: it is not resent from here on.
-    if (!unconfirmed_.empty() && unconfirmed_.back().number == number) {
+    // The caller has this message's error: it is not resent from here on.
+    if (!unconfirmed_.empty() && unconfirmed_.back().serial == serial) {
+      unconfirmed_count_ -= samples;
       unconfirmed_.pop_back();
     }
     return status;
@@ -55,8 +89,8 @@ absl::StatusOr<v1::LearnResponse> LearnSession::Learn(std::span<const double> x,
 }
 
 absl::Status LearnSession::TryLearn(v1::LearnResponse* response) {
-  // The sample to send is the last unconfirmed one: a watermark covers
-  // only samples sent, and it is sent last.
+  // The message to send is the last unconfirmed one: a watermark covers
+  // only messages sent, and it is sent last.
   if (stream_ == nullptr) {
     if (absl::Status status = Reopen(1); !status.ok()) return status;
   }
@@ -71,14 +105,14 @@ absl::Status LearnSession::Reopen(std::size_t keep) {
   // Resent in order; each answer's watermark may confirm some of them.
   const std::size_t resend =
       unconfirmed_.size() > keep ? unconfirmed_.size() - keep : 0;
-  std::vector<std::uint64_t> numbers;
+  std::vector<std::uint64_t> serials;
   for (std::size_t i = 0; i < resend; ++i) {
-    numbers.push_back(unconfirmed_[i].number);
+    serials.push_back(unconfirmed_[i].serial);
   }
-  for (const std::uint64_t number : numbers) {
+  for (const std::uint64_t serial : serials) {
     // Confirm() may have dropped entries from the front meanwhile.
     for (Unconfirmed& entry : unconfirmed_) {
-      if (entry.number != number) continue;
+      if (entry.serial != serial) continue;
       v1::LearnResponse dropped;
       if (absl::Status status = Exchange(entry, &dropped); !status.ok()) {
         return status;
@@ -118,9 +152,12 @@ void LearnSession::Confirm(std::uint64_t durable_messages) {
   while (!unconfirmed_.empty() && unconfirmed_.front().message != 0 &&
          unconfirmed_.front().message <= durable_messages) {
     const Unconfirmed& entry = unconfirmed_.front();
-    ++durable_samples_;
+    durable_samples_ += entry.samples;
+    unconfirmed_count_ -= entry.samples;
     if (options_.on_durable) {
-      options_.on_durable(entry.number, now - entry.first_sent);
+      for (std::uint64_t i = 0; i < entry.samples; ++i) {
+        options_.on_durable(entry.number + i, now - entry.first_sent);
+      }
     }
     unconfirmed_.pop_front();
   }
@@ -178,7 +215,7 @@ absl::Status LearnSession::TryClose() {
   Confirm(durable);
   if (!unconfirmed_.empty()) {  // not covered: sent again on a new call
     return Abandon(absl::UnavailableError(
-        absl::StrCat("the server ended the stream with ", unconfirmed_.size(),
+        absl::StrCat("the server ended the stream with ", unconfirmed_count_,
                      " samples not reported durable")));
   }
   return absl::OkStatus();

@@ -28,9 +28,28 @@ struct LearnSessionOptions {
       on_durable;
 };
 
-// The robot's loop over one Learn stream: each call sends one sample and
-// returns the prediction the model made before learning it, answered
-// before the sample is durable. The session keeps every sample until the
+// A sample of a tick, for LearnSession::LearnAhead: its inputs and targets
+// (viewed, not copied, until the call returns) and its id (0: one is
+// given).
+struct TickSample {
+  std::span<const double> x;
+  std::span<const double> y;
+  std::uint64_t sample_id = 0;
+};
+
+// A point whose prediction a loop wants ahead of its tick, for
+// LearnSession::LearnAhead: its inputs (viewed until the call returns) and
+// the id the sample of its tick will carry (0: none), by which the server
+// scores the prediction when that sample comes (ModelStats.ahead_*).
+struct AheadPoint {
+  std::span<const double> x;
+  std::uint64_t sample_id = 0;
+};
+
+// The robot's loop over one Learn stream: each call sends one sample (or a
+// few ticks' samples, with the points to predict ahead of their ticks) and
+// returns the predictions the model made before learning them, answered
+// before the samples are durable. The session keeps every sample until the
 // server's durability watermark (LearnResponse.durable_messages) covers
 // it. If the stream breaks with a retryable status, a new one is opened on
 // the server the client routes the model to and the samples not yet
@@ -53,6 +72,17 @@ class LearnSession {
   absl::StatusOr<v1::LearnResponse> Learn(std::span<const double> x,
                                           std::span<const double> y,
                                           std::uint64_t sample_id = 0);
+  // One message of a loop that predicts ahead: the samples of the ticks
+  // since the last call (LearnRequest.samples; their answers in
+  // LearnResponse.predictions) and the points whose predictions it wants
+  // before their ticks come (LearnRequest.ahead; answered in
+  // LearnResponse.ahead). Either may be empty, not both. Without
+  // `answer_samples` the samples are not answered (LearnRequest.
+  // skip_answers; not in the cautious mode). Resent and confirmed as
+  // Learn's sample is.
+  absl::StatusOr<v1::LearnResponse> LearnAhead(
+      std::span<const TickSample> samples, std::span<const AheadPoint> ahead,
+      bool answer_samples = true);
   // Half-closes the stream and waits for the server's closing watermark
   // (resending on a new stream if it breaks): OK once every sample of the
   // session is durable.
@@ -61,25 +91,32 @@ class LearnSession {
   // Samples of the session the server has reported durable; sent and not
   // yet reported.
   std::uint64_t durable_samples() const { return durable_samples_; }
-  std::size_t unconfirmed_samples() const { return unconfirmed_.size(); }
+  std::size_t unconfirmed_samples() const { return unconfirmed_count_; }
   // How long the oldest unconfirmed sample has waited since it was first
   // sent (zero when none waits).
   absl::Duration durability_lag(absl::Time now = absl::Now()) const;
 
  private:
-  // A sample sent and not yet covered by the watermark.
+  // A message sent and not yet covered by the watermark.
   struct Unconfirmed {
     v1::LearnRequest request;
-    std::uint64_t number = 0;   // in the session
+    std::uint64_t serial = 0;   // the session's message count when sent
+    std::uint64_t number = 0;   // of its first sample, in the session
+    std::uint64_t samples = 0;  // it holds
     std::uint64_t message = 0;  // on the current stream
     absl::Time first_sent;
   };
 
-  // One try of sending the last unconfirmed sample (opening a stream and
+  // Sends `request` (its model and mode set here), holding `samples`
+  // samples, until answered or failed for good.
+  absl::StatusOr<v1::LearnResponse> Send(v1::LearnRequest request,
+                                         std::uint64_t samples);
+
+  // One try of sending the last unconfirmed message (opening a stream and
   // resending the others first if none is open).
   absl::Status TryLearn(v1::LearnResponse* response);
   absl::Status TryClose();
-  // Opens a stream and sends every unconfirmed sample but the last `keep`
+  // Opens a stream and sends every unconfirmed message but the last `keep`
   // again, their answers read and dropped.
   absl::Status Reopen(std::size_t keep);
   // Sends `entry` as the stream's next message and reads its answer.
@@ -97,6 +134,8 @@ class LearnSession {
   const LearnSessionOptions options_;
   std::deque<Unconfirmed> unconfirmed_;
   std::uint64_t samples_ = 0;
+  std::uint64_t serials_ = 0;
+  std::uint64_t unconfirmed_count_ = 0;  // samples in unconfirmed_
   std::uint64_t durable_samples_ = 0;
 
   std::shared_ptr<ServerStubs> server_;  // the stream is open on

@@ -24,26 +24,48 @@ double AnswerErrors::Scale(std::size_t t) const {
   return rms > 0.0 ? rms : 1.0;
 }
 
+void AnswerErrors::SetInterval(Prediction* answer, std::size_t t) const {
+  const double multiplier = intervals_.Multiplier(t);
+  if (!std::isfinite(multiplier)) return;  // it keeps the model's
+  const double half = multiplier * Scale(t);
+  answer->lower[t] = answer->value[t] - half;
+  answer->upper[t] = answer->value[t] + half;
+}
+
 void AnswerErrors::Answer(Prediction* answer, std::span<const double> truth) {
   const std::size_t m = num_targets_;
   answer->lower.resize(m, -std::numeric_limits<double>::infinity());
   answer->upper.resize(m, std::numeric_limits<double>::infinity());
   MutexLock lock(&mutex_);
-  for (std::size_t t = 0; t < m; ++t) {
-    const double scale = Scale(t);
-    const double multiplier = intervals_.Multiplier(t);
-    if (std::isfinite(multiplier)) {
-      const double half = multiplier * scale;
-      answer->lower[t] = answer->value[t] - half;
-      answer->upper[t] = answer->value[t] + half;
-    }
-    if (answer->lower[t] <= truth[t] && truth[t] <= answer->upper[t]) {
+  for (std::size_t t = 0; t < m; ++t) SetInterval(answer, t);
+  ScoreLocked(*answer, truth);
+}
+
+void AnswerErrors::Score(const Prediction& sent,
+                         std::span<const double> truth) {
+  MutexLock lock(&mutex_);
+  ScoreLocked(sent, truth);
+}
+
+void AnswerErrors::ScoreLocked(const Prediction& sent,
+                               std::span<const double> truth) {
+  for (std::size_t t = 0; t < num_targets_; ++t) {
+    if (t < sent.lower.size() && sent.lower[t] <= truth[t] &&
+        truth[t] <= sent.upper[t]) {
       ++within_[t];
     }
-    intervals_.Add(t, std::abs(truth[t] - answer->value[t]) / scale);
+    intervals_.Add(t, std::abs(truth[t] - sent.value[t]) / Scale(t));
   }
-  all_.Add(answer->value, truth);
-  recent_.Add(answer->value, truth);
+  all_.Add(sent.value, truth);
+  recent_.Add(sent.value, truth);
+}
+
+void AnswerErrors::Calibrate(Prediction* answer) const {
+  const std::size_t m = num_targets_;
+  answer->lower.resize(m, -std::numeric_limits<double>::infinity());
+  answer->upper.resize(m, std::numeric_limits<double>::infinity());
+  MutexLock lock(&mutex_);
+  for (std::size_t t = 0; t < m; ++t) SetInterval(answer, t);
 }
 
 AnswerErrors::Figures AnswerErrors::figures() const {

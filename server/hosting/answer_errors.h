@@ -53,6 +53,14 @@ class AnswerErrors {
   // scored before it (when they are enough for the level; otherwise it
   // keeps its own), then scores it. `answer` has a value per target.
   void Answer(Prediction* answer, std::span<const double> truth);
+  // An answer whose truth is not known yet (a prediction asked ahead of
+  // its tick): its interval set as Answer would set it, where the answers
+  // scored are enough for the level (elsewhere it keeps its own); nothing
+  // scored.
+  void Calibrate(Prediction* answer) const;
+  // An answer sent earlier with its interval, scored now that its truth
+  // is known.
+  void Score(const Prediction& sent, std::span<const double> truth);
 
   // What ModelStats reports of the answers (every vector per target).
   struct Figures {
@@ -83,6 +91,13 @@ class AnswerErrors {
 
  private:
   double Scale(std::size_t t) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Scores `sent` (its interval as it was sent) against `truth`.
+  void ScoreLocked(const Prediction& sent, std::span<const double> truth)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Sets target t's interval of `answer` (sized for every target) from
+  // the answers scored so far, where they are enough for the level.
+  void SetInterval(Prediction* answer, std::size_t t) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const std::size_t num_targets_;
   mutable Mutex mutex_;

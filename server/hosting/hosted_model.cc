@@ -37,6 +37,7 @@ HostedModel::HostedModel(std::string name, std::unique_ptr<Model> model,
           "--max-predictions-in-flight-per-model",
           limits.max_predictions_in_flight),
       answer_errors_(model_->config()),
+      ahead_errors_(model_->config()),
       journal_log_(
           std::make_shared<JournalLog>(nullptr, &writer_, LogBacklog())),
       write_log_(journal_log_) {
@@ -130,15 +131,18 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
 void HostedModel::LearnInGroup(LearnBatcher::Request request) {
   AnnounceSamples(request.sample.size());
   if (request.predict) {
-    // A cautious answer is made once its sample is durable: its interval
-    // is calibrated and its error counted then, as it is sent (the group's
-    // other samples were answered on arrival). The group commit runs
-    // `done` while the drain holds this model.
-    request.done = [this, sample = request.sample,
+    // A cautious answer is made once its samples are durable: its
+    // intervals are calibrated and its errors counted then, as it is sent
+    // (the group's other samples were answered on arrival). The group
+    // commit runs `done` while the drain holds this model.
+    request.done = [this, samples = request.sample,
                     done =
                         std::move(request.done)](LearnBatcher::Result result) {
-      if (result.status.ok())
-        answer_errors_.Answer(&result.before, sample[0].y);
+      if (result.status.ok()) {
+        for (std::size_t i = 0; i < result.before.size(); ++i) {
+          answer_errors_.Answer(&result.before[i], samples[i].y);
+        }
+      }
       done(std::move(result));
     };
   } else {
@@ -355,6 +359,24 @@ absl::StatusOr<HostedModel::StandingPrediction> HostedModel::AnswerAsItStands(
       .unlearned = learn_stage_.Unlearned(learned),
       .learn_lag = learn_stage_.LagAfter(learned, absl::Now())};
   return standing;
+}
+
+absl::Status HostedModel::PredictAhead(
+    std::span<const std::span<const double>> queries,
+    std::span<const std::uint64_t> sample_ids, std::vector<Prediction>* out) {
+  if (absl::Status status =
+          model_->Predict(queries, out, PredictOptions::ForNextSample());
+      !status.ok()) {
+    return status;
+  }
+  for (std::size_t q = 0; q < out->size(); ++q) {
+    Prediction& prediction = (*out)[q];
+    answer_errors_.Calibrate(&prediction);
+    if (q < sample_ids.size() && sample_ids[q] != 0) {
+      ahead_errors_.Sent(sample_ids[q], &prediction);
+    }
+  }
+  return absl::OkStatus();
 }
 
 ModelStats HostedModel::stats_now() const {

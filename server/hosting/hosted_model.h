@@ -18,6 +18,7 @@
 #include "core/base/mutex.h"
 #include "core/model/model.h"
 #include "server/hosting/admission_gate.h"
+#include "server/hosting/ahead_errors.h"
 #include "server/hosting/answer_errors.h"
 #include "server/hosting/deferred_sync.h"
 #include "server/hosting/journal_log.h"
@@ -195,6 +196,21 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
     absl::Duration learn_lag;
   };
   absl::StatusOr<StandingPrediction> AnswerAsItStands(const Sample& sample);
+  // A Learn stream's predictions ahead of their ticks (LearnRequest.ahead):
+  // each query's from the model as it stands, with the Learn answers'
+  // intervals — or, for a query naming the sample id of its tick, the
+  // intervals of the predictions ahead, and kept to be scored when that
+  // sample comes (ahead_errors()). Errors name "queries[i]".
+  absl::Status PredictAhead(std::span<const std::span<const double>> queries,
+                            std::span<const std::uint64_t> sample_ids,
+                            std::vector<Prediction>* out);
+  // Samples that came in a Learn message, accepted: each scores the
+  // prediction sent ahead for it, if any (ahead_errors()).
+  void SamplesArrived(const ValidatedSamples& samples) {
+    for (const Sample& sample : samples.samples())
+      ahead_errors_.Arrived(sample);
+  }
+  AnswerErrors::Figures ahead_errors() const { return ahead_errors_.figures(); }
   // The errors of the Learn answers this server sent (AnswerAsItStands,
   // and the cautious answers of LearnInGroup).
   AnswerErrors::Figures answer_errors() const {
@@ -390,6 +406,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   AdmissionGate queued_samples_;
   AdmissionGate predictions_in_flight_;
   AnswerErrors answer_errors_;
+  AheadErrors ahead_errors_;
 
   // A single server's log: the journal (null: in memory only), attached
   // before the model is served (creation or recovery), then fixed. In

@@ -1,6 +1,7 @@
 #include "server/hosting/learn_batcher.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -23,22 +24,29 @@ LearnBatcher::Result NotWritten() {
       "not learned: the call was cancelled, or ended at an earlier sample"));
 }
 
-// Sample `i` of a batch learned: its place, and with `before`, the
-// prediction made for it (taken) and how stale that was.
-LearnBatcher::Result Learned(const LearnOutcome& outcome, std::size_t i,
-                             Prediction* before) {
+// The `count` samples of a batch from `first` on learned: the last one's
+// place, whether all were duplicates, and with `before`, the predictions
+// made for them (taken) and how stale the first was.
+LearnBatcher::Result Learned(const LearnOutcome& outcome, std::size_t first,
+                             std::size_t count,
+                             std::vector<Prediction>* before) {
   LearnBatcher::Result result;
-  result.sequence = outcome.sequence[i];
-  result.duplicate = outcome.duplicate[i];
+  result.sequence = outcome.sequence[first + count - 1];
+  result.duplicate = true;
+  for (std::size_t i = first; i < first + count; ++i) {
+    result.duplicate = result.duplicate && outcome.duplicate[i];
+  }
   result.sync_deferred = outcome.sync_deferred;
   if (before != nullptr) {
-    result.before = std::move(*before);
-    result.learn_lag = outcome.learn_lag[i];
+    result.before.assign(
+        std::make_move_iterator(before->begin() + first),
+        std::make_move_iterator(before->begin() + first + count));
+    result.learn_lag = outcome.learn_lag[first];
   }
   return result;
 }
 
-// Writes one request alone (its sample not announced any more).
+// Writes one request alone (its samples not announced any more).
 void WriteAlone(const LearnBatcher::Write& write,
                 LearnBatcher::Request& request) {
   std::vector<Prediction> before;
@@ -49,7 +57,20 @@ void WriteAlone(const LearnBatcher::Write& write,
     request.done(Failed(outcome.status()));
     return;
   }
-  request.done(Learned(*outcome, 0, request.predict ? &before[0] : nullptr));
+  request.done(Learned(*outcome, 0, request.sample.size(),
+                       request.predict ? &before : nullptr));
+}
+
+// Whether any of the request's ids is in `ids`; inserts them all if not.
+bool RepeatsAnId(const LearnBatcher::Request& request,
+                 absl::flat_hash_set<std::uint64_t>& ids) {
+  for (const Sample& sample : request.sample.samples()) {
+    if (sample.sample_id != 0 && ids.contains(sample.sample_id)) return true;
+  }
+  for (const Sample& sample : request.sample.samples()) {
+    if (sample.sample_id != 0) ids.insert(sample.sample_id);
+  }
+  return false;
 }
 
 }  // namespace
@@ -67,18 +88,20 @@ std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch(bool* more) {
   std::vector<Request> batch;
   std::vector<Request> later;
   absl::flat_hash_set<std::uint64_t> ids;
+  std::size_t samples = 0;
   for (Request& request : pending_) {
-    const std::uint64_t id = request.sample[0].sample_id;
     // A second message with an id already in this batch waits for the next
     // one, where it is found learned (a duplicate), as it would be if the
     // two were learned one after the other — and so does everything after
     // it: a stream resending a sample goes on with the samples after it,
     // which must not be written before it (the first copy may be
     // abandoned).
-    if (!later.empty() || batch.size() == kMaxBatch ||
-        (id != 0 && !ids.insert(id).second)) {
+    const bool full =
+        !batch.empty() && samples + request.sample.size() > kMaxBatch;
+    if (!later.empty() || full || RepeatsAnId(request, ids)) {
       later.push_back(std::move(request));
     } else {
+      samples += request.sample.size();
       batch.push_back(std::move(request));
     }
   }
@@ -97,7 +120,7 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
   std::vector<ValidatedSamples> samples;
   for (Request& request : requests) {
     if (Abandoned(request)) {
-      withdraw(1);
+      withdraw(request.sample.size());
       request.done(NotWritten());
       continue;
     }
@@ -105,6 +128,8 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
     live.push_back(std::move(request));
   }
   if (live.empty()) return more;
+  std::size_t announced = 0;
+  for (const Request& request : live) announced += request.sample.size();
   std::vector<Prediction> before;
   absl::Time deadline = absl::InfinitePast();
   bool predict = false;
@@ -114,7 +139,7 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
   }
   absl::StatusOr<ValidatedSamples> batch =
       ValidatedSamples::Concatenate(samples);
-  if (!batch.ok()) withdraw(live.size());
+  if (!batch.ok()) withdraw(announced);
   absl::StatusOr<LearnOutcome> outcome =
       batch.ok()
           ? write(*batch, predict ? &before : nullptr,
@@ -138,12 +163,16 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
     }
     return more;
   }
-  for (std::size_t i = 0; i < live.size(); ++i) {
+  std::size_t first = 0;
+  for (Request& request : live) {
+    const std::size_t count = request.sample.size();
     if (!outcome.ok()) {
-      live[i].done(Failed(outcome.status()));
-      continue;
+      request.done(Failed(outcome.status()));
+    } else {
+      request.done(
+          Learned(*outcome, first, count, request.predict ? &before : nullptr));
     }
-    live[i].done(Learned(*outcome, i, predict ? &before[i] : nullptr));
+    first += count;
   }
   return more;
 }

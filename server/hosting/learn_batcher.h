@@ -17,9 +17,9 @@
 namespace streamreg {
 
 // Group commit for the robot's loop. Concurrent Learn streams each send one
-// sample per message; logged one by one, every message would pay its own
-// write-ahead-log fsync (under --sync=always) and they would queue behind
-// each other's. The batcher collects the messages that arrive while the
+// sample (or a few ticks') per message; logged one by one, every message would
+// pay its own write-ahead-log fsync (under --sync=always) and they would queue
+// behind each other's. The batcher collects the messages that arrive while the
 // model's write queue is busy, and its owner (HostedModel::LearnInGroup)
 // drains them as one batch when the queue gets to it: one log record, one
 // fsync (in cluster mode, one append to the replicated log), then the
@@ -32,21 +32,26 @@ namespace streamreg {
 // to make.
 class LearnBatcher {
  public:
+  // What became of a request's samples.
   struct Result {
     absl::Status status;
+    // The last sample's place in the model's stream.
     std::uint64_t sequence = 0;
+    // Every sample of the request had been learned before.
     bool duplicate = false;
-    // The model's prediction for the sample (LearnOutcome), if asked for.
-    Prediction before;
+    // The model's prediction for each sample (LearnOutcome), if asked for,
+    // and how stale the first was.
+    std::vector<Prediction> before;
     absl::Duration learn_lag;
     // Learned, and durable only once the log's deferred sync is
     // (LearnOutcome::sync_deferred): its report waits for that.
     bool sync_deferred = false;
   };
+  // One message's samples, written together and in order.
   struct Request {
-    // One sample, checked where it arrived.
+    // Its samples (one, or a few ticks'), checked where they arrived.
     ValidatedSamples sample;
-    // Whether `done` gets the model's prediction for the sample.
+    // Whether `done` gets the model's prediction for each sample.
     bool predict = false;
     // Asked just before the sample is written: true if it must not be —
     // its call is gone, or ended at an earlier sample that could not be
@@ -69,7 +74,8 @@ class LearnBatcher {
   // calls were cancelled).
   using Withdraw = std::function<void(std::uint64_t samples)>;
 
-  // Samples per batch at most (a burst is learned in several).
+  // Samples per batch at most (a burst is learned in several; a request
+  // of more is a batch of its own).
   static constexpr std::size_t kMaxBatch = 256;
 
   // Queues the request; true if no drain is scheduled (the caller then

@@ -117,6 +117,10 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "Learn answers this server sent for the model and scored against "
        "their samples, since it hosted the model.",
        false, [](R r) { return static_cast<double>(r.answers.answers); }},
+      {"streamreg_model_ahead_scored_total", Type::kCounter,
+       "Predictions ahead of their ticks this server sent for the model "
+       "and scored once their samples came, since it hosted the model.",
+       false, [](R r) { return static_cast<double>(r.ahead.answers); }},
       {"streamreg_model_learn_lag_samples", Type::kGauge,
        "Samples acknowledged and not learned yet: how far predictions lag "
        "behind what was sent.",
@@ -191,6 +195,7 @@ ModelReading ReadModel(const HostedModel& model, absl::Time now) {
   ModelReading reading{.model = &model,
                        .stats = model.stats_now(),
                        .answers = model.answer_errors(),
+                       .ahead = model.ahead_errors(),
                        .backlog = model.learn_backlog(now),
                        .learning_error = model.learning_error()};
   const PauseStatistics& stops = model.background_work_waits();
@@ -307,6 +312,20 @@ void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
             "answers; NaN until known).",
             [](R r) -> const std::vector<double>& {
               return r.answers.recent_nmse;
+            }},
+        PerTargetFamily{
+            "streamreg_model_ahead_nmse",
+            "Normalized mean squared error per target of the predictions "
+            "ahead of their ticks this server sent, each against its tick's "
+            "sample (NaN before the first).",
+            [](R r) -> const std::vector<double>& { return r.ahead.nmse; }},
+        PerTargetFamily{
+            "streamreg_model_ahead_interval_coverage",
+            "Per target, the fraction of the predictions ahead scored whose "
+            "sample fell within the interval they were sent with (NaN "
+            "before the first).",
+            [](R r) -> const std::vector<double>& {
+              return r.ahead.interval_coverage;
             }}}) {
     WritePerTarget(readings, family.name, family.help, family.values, out);
   }

@@ -30,6 +30,7 @@ struct ModelReading {
   const HostedModel* model = nullptr;
   ModelStats stats;
   AnswerErrors::Figures answers;  // the Learn answers sent
+  AnswerErrors::Figures ahead;    // the predictions ahead sent and scored
   LearnStage::Backlog backlog;
   LearningWaits learning_waits = {};
   absl::Status learning_error;

@@ -127,12 +127,13 @@ class ModelRegistry {
     return AdmissionTicket::Admit(
         {&model->predictions_in_flight(), &predictions_in_flight_}, 1);
   }
-  // A Learn stream's sample counts in the server's limit only: a stream
-  // holds one sample at a time, and it goes ahead of Ingest batches in its
-  // model's write queue (LearnBatcher), so batches filling the model's
-  // share neither delay nor refuse it.
-  absl::StatusOr<AdmissionTicket> AdmitStreamedSample() const {
-    return AdmissionTicket::Admit({&queued_samples_}, 1);
+  // A Learn stream's samples count in the server's limit only: a stream
+  // holds one message (a few ticks' samples) at a time, and it goes ahead
+  // of Ingest batches in its model's write queue (LearnBatcher), so batches
+  // filling the model's share neither delay nor refuse it.
+  absl::StatusOr<AdmissionTicket> AdmitStreamedSamples(
+      std::uint64_t count) const {
+    return AdmissionTicket::Admit({&queued_samples_}, count);
   }
   absl::StatusOr<AdmissionTicket> AdmitPrediction(HostedModel& model) const {
     return AdmissionTicket::Admit(

@@ -8,21 +8,34 @@
 #include "common/durability_trailer.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/grpc_status.h"
+#include "server/rpc/request_limits.h"
 #include "server/rpc/wire_conversion.h"
 
 namespace streamreg {
 namespace {
 
+// An engine's error on this stream: its field `from` (the engine's name)
+// named `to` (the stream's), after `where`.
+absl::Status Renamed(const absl::Status& status, const std::string& where,
+                     absl::string_view from, absl::string_view to) {
+  absl::string_view message = status.message();
+  std::string field(message);
+  if (absl::ConsumePrefix(&message, from)) field = absl::StrCat(to, message);
+  return WithMessage(status, absl::StrCat(where, ": ", field));
+}
+
 // The engine names the only sample of the batch "samples[0]"; on this
 // stream it is the message's "sample".
 absl::Status AsSampleError(const absl::Status& status,
                            const std::string& where) {
-  absl::string_view message = status.message();
-  std::string field(message);
-  if (absl::ConsumePrefix(&message, "samples[0]")) {
-    field = absl::StrCat("sample", message);
-  }
-  return WithMessage(status, absl::StrCat(where, ": ", field));
+  return Renamed(status, where, "samples[0]", "sample");
+}
+
+// The engine names an ahead query "queries[i]"; on this stream it is
+// "ahead[i]".
+absl::Status AsAheadError(const absl::Status& status,
+                          const std::string& where) {
+  return Renamed(status, where, "queries", "ahead");
 }
 
 // "message N" of the 1-based message `number` (errors count from 0).
@@ -89,6 +102,83 @@ void LearnReactor::OnReadDone(bool ok) {
   }
 }
 
+absl::StatusOr<ValidatedSamples> LearnReactor::CheckedSamples(
+    const HostedModel& model) const {
+  const std::string where = stream_.Where();
+  if (request_.samples().empty()) {
+    // A message of queries alone holds no sample.
+    if (!request_.has_sample() && !request_.ahead().empty()) {
+      return ValidatedSamples();
+    }
+    const Sample wire_sample = SampleFromWire(request_.sample());
+    absl::StatusOr<ValidatedSamples> sample =
+        model.model().Validate({&wire_sample, 1});
+    if (!sample.ok()) return AsSampleError(sample.status(), where);
+    return sample;
+  }
+  if (request_.has_sample()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": sample and samples: set one, not both"));
+  }
+  if (absl::Status status =
+          CheckRepeatedCount(static_cast<std::size_t>(request_.samples_size()),
+                             kMaxLearnSamplesPerMessage, "samples");
+      !status.ok()) {
+    return Prefixed(status, where);
+  }
+  absl::StatusOr<ValidatedSamples> samples =
+      model.model().Validate(SamplesFromWire(request_.samples()));
+  if (!samples.ok()) return Prefixed(samples.status(), where);
+  return samples;
+}
+
+absl::Status LearnReactor::PredictAhead(
+    HostedModel& model,
+    google::protobuf::RepeatedPtrField<v1::Prediction>* out) const {
+  if (request_.ahead().empty()) return absl::OkStatus();
+  if (absl::Status status =
+          CheckRepeatedCount(static_cast<std::size_t>(request_.ahead_size()),
+                             kMaxAheadPerMessage, "ahead");
+      !status.ok()) {
+    return Prefixed(status, stream_.Where());
+  }
+  std::vector<std::uint64_t> sample_ids;
+  sample_ids.reserve(static_cast<std::size_t>(request_.ahead_size()));
+  for (const v1::Query& query : request_.ahead()) {
+    sample_ids.push_back(query.sample_id());
+  }
+  std::vector<Prediction> predictions;
+  if (absl::Status status = model.PredictAhead(
+          QueriesFromWire(request_.ahead()), sample_ids, &predictions);
+      !status.ok()) {
+    return AsAheadError(status, stream_.Where());
+  }
+  for (const Prediction& prediction : predictions) {
+    PredictionToWire(prediction, out->Add());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LearnReactor::AnswerAsItStands(HostedModel& model,
+                                            const ValidatedSamples& samples,
+                                            v1::LearnResponse* answer) const {
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    absl::StatusOr<HostedModel::StandingPrediction> standing =
+        model.AnswerAsItStands(samples[i]);
+    if (!standing.ok()) return Prefixed(standing.status(), stream_.Where());
+    if (i == 0) {
+      answer->set_learned(standing->prediction.learned);
+      answer->set_unlearned(standing->unlearned);
+      answer->set_learn_lag_us(static_cast<std::uint64_t>(
+          absl::ToInt64Microseconds(standing->learn_lag)));
+    }
+    PredictionToWire(standing->prediction, request_.samples().empty()
+                                               ? answer->mutable_prediction()
+                                               : answer->add_predictions());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
                                   std::optional<HandOn>* hand_on) {
   absl::StatusOr<std::shared_ptr<HostedModel>> found =
@@ -96,37 +186,55 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
   if (!found.ok()) return found.status();
   std::shared_ptr<HostedModel> model = *std::move(found);
   const std::uint64_t number = stream_.messages();
-  // Checked once, here, into a copy of its own (the next read reuses
+  // Checked once, here, into a copy of their own (the next read reuses
   // request_).
-  const Sample wire_sample = SampleFromWire(request_.sample());
-  absl::StatusOr<ValidatedSamples> sample =
-      model->model().Validate({&wire_sample, 1});
-  if (!sample.ok()) return AsSampleError(sample.status(), stream_.Where());
-  absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitStreamedSample();
-  if (!admitted.ok()) return admitted.status();
+  absl::StatusOr<ValidatedSamples> samples = CheckedSamples(*model);
+  if (!samples.ok()) return samples.status();
+  // Predicted before anything of the message is admitted: a bad query
+  // refuses it whole.
+  v1::LearnResponse now;
+  if (absl::Status status = PredictAhead(*model, now.mutable_ahead());
+      !status.ok()) {
+    return status;
+  }
   const bool answer_waits = request_.answer_when_durable();
+  if (answer_waits && request_.skip_answers()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        stream_.Where(), ": answer_when_durable and skip_answers: set one"));
+  }
+  if (samples->empty()) {  // queries alone: durable, as nothing is to be
+    {
+      MutexLock lock(&mutex_);
+      durable_.MarkDurable(number);
+    }
+    *answer = std::move(now);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<AdmissionTicket> admitted =
+      stream_.AdmitStreamedSamples(samples->size());
+  if (!admitted.ok()) return admitted.status();
+  model->SamplesArrived(*samples);
   if (!answer_waits) {
-    // Answer first: predicted before the sample is handed on, so the
-    // prediction cannot have learned it.
-    absl::StatusOr<HostedModel::StandingPrediction> standing =
-        model->AnswerAsItStands((*sample)[0]);
-    if (!standing.ok()) return Prefixed(standing.status(), stream_.Where());
-    v1::LearnResponse& now = answer->emplace();
-    PredictionToWire(standing->prediction, now.mutable_prediction());
-    now.set_learned(standing->prediction.learned);
-    now.set_unlearned(standing->unlearned);
-    now.set_learn_lag_us(static_cast<std::uint64_t>(
-        absl::ToInt64Microseconds(standing->learn_lag)));
+    // Answer first: predicted before the samples are handed on, so the
+    // predictions cannot have learned them.
+    if (!request_.skip_answers()) {
+      if (absl::Status status = AnswerAsItStands(*model, *samples, &now);
+          !status.ok()) {
+        return status;
+      }
+    }
+    *answer = std::move(now);
   }
   {
     MutexLock lock(&mutex_);
     ++in_commit_;
     awaiting_answer_ = answer_waits;
+    if (answer_waits) held_ahead_ = std::move(*now.mutable_ahead());
   }
   auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
   hand_on->emplace(
       HandOn{.model = model,
-             .request = {.sample = *std::move(sample),
+             .request = {.sample = *std::move(samples),
                          .predict = answer_waits,
                          .abandoned =
                              [this] {
@@ -136,14 +244,16 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
                          .deadline = CallDeadline(*context_),
                          .done =
                              [this, number, answer_waits,
+                              batched = !request_.samples().empty(),
                               ticket](LearnBatcher::Result result) {
                                ticket->Release();
-                               Logged(number, answer_waits, std::move(result));
+                               Logged(number, answer_waits, batched,
+                                      std::move(result));
                              }}});
   return absl::OkStatus();
 }
 
-void LearnReactor::Logged(std::uint64_t number, bool answer_waits,
+void LearnReactor::Logged(std::uint64_t number, bool answer_waits, bool batched,
                           LearnBatcher::Result result) {
   Step step = Step::kNone;
   {
@@ -166,14 +276,21 @@ void LearnReactor::Logged(std::uint64_t number, bool answer_waits,
     }
     if (answer_waits && result.status.ok() && !end_.has_value()) {
       response_.Clear();
-      PredictionToWire(result.before, response_.mutable_prediction());
+      for (const Prediction& before : result.before) {
+        PredictionToWire(before, batched ? response_.add_predictions()
+                                         : response_.mutable_prediction());
+      }
+      *response_.mutable_ahead() = std::move(held_ahead_);
+      held_ahead_.Clear();
+      const std::uint64_t learned = result.before.front().learned;
+      const std::uint64_t first =
+          result.sequence + 1 -
+          static_cast<std::uint64_t>(result.before.size());
       response_.set_sequence(result.sequence);
       response_.set_duplicate(result.duplicate);
-      response_.set_learned(result.before.learned);
+      response_.set_learned(learned);
       response_.set_unlearned(
-          result.duplicate || result.before.learned >= result.sequence
-              ? 0
-              : result.sequence - 1 - result.before.learned);
+          result.duplicate || learned >= first ? 0 : first - 1 - learned);
       response_.set_learn_lag_us(static_cast<std::uint64_t>(
           absl::ToInt64Microseconds(result.learn_lag)));
       response_.set_durable_messages(durable_.through());

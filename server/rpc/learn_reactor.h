@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "core/base/mutex.h"
+#include "core/model/validated_samples.h"
 #include "grpcpp/grpcpp.h"
 #include "server/hosting/durability_watermark.h"
 #include "server/hosting/learn_batcher.h"
@@ -20,7 +21,8 @@ namespace streamreg {
 
 // One Learn call, the robot's loop, answer first: each message is
 // validated, predicted from the model as it stands and answered at once, on
-// the completion queue's thread that read it; its sample is handed to the
+// the completion queue's thread that read it, with its predictions ahead
+// (LearnRequest.ahead); its sample (or samples) is handed to the
 // model's group commit (LearnBatcher) right after the answer's write has
 // started, and that makes it durable and has it learned in order, off the
 // response path. (The next message is read only once the answer is
@@ -61,8 +63,22 @@ class LearnReactor final
   // commit; the error that ends the call, if any.
   absl::Status Accept(std::optional<v1::LearnResponse>* answer,
                       std::optional<HandOn>* hand_on);
-  // The group commit's word on message `number`.
-  void Logged(std::uint64_t number, bool answer_waits,
+  // The message's samples checked by the model: its `samples`, or its one
+  // `sample` (none for a message of queries alone); the error names them.
+  absl::StatusOr<ValidatedSamples> CheckedSamples(
+      const HostedModel& model) const;
+  // The message's predictions ahead, into `out`.
+  absl::Status PredictAhead(
+      HostedModel& model,
+      google::protobuf::RepeatedPtrField<v1::Prediction>* out) const;
+  // The answer to each of `samples`, from the model as it stands, into
+  // `answer` (its staleness the first's).
+  absl::Status AnswerAsItStands(HostedModel& model,
+                                const ValidatedSamples& samples,
+                                v1::LearnResponse* answer) const;
+  // The group commit's word on message `number` (`batched`: its samples
+  // came in LearnRequest.samples).
+  void Logged(std::uint64_t number, bool answer_waits, bool batched,
               LearnBatcher::Result result) ABSL_LOCKS_EXCLUDED(mutex_);
   // The next step from the state (and the state changed to it).
   Step Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -87,8 +103,11 @@ class LearnReactor final
   bool reading_ ABSL_GUARDED_BY(mutex_) = true;
   bool handling_ ABSL_GUARDED_BY(mutex_) = false;
   bool writing_ ABSL_GUARDED_BY(mutex_) = false;
-  // A message whose answer waits for its durability.
+  // A message whose answer waits for its durability, and its predictions
+  // ahead, made when it was read.
   bool awaiting_answer_ ABSL_GUARDED_BY(mutex_) = false;
+  google::protobuf::RepeatedPtrField<v1::Prediction> held_ahead_
+      ABSL_GUARDED_BY(mutex_);
   bool half_closed_ ABSL_GUARDED_BY(mutex_) = false;
   bool finished_ ABSL_GUARDED_BY(mutex_) = false;
   std::optional<absl::Status> end_ ABSL_GUARDED_BY(mutex_);

@@ -65,8 +65,9 @@ class ModelStream {
     return Named(registry_->AdmitPrediction(model));
   }
   void ParkRead(AdmissionTicket& ticket) const { registry_->ParkRead(ticket); }
-  absl::StatusOr<AdmissionTicket> AdmitStreamedSample() const {
-    return Named(registry_->AdmitStreamedSample());
+  absl::StatusOr<AdmissionTicket> AdmitStreamedSamples(
+      std::uint64_t count) const {
+    return Named(registry_->AdmitStreamedSamples(count));
   }
 
   // "message N" of the current message (0-based).

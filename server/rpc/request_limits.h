@@ -15,6 +15,10 @@ namespace streamreg {
 // the batch, its log record, a prediction per query).
 inline constexpr std::size_t kMaxSamplesPerMessage = 65536;
 inline constexpr std::size_t kMaxQueriesPerRequest = 65536;
+// The most samples, and predictions ahead, one Learn message may hold: a
+// loop's few ticks, answered at once (bulk loads go through Ingest).
+inline constexpr std::size_t kMaxLearnSamplesPerMessage = 1024;
+inline constexpr std::size_t kMaxAheadPerMessage = 1024;
 
 // OK, or INVALID_ARGUMENT naming `field` when `count` is over `limit`:
 // "samples: 70000 in one message; at most 65536".

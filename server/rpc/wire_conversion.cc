@@ -97,6 +97,11 @@ void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
   Assign(answers.nmse, out->mutable_answer_nmse());
   Assign(answers.mse, out->mutable_answer_mse());
   Assign(answers.recent_nmse, out->mutable_answer_recent_nmse());
+  const AnswerErrors::Figures ahead = hosted.ahead_errors();
+  out->set_ahead_scored(ahead.answers);
+  Assign(ahead.nmse, out->mutable_ahead_nmse());
+  Assign(ahead.interval_half_width, out->mutable_ahead_interval_half_width());
+  Assign(ahead.interval_coverage, out->mutable_ahead_interval_coverage());
   out->set_honest_lag(stats.honest_lag);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());

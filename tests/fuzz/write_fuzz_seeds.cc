@@ -206,6 +206,13 @@ void WriteServiceCalls(const fs::path& dir) {
     predict.add_queries()->mutable_x()->Add(sample.x.begin(), sample.x.end());
   }
   *learn.mutable_sample() = ingest.samples(0);
+  // A loop's message of several ticks with points ahead, and one of points
+  // ahead alone.
+  v1::LearnRequest ticks;
+  *ticks.mutable_samples() = ingest.samples();
+  *ticks.mutable_ahead() = predict.queries();
+  v1::LearnRequest ahead;
+  *ahead.mutable_ahead() = predict.queries();
   const std::string none;
   Write(dir / "create-ingest-delete",
         ServiceCall(0, {create.SerializeAsString()}) +
@@ -215,6 +222,9 @@ void WriteServiceCalls(const fs::path& dir) {
         ServiceCall(7, {learn.SerializeAsString(), learn.SerializeAsString()}) +
             ServiceCall(8, {predict.SerializeAsString()}) +
             ServiceCall(9, {predict.SerializeAsString()}));
+  Write(dir / "learn-ahead",
+        ServiceCall(7, {learn.SerializeAsString(), ticks.SerializeAsString(),
+                        ahead.SerializeAsString()}));
   Write(dir / "reads",
         ServiceCall(1, {get.SerializeAsString()}) +
             ServiceCall(2, {v1::ListModelsRequest().SerializeAsString()}) +

@@ -180,6 +180,16 @@ function meanOf(values) {
   return known.reduce((a, b) => a + b, 0) / known.length;
 }
 
+// The predictions ahead of their ticks, scored against their ticks'
+// samples: nMSE and interval coverage per target.
+function aheadText(model) {
+  const ahead = model.ahead;
+  if (ahead.scored === 0) return 'none scored';
+  return model.targets.map((_, t) =>
+    `${formatNumber(ahead.nmse[t])}, ${percent(ahead.coverage[t])}`)
+      .join(' · ');
+}
+
 function answersText(model) {
   const answers = model.answers;
   if (answers.sent === 0) return 'no answers yet';
@@ -650,6 +660,9 @@ function modelCard(model) {
       fact('honest nMSE', model.honest_nmse.map((v) => formatNumber(v)).join(' · ')),
       fact(`Learn answers' nMSE as sent (${formatCount(model.answers.sent)})`,
            model.answers.nmse.map((v) => formatNumber(v)).join(' · ')),
+      fact(`predictions ahead: nMSE, coverage (${
+               formatCount(model.ahead.scored)} scored)`,
+           aheadText(model)),
       fact(`${percent(model.interval.level)} interval`,
            model.targets.map((_, t) => intervalText(model, t)).join(' · ')),
       fact(`${percent(model.interval.level)} answers' interval`,

@@ -108,6 +108,21 @@ TEST(ModelSummaryTest, ARowPerTargetWithItsChoicesAndDashesForTheUnknown) {
                                  "server sent"));
 }
 
+TEST(ModelSummaryTest, PredictionsAheadAreSummedUpOnceScored) {
+  v1::Model model = TwoTargetModel();
+  EXPECT_THAT(ModelSummary(model, kNow), Not(HasSubstr("predictions ahead")));
+  v1::ModelStats& stats = *model.mutable_stats();
+  stats.set_ahead_scored(900);
+  stats.add_ahead_nmse(0.0136);
+  stats.add_ahead_nmse(std::nan(""));
+  stats.add_ahead_interval_coverage(0.897);
+  stats.add_ahead_interval_coverage(std::nan(""));
+  EXPECT_THAT(ModelSummary(model, kNow),
+              HasSubstr("  predictions ahead, 900 scored against their ticks' "
+                        "samples: nMSE (coverage) tau1 0.0136 (89.7%), tau2 - "
+                        "(-)\n"));
+}
+
 TEST(ModelSummaryTest, AModelWithoutALogHasNoSnapshotAndAYoungOneNoChoices) {
   v1::Model model;
   model.set_name("fresh");

@@ -435,9 +435,10 @@ TEST_F(HostedModelTest,
     EXPECT_FALSE(results[i].duplicate);
     // One log record for the group, then each answered from the model as
     // it was before the group: it had learned the 40 samples.
-    EXPECT_EQ(results[i].before.learned, 40u) << i;
-    EXPECT_EQ(results[i].before.value, expected[i].value) << i;
-    EXPECT_EQ(results[i].before.neighbors, expected[i].neighbors) << i;
+    ASSERT_EQ(results[i].before.size(), 1u) << i;
+    EXPECT_EQ(results[i].before[0].learned, 40u) << i;
+    EXPECT_EQ(results[i].before[0].value, expected[i].value) << i;
+    EXPECT_EQ(results[i].before[0].neighbors, expected[i].neighbors) << i;
   }
   // Learned after the answers, in order: the model one-by-one learning
   // makes.
@@ -980,7 +981,8 @@ TEST_F(HostedModelTest, StreamedSamplesWithinTheLogsLingerAreAppendedAsOne) {
       LearnInGroups(*durable, one.samples, true);
   ASSERT_EQ(answer.size(), 1u);
   EXPECT_TRUE(answer[0].status.ok()) << answer[0].status;
-  EXPECT_EQ(answer[0].before.learned, 10u);
+  ASSERT_EQ(answer[0].before.size(), 1u);
+  EXPECT_EQ(answer[0].before[0].learned, 10u);
   EXPECT_THAT(long_log->appended(), ::testing::ElementsAre(1u));
 }
 

@@ -23,6 +23,7 @@
 #include "common/normalized_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/hosting/ahead_errors.h"
 #include "server/hosting/answer_errors.h"
 #include "server/rpc/call_deadline.h"
 #include "server/rpc/request_limits.h"
@@ -201,6 +202,15 @@ class ServiceTest : public ::testing::Test {
 
   std::uint64_t NumSamples(const std::string& name) {
     return client_->GetModel(name)->stats().num_samples();
+  }
+  // Waits (up to 30 s) until the model has learned `samples`: a Learn
+  // stream's sample reaches the model just after its answer is sent.
+  std::uint64_t WaitLearned(const std::string& name, std::uint64_t samples) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (NumSamples(name) < samples && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return NumSamples(name);
   }
 
   std::unique_ptr<Server> server_;
@@ -612,7 +622,9 @@ class LearnedAsAnswered {
   explicit LearnedAsAnswered(const v1::ModelSpec& spec)
       : model_(*Model::Create(*ConfigFromSpec(spec))),
         answers_(model_->config()),
-        received_(Rows::kTargets) {}
+        ahead_(model_->config()),
+        received_(Rows::kTargets),
+        received_ahead_(Rows::kTargets) {}
   std::size_t learned() const { return learned_; }
   // The answer to row `i` of `rows`, streamed in order: the engine's
   // prediction as of `learned`, its interval calibrated on the answers
@@ -633,6 +645,49 @@ class LearnedAsAnswered {
     }
     received_.Add(PredictedValues(response.prediction()), rows.target(i));
   }
+  // The answers to one message of rows [first, first + count) (sample ids
+  // kFirstId + row) with queries ahead at the rows `ahead` (naming the
+  // ids their rows' samples carry), answered from one state of the model
+  // (nothing learned while it was answered): the predictions ahead first,
+  // calibrated on the predictions ahead scored before, then the samples
+  // scoring the predictions sent ahead for them, then each sample's
+  // answer, as Check.
+  static constexpr std::uint64_t kFirstId = 7000;
+  void CheckMessage(const v1::LearnResponse& response, const Rows& rows,
+                    std::size_t first, std::size_t count,
+                    std::span<const std::size_t> ahead) {
+    for (; learned_ < response.learned(); ++learned_) {
+      const Sample sample{rows.input(learned_), rows.target(learned_), 0};
+      ASSERT_TRUE(model_->Learn({&sample, 1}).ok());
+    }
+    ASSERT_EQ(response.ahead_size(), static_cast<int>(ahead.size()));
+    for (std::size_t q = 0; q < ahead.size(); ++q) {
+      Prediction expected = *model_->Predict(rows.input(ahead[q]),
+                                             PredictOptions::ForNextSample());
+      answers_.Calibrate(&expected);
+      ahead_.Sent(kFirstId + ahead[q], &expected);
+      const v1::Prediction& got = response.ahead(static_cast<int>(q));
+      ExpectBitEqual(got, expected, first);
+      sent_ahead_[ahead[q]] = got;
+    }
+    ASSERT_EQ(response.predictions_size(), static_cast<int>(count));
+    ASSERT_FALSE(response.has_prediction());
+    for (std::size_t i = first; i < first + count; ++i) {
+      ahead_.Arrived({rows.input(i), rows.target(i), kFirstId + i});
+      if (auto it = sent_ahead_.find(i); it != sent_ahead_.end()) {
+        received_ahead_.Add(PredictedValues(it->second), rows.target(i));
+        sent_ahead_.erase(it);
+      }
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      Prediction expected = *model_->Predict(rows.input(first + i),
+                                             PredictOptions::ForNextSample());
+      answers_.Answer(&expected, rows.target(first + i));
+      const v1::Prediction& got = response.predictions(static_cast<int>(i));
+      ExpectBitEqual(got, expected, first + i);
+      received_.Add(PredictedValues(got), rows.target(first + i));
+    }
+  }
   // What the model reports of the answers it sent is what this client
   // counted on the answers it received.
   void CheckReported(const v1::ModelStats& stats) const {
@@ -648,12 +703,37 @@ class LearnedAsAnswered {
       EXPECT_EQ(stats.answer_interval_half_width(t),
                 figures.interval_half_width[t]);
     }
+    // And of the predictions ahead it sent and scored.
+    const AnswerErrors::Figures ahead = ahead_.figures();
+    EXPECT_EQ(stats.ahead_scored(), received_ahead_.count());
+    if (received_ahead_.count() == 0) return;
+    ASSERT_EQ(stats.ahead_nmse_size(), Rows::kTargets);
+    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+      EXPECT_DOUBLE_EQ(stats.ahead_nmse(t), received_ahead_.Nmse(t));
+      EXPECT_EQ(stats.ahead_interval_coverage(t), ahead.interval_coverage[t]);
+      EXPECT_EQ(stats.ahead_interval_half_width(t),
+                ahead.interval_half_width[t]);
+    }
   }
 
  private:
+  static void ExpectBitEqual(const v1::Prediction& got,
+                             const Prediction& expected, std::size_t row) {
+    for (std::size_t t = 0; t < Rows::kTargets; ++t) {
+      const int w = static_cast<int>(t);
+      EXPECT_EQ(got.y(w), expected.value[t]) << row;
+      EXPECT_EQ(got.lower(w), expected.lower[t]) << row;
+      EXPECT_EQ(got.upper(w), expected.upper[t]) << row;
+    }
+  }
+
   std::unique_ptr<Model> model_;
   AnswerErrors answers_;
+  AheadErrors ahead_;
+  // The predictions ahead received, by row, until its sample is sent.
+  std::map<std::size_t, v1::Prediction> sent_ahead_;
   NormalizedError received_;
+  NormalizedError received_ahead_;
   std::size_t learned_ = 0;
 };
 
@@ -698,6 +778,155 @@ TEST_F(ServiceTest, LearnAnswersFirstWithTheModelAsItStands) {
     EXPECT_EQ(durable_numbers[i], i + 1);
   }
   EXPECT_EQ(NumSamples("robot"), rows.size());
+}
+
+// A loop that predicts ahead: each message carries a few ticks' samples
+// and the points of the ticks to come; every sample is answered from the
+// model as it stood (before any of them was learned), every point ahead
+// too, with the answers' intervals; the samples are learned in order and
+// only the samples' answers are scored.
+TEST_F(ServiceTest, ALearnMessageOfSeveralTicksAnswersEachAndThePointsAhead) {
+  const Rows rows(200, 3);
+  const v1::ModelSpec spec = RowsSpec();
+  ASSERT_TRUE(client_->CreateModel("robot", spec).ok());
+  LearnedAsAnswered reference(spec);
+  std::unique_ptr<LearnSession> session = client_->StartLearn("robot");
+  constexpr std::size_t kTicks = 5;
+  constexpr std::size_t kAhead = 3;
+  for (std::size_t first = 0; first + kTicks + kAhead <= rows.size();
+       first += kTicks) {
+    std::vector<TickSample> samples;
+    for (std::size_t i = first; i < first + kTicks; ++i) {
+      samples.push_back(
+          {rows.input(i), rows.target(i), LearnedAsAnswered::kFirstId + i});
+    }
+    std::vector<AheadPoint> ahead;
+    std::vector<std::size_t> ahead_rows;
+    for (std::size_t i = first + kTicks; i < first + kTicks + kAhead; ++i) {
+      ahead.push_back({rows.input(i), LearnedAsAnswered::kFirstId + i});
+      ahead_rows.push_back(i);
+    }
+    absl::StatusOr<v1::LearnResponse> response =
+        session->LearnAhead(samples, ahead);
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->learned(), first);
+    EXPECT_EQ(response->unlearned(), 0u);
+    ASSERT_NO_FATAL_FAILURE(
+        reference.CheckMessage(*response, rows, first, kTicks, ahead_rows));
+    // Learned before the next message: its answers come from one state.
+    ASSERT_EQ(WaitLearned("robot", first + kTicks), first + kTicks);
+  }
+  EXPECT_TRUE(session->Close().ok());
+  const v1::ModelStats stats = client_->GetModel("robot")->stats();
+  reference.CheckReported(stats);
+  // Three of each message's five ticks had a prediction ahead.
+  EXPECT_EQ(stats.ahead_scored(), 3 * (rows.size() / kTicks - 2));
+  EXPECT_EQ(session->unconfirmed_samples(), 0u);
+}
+
+// Points ahead alone: answered, nothing learned, and the message counts
+// as durable at once in the watermark.
+TEST_F(ServiceTest, ALearnMessageOfPointsAheadAloneLearnsNothing) {
+  const Rows rows(60, 3);
+  ASSERT_TRUE(client_->CreateModel("robot", RowsSpec()).ok());
+  std::unique_ptr<LearnSession> session = client_->StartLearn("robot");
+  for (std::size_t i = 0; i < 50; ++i) {
+    ASSERT_TRUE(session->Learn(rows.input(i), rows.target(i), 100 + i).ok());
+  }
+  ASSERT_EQ(WaitLearned("robot", 50), 50u);
+  const std::vector<AheadPoint> ahead = {{rows.input(55)}, {rows.input(56)}};
+  absl::StatusOr<v1::LearnResponse> response = session->LearnAhead({}, ahead);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->ahead_size(), 2);
+  EXPECT_EQ(response->predictions_size(), 0);
+  EXPECT_EQ(response->learned(), 0u);  // (no sample answered)
+  EXPECT_LE(response->durable_messages(), 51u);
+  const std::vector<v1::Prediction> direct =
+      *client_->Predict("robot", rows.inputs(55, 57), Rows::kDim);
+  for (int q = 0; q < 2; ++q) {
+    EXPECT_EQ(response->ahead(q).y(0), direct[q].y(0)) << q;
+    EXPECT_EQ(response->ahead(q).y(1), direct[q].y(1)) << q;
+  }
+  EXPECT_TRUE(session->Close().ok());
+  EXPECT_EQ(session->durable_samples(), 50u);
+  EXPECT_EQ(NumSamples("robot"), 50u);
+  EXPECT_EQ(client_->GetModel("robot")->stats().answers_sent(), 50u);
+}
+
+// A loop that uses its predictions ahead skips its samples' answers: none
+// is sent or counted, the samples are learned, and the predictions ahead
+// naming them are scored.
+TEST_F(ServiceTest, SkippedAnswersAreNeitherSentNorCounted) {
+  const Rows rows(80, 3);
+  ASSERT_TRUE(client_->CreateModel("robot", RowsSpec()).ok());
+  std::unique_ptr<LearnSession> session = client_->StartLearn("robot");
+  for (std::size_t first = 0; first < 80; first += 10) {
+    std::vector<TickSample> samples;
+    for (std::size_t i = first; i < first + 10; ++i) {
+      samples.push_back({rows.input(i), rows.target(i), 500 + i});
+    }
+    // The next message's first four rows, asked ahead.
+    std::vector<AheadPoint> ahead;
+    for (std::size_t i = first + 10; i < first + 14 && i < 80; ++i) {
+      ahead.push_back({rows.input(i), 500 + i});
+    }
+    absl::StatusOr<v1::LearnResponse> response =
+        session->LearnAhead(samples, ahead, /*answer_samples=*/false);
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->predictions_size(), 0);
+    EXPECT_FALSE(response->has_prediction());
+    EXPECT_EQ(response->ahead_size(), static_cast<int>(ahead.size()));
+  }
+  EXPECT_TRUE(session->Close().ok());
+  EXPECT_EQ(NumSamples("robot"), 80u);
+  const v1::ModelStats stats = client_->GetModel("robot")->stats();
+  EXPECT_EQ(stats.answers_sent(), 0u);
+  EXPECT_EQ(stats.ahead_scored(), 4u * 7);
+  // Not with the cautious mode, which answers once durable.
+  LearnSessionOptions cautious;
+  cautious.answer_when_durable = true;
+  std::unique_ptr<LearnSession> careful =
+      client_->StartLearn("robot", cautious);
+  const std::vector<TickSample> one = {{rows.input(0), rows.target(0), 1}};
+  const absl::StatusOr<v1::LearnResponse> refused =
+      careful->LearnAhead(one, {}, /*answer_samples=*/false);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("answer_when_durable and skip_answers: set one"));
+  EXPECT_EQ(NumSamples("robot"), 80u);
+}
+
+// The cautious mode with several ticks a message: answered once all are
+// durable, with the last one's place; a resent message is found learned.
+TEST_F(ServiceTest, TheCautiousModeAnswersSeveralTicksWithTheLastSequence) {
+  const Rows rows(100, 3);
+  ASSERT_TRUE(client_->CreateModel("robot", RowsSpec()).ok());
+  LearnSessionOptions options;
+  options.answer_when_durable = true;
+  std::unique_ptr<LearnSession> session = client_->StartLearn("robot", options);
+  std::vector<TickSample> samples;
+  for (std::size_t i = 0; i < 100; ++i) {
+    samples.push_back({rows.input(i), rows.target(i), 300 + i});
+  }
+  const std::vector<AheadPoint> ahead = {{rows.input(0)}};
+  for (std::size_t first = 0; first < 100; first += 10) {
+    absl::StatusOr<v1::LearnResponse> response = session->LearnAhead(
+        std::span<const TickSample>(samples).subspan(first, 10), ahead);
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->sequence(), first + 10);
+    EXPECT_FALSE(response->duplicate());
+    EXPECT_EQ(response->predictions_size(), 10);
+    EXPECT_EQ(response->ahead_size(), 1);
+    EXPECT_EQ(response->durable_messages(), first / 10 + 1);
+  }
+  absl::StatusOr<v1::LearnResponse> again = session->LearnAhead(
+      std::span<const TickSample>(samples).subspan(20, 10), {});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->duplicate());
+  EXPECT_EQ(again->sequence(), 30u);
+  EXPECT_TRUE(session->Close().ok());
+  EXPECT_EQ(NumSamples("robot"), 100u);
+  EXPECT_EQ(client_->GetModel("robot")->stats().answers_sent(), 110u);
 }
 
 TEST_F(ServiceTest, TheCautiousModeAnswersOnceDurableWithTheSequence) {
@@ -953,6 +1182,52 @@ TEST_F(ServiceTest, ALearnCallEndedByABadMessageWritesTheSamplesBeforeIt) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(status.message(), HasSubstr("message 20: sample.x: has 1"));
   EXPECT_EQ(NumSamples("m"), 20u);
+}
+
+// A bad message of several ticks names its field, and nothing of it is
+// learned; the messages before it are.
+TEST_F(ServiceTest, ABadMessageOfSeveralTicksIsRefusedWhole) {
+  const Rows rows(40, 3);
+  ASSERT_TRUE(client_->CreateModel("m", RowsSpec()).ok());
+  auto call_with = [&](const v1::LearnRequest& bad) {
+    RawLearnCall call(*client_);
+    v1::LearnResponse answer;
+    EXPECT_TRUE(call.Send(rows, NumSamples("m")));
+    EXPECT_TRUE(call.Read(&answer));
+    EXPECT_TRUE(call.Write(bad));
+    return call.Finish();
+  };
+  auto samples_of = [&](std::size_t first, std::size_t count) {
+    v1::LearnRequest request;
+    request.set_model("m");
+    for (std::size_t i = first; i < first + count; ++i) {
+      v1::Sample* sample = request.add_samples();
+      sample->mutable_x()->Assign(rows.input(i).begin(), rows.input(i).end());
+      sample->mutable_y()->Assign(rows.target(i).begin(), rows.target(i).end());
+    }
+    return request;
+  };
+  v1::LearnRequest both = samples_of(10, 3);
+  *both.mutable_sample() = both.samples(0);
+  v1::LearnRequest nan = samples_of(10, 3);
+  nan.mutable_samples(2)->set_x(1, std::nan(""));
+  v1::LearnRequest bad_ahead = samples_of(10, 3);
+  bad_ahead.add_ahead()->add_x(1.0);
+  v1::LearnRequest too_many;
+  too_many.set_model("m");
+  for (int i = 0; i < 1025; ++i) *too_many.add_samples() = nan.samples(0);
+  const std::vector<std::pair<v1::LearnRequest, std::string>> cases = {
+      {both, "message 1: sample and samples: set one, not both"},
+      {nan, "message 1: samples[2].x[1]: NaN"},
+      {bad_ahead, "message 1: ahead[0].x: has 1"},
+      {too_many, "message 1: samples: 1025 in one message; at most 1024"}};
+  std::uint64_t learned = 0;
+  for (const auto& [request, error] : cases) {
+    const absl::Status status = call_with(request);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(status.message(), HasSubstr(error));
+    EXPECT_EQ(NumSamples("m"), ++learned);  // the message before it only
+  }
 }
 
 TEST_F(ServiceTest, AResentIngestBatchIsSkippedByItsIds) {
