@@ -29,6 +29,8 @@ class AheadErrors {
   static constexpr std::size_t kWaiting = 65536;
 
   explicit AheadErrors(const ModelConfig& config) : errors_(config) {}
+  AheadErrors(std::size_t num_targets, AnswerErrors::Options options)
+      : errors_(num_targets, options) {}
 
   // A prediction about to be sent ahead for sample `sample_id` (not 0):
   // its interval set from the predictions ahead scored so far, and a copy

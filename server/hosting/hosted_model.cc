@@ -361,7 +361,7 @@ absl::StatusOr<HostedModel::StandingPrediction> HostedModel::AnswerAsItStands(
   return standing;
 }
 
-absl::Status HostedModel::PredictAhead(
+absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAhead(
     std::span<const std::span<const double>> queries,
     std::span<const std::uint64_t> sample_ids, std::vector<Prediction>* out) {
   if (absl::Status status =
@@ -376,7 +376,12 @@ absl::Status HostedModel::PredictAhead(
       ahead_errors_.Sent(sample_ids[q], &prediction);
     }
   }
-  return absl::OkStatus();
+  const std::uint64_t learned = out->empty() ? 0 : out->front().learned;
+  StandingPrediction staleness;
+  staleness.prediction.learned = learned;
+  staleness.unlearned = learn_stage_.Unlearned(learned);
+  staleness.learn_lag = learn_stage_.LagAfter(learned, absl::Now());
+  return staleness;
 }
 
 ModelStats HostedModel::stats_now() const {

@@ -200,10 +200,12 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // each query's from the model as it stands, with the Learn answers'
   // intervals — or, for a query naming the sample id of its tick, the
   // intervals of the predictions ahead, and kept to be scored when that
-  // sample comes (ahead_errors()). Errors name "queries[i]".
-  absl::Status PredictAhead(std::span<const std::span<const double>> queries,
-                            std::span<const std::uint64_t> sample_ids,
-                            std::vector<Prediction>* out);
+  // sample comes (ahead_errors()). How stale the first was, as
+  // AnswerAsItStands says it (its `prediction` left empty). Errors name
+  // "queries[i]".
+  absl::StatusOr<StandingPrediction> PredictAhead(
+      std::span<const std::span<const double>> queries,
+      std::span<const std::uint64_t> sample_ids, std::vector<Prediction>* out);
   // Samples that came in a Learn message, accepted: each scores the
   // prediction sent ahead for it, if any (ahead_errors()).
   void SamplesArrived(const ValidatedSamples& samples) {

@@ -38,6 +38,15 @@ absl::Status AsAheadError(const absl::Status& status,
   return Renamed(status, where, "queries", "ahead");
 }
 
+// How stale the answer's first prediction was.
+void SetStaleness(const HostedModel::StandingPrediction& standing,
+                  v1::LearnResponse* answer) {
+  answer->set_learned(standing.prediction.learned);
+  answer->set_unlearned(standing.unlearned);
+  answer->set_learn_lag_us(static_cast<std::uint64_t>(
+      absl::ToInt64Microseconds(standing.learn_lag)));
+}
+
 // "message N" of the 1-based message `number` (errors count from 0).
 std::string MessageName(std::uint64_t number) {
   return absl::StrCat("message ", number - 1);
@@ -132,9 +141,8 @@ absl::StatusOr<ValidatedSamples> LearnReactor::CheckedSamples(
   return samples;
 }
 
-absl::Status LearnReactor::PredictAhead(
-    HostedModel& model,
-    google::protobuf::RepeatedPtrField<v1::Prediction>* out) const {
+absl::Status LearnReactor::PredictAhead(HostedModel& model,
+                                        v1::LearnResponse* answer) const {
   if (request_.ahead().empty()) return absl::OkStatus();
   if (absl::Status status =
           CheckRepeatedCount(static_cast<std::size_t>(request_.ahead_size()),
@@ -148,14 +156,15 @@ absl::Status LearnReactor::PredictAhead(
     sample_ids.push_back(query.sample_id());
   }
   std::vector<Prediction> predictions;
-  if (absl::Status status = model.PredictAhead(
-          QueriesFromWire(request_.ahead()), sample_ids, &predictions);
-      !status.ok()) {
-    return AsAheadError(status, stream_.Where());
-  }
+  absl::StatusOr<HostedModel::StandingPrediction> staleness =
+      model.PredictAhead(QueriesFromWire(request_.ahead()), sample_ids,
+                         &predictions);
+  if (!staleness.ok()) return AsAheadError(staleness.status(), stream_.Where());
   for (const Prediction& prediction : predictions) {
-    PredictionToWire(prediction, out->Add());
+    PredictionToWire(prediction, answer->add_ahead());
   }
+  // Said of the samples' answers when there are any (made after these).
+  SetStaleness(*staleness, answer);
   return absl::OkStatus();
 }
 
@@ -166,12 +175,7 @@ absl::Status LearnReactor::AnswerAsItStands(HostedModel& model,
     absl::StatusOr<HostedModel::StandingPrediction> standing =
         model.AnswerAsItStands(samples[i]);
     if (!standing.ok()) return Prefixed(standing.status(), stream_.Where());
-    if (i == 0) {
-      answer->set_learned(standing->prediction.learned);
-      answer->set_unlearned(standing->unlearned);
-      answer->set_learn_lag_us(static_cast<std::uint64_t>(
-          absl::ToInt64Microseconds(standing->learn_lag)));
-    }
+    if (i == 0) SetStaleness(*standing, answer);
     PredictionToWire(standing->prediction, request_.samples().empty()
                                                ? answer->mutable_prediction()
                                                : answer->add_predictions());
@@ -193,8 +197,7 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
   // Predicted before anything of the message is admitted: a bad query
   // refuses it whole.
   v1::LearnResponse now;
-  if (absl::Status status = PredictAhead(*model, now.mutable_ahead());
-      !status.ok()) {
+  if (absl::Status status = PredictAhead(*model, &now); !status.ok()) {
     return status;
   }
   const bool answer_waits = request_.answer_when_durable();

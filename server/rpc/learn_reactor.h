@@ -67,10 +67,10 @@ class LearnReactor final
   // `sample` (none for a message of queries alone); the error names them.
   absl::StatusOr<ValidatedSamples> CheckedSamples(
       const HostedModel& model) const;
-  // The message's predictions ahead, into `out`.
-  absl::Status PredictAhead(
-      HostedModel& model,
-      google::protobuf::RepeatedPtrField<v1::Prediction>* out) const;
+  // The message's predictions ahead, into `answer` with how stale they
+  // were.
+  absl::Status PredictAhead(HostedModel& model,
+                            v1::LearnResponse* answer) const;
   // The answer to each of `samples`, from the model as it stands, into
   // `answer` (its staleness the first's).
   absl::Status AnswerAsItStands(HostedModel& model,

@@ -839,7 +839,9 @@ TEST_F(ServiceTest, ALearnMessageOfPointsAheadAloneLearnsNothing) {
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->ahead_size(), 2);
   EXPECT_EQ(response->predictions_size(), 0);
-  EXPECT_EQ(response->learned(), 0u);  // (no sample answered)
+  // How stale the predictions ahead were: made after the 50 were learned.
+  EXPECT_EQ(response->learned(), 50u);
+  EXPECT_EQ(response->unlearned(), 0u);
   EXPECT_LE(response->durable_messages(), 51u);
   const std::vector<v1::Prediction> direct =
       *client_->Predict("robot", rows.inputs(55, 57), Rows::kDim);
@@ -876,6 +878,10 @@ TEST_F(ServiceTest, SkippedAnswersAreNeitherSentNorCounted) {
     EXPECT_EQ(response->predictions_size(), 0);
     EXPECT_FALSE(response->has_prediction());
     EXPECT_EQ(response->ahead_size(), static_cast<int>(ahead.size()));
+    // How stale the predictions ahead were, of the samples sent before.
+    if (!ahead.empty()) {
+      EXPECT_LE(response->learned() + response->unlearned(), first);
+    }
   }
   EXPECT_TRUE(session->Close().ok());
   EXPECT_EQ(NumSamples("robot"), 80u);
