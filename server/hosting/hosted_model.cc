@@ -363,18 +363,11 @@ absl::StatusOr<HostedModel::StandingPrediction> HostedModel::AnswerAsItStands(
 
 absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAhead(
     std::span<const std::span<const double>> queries,
-    std::span<const std::uint64_t> sample_ids, std::vector<Prediction>* out) {
+    std::vector<Prediction>* out) const {
   if (absl::Status status =
           model_->Predict(queries, out, PredictOptions::ForNextSample());
       !status.ok()) {
     return status;
-  }
-  for (std::size_t q = 0; q < out->size(); ++q) {
-    Prediction& prediction = (*out)[q];
-    answer_errors_.Calibrate(&prediction);
-    if (q < sample_ids.size() && sample_ids[q] != 0) {
-      ahead_errors_.Sent(sample_ids[q], &prediction);
-    }
   }
   const std::uint64_t learned = out->empty() ? 0 : out->front().learned;
   StandingPrediction staleness;
@@ -382,6 +375,16 @@ absl::StatusOr<HostedModel::StandingPrediction> HostedModel::PredictAhead(
   staleness.unlearned = learn_stage_.Unlearned(learned);
   staleness.learn_lag = learn_stage_.LagAfter(learned, absl::Now());
   return staleness;
+}
+
+void HostedModel::SendAhead(std::span<const std::uint64_t> sample_ids,
+                            std::span<Prediction> predictions) {
+  for (std::size_t q = 0; q < predictions.size(); ++q) {
+    answer_errors_.Calibrate(&predictions[q]);
+    if (q < sample_ids.size() && sample_ids[q] != 0) {
+      ahead_errors_.Sent(sample_ids[q], &predictions[q]);
+    }
+  }
 }
 
 ModelStats HostedModel::stats_now() const {

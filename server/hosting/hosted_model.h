@@ -197,15 +197,19 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   };
   absl::StatusOr<StandingPrediction> AnswerAsItStands(const Sample& sample);
   // A Learn stream's predictions ahead of their ticks (LearnRequest.ahead):
-  // each query's from the model as it stands, with the Learn answers'
-  // intervals — or, for a query naming the sample id of its tick, the
-  // intervals of the predictions ahead, and kept to be scored when that
-  // sample comes (ahead_errors()). How stale the first was, as
-  // AnswerAsItStands says it (its `prediction` left empty). Errors name
-  // "queries[i]".
+  // each query's from the model as it stands, and how stale the first was,
+  // as AnswerAsItStands says it (its `prediction` left empty). Errors name
+  // "queries[i]". Nothing is kept: SendAhead does that once the message is
+  // accepted.
   absl::StatusOr<StandingPrediction> PredictAhead(
       std::span<const std::span<const double>> queries,
-      std::span<const std::uint64_t> sample_ids, std::vector<Prediction>* out);
+      std::vector<Prediction>* out) const;
+  // Predictions ahead about to be sent: each gets the Learn answers'
+  // intervals — or, if it names the sample id of its tick (not 0), the
+  // intervals of the predictions ahead, and is kept to be scored when that
+  // sample comes (ahead_errors()).
+  void SendAhead(std::span<const std::uint64_t> sample_ids,
+                 std::span<Prediction> predictions);
   // Samples that came in a Learn message, accepted: each scores the
   // prediction sent ahead for it, if any (ahead_errors()).
   void SamplesArrived(const ValidatedSamples& samples) {

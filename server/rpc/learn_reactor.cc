@@ -141,7 +141,8 @@ absl::StatusOr<ValidatedSamples> LearnReactor::CheckedSamples(
   return samples;
 }
 
-absl::Status LearnReactor::PredictAhead(HostedModel& model,
+absl::Status LearnReactor::PredictAhead(const HostedModel& model,
+                                        std::vector<Prediction>* ahead,
                                         v1::LearnResponse* answer) const {
   if (request_.ahead().empty()) return absl::OkStatus();
   if (absl::Status status =
@@ -150,22 +151,25 @@ absl::Status LearnReactor::PredictAhead(HostedModel& model,
       !status.ok()) {
     return Prefixed(status, stream_.Where());
   }
-  std::vector<std::uint64_t> sample_ids;
-  sample_ids.reserve(static_cast<std::size_t>(request_.ahead_size()));
-  for (const v1::Query& query : request_.ahead()) {
-    sample_ids.push_back(query.sample_id());
-  }
-  std::vector<Prediction> predictions;
   absl::StatusOr<HostedModel::StandingPrediction> staleness =
-      model.PredictAhead(QueriesFromWire(request_.ahead()), sample_ids,
-                         &predictions);
+      model.PredictAhead(QueriesFromWire(request_.ahead()), ahead);
   if (!staleness.ok()) return AsAheadError(staleness.status(), stream_.Where());
-  for (const Prediction& prediction : predictions) {
-    PredictionToWire(prediction, answer->add_ahead());
-  }
   // Said of the samples' answers when there are any (made after these).
   SetStaleness(*staleness, answer);
   return absl::OkStatus();
+}
+
+void LearnReactor::SendAhead(HostedModel& model, std::vector<Prediction>& ahead,
+                             v1::LearnResponse* answer) const {
+  std::vector<std::uint64_t> sample_ids;
+  sample_ids.reserve(ahead.size());
+  for (const v1::Query& query : request_.ahead()) {
+    sample_ids.push_back(query.sample_id());
+  }
+  model.SendAhead(sample_ids, ahead);
+  for (const Prediction& prediction : ahead) {
+    PredictionToWire(prediction, answer->add_ahead());
+  }
 }
 
 absl::Status LearnReactor::AnswerAsItStands(HostedModel& model,
@@ -192,20 +196,22 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
   const std::uint64_t number = stream_.messages();
   // Checked once, here, into a copy of their own (the next read reuses
   // request_).
-  absl::StatusOr<ValidatedSamples> samples = CheckedSamples(*model);
-  if (!samples.ok()) return samples.status();
-  // Predicted before anything of the message is admitted: a bad query
-  // refuses it whole.
-  v1::LearnResponse now;
-  if (absl::Status status = PredictAhead(*model, &now); !status.ok()) {
-    return status;
-  }
   const bool answer_waits = request_.answer_when_durable();
   if (answer_waits && request_.skip_answers()) {
     return absl::InvalidArgumentError(absl::StrCat(
         stream_.Where(), ": answer_when_durable and skip_answers: set one"));
   }
+  absl::StatusOr<ValidatedSamples> samples = CheckedSamples(*model);
+  if (!samples.ok()) return samples.status();
+  // Predicted before anything of the message is admitted (a bad query
+  // refuses it whole), kept only once it is.
+  v1::LearnResponse now;
+  std::vector<Prediction> ahead;
+  if (absl::Status status = PredictAhead(*model, &ahead, &now); !status.ok()) {
+    return status;
+  }
   if (samples->empty()) {  // queries alone: durable, as nothing is to be
+    SendAhead(*model, ahead, &now);
     {
       MutexLock lock(&mutex_);
       durable_.MarkDurable(number);
@@ -216,6 +222,7 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
   absl::StatusOr<AdmissionTicket> admitted =
       stream_.AdmitStreamedSamples(samples->size());
   if (!admitted.ok()) return admitted.status();
+  SendAhead(*model, ahead, &now);
   model->SamplesArrived(*samples);
   if (!answer_waits) {
     // Answer first: predicted before the samples are handed on, so the

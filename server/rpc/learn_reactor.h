@@ -67,10 +67,15 @@ class LearnReactor final
   // `sample` (none for a message of queries alone); the error names them.
   absl::StatusOr<ValidatedSamples> CheckedSamples(
       const HostedModel& model) const;
-  // The message's predictions ahead, into `answer` with how stale they
-  // were.
-  absl::Status PredictAhead(HostedModel& model,
+  // The message's predictions ahead, into `ahead`, and how stale they
+  // were into `answer` (nothing kept or calibrated yet: SendAhead).
+  absl::Status PredictAhead(const HostedModel& model,
+                            std::vector<Prediction>* ahead,
                             v1::LearnResponse* answer) const;
+  // The message accepted: its predictions ahead calibrated and kept to be
+  // scored (HostedModel::SendAhead), into `answer`.
+  void SendAhead(HostedModel& model, std::vector<Prediction>& ahead,
+                 v1::LearnResponse* answer) const;
   // The answer to each of `samples`, from the model as it stands, into
   // `answer` (its staleness the first's).
   absl::Status AnswerAsItStands(HostedModel& model,
