@@ -373,9 +373,9 @@ TEST_F(HostedModelTest, BadBatchesChangeNothingAndNameTheSample) {
 // Submits `samples` to the batcher while the model's write queue is held
 // busy, so they all wait and are learned as one group; returns the answers
 // in submission order.
-std::vector<LearnBatcher::Result> SubmitWhileBusy(
+std::vector<LearnBatcher::Result> SubmitMessagesWhileBusy(
     const std::shared_ptr<HostedModel>& hosted,
-    const std::vector<Sample>& samples,
+    const std::vector<Sample>& samples, const std::vector<std::size_t>& sizes,
     const std::vector<bool>& cancelled = {}) {
   // Running before the first Submit: the learn batcher's turns are urgent
   // and would run before a blocker still queued.
@@ -386,13 +386,15 @@ std::vector<LearnBatcher::Result> SubmitWhileBusy(
     release.wait();
   });
   running.wait();
-  std::vector<LearnBatcher::Result> results(samples.size());
-  std::latch answered(static_cast<std::ptrdiff_t>(samples.size()));
-  for (std::size_t i = 0; i < samples.size(); ++i) {
+  std::vector<LearnBatcher::Result> results(sizes.size());
+  std::latch answered(static_cast<std::ptrdiff_t>(sizes.size()));
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
     const bool cancel = i < cancelled.size() && cancelled[i];
     // A bad sample is refused where it arrives, before the group.
     absl::StatusOr<ValidatedSamples> checked =
-        hosted->model().Validate({&samples[i], 1});
+        hosted->model().Validate({samples.data() + first, sizes[i]});
+    first += sizes[i];
     if (!checked.ok()) {
       results[i].status = checked.status();
       answered.count_down();
@@ -410,6 +412,15 @@ std::vector<LearnBatcher::Result> SubmitWhileBusy(
   release.count_down();
   answered.wait();
   return results;
+}
+
+// One message a sample.
+std::vector<LearnBatcher::Result> SubmitWhileBusy(
+    const std::shared_ptr<HostedModel>& hosted,
+    const std::vector<Sample>& samples,
+    const std::vector<bool>& cancelled = {}) {
+  return SubmitMessagesWhileBusy(
+      hosted, samples, std::vector<std::size_t>(samples.size(), 1), cancelled);
 }
 
 // Every prediction of `model` (learned up to now) for the samples' inputs.
@@ -454,6 +465,46 @@ TEST_F(HostedModelTest,
   }
   EXPECT_EQ(grouped->model().stats().prequential_mse,
             reference->stats().prequential_mse);
+}
+
+// Messages of several ticks share a group as one-sample messages do: each
+// answered with its own samples' predictions, in order, and the last one's
+// place.
+TEST_F(HostedModelTest, GroupedMessagesOfSeveralSamplesGetTheirOwnAnswers) {
+  Batch warmup(40, 1);
+  Batch stream(10, 5000);
+  auto [grouped, reference] = HostWarmedUp(warmup.samples);
+  const std::vector<Prediction> expected =
+      PredictAll(*reference, stream.samples);
+  const std::vector<std::size_t> sizes = {1, 3, 2, 4};
+  const std::vector<LearnBatcher::Result> results =
+      SubmitMessagesWhileBusy(grouped, stream.samples, sizes);
+  std::size_t first = 0;
+  for (std::size_t m = 0; m < sizes.size(); ++m) {
+    ASSERT_TRUE(results[m].status.ok()) << results[m].status;
+    EXPECT_EQ(results[m].sequence, 40 + first + sizes[m]) << m;
+    EXPECT_FALSE(results[m].duplicate);
+    ASSERT_EQ(results[m].before.size(), sizes[m]) << m;
+    for (std::size_t i = 0; i < sizes[m]; ++i) {
+      EXPECT_EQ(results[m].before[i].learned, 40u) << m;
+      EXPECT_EQ(results[m].before[i].value, expected[first + i].value) << m;
+    }
+    first += sizes[m];
+  }
+  ASSERT_TRUE(reference->Learn(stream.samples).ok());
+  grouped->CatchUp();
+  EXPECT_EQ(grouped->model().samples_seen(), 50u);
+  EXPECT_EQ(grouped->model().stats().prequential_mse,
+            reference->stats().prequential_mse);
+  // Sent again, every sample of a message is found learned.
+  const std::vector<LearnBatcher::Result> again =
+      SubmitMessagesWhileBusy(grouped,
+                              std::vector<Sample>(stream.samples.begin() + 1,
+                                                  stream.samples.begin() + 4),
+                              {3});
+  ASSERT_TRUE(again[0].status.ok()) << again[0].status;
+  EXPECT_TRUE(again[0].duplicate);
+  EXPECT_EQ(again[0].sequence, 44u);
 }
 
 TEST_F(HostedModelTest, AnswersSayHowFarLearningLagsAndReadsWaitForIt) {
