@@ -20,10 +20,13 @@ void AheadErrors::Sent(std::uint64_t sample_id, Prediction* prediction) {
     waiting_.erase(sent_order_.front());
     sent_order_.pop_front();
   }
+  any_waiting_.store(true, std::memory_order_release);
 }
 
 void AheadErrors::Arrived(const Sample& sample) {
-  if (sample.sample_id == 0) return;
+  if (sample.sample_id == 0 || !any_waiting_.load(std::memory_order_acquire)) {
+    return;
+  }
   Prediction sent;
   {
     MutexLock lock(&mutex_);

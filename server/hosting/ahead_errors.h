@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_HOSTING_AHEAD_ERRORS_H_
 #define STREAMREG_SERVER_HOSTING_AHEAD_ERRORS_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -46,6 +47,9 @@ class AheadErrors {
 
  private:
   AnswerErrors errors_;
+  // Whether a prediction was ever sent ahead (read without the lock: the
+  // samples of a model whose streams never predict ahead pay none).
+  std::atomic<bool> any_waiting_{false};
   Mutex mutex_;
   absl::flat_hash_map<std::uint64_t, Prediction> waiting_
       ABSL_GUARDED_BY(mutex_);
