@@ -19,31 +19,25 @@ void AheadAnswers::Arrived(
   for (int i = 0; i < predictions.size(); ++i) {
     const std::uint64_t tick = first_tick + static_cast<std::uint64_t>(i);
     if (tick < first_) continue;  // due already: it went without
-    while (first_ + kept_.size() <= tick) {
-      kept_.emplace_back();
-      arrived_.push_back(false);
-    }
+    while (first_ + kept_.size() <= tick) kept_.emplace_back();
     kept_[tick - first_] = predictions[i];
-    arrived_[tick - first_] = true;
   }
 }
 
 void AheadAnswers::Due(std::uint64_t tick, std::span<const double> y) {
   while (first_ < tick && !kept_.empty()) {  // ticks never scored
     kept_.pop_front();
-    arrived_.pop_front();
     ++first_;
   }
   first_ = std::max(first_, tick);
   ++due_;
   if (!kept_.empty()) {
-    if (arrived_.front()) {
+    if (const std::optional<v1::Prediction>& kept = kept_.front()) {
       ++in_time_;
-      error_.Add(PredictedValues(kept_.front()), y);
-      coverage_.Add(kept_.front(), y);
+      error_.Add(PredictedValues(*kept), y);
+      coverage_.Add(*kept, y);
     }
     kept_.pop_front();
-    arrived_.pop_front();
   }
   first_ = tick + 1;
   if (due_ % error_window_ == 0) {

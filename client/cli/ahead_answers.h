@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -41,10 +42,9 @@ class AheadAnswers {
   const IntervalCoverage& coverage() const { return coverage_; }
 
  private:
-  // Predictions of ticks first_ .. first_ + size - 1 (cleared where none
+  // Predictions of ticks first_ .. first_ + size - 1 (none where none
   // arrived).
-  std::deque<v1::Prediction> kept_;
-  std::deque<bool> arrived_;
+  std::deque<std::optional<v1::Prediction>> kept_;
   std::uint64_t first_ = 0;
   std::uint64_t due_ = 0;
   std::uint64_t in_time_ = 0;

@@ -20,6 +20,12 @@ LearnSession::~LearnSession() {
   if (stream_ != nullptr) context_->TryCancel();
 }
 
+std::size_t LearnSession::unconfirmed_samples() const {
+  std::size_t samples = 0;
+  for (const Unconfirmed& entry : unconfirmed_) samples += entry.samples;
+  return samples;
+}
+
 absl::Duration LearnSession::durability_lag(absl::Time now) const {
   if (unconfirmed_.empty()) return absl::ZeroDuration();
   return now - unconfirmed_.front().first_sent;
@@ -66,7 +72,6 @@ absl::StatusOr<v1::LearnResponse> LearnSession::Send(v1::LearnRequest request,
   entry.number = samples_ + 1;
   entry.samples = samples;
   samples_ += samples;
-  unconfirmed_count_ += samples;
   entry.first_sent = absl::Now();
   entry.request = std::move(request);
   entry.request.set_model(model_);
@@ -80,7 +85,6 @@ absl::StatusOr<v1::LearnResponse> LearnSession::Send(v1::LearnRequest request,
   if (!status.ok()) {
     // The caller has this message's error: it is not resent from here on.
     if (!unconfirmed_.empty() && unconfirmed_.back().serial == serial) {
-      unconfirmed_count_ -= samples;
       unconfirmed_.pop_back();
     }
     return status;
@@ -153,7 +157,6 @@ void LearnSession::Confirm(std::uint64_t durable_messages) {
          unconfirmed_.front().message <= durable_messages) {
     const Unconfirmed& entry = unconfirmed_.front();
     durable_samples_ += entry.samples;
-    unconfirmed_count_ -= entry.samples;
     if (options_.on_durable) {
       for (std::uint64_t i = 0; i < entry.samples; ++i) {
         options_.on_durable(entry.number + i, now - entry.first_sent);
@@ -215,7 +218,7 @@ absl::Status LearnSession::TryClose() {
   Confirm(durable);
   if (!unconfirmed_.empty()) {  // not covered: sent again on a new call
     return Abandon(absl::UnavailableError(
-        absl::StrCat("the server ended the stream with ", unconfirmed_count_,
+        absl::StrCat("the server ended the stream with ", unconfirmed_samples(),
                      " samples not reported durable")));
   }
   return absl::OkStatus();

@@ -91,7 +91,7 @@ class LearnSession {
   // Samples of the session the server has reported durable; sent and not
   // yet reported.
   std::uint64_t durable_samples() const { return durable_samples_; }
-  std::size_t unconfirmed_samples() const { return unconfirmed_count_; }
+  std::size_t unconfirmed_samples() const;
   // How long the oldest unconfirmed sample has waited since it was first
   // sent (zero when none waits).
   absl::Duration durability_lag(absl::Time now = absl::Now()) const;
@@ -135,7 +135,6 @@ class LearnSession {
   std::deque<Unconfirmed> unconfirmed_;
   std::uint64_t samples_ = 0;
   std::uint64_t serials_ = 0;
-  std::uint64_t unconfirmed_count_ = 0;  // samples in unconfirmed_
   std::uint64_t durable_samples_ = 0;
 
   std::shared_ptr<ServerStubs> server_;  // the stream is open on

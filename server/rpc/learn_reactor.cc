@@ -113,7 +113,6 @@ void LearnReactor::OnReadDone(bool ok) {
 
 absl::StatusOr<ValidatedSamples> LearnReactor::CheckedSamples(
     const HostedModel& model) const {
-  const std::string where = stream_.Where();
   if (request_.samples().empty()) {
     // A message of queries alone holds no sample.
     if (!request_.has_sample() && !request_.ahead().empty()) {
@@ -122,22 +121,22 @@ absl::StatusOr<ValidatedSamples> LearnReactor::CheckedSamples(
     const Sample wire_sample = SampleFromWire(request_.sample());
     absl::StatusOr<ValidatedSamples> sample =
         model.model().Validate({&wire_sample, 1});
-    if (!sample.ok()) return AsSampleError(sample.status(), where);
+    if (!sample.ok()) return AsSampleError(sample.status(), stream_.Where());
     return sample;
   }
   if (request_.has_sample()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": sample and samples: set one, not both"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        stream_.Where(), ": sample and samples: set one, not both"));
   }
   if (absl::Status status =
           CheckRepeatedCount(static_cast<std::size_t>(request_.samples_size()),
                              kMaxLearnSamplesPerMessage, "samples");
       !status.ok()) {
-    return Prefixed(status, where);
+    return Prefixed(status, stream_.Where());
   }
   absl::StatusOr<ValidatedSamples> samples =
       model.model().Validate(SamplesFromWire(request_.samples()));
-  if (!samples.ok()) return Prefixed(samples.status(), where);
+  if (!samples.ok()) return Prefixed(samples.status(), stream_.Where());
   return samples;
 }
 
