@@ -11,8 +11,8 @@
 // samples.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <latch>
@@ -38,6 +38,7 @@
 #include "client/lib/learn_session.h"
 #include "client/lib/predict_session.h"
 #include "client/lib/rate_ticker.h"
+#include "client/lib/realtime_channel.h"
 #include "client/loadgen/robot_model.h"
 #include "client/loadgen/robot_stream.h"
 #include "common/command_line.h"
@@ -76,8 +77,11 @@ struct RobotRun {
   double nmse = 0.0;
   std::vector<double> nmse_by_second;
   IntervalCoverage coverage{kRobotTargets, kCoverageWindowSamples};
-  // With --batch_ticks: what the loop got from its predictions ahead.
+  // With --batch_ticks: what the loop got from its predictions ahead, how
+  // long its calls to the channel took, and the channel's counts.
   std::optional<AheadAnswers> ahead;
+  LatencyRecorder loop_calls;
+  RealtimeChannelStats channel;
   absl::Status status;
 };
 
@@ -240,135 +244,94 @@ void RunRobot(const CliOptions& cli, const ClientOptions& base,
   EndArmRun(*session, ticker, answers, start, run);
 }
 
-// The samples an arm's loop hands its sender (--batch_ticks), and the
-// predictions ahead the sender hands back: the loop never waits for the
-// network.
-struct AheadHandOff {
-  std::mutex mutex;
-  std::condition_variable ready;
-  std::vector<RobotSample> samples;  // of ticks first_tick, ...
-  std::uint64_t first_tick = 0;
-  bool done = false;
-  AheadAnswers* ahead = nullptr;  // under mutex
+// The desired states of the ticks after an arm's current one: its
+// trajectory without sensor noise, kept as a window of `horizon` rows that
+// slides by one each tick.
+class DesiredStates {
+ public:
+  DesiredStates(RobotStreamOptions options, std::size_t horizon)
+      : stream_(NoiseFree(options)) {
+    for (std::size_t k = 1; k <= horizon; ++k) Append();
+  }
+  // Tick `tick` (counted from the run's first) has come: the window holds
+  // ticks tick + 1 .. tick + horizon.
+  void Advance() {
+    values_.erase(values_.begin(), values_.begin() + kRobotInputs);
+    Append();
+  }
+  std::span<const double> window() const { return values_; }
+
+ private:
+  static RobotStreamOptions NoiseFree(RobotStreamOptions options) {
+    options.noise = SensorNoise{0, 0, 0, 0};
+    // The window's first state is the run's second tick's (the payload
+    // still comes at its tick of the task).
+    options.start_tick += 1;
+    return options;
+  }
+  void Append() {
+    const RobotSample state = stream_.Next();
+    values_.insert(values_.end(), state.x.begin(), state.x.end());
+  }
+
+  RobotStream stream_;
+  std::vector<double> values_;
 };
 
-// The sender of an arm that predicts ahead: every --batch_ticks samples
-// the loop handed over go in one message, with the desired states (the
-// trajectory without sensor noise) of the ticks up to --ahead_ticks after
-// the last of them not asked for yet.
-void SendAhead(const CliOptions& cli, LearnSession& session,
-               RobotStreamOptions desired_options, absl::Time start,
-               AheadHandOff* hand_off, ArmAnswers* answers, RobotRun* run) {
-  desired_options.noise = SensorNoise{0, 0, 0, 0};
-  RobotStream desired(desired_options);
-  const std::uint64_t origin = desired_options.start_tick;
-  const std::uint64_t batch = cli.bench.batch_ticks;
-  const std::uint64_t lead = std::max(cli.bench.ahead_ticks, 1u);
-  std::uint64_t asked_through = 0;  // ticks before it asked for (or due)
-  // Tick k's sample carries id_base + k, which its prediction ahead names,
-  // so that the server scores that prediction when the sample comes.
-  const std::uint64_t id_base = std::random_device{}() * (1ull << 32);
-  while (true) {
-    std::vector<RobotSample> samples;
-    std::uint64_t first = 0;
-    {
-      std::unique_lock<std::mutex> lock(hand_off->mutex);
-      hand_off->ready.wait(lock, [&] {
-        return hand_off->done || hand_off->samples.size() >= batch;
-      });
-      if (hand_off->samples.empty()) return;  // done
-      samples.swap(hand_off->samples);
-      first = hand_off->first_tick;
-      hand_off->first_tick += samples.size();
-    }
-    const std::uint64_t last = first + samples.size() - 1;
-    asked_through = std::max(asked_through, last + 1);
-    std::vector<TickSample> ticks;
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      ticks.push_back({.x = samples[i].x,
-                       .y = samples[i].y,
-                       .sample_id = id_base + first + i});
-    }
-    std::vector<RobotSample> states;
-    const std::uint64_t ask_from = asked_through;
-    for (; asked_through <= last + lead; ++asked_through) {
-      while (desired.tick() < origin + asked_through) desired.Next();
-      states.push_back(desired.Next());
-    }
-    std::vector<AheadPoint> queries;
-    for (std::size_t q = 0; q < states.size(); ++q) {
-      queries.push_back(
-          {.x = states[q].x, .sample_id = id_base + ask_from + q});
-    }
-    const absl::Time sent = absl::Now();
-    // The loop uses its predictions ahead, not the samples' answers
-    // (which the cautious mode needs).
-    absl::StatusOr<v1::LearnResponse> response = session.LearnAhead(
-        ticks, queries, /*answer_samples=*/cli.bench.answer_when_durable);
-    if (!response.ok()) {
-      run->status = response.status();
-      std::lock_guard<std::mutex> lock(hand_off->mutex);
-      hand_off->done = true;
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(hand_off->mutex);
-      hand_off->ahead->Arrived(ask_from, response->ahead());
-    }
-    answers->Exchanged(*response, start, sent, absl::Now());
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      if (static_cast<std::size_t>(response->predictions_size()) > i) {
-        answers->Add(response->predictions(static_cast<int>(i)), samples[i].y);
-      } else {
-        ++run->sent;
-      }
-    }
-  }
-}
-
-// An arm that predicts ahead (--batch_ticks): its loop hands each tick's
-// sample to a sender thread and takes the prediction in hand for the tick
-// (AheadAnswers), never waiting for the network.
+// An arm that predicts ahead (--batch_ticks): its loop reads the
+// prediction a RealtimeChannel holds for its tick and hands the channel
+// its sample and the desired states of the next --ahead_ticks ticks; the
+// channel's courier sends --batch_ticks samples a message. The loop never
+// waits for the network; its two calls are timed.
 void RunRobotAhead(const CliOptions& cli, const ClientOptions& base,
                    const std::string& model, int robot, double rate,
                    double start_s, std::uint64_t ticks, absl::Time start,
-                   PooledAnswers* pooled, RobotRun* run) {
+                   PooledAnswers* /*pooled*/, RobotRun* run) {
   if (absl::Status status = EnterControllersPriority(cli); !status.ok()) {
     run->status = status;
     return;
   }
-  ArmSession arm(cli, base, model, run);
-  LearnSession* const session = arm.session.get();
+  Client client(ArmSession::OwnConnection(base));
   const RobotStreamOptions robot_options =
       RobotOptions(cli, robot, rate, start_s);
   RobotStream stream(robot_options);
-  ArmAnswers answers(rate, pooled, run);
+  const std::size_t horizon = std::max(cli.bench.ahead_ticks, 1u);
+  DesiredStates desired(robot_options, horizon);
+  RealtimeChannelOptions options;
+  options.inputs = kRobotInputs;
+  options.targets = kRobotTargets;
+  options.horizon = horizon;
+  options.batch_ticks = cli.bench.batch_ticks;
+  RealtimeChannel channel(&client, model, options);
   AheadAnswers& ahead = run->ahead.emplace(
       kRobotTargets, kCoverageWindowSamples, static_cast<std::uint64_t>(rate));
-  AheadHandOff hand_off;
-  hand_off.ahead = &ahead;
-  std::thread sender(SendAhead, std::cref(cli), std::ref(*session),
-                     robot_options, start, &hand_off, &answers, run);
+  std::vector<double> predicted(kRobotTargets), lower(kRobotTargets),
+      upper(kRobotTargets);
+  const std::vector<double> fallback(kRobotTargets, 0.0);
+  run->loop_calls.Reserve(2 * ticks);
   RateTicker ticker(rate, start);
   while (ticker.ticks() < ticks) {
     ticker.Wait();
     const std::uint64_t tick = ticker.ticks() - 1;
-    RobotSample sample = stream.Next();
-    std::lock_guard<std::mutex> lock(hand_off.mutex);
-    if (hand_off.done) break;  // the sender failed
-    ahead.Due(tick, sample.y);
-    hand_off.samples.push_back(sample);
-    if (hand_off.samples.size() >= cli.bench.batch_ticks) {
-      hand_off.ready.notify_one();
-    }
+    const RobotSample sample = stream.Next();
+    auto before = std::chrono::steady_clock::now();
+    const RealtimeReading reading =
+        channel.Read(tick, predicted, fallback, {}, lower, upper);
+    auto after = std::chrono::steady_clock::now();
+    run->loop_calls.Add(absl::FromChrono(after - before));
+    ahead.Due(reading, predicted, lower, upper, sample.y);
+    before = std::chrono::steady_clock::now();
+    channel.Hand(tick, sample.x, sample.y, desired.window());
+    after = std::chrono::steady_clock::now();
+    run->loop_calls.Add(absl::FromChrono(after - before));
+    desired.Advance();
+    ++run->sent;
   }
-  {
-    std::lock_guard<std::mutex> lock(hand_off.mutex);
-    hand_off.done = true;
-  }
-  hand_off.ready.notify_one();
-  sender.join();
-  EndArmRun(*session, ticker, answers, start, run);
+  run->seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  run->status = channel.Close();
+  run->channel = channel.stats();
+  run->late_ticks = ticker.late_ticks();
+  run->max_lag = ticker.max_lag();
   // The loop's error is that of the predictions it used.
   run->nmse = ahead.error().MeanNmse();
   run->nmse_by_second = ahead.nmse_by_window();
@@ -526,27 +489,47 @@ std::string CoverageText(const CoverageSummary& summary) {
   return text;
 }
 
-// What an arm that predicted ahead (--batch_ticks) got at its ticks.
-nlohmann::json AheadJson(const AheadAnswers& ahead) {
+// What an arm that predicted ahead (--batch_ticks) got at its ticks, how
+// long its loop's calls took, and its channel's counts.
+nlohmann::json AheadJson(const RobotRun& run) {
+  const AheadAnswers& ahead = *run.ahead;
+  const RealtimeChannelStats& channel = run.channel;
   return {{"ticks", ahead.due()},
           {"in_time", ahead.in_time()},
           {"in_time_fraction",
            static_cast<double>(ahead.in_time()) /
                static_cast<double>(std::max<std::uint64_t>(1, ahead.due()))},
           {"nmse", ahead.error().MeanNmse()},
-          {"intervals", CoverageJson(Summarize({&ahead.coverage()}))}};
+          {"intervals", CoverageJson(Summarize({&ahead.coverage()}))},
+          {"loop_call_us", QuantilesJson(run.loop_calls.samples_us())},
+          {"loop_calls", run.loop_calls.size()},
+          {"channel",
+           {{"samples_handed", channel.samples_handed},
+            {"samples_dropped", channel.samples_dropped},
+            {"samples_durable", channel.samples_durable},
+            {"messages", channel.messages},
+            {"failures", channel.failures},
+            {"predictions", channel.predictions}}}};
 }
 
-std::string AheadText(const AheadAnswers& ahead) {
+std::string AheadText(const RobotRun& run) {
+  const AheadAnswers& ahead = *run.ahead;
+  const std::vector<double>& calls = run.loop_calls.samples_us();
   return absl::StrFormat(
       "predictions ahead in hand at %llu of %llu ticks (%.3f%%); their nMSE "
-      "%.4f against the ticks' measured torques; intervals %s",
+      "%.4f against the ticks' measured torques; intervals %s; the loop's "
+      "%zu channel calls took p50 %.2f p99.9 %.2f max %.1f us; %llu "
+      "messages, %llu failed, %llu samples dropped",
       static_cast<unsigned long long>(ahead.in_time()),
       static_cast<unsigned long long>(ahead.due()),
       100.0 * static_cast<double>(ahead.in_time()) /
           static_cast<double>(std::max<std::uint64_t>(1, ahead.due())),
       ahead.error().MeanNmse(),
-      CoverageText(Summarize({&ahead.coverage()})).c_str());
+      CoverageText(Summarize({&ahead.coverage()})).c_str(), calls.size(),
+      Percentile(calls, 0.5), Percentile(calls, 0.999), Percentile(calls, 1.0),
+      static_cast<unsigned long long>(run.channel.messages),
+      static_cast<unsigned long long>(run.channel.failures),
+      static_cast<unsigned long long>(run.channel.samples_dropped));
 }
 
 nlohmann::json MetricJson(Client& client, const std::string& model) {
@@ -587,6 +570,11 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
     return UsageError(
         "--ahead_ticks: below --batch_ticks (the ticks between two messages "
         "would have no prediction)");
+  }
+  if (options.bench.batch_ticks > 0 && options.bench.answer_when_durable) {
+    return UsageError(
+        "--answer_when_durable: not with --batch_ticks (the loop reads "
+        "predictions ahead, which never wait for durability)");
   }
   if (const int priority = options.bench.realtime_priority; priority != 0) {
     if (absl::Status status = CheckRealtimePriority(priority); !status.ok()) {
@@ -694,17 +682,22 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
          {"latency_us", LatencyJson(run.latencies)}});
     std::fprintf(
         out,
-        "robot %d: %llu samples at %.1f/s (target %.0f), %llu late ticks, max "
-        "lag %.2f ms%s; latency_us p50 %.0f p99 %.0f p99.9 %.0f; nMSE %.4f\n",
+        "robot %d: %llu samples at %.1f/s (target %.0f), %llu late ticks, "
+        "max lag %.2f ms%s; ",
         r, static_cast<unsigned long long>(run.sent), run.sent / run.seconds,
         rate, static_cast<unsigned long long>(run.late_ticks),
         absl::ToDoubleMilliseconds(run.max_lag),
-        fell_behind ? " FELL BEHIND" : "", run.latencies.PercentileMicros(0.5),
-        run.latencies.PercentileMicros(0.99),
-        run.latencies.PercentileMicros(0.999), run.nmse);
+        fell_behind ? " FELL BEHIND" : "");
+    if (!run.ahead.has_value()) {
+      std::fprintf(out, "latency_us p50 %.0f p99 %.0f p99.9 %.0f; ",
+                   run.latencies.PercentileMicros(0.5),
+                   run.latencies.PercentileMicros(0.99),
+                   run.latencies.PercentileMicros(0.999));
+    }
+    std::fprintf(out, "nMSE %.4f\n", run.nmse);
     if (run.ahead.has_value()) {
-      per_robot.back()["ahead"] = AheadJson(*run.ahead);
-      std::fprintf(out, "robot %d: %s\n", r, AheadText(*run.ahead).c_str());
+      per_robot.back()["ahead"] = AheadJson(run);
+      std::fprintf(out, "robot %d: %s\n", r, AheadText(run).c_str());
     }
   }
   nlohmann::json nmse_over_time = nlohmann::json::array();
@@ -723,23 +716,28 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                              run.durability_lag_us.begin(),
                              run.durability_lag_us.end());
   }
-  std::fprintf(out,
-               "durability lag (sent to reported durable, %zu samples): us "
-               "p50 %.0f p99 %.0f p99.9 %.0f max %.0f%s\n",
-               durability_lag_us.size(), Percentile(durability_lag_us, 0.5),
-               Percentile(durability_lag_us, 0.99),
-               Percentile(durability_lag_us, 0.999),
-               Percentile(durability_lag_us, 1.0),
-               options.bench.answer_when_durable
-                   ? " (answers waited for it: --answer_when_durable)"
-                   : "");
-  std::fprintf(out,
-               "learn lag: samples p50 %.0f p99 %.0f p99.9 %.0f max %.0f; us "
-               "p50 %.0f p99 %.0f p99.9 %.0f max %.0f\n",
-               Percentile(lag_samples, 0.5), Percentile(lag_samples, 0.99),
-               Percentile(lag_samples, 0.999), Percentile(lag_samples, 1.0),
-               Percentile(lag_us, 0.5), Percentile(lag_us, 0.99),
-               Percentile(lag_us, 0.999), Percentile(lag_us, 1.0));
+  // An arm that predicts ahead sees neither: its channel's courier has its
+  // messages' answers.
+  const bool answered_directly = options.bench.batch_ticks == 0;
+  if (answered_directly) {
+    std::fprintf(out,
+                 "durability lag (sent to reported durable, %zu samples): us "
+                 "p50 %.0f p99 %.0f p99.9 %.0f max %.0f%s\n",
+                 durability_lag_us.size(), Percentile(durability_lag_us, 0.5),
+                 Percentile(durability_lag_us, 0.99),
+                 Percentile(durability_lag_us, 0.999),
+                 Percentile(durability_lag_us, 1.0),
+                 options.bench.answer_when_durable
+                     ? " (answers waited for it: --answer_when_durable)"
+                     : "");
+    std::fprintf(out,
+                 "learn lag: samples p50 %.0f p99 %.0f p99.9 %.0f max %.0f; us "
+                 "p50 %.0f p99 %.0f p99.9 %.0f max %.0f\n",
+                 Percentile(lag_samples, 0.5), Percentile(lag_samples, 0.99),
+                 Percentile(lag_samples, 0.999), Percentile(lag_samples, 1.0),
+                 Percentile(lag_us, 0.5), Percentile(lag_us, 0.99),
+                 Percentile(lag_us, 0.999), Percentile(lag_us, 1.0));
+  }
   LatencyRecorder predict_latencies;
   std::uint64_t predictions = 0;
   std::uint64_t predict_late_ticks = 0;
@@ -787,8 +785,10 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
   const CoverageSummary answers = Summarize(answer_tallies);
   const CoverageSummary queries = Summarize(query_tallies);
   const double level = before->spec().interval_level();
-  std::fprintf(out, "intervals (%.0f%%): answers' %s\n", 100 * level,
-               CoverageText(answers).c_str());
+  if (answered_directly) {
+    std::fprintf(out, "intervals (%.0f%%): answers' %s\n", 100 * level,
+                 CoverageText(answers).c_str());
+  }
   if (predictors > 0) {
     std::fprintf(out,
                  "intervals (%.0f%%): predictors' (states no robot streamed) "
@@ -816,16 +816,17 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
                  "before it are near copies, so it flatters. honest: also "
                  "without them, nearer the error on states not seen yet)\n",
                  rate);
-    std::fprintf(
-        out,
-        "model %s: answers' nMSE %.4f over %llu answers as the "
-        "server counted them; %.4f over the %llu answers its "
-        "robots received (means over targets)\n",
-        models.front().c_str(), MeanOverTargets(after->stats().answer_nmse()),
-        static_cast<unsigned long long>(after->stats().answers_sent()),
-        first_models_answers.error.MeanNmse(),
-        static_cast<unsigned long long>(first_models_answers.error.count()));
-    if (options.bench.batch_ticks > 0) {
+    if (answered_directly) {
+      std::fprintf(
+          out,
+          "model %s: answers' nMSE %.4f over %llu answers as the "
+          "server counted them; %.4f over the %llu answers its "
+          "robots received (means over targets)\n",
+          models.front().c_str(), MeanOverTargets(after->stats().answer_nmse()),
+          static_cast<unsigned long long>(after->stats().answers_sent()),
+          first_models_answers.error.MeanNmse(),
+          static_cast<unsigned long long>(first_models_answers.error.count()));
+    } else {
       std::fprintf(
           out,
           "model %s: predictions ahead nMSE %.4f, %.0f%% intervals' coverage "

@@ -13,15 +13,23 @@ IntervalCoverage::IntervalCoverage(std::size_t num_targets,
 
 void IntervalCoverage::Add(const v1::Prediction& prediction,
                            std::span<const double> truth) {
+  Add({prediction.lower().data(),
+       static_cast<std::size_t>(prediction.lower_size())},
+      {prediction.upper().data(),
+       static_cast<std::size_t>(prediction.upper_size())},
+      truth);
+}
+
+void IntervalCoverage::Add(std::span<const double> lower,
+                           std::span<const double> upper,
+                           std::span<const double> truth) {
   const std::size_t targets = covered_.size();
-  if (static_cast<std::size_t>(prediction.lower_size()) != targets ||
-      static_cast<std::size_t>(prediction.upper_size()) != targets ||
+  if (lower.size() != targets || upper.size() != targets ||
       truth.size() != targets) {
     return;
   }
   for (std::size_t t = 0; t < targets; ++t) {
-    const bool within =
-        prediction.lower(t) <= truth[t] && truth[t] <= prediction.upper(t);
+    const bool within = lower[t] <= truth[t] && truth[t] <= upper[t];
     covered_[t] += within;
     covered_in_window_[t] += within;
   }

@@ -19,6 +19,9 @@ class IntervalCoverage {
   IntervalCoverage(std::size_t num_targets, std::uint64_t window);
 
   void Add(const v1::Prediction& prediction, std::span<const double> truth);
+  // Each target's interval [lower, upper] against its truth.
+  void Add(std::span<const double> lower, std::span<const double> upper,
+           std::span<const double> truth);
 
   std::uint64_t counted() const { return counted_; }
   // Per target, the fraction within over every sample counted (NaN: none).

@@ -15,6 +15,8 @@ class LatencyRecorder {
   void Add(absl::Duration latency) {
     samples_us_.push_back(absl::ToDoubleMicroseconds(latency));
   }
+  // Room for `count` samples, so that adding them does not allocate.
+  void Reserve(std::size_t count) { samples_us_.reserve(count); }
   double PercentileMicros(double q) const;
   double MeanMicros() const;
   std::size_t size() const { return samples_us_.size(); }

@@ -101,8 +101,18 @@ absl::Status LearnSession::TryLearn(v1::LearnResponse* response) {
   return Exchange(unconfirmed_.back(), response);
 }
 
+void LearnSession::Cancel() {
+  absl::MutexLock lock(&cancel_mutex_);
+  cancelled_ = true;
+  if (context_ != nullptr) context_->TryCancel();
+}
+
 absl::Status LearnSession::Reopen(std::size_t keep) {
-  context_ = std::make_unique<grpc::ClientContext>();  // no deadline
+  {
+    absl::MutexLock lock(&cancel_mutex_);
+    if (cancelled_) return absl::CancelledError("the session was cancelled");
+    context_ = std::make_unique<grpc::ClientContext>();  // no deadline
+  }
   server_ = client_->StubsFor(model_);
   stream_ = server_->regression->Learn(context_.get());
   messages_ = 0;

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/lib/attempt_bound.h"
 #include "client/lib/client.h"
@@ -87,6 +88,10 @@ class LearnSession {
   // (resending on a new stream if it breaks): OK once every sample of the
   // session is durable.
   absl::Status Close();
+  // From any thread: ends the exchange under way, whose call returns
+  // CANCELLED, and fails every later one the same way (for a thread that
+  // must stop a session blocked on a server that does not answer).
+  void Cancel();
 
   // Samples of the session the server has reported durable; sent and not
   // yet reported.
@@ -138,7 +143,11 @@ class LearnSession {
   std::uint64_t durable_samples_ = 0;
 
   std::shared_ptr<ServerStubs> server_;  // the stream is open on
+  // Replaced only by the session's thread, under cancel_mutex_ (which
+  // Cancel() reads it under).
   std::unique_ptr<grpc::ClientContext> context_;
+  absl::Mutex cancel_mutex_;
+  bool cancelled_ ABSL_GUARDED_BY(cancel_mutex_) = false;
   std::unique_ptr<grpc::ClientReaderWriter<v1::LearnRequest, v1::LearnResponse>>
       stream_;
   std::uint64_t messages_ = 0;  // sent on the current stream
