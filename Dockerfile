@@ -34,7 +34,8 @@ RUN apt-get update -qq \
  && groupadd --system --gid 10001 streamreg \
  && useradd --system --uid 10001 --gid streamreg --home-dir /var/lib/streamreg \
       --shell /usr/sbin/nologin streamreg \
- && install -d -o streamreg -g streamreg -m 0750 /var/lib/streamreg
+ && install -d -o streamreg -g streamreg -m 0750 /var/lib/streamreg \
+ && install -d -o streamreg -g streamreg -m 0750 /run/streamreg
 # Numeric, so Kubernetes can verify runAsNonRoot.
 USER 10001:10001
 VOLUME ["/var/lib/streamreg"]

@@ -69,9 +69,11 @@ clean:
 image-check:
 	deploy/check-image.sh
 
-# Builds and runs the server on 127.0.0.1:50051 with ./streamreg-data.
+# Builds and runs the server on 127.0.0.1:50051 and the local socket
+# ./streamreg.sock (clients dial unix:streamreg.sock), with ./streamreg-data.
 run:
 	cmake --preset dev
 	cmake --build --preset dev --target streamreg-server streamreg \
 	  streamreg-robot-sim streamreg_python
-	./build/dev/server/streamreg-server --listen 127.0.0.1:50051 --data-dir streamreg-data
+	./build/dev/server/streamreg-server --listen 127.0.0.1:50051 \
+	  --local-socket streamreg.sock --data-dir streamreg-data

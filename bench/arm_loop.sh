@@ -21,7 +21,9 @@
 #        build's streamreg-server to measure with this build's client (a
 #        before and after in one run); LISTEN=unix to serve the robots on a
 #        local socket (unix:PATH in the scratch directory) instead of TCP
-#        loopback
+#        loopback; PAUSE_AT and PAUSE_FOR (seconds into the run, and how
+#        long) stop the server with SIGSTOP and resume it with SIGCONT,
+#        a server that stops answering while the robots run on
 set -euo pipefail
 . "$(dirname "$0")/listening_address.sh"
 build=$1 out=$2
@@ -91,10 +93,17 @@ for run in $(seq 1 "$runs"); do
     thread_ticks "$server_pid" >"$work/before"
     thread_switches "$server_pid" >"$work/switches_before"
     total_before=$(process_ticks "$server_pid")
+    pauser=
+    if [ -n "${PAUSE_AT:-}" ]; then
+      (sleep "$PAUSE_AT" && kill -STOP "$server_pid" &&
+        sleep "${PAUSE_FOR:-5}" && kill -CONT "$server_pid") &
+      pauser=$!
+    fi
     # shellcheck disable=SC2086  # the create flags are words
     "$cli" --server "$addr" bench learn --model arm --create \
       $flags --robots "$robots" --rate "$rate" --duration "$duration" \
       --json "$out/$name-$run.json" >"$out/$name-$run.txt"
+    [ -n "$pauser" ] && wait "$pauser"
     thread_ticks "$server_pid" >"$work/after"
     thread_switches "$server_pid" >"$work/switches_after"
     total_after=$(process_ticks "$server_pid")

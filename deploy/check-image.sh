@@ -6,7 +6,9 @@
 # the container, stops the container with SIGTERM and checks it exited
 # cleanly (status 0), then
 # starts it again on the same volume and checks the model came back with
-# every sample.
+# every sample, and that a second container (a robot's controller) reaches
+# it through its local socket on a volume they share, as
+# deploy/compose.yaml's robot does.
 #
 # Works with Docker (if a daemon answers) or podman. With podman and no
 # registry (as on our machines), the debian:bookworm and debian:bookworm-slim
@@ -114,6 +116,7 @@ fi
 
 image=localhost/streamreg:check
 volume=streamreg-check-$$
+socket_volume=streamreg-check-socket-$$
 container=streamreg-check-$$
 cli=(streamreg --server "127.0.0.1:$port" --timeout 30s)
 
@@ -122,6 +125,7 @@ cleanup() {
   if [ "$keep" -eq 0 ]; then
     "$engine" volume rm -f "$volume" >/dev/null 2>&1 || true
   fi
+  "$engine" volume rm -f "$socket_volume" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -151,8 +155,9 @@ say "built in $(( $(date +%s) - start )) s: $("$engine" image inspect --format '
 
 run_server() {
   "$engine" run -d --name "$container" "${run_flags[@]}" \
-    -v "$volume:/var/lib/streamreg" "$image" \
-    --listen "0.0.0.0:$port" --metrics-listen "0.0.0.0:$metrics_port" >/dev/null
+    -v "$volume:/var/lib/streamreg" -v "$socket_volume:/run/streamreg" \
+    "$image" --listen "0.0.0.0:$port" --metrics-listen "0.0.0.0:$metrics_port" \
+    --local-socket /run/streamreg/streamreg.sock >/dev/null
 }
 in_container() { "$engine" exec "$container" "$@"; }
 wait_serving() {
@@ -174,6 +179,7 @@ stop_cleanly() {
 }
 
 "$engine" volume create "$volume" >/dev/null
+"$engine" volume create "$socket_volume" >/dev/null
 run_server
 wait_serving
 say "SERVING; running as uid $(in_container id -u)"
@@ -210,6 +216,15 @@ run_server
 wait_serving
 samples=$(in_container "${cli[@]}" info --model arm --raw | sed -n 's/^ *num_samples: //p')
 [ "$samples" = 3000 ] || fail "after a restart the model holds '$samples' samples, not 3000"
-stop_cleanly
 say "restarted on the same volume: the model is back with 3000 samples"
+
+# A controller in a container of its own, on the server's local socket.
+samples=$("$engine" run --rm -v "$socket_volume:/run/streamreg" \
+  --entrypoint streamreg "$image" \
+  --server unix:/run/streamreg/streamreg.sock --timeout 30s \
+  info --model arm --raw | sed -n 's/^ *num_samples: //p') ||
+  fail "a second container did not reach the server's local socket"
+[ "$samples" = 3000 ] || fail "on the local socket, arm holds '$samples' samples, not 3000"
+say "a second container reached the server on its local socket (a shared volume)"
+stop_cleanly
 say "OK in $(( $(date +%s) - start )) s"

@@ -80,7 +80,7 @@ struct RobotRun {
   // With --batch_ticks: what the loop got from its predictions ahead, how
   // long its calls to the channel took, and the channel's counts.
   std::optional<AheadAnswers> ahead;
-  LatencyRecorder loop_calls;
+  LatencyRecorder read_calls, hand_calls;
   RealtimeChannelStats channel;
   absl::Status status;
 };
@@ -308,7 +308,8 @@ void RunRobotAhead(const CliOptions& cli, const ClientOptions& base,
   std::vector<double> predicted(kRobotTargets), lower(kRobotTargets),
       upper(kRobotTargets);
   const std::vector<double> fallback(kRobotTargets, 0.0);
-  run->loop_calls.Reserve(2 * ticks);
+  run->read_calls.Reserve(ticks);
+  run->hand_calls.Reserve(ticks);
   RateTicker ticker(rate, start);
   while (ticker.ticks() < ticks) {
     ticker.Wait();
@@ -318,12 +319,12 @@ void RunRobotAhead(const CliOptions& cli, const ClientOptions& base,
     const RealtimeReading reading =
         channel.Read(tick, predicted, fallback, {}, lower, upper);
     auto after = std::chrono::steady_clock::now();
-    run->loop_calls.Add(absl::FromChrono(after - before));
+    run->read_calls.Add(absl::FromChrono(after - before));
     ahead.Due(reading, predicted, lower, upper, sample.y);
     before = std::chrono::steady_clock::now();
     channel.Hand(tick, sample.x, sample.y, desired.window());
     after = std::chrono::steady_clock::now();
-    run->loop_calls.Add(absl::FromChrono(after - before));
+    run->hand_calls.Add(absl::FromChrono(after - before));
     desired.Advance();
     ++run->sent;
   }
@@ -489,6 +490,13 @@ std::string CoverageText(const CoverageSummary& summary) {
   return text;
 }
 
+// How many of `calls` took over `micros`.
+std::size_t CallsOver(const LatencyRecorder& calls, double micros) {
+  return static_cast<std::size_t>(
+      std::count_if(calls.samples_us().begin(), calls.samples_us().end(),
+                    [micros](double us) { return us > micros; }));
+}
+
 // What an arm that predicted ahead (--batch_ticks) got at its ticks, how
 // long its loop's calls took, and its channel's counts.
 nlohmann::json AheadJson(const RobotRun& run) {
@@ -501,8 +509,12 @@ nlohmann::json AheadJson(const RobotRun& run) {
                static_cast<double>(std::max<std::uint64_t>(1, ahead.due()))},
           {"nmse", ahead.error().MeanNmse()},
           {"intervals", CoverageJson(Summarize({&ahead.coverage()}))},
-          {"loop_call_us", QuantilesJson(run.loop_calls.samples_us())},
-          {"loop_calls", run.loop_calls.size()},
+          {"read_call_us", QuantilesJson(run.read_calls.samples_us())},
+          {"hand_call_us", QuantilesJson(run.hand_calls.samples_us())},
+          {"loop_calls", run.read_calls.size() + run.hand_calls.size()},
+          {"loop_calls_over_20us",
+           CallsOver(run.read_calls, 20) + CallsOver(run.hand_calls, 20)},
+
           {"channel",
            {{"samples_handed", channel.samples_handed},
             {"samples_dropped", channel.samples_dropped},
@@ -514,19 +526,24 @@ nlohmann::json AheadJson(const RobotRun& run) {
 
 std::string AheadText(const RobotRun& run) {
   const AheadAnswers& ahead = *run.ahead;
-  const std::vector<double>& calls = run.loop_calls.samples_us();
+  const std::vector<double>& reads = run.read_calls.samples_us();
+  const std::vector<double>& hands = run.hand_calls.samples_us();
   return absl::StrFormat(
       "predictions ahead in hand at %llu of %llu ticks (%.3f%%); their nMSE "
       "%.4f against the ticks' measured torques; intervals %s; the loop's "
-      "%zu channel calls took p50 %.2f p99.9 %.2f max %.1f us; %llu "
-      "messages, %llu failed, %llu samples dropped",
+      "channel calls: Read p50 %.2f p99.9 %.2f max %.1f us, Hand p50 %.2f "
+      "p99.9 %.2f max %.1f us, %zu of %zu over 20 us; %llu messages, %llu "
+      "failed, %llu samples dropped",
       static_cast<unsigned long long>(ahead.in_time()),
       static_cast<unsigned long long>(ahead.due()),
       100.0 * static_cast<double>(ahead.in_time()) /
           static_cast<double>(std::max<std::uint64_t>(1, ahead.due())),
       ahead.error().MeanNmse(),
-      CoverageText(Summarize({&ahead.coverage()})).c_str(), calls.size(),
-      Percentile(calls, 0.5), Percentile(calls, 0.999), Percentile(calls, 1.0),
+      CoverageText(Summarize({&ahead.coverage()})).c_str(),
+      Percentile(reads, 0.5), Percentile(reads, 0.999), Percentile(reads, 1.0),
+      Percentile(hands, 0.5), Percentile(hands, 0.999), Percentile(hands, 1.0),
+      CallsOver(run.read_calls, 20) + CallsOver(run.hand_calls, 20),
+      reads.size() + hands.size(),
       static_cast<unsigned long long>(run.channel.messages),
       static_cast<unsigned long long>(run.channel.failures),
       static_cast<unsigned long long>(run.channel.samples_dropped));
@@ -689,10 +706,20 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
         absl::ToDoubleMilliseconds(run.max_lag),
         fell_behind ? " FELL BEHIND" : "");
     if (!run.ahead.has_value()) {
-      std::fprintf(out, "latency_us p50 %.0f p99 %.0f p99.9 %.0f; ",
+      // An answer that took longer than a tick came after its tick.
+      const std::size_t in_tick =
+          run.latencies.size() - CallsOver(run.latencies, 1e6 / rate);
+      per_robot.back()["answers_within_the_tick"] = in_tick;
+      std::fprintf(out,
+                   "latency_us p50 %.0f p99 %.0f p99.9 %.0f, %zu of %zu "
+                   "answers within the tick (%.3f%%); ",
                    run.latencies.PercentileMicros(0.5),
                    run.latencies.PercentileMicros(0.99),
-                   run.latencies.PercentileMicros(0.999));
+                   run.latencies.PercentileMicros(0.999), in_tick,
+                   run.latencies.size(),
+                   100.0 * static_cast<double>(in_tick) /
+                       static_cast<double>(
+                           std::max<std::size_t>(1, run.latencies.size())));
     }
     std::fprintf(out, "nMSE %.4f\n", run.nmse);
     if (run.ahead.has_value()) {

@@ -96,6 +96,10 @@ int Main() {
     std::printf("streamreg-server metrics on http://%s/metrics\n",
                 metrics.c_str());
   }
+  if (const std::string socket = (*server)->local_socket_address();
+      !socket.empty()) {
+    std::printf("streamreg-server local socket %s\n", socket.c_str());
+  }
   std::printf("streamreg-server listening on %s\n",
               (*server)->address().c_str());
   std::fflush(stdout);

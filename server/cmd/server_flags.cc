@@ -18,6 +18,9 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "host:port to serve gRPC on (port 0: any free port), or unix:PATH "
           "for a local socket");
+ABSL_FLAG(std::string, local_socket, "",
+          "also serve gRPC on a local socket at this path (clients on this "
+          "machine dial unix:PATH; a file at the path is replaced)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "host:port to serve Prometheus metrics on, at /metrics (port 0: "
           "any free port; empty: no metrics endpoint)");
@@ -183,6 +186,7 @@ absl::StatusOr<ServerOptions> OptionsOfFlags() {
   options.storage.learn_linger = absl::GetFlag(FLAGS_learn_linger);
   options.storage.segment_bytes = absl::GetFlag(FLAGS_wal_segment_bytes);
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.local_socket = absl::GetFlag(FLAGS_local_socket);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.status_page = absl::GetFlag(FLAGS_status_page);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);

@@ -111,6 +111,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(o.listen, ListeningCredentials(o.tls),
                            &server->port_);
+  int local_socket_port = 0;  // gRPC gives 1 for a local socket it serves
+  if (!o.local_socket.empty()) {
+    builder.AddListeningPort(absl::StrCat("unix:", o.local_socket),
+                             ListeningCredentials(o.tls), &local_socket_port);
+  }
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
   AddConnectionLimits(o, builder);
@@ -140,11 +145,23 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       server->queue_thread_->Start();
     }
   }
+  // A port gRPC could not bind is left 0 (a local socket's is 1 when
+  // served); either stops the whole server.
+  const bool socket_failed = !o.local_socket.empty() && local_socket_port == 0;
+  if (socket_failed && server->port_ != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "--local_socket ", o.local_socket,
+        ": cannot listen there (its folder must exist and be writable, and "
+        "the path be at most 107 bytes)"));
+  }
   if (server->grpc_server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat(
         "--listen ", o.listen, ": cannot listen there",
         o.tls.enabled() ? " (or the TLS certificate or key is not valid PEM)"
-                        : ""));
+                        : "",
+        socket_failed
+            ? absl::StrCat(" (or --local_socket ", o.local_socket, ")")
+            : ""));
   }
   if (o.cluster.has_value()) {
     // Joined once listening, under the address clients reach it at.
@@ -182,12 +199,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
         "for stays lowered: grant CAP_SYS_NICE or RLIMIT_NICE 20\"");
   }
   spdlog::info(
-      "event=listening address={} metrics={} tls={} auth={} data_dir={} "
+      "event=listening address={} local_socket={} metrics={} tls={} auth={} "
+      "data_dir={} "
       "sync={} worker_threads={} realtime_priority={} max_models={} "
       "max_samples_per_model={} "
       "max_message_bytes={} max_queued_samples={}/{}_per_model "
       "max_queue_delay={} max_predictions_in_flight={}/{}_per_model",
       server->address(),
+      o.local_socket.empty() ? "off" : server->local_socket_address(),
       server->metrics_http_ != nullptr ? server->metrics_address() : "off",
       !o.tls.enabled()              ? "off"
       : o.tls.client_ca_pem.empty() ? "on"
@@ -222,6 +241,12 @@ std::string Server::address() const {
   }
   const std::size_t colon = options_.listen.rfind(':');
   return absl::StrCat(options_.listen.substr(0, colon), ":", port_);
+}
+
+std::string Server::local_socket_address() const {
+  return options_.local_socket.empty()
+             ? ""
+             : absl::StrCat("unix:", options_.local_socket);
 }
 
 std::string Server::RenderStatus(

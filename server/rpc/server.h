@@ -37,6 +37,8 @@ class Server {
   int port() const { return port_; }
   // "host:port" with the port in use, or the unix: address it was given.
   std::string address() const;
+  // unix:PATH of ServerOptions.local_socket ("" without one).
+  std::string local_socket_address() const;
   // The Prometheus endpoint's "host:port" (empty without one).
   std::string metrics_address() const;
   // A channel to this server inside the process, with no socket (the

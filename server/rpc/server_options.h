@@ -27,8 +27,13 @@ struct ServerTls {
 
 // Everything a Server is started with (streamreg-server's flags).
 struct ServerOptions {
-  // host:port; port 0 picks a free one (Server::port() tells which).
+  // host:port; port 0 picks a free one (Server::port() tells which); or
+  // unix:PATH, a local socket.
   std::string listen = "127.0.0.1:50051";
+  // A local socket served besides `listen` (a path; empty: none), for
+  // clients on the same machine, such as a robot's controller: they dial
+  // unix:PATH. A file at the path is replaced.
+  std::string local_socket;
   std::string data_dir = "streamreg-data";
   RegistryLimits limits;
   // Durability: the sync policy, log segments, snapshots (and the file

@@ -195,8 +195,17 @@ class ComposeTest(unittest.TestCase):
         self.assertEqual(test[-1], "health")
         self.assertEqual(port_of(flag_value(test, "server")), port)
         self.assertIn(f"{port}:{port}", self.server["ports"][0])
-        self.assertEqual(port_of(flag_value(self.robot["command"], "server")),
-                         port)
+
+    def test_the_robot_dials_the_local_socket_they_share(self):
+        socket = flag_value(self.server["command"], "local_socket")
+        self.assertEqual(flag_value(self.robot["command"], "server"),
+                         "unix:" + socket)
+        directory = socket.rsplit("/", 1)[0]
+        mounts = [v.split(":") for v in self.server["volumes"]]
+        shared = [name for name, path in mounts if path == directory]
+        self.assertEqual(len(shared), 1, "the socket's folder is a volume")
+        self.assertIn(f"{shared[0]}:{directory}", self.robot["volumes"])
+        self.assertIn(shared[0], self.volumes)
 
     def test_metrics_are_published_where_the_server_serves_them(self):
         port = port_of(flag_value(self.server["command"], "metrics_listen"))

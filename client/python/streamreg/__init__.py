@@ -15,15 +15,17 @@ client/python/README.md has the robot loop (learn_stream) and the rest.
 from streamreg.client import Client
 from streamreg.csv_rows import read_csv
 from streamreg.errors import Error
-from streamreg.results import (IngestSummary, LearnedMetric, MetricInfo,
-                               ModelInfo, Predictions, StreamPrediction,
-                               UsedNeighbors)
+from streamreg.realtime import ChannelStats, Reading, RealtimeChannel
+from streamreg.results import (AheadAnswer, IngestSummary, LearnedMetric,
+                               MetricInfo, ModelInfo, Predictions,
+                               StreamPrediction, UsedNeighbors)
 from streamreg.retry import RetryPolicy
 from streamreg.streams import LearnStream, PredictStream
 
 __version__ = "0.1.0"
 __all__ = [
-    "Client", "Error", "IngestSummary", "LearnStream", "LearnedMetric",
-    "MetricInfo", "ModelInfo", "PredictStream", "Predictions", "RetryPolicy",
-    "StreamPrediction", "UsedNeighbors", "read_csv",
+    "AheadAnswer", "ChannelStats", "Client", "Error", "IngestSummary",
+    "LearnStream", "LearnedMetric", "MetricInfo", "ModelInfo",
+    "PredictStream", "Predictions", "Reading", "RealtimeChannel",
+    "RetryPolicy", "StreamPrediction", "UsedNeighbors", "read_csv",
 ]

@@ -14,6 +14,7 @@ from streamreg.results import (METRICS, REGRESSORS, IngestSummary, MetricInfo,
                                ModelInfo, Predictions)
 from streamreg.retry import RetryPolicy
 from streamreg.routing import Router, served_by
+from streamreg.realtime import RealtimeChannel
 from streamreg.streams import LearnStream, PredictStream
 from streamreg.v1 import model_pb2
 from streamreg.v1 import model_service_pb2
@@ -418,6 +419,20 @@ class Client:
                            retry=self.retry,
                            answer_when_durable=answer_when_durable,
                            **self._stream_calls(model, "Learn"))
+
+    def realtime_channel(self, model: str, horizon: int = 20,
+                         batch_ticks: int = 10,
+                         capacity: int = 16384) -> RealtimeChannel:
+        """A control loop's link to `model` that never waits for the
+        server (RealtimeChannel): hand(tick, x, y, desired) per tick, with
+        the desired states of the next `horizon` ticks, and read(tick,
+        fallback) for the prediction made ahead for the tick's desired
+        state; `batch_ticks` samples go in a message."""
+        info = self.info(model)
+        return RealtimeChannel(self.learn_stream(model),
+                               info.proto.spec.input_dim,
+                               len(info.target_names), horizon=horizon,
+                               batch_ticks=batch_ticks, capacity=capacity)
 
     def predict_stream(self, model: str) -> PredictStream:
         """A PredictStream stream: stream.predict(x) per query, without a

@@ -202,6 +202,25 @@ class StreamPrediction:
 
 
 @dataclasses.dataclass(frozen=True)
+class AheadAnswer:
+    """The answer to LearnStream.learn_ahead: the samples' predictions,
+    each made before learning it (y, lo, hi: (n, m); no rows with
+    answer_samples=False), the points' predictions ahead (ahead_y,
+    ahead_lo, ahead_hi: (k, m)), the samples the model had learned when it
+    made them (`learned`) and had received and not learned (`unlearned`),
+    and the stream's samples durable when it was answered."""
+    y: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    ahead_y: np.ndarray
+    ahead_lo: np.ndarray
+    ahead_hi: np.ndarray
+    learned: int
+    unlearned: int
+    durable: int
+
+
+@dataclasses.dataclass(frozen=True)
 class IngestSummary:
     """What a learn() call did: samples learned, samples skipped as already
     learned (their ids), and the model's samples after it."""

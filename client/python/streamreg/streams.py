@@ -11,11 +11,20 @@ import numpy as np
 
 from streamreg.errors import Error
 from streamreg.retry import RetryPolicy
-from streamreg.results import Predictions, StreamPrediction
+from streamreg.results import AheadAnswer, Predictions, StreamPrediction
 from streamreg.v1 import regression_pb2
 from streamreg.v1 import regression_service_pb2
 
 _END = object()
+
+
+def _values(predictions, field: str) -> np.ndarray:
+    """`field` (y, lower, upper) of each of `predictions`, as rows (n, m)
+    ((0, 0) for none)."""
+    if not predictions:
+        return np.zeros((0, 0))
+    return np.array([list(getattr(p, field)) for p in predictions],
+                    dtype=np.float64)
 
 
 class NoAnswer(Error):
@@ -235,7 +244,7 @@ class LearnStream(_ReopenedCall):
         self._next_id = next_id
         self._answer_when_durable = answer_when_durable
         # [request, its message number on the current call (0: not sent
-        # there), when it was first sent], in order.
+        # there), when it was first sent, the samples it holds], in order.
         self._unconfirmed: "collections.deque" = collections.deque()
         self._messages = 0
         self._closed = False
@@ -244,7 +253,7 @@ class LearnStream(_ReopenedCall):
     @property
     def unconfirmed_samples(self) -> int:
         """Samples sent and not yet reported durable."""
-        return len(self._unconfirmed)
+        return sum(entry[3] for entry in self._unconfirmed)
 
     def durability_lag(self) -> float:
         """Seconds the oldest sample not yet reported durable has waited
@@ -260,18 +269,9 @@ class LearnStream(_ReopenedCall):
             x=np.asarray(x, dtype=np.float64).ravel().tolist(),
             y=np.asarray(y, dtype=np.float64).ravel().tolist(),
             sample_id=self._next_id())
-        entry = [regression_service_pb2.LearnRequest(
+        response = self._send_new(regression_service_pb2.LearnRequest(
             model=self._model, sample=sample,
-            answer_when_durable=self._answer_when_durable),
-            0, time.monotonic()]
-        self._unconfirmed.append(entry)
-        try:
-            response = self._retried(lambda: self._send_last(entry))
-        except Error:
-            # The caller has this sample's error: it is not resent.
-            if self._unconfirmed and self._unconfirmed[-1] is entry:
-                self._unconfirmed.pop()
-            raise
+            answer_when_durable=self._answer_when_durable), 1)
         p = response.prediction
         return StreamPrediction(
             y=np.array(p.y), spread=np.array(p.spread),
@@ -283,6 +283,64 @@ class LearnStream(_ReopenedCall):
             durable=self.durable_samples,
             base_variance=(np.array(p.base_variance)
                            if len(p.base_variance) else None))
+
+    def learn_ahead(self, x, y, ahead=None, ahead_ids=None,
+                    sample_ids=None,
+                    answer_samples: bool = True) -> AheadAnswer:
+        """One message of a loop that predicts ahead of its ticks: the
+        samples x (n, d), y (n, m) of the ticks since the last call
+        (LearnRequest.samples; n may be 0), and the points `ahead` (k, d)
+        whose predictions the loop wants before their ticks come
+        (LearnRequest.ahead), each naming by `ahead_ids` the sample id its
+        tick's sample will carry (by which the server scores it) — those
+        samples' `sample_ids` then (default: the client's own). Without
+        `answer_samples` the samples are not answered (skip_answers; not
+        in the cautious mode). Resent and confirmed as learn()'s sample
+        is."""
+        if self._closed:
+            raise ValueError("the stream is closed")
+        xs = np.asarray(x, dtype=np.float64)
+        ys = np.asarray(y, dtype=np.float64)
+        n = xs.shape[0] if xs.size else 0
+        request = regression_service_pb2.LearnRequest(
+            model=self._model, answer_when_durable=self._answer_when_durable,
+            skip_answers=not answer_samples)
+        for i in range(n):
+            request.samples.add(
+                x=xs[i].ravel().tolist(), y=ys[i].ravel().tolist(),
+                sample_id=(int(sample_ids[i]) if sample_ids is not None
+                           else self._next_id()))
+        points = (np.asarray(ahead, dtype=np.float64) if ahead is not None
+                  else np.zeros((0, 0)))
+        for i in range(points.shape[0] if points.size else 0):
+            request.ahead.add(
+                x=points[i].ravel().tolist(),
+                sample_id=int(ahead_ids[i]) if ahead_ids is not None else 0)
+        if not request.samples and not request.ahead:
+            raise ValueError("learn_ahead: no sample and no point ahead")
+        response = self._send_new(request, n)
+        return AheadAnswer(
+            y=_values(response.predictions, "y"),
+            lo=_values(response.predictions, "lower"),
+            hi=_values(response.predictions, "upper"),
+            ahead_y=_values(response.ahead, "y"),
+            ahead_lo=_values(response.ahead, "lower"),
+            ahead_hi=_values(response.ahead, "upper"),
+            learned=response.learned, unlearned=response.unlearned,
+            durable=self.durable_samples)
+
+    def _send_new(self, request, samples: int):
+        """Sends `request`, holding `samples` samples, until answered or
+        failed for good; a failed one is given up (the caller has its
+        error), the ones before it kept."""
+        entry = [request, 0, time.monotonic(), samples]
+        self._unconfirmed.append(entry)
+        try:
+            return self._retried(lambda: self._send_last(entry))
+        except Error:
+            if self._unconfirmed and self._unconfirmed[-1] is entry:
+                self._unconfirmed.pop()
+            raise
 
     def close(self) -> None:
         """Waits until the server reports every sample durable (resending
@@ -317,8 +375,7 @@ class LearnStream(_ReopenedCall):
     def _confirm(self, watermark: int) -> None:
         while (self._unconfirmed and
                0 < self._unconfirmed[0][1] <= watermark):
-            self._unconfirmed.popleft()
-            self.durable_samples += 1
+            self.durable_samples += self._unconfirmed.popleft()[3]
 
     def _finish(self) -> None:
         if self._call is None:
@@ -335,7 +392,7 @@ class LearnStream(_ReopenedCall):
                 entry[1] = 0
             raise Error(grpc.StatusCode.UNAVAILABLE,
                         f"the server ended the stream with "
-                        f"{len(self._unconfirmed)} samples not reported "
+                        f"{self.unconfirmed_samples} samples not reported "
                         f"durable")
 
     def _broken(self) -> None:

@@ -2,19 +2,24 @@
 with numpy arrays, the learn stream's predict-then-learn against Predict,
 errors that name the sample and change nothing, retries within their
 deadline (an unreachable server, a server that starts late), and the robot
-loop example. Run with the interpreter of the virtual environment the
-package is installed in (tests/client/python/package_test.sh).
+loop example; and every client (this package, the CLI and the C++ real-time
+channel it runs) on a server's local socket. Run with the interpreter of the
+virtual environment the package is installed in
+(tests/client/python/package_test.sh).
 
-usage: client_test.py SERVER REPO
+usage: client_test.py SERVER REPO [CLI]
 """
 
 import datetime
 from concurrent import futures
+import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -32,6 +37,7 @@ from streamreg.v1 import regression_service_pb2
 from streamreg.v1 import regression_service_pb2_grpc
 
 SERVER, REPO = sys.argv[1:3]
+CLI = sys.argv[3] if len(sys.argv) > 3 else None
 SARCOS = os.path.join(REPO, "data/sarcos/sarcos_test.csv")
 sys.path.insert(0, os.path.join(REPO, "tests/support"))
 from running_server import RunningServer  # noqa: E402
@@ -418,6 +424,47 @@ class HedgedReadTest(unittest.TestCase):
             self.assertTrue(stalled.cancelled.wait(10))
 
 
+class LocalSocketTest(unittest.TestCase):
+    """A server serving a local socket beside its port (--local_socket),
+    reached on unix:PATH by the CLI, by the C++ library's RealtimeChannel
+    (`streamreg bench learn --batch_ticks`: its loop reads predictions made
+    ahead of its ticks, its courier learns every sample) and by this
+    package."""
+
+    def test_every_client_reaches_a_server_on_its_local_socket(self):
+        if CLI is None:
+            self.skipTest("no CLI given")
+        scratch = tempfile.mkdtemp(prefix="streamreg_socket_")
+        self.addCleanup(shutil.rmtree, scratch, ignore_errors=True)
+        path = os.path.join(scratch, "streamreg.sock")
+        server = RunningServer(SERVER, metrics="",
+                               arguments=["--local_socket", path])
+        self.addCleanup(server.stop)
+        local = "unix:" + path
+        report = os.path.join(scratch, "learn.json")
+        learn = subprocess.run(
+            [CLI, "--server", local, "bench", "learn", "--model", "arm",
+             "--create", "--duration", "2", "--batch_ticks", "10",
+             "--ahead_ticks", "20", "--json", report],
+            capture_output=True, text=True, timeout=120, check=False)
+        self.assertEqual(learn.returncode, 0, learn.stdout + learn.stderr)
+        with open(report, encoding="utf-8") as f:
+            ahead = json.load(f)["per_robot"][0]["ahead"]
+        self.assertGreater(ahead["in_time"], 0)
+        self.assertEqual(ahead["channel"]["samples_durable"], 2000)
+        info = subprocess.run([CLI, "--server", local, "info", "--model",
+                               "arm"], capture_output=True, text=True,
+                              timeout=60, check=False)
+        self.assertEqual(info.returncode, 0, info.stderr)
+        self.assertRegex(info.stdout.replace(",", ""),
+                         r"samples\s+2000 learned")
+        with streamreg.Client(local, timeout=30.0) as client:
+            self.assertEqual(client.info("arm").samples, 2000)
+            predictions = client.predict("arm", np.zeros((3, 21)))
+            self.assertEqual(predictions.y.shape, (3, 7))
+            self.assertEqual(predictions.samples, 2000)
+
+
 class ClientTest(unittest.TestCase):
 
     @classmethod
@@ -594,6 +641,59 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(20, samples.durable_samples)
         with streamreg.Client(second.address, timeout=60) as c:
             self.assertEqual(319, c.info("py-moving").samples)
+
+    def test_the_realtime_channel_reads_predictions_made_ahead(self):
+        self.client.create("py-channel", inputs=2, targets=1,
+                           metric="euclidean")
+        self.addCleanup(self.client.delete, "py-channel")
+
+        def state(tick):
+            return np.array([np.sin(tick / 50.0), np.cos(tick / 50.0)])
+
+        def torque(x):
+            return np.array([x[0] + 2 * x[1]])
+
+        errors, truths = [], []
+        with self.client.realtime_channel("py-channel", horizon=8,
+                                          batch_ticks=4) as channel:
+            fallback = np.array([-7.0])
+            none = channel.read(5, fallback)
+            self.assertEqual("none", none.source)
+            np.testing.assert_array_equal(fallback, none.y)
+            self.assertTrue(np.isinf(none.lo).all())
+            self.assertIsNone(channel.latest())
+            for tick in range(300):
+                desired = np.array([state(tick + k) for k in range(1, 9)])
+                self.assertTrue(channel.hand(tick, state(tick),
+                                             torque(state(tick)), desired))
+                if tick < 100:
+                    continue
+                # The next tick's prediction, made ahead (a test's
+                # patience, not a loop's: it never waits).
+                deadline = time.monotonic() + 10
+                reading = channel.read(tick + 1, fallback)
+                while not reading.predicted and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                    reading = channel.read(tick + 1, fallback)
+                self.assertTrue(reading.predicted, f"tick {tick + 1}")
+                self.assertGreaterEqual(reading.age_ticks, 1)
+                self.assertLessEqual(reading.learned, tick + 1)
+                self.assertEqual("wide", channel.read(
+                    tick + 1, fallback, max_half_width=[-1.0]).source)
+                errors.append(reading.y[0] - torque(state(tick + 1))[0])
+                truths.append(torque(state(tick + 1))[0])
+            latest = channel.latest()
+            self.assertIsNotNone(latest)
+            self.assertGreater(latest.tick, 290)
+        with self.assertRaises(ValueError):
+            channel.hand(300, state(300), torque(state(300)))
+        # Predictions of the desired states, not of anything else.
+        nmse = np.mean(np.square(errors)) / np.var(truths)
+        self.assertLess(nmse, 0.2)
+        stats = channel.stats
+        self.assertEqual(300, stats.samples_durable)
+        self.assertEqual(0, stats.failures)
+        self.assertEqual(300, self.client.info("py-channel").samples)
 
     def test_the_learn_stream_predicts_each_sample_before_learning_it(self):
         c = self.client

@@ -67,6 +67,6 @@ assert "site-packages" in streamreg.__file__, streamreg.__file__
 assert hasattr(stubs, "ModelServiceStub")
 '
 "$work/venv/bin/python" "$repo/tests/client/python/client_test.py" \
-  "$server" "$repo"
+  "$server" "$repo" "$cli"
 "$work/venv/bin/python" "$repo/tests/client/python/sklearn_test.py" \
   "$server" "$cli" "$repo"

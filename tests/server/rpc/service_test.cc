@@ -458,6 +458,38 @@ TEST_F(ServiceTest, AServerOnALocalSocketNamesItAndAnswersThere) {
   EXPECT_TRUE(client.CreateModel("local", RowsSpec()).ok());
 }
 
+// --local_socket: the same server on its TCP port and on a local socket
+// (a controller on the same machine dials unix:PATH); a socket it cannot
+// make stops the start, naming the flag.
+TEST_F(ServiceTest, AServerServesALocalSocketBesideItsPort) {
+  directories_.push_back(FreshDirectory());
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.local_socket = directories_.back() + "/streamreg.sock";
+  options.data_dir = directories_.back() + "/data";
+  absl::StatusOr<std::unique_ptr<Server>> server =
+      Server::Start(std::move(options));
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ((*server)->local_socket_address(),
+            "unix:" + directories_.back() + "/streamreg.sock");
+  Client tcp(TestClientOptions(**server));
+  ClientOptions local_options = TestClientOptions(**server);
+  local_options.address = (*server)->local_socket_address();
+  Client local(local_options);
+  ASSERT_TRUE(local.CreateModel("both", RowsSpec()).ok());
+  absl::StatusOr<v1::Model> seen = tcp.GetModel("both");
+  ASSERT_TRUE(seen.ok()) << seen.status();
+
+  ServerOptions unmakeable;
+  unmakeable.listen = "127.0.0.1:0";
+  unmakeable.local_socket = directories_.back() + "/no/such/dir/s.sock";
+  unmakeable.data_dir = directories_.back() + "/data2";
+  absl::StatusOr<std::unique_ptr<Server>> refused =
+      Server::Start(std::move(unmakeable));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("--local_socket"));
+}
+
 // Asked for them, the samples each target's prediction used are the
 // engine's, each with the id the ingester gave its row (the reference
 // learned without ids), and the values are those without them.
