@@ -302,6 +302,7 @@ void RunRobotAhead(const CliOptions& cli, const ClientOptions& base,
   options.targets = kRobotTargets;
   options.horizon = horizon;
   options.batch_ticks = cli.bench.batch_ticks;
+  options.lead_ticks = cli.bench.lead_ticks;
   RealtimeChannel channel(&client, model, options);
   AheadAnswers& ahead = run->ahead.emplace(
       kRobotTargets, kCoverageWindowSamples, static_cast<std::uint64_t>(rate));
@@ -583,10 +584,11 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
   }
   if (!(seconds > 0)) return UsageError("--duration: <= 0");
   if (options.bench.batch_ticks > 0 &&
-      options.bench.ahead_ticks < options.bench.batch_ticks) {
+      options.bench.ahead_ticks <
+          options.bench.batch_ticks + options.bench.lead_ticks) {
     return UsageError(
-        "--ahead_ticks: below --batch_ticks (the ticks between two messages "
-        "would have no prediction)");
+        "--ahead_ticks: below --batch_ticks + --lead_ticks (the states "
+        "would be handed later than the channel asks for them)");
   }
   if (options.bench.batch_ticks > 0 && options.bench.answer_when_durable) {
     return UsageError(

@@ -129,14 +129,18 @@ ABSL_FLAG(bool, answer_when_durable,
           "bench learn: each answer waits until its sample is durable (the "
           "cautious mode) instead of coming first");
 ABSL_FLAG(std::uint32_t, batch_ticks, streamreg::BenchOptions{}.batch_ticks,
-          "bench learn: each arm hands its samples to a sender thread that "
-          "sends them this many ticks a message and asks for the predictions "
-          "of the ticks --ahead_ticks on (LearnRequest.ahead); each tick uses "
+          "bench learn: each arm's loop runs on a RealtimeChannel, which "
+          "sends its samples this many ticks a message with the desired "
+          "states of the ticks ahead (LearnRequest.ahead); each tick uses "
           "the prediction in hand when it is due (0: one message a tick, "
           "answered within it)");
 ABSL_FLAG(std::uint32_t, ahead_ticks, streamreg::BenchOptions{}.ahead_ticks,
-          "bench learn, with --batch_ticks: how many ticks ahead of its tick "
-          "a prediction is asked for");
+          "bench learn, with --batch_ticks: how many ticks ahead the loop "
+          "hands desired states (the channel's horizon)");
+ABSL_FLAG(std::uint32_t, lead_ticks, streamreg::BenchOptions{}.lead_ticks,
+          "bench learn, with --batch_ticks: a desired state due within this "
+          "many ticks is asked for at once (the channel's lead_ticks); each "
+          "is asked lead_ticks to lead_ticks + batch_ticks ahead");
 ABSL_FLAG(int, realtime_priority, streamreg::BenchOptions{}.realtime_priority,
           "bench learn: run each arm's and predictor's control loop at this "
           "SCHED_FIFO "
@@ -222,6 +226,7 @@ CliOptions OptionsFromFlags() {
   bench.answer_when_durable = absl::GetFlag(FLAGS_answer_when_durable);
   bench.batch_ticks = absl::GetFlag(FLAGS_batch_ticks);
   bench.ahead_ticks = absl::GetFlag(FLAGS_ahead_ticks);
+  bench.lead_ticks = absl::GetFlag(FLAGS_lead_ticks);
   bench.realtime_priority = absl::GetFlag(FLAGS_realtime_priority);
   bench.predictors = absl::GetFlag(FLAGS_predictors);
   bench.predict_rate = absl::GetFlag(FLAGS_predict_rate);
@@ -394,7 +399,8 @@ std::vector<Subcommand> Subcommands() {
       command({"bench", "learn"}, "simulated arms streaming through Learn",
               "--model NAME [--create] [--robots R] [--model_per_robot] "
               "[--rate HZ] [--duration S] [--predictors P] [--min_learned N] "
-              "[--answer_when_durable] [--batch_ticks B [--ahead_ticks H]] "
+              "[--answer_when_durable] [--batch_ticks B [--ahead_ticks H] "
+              "[--lead_ticks L]] "
               "[--realtime_priority N] [--json FILE] "
               "[--plots DIR]",
               "Streams simulated robot arms through Learn at a fixed rate "
@@ -402,11 +408,16 @@ std::vector<Subcommand> Subcommands() {
               "tick's latency, late ticks, how far learning lagged behind "
               "the answers, how long each sample took to be reported "
               "durable (the durability lag), and the prequential nMSE.",
-              Concat({"model", "create", "robots", "model_per_robot", "rate",
-                      "duration", "predictors", "predict_rate", "min_learned",
-                      "robot_seed", "start_s", "payload_kg", "payload_at",
-                      "answer_when_durable", "batch_ticks", "ahead_ticks",
-                      "realtime_priority", "json", "plots"},
+              Concat({"model",       "create",
+                      "robots",      "model_per_robot",
+                      "rate",        "duration",
+                      "predictors",  "predict_rate",
+                      "min_learned", "robot_seed",
+                      "start_s",     "payload_kg",
+                      "payload_at",  "answer_when_durable",
+                      "batch_ticks", "ahead_ticks",
+                      "lead_ticks",  "realtime_priority",
+                      "json",        "plots"},
                      kSpecFlags),
               {"streamreg bench learn --model arm --create --robots 1 --rate "
                "1000 --duration 10"},

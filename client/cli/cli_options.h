@@ -54,6 +54,7 @@ struct BenchOptions {
   // for its predictions ahead (0: a message a tick, answered in the tick)
   std::uint32_t batch_ticks = 0;
   std::uint32_t ahead_ticks = 20;  // learn: how far ahead, with batch_ticks
+  std::uint32_t lead_ticks = 3;    // learn: the channel's lead_ticks
   int realtime_priority = 0;       // learn: the arms' SCHED_FIFO; 0 none
   std::uint32_t predictors = 0;    // learn: clients predicting meanwhile
   double predict_rate = 1000;      // learn: each predictor's queries/s

@@ -257,18 +257,26 @@ bool RealtimeChannel::ShouldSend(bool closing) const {
                            samples.front() + options_.batch_ticks <= now)) {
     return true;
   }
-  // A desired state due before the next batch would be sent.
+  // A desired state due within a round trip's margin.
   return !closing && !pending_.state_ticks.empty() &&
-         pending_.state_ticks.front() <= now + options_.batch_ticks;
+         pending_.state_ticks.front() <= now + options_.lead_ticks;
 }
 
 bool RealtimeChannel::SendPending() {
   const std::size_t width = options_.inputs + options_.targets;
   const std::size_t samples =
       std::min(pending_.sample_ticks.size(), kMessageSamples);
-  const std::size_t states =
-      closing_.load() ? 0
-                      : std::min(pending_.state_ticks.size(), kMessagePoints);
+  // The states due before the message after this one could bring their
+  // predictions: asked as late as that allows, so that the model has
+  // learned as much as it can when it predicts them.
+  const std::uint64_t now = loop_tick_.load(std::memory_order_relaxed);
+  std::size_t states = 0;
+  while (!closing_.load() && states < pending_.state_ticks.size() &&
+         states < kMessagePoints &&
+         pending_.state_ticks[states] <=
+             now + options_.batch_ticks + options_.lead_ticks) {
+    ++states;
+  }
   std::vector<TickSample> ticks(samples);
   for (std::size_t i = 0; i < samples; ++i) {
     const std::span<const double> row(&pending_.sample_values[i * width],
@@ -284,7 +292,7 @@ bool RealtimeChannel::SendPending() {
             &pending_.state_values[i * options_.inputs], options_.inputs),
         .sample_id = id_base_ + pending_.state_ticks[i]};
   }
-  const std::uint64_t asked_at = loop_tick_.load(std::memory_order_relaxed);
+  const std::uint64_t asked_at = now;
   absl::StatusOr<v1::LearnResponse> response =
       session_->LearnAhead(ticks, points, /*answer_samples=*/false);
   if (!response.ok()) {

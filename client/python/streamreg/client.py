@@ -421,7 +421,7 @@ class Client:
                            **self._stream_calls(model, "Learn"))
 
     def realtime_channel(self, model: str, horizon: int = 20,
-                         batch_ticks: int = 10,
+                         batch_ticks: int = 5,
                          capacity: int = 16384) -> RealtimeChannel:
         """A control loop's link to `model` that never waits for the
         server (RealtimeChannel): hand(tick, x, y, desired) per tick, with

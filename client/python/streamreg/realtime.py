@@ -67,7 +67,8 @@ class RealtimeChannel:
     the bounds; latest() the newest prediction that arrived. Neither waits
     for the server: a courier thread sends `batch_ticks` samples a Learn
     message with the desired states as points ahead (each naming its
-    tick's sample id, so the server scores its predictions ahead), resends
+    tick's sample id, so the server scores its predictions ahead), or at
+    once when a desired state is due within `lead_ticks`, resends
     what a broken stream did not confirm, and, when a message fails for
     good, sends it again after `retry_pause` seconds while the channel
     lives. At most `capacity` samples wait; more are dropped and counted.
@@ -75,13 +76,15 @@ class RealtimeChannel:
     sample durable. Use as a context manager, or close() it."""
 
     def __init__(self, stream: LearnStream, inputs: int, targets: int,
-                 horizon: int = 20, batch_ticks: int = 10,
-                 capacity: int = 16384, retry_pause: float = 0.2):
+                 horizon: int = 20, batch_ticks: int = 5,
+                 capacity: int = 16384, retry_pause: float = 0.2,
+                 lead_ticks: int = 3):
         if horizon < 1 or batch_ticks < 1:
             raise ValueError("horizon and batch_ticks: at least 1")
         self._stream = stream
         self._inputs, self._targets = inputs, targets
         self._horizon, self._batch = horizon, batch_ticks
+        self._lead = lead_ticks
         self._capacity, self._retry_pause = capacity, retry_pause
         # Tick t's sample carries id _id_base + t, which its point ahead
         # names.
@@ -246,18 +249,22 @@ class RealtimeChannel:
 
     def _due(self, samples, states, now: int) -> bool:
         """Whether to send now: a batch of samples waits, or a sample has
-        waited a batch's ticks, or a desired state is due before the next
-        batch would be sent."""
+        waited a batch's ticks, or a desired state is due within
+        lead_ticks."""
         return bool(samples) and (len(samples) >= self._batch or
                                   samples[0][0] + self._batch <= now) or \
-            bool(states) and states[0][0] <= now + self._batch
+            bool(states) and states[0][0] <= now + self._lead
 
     def _send(self, samples: list, states: list, asked_at: int,
               closing: bool) -> bool:
         """Sends one message of the first pending samples and states,
         removing them; False when it failed and should be sent again."""
         batch = samples[:_MESSAGE_SAMPLES]
-        points = [] if closing else states[:_MESSAGE_POINTS]
+        # The states due before the next message could bring their
+        # predictions (asked as late as that allows); later ones wait.
+        window = asked_at + self._batch + self._lead
+        points = [] if closing else [
+            s for s in states[:_MESSAGE_POINTS] if s[0] <= window]
         try:
             answer = self._stream.learn_ahead(
                 np.array([s[1] for s in batch]).reshape(len(batch), -1),
