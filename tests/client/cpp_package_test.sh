@@ -3,7 +3,8 @@
 # (cmake --install, component client) into a scratch prefix, then
 # client/lib/example built against it twice, with find_package(streamreg)
 # and with pkg-config, outside the tree; both programs run against a real
-# server and must predict the simulated arm (nMSE well under 1).
+# server and must predict the simulated arm (nMSE well under 1), and the
+# real-time loop (RealtimeChannel) on the server's local socket.
 #
 # usage: cpp_package_test.sh REPO BUILD_DIR SERVER WORK_DIR
 set -euo pipefail
@@ -37,7 +38,8 @@ ${launcher:+ccache} c++ -O1 "$repo/client/lib/example/robot_loop.cc" \
 # background job may open it after the first look).
 : >"$work/server.out"
 "$server" --listen 127.0.0.1:0 --metrics_listen= --data_dir "$work/data" \
-  --sync interval:20 >"$work/server.out" 2>&1 &
+  --local_socket "$work/streamreg.sock" --sync interval:20 \
+  >"$work/server.out" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true' EXIT
 addr=""
@@ -61,4 +63,16 @@ PY
 }
 check "$work/example/robot_loop" 1500
 check "$work/robot_loop_pc" 500  # the same model, learning on
+# The loop that never waits, on the server's local socket: most ticks of
+# its second half read a prediction made ahead, and a good one.
+out=$("$work/example/realtime_loop" "unix:$work/streamreg.sock" 2000) ||
+  fail "realtime_loop: $out"
+/usr/bin/python3 - "$out" <<'PY' || fail "realtime_loop printed: $out"
+import re, sys
+found = re.fullmatch(r"2000 ticks, (\d+) of the second half's 1000 predicted, "
+                     r"nMSE ([0-9.e+-]+)\s*", sys.argv[1])
+assert found, sys.argv[1]
+assert int(found.group(1)) >= 900, found.group(1)
+assert 0 <= float(found.group(2)) < 0.2, found.group(2)
+PY
 echo "PASS: installed, built with find_package and pkg-config, ran"
