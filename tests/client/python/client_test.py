@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -463,6 +464,62 @@ class LocalSocketTest(unittest.TestCase):
             predictions = client.predict("arm", np.zeros((3, 21)))
             self.assertEqual(predictions.y.shape, (3, 7))
             self.assertEqual(predictions.samples, 2000)
+
+
+class PausedServerTest(unittest.TestCase):
+    """A RealtimeChannel whose server is stopped (SIGSTOP) and resumed:
+    the loop's calls go on meanwhile (a call that waited for the server
+    would hold the loop until the watchdog resumes it), the ticks past the
+    predictions in hand read the fallback, and every sample is learned
+    once the server runs again."""
+
+    def test_the_loop_goes_on_while_the_server_is_stopped(self):
+        server = RunningServer(SERVER, metrics="")
+        self.addCleanup(server.stop)
+        client = streamreg.Client(server.address, timeout=60.0)
+        self.addCleanup(client.close)
+        client.create("paused", inputs=2, targets=1, metric="euclidean")
+
+        def state(tick):
+            return np.array([np.sin(tick / 50.0), np.cos(tick / 50.0)])
+
+        def hand(channel, tick):
+            desired = np.array([state(tick + k) for k in range(1, 9)])
+            x = state(tick)
+            channel.hand(tick, x, [x[0] + 2 * x[1]], desired)
+
+        channel = client.realtime_channel("paused", horizon=8, batch_ticks=4)
+        for tick in range(100):
+            hand(channel, tick)
+            time.sleep(0.001)
+        deadline = time.monotonic() + 10
+        while (not channel.read(100).predicted and
+               time.monotonic() < deadline):
+            time.sleep(0.001)
+        self.assertTrue(channel.read(100).predicted)
+
+        server.process.send_signal(signal.SIGSTOP)
+        resumed, fired = threading.Event(), threading.Event()
+
+        def watchdog():  # resumes the server if the loop is held
+            if not resumed.wait(30):
+                fired.set()
+                server.process.send_signal(signal.SIGCONT)
+        threading.Thread(target=watchdog, daemon=True).start()
+        sources = []
+        for tick in range(100, 600):
+            hand(channel, tick)
+            sources.append(channel.read(tick, fallback=[-7.0]).source)
+            time.sleep(0.001)
+        resumed.set()
+        server.process.send_signal(signal.SIGCONT)
+        self.assertFalse(fired.is_set(), "the loop waited for the server")
+        # Past what was asked before the stop, no prediction: the fallback.
+        self.assertTrue(all(s == "none" for s in sources[50:]), sources[50:])
+        channel.close()
+        self.assertEqual(600, channel.stats.samples_durable)
+        self.assertEqual(0, channel.stats.samples_dropped)
+        self.assertEqual(600, client.info("paused").samples)
 
 
 class ClientTest(unittest.TestCase):
