@@ -13,7 +13,6 @@ namespace streamreg {
 namespace {
 
 constexpr double kHalfPi = std::numbers::pi / 2;
-constexpr double kGravity = 9.81;
 
 // Franka's modified (Craig) Denavit–Hartenberg parameters of the joint
 // frames: a_{i−1} and α_{i−1} place joint i's axis, d_i slides along it.
@@ -149,7 +148,7 @@ const JointVector PandaLimits::kAccelerationMax = {15.0, 7.5,  10.0, 12.5,
 
 PandaDynamics::PandaDynamics(const Payload& payload)
     : chain_(PandaChain(payload)),
-      solver_(chain_, KDL::Vector(0.0, 0.0, -kGravity)),
+      solver_(chain_, KDL::Vector(0.0, 0.0, -kStandardGravity)),
       q_(kPandaJoints),
       qd_(kPandaJoints),
       qdd_(kPandaJoints),

@@ -11,6 +11,8 @@
 namespace streamreg {
 
 inline constexpr std::size_t kPandaJoints = 7;
+// m/s², along −z of the arm's base frame.
+inline constexpr double kStandardGravity = 9.81;
 using JointVector = std::array<double, kPandaJoints>;
 
 // The Franka Emika Panda's published joint limits (libfranka's robot

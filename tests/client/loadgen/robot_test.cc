@@ -1,8 +1,9 @@
 // The simulated arm: its inverse dynamics against physics computed
 // independently (statics from our own forward kinematics, the power balance
-// q̇ᵀτ = d/dt (kinetic + potential energy)), its trajectories against the
-// joint limits and their own derivatives, and the stream's noise, payload
-// change and column convention.
+// q̇ᵀτ = d/dt (kinetic + potential energy)), its forward dynamics (the
+// plant a controller drives) against the inverse, its trajectories against
+// the joint limits and their own derivatives, and the stream's noise,
+// payload change and column convention.
 #include <cmath>
 #include <fstream>
 #include <numbers>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "client/loadgen/joint_trajectory.h"
 #include "client/loadgen/panda_dynamics.h"
+#include "client/loadgen/panda_plant.h"
 #include "client/loadgen/robot_stream.h"
 #include "gtest/gtest.h"
 #include "kdl/chaindynparam.hpp"
@@ -176,6 +178,71 @@ TEST(PandaDynamicsTest, FrictionOpposesNothingAtRestAndGrowsWithSpeed) {
     EXPECT_GT(f_slow[j], 0.0);
     EXPECT_GT(f_fast[j], f_slow[j]);
     EXPECT_LT(f_back[j], 0.0);
+  }
+}
+
+// Forward dynamics inverts inverse dynamics: the torques of the
+// accelerations the plant gives a torque are that torque (friction and the
+// payload included).
+TEST(PandaPlantTest, ItsAccelerationsAreWhatInverseDynamicsInverts) {
+  std::mt19937_64 random(11);
+  const Payload payload{2.0, {0.0, 0.0, 0.05}};
+  PandaDynamics dynamics(payload);
+  for (int trial = 0; trial < 50; ++trial) {
+    JointVector qd, tau;
+    for (std::size_t j = 0; j < kPandaJoints; ++j) {
+      qd[j] = std::uniform_real_distribution<double>(
+          -PandaLimits::kVelocityMax[j], PandaLimits::kVelocityMax[j])(random);
+      tau[j] = std::uniform_real_distribution<double>(-20, 20)(random);
+    }
+    PandaPlant plant(payload, RandomConfiguration(random), qd);
+    const JointVector qdd = plant.Accelerations(tau);
+    const JointVector back = dynamics.Torques(plant.q(), plant.qd(), qdd);
+    for (std::size_t j = 0; j < kPandaJoints; ++j) {
+      EXPECT_NEAR(back[j], tau[j], 1e-8) << "joint " << j + 1;
+    }
+  }
+}
+
+// Held by exactly its gravity torques, the arm stays where it is; held by
+// those of an arm without its payload, it sags.
+TEST(PandaPlantTest, HoldsStillUnderItsOwnGravityTorquesOnly) {
+  std::mt19937_64 random(12);
+  const JointVector q0 = RandomConfiguration(random);
+  const JointVector zero{};
+  const Payload payload{2.0, {0.0, 0.0, 0.05}};
+  PandaPlant plant(payload, q0);
+  PandaPlant unknowing(payload, q0);
+  const JointVector holding = PandaDynamics(payload).Torques(q0, zero, zero);
+  const JointVector guessed = PandaDynamics().Torques(q0, zero, zero);
+  for (int step = 0; step < 1000; ++step) {  // 1 s at 1 kHz
+    plant.Step(holding, 0.001);
+    unknowing.Step(guessed, 0.001);
+  }
+  double moved = 0, sagged = 0;
+  for (std::size_t j = 0; j < kPandaJoints; ++j) {
+    moved = std::max(moved, std::abs(plant.q()[j] - q0[j]));
+    sagged = std::max(sagged, std::abs(unknowing.q()[j] - q0[j]));
+  }
+  EXPECT_LT(moved, 1e-9);
+  EXPECT_GT(sagged, 0.01);
+}
+
+// Driven open-loop by the inverse dynamics of a motion, from its start,
+// the plant follows it (within the integration's error over 0.2 s).
+TEST(PandaPlantTest, FollowsAMotionItsInverseDynamicsDrive) {
+  const JointTrajectory trajectory(5);
+  PandaDynamics dynamics;
+  const JointState start = trajectory.At(0.0);
+  PandaPlant plant(Payload{}, start.q, start.qd);
+  constexpr double kStep = 0.0001;
+  for (int step = 0; step < 2000; ++step) {
+    const JointState desired = trajectory.At(step * kStep);
+    plant.Step(dynamics.Torques(desired.q, desired.qd, desired.qdd), kStep);
+  }
+  const JointState end = trajectory.At(2000 * kStep);
+  for (std::size_t j = 0; j < kPandaJoints; ++j) {
+    EXPECT_NEAR(plant.q()[j], end.q[j], 1e-3) << "joint " << j + 1;
   }
 }
 
