@@ -14,12 +14,18 @@
 
 namespace streamreg {
 
-// streamreg bench predict | learn | flood | plot (as the commands of
+// streamreg bench predict | learn | flood | control | plot (as the commands of
 // client/cli/cli_commands.h).
 Command BenchPredictCommand;
 Command BenchLearnCommand;
 Command BenchFloodCommand;
+Command BenchControlCommand;
 Command BenchPlotCommand;
+
+// With --create, creates the simulated arm's model `model` (its spec
+// from the spec flags) unless it exists.
+absl::Status CreateArmModelIfAsked(Client& client, const CliOptions& options,
+                                   const std::string& model);
 
 enum class BenchRpc { kUnary, kStream };
 // --unary (the default) or --stream.

@@ -357,6 +357,14 @@ absl::StatusOr<std::uint64_t> LearnedSamples(Client& client,
 
 }  // namespace
 
+absl::Status CreateArmModelIfAsked(Client& client, const CliOptions& options,
+                                   const std::string& model) {
+  if (!options.create) return absl::OkStatus();
+  absl::StatusOr<v1::ModelSpec> spec = SpecFromOptions(options.spec, nullptr);
+  if (!spec.ok()) return spec.status();
+  return CreateModelIfAbsent(client, model, RobotModelSpec(*spec));
+}
+
 absl::Status BenchFloodCommand(Client& client, const CliOptions& options,
                                std::FILE* out) {
   absl::StatusOr<std::string> name = ModelName(options);
@@ -370,14 +378,9 @@ absl::Status BenchFloodCommand(Client& client, const CliOptions& options,
     return UsageError("--overload: <= 0");
   }
   if (!(options.rate >= 1)) return UsageError("--rate: < 1");
-  if (options.create) {
-    absl::StatusOr<v1::ModelSpec> spec = SpecFromOptions(options.spec, nullptr);
-    if (!spec.ok()) return spec.status();
-    if (absl::Status status =
-            CreateModelIfAbsent(client, *name, RobotModelSpec(*spec));
-        !status.ok()) {
-      return status;
-    }
+  if (absl::Status status = CreateArmModelIfAsked(client, options, *name);
+      !status.ok()) {
+    return status;
   }
   absl::StatusOr<v1::Model> model = client.GetModel(*name);
   if (!model.ok()) return model.status();

@@ -609,15 +609,9 @@ absl::Status BenchLearnCommand(Client& client, const CliOptions& options,
   }
   absl::StatusOr<v1::Model> before = absl::NotFoundError("no model");
   for (const std::string& model : models) {
-    if (options.create) {
-      absl::StatusOr<v1::ModelSpec> spec =
-          SpecFromOptions(options.spec, nullptr);
-      if (!spec.ok()) return spec.status();
-      if (absl::Status status =
-              CreateModelIfAbsent(client, model, RobotModelSpec(*spec));
-          !status.ok()) {
-        return status;
-      }
+    if (absl::Status status = CreateArmModelIfAsked(client, options, model);
+        !status.ok()) {
+      return status;
     }
     absl::StatusOr<v1::Model> found = client.GetModel(model);
     if (!found.ok()) return found.status();

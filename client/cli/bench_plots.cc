@@ -94,6 +94,42 @@ std::string NmseScript(const nlohmann::json& report, const std::string& path) {
   return script;
 }
 
+// A control report's RMS joint tracking error by second, with the learned
+// correction and with the controller's model alone (log scale), and the
+// server's pause if there was one.
+std::string TrackingScript(const nlohmann::json& report,
+                           const std::string& path) {
+  std::vector<std::string> rows;
+  const nlohmann::json& learned = report["learned_rms_by_second"];
+  const nlohmann::json& rigid = report["rigid_body_rms_by_second"];
+  for (std::size_t s = 0; s < learned.size() && s < rigid.size(); ++s) {
+    rows.push_back(absl::StrFormat("%zu %.6g %.6g", s + 1,
+                                   learned[s].get<double>(),
+                                   rigid[s].get<double>()));
+  }
+  std::string script = absl::StrCat(
+      Header(path), DataBlock("rms", rows),
+      absl::StrFormat("set title 'Joint tracking error, %.1f kg payload the "
+                      "controller does not know (RMS per second)'\n",
+                      report["payload_kg"].get<double>()),
+      "set logscale y\nset xlabel 'time (s)'\nset ylabel 'rad'\n");
+  if (report["pause"].is_object()) {
+    const double from = report["pause"]["at_s"].get<double>();
+    const double to = from + report["pause"]["for_s"].get<double>();
+    absl::StrAppend(&script,
+                    absl::StrFormat("set object 1 rect from %.3f, graph 0 to "
+                                    "%.3f, graph 1 fc rgb '#dddddd' behind\n"
+                                    "set label 'server paused' at %.3f, graph "
+                                    "0.95\n",
+                                    from, to, from));
+  }
+  absl::StrAppend(&script,
+                  "plot $rms using 1:2 with lines lw 2 title 'learned "
+                  "correction', $rms using 1:3 with lines lw 2 title "
+                  "'rigid-body model alone'\n");
+  return script;
+}
+
 // Per second of a learn report's over_time: `field`'s p50, p99 and max
 // (on a log scale for latencies, which are never 0).
 std::string OverTimeScript(const nlohmann::json& report,
@@ -173,6 +209,37 @@ absl::Status RunGnuplot(const std::string& script) {
   return absl::OkStatus();
 }
 
+// A predict or learn report's plots: the latency histogram, and for learn
+// the nMSE over time, the latency and learn lag by second, the weights.
+void AddLatencyAndLearnPlots(
+    const nlohmann::json& report, const std::string& dir,
+    std::vector<std::pair<std::string, std::string>>* plots_out) {
+  std::vector<std::pair<std::string, std::string>>& plots = *plots_out;
+  const std::string latency = (std::filesystem::path(dir) / "latency.png");
+  plots.emplace_back(latency, LatencyScript(report, latency));
+  if (report["kind"] == "learn") {
+    const std::string nmse = std::filesystem::path(dir) / "nmse.png";
+    plots.emplace_back(nmse, NmseScript(report, nmse));
+    if (report.contains("over_time")) {
+      const std::string latency_over_time =
+          std::filesystem::path(dir) / "latency_over_time.png";
+      plots.emplace_back(
+          latency_over_time,
+          OverTimeScript(report, "latency_us", "Learn round trip",
+                         "latency (µs)", true, latency_over_time));
+      const std::string lag = std::filesystem::path(dir) / "learn_lag.png";
+      plots.emplace_back(
+          lag, OverTimeScript(report, "learn_lag_samples",
+                              "Learn lag: samples the answer had not learned",
+                              "samples", false, lag));
+    }
+    if (report["metric"].is_object() && !report["metric"]["metrics"].empty()) {
+      const std::string weights = std::filesystem::path(dir) / "weights.png";
+      plots.emplace_back(weights, WeightsScript(report["metric"], weights));
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> PlotReport(
@@ -185,29 +252,11 @@ absl::StatusOr<std::vector<std::string>> PlotReport(
   }
   std::vector<std::pair<std::string, std::string>> plots;
   try {
-    const std::string latency = (std::filesystem::path(dir) / "latency.png");
-    plots.emplace_back(latency, LatencyScript(report, latency));
-    if (report["kind"] == "learn") {
-      const std::string nmse = std::filesystem::path(dir) / "nmse.png";
-      plots.emplace_back(nmse, NmseScript(report, nmse));
-      if (report.contains("over_time")) {
-        const std::string latency_over_time =
-            std::filesystem::path(dir) / "latency_over_time.png";
-        plots.emplace_back(
-            latency_over_time,
-            OverTimeScript(report, "latency_us", "Learn round trip",
-                           "latency (µs)", true, latency_over_time));
-        const std::string lag = std::filesystem::path(dir) / "learn_lag.png";
-        plots.emplace_back(
-            lag, OverTimeScript(report, "learn_lag_samples",
-                                "Learn lag: samples the answer had not learned",
-                                "samples", false, lag));
-      }
-      if (report["metric"].is_object() &&
-          !report["metric"]["metrics"].empty()) {
-        const std::string weights = std::filesystem::path(dir) / "weights.png";
-        plots.emplace_back(weights, WeightsScript(report["metric"], weights));
-      }
+    if (report.value("kind", "") == "control") {
+      const std::string tracking = std::filesystem::path(dir) / "tracking.png";
+      plots.emplace_back(tracking, TrackingScript(report, tracking));
+    } else {
+      AddLatencyAndLearnPlots(report, dir, &plots);
     }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(

@@ -169,6 +169,16 @@ ABSL_FLAG(double, overload, streamreg::BenchOptions{}.overload,
           "measured first");
 ABSL_FLAG(double, calibrate, streamreg::BenchOptions{}.calibrate,
           "bench flood: seconds measuring the capacity first");
+ABSL_FLAG(double, pause_at, streamreg::BenchOptions{}.pause_at,
+          "bench control: stop the server --server_pid (SIGSTOP) this many "
+          "seconds into the run, and resume it (SIGCONT) --pause_for later "
+          "(<0: never)");
+ABSL_FLAG(double, pause_for, streamreg::BenchOptions{}.pause_for,
+          "bench control: how long the server stays stopped, in seconds");
+ABSL_FLAG(double, max_half_width, streamreg::BenchOptions{}.max_half_width_nm,
+          "bench control: a learned residual whose interval's half width "
+          "exceeds this (N·m) in any joint is not used (the default: only "
+          "an infinite one, before the model has scored enough)");
 ABSL_FLAG(int, server_pid, streamreg::BenchOptions{}.server_pid,
           "bench flood: the server's process id, to sample its resident "
           "memory (/proc; 0: not sampled)");
@@ -237,6 +247,9 @@ CliOptions OptionsFromFlags() {
   bench.overload = absl::GetFlag(FLAGS_overload);
   bench.calibrate = absl::GetFlag(FLAGS_calibrate);
   bench.server_pid = absl::GetFlag(FLAGS_server_pid);
+  bench.pause_at = absl::GetFlag(FLAGS_pause_at);
+  bench.pause_for = absl::GetFlag(FLAGS_pause_for);
+  bench.max_half_width_nm = absl::GetFlag(FLAGS_max_half_width);
   return options;
 }
 
@@ -439,6 +452,27 @@ std::vector<Subcommand> Subcommands() {
                "--overload 10 --duration 60 --server_pid $(pidof "
                "streamreg-server)"},
               BenchFloodCommand),
+      command({"bench", "control"},
+              "a computed-torque controller with the learned correction",
+              "--model NAME [--create] [--duration S] [--rate HZ] "
+              "[--payload_kg KG] [--server_pid PID --pause_at S "
+              "[--pause_for S]] [--max_half_width NM] [--json FILE] "
+              "[--plots DIR]",
+              "Runs a computed-torque controller on the simulated Panda "
+              "holding a payload its own rigid-body model does not know, at "
+              "--rate through a RealtimeChannel that learns what the model "
+              "misses (feedforward = the model's torque plus the learned "
+              "residual, the model's alone when none came in time), and the "
+              "same controller without it on the same motion; reports the "
+              "joint tracking error of both by second, the ticks that fell "
+              "back, and, with --pause_at, what a stopped server did to it.",
+              Concat({"model", "create", "duration", "rate", "payload_kg",
+                      "robot_seed", "server_pid", "pause_at", "pause_for",
+                      "max_half_width", "json", "plots"},
+                     kSpecFlags),
+              {"streamreg bench control --model ct --create --duration 60 "
+               "--server_pid $(pidof streamreg-server) --pause_at 30"},
+              BenchControlCommand),
       command({"bench", "plot"}, "PNG plots of a bench report",
               "--json FILE --plots DIR",
               "Draws the PNG plots of a report written by bench predict or "

@@ -65,6 +65,10 @@ struct BenchOptions {
   double overload = 10;            // flood: offered load / capacity
   double calibrate = 5;            // flood: seconds measuring capacity
   int server_pid = 0;              // flood: sample this process's RSS
+  double pause_at = -1;            // control: stop --server_pid this many s in
+  double pause_for = 5;            // control: for this many seconds
+  // control: the widest interval half width of a learned residual used
+  double max_half_width_nm = 1e300;
 };
 
 // Everything a `streamreg` command was asked to do: cli_main.cc reads the
