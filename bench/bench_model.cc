@@ -40,6 +40,8 @@ ABSL_FLAG(int, honest_lag, -1,
 ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
 ABSL_FLAG(bool, linear_base, true,
           "A linear base under the regressor (--nolinear_base: none)");
+ABSL_FLAG(double, base_relative_ridge, -1,
+          "The linear base's relative ridge (< 0: the default)");
 ABSL_FLAG(bool, random_feature_base, false,
           "The base a random-feature ridge (with --linear_base)");
 ABSL_FLAG(int, random_feature_frequencies, -1,
@@ -163,6 +165,9 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   config.regressor = regressor;
   config.per_target_metric = absl::GetFlag(FLAGS_per_target);
   config.linear_base = absl::GetFlag(FLAGS_linear_base);
+  if (absl::GetFlag(FLAGS_base_relative_ridge) >= 0) {
+    config.base_relative_ridge = absl::GetFlag(FLAGS_base_relative_ridge);
+  }
   config.gradient_estimator =
       *ParseGradientEstimatorKind(absl::GetFlag(FLAGS_gradient_estimator));
   config.random_feature_base = absl::GetFlag(FLAGS_random_feature_base);

@@ -449,6 +449,9 @@ def main():
                         help="more flags of the random-feature base's models, "
                         "space-separated (e.g. "
                         "--random_feature_frequencies=250)")
+    parser.add_argument("--base_flags", default="",
+                        help="more flags of the linear base's models, "
+                        "space-separated (e.g. --base_ridge=100)")
     parser.add_argument("--regressors",
                         default=",".join(r for _, r in REGRESSORS),
                         help="the regressors of the fixed metrics' models "
@@ -472,8 +475,10 @@ def main():
     if set(bases) - {b[2] for b in BASES}:
         sys.exit(f"--bases: unknown {sorted(set(bases) - {b[2] for b in BASES})}")
     BASES[:] = [b for b in BASES if b[2] in bases]
-    BASES[:] = [(label, flags + args.random_feature_flags.split(), key)
-                if key == "random_features" else (label, flags, key)
+    more_flags = {"random_features": args.random_feature_flags.split(),
+                  "base": args.base_flags.split(),
+                  "per_target": args.base_flags.split()}
+    BASES[:] = [(label, flags + more_flags.get(key, []), key)
                 for label, flags, key in BASES]
     wanted = ([d[0] for d in DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))

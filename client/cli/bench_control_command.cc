@@ -41,19 +41,22 @@ void StateRow(const JointVector& q, const JointVector& qd,
   }
 }
 
-// The squared tracking error of one tick, summed over the joints.
-double SquaredError(const JointState& desired, const JointVector& q) {
+// The squared distance of two joint vectors, summed over the joints.
+double SquaredDistance(const JointVector& a, const JointVector& b) {
   double sum = 0;
   for (std::size_t j = 0; j < kPandaJoints; ++j) {
-    sum += (desired.q[j] - q[j]) * (desired.q[j] - q[j]);
+    sum += (a[j] - b[j]) * (a[j] - b[j]);
   }
   return sum;
 }
 
-// Per second: the RMS joint tracking error, and the ticks that fell back.
+// Per second: the RMS joint tracking error, the ticks that fell back, and
+// the RMS error of the feedforward the controller used against the torque
+// the desired state truly needs (the payload's included).
 struct Seconds {
   std::vector<double> rms;
   std::vector<std::uint64_t> fallbacks;
+  std::vector<double> feedforward_rms;
 };
 
 // Accumulates a loop's ticks into seconds of `per_second` ticks.
@@ -61,15 +64,20 @@ class SecondsRecorder {
  public:
   explicit SecondsRecorder(std::uint64_t per_second)
       : per_second_(per_second) {}
-  void Add(double squared_error, bool fell_back) {
+  void Add(double squared_error, bool fell_back,
+           double squared_feedforward_error) {
     squares_ += squared_error;
     fallbacks_ += fell_back;
+    feedforward_squares_ += squared_feedforward_error;
     if (++ticks_ % per_second_ == 0) {
-      seconds_.rms.push_back(std::sqrt(
-          squares_ / static_cast<double>(per_second_ * kPandaJoints)));
+      const auto count = static_cast<double>(per_second_ * kPandaJoints);
+      seconds_.rms.push_back(std::sqrt(squares_ / count));
       seconds_.fallbacks.push_back(fallbacks_);
+      seconds_.feedforward_rms.push_back(
+          std::sqrt(feedforward_squares_ / count));
       squares_ = 0;
       fallbacks_ = 0;
+      feedforward_squares_ = 0;
     }
   }
   const Seconds& seconds() const { return seconds_; }
@@ -79,6 +87,7 @@ class SecondsRecorder {
   std::uint64_t ticks_ = 0;
   double squares_ = 0;
   std::uint64_t fallbacks_ = 0;
+  double feedforward_squares_ = 0;
   Seconds seconds_;
 };
 
@@ -86,14 +95,18 @@ class SecondsRecorder {
 Seconds RigidBodyLoop(const JointTrajectory& trajectory, const Payload& carried,
                       double rate, std::uint64_t ticks) {
   ComputedTorqueController controller(Payload{});
+  PandaDynamics truth(carried);
   const JointState start = trajectory.At(0.0);
   PandaPlant plant(carried, start.q, start.qd);
   SecondsRecorder recorder(static_cast<std::uint64_t>(rate));
   for (std::uint64_t tick = 0; tick < ticks; ++tick) {
     const JointState desired = trajectory.At(static_cast<double>(tick) / rate);
-    recorder.Add(SquaredError(desired, plant.q()), true);
-    plant.Step(controller.Torques(controller.RigidBodyFeedforward(desired),
-                                  desired, plant.q(), plant.qd()),
+    const JointVector feedforward = controller.RigidBodyFeedforward(desired);
+    recorder.Add(
+        SquaredDistance(desired.q, plant.q()), true,
+        SquaredDistance(feedforward,
+                        truth.Torques(desired.q, desired.qd, desired.qdd)));
+    plant.Step(controller.Torques(feedforward, desired, plant.q(), plant.qd()),
                1.0 / rate);
   }
   return recorder.seconds();
@@ -158,6 +171,7 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
   RealtimeChannel channel(&client, *name, channel_options);
   ComputedTorqueController controller(Payload{});
   PandaDynamics model(Payload{});
+  PandaDynamics truth(carried);  // only to score the feedforward
   const JointState first = trajectory.At(0.0);
   PandaPlant plant(carried, first.q, first.qd);
   std::vector<double> desired_rows(kHorizon * kInputs);
@@ -188,7 +202,10 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
     for (std::size_t j = 0; j < kPandaJoints; ++j) {
       feedforward[j] += residual[j];
     }
-    recorder.Add(SquaredError(desired, plant.q()), !reading.predicted());
+    recorder.Add(
+        SquaredDistance(desired.q, plant.q()), !reading.predicted(),
+        SquaredDistance(feedforward,
+                        truth.Torques(desired.q, desired.qd, desired.qdd)));
     const JointVector q = plant.q(), qd = plant.qd();
     const JointVector tau = controller.Torques(feedforward, desired, q, qd);
     plant.Step(tau, 1.0 / rate);
@@ -269,26 +286,31 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
   std::fputs(pause_text.c_str(), out);
   for (std::size_t s = 0; s < all; ++s) {
     std::fprintf(out,
-                 "  second %3zu: learned %.3g rad (%llu fell back), "
-                 "rigid-body %.3g rad\n",
+                 "  second %3zu: learned %.3g rad (%llu fell back; "
+                 "feedforward off by %.3g N·m), rigid-body %.3g rad (%.3g "
+                 "N·m)\n",
                  s + 1, learned.rms[s],
                  static_cast<unsigned long long>(learned.fallbacks[s]),
-                 rigid.rms[s]);
+                 learned.feedforward_rms[s], rigid.rms[s],
+                 rigid.feedforward_rms[s]);
   }
-  const nlohmann::json report = {{"kind", "control"},
-                                 {"model", *name},
-                                 {"rate_hz", rate},
-                                 {"ticks", ticks},
-                                 {"late_ticks", ticker.late_ticks()},
-                                 {"payload_kg", carried.mass_kg},
-                                 {"learned_rms_last_half", learned_late},
-                                 {"rigid_body_rms_last_half", rigid_late},
-                                 {"fallback_ticks", fallbacks},
-                                 {"samples_durable", stats.samples_durable},
-                                 {"pause", pause},
-                                 {"learned_rms_by_second", learned.rms},
-                                 {"fallbacks_by_second", learned.fallbacks},
-                                 {"rigid_body_rms_by_second", rigid.rms}};
+  const nlohmann::json report = {
+      {"kind", "control"},
+      {"model", *name},
+      {"rate_hz", rate},
+      {"ticks", ticks},
+      {"late_ticks", ticker.late_ticks()},
+      {"payload_kg", carried.mass_kg},
+      {"learned_rms_last_half", learned_late},
+      {"rigid_body_rms_last_half", rigid_late},
+      {"fallback_ticks", fallbacks},
+      {"samples_durable", stats.samples_durable},
+      {"pause", pause},
+      {"learned_rms_by_second", learned.rms},
+      {"fallbacks_by_second", learned.fallbacks},
+      {"rigid_body_rms_by_second", rigid.rms},
+      {"learned_feedforward_rms_by_second", learned.feedforward_rms},
+      {"rigid_body_feedforward_rms_by_second", rigid.feedforward_rms}};
   if (!options.json.empty()) {
     if (absl::Status status = WriteJsonReport(report, options.json);
         !status.ok()) {

@@ -77,6 +77,17 @@ ABSL_FLAG(std::uint32_t, interval_window,
 ABSL_FLAG(double, interval_step, streamreg::SpecOptions{}.interval_step,
           "a new model's adaptive conformal step, in [0, 1) (0: split "
           "conformal; < 0: 0.005)");
+ABSL_FLAG(double, base_ridge, streamreg::SpecOptions{}.base_ridge,
+          "the linear base's ridge on standardized inputs, scikit-learn's "
+          "Ridge alpha (< 0: the server's, 1)");
+ABSL_FLAG(double, base_relative_ridge,
+          streamreg::SpecOptions{}.base_relative_ridge,
+          "the linear base's ridge per sample: it adds this times the "
+          "samples' weight to --base_ridge, so that it never fades (< 0: the "
+          "server's, 0.03)");
+ABSL_FLAG(double, base_forgetting, streamreg::SpecOptions{}.base_forgetting,
+          "the linear base's forgetting factor, in (0, 1] (1: every sample "
+          "weighs the same; < 0: the server's, 1)");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
@@ -224,6 +235,9 @@ CliOptions OptionsFromFlags() {
   spec.interval_level = absl::GetFlag(FLAGS_interval_level);
   spec.interval_window = absl::GetFlag(FLAGS_interval_window);
   spec.interval_step = absl::GetFlag(FLAGS_interval_step);
+  spec.base_ridge = absl::GetFlag(FLAGS_base_ridge);
+  spec.base_relative_ridge = absl::GetFlag(FLAGS_base_relative_ridge);
+  spec.base_forgetting = absl::GetFlag(FLAGS_base_forgetting);
   spec.seed = absl::GetFlag(FLAGS_seed);
   BenchOptions& bench = options.bench;
   bench.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -273,6 +287,9 @@ const std::vector<std::string> kSpecFlags = {"inputs",
                                              "per_target",
                                              "linear_base",
                                              "per_target_base",
+                                             "base_ridge",
+                                             "base_relative_ridge",
+                                             "base_forgetting",
                                              "random_feature_base",
                                              "random_feature_frequencies",
                                              "random_feature_lengthscales",

@@ -173,6 +173,15 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
   // On is the server's default (where the inputs allow it).
   if (!options.linear_base) spec.set_linear_base(false);
   if (options.per_target_base) spec.set_per_target_base(true);
+  if (options.base_ridge >= 0) {
+    spec.mutable_tuning()->set_base_ridge(options.base_ridge);
+  }
+  if (options.base_relative_ridge >= 0) {
+    spec.mutable_tuning()->set_base_relative_ridge(options.base_relative_ridge);
+  }
+  if (options.base_forgetting >= 0) {
+    spec.mutable_tuning()->set_base_forgetting(options.base_forgetting);
+  }
   const bool random_feature_options =
       options.random_feature_frequencies != 0 ||
       !options.random_feature_lengthscales.empty() ||

@@ -10,7 +10,8 @@ namespace streamreg {
 
 // How to make a model (streamreg create, and --create): --inputs,
 // --targets, --metric, --regressor, --kernel, --capacity, --per_target,
-// --linear_base, --per_target_base, --random_feature_base (and its
+// --linear_base, --per_target_base, --base_ridge, --base_relative_ridge,
+// --base_forgetting, --random_feature_base (and its
 // --random_feature_frequencies, _lengthscales, _ridges), --interval_level,
 // --interval_window, --interval_step, --seed. The
 // defaults here are the flags' defaults.
@@ -25,6 +26,9 @@ struct SpecOptions {
   bool per_target = false;
   bool linear_base = true;
   bool per_target_base = false;
+  double base_ridge = -1;           // < 0: the server's
+  double base_relative_ridge = -1;  // < 0: the server's
+  double base_forgetting = -1;      // < 0: the server's
   bool random_feature_base = false;
   std::uint32_t random_feature_frequencies = 0;          // 0: the server's
   std::vector<std::string> random_feature_lengthscales;  // empty: the server's

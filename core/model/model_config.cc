@@ -269,6 +269,7 @@ absl::Status CompleteAndValidate(ModelConfig* config) {
   for (const auto& [value, name, allow_zero] :
        {std::tuple{config->local_linear_ridge, "local_linear_ridge", false},
         std::tuple{config->base_ridge, "base_ridge", false},
+        std::tuple{config->base_relative_ridge, "base_relative_ridge", true},
         std::tuple{config->egop_ridge, "egop_ridge", true},
         std::tuple{config->glml_gamma_ratio, "glml_gamma_ratio", false},
         std::tuple{config->drift_tolerance, "drift_tolerance", true}}) {
@@ -424,8 +425,9 @@ namespace {
 // base (a linear base in earlier ones); version 11 the intervals (earlier
 // models take the defaults); version 12 the take-over rule (earlier models
 // took over at fixed counts, and their logs record no take-over); version
-// 13 max_scoring_stride (earlier models scored every sample).
-constexpr std::uint32_t kConfigVersion = 13;
+// 13 max_scoring_stride (earlier models scored every sample); version 14
+// base_relative_ridge (0 in earlier models).
+constexpr std::uint32_t kConfigVersion = 14;
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -491,6 +493,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.Double(c.interval_step);
   out.U8(static_cast<std::uint8_t>(c.take_over));
   out.U64(c.max_scoring_stride);
+  out.Double(c.base_relative_ridge);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -606,8 +609,10 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
     return false;
   }
   c->max_scoring_stride = version >= 13 ? in.U64() : 1;
+  c->base_relative_ridge = version >= 14 ? in.Double() : 0.0;
   return in.ok() && c->max_scoring_stride >= 1 &&
-         c->max_scoring_stride <= kMaxScoringStride;
+         c->max_scoring_stride <= kMaxScoringStride &&
+         c->base_relative_ridge >= 0.0;
 }
 
 }  // namespace streamreg

@@ -111,6 +111,15 @@ struct ModelConfig {
   // (1: every sample weighs the same).
   double base_ridge = 1.0;
   double base_forgetting = 1.0;
+  // With linear_base: a ridge that grows with the samples' weight W, on top
+  // of base_ridge (OnlineRidge's relative_ridge: alpha = base_ridge +
+  // base_relative_ridge * W), so that a direction the inputs have barely
+  // moved in gets no slope to extrapolate with, however long the stream (a
+  // robot's states along one path: without it the base's slopes across the
+  // path grow from noise and a controller fed its predictions loses its
+  // path, bench/RESULTS.md "The closed loop"). Models saved before it
+  // existed have 0.
+  double base_relative_ridge = 3e-2;
   // With linear_base: the base is a random-feature ridge instead
   // (RandomFeatureBase; docs/estimators.md, "Random-feature base"): D =
   // random_feature_frequencies random Fourier features of the inputs in the

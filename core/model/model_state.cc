@@ -93,8 +93,10 @@ ModelState::ModelState(const ModelConfig& config)
   take_over.prediction_indexes.assign(predictions.size(), 0);
   mlkr_maps.resize(predictions.size());
   if (config.KeepsRidge()) {
+    // GLML's Gaussian (no linear base) keeps the ridge it was measured with.
     base.emplace(config.input_dim, config.num_targets(), config.base_ridge,
-                 config.base_forgetting);
+                 config.base_forgetting,
+                 config.linear_base ? config.base_relative_ridge : 0.0);
   }
   if (config.random_feature_base) {
     random_base.emplace(

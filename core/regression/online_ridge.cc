@@ -14,16 +14,18 @@ using ConstVectorMap = Eigen::Map<const Eigen::VectorXd>;
 using MatrixMap = Eigen::Map<Eigen::MatrixXd>;
 using ConstMatrixMap = Eigen::Map<const Eigen::MatrixXd>;
 
-// XX + ridge diag(XX) / W (XX d x d, column-major); an input that has not
-// varied gets a unit diagonal, which keeps the system definite (its row of
-// XX and XY is zero, so B_j = 0).
+// XX + (ridge + relative_ridge W) diag(XX) / W (XX d x d, column-major);
+// an input that has not varied gets a unit diagonal, which keeps the system
+// definite (its row of XX and XY is zero, so B_j = 0).
 Eigen::MatrixXd RegularizedSystem(const std::vector<double>& xx, std::size_t d,
-                                  double weight, double ridge) {
+                                  double weight, double ridge,
+                                  double relative_ridge) {
   const auto size = static_cast<Eigen::Index>(d);
   Eigen::MatrixXd system = ConstMatrixMap(xx.data(), size, size);
+  const double alpha = ridge + relative_ridge * weight;
   for (Eigen::Index j = 0; j < size; ++j) {
     const double variance = system(j, j) / weight;
-    system(j, j) += variance > 0.0 ? ridge * variance : 1.0;
+    system(j, j) += variance > 0.0 ? alpha * variance : 1.0;
   }
   return system;
 }
@@ -31,9 +33,10 @@ Eigen::MatrixXd RegularizedSystem(const std::vector<double>& xx, std::size_t d,
 }  // namespace
 
 OnlineRidge::OnlineRidge(std::size_t dim, std::size_t num_targets, double ridge,
-                         double forgetting)
+                         double forgetting, double relative_ridge)
     : ridge_(ridge),
       forgetting_(forgetting),
+      relative_ridge_(relative_ridge),
       x_mean_(dim, 0.0),
       y_mean_(num_targets, 0.0),
       xx_(dim * dim, 0.0),
@@ -87,7 +90,7 @@ void OnlineRidge::DensityDirection(std::span<const double> x,
   direction.setZero();
   if (weight_ <= 1.0) return;
   const Eigen::LLT<Eigen::MatrixXd> llt(
-      RegularizedSystem(xx_, dim(), weight_, ridge_));
+      RegularizedSystem(xx_, dim(), weight_, ridge_, relative_ridge_));
   if (llt.info() != Eigen::Success) return;
   // -Sigma_x^{-1} (x - mu) = -W (XX + ...)^{-1} (x - mu).
   const Eigen::VectorXd centred =
@@ -101,9 +104,9 @@ void OnlineRidge::Solve() {
   const auto m = static_cast<Eigen::Index>(num_targets());
   const ConstMatrixMap xx(xx_.data(), d, d);
   const ConstMatrixMap xy(xy_.data(), d, m);
-  // (XX + ridge diag(XX) / W) B = XY.
+  // (XX + (ridge + relative_ridge W) diag(XX) / W) B = XY.
   const Eigen::LLT<Eigen::MatrixXd> llt(
-      RegularizedSystem(xx_, dim(), weight_, ridge_));
+      RegularizedSystem(xx_, dim(), weight_, ridge_, relative_ridge_));
   if (llt.info() != Eigen::Success) return;  // keeps the last solution
   const Eigen::MatrixXd slope = llt.solve(xy);
   if (!slope.allFinite()) return;

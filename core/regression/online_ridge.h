@@ -14,19 +14,25 @@ namespace streamreg {
 // with optional exponential forgetting: the linear base a model's
 // regressor learns the residuals of (docs/estimators.md, "Linear base").
 //
-// After n samples, with weights w_i = forgetting^(n - i), it is exactly the
-// minimizer over (a, b) of
-//   sum_i w_i |y_i - a - B^T x_i|^2 + ridge * sum_j s_j^2 |B_j|^2,
-// s_j^2 the weighted variance of input j: a ridge of `ridge` on
-// standardized inputs (scikit-learn's Ridge(alpha = ridge) on
+// After n samples, with weights w_i = forgetting^(n - i) summing to W, it is
+// exactly the minimizer over (a, b) of
+//   sum_i w_i |y_i - a - B^T x_i|^2
+//     + (ridge + relative_ridge * W) * sum_j s_j^2 |B_j|^2,
+// s_j^2 the weighted variance of input j: a ridge on standardized inputs
+// (scikit-learn's Ridge(alpha = ridge + relative_ridge * n) on
 // StandardScaler'd inputs when forgetting = 1), with an unpenalized
-// intercept. The weighted means and centred cross-products are updated in
-// one pass (West 1979, with forgetting), and B is solved afresh after each
-// sample (Cholesky of the d x d system: O(d^3 / 3 + d^2 m) per sample).
+// intercept. `ridge` weighs like that many samples and fades as they come;
+// `relative_ridge` grows with them, so a direction the inputs have barely
+// moved in (its share of their correlation well under relative_ridge: a
+// stream along a curve) keeps a slope near zero however many samples
+// there are, instead of one fitted to its noise that extrapolates wildly. The
+// weighted means and centred cross-products are updated in one pass (West 1979,
+// with forgetting), and B is solved afresh after each sample (Cholesky of the d
+// x d system: O(d^3 / 3 + d^2 m) per sample).
 class OnlineRidge {
  public:
   OnlineRidge(std::size_t dim, std::size_t num_targets, double ridge,
-              double forgetting);
+              double forgetting, double relative_ridge = 0.0);
 
   void Add(std::span<const double> x, std::span<const double> y);
 
@@ -57,7 +63,8 @@ class OnlineRidge {
     return slope_[t * dim() + j];
   }
 
-  // The exact state, for snapshots; Load fails on other dimensions.
+  // The exact state, for snapshots; Load fails on other dimensions. The
+  // relative ridge is the constructor's (a model's configuration keeps it).
   void Save(ByteWriter& out) const;
   bool Load(ByteReader& in);
 
@@ -68,6 +75,7 @@ class OnlineRidge {
 
   double ridge_;
   double forgetting_;
+  double relative_ridge_;
   double weight_ = 0.0;
   // Column-major matrices in plain vectors, so that the model's headers do
   // not carry Eigen: the weighted means, the weighted centred sums (inputs x

@@ -104,7 +104,8 @@ std::string SpecField(absl::string_view message) {
         "mlkr_fit_samples",   "mlkr_fit_steps",
         "glml_gamma_ratio",   "metric_refresh_samples",
         "mlkr_fit_budget",    "interval_window",
-        "interval_step",      "max_scoring_stride"}) {
+        "interval_step",      "max_scoring_stride",
+        "base_relative_ridge"}) {
     if (absl::StartsWith(message, tuning)) {
       return absl::StrCat("spec.tuning.", message);
     }
@@ -234,6 +235,9 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
   if (tuning.has_base_forgetting()) {
     config.base_forgetting = tuning.base_forgetting();
   }
+  if (tuning.has_base_relative_ridge()) {
+    config.base_relative_ridge = tuning.base_relative_ridge();
+  }
   if (tuning.has_mlkr_rank()) config.mlkr_rank = tuning.mlkr_rank();
   if (tuning.has_mlkr_neighbors()) {
     config.mlkr_neighbors = tuning.mlkr_neighbors();
@@ -314,6 +318,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   tuning.set_honest_lag(static_cast<std::uint32_t>(config.honest_lag));
   tuning.set_base_ridge(config.base_ridge);
   tuning.set_base_forgetting(config.base_forgetting);
+  tuning.set_base_relative_ridge(config.base_relative_ridge);
   tuning.set_gradient_estimator(
       config.gradient_estimator == GradientEstimatorKind::kFiniteDifferences
           ? v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES

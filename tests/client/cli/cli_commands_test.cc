@@ -421,6 +421,30 @@ TEST_F(CliCommandsTest, CreateSetsTheIntervalsCalibration) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(CliCommandsTest, CreateSetsTheLinearBasesRidges) {
+  CliOptions options = ModelOptions("ridged");
+  options.create = true;
+  options.limit = 50;
+  options.spec.base_ridge = 4;
+  options.spec.base_relative_ridge = 0.2;
+  options.spec.base_forgetting = 0.999;
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  const absl::StatusOr<v1::Model> model = client_->GetModel("ridged");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->spec().tuning().base_ridge(), 4.0);
+  EXPECT_EQ(model->spec().tuning().base_relative_ridge(), 0.2);
+  EXPECT_EQ(model->spec().tuning().base_forgetting(), 0.999);
+  // Unset (< 0): the server's defaults.
+  options.model = "plain";
+  options.spec = ModelOptions("plain").spec;
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  const absl::StatusOr<v1::Model> plain = client_->GetModel("plain");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->spec().tuning().base_ridge(), 1.0);
+  EXPECT_EQ(plain->spec().tuning().base_relative_ridge(), 0.03);
+  EXPECT_EQ(plain->spec().tuning().base_forgetting(), 1.0);
+}
+
 TEST_F(CliCommandsTest, ListInfoMetricRefitAndDeleteReportTheModel) {
   CliOptions options = ModelOptions("arm");
   options.create = true;

@@ -170,7 +170,8 @@ std::optional<OnlineRidge> ReferenceBase(const Model& model,
   std::optional<OnlineRidge> base;
   const ModelConfig& config = model.config();
   if (gaussian ? config.SearchesGlml() : config.linear_base) {
-    base.emplace(kDim, kTargets, config.base_ridge, config.base_forgetting);
+    base.emplace(kDim, kTargets, config.base_ridge, config.base_forgetting,
+                 gaussian ? 0.0 : config.base_relative_ridge);
     for (std::size_t s = 0; s < model.stats().samples_seen; ++s) {
       base->Add(stream.input(s), stream.sample(s).y);
     }
@@ -413,6 +414,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.interval_step = 0.01;
   config.take_over = TakeOverRule::kLogged;
   config.max_scoring_stride = 16;
+  config.base_relative_ridge = 0.05;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -446,6 +448,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.interval_step, 0.01);
   EXPECT_EQ(read.take_over, TakeOverRule::kLogged);
   EXPECT_EQ(read.max_scoring_stride, 16u);
+  EXPECT_EQ(read.base_relative_ridge, 0.05);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -458,9 +461,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 13 is version 14 without the base's relative ridge: a model
+  // written then keeps the base it learned with (none).
+  const std::string version13 = older(bytes, 13, 8);
+  ASSERT_TRUE(load(version13));
+  EXPECT_EQ(read.base_relative_ridge, 0.0);
+  EXPECT_EQ(read.max_scoring_stride, 16u);
   // Version 12 is version 13 without the scoring stride: a model written
   // then scored every sample.
-  const std::string version12 = older(bytes, 12, 8);
+  const std::string version12 = older(version13, 12, 8);
   ASSERT_TRUE(load(version12));
   EXPECT_EQ(read.max_scoring_stride, 1u);
   EXPECT_EQ(read.ScoringStride(1'000'000), 1u);
@@ -534,15 +543,20 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 14, 0)));
+  EXPECT_FALSE(load(older(bytes, 15, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
-  std::string unknown_rule = bytes;
-  unknown_rule[bytes.size() - 9] = 2;
+  std::string unknown_rule = version13;
+  unknown_rule[version13.size() - 9] = 2;
   EXPECT_FALSE(load(unknown_rule));
-  // So is a stride of 0 (the last 8 bytes, little-endian).
-  std::string no_stride = bytes;
+  // So is a stride of 0 (the last 8 bytes of version 13, little-endian).
+  std::string no_stride = version13;
   std::fill(no_stride.end() - 8, no_stride.end(), '\0');
   EXPECT_FALSE(load(no_stride));
+  // And a negative relative ridge (the last 8 bytes).
+  std::string negative_ridge = bytes;
+  const double minus_one = -1.0;
+  std::memcpy(negative_ridge.data() + bytes.size() - 8, &minus_one, 8);
+  EXPECT_FALSE(load(negative_ridge));
 }
 
 TEST(ModelTest, ALargeStoreScoresOneSampleInItsStride) {

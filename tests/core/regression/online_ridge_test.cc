@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Eigen/Dense"
@@ -47,23 +48,26 @@ Stream MakeStream(std::size_t n, double noise, std::uint64_t seed,
   return s;
 }
 
-// The batch fit from its definition: weights w_i = f^(n-1-i), weighted
-// means, and B minimizing sum_i w_i |y_i - a - B^T x_i|^2 +
-// ridge sum_j s_j^2 |B_j|^2 (s_j^2 the weighted variance of input j; an
-// input that never varies gets B_j = 0), by QR of
-//   [sqrt(w) (X - mean); sqrt(ridge) diag(s)] B = [sqrt(w) (Y - mean); 0].
+// The batch fit from its definition: weights w_i = f^(n-1-i) summing to W,
+// weighted means, and B minimizing sum_i w_i |y_i - a - B^T x_i|^2 +
+// alpha sum_j s_j^2 |B_j|^2, alpha = ridge + relative_ridge W (s_j^2 the
+// weighted variance of input j; an input that never varies gets B_j = 0),
+// by QR of
+//   [sqrt(w) (X - mean); sqrt(alpha) diag(s)] B = [sqrt(w) (Y - mean); 0].
 struct BatchRidge {
   Eigen::VectorXd x_mean, y_mean;
   Eigen::MatrixXd slope;
   Eigen::VectorXd residual_scale;
 
-  BatchRidge(const Stream& s, double ridge, double forgetting) {
+  BatchRidge(const Stream& s, double ridge, double forgetting,
+             double relative_ridge = 0.0) {
     const std::size_t n = s.x.size();
     Eigen::VectorXd w(n);
     for (std::size_t i = 0; i < n; ++i) {
       w(i) = std::pow(forgetting, static_cast<double>(n - 1 - i));
     }
     const double total = w.sum();
+    const double alpha = ridge + relative_ridge * total;
     Eigen::MatrixXd x(n, kDim), y(n, kTargets);
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < kDim; ++j) x(i, j) = s.x[i][j];
@@ -80,7 +84,7 @@ struct BatchRidge {
     for (std::size_t j = 0; j < kDim; ++j) {
       const double variance =
           (w.array() * xc.col(j).array().square()).sum() / total;
-      a(n + j, j) = variance > 1e-20 ? std::sqrt(ridge * variance) : 1.0;
+      a(n + j, j) = variance > 1e-20 ? std::sqrt(alpha * variance) : 1.0;
     }
     slope = a.householderQr().solve(b);
     const Eigen::MatrixXd residual = yc - xc * slope;
@@ -103,8 +107,9 @@ struct BatchRidge {
   }
 };
 
-OnlineRidge Learn(const Stream& s, double ridge, double forgetting) {
-  OnlineRidge model(kDim, kTargets, ridge, forgetting);
+OnlineRidge Learn(const Stream& s, double ridge, double forgetting,
+                  double relative_ridge = 0.0) {
+  OnlineRidge model(kDim, kTargets, ridge, forgetting, relative_ridge);
   for (std::size_t i = 0; i < s.x.size(); ++i) model.Add(s.x[i], s.y[i]);
   return model;
 }
@@ -116,9 +121,10 @@ std::vector<double> Predict(const OnlineRidge& model,
   return out;
 }
 
-void ExpectEqualsBatch(const Stream& s, double ridge, double forgetting) {
-  const OnlineRidge online = Learn(s, ridge, forgetting);
-  const BatchRidge batch(s, ridge, forgetting);
+void ExpectEqualsBatch(const Stream& s, double ridge, double forgetting,
+                       double relative_ridge = 0.0) {
+  const OnlineRidge online = Learn(s, ridge, forgetting, relative_ridge);
+  const BatchRidge batch(s, ridge, forgetting, relative_ridge);
   for (std::size_t j = 0; j < kDim; ++j) {
     for (std::size_t t = 0; t < kTargets; ++t) {
       EXPECT_NEAR(online.slope(j, t), batch.slope(j, t),
@@ -148,6 +154,64 @@ TEST(OnlineRidgeTest, EqualsTheBatchWeightedRidge) {
 TEST(OnlineRidgeTest, EqualsTheBatchWeightedRidgeWithForgetting) {
   ExpectEqualsBatch(MakeStream(500, 2.0, 3), 1.0, 0.97);
   ExpectEqualsBatch(MakeStream(500, 0.5, 4), 10.0, 0.9);
+}
+
+TEST(OnlineRidgeTest, ARelativeRidgeEqualsTheBatchRidgeOfAlphaGrowingWithW) {
+  // alpha = 1 + 0.05 W: 16 at 300 samples; with forgetting W tends to
+  // 1 / (1 - f).
+  ExpectEqualsBatch(MakeStream(300, 2.0, 11), 1.0, 1.0, 0.05);
+  ExpectEqualsBatch(MakeStream(500, 2.0, 12), 2.0, 0.97, 0.3);
+  // It shrinks the slopes: by 1 / (1 + relative_ridge) for uncorrelated
+  // standardized inputs, whatever the count.
+  const Stream s = MakeStream(20000, 0.0, 13);
+  const OnlineRidge shrunk = Learn(s, 1e-9, 1.0, 0.25);
+  EXPECT_NEAR(shrunk.slope(0, 0), 1.0 / 1.25, 0.03);
+  EXPECT_NEAR(shrunk.slope(2, 1), 6.0 / 1.25, 0.1);
+}
+
+// Inputs along a line, x_1 = x_0 + 0.03 noise (and two free inputs), and
+// y = x_0 + x_1 + noise: the direction across the line, u = (-1, 1) / sqrt 2,
+// was barely moved in (variance 4.5e-4 against 2 along it), so least
+// squares fits its slope to the noise, while the truth has none there.
+Stream AlongALine(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Stream s;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double along = normal(random);
+    std::vector<double> x = {along, along + 0.03 * normal(random),
+                             normal(random), normal(random)};
+    const double y = x[0] + x[1] + normal(random);
+    s.x.push_back(x);
+    s.y.push_back({y, y});
+  }
+  return s;
+}
+
+TEST(OnlineRidgeTest, ARelativeRidgeDoesNotExtrapolateAcrossAPathNeverLeft) {
+  // Off the line at (1, -1), 1.41 along u, the truth is 0. With a fading
+  // ridge the slope along u is noise of sd 1 / (sqrt(n) 0.021) = 0.47 at
+  // n = 10^4 (the ridge of 1 weighs as one sample against the 4.5 that u's
+  // variance adds up to), so the prediction there is off by 0.53 on
+  // average; a relative ridge of 0.01 (alpha = 101 against those 4.5)
+  // shrinks it 24-fold.
+  const std::vector<double> off_the_line = {1.0, -1.0, 0.0, 0.0};
+  const std::vector<double> on_the_line = {1.0, 1.0, 0.0, 0.0};
+  double fading_error = 0.0;
+  double relative_error = 0.0;
+  constexpr int kStreams = 8;
+  for (int seed = 0; seed < kStreams; ++seed) {
+    const Stream s = AlongALine(10000, 20 + seed);
+    const OnlineRidge fading = Learn(s, 1.0, 1.0);
+    const OnlineRidge relative = Learn(s, 1.0, 1.0, 0.01);
+    fading_error += std::abs(Predict(fading, off_the_line)[0]);
+    relative_error += std::abs(Predict(relative, off_the_line)[0]);
+    // On the line both fit: at (1, 1), y = 2 (shrunk by 0.5%).
+    EXPECT_NEAR(Predict(fading, on_the_line)[0], 2.0, 0.05);
+    EXPECT_NEAR(Predict(relative, on_the_line)[0], 2.0, 0.05);
+  }
+  EXPECT_GT(fading_error / kStreams, 0.25);
+  EXPECT_LT(relative_error / kStreams, 0.08);
 }
 
 TEST(OnlineRidgeTest, ForgettingFollowsAChangedPlant) {
@@ -209,19 +273,21 @@ TEST(OnlineRidgeTest, FirstSamples) {
 }
 
 // GLML's density direction -Sigma_x^{-1} (x - mu) of the weighted
-// Gaussian, Sigma_x regularized as the slope's system (+ ridge diag(s^2) /
+// Gaussian, Sigma_x regularized as the slope's system (+ alpha diag(s^2) /
 // W), against the batch weighted covariance solved by QR.
 TEST(OnlineRidgeTest, TheDensityDirectionIsThatOfTheWeightedGaussian) {
   const Stream s = MakeStream(300, 0.1, 21);
-  for (double forgetting : {1.0, 0.99}) {
+  for (const auto& [forgetting, relative_ridge] :
+       {std::pair{1.0, 0.0}, std::pair{0.99, 0.0}, std::pair{0.99, 0.1}}) {
     const double ridge = 0.5;
-    const OnlineRidge model = Learn(s, ridge, forgetting);
+    const OnlineRidge model = Learn(s, ridge, forgetting, relative_ridge);
     const std::size_t n = s.x.size();
     Eigen::VectorXd w(n);
     for (std::size_t i = 0; i < n; ++i) {
       w(i) = std::pow(forgetting, static_cast<double>(n - 1 - i));
     }
     const double total = w.sum();
+    const double alpha = ridge + relative_ridge * total;
     Eigen::MatrixXd x(n, kDim);
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < kDim; ++j) x(i, j) = s.x[i][j];
@@ -231,7 +297,7 @@ TEST(OnlineRidgeTest, TheDensityDirectionIsThatOfTheWeightedGaussian) {
     Eigen::MatrixXd covariance =
         centred.transpose() * w.asDiagonal() * centred / total;
     for (std::size_t j = 0; j < kDim; ++j) {
-      covariance(j, j) *= 1.0 + ridge / total;
+      covariance(j, j) *= 1.0 + alpha / total;
     }
     const std::vector<double> query = {0.5, -1.0, 2.0, 0.0};
     const Eigen::VectorXd expected = -covariance.householderQr().solve(

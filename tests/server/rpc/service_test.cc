@@ -232,6 +232,7 @@ TEST_F(ServiceTest, CreateGetListDeleteAndTheSpecInEffect) {
   EXPECT_TRUE(created->spec().linear_base());
   EXPECT_EQ(created->spec().tuning().base_ridge(), 1.0);
   EXPECT_EQ(created->spec().tuning().base_forgetting(), 1.0);
+  EXPECT_EQ(created->spec().tuning().base_relative_ridge(), 0.03);
   EXPECT_EQ(created->spec().tuning().gradient_estimator(),
             v1::GRADIENT_ESTIMATOR_LOCAL_LINEAR);
   EXPECT_EQ(created->spec().kernel(), v1::KERNEL_BOX);
@@ -1409,6 +1410,10 @@ TEST_F(ServiceTest, BadInputGetsTheRightStatusNamesTheFieldAndChangesNothing) {
   spec.mutable_tuning()->set_base_ridge(-1);
   EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
               HasSubstr("spec.tuning.base_ridge"));
+  spec.mutable_tuning()->clear_base_ridge();
+  spec.mutable_tuning()->set_base_relative_ridge(-0.5);
+  EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
+              HasSubstr("spec.tuning.base_relative_ridge"));
   spec = RowsSpec();
   spec.set_linear_base(true);
   spec.set_input_dim(300);
