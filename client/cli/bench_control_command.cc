@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "client/cli/bench_commands.h"
@@ -24,6 +26,7 @@
 #include "client/loadgen/panda_plant.h"
 #include "client/loadgen/robot_model.h"
 #include "common/command_line.h"
+#include "core/base/realtime_priority.h"
 
 namespace streamreg {
 namespace {
@@ -50,13 +53,15 @@ double SquaredDistance(const JointVector& a, const JointVector& b) {
   return sum;
 }
 
-// Per second: the RMS joint tracking error, the ticks that fell back, and
-// the RMS error of the feedforward the controller used against the torque
-// the desired state truly needs (the payload's included).
+// Per second: the RMS joint tracking error, the ticks that fell back, the
+// RMS error of the feedforward the controller used against the torque the
+// desired state truly needs (the payload's included), and the ticks that
+// started over a period late.
 struct Seconds {
   std::vector<double> rms;
   std::vector<std::uint64_t> fallbacks;
   std::vector<double> feedforward_rms;
+  std::vector<std::uint64_t> late;
 };
 
 // Accumulates a loop's ticks into seconds of `per_second` ticks.
@@ -65,19 +70,22 @@ class SecondsRecorder {
   explicit SecondsRecorder(std::uint64_t per_second)
       : per_second_(per_second) {}
   void Add(double squared_error, bool fell_back,
-           double squared_feedforward_error) {
+           double squared_feedforward_error, bool late = false) {
     squares_ += squared_error;
     fallbacks_ += fell_back;
     feedforward_squares_ += squared_feedforward_error;
+    late_ += late;
     if (++ticks_ % per_second_ == 0) {
       const auto count = static_cast<double>(per_second_ * kPandaJoints);
       seconds_.rms.push_back(std::sqrt(squares_ / count));
       seconds_.fallbacks.push_back(fallbacks_);
       seconds_.feedforward_rms.push_back(
           std::sqrt(feedforward_squares_ / count));
+      seconds_.late.push_back(late_);
       squares_ = 0;
       fallbacks_ = 0;
       feedforward_squares_ = 0;
+      late_ = 0;
     }
   }
   const Seconds& seconds() const { return seconds_; }
@@ -88,6 +96,7 @@ class SecondsRecorder {
   double squares_ = 0;
   std::uint64_t fallbacks_ = 0;
   double feedforward_squares_ = 0;
+  std::uint64_t late_ = 0;
   Seconds seconds_;
 };
 
@@ -150,6 +159,13 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
   if (pause_at >= 0 && !(pause_at + pause_for < seconds)) {
     return UsageError("--pause_at: the pause must end before --duration");
   }
+  const int priority = options.bench.realtime_priority;
+  if (priority != 0) {
+    if (absl::Status status = CheckRealtimePriority(priority); !status.ok()) {
+      return absl::Status(status.code(), absl::StrCat("--realtime_priority: ",
+                                                      status.message()));
+    }
+  }
   if (absl::Status status = CreateArmModelIfAsked(client, options, *name);
       !status.ok()) {
     return status;
@@ -191,9 +207,15 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
   if (pause_at >= 0) {
     pauser = PauseServer(options.bench.server_pid, start, pause_at, pause_for);
   }
+  // The loop alone at --realtime_priority, as a controller's runs; the
+  // channel's courier (started above) and the pauser stay normal.
+  std::optional<ScopedRealtime> realtime;
+  if (priority != 0) realtime.emplace(priority);
   RateTicker ticker(rate, start);
   while (ticker.ticks() < ticks) {
+    const std::uint64_t late_before = ticker.late_ticks();
     ticker.Wait();
+    const bool late = ticker.late_ticks() != late_before;
     const std::uint64_t tick = ticker.ticks() - 1;
     const JointState desired = trajectory.At(static_cast<double>(tick) / rate);
     const RealtimeReading reading =
@@ -205,7 +227,8 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
     recorder.Add(
         SquaredDistance(desired.q, plant.q()), !reading.predicted(),
         SquaredDistance(feedforward,
-                        truth.Torques(desired.q, desired.qd, desired.qdd)));
+                        truth.Torques(desired.q, desired.qd, desired.qdd)),
+        late);
     const JointVector q = plant.q(), qd = plant.qd();
     const JointVector tau = controller.Torques(feedforward, desired, q, qd);
     plant.Step(tau, 1.0 / rate);
@@ -224,6 +247,7 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
              &desired_rows[(kHorizon - 1) * kInputs]);
     channel.Hand(tick, x, y, desired_rows);
   }
+  realtime.reset();
   if (pauser.joinable()) pauser.join();
   const absl::Status closed = channel.Close();
   const RealtimeChannelStats stats = channel.stats();
@@ -242,9 +266,11 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
     const auto to = static_cast<std::size_t>(std::ceil(pause_at + pause_for));
     double worst_ratio = 0;
     std::uint64_t paused_fallbacks = 0;
+    std::uint64_t paused_late = 0;
     for (std::size_t s = from; s < std::min(to + 1, all); ++s) {
       worst_ratio = std::max(worst_ratio, learned.rms[s] / rigid.rms[s]);
       paused_fallbacks += learned.fallbacks[s];
+      paused_late += learned.late[s];
     }
     // Back: the first second after the pause within 1.5x the mean of the
     // ten before it.
@@ -259,14 +285,15 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
     pause = {{"at_s", pause_at},
              {"for_s", pause_for},
              {"fallback_ticks", paused_fallbacks},
+             {"late_ticks", paused_late},
              {"worst_ratio_to_rigid_body", worst_ratio},
              {"back_within_s", back_after}};
     pause_text = absl::StrFormat(
-        "server paused %.0f s at %.0f s: %llu ticks fell back, the error at "
-        "most %.2fx the rigid-body controller's that second, back within "
-        "%.0f s after\n",
+        "server paused %.0f s at %.0f s: %llu ticks fell back, %llu started "
+        "late, the error at most %.2fx the rigid-body controller's that "
+        "second, back within %.0f s after\n",
         pause_for, pause_at, static_cast<unsigned long long>(paused_fallbacks),
-        worst_ratio, back_after);
+        static_cast<unsigned long long>(paused_late), worst_ratio, back_after);
   }
   std::fprintf(out,
                "%llu ticks at %.0f Hz, %llu late; RMS joint tracking error "
@@ -286,11 +313,12 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
   std::fputs(pause_text.c_str(), out);
   for (std::size_t s = 0; s < all; ++s) {
     std::fprintf(out,
-                 "  second %3zu: learned %.3g rad (%llu fell back; "
-                 "feedforward off by %.3g N·m), rigid-body %.3g rad (%.3g "
-                 "N·m)\n",
+                 "  second %3zu: learned %.3g rad (%llu fell back, %llu "
+                 "late; feedforward off by %.3g N·m), rigid-body %.3g rad "
+                 "(%.3g N·m)\n",
                  s + 1, learned.rms[s],
                  static_cast<unsigned long long>(learned.fallbacks[s]),
+                 static_cast<unsigned long long>(learned.late[s]),
                  learned.feedforward_rms[s], rigid.rms[s],
                  rigid.feedforward_rms[s]);
   }
@@ -308,6 +336,8 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
       {"pause", pause},
       {"learned_rms_by_second", learned.rms},
       {"fallbacks_by_second", learned.fallbacks},
+      {"late_ticks_by_second", learned.late},
+      {"realtime_priority", priority},
       {"rigid_body_rms_by_second", rigid.rms},
       {"learned_feedforward_rms_by_second", learned.feedforward_rms},
       {"rigid_body_feedforward_rms_by_second", rigid.feedforward_rms}};

@@ -153,9 +153,9 @@ ABSL_FLAG(std::uint32_t, lead_ticks, streamreg::BenchOptions{}.lead_ticks,
           "many ticks is asked for at once (the channel's lead_ticks); each "
           "is asked lead_ticks to lead_ticks + batch_ticks ahead");
 ABSL_FLAG(int, realtime_priority, streamreg::BenchOptions{}.realtime_priority,
-          "bench learn: run each arm's and predictor's control loop at this "
-          "SCHED_FIFO "
-          "priority, 1 to 99, as a robot controller runs (needs "
+          "bench learn: run each arm's and predictor's control loop (bench "
+          "control: the controller's loop) at this SCHED_FIFO priority, 1 to "
+          "99, as a robot controller runs (needs "
           "CAP_SYS_NICE or an RLIMIT_RTPRIO at least this high; 0: normal "
           "scheduling)");
 ABSL_FLAG(std::uint32_t, predictors, streamreg::BenchOptions{}.predictors,
@@ -473,8 +473,8 @@ std::vector<Subcommand> Subcommands() {
               "a computed-torque controller with the learned correction",
               "--model NAME [--create] [--duration S] [--rate HZ] "
               "[--payload_kg KG] [--server_pid PID --pause_at S "
-              "[--pause_for S]] [--max_half_width NM] [--json FILE] "
-              "[--plots DIR]",
+              "[--pause_for S]] [--max_half_width NM] "
+              "[--realtime_priority N] [--json FILE] [--plots DIR]",
               "Runs a computed-torque controller on the simulated Panda "
               "holding a payload its own rigid-body model does not know, at "
               "--rate through a RealtimeChannel that learns what the model "
@@ -485,7 +485,7 @@ std::vector<Subcommand> Subcommands() {
               "back, and, with --pause_at, what a stopped server did to it.",
               Concat({"model", "create", "duration", "rate", "payload_kg",
                       "robot_seed", "server_pid", "pause_at", "pause_for",
-                      "max_half_width", "json", "plots"},
+                      "max_half_width", "realtime_priority", "json", "plots"},
                      kSpecFlags),
               {"streamreg bench control --model ct --create --duration 60 "
                "--server_pid $(pidof streamreg-server) --pause_at 30"},
