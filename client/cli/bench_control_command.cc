@@ -141,83 +141,130 @@ double MeanOf(const std::vector<double>& values, std::size_t from,
   return sum / static_cast<double>(to - from);
 }
 
-}  // namespace
+// What `bench control` was asked to run, validated.
+struct ControlRun {
+  std::string model;
+  double rate = 0;
+  std::uint64_t ticks = 0;
+  double pause_at = -1;  // < 0: no pause
+  double pause_for = 0;
+  int server_pid = 0;
+  int priority = 0;           // the loop's SCHED_FIFO priority; 0 none
+  double max_half_width = 0;  // per joint, N·m
+  Payload carried;
+  std::uint64_t robot_seed = 0;
+};
 
-absl::Status BenchControlCommand(Client& client, const CliOptions& options,
-                                 std::FILE* out) {
+absl::StatusOr<ControlRun> ControlRunFrom(const CliOptions& options) {
   absl::StatusOr<std::string> name = ModelName(options);
   if (!name.ok()) return name.status();
-  const double rate = options.rate;
-  const double seconds = options.bench.duration;
-  if (!(rate >= 100)) return UsageError("--rate: < 100 Hz");
-  if (!(seconds >= 2)) return UsageError("--duration: < 2 s");
-  const double pause_at = options.bench.pause_at;
-  const double pause_for = options.bench.pause_for;
-  if (pause_at >= 0 && options.bench.server_pid <= 0) {
+  const BenchOptions& bench = options.bench;
+  if (!(options.rate >= 100)) return UsageError("--rate: < 100 Hz");
+  if (!(bench.duration >= 2)) return UsageError("--duration: < 2 s");
+  if (bench.pause_at >= 0 && bench.server_pid <= 0) {
     return UsageError("--pause_at: needs --server_pid");
   }
-  if (pause_at >= 0 && !(pause_at + pause_for < seconds)) {
+  if (bench.pause_at >= 0 &&
+      !(bench.pause_at + bench.pause_for < bench.duration)) {
     return UsageError("--pause_at: the pause must end before --duration");
   }
-  const int priority = options.bench.realtime_priority;
-  if (priority != 0) {
-    if (absl::Status status = CheckRealtimePriority(priority); !status.ok()) {
+  if (bench.realtime_priority != 0) {
+    if (absl::Status status = CheckRealtimePriority(bench.realtime_priority);
+        !status.ok()) {
       return absl::Status(status.code(), absl::StrCat("--realtime_priority: ",
                                                       status.message()));
     }
   }
-  if (absl::Status status = CreateArmModelIfAsked(client, options, *name);
-      !status.ok()) {
-    return status;
-  }
-  const Payload carried{options.bench.payload_kg, {0.0, 0.0, 0.05}};
-  const JointTrajectory trajectory(options.robot_seed);
-  const auto ticks = static_cast<std::uint64_t>(seconds * rate);
-  const auto per_second = static_cast<std::uint64_t>(rate);
-  const Seconds rigid = RigidBodyLoop(trajectory, carried, rate, ticks);
+  return ControlRun{
+      .model = *name,
+      .rate = options.rate,
+      .ticks = static_cast<std::uint64_t>(bench.duration * options.rate),
+      .pause_at = bench.pause_at,
+      .pause_for = bench.pause_for,
+      .server_pid = bench.server_pid,
+      .priority = bench.realtime_priority,
+      .max_half_width = bench.max_half_width_nm,
+      .carried = {bench.payload_kg, {0.0, 0.0, 0.05}},
+      .robot_seed = options.robot_seed};
+}
 
-  // The learned loop: feedforward = the model's rigid-body torque of the
-  // desired state plus the learned residual (what the model misses), or
-  // the rigid-body torque alone when no residual came in time, or its
-  // interval is not finite yet.
+// The desired states of the next kHorizon ticks as the channel takes them
+// (rows of x = (q, q̇, q̈)), moved on one tick at a time.
+class DesiredWindow {
+ public:
+  DesiredWindow(const JointTrajectory& trajectory, double rate)
+      : trajectory_(trajectory), rate_(rate), rows_(kHorizon * kInputs) {
+    for (std::size_t k = 0; k < kHorizon; ++k) {
+      StateRow(At(k + 1), &rows_[k * kInputs]);
+    }
+  }
+  // The window after tick `tick`: ticks tick + 1 .. tick + kHorizon.
+  const std::vector<double>& After(std::uint64_t tick) {
+    std::copy(rows_.begin() + kInputs, rows_.end(), rows_.begin());
+    StateRow(At(tick + 1 + kHorizon), &rows_[(kHorizon - 1) * kInputs]);
+    return rows_;
+  }
+
+ private:
+  JointState At(std::uint64_t tick) const {
+    return trajectory_.At(static_cast<double>(tick) / rate_);
+  }
+  static void StateRow(const JointState& state, double* row) {
+    streamreg::StateRow(state.q, state.qd, state.qdd, row);
+  }
+  const JointTrajectory& trajectory_;
+  const double rate_;
+  std::vector<double> rows_;
+};
+
+// What the learned loop did, by second, and its channel's end.
+struct LearnedLoopResult {
+  Seconds seconds;
+  std::uint64_t late_ticks = 0;
+  RealtimeChannelStats stats;
+  absl::Status closed;
+};
+
+// The controller with the learned correction, at the run's rate:
+// feedforward = the model's rigid-body torque of the desired state plus
+// the residual the channel predicted for it (what the model misses), or
+// the torque alone when none came in time or its interval is wider than
+// the bound (or infinite: too few scored yet). Each tick hands the channel
+// what the arm did: its state, the acceleration the torque gave, and the
+// part of the torque the model does not explain.
+LearnedLoopResult LearnedLoop(Client& client, const ControlRun& run,
+                              const JointTrajectory& trajectory) {
   RealtimeChannelOptions channel_options;
   channel_options.inputs = kInputs;
   channel_options.targets = kPandaJoints;
   channel_options.horizon = kHorizon;
-  RealtimeChannel channel(&client, *name, channel_options);
+  RealtimeChannel channel(&client, run.model, channel_options);
   ComputedTorqueController controller(Payload{});
   PandaDynamics model(Payload{});
-  PandaDynamics truth(carried);  // only to score the feedforward
+  PandaDynamics truth(run.carried);  // only to score the feedforward
   const JointState first = trajectory.At(0.0);
-  PandaPlant plant(carried, first.q, first.qd);
-  std::vector<double> desired_rows(kHorizon * kInputs);
-  for (std::size_t k = 0; k < kHorizon; ++k) {
-    const JointState state = trajectory.At(static_cast<double>(k + 1) / rate);
-    StateRow(state.q, state.qd, state.qdd, &desired_rows[k * kInputs]);
-  }
+  PandaPlant plant(run.carried, first.q, first.qd);
+  DesiredWindow window(trajectory, run.rate);
   const std::vector<double> no_residual(kPandaJoints, 0.0);
-  // A residual whose interval is wider (or infinite: too few scored yet)
-  // is not used.
-  const std::vector<double> bound(kPandaJoints,
-                                  options.bench.max_half_width_nm);
+  const std::vector<double> bound(kPandaJoints, run.max_half_width);
   std::vector<double> residual(kPandaJoints), x(kInputs), y(kPandaJoints);
-  SecondsRecorder recorder(per_second);
+  SecondsRecorder recorder(static_cast<std::uint64_t>(run.rate));
   const absl::Time start = absl::Now() + absl::Milliseconds(100);
   std::thread pauser;
-  if (pause_at >= 0) {
-    pauser = PauseServer(options.bench.server_pid, start, pause_at, pause_for);
+  if (run.pause_at >= 0) {
+    pauser = PauseServer(run.server_pid, start, run.pause_at, run.pause_for);
   }
   // The loop alone at --realtime_priority, as a controller's runs; the
   // channel's courier (started above) and the pauser stay normal.
   std::optional<ScopedRealtime> realtime;
-  if (priority != 0) realtime.emplace(priority);
-  RateTicker ticker(rate, start);
-  while (ticker.ticks() < ticks) {
+  if (run.priority != 0) realtime.emplace(run.priority);
+  RateTicker ticker(run.rate, start);
+  while (ticker.ticks() < run.ticks) {
     const std::uint64_t late_before = ticker.late_ticks();
     ticker.Wait();
-    const bool late = ticker.late_ticks() != late_before;
     const std::uint64_t tick = ticker.ticks() - 1;
-    const JointState desired = trajectory.At(static_cast<double>(tick) / rate);
+    const JointState desired =
+        trajectory.At(static_cast<double>(tick) / run.rate);
     const RealtimeReading reading =
         channel.Read(tick, residual, no_residual, {.max_half_width = bound});
     JointVector feedforward = model.Torques(desired.q, desired.qd, desired.qdd);
@@ -228,119 +275,153 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
         SquaredDistance(desired.q, plant.q()), !reading.predicted(),
         SquaredDistance(feedforward,
                         truth.Torques(desired.q, desired.qd, desired.qdd)),
-        late);
+        ticker.late_ticks() != late_before);
     const JointVector q = plant.q(), qd = plant.qd();
     const JointVector tau = controller.Torques(feedforward, desired, q, qd);
-    plant.Step(tau, 1.0 / rate);
-    // What the arm did: its state, the acceleration the torque gave, and
-    // the part of the torque the controller's model does not explain.
+    plant.Step(tau, 1.0 / run.rate);
     StateRow(q, qd, plant.qdd(), x.data());
     const JointVector explained = model.Torques(q, qd, plant.qdd());
     for (std::size_t j = 0; j < kPandaJoints; ++j) {
       y[j] = tau[j] - explained[j];
     }
-    std::copy(desired_rows.begin() + kInputs, desired_rows.end(),
-              desired_rows.begin());
-    const JointState ahead =
-        trajectory.At(static_cast<double>(tick + 1 + kHorizon) / rate);
-    StateRow(ahead.q, ahead.qd, ahead.qdd,
-             &desired_rows[(kHorizon - 1) * kInputs]);
-    channel.Hand(tick, x, y, desired_rows);
+    channel.Hand(tick, x, y, window.After(tick));
   }
   realtime.reset();
   if (pauser.joinable()) pauser.join();
-  const absl::Status closed = channel.Close();
-  const RealtimeChannelStats stats = channel.stats();
-  const Seconds& learned = recorder.seconds();
+  LearnedLoopResult result;
+  result.closed = channel.Close();
+  result.stats = channel.stats();
+  result.seconds = recorder.seconds();
+  result.late_ticks = ticker.late_ticks();
+  return result;
+}
 
-  // The last half, the pause's seconds, and the recovery after it.
+// The pause's seconds against the rigid-body controller's, and the
+// recovery after it: "back" is the first second after the pause within
+// 1.5x the mean of the ten before it. Null without a pause.
+nlohmann::json PauseReport(const ControlRun& run, const Seconds& learned,
+                           const Seconds& rigid) {
+  if (run.pause_at < 0) return nullptr;
   const std::size_t all = learned.rms.size();
-  const double learned_late = MeanOf(learned.rms, all / 2, all);
-  const double rigid_late = MeanOf(rigid.rms, all / 2, all);
+  const auto from = static_cast<std::size_t>(run.pause_at);
+  const auto to =
+      static_cast<std::size_t>(std::ceil(run.pause_at + run.pause_for));
+  double worst_ratio = 0;
+  std::uint64_t fallbacks = 0;
+  std::uint64_t late = 0;
+  for (std::size_t s = from; s < std::min(to + 1, all); ++s) {
+    worst_ratio = std::max(worst_ratio, learned.rms[s] / rigid.rms[s]);
+    fallbacks += learned.fallbacks[s];
+    late += learned.late[s];
+  }
+  const double before = MeanOf(learned.rms, from >= 10 ? from - 10 : 0, from);
+  double back_after = NAN;
+  for (std::size_t s = to; s < all; ++s) {
+    if (learned.rms[s] <= 1.5 * before) {
+      back_after = static_cast<double>(s + 1) - (run.pause_at + run.pause_for);
+      break;
+    }
+  }
+  return {{"at_s", run.pause_at},
+          {"for_s", run.pause_for},
+          {"fallback_ticks", fallbacks},
+          {"late_ticks", late},
+          {"worst_ratio_to_rigid_body", worst_ratio},
+          {"back_within_s", back_after}};
+}
+
+nlohmann::json ControlReport(const ControlRun& run,
+                             const LearnedLoopResult& loop,
+                             const Seconds& rigid) {
+  const Seconds& learned = loop.seconds;
+  const std::size_t all = learned.rms.size();
   std::uint64_t fallbacks = 0;
   for (std::uint64_t n : learned.fallbacks) fallbacks += n;
-  nlohmann::json pause = nullptr;
-  std::string pause_text;
-  if (pause_at >= 0) {
-    const auto from = static_cast<std::size_t>(pause_at);
-    const auto to = static_cast<std::size_t>(std::ceil(pause_at + pause_for));
-    double worst_ratio = 0;
-    std::uint64_t paused_fallbacks = 0;
-    std::uint64_t paused_late = 0;
-    for (std::size_t s = from; s < std::min(to + 1, all); ++s) {
-      worst_ratio = std::max(worst_ratio, learned.rms[s] / rigid.rms[s]);
-      paused_fallbacks += learned.fallbacks[s];
-      paused_late += learned.late[s];
-    }
-    // Back: the first second after the pause within 1.5x the mean of the
-    // ten before it.
-    const double before = MeanOf(learned.rms, from >= 10 ? from - 10 : 0, from);
-    double back_after = NAN;
-    for (std::size_t s = to; s < all; ++s) {
-      if (learned.rms[s] <= 1.5 * before) {
-        back_after = static_cast<double>(s + 1) - (pause_at + pause_for);
-        break;
-      }
-    }
-    pause = {{"at_s", pause_at},
-             {"for_s", pause_for},
-             {"fallback_ticks", paused_fallbacks},
-             {"late_ticks", paused_late},
-             {"worst_ratio_to_rigid_body", worst_ratio},
-             {"back_within_s", back_after}};
-    pause_text = absl::StrFormat(
-        "server paused %.0f s at %.0f s: %llu ticks fell back, %llu started "
-        "late, the error at most %.2fx the rigid-body controller's that "
-        "second, back within %.0f s after\n",
-        pause_for, pause_at, static_cast<unsigned long long>(paused_fallbacks),
-        static_cast<unsigned long long>(paused_late), worst_ratio, back_after);
-  }
+  return {{"kind", "control"},
+          {"model", run.model},
+          {"rate_hz", run.rate},
+          {"ticks", run.ticks},
+          {"late_ticks", loop.late_ticks},
+          {"payload_kg", run.carried.mass_kg},
+          {"learned_rms_last_half", MeanOf(learned.rms, all / 2, all)},
+          {"rigid_body_rms_last_half", MeanOf(rigid.rms, all / 2, all)},
+          {"fallback_ticks", fallbacks},
+          {"samples_durable", loop.stats.samples_durable},
+          {"samples_dropped", loop.stats.samples_dropped},
+          {"messages_failed", loop.stats.failures},
+          {"pause", PauseReport(run, learned, rigid)},
+          {"learned_rms_by_second", learned.rms},
+          {"fallbacks_by_second", learned.fallbacks},
+          {"late_ticks_by_second", learned.late},
+          {"realtime_priority", run.priority},
+          {"rigid_body_rms_by_second", rigid.rms},
+          {"learned_feedforward_rms_by_second", learned.feedforward_rms},
+          {"rigid_body_feedforward_rms_by_second", rigid.feedforward_rms}};
+}
+
+// The report as text: the summary, the pause, then each second.
+void PrintControlReport(const nlohmann::json& report, std::FILE* out) {
+  const auto count = [&](const char* key) {
+    return report[key].get<unsigned long long>();
+  };
+  const double learned = report["learned_rms_last_half"];
+  const double rigid = report["rigid_body_rms_last_half"];
   std::fprintf(out,
                "%llu ticks at %.0f Hz, %llu late; RMS joint tracking error "
                "over the last half: learned correction %.3g rad, rigid-body "
                "model alone %.3g rad (%.2fx)\n",
-               static_cast<unsigned long long>(ticks), rate,
-               static_cast<unsigned long long>(ticker.late_ticks()),
-               learned_late, rigid_late, learned_late / rigid_late);
+               count("ticks"), report["rate_hz"].get<double>(),
+               count("late_ticks"), learned, rigid, learned / rigid);
   std::fprintf(out,
                "fallback ticks: %llu of %llu; %llu samples learned, %llu "
                "dropped, %llu messages failed\n",
-               static_cast<unsigned long long>(fallbacks),
-               static_cast<unsigned long long>(ticks),
-               static_cast<unsigned long long>(stats.samples_durable),
-               static_cast<unsigned long long>(stats.samples_dropped),
-               static_cast<unsigned long long>(stats.failures));
-  std::fputs(pause_text.c_str(), out);
-  for (std::size_t s = 0; s < all; ++s) {
+               count("fallback_ticks"), count("ticks"),
+               count("samples_durable"), count("samples_dropped"),
+               count("messages_failed"));
+  if (const nlohmann::json& pause = report["pause"]; !pause.is_null()) {
+    const double back = pause["back_within_s"].is_number()
+                            ? pause["back_within_s"].get<double>()
+                            : NAN;
     std::fprintf(out,
-                 "  second %3zu: learned %.3g rad (%llu fell back, %llu "
-                 "late; feedforward off by %.3g N·m), rigid-body %.3g rad "
-                 "(%.3g N·m)\n",
-                 s + 1, learned.rms[s],
-                 static_cast<unsigned long long>(learned.fallbacks[s]),
-                 static_cast<unsigned long long>(learned.late[s]),
-                 learned.feedforward_rms[s], rigid.rms[s],
-                 rigid.feedforward_rms[s]);
+                 "server paused %.0f s at %.0f s: %llu ticks fell back, %llu "
+                 "started late, the error at most %.2fx the rigid-body "
+                 "controller's that second, back within %.0f s after\n",
+                 pause["for_s"].get<double>(), pause["at_s"].get<double>(),
+                 pause["fallback_ticks"].get<unsigned long long>(),
+                 pause["late_ticks"].get<unsigned long long>(),
+                 pause["worst_ratio_to_rigid_body"].get<double>(), back);
   }
-  const nlohmann::json report = {
-      {"kind", "control"},
-      {"model", *name},
-      {"rate_hz", rate},
-      {"ticks", ticks},
-      {"late_ticks", ticker.late_ticks()},
-      {"payload_kg", carried.mass_kg},
-      {"learned_rms_last_half", learned_late},
-      {"rigid_body_rms_last_half", rigid_late},
-      {"fallback_ticks", fallbacks},
-      {"samples_durable", stats.samples_durable},
-      {"pause", pause},
-      {"learned_rms_by_second", learned.rms},
-      {"fallbacks_by_second", learned.fallbacks},
-      {"late_ticks_by_second", learned.late},
-      {"realtime_priority", priority},
-      {"rigid_body_rms_by_second", rigid.rms},
-      {"learned_feedforward_rms_by_second", learned.feedforward_rms},
-      {"rigid_body_feedforward_rms_by_second", rigid.feedforward_rms}};
+  const auto& rms = report["learned_rms_by_second"];
+  for (std::size_t s = 0; s < rms.size(); ++s) {
+    std::fprintf(
+        out,
+        "  second %3zu: learned %.3g rad (%llu fell back, %llu late; "
+        "feedforward off by %.3g N·m), rigid-body %.3g rad (%.3g N·m)\n",
+        s + 1, rms[s].get<double>(),
+        report["fallbacks_by_second"][s].get<unsigned long long>(),
+        report["late_ticks_by_second"][s].get<unsigned long long>(),
+        report["learned_feedforward_rms_by_second"][s].get<double>(),
+        report["rigid_body_rms_by_second"][s].get<double>(),
+        report["rigid_body_feedforward_rms_by_second"][s].get<double>());
+  }
+}
+
+}  // namespace
+
+absl::Status BenchControlCommand(Client& client, const CliOptions& options,
+                                 std::FILE* out) {
+  absl::StatusOr<ControlRun> run = ControlRunFrom(options);
+  if (!run.ok()) return run.status();
+  if (absl::Status status = CreateArmModelIfAsked(client, options, run->model);
+      !status.ok()) {
+    return status;
+  }
+  const JointTrajectory trajectory(run->robot_seed);
+  const Seconds rigid =
+      RigidBodyLoop(trajectory, run->carried, run->rate, run->ticks);
+  const LearnedLoopResult learned = LearnedLoop(client, *run, trajectory);
+  const nlohmann::json report = ControlReport(*run, learned, rigid);
+  PrintControlReport(report, out);
   if (!options.json.empty()) {
     if (absl::Status status = WriteJsonReport(report, options.json);
         !status.ok()) {
@@ -351,7 +432,7 @@ absl::Status BenchControlCommand(Client& client, const CliOptions& options,
       !status.ok()) {
     return status;
   }
-  return closed;
+  return learned.closed;
 }
 
 }  // namespace streamreg
