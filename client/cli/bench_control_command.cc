@@ -195,13 +195,13 @@ class DesiredWindow {
   DesiredWindow(const JointTrajectory& trajectory, double rate)
       : trajectory_(trajectory), rate_(rate), rows_(kHorizon * kInputs) {
     for (std::size_t k = 0; k < kHorizon; ++k) {
-      StateRow(At(k + 1), &rows_[k * kInputs]);
+      Fill(At(k + 1), &rows_[k * kInputs]);
     }
   }
   // The window after tick `tick`: ticks tick + 1 .. tick + kHorizon.
   const std::vector<double>& After(std::uint64_t tick) {
     std::copy(rows_.begin() + kInputs, rows_.end(), rows_.begin());
-    StateRow(At(tick + 1 + kHorizon), &rows_[(kHorizon - 1) * kInputs]);
+    Fill(At(tick + 1 + kHorizon), &rows_[(kHorizon - 1) * kInputs]);
     return rows_;
   }
 
@@ -209,8 +209,8 @@ class DesiredWindow {
   JointState At(std::uint64_t tick) const {
     return trajectory_.At(static_cast<double>(tick) / rate_);
   }
-  static void StateRow(const JointState& state, double* row) {
-    streamreg::StateRow(state.q, state.qd, state.qdd, row);
+  static void Fill(const JointState& state, double* row) {
+    StateRow(state.q, state.qd, state.qdd, row);
   }
   const JointTrajectory& trajectory_;
   const double rate_;
