@@ -38,8 +38,8 @@ namespace streamreg {
 // under the linear base when the model has one — each divided by its
 // standard deviation. Two descents, from the paper's initial map and from
 // where the map is, the lower objective winning — one, from where the map
-// is, once the map was fitted to a full budget of samples
-// (Job::also_from_initial_map).
+// is, once the map is settled (Job::also_from_initial_map;
+// ModelConfig::mlkr_settled_after).
 //
 // In a cluster, the replicas of a model share the fits (MlkrFitExchange):
 // a replica that does not compute first holds its fit back until another
@@ -61,9 +61,9 @@ class MlkrRefresh {
     std::vector<MlkrMap> start;
     // Whether a known map's fit also descends from the paper's initial map
     // (the lower objective wins), or only from where the map is: a map
-    // fitted to as many samples as a fit reads (the budget's) no longer
-    // holds the descent in a basin of a few samples, and the second
-    // descent would double the fit's cost (MlkrJob).
+    // fitted to a thousand samples or more no longer holds the descent in
+    // a basin of a few samples, and the second descent would double the
+    // fit's cost (ModelConfig::mlkr_settled_after).
     bool also_from_initial_map = true;
     // Rank, neighbours, steps; exclude_within counts stream positions
     // (the honest error's lag), divided by the stride for the fit.

@@ -426,8 +426,16 @@ namespace {
 // models take the defaults); version 12 the take-over rule (earlier models
 // took over at fixed counts, and their logs record no take-over); version
 // 13 max_scoring_stride (earlier models scored every sample); version 14
-// base_relative_ridge (0 in earlier models).
-constexpr std::uint32_t kConfigVersion = 14;
+// base_relative_ridge (0 in earlier models); version 15 mlkr_settled_after
+// (earlier models settled at a full budget).
+constexpr std::uint32_t kConfigVersion = 15;
+
+// Where a model saved before mlkr_settled_after settled its maps: once
+// their last fit read a full budget of samples (never without a budget).
+std::size_t FullMlkrBudget(const ModelConfig& c) {
+  if (c.mlkr_fit_budget == 0 || c.mlkr_fit_steps == 0) return 0;
+  return c.mlkr_fit_budget / c.mlkr_fit_steps;
+}
 
 template <class Enum>
 bool LoadEnum(ByteReader& in, Enum last, Enum* out) {
@@ -494,6 +502,7 @@ void SaveConfig(const ModelConfig& c, ByteWriter& out) {
   out.U8(static_cast<std::uint8_t>(c.take_over));
   out.U64(c.max_scoring_stride);
   out.Double(c.base_relative_ridge);
+  out.U64(c.mlkr_settled_after);
 }
 
 bool LoadConfig(ByteReader& in, ModelConfig* c) {
@@ -610,6 +619,7 @@ bool LoadConfig(ByteReader& in, ModelConfig* c) {
   }
   c->max_scoring_stride = version >= 13 ? in.U64() : 1;
   c->base_relative_ridge = version >= 14 ? in.Double() : 0.0;
+  c->mlkr_settled_after = version >= 15 ? in.U64() : FullMlkrBudget(*c);
   return in.ok() && c->max_scoring_stride >= 1 &&
          c->max_scoring_stride <= kMaxScoringStride &&
          c->base_relative_ridge >= 0.0;

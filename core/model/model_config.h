@@ -217,6 +217,13 @@ struct ModelConfig {
   std::size_t mlkr_fit_samples = 5000;
   std::size_t mlkr_fit_steps = 60;
   std::size_t mlkr_fit_budget = 60 * 2048;
+  // A growth fit descends twice — from the paper's initial map and from
+  // where the map is — until the maps' last fit read this many samples;
+  // from then on the map is settled and a fit descends from it alone (0:
+  // always twice). Models saved before it existed settle at a full budget
+  // (mlkr_fit_budget / mlkr_fit_steps, 2,048 by default; never without a
+  // budget).
+  std::size_t mlkr_settled_after = 1024;
   // Whether kAuto's candidates include MLKR: always for models made now;
   // models saved before MLKR existed keep their three.
   bool auto_includes_mlkr = true;

@@ -259,14 +259,16 @@ std::uint64_t MlkrLag(const ModelConfig& config, std::size_t size) {
 }
 
 // Whether the maps' last growth fit, over `fitted_size` stored samples,
-// read a full budget of them (mlkr_fit_budget / mlkr_fit_steps: 2,048 by
-// default): the next descends from the maps alone. On the 1 kHz arm that
-// halves the fits from the fourth second on; data/'s sets (at most 3,000
-// training rows) keep both descents to their last fit.
-bool FittedToAFullBudget(const ModelConfig& config, std::size_t fitted_size) {
-  if (config.mlkr_fit_budget == 0 || config.mlkr_fit_steps == 0) return false;
-  return MlkrRefresh::SamplesRead(fitted_size, config.mlkr_fit_samples) >=
-         config.mlkr_fit_budget / config.mlkr_fit_steps;
+// read config.mlkr_settled_after samples or more (1,024 by default): the
+// map is settled and the next fit descends from it alone. On the 1 kHz arm
+// the fits from the second second on descend once; data/'s sets (at most
+// 3,000 training rows) keep both descents in every fit that takes over
+// before their last sample (bench/notes/issue-73-server-cpu.md, "A map
+// settled at half a budget").
+bool MapSettled(const ModelConfig& config, std::size_t fitted_size) {
+  return config.mlkr_settled_after != 0 &&
+         MlkrRefresh::SamplesRead(fitted_size, config.mlkr_fit_samples) >=
+             config.mlkr_settled_after;
 }
 
 // Starts or installs the growth refresh of the MLKR maps (the same
@@ -288,7 +290,7 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   if (!RefreshDue(config, size, take_over.mlkr_refreshed_size)) return;
   MlkrRefresh::Job job = MlkrJob(state, size);
   job.also_from_initial_map =
-      !FittedToAFullBudget(config, take_over.mlkr_refreshed_size);
+      !MapSettled(config, take_over.mlkr_refreshed_size);
   take_over.mlkr_refreshed_size = size;
   state.mlkr_refresh.Start(std::move(job), state.RefreshRows(size).copy,
                            SamplesSeen(state));

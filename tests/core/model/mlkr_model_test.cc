@@ -122,6 +122,29 @@ TEST(MlkrModelTest, OnlineEndsWithinTwentyPercentOfTheBatchFit) {
       << online_total / 2 << " vs " << batch_total / 2;
 }
 
+// A growth fit descends from the paper's initial map and from where the
+// map is until the map's last fit read mlkr_settled_after samples, then
+// from the map alone: a model whose maps settle after the first fit (64
+// samples) ends with other maps than one whose never do, and a threshold
+// no fit reaches is never.
+TEST(MlkrModelTest, FitsDescendFromTheMapAloneOnceItIsSettled) {
+  const TwoOfTen stream = MakeTwoOfTen(800, 13);
+  const auto map_with = [&stream](std::size_t settled_after) {
+    ModelConfig config = TwoOfTenConfig(MetricKind::kMlkr);
+    config.mlkr_settled_after = settled_after;
+    const std::unique_ptr<Model> model = LearnedModel(config, stream, 800);
+    EXPECT_GE(model->stats().metric_refreshes, 4u);
+    return model->metric().metrics[0].map;
+  };
+  const std::vector<double> never = map_with(0);
+  ASSERT_EQ(never.size(), kInputs * kInputs);
+  EXPECT_EQ(map_with(1'000'000), never);
+  EXPECT_NE(map_with(64), never);
+  // The default settles at a thousand samples read: these 800 never do.
+  EXPECT_EQ(ModelConfig().mlkr_settled_after, 1024u);
+  EXPECT_EQ(map_with(1024), never);
+}
+
 TEST(MlkrModelTest, ALowRankMapSearchesInThatManyDirections) {
   const TwoOfTen stream = MakeTwoOfTen(1500, 7);
   ModelConfig config = TwoOfTenConfig(MetricKind::kMlkr);

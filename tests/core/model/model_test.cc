@@ -415,6 +415,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.take_over = TakeOverRule::kLogged;
   config.max_scoring_stride = 16;
   config.base_relative_ridge = 0.05;
+  config.mlkr_settled_after = 700;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   std::string bytes;
   ByteWriter writer(&bytes);
@@ -449,6 +450,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.take_over, TakeOverRule::kLogged);
   EXPECT_EQ(read.max_scoring_stride, 16u);
   EXPECT_EQ(read.base_relative_ridge, 0.05);
+  EXPECT_EQ(read.mlkr_settled_after, 700u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -461,9 +463,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read);
   };
+  // Version 14 is version 15 without mlkr_settled_after: a model written
+  // then settles its maps where it did, at a full budget of samples read.
+  const std::string version14 = older(bytes, 14, 8);
+  ASSERT_TRUE(load(version14));
+  EXPECT_EQ(read.mlkr_settled_after, 12345u / config.mlkr_fit_steps);
+  EXPECT_EQ(read.base_relative_ridge, 0.05);
   // Version 13 is version 14 without the base's relative ridge: a model
   // written then keeps the base it learned with (none).
-  const std::string version13 = older(bytes, 13, 8);
+  const std::string version13 = older(version14, 13, 8);
   ASSERT_TRUE(load(version13));
   EXPECT_EQ(read.base_relative_ridge, 0.0);
   EXPECT_EQ(read.max_scoring_stride, 16u);
@@ -508,6 +516,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   const std::string version7 = older(version8, 7, 8);
   ASSERT_TRUE(load(version7));
   EXPECT_EQ(read.mlkr_fit_budget, 0u);
+  EXPECT_EQ(read.mlkr_settled_after, 0u);  // never settled: no budget
   EXPECT_EQ(read.MlkrFitSteps(20000), read.mlkr_fit_steps);
   EXPECT_EQ(read.metric_refresh_samples, 4096u);
   // Version 6 is version 7 without the refresh's sample count: a model
@@ -543,7 +552,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 15, 0)));
+  EXPECT_FALSE(load(older(bytes, 16, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;
@@ -552,10 +561,10 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   std::string no_stride = version13;
   std::fill(no_stride.end() - 8, no_stride.end(), '\0');
   EXPECT_FALSE(load(no_stride));
-  // And a negative relative ridge (the last 8 bytes).
-  std::string negative_ridge = bytes;
+  // And a negative relative ridge (the last 8 bytes of version 14).
+  std::string negative_ridge = version14;
   const double minus_one = -1.0;
-  std::memcpy(negative_ridge.data() + bytes.size() - 8, &minus_one, 8);
+  std::memcpy(negative_ridge.data() + version14.size() - 8, &minus_one, 8);
   EXPECT_FALSE(load(negative_ridge));
 }
 
