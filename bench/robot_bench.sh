@@ -28,7 +28,7 @@ sr() { "$cli" --server "$addr" "$@"; }
 
 sr ingest --model arm --csv "$work/arm.csv" --create --regressor "$regressor"
 sleep 20  # let the background refresh and rebuilds of the ingest finish
-sr info --model arm | grep -E "num_samples|memory_bytes|index_rebuilds"
+sr info --model arm | grep -E "^  (learns|samples) "
 
 run() {  # run NAME ARGS...: one bench run, its report and plots
   local name=$1
