@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
       .details =
           "deploy/cluster/nats-cluster.sh up DIR starts a local "
           "cluster and writes its addresses to DIR/nats. Figures, not "
-          "a test: bench/RESULTS.md has the results.",
+          "a test: bench/notes/results-history.md has the results.",
   };
   streamreg::ParseFlagsOnly(argc, argv, usage);
   return streamreg::Run();

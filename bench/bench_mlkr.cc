@@ -203,7 +203,8 @@ int main(int argc, char** argv) {
       "usage: streamreg-bench-mlkr [--n N] [--neighbors C] [--rank R]\n"
       "    [--exclude_within W] [--max_steps S] [--threads T]\n\n"
       "MLKR's batch fit on the simulated arm: its time, objective and "
-      "held-out error. Figures, not a test: bench/RESULTS.md has them.");
+      "held-out error. Figures, not a test: bench/notes/results-history.md has "
+      "them.");
   absl::ParseCommandLine(argc, argv);
   return streamreg::Main();
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cluster mode against a single server, in one run on one machine
-# (bench/RESULTS.md, "Cluster mode"): the robot loop (`streamreg bench
+# (bench/notes/results-history.md, "Cluster mode"): the robot loop (`streamreg bench
 # learn`, one simulated arm at 1 kHz into a fresh model) and a bulk ingest
 # of simulated-arm samples, first into a single server with the local
 # journal (--sync=always), then into a local cluster (deploy/cluster/
@@ -15,7 +15,7 @@
 # CLUSTER_BENCH_PARTS=recovery measures only the cluster's ingest and the
 # recovery (no single server, no robot loop), and CLUSTER_BENCH_REPLICAS
 # (default 3) sets --cluster_replicas: the recovery of a large model
-# (bench/RESULTS.md, 10^6 samples) on a machine whose cores would otherwise
+# (bench/notes/results-history.md, 10^6 samples) on a machine whose cores would otherwise
 # learn every sample three times.
 #
 # CLUSTER_BENCH_PARTS=reads measures predictions served by 1, 2 and 3

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Renders the JSON files of bench/reproduce_papers.sh as the markdown
-tables of bench/RESULTS.md, beside the papers' published nMSE.
+tables of bench/notes/results-history.md, beside the papers' published nMSE.
 
 usage: bench/results_table.py JSON_DIR > tables.md
 """

@@ -57,7 +57,7 @@ for metric in ("Euclidean", "GW", "EGOP"):
 # With k-NN, the metric auto is about as good as the best of the three
 # metrics (per torque by the honest error; 5% of slack). With the regressor
 # auto too it is not: the honest error prefers GW's local linear fits, and
-# EGOP's extrapolate better to the later segment (bench/RESULTS.md).
+# EGOP's extrapolate better to the later segment (bench/notes/results-history.md).
 for base in ("", "linear base + "):
     best = min(by_method[f"streamreg, {metric}, {base}k-NN"]
                for metric in ("Euclidean", "GW", "EGOP"))

@@ -1,16 +1,18 @@
 #!/usr/bin/python3
 """Checks one set of `bench/peers.py --default_only`: the default model's
 held-out mean nMSE is no worse than the figure recorded for that set
-(bench/RESULTS.md, "The default metric becomes MLKR", since "The
+(bench/notes/results-history.md, "The default metric becomes MLKR", since "The
 honest lag grows with the stream", and since "The closed loop": the linear
 base's relative ridge) by more than 2%.
 
 The accuracy issue's target for the default — within 5% of the best
 configuration and peer on every set — is missed on most sets
-(RESULTS.md). These tests hold the default to what it achieves now, so
-that no change makes it worse on a set unnoticed. When a change makes it
-better, lower the figure here; when the default itself changes, record
-the new figures with a before/after table in RESULTS.md.
+(bench/RESULTS.md, "Accuracy on data/'s sets, against the peers"). These
+tests hold the default to what it achieves now, so that no change makes
+it worse on a set unnoticed. When a change makes it better, lower the
+figure here; when the default itself changes, record the new figures
+with a before/after table in a note under bench/notes/ and update the
+page's table (bench/peers_table.py).
 
 usage: bench_peers_default_check.py PEERS_JSON SET
 """

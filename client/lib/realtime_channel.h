@@ -30,7 +30,7 @@ struct RealtimeChannelOptions {
   // Samples per Learn message: the courier sends once it holds this many,
   // or once the oldest has waited this many ticks. (5 the measured balance
   // on the simulated arm: the predictions' error 1.10x a tick's own
-  // answers', the server's CPU 0.64x; bench/RESULTS.md.)
+  // answers', the server's CPU 0.64x; bench/notes/results-history.md.)
   std::size_t batch_ticks = 5;
   // The courier also sends at once when a desired state it holds is due
   // within this many ticks (a round trip's margin). A message asks for the

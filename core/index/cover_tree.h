@@ -85,8 +85,8 @@ class CoverTree {
   // points in stream order, whose neighbours are inserted close in time
   // (a model's index built from its store: restored or rebuilt; 524,288
   // arm samples in a full-rank linear map: 35-37 s shuffled, 7.8-9.7 s as
-  // given, its k-NN searches no slower — bench/RESULTS.md, "A minute's
-  // stall at a take-over").
+  // given, its k-NN searches no slower — bench/notes/results-history.md, "A
+  // minute's stall at a take-over").
   enum class InsertionOrder { kShuffled, kAsGiven };
 
   // Builds a tree over the n = ids.size() points stored row-major in

@@ -101,7 +101,7 @@ struct ModelConfig {
   // prediction is base(x). Needs input_dim <= kMaxLinearBaseDim (a d x d
   // solve per sample). On by default: on data the model has not seen it
   // made k-NN better on 12 of 16 public sets, 1.7x on SARCOS split in time
-  // (bench/RESULTS.md).
+  // (bench/notes/results-history.md).
   bool linear_base = true;
   // With linear_base: each target predicts with the base or without it
   // (the regressor over its raw values), whichever has the lower honest
@@ -117,8 +117,8 @@ struct ModelConfig {
   // moved in gets no slope to extrapolate with, however long the stream (a
   // robot's states along one path: without it the base's slopes across the
   // path grow from noise and a controller fed its predictions loses its
-  // path, bench/RESULTS.md "The closed loop"). Models saved before it
-  // existed have 0.
+  // path, bench/notes/results-history.md "The closed loop"). Models saved
+  // before it existed have 0.
   double base_relative_ridge = 3e-2;
   // With linear_base: the base is a random-feature ridge instead
   // (RandomFeatureBase; docs/estimators.md, "Random-feature base"): D =
@@ -142,7 +142,8 @@ struct ModelConfig {
   // plane over the samples within h + t by default, or both papers' finite
   // differences of f_{n,h} (docs/estimators.md, "Gradient estimate"). The
   // slopes made the held-out errors of the GW and EGOP configurations lower
-  // on 11 of the 16 sets of data/, 7% lower on average (bench/RESULTS.md).
+  // on 11 of the 16 sets of data/, 7% lower on average
+  // (bench/notes/results-history.md).
   GradientEstimatorKind gradient_estimator =
       GradientEstimatorKind::kLocalLinear;
 
@@ -209,9 +210,9 @@ struct ModelConfig {
   // kMinBudgetedMlkrSteps, or mlkr_fit_steps if fewer) while a small one
   // does every evaluation (0: no budget, as models saved before it had).
   // With 5,000 samples, 60 evaluations and a budget of 60 x 2,048, a fit
-  // costs about 1 s on one core at d = 21 (bench/RESULTS.md, "A fit's cost
-  // capped, not cut"). Its refreshes follow metric_refresh_growth; every
-  // learned sample also takes a stochastic gradient step.
+  // costs about 1 s on one core at d = 21 (bench/notes/results-history.md, "A
+  // fit's cost capped, not cut"). Its refreshes follow metric_refresh_growth;
+  // every learned sample also takes a stochastic gradient step.
   std::size_t mlkr_rank = 0;
   std::size_t mlkr_neighbors = 32;
   std::size_t mlkr_fit_samples = 5000;
@@ -302,7 +303,8 @@ struct ModelConfig {
 
 // The fewest evaluations per descent mlkr_fit_budget leaves an MLKR fit:
 // 20 were 7% worse than 60 at 20,000 samples of the arm, where 60 within
-// the budget were as good (bench/RESULTS.md, "Cheaper MLKR fits").
+// the budget were as good (bench/notes/results-history.md, "Cheaper MLKR
+// fits").
 inline constexpr std::size_t kMinBudgetedMlkrSteps = 20;
 
 // The longest input or target name, in bytes: names label a model's

@@ -37,8 +37,8 @@ namespace streamreg {
 // exact base-plus-residuals estimator: with the online weights instead
 // (the base a sixteenth of the samples newer than its residuals), the
 // robot loop's prequential error, its neighbours the last few ticks, was
-// 100 times the linear base's (bench/RESULTS.md, "The random-feature
-// base").
+// 100 times the linear base's (bench/notes/results-history.md, "The
+// random-feature base").
 //
 // A new fit in other coordinates (the metric refreshed: Replace) learns
 // on beside the fit in use while a sweep takes every slot's residual under

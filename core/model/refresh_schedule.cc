@@ -92,7 +92,8 @@ void ForgetRecords(ModelState& state, const TakeOverKey& key)
 // over at most this many samples after it starts (a build over fewer than
 // small_store_below samples takes milliseconds). A lag of a quarter of the
 // store cost held-out accuracy (SARCOS split in time: mean nMSE 0.399 ->
-// 0.411 for the default model; bench/RESULTS.md, "Against the peers").
+// 0.411 for the default model; bench/notes/results-history.md, "Against the
+// peers").
 constexpr std::uint64_t kSmallStoreMaxLag = 64;
 
 // Samples between starting background work on `size` samples and its
@@ -135,7 +136,7 @@ MlkrRefresh::Job MlkrJob(const ModelState& state, std::size_t num_slots)
   // base is built in the map's coordinates, so the map is fitted to the
   // targets themselves under it (its ridge is not kept): fitted to that
   // base's residuals the map would lose what the base took out, and the
-  // next base be built in the poorer map (bench/RESULTS.md, "The
+  // next base be built in the poorer map (bench/notes/results-history.md, "The
   // random-feature base on the wire").
   if (config.linear_base) job.base = state.base;
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
@@ -251,8 +252,8 @@ void MaintainMetric(ModelState& state)
 // (d = 21, 1 kHz, two cores) a fit of 16,384 samples took about 6.6 s,
 // 0.4 ms per sample read, and the gradient metrics' lag (a quarter of the
 // store, 4.1 s there) made the learner wait 2.6 s for it; a quarter of the
-// samples read stalled it 3.1 s, half of them did not (bench/RESULTS.md,
-// "The robot loop with MLKR").
+// samples read stalled it 3.1 s, half of them did not
+// (bench/notes/results-history.md, "The robot loop with MLKR").
 std::uint64_t MlkrLag(const ModelConfig& config, std::size_t size) {
   return std::max<std::uint64_t>(Lag(config, size),
                                  std::min(size, config.mlkr_fit_samples) / 2);

@@ -59,8 +59,8 @@ struct ClusterOptions {
   // How long a Learn stream's sample waits for others to join its append
   // (WriteLog::GroupLinger): a 1 kHz arm's samples go to the log a few
   // at a time instead of one or two, for a fraction of the NATS nodes' and
-  // the followers' CPU time (bench/RESULTS.md). Its answers do not wait;
-  // its durability reports and its learning wait this much longer.
+  // the followers' CPU time (bench/notes/results-history.md). Its answers do
+  // not wait; its durability reports and its learning wait this much longer.
   absl::Duration learn_linger = absl::Milliseconds(2);
   // The first server of a model's placement snapshots it into JetStream
   // once this many samples were applied since its last snapshot, or

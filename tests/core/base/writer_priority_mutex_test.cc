@@ -125,8 +125,8 @@ TEST(WriterPriorityMutexTest, AWaitingWriterKeepsNewReadersOut) {
 // not spin. glibc's writer-preferring rwlock spins there; with a spinning
 // real-time reader on every core the writer never ran again until the
 // kernel's real-time throttling, about 0.95 s later, and every answer of
-// the server waited that long (bench/RESULTS.md, "Real-time readers and
-// the model's lock").
+// the server waited that long (bench/notes/results-history.md, "Real-time
+// readers and the model's lock").
 TEST(WriterPriorityMutexTest, RealTimeReadersOnEveryCoreDoNotStarveTheWriter) {
   constexpr int kPriority = 3;
   if (kUnderThreadSanitizer) {
