@@ -41,7 +41,7 @@ constexpr absl::Duration kCallDeadline = absl::Seconds(10);
 
 // What one kind of call came to, over every client.
 struct CallTally {
-  std::mutex mutex;
+  mutable std::mutex mutex;
   std::uint64_t sent = 0;
   std::uint64_t skipped = 0;  // due while kMaxOutstanding were unanswered
   std::uint64_t ok = 0;
@@ -81,7 +81,7 @@ struct CallTally {
     }
   }
 
-  void Print(const char* what, std::FILE* out) {
+  void Print(const char* what, std::FILE* out) const {
     std::lock_guard lock(mutex);
     std::fprintf(out,
                  "%s %llu sent (%llu skipped, client full), %llu ok, %llu "
@@ -95,7 +95,7 @@ struct CallTally {
                  static_cast<unsigned long long>(failed));
   }
 
-  nlohmann::json Json(double seconds) {
+  nlohmann::json Json(double seconds) const {
     std::lock_guard lock(mutex);
     return {{"sent", sent},
             {"sent_per_s", static_cast<double>(sent) / seconds},
@@ -355,6 +355,237 @@ absl::StatusOr<std::uint64_t> LearnedSamples(Client& client,
   return response.stats().num_samples();
 }
 
+// What a flood was asked for, checked: its model, clients (half write,
+// half read), length, and each client's own samples and query (distinct
+// places in the task).
+struct FloodPlan {
+  std::string model;
+  int clients = 0;
+  int writers = 0;
+  int readers = 0;
+  double seconds = 0.0;
+  std::vector<v1::IngestRequest> batches;
+  std::vector<v1::PredictRequest> queries;
+};
+
+absl::StatusOr<FloodPlan> PlanFlood(const CliOptions& options) {
+  absl::StatusOr<std::string> name = ModelName(options);
+  if (!name.ok()) return name.status();
+  const BenchOptions& bench = options.bench;
+  FloodPlan plan;
+  plan.model = *name;
+  plan.clients = static_cast<int>(bench.concurrency);
+  plan.seconds = bench.duration;
+  if (plan.clients < 2) return UsageError("--concurrency: < 2");
+  if (!(plan.seconds > 0)) return UsageError("--duration: <= 0");
+  if (!(bench.overload > 0)) {
+    return UsageError("--overload: <= 0");
+  }
+  if (!(options.rate >= 1)) return UsageError("--rate: < 1");
+  plan.writers = plan.clients / 2;
+  plan.readers = plan.clients - plan.writers;
+  for (int c = 0; c < plan.clients; ++c) {
+    const std::vector<RobotSample> samples = ArmSamples(
+        options.robot_seed, 100 + c, 1'000'000 + 100'000 * c, kSamplesPerBatch);
+    plan.batches.push_back(BatchOf(plan.model, samples));
+    plan.queries.push_back(QueryOf(plan.model, samples.front()));
+  }
+  return plan;
+}
+
+// What the flood met: the flooding clients' calls, the arm's, the health
+// checks', and the server's resident size before and at its peak.
+struct FloodRun {
+  CallTally ingests;
+  CallTally predicts;
+  ArmRun arm;
+  HealthRun health;
+  std::uint64_t rss_before = 0;
+  std::uint64_t rss_peak = 0;
+};
+
+// One flooding client on a connection of its own: a call every tick of
+// its rate, skipped while kMaxOutstanding are unanswered.
+void Flood(const ClientOptions& base, const FloodPlan& plan, int c, double rate,
+           absl::Time start, absl::Time end, FloodRun* run) {
+  ClientOptions client_options = base;
+  client_options.own_connection = true;
+  Client flooder(client_options);
+  const bool writes = c < plan.writers;
+  CallTally& tally = writes ? run->ingests : run->predicts;
+  std::atomic<int> outstanding{0};
+  RateTicker ticker(rate, start);
+  std::uint64_t sent = 0;
+  std::uint64_t skipped = 0;
+  while (absl::Now() < end) {
+    ticker.Wait();
+    if (outstanding.load() >= kMaxOutstanding) {
+      ++skipped;
+      continue;
+    }
+    outstanding.fetch_add(1);
+    ++sent;
+    if (writes) {
+      new IngestCall(flooder, &plan.batches[c], &tally, &outstanding);
+    } else {
+      StartPredict(flooder, &plan.queries[c], &tally, &outstanding);
+    }
+  }
+  while (outstanding.load() > 0) absl::SleepFor(absl::Milliseconds(5));
+  std::lock_guard lock(tally.mutex);
+  tally.sent += sent;
+  tally.skipped += skipped;
+}
+
+// The flooders at --overload times `capacity`, the arm at --rate and the
+// health checks, all for the plan's seconds, while the server's resident
+// size is sampled (with --server_pid).
+void RunFlood(const Client& client, const CliOptions& options,
+              const FloodPlan& plan, const Capacity& capacity, FloodRun* run) {
+  const BenchOptions& bench = options.bench;
+  // Calls per second per client, at --overload times capacity.
+  const double write_rate =
+      bench.overload * capacity.samples_per_s / kSamplesPerBatch / plan.writers;
+  const double read_rate =
+      bench.overload * capacity.predictions_per_s / plan.readers;
+  std::atomic<bool> sampling{true};
+  const int pid = bench.server_pid;
+  std::thread memory([&] {
+    if (pid <= 0) return;
+    run->rss_before = ResidentBytes(pid);
+    while (sampling) {
+      run->rss_peak = std::max(run->rss_peak, ResidentBytes(pid));
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  });
+  const absl::Time start = absl::Now() + absl::Milliseconds(200);
+  const absl::Time end = start + absl::Seconds(plan.seconds);
+  std::thread arm_thread(RunArm, client.options(), plan.model,
+                         options.robot_seed, options.rate, start, end,
+                         &run->arm);
+  std::thread health_thread(RunHealthChecks, client.options(), end,
+                            &run->health);
+  std::vector<std::thread> flooders;
+  for (int c = 0; c < plan.clients; ++c) {
+    flooders.emplace_back(Flood, client.options(), std::cref(plan), c,
+                          c < plan.writers ? write_rate : read_rate, start, end,
+                          run);
+  }
+  for (std::thread& thread : flooders) thread.join();
+  arm_thread.join();
+  health_thread.join();
+  sampling = false;
+  memory.join();
+}
+
+// The model's samples against the acknowledgements once learning caught
+// up: how many it took and how long.
+struct Reckoning {
+  std::uint64_t before = 0;
+  std::uint64_t after = 0;
+  double catch_up_s = 0.0;
+  std::uint64_t acknowledged = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t beyond = 0;
+};
+
+absl::StatusOr<Reckoning> Reckon(Client& client, const FloodPlan& plan,
+                                 std::uint64_t before, const FloodRun& run) {
+  Reckoning reckoning;
+  reckoning.before = before;
+  const absl::Time caught_up_from = absl::Now();
+  absl::StatusOr<std::uint64_t> learned = LearnedSamples(client, plan.model);
+  if (!learned.ok()) return learned.status();
+  reckoning.after = *learned;
+  reckoning.catch_up_s = absl::ToDoubleSeconds(absl::Now() - caught_up_from);
+  reckoning.acknowledged =
+      run.ingests.samples_acknowledged + run.arm.acknowledged;
+  const std::uint64_t expected = before + reckoning.acknowledged;
+  const std::uint64_t after = reckoning.after;
+  reckoning.lost = expected > after ? expected - after : 0;
+  reckoning.beyond = after > expected ? after - expected : 0;
+  return reckoning;
+}
+
+nlohmann::json FloodReportJson(const CliOptions& options, const FloodPlan& plan,
+                               const Capacity& capacity, const FloodRun& run,
+                               const Reckoning& samples) {
+  return {{"command", "bench flood"},
+          {"model", plan.model},
+          {"clients", plan.clients},
+          {"seconds", plan.seconds},
+          {"overload", options.bench.overload},
+          {"capacity",
+           {{"samples_per_s", capacity.samples_per_s},
+            {"predictions_per_s", capacity.predictions_per_s}}},
+          {"ingest", run.ingests.Json(plan.seconds)},
+          {"predict", run.predicts.Json(plan.seconds)},
+          {"arm",
+           {{"rate_hz", options.rate},
+            {"acknowledged", run.arm.acknowledged},
+            {"refused", run.arm.refused},
+            {"other_errors", run.arm.other_errors},
+            {"first_error", run.arm.first_error.ToString()},
+            {"late_ticks", run.arm.late_ticks},
+            {"latency_us", LatencyJson(run.arm.latency)}}},
+          {"health",
+           {{"checks", run.health.checks},
+            {"not_serving", run.health.not_serving},
+            {"latency_us", LatencyJson(run.health.latency)}}},
+          {"server_rss_bytes",
+           {{"before", run.rss_before}, {"peak", run.rss_peak}}},
+          {"catch_up_s", samples.catch_up_s},
+          {"samples",
+           {{"before", samples.before},
+            {"after", samples.after},
+            {"acknowledged", samples.acknowledged},
+            {"lost", samples.lost},
+            {"beyond_acknowledged", samples.beyond},
+            {"unknown_outcome", run.ingests.samples_unknown}}}};
+}
+
+void PrintFlood(std::FILE* out, const CliOptions& options, const FloodRun& run,
+                const Reckoning& samples) {
+  auto latency_line = [out](const char* what, const LatencyRecorder& l) {
+    std::fprintf(out, "  %-26s p50 %8.0f us  p99 %8.0f us  max %8.0f us\n",
+                 what, l.PercentileMicros(0.5), l.PercentileMicros(0.99),
+                 l.PercentileMicros(1.0));
+  };
+  run.ingests.Print("ingest: ", out);
+  run.predicts.Print("predict:", out);
+  latency_line("ingest admitted", run.ingests.ok_latency);
+  latency_line("ingest refused", run.ingests.refused_latency);
+  latency_line("predict admitted", run.predicts.ok_latency);
+  latency_line("predict refused", run.predicts.refused_latency);
+  latency_line("arm Learn (admitted)", run.arm.latency);
+  latency_line("health check", run.health.latency);
+  std::fprintf(out,
+               "arm: %llu acknowledged, %llu refused, %llu other errors, %llu "
+               "late ticks; health: %llu checks, %llu not SERVING\n",
+               static_cast<unsigned long long>(run.arm.acknowledged),
+               static_cast<unsigned long long>(run.arm.refused),
+               static_cast<unsigned long long>(run.arm.other_errors),
+               static_cast<unsigned long long>(run.arm.late_ticks),
+               static_cast<unsigned long long>(run.health.checks),
+               static_cast<unsigned long long>(run.health.not_serving));
+  if (options.bench.server_pid > 0) {
+    std::fprintf(out, "server RSS: %.1f MiB before, %.1f MiB peak\n",
+                 static_cast<double>(run.rss_before) / (1 << 20),
+                 static_cast<double>(run.rss_peak) / (1 << 20));
+  }
+  std::fprintf(out,
+               "samples: %llu acknowledged, model %llu -> %llu (learned %.1f s "
+               "after the flood): %llu lost, %llu beyond acknowledged (of %llu "
+               "with unknown outcome)\n",
+               static_cast<unsigned long long>(samples.acknowledged),
+               static_cast<unsigned long long>(samples.before),
+               static_cast<unsigned long long>(samples.after),
+               samples.catch_up_s,
+               static_cast<unsigned long long>(samples.lost),
+               static_cast<unsigned long long>(samples.beyond),
+               static_cast<unsigned long long>(run.ingests.samples_unknown));
+}
+
 }  // namespace
 
 absl::Status CreateArmModelIfAsked(Client& client, const CliOptions& options,
@@ -367,204 +598,47 @@ absl::Status CreateArmModelIfAsked(Client& client, const CliOptions& options,
 
 absl::Status BenchFloodCommand(Client& client, const CliOptions& options,
                                std::FILE* out) {
-  absl::StatusOr<std::string> name = ModelName(options);
-  if (!name.ok()) return name.status();
-  const BenchOptions& bench = options.bench;
-  const int clients = static_cast<int>(bench.concurrency);
-  const double seconds = bench.duration;
-  if (clients < 2) return UsageError("--concurrency: < 2");
-  if (!(seconds > 0)) return UsageError("--duration: <= 0");
-  if (!(bench.overload > 0)) {
-    return UsageError("--overload: <= 0");
-  }
-  if (!(options.rate >= 1)) return UsageError("--rate: < 1");
-  if (absl::Status status = CreateArmModelIfAsked(client, options, *name);
+  absl::StatusOr<FloodPlan> plan = PlanFlood(options);
+  if (!plan.ok()) return plan.status();
+  if (absl::Status status = CreateArmModelIfAsked(client, options, plan->model);
       !status.ok()) {
     return status;
   }
-  absl::StatusOr<v1::Model> model = client.GetModel(*name);
+  absl::StatusOr<v1::Model> model = client.GetModel(plan->model);
   if (!model.ok()) return model.status();
-
-  // Every client sends its own samples (distinct places in the task).
-  std::vector<v1::IngestRequest> batches;
-  std::vector<v1::PredictRequest> queries;
-  for (int c = 0; c < clients; ++c) {
-    const std::vector<RobotSample> samples = ArmSamples(
-        options.robot_seed, 100 + c, 1'000'000 + 100'000 * c, kSamplesPerBatch);
-    batches.push_back(BatchOf(*name, samples));
-    queries.push_back(QueryOf(*name, samples.front()));
-  }
+  const BenchOptions& bench = options.bench;
   std::fprintf(out, "calibrating: %g s of closed-loop Ingest and Predict\n",
                bench.calibrate);
   std::fflush(out);
-  const Capacity capacity =
-      Calibrate(client.options(), batches[0], queries[0], bench.calibrate);
-  absl::StatusOr<std::uint64_t> before = LearnedSamples(client, *name);
+  const Capacity capacity = Calibrate(client.options(), plan->batches[0],
+                                      plan->queries[0], bench.calibrate);
+  absl::StatusOr<std::uint64_t> before = LearnedSamples(client, plan->model);
   if (!before.ok()) return before.status();
-  const int writers = clients / 2;
-  const int readers = clients - writers;
-  // Calls per second per client, at --overload times capacity.
-  const double write_rate =
-      bench.overload * capacity.samples_per_s / kSamplesPerBatch / writers;
-  const double read_rate =
-      bench.overload * capacity.predictions_per_s / readers;
   std::fprintf(out,
                "capacity: %.0f samples/s, %.0f predictions/s; flooding at "
                "%gx for %g s from %d clients\n",
                capacity.samples_per_s, capacity.predictions_per_s,
-               bench.overload, seconds, clients);
+               bench.overload, plan->seconds, plan->clients);
   std::fflush(out);
-
-  CallTally ingests;
-  CallTally predicts;
-  ArmRun arm;
-  HealthRun health;
-  std::atomic<bool> sampling{true};
-  std::uint64_t rss_before = 0;
-  std::uint64_t rss_peak = 0;
-  const int pid = bench.server_pid;
-  std::thread memory([&] {
-    if (pid <= 0) return;
-    rss_before = ResidentBytes(pid);
-    while (sampling) {
-      rss_peak = std::max(rss_peak, ResidentBytes(pid));
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-  });
-  const absl::Time start = absl::Now() + absl::Milliseconds(200);
-  const absl::Time end = start + absl::Seconds(seconds);
-  std::thread arm_thread(RunArm, client.options(), *name, options.robot_seed,
-                         options.rate, start, end, &arm);
-  std::thread health_thread(RunHealthChecks, client.options(), end, &health);
-  std::vector<std::thread> flooders;
-  for (int c = 0; c < clients; ++c) {
-    flooders.emplace_back([&, c] {
-      ClientOptions client_options = client.options();
-      client_options.own_connection = true;
-      Client flooder(client_options);
-      const bool writes = c < writers;
-      CallTally& tally = writes ? ingests : predicts;
-      std::atomic<int> outstanding{0};
-      RateTicker ticker(writes ? write_rate : read_rate, start);
-      std::uint64_t sent = 0;
-      std::uint64_t skipped = 0;
-      while (absl::Now() < end) {
-        ticker.Wait();
-        if (outstanding.load() >= kMaxOutstanding) {
-          ++skipped;
-          continue;
-        }
-        outstanding.fetch_add(1);
-        ++sent;
-        if (writes) {
-          new IngestCall(flooder, &batches[c], &tally, &outstanding);
-        } else {
-          StartPredict(flooder, &queries[c], &tally, &outstanding);
-        }
-      }
-      while (outstanding.load() > 0) absl::SleepFor(absl::Milliseconds(5));
-      std::lock_guard lock(tally.mutex);
-      tally.sent += sent;
-      tally.skipped += skipped;
-    });
-  }
-  for (std::thread& thread : flooders) thread.join();
-  arm_thread.join();
-  health_thread.join();
-  sampling = false;
-  memory.join();
-
+  FloodRun run;
+  RunFlood(client, options, *plan, capacity, &run);
   std::fprintf(out, "flood over; waiting for learning to catch up\n");
   std::fflush(out);
-  const absl::Time caught_up_from = absl::Now();
-  absl::StatusOr<std::uint64_t> learned = LearnedSamples(client, *name);
-  if (!learned.ok()) return learned.status();
-  const std::uint64_t after = *learned;
-  const double catch_up_s = absl::ToDoubleSeconds(absl::Now() - caught_up_from);
-  const std::uint64_t acknowledged =
-      ingests.samples_acknowledged + arm.acknowledged;
-  const std::uint64_t expected = *before + acknowledged;
-  const std::uint64_t lost = expected > after ? expected - after : 0;
-  const std::uint64_t beyond = after > expected ? after - expected : 0;
-  nlohmann::json report = {
-      {"command", "bench flood"},
-      {"model", *name},
-      {"clients", clients},
-      {"seconds", seconds},
-      {"overload", bench.overload},
-      {"capacity",
-       {{"samples_per_s", capacity.samples_per_s},
-        {"predictions_per_s", capacity.predictions_per_s}}},
-      {"ingest", ingests.Json(seconds)},
-      {"predict", predicts.Json(seconds)},
-      {"arm",
-       {{"rate_hz", options.rate},
-        {"acknowledged", arm.acknowledged},
-        {"refused", arm.refused},
-        {"other_errors", arm.other_errors},
-        {"first_error", arm.first_error.ToString()},
-        {"late_ticks", arm.late_ticks},
-        {"latency_us", LatencyJson(arm.latency)}}},
-      {"health",
-       {{"checks", health.checks},
-        {"not_serving", health.not_serving},
-        {"latency_us", LatencyJson(health.latency)}}},
-      {"server_rss_bytes", {{"before", rss_before}, {"peak", rss_peak}}},
-      {"catch_up_s", catch_up_s},
-      {"samples",
-       {{"before", *before},
-        {"after", after},
-        {"acknowledged", acknowledged},
-        {"lost", lost},
-        {"beyond_acknowledged", beyond},
-        {"unknown_outcome", ingests.samples_unknown}}}};
-  auto latency_line = [out](const char* what, const LatencyRecorder& l) {
-    std::fprintf(out, "  %-26s p50 %8.0f us  p99 %8.0f us  max %8.0f us\n",
-                 what, l.PercentileMicros(0.5), l.PercentileMicros(0.99),
-                 l.PercentileMicros(1.0));
-  };
-  ingests.Print("ingest: ", out);
-  predicts.Print("predict:", out);
-  latency_line("ingest admitted", ingests.ok_latency);
-  latency_line("ingest refused", ingests.refused_latency);
-  latency_line("predict admitted", predicts.ok_latency);
-  latency_line("predict refused", predicts.refused_latency);
-  latency_line("arm Learn (admitted)", arm.latency);
-  latency_line("health check", health.latency);
-  std::fprintf(out,
-               "arm: %llu acknowledged, %llu refused, %llu other errors, %llu "
-               "late ticks; health: %llu checks, %llu not SERVING\n",
-               static_cast<unsigned long long>(arm.acknowledged),
-               static_cast<unsigned long long>(arm.refused),
-               static_cast<unsigned long long>(arm.other_errors),
-               static_cast<unsigned long long>(arm.late_ticks),
-               static_cast<unsigned long long>(health.checks),
-               static_cast<unsigned long long>(health.not_serving));
-  if (pid > 0) {
-    std::fprintf(out, "server RSS: %.1f MiB before, %.1f MiB peak\n",
-                 static_cast<double>(rss_before) / (1 << 20),
-                 static_cast<double>(rss_peak) / (1 << 20));
-  }
-  std::fprintf(out,
-               "samples: %llu acknowledged, model %llu -> %llu (learned %.1f s "
-               "after the flood): %llu lost, %llu beyond acknowledged (of %llu "
-               "with unknown outcome)\n",
-               static_cast<unsigned long long>(acknowledged),
-               static_cast<unsigned long long>(*before),
-               static_cast<unsigned long long>(after), catch_up_s,
-               static_cast<unsigned long long>(lost),
-               static_cast<unsigned long long>(beyond),
-               static_cast<unsigned long long>(ingests.samples_unknown));
+  absl::StatusOr<Reckoning> samples = Reckon(client, *plan, *before, run);
+  if (!samples.ok()) return samples.status();
+  PrintFlood(out, options, run, *samples);
   if (!options.json.empty()) {
+    const nlohmann::json report =
+        FloodReportJson(options, *plan, capacity, run, *samples);
     if (absl::Status status = WriteJsonReport(report, options.json);
         !status.ok()) {
       return status;
     }
   }
-  if (lost > 0 || beyond > ingests.samples_unknown) {
+  if (samples->lost > 0 || samples->beyond > run.ingests.samples_unknown) {
     return absl::DataLossError(absl::StrCat(
-        "the model's samples do not match the acknowledgements: ", lost,
-        " lost, ", beyond, " beyond them"));
+        "the model's samples do not match the acknowledgements: ",
+        samples->lost, " lost, ", samples->beyond, " beyond them"));
   }
   return absl::OkStatus();
 }
