@@ -60,57 +60,84 @@ std::size_t PredictionThreads(const RegistryLimits& limits) {
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   std::unique_ptr<Server> server(new Server(std::move(options)));
-  const ServerOptions& o = server->options_;
   server->metrics_ = std::make_unique<ServerMetrics>();
+  if (absl::Status status = server->Recover(); !status.ok()) return status;
+  server->MakeServices();
+  if (absl::Status status = server->Listen(); !status.ok()) return status;
+  if (absl::Status status = server->JoinClusterIfAsked(); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = server->ServeMetricsIfAsked(); !status.ok()) {
+    return status;
+  }
+  server->health_->SetServing(true);
+  if (!LoweredThreadsCanBeRaised()) {
+    // Reads after what was acknowledged can then wait for an MLKR fit
+    // lowered behind busy threads (deploy/README.md, "Priorities").
+    spdlog::warn(
+        "event=background_priority_fixed detail=\"an MLKR fit a read waits "
+        "for stays lowered: grant CAP_SYS_NICE or RLIMIT_NICE 20\"");
+  }
+  server->LogListening();
+  return server;
+}
+
+absl::Status Server::Recover() {
+  const ServerOptions& o = options_;
   absl::StatusOr<std::unique_ptr<DataDirectory>> directory =
       DataDirectory::Open(o.data_dir);
   if (!directory.ok()) return directory.status();
-  server->data_directory_ = *std::move(directory);
+  data_directory_ = *std::move(directory);
   const std::size_t threads =
       o.worker_threads != 0 ? o.worker_threads
                             : std::max(1u, std::thread::hardware_concurrency());
-  server->pool_ = std::make_unique<WorkerPool>(threads, "requests");
-  server->learning_pool_ = std::make_unique<WorkerPool>(threads, "learning");
-  server->reads_pool_ =
+  pool_ = std::make_unique<WorkerPool>(threads, "requests");
+  learning_pool_ = std::make_unique<WorkerPool>(threads, "learning");
+  reads_pool_ =
       std::make_unique<WorkerPool>(PredictionThreads(o.limits), "reads");
   StorageOptions storage = o.storage;
-  storage.fsync_latency = &server->metrics_->wal_fsync();
-  server->storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
+  storage.fsync_latency = &metrics_->wal_fsync();
+  storage_ = std::make_unique<ModelStorage>(o.data_dir, storage);
   // In cluster mode the models' logs are the cluster's, not the data
   // directory's, and until the server has joined (once it listens) it
   // knows of none.
-  server->registry_ = std::make_unique<ModelRegistry>(
-      o.limits, HostingPools{server->pool_.get(), server->learning_pool_.get()},
-      o.cluster.has_value() ? nullptr : server->storage_.get());
+  registry_ = std::make_unique<ModelRegistry>(
+      o.limits, HostingPools{pool_.get(), learning_pool_.get()},
+      o.cluster.has_value() ? nullptr : storage_.get());
   const absl::Time recovery_start = absl::Now();
   if (o.cluster.has_value()) {
-    server->registry_->SetElsewhere([](absl::string_view) {
+    registry_->SetElsewhere([](absl::string_view) {
       return absl::UnavailableError("the server is joining its cluster; retry");
     });
   }
-  if (absl::Status status = server->registry_->Recover(); !status.ok()) {
+  if (absl::Status status = registry_->Recover(); !status.ok()) {
     return status;
   }
   spdlog::info("event=recovery_done models={} failed={} seconds={:.3f}",
-               server->registry_->size(), server->registry_->failed().size(),
+               registry_->size(), registry_->failed().size(),
                absl::ToDoubleSeconds(absl::Now() - recovery_start));
-  ModelRegistry* registry = server->registry_.get();
-  server->storage_->Start([registry] {
+  ModelRegistry* registry = registry_.get();
+  storage_->Start([registry] {
     return registry->List("", std::numeric_limits<std::size_t>::max());
   });
-  server->access_control_ = std::make_unique<AccessControl>(o.access_tokens);
-  server->model_service_ = std::make_unique<ModelService>(
-      server->registry_.get(), server->access_control_.get(),
-      server->reads_pool_.get(), o.cluster.has_value(), o.take_over);
-  server->regression_service_ = std::make_unique<RegressionService>(
-      server->registry_.get(), server->access_control_.get(),
-      server->reads_pool_.get());
+  return absl::OkStatus();
+}
 
-  server->health_ = std::make_unique<HealthService>();
+void Server::MakeServices() {
+  access_control_ = std::make_unique<AccessControl>(options_.access_tokens);
+  model_service_ = std::make_unique<ModelService>(
+      registry_.get(), access_control_.get(), reads_pool_.get(),
+      options_.cluster.has_value(), options_.take_over);
+  regression_service_ = std::make_unique<RegressionService>(
+      registry_.get(), access_control_.get(), reads_pool_.get());
+  health_ = std::make_unique<HealthService>();
+}
+
+absl::Status Server::Listen() {
+  const ServerOptions& o = options_;
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(o.listen, ListeningCredentials(o.tls),
-                           &server->port_);
+  builder.AddListeningPort(o.listen, ListeningCredentials(o.tls), &port_);
   int local_socket_port = 0;  // gRPC gives 1 for a local socket it serves
   if (!o.local_socket.empty()) {
     builder.AddListeningPort(absl::StrCat("unix:", o.local_socket),
@@ -119,15 +146,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   builder.SetMaxReceiveMessageSize(static_cast<int>(o.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(o.max_message_bytes));
   AddConnectionLimits(o, builder);
-  builder.RegisterService(server->model_service_->service());
-  builder.RegisterService(server->regression_service_->service());
-  builder.RegisterService(server->health_.get());
-  server->queue_thread_ = std::make_unique<CompletionQueueThread>(builder);
+  builder.RegisterService(model_service_->service());
+  builder.RegisterService(regression_service_->service());
+  builder.RegisterService(health_.get());
+  queue_thread_ = std::make_unique<CompletionQueueThread>(builder);
   if (!o.metrics_listen.empty()) {  // no metrics: calls skip the counting
     std::vector<
         std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
         interceptors;
-    interceptors.push_back(server->metrics_->rpc().InterceptorFactory());
+    interceptors.push_back(metrics_->rpc().InterceptorFactory());
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   {
@@ -138,23 +165,23 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       return Prefixed(realtime.status(), absl::StrCat("--realtime_priority ",
                                                       o.realtime_priority));
     }
-    server->grpc_server_ = builder.BuildAndStart();
-    if (server->grpc_server_ != nullptr) {
-      server->model_service_->Listen(server->queue_thread_.get());
-      server->regression_service_->Listen(server->queue_thread_.get());
-      server->queue_thread_->Start();
+    grpc_server_ = builder.BuildAndStart();
+    if (grpc_server_ != nullptr) {
+      model_service_->Listen(queue_thread_.get());
+      regression_service_->Listen(queue_thread_.get());
+      queue_thread_->Start();
     }
   }
   // A port gRPC could not bind is left 0 (a local socket's is 1 when
   // served); either stops the whole server.
   const bool socket_failed = !o.local_socket.empty() && local_socket_port == 0;
-  if (socket_failed && server->port_ != 0) {
+  if (socket_failed && port_ != 0) {
     return absl::UnavailableError(absl::StrCat(
         "--local_socket ", o.local_socket,
         ": cannot listen there (its folder must exist and be writable, and "
         "the path be at most 107 bytes)"));
   }
-  if (server->grpc_server_ == nullptr || server->port_ == 0) {
+  if (grpc_server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat(
         "--listen ", o.listen, ": cannot listen there",
         o.tls.enabled() ? " (or the TLS certificate or key is not valid PEM)"
@@ -163,41 +190,42 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
             ? absl::StrCat(" (or --local_socket ", o.local_socket, ")")
             : ""));
   }
-  if (o.cluster.has_value()) {
-    // Joined once listening, under the address clients reach it at.
-    ClusterOptions cluster = *o.cluster;
-    if (cluster.advertise.empty()) cluster.advertise = server->address();
-    absl::StatusOr<std::unique_ptr<ClusterNode>> node =
-        ClusterNode::Start(std::move(cluster), server->registry_.get());
-    if (!node.ok()) return node.status();
-    server->cluster_ = *std::move(node);
-    server->model_service_->JoinedCluster(server->cluster_.get());
+  return absl::OkStatus();
+}
+
+absl::Status Server::JoinClusterIfAsked() {
+  if (!options_.cluster.has_value()) return absl::OkStatus();
+  ClusterOptions cluster = *options_.cluster;
+  if (cluster.advertise.empty()) cluster.advertise = address();
+  absl::StatusOr<std::unique_ptr<ClusterNode>> node =
+      ClusterNode::Start(std::move(cluster), registry_.get());
+  if (!node.ok()) return node.status();
+  cluster_ = *std::move(node);
+  model_service_->JoinedCluster(cluster_.get());
+  return absl::OkStatus();
+}
+
+absl::Status Server::ServeMetricsIfAsked() {
+  if (options_.metrics_listen.empty()) return absl::OkStatus();
+  std::optional<MetricsHttpServer::StatusPage> status_page;
+  if (options_.status_page) {
+    status_page = MetricsHttpServer::StatusPage{
+        .files = StatusPageFiles(),
+        .json = [this](const std::optional<std::string>& detail) {
+          return RenderStatus(detail);
+        }};
   }
-  if (!o.metrics_listen.empty()) {
-    Server* raw = server.get();
-    std::optional<MetricsHttpServer::StatusPage> status_page;
-    if (o.status_page) {
-      status_page = MetricsHttpServer::StatusPage{
-          .files = StatusPageFiles(),
-          .json = [raw](const std::optional<std::string>& detail) {
-            return raw->RenderStatus(detail);
-          }};
-    }
-    absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics_http =
-        MetricsHttpServer::Start(
-            o.metrics_listen, [raw] { return raw->RenderMetrics(); },
-            std::move(status_page));
-    if (!metrics_http.ok()) return metrics_http.status();
-    server->metrics_http_ = *std::move(metrics_http);
-  }
-  server->health_->SetServing(true);
-  if (!LoweredThreadsCanBeRaised()) {
-    // Reads after what was acknowledged can then wait for an MLKR fit
-    // lowered behind busy threads (deploy/README.md, "Priorities").
-    spdlog::warn(
-        "event=background_priority_fixed detail=\"an MLKR fit a read waits "
-        "for stays lowered: grant CAP_SYS_NICE or RLIMIT_NICE 20\"");
-  }
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics_http =
+      MetricsHttpServer::Start(
+          options_.metrics_listen, [this] { return RenderMetrics(); },
+          std::move(status_page));
+  if (!metrics_http.ok()) return metrics_http.status();
+  metrics_http_ = *std::move(metrics_http);
+  return absl::OkStatus();
+}
+
+void Server::LogListening() const {
+  const ServerOptions& o = options_;
   spdlog::info(
       "event=listening address={} local_socket={} metrics={} tls={} auth={} "
       "data_dir={} "
@@ -205,23 +233,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
       "max_samples_per_model={} "
       "max_message_bytes={} max_queued_samples={}/{}_per_model "
       "max_queue_delay={} max_predictions_in_flight={}/{}_per_model",
-      server->address(),
-      o.local_socket.empty() ? "off" : server->local_socket_address(),
-      server->metrics_http_ != nullptr ? server->metrics_address() : "off",
+      address(), o.local_socket.empty() ? "off" : local_socket_address(),
+      metrics_http_ != nullptr ? metrics_address() : "off",
       !o.tls.enabled()              ? "off"
       : o.tls.client_ca_pem.empty() ? "on"
                                     : "mutual",
       o.access_tokens.has_value()
           ? absl::StrCat(o.access_tokens->size(), "_token_holders")
           : "off",
-      o.data_dir, o.storage.sync.ToString(), server->pool_->num_threads(),
+      o.data_dir, o.storage.sync.ToString(), pool_->num_threads(),
       o.realtime_priority, o.limits.max_models, o.limits.max_samples_per_model,
       o.max_message_bytes, o.limits.max_queued_samples,
       o.limits.max_queued_samples_per_model,
       absl::FormatDuration(o.limits.max_queue_delay),
       o.limits.max_predictions_in_flight,
       o.limits.max_predictions_in_flight_per_model);
-  return server;
 }
 
 std::shared_ptr<grpc::Channel> Server::InProcessChannel() const {

@@ -69,6 +69,22 @@ class Server {
  private:
   explicit Server(ServerOptions options) : options_(std::move(options)) {}
 
+  // Start's steps, in order.
+  // The data directory, the pools, storage and the registry, its models
+  // recovered.
+  absl::Status Recover();
+  // The RPC services over the registry.
+  void MakeServices();
+  // gRPC's server built and listening (and the local socket, if asked),
+  // its calls served by the completion queue's thread.
+  absl::Status Listen();
+  // In cluster mode: joined, under the address clients reach it at.
+  absl::Status JoinClusterIfAsked();
+  // /metrics and the status page, if asked.
+  absl::Status ServeMetricsIfAsked();
+  // The line that says it listens, with every setting that shapes it.
+  void LogListening() const;
+
   const ServerOptions options_;
   const absl::Time started_ = absl::Now();
   // First: the journals and gRPC's interceptors count into it.
