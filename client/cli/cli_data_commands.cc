@@ -78,6 +78,120 @@ absl::Status IngestCommand(Client& client, const CliOptions& options,
   return absl::OkStatus();
 }
 
+namespace {
+
+// The header of `streamreg predict`'s CSV, the data convention:
+// predictions as target_<name>, then each one's spread, interval (lower_,
+// upper_), with the random-feature base each one's base variance, and the
+// neighbour count.
+std::string PredictionsHeader(const v1::ModelSpec& spec) {
+  std::string header;
+  for (const std::string& name : spec.target_names()) {
+    absl::StrAppend(&header, header.empty() ? "" : ",", "target_", name);
+  }
+  std::vector<std::string> columns_per_target = {"spread_", "lower_", "upper_"};
+  if (spec.has_random_feature_base()) {
+    columns_per_target.push_back("base_variance_");
+  }
+  for (const std::string& column : columns_per_target) {
+    for (const std::string& name : spec.target_names()) {
+      absl::StrAppend(&header, ",", column, name);
+    }
+  }
+  return absl::StrCat(header, ",neighbors");
+}
+
+// One prediction as a row under that header.
+std::string PredictionRow(const v1::Prediction& p) {
+  std::string line;
+  for (double v : p.y()) {
+    absl::StrAppend(&line, line.empty() ? "" : ",",
+                    absl::StrFormat("%.17g", v));
+  }
+  for (const auto* values :
+       {&p.spread(), &p.lower(), &p.upper(), &p.base_variance()}) {
+    for (double v : *values) {
+      absl::StrAppend(&line, ",", absl::StrFormat("%.17g", v));
+    }
+  }
+  return absl::StrCat(line, ",", p.neighbors());
+}
+
+// With the true targets in the file: how good the predictions were, per
+// target, as nMSE (mean squared error / variance of the targets), and the
+// fraction of rows within their intervals.
+class PredictionScores {
+ public:
+  explicit PredictionScores(std::size_t targets)
+      : error_(targets), truth_(targets), within_(targets, 0) {}
+
+  void Add(const v1::Prediction& p, const CsvTable& table, std::size_t row,
+           const CsvColumns& columns) {
+    if (truth_.empty()) return;
+    for (std::size_t t = 0; t < truth_.size(); ++t) {
+      truth_[t] = table.value(row, columns.targets[t]);
+      within_[t] += p.lower(t) <= truth_[t] && truth_[t] <= p.upper(t);
+    }
+    error_.Add(PredictedValues(p), truth_);
+    ++rows_;
+  }
+
+  // "; nMSE a x, b y; within the intervals a u, b v", or nothing.
+  std::string Text(const v1::ModelSpec& spec) const {
+    std::string scores;
+    for (std::size_t t = 0; t < truth_.size(); ++t) {
+      absl::StrAppend(&scores, t == 0 ? "; nMSE " : ", ", spec.target_names(t),
+                      " ", absl::StrFormat("%.4g", error_.Nmse(t)));
+    }
+    for (std::size_t t = 0; t < truth_.size() && rows_ > 0; ++t) {
+      absl::StrAppend(&scores, t == 0 ? "; within the intervals " : ", ",
+                      spec.target_names(t), " ",
+                      absl::StrFormat("%.4g", static_cast<double>(within_[t]) /
+                                                  static_cast<double>(rows_)));
+    }
+    return scores;
+  }
+
+ private:
+  NormalizedError error_;
+  std::vector<double> truth_;
+  std::vector<std::size_t> within_;
+  std::size_t rows_ = 0;
+};
+
+// The predictions' CSV to --out, or with "-" (or none) to `out`; whether
+// every byte was written, and the scores of the rows.
+absl::Status WritePredictions(const CliOptions& options, std::FILE* out,
+                              const v1::ModelSpec& spec,
+                              const std::vector<v1::Prediction>& predictions,
+                              const CsvTable& table, const CsvColumns& columns,
+                              PredictionScores* scores) {
+  const std::string& out_path = options.out;
+  std::FILE* file = out;
+  if (!out_path.empty() && out_path != "-") {
+    file = std::fopen(out_path.c_str(), "w");
+    if (file == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("--out ", out_path, ": cannot write"));
+    }
+  }
+  absl::Cleanup close_file = [file, out] {
+    if (file != out) std::fclose(file);
+  };
+  std::fprintf(file, "%s\n", PredictionsHeader(spec).c_str());
+  for (std::size_t row = 0; row < predictions.size(); ++row) {
+    const v1::Prediction& p = predictions[row];
+    std::fprintf(file, "%s\n", PredictionRow(p).c_str());
+    scores->Add(p, table, row, columns);
+  }
+  const bool written = std::fflush(file) == 0 && std::ferror(file) == 0;
+  return written ? absl::OkStatus()
+                 : absl::DataLossError(
+                       absl::StrCat("--out ", out_path, ": write failed"));
+}
+
+}  // namespace
+
 absl::Status PredictCommand(Client& client, const CliOptions& options,
                             std::FILE* out) {
   absl::StatusOr<std::string> model = ModelName(options);
@@ -113,81 +227,15 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
       return status;
     }
   }
-
-  // The predictions' CSV goes to --out, or with "-" to the output.
-  const std::string& out_path = options.out;
-  std::FILE* file = out;
-  if (!out_path.empty() && out_path != "-") {
-    file = std::fopen(out_path.c_str(), "w");
-    if (file == nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("--out ", out_path, ": cannot write"));
-    }
-  }
-  absl::Cleanup close_file = [file, out] {
-    if (file != out) std::fclose(file);
-  };
-  // The data convention: predictions as target_<name>, then each one's
-  // spread, interval (lower_, upper_), with the random-feature base each
-  // one's base variance, and the neighbour count.
-  const bool with_variance = spec.has_random_feature_base();
-  std::string header;
-  for (const std::string& name : spec.target_names()) {
-    absl::StrAppend(&header, header.empty() ? "" : ",", "target_", name);
-  }
-  std::vector<std::string> columns_per_target = {"spread_", "lower_", "upper_"};
-  if (with_variance) columns_per_target.push_back("base_variance_");
-  for (const std::string& column : columns_per_target) {
-    for (const std::string& name : spec.target_names()) {
-      absl::StrAppend(&header, ",", column, name);
-    }
-  }
-  std::fprintf(file, "%s,neighbors\n", header.c_str());
-  NormalizedError error(columns->targets.size());
-  std::vector<double> truth(columns->targets.size());
-  std::vector<std::size_t> within(truth.size(), 0);
-  for (std::size_t row = 0; row < predictions->size(); ++row) {
-    const v1::Prediction& p = (*predictions)[row];
-    std::string line;
-    for (double v : p.y()) {
-      absl::StrAppend(&line, line.empty() ? "" : ",",
-                      absl::StrFormat("%.17g", v));
-    }
-    for (const auto* values :
-         {&p.spread(), &p.lower(), &p.upper(), &p.base_variance()}) {
-      for (double v : *values) {
-        absl::StrAppend(&line, ",", absl::StrFormat("%.17g", v));
-      }
-    }
-    std::fprintf(file, "%s,%u\n", line.c_str(), p.neighbors());
-    if (truth.empty()) continue;
-    for (std::size_t t = 0; t < truth.size(); ++t) {
-      truth[t] = table->value(row, columns->targets[t]);
-      within[t] += p.lower(t) <= truth[t] && truth[t] <= p.upper(t);
-    }
-    error.Add(PredictedValues(p), truth);
-  }
-  const bool written = std::fflush(file) == 0 && std::ferror(file) == 0;
-  // With the true targets in the file: how good the predictions were, per
-  // target, as nMSE (mean squared error / variance of the targets), and the
-  // fraction of rows within their intervals.
-  std::string scores;
-  for (std::size_t t = 0; t < truth.size(); ++t) {
-    absl::StrAppend(&scores, t == 0 ? "; nMSE " : ", ", spec.target_names(t),
-                    " ", absl::StrFormat("%.4g", error.Nmse(t)));
-  }
-  for (std::size_t t = 0; t < truth.size() && !predictions->empty(); ++t) {
-    absl::StrAppend(
-        &scores, t == 0 ? "; within the intervals " : ", ",
-        spec.target_names(t), " ",
-        absl::StrFormat("%.4g", static_cast<double>(within[t]) /
-                                    static_cast<double>(predictions->size())));
-  }
+  PredictionScores scores(columns->targets.size());
+  const absl::Status written = WritePredictions(
+      options, out, spec, *predictions, *table, *columns, &scores);
+  // A file that could not be opened says so alone; one written in part
+  // still reports what was predicted.
+  if (absl::IsFailedPrecondition(written)) return written;
   std::fprintf(stderr, "predicted %zu rows%s\n", predictions->size(),
-               scores.c_str());
-  return written ? absl::OkStatus()
-                 : absl::DataLossError(
-                       absl::StrCat("--out ", out_path, ": write failed"));
+               scores.Text(spec).c_str());
+  return written;
 }
 
 }  // namespace streamreg
