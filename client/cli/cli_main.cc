@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -305,14 +306,19 @@ std::vector<std::string> Concat(std::vector<std::string> a,
   return a;
 }
 
-std::vector<Subcommand> Subcommands() {
-  const std::vector<std::string> connection = Concat(
-      {"server", "timeout"}, FlagsDefinedIn({"client/lib/security_flags.cc"}));
-  auto command = [&connection](
-                     std::vector<std::string> words, std::string summary_line,
-                     std::string synopsis, std::string summary,
-                     std::vector<std::string> flags,
-                     std::vector<std::string> examples, CommandFunction run) {
+// Makes a subcommand's entry: its words, the line the command list shows,
+// and its usage, with the connection flags every command shares.
+class SubcommandMaker {
+ public:
+  SubcommandMaker()
+      : connection_(Concat({"server", "timeout"},
+                           FlagsDefinedIn({"client/lib/security_flags.cc"}))) {}
+
+  Subcommand operator()(std::vector<std::string> words,
+                        std::string summary_line, std::string synopsis,
+                        std::string summary, std::vector<std::string> flags,
+                        std::vector<std::string> examples,
+                        CommandFunction run) const {
     return Subcommand{
         .words = words,
         .summary_line = std::move(summary_line),
@@ -321,10 +327,17 @@ std::vector<Subcommand> Subcommands() {
                   .summary = std::move(summary),
                   .flags = std::move(flags),
                   .shared_flags_heading = "Connection flags",
-                  .shared_flags = connection,
+                  .shared_flags = connection_,
                   .examples = std::move(examples)},
         .run = run};
-  };
+  }
+
+ private:
+  std::vector<std::string> connection_;
+};
+
+// Creating, listing, reading and deleting models.
+std::vector<Subcommand> ModelSubcommands(const SubcommandMaker& command) {
   return {
       command({"create"}, "create a model",
               "--name NAME (--csv FILE | --inputs D --targets M|a,b,..) "
@@ -357,6 +370,12 @@ std::vector<Subcommand> Subcommands() {
       command({"delete"}, "delete a model", "--model NAME",
               "Deletes the model and its files.", {"model"},
               {"streamreg delete --model arm"}, DeleteCommand),
+  };
+}
+
+// A model's data, metric and learning, and the server's health.
+std::vector<Subcommand> DataSubcommands(const SubcommandMaker& command) {
+  return {
       command(
           {"ingest"}, "stream a CSV into a model (Ingest)",
           "--model NAME --csv FILE [--create] [--limit N] [--batch B]",
@@ -412,6 +431,12 @@ std::vector<Subcommand> Subcommands() {
               "Prints the server's health status (SERVING or NOT_SERVING); "
               "exits 1 if it cannot be reached.",
               {}, {"streamreg --server 10.0.0.5:50051 health"}, HealthCommand),
+  };
+}
+
+// The benchmarks.
+std::vector<Subcommand> BenchSubcommands(const SubcommandMaker& command) {
+  return {
       command(
           {"bench", "predict"}, "load on Predict beside the empty Ping",
           "--model NAME [--concurrency C] [--duration S] [--unary|--stream] "
@@ -498,6 +523,16 @@ std::vector<Subcommand> Subcommands() {
               {"streamreg bench plot --json learn.json --plots plots/"},
               BenchPlotCommand),
   };
+}
+
+std::vector<Subcommand> Subcommands() {
+  const SubcommandMaker command;
+  std::vector<Subcommand> all = ModelSubcommands(command);
+  for (std::vector<Subcommand> group :
+       {DataSubcommands(command), BenchSubcommands(command)}) {
+    std::move(group.begin(), group.end(), std::back_inserter(all));
+  }
+  return all;
 }
 
 CommandUsage ProgramUsage(const std::vector<Subcommand>& commands) {
