@@ -17,10 +17,12 @@ struct PerModelFamily {
   std::function<double(const ModelReading&)> value;
 };
 
-const std::vector<PerModelFamily>& PerModelFamilies() {
+// The model's learning: its samples, index rebuilds and metric refreshes,
+// the waits they caused, its MLKR fits, and whether learning failed.
+std::vector<PerModelFamily> LearningFamilies() {
   using Type = PrometheusText::Type;
   using R = const ModelReading&;
-  static const std::vector<PerModelFamily> families = {
+  return {
       {"streamreg_model_samples_seen_total", Type::kCounter,
        "Samples the model has learned, ever.", false,
        [](R r) { return static_cast<double>(r.stats.samples_seen); }},
@@ -113,6 +115,15 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "then refuses writes; the log says why, and a restart recovers it "
        "from its files), else 0.",
        false, [](R r) { return r.learning_error.ok() ? 0.0 : 1.0; }},
+  };
+}
+
+// What the model serves and keeps: its answers, how far learning lags,
+// its queues and refusals, its memory and its journal.
+std::vector<PerModelFamily> ServingFamilies() {
+  using Type = PrometheusText::Type;
+  using R = const ModelReading&;
+  return {
       {"streamreg_model_answers_sent_total", Type::kCounter,
        "Learn answers this server sent for the model and scored against "
        "their samples, since it hosted the model.",
@@ -167,6 +178,16 @@ const std::vector<PerModelFamily>& PerModelFamilies() {
        "would replay from the log.",
        true, [](R r) { return static_cast<double>(r.samples_since_snapshot); }},
   };
+}
+
+const std::vector<PerModelFamily>& PerModelFamilies() {
+  static const std::vector<PerModelFamily> families = [] {
+    std::vector<PerModelFamily> all = LearningFamilies();
+    for (PerModelFamily& family : ServingFamilies()) {
+      all.push_back(std::move(family));
+    }
+    return all;
+  }();
   return families;
 }
 
@@ -187,6 +208,108 @@ void WritePerTarget(const std::vector<ModelReading>& readings, const char* name,
                  values[t]);
     }
   }
+}
+
+// Per model and target: a family of per-target figures.
+struct PerTargetFamily {
+  const char* name;
+  const char* help;
+  PerTargetValues values;
+};
+
+const std::vector<PerTargetFamily>& PerTargetFamilies() {
+  using R = const ModelReading&;
+  static const std::vector<PerTargetFamily> families = {
+      PerTargetFamily{
+          "streamreg_model_prequential_nmse",
+          "Prequential normalized mean squared error per target: each "
+          "sample predicted before it was learned (NaN until known).",
+          [](R r) -> const std::vector<double>& {
+            return r.stats.prequential_nmse;
+          }},
+      PerTargetFamily{"streamreg_model_prequential_mse",
+                      "Prequential mean squared error per target.",
+                      [](R r) -> const std::vector<double>& {
+                        return r.stats.prequential_mse;
+                      }},
+      PerTargetFamily{
+          "streamreg_model_honest_nmse",
+          "Honest (leave-recent-out) normalized mean squared error per "
+          "target: each sample predicted before it was learned and "
+          "without the samples just before it (NaN until known).",
+          [](R r) -> const std::vector<double>& {
+            return r.stats.honest_nmse;
+          }},
+      PerTargetFamily{
+          "streamreg_model_honest_mse", "Honest mean squared error per target.",
+          [](R r) -> const std::vector<double>& { return r.stats.honest_mse; }},
+      PerTargetFamily{
+          "streamreg_model_interval_coverage",
+          "Per target, the fraction of the samples learned whose honest "
+          "prediction fell within the interval in effect for it (NaN "
+          "before the first).",
+          [](R r) -> const std::vector<double>& {
+            return r.stats.interval_coverage;
+          }},
+      PerTargetFamily{
+          "streamreg_model_interval_half_width",
+          "Per target, the half width of its intervals at the model's "
+          "level now (+Inf while too few samples are scored).",
+          [](R r) -> const std::vector<double>& {
+            return r.stats.interval_half_width;
+          }},
+      PerTargetFamily{
+          "streamreg_model_answer_interval_coverage",
+          "Per target, the fraction of the Learn answers this server "
+          "sent whose sample fell within the interval the answer carried "
+          "(NaN before the first).",
+          [](R r) -> const std::vector<double>& {
+            return r.stats.answer_interval_coverage;
+          }},
+      PerTargetFamily{
+          "streamreg_model_answer_interval_half_width",
+          "Per target, the half width of the Learn answers' intervals at "
+          "the model's level now, calibrated on the answers sent (until "
+          "enough are, the model's own on the prequential errors; +Inf "
+          "while too few samples are scored for either).",
+          [](R r) -> const std::vector<double>& {
+            return r.stats.answer_interval_half_width;
+          }},
+      PerTargetFamily{
+          "streamreg_model_answer_nmse",
+          "Normalized mean squared error per target of the Learn answers "
+          "this server sent, as sent (each against its own sample, from "
+          "the model as it stood, lag included), every answer weighed "
+          "alike since the server hosted the model (NaN before the first).",
+          [](R r) -> const std::vector<double>& { return r.answers.nmse; }},
+      PerTargetFamily{
+          "streamreg_model_answer_mse",
+          "Mean squared error per target of the Learn answers "
+          "sent.",
+          [](R r) -> const std::vector<double>& { return r.answers.mse; }},
+      PerTargetFamily{
+          "streamreg_model_answer_recent_nmse",
+          "The Learn answers' normalized mean squared error per target "
+          "with the prequential error's forgetting (about the last 1,000 "
+          "answers; NaN until known).",
+          [](R r) -> const std::vector<double>& {
+            return r.answers.recent_nmse;
+          }},
+      PerTargetFamily{
+          "streamreg_model_ahead_nmse",
+          "Normalized mean squared error per target of the predictions "
+          "ahead of their ticks this server sent, each against its tick's "
+          "sample (NaN before the first).",
+          [](R r) -> const std::vector<double>& { return r.ahead.nmse; }},
+      PerTargetFamily{
+          "streamreg_model_ahead_interval_coverage",
+          "Per target, the fraction of the predictions ahead scored whose "
+          "sample fell within the interval they were sent with (NaN "
+          "before the first).",
+          [](R r) -> const std::vector<double>& {
+            return r.ahead.interval_coverage;
+          }}};
+  return families;
 }
 
 }  // namespace
@@ -229,104 +352,7 @@ void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
       out.Sample(family.name, {{"model", r.model->name()}}, family.value(r));
     }
   }
-  struct PerTargetFamily {
-    const char* name;
-    const char* help;
-    PerTargetValues values;
-  };
-  using R = const ModelReading&;
-  for (const PerTargetFamily& family :
-       {PerTargetFamily{
-            "streamreg_model_prequential_nmse",
-            "Prequential normalized mean squared error per target: each "
-            "sample predicted before it was learned (NaN until known).",
-            [](R r) -> const std::vector<double>& {
-              return r.stats.prequential_nmse;
-            }},
-        PerTargetFamily{"streamreg_model_prequential_mse",
-                        "Prequential mean squared error per target.",
-                        [](R r) -> const std::vector<double>& {
-                          return r.stats.prequential_mse;
-                        }},
-        PerTargetFamily{
-            "streamreg_model_honest_nmse",
-            "Honest (leave-recent-out) normalized mean squared error per "
-            "target: each sample predicted before it was learned and "
-            "without the samples just before it (NaN until known).",
-            [](R r) -> const std::vector<double>& {
-              return r.stats.honest_nmse;
-            }},
-        PerTargetFamily{"streamreg_model_honest_mse",
-                        "Honest mean squared error per target.",
-                        [](R r) -> const std::vector<double>& {
-                          return r.stats.honest_mse;
-                        }},
-        PerTargetFamily{
-            "streamreg_model_interval_coverage",
-            "Per target, the fraction of the samples learned whose honest "
-            "prediction fell within the interval in effect for it (NaN "
-            "before the first).",
-            [](R r) -> const std::vector<double>& {
-              return r.stats.interval_coverage;
-            }},
-        PerTargetFamily{
-            "streamreg_model_interval_half_width",
-            "Per target, the half width of its intervals at the model's "
-            "level now (+Inf while too few samples are scored).",
-            [](R r) -> const std::vector<double>& {
-              return r.stats.interval_half_width;
-            }},
-        PerTargetFamily{
-            "streamreg_model_answer_interval_coverage",
-            "Per target, the fraction of the Learn answers this server "
-            "sent whose sample fell within the interval the answer carried "
-            "(NaN before the first).",
-            [](R r) -> const std::vector<double>& {
-              return r.stats.answer_interval_coverage;
-            }},
-        PerTargetFamily{
-            "streamreg_model_answer_interval_half_width",
-            "Per target, the half width of the Learn answers' intervals at "
-            "the model's level now, calibrated on the answers sent (until "
-            "enough are, the model's own on the prequential errors; +Inf "
-            "while too few samples are scored for either).",
-            [](R r) -> const std::vector<double>& {
-              return r.stats.answer_interval_half_width;
-            }},
-        PerTargetFamily{
-            "streamreg_model_answer_nmse",
-            "Normalized mean squared error per target of the Learn answers "
-            "this server sent, as sent (each against its own sample, from "
-            "the model as it stood, lag included), every answer weighed "
-            "alike since the server hosted the model (NaN before the first).",
-            [](R r) -> const std::vector<double>& { return r.answers.nmse; }},
-        PerTargetFamily{
-            "streamreg_model_answer_mse",
-            "Mean squared error per target of the Learn answers "
-            "sent.",
-            [](R r) -> const std::vector<double>& { return r.answers.mse; }},
-        PerTargetFamily{
-            "streamreg_model_answer_recent_nmse",
-            "The Learn answers' normalized mean squared error per target "
-            "with the prequential error's forgetting (about the last 1,000 "
-            "answers; NaN until known).",
-            [](R r) -> const std::vector<double>& {
-              return r.answers.recent_nmse;
-            }},
-        PerTargetFamily{
-            "streamreg_model_ahead_nmse",
-            "Normalized mean squared error per target of the predictions "
-            "ahead of their ticks this server sent, each against its tick's "
-            "sample (NaN before the first).",
-            [](R r) -> const std::vector<double>& { return r.ahead.nmse; }},
-        PerTargetFamily{
-            "streamreg_model_ahead_interval_coverage",
-            "Per target, the fraction of the predictions ahead scored whose "
-            "sample fell within the interval they were sent with (NaN "
-            "before the first).",
-            [](R r) -> const std::vector<double>& {
-              return r.ahead.interval_coverage;
-            }}}) {
+  for (const PerTargetFamily& family : PerTargetFamilies()) {
     WritePerTarget(readings, family.name, family.help, family.values, out);
   }
   constexpr char kRebuild[] = "streamreg_model_index_rebuild_duration_seconds";
