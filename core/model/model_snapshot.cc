@@ -22,6 +22,39 @@ bool IsReady(const std::shared_future<T>& result) {
          result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
+// Each index's live tree, then each one's rebuilt tree (n + i), from the
+// snapshot's structure records and then its chain's changes; none if a
+// record is malformed (every index is then rebuilt from the stored
+// samples, and a note says so).
+std::vector<CoverTree::StructureReader> ReadIndexStructures(
+    const ModelSnapshotRecords& records, std::size_t indexes,
+    std::size_t input_dim, std::vector<std::string>* notes) {
+  std::vector<CoverTree::StructureReader> structures;
+  for (std::size_t i = 0; i < 2 * indexes; ++i) {
+    structures.emplace_back(input_dim);
+  }
+  for (std::size_t r = 0; r < records.indexes.size(); ++r) {
+    const bool loaded_structure =
+        LoadIndexStructure(records.indexes[r], &structures);
+    if (records.done_with) records.done_with(records.indexes[r]);
+    if (!loaded_structure) {
+      notes->push_back(
+          absl::StrCat("index structure record ", r,
+                       " is malformed; every index rebuilt from the stored "
+                       "samples"));
+      structures.clear();
+      return structures;
+    }
+  }
+  if (structures.empty()) return structures;
+  for (std::string& note :
+       LoadIndexChanges(records.chain_index_changes, indexes, &structures,
+                        records.done_with)) {
+    notes->push_back(std::move(note));
+  }
+  return structures;
+}
+
 }  // namespace
 
 std::string SnapshotBase::Encode() const {
@@ -314,31 +347,9 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
     return absl::DataLossError(
         "the snapshot's base does not fit the model it builds on");
   }
-  // Each index's live tree, then each one's rebuilt tree (n + i).
-  std::vector<CoverTree::StructureReader> structures;
-  for (std::size_t i = 0; i < 2 * loaded.indexes.size(); ++i) {
-    structures.emplace_back(model->config_.input_dim);
-  }
-  for (std::size_t r = 0; r < records.indexes.size(); ++r) {
-    const bool loaded_structure =
-        LoadIndexStructure(records.indexes[r], &structures);
-    if (records.done_with) records.done_with(records.indexes[r]);
-    if (!loaded_structure) {
-      model->restore_notes_.push_back(
-          absl::StrCat("index structure record ", r,
-                       " is malformed; every index rebuilt from the stored "
-                       "samples"));
-      structures.clear();
-      break;
-    }
-  }
-  if (!structures.empty()) {
-    for (std::string& note :
-         LoadIndexChanges(records.chain_index_changes, loaded.indexes.size(),
-                          &structures, records.done_with)) {
-      model->restore_notes_.push_back(std::move(note));
-    }
-  }
+  std::vector<CoverTree::StructureReader> structures =
+      ReadIndexStructures(records, loaded.indexes.size(),
+                          model->config_.input_dim, &model->restore_notes_);
   for (std::string& note :
        RestoreIndexes(state, std::move(loaded.indexes), std::move(structures),
                       base.has_value() ? &*base : nullptr)) {
