@@ -27,9 +27,9 @@ nlohmann::json QuantilesJson(const std::vector<double>& values) {
 // Every robot's messages in windows of one second (by send time): latency
 // and learn lag percentiles per window.
 nlohmann::json OverTime(const std::vector<RobotRun>& runs) {
-  std::vector<std::vector<const Tick*>> windows;
+  std::vector<std::vector<const AnsweredMessage*>> windows;
   for (const RobotRun& run : runs) {
-    for (const Tick& tick : run.ticks) {
+    for (const AnsweredMessage& tick : run.ticks) {
       const auto w = static_cast<std::size_t>(std::max(0.0, tick.t_s));
       if (w >= windows.size()) windows.resize(w + 1);
       windows[w].push_back(&tick);
@@ -38,7 +38,7 @@ nlohmann::json OverTime(const std::vector<RobotRun>& runs) {
   nlohmann::json series = nlohmann::json::array();
   for (std::size_t w = 0; w < windows.size(); ++w) {
     std::vector<double> latency, lag_samples, lag_us;
-    for (const Tick* tick : windows[w]) {
+    for (const AnsweredMessage* tick : windows[w]) {
       latency.push_back(tick->latency_us);
       lag_samples.push_back(tick->lag_samples);
       lag_us.push_back(tick->lag_us);
@@ -291,7 +291,7 @@ Lags ReportLags(std::FILE* out, const CliOptions& options,
                 const LearnPlan& plan, const std::vector<RobotRun>& runs) {
   Lags lags;
   for (const RobotRun& run : runs) {
-    for (const Tick& tick : run.ticks) {
+    for (const AnsweredMessage& tick : run.ticks) {
       lags.samples.push_back(tick.lag_samples);
       lags.us.push_back(tick.lag_us);
     }

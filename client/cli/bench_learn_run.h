@@ -33,7 +33,7 @@ constexpr std::uint64_t kCoverageWindowSamples = 10'000;
 
 // One answered message: when it was sent (seconds after the start), its
 // round trip, and how stale its prediction was.
-struct Tick {
+struct AnsweredMessage {
   double t_s = 0.0;
   double latency_us = 0.0;
   double lag_samples = 0.0;
@@ -41,7 +41,7 @@ struct Tick {
 };
 
 struct RobotRun {
-  std::vector<Tick> ticks;
+  std::vector<AnsweredMessage> ticks;
   // Per sample, microseconds from its send to the watermark covering it.
   std::vector<double> durability_lag_us;
   std::uint64_t sent = 0;
