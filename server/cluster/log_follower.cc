@@ -14,11 +14,10 @@ namespace streamreg {
 namespace {
 
 // How long the follower waits for an entry before it looks whether it was
-// asked to stop, and how long it pauses after the cluster could not
-// deliver.
+// asked to stop, and how long it pauses after it could not make a cursor.
 constexpr absl::Duration kPoll = absl::Milliseconds(100);
-// The longest pause between two tries to make the first cursor (from
-// kPoll, doubling with each failure).
+// The longest pause between two tries to make a cursor (from kPoll,
+// doubling with each failure).
 constexpr absl::Duration kLongestOpenPause = absl::Seconds(1);
 
 // The configuration's exact encoding, to compare two of them.
@@ -121,11 +120,10 @@ void LogFollower::Run(std::stop_token stop) {
         spdlog::info("event=cluster_follower_reread model={} from={} why={}",
                      model_->name(), applied() + 1,
                      std::string(entry.status().message()));
-        absl::SleepFor(kPoll);
       }
       if (broke || Stalled(last_progress) ||
           SilentWhileBehind(last_progress, &last_idle_check)) {
-        Refollow(applied() + 1).IgnoreError();  // tried again
+        if (!OpenCursor(stop)) return;
         last_progress = absl::Now();
       }
       continue;

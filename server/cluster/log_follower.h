@@ -119,8 +119,10 @@ class LogFollower {
   // Reads on from a new cursor at `from`, keeping the old one if none
   // could be made (and returning why).
   absl::Status Refollow(std::uint64_t from);
-  // Makes the first cursor, at the entry due, trying until one is made or
-  // `stop`: whether there is one.
+  // Makes a cursor at the entry due (the first one, or one to read on from
+  // when the last broke or stalled), trying again after each failure, which
+  // it logs, with pauses from kPoll to kLongestOpenPause, until one is made
+  // or `stop`: whether there is one.
   bool OpenCursor(std::stop_token stop);
   // Applies `entry` if it is the next one due (and the follower has not
   // stopped), and records its outcome for WaitApplied.
