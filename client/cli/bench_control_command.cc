@@ -19,12 +19,12 @@
 #include "client/cli/bench_commands.h"
 #include "client/cli/bench_report.h"
 #include "client/cli/cli_commands.h"
-#include "client/lib/rate_ticker.h"
 #include "client/lib/realtime_channel.h"
 #include "client/loadgen/computed_torque.h"
 #include "client/loadgen/joint_trajectory.h"
 #include "client/loadgen/panda_plant.h"
 #include "client/loadgen/robot_model.h"
+#include "client/tools/rate_ticker.h"
 #include "common/command_line.h"
 #include "core/base/realtime_priority.h"
 

@@ -25,11 +25,11 @@
 #include "client/cli/bench_commands.h"
 #include "client/cli/bench_report.h"
 #include "client/cli/cli_commands.h"
-#include "client/lib/latency_recorder.h"
 #include "client/lib/learn_session.h"
-#include "client/lib/rate_ticker.h"
 #include "client/loadgen/robot_model.h"
 #include "client/loadgen/robot_stream.h"
+#include "client/tools/latency_recorder.h"
+#include "client/tools/rate_ticker.h"
 #include "common/command_line.h"
 
 namespace streamreg {

@@ -12,7 +12,7 @@
 #include "absl/time/clock.h"
 #include "client/lib/learn_session.h"
 #include "client/lib/predict_session.h"
-#include "client/lib/rate_ticker.h"
+#include "client/tools/rate_ticker.h"
 #include "core/base/realtime_priority.h"
 
 namespace streamreg {

@@ -17,9 +17,9 @@
 #include "client/cli/cli_options.h"
 #include "client/cli/interval_coverage.h"
 #include "client/lib/client.h"
-#include "client/lib/latency_recorder.h"
 #include "client/lib/realtime_channel.h"
 #include "client/loadgen/robot_stream.h"
+#include "client/tools/latency_recorder.h"
 #include "common/normalized_error.h"
 
 namespace streamreg {

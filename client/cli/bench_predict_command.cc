@@ -17,8 +17,9 @@
 #include "client/cli/bench_report.h"
 #include "client/cli/cli_commands.h"
 #include "client/cli/csv_columns.h"
-#include "client/lib/latency_recorder.h"
+#include "client/lib/internal/client_routes.h"
 #include "client/loadgen/robot_stream.h"
+#include "client/tools/latency_recorder.h"
 #include "common/command_line.h"
 
 namespace streamreg {
@@ -275,7 +276,7 @@ absl::Status BenchPredictCommand(Client& client, const CliOptions& options,
   // The load goes to the server that answered for the model: of a cluster,
   // one that serves it (a server that does not named it).
   ClientOptions served = client.options();
-  served.address = client.StubsFor(*name)->address;
+  served.address = ClientRoutes::Of(client).For(*name)->address;
   const Phase empty = RunPhase(served, concurrency, warmup, duration, ping);
   const Phase predicted =
       RunPhase(served, concurrency, warmup, duration, predict);

@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "client/lib/latency_recorder.h"
+#include "client/tools/latency_recorder.h"
 #include "nlohmann/json.hpp"
 
 namespace streamreg {

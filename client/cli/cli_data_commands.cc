@@ -12,7 +12,7 @@
 #include "client/cli/csv_columns.h"
 #include "client/cli/used_neighbors_csv.h"
 #include "client/lib/ingester.h"
-#include "client/lib/terminal.h"
+#include "client/tools/terminal.h"
 #include "common/command_line.h"
 #include "common/normalized_error.h"
 

@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/bench_commands.h"
 #include "client/cli/cli_commands.h"
-#include "client/lib/security_flags.h"
+#include "client/tools/security_flags.h"
 #include "common/command_line.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051",
@@ -311,8 +311,9 @@ std::vector<std::string> Concat(std::vector<std::string> a,
 class SubcommandMaker {
  public:
   SubcommandMaker()
-      : connection_(Concat({"server", "timeout"},
-                           FlagsDefinedIn({"client/lib/security_flags.cc"}))) {}
+      : connection_(
+            Concat({"server", "timeout"},
+                   FlagsDefinedIn({"client/tools/security_flags.cc"}))) {}
 
   Subcommand operator()(std::vector<std::string> words,
                         std::string summary_line, std::string synopsis,

@@ -14,7 +14,7 @@
 #include "client/cli/model_summary.h"
 #include "client/cli/spec_names.h"
 #include "client/cli/target_mean.h"
-#include "client/lib/terminal.h"
+#include "client/tools/terminal.h"
 #include "common/command_line.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"

@@ -10,10 +10,10 @@
 #include "absl/time/clock.h"
 #include "client/cli/cli_commands.h"
 #include "client/cli/csv_columns.h"
-#include "client/lib/latency_recorder.h"
 #include "client/lib/learn_session.h"
-#include "client/lib/rate_ticker.h"
-#include "client/lib/terminal.h"
+#include "client/tools/latency_recorder.h"
+#include "client/tools/rate_ticker.h"
+#include "client/tools/terminal.h"
 #include "common/command_line.h"
 #include "common/normalized_error.h"
 

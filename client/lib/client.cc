@@ -11,8 +11,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "client/lib/bearer_token.h"
 #include "client/lib/ingester.h"
+#include "client/lib/internal/bearer_token.h"
+#include "client/lib/internal/hedged_read.h"
+#include "client/lib/internal/retry_call.h"
 #include "client/lib/learn_session.h"
 #include "client/lib/predict_session.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -71,15 +73,17 @@ std::uint64_t RandomSampleIdStart() {
 
 Client::Client(ClientOptions options)
     : options_(std::move(options)),
-      router_(ServerList(options_.address),
-              [options = options_](const std::string& address) {
-                return MakeChannel(options, address);
-              }),
+      router_(std::make_unique<ServerRouter>(
+          ServerList(options_.address),
+          [options = options_](const std::string& address) {
+            return MakeChannel(options, address);
+          })),
       next_sample_id_(RandomSampleIdStart()) {}
 
 Client::Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
     : options_(std::move(options)),
-      router_(options_.address, std::move(channel)),
+      router_(
+          std::make_unique<ServerRouter>(options_.address, std::move(channel))),
       next_sample_id_(RandomSampleIdStart()) {}
 
 Client::~Client() = default;
@@ -87,18 +91,17 @@ Client::~Client() = default;
 template <class Call>
 absl::Status Client::RetriedFor(const std::string& model, const Call& call) {
   return RetryCall(options_.retry, [&](int attempt) {
-    const std::shared_ptr<ServerStubs> stubs = router_.For(model);
+    const std::shared_ptr<ServerStubs> stubs = router_->For(model);
     absl::Status status = call(*stubs, attempt);
-    if (!status.ok()) router_.Failed(model, *stubs, status);
+    if (!status.ok()) router_->Failed(model, *stubs, status);
     return status;
   });
 }
 
-template <class Response>
-absl::StatusOr<Response> Client::Read(
-    const std::string& model,
-    const typename HedgedRead<Response>::Start& start) {
-  HedgedRead<Response> read(&router_, model, options_.timeout,
+template <class Response, class Start>
+absl::StatusOr<Response> Client::Read(const std::string& model,
+                                      const Start& start) {
+  HedgedRead<Response> read(router_.get(), model, options_.timeout,
                             options_.replica_attempt_timeout);
   Response response;
   const absl::Status status = RetryCall(options_.retry, [&](int /*attempt*/) {
@@ -106,6 +109,12 @@ absl::StatusOr<Response> Client::Read(
   });
   if (!status.ok()) return status;
   return response;
+}
+
+v1::ModelService::Stub& Client::models() { return *router_->For("")->models; }
+
+v1::RegressionService::Stub& Client::regression() {
+  return *router_->For("")->regression;
 }
 
 std::unique_ptr<grpc::ClientContext> Client::NewContext() const {
@@ -164,8 +173,8 @@ absl::StatusOr<std::vector<v1::Model>> Client::ListModels() {
       models.push_back(std::move(model));
     }
     for (v1::ModelElsewhere& model : *page->mutable_elsewhere()) {
-      router_.Serves(model.name(),
-                     {model.servers().begin(), model.servers().end()});
+      router_->Serves(model.name(),
+                      {model.servers().begin(), model.servers().end()});
       elsewhere.push_back(model.name());
     }
     request.set_page_token(page->next_page_token());
@@ -216,7 +225,7 @@ absl::StatusOr<v1::ModelStats> Client::Refit(
   v1::RefitRequest request;
   request.set_name(name);
   grpc::ClientContext context;  // no deadline: a refit takes what it takes
-  const std::shared_ptr<ServerStubs> server = router_.For(name);
+  const std::shared_ptr<ServerStubs> server = router_->For(name);
   std::unique_ptr<grpc::ClientReader<v1::RefitProgress>> reader =
       server->models->Refit(&context, request);
   v1::RefitProgress message;
@@ -226,7 +235,7 @@ absl::StatusOr<v1::ModelStats> Client::Refit(
     if (message.has_stats()) stats = message.stats();
   }
   if (absl::Status status = FromGrpcStatus(reader->Finish()); !status.ok()) {
-    router_.Failed(name, *server, status);
+    router_->Failed(name, *server, status);
     return status;
   }
   return stats;
@@ -304,15 +313,15 @@ absl::StatusOr<std::string> Client::Health() {
 }
 
 absl::Status Client::WaitForServer(absl::Duration within) {
-  const std::vector<std::string>& servers = router_.servers();
+  const std::vector<std::string>& servers = router_->servers();
   const absl::Duration share = within / static_cast<double>(servers.size());
   for (std::size_t tried = 0; tried < servers.size(); ++tried) {
-    const std::shared_ptr<ServerStubs> server = router_.For("");
+    const std::shared_ptr<ServerStubs> server = router_->For("");
     const absl::Time deadline = absl::Now() + share;
     if (server->channel->WaitForConnected(absl::ToChronoTime(deadline))) {
       return absl::OkStatus();
     }
-    router_.Failed("", *server, absl::UnavailableError("not reachable"));
+    router_->Failed("", *server, absl::UnavailableError("not reachable"));
   }
   return absl::UnavailableError(absl::StrCat(
       "no streamreg server answers at ", absl::StrJoin(servers, ","),

@@ -15,10 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/lib/client_tls.h"
-#include "client/lib/grpc_status.h"
-#include "client/lib/hedged_read.h"
+#include "client/lib/errors.h"
 #include "client/lib/retry_policy.h"
-#include "client/lib/server_router.h"
 #include "grpcpp/grpcpp.h"
 #include "streamreg/v1/model_service.grpc.pb.h"
 #include "streamreg/v1/regression_service.grpc.pb.h"
@@ -30,10 +28,12 @@ inline std::span<const double> PredictedValues(const v1::Prediction& p) {
   return {p.y().data(), static_cast<std::size_t>(p.y().size())};
 }
 
+class ClientRoutes;
 class Ingester;
 class LearnSession;
 struct LearnSessionOptions;
 class PredictSession;
+class ServerRouter;
 
 struct ClientOptions {
   // host:port of the server, or of several servers of a cluster separated
@@ -143,42 +143,28 @@ class Client {
   std::uint64_t NextSampleId() { return next_sample_id_++; }
   const ClientOptions& options() const { return options_; }
   // The stubs of the first server (calls about no model in particular).
-  v1::ModelService::Stub& models() { return *router_.For("")->models; }
-  v1::RegressionService::Stub& regression() {
-    return *router_.For("")->regression;
-  }
-  // Where calls about `model` go now, and what to tell when one failed
-  // there (the sessions' streams).
-  std::shared_ptr<ServerStubs> StubsFor(const std::string& model) {
-    return router_.For(model);
-  }
-  void CallFailed(const std::string& model, const ServerStubs& used,
-                  const absl::Status& status) {
-    router_.Failed(model, used, status);
-  }
-  // How many servers a call about `model` may go to now.
-  std::size_t ServersFor(const std::string& model) {
-    return router_.CandidatesFor(model);
-  }
+  v1::ModelService::Stub& models();
+  v1::RegressionService::Stub& regression();
   // A context with the call deadline set.
   std::unique_ptr<grpc::ClientContext> NewContext() const;
 
  private:
-  // `call(stubs)` on the server for `model`, retried by the policy, each
-  // attempt where the router says.
+  friend class ClientRoutes;  // the sessions' way to the router
+
+  // `call(stubs, attempt)` on the server for `model`, retried by the
+  // policy, each attempt where the router says.
   template <class Call>
   absl::Status RetriedFor(const std::string& model, const Call& call);
-  // A read about `model` started by `start` on a server, asked of the
-  // next server each replica_attempt_timeout while none has answered
-  // (HedgedRead), retried by the policy.
-  template <class Response>
-  absl::StatusOr<Response> Read(
-      const std::string& model,
-      const typename HedgedRead<Response>::Start& start);
+  // A read about `model` started by `start` (HedgedRead's Start) on a
+  // server, asked of the next server each replica_attempt_timeout while
+  // none has answered, retried by the policy.
+  template <class Response, class Start>
+  absl::StatusOr<Response> Read(const std::string& model, const Start& start);
   std::unique_ptr<grpc::ClientContext> NewContext(absl::Duration timeout) const;
 
   ClientOptions options_;
-  ServerRouter router_;
+  // Where calls about each model go (ServerRouter).
+  std::unique_ptr<ServerRouter> router_;
   std::atomic<std::uint64_t> next_sample_id_;
 };
 

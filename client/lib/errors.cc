@@ -1,4 +1,4 @@
-#include "client/lib/grpc_status.h"
+#include "client/lib/errors.h"
 
 #include <cstdint>
 #include <utility>

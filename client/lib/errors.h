@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_GRPC_STATUS_H_
-#define STREAMREG_CLIENT_LIB_GRPC_STATUS_H_
+#ifndef STREAMREG_CLIENT_LIB_ERRORS_H_
+#define STREAMREG_CLIENT_LIB_ERRORS_H_
 
 #include "absl/status/status.h"
 #include "grpcpp/grpcpp.h"
@@ -15,4 +15,4 @@ absl::Status FromGrpcStatus(const grpc::Status& status,
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_GRPC_STATUS_H_
+#endif  // STREAMREG_CLIENT_LIB_ERRORS_H_

@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/lib/stall_probe.h"
+#include "client/lib/internal/client_routes.h"
+#include "client/lib/internal/retry_call.h"
+#include "client/lib/internal/stall_probe.h"
 
 namespace streamreg {
 
@@ -85,10 +87,10 @@ absl::Status Ingester::OpenAndResend(int attempt) {
   if (attempt > 1) ++summary_.retries;
   stream_ = std::make_unique<Stream>();
   stream_->context = client_->NewContext();
-  stream_->server = client_->StubsFor(model_);
+  stream_->server = ClientRoutes::Of(*client_).For(model_);
   stream_->writer = stream_->server->regression->Ingest(stream_->context.get(),
                                                         &stream_->response);
-  if (client_->ServersFor(model_) >= 2) {
+  if (ClientRoutes::Of(*client_).CandidatesFor(model_) >= 2) {
     stream_->probe = std::make_unique<StallProbe>(
         stream_->server->regression.get(), stream_->context.get(),
         client_->options().replica_attempt_timeout,
@@ -98,7 +100,7 @@ absl::Status Ingester::OpenAndResend(int attempt) {
     if (!stream_->writer->Write(batch)) {
       stream_->writer->WritesDone();
       const absl::Status status = stream_->Finished(stream_->writer->Finish());
-      client_->CallFailed(model_, *stream_->server, status);
+      ClientRoutes::Of(*client_).Failed(model_, *stream_->server, status);
       stream_.reset();
       return status;
     }
@@ -125,7 +127,7 @@ absl::Status Ingester::CloseStream() {
           summary_.num_samples = stream_->response.num_samples();
           unacknowledged_.clear();
         } else {
-          client_->CallFailed(model_, *stream_->server, finished);
+          ClientRoutes::Of(*client_).Failed(model_, *stream_->server, finished);
         }
         stream_.reset();
         return finished;

@@ -4,7 +4,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "client/lib/retry_policy.h"
+#include "client/lib/internal/attempt_bound.h"
+#include "client/lib/internal/client_routes.h"
+#include "client/lib/internal/retry_call.h"
 #include "common/durability_trailer.h"
 
 namespace streamreg {
@@ -14,7 +16,7 @@ LearnSession::LearnSession(Client* client, std::string model,
     : client_(client),
       model_(std::move(model)),
       options_(std::move(options)),
-      bound_(client_, model_) {}
+      bound_(std::make_unique<AttemptBound>(client_, model_)) {}
 
 LearnSession::~LearnSession() {
   if (stream_ != nullptr) context_->TryCancel();
@@ -113,7 +115,7 @@ absl::Status LearnSession::Reopen(std::size_t keep) {
     if (cancelled_) return absl::CancelledError("the session was cancelled");
     context_ = std::make_unique<grpc::ClientContext>();  // no deadline
   }
-  server_ = client_->StubsFor(model_);
+  server_ = ClientRoutes::Of(*client_).For(model_);
   stream_ = server_->regression->Learn(context_.get());
   messages_ = 0;
   // Resent in order; each answer's watermark may confirm some of them.
@@ -140,10 +142,10 @@ absl::Status LearnSession::Reopen(std::size_t keep) {
 absl::Status LearnSession::Exchange(Unconfirmed& entry,
                                     v1::LearnResponse* response) {
   entry.message = ++messages_;
-  bound_.Arm(context_.get());
+  bound_->Arm(context_.get());
   const bool answered =
       stream_->Write(entry.request) && stream_->Read(response);
-  const bool timed_out = bound_.Disarm();
+  const bool timed_out = bound_->Disarm();
   if (answered) Confirm(response->durable_messages());
   if (timed_out) {
     // Cancelled: the stream is given up, and the samples it did not
@@ -190,7 +192,7 @@ absl::Status LearnSession::Abandon(absl::Status status) {
   // Sent on no call now: each is sent again on the next.
   for (Unconfirmed& entry : unconfirmed_) entry.message = 0;
   if (!status.ok() && server_ != nullptr) {
-    client_->CallFailed(model_, *server_, status);
+    ClientRoutes::Of(*client_).Failed(model_, *server_, status);
   }
   return status;
 }

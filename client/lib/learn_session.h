@@ -12,11 +12,13 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "client/lib/attempt_bound.h"
 #include "client/lib/client.h"
 #include "grpcpp/grpcpp.h"
 
 namespace streamreg {
+
+class AttemptBound;
+struct ServerStubs;
 
 struct LearnSessionOptions {
   // Every answer waits until its sample is durable (the server's cautious
@@ -150,8 +152,8 @@ class LearnSession {
   bool cancelled_ ABSL_GUARDED_BY(cancel_mutex_) = false;
   std::unique_ptr<grpc::ClientReaderWriter<v1::LearnRequest, v1::LearnResponse>>
       stream_;
-  std::uint64_t messages_ = 0;  // sent on the current stream
-  AttemptBound bound_;          // of each exchange
+  std::uint64_t messages_ = 0;           // sent on the current stream
+  std::unique_ptr<AttemptBound> bound_;  // of each exchange
 };
 
 }  // namespace streamreg

@@ -6,10 +6,12 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "client/lib/bidi_exchange.h"
 #include "client/lib/client.h"
 
 namespace streamreg {
+
+template <class Request, class Response>
+class BidiExchange;
 
 // Predictions over one PredictStream call, one query per exchange (the
 // lowest latency per tick); reopened and retried on a retryable status
@@ -19,6 +21,7 @@ namespace streamreg {
 class PredictSession {
  public:
   PredictSession(Client* client, std::string model);
+  ~PredictSession();
 
   absl::StatusOr<v1::Prediction> Predict(
       std::span<const double> x, const PredictCallOptions& options = {});
@@ -26,7 +29,8 @@ class PredictSession {
 
  private:
   std::string model_;
-  BidiExchange<v1::PredictRequest, v1::PredictResponse> exchange_;
+  std::unique_ptr<BidiExchange<v1::PredictRequest, v1::PredictResponse>>
+      exchange_;
 };
 
 }  // namespace streamreg

@@ -6,6 +6,8 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "client/lib/internal/spsc_row_ring.h"
+#include "client/lib/internal/tick_answer_table.h"
 #include "client/lib/retry_policy.h"
 
 namespace streamreg {
@@ -45,12 +47,14 @@ RealtimeChannel::RealtimeChannel(Client* client, std::string model,
       model_(std::move(model)),
       options_(std::move(options)),
       id_base_(RandomIdBase()),
-      samples_(options_.capacity, options_.inputs + options_.targets),
-      states_(options_.capacity, options_.inputs),
+      samples_(std::make_unique<SpscRowRing>(
+          options_.capacity, options_.inputs + options_.targets)),
+      states_(
+          std::make_unique<SpscRowRing>(options_.capacity, options_.inputs)),
       // Room for every tick from the one being read to the farthest one
       // ahead, with the batch's slack, twice over.
-      answers_(4 * (options_.horizon + options_.batch_ticks + 1),
-               options_.targets),
+      answers_(std::make_unique<TickAnswerTable>(
+          4 * (options_.horizon + options_.batch_ticks + 1), options_.targets)),
       read_lower_(options_.targets),
       read_upper_(options_.targets),
       session_(std::make_unique<LearnSession>(client_, model_)),
@@ -75,7 +79,7 @@ RealtimeChannel::Handed RealtimeChannel::Hand(std::uint64_t tick,
   loop_tick_.store(tick, std::memory_order_relaxed);
   Handed handed = Handed::kQueued;
   if (has_sample) {
-    if (samples_.Push(tick, {x, y})) {
+    if (samples_->Push(tick, {x, y})) {
       Count(samples_handed_);
     } else {
       Count(samples_dropped_);
@@ -85,7 +89,7 @@ RealtimeChannel::Handed RealtimeChannel::Hand(std::uint64_t tick,
   for (std::size_t row = 0; row < desired.size() / width; ++row) {
     const std::uint64_t state_tick = tick + 1 + row;
     if (any_state_ && state_tick <= states_through_) continue;
-    if (!states_.Push(state_tick, {desired.subspan(row * width, width)})) {
+    if (!states_->Push(state_tick, {desired.subspan(row * width, width)})) {
       Count(states_full_);
       return Handed::kFull;  // the rest, when handed again
     }
@@ -103,7 +107,7 @@ RealtimeReading RealtimeChannel::Read(std::uint64_t tick, std::span<double> y,
   Count(reads_);
   RealtimeReading reading;
   TickAnswerOrigin origin;
-  if (answers_.Get(tick, &origin, y, read_lower_, read_upper_) ==
+  if (answers_->Get(tick, &origin, y, read_lower_, read_upper_) ==
       TickAnswerTable::Lookup::kFound) {
     reading.learned = origin.learned;
     reading.age_ticks =
@@ -227,17 +231,17 @@ void RealtimeChannel::Drain() {
   std::uint64_t tick = 0;
   std::span<const double> row;
   while (pending_.sample_ticks.size() < options_.capacity &&
-         samples_.Front(&tick, &row)) {
+         samples_->Front(&tick, &row)) {
     pending_.sample_ticks.push_back(tick);
     pending_.sample_values.insert(pending_.sample_values.end(), row.begin(),
                                   row.end());
-    samples_.Pop();
+    samples_->Pop();
   }
-  while (states_.Front(&tick, &row)) {
+  while (states_->Front(&tick, &row)) {
     pending_.state_ticks.push_back(tick);
     pending_.state_values.insert(pending_.state_values.end(), row.begin(),
                                  row.end());
-    states_.Pop();
+    states_->Pop();
   }
   // A state whose tick has come is no longer worth predicting.
   const std::uint64_t now = loop_tick_.load(std::memory_order_relaxed);
@@ -311,11 +315,12 @@ bool RealtimeChannel::SendPending() {
         std::min<std::size_t>(states, response->ahead_size());
     for (std::size_t i = 0; i < answered; ++i) {
       const v1::Prediction& prediction = response->ahead(static_cast<int>(i));
-      answers_.Put(pending_.state_ticks[i], origin, PredictedValues(prediction),
-                   {prediction.lower().data(),
-                    static_cast<std::size_t>(prediction.lower_size())},
-                   {prediction.upper().data(),
-                    static_cast<std::size_t>(prediction.upper_size())});
+      answers_->Put(pending_.state_ticks[i], origin,
+                    PredictedValues(prediction),
+                    {prediction.lower().data(),
+                     static_cast<std::size_t>(prediction.lower_size())},
+                    {prediction.upper().data(),
+                     static_cast<std::size_t>(prediction.upper_size())});
     }
     predictions_.fetch_add(answered);
   }

@@ -16,10 +16,11 @@
 #include "absl/time/time.h"
 #include "client/lib/client.h"
 #include "client/lib/learn_session.h"
-#include "client/lib/spsc_row_ring.h"
-#include "client/lib/tick_answer_table.h"
 
 namespace streamreg {
+
+class SpscRowRing;
+class TickAnswerTable;
 
 struct RealtimeChannelOptions {
   // Values of a sample's inputs (x, and each desired state) and targets.
@@ -199,13 +200,13 @@ class RealtimeChannel {
   const std::uint64_t id_base_;  // tick t's sample has id id_base_ + t
 
   // Loop to courier.
-  SpscRowRing samples_;  // x then y, tagged with the tick
-  SpscRowRing states_;   // a desired state, tagged with its tick
+  const std::unique_ptr<SpscRowRing> samples_;  // x then y, with the tick
+  const std::unique_ptr<SpscRowRing> states_;  // a desired state, with its tick
   std::atomic<std::uint64_t> loop_tick_ = 0;
   std::uint64_t states_through_ = 0;  // the loop's: states handed before
   bool any_state_ = false;            // the loop's
   // Courier to loop.
-  TickAnswerTable answers_;
+  const std::unique_ptr<TickAnswerTable> answers_;
   // The loop's scratch for a read's interval.
   std::vector<double> read_lower_, read_upper_;
 

@@ -1,17 +1,9 @@
 #ifndef STREAMREG_CLIENT_LIB_RETRY_POLICY_H_
 #define STREAMREG_CLIENT_LIB_RETRY_POLICY_H_
 
-#include <algorithm>
-#include <cstdint>
-#include <optional>
-
 #include "absl/random/random.h"
 #include "absl/status/status.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/exponential_backoff.h"
-#include "common/retry_after.h"
-#include "common/served_by.h"
 
 namespace streamreg {
 
@@ -37,71 +29,23 @@ struct RetryPolicy {
   // after about 4 s of a server that kept saying "retry in 100 ms".
   absl::Duration overload_patience = absl::Minutes(5);
 
-  static bool IsRetryable(const absl::Status& status) {
-    return status.code() == absl::StatusCode::kUnavailable ||
-           status.code() == absl::StatusCode::kAborted;
-  }
+  // UNAVAILABLE or ABORTED.
+  static bool IsRetryable(const absl::Status& status);
   // For a stream whose every message may be resent (Ingest: samples carry
   // ids): also a deadline passed while the server was busy, and an overload
   // refusal that carries the server's retry hint (RetryAfter, from its
   // grpc-retry-pushback-ms trailer; retried no sooner).
-  static bool IsRetryableResend(const absl::Status& status) {
-    return IsRetryable(status) ||
-           status.code() == absl::StatusCode::kDeadlineExceeded ||
-           IsOverloadRefusal(status);
-  }
+  static bool IsRetryableResend(const absl::Status& status);
   // RESOURCE_EXHAUSTED with the server's retry hint: backpressure, not a
   // failure.
-  static bool IsOverloadRefusal(const absl::Status& status) {
-    return status.code() == absl::StatusCode::kResourceExhausted &&
-           RetryAfter(status).has_value();
-  }
+  static bool IsOverloadRefusal(const absl::Status& status);
   // The longest server retry hint honoured (a hint of days is a server's
   // bug, not a reason to hang).
   static constexpr absl::Duration kLongestRetryAfter = absl::Seconds(30);
 
   // The wait before attempt number `attempt` + 1 (attempt counts from 1).
-  absl::Duration Backoff(int attempt, absl::BitGen& random) const {
-    return BackoffCeiling(attempt, initial_backoff, max_backoff, multiplier) *
-           absl::Uniform(random, 0.0, 1.0);
-  }
+  absl::Duration Backoff(int attempt, absl::BitGen& random) const;
 };
-
-// Runs call(attempt) until it succeeds, fails with a status that is not
-// retryable, or the policy's attempts are spent (overload refusals: its
-// overload_patience); returns the last status. The first failure of a
-// call that names the servers serving its model (ServedBy: a cluster's
-// server sending the client on) is retried at once, counted as an
-// attempt: the client's router has learned where to go. Later ones wait
-// the backoff, so that replicas all catching up, which send clients to
-// each other, are given the time to catch up.
-template <class Call>
-absl::Status RetryCall(
-    const RetryPolicy& policy, Call call,
-    bool (*retryable)(const absl::Status&) = &RetryPolicy::IsRetryable) {
-  absl::BitGen random;
-  absl::Status status;
-  const absl::Time start = absl::Now();
-  int failures = 0;  // what counts against max_attempts
-  bool sent_on = false;
-  for (int attempt = 1;; ++attempt) {
-    status = call(attempt);
-    if (status.ok() || !retryable(status)) return status;
-    if (RetryPolicy::IsOverloadRefusal(status)) {
-      if (absl::Now() - start >= policy.overload_patience) return status;
-    } else if (++failures >= policy.max_attempts) {
-      return status;
-    }
-    if (!sent_on && !ServedBy(status).empty()) {
-      sent_on = true;
-      continue;
-    }
-    const absl::Duration hint =
-        std::min(RetryAfter(status).value_or(absl::ZeroDuration()),
-                 RetryPolicy::kLongestRetryAfter);
-    absl::SleepFor(std::max(policy.Backoff(attempt, random), hint));
-  }
-}
 
 }  // namespace streamreg
 

@@ -17,12 +17,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/lib/client.h"
-#include "client/lib/latency_recorder.h"
 #include "client/lib/learn_session.h"
-#include "client/lib/rate_ticker.h"
-#include "client/lib/security_flags.h"
 #include "client/loadgen/robot_model.h"
 #include "client/loadgen/robot_stream.h"
+#include "client/tools/latency_recorder.h"
+#include "client/tools/rate_ticker.h"
+#include "client/tools/security_flags.h"
 #include "common/command_line.h"
 #include "common/normalized_error.h"
 
@@ -65,7 +65,7 @@ CommandUsage Usage() {
           "--server, streams every sample into the model's Learn call.",
       .flags = FlagsDefinedIn({"client/loadgen/robot_sim_main.cc"}),
       .shared_flags_heading = "Connection flags (with --server)",
-      .shared_flags = FlagsDefinedIn({"client/lib/security_flags.cc"}),
+      .shared_flags = FlagsDefinedIn({"client/tools/security_flags.cc"}),
       .examples = {"streamreg-robot-sim --samples 100000 --out arm.csv",
                    "streamreg-robot-sim --server 127.0.0.1:50051 --model arm "
                    "--create --rate 1000 --samples 60000"},

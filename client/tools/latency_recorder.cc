@@ -1,4 +1,4 @@
-#include "client/lib/latency_recorder.h"
+#include "client/tools/latency_recorder.h"
 
 #include "common/percentile.h"
 

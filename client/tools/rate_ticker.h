@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_RATE_TICKER_H_
-#define STREAMREG_CLIENT_LIB_RATE_TICKER_H_
+#ifndef STREAMREG_CLIENT_TOOLS_RATE_TICKER_H_
+#define STREAMREG_CLIENT_TOOLS_RATE_TICKER_H_
 
 #include <cstdint>
 
@@ -51,4 +51,4 @@ class RateTicker {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_RATE_TICKER_H_
+#endif  // STREAMREG_CLIENT_TOOLS_RATE_TICKER_H_

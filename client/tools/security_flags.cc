@@ -1,4 +1,4 @@
-#include "client/lib/security_flags.h"
+#include "client/tools/security_flags.h"
 
 #include <cstdlib>
 #include <string>

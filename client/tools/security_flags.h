@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_SECURITY_FLAGS_H_
-#define STREAMREG_CLIENT_LIB_SECURITY_FLAGS_H_
+#ifndef STREAMREG_CLIENT_TOOLS_SECURITY_FLAGS_H_
+#define STREAMREG_CLIENT_TOOLS_SECURITY_FLAGS_H_
 
 #include "absl/status/status.h"
 #include "client/lib/client.h"
@@ -16,4 +16,4 @@ absl::Status ApplySecurityFlags(ClientOptions* options);
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_SECURITY_FLAGS_H_
+#endif  // STREAMREG_CLIENT_TOOLS_SECURITY_FLAGS_H_

@@ -1,4 +1,4 @@
-#include "client/lib/terminal.h"
+#include "client/tools/terminal.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_TERMINAL_H_
-#define STREAMREG_CLIENT_LIB_TERMINAL_H_
+#ifndef STREAMREG_CLIENT_TOOLS_TERMINAL_H_
+#define STREAMREG_CLIENT_TOOLS_TERMINAL_H_
 
 #include <cstdint>
 #include <string>
@@ -35,4 +35,4 @@ std::string BarChart(const std::vector<std::string>& labels,
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_TERMINAL_H_
+#endif  // STREAMREG_CLIENT_TOOLS_TERMINAL_H_

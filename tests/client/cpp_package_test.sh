@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The C++ client library as another project uses it: installed from BUILD
-# (cmake --install, component client) into a scratch prefix, then
+# (cmake --install, component client) into a scratch prefix, with only its
+# public headers, which compile there with nothing else of the tree; then
 # client/lib/example built against it twice, with find_package(streamreg)
 # and with pkg-config, outside the tree; both programs run against a real
 # server and must predict the simulated arm (nMSE well under 1), and the
@@ -16,6 +17,13 @@ cmake --install "$build" --prefix "$work/prefix" --component client >/dev/null
 [ -f "$work/prefix/lib/cmake/streamreg/streamregConfig.cmake" ] ||
   fail "no CMake package installed"
 [ ! -e "$work/prefix/bin" ] || fail "the client component installed programs"
+public="client.h client_tls.h errors.h ingester.h learn_session.h"
+public+=" predict_session.h realtime_channel.h retry_policy.h"
+installed=$(cd "$work/prefix/include/streamreg" &&
+  find . -type f ! -name '*.pb.h' | sed 's#^\./##' | sort | tr '\n' ' ')
+expected=$(for h in $public; do echo "client/lib/$h"; done | sort | tr '\n' ' ')
+[ "$installed" = "$expected" ] ||
+  fail "installed headers: $installed; the public ones: $expected"
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -29,6 +37,10 @@ cmake --build "$work/example" >"$work/build.log" || {
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
 [ "$(pkg-config --modversion streamreg-client)" = 0.1.0 ] ||
   fail "pkg-config does not know streamreg-client"
+# shellcheck disable=SC2046  # the flags are words
+for h in $public; do echo "#include \"client/lib/$h\""; done |
+  c++ -std=c++20 -fsyntax-only -x c++ - $(pkg-config --cflags streamreg-client) ||
+  fail "the installed public headers do not compile by themselves"
 # shellcheck disable=SC2046  # the flags are words
 ${launcher:+ccache} c++ -O1 "$repo/client/lib/example/robot_loop.cc" \
   $(pkg-config --cflags --libs streamreg-client) -o "$work/robot_loop_pc" ||

@@ -1,12 +1,13 @@
-#include "client/lib/attempt_bound.h"
+#include "client/lib/internal/attempt_bound.h"
 
 #include "absl/time/time.h"
 #include "client/lib/client.h"
+#include "client/lib/internal/client_routes.h"
 
 namespace streamreg {
 
 void AttemptBound::Arm(grpc::ClientContext* context) {
-  armed_ = client_->ServersFor(model_) > 1;
+  armed_ = ClientRoutes::Of(*client_).CandidatesFor(model_) > 1;
   if (!armed_) return;
   if (watchdog_ == nullptr) watchdog_ = std::make_unique<ExchangeWatchdog>();
   watchdog_->Arm(context, ExchangeWatchdog::Clock::now() +

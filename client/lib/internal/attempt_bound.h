@@ -1,10 +1,10 @@
-#ifndef STREAMREG_CLIENT_LIB_ATTEMPT_BOUND_H_
-#define STREAMREG_CLIENT_LIB_ATTEMPT_BOUND_H_
+#ifndef STREAMREG_CLIENT_LIB_INTERNAL_ATTEMPT_BOUND_H_
+#define STREAMREG_CLIENT_LIB_INTERNAL_ATTEMPT_BOUND_H_
 
 #include <memory>
 #include <string>
 
-#include "client/lib/exchange_watchdog.h"
+#include "client/lib/internal/exchange_watchdog.h"
 #include "grpcpp/grpcpp.h"
 
 namespace streamreg {
@@ -36,4 +36,4 @@ class AttemptBound {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_ATTEMPT_BOUND_H_
+#endif  // STREAMREG_CLIENT_LIB_INTERNAL_ATTEMPT_BOUND_H_

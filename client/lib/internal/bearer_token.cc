@@ -1,4 +1,4 @@
-#include "client/lib/bearer_token.h"
+#include "client/lib/internal/bearer_token.h"
 
 namespace streamreg {
 namespace {

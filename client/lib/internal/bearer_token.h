@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_BEARER_TOKEN_H_
-#define STREAMREG_CLIENT_LIB_BEARER_TOKEN_H_
+#ifndef STREAMREG_CLIENT_LIB_INTERNAL_BEARER_TOKEN_H_
+#define STREAMREG_CLIENT_LIB_INTERNAL_BEARER_TOKEN_H_
 
 #include <memory>
 #include <string>
@@ -26,4 +26,4 @@ class BearerTokenInterceptorFactory final
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_BEARER_TOKEN_H_
+#endif  // STREAMREG_CLIENT_LIB_INTERNAL_BEARER_TOKEN_H_

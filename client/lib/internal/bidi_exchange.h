@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_BIDI_EXCHANGE_H_
-#define STREAMREG_CLIENT_LIB_BIDI_EXCHANGE_H_
+#ifndef STREAMREG_CLIENT_LIB_INTERNAL_BIDI_EXCHANGE_H_
+#define STREAMREG_CLIENT_LIB_INTERNAL_BIDI_EXCHANGE_H_
 
 #include <functional>
 #include <memory>
@@ -9,8 +9,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "client/lib/attempt_bound.h"
 #include "client/lib/client.h"
+#include "client/lib/internal/attempt_bound.h"
+#include "client/lib/internal/client_routes.h"
+#include "client/lib/internal/retry_call.h"
 #include "grpcpp/grpcpp.h"
 
 namespace streamreg {
@@ -47,7 +49,7 @@ class BidiExchange {
     return RetryCall(client_->options().retry, [&](int /*attempt*/) {
       absl::Status status = ExchangeOnce(request, response);
       if (!status.ok() && server_ != nullptr) {
-        client_->CallFailed(model_, *server_, status);
+        ClientRoutes::Of(*client_).Failed(model_, *server_, status);
       }
       return status;
     });
@@ -66,7 +68,7 @@ class BidiExchange {
   absl::Status ExchangeOnce(const Request& request, Response* response) {
     if (stream_ == nullptr) {
       context_ = std::make_unique<grpc::ClientContext>();  // no deadline
-      server_ = client_->StubsFor(model_);
+      server_ = ClientRoutes::Of(*client_).For(model_);
       stream_ = open_(*server_->regression, context_.get());
     }
     bound_.Arm(context_.get());
@@ -81,7 +83,7 @@ class BidiExchange {
       if (!answered) return silent;  // told to the router by Exchange
       // The answer came just in time: kept, and the next stream opened
       // elsewhere all the same.
-      client_->CallFailed(model_, *server_, silent);
+      ClientRoutes::Of(*client_).Failed(model_, *server_, silent);
       return absl::OkStatus();
     }
     if (answered) return absl::OkStatus();
@@ -103,4 +105,4 @@ class BidiExchange {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_BIDI_EXCHANGE_H_
+#endif  // STREAMREG_CLIENT_LIB_INTERNAL_BIDI_EXCHANGE_H_

@@ -1,4 +1,4 @@
-#include "client/lib/exchange_watchdog.h"
+#include "client/lib/internal/exchange_watchdog.h"
 
 namespace streamreg {
 

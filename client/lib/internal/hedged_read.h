@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_HEDGED_READ_H_
-#define STREAMREG_CLIENT_LIB_HEDGED_READ_H_
+#ifndef STREAMREG_CLIENT_LIB_INTERNAL_HEDGED_READ_H_
+#define STREAMREG_CLIENT_LIB_INTERNAL_HEDGED_READ_H_
 
 #include <cstddef>
 #include <functional>
@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "client/lib/grpc_status.h"
+#include "client/lib/errors.h"
+#include "client/lib/internal/server_router.h"
 #include "client/lib/retry_policy.h"
-#include "client/lib/server_router.h"
 #include "common/served_by.h"
 #include "grpcpp/grpcpp.h"
 
@@ -209,4 +209,4 @@ void HedgedRead<Response>::CancelRunning() {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_HEDGED_READ_H_
+#endif  // STREAMREG_CLIENT_LIB_INTERNAL_HEDGED_READ_H_

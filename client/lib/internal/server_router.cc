@@ -1,4 +1,4 @@
-#include "client/lib/server_router.h"
+#include "client/lib/internal/server_router.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_SERVER_ROUTER_H_
-#define STREAMREG_CLIENT_LIB_SERVER_ROUTER_H_
+#ifndef STREAMREG_CLIENT_LIB_INTERNAL_SERVER_ROUTER_H_
+#define STREAMREG_CLIENT_LIB_INTERNAL_SERVER_ROUTER_H_
 
 #include <cstddef>
 #include <functional>
@@ -101,4 +101,4 @@ class ServerRouter {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_SERVER_ROUTER_H_
+#endif  // STREAMREG_CLIENT_LIB_INTERNAL_SERVER_ROUTER_H_

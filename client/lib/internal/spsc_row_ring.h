@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_SPSC_ROW_RING_H_
-#define STREAMREG_CLIENT_LIB_SPSC_ROW_RING_H_
+#ifndef STREAMREG_CLIENT_LIB_INTERNAL_SPSC_ROW_RING_H_
+#define STREAMREG_CLIENT_LIB_INTERNAL_SPSC_ROW_RING_H_
 
 #include <algorithm>
 #include <atomic>
@@ -89,4 +89,4 @@ class SpscRowRing {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_SPSC_ROW_RING_H_
+#endif  // STREAMREG_CLIENT_LIB_INTERNAL_SPSC_ROW_RING_H_

@@ -1,4 +1,4 @@
-#include "client/lib/stall_probe.h"
+#include "client/lib/internal/stall_probe.h"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
-#ifndef STREAMREG_CLIENT_LIB_STALL_PROBE_H_
-#define STREAMREG_CLIENT_LIB_STALL_PROBE_H_
+#ifndef STREAMREG_CLIENT_LIB_INTERNAL_STALL_PROBE_H_
+#define STREAMREG_CLIENT_LIB_INTERNAL_STALL_PROBE_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -51,4 +51,4 @@ class StallProbe {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_CLIENT_LIB_STALL_PROBE_H_
+#endif  // STREAMREG_CLIENT_LIB_INTERNAL_STALL_PROBE_H_

@@ -1,4 +1,4 @@
-#include "client/lib/tick_answer_table.h"
+#include "client/lib/internal/tick_answer_table.h"
 
 #include <algorithm>
 #include <bit>

@@ -6,7 +6,7 @@
 // one asked at once; an error of the request is taken from the first; the
 // calls share one deadline. A Predict stream leaves a stalled server for the
 // next.
-#include "client/lib/hedged_read.h"
+#include "client/lib/internal/hedged_read.h"
 
 #include <atomic>
 #include <chrono>

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "client/lib/spsc_row_ring.h"
-#include "client/lib/tick_answer_table.h"
+#include "client/lib/internal/spsc_row_ring.h"
+#include "client/lib/internal/tick_answer_table.h"
 #include "gtest/gtest.h"
 
 namespace streamreg {

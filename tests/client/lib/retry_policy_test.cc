@@ -3,11 +3,10 @@
 // server that is alive: waited out for the policy's overload_patience,
 // however many attempts that takes; other retryable failures stop after
 // max_attempts.
-#include "client/lib/retry_policy.h"
-
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "client/lib/internal/retry_call.h"
 #include "common/retry_after.h"
 #include "common/served_by.h"
 #include "gtest/gtest.h"
