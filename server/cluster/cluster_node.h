@@ -19,9 +19,16 @@
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "server/cluster/fit_exchange.h"
+#include "server/cluster/hosted_replica.h"
+#include "server/cluster/hosted_replicas.h"
 #include "server/cluster/jetstream_client.h"
+#include "server/cluster/membership.h"
+#include "server/cluster/model_creation.h"
+#include "server/cluster/model_snapshotter.h"
 #include "server/cluster/placement_store.h"
+#include "server/cluster/rebalancer.h"
 #include "server/cluster/snapshot_store.h"
+#include "server/cluster/stream_janitor.h"
 #include "server/hosting/model_registry.h"
 #include "server/storage/journal_records.h"
 
@@ -100,17 +107,18 @@ struct ClusterOptions {
   absl::Duration orphan_sweep_interval = absl::Minutes(1);
 };
 
-// A streamreg server as a member of a cluster (docs/cluster.md): it
-// announces itself as alive, hosts in its ModelRegistry the models whose
-// placement names it — each a replica that a LogFollower keeps in step
-// with the model's replicated log, and whose writes (HostedModel's
-// WriteLog) append to that log and wait for this replica to apply them —
-// and answers for a model it does not host with the servers that do. The
-// live server first in name order also re-places models whose servers are
-// no longer those rendezvous hashing picks among the live ones (a server
-// gone, one joined). The first server of a model's placement snapshots
-// it into JetStream (SnapshotStore) and compacts its log, on a thread of
-// its own. Thread-safe.
+// A streamreg server as a member of a cluster (docs/cluster.md), and what
+// server/rpc sees of it: it hosts in its ModelRegistry the models whose
+// placement names it — each a HostedReplica, which a LogFollower keeps in
+// step with the model's log and whose writes go through that log
+// (ReplicatedLog) — reconciling what it hosts with the placements, and
+// answers for a model it does not host with the servers that do. Its
+// other roles are its parts: its heartbeats and the live servers
+// (Membership, on a thread of its own), creates and deletes
+// (ModelCreation), the moves the first live server proposes (Rebalancer),
+// and, on the snapshotting thread, the snapshots of the models it is first
+// in the placement of (ModelSnapshotter) and the streams nobody reads
+// removed (StreamJanitor). Thread-safe.
 class ClusterNode {
  public:
   // Connects, announces this server and starts hosting what is placed on
@@ -159,24 +167,8 @@ class ClusterNode {
   struct Report {
     // Live servers, as this server last steadied the list (0 before).
     std::size_t live_servers = 0;
-    // Each model hosted here, by name: its log's last entry applied here,
-    // the first it applied from the log (those before came with the
-    // snapshot it was restored from, if any: 1 + the snapshot's last),
-    // whether the replica is replaying its log's tail, and whether it fell
-    // behind a compaction (hosted again from the newest snapshot).
-    struct Hosted {
-      std::string model;
-      std::uint64_t applied = 0;
-      std::uint64_t replayed_from = 0;
-      // Where this server snapshots the model: the last log entry that the
-      // newest snapshot it put includes (a server taking the model over
-      // after a crash replays the log after it; 0: none put), and the log
-      // sequence of a whole snapshot being put meanwhile (0: none).
-      std::uint64_t snapshot_through = 0;
-      std::uint64_t whole_snapshot_being_put = 0;
-      bool catching_up = false;
-      bool fell_behind = false;
-    };
+    // Each model hosted here, by name.
+    using Hosted = HostedReplica::Report;
     std::vector<Hosted> hosted = {};
     // Models placed on this server whose hosting failed and is being
     // retried, as the last reconcile round left them.
@@ -201,10 +193,14 @@ class ClusterNode {
   Report report() const;
 
  private:
-  class Replica;
-
   ClusterNode(ClusterOptions options, ModelRegistry* registry)
-      : options_(std::move(options)), registry_(registry) {}
+      : options_(std::move(options)),
+        registry_(registry),
+        snapshotter_({.every_samples = options_.snapshot_every_samples,
+                      .interval = options_.snapshot_interval,
+                      .increment_samples = options_.snapshot_increment_samples,
+                      .whole_put_slice = options_.whole_put_slice,
+                      .leave_wait = options_.leave_snapshot_wait}) {}
   // The reconciling thread's loop.
   void Run(std::stop_token stop);
   // The liveness thread's loop: apart from reconciling, whose calls to the
@@ -229,7 +225,7 @@ class ClusterNode {
   // (HostEach runs several at once).
   struct Started {
     std::shared_ptr<HostedModel> model;  // holds the replica (its WriteLog)
-    std::shared_ptr<Replica> replica;
+    std::shared_ptr<HostedReplica> replica;
     std::uint64_t from = 1;  // the first log entry it applies
   };
   absl::StatusOr<Started> StartReplica(const ToHost& placed);
@@ -240,148 +236,20 @@ class ClusterNode {
   // next.
   void HostingFailed(const std::string& name, const absl::Status& status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
-  // The model `name` made from its newest snapshot (which `snapshots` then
-  // builds its next increment on: SnapshotStore::BuildOn), or from its
-  // log's create entry if it has none; *from: the log entry after the one
-  // it was made from, *stored: the last entry the log held.
-  absl::StatusOr<std::shared_ptr<HostedModel>> MakeReplica(
-      const std::string& name, const ModelLog& log, SnapshotStore& snapshots,
-      std::uint64_t* from, std::uint64_t* stored);
-  // A whole snapshot being put a slice at a time (SnapshotDueModels).
-  struct WholePut;
-  // What StartSnapshot did: its status, and the whole put it began, if any.
-  struct SnapshotStart;
-  // The snapshotting thread's loop: each model's snapshot if it is due.
-  // Whole ones are put a slice at a time (whole_put_slice), and between the
-  // slices every model's increments due go on, those of the model whose
-  // whole one is being put building on its chain before it (SnapshotStore:
-  // seconds at 10^6 samples would otherwise pass without one). Whole puts
-  // not finished when `stop` is requested are given up: the chain before
-  // them is still the newest, and SnapshotBeforeLeaving builds on it.
-  void SnapshotDueModels(std::stop_token stop);
-  // `replica`'s snapshot if one is due: an increment put, or a whole one
-  // begun and added to `whole_puts` (also where the increment is refused,
-  // unless the model's whole one is already being put).
-  void SnapshotIfDue(const std::shared_ptr<Replica>& replica,
-                     std::vector<WholePut>& whole_puts);
-  // The model's log and snapshots given back the copies they were made
-  // without (a NATS node offline at their creation), tried every
-  // kReplicasCheckPause until they have them all.
-  void RestoreReplicasIfDue(Replica& replica);
   // How a model's log is made: options_.log_replicas copies, or a
   // majority of them while NATS nodes are offline.
   ModelLog::Options LogOptions() const;
-  // Whether the model's increment is due (ClusterOptions::
-  // snapshot_increment_samples), its whole snapshot not being.
-  bool IncrementDue(const Replica& replica, const HostedModel& model) const;
-  // Captures the model, puts the snapshot (an increment built on the last
-  // one put, if asked and the model can, else whole) and compacts the log,
-  // all before it returns; a failure is logged and counted (Failed).
-  absl::Status Snapshot(const std::shared_ptr<Replica>& replica,
-                        bool increment);
-  // The first step of a snapshot: an increment put if `increment` and the
-  // model builds on one; else, or when the increment is refused
-  // (FAILED_PRECONDITION: another server's snapshot came since, or the
-  // model no longer builds on it) and `whole_if_refused`, a whole one
-  // captured and its put begun. A failure is logged and counted (Failed).
-  SnapshotStart StartSnapshot(const std::shared_ptr<Replica>& replica,
-                              HostedModel& model, bool increment,
-                              bool whole_if_refused);
-  // An increment built on the last snapshot put, put; FAILED_PRECONDITION
-  // when the model or the store refuses to build on it (a whole one is then
-  // due), before any byte is written.
-  absl::Status PutIncrement(Replica& replica, HostedModel& model);
-  // A whole snapshot captured and its put begun.
-  absl::StatusOr<WholePut> BeginWholePut(std::shared_ptr<Replica> replica);
-  // Puts the next slice of `put`'s chunks (`slice` long), then its head once
-  // they are all stored; whether the put is over (stored or failed).
-  bool PutWholeSlice(WholePut& put, absl::Duration slice);
-  // What a stored snapshot changes: the next increment's base, the model's
-  // count since a whole one, the log compacted through `freed`; logged.
-  absl::Status Stored(Replica& replica, HostedModel& model,
-                      const HostedModel::LogSnapshot& snapshot,
-                      std::uint64_t freed, absl::Duration capture,
-                      absl::Time start);
-  // Logs and counts a failed snapshot, and sets when the model's next is
-  // tried.
-  void Failed(Replica& replica, const std::string& model,
-              const absl::Status& status);
-  // The snapshots a stopping server takes (ClusterOptions::snapshot_on_leave).
-  void SnapshotBeforeLeaving();
   // Stops hosting `name`: deleted from the cluster, or placed elsewhere.
   void Release(const std::string& name, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
-  // The live servers, steadied: one that drops out of the live list (its
-  // liveness renewed late under load, or a listing that missed it) still
-  // counts for server_ttl / 2 after it was last seen, so a moment's absence
-  // moves no model. A server that stops is taken for gone that much later.
-  // After the list could not be read (the cluster unreachable, when every
-  // server's heartbeats may have been refused and their liveness expired),
-  // each known server has server_ttl / 2 again to reappear.
-  absl::StatusOr<std::vector<std::string>> SteadyLiveServers();
-  // The placements rendezvous hashing gives over `live`, proposed where
-  // they differ. Reconcile calls it only once this server's heartbeats
-  // have been taken for server_ttl: while they fail, the others' likely
-  // fail too and the list is missing them.
-  void Rebalance(const absl::flat_hash_map<
-                     std::string, PlacementStore::Placement>& placements,
-                 const std::vector<std::string>& live);
 
   // Counted where the events are logged.
   struct Counters {
-    std::atomic<std::uint64_t> heartbeat_failures{0};
     std::atomic<std::uint64_t> reconcile_failures{0};
     std::atomic<std::uint64_t> host_failures{0};
-    std::atomic<std::uint64_t> snapshots{0};
-    std::atomic<std::uint64_t> snapshot_increments{0};
-    std::atomic<std::uint64_t> snapshot_failures{0};
-    std::atomic<std::uint64_t> models_moved{0};
-    std::atomic<std::uint64_t> logs_given_up{0};
-    std::atomic<std::uint64_t> orphan_streams_removed{0};
   };
-  // Create's steps. One try at creating the model at `placement` (as
-  // read): placed first if it has no servers (PlaceNew), then its log
-  // made and its create entry appended unless the placement says created,
-  // and marked created; OK, ALREADY_EXISTS (another model's create entry
-  // is first), or ABORTED when the placement changed meanwhile (read it
-  // again and decide). A log that elects no leader within a wait growing
-  // with *logs_given_up is given up (GiveUpLog).
-  absl::Status CreateAt(const ModelIdentity& identity,
-                        PlacementStore::Placement placement, absl::Time started,
-                        absl::Time deadline, int* logs_given_up);
-  // Places `name` (placed at `previous`, deleted or never placed) on the
-  // live servers, with a log of the generation after previous.log, not
-  // created yet; ABORTED if another change came first.
-  absl::StatusOr<PlacementStore::Placement> PlaceNew(
-      const std::string& name, const PlacementStore::Placement& previous,
-      absl::Time deadline);
-  // Moves the placement, not created yet, on to its log's next generation
-  // and removes the log given up; ABORTED once moved (or if another change
-  // came first): the caller reads the placement again.
-  absl::Status GiveUpLog(const std::string& name,
-                         const PlacementStore::Placement& placement,
-                         absl::Duration waited, absl::Time deadline,
-                         int* logs_given_up);
-  // A log (and its snapshots) that a create left: an earlier model's of
-  // the name, or one given up. Nothing acknowledged is in it. Removed by
-  // RemoveAbandonedLogs on the snapshotting thread, off the create's path
-  // (the removal of a log that never elected a leader is never answered),
-  // tried every kAbandonedRetryPause until it is gone. (Left if this
-  // server stops first: the first live server's sweep removes it.)
-  void Abandon(const std::string& name, std::uint64_t log);
-  void RemoveAbandonedLogs();
-  // On the snapshotting thread, every orphan_sweep_interval while this is
-  // the first live server: removes the streams IsOrphan finds, whoever
-  // left them.
-  void SweepOrphanStreamsIfDue();
   // Logs a failed reconcile round and counts it.
   void ReconcileFailed(const absl::Status& status);
-  // Adds `replica` to replicas_ (and to what report() reads), or takes
-  // `name`'s out.
-  void AddReplica(const std::string& name, std::shared_ptr<Replica> replica)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
-  void RemoveReplica(const std::string& name)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
 
   const ClusterOptions options_;
   ModelRegistry* const registry_;
@@ -389,11 +257,19 @@ class ClusterNode {
   std::unique_ptr<PlacementStore> placements_;
   // The hosted models' MLKR fits, shared with their other replicas.
   std::unique_ptr<FitExchange> fits_;
+  // This server's heartbeats, and the live servers.
+  std::unique_ptr<Membership> membership_;
+  // The moves the first live server proposes.
+  std::unique_ptr<Rebalancer> rebalancer_;
+  // The streams left by creates, and orphans (the snapshotting thread's).
+  std::unique_ptr<StreamJanitor> janitor_;
+  // Creates and deletes, as far as placements and logs go.
+  std::unique_ptr<ModelCreation> creation_;
 
   // Serializes reconciling (the periodic one and Create's, Delete's).
   mutable Mutex reconcile_mutex_;
-  std::map<std::string, std::shared_ptr<Replica>> replicas_
-      ABSL_GUARDED_BY(reconcile_mutex_);
+  // Added and taken out while reconciling.
+  HostedReplicas replicas_;
   // The models placed here whose hosting failed: failures in a row, and
   // when the next try is due.
   struct HostingRetry {
@@ -406,36 +282,15 @@ class ClusterNode {
   // hosting_retries_.size(), for report().
   std::atomic<std::size_t> not_hosted_{0};
 
-  // The replicas as report() and hosted() read them: replicas_, copied at
-  // each change under a lock that no call to the cluster is made under.
-  mutable Mutex hosted_mutex_;
-  std::map<std::string, std::shared_ptr<Replica>> hosted_
-      ABSL_GUARDED_BY(hosted_mutex_);
   Counters counters_;
-  std::atomic<std::size_t> live_servers_{0};
   // This server was first of the live ones at the last reconcile round.
   std::atomic<bool> first_live_{false};
-  // The snapshotting thread's own: when the next orphan sweep is due.
-  absl::Time next_orphan_sweep_ = absl::InfinitePast();
-  // When a heartbeat last failed (Unix nanoseconds; 0: never).
-  std::atomic<std::int64_t> last_heartbeat_failure_ns_{0};
-  absl::Time LastHeartbeatFailure() const {
-    return absl::FromUnixNanos(last_heartbeat_failure_ns_.load());
-  }
 
-  Mutex abandoned_mutex_;
-  // Each abandoned log, by model and generation: when to try removing it.
-  std::map<std::pair<std::string, std::uint64_t>, absl::Time> abandoned_logs_
-      ABSL_GUARDED_BY(abandoned_mutex_);
-
-  Mutex seen_mutex_;
-  // When each server was last in the live list.
-  std::map<std::string, absl::Time> last_seen_ ABSL_GUARDED_BY(seen_mutex_);
-  // The last try to read the live list failed.
-  bool listing_failed_ ABSL_GUARDED_BY(seen_mutex_) = false;
+  // The snapshotting thread's (snapshot_thread_).
+  ModelSnapshotter snapshotter_;
 
   std::jthread announcer_;
-  std::jthread snapshotter_;
+  std::jthread snapshot_thread_;
   std::jthread thread_;  // last: stopped first
 };
 

@@ -22,7 +22,7 @@ namespace streamreg {
 //    samples appended to the model's journal on disk (fsynced under
 //    --sync=always, or none: a model in memory only) and applied, all on
 //    the caller's thread;
-//  - in cluster mode, the model's replicated log (server/cluster/): the
+//  - in cluster mode, ReplicatedLog (server/cluster/replicated_log.h): the
 //    write is appended to JetStream as the client sent it, and every
 //    replica's follower applies it, sequencing it then, the same way on
 //    each; the write returns once this server's replica has applied it,
