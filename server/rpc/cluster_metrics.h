@@ -7,8 +7,8 @@
 namespace streamreg {
 
 // The streamreg_cluster_* families of a server in cluster mode
-// (docs/cluster.md, "What the operator sees"): the live servers it sees,
-// the models it hosts and how far each replica has applied its log
+// (docs/cluster-operations.md, "What the operator sees"): the live servers it
+// sees, the models it hosts and how far each replica has applied its log
 // (replicas of a model compare across servers), which replicas are
 // catching up or fell behind, and the failures of its heartbeats,
 // reconcile rounds, hosting and snapshots.
