@@ -13,18 +13,13 @@
 #include "core/base/background_thread.h"
 #include "core/base/stoppable_sleep.h"
 #include "server/cluster/hosted_replica.h"
-#include "server/cluster/log_entries.h"
 #include "server/cluster/log_follower.h"
 #include "server/cluster/membership.h"
 #include "server/cluster/model_log.h"
-#include "server/cluster/orphan_streams.h"
 #include "server/cluster/rebalancer.h"
-#include "server/cluster/rendezvous.h"
 #include "server/cluster/replica_model.h"
 #include "server/cluster/retried_until.h"
 #include "server/cluster/stream_janitor.h"
-#include "server/hosting/snapshot_schedule.h"
-#include "server/storage/snapshot_reader.h"
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
