@@ -454,6 +454,18 @@ class CoverTree {
   IdNodeMap node_of_id_;              // id -> node
   absl::flat_hash_map<NodeIndex, std::vector<std::uint64_t>> extra_ids_;
 
+  // CheckInvariants' steps (cover_tree_check.cc), each returning Internal
+  // naming the first violation: a node's ids map back to it; the nodes
+  // kept outside the tree (their ids added to *ids); the tree from the
+  // root — links, nesting, covering, parent distances and descendant
+  // bounds (the nodes reached put in *reachable, their ids added to
+  // *ids); and separation between the nodes reached.
+  absl::Status CheckIdsOf(NodeIndex node) const;
+  absl::Status CheckUnindexed(std::size_t* ids) const;
+  absl::Status CheckTreeFromRoot(std::vector<NodeIndex>* reachable,
+                                 std::size_t* ids) const;
+  absl::Status CheckSeparation(const std::vector<NodeIndex>& reachable) const;
+
   // Insertion scratch, reused across calls (only the writer touches it).
   std::vector<SearchCandidate> insert_stack_;
   std::vector<double> insert_point_;   // a referenced row's coordinates
