@@ -3,10 +3,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <latch>
+#include <memory>
 #include <vector>
 
 #include "core/model/model_config.h"
 #include "core/model/sample.h"
+#include "server/hosting/worker_pool.h"
 
 namespace streamreg {
 
@@ -35,6 +38,21 @@ struct Batch {
     }
   }
 };
+
+// Holds a thread of `pool` busy until the returned latch is counted down.
+// The blocker is running when this returns: otherwise a queue still
+// draining on that thread (a learn stage's warm-up) would take the next
+// task first.
+inline std::shared_ptr<std::latch> HoldThread(WorkerPool& pool) {
+  auto running = std::make_shared<std::latch>(1);
+  auto release = std::make_shared<std::latch>(1);
+  pool.Post([running, release] {
+    running->count_down();
+    release->wait();
+  });
+  running->wait();
+  return release;
+}
 
 }  // namespace streamreg
 

@@ -60,19 +60,8 @@ class HostedModelTest : public ::testing::Test {
     return pair;
   }
   // Holds the learning thread busy until the returned latch is counted
-  // down. The blocker is running when this returns: otherwise the learn
-  // stage's queue, still draining a warm-up on that thread, would take the
-  // next sample first.
-  std::shared_ptr<std::latch> HoldLearning() {
-    auto running = std::make_shared<std::latch>(1);
-    auto release = std::make_shared<std::latch>(1);
-    learning_.Post([running, release] {
-      running->count_down();
-      release->wait();
-    });
-    running->wait();
-    return release;
-  }
+  // down.
+  std::shared_ptr<std::latch> HoldLearning() { return HoldThread(learning_); }
   // A hosted model warmed up on 20 samples that then acknowledged 5 more
   // while its learning is held (until `release` is counted down), and the
   // reference that learned the 20.

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "server/hosting/worker_pool.h"
+#include "tests/support/hosting_test_support.h"
 #include "tests/support/model_test_support.h"
 
 namespace streamreg {
@@ -36,18 +37,7 @@ class LearnStageTest : public ::testing::Test {
     stage_.Enqueue(Batch(begin, end), absl::Now(), nullptr, announced,
                    /*max_unlearned=*/1000);
   }
-  // Holds the learning thread busy until the returned latch is counted
-  // down (running when this returns).
-  std::shared_ptr<std::latch> HoldLearning() {
-    auto running = std::make_shared<std::latch>(1);
-    auto release = std::make_shared<std::latch>(1);
-    learning_.Post([running, release] {
-      running->count_down();
-      release->wait();
-    });
-    running->wait();
-    return release;
-  }
+  std::shared_ptr<std::latch> HoldLearning() { return HoldThread(learning_); }
 
   const Stream stream_ = MakeStream(300, 3);
   std::vector<std::vector<Sample>> samples_;
