@@ -89,6 +89,10 @@ ABSL_FLAG(double, base_relative_ridge,
 ABSL_FLAG(double, base_forgetting, streamreg::SpecOptions{}.base_forgetting,
           "the linear base's forgetting factor, in (0, 1] (1: every sample "
           "weighs the same; < 0: the server's, 1)");
+ABSL_FLAG(std::vector<std::string>, tuning, streamreg::SpecOptions{}.tuning,
+          "a new model's other settings, name=value,... (any field of "
+          "Tuning in proto/streamreg/v1/model.proto: "
+          "--tuning honest_lag=100,step_ratio=0.25)");
 ABSL_FLAG(std::uint64_t, seed, streamreg::SpecOptions{}.seed,
           "seed of the model's random choices (reservoir)");
 ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
@@ -240,6 +244,7 @@ CliOptions OptionsFromFlags() {
   spec.base_relative_ridge = absl::GetFlag(FLAGS_base_relative_ridge);
   spec.base_forgetting = absl::GetFlag(FLAGS_base_forgetting);
   spec.seed = absl::GetFlag(FLAGS_seed);
+  spec.tuning = absl::GetFlag(FLAGS_tuning);
   BenchOptions& bench = options.bench;
   bench.concurrency = absl::GetFlag(FLAGS_concurrency);
   bench.duration = absl::GetFlag(FLAGS_duration);
@@ -298,6 +303,7 @@ const std::vector<std::string> kSpecFlags = {"inputs",
                                              "interval_level",
                                              "interval_window",
                                              "interval_step",
+                                             "tuning",
                                              "seed"};
 
 std::vector<std::string> Concat(std::vector<std::string> a,

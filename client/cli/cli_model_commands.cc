@@ -14,6 +14,7 @@
 #include "client/cli/model_summary.h"
 #include "client/cli/spec_names.h"
 #include "client/cli/target_mean.h"
+#include "client/cli/tuning_flag.h"
 #include "client/tools/terminal.h"
 #include "common/command_line.h"
 #include "google/protobuf/text_format.h"
@@ -217,6 +218,10 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
     spec.mutable_tuning()->set_interval_step(options.interval_step);
   }
   spec.set_seed(options.seed);
+  if (absl::Status status = ParseTuning(options.tuning, spec.mutable_tuning());
+      !status.ok()) {
+    return status;
+  }
   return spec;
 }
 

@@ -13,7 +13,7 @@ namespace streamreg {
 // --linear_base, --per_target_base, --base_ridge, --base_relative_ridge,
 // --base_forgetting, --random_feature_base (and its
 // --random_feature_frequencies, _lengthscales, _ridges), --interval_level,
-// --interval_window, --interval_step, --seed. The
+// --interval_window, --interval_step, --seed, --tuning. The
 // defaults here are the flags' defaults.
 struct SpecOptions {
   std::uint32_t inputs = 0;  // 0: from the CSV's header
@@ -42,6 +42,9 @@ struct SpecOptions {
   std::uint32_t interval_window = 0;
   double interval_step = -1;
   std::uint64_t seed = 0;
+  // Any field of the model's v1::Tuning, name=value (tuning_flag.h); over
+  // the flags above.
+  std::vector<std::string> tuning;
 };
 
 // What `streamreg bench predict | learn | plot` measure and draw.

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace streamreg {
@@ -98,9 +100,24 @@ class ByteReader {
   }
 
   bool ok() const { return ok_; }
+  // Bytes read so far: where the next value starts.
+  std::size_t position() const { return position_; }
   std::size_t remaining() const { return in_.size() - position_; }
   // ok() and every byte consumed.
   bool done() const { return ok_ && remaining() == 0; }
+  // OK if done(); else DATA_LOSS naming `what` and where it went wrong:
+  // "<what>: truncated at byte 40" or "<what>: 3 bytes after its end".
+  absl::Status Finish(absl::string_view what) const {
+    if (!ok_) {
+      return absl::DataLossError(
+          absl::StrCat(what, ": truncated at byte ", position_));
+    }
+    if (remaining() != 0) {
+      return absl::DataLossError(absl::StrCat(
+          what, ": ", remaining(), " bytes after its end at byte ", position_));
+    }
+    return absl::OkStatus();
+  }
 
  private:
   template <class T>

@@ -319,6 +319,10 @@ inline constexpr std::size_t kMaxLinearBaseDim = 256;
 // recursive least squares costs 3 F^2 multiply-adds per sample, 3 M at 1,024.
 inline constexpr std::size_t kMaxRandomFeatures = 1024;
 
+// The largest k of a k-NN or local linear regressor, and the most
+// neighbours an MLKR estimate runs over.
+inline constexpr std::size_t kMaxNeighbors = 4096;
+
 // The most honest scores an interval keeps per target: a learned sample
 // moves up to that many in a sorted insertion (8 bytes each).
 inline constexpr std::size_t kMaxIntervalWindow = 100000;
@@ -347,12 +351,6 @@ absl::Status CompleteAndValidate(ModelConfig* config);
 // An interval level, the model's or one a prediction asks for: in (0, 1),
 // or INVALID_ARGUMENT "interval_level: must be in (0, 1), got 2".
 absl::Status ValidateIntervalLevel(double level);
-
-// Every field, exactly (doubles by their bits), for the create record of a
-// model's log and its snapshots. LoadConfig fails on a malformed or
-// out-of-range encoding.
-void SaveConfig(const ModelConfig& config, ByteWriter& out);
-bool LoadConfig(ByteReader& in, ModelConfig* config);
 
 }  // namespace streamreg
 

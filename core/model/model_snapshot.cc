@@ -34,14 +34,14 @@ std::vector<CoverTree::StructureReader> ReadIndexStructures(
     structures.emplace_back(input_dim);
   }
   for (std::size_t r = 0; r < records.indexes.size(); ++r) {
-    const bool loaded_structure =
+    const absl::Status loaded_structure =
         LoadIndexStructure(records.indexes[r], &structures);
     if (records.done_with) records.done_with(records.indexes[r]);
-    if (!loaded_structure) {
+    if (!loaded_structure.ok()) {
       notes->push_back(
-          absl::StrCat("index structure record ", r,
-                       " is malformed; every index rebuilt from the stored "
-                       "samples"));
+          absl::StrCat("index structure record ", r, " is malformed (",
+                       loaded_structure.message(),
+                       "); every index rebuilt from the stored samples"));
       structures.clear();
       return structures;
     }
@@ -320,14 +320,15 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Restore(
   {
     ExclusiveLock lock(state.lock);
     ByteReader in(records.state);
-    if (!LoadModelState(in, state, &loaded)) {
-      return absl::DataLossError(
-          "the model state record does not fit the model's configuration");
+    if (absl::Status status = LoadModelState(in, state, &loaded);
+        !status.ok()) {
+      return status;
     }
     for (std::size_t r = 0; r < records.rows.size(); ++r) {
-      if (!LoadStoreRows(records.rows[r], state)) {
-        return absl::DataLossError(
-            absl::StrCat("stored rows record ", r, " is malformed"));
+      if (absl::Status status = LoadStoreRows(records.rows[r], state);
+          !status.ok()) {
+        return absl::DataLossError(absl::StrCat(
+            "stored rows record ", r, " is malformed: ", status.message()));
       }
       if (records.done_with) records.done_with(records.rows[r]);
     }

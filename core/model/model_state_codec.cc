@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/record_parts.h"
 #include "core/model/model_snapshot.h"
 #include "core/model/refresh_schedule.h"
 
@@ -107,7 +108,9 @@ bool LoadMlkrRefresh(ByteReader& in, ModelState& state)
       return true;
     case RefreshInSnapshot::kResult: {
       std::vector<MlkrMap> result;
-      if (!LoadMlkrMaps(in, state.config.input_dim, &result)) return false;
+      if (!LoadMlkrMaps(in, state.config.input_dim, &result).ok()) {
+        return false;
+      }
       state.mlkr_refresh.Resume(std::move(result));
       return true;
     }
@@ -139,16 +142,155 @@ bool LoadRandomFeatureRefresh(ByteReader& in, ModelState& state)
   return false;
 }
 
+// The shape the state was saved with, which must be the model's: its
+// inputs, targets, prediction indexes and whether it has a gradient index.
+bool ShapeFits(ByteReader& in, const ModelState& state)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
+  return in.U64() == state.config.input_dim &&
+         in.U64() == state.config.num_targets() &&
+         in.U64() == state.predictions.size() &&
+         in.U8() == (state.gradient_index != nullptr ? 1 : 0);
+}
+
+// The store's counters and the running statistics, through the linear
+// base.
+bool LoadStatistics(ByteReader& in, std::uint32_t version, ModelState& state,
+                    LoadedModelState* loaded, RecordParts& parts)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
+  if (!parts.Read("store counters", state.store.LoadCounters(in))) {
+    return false;
+  }
+  loaded->num_rows = in.U64();
+  if (!parts.Read("stored rows", true) ||
+      !parts.Read("inputs", state.inputs.Load(in)) ||
+      !parts.Read("targets", state.targets.Load(in)) ||
+      !parts.Read("gradients", state.gradients.Load(in)) ||
+      !parts.Read("gradients since the refresh",
+                  state.since_refresh.Load(in)) ||
+      !parts.Read("gradient selector", state.gradient_selector.Load(in)) ||
+      !parts.Read("prequential score", state.score.Load(in))) {
+    return false;
+  }
+  if (version >= 2 &&
+      (!parts.Read("honest score", state.honest_score.Load(in)) ||
+       !parts.Read("recent slots", state.recent.Load(in)))) {
+    return false;
+  }
+  const bool has_base = version >= 3 && in.U8() == 1;
+  return parts.Read("linear base", has_base == state.base.has_value() &&
+                                       (!has_base || state.base->Load(in)));
+}
+
+// The take-over points and every index with its selector.
+bool LoadIndexes(ByteReader& in, ModelState& state, LoadedModelState* loaded,
+                 RecordParts& parts)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
+  const std::size_t d = state.config.input_dim;
+  TakeOverPoints& take_over = state.take_over;
+  take_over.gradient_index = in.U64();
+  take_over.refresh = in.U64();
+  take_over.refreshed_size = in.U64();
+  state.metric_refreshes = in.U64();
+  if (!parts.Read("take-over points", true)) return false;
+  if (state.gradient_index != nullptr &&
+      !parts.Read("gradient index", LoadIndex(in, d, &loaded->indexes))) {
+    return false;
+  }
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    if (!parts.Read(absl::StrCat("prediction index ", i),
+                    LoadIndex(in, d, &loaded->indexes)) ||
+        !parts.Read(absl::StrCat("selector ", i),
+                    state.selectors[i].Load(in))) {
+      return false;
+    }
+    take_over.prediction_indexes[i] = in.U64();
+    if (!parts.Read(absl::StrCat("take-over point of index ", i), true)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// What versions 4 to 10 added: the MLKR maps, the random-feature base, the
+// intervals and the logged take-overs.
+bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
+                    RecordParts& parts)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
+  const std::size_t d = state.config.input_dim;
+  TakeOverPoints& take_over = state.take_over;
+  if (version >= 4) {
+    take_over.mlkr_refresh = in.U64();
+    take_over.mlkr_refreshed_size = in.U64();
+    std::vector<MlkrMap> maps;
+    if (!parts.Read("MLKR maps", LoadMlkrMaps(in, d, &maps).ok() &&
+                                     maps.size() == state.predictions.size())) {
+      return false;
+    }
+    state.mlkr_maps = std::move(maps);
+  }
+  if (version >= 5) {
+    const std::uint8_t has_random_base = in.U8();
+    if (has_random_base == 1 && state.random_base.has_value()) {
+      state.random_base =
+          RandomFeatureBase::Load(in, d, state.config.num_targets(),
+                                  /*with_roots=*/version >= 7);
+    }
+    take_over.random_refresh = in.U64();
+    if (version >= 6) take_over.random_rebuilt_size = in.U64();
+    if (!parts.Read(
+            "random-feature base",
+            has_random_base == (state.random_base.has_value() ? 1 : 0))) {
+      return false;
+    }
+  } else if (!parts.Read("random-feature base", !state.random_base)) {
+    return false;
+  }
+  if ((version >= 8 &&
+       !parts.Read("intervals", LoadIntervals(in, state, &state.intervals))) ||
+      (version >= 9 &&
+       !parts.Read("answers' intervals",
+                   LoadIntervals(in, state, &state.answer_intervals)))) {
+    return false;
+  }
+  state.logged_take_overs.clear();
+  if (version < 10) return true;
+  const std::uint64_t logged = in.U64();
+  if (!parts.Read("logged take-overs", logged <= MaxLoggedTakeOvers(state))) {
+    return false;
+  }
+  state.logged_take_overs.resize(logged);
+  for (TakeOverKey& key : state.logged_take_overs) {
+    if (!parts.Read("logged take-over", LoadTakeOverKey(in, &key).ok())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The background work in progress that ends the record.
+bool LoadRefreshes(ByteReader& in, std::uint32_t version, ModelState& state,
+                   LoadedModelState* loaded, RecordParts& parts)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
+  return parts.Read("metric refresh", LoadRefresh(in, state, loaded)) &&
+         (version < 4 || parts.Read("MLKR fit", LoadMlkrRefresh(in, state))) &&
+         (version < 5 || parts.Read("random-feature rebuild",
+                                    LoadRandomFeatureRefresh(in, state)));
+}
+
 }  // namespace
 
-bool LoadMlkrMaps(ByteReader& in, std::size_t dim, std::vector<MlkrMap>* maps) {
+absl::Status LoadMlkrMaps(ByteReader& in, std::size_t dim,
+                          std::vector<MlkrMap>* maps) {
+  RecordParts parts(in, "MLKR maps");
   const std::uint64_t count = in.U64();
-  if (count > in.remaining()) return false;
+  if (!parts.Read("count", count <= in.remaining())) return parts.status();
   maps->resize(count);
-  for (MlkrMap& map : *maps) {
-    if (!map.Load(in, dim)) return false;
+  for (std::size_t m = 0; m < count; ++m) {
+    if (!parts.Read(absl::StrCat("map ", m), (*maps)[m].Load(in, dim))) {
+      return parts.status();
+    }
   }
-  return in.ok();
+  return absl::OkStatus();
 }
 
 void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out) {
@@ -200,92 +342,19 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   }
 }
 
-bool LoadModelState(ByteReader& in, ModelState& state,
-                    LoadedModelState* loaded) {
-  const std::size_t d = state.config.input_dim;
+absl::Status LoadModelState(ByteReader& in, ModelState& state,
+                            LoadedModelState* loaded) {
+  RecordParts parts(in, "model state");
   const std::uint32_t version = in.U32();
-  if (version < 1 || version > kStateVersion || in.U64() != d ||
-      in.U64() != state.config.num_targets() ||
-      in.U64() != state.predictions.size() ||
-      in.U8() != (state.gradient_index != nullptr ? 1 : 0)) {
-    return false;
+  if (!parts.Read("version", version >= 1 && version <= kStateVersion) ||
+      !parts.Read("shape", ShapeFits(in, state)) ||
+      !LoadStatistics(in, version, state, loaded, parts) ||
+      !LoadIndexes(in, state, loaded, parts) ||
+      !LoadLaterParts(in, version, state, parts) ||
+      !LoadRefreshes(in, version, state, loaded, parts) || !parts.End()) {
+    return parts.status();
   }
-  if (!state.store.LoadCounters(in)) return false;
-  loaded->num_rows = in.U64();
-  if (!state.inputs.Load(in) || !state.targets.Load(in) ||
-      !state.gradients.Load(in) || !state.since_refresh.Load(in) ||
-      !state.gradient_selector.Load(in) || !state.score.Load(in)) {
-    return false;
-  }
-  if (version >= 2 &&
-      (!state.honest_score.Load(in) || !state.recent.Load(in))) {
-    return false;
-  }
-  const bool has_base = version >= 3 && in.U8() == 1;
-  if (has_base != state.base.has_value() ||
-      (has_base && !state.base->Load(in))) {
-    return false;
-  }
-  TakeOverPoints& take_over = state.take_over;
-  take_over.gradient_index = in.U64();
-  take_over.refresh = in.U64();
-  take_over.refreshed_size = in.U64();
-  state.metric_refreshes = in.U64();
-  if (state.gradient_index != nullptr && !LoadIndex(in, d, &loaded->indexes)) {
-    return false;
-  }
-  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
-    if (!LoadIndex(in, d, &loaded->indexes) || !state.selectors[i].Load(in)) {
-      return false;
-    }
-    take_over.prediction_indexes[i] = in.U64();
-  }
-  if (version >= 4) {
-    take_over.mlkr_refresh = in.U64();
-    take_over.mlkr_refreshed_size = in.U64();
-    std::vector<MlkrMap> maps;
-    if (!LoadMlkrMaps(in, d, &maps) ||
-        maps.size() != state.predictions.size()) {
-      return false;
-    }
-    state.mlkr_maps = std::move(maps);
-  }
-  if (version >= 5) {
-    const std::uint8_t has_random_base = in.U8();
-    if (has_random_base != (state.random_base.has_value() ? 1 : 0)) {
-      return false;
-    }
-    if (has_random_base == 1) {
-      std::optional<RandomFeatureBase> random_base =
-          RandomFeatureBase::Load(in, d, state.config.num_targets(),
-                                  /*with_roots=*/version >= 7);
-      if (!random_base.has_value()) return false;
-      state.random_base = *std::move(random_base);
-    }
-    take_over.random_refresh = in.U64();
-    if (version >= 6) take_over.random_rebuilt_size = in.U64();
-  } else if (state.random_base.has_value()) {
-    return false;
-  }
-  if (version >= 8 && !LoadIntervals(in, state, &state.intervals)) {
-    return false;
-  }
-  if (version >= 9 && !LoadIntervals(in, state, &state.answer_intervals)) {
-    return false;
-  }
-  state.logged_take_overs.clear();
-  if (version >= 10) {
-    const std::uint64_t logged = in.U64();
-    if (logged > MaxLoggedTakeOvers(state)) return false;
-    state.logged_take_overs.resize(logged);
-    for (TakeOverKey& key : state.logged_take_overs) {
-      if (!LoadTakeOverKey(in, &key)) return false;
-    }
-  }
-  if (!LoadRefresh(in, state, loaded)) return false;
-  if (version >= 4 && !LoadMlkrRefresh(in, state)) return false;
-  if (version >= 5 && !LoadRandomFeatureRefresh(in, state)) return false;
-  return in.done();
+  return absl::OkStatus();
 }
 
 void SaveStoreRows(const SampleStore::Rows& rows, std::size_t first,
@@ -303,15 +372,24 @@ void SaveStoreRows(const SampleStore::Rows& rows, std::size_t first,
   }
 }
 
-bool LoadStoreRows(absl::string_view payload, ModelState& state) {
+absl::Status LoadStoreRows(absl::string_view payload, ModelState& state) {
   const std::size_t d = state.config.input_dim;
   const std::size_t m = state.config.num_targets();
   ByteReader in(payload);
   const std::uint64_t first = in.U64();
   const std::uint32_t count = in.U32();
-  if (!in.ok() || first != state.store.size() ||
-      in.remaining() != count * (d + m + 1) * sizeof(double)) {
-    return false;
+  if (!in.ok()) return in.Finish("stored rows");
+  if (first != state.store.size()) {
+    return absl::DataLossError(absl::StrCat("stored rows: start at slot ",
+                                            first, ", the store holds ",
+                                            state.store.size()));
+  }
+  const std::size_t size = count * (d + m + 1) * sizeof(double);
+  if (in.remaining() != size) {
+    return absl::DataLossError(
+        absl::StrCat("stored rows: ", count, " rows of ", d, " inputs and ", m,
+                     " targets need ", size, " bytes after byte ",
+                     in.position(), ", ", in.remaining(), " follow"));
   }
   std::vector<double> x(d), y(m);
   for (std::size_t slot = first; slot < first + count; ++slot) {
@@ -320,7 +398,7 @@ bool LoadStoreRows(absl::string_view payload, ModelState& state) {
     const std::uint64_t id = in.U64();
     state.store.Put(slot, x, y, id);
   }
-  return in.done();
+  return in.Finish("stored rows");
 }
 
 namespace {
@@ -414,19 +492,29 @@ std::vector<std::string> LoadIndexChanges(
   return notes;
 }
 
-bool LoadIndexStructure(absl::string_view payload,
-                        std::vector<CoverTree::StructureReader>* readers) {
+absl::Status LoadIndexStructure(
+    absl::string_view payload,
+    std::vector<CoverTree::StructureReader>* readers) {
   ByteReader in(payload);
+  RecordParts parts(in, "index structure");
   const std::uint32_t index = in.U32();
   const std::uint8_t part = in.U8();
-  if (!in.ok() || index >= readers->size()) return false;
+  if (!parts.Read(absl::StrCat("tree ", index), index < readers->size())) {
+    return parts.status();
+  }
+  CoverTree::StructureReader& reader = (*readers)[index];
   switch (static_cast<StructurePart>(part)) {
     case StructurePart::kHeader:
-      return (*readers)[index].ReadHeader(in);
+      parts.Read(absl::StrCat("tree ", index, "'s header"),
+                 reader.ReadHeader(in));
+      return parts.status();
     case StructurePart::kNodes:
-      return (*readers)[index].ReadNodes(in);
+      parts.Read(absl::StrCat("tree ", index, "'s nodes"),
+                 reader.ReadNodes(in));
+      return parts.status();
   }
-  return false;
+  return absl::DataLossError(
+      absl::StrCat("index structure: tree ", index, ": unknown part ", part));
 }
 
 std::vector<std::string> RestoreIndexes(

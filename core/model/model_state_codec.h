@@ -54,9 +54,11 @@ struct SavedIndex {
 };
 
 // A list of MLKR maps (an MLKR fit's result), and back (maps over `dim`
-// inputs; false if `in` does not hold that).
+// inputs; DATA_LOSS naming the map and its byte if `in` does not hold
+// that).
 void SaveMlkrMaps(const std::vector<MlkrMap>& maps, ByteWriter& out);
-bool LoadMlkrMaps(ByteReader& in, std::size_t dim, std::vector<MlkrMap>* maps);
+absl::Status LoadMlkrMaps(ByteReader& in, std::size_t dim,
+                          std::vector<MlkrMap>* maps);
 
 // The state record up to (not including) the refresh that follows it.
 void SaveModelState(const ModelState& state, ByteWriter& out)
@@ -70,15 +72,17 @@ struct LoadedModelState {
   std::optional<GradientRefresh::Job> refresh_job;
 };
 // Reads a whole state record into a newly made `state` (a refresh result is
-// resumed); false when it is malformed or does not fit the configuration.
-bool LoadModelState(ByteReader& in, ModelState& state, LoadedModelState* loaded)
+// resumed); DATA_LOSS naming the part that is malformed or does not fit
+// the configuration, and the byte it begins at.
+absl::Status LoadModelState(ByteReader& in, ModelState& state,
+                            LoadedModelState* loaded)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
 
 // Appends one stored-rows payload for slots [first, first + count).
 void SaveStoreRows(const SampleStore::Rows& rows, std::size_t first,
                    std::size_t count, std::string* payload);
 // Stores one stored-rows payload, which must start at the store's size.
-bool LoadStoreRows(absl::string_view payload, ModelState& state)
+absl::Status LoadStoreRows(absl::string_view payload, ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
 
 // The kIndexStructureRecord payloads of tree `index` — for n indexes,
@@ -90,10 +94,11 @@ bool LoadStoreRows(absl::string_view payload, ModelState& state)
 absl::Status SaveIndexStructure(
     std::uint32_t index, const CoverTree::Structure& structure,
     const std::function<absl::Status(const std::string&)>& add);
-// Reads one such payload into readers[index]; false if it is malformed or
-// out of order.
-bool LoadIndexStructure(absl::string_view payload,
-                        std::vector<CoverTree::StructureReader>* readers);
+// Reads one such payload into readers[index]; DATA_LOSS if it is malformed
+// or out of order.
+absl::Status LoadIndexStructure(
+    absl::string_view payload,
+    std::vector<CoverTree::StructureReader>* readers);
 
 // The kIndexChangesRecord payloads of live tree `index`'s changes since
 // the snapshot before (CoverTree::Changes), framed as the structure's:

@@ -40,16 +40,18 @@ void SaveTakeOverKey(const TakeOverKey& key, ByteWriter& out) {
   out.U64(key.earliest);
 }
 
-bool LoadTakeOverKey(ByteReader& in, TakeOverKey* key) {
+absl::Status LoadTakeOverKey(ByteReader& in, TakeOverKey* key) {
+  const std::size_t start = in.position();
   const std::uint8_t work = in.U8();
   if (work >
       static_cast<std::uint8_t>(TakeOverKey::Work::kPredictionIndexRebuild)) {
-    return false;
+    return absl::DataLossError(absl::StrCat("take-over key: work at byte ",
+                                            start, ": unknown kind ", work));
   }
   key->work = static_cast<TakeOverKey::Work>(work);
   key->index = in.U32();
   key->earliest = in.U64();
-  return in.ok();
+  return in.ok() ? absl::OkStatus() : in.Finish("take-over key");
 }
 
 }  // namespace streamreg

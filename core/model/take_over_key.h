@@ -76,8 +76,9 @@ std::string TakeOverKeyName(const TakeOverKey& key);
 // The key in 13 bytes: work u8, index u32, earliest u64 (a journal
 // record's and a log entry's payload, and the model's snapshot).
 void SaveTakeOverKey(const TakeOverKey& key, ByteWriter& out);
-// False for a malformed key (an unknown kind of work).
-bool LoadTakeOverKey(ByteReader& in, TakeOverKey* key);
+// DATA_LOSS for a malformed key (an unknown kind of work, or truncated),
+// naming the byte.
+absl::Status LoadTakeOverKey(ByteReader& in, TakeOverKey* key);
 
 }  // namespace streamreg
 

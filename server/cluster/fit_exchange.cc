@@ -128,10 +128,12 @@ absl::Status FitExchange::Decode(absl::string_view payload, std::size_t dim,
   }
   *sender = in.U64();
   *fit = in.U64();
-  if (!LoadMlkrMaps(in, dim, maps) || !in.done()) {
-    return absl::DataLossError(absl::StrCat(
-        "an MLKR fit's result that is not maps over ", dim, " inputs"));
+  if (absl::Status status = LoadMlkrMaps(in, dim, maps); !status.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("an MLKR fit's result that is not maps over ", dim,
+                     " inputs: ", status.message()));
   }
+  if (!in.done()) return in.Finish("an MLKR fit's result");
   return absl::OkStatus();
 }
 

@@ -37,40 +37,49 @@ std::string EncodeTakeOverEntry(const TakeOverKey& key) {
 
 absl::Status DecodeLogEntry(absl::string_view payload, std::uint64_t sequence,
                             const ModelConfig& config, DecodedLogEntry* out) {
-  const auto malformed = [sequence](absl::string_view what) {
-    return absl::DataLossError(
-        absl::StrCat("log entry ", sequence, ": ", what));
+  const auto malformed = [sequence](absl::string_view what,
+                                    const absl::Status& status) {
+    return absl::DataLossError(absl::StrCat("log entry ", sequence, ": ", what,
+                                            ": ", status.message()));
   };
-  if (payload.empty()) return malformed("empty");
+  if (payload.empty()) {
+    return absl::DataLossError(absl::StrCat("log entry ", sequence, ": empty"));
+  }
   const absl::string_view body = payload.substr(1);
   std::uint64_t lsn = 0;
   switch (static_cast<LogEntryKind>(payload[0])) {
     case LogEntryKind::kCreate:
       out->kind = LogEntryKind::kCreate;
-      if (!DecodeCreate(body, &out->identity)) {
-        return malformed("malformed create");
+      if (absl::Status status = DecodeCreate(body, &out->identity);
+          !status.ok()) {
+        return malformed("malformed create", status);
       }
       return absl::OkStatus();
     case LogEntryKind::kSamples:
     case LogEntryKind::kSamplesAtFixedCounts:
       out->kind = static_cast<LogEntryKind>(payload[0]);
-      if (!DecodeSamples(body, config.input_dim, config.num_targets(),
-                         &out->samples)) {
-        return malformed("malformed samples");
+      if (absl::Status status = DecodeSamples(
+              body, config.input_dim, config.num_targets(), &out->samples);
+          !status.ok()) {
+        return malformed("malformed samples", status);
       }
       return absl::OkStatus();
     case LogEntryKind::kRefit:
       out->kind = LogEntryKind::kRefit;
-      if (!DecodeLsn(body, &lsn)) return malformed("malformed refit");
+      if (absl::Status status = DecodeLsn(body, &lsn); !status.ok()) {
+        return malformed("malformed refit", status);
+      }
       return absl::OkStatus();
     case LogEntryKind::kTakeOver:
       out->kind = LogEntryKind::kTakeOver;
-      if (!DecodeTakeOver(body, &out->take_over)) {
-        return malformed("malformed take-over");
+      if (absl::Status status = DecodeTakeOver(body, &out->take_over);
+          !status.ok()) {
+        return malformed("malformed take-over", status);
       }
       return absl::OkStatus();
   }
-  return malformed(absl::StrCat("unknown kind ", static_cast<int>(payload[0])));
+  return absl::DataLossError(absl::StrCat(
+      "log entry ", sequence, ": unknown kind ", static_cast<int>(payload[0])));
 }
 
 std::string BatchMessageId(absl::string_view model,

@@ -7,6 +7,7 @@
 #include "core/base/background_thread.h"
 #include "core/base/byte_coding.h"
 #include "core/base/stoppable_sleep.h"
+#include "core/model/model_settings.h"
 #include "server/cluster/log_entries.h"
 #include "spdlog/spdlog.h"
 

@@ -10,6 +10,7 @@
 #include "absl/strings/strip.h"
 #include "common/sha256.h"
 #include "core/base/byte_coding.h"
+#include "core/base/record_parts.h"
 #include "nats/nats.h"
 #include "spdlog/spdlog.h"
 
@@ -72,14 +73,22 @@ struct Proposal {
   Placement next;  // its revision: the one it replaces
 };
 
-bool DecodeProposal(absl::string_view bytes, Proposal* out) {
+absl::Status DecodeProposal(absl::string_view bytes, Proposal* out) {
+  absl::Status status;
   // Written before generations: the servers end it.
   for (const bool with_log : {true, false}) {
     ByteReader in(bytes);
+    RecordParts parts(in, "placement proposal");
     out->model = in.String();
-    if (ReadPlacement(in, with_log, &out->next) && in.done()) return true;
+    if (parts.Read("model", true) &&
+        parts.Read(absl::StrCat("placement of '", out->model, "'"),
+                   ReadPlacement(in, with_log, &out->next)) &&
+        parts.End()) {
+      return absl::OkStatus();
+    }
+    if (with_log) status = parts.status();
   }
-  return false;
+  return status;
 }
 
 using Register = absl::flat_hash_map<std::string, Placement>;
@@ -106,20 +115,28 @@ std::string EncodeRegister(const Register& placements) {
   return bytes;
 }
 
-bool DecodeRegister(absl::string_view bytes, Register* out) {
+absl::Status DecodeRegister(absl::string_view bytes, Register* out) {
   out->clear();
   ByteReader in(bytes);
+  RecordParts parts(in, "placements");
   std::uint64_t models = in.U64();
   const bool with_log = models == kRegisterWithLogs;
   if (with_log) models = in.U64();
-  if (!in.ok() || models > in.remaining()) return false;
-  for (std::uint64_t m = 0; m < models && in.ok(); ++m) {
+  if (!parts.Read("model count", models <= in.remaining())) {
+    return parts.status();
+  }
+  for (std::uint64_t m = 0; m < models; ++m) {
     std::string name = in.String();
     Placement placement;
-    if (!ReadPlacement(in, with_log, &placement)) return false;
+    if (!parts.Read(absl::StrCat("model ", m, "'s name"), true) ||
+        !parts.Read(absl::StrCat("placement of '", name, "'"),
+                    ReadPlacement(in, with_log, &placement))) {
+      return parts.status();
+    }
     (*out)[std::move(name)] = std::move(placement);
   }
-  return in.done();
+  parts.End();
+  return parts.status();
 }
 
 // The servers bucket, made (file storage, one value per key, entries
@@ -182,7 +199,12 @@ void PlacementStore::Apply(const LogEntry& entry) {
   applied_ = entry.sequence;
   Proposal proposal;
   // Every store skips a malformed proposal alike.
-  if (!DecodeProposal(entry.payload, &proposal)) return;
+  if (absl::Status status = DecodeProposal(entry.payload, &proposal);
+      !status.ok()) {
+    spdlog::warn("event=cluster_proposal_skipped sequence={} error=\"{}\"",
+                 entry.sequence, std::string(status.message()));
+    return;
+  }
   Placement& placement = placements_[proposal.model];
   if (placement.revision != proposal.next.revision) return;  // lost
   placement = std::move(proposal.next);
@@ -195,11 +217,12 @@ absl::Status PlacementStore::LoadSnapshot() {
   placements_.clear();
   absl::StatusOr<SnapshotStore::Snapshot> snapshot = snapshots_.Newest();
   if (snapshot.ok()) {
-    if (!DecodeRegister(snapshot->bytes, &placements_)) {
+    if (absl::Status status = DecodeRegister(snapshot->bytes, &placements_);
+        !status.ok()) {
       placements_.clear();
-      return absl::DataLossError(
-          absl::StrCat("cluster: the placements' snapshot through proposal ",
-                       snapshot->log_sequence, " is malformed"));
+      return absl::DataLossError(absl::StrCat(
+          "cluster: the placements' snapshot through proposal ",
+          snapshot->log_sequence, " is malformed: ", status.message()));
     }
     applied_ = snapshot->log_sequence;
   } else if (!absl::IsNotFound(snapshot.status())) {

@@ -100,9 +100,11 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelStorage::Recover(
                        ": the log does not begin with the "
                        "model's creation"));
     }
-    if (!DecodeCreate(contents->entries[0].payload, &identity)) {
-      return absl::DataLossError(
-          absl::StrCat(directory, ": malformed create record"));
+    if (absl::Status status =
+            DecodeCreate(contents->entries[0].payload, &identity);
+        !status.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          directory, ": malformed create record: ", status.message()));
     }
     absl::StatusOr<std::unique_ptr<Model>> created_model =
         Model::Create(identity.config);

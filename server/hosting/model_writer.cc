@@ -152,9 +152,10 @@ absl::Status ModelWriter::Replay(const ModelJournal::LogEntry& entry) {
     case kSamplesAtFixedCountsRecord: {
       const ModelConfig& config = model_->config();
       SamplesRecord record;
-      if (!DecodeSamples(entry.payload, config.input_dim, config.num_targets(),
-                         &record)) {
-        return malformed("malformed samples");
+      if (absl::Status status = DecodeSamples(entry.payload, config.input_dim,
+                                              config.num_targets(), &record);
+          !status.ok()) {
+        return malformed(status.message());
       }
       if (record.first_sequence != num_samples_ + 1) {
         return malformed(absl::StrCat("starts at sample ",
@@ -184,8 +185,9 @@ absl::Status ModelWriter::Replay(const ModelJournal::LogEntry& entry) {
       return model_->Refit();
     case kTakeOverRecord: {
       TakeOverKey key;
-      if (!DecodeTakeOver(entry.payload, &key)) {
-        return malformed("malformed take-over");
+      if (absl::Status status = DecodeTakeOver(entry.payload, &key);
+          !status.ok()) {
+        return malformed(status.message());
       }
       // A record of work not running (superseded, recorded twice) changes
       // nothing, as it did when it was written.

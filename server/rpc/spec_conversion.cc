@@ -3,8 +3,10 @@
 #include <string>
 #include <tuple>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/model/model_settings.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 
 namespace streamreg {
 namespace {
@@ -91,26 +93,61 @@ v1::CapacityPolicy PolicyToWire(CapacityPolicy policy) {
   return v1::CAPACITY_POLICY_UNBOUNDED;
 }
 
-// The wire path of a configuration field the engine named.
+// The wire path of the setting an engine error names first ("step_ratio:
+// ..." is "spec.tuning.step_ratio: ...").
 std::string SpecField(absl::string_view message) {
-  for (absl::string_view tuning :
-       {"step_ratio",         "selection_forgetting",
-        "metric_forgetting",  "metric_refresh_growth",
-        "egop_ridge",         "drift_tolerance",
-        "drift_check_every",  "selection_window",
-        "local_linear_ridge", "honest_lag",
-        "base_ridge",         "base_forgetting",
-        "mlkr_rank",          "mlkr_neighbors",
-        "mlkr_fit_samples",   "mlkr_fit_steps",
-        "glml_gamma_ratio",   "metric_refresh_samples",
-        "mlkr_fit_budget",    "interval_window",
-        "interval_step",      "max_scoring_stride",
-        "base_relative_ridge"}) {
-    if (absl::StartsWith(message, tuning)) {
-      return absl::StrCat("spec.tuning.", message);
+  const absl::string_view name = message.substr(0, message.find_first_of(":["));
+  const ModelSetting* setting = FindModelSetting(name);
+  const bool in_tuning =
+      setting != nullptr && setting->wire == SettingWire::kTuning;
+  return absl::StrCat(in_tuning ? "spec.tuning." : "spec.", message);
+}
+
+// The field of v1::Tuning that carries `setting`; a test checks that every
+// kTuning setting has one of a number type, and every field a setting.
+const google::protobuf::FieldDescriptor* TuningField(
+    const ModelSetting& setting) {
+  return v1::Tuning::descriptor()->FindFieldByName(std::string(setting.name));
+}
+
+// The kTuning settings the client set, over the defaults.
+void TuningFromWire(const v1::Tuning& tuning, ModelConfig& config) {
+  const google::protobuf::Reflection& wire = *tuning.GetReflection();
+  for (const ModelSetting& setting : ModelSettings()) {
+    if (setting.wire != SettingWire::kTuning) continue;
+    const google::protobuf::FieldDescriptor* field = TuningField(setting);
+    if (field == nullptr || !wire.HasField(tuning, field)) continue;
+    const double value =
+        field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE
+            ? wire.GetDouble(tuning, field)
+            : static_cast<double>(wire.GetUInt32(tuning, field));
+    SetSettingNumber(setting, value, config);
+  }
+  if (tuning.gradient_estimator() ==
+      v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES) {
+    config.gradient_estimator = GradientEstimatorKind::kFiniteDifferences;
+  }
+}
+
+// Every kTuning setting of `config`, set.
+void TuningToWire(const ModelConfig& config, v1::Tuning& tuning) {
+  const google::protobuf::Reflection& wire = *tuning.GetReflection();
+  for (const ModelSetting& setting : ModelSettings()) {
+    if (setting.wire != SettingWire::kTuning) continue;
+    const google::protobuf::FieldDescriptor* field = TuningField(setting);
+    if (field == nullptr) continue;
+    const double value = SettingNumber(setting, config);
+    if (field->cpp_type() ==
+        google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) {
+      wire.SetDouble(&tuning, field, value);
+    } else {
+      wire.SetUInt32(&tuning, field, static_cast<std::uint32_t>(value));
     }
   }
-  return absl::StrCat("spec.", message);
+  tuning.set_gradient_estimator(
+      config.gradient_estimator == GradientEstimatorKind::kFiniteDifferences
+          ? v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES
+          : v1::GRADIENT_ESTIMATOR_LOCAL_LINEAR);
 }
 
 }  // namespace
@@ -206,68 +243,7 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
                                spec.bandwidth_grid().end());
   config.k_grid.assign(spec.k_grid().begin(), spec.k_grid().end());
   config.seed = spec.seed();
-  const v1::Tuning& tuning = spec.tuning();
-  if (tuning.has_step_ratio()) config.step_ratio = tuning.step_ratio();
-  if (tuning.has_selection_forgetting()) {
-    config.selection_forgetting = tuning.selection_forgetting();
-  }
-  if (tuning.has_metric_forgetting()) {
-    config.metric_forgetting = tuning.metric_forgetting();
-  }
-  if (tuning.has_metric_refresh_growth()) {
-    config.metric_refresh_growth = tuning.metric_refresh_growth();
-  }
-  if (tuning.has_egop_ridge()) config.egop_ridge = tuning.egop_ridge();
-  if (tuning.has_drift_tolerance()) {
-    config.drift_tolerance = tuning.drift_tolerance();
-  }
-  if (tuning.has_drift_check_every()) {
-    config.drift_check_every = tuning.drift_check_every();
-  }
-  if (tuning.has_selection_window()) {
-    config.selection_window = tuning.selection_window();
-  }
-  if (tuning.has_local_linear_ridge()) {
-    config.local_linear_ridge = tuning.local_linear_ridge();
-  }
-  if (tuning.has_honest_lag()) config.honest_lag = tuning.honest_lag();
-  if (tuning.has_base_ridge()) config.base_ridge = tuning.base_ridge();
-  if (tuning.has_base_forgetting()) {
-    config.base_forgetting = tuning.base_forgetting();
-  }
-  if (tuning.has_base_relative_ridge()) {
-    config.base_relative_ridge = tuning.base_relative_ridge();
-  }
-  if (tuning.has_mlkr_rank()) config.mlkr_rank = tuning.mlkr_rank();
-  if (tuning.has_mlkr_neighbors()) {
-    config.mlkr_neighbors = tuning.mlkr_neighbors();
-  }
-  if (tuning.has_mlkr_fit_samples()) {
-    config.mlkr_fit_samples = tuning.mlkr_fit_samples();
-  }
-  if (tuning.has_mlkr_fit_steps()) {
-    config.mlkr_fit_steps = tuning.mlkr_fit_steps();
-  }
-  if (tuning.has_interval_window()) {
-    config.interval_window = tuning.interval_window();
-  }
-  if (tuning.has_interval_step()) config.interval_step = tuning.interval_step();
-  if (tuning.has_max_scoring_stride()) {
-    config.max_scoring_stride = tuning.max_scoring_stride();
-  }
-  if (tuning.has_mlkr_fit_budget()) {
-    config.mlkr_fit_budget = tuning.mlkr_fit_budget();
-  }
-  if (tuning.has_glml_gamma_ratio()) {
-    config.glml_gamma_ratio = tuning.glml_gamma_ratio();
-  }
-  if (tuning.has_metric_refresh_samples()) {
-    config.metric_refresh_samples = tuning.metric_refresh_samples();
-  }
-  if (tuning.gradient_estimator() ==
-      v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES) {
-    config.gradient_estimator = GradientEstimatorKind::kFiniteDifferences;
-  }
+  TuningFromWire(spec.tuning(), config);
   if (absl::Status status = CompleteAndValidate(&config); !status.ok()) {
     return absl::Status(status.code(), SpecField(status.message()));
   }
@@ -303,41 +279,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
     spec.add_k_grid(static_cast<std::uint32_t>(k));
   }
   spec.set_seed(config.seed);
-  v1::Tuning& tuning = *spec.mutable_tuning();
-  tuning.set_step_ratio(config.step_ratio);
-  tuning.set_selection_forgetting(config.selection_forgetting);
-  tuning.set_metric_forgetting(config.metric_forgetting);
-  tuning.set_metric_refresh_growth(config.metric_refresh_growth);
-  tuning.set_egop_ridge(config.egop_ridge);
-  tuning.set_drift_tolerance(config.drift_tolerance);
-  tuning.set_drift_check_every(
-      static_cast<std::uint32_t>(config.drift_check_every));
-  tuning.set_selection_window(
-      static_cast<std::uint32_t>(config.selection_window));
-  tuning.set_local_linear_ridge(config.local_linear_ridge);
-  tuning.set_honest_lag(static_cast<std::uint32_t>(config.honest_lag));
-  tuning.set_base_ridge(config.base_ridge);
-  tuning.set_base_forgetting(config.base_forgetting);
-  tuning.set_base_relative_ridge(config.base_relative_ridge);
-  tuning.set_gradient_estimator(
-      config.gradient_estimator == GradientEstimatorKind::kFiniteDifferences
-          ? v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES
-          : v1::GRADIENT_ESTIMATOR_LOCAL_LINEAR);
-  tuning.set_mlkr_rank(static_cast<std::uint32_t>(config.mlkr_rank));
-  tuning.set_mlkr_neighbors(static_cast<std::uint32_t>(config.mlkr_neighbors));
-  tuning.set_mlkr_fit_samples(
-      static_cast<std::uint32_t>(config.mlkr_fit_samples));
-  tuning.set_mlkr_fit_steps(static_cast<std::uint32_t>(config.mlkr_fit_steps));
-  tuning.set_mlkr_fit_budget(
-      static_cast<std::uint32_t>(config.mlkr_fit_budget));
-  tuning.set_glml_gamma_ratio(config.glml_gamma_ratio);
-  tuning.set_metric_refresh_samples(
-      static_cast<std::uint32_t>(config.metric_refresh_samples));
-  tuning.set_interval_window(
-      static_cast<std::uint32_t>(config.interval_window));
-  tuning.set_interval_step(config.interval_step);
-  tuning.set_max_scoring_stride(
-      static_cast<std::uint32_t>(config.max_scoring_stride));
+  TuningToWire(config, *spec.mutable_tuning());
   return spec;
 }
 

@@ -1,6 +1,8 @@
 #include "server/storage/journal_records.h"
 
+#include "absl/strings/str_cat.h"
 #include "core/base/byte_coding.h"
+#include "core/model/model_settings.h"
 
 namespace streamreg {
 namespace {
@@ -13,23 +15,31 @@ void SaveIdentity(const ModelIdentity& identity, ByteWriter& out) {
   for (const std::string& name : identity.input_names) out.String(name);
 }
 
-bool LoadIdentity(ByteReader& in, ModelIdentity* identity) {
+absl::Status LoadIdentity(ByteReader& in, ModelIdentity* identity) {
   identity->name = in.String();
   identity->create_time = absl::FromUnixMicros(in.I64());
-  if (!LoadConfig(in, &identity->config)) return false;
+  if (!in.ok()) return in.Finish("the model's name and create time");
+  if (absl::Status status = LoadConfig(in, &identity->config); !status.ok()) {
+    return status;
+  }
+  const std::size_t names_at = in.position();
   const std::uint64_t num_names = in.U64();
-  if (num_names > in.remaining()) return false;
+  if (num_names > in.remaining()) {
+    return absl::DataLossError(absl::StrCat("input names at byte ", names_at,
+                                            ": ", num_names,
+                                            ", more than the bytes left hold"));
+  }
   identity->input_names.resize(num_names);
   for (std::string& name : identity->input_names) name = in.String();
-  return in.ok();
+  return in.ok() ? absl::OkStatus() : in.Finish("input names");
 }
 
 }  // namespace
 
-bool DecodeLsn(absl::string_view payload, std::uint64_t* lsn) {
+absl::Status DecodeLsn(absl::string_view payload, std::uint64_t* lsn) {
   ByteReader in(payload);
   *lsn = in.U64();
-  return in.ok();
+  return in.ok() ? absl::OkStatus() : in.Finish("lsn");
 }
 
 std::string EncodeCreate(std::uint64_t lsn, const ModelIdentity& identity) {
@@ -40,10 +50,13 @@ std::string EncodeCreate(std::uint64_t lsn, const ModelIdentity& identity) {
   return payload;
 }
 
-bool DecodeCreate(absl::string_view payload, ModelIdentity* identity) {
+absl::Status DecodeCreate(absl::string_view payload, ModelIdentity* identity) {
   ByteReader in(payload);
   in.U64();
-  return LoadIdentity(in, identity) && in.done();
+  if (absl::Status status = LoadIdentity(in, identity); !status.ok()) {
+    return status;
+  }
+  return in.Finish("create record");
 }
 
 std::string EncodeSamples(std::uint64_t lsn, std::uint64_t first_sequence,
@@ -66,15 +79,19 @@ std::string EncodeSamples(std::uint64_t lsn, std::uint64_t first_sequence,
   return payload;
 }
 
-bool DecodeSamples(absl::string_view payload, std::size_t dim,
-                   std::size_t num_targets, SamplesRecord* record) {
+absl::Status DecodeSamples(absl::string_view payload, std::size_t dim,
+                           std::size_t num_targets, SamplesRecord* record) {
   ByteReader in(payload);
   in.U64();
   record->first_sequence = in.U64();
   const std::uint32_t count = in.U32();
-  if (!in.ok() ||
-      in.remaining() != count * (1 + dim + num_targets) * sizeof(double)) {
-    return false;
+  if (!in.ok()) return in.Finish("samples record");
+  const std::size_t size = count * (1 + dim + num_targets) * sizeof(double);
+  if (in.remaining() != size) {
+    return absl::DataLossError(absl::StrCat(
+        "samples record: ", count, " samples of ", dim, " inputs and ",
+        num_targets, " targets at byte ", in.position(), " need ", size,
+        " bytes, ", in.remaining(), " follow"));
   }
   record->x.resize(count * dim);
   record->y.resize(count * num_targets);
@@ -84,7 +101,7 @@ bool DecodeSamples(absl::string_view payload, std::size_t dim,
     in.RawDoubles({record->x.data() + s * dim, dim});
     in.RawDoubles({record->y.data() + s * num_targets, num_targets});
   }
-  return in.done();
+  return in.Finish("samples record");
 }
 
 std::vector<Sample> SamplesRecord::samples(std::size_t dim,
@@ -112,10 +129,13 @@ std::string EncodeTakeOver(std::uint64_t lsn, const TakeOverKey& key) {
   return payload;
 }
 
-bool DecodeTakeOver(absl::string_view payload, TakeOverKey* key) {
+absl::Status DecodeTakeOver(absl::string_view payload, TakeOverKey* key) {
   ByteReader in(payload);
   (void)in.U64();  // the lsn
-  return LoadTakeOverKey(in, key) && in.done();
+  if (absl::Status status = LoadTakeOverKey(in, key); !status.ok()) {
+    return status;
+  }
+  return in.Finish("take-over record");
 }
 
 std::string EncodeSnapshotHeader(const SnapshotHeader& header) {
@@ -133,20 +153,28 @@ std::string EncodeSnapshotHeader(const SnapshotHeader& header) {
   return payload;
 }
 
-bool DecodeSnapshotHeader(absl::string_view payload, SnapshotHeader* header) {
+absl::Status DecodeSnapshotHeader(absl::string_view payload,
+                                  SnapshotHeader* header) {
   ByteReader in(payload);
   header->lsn = in.U64();
-  if (!LoadIdentity(in, &header->identity)) return false;
+  if (absl::Status status = LoadIdentity(in, &header->identity); !status.ok()) {
+    return status;
+  }
   header->num_samples = in.U64();
   header->duplicate_samples = in.U64();
+  const std::size_t ids_at = in.position();
   const std::uint64_t num_ids = in.U64();
-  if (num_ids > in.remaining() / 16) return false;
+  if (num_ids > in.remaining() / 16) {
+    return absl::DataLossError(
+        absl::StrCat("snapshot header: recent ids at byte ", ids_at, ": ",
+                     num_ids, ", more than the bytes left hold"));
+  }
   header->recent_ids.resize(num_ids);
   for (auto& [id, sequence] : header->recent_ids) {
     id = in.U64();
     sequence = in.U64();
   }
-  return in.done();
+  return in.Finish("snapshot header");
 }
 
 std::string EncodeSnapshotEnd(std::uint64_t lsn, std::uint64_t records) {
@@ -157,12 +185,12 @@ std::string EncodeSnapshotEnd(std::uint64_t lsn, std::uint64_t records) {
   return payload;
 }
 
-bool DecodeSnapshotEnd(absl::string_view payload, std::uint64_t* lsn,
-                       std::uint64_t* records) {
+absl::Status DecodeSnapshotEnd(absl::string_view payload, std::uint64_t* lsn,
+                               std::uint64_t* records) {
   ByteReader in(payload);
   *lsn = in.U64();
   *records = in.U64();
-  return in.done();
+  return in.Finish("snapshot end");
 }
 
 }  // namespace streamreg

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "core/io/record_format.h"
@@ -57,11 +58,14 @@ struct ModelIdentity {
   std::vector<std::string> input_names = {};
 };
 
+// Each Decode* returns DATA_LOSS naming what did not decode and at which
+// byte of the payload.
+
 // Every log record starts with its lsn.
-bool DecodeLsn(absl::string_view payload, std::uint64_t* lsn);
+absl::Status DecodeLsn(absl::string_view payload, std::uint64_t* lsn);
 
 std::string EncodeCreate(std::uint64_t lsn, const ModelIdentity& identity);
-bool DecodeCreate(absl::string_view payload, ModelIdentity* identity);
+absl::Status DecodeCreate(absl::string_view payload, ModelIdentity* identity);
 
 // A batch of samples as learned: the model's sequence number of the first.
 std::string EncodeSamples(std::uint64_t lsn, std::uint64_t first_sequence,
@@ -73,15 +77,15 @@ struct SamplesRecord {
   // Views into x, y and ids.
   std::vector<Sample> samples(std::size_t dim, std::size_t num_targets) const;
 };
-bool DecodeSamples(absl::string_view payload, std::size_t dim,
-                   std::size_t num_targets, SamplesRecord* record);
+absl::Status DecodeSamples(absl::string_view payload, std::size_t dim,
+                           std::size_t num_targets, SamplesRecord* record);
 
 // kRefit and kDelete carry the lsn alone.
 std::string EncodeLsnOnly(std::uint64_t lsn);
 
 // A take-over record: the work's key after the lsn.
 std::string EncodeTakeOver(std::uint64_t lsn, const TakeOverKey& key);
-bool DecodeTakeOver(absl::string_view payload, TakeOverKey* key);
+absl::Status DecodeTakeOver(absl::string_view payload, TakeOverKey* key);
 
 // What a snapshot adds to the model's own state: the position in the log
 // it covers and the hosting layer's state (sample count, retried-id window).
@@ -94,12 +98,13 @@ struct SnapshotHeader {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> recent_ids;
 };
 std::string EncodeSnapshotHeader(const SnapshotHeader& header);
-bool DecodeSnapshotHeader(absl::string_view payload, SnapshotHeader* header);
+absl::Status DecodeSnapshotHeader(absl::string_view payload,
+                                  SnapshotHeader* header);
 
 // The last record of a snapshot: its lsn and how many records precede it.
 std::string EncodeSnapshotEnd(std::uint64_t lsn, std::uint64_t records);
-bool DecodeSnapshotEnd(absl::string_view payload, std::uint64_t* lsn,
-                       std::uint64_t* records);
+absl::Status DecodeSnapshotEnd(absl::string_view payload, std::uint64_t* lsn,
+                               std::uint64_t* records);
 
 }  // namespace streamreg
 

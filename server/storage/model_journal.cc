@@ -179,7 +179,9 @@ absl::StatusOr<ModelJournal::Contents> ModelJournal::Recover(
         break;
       }
       std::uint64_t lsn = 0;
-      if (!DecodeLsn(payload, &lsn)) return reader.Malformed("no lsn");
+      if (absl::Status status = DecodeLsn(payload, &lsn); !status.ok()) {
+        return reader.Malformed(status.message());
+      }
       if (lsn <= contents.snapshot_lsn) continue;  // in the snapshot
       if (lsn != last_lsn + 1) {
         return reader.Malformed(absl::StrCat("lsn ", lsn, " follows lsn ",

@@ -44,8 +44,11 @@ absl::Status ReadSnapshotRecords(
     }
   }
   std::uint64_t end_lsn = 0, end_records = 0;
-  if (!DecodeSnapshotEnd(payload, &end_lsn, &end_records) || end_lsn != lsn ||
-      end_records != records) {
+  if (absl::Status status = DecodeSnapshotEnd(payload, &end_lsn, &end_records);
+      !status.ok()) {
+    return reader.Malformed(status.message());
+  }
+  if (end_lsn != lsn || end_records != records) {
     return reader.Malformed("the end record does not match the snapshot");
   }
   if (reader.Next(&type, &payload) != RecordReader::Result::kEnd) {
@@ -89,10 +92,16 @@ absl::StatusOr<RestoredSnapshot> RestoreSnapshot(const SnapshotRecords& records,
                                                  std::uint64_t lsn,
                                                  const std::string& name) {
   RestoredSnapshot restored;
-  if (!DecodeSnapshotHeader(records.header, &restored.header) ||
-      restored.header.lsn != lsn) {
+  if (absl::Status status =
+          DecodeSnapshotHeader(records.header, &restored.header);
+      !status.ok()) {
+    return absl::DataLossError(absl::StrCat(
+        name, ": the snapshot's header is malformed: ", status.message()));
+  }
+  if (restored.header.lsn != lsn) {
     return absl::DataLossError(
-        absl::StrCat(name, ": the snapshot's header is malformed"));
+        absl::StrCat(name, ": the snapshot's header is at lsn ",
+                     restored.header.lsn, ", its records at ", lsn));
   }
   absl::StatusOr<std::unique_ptr<Model>> model =
       Model::Restore(restored.header.identity.config, records.model);

@@ -445,6 +445,43 @@ TEST_F(CliCommandsTest, CreateSetsTheLinearBasesRidges) {
   EXPECT_EQ(plain->spec().tuning().base_forgetting(), 1.0);
 }
 
+TEST_F(CliCommandsTest, TuningSetsAnySettingByItsNameInTheProto) {
+  CliOptions options = ModelOptions("tuned");
+  options.create = true;
+  options.limit = 50;
+  options.spec.tuning = {"honest_lag=50", "step_ratio=0.25",
+                         "gradient_estimator=finite_differences",
+                         "max_scoring_stride=2"};
+  ASSERT_TRUE(Run(IngestCommand, options).status.ok());
+  const absl::StatusOr<v1::Model> model = client_->GetModel("tuned");
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->spec().tuning().honest_lag(), 50u);
+  EXPECT_EQ(model->spec().tuning().step_ratio(), 0.25);
+  EXPECT_EQ(model->spec().tuning().gradient_estimator(),
+            v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES);
+  EXPECT_EQ(model->spec().tuning().max_scoring_stride(), 2u);
+  // Mistakes name the setting; nothing is made.
+  options.model = "mistuned";
+  const std::pair<std::vector<std::string>, std::string> mistakes[] = {
+      {{"honest_lags=5"}, "--tuning: no setting 'honest_lags' (the settings: "},
+      {{"honest_lag"}, "--tuning: 'honest_lag' is not name=value"},
+      {{"step_ratio=fast"}, "--tuning: step_ratio='fast' is not a number"},
+      {{"honest_lag=-1"}, "--tuning: honest_lag='-1' is not a count"},
+      {{"gradient_estimator=slopes"},
+       "--tuning: gradient_estimator='slopes' is not one of "
+       "GradientEstimator's values"},
+      // The server's bounds, named on the wire.
+      {{"max_scoring_stride=0"},
+       "spec.tuning.max_scoring_stride: 1 to 1024, got 0"}};
+  for (const auto& [tuning, error] : mistakes) {
+    options.spec.tuning = tuning;
+    EXPECT_THAT(std::string(Run(IngestCommand, options).status.message()),
+                HasSubstr(error));
+  }
+  EXPECT_EQ(client_->GetModel("mistuned").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_F(CliCommandsTest, ListInfoMetricRefitAndDeleteReportTheModel) {
   CliOptions options = ModelOptions("arm");
   options.create = true;

@@ -625,6 +625,52 @@ TEST(ModelSnapshotTest, RefusesDamagedOrMismatchedSnapshots) {
   EXPECT_THAT(partial.message(), ::testing::HasSubstr("stored samples"));
 }
 
+// A damaged state record is refused, naming the part that did not decode
+// and the byte it began at, and the rows record its slot.
+TEST(ModelSnapshotTest, ADamagedRecordNamesItsPartAndByte) {
+  const Stream stream = MakeStream(600, 5);
+  const ModelConfig config = BaseConfig();
+  auto model = MakeModel(config);
+  LearnAll(*model, stream, 0, stream.size());
+  SnapshotFile file;
+  file.Write(model->CaptureSnapshot());
+  const ModelSnapshotRecords whole = file.Records();
+  const std::string state(whole.state);
+  for (std::size_t cut = 0; cut < state.size(); cut += 1 + cut / 8) {
+    ModelSnapshotRecords records = whole;
+    records.state = absl::string_view(state).substr(0, cut);
+    const absl::Status status = Model::Restore(config, records).status();
+    ASSERT_EQ(status.code(), absl::StatusCode::kDataLoss) << cut;
+    const std::string message(status.message());
+    EXPECT_THAT(message, ::testing::StartsWith("model state: ")) << cut;
+    // Cut short, or a length inside that promises more than follows.
+    EXPECT_THAT(message,
+                ::testing::AnyOf(
+                    ::testing::EndsWith(": truncated"),
+                    ::testing::EndsWith(": malformed, or not of this model")))
+        << cut;
+    // The part named began at or before the cut.
+    const std::size_t at = message.find(" at byte ");
+    ASSERT_NE(at, std::string::npos) << message;
+    EXPECT_LE(std::stoul(message.substr(at + 9)), cut) << message;
+  }
+  // The shape saved (after the version) is not the model's.
+  std::string other_shape = state;
+  other_shape[4] = 7;  // input_dim
+  ModelSnapshotRecords records = whole;
+  records.state = other_shape;
+  EXPECT_EQ(Model::Restore(config, records).status().message(),
+            "model state: shape at byte 4: malformed, or not of this model");
+  // A rows record that does not start where the store ends: the first
+  // again.
+  records = whole;
+  records.rows.push_back(records.rows.front());
+  EXPECT_EQ(Model::Restore(config, records).status().message(),
+            absl::StrCat("stored rows record ", whole.rows.size(),
+                         " is malformed: stored rows: start at slot 0, the "
+                         "store holds 600"));
+}
+
 // An index structure that does not fit is never trusted: the model is
 // restored with that tree built from the stored samples, and says so.
 TEST(ModelSnapshotTest, ADamagedIndexStructureIsRebuiltNotTrusted) {

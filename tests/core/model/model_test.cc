@@ -23,6 +23,7 @@
 #include "core/index/neighbor.h"
 #include "core/metric/batch_gradients.h"
 #include "core/metric/glml_metric.h"
+#include "core/model/model_settings.h"
 #include "core/model/model_state.h"
 #include "core/model/random_feature_refresh.h"
 #include "core/regression/online_ridge.h"
@@ -422,7 +423,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   SaveConfig(config, writer);
   ModelConfig read;
   ByteReader reader(bytes);
-  ASSERT_TRUE(LoadConfig(reader, &read));
+  ASSERT_TRUE(LoadConfig(reader, &read).ok());
   EXPECT_EQ(read.metric, MetricKind::kAuto);
   EXPECT_EQ(read.regressor, RegressorKind::kAuto);
   EXPECT_TRUE(read.linear_base);
@@ -461,7 +462,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   };
   const auto load = [&read](const std::string& encoded) {
     ByteReader reader(encoded);
-    return LoadConfig(reader, &read);
+    return LoadConfig(reader, &read).ok();
   };
   // Version 14 is version 15 without mlkr_settled_after: a model written
   // then settles its maps where it did, at a full budget of samples read.

@@ -73,7 +73,7 @@ class JournalLogTest : public ::testing::Test {
   SamplesRecord Decoded(const ModelJournal::LogEntry& entry) {
     SamplesRecord record;
     EXPECT_EQ(entry.type, kSamplesRecord);
-    EXPECT_TRUE(DecodeSamples(entry.payload, 2, 1, &record));
+    EXPECT_TRUE(DecodeSamples(entry.payload, 2, 1, &record).ok());
     return record;
   }
 
