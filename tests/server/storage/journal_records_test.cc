@@ -10,6 +10,7 @@
 #include "core/model/model_settings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/hosting_test_support.h"
 
 namespace streamreg {
 namespace {
@@ -21,8 +22,7 @@ ModelIdentity Identity() {
   ModelIdentity identity;
   identity.name = "arm";
   identity.create_time = absl::FromUnixMicros(1'700'000'000'000'000);
-  identity.config.input_dim = 2;
-  identity.config.target_names = {"tau"};
+  identity.config = SmallConfig();
   EXPECT_TRUE(CompleteAndValidate(&identity.config).ok());
   identity.input_names = {"q", "qd"};
   return identity;
