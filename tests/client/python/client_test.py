@@ -710,7 +710,7 @@ class ClientTest(unittest.TestCase):
         def torque(x):
             return np.array([x[0] + 2 * x[1]])
 
-        errors, truths = [], []
+        errors, truths, stale = [], [], []
         with self.client.realtime_channel("py-channel", horizon=8,
                                           batch_ticks=4) as channel:
             fallback = np.array([-7.0])
@@ -739,13 +739,22 @@ class ClientTest(unittest.TestCase):
                     tick + 1, fallback, max_half_width=[-1.0]).source)
                 errors.append(reading.y[0] - torque(state(tick + 1))[0])
                 truths.append(torque(state(tick + 1))[0])
+                stale.append(tick + 1 - reading.learned)
             latest = channel.latest()
             self.assertIsNotNone(latest)
             self.assertGreater(latest.tick, 290)
         with self.assertRaises(ValueError):
             channel.hand(300, state(300), torque(state(300)))
-        # Predictions of the desired states, not of anything else.
-        nmse = np.mean(np.square(errors)) / np.var(truths)
+        # Predictions of the desired states, not of anything else: judged
+        # on those made by a model that had learned the path up to 50 ticks
+        # before. (This loop hands its ticks faster than a busy server
+        # learns its first samples: the first readings can come from a
+        # model of a few samples, 100 ticks behind, whose errors say
+        # nothing of the channel; most readings are fresh.)
+        fresh = np.array(stale) <= 50
+        self.assertGreaterEqual(fresh.sum(), 100, f"stale: {stale}")
+        nmse = (np.mean(np.square(np.array(errors)[fresh])) /
+                np.var(truths))
         self.assertLess(nmse, 0.2)
         stats = channel.stats
         self.assertEqual(300, stats.samples_durable)
