@@ -42,11 +42,8 @@ class RecordParts {
   // Whether every byte was read: the end of a record.
   bool End() {
     if (!status_.ok()) return false;
-    if (in_.remaining() == 0) return true;
-    status_ = absl::DataLossError(absl::StrCat(record_, ": ", in_.remaining(),
-                                               " bytes after its end at byte ",
-                                               in_.position()));
-    return false;
+    status_ = in_.Finish(record_);
+    return status_.ok();
   }
 
   // OK, or DATA_LOSS naming the first part that did not decode.
