@@ -332,6 +332,15 @@ std::string ZeroMeans(const SettingBounds& b) {
   return b.zero_means.empty() ? "" : absl::StrCat(" (", b.zero_means, ")");
 }
 
+// A count read into a double: exactly while a double holds every integer
+// (to 2^53), as a double past that (a damaged 2^64 - 1 is "1.84467e+19").
+std::string CountText(double value) {
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  return value <= kExactIntegers
+             ? absl::StrCat(static_cast<std::uint64_t>(value))
+             : absl::StrCat(value);
+}
+
 // The rule `value` breaks, with it ("1 to 1024, got 0"), if it does.
 std::optional<std::string> BoundsBroken(const ModelSetting& setting,
                                         double value) {
@@ -340,8 +349,7 @@ std::optional<std::string> BoundsBroken(const ModelSetting& setting,
   }
   const bool count = IsCount(setting);
   const std::string range = RangeText(*setting.bounds, count);
-  const std::string got = count ? absl::StrCat(static_cast<std::size_t>(value))
-                                : absl::StrCat(value);
+  const std::string got = count ? CountText(value) : absl::StrCat(value);
   const std::string rule =
       setting.bounds->or_zero
           ? absl::StrCat("0", ZeroMeans(*setting.bounds), " or ", range)

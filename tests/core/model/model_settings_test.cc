@@ -186,6 +186,13 @@ TEST(ModelSettingsTest, ADamagedValueNamesTheSettingItsByteAndTheRule) {
       load(bytes).message(),
       absl::StrCat("model config: max_scoring_stride at byte ",
                    offsets[index("max_scoring_stride")], ": 1 to 1024, got 0"));
+  // A count past every bound, past what a double holds exactly too.
+  bytes = Encoded(config);
+  std::memset(bytes.data() + offsets[index("max_scoring_stride")], 0xff, 8);
+  EXPECT_EQ(load(bytes).message(),
+            absl::StrCat("model config: max_scoring_stride at byte ",
+                         offsets[index("max_scoring_stride")],
+                         ": 1 to 1024, got 1.84467e+19"));
   // A version this build does not read.
   bytes = Encoded(config);
   bytes[0] = 99;
