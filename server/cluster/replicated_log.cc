@@ -59,18 +59,11 @@ void ReplicatedLog::SetOtherServers(std::vector<std::string> servers) {
 
 absl::StatusOr<LearnOutcome> ReplicatedLog::AppendSamples(
     const ValidatedSamples& batch, const WriteOptions& options) {
-  // Applied (and counted) by the log's follower meanwhile: the announced
-  // count is settled once this replica has applied the batch, or given up
-  // waiting for it.
-  struct Settle {
-    const std::weak_ptr<HostedModel>& model;
-    std::uint64_t announced;
-    ~Settle() {
-      if (auto hosted = model.lock(); hosted != nullptr) {
-        hosted->WithdrawSamples(announced);
-      }
-    }
-  } settle{model_, options.announced ? batch.size() : 0};
+  // Applied (and counted) by the log's follower meanwhile, which knows
+  // nothing of options.ticket: the caller's ticket keeps the samples
+  // announced until it drops it, once this replica has applied the batch
+  // or given up waiting for it.
+  //
   // Samples without ids give each batch its own message.
   bool resent = false;
   absl::StatusOr<LearnOutcome> outcome =

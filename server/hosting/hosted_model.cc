@@ -66,20 +66,14 @@ absl::Status HostedModel::CheckWritable() const {
 absl::StatusOr<LearnOutcome> HostedModel::Learn(const ValidatedSamples& batch,
                                                 std::vector<Prediction>* before,
                                                 const WriteOptions& options) {
-  const auto refuse = [&](absl::Status status) {
-    if (options.announced) WithdrawSamples(batch.size());
-    return status;
-  };
-  if (absl::Status status = CheckWritable(); !status.ok()) {
-    return refuse(status);
-  }
+  if (absl::Status status = CheckWritable(); !status.ok()) return status;
   // Predicted by the model as it is before the batch goes to the log, so
   // no prediction has learned its own sample.
   std::vector<absl::Duration> learn_lag;
   if (before != nullptr) {
     if (absl::Status status = PredictBefore(batch, before, &learn_lag);
         !status.ok()) {
-      return refuse(status);
+      return status;
     }
   }
   WriteOptions write = options;
@@ -129,7 +123,6 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
 }
 
 void HostedModel::LearnInGroup(LearnBatcher::Request request) {
-  AnnounceSamples(request.sample.size());
   if (request.predict) {
     // A cautious answer is made once its samples are durable: its
     // intervals are calibrated and its errors counted then, as it is sent
@@ -190,8 +183,7 @@ void HostedModel::DrainGroup(absl::Duration linger) {
         [&self](const ValidatedSamples& batch, std::vector<Prediction>* before,
                 const WriteOptions& options) {
           return self->Learn(batch, before, options);
-        },
-        [&self](std::uint64_t samples) { self->WithdrawSamples(samples); });
+        });
     // A backlog is a group already: written at once.
     if (more) self->DrainGroup(absl::ZeroDuration());
   };
@@ -214,7 +206,6 @@ absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
   return writer_.ApplySamples(
       *validated,
       {.log_sequence = sequence,
-       .announced = 0,
        .max_unlearned = kMaxUnlearned,
        .take_overs = take_overs},
       // In the replicated log already.

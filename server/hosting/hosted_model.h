@@ -29,6 +29,7 @@
 #include "server/hosting/read_after.h"
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/write_log.h"
+#include "server/hosting/write_ticket.h"
 #include "server/storage/journal_records.h"
 #include "server/storage/model_journal.h"
 
@@ -115,10 +116,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // Orders the writes (Learn, Refit) the service schedules for this model.
   SerialQueue& writes() { return *writes_; }
   // A Learn stream's sample, written with the others that wait meanwhile
-  // as one batch (group commit: LearnBatcher) on the write queue; counted
-  // as announced until then. `request.done` runs once it is durable, or
-  // with why it cannot be; a cautious request's answer (`predict`) has its
-  // interval calibrated and its error counted then, as AnswerAsItStands'.
+  // as one batch (group commit: LearnBatcher) on the write queue; its
+  // ticket (Announce) holds it until then. `request.done` runs once it is
+  // durable, or with why it cannot be; a cautious request's answer (`predict`)
+  // has its interval calibrated and its error counted then, as
+  // AnswerAsItStands'.
   void LearnInGroup(LearnBatcher::Request request);
   // This model's share of overload protection: samples received and not
   // yet through its write queue, and predictions being answered
@@ -149,15 +151,15 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // Model::Validate, then Learn (tools and tests holding raw samples).
   absl::StatusOr<LearnOutcome> Learn(std::span<const Sample> batch,
                                      std::vector<Prediction>* before);
-  // Samples received and on their way to Learn (a Learn stream's message in
-  // the group commit, an Ingest batch in the write queue): counted in the
-  // answers' `unlearned` until Learn settles them (or Withdraw drops them
-  // unlearned).
-  void AnnounceSamples(std::uint64_t samples) {
-    learn_stage_.Announce(samples);
-  }
-  void WithdrawSamples(std::uint64_t samples) {
-    learn_stage_.Withdraw(samples);
+  // The ticket of `samples` samples received, admitted as `admitted`, and
+  // on their way to Learn (a Learn stream's message in the group commit,
+  // an Ingest batch in the write queue): they count in the answers'
+  // `unlearned` from now until Learn queues them for learning, or the
+  // ticket is dropped (WriteTicket).
+  WriteTicket Announce(AdmissionTicket admitted, std::uint64_t samples) {
+    return WriteTicket(
+        std::shared_ptr<LearnStage>(shared_from_this(), &learn_stage_),
+        std::move(admitted), samples);
   }
   // The batch refit (Model::Refit), in order with Learn: after every sample
   // acknowledged before it is learned. With a write log, appended to it

@@ -6,7 +6,7 @@ absl::StatusOr<LearnOutcome> JournalLog::AppendSamples(
     const ValidatedSamples& batch, const WriteOptions& options) {
   const ModelWriter::ApplyOptions apply{
       .log_sequence = 0,
-      .announced = options.announced ? batch.size() : 0,
+      .ticket = options.ticket,
       .max_unlearned = options.streamed ? backlog_.streamed : backlog_.batches,
       .take_overs = options.take_overs};
   // Deferred only where a sync is due the linger later (HostedModel).

@@ -46,19 +46,26 @@ LearnBatcher::Result Learned(const LearnOutcome& outcome, std::size_t first,
   return result;
 }
 
-// Writes one request alone (its samples not announced any more).
+// Gives the request's ticket back, then answers it.
+void Answer(LearnBatcher::Request& request, LearnBatcher::Result result) {
+  request.ticket.Release();
+  request.done(std::move(result));
+}
+
+// Writes one request alone, with its part of the refused group's ticket.
 void WriteAlone(const LearnBatcher::Write& write,
-                LearnBatcher::Request& request) {
+                LearnBatcher::Request& request, WriteTicket ticket) {
   std::vector<Prediction> before;
-  absl::StatusOr<LearnOutcome> outcome =
-      write(request.sample, request.predict ? &before : nullptr,
-            {.deadline = request.deadline, .streamed = true});
+  absl::StatusOr<LearnOutcome> outcome = write(
+      request.sample, request.predict ? &before : nullptr,
+      {.deadline = request.deadline, .ticket = &ticket, .streamed = true});
+  ticket.Release();
   if (!outcome.ok()) {
-    request.done(Failed(outcome.status()));
+    Answer(request, Failed(outcome.status()));
     return;
   }
-  request.done(Learned(*outcome, 0, request.sample.size(),
-                       request.predict ? &before : nullptr));
+  Answer(request, Learned(*outcome, 0, request.sample.size(),
+                          request.predict ? &before : nullptr));
 }
 
 // Whether any of the request's ids is in `ids`; inserts them all if not.
@@ -113,23 +120,24 @@ std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch(bool* more) {
   return batch;
 }
 
-bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
+bool LearnBatcher::Drain(const Write& write) {
   bool more = false;
   std::vector<Request> requests = TakeBatch(&more);
   std::vector<Request> live;
   std::vector<ValidatedSamples> samples;
+  // The group's: its samples' announcement is taken over where the batch
+  // is queued for learning.
+  WriteTicket ticket;
   for (Request& request : requests) {
     if (Abandoned(request)) {
-      withdraw(request.sample.size());
-      request.done(NotWritten());
+      Answer(request, NotWritten());
       continue;
     }
     samples.push_back(request.sample);
+    ticket.Join(std::move(request.ticket));
     live.push_back(std::move(request));
   }
   if (live.empty()) return more;
-  std::size_t announced = 0;
-  for (const Request& request : live) announced += request.sample.size();
   std::vector<Prediction> before;
   absl::Time deadline = absl::InfinitePast();
   bool predict = false;
@@ -139,12 +147,11 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
   }
   absl::StatusOr<ValidatedSamples> batch =
       ValidatedSamples::Concatenate(samples);
-  if (!batch.ok()) withdraw(announced);
   absl::StatusOr<LearnOutcome> outcome =
       batch.ok()
           ? write(*batch, predict ? &before : nullptr,
                   {.deadline = deadline,
-                   .announced = true,
+                   .ticket = &ticket,
                    .streamed = true,
                    // An answer waiting for durability is not kept waiting.
                    .sync_later = !predict})
@@ -155,22 +162,25 @@ bool LearnBatcher::Drain(const Write& write, const Withdraw& withdraw) {
     // earlier one of its call failed just now (room found for a later
     // sample must not put it before the earlier one).
     for (Request& request : live) {
+      WriteTicket own = ticket.Split(request.sample.size());
       if (Abandoned(request)) {
-        request.done(NotWritten());  // (the batch withdrew it)
+        own.Release();
+        Answer(request, NotWritten());
         continue;
       }
-      WriteAlone(write, request);
+      WriteAlone(write, request, std::move(own));
     }
     return more;
   }
+  ticket.Release();  // before the answers: a stream admits its next then
   std::size_t first = 0;
   for (Request& request : live) {
     const std::size_t count = request.sample.size();
     if (!outcome.ok()) {
-      request.done(Failed(outcome.status()));
+      Answer(request, Failed(outcome.status()));
     } else {
-      request.done(
-          Learned(*outcome, first, count, request.predict ? &before : nullptr));
+      Answer(request, Learned(*outcome, first, count,
+                              request.predict ? &before : nullptr));
     }
     first += count;
   }

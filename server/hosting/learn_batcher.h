@@ -13,6 +13,7 @@
 #include "core/model/model.h"
 #include "core/model/validated_samples.h"
 #include "server/hosting/learn_outcome.h"
+#include "server/hosting/write_ticket.h"
 
 namespace streamreg {
 
@@ -51,6 +52,9 @@ class LearnBatcher {
   struct Request {
     // Its samples (one, or a few ticks'), checked where they arrived.
     ValidatedSamples sample;
+    // What they hold on their way (HostedModel::Announce): given back
+    // before `done` runs.
+    WriteTicket ticket;
     // Whether `done` gets the model's prediction for each sample.
     bool predict = false;
     // Asked just before the sample is written: true if it must not be —
@@ -65,14 +69,11 @@ class LearnBatcher {
     absl::Time deadline = absl::InfiniteFuture();
     std::function<void(Result)> done;
   };
-  // The write a group becomes: HostedModel::Learn of the batch, its
-  // samples announced.
+  // The write a group becomes: HostedModel::Learn of the batch, with the
+  // group's ticket (WriteOptions::ticket).
   using Write = std::function<absl::StatusOr<LearnOutcome>(
       const ValidatedSamples& batch, std::vector<Prediction>* before,
       const WriteOptions& options)>;
-  // Drops `samples` announced samples that will not be written (their
-  // calls were cancelled).
-  using Withdraw = std::function<void(std::uint64_t samples)>;
 
   // Samples per batch at most (a burst is learned in several; a request
   // of more is a batch of its own).
@@ -84,8 +85,7 @@ class LearnBatcher {
   // On the model's write queue: writes the requests waiting now as one
   // batch (each alone if the batch is refused as a whole) and answers
   // them. True if more wait (the caller schedules another drain).
-  bool Drain(const Write& write, const Withdraw& withdraw)
-      ABSL_LOCKS_EXCLUDED(mutex_);
+  bool Drain(const Write& write) ABSL_LOCKS_EXCLUDED(mutex_);
 
  private:
   // Takes the requests to write now, and whether more wait after them.

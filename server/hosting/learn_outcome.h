@@ -9,14 +9,18 @@
 
 namespace streamreg {
 
+class WriteTicket;
+
 // How a batch is written (HostedModel::Learn).
 struct WriteOptions {
   // How long a cluster model's write may wait for this replica's apply
   // (the client's deadline).
   absl::Time deadline = absl::InfiniteFuture();
-  // The batch's samples were announced (HostedModel::AnnounceSamples);
-  // the write settles that count, whatever comes of the batch.
-  bool announced = false;
+  // What the batch holds on its way (WriteTicket; null: nothing, as for
+  // recovery and tools): the write that queues the samples for learning
+  // takes its announcement over, and the rest is settled when its owner
+  // drops it.
+  WriteTicket* ticket = nullptr;
   // Learn streams' samples (HostedModel::kMaxUnlearnedStreamed), not an
   // Ingest batch.
   bool streamed = false;

@@ -30,12 +30,6 @@ absl::StatusOr<LearnOutcome> ModelWriter::ApplySamples(
     const ValidatedSamples& batch, const ApplyOptions& options,
     RecordSamples record) {
   MutexLock lock(&mutex_);
-  // What is not queued for learning below is dropped from the count.
-  struct Settle {
-    LearnStage& stage;
-    std::uint64_t left;
-    ~Settle() { stage.Withdraw(left); }
-  } settle{*stage_, options.announced};
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   log_applied_ = std::max(log_applied_, options.log_sequence);
 
@@ -79,9 +73,12 @@ absl::StatusOr<LearnOutcome> ModelWriter::ApplySamples(
   outcome.accepted = fresh.size();
   outcome.num_samples = num_samples_;
   duplicate_samples_.fetch_add(outcome.duplicates, std::memory_order_relaxed);
-  stage_->Enqueue(fresh, acknowledged, keep_alive_(), options.announced,
+  // The whole batch's announcement, duplicates too, in the step that
+  // queues the fresh samples.
+  const std::uint64_t announced =
+      options.ticket != nullptr ? options.ticket->TakeAnnounced() : 0;
+  stage_->Enqueue(fresh, acknowledged, keep_alive_(), announced,
                   options.max_unlearned, options.take_overs);
-  settle.left = 0;
   return outcome;
 }
 

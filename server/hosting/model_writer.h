@@ -19,6 +19,7 @@
 #include "server/hosting/learn_outcome.h"
 #include "server/hosting/learn_stage.h"
 #include "server/hosting/recent_sample_ids.h"
+#include "server/hosting/write_ticket.h"
 #include "server/storage/journal_records.h"
 #include "server/storage/model_journal.h"
 
@@ -61,9 +62,9 @@ class ModelWriter {
     // The log entry applied (cluster mode; 0: none), noted as applied
     // whatever comes of it — a refusal is every replica's.
     std::uint64_t log_sequence = 0;
-    // Of the batch's samples, how many were announced (LearnStage::
-    // Announce): settled by the call, whatever comes of the batch.
-    std::uint64_t announced = 0;
+    // What the batch holds (null: nothing): its announcement is taken
+    // over where the samples are queued for learning (WriteTicket).
+    WriteTicket* ticket = nullptr;
     // The learn stage's bound before this write waits for learning.
     std::size_t max_unlearned = 0;
     // How the batch takes over (WriteOptions::take_overs).

@@ -27,8 +27,9 @@ namespace streamreg {
 //    replica's follower applies it, sequencing it then, the same way on
 //    each; the write returns once this server's replica has applied it,
 //    waiting for that at most until `options.deadline` (the client's).
-// Either way a write returns with what applying it did, and settles the
-// count of its announced samples (WriteOptions::announced).
+// Either way a write returns with what applying it did; the batch's
+// WriteTicket (WriteOptions::ticket) is its caller's, and settles what the
+// write did not take over when the caller drops it.
 class WriteLog {
  public:
   virtual ~WriteLog() = default;

@@ -48,18 +48,15 @@ void IngestReactor::OnReadDone(bool ok) {
   absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitSamples(
       **model, static_cast<std::uint64_t>(request_.samples_size()));
   if (!admitted.ok()) return Fail(admitted.status());
-  admitted_ = *std::move(admitted);
   batch_ = *std::move(batch);
   // Counted in Learn streams' answers as received, not learned, from now.
-  (*model)->AnnounceSamples(
-      static_cast<std::uint64_t>(request_.samples_size()));
+  ticket_ = (*model)->Announce(*std::move(admitted), batch_.size());
   (*model)->writes().Post([this, model = *model] { Learn(model); });
 }
 
 void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
   if (context_->IsCancelled()) {
-    model->WithdrawSamples(batch_.size());
-    admitted_.Release();
+    ticket_.Release();
     Finish(grpc::Status(grpc::StatusCode::CANCELLED,
                         absl::StrCat(stream_.Where(),
                                      ": not learned, the call was cancelled")));
@@ -67,10 +64,10 @@ void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
   }
   absl::StatusOr<LearnOutcome> outcome =
       model->Learn(batch_, nullptr,
-                   {.deadline = CallDeadline(*context_), .announced = true});
+                   {.deadline = CallDeadline(*context_), .ticket = &ticket_});
   batch_ = ValidatedSamples();
   // Released before the next read (which admits the next batch).
-  admitted_.Release();
+  ticket_.Release();
   if (!outcome.ok()) return Fail(Prefixed(outcome.status(), stream_.Where()));
   response_->set_accepted(response_->accepted() + outcome->accepted);
   response_->set_duplicates(response_->duplicates() + outcome->duplicates);

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "grpcpp/grpcpp.h"
+#include "server/hosting/write_ticket.h"
 #include "server/rpc/access_control.h"
 #include "server/rpc/async_stream_call.h"
 #include "server/rpc/model_stream.h"
@@ -36,10 +37,10 @@ class IngestReactor final
   ModelStream stream_;
   v1::IngestResponse* response_;
   v1::IngestRequest request_;
-  // request_'s samples, checked, and admitted until they are through the
-  // write queue.
+  // request_'s samples, checked, and what they hold (admitted, counted
+  // as received) until they are through the write queue.
   ValidatedSamples batch_;
-  AdmissionTicket admitted_;
+  WriteTicket ticket_;
 };
 
 }  // namespace streamreg

@@ -240,10 +240,12 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
     awaiting_answer_ = answer_waits;
     if (answer_waits) held_ahead_ = std::move(*now.mutable_ahead());
   }
-  auto ticket = std::make_shared<AdmissionTicket>(*std::move(admitted));
+  // Announced once answered: the answers above did not count themselves.
+  WriteTicket ticket = model->Announce(*std::move(admitted), samples->size());
   hand_on->emplace(
       HandOn{.model = model,
              .request = {.sample = *std::move(samples),
+                         .ticket = std::move(ticket),
                          .predict = answer_waits,
                          .abandoned =
                              [this] {
@@ -253,9 +255,8 @@ absl::Status LearnReactor::Accept(std::optional<v1::LearnResponse>* answer,
                          .deadline = CallDeadline(*context_),
                          .done =
                              [this, number, answer_waits,
-                              batched = !request_.samples().empty(),
-                              ticket](LearnBatcher::Result result) {
-                               ticket->Release();
+                              batched = !request_.samples().empty()](
+                                 LearnBatcher::Result result) {
                                Logged(number, answer_waits, batched,
                                       std::move(result));
                              }}});

@@ -1,9 +1,9 @@
 // A model's write log in cluster mode on a real three-node NATS JetStream
 // cluster: a write is answered with what this server's replica did once it
 // applied it; a batch sent again is the first one's duplicate; the count
-// of announced samples is settled; no follower (or a stopped one) refuses
-// writes; and a replica catching up on its log sends writes and reads to
-// the model's other servers.
+// of announced samples is settled by their ticket; no follower (or a stopped
+// one) refuses writes; and a replica catching up on its log sends writes and
+// reads to the model's other servers.
 #include "server/cluster/replicated_log.h"
 
 #include <memory>
@@ -97,17 +97,21 @@ TEST_F(ReplicatedLogTest, ABatchSentAgainIsTheFirstOnesDuplicate) {
   EXPECT_EQ(log_->progress().applied, 2u);  // one entry in the log
 }
 
-TEST_F(ReplicatedLogTest, AnnouncedSamplesAreSettledByTheWrite) {
+TEST_F(ReplicatedLogTest, AnnouncedSamplesAreSettledByTheirTicket) {
   StartFollowing();
   const Stream stream = MakeStream(41, 5);
-  hosted_->AnnounceSamples(40);
+  WriteTicket ticket = hosted_->Announce(AdmissionTicket(), 40);
   absl::StatusOr<HostedModel::StandingPrediction> before =
       hosted_->AnswerAsItStands(stream.sample(40));
   ASSERT_TRUE(before.ok()) << before.status();
   EXPECT_EQ(before->unlearned, 40u);
   WriteOptions options = Options();
-  options.announced = true;
+  options.ticket = &ticket;
   ASSERT_TRUE(log_->AppendSamples(Batch(stream, 0, 40), options).ok());
+  // The follower queued the entry's samples, knowing nothing of the
+  // ticket: they stay announced until its holder, the write done, drops it.
+  EXPECT_EQ(ticket.announced(), 40u);
+  ticket.Release();
   // Learned, and no longer announced: nothing is left unlearned.
   hosted_->CatchUp();
   absl::StatusOr<HostedModel::StandingPrediction> after =

@@ -187,7 +187,9 @@ std::vector<LearnBatcher::Result> SubmitMessagesWhileBusy(
       answered.count_down();
       continue;
     }
+    const std::uint64_t count = checked->size();
     hosted->LearnInGroup({.sample = *std::move(checked),
+                          .ticket = hosted->Announce(AdmissionTicket(), count),
                           .predict = true,
                           .abandoned = [cancel] { return cancel; },
                           .done =
@@ -672,6 +674,7 @@ std::vector<LearnBatcher::Result> LearnInGroups(
   for (std::size_t i = 0; i < samples.size(); ++i) {
     if (i > 0) absl::SleepFor(gap);
     hosted.LearnInGroup({.sample = *hosted.model().Validate({&samples[i], 1}),
+                         .ticket = hosted.Announce(AdmissionTicket(), 1),
                          .predict = answer_when_durable,
                          .abandoned = [] { return false; },
                          .done =

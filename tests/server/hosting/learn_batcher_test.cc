@@ -14,15 +14,17 @@ namespace streamreg {
 namespace {
 
 // The batcher's side of a model: a log that records the ids written, in
-// order, and refuses any write holding `no_room_for` (a disk too full for
-// that sample's record).
+// order, taking over their tickets' announcement as a log queueing them for
+// learning does, and refuses any write holding `no_room_for` (a disk too
+// full for that sample's record).
 struct FakeLog {
+  LearnStage* stage = nullptr;
   std::uint64_t no_room_for = 0;
   std::vector<std::uint64_t> written;
-  std::uint64_t withdrawn = 0;
+  std::uint64_t taken_over = 0;
   LearnBatcher::Write write =
       [this](const ValidatedSamples& samples, std::vector<Prediction>*,
-             const WriteOptions&) -> absl::StatusOr<LearnOutcome> {
+             const WriteOptions& options) -> absl::StatusOr<LearnOutcome> {
     for (std::size_t s = 0; s < samples.size(); ++s) {
       if (samples[s].sample_id == no_room_for) {
         return absl::ResourceExhaustedError("no space left on the disk");
@@ -34,11 +36,22 @@ struct FakeLog {
       outcome.sequence.push_back(written.size());
       outcome.duplicate.push_back(false);
     }
+    // Queued: no longer announced (LearnStage::Enqueue).
+    const std::uint64_t announced = options.ticket->TakeAnnounced();
+    stage->Withdraw(announced);
+    taken_over += announced;
     return outcome;
   };
-  LearnBatcher::Withdraw withdraw = [this](std::uint64_t samples) {
-    withdrawn += samples;
-  };
+};
+
+// A model's learn stage, where requests' samples are announced.
+struct Announcements {
+  WorkerPool learning{1};
+  std::unique_ptr<Model> model = *Model::Create(SmallConfig());
+  std::shared_ptr<LearnStage> stage =
+      std::make_shared<LearnStage>(model.get(), &learning);
+  // Announced and neither queued nor withdrawn.
+  std::uint64_t held() const { return stage->Unlearned(0); }
 };
 
 // A Learn call as the batcher sees it: its requests, ended (as
@@ -46,8 +59,9 @@ struct FakeLog {
 struct FakeCall {
   bool ended = false;
   std::vector<absl::Status> answers;
-  LearnBatcher::Request Request(const Model& model, const Sample& sample) {
-    return {.sample = *model.Validate({&sample, 1}),
+  LearnBatcher::Request Request(Announcements& model, const Sample& sample) {
+    return {.sample = *model.model->Validate({&sample, 1}),
+            .ticket = WriteTicket(model.stage, AdmissionTicket(), 1),
             .abandoned = [this] { return ended; },
             .done =
                 [this](LearnBatcher::Result result) {
@@ -63,20 +77,22 @@ struct FakeCall {
 // (learned before the second sample's resend, it would teach the model
 // another order than the stream's).
 TEST(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
-  const std::unique_ptr<Model> model = *Model::Create(SmallConfig());
+  Announcements model;
   Batch batch(6, 100);
   FakeLog log;
+  log.stage = model.stage.get();
   log.no_room_for = 101;
   FakeCall call;
   LearnBatcher batcher;
   for (std::size_t i = 0; i < 4; ++i) {
-    batcher.Add(call.Request(*model, batch.samples[i]));
+    batcher.Add(call.Request(model, batch.samples[i]));
   }
-  EXPECT_FALSE(batcher.Drain(log.write, log.withdraw));
+  EXPECT_EQ(model.held(), 4u);
+  EXPECT_FALSE(batcher.Drain(log.write));
   for (std::size_t i = 4; i < 6; ++i) {
-    batcher.Add(call.Request(*model, batch.samples[i]));
+    batcher.Add(call.Request(model, batch.samples[i]));
   }
-  EXPECT_FALSE(batcher.Drain(log.write, log.withdraw));
+  EXPECT_FALSE(batcher.Drain(log.write));
   EXPECT_THAT(log.written, ::testing::ElementsAre(100u));
   ASSERT_EQ(call.answers.size(), 6u);
   EXPECT_TRUE(call.answers[0].ok());
@@ -84,8 +100,10 @@ TEST(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
   for (std::size_t i = 2; i < 6; ++i) {
     EXPECT_EQ(call.answers[i].code(), absl::StatusCode::kCancelled) << i;
   }
-  // The second group was announced and never written.
-  EXPECT_EQ(log.withdrawn, 2u);
+  // The sample written was taken over by the log; the others, refused or
+  // never written, were withdrawn: none is counted as on its way.
+  EXPECT_EQ(log.taken_over, 1u);
+  EXPECT_EQ(model.held(), 0u);
 }
 
 // A client that dropped its call resends on a new one while the old call's
@@ -93,24 +111,27 @@ TEST(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
 // samples after them, so that the old call, found cancelled, leaves the
 // new one's samples in their order.
 TEST(LearnBatcherTest, ASampleAfterAResentOneWaitsWithIt) {
-  const std::unique_ptr<Model> model = *Model::Create(SmallConfig());
+  Announcements model;
   Batch batch(3, 100);
   FakeLog log;
+  log.stage = model.stage.get();
   FakeCall dropped, resent;
   LearnBatcher batcher;
   for (std::size_t i = 0; i < 2; ++i) {
-    batcher.Add(dropped.Request(*model, batch.samples[i]));
+    batcher.Add(dropped.Request(model, batch.samples[i]));
   }
   for (std::size_t i = 0; i < 3; ++i) {
-    batcher.Add(resent.Request(*model, batch.samples[i]));
+    batcher.Add(resent.Request(model, batch.samples[i]));
   }
   dropped.ended = true;  // its client is gone
-  EXPECT_TRUE(batcher.Drain(log.write, log.withdraw));
-  EXPECT_FALSE(batcher.Drain(log.write, log.withdraw));
+  EXPECT_TRUE(batcher.Drain(log.write));
+  EXPECT_FALSE(batcher.Drain(log.write));
   EXPECT_THAT(log.written, ::testing::ElementsAre(100u, 101u, 102u));
   EXPECT_EQ(dropped.answers.size(), 2u);
   EXPECT_THAT(resent.answers, ::testing::Each(absl::OkStatus()));
-  EXPECT_EQ(log.withdrawn, 2u);
+  // The dropped call's two were withdrawn, the resent three taken over.
+  EXPECT_EQ(log.taken_over, 3u);
+  EXPECT_EQ(model.held(), 0u);
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ class ModelWriterTest : public ::testing::Test {
     config.input_dim = 2;
     config.target_names = {"y"};
     model_ = *Model::Create(config);
-    stage_ = std::make_unique<LearnStage>(model_.get(), &pool_);
+    stage_ = std::make_shared<LearnStage>(model_.get(), &pool_);
     writer_ = std::make_unique<ModelWriter>(
         "m", model_.get(), stage_.get(), limits,
         [] { return std::shared_ptr<const void>(); });
@@ -74,10 +74,11 @@ class ModelWriterTest : public ::testing::Test {
     absl::StatusOr<ValidatedSamples> validated =
         model_->Validate(batch.samples);
     EXPECT_TRUE(validated.ok()) << validated.status();
-    stage_->Announce(ids.size());
+    // Settles, when Apply returns, what the write did not take over.
+    WriteTicket ticket(stage_, AdmissionTicket(), ids.size());
     return writer_->ApplySamples(
         *validated,
-        {.log_sequence = 0, .announced = ids.size(), .max_unlearned = 1024},
+        {.log_sequence = 0, .ticket = &ticket, .max_unlearned = 1024},
         [&](std::uint64_t first, const ValidatedSamples& fresh) {
           Recorded call{first, {}};
           for (const Sample& sample : fresh.samples()) {
@@ -90,7 +91,7 @@ class ModelWriterTest : public ::testing::Test {
 
   WorkerPool pool_{1};
   std::unique_ptr<Model> model_;
-  std::unique_ptr<LearnStage> stage_;
+  std::shared_ptr<LearnStage> stage_;
   std::unique_ptr<ModelWriter> writer_;
   std::vector<Recorded> recorded_;
 };

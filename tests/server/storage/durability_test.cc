@@ -35,6 +35,7 @@ using ::testing::HasSubstr;
 void LearnInGroup(HostedModel& model, const Sample& sample,
                   std::function<void(LearnBatcher::Result)> done) {
   model.LearnInGroup({.sample = *model.model().Validate({&sample, 1}),
+                      .ticket = model.Announce(AdmissionTicket(), 1),
                       .abandoned = {},
                       .done = std::move(done)});
 }
