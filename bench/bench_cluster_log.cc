@@ -25,10 +25,10 @@
 #include "nlohmann/json.hpp"
 #include "server/cluster/jetstream_client.h"
 #include "server/cluster/log_entries.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/retried_until.h"
 #include "server/cluster/snapshot_store.h"
-#include "server/storage/model_journal.h"
+#include "server/storage/journal_file.h"
 
 ABSL_FLAG(std::string, nats, "",
           "Comma-separated nats://HOST:PORT of the cluster's nodes");
@@ -155,13 +155,13 @@ int Run() {
   for (std::size_t replicas : Sizes(absl::GetFlag(FLAGS_replicas))) {
     for (std::size_t batch : batches) {
       const std::string model = absl::StrCat("bench-r", replicas, "-b", batch);
-      ModelLog::Options log_options;
+      LogStream::Options log_options;
       log_options.replicas = static_cast<int>(replicas);
       // A cluster just started may time out a stream's creation while its
       // nodes settle; setting up is not what is measured.
-      absl::StatusOr<ModelLog> log = RetriedUntil(
+      absl::StatusOr<LogStream> log = RetriedUntil(
           absl::Now() + absl::Seconds(60),
-          [&] { return ModelLog::Open(**client, model, log_options); });
+          [&] { return LogStream::Open(**client, model, log_options); });
       if (!log.ok()) Die(log.status());
       results.push_back(
           Time(absl::StrCat("JetStream R=", replicas), batch, count,
@@ -170,7 +170,7 @@ int Run() {
                      stream.batch(i * batch, (i + 1) * batch);
                  // Retried as a server's Learn retries its append (the
                  // message id makes a retry a duplicate), and timed with it.
-                 const absl::StatusOr<ModelLog::Appended> appended =
+                 const absl::StatusOr<LogStream::Appended> appended =
                      RetriedUntil(absl::Now() + absl::Seconds(10), [&] {
                        return log->Append(BatchMessageId(model, samples, ""),
                                           EncodeSamplesEntry(samples));
@@ -189,12 +189,12 @@ int Run() {
         std::filesystem::temp_directory_path() / "streamreg-bench-cluster-log";
   std::filesystem::remove_all(dir);
   for (std::size_t batch : batches) {
-    ModelJournal::Options journal_options;
+    JournalFile::Options journal_options;
     journal_options.sync = *SyncPolicy::Parse("always");
     const ModelConfig config = ArmConfig(MetricKind::kGradientWeights);
-    absl::StatusOr<std::unique_ptr<ModelJournal>> journal =
-        ModelJournal::Create(absl::StrCat(dir, "/b", batch), journal_options,
-                             {"bench", absl::Now(), config, {}});
+    absl::StatusOr<std::unique_ptr<JournalFile>> journal =
+        JournalFile::Create(absl::StrCat(dir, "/b", batch), journal_options,
+                            {"bench", absl::Now(), config, {}});
     if (!journal.ok()) Die(journal.status());
     results.push_back(
         Time("journal, sync always", batch, count, [&](std::size_t i) {

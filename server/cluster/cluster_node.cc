@@ -14,8 +14,8 @@
 #include "core/base/stoppable_sleep.h"
 #include "server/cluster/hosted_replica.h"
 #include "server/cluster/log_follower.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/membership.h"
-#include "server/cluster/model_log.h"
 #include "server/cluster/rebalancer.h"
 #include "server/cluster/replica_model.h"
 #include "server/cluster/retried_until.h"
@@ -182,7 +182,7 @@ absl::Status ClusterNode::Reconcile() {
       if (placed == mine.end()) {
         gone.push_back(name);
       } else if (replica->log().stream() !=
-                 ModelLog::StreamName(name, placed->second)) {
+                 LogStream::StreamName(name, placed->second)) {
         // Deleted and created again between two rounds: another model.
         gone.push_back(name);
         deleted.insert(name);
@@ -302,8 +302,8 @@ absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
   // follower asks for its consumer on its own thread), and never makes a
   // stream that a create about to clear stale streams would delete under
   // it.
-  const ModelLog::Options copies = LogOptions();
-  ModelLog log = ModelLog::Attach(*client_, name, copies, placed.log);
+  const LogStream::Options copies = LogOptions();
+  LogStream log = LogStream::Attach(*client_, name, copies, placed.log);
   SnapshotStore snapshots =
       SnapshotStore::Open(*client_, name,
                           {.replicas = copies.replicas,
@@ -354,7 +354,7 @@ absl::Status ClusterNode::Adopt(const std::string& name, Started started) {
   return absl::OkStatus();
 }
 
-ModelLog::Options ClusterNode::LogOptions() const {
+LogStream::Options ClusterNode::LogOptions() const {
   // A majority of the copies asked for: as many as hold each entry of a
   // full log with the most nodes down that it survives.
   return {.replicas = options_.log_replicas,

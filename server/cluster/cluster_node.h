@@ -238,7 +238,7 @@ class ClusterNode {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);
   // How a model's log is made: options_.log_replicas copies, or a
   // majority of them while NATS nodes are offline.
-  ModelLog::Options LogOptions() const;
+  LogStream::Options LogOptions() const;
   // Stops hosting `name`: deleted from the cluster, or placed elsewhere.
   void Release(const std::string& name, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reconcile_mutex_);

@@ -49,7 +49,7 @@ class FitExchange {
   FitExchange& operator=(const FitExchange&) = delete;
 
   // `model`, a replica of the model whose log stream is `log_stream`
-  // (ModelLog::StreamName: one per model and generation), shares its fits
+  // (LogStream::StreamName: one per model and generation), shares its fits
   // with that stream's other replicas from its next fit on, computing each
   // first while `computes_first` holds; the others' results reach it.
   // Until Remove.

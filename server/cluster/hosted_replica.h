@@ -10,7 +10,7 @@
 
 #include "absl/time/time.h"
 #include "core/model/model_snapshot.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/replicated_log.h"
 #include "server/cluster/snapshot_store.h"
 #include "server/hosting/hosted_model.h"
@@ -42,7 +42,7 @@ class HostedReplica : public ReplicatedLog {
     bool fell_behind = false;
   };
 
-  HostedReplica(ModelLog log, SnapshotStore snapshots,
+  HostedReplica(LogStream log, SnapshotStore snapshots,
                 const std::shared_ptr<HostedModel>& model,
                 std::uint64_t replayed_from, ReplicatedLog::Options options)
       : ReplicatedLog(std::move(log), model, std::move(options)),

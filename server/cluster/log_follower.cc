@@ -32,8 +32,8 @@ std::string ConfigBytes(const ModelConfig& config) {
 }  // namespace
 
 std::unique_ptr<LogFollower> LogFollower::Start(
-    const ModelLog& log, std::shared_ptr<HostedModel> model, std::uint64_t from,
-    std::uint64_t stored) {
+    const LogStream& log, std::shared_ptr<HostedModel> model,
+    std::uint64_t from, std::uint64_t stored) {
   from = std::max<std::uint64_t>(from, 1);
   if (stored < from) {
     spdlog::info("event=cluster_caught_up model={} log_sequence={} seconds=0",
@@ -47,7 +47,7 @@ std::unique_ptr<LogFollower> LogFollower::Start(
   return follower;
 }
 
-LogFollower::LogFollower(const ModelLog& log,
+LogFollower::LogFollower(const LogStream& log,
                          std::shared_ptr<HostedModel> model, std::uint64_t from,
                          std::uint64_t stored)
     : log_(log),
@@ -153,7 +153,7 @@ void LogFollower::Run(std::stop_token stop) {
 }
 
 absl::Status LogFollower::Refollow(std::uint64_t from) {
-  absl::StatusOr<ModelLog::Cursor> fresh = log_.Follow(from);
+  absl::StatusOr<LogStream::Cursor> fresh = log_.Follow(from);
   // The old one answers UNAVAILABLE: tried again.
   if (!fresh.ok()) return fresh.status();
   cursor_.reset();  // its subscription goes first

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/hosting/hosted_model.h"
 
 namespace streamreg {
@@ -55,7 +55,7 @@ class LogFollower {
   // model was made from: its create entry, or a snapshot of it); `stored`
   // is the last entry the log held then (catching_up() until it is
   // applied). `log`'s client must outlive it.
-  static std::unique_ptr<LogFollower> Start(const ModelLog& log,
+  static std::unique_ptr<LogFollower> Start(const LogStream& log,
                                             std::shared_ptr<HostedModel> model,
                                             std::uint64_t from = 1,
                                             std::uint64_t stored = 0);
@@ -105,7 +105,7 @@ class LogFollower {
   static constexpr absl::Duration kIdleCheck = absl::Seconds(5);
 
  private:
-  LogFollower(const ModelLog& log, std::shared_ptr<HostedModel> model,
+  LogFollower(const LogStream& log, std::shared_ptr<HostedModel> model,
               std::uint64_t from, std::uint64_t stored);
   // Whether an entry waited for has not come for kStallTimeout.
   bool Stalled(absl::Time last_progress) const;
@@ -131,9 +131,9 @@ class LogFollower {
   // Whether the log no longer holds entry `sequence` (compacted away).
   bool CompactedPast(std::uint64_t sequence) const;
 
-  const ModelLog log_;
+  const LogStream log_;
   // The follower thread's (made by it; replaced when stalled).
-  std::optional<ModelLog::Cursor> cursor_;
+  std::optional<LogStream::Cursor> cursor_;
   const std::shared_ptr<HostedModel> model_;
   const std::uint64_t stored_at_start_;
   const absl::Time started_ = absl::Now();

@@ -63,7 +63,7 @@ absl::Status ModelCreation::CreateAt(const ModelIdentity& identity,
     placement = *std::move(placed);
   }
   const std::string entry = EncodeCreateEntry(identity);
-  ModelLog log = ModelLog::Attach(client_, name, options_.log, placement.log);
+  LogStream log = LogStream::Attach(client_, name, options_.log, placement.log);
   if (!placement.created) {
     // The log's first leader is waited for up to `wait`; a log that has
     // none by then is given up for one of the next generation (its
@@ -90,7 +90,7 @@ absl::Status ModelCreation::CreateAt(const ModelIdentity& identity,
       return absl::UnavailableError(made.message());
     }
     if (!made.ok()) return made;
-    absl::StatusOr<ModelLog::Appended> appended = RetriedUntil(deadline, [&] {
+    absl::StatusOr<LogStream::Appended> appended = RetriedUntil(deadline, [&] {
       return log.Append(absl::StrCat(name, "/create"), entry);
     });
     if (!appended.ok()) return appended.status();
@@ -162,8 +162,8 @@ absl::Status ModelCreation::GiveUpLog(
   spdlog::warn(
       "event=cluster_log_given_up model={} stream={} next_stream={} "
       "waited_seconds={:.3f} reason=\"no leader elected in time\"",
-      name, ModelLog::StreamName(name, placement.log),
-      ModelLog::StreamName(name, next.log), absl::ToDoubleSeconds(waited));
+      name, LogStream::StreamName(name, placement.log),
+      LogStream::StreamName(name, next.log), absl::ToDoubleSeconds(waited));
   janitor_.Abandon(name, placement.log);
   // The placement changed: the next try reads it.
   return absl::AbortedError("the model's log was given up");

@@ -10,8 +10,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/cluster/jetstream_client.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/membership.h"
-#include "server/cluster/model_log.h"
 #include "server/cluster/placement_store.h"
 #include "server/cluster/stream_janitor.h"
 #include "server/storage/journal_records.h"
@@ -32,7 +32,7 @@ class ModelCreation {
     // Servers per model.
     int replicas = 3;
     // How each model's log is made.
-    ModelLog::Options log;
+    LogStream::Options log;
     absl::Duration write_timeout = absl::Seconds(10);
   };
 

@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/snapshot_store.h"
 
 namespace streamreg {
@@ -21,14 +21,14 @@ std::optional<ModelStream> ParseTail(absl::string_view tail,
   if (!digits.empty() && !absl::SimpleAtoi(digits, &stream.generation)) {
     return std::nullopt;
   }
-  stream.model = ModelLog::UnescapedName(tail.substr(underscore + 1));
+  stream.model = LogStream::UnescapedName(tail.substr(underscore + 1));
   if (stream.model.empty()) return std::nullopt;
   return stream;
 }
 
 std::string MadeName(const ModelStream& stream) {
   return stream.kind == ModelStream::Kind::kLog
-             ? ModelLog::StreamName(stream.model, stream.generation)
+             ? LogStream::StreamName(stream.model, stream.generation)
              : SnapshotStore::StreamName(stream.model, stream.generation);
 }
 

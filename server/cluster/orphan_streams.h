@@ -12,7 +12,7 @@
 namespace streamreg {
 
 // A stream cluster mode makes for a model — its log or its snapshots, of
-// one generation (ModelLog::StreamName, SnapshotStore::StreamName) — as
+// one generation (LogStream::StreamName, SnapshotStore::StreamName) — as
 // read back from the stream's name.
 struct ModelStream {
   enum class Kind { kLog, kSnapshots };
@@ -23,7 +23,7 @@ struct ModelStream {
 
 // The model stream `name` is, or nullopt for any other stream (the
 // placements', the live servers' bucket, another application's): only a
-// name that ModelLog::StreamName or SnapshotStore::StreamName gives back
+// name that LogStream::StreamName or SnapshotStore::StreamName gives back
 // exactly.
 std::optional<ModelStream> ParseModelStream(absl::string_view name);
 

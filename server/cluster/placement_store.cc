@@ -171,9 +171,9 @@ std::string PlacementStore::ServerKey(absl::string_view server) {
 
 absl::StatusOr<std::unique_ptr<PlacementStore>> PlacementStore::Open(
     JetStreamClient& client, Options options) {
-  ModelLog::Options log_options;
+  LogStream::Options log_options;
   log_options.replicas = options.replicas;
-  absl::StatusOr<ModelLog> proposals = ModelLog::OpenStream(
+  absl::StatusOr<LogStream> proposals = LogStream::OpenStream(
       client, kProposalStream, kProposalSubject, log_options);
   if (!proposals.ok()) return proposals.status();
   SnapshotStore::Options snapshot_options;
@@ -291,7 +291,8 @@ absl::Status PlacementStore::CatchUp(std::uint64_t target) {
       continue;
     }
     if (!cursor_.has_value()) {
-      absl::StatusOr<ModelLog::Cursor> cursor = proposals_.Follow(applied_ + 1);
+      absl::StatusOr<LogStream::Cursor> cursor =
+          proposals_.Follow(applied_ + 1);
       if (!cursor.ok()) return cursor.status();
       cursor_.emplace(*std::move(cursor));
     }
@@ -363,7 +364,7 @@ absl::StatusOr<std::uint64_t> PlacementStore::CompareAndSet(
   // have been stored) is deduplicated within the window and finds its own
   // outcome, and the same proposal from two servers is one.
   const std::string proposal = EncodeProposal(model, next);
-  absl::StatusOr<ModelLog::Appended> appended = proposals_.Append(
+  absl::StatusOr<LogStream::Appended> appended = proposals_.Append(
       absl::StrCat("placement/", Sha256Hex(proposal)), proposal);
   if (!appended.ok()) return appended.status();
   MutexLock lock(&mutex_);

@@ -15,7 +15,7 @@
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "server/cluster/jetstream_client.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/snapshot_store.h"
 
 typedef struct __kvStore kvStore;
@@ -58,7 +58,7 @@ class PlacementStore {
     std::uint64_t compact_every = 1000;
   };
   // A model's placement: its servers, the generation of its log and
-  // snapshots (ModelLog::StreamName), whether that log holds the model's
+  // snapshots (LogStream::StreamName), whether that log holds the model's
   // create entry, and the revision that set them (0: none yet).
   struct Placement {
     std::vector<std::string> servers;
@@ -100,7 +100,7 @@ class PlacementStore {
   // every store). Off the request path: a server's reconcile round.
   absl::Status CompactIfDue();
   // Where the proposal log stands: its first entry kept and its last.
-  absl::StatusOr<ModelLog::Bounds> ProposalBounds() const {
+  absl::StatusOr<LogStream::Bounds> ProposalBounds() const {
     return proposals_.StoredBounds();
   }
 
@@ -114,7 +114,7 @@ class PlacementStore {
   static std::string ServerKey(absl::string_view server);
 
  private:
-  PlacementStore(ModelLog proposals, SnapshotStore snapshots, kvStore* servers,
+  PlacementStore(LogStream proposals, SnapshotStore snapshots, kvStore* servers,
                  std::uint64_t compact_every)
       : proposals_(std::move(proposals)),
         snapshots_(std::move(snapshots)),
@@ -138,11 +138,11 @@ class PlacementStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Apply(const LogEntry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
-  ModelLog proposals_;
+  LogStream proposals_;
   SnapshotStore snapshots_;  // stored under compact_mutex_, read under mutex_
   Mutex compact_mutex_ ABSL_ACQUIRED_BEFORE(mutex_);
   Mutex mutex_;
-  std::optional<ModelLog::Cursor> cursor_ ABSL_GUARDED_BY(mutex_);
+  std::optional<LogStream::Cursor> cursor_ ABSL_GUARDED_BY(mutex_);
   std::uint64_t applied_ ABSL_GUARDED_BY(mutex_) = 0;
   // The last proposal the newest snapshot this store loaded or stored
   // includes.

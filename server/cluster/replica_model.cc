@@ -12,10 +12,10 @@ namespace streamreg {
 
 absl::StatusOr<ReplicaModel> MakeReplicaModel(const ModelRegistry& registry,
                                               const std::string& name,
-                                              const ModelLog& log,
+                                              const LogStream& log,
                                               SnapshotStore& snapshots) {
   ReplicaModel made;
-  absl::StatusOr<ModelLog::Bounds> bounds = log.StoredBounds();
+  absl::StatusOr<LogStream::Bounds> bounds = log.StoredBounds();
   if (!bounds.ok()) return bounds.status();
   made.stored = bounds->last;
   // A log of its create entry alone has no snapshot (a model just made,

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/snapshot_store.h"
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/model_registry.h"
@@ -30,7 +30,7 @@ struct ReplicaModel {
 // log starts otherwise than with a create entry and there is no snapshot.
 absl::StatusOr<ReplicaModel> MakeReplicaModel(const ModelRegistry& registry,
                                               const std::string& name,
-                                              const ModelLog& log,
+                                              const LogStream& log,
                                               SnapshotStore& snapshots);
 
 }  // namespace streamreg

@@ -11,7 +11,7 @@
 
 namespace streamreg {
 
-ReplicatedLog::ReplicatedLog(ModelLog log,
+ReplicatedLog::ReplicatedLog(LogStream log,
                              const std::shared_ptr<HostedModel>& model,
                              Options options)
     : log_(std::move(log)),
@@ -144,7 +144,7 @@ absl::StatusOr<LearnOutcome> ReplicatedLog::AppendAndWait(
       !elsewhere.ok()) {
     return elsewhere;
   }
-  absl::StatusOr<ModelLog::Appended> appended =
+  absl::StatusOr<LogStream::Appended> appended =
       RetriedUntil(std::min(absl::Now() + options_.append_timeout, deadline),
                    [&] { return log_.Append(message_id, payload); });
   if (!appended.ok()) return appended.status();

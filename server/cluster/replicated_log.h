@@ -16,7 +16,7 @@
 #include "core/base/mutex.h"
 #include "server/cluster/catching_up.h"
 #include "server/cluster/log_follower.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/write_log.h"
 
@@ -24,7 +24,7 @@ namespace streamreg {
 
 // A hosted model's write log in cluster mode (the journal's counterpart,
 // server/hosting/journal_log.h): each write appended to the model's
-// JetStream log (ModelLog) as the client sent it and answered once this
+// JetStream log (LogStream) as the client sent it and answered once this
 // server's follower (LogFollower) has applied it; while the follower
 // replays the log's tail after the model was hosted here, writes and the
 // reads it cannot answer are sent to the model's other servers.
@@ -47,12 +47,12 @@ class ReplicatedLog : public WriteLog {
     bool fell_behind = false;
   };
 
-  ReplicatedLog(ModelLog log, const std::shared_ptr<HostedModel>& model,
+  ReplicatedLog(LogStream log, const std::shared_ptr<HostedModel>& model,
                 Options options);
 
   const std::string& name() const { return name_; }
-  const ModelLog& log() const { return log_; }
-  ModelLog& log() { return log_; }
+  const LogStream& log() const { return log_; }
+  LogStream& log() { return log_; }
   // Null once the model is gone (the model holds its log, as its write
   // log: not the other way round).
   std::shared_ptr<HostedModel> model() const { return model_.lock(); }
@@ -107,7 +107,7 @@ class ReplicatedLog : public WriteLog {
                                              std::string payload,
                                              absl::Time deadline, bool* resent);
 
-  ModelLog log_;
+  LogStream log_;
   const std::weak_ptr<HostedModel> model_;
   const std::string name_;
   const Options options_;

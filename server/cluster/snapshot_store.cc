@@ -9,7 +9,7 @@
 #include "common/sha256.h"
 #include "core/base/byte_coding.h"
 #include "nats/nats.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/retried_until.h"
 #include "server/cluster/stream_cursor.h"
 
@@ -89,8 +89,8 @@ struct SnapshotStore::Head {
 std::string SnapshotStore::StreamName(absl::string_view model,
                                       std::uint64_t generation) {
   // "streamreg-snap": never a model log's name.
-  return absl::StrCat("streamreg-snap", ModelLog::GenerationTag(generation),
-                      "_", ModelLog::EscapedName(model));
+  return absl::StrCat("streamreg-snap", LogStream::GenerationTag(generation),
+                      "_", LogStream::EscapedName(model));
 }
 
 SnapshotStore::SnapshotStore(JetStreamClient* client, std::string stream,
@@ -107,8 +107,8 @@ SnapshotStore SnapshotStore::Open(JetStreamClient& client,
                                   std::uint64_t generation) {
   return OpenStream(
       client, StreamName(model, generation),
-      absl::StrCat("streamreg.snap", ModelLog::GenerationTag(generation), ".",
-                   ModelLog::EscapedName(model)),
+      absl::StrCat("streamreg.snap", LogStream::GenerationTag(generation), ".",
+                   LogStream::EscapedName(model)),
       options);
 }
 

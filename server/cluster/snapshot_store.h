@@ -107,7 +107,7 @@ class SnapshotStore {
   };
 
   // The snapshots of `model` (a valid model name) for its log of
-  // `generation` (ModelLog::StreamName). Opening asks the cluster
+  // `generation` (LogStream::StreamName). Opening asks the cluster
   // nothing: the stream is made (with `options`) by the first Put, so a
   // model is created, and hosted, without waiting for a second stream's
   // leader election (seconds while a NATS node is down); until then
@@ -163,7 +163,7 @@ class SnapshotStore {
   absl::Status RestoreReplicas();
 
   // Deletes the snapshots of `model` of `generation`, if there are any
-  // (waiting as ModelLog::Remove does).
+  // (waiting as LogStream::Remove does).
   static absl::Status Remove(JetStreamClient& client, absl::string_view model,
                              std::uint64_t generation = 0,
                              absl::Duration wait = absl::ZeroDuration());

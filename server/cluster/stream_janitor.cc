@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/orphan_streams.h"
 #include "server/cluster/snapshot_store.h"
 #include "spdlog/spdlog.h"
@@ -14,7 +14,7 @@ absl::Status StreamJanitor::RemoveModelStreams(JetStreamClient& client,
                                                absl::string_view name,
                                                std::uint64_t log,
                                                absl::Duration wait) {
-  absl::Status log_removed = ModelLog::Remove(client, name, log, wait);
+  absl::Status log_removed = LogStream::Remove(client, name, log, wait);
   absl::Status snapshots = SnapshotStore::Remove(client, name, log, wait);
   return log_removed.ok() ? snapshots : log_removed;
 }
@@ -48,13 +48,13 @@ void StreamJanitor::RemoveAbandoned() {
     if (removed.ok()) {
       abandoned_.erase({name, log});
       spdlog::info("event=cluster_abandoned_log_removed model={} stream={}",
-                   name, ModelLog::StreamName(name, log));
+                   name, LogStream::StreamName(name, log));
     } else {
       abandoned_[{name, log}] = absl::Now() + kAbandonedRetryPause;
       spdlog::info(
           "event=cluster_abandoned_log_kept model={} stream={} "
           "retry_in_seconds={} error=\"{}\"",
-          name, ModelLog::StreamName(name, log),
+          name, LogStream::StreamName(name, log),
           absl::ToDoubleSeconds(kAbandonedRetryPause),
           std::string(removed.message()));
     }

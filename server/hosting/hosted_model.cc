@@ -162,7 +162,7 @@ void HostedModel::LearnInGroup(LearnBatcher::Request request) {
 
 void HostedModel::ReportWhenSynced(DeferredSync::Report report) {
   if (!deferred_sync_.Hold(std::move(report))) return;  // a sync is due
-  ModelJournal* const journal = this->journal();
+  JournalFile* const journal = this->journal();
   const absl::Duration linger =
       journal != nullptr ? journal->learn_linger() : absl::ZeroDuration();
   // On the pool, not the model's write queue: a slow fsync (an ext4
@@ -171,7 +171,7 @@ void HostedModel::ReportWhenSynced(DeferredSync::Report report) {
       std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(linger),
       [self = shared_from_this()] {
         self->deferred_sync_.Sync([&self] {
-          ModelJournal* const journal = self->journal();
+          JournalFile* const journal = self->journal();
           return journal != nullptr ? journal->SyncIfDirty() : absl::OkStatus();
         });
       });
@@ -399,11 +399,11 @@ void HostedModel::RestoreFromSnapshot(const SnapshotHeader& header) {
   samples_at_snapshot_.store(header.num_samples, std::memory_order_release);
 }
 
-absl::Status HostedModel::Replay(const ModelJournal::LogEntry& entry) {
+absl::Status HostedModel::Replay(const JournalFile::LogEntry& entry) {
   return writer_.Replay(entry);
 }
 
-void HostedModel::AttachJournal(std::unique_ptr<ModelJournal> journal) {
+void HostedModel::AttachJournal(std::unique_ptr<JournalFile> journal) {
   journal_log_ =
       std::make_shared<JournalLog>(std::move(journal), &writer_, LogBacklog());
   write_log_ = journal_log_;
@@ -424,9 +424,9 @@ absl::Status HostedModel::WriteCaptured(const ModelWriter::Captured& captured,
 }
 
 absl::Status HostedModel::Snapshot() {
-  ModelJournal* const journal = this->journal();
+  JournalFile* const journal = this->journal();
   if (journal == nullptr) return absl::OkStatus();
-  ModelJournal::Position position;
+  JournalFile::Position position;
   absl::StatusOr<std::optional<ModelWriter::Captured>> captured =
       writer_.Capture([&](std::uint64_t) -> std::optional<std::uint64_t> {
         if (deleted()) return std::nullopt;

@@ -30,8 +30,8 @@
 #include "server/hosting/serial_queue.h"
 #include "server/hosting/write_log.h"
 #include "server/hosting/write_ticket.h"
+#include "server/storage/journal_file.h"
 #include "server/storage/journal_records.h"
-#include "server/storage/model_journal.h"
 
 namespace streamreg {
 
@@ -89,9 +89,9 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // after it, in order; then the journal that goes on. DATA_LOSS for a
   // record that does not fit (its lsn named).
   void RestoreFromSnapshot(const SnapshotHeader& header);
-  absl::Status Replay(const ModelJournal::LogEntry& entry);
-  void AttachJournal(std::unique_ptr<ModelJournal> journal);
-  ModelJournal* journal() const { return journal_log_->journal(); }
+  absl::Status Replay(const JournalFile::LogEntry& entry);
+  void AttachJournal(std::unique_ptr<JournalFile> journal);
+  JournalFile* journal() const { return journal_log_->journal(); }
   // Cluster mode: Learn and Refit go to `log` (attached before the model
   // is served, then fixed), and the model changes only through the
   // ApplyFromLog calls of whoever follows that log.
@@ -404,7 +404,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   const std::vector<std::string> input_names_;
   const absl::Time create_time_;
   // Runs the deferred fsyncs beside the write queue, not in it: appends go
-  // on meanwhile (ModelJournal::SyncIfDirty fsyncs outside its lock).
+  // on meanwhile (JournalFile::SyncIfDirty fsyncs outside its lock).
   WorkerPool* const write_pool_;
   const std::shared_ptr<SerialQueue> writes_;
   LearnBatcher learn_batcher_;

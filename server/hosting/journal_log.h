@@ -10,7 +10,7 @@
 #include "absl/time/time.h"
 #include "server/hosting/model_writer.h"
 #include "server/hosting/write_log.h"
-#include "server/storage/model_journal.h"
+#include "server/storage/journal_file.h"
 
 namespace streamreg {
 
@@ -30,7 +30,7 @@ class JournalLog : public WriteLog {
     std::size_t batches = 0;
   };
   // `writer` must outlive the log.
-  JournalLog(std::unique_ptr<ModelJournal> journal, ModelWriter* writer,
+  JournalLog(std::unique_ptr<JournalFile> journal, ModelWriter* writer,
              Backlog backlog)
       : journal_(std::move(journal)), writer_(writer), backlog_(backlog) {}
 
@@ -44,10 +44,10 @@ class JournalLog : public WriteLog {
   absl::Status AppendDelete();
 
   // Null: in memory only. The journal synchronizes itself.
-  ModelJournal* journal() const { return journal_.get(); }
+  JournalFile* journal() const { return journal_.get(); }
 
  private:
-  const std::unique_ptr<ModelJournal> journal_;
+  const std::unique_ptr<JournalFile> journal_;
   ModelWriter* const writer_;
   const Backlog backlog_;
 };

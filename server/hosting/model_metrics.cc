@@ -328,7 +328,7 @@ ModelReading ReadModel(const HostedModel& model, absl::Time now) {
       .longest_seconds = std::max(reading.stats.longest_refresh_wait_seconds,
                                   stops.longest_seconds()),
       .current = model.background_work_wait_now()};
-  if (const ModelJournal* journal = model.journal(); journal != nullptr) {
+  if (const JournalFile* journal = model.journal(); journal != nullptr) {
     reading.has_journal = true;
     reading.wal_bytes = journal->bytes_appended();
     reading.snapshot_age_seconds =

@@ -177,7 +177,7 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelRegistry::Create(
   // held: lookups of other models go on.
   absl::Status stored = absl::OkStatus();
   if (storage_ != nullptr) {
-    absl::StatusOr<std::unique_ptr<ModelJournal>> journal =
+    absl::StatusOr<std::unique_ptr<JournalFile>> journal =
         storage_->CreateJournal((*hosted)->identity());
     if (journal.ok()) {
       (*hosted)->AttachJournal(*std::move(journal));

@@ -30,8 +30,8 @@ void ModelStorage::StopBackground() {
   if (snapshotter_.joinable()) snapshotter_.join();
 }
 
-ModelJournal::Options ModelStorage::JournalOptions() const {
-  ModelJournal::Options journal;
+JournalFile::Options ModelStorage::JournalOptions() const {
+  JournalFile::Options journal;
   journal.file_system = options_.file_system;
   journal.sync = options_.sync;
   journal.segment_bytes = options_.segment_bytes;
@@ -66,8 +66,8 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelStorage::Recover(
     const std::string& name, const LimitsFor& limits_for, HostingPools pools) {
   const std::string directory = ModelDirectory(name);
   FileSystem* fs = options_.file_system;
-  absl::StatusOr<ModelJournal::Contents> contents =
-      ModelJournal::Recover(directory, fs);
+  absl::StatusOr<JournalFile::Contents> contents =
+      JournalFile::Recover(directory, fs);
   if (!contents.ok()) return contents.status();
 
   // Who the model is and its state before the log: the snapshot, or an
@@ -136,14 +136,14 @@ absl::StatusOr<std::shared_ptr<HostedModel>> ModelStorage::Recover(
           absl::StrCat(directory, ": ", status.message()));
     }
   }
-  absl::StatusOr<std::unique_ptr<ModelJournal>> journal =
-      ModelJournal::Continue(directory, JournalOptions(), *contents);
+  absl::StatusOr<std::unique_ptr<JournalFile>> journal =
+      JournalFile::Continue(directory, JournalOptions(), *contents);
   if (!journal.ok()) return journal.status();
   hosted->AttachJournal(*std::move(journal));
   return hosted;
 }
 
-absl::StatusOr<std::unique_ptr<ModelJournal>> ModelStorage::CreateJournal(
+absl::StatusOr<std::unique_ptr<JournalFile>> ModelStorage::CreateJournal(
     const ModelIdentity& identity) {
   const std::string directory = ModelDirectory(identity.name);
   FileSystem* fs = options_.file_system;
@@ -153,8 +153,8 @@ absl::StatusOr<std::unique_ptr<ModelJournal>> ModelStorage::CreateJournal(
       return status;
     }
   }
-  absl::StatusOr<std::unique_ptr<ModelJournal>> journal =
-      ModelJournal::Create(directory, JournalOptions(), identity);
+  absl::StatusOr<std::unique_ptr<JournalFile>> journal =
+      JournalFile::Create(directory, JournalOptions(), identity);
   if (!journal.ok()) (void)fs->RemoveAll(directory);
   return journal;
 }
@@ -206,7 +206,7 @@ void ModelStorage::SyncLoop() {
 bool ModelStorage::SnapshotDue(const HostedModel& model) const {
   // A model without a journal (a cluster model: its snapshots go to
   // JetStream) has nothing to snapshot here.
-  const ModelJournal* journal = model.journal();
+  const JournalFile* journal = model.journal();
   if (journal == nullptr) return false;
   const SnapshotSchedule schedule{options_.snapshot_every_samples,
                                   options_.snapshot_interval};

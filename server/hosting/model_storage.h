@@ -17,7 +17,7 @@
 #include "core/io/file_system.h"
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/worker_pool.h"
-#include "server/storage/model_journal.h"
+#include "server/storage/journal_file.h"
 #include "server/storage/sync_policy.h"
 #include "server/telemetry/latency_histogram.h"
 
@@ -40,12 +40,12 @@ struct StorageOptions {
   LatencyHistogram* fsync_latency = nullptr;
   // Under --sync=always, how long a Learn stream's sample may wait to be
   // reported durable, sharing an fsync with the samples of the meanwhile
-  // (ModelJournal::learn_linger; 0: an fsync per group).
+  // (JournalFile::learn_linger; 0: an fsync per group).
   absl::Duration learn_linger = absl::Milliseconds(5);
 };
 
 // The models of a data directory on disk (docs/storage.md):
-//   <data>/models/<name>/   each model's ModelJournal (log and snapshots)
+//   <data>/models/<name>/   each model's JournalFile (log and snapshots)
 //   <data>/trash/           models being deleted
 // Creates and removes model directories, recovers models at start, and
 // runs the background work: fsyncing the logs under --sync=interval and
@@ -69,7 +69,7 @@ class ModelStorage {
       const std::string& name, const LimitsFor& limits_for, HostingPools pools);
 
   // A new model's journal (its create record fsynced).
-  absl::StatusOr<std::unique_ptr<ModelJournal>> CreateJournal(
+  absl::StatusOr<std::unique_ptr<JournalFile>> CreateJournal(
       const ModelIdentity& identity);
   // Removes a model's files: renamed into trash/ (atomic), then deleted.
   absl::Status Remove(const std::string& name);
@@ -88,7 +88,7 @@ class ModelStorage {
   std::string ModelDirectory(const std::string& name) const;
 
  private:
-  ModelJournal::Options JournalOptions() const;
+  JournalFile::Options JournalOptions() const;
   void SyncLoop();
   void SnapshotLoop();
   bool SnapshotDue(const HostedModel& model) const;

@@ -138,7 +138,7 @@ void ModelWriter::Restore(const SnapshotHeader& header) {
   stage_->Reset(num_samples_);
 }
 
-absl::Status ModelWriter::Replay(const ModelJournal::LogEntry& entry) {
+absl::Status ModelWriter::Replay(const JournalFile::LogEntry& entry) {
   MutexLock lock(&mutex_);
   auto malformed = [&](absl::string_view what) {
     return absl::DataLossError(absl::StrCat("log record ", entry.lsn,

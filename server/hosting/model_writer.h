@@ -20,8 +20,8 @@
 #include "server/hosting/learn_stage.h"
 #include "server/hosting/recent_sample_ids.h"
 #include "server/hosting/write_ticket.h"
+#include "server/storage/journal_file.h"
 #include "server/storage/journal_records.h"
-#include "server/storage/model_journal.h"
 
 namespace streamreg {
 
@@ -100,7 +100,7 @@ class ModelWriter {
   // journal records after it, in order (learned at once). DATA_LOSS for a
   // record that does not fit (its lsn named).
   void Restore(const SnapshotHeader& header);
-  absl::Status Replay(const ModelJournal::LogEntry& entry);
+  absl::Status Replay(const JournalFile::LogEntry& entry);
 
   // The bookkeeping and the model's state as of the log entry `lsn` names
   // — given the last log entry applied; nullopt: nothing to capture —

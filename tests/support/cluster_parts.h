@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "server/cluster/jetstream_client.h"
 #include "server/cluster/log_entries.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/placement_store.h"
 #include "server/cluster/retried_until.h"
 #include "server/hosting/hosted_model.h"
@@ -54,15 +54,15 @@ inline void Place(PlacementStore& store, const std::string& name,
 
 // The log (generation 0) of model `name`, made and started with its
 // create entry for `config`, as a create leaves it.
-inline std::optional<ModelLog> LogWithCreateEntry(JetStreamClient& client,
-                                                  const std::string& name,
-                                                  const ModelConfig& config) {
+inline std::optional<LogStream> LogWithCreateEntry(JetStreamClient& client,
+                                                   const std::string& name,
+                                                   const ModelConfig& config) {
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  absl::StatusOr<ModelLog> log =
-      RetriedUntil(deadline, [&] { return ModelLog::Open(client, name, {}); });
+  absl::StatusOr<LogStream> log =
+      RetriedUntil(deadline, [&] { return LogStream::Open(client, name, {}); });
   EXPECT_TRUE(log.ok()) << log.status();
   if (!log.ok()) return std::nullopt;
-  absl::StatusOr<ModelLog::Appended> created = RetriedUntil(deadline, [&] {
+  absl::StatusOr<LogStream::Appended> created = RetriedUntil(deadline, [&] {
     return log->Append(
         name + "/create",
         EncodeCreateEntry({name, absl::FromUnixSeconds(1), config, {}}));

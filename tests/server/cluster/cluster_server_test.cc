@@ -33,7 +33,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/cluster/log_entries.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/placement_store.h"
 #include "server/cluster/rendezvous.h"
 #include "server/cluster/snapshot_store.h"
@@ -325,8 +325,8 @@ class ClusterServerTest : public NatsClusterTest {
 
   // The log and the snapshots of `model`, of the generation its placement
   // names, as a client of the NATS cluster reads them.
-  ModelLog LogStream(const std::string& model) {
-    return ModelLog::Attach(*client_, model, {}, LogOf(model));
+  LogStream AttachedLog(const std::string& model) {
+    return LogStream::Attach(*client_, model, {}, LogOf(model));
   }
   SnapshotStore SnapshotStream(const std::string& model) {
     return SnapshotStore::Open(*client_, model, {}, LogOf(model));
@@ -336,7 +336,7 @@ class ClusterServerTest : public NatsClusterTest {
   // the NATS cluster sees them.
   template <class Done>
   bool WaitForStreams(const std::string& model, const Done& done) {
-    ModelLog log = LogStream(model);
+    LogStream log = AttachedLog(model);
     SnapshotStore snapshots = SnapshotStream(model);
     const absl::Time deadline = absl::Now() + kWait;
     while (!done(log, snapshots)) {
@@ -531,8 +531,8 @@ TEST_F(ClusterServerLoggedTakeOversTest,
   }
   // The log holds take-over entries among the samples (those compacted
   // under a snapshot not counted).
-  const ModelLog log = LogStream("logged");
-  absl::StatusOr<ModelLog::Bounds> bounds =
+  const LogStream log = AttachedLog("logged");
+  absl::StatusOr<LogStream::Bounds> bounds =
       Retried([&] { return log.StoredBounds(); });
   ASSERT_TRUE(bounds.ok()) << bounds.status();
   std::size_t take_overs = 0;
@@ -564,12 +564,12 @@ TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
   // JetStream; with the second snapshot, the log the first one includes
   // is compacted away (its create entry with it).
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 0, 300));
-  ASSERT_TRUE(WaitForStreams("arm", [](ModelLog&, SnapshotStore& snapshots) {
+  ASSERT_TRUE(WaitForStreams("arm", [](LogStream&, SnapshotStore& snapshots) {
     return snapshots.Newest().ok();
   }));
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 300, 600));
   std::uint64_t first_kept = 0;
-  ASSERT_TRUE(WaitForStreams("arm", [&](ModelLog& log, SnapshotStore&) {
+  ASSERT_TRUE(WaitForStreams("arm", [&](LogStream& log, SnapshotStore&) {
     first_kept = log.FirstSequence().value_or(1);
     return first_kept > 1;
   }));
@@ -603,7 +603,7 @@ TEST_F(ClusterServerWithoutLeaveSnapshotsTest,
 
   // Its create entry compacted away, it still exists: a create of its name
   // is refused and appends nothing to its log.
-  const ModelLog log = LogStream("arm");
+  const LogStream log = AttachedLog("arm");
   absl::StatusOr<std::uint64_t> last =
       Retried([&] { return log.LastSequence(); });
   ASSERT_TRUE(last.ok()) << last.status();
@@ -851,7 +851,7 @@ TEST_F(ClusterServerTest, AStoppingServerSnapshotsWhatItAppliedForTheNext) {
     return Retried([&] { return stored.Newest(); });
   };
   ASSERT_TRUE(absl::IsNotFound(newest().status()));
-  const ModelLog log = LogStream("arm");
+  const LogStream log = AttachedLog("arm");
   absl::StatusOr<std::uint64_t> last_entry =
       Retried([&] { return log.LastSequence(); });
   ASSERT_TRUE(last_entry.ok()) << last_entry.status();
@@ -884,7 +884,7 @@ TEST_F(ClusterServerWithoutIncrementsTest, AStoppingServersSnapshotIsWhole) {
   const Rows rows(300, 41), queries(40, 42);
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 0, 250));
   const SnapshotStore snapshots = SnapshotStream("arm");
-  ASSERT_TRUE(WaitForStreams("arm", [](ModelLog&, SnapshotStore& stored) {
+  ASSERT_TRUE(WaitForStreams("arm", [](LogStream&, SnapshotStore& stored) {
     return stored.Newest().ok();
   }));
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[1]), "arm", rows, 250, 300));
@@ -894,7 +894,7 @@ TEST_F(ClusterServerWithoutIncrementsTest, AStoppingServersSnapshotIsWhole) {
       Retried([&] { return snapshots.Newest(); });
   ASSERT_TRUE(newest.ok()) << newest.status();
   EXPECT_TRUE(newest->increments.empty());
-  const ModelLog log = LogStream("arm");
+  const LogStream log = AttachedLog("arm");
   EXPECT_EQ(newest->log_sequence,
             Retried([&] { return log.LastSequence(); }).value_or(0));
   const std::vector<std::string> new_owners =
@@ -978,8 +978,8 @@ TEST_F(ClusterServerTest, LearnAnswersThroughTheLogAndDeleteRemovesEverywhere) {
   ASSERT_TRUE(WaitForHosts("arm", {}));
   // Its log went with it.
   EXPECT_TRUE(absl::IsNotFound(Retried([&] {
-                                 return ModelLog::Attach(*client_, "arm", {},
-                                                         deleted_log)
+                                 return LogStream::Attach(*client_, "arm", {},
+                                                          deleted_log)
                                      .StoredBounds();
                                }).status()));
   for (const auto& server : servers_) {
@@ -1070,8 +1070,8 @@ TEST_F(ClusterServerTest, AServerBehindASlowLinkServesItsModelsAlike) {
 // other model: one created beside it is hosted on its servers.
 TEST_F(ClusterServerTest, AModelThatCannotBeHostedIsRetriedWithBackoff) {
   const std::string broken = "broken";
-  absl::StatusOr<ModelLog> log =
-      Retried([&] { return ModelLog::Open(*client_, broken, {}); });
+  absl::StatusOr<LogStream> log =
+      Retried([&] { return LogStream::Open(*client_, broken, {}); });
   ASSERT_TRUE(log.ok()) << log.status();
   ASSERT_TRUE(Retried([&] {
                 return log->Append("broken/1", "not a create entry");
@@ -1146,15 +1146,15 @@ TEST_F(ClusterServerTest, ACreateGivesUpALogThatElectsNoLeader) {
     SCOPED_TRACE(model);
     const std::uint64_t log = LogOf(model);
     ASSERT_GE(log, 1u);
-    absl::StatusOr<ModelLog::Bounds> bounds = Retried([&] {
-      return ModelLog::Attach(*client_, model, {}, log).StoredBounds();
+    absl::StatusOr<LogStream::Bounds> bounds = Retried([&] {
+      return LogStream::Attach(*client_, model, {}, log).StoredBounds();
     });
     ASSERT_TRUE(bounds.ok()) << bounds.status();
     EXPECT_EQ(bounds->last, 1u);  // its create entry
     for (std::uint64_t earlier = 1; earlier < log; ++earlier) {
       EXPECT_TRUE(absl::IsNotFound(Retried([&] {
-                                     return ModelLog::Attach(*client_, model,
-                                                             {}, earlier)
+                                     return LogStream::Attach(*client_, model,
+                                                              {}, earlier)
                                          .StoredBounds();
                                    }).status()))
           << "generation " << earlier;
@@ -1201,8 +1201,8 @@ TEST_F(ClusterServerTest, ACreateCompletesWhatAFailedCreatorLeft) {
   const ModelIdentity first{.name = "taken",
                             .create_time = absl::FromUnixSeconds(1'700'000'000),
                             .config = *config};
-  absl::StatusOr<ModelLog> log = Retried(
-      [&] { return ModelLog::Open(*client_, "taken", {}, /*generation=*/1); });
+  absl::StatusOr<LogStream> log = Retried(
+      [&] { return LogStream::Open(*client_, "taken", {}, /*generation=*/1); });
   ASSERT_TRUE(log.ok()) << log.status();
   ASSERT_TRUE(Retried([&] {
                 return log->Append("taken/create", EncodeCreateEntry(first));
@@ -1238,10 +1238,10 @@ TEST_F(ClusterServerTest, TheFirstLiveServerRemovesStreamsNoPlacementReads) {
   const auto make_log = [&](const std::string& model,
                             std::uint64_t generation) {
     EXPECT_TRUE(Retried([&] {
-                  return ModelLog::Open(*client_, model, {}, generation);
+                  return LogStream::Open(*client_, model, {}, generation);
                 }).ok())
         << model << " " << generation;
-    return ModelLog::StreamName(model, generation);
+    return LogStream::StreamName(model, generation);
   };
   const auto make_snapshots = [&](const std::string& model,
                                   std::uint64_t generation) {
@@ -1296,7 +1296,7 @@ TEST_F(ClusterServerTest, TheFirstLiveServerRemovesStreamsNoPlacementReads) {
   }
   EXPECT_EQ(removed, orphans.size());
   // The model's own log is whole, and both replicas learn from it.
-  EXPECT_TRUE(exists(ModelLog::StreamName("kept", 2)));
+  EXPECT_TRUE(exists(LogStream::StreamName("kept", 2)));
   const Rows rows(60, 33), queries(10, 34);
   ASSERT_NO_FATAL_FAILURE(Ingest(*ServerAt(owners[0]), "kept", rows, 0, 60));
   ExpectLearnedAlike("kept", owners, rows, 60, queries);

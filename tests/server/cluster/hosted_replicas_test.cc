@@ -22,7 +22,7 @@ class HostedReplicasTest : public NatsClusterTest {
         HostedModelOf(name, BaseConfig(), {&pool_, &pool_});
     models_.push_back(model);
     return std::make_shared<HostedReplica>(
-        ModelLog::Attach(*client_, name, {}),
+        LogStream::Attach(*client_, name, {}),
         SnapshotStore::Open(*client_, name, {}), model, 1,
         ReplicatedLog::Options{.writer = "server-a/1"});
   }

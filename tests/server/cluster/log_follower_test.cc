@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "server/cluster/jetstream_client.h"
 #include "server/cluster/log_entries.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/retried_until.h"
 #include "server/hosting/worker_pool.h"
 #include "tests/support/model_test_support.h"
@@ -42,8 +42,8 @@ class LogFollowerTest : public NatsClusterTest {
       ASSERT_NE(clients_.back(), nullptr);
     }
     config_ = BusyConfig(BaseConfig());
-    absl::StatusOr<ModelLog> log =
-        Retried([&] { return ModelLog::Open(*clients_[0], "arm", {}); });
+    absl::StatusOr<LogStream> log =
+        Retried([&] { return LogStream::Open(*clients_[0], "arm", {}); });
     ASSERT_TRUE(log.ok()) << log.status();
     log_.emplace(*std::move(log));
     Append(EncodeCreateEntry({"arm", absl::FromUnixSeconds(1), config_, {}}),
@@ -52,7 +52,7 @@ class LogFollowerTest : public NatsClusterTest {
 
   // Appends an entry as a server does, retrying while the cluster elects.
   std::uint64_t Append(const std::string& payload, const std::string& id) {
-    absl::StatusOr<ModelLog::Appended> appended =
+    absl::StatusOr<LogStream::Appended> appended =
         Retried([&] { return log_->Append(id, payload); });
     EXPECT_TRUE(appended.ok()) << appended.status();
     return appended.ok() ? appended->sequence : 0;
@@ -77,8 +77,8 @@ class LogFollowerTest : public NatsClusterTest {
         absl::FromUnixSeconds(1),
         HostedModel::Limits{.max_samples = 0, .dedup_window = 10000},
         HostingPools{&writes_, &learning_});
-    absl::StatusOr<ModelLog> log =
-        Retried([&] { return ModelLog::Open(*clients_[c], "arm", {}); });
+    absl::StatusOr<LogStream> log =
+        Retried([&] { return LogStream::Open(*clients_[c], "arm", {}); });
     EXPECT_TRUE(log.ok()) << log.status();
     replica.follower = LogFollower::Start(*log, replica.hosted, from, stored);
     return replica;
@@ -98,14 +98,14 @@ class LogFollowerTest : public NatsClusterTest {
     for (std::size_t node = 0; node < cluster_->size(); ++node) {
       SCOPED_TRACE(node);
       const std::size_t writer = (node + 1) % cluster_->size();
-      absl::StatusOr<ModelLog> log =
-          Retried([&] { return ModelLog::Open(*clients_[writer], "arm", {}); });
+      absl::StatusOr<LogStream> log = Retried(
+          [&] { return LogStream::Open(*clients_[writer], "arm", {}); });
       ASSERT_TRUE(log.ok()) << log.status();
       cluster_->Pause(node);
       std::uint64_t last = 0;
       for (int batch = 0; batch < 2; ++batch, begin += 40) {
         const std::vector<Sample> samples = Slice(stream, begin, begin + 40);
-        absl::StatusOr<ModelLog::Appended> appended =
+        absl::StatusOr<LogStream::Appended> appended =
             RetriedUntil(absl::Now() + kAppendDuringPause, [&] {
               return log->Append(BatchMessageId("arm", samples, ""),
                                  EncodeSamplesEntry(samples));
@@ -130,13 +130,13 @@ class LogFollowerTest : public NatsClusterTest {
       // The next pause only once this node has caught up: with it behind,
       // the other two could not elect a leader without the next one.
       const absl::Status healthy =
-          cluster_->WaitHealthy(node, kWait, ModelLog::StreamName("arm"));
+          cluster_->WaitHealthy(node, kWait, LogStream::StreamName("arm"));
       ASSERT_TRUE(healthy.ok()) << healthy;
     }
   }
 
   std::vector<std::unique_ptr<JetStreamClient>> clients_;
-  std::optional<ModelLog> log_;
+  std::optional<LogStream> log_;
   ModelConfig config_;
   WorkerPool writes_{2};
   WorkerPool learning_{2};
@@ -313,7 +313,7 @@ TEST_F(LogFollowerTest, WritersApplyingTheirOwnEntriesKeepTheLogsOrder) {
           Slice(stream, b * kBatch, (b + 1) * kBatch);
       const std::string id = BatchMessageId("arm", batch, "");
       const std::string payload = EncodeSamplesEntry(batch);
-      absl::StatusOr<ModelLog::Appended> appended =
+      absl::StatusOr<LogStream::Appended> appended =
           Retried([&] { return log_->Append(id, payload); });
       ASSERT_TRUE(appended.ok()) << appended.status();
       absl::StatusOr<LearnOutcome> outcome =

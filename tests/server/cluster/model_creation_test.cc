@@ -59,7 +59,7 @@ TEST_F(ModelCreationTest, ACreateIsPlacedWithItsEntryFirstInALogOfItsOwn) {
   EXPECT_EQ(
       placement.servers,
       RendezvousOwners("arm", {"server-a:1", "server-b:1", "server-c:1"}, 2));
-  ModelLog log = ModelLog::Attach(*client_, "arm", {}, placement.log);
+  LogStream log = LogStream::Attach(*client_, "arm", {}, placement.log);
   absl::StatusOr<LogEntry> first = Retried([&] { return log.Entry(1); });
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(first->payload, EncodeCreateEntry(identity_));

@@ -31,7 +31,7 @@ class ModelSnapshotterTest : public NatsClusterTest {
     // which an increment would be refused for a whole snapshot).
     config_ = BaseConfig();
     config_.metric = MetricKind::kEuclidean;
-    std::optional<ModelLog> log = LogWithCreateEntry(*client_, "arm", config_);
+    std::optional<LogStream> log = LogWithCreateEntry(*client_, "arm", config_);
     ASSERT_TRUE(log.has_value());
     hosted_ = HostedModelOf("arm", config_, {&writes_, &learning_});
     replica_ = std::make_shared<HostedReplica>(

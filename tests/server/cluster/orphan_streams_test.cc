@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/snapshot_store.h"
 
 namespace streamreg {
@@ -19,7 +19,7 @@ TEST(OrphanStreamsTest, EveryModelStreamNameReadsBackAsItsModelAndGeneration) {
     for (const std::uint64_t generation : {0, 1, 12, 1000000}) {
       SCOPED_TRACE(model + " " + std::to_string(generation));
       const std::optional<ModelStream> log =
-          ParseModelStream(ModelLog::StreamName(model, generation));
+          ParseModelStream(LogStream::StreamName(model, generation));
       ASSERT_TRUE(log.has_value());
       EXPECT_EQ(log->kind, Kind::kLog);
       EXPECT_EQ(log->model, model);

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/byte_coding.h"
 #include "gtest/gtest.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "tests/support/nats_cluster_test.h"
 
 namespace streamreg {
@@ -125,9 +125,9 @@ TEST_F(PlacementStoreTest, ExactlyOneOfTwoProposersWins) {
 // (model, revision, servers, and nothing after) reads as generation 0,
 // created: the log every model had then, hosted as it was.
 TEST_F(PlacementStoreTest, APlacementFromBeforeGenerationsReadsAsLogZero) {
-  absl::StatusOr<ModelLog> proposals = Retried([&] {
-    return ModelLog::OpenStream(*client_, "streamreg-placement",
-                                "streamreg.placement", {});
+  absl::StatusOr<LogStream> proposals = Retried([&] {
+    return LogStream::OpenStream(*client_, "streamreg-placement",
+                                 "streamreg.placement", {});
   });
   ASSERT_TRUE(proposals.ok()) << proposals.status();
   std::string legacy;
@@ -273,7 +273,7 @@ TEST_F(PlacementStoreTest, ACompactedProposalLogKeepsTheRegister) {
     }
     ASSERT_TRUE(Retried([&] { return compacting->CompactIfDue(); }).ok());
   }
-  absl::StatusOr<ModelLog::Bounds> bounds = compacting->ProposalBounds();
+  absl::StatusOr<LogStream::Bounds> bounds = compacting->ProposalBounds();
   ASSERT_TRUE(bounds.ok()) << bounds.status();
   EXPECT_GT(bounds->first, 17u);
   EXPECT_GE(bounds->last, 49u);

@@ -26,8 +26,8 @@ class ReplicaModelTest : public NatsClusterTest {
     ASSERT_NE(client_, nullptr);
     config_ = BaseConfig();
     config_.metric = MetricKind::kEuclidean;
-    absl::StatusOr<ModelLog> log =
-        Retried([&] { return ModelLog::Open(*client_, "arm", {}); });
+    absl::StatusOr<LogStream> log =
+        Retried([&] { return LogStream::Open(*client_, "arm", {}); });
     ASSERT_TRUE(log.ok()) << log.status();
     log_.emplace(*std::move(log));
     snapshots_.emplace(SnapshotStore::Open(*client_, "arm", {}));
@@ -50,7 +50,7 @@ class ReplicaModelTest : public NatsClusterTest {
   WorkerPool pool_{2};
   ModelRegistry registry_{RegistryLimits{}, HostingPools{&pool_, &pool_},
                           nullptr};
-  std::optional<ModelLog> log_;
+  std::optional<LogStream> log_;
   std::optional<SnapshotStore> snapshots_;
 };
 

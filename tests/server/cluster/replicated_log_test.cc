@@ -30,7 +30,7 @@ class ReplicatedLogTest : public NatsClusterTest {
     NatsClusterTest::SetUp();
     ASSERT_NE(client_, nullptr);
     config_ = BaseConfig();
-    std::optional<ModelLog> log = LogWithCreateEntry(*client_, "arm", config_);
+    std::optional<LogStream> log = LogWithCreateEntry(*client_, "arm", config_);
     ASSERT_TRUE(log.has_value());
     hosted_ = HostedModelOf("arm", config_, {&writes_, &learning_});
     log_ = std::make_unique<ReplicatedLog>(

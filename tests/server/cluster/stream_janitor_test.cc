@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 #include "server/cluster/snapshot_store.h"
 #include "tests/support/cluster_parts.h"
 
@@ -28,7 +28,7 @@ class StreamJanitorTest : public NatsPlacementsTest {
   // Makes generation `generation` of model `name`'s log, with an entry,
   // and its snapshot stream, with a snapshot.
   void MakeStreams(const std::string& name, std::uint64_t generation) {
-    ModelLog log = ModelLog::Attach(*client_, name, {}, generation);
+    LogStream log = LogStream::Attach(*client_, name, {}, generation);
     ASSERT_TRUE(Retried([&] { return log.Ensure(absl::ZeroDuration()); }).ok());
     ASSERT_TRUE(Retried([&] { return log.Append(name + "/1", "entry"); }).ok());
     SnapshotStore snapshots =
@@ -52,7 +52,7 @@ class StreamJanitorTest : public NatsPlacementsTest {
 TEST_F(StreamJanitorTest, AnAbandonedLogAndItsSnapshotsAreRemoved) {
   MakeStreams("arm", 1);
   MakeStreams("arm", 2);
-  ASSERT_TRUE(Exists(ModelLog::StreamName("arm", 1)));
+  ASSERT_TRUE(Exists(LogStream::StreamName("arm", 1)));
   janitor_->Abandon("arm", 1);
   janitor_->Abandon("arm", 1);  // once is enough
   EXPECT_EQ(janitor_->abandoned(), 1u);
@@ -64,9 +64,9 @@ TEST_F(StreamJanitorTest, AnAbandonedLogAndItsSnapshotsAreRemoved) {
     }
   }
   EXPECT_EQ(janitor_->abandoned(), 0u);
-  EXPECT_FALSE(Exists(ModelLog::StreamName("arm", 1)));
+  EXPECT_FALSE(Exists(LogStream::StreamName("arm", 1)));
   EXPECT_FALSE(Exists(SnapshotStore::StreamName("arm", 1)));
-  EXPECT_TRUE(Exists(ModelLog::StreamName("arm", 2)));
+  EXPECT_TRUE(Exists(LogStream::StreamName("arm", 2)));
   EXPECT_TRUE(Exists(SnapshotStore::StreamName("arm", 2)));
 }
 
@@ -77,20 +77,20 @@ TEST_F(StreamJanitorTest, OnlyTheFirstLiveServerSweepsOrphans) {
   Place(*placements_, "arm", {"server-a:1"}, 2);
   janitor_->SweepOrphansIfDue(/*first_live=*/false);
   EXPECT_EQ(janitor_->orphans_removed(), 0u);
-  EXPECT_TRUE(Exists(ModelLog::StreamName("arm", 1)));
+  EXPECT_TRUE(Exists(LogStream::StreamName("arm", 1)));
 
   janitor_->SweepOrphansIfDue(/*first_live=*/true);
   EXPECT_EQ(janitor_->orphans_removed(), 2u);  // the log and its snapshots
-  EXPECT_FALSE(Exists(ModelLog::StreamName("arm", 1)));
+  EXPECT_FALSE(Exists(LogStream::StreamName("arm", 1)));
   EXPECT_FALSE(Exists(SnapshotStore::StreamName("arm", 1)));
-  EXPECT_TRUE(Exists(ModelLog::StreamName("arm", 2)));
-  EXPECT_TRUE(Exists(ModelLog::StreamName("hand", 1)));
+  EXPECT_TRUE(Exists(LogStream::StreamName("arm", 2)));
+  EXPECT_TRUE(Exists(LogStream::StreamName("hand", 1)));
 
   // Deleted (no servers): its streams are orphans too, at the next sweep
   // due (an hour on).
   Place(*placements_, "arm", {}, 2);
   janitor_->SweepOrphansIfDue(/*first_live=*/true);
-  EXPECT_TRUE(Exists(ModelLog::StreamName("arm", 2)));
+  EXPECT_TRUE(Exists(LogStream::StreamName("arm", 2)));
 }
 
 }  // namespace

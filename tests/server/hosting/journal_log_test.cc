@@ -15,8 +15,8 @@
 #include "server/hosting/learn_stage.h"
 #include "server/hosting/model_writer.h"
 #include "server/hosting/worker_pool.h"
+#include "server/storage/journal_file.h"
 #include "server/storage/journal_records.h"
-#include "server/storage/model_journal.h"
 #include "tests/support/fault_injecting_file_system.h"
 #include "tests/support/fresh_directory.h"
 #include "tests/support/hosting_test_support.h"
@@ -38,12 +38,12 @@ class JournalLogTest : public ::testing::Test {
 
   // A log over a journal made in a fresh directory (null: in memory only).
   std::unique_ptr<JournalLog> MakeLog(bool on_disk = true) {
-    std::unique_ptr<ModelJournal> journal;
+    std::unique_ptr<JournalFile> journal;
     if (on_disk) {
       directory_ = FreshDirectory() + "/m";
-      ModelJournal::Options options;
+      JournalFile::Options options;
       options.file_system = &file_system_;
-      absl::StatusOr<std::unique_ptr<ModelJournal>> made = ModelJournal::Create(
+      absl::StatusOr<std::unique_ptr<JournalFile>> made = JournalFile::Create(
           directory_, options,
           {"m", absl::FromUnixSeconds(1), SmallConfig(), {}});
       EXPECT_TRUE(made.ok()) << made.status();
@@ -60,17 +60,17 @@ class JournalLogTest : public ::testing::Test {
   }
 
   // The records after the create record, as the journal holds them.
-  std::vector<ModelJournal::LogEntry> Records() {
-    contents_ = ModelJournal::Recover(directory_, &file_system_);
+  std::vector<JournalFile::LogEntry> Records() {
+    contents_ = JournalFile::Recover(directory_, &file_system_);
     EXPECT_TRUE(contents_.ok()) << contents_.status();
     if (!contents_.ok()) return {};
-    std::vector<ModelJournal::LogEntry> records;
-    for (const ModelJournal::LogEntry& entry : contents_->entries) {
+    std::vector<JournalFile::LogEntry> records;
+    for (const JournalFile::LogEntry& entry : contents_->entries) {
       if (entry.type != kCreateRecord) records.push_back(entry);
     }
     return records;
   }
-  SamplesRecord Decoded(const ModelJournal::LogEntry& entry) {
+  SamplesRecord Decoded(const JournalFile::LogEntry& entry) {
     SamplesRecord record;
     EXPECT_EQ(entry.type, kSamplesRecord);
     EXPECT_TRUE(DecodeSamples(entry.payload, 2, 1, &record).ok());
@@ -83,7 +83,7 @@ class JournalLogTest : public ::testing::Test {
   std::unique_ptr<LearnStage> stage_;
   std::unique_ptr<ModelWriter> writer_;
   std::string directory_;
-  absl::StatusOr<ModelJournal::Contents> contents_;
+  absl::StatusOr<JournalFile::Contents> contents_;
 };
 
 TEST_F(JournalLogTest, OnlyTheFreshSamplesAreRecordedWithTheirNumbers) {
@@ -95,7 +95,7 @@ TEST_F(JournalLogTest, OnlyTheFreshSamplesAreRecordedWithTheirNumbers) {
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->accepted, 1u);
   EXPECT_EQ(second->duplicates, 1u);
-  const std::vector<ModelJournal::LogEntry> records = Records();
+  const std::vector<JournalFile::LogEntry> records = Records();
   ASSERT_EQ(records.size(), 2u);
   const SamplesRecord a = Decoded(records[0]), b = Decoded(records[1]);
   EXPECT_EQ(a.ids, (std::vector<std::uint64_t>{1, 2, 3}));
@@ -129,7 +129,7 @@ TEST_F(JournalLogTest, ADeletionIsRecordedAndRefusesLaterWrites) {
   std::unique_ptr<JournalLog> log = MakeLog();
   ASSERT_TRUE(Append(*log, Batch(2, 1)).ok());
   ASSERT_TRUE(log->AppendDelete().ok());
-  const std::vector<ModelJournal::LogEntry> records = Records();
+  const std::vector<JournalFile::LogEntry> records = Records();
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1].type, kDeleteRecord);
   EXPECT_FALSE(Append(*log, Batch(2, 5)).ok());

@@ -1,4 +1,4 @@
-#include "server/storage/model_journal.h"
+#include "server/storage/journal_file.h"
 
 #include <algorithm>
 #include <chrono>
@@ -41,7 +41,7 @@ std::string Numbered(absl::string_view prefix, std::uint64_t number,
 // Each checked record's pages are let go (ReadableFile::DoneWith) until
 // Model::Restore reads it, so the file is never resident all at once.
 absl::Status ReadSnapshot(const std::string& path, const ReadableFile& file,
-                          std::uint64_t lsn, ModelJournal::Contents* out) {
+                          std::uint64_t lsn, JournalFile::Contents* out) {
   SnapshotRecords records;
   if (absl::Status status = ReadSnapshotRecords(
           file.contents(), path, lsn,
@@ -59,24 +59,24 @@ absl::Status ReadSnapshot(const std::string& path, const ReadableFile& file,
 
 }  // namespace
 
-ModelJournal::ModelJournal(std::string directory, Options options)
+JournalFile::JournalFile(std::string directory, Options options)
     : directory_(std::move(directory)), options_(options) {}
 
-ModelJournal::~ModelJournal() {
+JournalFile::~JournalFile() {
   if (file_ != nullptr) (void)file_->Close();
 }
 
-std::string ModelJournal::SegmentPath(std::uint64_t segment) const {
+std::string JournalFile::SegmentPath(std::uint64_t segment) const {
   return absl::StrCat(directory_, "/",
                       Numbered(kSegmentPrefix, segment, kSegmentSuffix));
 }
 
-std::string ModelJournal::SnapshotPath(std::uint64_t lsn) const {
+std::string JournalFile::SnapshotPath(std::uint64_t lsn) const {
   return absl::StrCat(directory_, "/",
                       Numbered(kSnapshotPrefix, lsn, kSnapshotSuffix));
 }
 
-absl::Status ModelJournal::OpenSegment(std::uint64_t segment) {
+absl::Status JournalFile::OpenSegment(std::uint64_t segment) {
   FileSystem* fs = options_.file_system;
   absl::StatusOr<std::unique_ptr<WritableFile>> file =
       fs->NewWritableFile(SegmentPath(segment));
@@ -91,14 +91,14 @@ absl::Status ModelJournal::OpenSegment(std::uint64_t segment) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<ModelJournal>> ModelJournal::Create(
+absl::StatusOr<std::unique_ptr<JournalFile>> JournalFile::Create(
     std::string directory, Options options, const ModelIdentity& identity) {
   FileSystem* fs = options.file_system;
   if (absl::Status status = fs->CreateDirectories(directory); !status.ok()) {
     return status;
   }
-  std::unique_ptr<ModelJournal> journal(
-      new ModelJournal(std::move(directory), options));
+  std::unique_ptr<JournalFile> journal(
+      new JournalFile(std::move(directory), options));
   MutexLock lock(&journal->mutex_);
   if (absl::Status status = journal->OpenSegment(1); !status.ok()) {
     return status;
@@ -118,7 +118,7 @@ absl::StatusOr<std::unique_ptr<ModelJournal>> ModelJournal::Create(
   return journal;
 }
 
-absl::StatusOr<ModelJournal::Contents> ModelJournal::Recover(
+absl::StatusOr<JournalFile::Contents> JournalFile::Recover(
     const std::string& directory, FileSystem* fs) {
   absl::StatusOr<std::vector<std::string>> names = fs->ListDirectory(directory);
   if (!names.ok()) return names.status();
@@ -197,10 +197,10 @@ absl::StatusOr<ModelJournal::Contents> ModelJournal::Recover(
   return contents;
 }
 
-absl::StatusOr<std::unique_ptr<ModelJournal>> ModelJournal::Continue(
+absl::StatusOr<std::unique_ptr<JournalFile>> JournalFile::Continue(
     std::string directory, Options options, const Contents& contents) {
-  std::unique_ptr<ModelJournal> journal(
-      new ModelJournal(std::move(directory), options));
+  std::unique_ptr<JournalFile> journal(
+      new JournalFile(std::move(directory), options));
   MutexLock lock(&journal->mutex_);
   journal->last_lsn_ = contents.last_lsn;
   journal->snapshot_lsn_ = contents.snapshot_lsn;
@@ -214,7 +214,7 @@ absl::StatusOr<std::unique_ptr<ModelJournal>> ModelJournal::Continue(
   return journal;
 }
 
-absl::Status ModelJournal::Fail(absl::Status status) {
+absl::Status JournalFile::Fail(absl::Status status) {
   failure_ = absl::UnavailableError(
       absl::StrCat("the write-ahead log in ", directory_,
                    " failed and takes no more writes until the server "
@@ -224,7 +224,7 @@ absl::Status ModelJournal::Fail(absl::Status status) {
 }
 
 template <typename Syncable>
-absl::Status ModelJournal::TimedSync(Syncable& log) const {
+absl::Status JournalFile::TimedSync(Syncable& log) const {
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = log.Sync();
   if (options_.fsync_latency != nullptr) {
@@ -233,8 +233,8 @@ absl::Status ModelJournal::TimedSync(Syncable& log) const {
   return status;
 }
 
-absl::Status ModelJournal::Append(RecordType type, std::string payload,
-                                  bool sync) {
+absl::Status JournalFile::Append(RecordType type, std::string payload,
+                                 bool sync) {
   if (!failure_.ok()) return failure_;
   if (writer_->size() >= options_.segment_bytes) {
     if (absl::Status status = TimedSync(*writer_); !status.ok()) {
@@ -263,10 +263,10 @@ absl::Status ModelJournal::Append(RecordType type, std::string payload,
   return absl::OkStatus();
 }
 
-absl::Status ModelJournal::AppendSamples(std::uint64_t first_sequence,
-                                         std::span<const Sample> samples,
-                                         BatchTakeOvers take_overs,
-                                         bool defer_sync) {
+absl::Status JournalFile::AppendSamples(std::uint64_t first_sequence,
+                                        std::span<const Sample> samples,
+                                        BatchTakeOvers take_overs,
+                                        bool defer_sync) {
   std::string payload = EncodeSamples(0, first_sequence, samples);
   MutexLock lock(&mutex_);
   return Append(take_overs == BatchTakeOvers::kAtFixedCounts
@@ -276,23 +276,23 @@ absl::Status ModelJournal::AppendSamples(std::uint64_t first_sequence,
                 options_.sync.mode == SyncPolicy::Mode::kAlways && !defer_sync);
 }
 
-absl::Status ModelJournal::AppendRefit() {
+absl::Status JournalFile::AppendRefit() {
   MutexLock lock(&mutex_);
   return Append(kRefitRecord, EncodeLsnOnly(0),
                 options_.sync.mode == SyncPolicy::Mode::kAlways);
 }
 
-absl::Status ModelJournal::AppendTakeOver(const TakeOverKey& key) {
+absl::Status JournalFile::AppendTakeOver(const TakeOverKey& key) {
   MutexLock lock(&mutex_);
   return Append(kTakeOverRecord, EncodeTakeOver(0, key), /*sync=*/false);
 }
 
-absl::Status ModelJournal::AppendDelete() {
+absl::Status JournalFile::AppendDelete() {
   MutexLock lock(&mutex_);
   return Append(kDeleteRecord, EncodeLsnOnly(0), /*sync=*/true);
 }
 
-absl::Status ModelJournal::SyncIfDirty() {
+absl::Status JournalFile::SyncIfDirty() {
   std::shared_ptr<WritableFile> file;
   {
     MutexLock lock(&mutex_);
@@ -309,27 +309,27 @@ absl::Status ModelJournal::SyncIfDirty() {
   return absl::OkStatus();
 }
 
-ModelJournal::Position ModelJournal::position() const {
+JournalFile::Position JournalFile::position() const {
   MutexLock lock(&mutex_);
   return Position{last_lsn_, segment_};
 }
 
-std::uint64_t ModelJournal::snapshot_lsn() const {
+std::uint64_t JournalFile::snapshot_lsn() const {
   MutexLock lock(&mutex_);
   return snapshot_lsn_;
 }
 
-absl::Status ModelJournal::failure() const {
+absl::Status JournalFile::failure() const {
   MutexLock lock(&mutex_);
   return failure_;
 }
 
-std::uint64_t ModelJournal::bytes_appended() const {
+std::uint64_t JournalFile::bytes_appended() const {
   MutexLock lock(&mutex_);
   return bytes_appended_;
 }
 
-absl::Status ModelJournal::WriteSnapshot(
+absl::Status JournalFile::WriteSnapshot(
     Position position,
     const std::function<absl::Status(RecordWriter&, std::uint64_t*)>& write) {
   MutexLock one_at_a_time(&snapshot_mutex_);

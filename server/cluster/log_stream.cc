@@ -1,4 +1,4 @@
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 
 #include <algorithm>
 #include <utility>
@@ -8,56 +8,56 @@
 
 namespace streamreg {
 
-std::string ModelLog::EscapedName(absl::string_view model) {
+std::string LogStream::EscapedName(absl::string_view model) {
   return absl::StrReplaceAll(model, {{".", "~"}});
 }
 
-std::string ModelLog::UnescapedName(absl::string_view escaped) {
+std::string LogStream::UnescapedName(absl::string_view escaped) {
   return absl::StrReplaceAll(escaped, {{"~", "."}});
 }
 
-std::string ModelLog::StreamName(absl::string_view model,
-                                 std::uint64_t generation) {
+std::string LogStream::StreamName(absl::string_view model,
+                                  std::uint64_t generation) {
   if (generation == 0) return absl::StrCat("streamreg_", EscapedName(model));
   return absl::StrCat("streamreg-log", generation, "_", EscapedName(model));
 }
 
-std::string ModelLog::Subject(absl::string_view model,
-                              std::uint64_t generation) {
+std::string LogStream::Subject(absl::string_view model,
+                               std::uint64_t generation) {
   return absl::StrCat("streamreg.log", GenerationTag(generation), ".",
                       EscapedName(model));
 }
 
-std::string ModelLog::GenerationTag(std::uint64_t generation) {
+std::string LogStream::GenerationTag(std::uint64_t generation) {
   return generation == 0 ? "" : absl::StrCat(generation);
 }
 
-absl::StatusOr<ModelLog> ModelLog::Open(JetStreamClient& client,
-                                        absl::string_view model,
-                                        Options options,
-                                        std::uint64_t generation,
-                                        absl::Duration wait) {
-  ModelLog log = Attach(client, model, options, generation);
+absl::StatusOr<LogStream> LogStream::Open(JetStreamClient& client,
+                                          absl::string_view model,
+                                          Options options,
+                                          std::uint64_t generation,
+                                          absl::Duration wait) {
+  LogStream log = Attach(client, model, options, generation);
   if (absl::Status opened = log.Ensure(wait); !opened.ok()) return opened;
   return log;
 }
 
-absl::StatusOr<ModelLog> ModelLog::OpenStream(JetStreamClient& client,
-                                              std::string stream,
-                                              std::string subject,
-                                              Options options) {
-  ModelLog log(&client, std::move(stream), std::move(subject), options);
+absl::StatusOr<LogStream> LogStream::OpenStream(JetStreamClient& client,
+                                                std::string stream,
+                                                std::string subject,
+                                                Options options) {
+  LogStream log(&client, std::move(stream), std::move(subject), options);
   if (absl::Status opened = log.Ensure(absl::ZeroDuration()); !opened.ok()) {
     return opened;
   }
   return log;
 }
 
-absl::Status ModelLog::Ensure(absl::Duration wait) {
+absl::Status LogStream::Ensure(absl::Duration wait) {
   return client_->EnsureStream(Spec(), absl::StrCat("the log ", stream_), wait);
 }
 
-JetStreamClient::StreamSpec ModelLog::Spec() const {
+JetStreamClient::StreamSpec LogStream::Spec() const {
   return {.name = stream_,
           .subjects = {subject_},
           .replicas = options_.replicas,
@@ -65,13 +65,13 @@ JetStreamClient::StreamSpec ModelLog::Spec() const {
           .duplicate_window = options_.duplicate_window};
 }
 
-ModelLog ModelLog::Attach(JetStreamClient& client, absl::string_view model,
-                          Options options, std::uint64_t generation) {
-  return ModelLog(&client, StreamName(model, generation),
-                  Subject(model, generation), options);
+LogStream LogStream::Attach(JetStreamClient& client, absl::string_view model,
+                            Options options, std::uint64_t generation) {
+  return LogStream(&client, StreamName(model, generation),
+                   Subject(model, generation), options);
 }
 
-absl::StatusOr<ModelLog::Appended> ModelLog::Append(
+absl::StatusOr<LogStream::Appended> LogStream::Append(
     absl::string_view message_id, absl::string_view payload) {
   absl::StatusOr<JetStreamClient::Published> published =
       client_->Publish(stream_, subject_, std::string(message_id), payload);
@@ -79,7 +79,7 @@ absl::StatusOr<ModelLog::Appended> ModelLog::Append(
   return Appended{published->sequence, published->duplicate};
 }
 
-absl::StatusOr<ModelLog::Bounds> ModelLog::StoredBounds() const {
+absl::StatusOr<LogStream::Bounds> LogStream::StoredBounds() const {
   absl::StatusOr<JetStreamClient::StreamState> state = client_->State(
       stream_, "", absl::StrCat("cluster: the state of ", stream_));
   if (!state.ok()) return state.status();
@@ -87,30 +87,30 @@ absl::StatusOr<ModelLog::Bounds> ModelLog::StoredBounds() const {
   return Bounds{std::max<std::uint64_t>(state->first, 1), state->last};
 }
 
-absl::StatusOr<std::uint64_t> ModelLog::LastSequence() const {
+absl::StatusOr<std::uint64_t> LogStream::LastSequence() const {
   absl::StatusOr<Bounds> bounds = StoredBounds();
   if (!bounds.ok()) return bounds.status();
   return bounds->last;
 }
 
-absl::StatusOr<std::uint64_t> ModelLog::FirstSequence() const {
+absl::StatusOr<std::uint64_t> LogStream::FirstSequence() const {
   absl::StatusOr<Bounds> bounds = StoredBounds();
   if (!bounds.ok()) return bounds.status();
   return bounds->first;
 }
 
-absl::Status ModelLog::Compact(std::uint64_t through) {
+absl::Status LogStream::Compact(std::uint64_t through) {
   return client_->PurgeBefore(
       stream_, through + 1,  // the first entry kept
       absl::StrCat("cluster: compacting ", stream_, " through ", through));
 }
 
-absl::StatusOr<ModelLog::Cursor> ModelLog::Follow(std::uint64_t from) const {
+absl::StatusOr<LogStream::Cursor> LogStream::Follow(std::uint64_t from) const {
   return StreamCursor::Open(*client_, stream_, subject_, from);
 }
 
-absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
-                            std::vector<LogEntry>* out) const {
+absl::Status LogStream::Read(std::uint64_t from, std::size_t max,
+                             std::vector<LogEntry>* out) const {
   out->clear();
   absl::StatusOr<Bounds> bounds = StoredBounds();
   if (!bounds.ok()) return bounds.status();
@@ -133,20 +133,20 @@ absl::Status ModelLog::Read(std::uint64_t from, std::size_t max,
   return absl::OkStatus();
 }
 
-absl::StatusOr<LogEntry> ModelLog::Entry(std::uint64_t sequence) const {
+absl::StatusOr<LogEntry> LogStream::Entry(std::uint64_t sequence) const {
   return client_->Get(
       stream_, sequence,
       absl::StrCat("cluster: reading entry ", sequence, " of ", stream_));
 }
 
-absl::Status ModelLog::RestoreReplicas() {
+absl::Status LogStream::RestoreReplicas() {
   return client_->RestoreReplicas(Spec(), absl::StrCat("the log ", stream_));
 }
 
-absl::Status ModelLog::Delete() { return client_->DeleteStream(stream_); }
+absl::Status LogStream::Delete() { return client_->DeleteStream(stream_); }
 
-absl::Status ModelLog::Remove(JetStreamClient& client, absl::string_view model,
-                              std::uint64_t generation, absl::Duration wait) {
+absl::Status LogStream::Remove(JetStreamClient& client, absl::string_view model,
+                               std::uint64_t generation, absl::Duration wait) {
   return client.DeleteStream(StreamName(model, generation), wait);
 }
 

@@ -1,5 +1,5 @@
-#ifndef STREAMREG_SERVER_STORAGE_MODEL_JOURNAL_H_
-#define STREAMREG_SERVER_STORAGE_MODEL_JOURNAL_H_
+#ifndef STREAMREG_SERVER_STORAGE_JOURNAL_FILE_H_
+#define STREAMREG_SERVER_STORAGE_JOURNAL_FILE_H_
 
 #include <cstdint>
 #include <functional>
@@ -38,7 +38,7 @@ namespace streamreg {
 // new snapshot with every log record after it. Thread-safe: appends (one
 // writer at a time, the model's), the syncer and a snapshot writer may run
 // at once.
-class ModelJournal {
+class JournalFile {
  public:
   struct Options {
     FileSystem* file_system = FileSystem::Default();
@@ -53,7 +53,7 @@ class ModelJournal {
 
   // Creates the directory and its first segment holding the create record,
   // all fsynced (the model exists once this returns).
-  static absl::StatusOr<std::unique_ptr<ModelJournal>> Create(
+  static absl::StatusOr<std::unique_ptr<JournalFile>> Create(
       std::string directory, Options options, const ModelIdentity& identity);
 
   // A log record read back.
@@ -82,10 +82,10 @@ class ModelJournal {
   static absl::StatusOr<Contents> Recover(const std::string& directory,
                                           FileSystem* file_system);
   // Goes on after Recover; appends go to a new segment.
-  static absl::StatusOr<std::unique_ptr<ModelJournal>> Continue(
+  static absl::StatusOr<std::unique_ptr<JournalFile>> Continue(
       std::string directory, Options options, const Contents& contents);
 
-  ~ModelJournal();
+  ~JournalFile();
 
   // Appends (and under --sync=always fsyncs) one record. Errors name the
   // file: RESOURCE_EXHAUSTED for a full disk (the record is undone and the
@@ -141,7 +141,7 @@ class ModelJournal {
   std::uint64_t bytes_appended() const;
 
  private:
-  ModelJournal(std::string directory, Options options);
+  JournalFile(std::string directory, Options options);
   absl::Status OpenSegment(std::uint64_t segment)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Assigns the next lsn (patched into the payload's first 8 bytes),
@@ -178,4 +178,4 @@ class ModelJournal {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_SERVER_STORAGE_MODEL_JOURNAL_H_
+#endif  // STREAMREG_SERVER_STORAGE_JOURNAL_FILE_H_

@@ -1,5 +1,5 @@
-#ifndef STREAMREG_SERVER_CLUSTER_MODEL_LOG_H_
-#define STREAMREG_SERVER_CLUSTER_MODEL_LOG_H_
+#ifndef STREAMREG_SERVER_CLUSTER_LOG_STREAM_H_
+#define STREAMREG_SERVER_CLUSTER_LOG_STREAM_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -29,7 +29,7 @@ using LogEntry = StreamMessage;
 // the model identical.
 //
 // Thread-compatible: one writer at a time; Read may run beside it.
-class ModelLog {
+class LogStream {
  public:
   struct Options {
     int replicas = 3;
@@ -48,20 +48,20 @@ class ModelLog {
   // StreamName), its stream created with `options` if it does not exist
   // yet, waiting up to `wait` (0: the client's request timeout) for a new
   // stream's first leader. `client` must outlive it.
-  static absl::StatusOr<ModelLog> Open(
+  static absl::StatusOr<LogStream> Open(
       JetStreamClient& client, absl::string_view model, Options options,
       std::uint64_t generation = 0, absl::Duration wait = absl::ZeroDuration());
   // The same for a log of another purpose (the placements'), by its
   // stream and subject, which no model's may be.
-  static absl::StatusOr<ModelLog> OpenStream(JetStreamClient& client,
-                                             std::string stream,
-                                             std::string subject,
-                                             Options options);
+  static absl::StatusOr<LogStream> OpenStream(JetStreamClient& client,
+                                              std::string stream,
+                                              std::string subject,
+                                              Options options);
   // The log of `model` without making its stream (nor asking the cluster
   // anything yet): what a server hosting a model that another one created
   // reads. Its reads answer NOT_FOUND while the stream does not exist.
-  static ModelLog Attach(JetStreamClient& client, absl::string_view model,
-                         Options options, std::uint64_t generation = 0);
+  static LogStream Attach(JetStreamClient& client, absl::string_view model,
+                          Options options, std::uint64_t generation = 0);
 
   // Makes the log's stream with its options, or finds it made, waiting up
   // to `wait` (0: the client's request timeout) for a new stream's first
@@ -141,8 +141,8 @@ class ModelLog {
   static std::string GenerationTag(std::uint64_t generation);
 
  private:
-  ModelLog(JetStreamClient* client, std::string stream, std::string subject,
-           Options options)
+  LogStream(JetStreamClient* client, std::string stream, std::string subject,
+            Options options)
       : client_(client),
         stream_(std::move(stream)),
         subject_(std::move(subject)),
@@ -157,4 +157,4 @@ class ModelLog {
 
 }  // namespace streamreg
 
-#endif  // STREAMREG_SERVER_CLUSTER_MODEL_LOG_H_
+#endif  // STREAMREG_SERVER_CLUSTER_LOG_STREAM_H_

@@ -1,7 +1,7 @@
 // A model's replicated log against a real three-node NATS JetStream cluster
 // on loopback: order, deduplicated retries, and acknowledged entries that
 // survive nodes killed with SIGKILL.
-#include "server/cluster/model_log.h"
+#include "server/cluster/log_stream.h"
 
 #include <memory>
 #include <string>
@@ -17,11 +17,11 @@
 namespace streamreg {
 namespace {
 
-class ModelLogTest : public NatsClusterTest {
+class LogStreamTest : public NatsClusterTest {
  protected:
-  ModelLog Open(const std::string& model, JetStreamClient* client = nullptr) {
-    absl::StatusOr<ModelLog> log = Retried([&] {
-      return ModelLog::Open(client == nullptr ? *client_ : *client, model, {});
+  LogStream Open(const std::string& model, JetStreamClient* client = nullptr) {
+    absl::StatusOr<LogStream> log = Retried([&] {
+      return LogStream::Open(client == nullptr ? *client_ : *client, model, {});
     });
     EXPECT_TRUE(log.ok()) << log.status();
     return *std::move(log);
@@ -33,9 +33,10 @@ class ModelLogTest : public NatsClusterTest {
 
   // Appends entries [begin, end) under ids "model/i", retrying each as a
   // client would; each must be acknowledged at sequence i + 1.
-  static void AppendAll(ModelLog& log, std::uint64_t begin, std::uint64_t end) {
+  static void AppendAll(LogStream& log, std::uint64_t begin,
+                        std::uint64_t end) {
     for (std::uint64_t i = begin; i < end; ++i) {
-      absl::StatusOr<ModelLog::Appended> appended = Retried(
+      absl::StatusOr<LogStream::Appended> appended = Retried(
           [&] { return log.Append(absl::StrCat("model/", i), Payload(i)); });
       ASSERT_TRUE(appended.ok()) << appended.status();
       ASSERT_EQ(appended->sequence, i + 1);
@@ -43,7 +44,7 @@ class ModelLogTest : public NatsClusterTest {
   }
 
   // The log holds exactly entries [0, n), in order.
-  static void ExpectEntries(const ModelLog& log, std::uint64_t n) {
+  static void ExpectEntries(const LogStream& log, std::uint64_t n) {
     std::vector<LogEntry> entries;
     const absl::Status read =
         Retried([&] { return log.Read(1, n + 10, &entries); });
@@ -57,8 +58,8 @@ class ModelLogTest : public NatsClusterTest {
   }
 };
 
-TEST_F(ModelLogTest, AppendsInOrderAndReadsBackFromAnySequence) {
-  ModelLog log = Open("arm.v2_left-7");
+TEST_F(LogStreamTest, AppendsInOrderAndReadsBackFromAnySequence) {
+  LogStream log = Open("arm.v2_left-7");
   EXPECT_EQ(log.stream(), "streamreg_arm~v2_left-7");
   EXPECT_EQ(log.subject(), "streamreg.log.arm~v2_left-7");
   EXPECT_EQ(*log.LastSequence(), 0u);
@@ -74,11 +75,11 @@ TEST_F(ModelLogTest, AppendsInOrderAndReadsBackFromAnySequence) {
   ASSERT_TRUE(log.Read(301, 5, &beyond).ok());
   EXPECT_TRUE(beyond.empty());
   // Opened again (as another server would), it is the same log.
-  ModelLog again = Open("arm.v2_left-7");
+  LogStream again = Open("arm.v2_left-7");
   EXPECT_EQ(*again.LastSequence(), 300u);
   // One entry at a time, without a consumer, by a client that attached to
   // the log without making it.
-  ModelLog attached = ModelLog::Attach(*client_, "arm.v2_left-7", {});
+  LogStream attached = LogStream::Attach(*client_, "arm.v2_left-7", {});
   for (std::uint64_t sequence : {1u, 2u, 150u, 300u}) {
     absl::StatusOr<LogEntry> entry = attached.Entry(sequence);
     ASSERT_TRUE(entry.ok()) << entry.status();
@@ -88,7 +89,7 @@ TEST_F(ModelLogTest, AppendsInOrderAndReadsBackFromAnySequence) {
   }
   EXPECT_TRUE(absl::IsNotFound(attached.Entry(301).status()));
   // Another model's log is another stream.
-  ModelLog other = Open("arm.v2");
+  LogStream other = Open("arm.v2");
   EXPECT_EQ(*other.LastSequence(), 0u);
 }
 
@@ -96,8 +97,8 @@ TEST_F(ModelLogTest, AppendsInOrderAndReadsBackFromAnySequence) {
 // the entries after it. libnats 3.4.1 uses a subscription freed in that
 // moment (StreamCursor retires them through SubscriptionReaper): before,
 // this crashed within a second.
-TEST_F(ModelLogTest, ReadsClosedWhileEntriesStillArriveAreSafe) {
-  ModelLog log = Open("short-reads");
+TEST_F(LogStreamTest, ReadsClosedWhileEntriesStillArriveAreSafe) {
+  LogStream log = Open("short-reads");
   AppendAll(log, 0, 200);
   for (std::uint64_t i = 0; i < 1000; ++i) {
     std::vector<LogEntry> one;
@@ -107,11 +108,11 @@ TEST_F(ModelLogTest, ReadsClosedWhileEntriesStillArriveAreSafe) {
   }
 }
 
-TEST_F(ModelLogTest, ARetriedAppendIsStoredOnce) {
-  ModelLog log = Open("dedup");
+TEST_F(LogStreamTest, ARetriedAppendIsStoredOnce) {
+  LogStream log = Open("dedup");
   AppendAll(log, 0, 10);
   // The client lost the ack of entry 9 and sends it again.
-  absl::StatusOr<ModelLog::Appended> retry = log.Append("model/9", Payload(9));
+  absl::StatusOr<LogStream::Appended> retry = log.Append("model/9", Payload(9));
   ASSERT_TRUE(retry.ok()) << retry.status();
   EXPECT_TRUE(retry->duplicate);
   EXPECT_EQ(retry->sequence, 10u);
@@ -122,8 +123,8 @@ TEST_F(ModelLogTest, ARetriedAppendIsStoredOnce) {
 // Every acknowledged entry is on a quorum: with one node killed (-9) the log
 // goes on; restarted, that node catches up, and with another killed the
 // log still holds every entry, for a client of any node.
-TEST_F(ModelLogTest, AcknowledgedEntriesSurviveNodesKilledAndRestarted) {
-  ModelLog log = Open("survivor");
+TEST_F(LogStreamTest, AcknowledgedEntriesSurviveNodesKilledAndRestarted) {
+  LogStream log = Open("survivor");
   AppendAll(log, 0, 100);
   for (std::size_t killed = 0; killed < cluster_->size(); ++killed) {
     SCOPED_TRACE(absl::StrCat("node ", killed, " killed"));
@@ -141,12 +142,12 @@ TEST_F(ModelLogTest, AcknowledgedEntriesSurviveNodesKilledAndRestarted) {
 // Without a quorum nothing is acknowledged: the append fails UNAVAILABLE
 // within the request timeout, and once a quorum is back, the client's retry
 // under the same id is stored once.
-TEST_F(ModelLogTest, WithoutAQuorumAppendsFailAndTheirRetriesLandOnce) {
-  ModelLog log = Open("quorum");
+TEST_F(LogStreamTest, WithoutAQuorumAppendsFailAndTheirRetriesLandOnce) {
+  LogStream log = Open("quorum");
   AppendAll(log, 0, 20);
   cluster_->Kill(1);
   cluster_->Kill(2);
-  const absl::StatusOr<ModelLog::Appended> lost =
+  const absl::StatusOr<LogStream::Appended> lost =
       log.Append("model/20", Payload(20));
   ASSERT_FALSE(lost.ok());
   EXPECT_TRUE(absl::IsUnavailable(lost.status())) << lost.status();
@@ -176,8 +177,8 @@ TEST(NatsErrorTest, WhatTheClusterMayAnswerLaterIsUnavailable) {
   EXPECT_TRUE(absl::IsInternal(NatsError(NATS_INVALID_ARG, 0, "appending")));
 }
 
-TEST_F(ModelLogTest, CompactingRemovesTheEntriesASnapshotIncludes) {
-  ModelLog log = Open("compacted");
+TEST_F(LogStreamTest, CompactingRemovesTheEntriesASnapshotIncludes) {
+  LogStream log = Open("compacted");
   AppendAll(log, 0, 10);
   EXPECT_EQ(*log.FirstSequence(), 1u);
   ASSERT_TRUE(Retried([&] { return log.Compact(0); }).ok());  // nothing
@@ -202,12 +203,12 @@ TEST_F(ModelLogTest, CompactingRemovesTheEntriesASnapshotIncludes) {
   EXPECT_TRUE(entries.empty());
 }
 
-TEST_F(ModelLogTest, AttachingMakesNoStream) {
-  ModelLog attached = ModelLog::Attach(*client_, "not-made", {});
+TEST_F(LogStreamTest, AttachingMakesNoStream) {
+  LogStream attached = LogStream::Attach(*client_, "not-made", {});
   EXPECT_TRUE(absl::IsNotFound(attached.LastSequence().status()));
   EXPECT_TRUE(absl::IsNotFound(attached.Entry(1).status()));
   // Made by its creator, the attached log reads it.
-  ModelLog made = Open("not-made");
+  LogStream made = Open("not-made");
   AppendAll(made, 0, 1);
   absl::StatusOr<LogEntry> first = attached.Entry(1);
   ASSERT_TRUE(first.ok()) << first.status();
@@ -217,14 +218,14 @@ TEST_F(ModelLogTest, AttachingMakesNoStream) {
 // nats-server places no stream on a node that shut down: a log made then
 // has a majority of its copies, takes appends, and gets the rest once the
 // node is back.
-TEST_F(ModelLogTest, ALogMadeWhileANodeIsStoppedGetsItsCopiesBackLater) {
+TEST_F(LogStreamTest, ALogMadeWhileANodeIsStoppedGetsItsCopiesBackLater) {
   cluster_->Stop(2);
-  const absl::StatusOr<ModelLog> full =
-      ModelLog::Open(*client_, "whole", {.replicas = 3});
+  const absl::StatusOr<LogStream> full =
+      LogStream::Open(*client_, "whole", {.replicas = 3});
   EXPECT_TRUE(absl::IsUnavailable(full.status())) << full.status();
-  absl::StatusOr<ModelLog> log = Retried([&] {
-    return ModelLog::Open(*client_, "short",
-                          {.replicas = 3, .min_replicas = 2});
+  absl::StatusOr<LogStream> log = Retried([&] {
+    return LogStream::Open(*client_, "short",
+                           {.replicas = 3, .min_replicas = 2});
   });
   ASSERT_TRUE(log.ok()) << log.status();
   const auto replicas = [&] {
@@ -249,13 +250,13 @@ TEST_F(ModelLogTest, ALogMadeWhileANodeIsStoppedGetsItsCopiesBackLater) {
   ExpectEntries(*log, 30);
 }
 
-TEST_F(ModelLogTest, DeletingALogRemovesItsEntries) {
-  ModelLog log = Open("deleted");
+TEST_F(LogStreamTest, DeletingALogRemovesItsEntries) {
+  LogStream log = Open("deleted");
   AppendAll(log, 0, 5);
   ASSERT_TRUE(log.Delete().ok());
   EXPECT_TRUE(absl::IsNotFound(log.LastSequence().status()));
   EXPECT_TRUE(absl::IsNotFound(log.Entry(1).status()));
-  ModelLog fresh = Open("deleted");
+  LogStream fresh = Open("deleted");
   EXPECT_EQ(*fresh.LastSequence(), 0u);
 }
 
