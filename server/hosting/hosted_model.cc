@@ -203,22 +203,19 @@ absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
     NoteAppliedFromLog(sequence);
     return validated.status();
   }
-  return writer_.ApplySamples(
-      *validated,
-      {.log_sequence = sequence,
-       .max_unlearned = kMaxUnlearned,
-       .take_overs = take_overs},
-      // In the replicated log already.
-      [](std::uint64_t, const ValidatedSamples&) { return absl::OkStatus(); });
+  // In the replicated log already: recorded as its entry `sequence`.
+  return writer_.ApplySamples(*validated, {.record = {.log_sequence = sequence},
+                                           .max_unlearned = kMaxUnlearned,
+                                           .take_overs = take_overs});
 }
 
 absl::Status HostedModel::ApplyRefitFromLog(std::uint64_t sequence) {
-  return writer_.ApplyRefit({}, sequence, [] { return absl::OkStatus(); });
+  return writer_.ApplyRefit({}, {.log_sequence = sequence});
 }
 
 absl::Status HostedModel::ApplyTakeOverFromLog(const TakeOverKey& key,
                                                std::uint64_t sequence) {
-  return writer_.ApplyTakeOver(key, sequence, [] { return absl::OkStatus(); });
+  return writer_.ApplyTakeOver(key, {.log_sequence = sequence});
 }
 
 absl::Status HostedModel::PredictBefore(

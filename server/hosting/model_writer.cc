@@ -27,11 +27,11 @@ absl::Status ModelWriter::CheckWritable() const {
 }
 
 absl::StatusOr<LearnOutcome> ModelWriter::ApplySamples(
-    const ValidatedSamples& batch, const ApplyOptions& options,
-    RecordSamples record) {
+    const ValidatedSamples& batch, const ApplyOptions& options) {
   MutexLock lock(&mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
-  log_applied_ = std::max(log_applied_, options.log_sequence);
+  const Record& record = options.record;
+  log_applied_ = std::max(log_applied_, record.log_sequence);
 
   LearnOutcome outcome;
   outcome.sequence.resize(batch.size());
@@ -59,8 +59,11 @@ absl::StatusOr<LearnOutcome> ModelWriter::ApplySamples(
         " (--max-samples-per-model); a window or reservoir capacity keeps a "
         "model within it"));
   }
-  if (!fresh.empty()) {
-    if (absl::Status status = record(num_samples_ + 1, fresh); !status.ok()) {
+  if (!fresh.empty() && record.journal != nullptr) {
+    if (absl::Status status = record.journal->AppendSamples(
+            num_samples_ + 1, fresh.samples(), options.take_overs,
+            record.defer_sync);
+        !status.ok()) {
       return status;
     }
   }
@@ -84,32 +87,44 @@ absl::StatusOr<LearnOutcome> ModelWriter::ApplySamples(
 
 absl::Status ModelWriter::ApplyRefit(
     const std::function<void(std::size_t, std::size_t)>& progress,
-    std::uint64_t log_sequence, RecordStep record) {
+    const Record& record) {
   // Held throughout (as the refit's place in the log must be its place in
   // the learning order): writes wait, reads go on.
   MutexLock lock(&mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
-  log_applied_ = std::max(log_applied_, log_sequence);
-  if (absl::Status status = record(); !status.ok()) return status;
+  log_applied_ = std::max(log_applied_, record.log_sequence);
+  if (record.journal != nullptr) {
+    if (absl::Status status = record.journal->AppendRefit(); !status.ok()) {
+      return status;
+    }
+  }
   return stage_->RunInOrder(
       [this, &progress] { return model_->Refit(progress); }, keep_alive_());
 }
 
 absl::Status ModelWriter::ApplyTakeOver(const TakeOverKey& key,
-                                        std::uint64_t log_sequence,
-                                        RecordStep record) {
+                                        const Record& record) {
   MutexLock lock(&mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
-  log_applied_ = std::max(log_applied_, log_sequence);
-  if (absl::Status status = record(); !status.ok()) return status;
+  log_applied_ = std::max(log_applied_, record.log_sequence);
+  if (record.journal != nullptr) {
+    if (absl::Status status = record.journal->AppendTakeOver(key);
+        !status.ok()) {
+      return status;
+    }
+  }
   stage_->EnqueueTakeOver(key, keep_alive_());
   return absl::OkStatus();
 }
 
-absl::Status ModelWriter::Delete(RecordStep record) {
+absl::Status ModelWriter::Delete(JournalFile* journal) {
   MutexLock lock(&mutex_);
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
-  if (absl::Status status = record(); !status.ok()) return status;
+  if (journal != nullptr) {
+    if (absl::Status status = journal->AppendDelete(); !status.ok()) {
+      return status;
+    }
+  }
   deleted_.store(true, std::memory_order_release);
   return absl::OkStatus();
 }

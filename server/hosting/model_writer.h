@@ -29,11 +29,11 @@ namespace streamreg {
 // gives them (docs/architecture.md, "One sample, from the wire to the
 // index"). A batch is sequenced — a sample whose id the model learned
 // recently is a duplicate and dropped, the sample limit is checked, the
-// others are numbered on from the model's count — then recorded by the
-// log's step (a single server's journal appends the fresh samples; in
-// cluster mode the entry is in the replicated log already, and the step
-// does nothing), then handed to the LearnStage, which learns it in order
-// off the caller's thread. A refit runs in order with the samples; a
+// others are numbered on from the model's count — then recorded where the
+// write says (a single server's journal appends the fresh samples; in
+// cluster mode the entry is in the replicated log already, and nothing is
+// appended), then handed to the LearnStage, which learns it in order off
+// the caller's thread. A refit runs in order with the samples; a
 // deletion is recorded the same way. Recovery goes through it too
 // (Restore, Replay), and a snapshot captures its bookkeeping with the
 // model's state. Thread-safe: one write at a time.
@@ -50,18 +50,24 @@ class ModelWriter {
   ModelWriter(const ModelWriter&) = delete;
   ModelWriter& operator=(const ModelWriter&) = delete;
 
-  // The log's step for a batch: records its fresh samples, the first of
-  // them sample `first_sequence` of the model (none: a batch of
-  // duplicates only, which is not recorded). Its error refuses the batch.
-  using RecordSamples = absl::FunctionRef<absl::Status(
-      std::uint64_t first_sequence, const ValidatedSamples& fresh)>;
-  // The log's step for a refit or a deletion.
-  using RecordStep = absl::FunctionRef<absl::Status()>;
-
-  struct ApplyOptions {
+  // Where a write is recorded, as it is applied: an entry of the
+  // replicated log (cluster mode), or a single server's journal.
+  struct Record {
     // The log entry applied (cluster mode; 0: none), noted as applied
     // whatever comes of it — a refusal is every replica's.
     std::uint64_t log_sequence = 0;
+    // The journal the write is appended to first — for a batch, its fresh
+    // samples, the first numbered on from the model's count, none for a
+    // batch of duplicates only; its error refuses the write. Null: none
+    // (in memory only; in the replicated log already).
+    JournalFile* journal = nullptr;
+    // The batch's fsync left to the journal's owner (JournalFile::
+    // AppendSamples' defer_sync).
+    bool defer_sync = false;
+  };
+
+  struct ApplyOptions {
+    Record record;
     // What the batch holds (null: nothing): its announcement is taken
     // over where the samples are queued for learning (WriteTicket).
     WriteTicket* ticket = nullptr;
@@ -73,22 +79,21 @@ class ModelWriter {
   // Sequences `batch` (checked where it arrived), records it and queues
   // its fresh samples for learning; all or nothing. NOT_FOUND once
   // deleted; RESOURCE_EXHAUSTED past the sample limit; the learning error
-  // once learning failed; the record step's error.
+  // once learning failed; the journal's error.
   absl::StatusOr<LearnOutcome> ApplySamples(const ValidatedSamples& batch,
-                                            const ApplyOptions& options,
-                                            RecordSamples record);
+                                            const ApplyOptions& options);
   // The batch refit (Model::Refit), recorded, then run once every sample
   // applied before it is learned.
   absl::Status ApplyRefit(
       const std::function<void(std::size_t, std::size_t)>& progress,
-      std::uint64_t log_sequence, RecordStep record);
+      const Record& record);
   // A take-over record (Model::ApplyTakeOverRecord), recorded and applied
   // in order with the samples: the learning thread applies it once every
   // sample applied before it is learned; the call does not wait for that.
-  absl::Status ApplyTakeOver(const TakeOverKey& key, std::uint64_t log_sequence,
-                             RecordStep record);
-  // Records the deletion; later writes fail with NOT_FOUND.
-  absl::Status Delete(RecordStep record);
+  absl::Status ApplyTakeOver(const TakeOverKey& key, const Record& record);
+  // Records the deletion (in `journal`, fsynced; null: nowhere); later
+  // writes fail with NOT_FOUND.
+  absl::Status Delete(JournalFile* journal);
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }
   // Notes a log entry applied that changed nothing (cluster mode: the
   // create entry, one that could not be decoded).

@@ -1,9 +1,11 @@
 // The one place a hosted model's writes change it (ModelWriter): what a
-// batch's sequencing lets through to the log's record step, what it
-// leaves unchanged when the batch is refused, and what a snapshot
-// captures — checked against the samples sent, counted by hand.
+// batch's sequencing lets through to the journal (read back from its
+// files), what it leaves unchanged when the journal refuses the batch (a
+// full disk), and what a snapshot captures — checked against the samples
+// sent, counted by hand.
 #include "server/hosting/model_writer.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -15,6 +17,9 @@
 #include "gtest/gtest.h"
 #include "server/hosting/learn_stage.h"
 #include "server/hosting/worker_pool.h"
+#include "server/storage/journal_file.h"
+#include "tests/support/fault_injecting_file_system.h"
+#include "tests/support/fresh_directory.h"
 
 namespace streamreg {
 namespace {
@@ -39,7 +44,7 @@ struct Batch {
   }
 };
 
-// What the record step was given, call by call.
+// A samples record of the journal, read back.
 struct Recorded {
   std::uint64_t first_sequence = 0;
   std::vector<std::uint64_t> ids;
@@ -63,37 +68,56 @@ class ModelWriterTest : public ::testing::Test {
     writer_ = std::make_unique<ModelWriter>(
         "m", model_.get(), stage_.get(), limits,
         [] { return std::shared_ptr<const void>(); });
+    directory_ = FreshDirectory();
+    JournalFile::Options options;
+    options.file_system = &disk_;
+    journal_ = *JournalFile::Create(directory_, options,
+                                    {"m", absl::Now(), config, {"a", "b"}});
   }
 
-  // Applies the samples of `ids`, all announced, recording what the log's
-  // step is given (and failing it with `record_error` if set).
-  absl::StatusOr<LearnOutcome> Apply(
-      const std::vector<std::uint64_t>& ids,
-      absl::Status record_error = absl::OkStatus()) {
+  // Applies the samples of `ids`, all announced, recording them in the
+  // journal.
+  absl::StatusOr<LearnOutcome> Apply(const std::vector<std::uint64_t>& ids) {
     const Batch batch(ids);
     absl::StatusOr<ValidatedSamples> validated =
         model_->Validate(batch.samples);
     EXPECT_TRUE(validated.ok()) << validated.status();
     // Settles, when Apply returns, what the write did not take over.
     WriteTicket ticket(stage_, AdmissionTicket(), ids.size());
-    return writer_->ApplySamples(
-        *validated,
-        {.log_sequence = 0, .ticket = &ticket, .max_unlearned = 1024},
-        [&](std::uint64_t first, const ValidatedSamples& fresh) {
-          Recorded call{first, {}};
-          for (const Sample& sample : fresh.samples()) {
-            call.ids.push_back(sample.sample_id);
-          }
-          recorded_.push_back(std::move(call));
-          return record_error;
-        });
+    return writer_->ApplySamples(*validated,
+                                 {.record = {.journal = journal_.get()},
+                                  .ticket = &ticket,
+                                  .max_unlearned = 1024});
+  }
+
+  // The journal's records of `type`, read back from its files.
+  std::vector<JournalFile::LogEntry> Records(RecordType type) {
+    contents_ = *JournalFile::Recover(directory_, &disk_);
+    std::vector<JournalFile::LogEntry> records;
+    for (const JournalFile::LogEntry& entry : contents_.entries) {
+      if (entry.type == type) records.push_back(entry);
+    }
+    return records;
+  }
+  // Its samples records.
+  std::vector<Recorded> SamplesRecords() {
+    std::vector<Recorded> recorded;
+    for (const JournalFile::LogEntry& entry : Records(kSamplesRecord)) {
+      SamplesRecord record;
+      EXPECT_TRUE(DecodeSamples(entry.payload, 2, 1, &record).ok());
+      recorded.push_back({record.first_sequence, record.ids});
+    }
+    return recorded;
   }
 
   WorkerPool pool_{1};
   std::unique_ptr<Model> model_;
   std::shared_ptr<LearnStage> stage_;
   std::unique_ptr<ModelWriter> writer_;
-  std::vector<Recorded> recorded_;
+  FaultInjectingFileSystem disk_;
+  std::string directory_;
+  std::unique_ptr<JournalFile> journal_;
+  JournalFile::Contents contents_;  // what Records read
 };
 
 TEST_F(ModelWriterTest, RecordsOnlyTheFreshSamplesNumberedOnFromTheModel) {
@@ -105,14 +129,15 @@ TEST_F(ModelWriterTest, RecordsOnlyTheFreshSamplesNumberedOnFromTheModel) {
   EXPECT_EQ(outcome->num_samples, 5u);
   EXPECT_THAT(outcome->sequence, ElementsAre(2, 3, 4, 5));
   EXPECT_THAT(outcome->duplicate, ElementsAre(true, true, false, false));
-  ASSERT_EQ(recorded_.size(), 2u);
-  EXPECT_EQ(recorded_[0].first_sequence, 1u);
-  EXPECT_THAT(recorded_[0].ids, ElementsAre(1, 2, 3));
-  EXPECT_EQ(recorded_[1].first_sequence, 4u);
-  EXPECT_THAT(recorded_[1].ids, ElementsAre(4, 5));
+  const std::vector<Recorded> recorded = SamplesRecords();
+  ASSERT_EQ(recorded.size(), 2u);
+  EXPECT_EQ(recorded[0].first_sequence, 1u);
+  EXPECT_THAT(recorded[0].ids, ElementsAre(1, 2, 3));
+  EXPECT_EQ(recorded[1].first_sequence, 4u);
+  EXPECT_THAT(recorded[1].ids, ElementsAre(4, 5));
   // A batch of duplicates only is not recorded at all.
   ASSERT_TRUE(Apply({4, 5}).ok());
-  EXPECT_EQ(recorded_.size(), 2u);
+  EXPECT_EQ(SamplesRecords().size(), 2u);
   stage_->CatchUp();
   EXPECT_EQ(model_->samples_seen(), 5u);
   EXPECT_EQ(stage_->Unlearned(5), 0u);  // every announced sample settled
@@ -120,16 +145,20 @@ TEST_F(ModelWriterTest, RecordsOnlyTheFreshSamplesNumberedOnFromTheModel) {
   EXPECT_EQ(writer_->duplicate_samples(), 4u);
 }
 
-TEST_F(ModelWriterTest, ABatchTheRecordStepRefusesChangesNothing) {
+TEST_F(ModelWriterTest, ABatchTheJournalRefusesChangesNothing) {
   ASSERT_TRUE(Apply({1, 2}).ok());
-  const absl::StatusOr<LearnOutcome> refused =
-      Apply({3, 4}, absl::ResourceExhaustedError("disk full"));
+  disk_.append_error = ENOSPC;
+  const absl::StatusOr<LearnOutcome> refused = Apply({3, 4});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
-  // The same samples again are fresh, and numbered where they would have
-  // been.
+  EXPECT_EQ(writer_->samples_logged(), 2u);
+  // Room again: the same samples are fresh, and numbered where they would
+  // have been.
+  disk_.append_error = 0;
   ASSERT_TRUE(Apply({3, 4}).ok());
-  EXPECT_EQ(recorded_.back().first_sequence, 3u);
-  EXPECT_THAT(recorded_.back().ids, ElementsAre(3, 4));
+  const std::vector<Recorded> recorded = SamplesRecords();
+  ASSERT_EQ(recorded.size(), 2u);
+  EXPECT_EQ(recorded.back().first_sequence, 3u);
+  EXPECT_THAT(recorded.back().ids, ElementsAre(3, 4));
   stage_->CatchUp();
   EXPECT_EQ(model_->samples_seen(), 4u);
   EXPECT_EQ(stage_->Unlearned(4), 0u);
@@ -143,7 +172,7 @@ TEST_F(ModelWriterTest, TheSampleLimitCountsOnlyFreshSamplesAndRecordsNothing) {
   const absl::StatusOr<LearnOutcome> refused = Apply({4});
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(refused.status().message(), HasSubstr("--max-samples-per-model"));
-  EXPECT_EQ(recorded_.size(), 2u);
+  EXPECT_EQ(SamplesRecords().size(), 2u);
   EXPECT_EQ(writer_->samples_logged(), 3u);
   stage_->CatchUp();
   EXPECT_EQ(stage_->Unlearned(3), 0u);
@@ -151,24 +180,13 @@ TEST_F(ModelWriterTest, TheSampleLimitCountsOnlyFreshSamplesAndRecordsNothing) {
 
 TEST_F(ModelWriterTest, ADeletedModelRefusesWritesAndRecordsNoMore) {
   ASSERT_TRUE(Apply({1}).ok());
-  int deletions = 0;
-  ASSERT_TRUE(writer_
-                  ->Delete([&] {
-                    ++deletions;
-                    return absl::OkStatus();
-                  })
-                  .ok());
+  ASSERT_TRUE(writer_->Delete(journal_.get()).ok());
   EXPECT_TRUE(writer_->deleted());
   EXPECT_EQ(Apply({2}).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(writer_
-                ->Delete([&] {
-                  ++deletions;
-                  return absl::OkStatus();
-                })
-                .code(),
+  EXPECT_EQ(writer_->Delete(journal_.get()).code(),
             absl::StatusCode::kNotFound);
-  EXPECT_EQ(deletions, 1);
-  EXPECT_EQ(recorded_.size(), 1u);
+  EXPECT_EQ(Records(kDeleteRecord).size(), 1u);
+  EXPECT_EQ(SamplesRecords().size(), 1u);
 }
 
 TEST_F(ModelWriterTest, ACaptureHoldsEverySampleAppliedAndTheRecentIds) {
