@@ -179,11 +179,9 @@ void HostedModel::ReportWhenSynced(DeferredSync::Report report) {
 
 void HostedModel::DrainGroup(absl::Duration linger) {
   auto drain = [self = shared_from_this()] {
-    const bool more = self->learn_batcher_.Drain(
-        [&self](const ValidatedSamples& batch, std::vector<Prediction>* before,
-                const WriteOptions& options) {
-          return self->Learn(batch, before, options);
-        });
+    bool more = false;
+    LearnBatcher::Group group = self->learn_batcher_.TakeGroup(&more);
+    if (!group.empty()) self->WriteGroup(group);
     // A backlog is a group already: written at once.
     if (more) self->DrainGroup(absl::ZeroDuration());
   };
@@ -192,6 +190,26 @@ void HostedModel::DrainGroup(absl::Duration linger) {
   } else {
     writes_->PostUrgent(std::move(drain));
   }
+}
+
+void HostedModel::WriteGroup(LearnBatcher::Group& group) {
+  std::vector<Prediction> before;
+  absl::StatusOr<LearnOutcome> outcome =
+      group.batch().ok()
+          ? Learn(*group.batch(), group.predict() ? &before : nullptr,
+                  group.options())
+          : group.batch().status();
+  if (!outcome.ok() && group.size() > 1) {
+    // Refused as a whole (the sample limit, a failing disk): each alone,
+    // so each gets the answer it would have had on its own — unless an
+    // earlier one of its call failed just now (room found for a later
+    // sample must not put it before the earlier one).
+    while (std::optional<LearnBatcher::Group> alone = group.TakeAlone()) {
+      WriteGroup(*alone);
+    }
+    return;
+  }
+  group.Answer(outcome, &before);
 }
 
 absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(

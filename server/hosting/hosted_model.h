@@ -370,9 +370,13 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // NOT_FOUND once deleted; UNAVAILABLE once moved away; the learning
   // error once learning failed.
   absl::Status CheckWritable() const;
-  // Schedules LearnBatcher::Drain on the write queue, after `linger`
-  // (WriteLog::GroupLinger) for the samples that arrive meanwhile.
+  // Schedules the next group's write (LearnBatcher::TakeGroup) on the
+  // write queue, after `linger` (WriteLog::GroupLinger) for the samples
+  // that arrive meanwhile.
   void DrainGroup(absl::Duration linger);
+  // Writes a group of Learn streams' requests as one batch (Learn), or,
+  // refused whole, each alone; then answers them.
+  void WriteGroup(LearnBatcher::Group& group);
   // Gives `report` the status of the journal's next sync, run the
   // journal's learn_linger after the first report held (DeferredSync).
   void ReportWhenSynced(DeferredSync::Report report);

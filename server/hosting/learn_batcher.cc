@@ -47,25 +47,9 @@ LearnBatcher::Result Learned(const LearnOutcome& outcome, std::size_t first,
 }
 
 // Gives the request's ticket back, then answers it.
-void Answer(LearnBatcher::Request& request, LearnBatcher::Result result) {
+void Reply(LearnBatcher::Request& request, LearnBatcher::Result result) {
   request.ticket.Release();
   request.done(std::move(result));
-}
-
-// Writes one request alone, with its part of the refused group's ticket.
-void WriteAlone(const LearnBatcher::Write& write,
-                LearnBatcher::Request& request, WriteTicket ticket) {
-  std::vector<Prediction> before;
-  absl::StatusOr<LearnOutcome> outcome = write(
-      request.sample, request.predict ? &before : nullptr,
-      {.deadline = request.deadline, .ticket = &ticket, .streamed = true});
-  ticket.Release();
-  if (!outcome.ok()) {
-    Answer(request, Failed(outcome.status()));
-    return;
-  }
-  Answer(request, Learned(*outcome, 0, request.sample.size(),
-                          request.predict ? &before : nullptr));
 }
 
 // Whether any of the request's ids is in `ids`; inserts them all if not.
@@ -120,71 +104,68 @@ std::vector<LearnBatcher::Request> LearnBatcher::TakeBatch(bool* more) {
   return batch;
 }
 
-bool LearnBatcher::Drain(const Write& write) {
-  bool more = false;
-  std::vector<Request> requests = TakeBatch(&more);
-  std::vector<Request> live;
-  std::vector<ValidatedSamples> samples;
-  // The group's: its samples' announcement is taken over where the batch
-  // is queued for learning.
-  WriteTicket ticket;
-  for (Request& request : requests) {
+LearnBatcher::Group LearnBatcher::TakeGroup(bool* more) {
+  Group group;
+  for (Request& request : TakeBatch(more)) {
     if (Abandoned(request)) {
-      Answer(request, NotWritten());
-      continue;
+      Reply(request, NotWritten());
+    } else {
+      group.Add(std::move(request));
     }
-    samples.push_back(request.sample);
-    ticket.Join(std::move(request.ticket));
-    live.push_back(std::move(request));
   }
-  if (live.empty()) return more;
-  std::vector<Prediction> before;
-  absl::Time deadline = absl::InfinitePast();
-  bool predict = false;
-  for (const Request& request : live) {
-    deadline = std::max(deadline, request.deadline);
-    predict |= request.predict;
-  }
-  absl::StatusOr<ValidatedSamples> batch =
-      ValidatedSamples::Concatenate(samples);
-  absl::StatusOr<LearnOutcome> outcome =
-      batch.ok()
-          ? write(*batch, predict ? &before : nullptr,
-                  {.deadline = deadline,
-                   .ticket = &ticket,
-                   .streamed = true,
-                   // An answer waiting for durability is not kept waiting.
-                   .sync_later = !predict})
-          : batch.status();
-  if (!outcome.ok() && live.size() > 1) {
-    // Refused as a whole (the sample limit, a failing disk): each alone,
-    // so each gets the answer it would have had on its own — unless an
-    // earlier one of its call failed just now (room found for a later
-    // sample must not put it before the earlier one).
-    for (Request& request : live) {
-      WriteTicket own = ticket.Split(request.sample.size());
-      if (Abandoned(request)) {
-        own.Release();
-        Answer(request, NotWritten());
-        continue;
-      }
-      WriteAlone(write, request, std::move(own));
-    }
-    return more;
-  }
-  ticket.Release();  // before the answers: a stream admits its next then
+  group.Close();
+  return group;
+}
+
+void LearnBatcher::Group::Add(Request request) {
+  deadline_ = std::max(deadline_, request.deadline);
+  predict_ |= request.predict;
+  // Its samples' announcement is taken over where the batch is queued
+  // for learning.
+  ticket_.Join(std::move(request.ticket));
+  requests_.push_back(std::move(request));
+}
+
+void LearnBatcher::Group::Close() {
+  std::vector<ValidatedSamples> samples;
+  samples.reserve(requests_.size());
+  for (const Request& request : requests_) samples.push_back(request.sample);
+  batch_ = ValidatedSamples::Concatenate(samples);
+}
+
+void LearnBatcher::Group::Answer(const absl::StatusOr<LearnOutcome>& outcome,
+                                 std::vector<Prediction>* before) {
+  ticket_.Release();  // before the answers: a stream admits its next then
   std::size_t first = 0;
-  for (Request& request : live) {
+  for (Request& request : requests_) {
     const std::size_t count = request.sample.size();
     if (!outcome.ok()) {
-      Answer(request, Failed(outcome.status()));
+      Reply(request, Failed(outcome.status()));
     } else {
-      Answer(request, Learned(*outcome, first, count,
-                              request.predict ? &before : nullptr));
+      Reply(request, Learned(*outcome, first, count,
+                             request.predict ? before : nullptr));
     }
     first += count;
   }
-  return more;
+  requests_.clear();
+}
+
+std::optional<LearnBatcher::Group> LearnBatcher::Group::TakeAlone() {
+  while (next_alone_ < requests_.size()) {
+    Request& request = requests_[next_alone_++];
+    WriteTicket own = ticket_.Split(request.sample.size());
+    if (Abandoned(request)) {
+      own.Release();
+      Reply(request, NotWritten());
+      continue;
+    }
+    Group alone;
+    request.ticket = std::move(own);
+    alone.Add(std::move(request));
+    alone.Close();
+    return alone;
+  }
+  return std::nullopt;
 }
 
 }  // namespace streamreg

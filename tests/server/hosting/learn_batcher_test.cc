@@ -4,6 +4,7 @@
 #include "server/hosting/learn_batcher.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -22,9 +23,8 @@ struct FakeLog {
   std::uint64_t no_room_for = 0;
   std::vector<std::uint64_t> written;
   std::uint64_t taken_over = 0;
-  LearnBatcher::Write write =
-      [this](const ValidatedSamples& samples, std::vector<Prediction>*,
-             const WriteOptions& options) -> absl::StatusOr<LearnOutcome> {
+  absl::StatusOr<LearnOutcome> Write(const ValidatedSamples& samples,
+                                     const WriteOptions& options) {
     for (std::size_t s = 0; s < samples.size(); ++s) {
       if (samples[s].sample_id == no_room_for) {
         return absl::ResourceExhaustedError("no space left on the disk");
@@ -41,7 +41,7 @@ struct FakeLog {
     stage->Withdraw(announced);
     taken_over += announced;
     return outcome;
-  };
+  }
 };
 
 // A model's learn stage, where requests' samples are announced.
@@ -71,11 +71,19 @@ struct FakeCall {
   }
 };
 
+// The writer's side of a group, as HostedModel writes it: the whole batch
+// with the group's options; the outcome answers every request.
+void WriteWhole(FakeLog& log, LearnBatcher::Group& group) {
+  ASSERT_TRUE(group.batch().ok());
+  group.Answer(log.Write(*group.batch(), group.options()), nullptr);
+}
+
 // One call's samples through the batcher, with a log that has no room for
-// its second sample but room for a single later one: the call ends there,
-// and nothing after that sample is written, in this group or a later one
-// (learned before the second sample's resend, it would teach the model
-// another order than the stream's).
+// its second sample but room for a single later one: the group is refused
+// whole and written request by request, the call ends at that sample, and
+// nothing after it is written, in this group or a later one (learned
+// before the second sample's resend, it would teach the model another
+// order than the stream's).
 TEST(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
   Announcements model;
   Batch batch(6, 100);
@@ -84,15 +92,29 @@ TEST(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
   log.no_room_for = 101;
   FakeCall call;
   LearnBatcher batcher;
-  for (std::size_t i = 0; i < 4; ++i) {
-    batcher.Add(call.Request(model, batch.samples[i]));
+  EXPECT_TRUE(batcher.Add(call.Request(model, batch.samples[0])));
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_FALSE(batcher.Add(call.Request(model, batch.samples[i])));
   }
   EXPECT_EQ(model.held(), 4u);
-  EXPECT_FALSE(batcher.Drain(log.write));
+  bool more = true;
+  LearnBatcher::Group group = batcher.TakeGroup(&more);
+  EXPECT_FALSE(more);
+  ASSERT_EQ(group.size(), 4u);
+  ASSERT_FALSE(log.Write(*group.batch(), group.options()).ok());
+  // Each alone: 100 is written, 101 refused, and the call, ended there,
+  // has 102 and 103 answered CANCELLED without a write.
+  std::size_t written_alone = 0;
+  while (std::optional<LearnBatcher::Group> alone = group.TakeAlone()) {
+    ASSERT_EQ(alone->size(), 1u);
+    ++written_alone;
+    alone->Answer(log.Write(*alone->batch(), alone->options()), nullptr);
+  }
+  EXPECT_EQ(written_alone, 2u);
   for (std::size_t i = 4; i < 6; ++i) {
     batcher.Add(call.Request(model, batch.samples[i]));
   }
-  EXPECT_FALSE(batcher.Drain(log.write));
+  EXPECT_TRUE(batcher.TakeGroup(&more).empty());
   EXPECT_THAT(log.written, ::testing::ElementsAre(100u));
   ASSERT_EQ(call.answers.size(), 6u);
   EXPECT_TRUE(call.answers[0].ok());
@@ -124,13 +146,66 @@ TEST(LearnBatcherTest, ASampleAfterAResentOneWaitsWithIt) {
     batcher.Add(resent.Request(model, batch.samples[i]));
   }
   dropped.ended = true;  // its client is gone
-  EXPECT_TRUE(batcher.Drain(log.write));
-  EXPECT_FALSE(batcher.Drain(log.write));
+  bool more = false;
+  LearnBatcher::Group first = batcher.TakeGroup(&more);
+  EXPECT_TRUE(first.empty());  // the dropped call's, answered CANCELLED
+  EXPECT_TRUE(more);
+  LearnBatcher::Group second = batcher.TakeGroup(&more);
+  EXPECT_FALSE(more);
+  WriteWhole(log, second);
   EXPECT_THAT(log.written, ::testing::ElementsAre(100u, 101u, 102u));
   EXPECT_EQ(dropped.answers.size(), 2u);
+  EXPECT_THAT(dropped.answers,
+              ::testing::Each(::testing::Property(
+                  &absl::Status::code, absl::StatusCode::kCancelled)));
   EXPECT_THAT(resent.answers, ::testing::Each(absl::OkStatus()));
   // The dropped call's two were withdrawn, the resent three taken over.
   EXPECT_EQ(log.taken_over, 3u);
+  EXPECT_EQ(model.held(), 0u);
+}
+
+// A group is written as one batch — its samples in order, the latest
+// deadline, its fsync deferred unless a request waits for predictions —
+// and each request gets its own samples' places and predictions.
+TEST(LearnBatcherTest, AGroupIsOneBatchAndEachRequestGetsItsOwnAnswer) {
+  Announcements model;
+  Batch batch(3, 100);
+  FakeLog log;
+  log.stage = model.stage.get();
+  FakeCall call;
+  LearnBatcher batcher;
+  const absl::Time soon = absl::Now() + absl::Seconds(5);
+  const absl::Time later = soon + absl::Seconds(5);
+  LearnBatcher::Request early = call.Request(model, batch.samples[0]);
+  early.deadline = soon;
+  LearnBatcher::Request waiting = call.Request(model, batch.samples[1]);
+  waiting.deadline = later;
+  std::vector<Prediction> told;
+  waiting.predict = true;
+  waiting.done = [&](LearnBatcher::Result result) { told = result.before; };
+  LearnBatcher::Request last = call.Request(model, batch.samples[2]);
+  last.deadline = soon;
+  batcher.Add(std::move(early));
+  batcher.Add(std::move(waiting));
+  batcher.Add(std::move(last));
+  bool more = true;
+  LearnBatcher::Group group = batcher.TakeGroup(&more);
+  ASSERT_EQ(group.size(), 3u);
+  const WriteOptions options = group.options();
+  EXPECT_EQ(options.deadline, later);
+  EXPECT_TRUE(options.streamed);
+  EXPECT_FALSE(options.sync_later);  // an answer waits for it
+  EXPECT_EQ(options.ticket->announced(), 3u);
+  std::vector<Prediction> before(3);
+  for (std::size_t i = 0; i < 3; ++i) before[i].learned = 10 + i;
+  absl::StatusOr<LearnOutcome> outcome =
+      log.Write(*group.batch(), group.options());
+  outcome->learn_lag.assign(3, absl::Milliseconds(1));
+  group.Answer(outcome, &before);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].learned, 11u);  // the second sample's
+  EXPECT_THAT(log.written, ::testing::ElementsAre(100u, 101u, 102u));
+  EXPECT_EQ(call.answers.size(), 2u);  // the two that did not predict
   EXPECT_EQ(model.held(), 0u);
 }
 
