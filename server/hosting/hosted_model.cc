@@ -122,6 +122,30 @@ absl::StatusOr<LearnOutcome> HostedModel::Learn(
   return Learn(*validated, before, WriteOptions{});
 }
 
+void HostedModel::LearnInTurn(QueuedBatch batch) {
+  // (Shared: a queue's task is copyable, the ticket is not.)
+  writes_->Post([self = shared_from_this(),
+                 batch = std::make_shared<QueuedBatch>(std::move(batch))] {
+    absl::StatusOr<LearnOutcome> outcome =
+        batch->abandoned()
+            ? absl::CancelledError("not learned, the call was cancelled")
+            : self->Learn(
+                  batch->samples, nullptr,
+                  {.deadline = batch->deadline, .ticket = &batch->ticket});
+    // Given back before the answer: its call admits the next batch then.
+    batch->ticket.Release();
+    batch->done(std::move(outcome));
+  });
+}
+
+void HostedModel::RefitInTurn(
+    std::function<void(std::size_t, std::size_t)> progress, absl::Time deadline,
+    std::function<void(absl::Status)> done) {
+  writes_->Post(
+      [self = shared_from_this(), progress = std::move(progress), deadline,
+       done = std::move(done)] { done(self->Refit(progress, deadline)); });
+}
+
 void HostedModel::LearnInGroup(LearnBatcher::Request request) {
   if (request.predict) {
     // A cautious answer is made once its samples are durable: its

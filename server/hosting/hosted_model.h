@@ -113,7 +113,8 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   }
   const std::vector<std::string>& input_names() const { return input_names_; }
   absl::Time create_time() const { return create_time_; }
-  // Orders the writes (Learn, Refit) the service schedules for this model.
+  // Orders the model's writes: Learn streams' groups, Ingest batches
+  // (LearnInTurn) and refits (RefitInTurn). Tests hold it busy.
   SerialQueue& writes() { return *writes_; }
   // A Learn stream's sample, written with the others that wait meanwhile
   // as one batch (group commit: LearnBatcher) on the write queue; its
@@ -122,6 +123,28 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // has its interval calibrated and its error counted then, as
   // AnswerAsItStands'.
   void LearnInGroup(LearnBatcher::Request request);
+  // An Ingest batch on its way: written in its turn on the write queue
+  // (LearnInTurn).
+  struct QueuedBatch {
+    // Checked where it arrived.
+    ValidatedSamples samples;
+    // What it holds on its way (Announce): given back before `done` runs.
+    WriteTicket ticket;
+    // The caller's (WriteOptions::deadline).
+    absl::Time deadline = absl::InfiniteFuture();
+    // Asked when its turn comes: true if its call is gone (CANCELLED, not
+    // learned).
+    std::function<bool()> abandoned;
+    // What Learn did (or why it did not).
+    std::function<void(absl::StatusOr<LearnOutcome>)> done;
+  };
+  // Learns `batch` (Learn) on the write queue, after the writes queued
+  // before it; `batch.done` runs on the queue's thread.
+  void LearnInTurn(QueuedBatch batch);
+  // The batch refit (Refit) on the write queue, after the writes queued
+  // before it; `done` gets its status on the queue's thread.
+  void RefitInTurn(std::function<void(std::size_t, std::size_t)> progress,
+                   absl::Time deadline, std::function<void(absl::Status)> done);
   // This model's share of overload protection: samples received and not
   // yet through its write queue, and predictions being answered
   // (ModelRegistry::AdmitSamples, AdmitPrediction).

@@ -48,26 +48,18 @@ void IngestReactor::OnReadDone(bool ok) {
   absl::StatusOr<AdmissionTicket> admitted = stream_.AdmitSamples(
       **model, static_cast<std::uint64_t>(request_.samples_size()));
   if (!admitted.ok()) return Fail(admitted.status());
-  batch_ = *std::move(batch);
   // Counted in Learn streams' answers as received, not learned, from now.
-  ticket_ = (*model)->Announce(*std::move(admitted), batch_.size());
-  (*model)->writes().Post([this, model = *model] { Learn(model); });
+  WriteTicket ticket = (*model)->Announce(*std::move(admitted), batch->size());
+  (*model)->LearnInTurn(
+      {.samples = *std::move(batch),
+       .ticket = std::move(ticket),
+       .deadline = CallDeadline(*context_),
+       .abandoned = [this] { return context_->IsCancelled(); },
+       .done =
+           [this](absl::StatusOr<LearnOutcome> outcome) { Learned(outcome); }});
 }
 
-void IngestReactor::Learn(const std::shared_ptr<HostedModel>& model) {
-  if (context_->IsCancelled()) {
-    ticket_.Release();
-    Finish(grpc::Status(grpc::StatusCode::CANCELLED,
-                        absl::StrCat(stream_.Where(),
-                                     ": not learned, the call was cancelled")));
-    return;
-  }
-  absl::StatusOr<LearnOutcome> outcome =
-      model->Learn(batch_, nullptr,
-                   {.deadline = CallDeadline(*context_), .ticket = &ticket_});
-  batch_ = ValidatedSamples();
-  // Released before the next read (which admits the next batch).
-  ticket_.Release();
+void IngestReactor::Learned(const absl::StatusOr<LearnOutcome>& outcome) {
   if (!outcome.ok()) return Fail(Prefixed(outcome.status(), stream_.Where()));
   response_->set_accepted(response_->accepted() + outcome->accepted);
   response_->set_duplicates(response_->duplicates() + outcome->duplicates);

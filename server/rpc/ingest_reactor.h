@@ -30,17 +30,15 @@ class IngestReactor final
   void OnDone() override { delete this; }
 
  private:
-  void Learn(const std::shared_ptr<HostedModel>& model);
+  // The message's batch learned in its turn (HostedModel::LearnInTurn),
+  // or why not: the next message read, or the call ended.
+  void Learned(const absl::StatusOr<LearnOutcome>& outcome);
   void Fail(const absl::Status& status);
 
   grpc::ServerContext* const context_;
   ModelStream stream_;
   v1::IngestResponse* response_;
   v1::IngestRequest request_;
-  // request_'s samples, checked, and what they hold (admitted, counted
-  // as received) until they are through the write queue.
-  ValidatedSamples batch_;
-  WriteTicket ticket_;
 };
 
 }  // namespace streamreg

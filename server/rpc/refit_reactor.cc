@@ -19,20 +19,18 @@ RefitReactor::RefitReactor(Call* call,
     Finish(ToGrpcStatus(model.status()));
   } else {
     model_ = *std::move(model);
-    model_->writes().Post([this] { Run(); });
+    model_->RefitInTurn(
+        [this](std::size_t done, std::size_t total) {
+          v1::RefitProgress progress;
+          progress.set_done(done);
+          progress.set_total(total);
+          Publish(std::move(progress));
+        },
+        deadline_, [this](absl::Status status) { Refitted(status); });
   }
 }
 
-void RefitReactor::Run() {
-  const absl::Time start = absl::Now();
-  const absl::Status status = model_->Refit(
-      [this](std::size_t done, std::size_t total) {
-        v1::RefitProgress progress;
-        progress.set_done(done);
-        progress.set_total(total);
-        Publish(std::move(progress));
-      },
-      deadline_);
+void RefitReactor::Refitted(const absl::Status& status) {
   if (status.ok()) {
     v1::RefitProgress last;
     StatsToWire(*model_, {.deadline = FiguresAnswerBy(deadline_)},
@@ -43,7 +41,7 @@ void RefitReactor::Run() {
     Publish(std::move(last));
     spdlog::info("event=refit model={} samples={} seconds={:.3f}",
                  model_->name(), samples,
-                 absl::ToDoubleSeconds(absl::Now() - start));
+                 absl::ToDoubleSeconds(absl::Now() - start_));
   }
   MutexLock lock(&mutex_);
   result_ = ToGrpcStatus(status);

@@ -6,6 +6,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "grpcpp/grpcpp.h"
@@ -33,13 +34,17 @@ class RefitReactor final
   void OnDone() override { delete this; }
 
  private:
-  void Run();
+  // The refit's end (HostedModel::RefitInTurn): the last progress with the
+  // model's figures, then the call's status.
+  void Refitted(const absl::Status& status);
   void Publish(v1::RefitProgress progress) ABSL_LOCKS_EXCLUDED(mutex_);
   // Finishes once the refit has ended and no write is left.
   void FinishIfDone() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   std::shared_ptr<HostedModel> model_;
   const absl::Time deadline_;
+  // When the call arrived (the refit's time in the log counts its turn).
+  const absl::Time start_ = absl::Now();
   // The refit's thread and gRPC's write callbacks meet here.
   Mutex mutex_;
   v1::RefitProgress writing_ ABSL_GUARDED_BY(mutex_);
