@@ -10,6 +10,8 @@
   #include follows its table of allowed dependencies between folders.
 - The CI presets build every program the tests they run need (a test whose
   program is not built is "Not Run", and fails CI).
+- The write path docs/architecture.md draws is at most 8 files, each there,
+  and no file on it (or beside it) includes the header of one before it.
 
 usage: repository_test.py SOURCE_DIR
 """
@@ -434,6 +436,71 @@ class CiBuildsWhatItRunsTest(unittest.TestCase):
         missing = {test: needed - built for test, needed in programs.items()
                    if needed - built}
         self.assertFalse(missing, "not in the ci build preset's targets")
+
+
+MAX_WRITE_PATH_FILES = 8
+
+
+def write_path(text):
+    """The steps of the path between the write-path markers: per step, its
+    file and the files beside it, in order."""
+    begin = text.index("<!-- write path: begin -->")
+    end = text.index("<!-- write path: end -->")
+    steps = []
+    for item in re.split(r"\n(?=\d+\. )", text[begin:end])[1:]:
+        files = re.findall(r"`([a-z_/]+\.(?:cc|h))`", item)
+        steps.append((files[0], files[1:]))
+    return steps
+
+
+def header_of(path):
+    return re.sub(r"\.cc$", ".h", path)
+
+
+def reaches_back(steps, source_text):
+    """Where a step's file, or one beside it, includes the header of a step
+    before it; source_text(path) gives a file's text (and its header's)."""
+    found = []
+    for i, (step, beside) in enumerate(steps):
+        earlier = {header_of(s) for s, _ in steps[:i]}
+        for path in [step] + beside:
+            for source in sorted({path, header_of(path)}):
+                for included in re.findall(r'#include "([^"]+)"',
+                                           source_text(source)):
+                    if included in earlier:
+                        found.append("%s (step %d) includes %s" %
+                                     (source, i + 1, included))
+    return found
+
+
+class WritePathTest(unittest.TestCase):
+
+    def setUp(self):
+        self.steps = write_path(text_of("docs/architecture.md"))
+
+    def test_the_path_is_short_and_its_files_are_there(self):
+        self.assertGreaterEqual(len(self.steps), 5)
+        self.assertLessEqual(len(self.steps), MAX_WRITE_PATH_FILES)
+        for step, beside in self.steps:
+            for path in [step] + beside:
+                self.assertTrue(os.path.isfile(os.path.join(ROOT, path)),
+                                path)
+
+    def test_no_file_reaches_back_to_one_before_it(self):
+        def source_text(path):
+            full = os.path.join(ROOT, path)
+            return text_of(path) if os.path.isfile(full) else ""
+        problems = reaches_back(self.steps, source_text)
+        if problems:
+            self.fail("\n".join(problems))
+
+    def test_the_check_sees_a_file_reaching_back(self):
+        steps = [("a/first.cc", []), ("a/second.cc", ["a/beside.cc"])]
+        texts = {"a/beside.h": '#include "a/first.h"'}
+        self.assertEqual(reaches_back(steps, lambda p: texts.get(p, "")),
+                         ["a/beside.h (step 2) includes a/first.h"])
+        self.assertFalse(reaches_back(steps[::-1][:1],
+                                      lambda p: texts.get(p, "")))
 
 
 if __name__ == "__main__":
