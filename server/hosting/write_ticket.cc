@@ -8,9 +8,9 @@ namespace streamreg {
 
 WriteTicket::WriteTicket(std::shared_ptr<LearnStage> stage,
                          AdmissionTicket admitted, std::uint64_t samples)
-    : stage_(std::move(stage)), announced_(samples) {
+    : stage_(stage), announced_(samples) {
   admitted_.push_back(std::move(admitted));
-  stage_->Announce(samples);
+  stage->Announce(samples);
 }
 
 WriteTicket& WriteTicket::operator=(WriteTicket&& other) noexcept {
@@ -25,7 +25,7 @@ WriteTicket& WriteTicket::operator=(WriteTicket&& other) noexcept {
 }
 
 void WriteTicket::Join(WriteTicket other) {
-  if (stage_ == nullptr) stage_ = other.stage_;
+  if (stage_.expired()) stage_ = other.stage_;
   announced_ += std::exchange(other.announced_, 0);
   std::move(other.admitted_.begin(), other.admitted_.end(),
             std::back_inserter(admitted_));
@@ -45,7 +45,11 @@ std::uint64_t WriteTicket::TakeAnnounced() {
 }
 
 void WriteTicket::Release() {
-  if (stage_ != nullptr && announced_ > 0) stage_->Withdraw(announced_);
+  if (announced_ > 0) {
+    if (const std::shared_ptr<LearnStage> stage = stage_.lock()) {
+      stage->Withdraw(announced_);
+    }
+  }
   announced_ = 0;
   admitted_.clear();  // each gives its admission back
 }

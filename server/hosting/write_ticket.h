@@ -25,8 +25,9 @@ class WriteTicket {
   // Nothing held: a write of samples no client waits for (recovery, a log
   // follower, tools).
   WriteTicket() = default;
-  // Announces `samples` samples on `stage`, which the ticket keeps alive
-  // (the model owning it), with the admission they passed.
+  // Announces `samples` samples on `stage`, with the admission they passed.
+  // The ticket does not keep the stage alive (a model's requests wait in
+  // the model): once it is gone, nothing is left to withdraw.
   WriteTicket(std::shared_ptr<LearnStage> stage, AdmissionTicket admitted,
               std::uint64_t samples);
   WriteTicket(WriteTicket&& other) noexcept { *this = std::move(other); }
@@ -49,7 +50,7 @@ class WriteTicket {
   std::uint64_t announced() const { return announced_; }
 
  private:
-  std::shared_ptr<LearnStage> stage_;
+  std::weak_ptr<LearnStage> stage_;
   std::vector<AdmissionTicket> admitted_;
   std::uint64_t announced_ = 0;
 };
