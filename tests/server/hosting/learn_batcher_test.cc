@@ -78,44 +78,50 @@ void WriteWhole(FakeLog& log, LearnBatcher::Group& group) {
   group.Answer(log.Write(*group.batch(), group.options()), nullptr);
 }
 
+// A model's learn stage, the batcher, and a log writing to the stage.
+class LearnBatcherTest : public ::testing::Test {
+ protected:
+  LearnBatcherTest() { log_.stage = model_.stage.get(); }
+
+  Announcements model_;
+  FakeLog log_;
+  LearnBatcher batcher_;
+};
+
 // One call's samples through the batcher, with a log that has no room for
 // its second sample but room for a single later one: the group is refused
 // whole and written request by request, the call ends at that sample, and
 // nothing after it is written, in this group or a later one (learned
 // before the second sample's resend, it would teach the model another
 // order than the stream's).
-TEST(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
-  Announcements model;
+TEST_F(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
   Batch batch(6, 100);
-  FakeLog log;
-  log.stage = model.stage.get();
-  log.no_room_for = 101;
+  log_.no_room_for = 101;
   FakeCall call;
-  LearnBatcher batcher;
-  EXPECT_TRUE(batcher.Add(call.Request(model, batch.samples[0])));
+  EXPECT_TRUE(batcher_.Add(call.Request(model_, batch.samples[0])));
   for (std::size_t i = 1; i < 4; ++i) {
-    EXPECT_FALSE(batcher.Add(call.Request(model, batch.samples[i])));
+    EXPECT_FALSE(batcher_.Add(call.Request(model_, batch.samples[i])));
   }
-  EXPECT_EQ(model.held(), 4u);
+  EXPECT_EQ(model_.held(), 4u);
   bool more = true;
-  LearnBatcher::Group group = batcher.TakeGroup(&more);
+  LearnBatcher::Group group = batcher_.TakeGroup(&more);
   EXPECT_FALSE(more);
   ASSERT_EQ(group.size(), 4u);
-  ASSERT_FALSE(log.Write(*group.batch(), group.options()).ok());
+  ASSERT_FALSE(log_.Write(*group.batch(), group.options()).ok());
   // Each alone: 100 is written, 101 refused, and the call, ended there,
   // has 102 and 103 answered CANCELLED without a write.
   std::size_t written_alone = 0;
   while (std::optional<LearnBatcher::Group> alone = group.TakeAlone()) {
     ASSERT_EQ(alone->size(), 1u);
     ++written_alone;
-    alone->Answer(log.Write(*alone->batch(), alone->options()), nullptr);
+    alone->Answer(log_.Write(*alone->batch(), alone->options()), nullptr);
   }
   EXPECT_EQ(written_alone, 2u);
   for (std::size_t i = 4; i < 6; ++i) {
-    batcher.Add(call.Request(model, batch.samples[i]));
+    batcher_.Add(call.Request(model_, batch.samples[i]));
   }
-  EXPECT_TRUE(batcher.TakeGroup(&more).empty());
-  EXPECT_THAT(log.written, ::testing::ElementsAre(100u));
+  EXPECT_TRUE(batcher_.TakeGroup(&more).empty());
+  EXPECT_THAT(log_.written, ::testing::ElementsAre(100u));
   ASSERT_EQ(call.answers.size(), 6u);
   EXPECT_TRUE(call.answers[0].ok());
   EXPECT_EQ(call.answers[1].code(), absl::StatusCode::kResourceExhausted);
@@ -124,72 +130,64 @@ TEST(LearnBatcherTest, ACallEndsAtItsFirstSampleNotWritten) {
   }
   // The sample written was taken over by the log; the others, refused or
   // never written, were withdrawn: none is counted as on its way.
-  EXPECT_EQ(log.taken_over, 1u);
-  EXPECT_EQ(model.held(), 0u);
+  EXPECT_EQ(log_.taken_over, 1u);
+  EXPECT_EQ(model_.held(), 0u);
 }
 
 // A client that dropped its call resends on a new one while the old call's
 // samples still wait: the resent ids wait for the next group, and so do the
 // samples after them, so that the old call, found cancelled, leaves the
 // new one's samples in their order.
-TEST(LearnBatcherTest, ASampleAfterAResentOneWaitsWithIt) {
-  Announcements model;
+TEST_F(LearnBatcherTest, ASampleAfterAResentOneWaitsWithIt) {
   Batch batch(3, 100);
-  FakeLog log;
-  log.stage = model.stage.get();
   FakeCall dropped, resent;
-  LearnBatcher batcher;
   for (std::size_t i = 0; i < 2; ++i) {
-    batcher.Add(dropped.Request(model, batch.samples[i]));
+    batcher_.Add(dropped.Request(model_, batch.samples[i]));
   }
   for (std::size_t i = 0; i < 3; ++i) {
-    batcher.Add(resent.Request(model, batch.samples[i]));
+    batcher_.Add(resent.Request(model_, batch.samples[i]));
   }
   dropped.ended = true;  // its client is gone
   bool more = false;
-  LearnBatcher::Group first = batcher.TakeGroup(&more);
+  LearnBatcher::Group first = batcher_.TakeGroup(&more);
   EXPECT_TRUE(first.empty());  // the dropped call's, answered CANCELLED
   EXPECT_TRUE(more);
-  LearnBatcher::Group second = batcher.TakeGroup(&more);
+  LearnBatcher::Group second = batcher_.TakeGroup(&more);
   EXPECT_FALSE(more);
-  WriteWhole(log, second);
-  EXPECT_THAT(log.written, ::testing::ElementsAre(100u, 101u, 102u));
+  WriteWhole(log_, second);
+  EXPECT_THAT(log_.written, ::testing::ElementsAre(100u, 101u, 102u));
   EXPECT_EQ(dropped.answers.size(), 2u);
   EXPECT_THAT(dropped.answers,
               ::testing::Each(::testing::Property(
                   &absl::Status::code, absl::StatusCode::kCancelled)));
   EXPECT_THAT(resent.answers, ::testing::Each(absl::OkStatus()));
   // The dropped call's two were withdrawn, the resent three taken over.
-  EXPECT_EQ(log.taken_over, 3u);
-  EXPECT_EQ(model.held(), 0u);
+  EXPECT_EQ(log_.taken_over, 3u);
+  EXPECT_EQ(model_.held(), 0u);
 }
 
 // A group is written as one batch — its samples in order, the latest
 // deadline, its fsync deferred unless a request waits for predictions —
 // and each request gets its own samples' places and predictions.
-TEST(LearnBatcherTest, AGroupIsOneBatchAndEachRequestGetsItsOwnAnswer) {
-  Announcements model;
+TEST_F(LearnBatcherTest, AGroupIsOneBatchAndEachRequestGetsItsOwnAnswer) {
   Batch batch(3, 100);
-  FakeLog log;
-  log.stage = model.stage.get();
   FakeCall call;
-  LearnBatcher batcher;
   const absl::Time soon = absl::Now() + absl::Seconds(5);
   const absl::Time later = soon + absl::Seconds(5);
-  LearnBatcher::Request early = call.Request(model, batch.samples[0]);
+  LearnBatcher::Request early = call.Request(model_, batch.samples[0]);
   early.deadline = soon;
-  LearnBatcher::Request waiting = call.Request(model, batch.samples[1]);
+  LearnBatcher::Request waiting = call.Request(model_, batch.samples[1]);
   waiting.deadline = later;
   std::vector<Prediction> told;
   waiting.predict = true;
   waiting.done = [&](LearnBatcher::Result result) { told = result.before; };
-  LearnBatcher::Request last = call.Request(model, batch.samples[2]);
+  LearnBatcher::Request last = call.Request(model_, batch.samples[2]);
   last.deadline = soon;
-  batcher.Add(std::move(early));
-  batcher.Add(std::move(waiting));
-  batcher.Add(std::move(last));
+  batcher_.Add(std::move(early));
+  batcher_.Add(std::move(waiting));
+  batcher_.Add(std::move(last));
   bool more = true;
-  LearnBatcher::Group group = batcher.TakeGroup(&more);
+  LearnBatcher::Group group = batcher_.TakeGroup(&more);
   ASSERT_EQ(group.size(), 3u);
   const WriteOptions options = group.options();
   EXPECT_EQ(options.deadline, later);
@@ -199,14 +197,14 @@ TEST(LearnBatcherTest, AGroupIsOneBatchAndEachRequestGetsItsOwnAnswer) {
   std::vector<Prediction> before(3);
   for (std::size_t i = 0; i < 3; ++i) before[i].learned = 10 + i;
   absl::StatusOr<LearnOutcome> outcome =
-      log.Write(*group.batch(), group.options());
+      log_.Write(*group.batch(), group.options());
   outcome->learn_lag.assign(3, absl::Milliseconds(1));
   group.Answer(outcome, &before);
   ASSERT_EQ(told.size(), 1u);
   EXPECT_EQ(told[0].learned, 11u);  // the second sample's
-  EXPECT_THAT(log.written, ::testing::ElementsAre(100u, 101u, 102u));
+  EXPECT_THAT(log_.written, ::testing::ElementsAre(100u, 101u, 102u));
   EXPECT_EQ(call.answers.size(), 2u);  // the two that did not predict
-  EXPECT_EQ(model.held(), 0u);
+  EXPECT_EQ(model_.held(), 0u);
 }
 
 }  // namespace
