@@ -17,6 +17,7 @@
 #include "server/cluster/log_stream.h"
 #include "server/cluster/membership.h"
 #include "server/cluster/rebalancer.h"
+#include "server/cluster/replica_applier.h"
 #include "server/cluster/replica_model.h"
 #include "server/cluster/retried_until.h"
 #include "server/cluster/stream_janitor.h"
@@ -334,8 +335,10 @@ absl::StatusOr<ClusterNode::Started> ClusterNode::StartReplica(
                const std::shared_ptr<HostedReplica> hosted = weak.lock();
                return hosted != nullptr && hosted->snapshots_here.load();
              });
-  replica->Follow(
-      LogFollower::Start(replica->log(), model, from, made->stored));
+  replica->Follow(LogFollower::Start(
+      replica->log(),
+      ReplicaApplier(model->log_writer(), HostedModel::kMaxUnlearned), from,
+      made->stored));
   return Started{.model = std::move(made->model),
                  .replica = std::move(replica),
                  .from = from};

@@ -45,10 +45,14 @@ class HostedReplica : public ReplicatedLog {
   HostedReplica(LogStream log, SnapshotStore snapshots,
                 const std::shared_ptr<HostedModel>& model,
                 std::uint64_t replayed_from, ReplicatedLog::Options options)
-      : ReplicatedLog(std::move(log), model, std::move(options)),
+      : ReplicatedLog(std::move(log), model->name(), std::move(options)),
+        model_(model),
         snapshots_(std::move(snapshots)),
         replayed_from_(replayed_from) {}
 
+  // Null once the model is gone (the model holds this, as its write log:
+  // not the other way round).
+  std::shared_ptr<HostedModel> model() const { return model_.lock(); }
   SnapshotStore& snapshots() { return snapshots_; }
   Report report() const;
 
@@ -78,6 +82,7 @@ class HostedReplica : public ReplicatedLog {
   absl::Time next_replicas_check = absl::InfinitePast();
 
  private:
+  const std::weak_ptr<HostedModel> model_;
   SnapshotStore snapshots_;  // the snapshotting thread's
   const std::uint64_t replayed_from_;
 };

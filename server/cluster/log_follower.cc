@@ -5,10 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/exponential_backoff.h"
 #include "core/base/background_thread.h"
-#include "core/base/byte_coding.h"
 #include "core/base/stoppable_sleep.h"
-#include "core/model/model_settings.h"
-#include "server/cluster/log_entries.h"
 #include "spdlog/spdlog.h"
 
 namespace streamreg {
@@ -21,37 +18,29 @@ constexpr absl::Duration kPoll = absl::Milliseconds(100);
 // doubling with each failure).
 constexpr absl::Duration kLongestOpenPause = absl::Seconds(1);
 
-// The configuration's exact encoding, to compare two of them.
-std::string ConfigBytes(const ModelConfig& config) {
-  std::string bytes;
-  ByteWriter writer(&bytes);
-  SaveConfig(config, writer);
-  return bytes;
-}
-
 }  // namespace
 
-std::unique_ptr<LogFollower> LogFollower::Start(
-    const LogStream& log, std::shared_ptr<HostedModel> model,
-    std::uint64_t from, std::uint64_t stored) {
+std::unique_ptr<LogFollower> LogFollower::Start(const LogStream& log,
+                                                ReplicaApplier applier,
+                                                std::uint64_t from,
+                                                std::uint64_t stored) {
   from = std::max<std::uint64_t>(from, 1);
   if (stored < from) {
     spdlog::info("event=cluster_caught_up model={} log_sequence={} seconds=0",
-                 model->name(), from - 1);
+                 applier.model_name(), from - 1);
   }
   std::unique_ptr<LogFollower> follower(
-      new LogFollower(log, std::move(model), from, stored));
+      new LogFollower(log, std::move(applier), from, stored));
   LogFollower* self = follower.get();
   follower->thread_ =
       std::jthread([self](std::stop_token stop) { self->Run(stop); });
   return follower;
 }
 
-LogFollower::LogFollower(const LogStream& log,
-                         std::shared_ptr<HostedModel> model, std::uint64_t from,
-                         std::uint64_t stored)
+LogFollower::LogFollower(const LogStream& log, ReplicaApplier applier,
+                         std::uint64_t from, std::uint64_t stored)
     : log_(log),
-      model_(std::move(model)),
+      applier_(std::move(applier)),
       stored_at_start_(stored),
       applied_(from - 1) {}
 
@@ -100,7 +89,7 @@ bool LogFollower::SilentWhileBehind(absl::Time last_progress,
   spdlog::info(
       "event=cluster_follower_reread model={} from={} why=\"the log holds "
       "entries up to {}; none came for {:.1f} s\"",
-      model_->name(), done + 1, *last,
+      applier_.model_name(), done + 1, *last,
       absl::ToDoubleSeconds(now - last_progress));
   return true;
 }
@@ -119,7 +108,7 @@ void LogFollower::Run(std::stop_token stop) {
       const bool broke = !absl::IsDeadlineExceeded(entry.status());
       if (broke) {
         spdlog::info("event=cluster_follower_reread model={} from={} why={}",
-                     model_->name(), applied() + 1,
+                     applier_.model_name(), applied() + 1,
                      std::string(entry.status().message()));
       }
       if (broke || Stalled(last_progress) ||
@@ -139,7 +128,7 @@ void LogFollower::Run(std::stop_token stop) {
       if (CompactedPast(expected)) {
         spdlog::warn(
             "event=cluster_follower_behind model={} applied={} next_in_log={}",
-            model_->name(), expected - 1, entry->sequence);
+            applier_.model_name(), expected - 1, entry->sequence);
         MutexLock lock(&mutex_);
         fell_behind_ = true;
         applied_changed_.SignalAll();
@@ -170,8 +159,8 @@ bool LogFollower::OpenCursor(std::stop_token stop) {
     spdlog::warn(
         "event=cluster_follower_open_failed model={} from={} failures={} "
         "retry_in_seconds={:.1f} error=\"{}\"",
-        model_->name(), applied() + 1, failures, absl::ToDoubleSeconds(pause),
-        std::string(opened.message()));
+        applier_.model_name(), applied() + 1, failures,
+        absl::ToDoubleSeconds(pause), std::string(opened.message()));
     SleepForUnlessStopped(stop, pause);
   }
   return false;
@@ -183,9 +172,9 @@ void LogFollower::ApplyIfNext(const LogEntry& entry) {
     MutexLock lock(&mutex_);
     if (stopped_ || fell_behind_ || entry.sequence != applied_ + 1) return;
   }
-  absl::StatusOr<LearnOutcome> outcome = Apply(entry);
-  // Applied, whatever came of it (an entry that changed nothing too).
-  model_->NoteAppliedFromLog(entry.sequence);
+  // Noted applied by the model's writer, whatever came of it.
+  absl::StatusOr<LearnOutcome> outcome =
+      applier_.Apply(entry.sequence, entry.payload);
   MutexLock lock(&mutex_);
   applied_ = entry.sequence;
   if (applied_ == stored_at_start_) {
@@ -193,7 +182,7 @@ void LogFollower::ApplyIfNext(const LogEntry& entry) {
     // the next (bench/cluster_faults.sh does).
     spdlog::info(
         "event=cluster_caught_up model={} log_sequence={} seconds={:.3f}",
-        model_->name(), applied_,
+        applier_.model_name(), applied_,
         absl::ToDoubleSeconds(absl::Now() - started_));
   }
   outcomes_.emplace_back(entry.sequence, std::move(outcome));
@@ -212,53 +201,6 @@ bool LogFollower::CompactedPast(std::uint64_t sequence) const {
   return first.ok() && *first > sequence;
 }
 
-absl::StatusOr<LearnOutcome> LogFollower::Apply(const LogEntry& entry) {
-  const ModelConfig& config = model_->model().config();
-  DecodedLogEntry decoded;
-  if (absl::Status status =
-          DecodeLogEntry(entry.payload, entry.sequence, config, &decoded);
-      !status.ok()) {
-    return status;
-  }
-  switch (decoded.kind) {
-    case LogEntryKind::kCreate:
-      // Compared as models are made (defaults filled in).
-      if (decoded.identity.name != model_->name() ||
-          !CompleteAndValidate(&decoded.identity.config).ok() ||
-          ConfigBytes(decoded.identity.config) != ConfigBytes(config)) {
-        return absl::DataLossError(
-            absl::StrCat("log entry ", entry.sequence, " creates model '",
-                         decoded.identity.name, "' otherwise than '",
-                         model_->name(), "' was made"));
-      }
-      return LearnOutcome{};
-    case LogEntryKind::kSamples:
-    case LogEntryKind::kSamplesAtFixedCounts: {
-      const std::vector<Sample> samples =
-          decoded.samples.samples(config.input_dim, config.num_targets());
-      return model_->ApplyFromLog(
-          samples, entry.sequence,
-          decoded.kind == LogEntryKind::kSamplesAtFixedCounts
-              ? BatchTakeOvers::kAtFixedCounts
-              : BatchTakeOvers::kWhereRecorded);
-    }
-    case LogEntryKind::kRefit:
-      if (absl::Status status = model_->ApplyRefitFromLog(entry.sequence);
-          !status.ok()) {
-        return status;
-      }
-      return LearnOutcome{};
-    case LogEntryKind::kTakeOver:
-      if (absl::Status status =
-              model_->ApplyTakeOverFromLog(decoded.take_over, entry.sequence);
-          !status.ok()) {
-        return status;
-      }
-      return LearnOutcome{};
-  }
-  return absl::InternalError("unreachable");
-}
-
 absl::StatusOr<LearnOutcome> LogFollower::WaitApplied(
     std::uint64_t sequence, absl::Time deadline) const {
   const absl::Time start = absl::Now();
@@ -267,12 +209,12 @@ absl::StatusOr<LearnOutcome> LogFollower::WaitApplied(
   while (applied_ < sequence) {
     if (fell_behind_) {
       return absl::UnavailableError(absl::StrCat(
-          "model '", model_->name(),
+          "model '", applier_.model_name(),
           "' fell behind its log here and is being hosted again; retry"));
     }
     if (stopped_) {
       return absl::UnavailableError(
-          absl::StrCat("model '", model_->name(),
+          absl::StrCat("model '", applier_.model_name(),
                        "' is no longer served by this server; retry"));
     }
     if (!applied_changed_.WaitUntil(&mutex_, deadline) && applied_ < sequence) {

@@ -15,7 +15,8 @@
 #include "absl/time/time.h"
 #include "core/base/mutex.h"
 #include "server/cluster/log_stream.h"
-#include "server/hosting/hosted_model.h"
+#include "server/cluster/replica_applier.h"
+#include "server/hosting/learn_outcome.h"
 
 namespace streamreg {
 
@@ -26,9 +27,8 @@ namespace streamreg {
 // backoff, so that a consumer placed on a NATS node that never answers
 // holds up neither the hosting nor the writes this server applies itself),
 // and applies each
-// one — a samples entry through HostedModel::ApplyFromLog (whose recent-id
-// window drops retried samples, the same way on every replica), a refit through
-// Refit; the create entry must name the model's own configuration. The
+// one through its ReplicaApplier (what an entry does to the model, the same
+// way on every replica). The
 // model itself never writes: every server serving it, the one that
 // appended included, changes it only through its follower, entry after
 // entry in sequence order, so that the replicas stay identical. What an
@@ -56,7 +56,7 @@ class LogFollower {
   // is the last entry the log held then (catching_up() until it is
   // applied). `log`'s client must outlive it.
   static std::unique_ptr<LogFollower> Start(const LogStream& log,
-                                            std::shared_ptr<HostedModel> model,
+                                            ReplicaApplier applier,
                                             std::uint64_t from = 1,
                                             std::uint64_t stored = 0);
   // Stops following (as Stop does) and waits for the thread.
@@ -105,8 +105,8 @@ class LogFollower {
   static constexpr absl::Duration kIdleCheck = absl::Seconds(5);
 
  private:
-  LogFollower(const LogStream& log, std::shared_ptr<HostedModel> model,
-              std::uint64_t from, std::uint64_t stored);
+  LogFollower(const LogStream& log, ReplicaApplier applier, std::uint64_t from,
+              std::uint64_t stored);
   // Whether an entry waited for has not come for kStallTimeout.
   bool Stalled(absl::Time last_progress) const;
   // Whether the log holds entries past applied() that the cursor has not
@@ -127,14 +127,14 @@ class LogFollower {
   // Applies `entry` if it is the next one due (and the follower has not
   // stopped), and records its outcome for WaitApplied.
   void ApplyIfNext(const LogEntry& entry) ABSL_LOCKS_EXCLUDED(apply_mutex_);
-  absl::StatusOr<LearnOutcome> Apply(const LogEntry& entry);
   // Whether the log no longer holds entry `sequence` (compacted away).
   bool CompactedPast(std::uint64_t sequence) const;
 
   const LogStream log_;
   // The follower thread's (made by it; replaced when stalled).
   std::optional<LogStream::Cursor> cursor_;
-  const std::shared_ptr<HostedModel> model_;
+  // Applies under apply_mutex_: one entry at a time, in order.
+  ReplicaApplier applier_;
   const std::uint64_t stored_at_start_;
   const absl::Time started_ = absl::Now();
 

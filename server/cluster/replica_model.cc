@@ -96,7 +96,7 @@ absl::StatusOr<ReplicaModel> MakeReplicaModel(const ModelRegistry& registry,
   if (!model.ok()) return model.status();
   // Made from it: the create entry is applied. Its follower reads on from
   // the next, and this server's own writes apply without a consumer.
-  (*model)->NoteAppliedFromLog(1);
+  (*model)->log_writer()->NoteApplied(1);
   made.model = *std::move(model);
   made.from = 2;
   return made;

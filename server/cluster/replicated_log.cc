@@ -11,12 +11,10 @@
 
 namespace streamreg {
 
-ReplicatedLog::ReplicatedLog(LogStream log,
-                             const std::shared_ptr<HostedModel>& model,
+ReplicatedLog::ReplicatedLog(LogStream log, std::string model_name,
                              Options options)
     : log_(std::move(log)),
-      model_(model),
-      name_(model->name()),
+      name_(std::move(model_name)),
       options_(std::move(options)) {}
 
 void ReplicatedLog::Follow(std::shared_ptr<LogFollower> follower) {

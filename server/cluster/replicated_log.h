@@ -17,7 +17,6 @@
 #include "server/cluster/catching_up.h"
 #include "server/cluster/log_follower.h"
 #include "server/cluster/log_stream.h"
-#include "server/hosting/hosted_model.h"
 #include "server/hosting/write_log.h"
 
 namespace streamreg {
@@ -47,15 +46,12 @@ class ReplicatedLog : public WriteLog {
     bool fell_behind = false;
   };
 
-  ReplicatedLog(LogStream log, const std::shared_ptr<HostedModel>& model,
-                Options options);
+  // The log of the model named `model_name`.
+  ReplicatedLog(LogStream log, std::string model_name, Options options);
 
   const std::string& name() const { return name_; }
   const LogStream& log() const { return log_; }
   LogStream& log() { return log_; }
-  // Null once the model is gone (the model holds its log, as its write
-  // log: not the other way round).
-  std::shared_ptr<HostedModel> model() const { return model_.lock(); }
 
   // The follower that applies the log to the model; writes are refused
   // (UNAVAILABLE) until there is one.
@@ -108,7 +104,6 @@ class ReplicatedLog : public WriteLog {
                                              absl::Time deadline, bool* resent);
 
   LogStream log_;
-  const std::weak_ptr<HostedModel> model_;
   const std::string name_;
   const Options options_;
   std::atomic<std::uint64_t> next_unique_{1};

@@ -236,30 +236,6 @@ void HostedModel::WriteGroup(LearnBatcher::Group& group) {
   group.Answer(outcome, &before);
 }
 
-absl::StatusOr<LearnOutcome> HostedModel::ApplyFromLog(
-    std::span<const Sample> batch, std::uint64_t sequence,
-    BatchTakeOvers take_overs) {
-  // The log is written by other servers: checked as it is read.
-  absl::StatusOr<ValidatedSamples> validated = model_->Validate(batch);
-  if (!validated.ok()) {
-    NoteAppliedFromLog(sequence);
-    return validated.status();
-  }
-  // In the replicated log already: recorded as its entry `sequence`.
-  return writer_.ApplySamples(*validated, {.record = {.log_sequence = sequence},
-                                           .max_unlearned = kMaxUnlearned,
-                                           .take_overs = take_overs});
-}
-
-absl::Status HostedModel::ApplyRefitFromLog(std::uint64_t sequence) {
-  return writer_.ApplyRefit({}, {.log_sequence = sequence});
-}
-
-absl::Status HostedModel::ApplyTakeOverFromLog(const TakeOverKey& key,
-                                               std::uint64_t sequence) {
-  return writer_.ApplyTakeOver(key, {.log_sequence = sequence});
-}
-
 absl::Status HostedModel::PredictBefore(
     const ValidatedSamples& batch, std::vector<Prediction>* before,
     std::vector<absl::Duration>* learn_lag) const {
@@ -465,21 +441,16 @@ absl::Status HostedModel::WriteCaptured(const ModelWriter::Captured& captured,
 absl::Status HostedModel::Snapshot() {
   JournalFile* const journal = this->journal();
   if (journal == nullptr) return absl::OkStatus();
-  JournalFile::Position position;
   absl::StatusOr<std::optional<ModelWriter::Captured>> captured =
-      writer_.Capture([&](std::uint64_t) -> std::optional<std::uint64_t> {
-        if (deleted()) return std::nullopt;
-        position = journal->position();
-        if (position.lsn == journal->snapshot_lsn()) return std::nullopt;
-        return position.lsn;
-      });
+      writer_.Capture(journal);
   if (!captured.ok()) return captured.status();
   if (!captured->has_value()) return absl::OkStatus();
   // Written without the writer's lock: learning goes on meanwhile.
-  const absl::Status written = journal->WriteSnapshot(
-      position, [&](RecordWriter& out, std::uint64_t* records) {
-        return WriteCaptured(**captured, out, records);
-      });
+  const absl::Status written =
+      journal->WriteSnapshot((*captured)->journal_position,
+                             [&](RecordWriter& out, std::uint64_t* records) {
+                               return WriteCaptured(**captured, out, records);
+                             });
   if (written.ok()) SnapshotStored((*captured)->header.num_samples);
   return written;
 }
@@ -488,8 +459,7 @@ absl::StatusOr<HostedModel::LogSnapshot> HostedModel::CaptureForLog(
     const SnapshotBase* since) {
   if (absl::Status status = CheckWritable(); !status.ok()) return status;
   absl::StatusOr<std::optional<ModelWriter::Captured>> captured =
-      writer_.Capture([](std::uint64_t log_applied) { return log_applied; },
-                      since);
+      writer_.Capture(/*journal=*/nullptr, since);
   if (!captured.ok()) return captured.status();
   if (since != nullptr && !(*captured)->state.builds_on().has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(

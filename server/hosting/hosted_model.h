@@ -94,7 +94,7 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   JournalFile* journal() const { return journal_log_->journal(); }
   // Cluster mode: Learn and Refit go to `log` (attached before the model
   // is served, then fixed), and the model changes only through the
-  // ApplyFromLog calls of whoever follows that log.
+  // writer that whoever follows that log applies it through (log_writer).
   void AttachWriteLog(std::shared_ptr<WriteLog> log) {
     write_log_ = std::move(log);
   }
@@ -191,19 +191,12 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   absl::Status Refit(
       const std::function<void(std::size_t, std::size_t)>& progress,
       absl::Time deadline = absl::InfiniteFuture());
-  // What a write log's follower applies, in the log's order: Learn and
-  // Refit as a model without a write log runs them, noting `sequence` (the
-  // entry's place in the log) as applied with them, whatever the outcome;
-  // NoteAppliedFromLog notes any entry applied (one that changed nothing
-  // too: the create entry, one that could not be decoded).
-  absl::StatusOr<LearnOutcome> ApplyFromLog(
-      std::span<const Sample> batch, std::uint64_t sequence,
-      BatchTakeOvers take_overs = BatchTakeOvers::kWhereRecorded);
-  absl::Status ApplyRefitFromLog(std::uint64_t sequence);
-  absl::Status ApplyTakeOverFromLog(const TakeOverKey& key,
-                                    std::uint64_t sequence);
-  void NoteAppliedFromLog(std::uint64_t sequence) {
-    writer_.NoteApplied(sequence);
+  // Cluster mode: the writer that the follower of the model's replicated
+  // log applies its entries through, in the log's order (server/cluster/
+  // replica_applier.h), noting each entry's sequence as applied with it.
+  // It holds the model.
+  std::shared_ptr<ModelWriter> log_writer() {
+    return std::shared_ptr<ModelWriter>(shared_from_this(), &writer_);
   }
   // The last log entry applied (0: none; after RestoreFromSnapshot, the
   // snapshot's).

@@ -213,11 +213,15 @@ absl::Status ModelWriter::Replay(const JournalFile::LogEntry& entry) {
 }
 
 absl::StatusOr<std::optional<ModelWriter::Captured>> ModelWriter::Capture(
-    absl::FunctionRef<std::optional<std::uint64_t>(std::uint64_t)> lsn,
-    const SnapshotBase* since) {
+    JournalFile* journal, const SnapshotBase* since) {
   MutexLock lock(&mutex_);
-  const std::optional<std::uint64_t> at = lsn(log_applied_);
-  if (!at.has_value()) return std::nullopt;
+  JournalFile::Position position{.lsn = log_applied_};
+  if (journal != nullptr) {
+    if (deleted()) return std::nullopt;
+    position = journal->position();
+    if (position.lsn == journal->snapshot_lsn()) return std::nullopt;
+  }
+  const std::uint64_t at = position.lsn;
   // The model must match the log up to `at`: everything applied is
   // queued, so once learning catches up it does.
   stage_->CatchUp();
@@ -225,13 +229,13 @@ absl::StatusOr<std::optional<ModelWriter::Captured>> ModelWriter::Capture(
   std::optional<ModelSnapshot> state;
   if (since != nullptr) state = model_->CaptureSnapshotSince(*since);
   if (!state.has_value()) state = model_->CaptureSnapshot();
-  return Captured{SnapshotHeader{*at,
+  return Captured{SnapshotHeader{at,
                                  {},
                                  num_samples_,
                                  duplicate_samples(),
                                  {recent_ids_.entries().begin(),
                                   recent_ids_.entries().end()}},
-                  *std::move(state)};
+                  *std::move(state), position};
 }
 
 }  // namespace streamreg

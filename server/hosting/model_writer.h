@@ -10,7 +10,6 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/base/mutex.h"
@@ -49,6 +48,10 @@ class ModelWriter {
               std::function<std::shared_ptr<const void>()> keep_alive);
   ModelWriter(const ModelWriter&) = delete;
   ModelWriter& operator=(const ModelWriter&) = delete;
+
+  const std::string& name() const { return name_; }
+  // The model it writes (what a batch is checked against: Model::Validate).
+  const Model& model() const { return *model_; }
 
   // Where a write is recorded, as it is applied: an entry of the
   // replicated log (cluster mode), or a single server's journal.
@@ -107,19 +110,23 @@ class ModelWriter {
   void Restore(const SnapshotHeader& header);
   absl::Status Replay(const JournalFile::LogEntry& entry);
 
-  // The bookkeeping and the model's state as of the log entry `lsn` names
-  // — given the last log entry applied; nullopt: nothing to capture —
-  // once learning has caught up with every write applied. Writes wait
-  // meanwhile (at most until the stage's backlog is learned). With
-  // `since`, the state is built on that snapshot if the model can
-  // (Model::CaptureSnapshotSince), else whole.
+  // The bookkeeping and the model's state as of the last write recorded,
+  // once learning has caught up with every write applied — in `journal`
+  // (a single server's: as of its position; nothing to capture where its
+  // last snapshot is, or once the model is deleted) or, without one, as
+  // of the last log entry applied. Writes wait meanwhile (at most until
+  // the stage's backlog is learned). With `since`, the state is built on
+  // that snapshot if the model can (Model::CaptureSnapshotSince), else
+  // whole.
   struct Captured {
     SnapshotHeader header;  // all but its identity, the owner's
     ModelSnapshot state;
+    // The journal's position it was captured at (with one), where its
+    // snapshot goes (JournalFile::WriteSnapshot).
+    JournalFile::Position journal_position;
   };
   absl::StatusOr<std::optional<Captured>> Capture(
-      absl::FunctionRef<std::optional<std::uint64_t>(std::uint64_t)> lsn,
-      const SnapshotBase* since = nullptr);
+      JournalFile* journal, const SnapshotBase* since = nullptr);
 
   // Samples numbered so far (without the lock: what the snapshot
   // schedule and /metrics read).

@@ -13,6 +13,7 @@
 #include "server/cluster/log_entries.h"
 #include "server/cluster/log_stream.h"
 #include "server/cluster/placement_store.h"
+#include "server/cluster/replica_applier.h"
 #include "server/cluster/retried_until.h"
 #include "server/hosting/hosted_model.h"
 #include "server/hosting/worker_pool.h"
@@ -80,6 +81,12 @@ inline std::shared_ptr<HostedModel> HostedModelOf(const std::string& name,
       name, MakeModel(config), std::vector<std::string>{},
       absl::FromUnixSeconds(1),
       HostedModel::Limits{.max_samples = 0, .dedup_window = 10000}, pools);
+}
+
+// What a follower of `model`'s log applies its entries through, as a
+// server hosting it makes it.
+inline ReplicaApplier ApplierOf(HostedModel& model) {
+  return ReplicaApplier(model.log_writer(), HostedModel::kMaxUnlearned);
 }
 
 // A NatsClusterTest with the cluster's placements store open

@@ -19,6 +19,7 @@
 #include "server/cluster/log_stream.h"
 #include "server/cluster/retried_until.h"
 #include "server/hosting/worker_pool.h"
+#include "tests/support/cluster_parts.h"
 #include "tests/support/model_test_support.h"
 #include "tests/support/nats_cluster_test.h"
 
@@ -80,7 +81,8 @@ class LogFollowerTest : public NatsClusterTest {
     absl::StatusOr<LogStream> log =
         Retried([&] { return LogStream::Open(*clients_[c], "arm", {}); });
     EXPECT_TRUE(log.ok()) << log.status();
-    replica.follower = LogFollower::Start(*log, replica.hosted, from, stored);
+    replica.follower =
+        LogFollower::Start(*log, ApplierOf(*replica.hosted), from, stored);
     return replica;
   }
 

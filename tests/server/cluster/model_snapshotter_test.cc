@@ -39,7 +39,8 @@ class ModelSnapshotterTest : public NatsClusterTest {
         /*replayed_from=*/2,
         ReplicatedLog::Options{.writer = "server-a/1",
                                .append_timeout = kWait});
-    replica_->Follow(LogFollower::Start(replica_->log(), hosted_, 2, 0));
+    replica_->Follow(
+        LogFollower::Start(replica_->log(), ApplierOf(*hosted_), 2, 0));
     replica_->snapshots_here = true;
   }
 

@@ -78,7 +78,7 @@ TEST_F(ReplicaModelTest, WithASnapshotItIsMadeFromItAndReadsOnAfter) {
       absl::FromUnixSeconds(1),
       HostedModel::Limits{.max_samples = 0, .dedup_window = 10000},
       HostingPools{&pool_, &pool_});
-  hosted->NoteAppliedFromLog(2);  // as a replica that applied entry 2
+  hosted->log_writer()->NoteApplied(2);  // as a replica that applied entry 2
   absl::StatusOr<HostedModel::LogSnapshot> snapshot = hosted->CaptureForLog();
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
   ASSERT_EQ(snapshot->log_sequence, 2u);

@@ -34,7 +34,7 @@ class ReplicatedLogTest : public NatsClusterTest {
     ASSERT_TRUE(log.has_value());
     hosted_ = HostedModelOf("arm", config_, {&writes_, &learning_});
     log_ = std::make_unique<ReplicatedLog>(
-        *std::move(log), hosted_,
+        *std::move(log), "arm",
         ReplicatedLog::Options{.writer = "server-a/1",
                                .append_timeout = kWait});
   }
@@ -42,7 +42,7 @@ class ReplicatedLogTest : public NatsClusterTest {
   // A follower of the log from entry 2 (the create entry made the model),
   // that at its start counts `stored` entries to catch up on.
   void StartFollowing(std::uint64_t stored = 0) {
-    follower_ = LogFollower::Start(log_->log(), hosted_, 2, stored);
+    follower_ = LogFollower::Start(log_->log(), ApplierOf(*hosted_), 2, stored);
     log_->Follow(follower_);
   }
 

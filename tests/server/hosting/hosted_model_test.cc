@@ -791,6 +791,25 @@ TEST_F(HostedModelTest, AReplicaBehindAReadSendsItElsewhere) {
           .ok());
 }
 
+// Applies `samples` as entry `sequence` of a replicated log, as a
+// replica's follower does (server/cluster/replica_applier.h): checked, then
+// written through the model's log writer, and noted applied whatever came
+// of it.
+absl::StatusOr<LearnOutcome> ApplyAsLogEntry(HostedModel& model,
+                                             std::span<const Sample> samples,
+                                             std::uint64_t sequence) {
+  const std::shared_ptr<ModelWriter> writer = model.log_writer();
+  absl::StatusOr<ValidatedSamples> validated = model.model().Validate(samples);
+  absl::StatusOr<LearnOutcome> outcome =
+      validated.ok()
+          ? writer->ApplySamples(*validated,
+                                 {.record = {.log_sequence = sequence},
+                                  .max_unlearned = HostedModel::kMaxUnlearned})
+          : validated.status();
+  writer->NoteApplied(sequence);
+  return outcome;
+}
+
 // `next` (30 samples, 10 of them seen before: their ids remembered)
 // applied as log entry `sequence` by a model and its restored copy alike,
 // which then predict alike.
@@ -798,7 +817,7 @@ void ExpectToGoOnAlike(HostedModel& original, HostedModel& copy,
                        const Batch& next, std::uint64_t sequence) {
   for (HostedModel* model : {&original, &copy}) {
     absl::StatusOr<LearnOutcome> outcome =
-        model->ApplyFromLog(next.samples, sequence);
+        ApplyAsLogEntry(*model, next.samples, sequence);
     ASSERT_TRUE(outcome.ok()) << outcome.status();
     EXPECT_EQ(outcome->accepted, 20u);
     EXPECT_EQ(outcome->duplicates, 10u);
@@ -820,12 +839,12 @@ TEST_F(HostedModelTest, ALogSnapshotHoldsTheLogUpToItsSequenceExactly) {
   ModelRegistry registry({.max_models = 4}, {&pool_, &learning_});
   std::shared_ptr<HostedModel> original =
       *registry.Make("m", SmallConfig(), {}, absl::FromUnixSeconds(7));
-  original->NoteAppliedFromLog(1);  // the create entry
+  original->log_writer()->NoteApplied(1);  // the create entry
   Batch first(40, 1000);
-  ASSERT_TRUE(original->ApplyFromLog(first.samples, 2).ok());
+  ASSERT_TRUE(ApplyAsLogEntry(*original, first.samples, 2).ok());
   Batch bad(3, 5000);
   bad.x[1] = std::nan("");
-  EXPECT_FALSE(original->ApplyFromLog(bad.samples, 3).ok());
+  EXPECT_FALSE(ApplyAsLogEntry(*original, bad.samples, 3).ok());
   EXPECT_EQ(original->log_applied(), 3u);  // refused, and applied alike
 
   absl::StatusOr<HostedModel::LogSnapshot> snapshot = original->CaptureForLog();
@@ -858,14 +877,14 @@ TEST_F(HostedModelTest, ALogIncrementRestoresWithItsSnapshotAsOne) {
   ModelRegistry registry({.max_models = 4}, {&pool_, &learning_});
   std::shared_ptr<HostedModel> original =
       *registry.Make("m", SmallConfig(), {}, absl::FromUnixSeconds(7));
-  original->NoteAppliedFromLog(1);
+  original->log_writer()->NoteApplied(1);
   Batch first(400, 1000);
-  ASSERT_TRUE(original->ApplyFromLog(first.samples, 2).ok());
+  ASSERT_TRUE(ApplyAsLogEntry(*original, first.samples, 2).ok());
   absl::StatusOr<HostedModel::LogSnapshot> whole = original->CaptureForLog();
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_FALSE(whole->increment);
   Batch second(30, 1400);
-  ASSERT_TRUE(original->ApplyFromLog(second.samples, 3).ok());
+  ASSERT_TRUE(ApplyAsLogEntry(*original, second.samples, 3).ok());
   absl::StatusOr<HostedModel::LogSnapshot> increment =
       original->CaptureForLog(&whole->base);
   ASSERT_TRUE(increment.ok()) << increment.status();
@@ -908,16 +927,16 @@ TEST_F(HostedModelTest, SnapshotsFallDueBySamplesOrByTimeWithWritesUnsaved) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   };
-  model->NoteAppliedFromLog(1);
+  model->log_writer()->NoteApplied(1);
   Batch first(40, 1000);
-  ASSERT_TRUE(model->ApplyFromLog(first.samples, 2).ok());
+  ASSERT_TRUE(ApplyAsLogEntry(*model, first.samples, 2).ok());
   settled();
   const SnapshotSchedule by_samples{.every_samples = 50,
                                     .interval = absl::InfiniteDuration()};
   const absl::Time last = model->last_snapshot_time();
   EXPECT_FALSE(by_samples.Due(*model, true, last + absl::Hours(5)));
   Batch second(20, 2000);
-  ASSERT_TRUE(model->ApplyFromLog(second.samples, 3).ok());
+  ASSERT_TRUE(ApplyAsLogEntry(*model, second.samples, 3).ok());
   settled();
   EXPECT_TRUE(by_samples.Due(*model, true, last));
 

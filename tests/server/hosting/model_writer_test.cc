@@ -194,7 +194,7 @@ TEST_F(ModelWriterTest, ACaptureHoldsEverySampleAppliedAndTheRecentIds) {
   ASSERT_TRUE(Apply({8, 10}).ok());
   writer_->NoteApplied(12);
   absl::StatusOr<std::optional<ModelWriter::Captured>> captured =
-      writer_->Capture([](std::uint64_t applied) { return applied; });
+      writer_->Capture(/*journal=*/nullptr);
   ASSERT_TRUE(captured.ok()) << captured.status();
   ASSERT_TRUE(captured->has_value());
   const SnapshotHeader& header = (*captured)->header;
@@ -206,9 +206,24 @@ TEST_F(ModelWriterTest, ACaptureHoldsEverySampleAppliedAndTheRecentIds) {
               ElementsAre(Entry{7, 1}, Entry{8, 2}, Entry{9, 3}, Entry{10, 4}));
   // The capture waited for learning: the model holds all four.
   EXPECT_EQ(model_->samples_seen(), 4u);
+  // As of the journal: at its position, until a snapshot is there.
+  absl::StatusOr<std::optional<ModelWriter::Captured>> at_journal =
+      writer_->Capture(journal_.get());
+  ASSERT_TRUE(at_journal.ok()) << at_journal.status();
+  ASSERT_TRUE(at_journal->has_value());
+  EXPECT_EQ((*at_journal)->header.lsn, journal_->position().lsn);
+  EXPECT_EQ((*at_journal)->journal_position.segment,
+            journal_->position().segment);
+  EXPECT_EQ((*at_journal)->header.num_samples, 4u);
+  ASSERT_TRUE(journal_
+                  ->WriteSnapshot((*at_journal)->journal_position,
+                                  [](RecordWriter&, std::uint64_t*) {
+                                    return absl::OkStatus();
+                                  })
+                  .ok());
   // Nothing to capture: none.
   absl::StatusOr<std::optional<ModelWriter::Captured>> none =
-      writer_->Capture([](std::uint64_t) { return std::nullopt; });
+      writer_->Capture(journal_.get());
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
 
