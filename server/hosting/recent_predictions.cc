@@ -7,11 +7,14 @@ namespace streamreg {
 void RecentPredictions::Record(std::uint64_t first,
                                std::span<const Sample> samples,
                                std::span<Prediction> predictions) {
-  // Only the last kCapacity can stay.
-  const std::size_t skipped =
-      samples.size() > kCapacity ? samples.size() - kCapacity : 0;
+  // Only the last kCapacity scored ones can stay: the batch from the first
+  // of them on.
+  std::size_t from = samples.size();
+  for (std::size_t kept = 0; from > 0 && kept < kCapacity;) {
+    if (!predictions[--from].value.empty()) ++kept;
+  }
   MutexLock lock(&mutex_);
-  for (std::size_t i = skipped; i < samples.size(); ++i) {
+  for (std::size_t i = from; i < samples.size(); ++i) {
     Prediction& prediction = predictions[i];
     if (prediction.value.empty()) continue;  // not scored: none was made
     Entry* entry;

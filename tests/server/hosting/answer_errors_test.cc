@@ -1,3 +1,7 @@
+// The error of the answers a model sent, measured as a client would
+// (server/hosting/answer_errors.h): against brute force, nothing before
+// the first answer, the model's interval kept until enough are scored,
+// coverage at the level in the long run whatever the stream.
 #include "server/hosting/answer_errors.h"
 
 #include <cmath>
@@ -8,34 +12,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/hosting/ahead_errors.h"
+#include "tests/support/answer_test_support.h"
 
 namespace streamreg {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-AnswerErrors::Options Options(double step = 0.005) {
-  return {.intervals = {.level = 0.9, .window = 2000, .step = step},
-          .forgetting = 0.999};
-}
-
-// An answer of `value` for every target, carrying the interval the model
-// gave it (+-1, or none).
-Prediction AnswerOf(std::vector<double> value, bool with_interval = true) {
-  Prediction answer;
-  answer.value = std::move(value);
-  if (with_interval) {
-    for (double v : answer.value) {
-      answer.lower.push_back(v - 1.0);
-      answer.upper.push_back(v + 1.0);
-    }
-  }
-  return answer;
-}
-
 TEST(AnswerErrorsTest, TheAnswersErrorIsTheirMeanSquareOverTheVarianceOfY) {
-  AnswerErrors errors(2, Options());
+  AnswerErrors errors(2, AnswerOptions());
   std::mt19937_64 random(7);
   std::normal_distribution<double> normal;
   std::vector<double> truth0, truth1, answer0, answer1;
@@ -86,7 +71,8 @@ TEST(AnswerErrorsTest, TheAnswersErrorIsTheirMeanSquareOverTheVarianceOfY) {
 }
 
 TEST(AnswerErrorsTest, NothingIsKnownBeforeTheFirstAnswer) {
-  const AnswerErrors::Figures figures = AnswerErrors(3, Options()).figures();
+  const AnswerErrors::Figures figures =
+      AnswerErrors(3, AnswerOptions()).figures();
   EXPECT_EQ(figures.answers, 0u);
   for (std::size_t t = 0; t < 3; ++t) {
     EXPECT_TRUE(std::isnan(figures.nmse[t]));
@@ -98,7 +84,7 @@ TEST(AnswerErrorsTest, NothingIsKnownBeforeTheFirstAnswer) {
 }
 
 TEST(AnswerErrorsTest, AnAnswerKeepsTheModelsIntervalUntilEnoughAreScored) {
-  AnswerErrors errors(1, Options());
+  AnswerErrors errors(1, AnswerOptions());
   // At 90%, the ceil((n + 1) 0.9)-th smallest of n scores exists from
   // n = 9 on.
   for (int i = 0; i < 9; ++i) {
@@ -116,7 +102,7 @@ TEST(AnswerErrorsTest, AnAnswerKeepsTheModelsIntervalUntilEnoughAreScored) {
   EXPECT_NE(answer.upper[0], 11.0);
   // An answer that came without an interval gets an infinite one until
   // then.
-  AnswerErrors fresh(1, Options());
+  AnswerErrors fresh(1, AnswerOptions());
   Prediction bare = AnswerOf({1.0}, false);
   fresh.Answer(&bare, std::vector<double>{1.5});
   EXPECT_EQ(bare.lower[0], -kInf);
@@ -124,7 +110,7 @@ TEST(AnswerErrorsTest, AnAnswerKeepsTheModelsIntervalUntilEnoughAreScored) {
 }
 
 TEST(AnswerErrorsTest, TheCoverageReportedIsTheFractionOfAnswersWithin) {
-  AnswerErrors errors(2, Options());
+  AnswerErrors errors(2, AnswerOptions());
   std::mt19937_64 random(3);
   std::normal_distribution<double> normal;
   std::vector<std::uint64_t> within(2, 0);
@@ -152,7 +138,7 @@ TEST(AnswerErrorsTest, TheCoverageReportedIsTheFractionOfAnswersWithin) {
 // and a target whose errors grow steadily.
 TEST(AnswerErrorsTest, AnswersFromAStaleModelAreCoveredAtTheLevelInTheLongRun) {
   const double step = 0.005;
-  AnswerErrors errors(2, Options(step));
+  AnswerErrors errors(2, AnswerOptions(step));
   std::mt19937_64 random(11);
   std::normal_distribution<double> normal;
   const int answers = 30'000;
@@ -191,7 +177,7 @@ TEST(AnswerErrorsTest, ReportsKeepTheModelsHalfWidthWhereTheAnswersHaveNone) {
 }
 
 TEST(AnswerErrorsTest, StreamsAnsweredAtOnceAreAllCounted) {
-  AnswerErrors errors(1, Options());
+  AnswerErrors errors(1, AnswerOptions());
   std::vector<std::thread> streams;
   for (int s = 0; s < 4; ++s) {
     streams.emplace_back([&errors, s] {
@@ -203,75 +189,6 @@ TEST(AnswerErrorsTest, StreamsAnsweredAtOnceAreAllCounted) {
   }
   for (std::thread& stream : streams) stream.join();
   EXPECT_EQ(errors.figures().answers, 4000u);
-}
-
-// A prediction sent ahead is scored once, when the sample it names comes,
-// against the interval it was sent with.
-TEST(AheadErrorsTest, APredictionAheadIsScoredWhenItsSampleComes) {
-  AheadErrors ahead(1, Options());
-  Prediction sent = AnswerOf({1.0});  // [0, 2]: too few scored to change it
-  ahead.Sent(7, &sent);
-  EXPECT_EQ(sent.lower[0], 0.0);
-  EXPECT_EQ(sent.upper[0], 2.0);
-  Prediction other = AnswerOf({5.0});
-  ahead.Sent(8, &other);
-  const std::vector<double> inside = {1.5};
-  const std::vector<double> outside = {8.0};
-  ahead.Arrived({inside, inside, 0});  // no id: nothing to score
-  ahead.Arrived({inside, inside, 9});  // no prediction sent for it
-  EXPECT_EQ(ahead.figures().answers, 0u);
-  ahead.Arrived({inside, inside, 7});
-  ahead.Arrived({inside, inside, 7});  // scored once
-  ahead.Arrived({outside, outside, 8});
-  const AnswerErrors::Figures figures = ahead.figures();
-  EXPECT_EQ(figures.answers, 2u);
-  EXPECT_DOUBLE_EQ(figures.interval_coverage[0], 0.5);
-  // (0.5^2 + 3^2) / 2 over the variance of {1.5, 8}.
-  EXPECT_DOUBLE_EQ(figures.mse[0], (0.25 + 9.0) / 2);
-  EXPECT_DOUBLE_EQ(figures.nmse[0], ((0.25 + 9.0) / 2) / (3.25 * 3.25));
-}
-
-// Once enough are scored, a prediction sent ahead gets the interval its
-// own errors give, as an answer scored with the same errors would.
-TEST(AheadErrorsTest, PredictionsAheadAreCalibratedOnTheirOwnErrors) {
-  AheadErrors ahead(1, Options());
-  AnswerErrors same(1, Options());
-  std::mt19937_64 random(3);
-  std::normal_distribution<double> normal;
-  for (std::uint64_t id = 1; id <= 300; ++id) {
-    Prediction sent = AnswerOf({0.0});
-    Prediction twin = sent;
-    ahead.Sent(id, &sent);
-    same.Calibrate(&twin);
-    EXPECT_EQ(sent.lower[0], twin.lower[0]) << id;
-    EXPECT_EQ(sent.upper[0], twin.upper[0]) << id;
-    const std::vector<double> y = {3.0 * normal(random)};
-    ahead.Arrived({y, y, id});
-    same.Score(twin, y);
-  }
-  Prediction next = AnswerOf({0.0});
-  ahead.Sent(301, &next);
-  // About the 90% quantile of |3 N(0, 1)| (4.93), not the +-1 it was sent
-  // with.
-  EXPECT_GT(next.upper[0], 3.5);
-  EXPECT_LT(next.upper[0], 6.5);
-  EXPECT_EQ(next.lower[0], -next.upper[0]);
-}
-
-// At most kWaiting predictions wait for their sample: the oldest are
-// dropped, never scored.
-TEST(AheadErrorsTest, OnlyTheLatestPredictionsWaitForTheirSamples) {
-  AheadErrors ahead(1, Options());
-  for (std::uint64_t id = 1; id <= AheadErrors::kWaiting + 1; ++id) {
-    Prediction sent = AnswerOf({0.0});
-    ahead.Sent(id, &sent);
-  }
-  const std::vector<double> y = {0.5};
-  ahead.Arrived({y, y, 1});  // dropped
-  EXPECT_EQ(ahead.figures().answers, 0u);
-  ahead.Arrived({y, y, 2});
-  ahead.Arrived({y, y, AheadErrors::kWaiting + 1});
-  EXPECT_EQ(ahead.figures().answers, 2u);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
-// Prometheus metrics: the histogram against brute-force counting, the text
-// format's escaping and numbers, and a server's /metrics scraped over HTTP
-// and parsed — every RPC counted by method and status, the model families
-// equal to what GetModel and the journal report, and the endpoint's errors.
+// Prometheus metrics: a server's /metrics scraped over HTTP and parsed — every
+// RPC counted by method and status, the model families equal to what GetModel
+// and the journal report, and the endpoint's errors.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -13,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,88 +28,12 @@
 #include "server/rpc/server.h"
 #include "server/telemetry/latency_histogram.h"
 #include "server/telemetry/metrics_http_server.h"
-#include "server/telemetry/prometheus_text.h"
 #include "tests/support/metrics_port_test.h"
 #include "tests/support/service_test_support.h"
 #include "tests/support/test_server.h"
 
 namespace streamreg {
 namespace {
-
-TEST(LatencyHistogramTest, CountsEqualBruteForceCounting) {
-  std::mt19937_64 random(3);
-  std::uniform_real_distribution<double> log_seconds(-6.0, 3.5);
-  std::vector<std::int64_t> nanoseconds;
-  LatencyHistogram histogram;
-  for (int i = 0; i < 5000; ++i) {
-    nanoseconds.push_back(
-        static_cast<std::int64_t>(std::pow(10.0, log_seconds(random)) * 1e9));
-    histogram.Observe(std::chrono::nanoseconds(nanoseconds.back()));
-  }
-  // Exactly on a bound counts in that bound's bucket (le = "less or equal").
-  nanoseconds.push_back(1'000'000);  // 1 ms
-  histogram.Observe(std::chrono::milliseconds(1));
-  const LatencyHistogram::Counts counts = histogram.Read();
-  std::int64_t total = 0;
-  for (std::int64_t n : nanoseconds) total += n;
-  for (std::size_t b = 0; b < LatencyHistogram::kBounds.size(); ++b) {
-    std::uint64_t expected = 0;
-    for (std::int64_t n : nanoseconds) {
-      expected += static_cast<double>(n) * 1e-9 <= LatencyHistogram::kBounds[b];
-    }
-    EXPECT_EQ(counts.cumulative[b], expected)
-        << "le=" << LatencyHistogram::kBounds[b];
-  }
-  EXPECT_EQ(counts.count, nanoseconds.size());
-  EXPECT_DOUBLE_EQ(counts.sum_seconds, static_cast<double>(total) * 1e-9);
-}
-
-TEST(PrometheusTextTest, EscapesLabelsAndHelpAndSpellsNumbersExactly) {
-  PrometheusText out;
-  out.Family("x_total", PrometheusText::Type::kCounter, "a \\ b\nc \"q\"");
-  out.Sample("x_total", {{"model", "a\"b\\c\nd"}, {"target", "t"}},
-             std::numeric_limits<std::uint64_t>::max());
-  out.Family("y", PrometheusText::Type::kGauge, "h");
-  out.Sample("y", {}, std::nan(""));
-  out.Sample("y", {{"k", "inf"}}, std::numeric_limits<double>::infinity());
-  out.Sample("y", {{"k", "-inf"}}, -std::numeric_limits<double>::infinity());
-  out.Sample("y", {{"k", "third"}}, 1.0 / 3.0);
-  out.Sample("y", {{"k", "tiny"}}, 4.9e-324);
-  EXPECT_EQ(out.text(),
-            "# HELP x_total a \\\\ b\\nc \"q\"\n"
-            "# TYPE x_total counter\n"
-            "x_total{model=\"a\\\"b\\\\c\\nd\",target=\"t\"} "
-            "18446744073709551615\n"
-            "# HELP y h\n"
-            "# TYPE y gauge\n"
-            "y NaN\n"
-            "y{k=\"inf\"} +Inf\n"
-            "y{k=\"-inf\"} -Inf\n"
-            "y{k=\"third\"} 0.3333333333333333\n"
-            "y{k=\"tiny\"} 5e-324\n");
-  // Shortest round trip: parsing the text gives the double back exactly.
-  EXPECT_EQ(std::stod("0.3333333333333333"), 1.0 / 3.0);
-}
-
-TEST(PrometheusTextTest, HistogramLinesAreCumulativeWithInfSumAndCount) {
-  LatencyHistogram histogram;
-  histogram.Observe(std::chrono::microseconds(70));  // <= 0.0001
-  histogram.Observe(std::chrono::milliseconds(3));   // <= 0.005
-  histogram.Observe(std::chrono::seconds(1000));     // above every bound
-  PrometheusText out;
-  out.Histogram("h", {{"m", "x"}}, histogram.Read());
-  const std::string& text = out.text();
-  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"5e-05\"} 0\n"), std::string::npos);
-  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"0.0001\"} 1\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"0.0025\"} 1\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"0.005\"} 2\n"), std::string::npos);
-  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"600\"} 2\n"), std::string::npos);
-  EXPECT_NE(text.find("h_bucket{m=\"x\",le=\"+Inf\"} 3\n"), std::string::npos);
-  EXPECT_NE(text.find("h_sum{m=\"x\"} 1000.00307"), std::string::npos);
-  EXPECT_NE(text.find("h_count{m=\"x\"} 3\n"), std::string::npos);
-}
 
 // A scrape, parsed: every sample line by its series ("name{labels}" as
 // written), checking the format on the way — each sample belongs to a family
