@@ -11,32 +11,13 @@
 #include "core/index/neighbor.h"
 #include "core/regression/kernel.h"
 #include "gtest/gtest.h"
+#include "tests/support/kernel_reference.h"
 
 namespace streamreg {
 namespace {
 
 constexpr std::size_t kDim = 3;
 constexpr std::size_t kTargets = 2;
-
-// The kernels as the header defines them, written out independently.
-double ReferenceKernel(Kernel kernel, double u) {
-  if (u >= 1.0) return 0.0;
-  switch (kernel) {
-    case Kernel::kBox:
-      return 1.0;
-    case Kernel::kTriangular:
-      return 1.0 - u;
-    case Kernel::kEpanechnikov:
-      return 1.0 - u * u;
-    case Kernel::kTruncatedGaussian:
-      return std::exp(-u * u / (2.0 / 9.0)) - std::exp(-1.0 / (2.0 / 9.0));
-  }
-  return 0.0;
-}
-
-const Kernel kAllKernels[] = {Kernel::kBox, Kernel::kTriangular,
-                              Kernel::kEpanechnikov,
-                              Kernel::kTruncatedGaussian};
 
 struct Fixture {
   std::vector<double> points;   // n x kDim
@@ -76,27 +57,6 @@ NeighborTargets Gathered(const Fixture& f, const std::vector<Neighbor>& near) {
   gathered.Gather(
       near, [&](std::uint64_t id) { return f.targets.data() + id * kTargets; });
   return gathered;
-}
-
-TEST(KernelTest, EveryKernelIsAdmissible) {
-  // Trivedi et al. Definition 1: nonincreasing, positive on [0, 1), K(1) = 0.
-  for (Kernel kernel : kAllKernels) {
-    SCOPED_TRACE(KernelName(kernel));
-    double previous = KernelWeight(kernel, 0.0);
-    EXPECT_GT(previous, 0.0);
-    for (double u = 0.001; u < 1.0; u += 0.001) {
-      const double k = KernelWeight(kernel, u);
-      EXPECT_GT(k, 0.0);
-      EXPECT_LE(k, previous);
-      EXPECT_NEAR(k, ReferenceKernel(kernel, u), 1e-15);
-      EXPECT_NEAR(KernelWeightOfSquare(kernel, u * u), k, 1e-12);
-      previous = k;
-    }
-    EXPECT_EQ(KernelWeight(kernel, 1.0), 0.0);
-    EXPECT_EQ(KernelWeight(kernel, 1.5), 0.0);
-    EXPECT_EQ(*ParseKernel(KernelName(kernel)), kernel);
-  }
-  EXPECT_FALSE(ParseKernel("cosine").ok());
 }
 
 TEST(LocalAverageTest, KernelAverageMatchesTheDefinition) {
