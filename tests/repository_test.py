@@ -425,7 +425,7 @@ class CiBuildsWhatItRunsTest(unittest.TestCase):
     def test_tsan_builds_every_concurrency_test(self):
         programs = concurrency_test_programs(self.cmake_text)
         self.assertIn("hosting_test", programs)
-        self.assertIn("mlkr_test", programs)
+        self.assertIn("mlkr_objective_test", programs)
         missing = programs - preset_targets("tsan")
         self.assertFalse(missing, "not in the tsan build preset's targets")
 
