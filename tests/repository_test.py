@@ -523,5 +523,46 @@ class WritePathTest(unittest.TestCase):
                                       lambda p: texts.get(p, "")))
 
 
+def units_tested_elsewhere(text):
+    """The rows of docs/building.md's table of units tested under another
+    name: {unit: test}."""
+    begin = text.index("<!-- units tested elsewhere: begin -->")
+    end = text.index("<!-- units tested elsewhere: end -->")
+    return dict(re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|",
+                           text[begin:end], re.MULTILINE))
+
+
+class UnitTestsTest(unittest.TestCase):
+
+    def test_every_unit_has_a_test_of_its_name_or_a_row(self):
+        named = set()
+        for folder, _, files in os.walk(os.path.join(ROOT, "tests")):
+            named.update(f[:-len("_test.cc")] for f in files
+                         if f.endswith("_test.cc"))
+        elsewhere = units_tested_elsewhere(text_of("docs/building.md"))
+        missing, needless = [], []
+        for top in ("core", "server"):
+            for folder, _, files in os.walk(os.path.join(ROOT, top)):
+                for f in sorted(files):
+                    if not f.endswith(".cc"):
+                        continue
+                    unit = os.path.relpath(os.path.join(folder, f), ROOT)
+                    has_own = f[:-len(".cc")] in named
+                    if not has_own and unit not in elsewhere:
+                        missing.append(unit)
+                    if has_own and unit in elsewhere:
+                        needless.append(unit)
+        self.assertFalse(missing, "no test of its name nor a row in "
+                         "docs/building.md's table")
+        self.assertFalse(needless, "a test of its name and a row too")
+
+    def test_every_row_names_a_unit_and_a_test_that_exist(self):
+        elsewhere = units_tested_elsewhere(text_of("docs/building.md"))
+        self.assertGreater(len(elsewhere), 0)
+        for unit, test in elsewhere.items():
+            self.assertTrue(os.path.isfile(os.path.join(ROOT, unit)), unit)
+            self.assertTrue(os.path.isfile(os.path.join(ROOT, test)), test)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
