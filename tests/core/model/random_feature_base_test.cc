@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/support/cut_bytes.h"
 
 namespace streamreg {
 namespace {
@@ -365,12 +366,9 @@ TEST(RandomFeatureBaseTest, RefusesDamagedSnapshots) {
   std::string saved;
   ByteWriter writer(&saved);
   base.Save(writer);
-  for (const std::size_t cut :
-       {std::size_t{0}, std::size_t{7}, saved.size() / 2, saved.size() - 1}) {
-    ByteReader reader(absl::string_view(saved).substr(0, cut));
-    EXPECT_FALSE(RandomFeatureBase::Load(reader, kDim, kTargets).has_value())
-        << "cut at " << cut;
-  }
+  ExpectEveryCutLoadsAsNothing(saved, [](ByteReader& reader) {
+    return RandomFeatureBase::Load(reader, kDim, kTargets);
+  });
   ByteReader other(saved);
   EXPECT_FALSE(RandomFeatureBase::Load(other, kDim + 1, kTargets).has_value());
   ByteReader whole(saved);

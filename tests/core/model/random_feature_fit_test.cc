@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "core/base/byte_coding.h"
 #include "gtest/gtest.h"
+#include "tests/support/cut_bytes.h"
 
 namespace streamreg {
 namespace {
@@ -63,12 +63,9 @@ TEST(RandomFeatureFitTest, LoadedItPredictsToTheBitAsTheOriginal) {
 
 TEST(RandomFeatureFitTest, ATruncatedOrOtherShapedOneLoadsAsNothing) {
   const std::string bytes = Saved(LearnedFit());
-  for (std::size_t cut :
-       {std::size_t{0}, std::size_t{8}, bytes.size() / 2, bytes.size() - 1}) {
-    ByteReader in(absl::string_view(bytes).substr(0, cut));
-    EXPECT_FALSE(RandomFeatureFit::Load(in, kDim, kTargets).has_value())
-        << "cut at " << cut;
-  }
+  ExpectEveryCutLoadsAsNothing(bytes, [](ByteReader& in) {
+    return RandomFeatureFit::Load(in, kDim, kTargets);
+  });
   ByteReader wider(bytes);
   EXPECT_FALSE(RandomFeatureFit::Load(wider, kDim + 1, kTargets).has_value());
   ByteReader more_targets(bytes);
