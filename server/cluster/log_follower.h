@@ -26,14 +26,13 @@ namespace streamreg {
 // consumer it asks the cluster for there, again after a failure with a
 // backoff, so that a consumer placed on a NATS node that never answers
 // holds up neither the hosting nor the writes this server applies itself),
-// and applies each
-// one through its ReplicaApplier (what an entry does to the model, the same
-// way on every replica). The
-// model itself never writes: every server serving it, the one that
-// appended included, changes it only through its follower, entry after
-// entry in sequence order, so that the replicas stay identical. What an
-// entry could not apply (a batch the model refuses) is refused alike by
-// every replica, and recorded as that entry's outcome.
+// and applies each one through its ReplicaApplier (what an entry does to
+// the model, the same way on every replica). The model itself never
+// writes: every server serving it, the one that appended included,
+// changes it only through its follower, entry after entry in sequence
+// order, so that the replicas stay identical. What an entry could not
+// apply (a batch the model refuses) is refused alike by every replica, and
+// recorded as that entry's outcome.
 //
 // The server that appended an entry answers its client once its replica
 // has applied it. When the entry is the next one due, the appending server

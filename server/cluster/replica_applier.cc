@@ -1,5 +1,6 @@
 #include "server/cluster/replica_applier.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"

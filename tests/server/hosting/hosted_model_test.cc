@@ -29,6 +29,7 @@
 #include "server/hosting/snapshot_schedule.h"
 #include "server/hosting/worker_pool.h"
 #include "server/storage/snapshot_reader.h"
+#include "tests/support/hosted_model_fixture.h"
 #include "tests/support/hosting_test_support.h"
 #include "tests/support/model_test_support.h"
 
@@ -36,56 +37,6 @@ namespace streamreg {
 namespace {
 
 using ::testing::HasSubstr;
-
-class HostedModelTest : public ::testing::Test {
- protected:
-  std::shared_ptr<HostedModel> Host(HostedModel::Limits limits,
-                                    ModelConfig config = SmallConfig()) {
-    return std::make_shared<HostedModel>(
-        "m", *Model::Create(std::move(config)), std::vector<std::string>{},
-        absl::Now(), limits, HostingPools{&pool_, &learning_});
-  }
-  // A hosted model and a reference engine Model that both learned
-  // `warmup`, the hosted one caught up.
-  struct WarmedUp {
-    std::shared_ptr<HostedModel> hosted;
-    std::unique_ptr<Model> reference;
-  };
-  WarmedUp HostWarmedUp(const std::vector<Sample>& warmup) {
-    WarmedUp pair{Host({.max_samples = 0, .dedup_window = 100}),
-                  *Model::Create(SmallConfig())};
-    EXPECT_TRUE(pair.hosted->Learn(warmup, nullptr).ok());
-    EXPECT_TRUE(pair.reference->Learn(warmup).ok());
-    pair.hosted->CatchUp();
-    return pair;
-  }
-  // Holds the learning thread busy until the returned latch is counted
-  // down.
-  std::shared_ptr<std::latch> HoldLearning() { return HoldThread(learning_); }
-  // A hosted model warmed up on 20 samples that then acknowledged 5 more
-  // while its learning is held (until `release` is counted down), and the
-  // reference that learned the 20.
-  struct HeldBehind {
-    std::shared_ptr<HostedModel> hosted;
-    std::unique_ptr<Model> reference;
-    std::shared_ptr<std::latch> release;
-    std::unique_ptr<Batch> unlearned;  // the 5 (samples point into it)
-  };
-  HeldBehind HostHeldFiveBehind() {
-    const Batch warmup(20, 1);
-    auto stream = std::make_unique<Batch>(5, 5000);
-    auto [hosted, reference] = HostWarmedUp(warmup.samples);
-    std::shared_ptr<std::latch> release = HoldLearning();
-    for (const Sample& sample : stream->samples) {
-      EXPECT_TRUE(hosted->Learn({&sample, 1}, nullptr).ok());
-    }
-    return {std::move(hosted), std::move(reference), std::move(release),
-            std::move(stream)};
-  }
-
-  WorkerPool pool_{1};
-  WorkerPool learning_{1};
-};
 
 TEST_F(HostedModelTest, ALagIsNeverNegative) {
   // A batch acknowledged after the reader looked at the clock (queued
@@ -418,162 +369,6 @@ TEST_F(HostedModelTest, AReadWaitsForLearningUntilItsDeadlineOnly) {
   EXPECT_EQ(read[0].value, reference->Predict(x)->value);
 }
 
-// A one-shot signal between threads that ThreadSanitizer sees (absl's
-// synchronization comes from Debian's packages, not instrumented).
-class Signal {
- public:
-  void Notify() { promise_.set_value(); }
-  bool WaitFor(absl::Duration timeout) {
-    return future_.wait_for(absl::ToChronoNanoseconds(timeout)) ==
-           std::future_status::ready;
-  }
-  bool Notified() { return WaitFor(absl::ZeroDuration()); }
-
- private:
-  std::promise<void> promise_;
-  std::future<void> future_ = promise_.get_future();
-};
-
-// A read that waits for learning is parked (PostRead): it holds no thread of
-// the reads pool, whose one thread meanwhile answers another model's read,
-// and it is answered once the samples acknowledged before it arrived are
-// learned — as a blocking read would have been. A parked read also ends at
-// its deadline, or when its call is abandoned.
-TEST_F(HostedModelTest, AReadWaitingForLearningHoldsNoThread) {
-  const Batch warmup(20, 7);
-  auto [other, other_reference] = HostWarmedUp(warmup.samples);
-  auto [hosted, reference, release, unlearned] = HostHeldFiveBehind();
-  const double x[] = {0.25, -0.5};
-  const std::span<const double> queries[] = {x};
-  WorkerPool reads(1);
-
-  const ReadAfter after = hosted->PinAcknowledged({});
-  EXPECT_EQ(after.acknowledged, std::optional<std::uint64_t>(25));
-  EXPECT_TRUE(hosted->ReadWaitsForLearning(after));
-  // Pinned when 20 were acknowledged, a read waits for nothing now; one
-  // past its deadline, or asking for none, neither.
-  EXPECT_FALSE(hosted->ReadWaitsForLearning({.acknowledged = 20}));
-  EXPECT_FALSE(hosted->ReadWaitsForLearning(
-      {.acknowledged = 25, .deadline = absl::Now()}));
-  EXPECT_FALSE(hosted->ReadWaitsForLearning({.min_learned = 0}));
-  bool parked = false;
-  Signal answered;
-  absl::Status waited;
-  std::vector<Prediction> read;
-  PostRead(reads, {.reads = {{hosted, after}},
-                   .parked = [&] { parked = true; },
-                   .answer =
-                       [&, model = hosted] {
-                         waited = model->Predict(queries, &read, {}, after);
-                         answered.Notify();
-                       }});
-  EXPECT_TRUE(parked);
-
-  const ReadAfter other_after = other->PinAcknowledged({});
-  EXPECT_FALSE(other->ReadWaitsForLearning(other_after));
-  Signal other_answered;
-  std::vector<Prediction> other_read;
-  PostRead(
-      reads,
-      {.reads = {{other, other_after}},
-       .parked = [] { ADD_FAILURE() << "parked"; },
-       .answer =
-           [&, model = other] {
-             EXPECT_TRUE(
-                 model->Predict(queries, &other_read, {}, other_after).ok());
-             other_answered.Notify();
-           }});
-  EXPECT_TRUE(other_answered.WaitFor(absl::Seconds(30)))
-      << "the reads pool's thread was held by the waiting read";
-  EXPECT_FALSE(answered.Notified());
-
-  // Parked reads that end without the samples: past the deadline, and
-  // abandoned.
-  Signal late;
-  PostRead(reads,
-           {.reads = {{hosted, hosted->PinAcknowledged(
-                                   {.deadline = absl::Now() +
-                                                absl::Milliseconds(50)})}},
-            .answer = [&] { late.Notify(); }});
-  Signal gone;
-  PostRead(reads, {.reads = {{hosted, after}},
-                   .abandoned = [] { return true; },
-                   .answer = [&] { gone.Notify(); }});
-  EXPECT_TRUE(late.WaitFor(absl::Seconds(30)));
-  EXPECT_TRUE(gone.WaitFor(absl::Seconds(30)));
-  EXPECT_FALSE(answered.Notified());
-
-  // A read of several models (a page of ListModels) is parked while any of
-  // them would wait, and answered once none would.
-  bool page_parked = false;
-  Signal page_answered;
-  PostRead(reads, {.reads = {{other, other_after}, {hosted, after}},
-                   .parked = [&] { page_parked = true; },
-                   .answer = [&] { page_answered.Notify(); }});
-  EXPECT_TRUE(page_parked);
-  EXPECT_FALSE(page_answered.WaitFor(absl::Milliseconds(50)));
-
-  release->count_down();
-  ASSERT_TRUE(page_answered.WaitFor(absl::Seconds(30)));
-  ASSERT_TRUE(answered.WaitFor(absl::Seconds(30)));
-  ASSERT_TRUE(waited.ok()) << waited;
-  ASSERT_TRUE(reference->Learn(unlearned->samples).ok());
-  EXPECT_EQ(read[0].learned, 25u);
-  EXPECT_EQ(read[0].value, reference->Predict(x)->value);
-  EXPECT_EQ(other_read[0].value, other_reference->Predict(x)->value);
-}
-
-// An MLKR fit runs lowered, and the learner stops at its take-over point
-// until it is done. A read parked behind that learner depends on the fit:
-// the fit is raised to the process's priority (priority inheritance). A
-// model with no read waiting leaves its fits lowered — the robot loop's
-// answers (as the model stands) wait for no fit.
-TEST_F(HostedModelTest, AReadParkedBehindLearningRaisesTheFitItWaitsFor) {
-  ModelConfig config = BusyConfig(SmallConfig());
-  config.metric = MetricKind::kMlkr;
-  const Batch stream(2500, 1);
-  const auto learned_held = [&] {
-    std::shared_ptr<HostedModel> hosted =
-        Host({.max_samples = 0, .dedup_window = 100}, config);
-    std::shared_ptr<std::latch> release = HoldLearning();
-    EXPECT_TRUE(hosted->Learn(stream.samples, nullptr).ok());
-    return std::make_pair(hosted, release);
-  };
-  auto [read, release_read] = learned_held();
-  WorkerPool reads(1);
-  Signal answered;
-  const ReadAfter after = read->PinAcknowledged({});
-  bool parked = false;
-  PostRead(reads, {.reads = {{read, after}},
-                   .parked = [&] { parked = true; },
-                   .answer = [&] { answered.Notify(); }});
-  EXPECT_TRUE(parked);
-  release_read->count_down();
-  ASSERT_TRUE(answered.WaitFor(absl::Seconds(60)));
-  const ModelStats raised = read->model().stats();
-  EXPECT_EQ(raised.samples_seen, 2500u);
-  // At least one of its stops waited for a fit (recorded, not asserted:
-  // how many depends on timing).
-  EXPECT_GE(raised.fits_prioritized + raised.fit_priority_refused, 1u);
-  EXPECT_EQ(raised.fit_priority_refused > 0, !LoweredThreadsCanBeRaised());
-  // Those stops, as the status page and /metrics read them: over now.
-  const ModelReading::LearningWaits waits =
-      ReadModel(*read, absl::Now()).learning_waits;
-  EXPECT_GE(waits.count, 1u);
-  EXPECT_GT(waits.longest_seconds, 0.0);
-  EXPECT_LE(waits.longest_seconds, waits.seconds);
-  EXPECT_EQ(waits.current, absl::ZeroDuration());
-  ::testing::Test::RecordProperty("fits_prioritized",
-                                  static_cast<int>(raised.fits_prioritized));
-
-  auto [unread, release_unread] = learned_held();
-  release_unread->count_down();
-  unread->CatchUp();
-  const ModelStats lowered = unread->model().stats();
-  EXPECT_EQ(lowered.samples_seen, 2500u);
-  EXPECT_EQ(lowered.fits_prioritized + lowered.fit_priority_refused, 0u);
-}
-
 TEST_F(HostedModelTest, AGroupAnswersDuplicatesBadSamplesAndCancelledCalls) {
   auto hosted = std::shared_ptr<HostedModel>(
       Host({.max_samples = 0, .dedup_window = 100}));
@@ -791,25 +586,6 @@ TEST_F(HostedModelTest, AReplicaBehindAReadSendsItElsewhere) {
           .ok());
 }
 
-// Applies `samples` as entry `sequence` of a replicated log, as a
-// replica's follower does (server/cluster/replica_applier.h): checked, then
-// written through the model's log writer, and noted applied whatever came
-// of it.
-absl::StatusOr<LearnOutcome> ApplyAsLogEntry(HostedModel& model,
-                                             std::span<const Sample> samples,
-                                             std::uint64_t sequence) {
-  const std::shared_ptr<ModelWriter> writer = model.log_writer();
-  absl::StatusOr<ValidatedSamples> validated = model.model().Validate(samples);
-  absl::StatusOr<LearnOutcome> outcome =
-      validated.ok()
-          ? writer->ApplySamples(*validated,
-                                 {.record = {.log_sequence = sequence},
-                                  .max_unlearned = HostedModel::kMaxUnlearned})
-          : validated.status();
-  writer->NoteApplied(sequence);
-  return outcome;
-}
-
 // `next` (30 samples, 10 of them seen before: their ids remembered)
 // applied as log entry `sequence` by a model and its restored copy alike,
 // which then predict alike.
@@ -913,43 +689,6 @@ TEST_F(HostedModelTest, ALogIncrementRestoresWithItsSnapshotAsOne) {
   ExpectToGoOnAlike(*original, **copy, Batch(30, 1420), 4);
   EXPECT_EQ((*copy)->model().samples_seen(), 450u);
   EXPECT_EQ((*copy)->model().restore_insertions(), 0u);
-}
-
-// Scheduled snapshots fall due by samples learned or by time with writes
-// unsaved, and once taken count again from there.
-TEST_F(HostedModelTest, SnapshotsFallDueBySamplesOrByTimeWithWritesUnsaved) {
-  ModelRegistry registry({.max_models = 4}, {&pool_, &learning_});
-  std::shared_ptr<HostedModel> model =
-      *registry.Make("m", SmallConfig(), {}, absl::Now());
-  const auto settled = [&] {
-    model->CatchUp();
-    while (!model->model().BackgroundWorkSettled()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  };
-  model->log_writer()->NoteApplied(1);
-  Batch first(40, 1000);
-  ASSERT_TRUE(ApplyAsLogEntry(*model, first.samples, 2).ok());
-  settled();
-  const SnapshotSchedule by_samples{.every_samples = 50,
-                                    .interval = absl::InfiniteDuration()};
-  const absl::Time last = model->last_snapshot_time();
-  EXPECT_FALSE(by_samples.Due(*model, true, last + absl::Hours(5)));
-  Batch second(20, 2000);
-  ASSERT_TRUE(ApplyAsLogEntry(*model, second.samples, 3).ok());
-  settled();
-  EXPECT_TRUE(by_samples.Due(*model, true, last));
-
-  const SnapshotSchedule by_time{.every_samples = 1000,
-                                 .interval = absl::Minutes(1)};
-  EXPECT_FALSE(by_time.Due(*model, true, last + absl::Seconds(59)));
-  EXPECT_TRUE(by_time.Due(*model, true, last + absl::Seconds(61)));
-  EXPECT_FALSE(by_time.Due(*model, false, last + absl::Hours(5)));
-
-  ASSERT_TRUE(model->CaptureForLog().ok());
-  model->SnapshotStored(60);
-  EXPECT_FALSE(by_samples.Due(*model, true, absl::Now()));
-  EXPECT_FALSE(by_time.Due(*model, true, absl::Now()));
 }
 
 }  // namespace
