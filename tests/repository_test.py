@@ -564,5 +564,49 @@ class UnitTestsTest(unittest.TestCase):
             self.assertTrue(os.path.isfile(os.path.join(ROOT, test)), test)
 
 
+MAX_FUNCTION_LINES = 100
+
+
+def long_functions(text, most=MAX_FUNCTION_LINES):
+    """(first line, lines) of each brace block opened on a line holding a
+    ')' (a function's or a lambda's body: its signature ends there) that
+    runs over `most` lines; comments and string literals ignored."""
+    found, opened = [], []
+    for number, line in enumerate(text.split("\n"), 1):
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', re.sub(r"//.*", "", line))
+        for char in code:
+            if char == "{":
+                opened.append((number, ")" in code))
+            elif char == "}" and opened:
+                start, is_body = opened.pop()
+                if is_body and number - start > most:
+                    found.append((start, number - start))
+    return found
+
+
+class FunctionLengthTest(unittest.TestCase):
+
+    def test_no_function_is_over_a_hundred_lines(self):
+        problems = []
+        for top in ("client", "core", "server"):
+            for folder, _, files in os.walk(os.path.join(ROOT, top)):
+                for f in sorted(files):
+                    if not f.endswith((".cc", ".h")):
+                        continue
+                    path = os.path.relpath(os.path.join(folder, f), ROOT)
+                    for start, lines in long_functions(text_of(path)):
+                        problems.append("%s:%d: %d lines" %
+                                        (path, start, lines))
+        self.assertFalse(problems, "functions over %d lines" %
+                         MAX_FUNCTION_LINES)
+
+    def test_the_check_sees_a_long_function(self):
+        body = "\n".join(["  x += 1;  // {"] * 101)
+        text = ("int F(int x) {\n" + body + "\n  return x;\n}\n"
+                "struct S {\n" + body + "\n};\n")
+        self.assertEqual(long_functions(text), [(1, 103)])
+        self.assertEqual(long_functions('void G() { s = "}"; }'), [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -576,6 +576,17 @@ class CoverTree::StructureReader {
   // Checks `tree` (nodes, ids, points in place) and fills what derives
   // from them: the points, the id map, the unindexed and free lists.
   static absl::Status CheckAndIndex(CoverTree& tree, const RowOf& row);
+  // CheckAndIndex's steps: each node's links, point and ids (the points,
+  // the id map and the free list filled, the unindexed counted); the
+  // unindexed list, each position once; the tree from the root, every
+  // indexed node reached once (counted in *reached).
+  static absl::Status CheckNodes(CoverTree& tree, const RowOf& row,
+                                 std::size_t* unindexed);
+  static absl::Status CheckNodeIds(CoverTree& tree, NodeIndex node,
+                                   const RowOf& row);
+  static absl::Status IndexUnindexed(CoverTree& tree, std::size_t unindexed);
+  static absl::Status CheckFromTheRoot(const CoverTree& tree,
+                                       std::size_t* reached);
   // A read that fails spoils the reader.
   bool Check(bool ok) {
     spoilt_ = spoilt_ || !ok;

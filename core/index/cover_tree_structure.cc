@@ -13,6 +13,13 @@
 namespace streamreg {
 namespace {
 
+// The error of a structure that does not fit: InvalidArgument, naming it.
+template <class... Parts>
+absl::Status StructureError(const Parts&... parts) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("cover tree structure: ", parts...));
+}
+
 // Far above any level a finite distance can need (2^1024 overflows).
 constexpr int kMaxLevel = 1100;
 
@@ -279,16 +286,33 @@ absl::StatusOr<CoverTree> CoverTree::StructureReader::Finish(
 // unindexed and free lists) as it goes. O(n d): no pairwise checks.
 absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
                                                        const RowOf& row) {
-  auto fail = [](auto&&... parts) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cover tree structure: ", parts...));
-  };
+  std::size_t unindexed = 0;
+  if (absl::Status status = CheckNodes(tree, row, &unindexed); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = IndexUnindexed(tree, unindexed); !status.ok()) {
+    return status;
+  }
+  std::size_t reached = 0;
+  if (absl::Status status = CheckFromTheRoot(tree, &reached); !status.ok()) {
+    return status;
+  }
+  const std::size_t slots = tree.nodes_.size();
+  if (reached + unindexed + tree.free_nodes_.size() != slots) {
+    return StructureError(reached, " nodes reached, ", unindexed,
+                          " unindexed and ", tree.free_nodes_.size(),
+                          " free of ", slots);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CoverTree::StructureReader::CheckNodes(CoverTree& tree,
+                                                    const RowOf& row,
+                                                    std::size_t* unindexed) {
   const std::size_t slots = tree.nodes_.size();
   auto valid_link = [&](NodeIndex link) {
     return link == kNoNode || link < slots;
   };
-  std::size_t unindexed = 0;
-  std::vector<double> same(tree.dim_);
   std::vector<double> coordinates(tree.dim_);
   tree.points_.Reserve(slots);
   for (NodeIndex node = 0; node < slots; ++node) {
@@ -297,113 +321,137 @@ absl::Status CoverTree::StructureReader::CheckAndIndex(CoverTree& tree,
         !valid_link(n.next_sibling) || n.level < kMinLevel ||
         n.level > kMaxLevel || !(n.max_distance >= 0.0) ||
         !(n.parent_distance >= 0.0)) {
-      return fail("node ", node, ": out of range");
+      return StructureError("node ", node, ": out of range");
     }
     if (n.id_count == 0) {
       if (n.parent != kNoNode || n.first_child != kNoNode ||
           n.next_sibling != kNoNode || n.unindexed_at != kIndexed ||
           node == tree.root_) {
-        return fail("free node ", node, ": linked");
+        return StructureError("free node ", node, ": linked");
       }
       tree.points_.AppendFree();
       tree.free_nodes_.push_back(node);
       continue;
     }
     const double* own = row(n.id);
-    if (own == nullptr) return fail("node ", node, ": id ", n.id, " unknown");
+    if (own == nullptr) {
+      return StructureError("node ", node, ": id ", n.id, " unknown");
+    }
     tree.points_.Append(own);
     if (!ValidatePoint({tree.Coordinates(node, coordinates.data()), tree.dim_},
                        tree.dim_, "")
              .ok()) {
-      return fail("node ", node, ": id ", n.id, " has no valid point");
+      return StructureError("node ", node, ": id ", n.id,
+                            " has no valid point");
     }
-    // Ids: the node's own, then its extras.
-    const auto extra = tree.extra_ids_.find(node);
-    const std::size_t extras =
-        extra == tree.extra_ids_.end() ? 0 : extra->second.size();
-    if (n.id_count != extras + 1 || (n.id_count > 1) != (extras > 0)) {
-      return fail("node ", node, ": ", n.id_count, " ids but ", extras,
-                  " extra");
+    if (absl::Status status = CheckNodeIds(tree, node, row); !status.ok()) {
+      return status;
     }
-    if (tree.node_of_id_.Contains(n.id)) {
-      return fail("id ", n.id, " at two nodes");
-    }
-    tree.node_of_id_.Set(n.id, node);
-    if (extras > 0) {
-      for (std::uint64_t id : extra->second) {
-        if (tree.node_of_id_.Contains(id)) {
-          return fail("id ", id, " at two nodes");
-        }
-        tree.node_of_id_.Set(id, node);
-        const double* other = row(id);
-        if (other == nullptr) return fail("id ", id, " unknown");
-        tree.points_.ToCoordinates(other, same.data());
-        if (!tree.SameLocation(same.data(), node)) {
-          return fail("id ", id, " is not at node ", node);
-        }
-      }
-    }
-    if (n.unindexed_at != kIndexed) ++unindexed;
+    if (n.unindexed_at != kIndexed) ++*unindexed;
   }
-  if (tree.extra_ids_.size() > 0) {
-    for (const auto& [node, ids] : tree.extra_ids_) {
-      if (tree.nodes_[node].id_count != ids.size() + 1) {
-        return fail("extra ids of node ", node, " without the node");
-      }
+  for (const auto& [node, ids] : tree.extra_ids_) {
+    if (tree.nodes_[node].id_count != ids.size() + 1) {
+      return StructureError("extra ids of node ", node, " without the node");
     }
   }
   if (tree.node_of_id_.size() != tree.size_) {
-    return fail(tree.node_of_id_.size(), " ids for size ", tree.size_);
+    return StructureError(tree.node_of_id_.size(), " ids for size ",
+                          tree.size_);
   }
-  // The unindexed list, each position once.
+  return absl::OkStatus();
+}
+
+// A node's ids: its own, then its extras, each at one node only, the
+// extras' points at the node's location.
+absl::Status CoverTree::StructureReader::CheckNodeIds(CoverTree& tree,
+                                                      NodeIndex node,
+                                                      const RowOf& row) {
+  const Node& n = tree.nodes_[node];
+  const auto extra = tree.extra_ids_.find(node);
+  const std::size_t extras =
+      extra == tree.extra_ids_.end() ? 0 : extra->second.size();
+  if (n.id_count != extras + 1 || (n.id_count > 1) != (extras > 0)) {
+    return StructureError("node ", node, ": ", n.id_count, " ids but ", extras,
+                          " extra");
+  }
+  if (tree.node_of_id_.Contains(n.id)) {
+    return StructureError("id ", n.id, " at two nodes");
+  }
+  tree.node_of_id_.Set(n.id, node);
+  if (extras == 0) return absl::OkStatus();
+  std::vector<double> same(tree.dim_);
+  for (std::uint64_t id : extra->second) {
+    if (tree.node_of_id_.Contains(id)) {
+      return StructureError("id ", id, " at two nodes");
+    }
+    tree.node_of_id_.Set(id, node);
+    const double* other = row(id);
+    if (other == nullptr) return StructureError("id ", id, " unknown");
+    tree.points_.ToCoordinates(other, same.data());
+    if (!tree.SameLocation(same.data(), node)) {
+      return StructureError("id ", id, " is not at node ", node);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CoverTree::StructureReader::IndexUnindexed(CoverTree& tree,
+                                                        std::size_t unindexed) {
   tree.unindexed_.assign(unindexed, kNoNode);
-  for (NodeIndex node = 0; node < slots; ++node) {
+  for (NodeIndex node = 0; node < tree.nodes_.size(); ++node) {
     const Node& n = tree.nodes_[node];
     if (n.id_count == 0 || n.unindexed_at == kIndexed) continue;
     if (n.unindexed_at >= unindexed ||
         tree.unindexed_[n.unindexed_at] != kNoNode || n.parent != kNoNode ||
         n.first_child != kNoNode || node == tree.root_) {
-      return fail("unindexed node ", node, ": inconsistent");
+      return StructureError("unindexed node ", node, ": inconsistent");
     }
     tree.unindexed_[n.unindexed_at] = node;
   }
-  // The tree from the root: every indexed node reached once, below a parent
-  // of a higher level, children sorted by level, parent distances exact.
-  std::size_t reached = 0;
-  if (tree.root_ != kNoNode) {
-    const Node& root = tree.nodes_[tree.root_];
-    if (tree.root_ >= slots || root.id_count == 0 || root.parent != kNoNode ||
-        root.unindexed_at != kIndexed || root.parent_distance != 0.0) {
-      return fail("root ", tree.root_, ": inconsistent");
-    }
-    std::vector<NodeIndex> pending{tree.root_};
-    while (!pending.empty()) {
-      const NodeIndex node = pending.back();
-      pending.pop_back();
-      if (++reached > slots) return fail("a node is reached twice");
-      const Node& n = tree.nodes_[node];
-      int previous_level = INT_MAX;
-      for (NodeIndex child = n.first_child; child != kNoNode;
-           child = tree.nodes_[child].next_sibling) {
-        const Node& c = tree.nodes_[child];
-        if (c.id_count == 0 || c.parent != node || c.level >= n.level ||
-            c.level > previous_level || c.unindexed_at != kIndexed) {
-          return fail("node ", child, ": inconsistent below ", node);
-        }
-        if (tree.DistanceTo(tree.Coordinates(node, same.data()), child) !=
-            c.parent_distance) {
-          return fail("node ", child,
-                      ": its parent distance does not match the points");
-        }
-        previous_level = c.level;
-        pending.push_back(child);
-        if (pending.size() > slots) return fail("children of ", node, " loop");
+  return absl::OkStatus();
+}
+
+// Every indexed node reached once, below a parent of a higher level,
+// children sorted by level, parent distances exact.
+absl::Status CoverTree::StructureReader::CheckFromTheRoot(
+    const CoverTree& tree, std::size_t* reached) {
+  if (tree.root_ == kNoNode) return absl::OkStatus();
+  const std::size_t slots = tree.nodes_.size();
+  if (tree.root_ >= slots) {
+    return StructureError("root ", tree.root_, ": inconsistent");
+  }
+  const Node& root = tree.nodes_[tree.root_];
+  if (root.id_count == 0 || root.parent != kNoNode ||
+      root.unindexed_at != kIndexed || root.parent_distance != 0.0) {
+    return StructureError("root ", tree.root_, ": inconsistent");
+  }
+  std::vector<double> coordinates(tree.dim_);
+  std::vector<NodeIndex> pending{tree.root_};
+  while (!pending.empty()) {
+    const NodeIndex node = pending.back();
+    pending.pop_back();
+    if (++*reached > slots) return StructureError("a node is reached twice");
+    const Node& n = tree.nodes_[node];
+    int previous_level = INT_MAX;
+    for (NodeIndex child = n.first_child; child != kNoNode;
+         child = tree.nodes_[child].next_sibling) {
+      const Node& c = tree.nodes_[child];
+      if (c.id_count == 0 || c.parent != node || c.level >= n.level ||
+          c.level > previous_level || c.unindexed_at != kIndexed) {
+        return StructureError("node ", child, ": inconsistent below ", node);
+      }
+      if (tree.DistanceTo(tree.Coordinates(node, coordinates.data()), child) !=
+          c.parent_distance) {
+        return StructureError("node ", child,
+                              ": its parent distance does not match the "
+                              "points");
+      }
+      previous_level = c.level;
+      pending.push_back(child);
+      if (pending.size() > slots) {
+        return StructureError("children of ", node, " loop");
       }
     }
-  }
-  if (reached + unindexed + tree.free_nodes_.size() != slots) {
-    return fail(reached, " nodes reached, ", unindexed, " unindexed and ",
-                tree.free_nodes_.size(), " free of ", slots);
   }
   return absl::OkStatus();
 }
