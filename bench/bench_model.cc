@@ -42,6 +42,11 @@ ABSL_FLAG(bool, linear_base, true,
           "A linear base under the regressor (--nolinear_base: none)");
 ABSL_FLAG(double, base_relative_ridge, -1,
           "The linear base's relative ridge (< 0: the default)");
+ABSL_FLAG(bool, per_target_base, false,
+          "With the base: each target with it or without it (by the honest "
+          "error)");
+ABSL_FLAG(bool, combine, false,
+          "Each target's candidates combined (ModelConfig::combine)");
 ABSL_FLAG(bool, random_feature_base, false,
           "The base a random-feature ridge (with --linear_base)");
 ABSL_FLAG(int, random_feature_frequencies, -1,
@@ -165,6 +170,8 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   config.regressor = regressor;
   config.per_target_metric = absl::GetFlag(FLAGS_per_target);
   config.linear_base = absl::GetFlag(FLAGS_linear_base);
+  config.per_target_base = absl::GetFlag(FLAGS_per_target_base);
+  config.combine = absl::GetFlag(FLAGS_combine);
   if (absl::GetFlag(FLAGS_base_relative_ridge) >= 0) {
     config.base_relative_ridge = absl::GetFlag(FLAGS_base_relative_ridge);
   }

@@ -90,7 +90,12 @@ BASES = [("", ["--nolinear_base"], "none"),
          ("base per target + ", ["--linear_base", "--per_target_base"],
           "per_target"),
          ("random-feature base + ", ["--linear_base", "--random_feature_base"],
-          "random_features")]
+          "random_features"),
+         ("combined, base per target + ",
+          ["--linear_base", "--per_target_base", "--combine"], "combined"),
+         ("combined, random-feature base per target + ",
+          ["--linear_base", "--random_feature_base", "--per_target_base",
+           "--combine"], "combined_random_features")]
 # Whether the per-target metric choice (--metric auto) is among the models.
 WITH_AUTO_METRIC = [True]
 
@@ -418,7 +423,7 @@ def summary(report):
                  and "per torque" not in r["method"]
                  and "metric auto" not in r["method"]
                  and not r["method"].endswith("auto")]
-        best = min(pairs, key=lambda r: r["mean_nmse"])
+        best = min(pairs or [default], key=lambda r: r["mean_nmse"])
         peer = min((r for r in rows if not r["method"].startswith("streamreg")),
                    key=lambda r: r["mean_nmse"])
         print(f"| {name} | {default['mean_nmse']:.3f} | "
@@ -443,8 +448,10 @@ def main():
     parser.add_argument("--bases", default=",".join(b[2] for b in BASES),
                         help="the bases of the fixed metrics' models: none, "
                         "base (linear), per_target (the linear base or "
-                        "none, chosen per target) and random_features (the "
-                        "random-feature base) (default: all)")
+                        "none, chosen per target), random_features (the "
+                        "random-feature base) and combined (each target's "
+                        "candidates, with the base and without, and the base "
+                        "alone, combined) (default: all)")
     parser.add_argument("--random_feature_flags", default="",
                         help="more flags of the random-feature base's models, "
                         "space-separated (e.g. "
@@ -490,11 +497,11 @@ def main():
         if name in wanted:
             report[name] = report_set(args.build, name, csv_path, train_rows,
                                       test_rows, args.default_only)
-    if not args.default_only:
-        summary(report)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
+    if not args.default_only:
+        summary(report)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,10 @@ ABSL_FLAG(bool, linear_base, streamreg::SpecOptions{}.linear_base,
 ABSL_FLAG(bool, per_target_base, streamreg::SpecOptions{}.per_target_base,
           "with the linear base: each target predicts with it or without it, "
           "whichever has the lower honest error");
+ABSL_FLAG(bool, combine, streamreg::SpecOptions{}.combine,
+          "each target's prediction combines its candidates (the regressors "
+          "scored, with and without the base, and the base alone) by online "
+          "aggregation of their honest errors, instead of choosing one");
 ABSL_FLAG(bool, random_feature_base,
           streamreg::SpecOptions{}.random_feature_base,
           "with the base: a random-feature ridge (random Fourier features of "
@@ -231,6 +235,7 @@ CliOptions OptionsFromFlags() {
   spec.per_target = absl::GetFlag(FLAGS_per_target);
   spec.linear_base = absl::GetFlag(FLAGS_linear_base);
   spec.per_target_base = absl::GetFlag(FLAGS_per_target_base);
+  spec.combine = absl::GetFlag(FLAGS_combine);
   spec.random_feature_base = absl::GetFlag(FLAGS_random_feature_base);
   spec.random_feature_frequencies =
       absl::GetFlag(FLAGS_random_feature_frequencies);
@@ -293,6 +298,7 @@ const std::vector<std::string> kSpecFlags = {"inputs",
                                              "per_target",
                                              "linear_base",
                                              "per_target_base",
+                                             "combine",
                                              "base_ridge",
                                              "base_relative_ridge",
                                              "base_forgetting",

@@ -174,6 +174,7 @@ absl::StatusOr<v1::ModelSpec> SpecFromOptions(const SpecOptions& options,
   // On is the server's default (where the inputs allow it).
   if (!options.linear_base) spec.set_linear_base(false);
   if (options.per_target_base) spec.set_per_target_base(true);
+  if (options.combine) spec.set_combine(true);
   if (options.base_ridge >= 0) {
     spec.mutable_tuning()->set_base_ridge(options.base_ridge);
   }

@@ -10,7 +10,8 @@ namespace streamreg {
 
 // How to make a model (streamreg create, and --create): --inputs,
 // --targets, --metric, --regressor, --kernel, --capacity, --per_target,
-// --linear_base, --per_target_base, --base_ridge, --base_relative_ridge,
+// --linear_base, --per_target_base, --combine, --base_ridge,
+// --base_relative_ridge,
 // --base_forgetting, --random_feature_base (and its
 // --random_feature_frequencies, _lengthscales, _ridges), --interval_level,
 // --interval_window, --interval_step, --seed, --tuning. The
@@ -26,6 +27,7 @@ struct SpecOptions {
   bool per_target = false;
   bool linear_base = true;
   bool per_target_base = false;
+  bool combine = false;
   double base_ridge = -1;           // < 0: the server's
   double base_relative_ridge = -1;  // < 0: the server's
   double base_forgetting = -1;      // < 0: the server's

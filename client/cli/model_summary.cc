@@ -85,6 +85,7 @@ std::string Learns(const v1::ModelSpec& spec) {
   } else {
     absl::StrAppend(&line, ", no base");
   }
+  if (spec.combine()) absl::StrAppend(&line, ", candidates combined");
   absl::StrAppend(&line, ", intervals at ",
                   absl::StrFormat("%g%%", 100 * spec.interval_level()));
   return line;
@@ -183,6 +184,30 @@ std::string AheadLine(const v1::Model& model) {
                       absl::StrJoin(targets, ", "), "\n");
 }
 
+// With candidates combined (ModelSpec.combine): each target's weights, a
+// row per target; nothing otherwise.
+std::string CandidateWeights(const v1::Model& model) {
+  const v1::ModelStats& stats = model.stats();
+  const int n = stats.candidates_size();
+  if (n == 0) return "";
+  std::vector<std::vector<std::string>> rows = {{"target"}};
+  for (const std::string& name : stats.candidates()) rows[0].push_back(name);
+  for (int t = 0; t < model.spec().target_names_size(); ++t) {
+    std::vector<std::string> row = {model.spec().target_names(t)};
+    for (int c = 0; c < n; ++c) {
+      const int at = t * n + c;
+      row.push_back(at < stats.candidate_weights_size()
+                        ? absl::StrFormat("%.3f", stats.candidate_weights(at))
+                        : kUnknown);
+    }
+    rows.push_back(std::move(row));
+  }
+  return absl::StrCat(
+      "\n  each target's prediction combines these candidates (each at its "
+      "best k or h),\n  weighed by their honest errors:\n",
+      Table(rows));
+}
+
 // What the table's figures mean, with the model's honest lag.
 std::string Footnote(std::uint64_t honest_lag, std::uint64_t answers_sent) {
   const std::string honest =
@@ -249,6 +274,7 @@ std::string ModelSummary(const v1::Model& model, absl::Time now) {
   }
   absl::StrAppend(&text, Table(rows));
   absl::StrAppend(&text, AheadLine(model));
+  absl::StrAppend(&text, CandidateWeights(model));
   absl::StrAppend(&text, Footnote(stats.honest_lag(), stats.answers_sent()));
   return text;
 }

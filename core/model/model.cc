@@ -290,11 +290,19 @@ ModelStats Model::stats() const {
   stats.honest_lag = state_.recent.lag();
   std::vector<std::size_t> chosen;
   ChosenIndexes(state_, &chosen);
+  for (std::size_t c = 0; config_.combine && c < NumCandidates(config_); ++c) {
+    stats.candidates.push_back(CandidateName(config_, c));
+  }
   for (std::size_t t = 0; t < m; ++t) {
     const RegressorChoice choice = ChoiceOf(state_, chosen[t], t);
     stats.regressor[t] = choice.regressor;
     stats.uses_base[t] = choice.with_base;
     stats.metric[t] = state_.predictions[chosen[t]].metric;
+    if (config_.combine) {
+      const std::span<const double> weights =
+          state_.combinations[chosen[t]].Weights(t);
+      stats.candidate_weights.emplace_back(weights.begin(), weights.end());
+    }
     if (ChoosesK(config_.regressor)) {
       stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[choice.grid]);
     } else {

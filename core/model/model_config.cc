@@ -86,6 +86,17 @@ ScoredVariant ScoredVariantAt(const ModelConfig& config, std::size_t s) {
           own_targets ? 0 : config.num_targets()};
 }
 
+std::size_t NumCandidates(const ModelConfig& config) {
+  return NumScoredVariants(config) + (config.linear_base ? 1 : 0);
+}
+
+std::string CandidateName(const ModelConfig& config, std::size_t c) {
+  if (c == NumScoredVariants(config)) return "base";
+  const ScoredVariant variant = ScoredVariantAt(config, c);
+  return absl::StrCat(RegressorKindName(variant.regressor),
+                      variant.with_base ? "+base" : "");
+}
+
 std::size_t ModelConfig::MlkrFitSteps(std::size_t samples_read) const {
   if (mlkr_fit_budget == 0 || samples_read == 0) return mlkr_fit_steps;
   const std::size_t floor = std::min(mlkr_fit_steps, kMinBudgetedMlkrSteps);
@@ -304,6 +315,16 @@ absl::Status ValidateCombinations(const ModelConfig& config) {
     return absl::InvalidArgumentError(
         "per_target_metric: not with the metric auto, which chooses among "
         "shared metrics per target");
+  }
+  if (config.combine && config.metric == MetricKind::kAuto) {
+    return absl::InvalidArgumentError(
+        "combine: not with the metric auto, which chooses a metric per "
+        "target (combine weighs the candidates of one metric)");
+  }
+  if (config.combine && NumCandidates(config) < 2) {
+    return absl::InvalidArgumentError(
+        "combine: needs two candidates or more: a linear base, or the "
+        "regressor auto");
   }
   if (config.capacity.policy != CapacityPolicy::kUnbounded &&
       config.capacity.limit == 0) {

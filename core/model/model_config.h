@@ -59,6 +59,12 @@ struct ScoredVariant {
 // rest the same regressors over the raw targets.
 std::size_t NumScoredVariants(const ModelConfig& config);
 ScoredVariant ScoredVariantAt(const ModelConfig& config, std::size_t s);
+// The candidates a combining model (ModelConfig::combine) weighs per
+// target: its scored variants in order, then the base alone if it has one.
+std::size_t NumCandidates(const ModelConfig& config);
+// Candidate c's name: the regressor's ("knn", "local_linear", "kernel"),
+// "+base" for a variant with the base, or "base" for the base alone.
+std::string CandidateName(const ModelConfig& config, std::size_t c);
 
 // Everything that defines a Model. Bandwidths are distances in the index's
 // coordinates: standardized inputs under a metric normalized to mean
@@ -107,6 +113,13 @@ struct ModelConfig {
   // (the regressor over its raw values), whichever has the lower honest
   // error, scored like the regressor's grid on every sample.
   bool per_target_base = false;
+  // Each target's prediction combines its candidates instead of choosing
+  // one (docs/estimators.md, "Candidates combined"): every variant scored
+  // (ScoredVariantAt: the regressors, with and without the base) at its
+  // best grid value, and the base alone where there is one, weighed by
+  // Bernstein online aggregation of their honest errors
+  // (CandidateAggregation). Not with the metric kAuto.
+  bool combine = false;
   // The base's ridge on standardized inputs, and its forgetting factor
   // (1: every sample weighs the same).
   double base_ridge = 1.0;

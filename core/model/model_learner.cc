@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/metric/mlkr_objective.h"
+#include "core/model/combined_prediction.h"
 #include "core/regression/local_average.h"
 #include "core/regression/local_linear.h"
 
@@ -21,6 +22,7 @@ struct ModelLearner::Scratch {
         estimator(dim, num_targets, estimator_kind),
         grid_values(num_indexes),
         evaluated(num_indexes, 0),
+        candidates(num_indexes),
         mlkr_gradients(num_indexes) {}
   std::vector<Neighbor> found;
   NeighborTargets near;
@@ -36,6 +38,9 @@ struct ModelLearner::Scratch {
   // evaluated.
   std::vector<std::vector<double>> grid_values;
   std::vector<std::size_t> evaluated;
+  // Per prediction index, with config.combine: each target's candidates'
+  // honest predictions of the sample ([t * NumCandidates + c]).
+  std::vector<std::vector<double>> candidates;
   // One scored regressor's grid values, and the sample's targets once per
   // scored regressor (what the selectors score against).
   std::vector<double> regressor_values;
@@ -168,6 +173,7 @@ void ModelLearner::Score(ModelState& state, const Sample& sample,
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     state.mlkr_maps[i].Step(scratch.mlkr_gradients[i]);
   }
+  if (state.config.combine) LearnCombinations(state, sample);
   // The honest error's score, at the scale before this sample, calibrates
   // the intervals of queries; the prequential error's those of the next
   // sample's predictions.
@@ -308,17 +314,40 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
 void ModelLearner::HonestFromGrid(const ModelState& state, std::size_t i,
                                   std::optional<std::size_t> only_target,
                                   Prediction* honest) {
-  const Scratch& scratch = *scratch_;
-  const std::size_t m = state.config.num_targets();
-  const std::size_t scored = NumScoredVariants(state.config);
+  Scratch& scratch = *scratch_;
+  const ModelConfig& config = state.config;
+  const std::size_t m = config.num_targets();
+  const std::size_t scored = NumScoredVariants(config);
+  const std::size_t n = NumCandidates(config);
+  if (config.combine) scratch.candidates[i].resize(m * n);
   for (std::size_t t : state.predictions[i].targets) {
     if (scratch.chosen[t] != i ||
         (only_target.has_value() && t != *only_target)) {
       continue;
     }
+    if (config.combine) {
+      const std::span<double> candidates(scratch.candidates[i].data() + t * n,
+                                         n);
+      CandidatesFromGrid(state, i, t, scratch.grid_values[i],
+                         scratch.base_values, candidates);
+      honest->value[t] = state.combinations[i].Combine(t, candidates);
+      continue;
+    }
     const RegressorChoice choice = ChoiceOf(state, i, t);
     honest->value[t] =
         scratch.grid_values[i][(choice.grid * scored + choice.variant) * m + t];
+  }
+}
+
+void ModelLearner::LearnCombinations(ModelState& state, const Sample& sample) {
+  const Scratch& scratch = *scratch_;
+  const std::size_t n = NumCandidates(state.config);
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    for (std::size_t t : state.predictions[i].targets) {
+      if (scratch.chosen[t] != i) continue;
+      state.combinations[i].Add(
+          t, std::span(scratch.candidates[i]).subspan(t * n, n), sample.y[t]);
+    }
   }
 }
 

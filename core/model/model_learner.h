@@ -71,7 +71,8 @@ class ModelLearner {
   // The honest prediction of prediction index i's targets (only_target's
   // alone, if given) read from the grid values ScoreNeighbors just wrote,
   // when it scored them on the honest neighbours: each target's value at
-  // its current choice of regressor and grid value.
+  // its current choice of regressor and grid value, or with config.combine
+  // its candidates' values there, combined.
   void HonestFromGrid(const ModelState& state, std::size_t i,
                       std::optional<std::size_t> only_target,
                       Prediction* honest)
@@ -106,6 +107,10 @@ class ModelLearner {
   // a multiple of config.ScoringStride at the store's size.
   static bool ScoresNextSample(const ModelState& state)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // A scored sample's candidates' honest predictions (HonestFromGrid) to
+  // each target's combination (config.combine).
+  void LearnCombinations(ModelState& state, const Sample& sample)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
   // A scored sample's errors: its grid values to the selectors, MLKR's
   // online step, the intervals' calibration, the prequential and honest
   // errors.

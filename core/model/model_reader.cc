@@ -8,25 +8,11 @@
 
 #include "core/index/search_rules.h"
 #include "core/metric/glml_search.h"
+#include "core/model/combined_prediction.h"
 #include "core/regression/local_linear.h"
 
 namespace streamreg {
 namespace {
-
-void Fallback(const ModelState& state, std::size_t target,
-              std::span<const double> base, Prediction* out)
-    ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
-  if (base.empty()) {
-    out->value[target] = state.targets.mean()[target];
-    out->spread[target] = std::sqrt(state.targets.Variance(target));
-  } else {
-    out->value[target] = base[target];
-    out->spread[target] = state.random_base.has_value()
-                              ? state.random_base->ResidualScale(target)
-                              : state.base->ResidualScale(target);
-  }
-  out->neighbors[target] = 0;
-}
 
 // The k nearest (`found`) and the k nearest that are not recent
 // (older->found), in one traversal: first capped at twice the distance the
@@ -146,7 +132,7 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
   for (std::size_t t : state.predictions[index].targets) {
     if (chosen[t] != index) continue;
     const GlmlMetric metric = GlmlMetricFor(state, generation, direction, t);
-    GatherNeighbors(state, generation, z, ChoiceOf(state, index, t).grid, found,
+    GatherNeighbors(state, generation, z, WidestFor(state, index, t), found,
                     near, nullptr, &metric);
     PredictTargets(state, index, chosen, *near, base, out, t);
     if (with_neighbors) {
@@ -274,13 +260,25 @@ void ChosenIndexes(const ModelState& state, std::vector<std::size_t>* chosen) {
   }
 }
 
+std::size_t WidestFor(const ModelState& state, std::size_t index,
+                      std::size_t target) {
+  if (!state.config.combine) return ChoiceOf(state, index, target).grid;
+  // Every variant predicts.
+  const std::size_t m = state.config.num_targets();
+  std::size_t widest = 0;
+  for (std::size_t s = 0; s < NumScoredVariants(state.config); ++s) {
+    widest = std::max(widest, state.selectors[index].Best(s * m + target));
+  }
+  return widest;
+}
+
 std::optional<std::size_t> WidestChoice(const ModelState& state,
                                         std::size_t index,
                                         std::span<const std::size_t> chosen) {
   std::optional<std::size_t> widest;
   for (std::size_t t : state.predictions[index].targets) {
     if (chosen[t] != index) continue;
-    widest = std::max(widest.value_or(0), ChoiceOf(state, index, t).grid);
+    widest = std::max(widest.value_or(0), WidestFor(state, index, t));
   }
   return widest;
 }
@@ -382,11 +380,45 @@ void GatherNeighbors(const ModelState& state,
   });
 }
 
+FallbackValue FallbackOf(const ModelState& state, std::size_t target,
+                         std::span<const double> base) {
+  if (base.empty()) {
+    return {state.targets.mean()[target],
+            std::sqrt(state.targets.Variance(target))};
+  }
+  return {base[target], state.random_base.has_value()
+                            ? state.random_base->ResidualScale(target)
+                            : state.base->ResidualScale(target)};
+}
+
+void AverageAt(const ModelConfig& config, RegressorKind regressor,
+               std::size_t grid, const NeighborTargets& near, LocalAverage* out,
+               std::span<const std::size_t> columns) {
+  switch (regressor) {
+    case RegressorKind::kKernel:
+      KernelAverageAt(config.kernel, config.bandwidth_grid[grid], near, out,
+                      columns);
+      break;
+    case RegressorKind::kNearest:
+      NearestAverageAt(config.k_grid[grid], near, out, columns);
+      break;
+    case RegressorKind::kLocalLinear:
+    case RegressorKind::kAuto:  // never a target's choice (ChoiceOf)
+      LocalLinearAt(config.k_grid[grid], config.local_linear_ridge, near, out,
+                    columns);
+      break;
+  }
+}
+
 void PredictTargets(const ModelState& state, std::size_t index,
                     std::span<const std::size_t> chosen,
                     const NeighborTargets& near, std::span<const double> base,
                     Prediction* out, std::optional<std::size_t> only_target) {
   const ModelConfig& config = state.config;
+  if (config.combine) {
+    PredictCombined(state, index, chosen, near, base, out, only_target);
+    return;
+  }
   // Targets grouped by their choice: one average (or fit) per distinct
   // regressor, grid value and variant, each over its own columns only (a
   // target without the base reads its raw column, m further).
@@ -419,26 +451,16 @@ void PredictTargets(const ModelState& state, std::size_t index,
          ++end) {
       group.push_back(std::get<3>(by_choice[end]));
     }
-    switch (regressor) {
-      case RegressorKind::kKernel:
-        KernelAverageAt(config.kernel, config.bandwidth_grid[best], near,
-                        &average, group);
-        break;
-      case RegressorKind::kNearest:
-        NearestAverageAt(config.k_grid[best], near, &average, group);
-        break;
-      case RegressorKind::kLocalLinear:
-      case RegressorKind::kAuto:  // never a target's choice (ChoiceOf)
-        LocalLinearAt(config.k_grid[best], config.local_linear_ridge, near,
-                      &average, group);
-        break;
-    }
+    AverageAt(config, regressor, best, near, &average, group);
     const std::span<const double> added =
         with_base ? base : std::span<const double>();
     for (std::size_t column : group) {
       const std::size_t t = column % m;
       if (average.neighbors == 0) {
-        Fallback(state, t, added, out);
+        const FallbackValue fallback = FallbackOf(state, t, added);
+        out->value[t] = fallback.value;
+        out->spread[t] = fallback.spread;
+        out->neighbors[t] = 0;
         continue;
       }
       out->value[t] = average.value[column] + (added.empty() ? 0.0 : added[t]);

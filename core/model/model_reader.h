@@ -93,14 +93,33 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
 // running mean and standard deviation of the targets. With a linear base,
 // `base` holds its values at the query: `near` holds residuals, each
 // prediction is the base's value plus the regressor's, and the fallback the
-// base's value (with its residual scale as the spread). With
-// `only_target`, that target's alone (GLML: a search per target).
+// base's value (FallbackOf). With `only_target`, that target's alone (GLML:
+// a search per target). With config.combine, each target's candidates
+// combined (PredictCombined).
 void PredictTargets(const ModelState& state, std::size_t index,
                     std::span<const std::size_t> chosen,
                     const NeighborTargets& near, std::span<const double> base,
                     Prediction* out,
                     std::optional<std::size_t> only_target = std::nullopt)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// What target t predicts where its regressor has no neighbour: with a base
+// (`base` its values at the query), the base's value with its residual
+// scale as the spread; else the targets' running mean and standard
+// deviation.
+struct FallbackValue {
+  double value = 0.0;
+  double spread = 0.0;
+};
+FallbackValue FallbackOf(const ModelState& state, std::size_t target,
+                         std::span<const double> base)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// One regressor's average (or fit) at value `grid` of its grid over
+// `near`, for the listed columns (LocalAverage).
+void AverageAt(const ModelConfig& config, RegressorKind regressor,
+               std::size_t grid, const NeighborTargets& near, LocalAverage* out,
+               std::span<const std::size_t> columns);
 
 // For each target that predicts from prediction index `index` (chosen[t]
 // == index; only `only_target` if set), after PredictTargets wrote
@@ -165,8 +184,15 @@ RegressorChoice ChoiceOf(const ModelState& state, std::size_t index,
 void ChosenIndexes(const ModelState& state, std::vector<std::size_t>* chosen)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
+// The widest grid value target `target` predicts with now from index
+// `index`: its choice's, or with config.combine its candidates' widest.
+std::size_t WidestFor(const ModelState& state, std::size_t index,
+                      std::size_t target)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
 // The widest grid value any target predicting from index `index` (chosen[t]
-// == index) predicts with now; nullopt if none does.
+// == index) predicts with now (with config.combine, any of its candidates);
+// nullopt if none does.
 std::optional<std::size_t> WidestChoice(const ModelState& state,
                                         std::size_t index,
                                         std::span<const std::size_t> chosen)

@@ -73,7 +73,8 @@ std::size_t FullMlkrBudget(const ModelConfig& c) {
 // base (a linear base before); 11 the intervals (earlier models take the
 // defaults); 12 the take-over rule (fixed counts before, and their logs
 // record no take-over); 13 max_scoring_stride (every sample scored
-// before); 14 base_relative_ridge; 15 mlkr_settled_after.
+// before); 14 base_relative_ridge; 15 mlkr_settled_after; 16 combine
+// (each target chose one candidate before).
 const std::array kSettings = {
     ModelSetting{
         .name = "input_dim", .access = Field<&C::input_dim>(), .wire = kSpec},
@@ -289,6 +290,11 @@ const std::array kSettings = {
                  .access = Field<&C::mlkr_settled_after>(),
                  .since_version = 15,
                  .legacy_from = &FullMlkrBudget},
+    ModelSetting{.name = "combine",
+                 .access = Field<&C::combine>(),
+                 .wire = kSpec,
+                 .since_version = 16,
+                 .legacy = 0},
 };
 
 // The field `ref` returns, read only.

@@ -90,6 +90,11 @@ ModelState::ModelState(const ModelConfig& config)
       PrequentialSelector(GridSize(config),
                           config.num_targets() * NumScoredVariants(config),
                           config.selection_forgetting));
+  if (config.combine) {
+    combinations.assign(
+        predictions.size(),
+        CandidateAggregation(config.num_targets(), NumCandidates(config)));
+  }
   take_over.prediction_indexes.assign(predictions.size(), 0);
   mlkr_maps.resize(predictions.size());
   if (config.KeepsRidge()) {

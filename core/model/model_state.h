@@ -27,6 +27,7 @@
 #include "core/model/sample_store.h"
 #include "core/model/take_over_key.h"
 #include "core/regression/adaptive_conformal.h"
+#include "core/regression/candidate_aggregation.h"
 #include "core/regression/online_ridge.h"
 #include "core/regression/prequential_selector.h"
 
@@ -153,6 +154,10 @@ struct ModelState {
   // The selection over each prediction index's grid, by index; for each
   // regressor the model scores (two for kAuto), the targets in order.
   std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);
+  // With config.combine, by prediction index: the weights of each target's
+  // candidates (NumCandidates), learned from their honest errors; empty
+  // otherwise.
+  std::vector<CandidateAggregation> combinations ABSL_GUARDED_BY(lock);
   // By prediction index: the MLKR map it follows (unknown for the other
   // metrics).
   std::vector<MlkrMap> mlkr_maps ABSL_GUARDED_BY(lock);

@@ -24,8 +24,9 @@ namespace {
 // intervals' calibration (before: none, it starts afresh); version 9 the
 // calibration of the next sample's intervals (likewise); version 10 the
 // take-over records applied to work still running (before: none, as every
-// model took over at fixed counts).
-constexpr std::uint32_t kStateVersion = 10;
+// model took over at fixed counts); version 11 the weights of a combining
+// model's candidates (none before: no model combined).
+constexpr std::uint32_t kStateVersion = 11;
 
 // The most take-over records a state holds: one per piece of background
 // work that can run at once (a metric refresh, an MLKR fit, a
@@ -211,8 +212,21 @@ bool LoadIndexes(ByteReader& in, ModelState& state, LoadedModelState* loaded,
   return true;
 }
 
-// What versions 4 to 10 added: the MLKR maps, the random-feature base, the
-// intervals and the logged take-overs.
+// A combining model's weights (version 11 and later; none for another
+// model).
+bool LoadCombinations(ByteReader& in, ModelState& state, RecordParts& parts)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
+  for (CandidateAggregation& combination : state.combinations) {
+    std::optional<CandidateAggregation> loaded = CandidateAggregation::Load(
+        in, combination.num_targets(), combination.num_candidates());
+    if (!parts.Read("candidates' weights", loaded.has_value())) return false;
+    combination = *std::move(loaded);
+  }
+  return true;
+}
+
+// What versions 4 to 11 added: the MLKR maps, the random-feature base, the
+// intervals, the logged take-overs and the candidates' weights.
 bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
                     RecordParts& parts)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
@@ -264,7 +278,7 @@ bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
       return false;
     }
   }
-  return true;
+  return version < 11 || LoadCombinations(in, state, parts);
 }
 
 // The background work in progress that ends the record.
@@ -339,6 +353,9 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   out.U64(state.logged_take_overs.size());
   for (const TakeOverKey& key : state.logged_take_overs) {
     SaveTakeOverKey(key, out);
+  }
+  for (const CandidateAggregation& combination : state.combinations) {
+    combination.Save(out);
   }
 }
 

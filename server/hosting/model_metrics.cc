@@ -210,6 +210,33 @@ void WritePerTarget(const std::vector<ModelReading>& readings, const char* name,
   }
 }
 
+// Per model, target and candidate of a model that combines them
+// (ModelConfig::combine): the candidate's weight now.
+void WriteCandidateWeights(std::span<const ModelReading> readings,
+                           PrometheusText& out) {
+  constexpr char kName[] = "streamreg_model_candidate_weight";
+  out.Family(kName, PrometheusText::Type::kGauge,
+             "Per target of a model that combines its candidates "
+             "(ModelSpec.combine), each candidate's weight in its "
+             "prediction now (the weights of a target sum to 1).");
+  for (const ModelReading& r : readings) {
+    const std::vector<std::string>& targets =
+        r.model->model().config().target_names;
+    for (std::size_t t = 0;
+         t < r.stats.candidate_weights.size() && t < targets.size(); ++t) {
+      const std::vector<double>& weights = r.stats.candidate_weights[t];
+      for (std::size_t c = 0;
+           c < weights.size() && c < r.stats.candidates.size(); ++c) {
+        out.Sample(kName,
+                   {{"model", r.model->name()},
+                    {"target", targets[t]},
+                    {"candidate", r.stats.candidates[c]}},
+                   weights[c]);
+      }
+    }
+  }
+}
+
 // Per model and target: a family of per-target figures.
 struct PerTargetFamily {
   const char* name;
@@ -355,6 +382,7 @@ void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
   for (const PerTargetFamily& family : PerTargetFamilies()) {
     WritePerTarget(readings, family.name, family.help, family.values, out);
   }
+  WriteCandidateWeights(readings, out);
   constexpr char kRebuild[] = "streamreg_model_index_rebuild_duration_seconds";
   out.Family(kRebuild, PrometheusText::Type::kSummary,
              "Time index rebuilds built since the server started took, from "

@@ -221,6 +221,7 @@ absl::StatusOr<ModelConfig> ConfigFromSpec(const v1::ModelSpec& spec) {
                            : config.input_dim <= kMaxLinearBaseDim &&
                                  config.metric != MetricKind::kGlml;
   config.per_target_base = spec.per_target_base();
+  config.combine = spec.combine();
   if (spec.has_random_feature_base()) {
     const v1::RandomFeatureBase& base = spec.random_feature_base();
     config.random_feature_base = true;
@@ -262,6 +263,7 @@ v1::ModelSpec SpecFromConfig(const ModelConfig& config) {
   spec.set_per_target_metric(config.per_target_metric);
   spec.set_linear_base(config.linear_base);
   spec.set_per_target_base(config.per_target_base);
+  spec.set_combine(config.combine);
   if (config.random_feature_base) {
     v1::RandomFeatureBase& base = *spec.mutable_random_feature_base();
     base.set_frequencies(

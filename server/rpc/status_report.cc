@@ -246,6 +246,10 @@ Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
         {"answer_coverage", Numbers(stats.answer_interval_coverage)}}},
       {"snapshot", nullptr},
   };
+  if (!stats.candidates.empty()) {
+    out["candidates"] = {{"names", stats.candidates},
+                         {"weights", stats.candidate_weights}};
+  }
   if (!reading.learning_error.ok()) {
     out["failed"] = reading.learning_error.ToString();
   }

@@ -109,6 +109,10 @@ void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
     out->add_regressor(RegressorToWire(regressor));
   }
   for (bool uses_base : stats.uses_base) out->add_uses_base(uses_base);
+  for (const std::string& name : stats.candidates) out->add_candidates(name);
+  for (const std::vector<double>& weights : stats.candidate_weights) {
+    for (double weight : weights) out->add_candidate_weights(weight);
+  }
   for (MetricKind metric : stats.metric) {
     out->add_metric(MetricToWire(metric));
   }

@@ -185,6 +185,7 @@ class Client:
                per_target_metric: bool = False,
                linear_base: Optional[bool] = None,
                per_target_base: bool = False,
+               combine: bool = False,
                random_feature_base: bool = False,
                mlkr_rank: Optional[int] = None,
                interval_level: Optional[float] = None,
@@ -194,7 +195,11 @@ class Client:
         glml, auto) for `regressor` (knn, kernel, local_linear, auto).
         linear_base: predict the residuals of a linear fit (unset: the
         server's default); per_target_base: each target with the base or
-        without it, by the honest error; random_feature_base: the base is a
+        without it, by the honest error; combine: each target's prediction
+        combines its candidates (the regressors scored, with and without
+        the base, and the base alone) weighed by their honest errors
+        (`ModelInfo.stats.candidate_weights`); random_feature_base: the
+        base is a
         random-feature ridge (its options in `spec.random_feature_base`);
         mlkr_rank: the rank of MLKR's map (unset: full); interval_level:
         the coverage of each prediction's interval (lo, hi), in (0, 1)
@@ -223,6 +228,8 @@ class Client:
             wire.linear_base = linear_base
         if per_target_base:
             wire.per_target_base = True
+        if combine:
+            wire.combine = True
         if random_feature_base and not wire.HasField("random_feature_base"):
             wire.random_feature_base.SetInParent()
         if mlkr_rank is not None:

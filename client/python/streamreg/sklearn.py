@@ -138,6 +138,7 @@ class StreamRegressor(RegressorMixin, BaseEstimator):
                  kernel: str = "box", per_target_metric: bool = False,
                  linear_base: Optional[bool] = None,
                  per_target_base: bool = False,
+                 combine: bool = False,
                  random_feature_base: bool = False,
                  random_feature_frequencies: Optional[int] = None,
                  random_feature_lengthscales=None,
@@ -156,6 +157,7 @@ class StreamRegressor(RegressorMixin, BaseEstimator):
         self.per_target_metric = per_target_metric
         self.linear_base = linear_base
         self.per_target_base = per_target_base
+        self.combine = combine
         self.random_feature_base = random_feature_base
         self.random_feature_frequencies = random_feature_frequencies
         self.random_feature_lengthscales = random_feature_lengthscales
@@ -408,6 +410,8 @@ class StreamRegressor(RegressorMixin, BaseEstimator):
             spec.linear_base = bool(self.linear_base)
         if self.per_target_base:
             spec.per_target_base = True
+        if self.combine:
+            spec.combine = True
         if self.random_feature_base:
             base = spec.random_feature_base
             base.SetInParent()

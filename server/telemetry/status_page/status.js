@@ -641,6 +641,14 @@ function fact(label, value) {
   return item;
 }
 
+// Each target's candidates and their weights: "tau1: knn+base 61%, ...".
+function candidatesText(model) {
+  const {names, weights} = model.candidates;
+  return model.targets.map((target, t) => `${target}: ` +
+      names.map((name, c) => `${name} ${percent(weights[t][c])}`).join(', '))
+      .join(' · ');
+}
+
 function modelCard(model) {
   const card = element('section', {class: 'model', 'data-model': model.name});
   card.append(element('h2', {}, model.name));
@@ -668,6 +676,10 @@ function modelCard(model) {
       fact(`${percent(model.interval.level)} answers' interval`,
            model.targets.map((_, t) => intervalText(model, t, true))
                .join(' · ')));
+  if (model.candidates !== undefined) {
+    facts.append(fact('candidates combined (weights per target)',
+                      candidatesText(model)));
+  }
   card.append(facts);
   if (model.curve === undefined) return card;
   const charts = element('div', {class: 'charts'});

@@ -873,6 +873,21 @@ class ClientTest(unittest.TestCase):
         self.assertIsNone(c.predict("py-plane", self.X[100:101]).base_variance)
         c.delete("py-plane")
 
+    def test_combined_candidates_report_their_weights(self):
+        c = self.client
+        info = c.create("py-combined", inputs=self.inputs,
+                        targets=self.targets, regressor="auto",
+                        per_target_base=True, combine=True)
+        self.assertTrue(info.proto.spec.combine)
+        c.learn("py-combined", self.X[:600], self.Y[:600])
+        stats = c.info("py-combined").proto.stats
+        self.assertEqual(["knn+base", "local_linear+base", "knn",
+                          "local_linear", "base"], list(stats.candidates))
+        weights = np.array(stats.candidate_weights).reshape(7, 5)
+        np.testing.assert_allclose(weights.sum(axis=1), np.ones(7))
+        self.assertTrue(np.all(weights >= 0))
+        c.delete("py-combined")
+
     def test_every_prediction_carries_its_interval(self):
         c = self.client
         c.create("py-bands", inputs=self.inputs, targets=self.targets,

@@ -182,6 +182,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.base_relative_ridge = 0.05;
   config.mlkr_settled_after = 700;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
+  config.combine = true;  // the encoding alone (not with the metric auto)
   std::string bytes;
   ByteWriter writer(&bytes);
   SaveConfig(config, writer);
@@ -216,6 +217,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.max_scoring_stride, 16u);
   EXPECT_EQ(read.base_relative_ridge, 0.05);
   EXPECT_EQ(read.mlkr_settled_after, 700u);
+  EXPECT_TRUE(read.combine);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -228,9 +230,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read).ok();
   };
+  // Version 15 is version 16 without combine: each target of a model
+  // written then chose one candidate.
+  const std::string version15 = older(bytes, 15, 1);
+  ASSERT_TRUE(load(version15));
+  EXPECT_FALSE(read.combine);
+  EXPECT_EQ(read.mlkr_settled_after, 700u);
   // Version 14 is version 15 without mlkr_settled_after: a model written
   // then settles its maps where it did, at a full budget of samples read.
-  const std::string version14 = older(bytes, 14, 8);
+  const std::string version14 = older(version15, 14, 8);
   ASSERT_TRUE(load(version14));
   EXPECT_EQ(read.mlkr_settled_after, 12345u / config.mlkr_fit_steps);
   EXPECT_EQ(read.base_relative_ridge, 0.05);
@@ -317,7 +325,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 16, 0)));
+  EXPECT_FALSE(load(older(bytes, 17, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;

@@ -175,6 +175,11 @@ std::vector<Case> Cases() {
   base_per_target.regressor = RegressorKind::kAuto;
   base_per_target.per_target_base = true;
   cases.push_back({"auto_gw_base_per_target", base_per_target});
+  // Candidates combined: their weights restored exactly.
+  ModelConfig combined = base_per_target;
+  combined.metric = MetricKind::kMlkr;
+  combined.combine = true;
+  cases.push_back({"auto_mlkr_base_per_target_combined", combined});
   ModelConfig mlkr = BusyConfig(BaseConfig());
   mlkr.metric = MetricKind::kMlkr;
   mlkr.regressor = RegressorKind::kNearest;

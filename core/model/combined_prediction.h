@@ -1,0 +1,45 @@
+#ifndef STREAMREG_CORE_MODEL_COMBINED_PREDICTION_H_
+#define STREAMREG_CORE_MODEL_COMBINED_PREDICTION_H_
+
+#include <cstddef>
+#include <optional>
+#include <span>
+
+#include "absl/base/thread_annotations.h"
+#include "core/model/model_state.h"
+#include "core/model/prediction.h"
+#include "core/regression/local_average.h"
+
+namespace streamreg {
+
+// The prediction of a model that combines its candidates
+// (ModelConfig::combine; docs/estimators.md, "Candidates combined"): per
+// target, every scored variant at its best grid value and the base alone,
+// weighed by the index's CandidateAggregation.
+
+// PredictTargets for a combining model: the targets of prediction index
+// `index` (chosen[t] == index; only `only_target` if set) from `near`
+// (gathered at least as wide as every variant's best grid value, and
+// `base` the base's values at the query, empty without one). Each value
+// is sum_c w_c p_c, its spread sum_c w_c s_c (a candidate's spread as
+// PredictTargets gives it), its neighbours the most any candidate used.
+void PredictCombined(const ModelState& state, std::size_t index,
+                     std::span<const std::size_t> chosen,
+                     const NeighborTargets& near, std::span<const double> base,
+                     Prediction* out, std::optional<std::size_t> only_target)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// Target t's candidates' values (NumCandidates) read from the learner's
+// grid values of prediction index `index` (row g holds each scored
+// variant's m targets at grid value g, the base added where the variant
+// has it): each variant at its best grid value, then `base[t]` for the
+// base alone.
+void CandidatesFromGrid(const ModelState& state, std::size_t index,
+                        std::size_t t, std::span<const double> grid_values,
+                        std::span<const double> base,
+                        std::span<double> candidates)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+}  // namespace streamreg
+
+#endif  // STREAMREG_CORE_MODEL_COMBINED_PREDICTION_H_
