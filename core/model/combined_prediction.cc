@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/model/model_reader.h"
+#include "core/regression/local_linear.h"
 
 namespace streamreg {
 namespace {
@@ -69,6 +70,9 @@ void PredictCombined(const ModelState& state, std::size_t index,
   neighbors.assign(m, 0);
   ListEvaluations(state, index, chosen, only_target, &evaluations);
   LocalAverage average;
+  // The local linear fits, in ascending k (the evaluations' order): one
+  // pass over the neighbours for all of them.
+  LocalLinearPrefix local_linear(near, config.local_linear_ridge);
   for (std::size_t begin = 0; begin < evaluations.size();) {
     std::size_t end = begin;
     columns.clear();
@@ -78,8 +82,13 @@ void PredictCombined(const ModelState& state, std::size_t index,
          ++end) {
       columns.push_back(evaluations[end].column);
     }
-    AverageAt(config, evaluations[begin].regressor, evaluations[begin].grid,
-              near, &average, columns);
+    if (evaluations[begin].regressor == RegressorKind::kLocalLinear) {
+      local_linear.FitAt(config.k_grid[evaluations[begin].grid], &average,
+                         columns);
+    } else {
+      AverageAt(config, evaluations[begin].regressor, evaluations[begin].grid,
+                near, &average, columns);
+    }
     for (std::size_t e = begin; e < end; ++e) {
       const CandidateEvaluation& evaluation = evaluations[e];
       const std::size_t t = evaluation.target;

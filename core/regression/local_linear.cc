@@ -44,15 +44,15 @@ double PrefixMean(const NeighborTargets& near, std::size_t count,
   return sum / static_cast<double>(count);
 }
 
-}  // namespace
-
-void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
-                   LocalAverage* out, std::span<const std::size_t> targets) {
+// Value and spread of the listed targets (all if none) from the first
+// `count` neighbours of `near`, whose rows `system` holds.
+void FitFromSystem(const NeighborTargets& near, std::size_t count, double ridge,
+                   LocalLinearEquations& system, LocalAverage* out,
+                   std::span<const std::size_t> targets) {
   const std::size_t m = near.num_targets();
   const std::size_t d = near.dim();
   out->value.assign(m, 0.0);
   out->spread.assign(m, 0.0);
-  const std::size_t count = std::min(k, near.size());
   out->neighbors = count;
   if (count == 0) return;
   std::vector<std::size_t> all;
@@ -61,18 +61,16 @@ void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
     std::iota(all.begin(), all.end(), std::size_t{0});
     targets = all;
   }
-  Workspace& work = ThreadWorkspace();
-  work.system.Reset(d, m);
-  ExtendTo(near, count, work.system);
   std::span<const double> theta;
-  if (work.system.Factor(ridge)) theta = work.system.Solve();
+  if (system.Factor(ridge)) theta = system.Solve();
   if (theta.empty() || !AllFinite(theta)) {
     // Not positive definite: the fit of the intercept alone.
-    work.fallback_theta.assign((d + 1) * m, 0.0);
+    std::vector<double>& fallback = ThreadWorkspace().fallback_theta;
+    fallback.assign((d + 1) * m, 0.0);
     for (std::size_t t : targets) {
-      work.fallback_theta[d * m + t] = PrefixMean(near, count, t);
+      fallback[d * m + t] = PrefixMean(near, count, t);
     }
-    theta = work.fallback_theta;
+    theta = fallback;
   }
   for (std::size_t t : targets) {
     const double a = theta[d * m + t];
@@ -89,6 +87,29 @@ void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
     out->value[t] = a;
     out->spread[t] = std::sqrt(squares / static_cast<double>(count));
   }
+}
+
+}  // namespace
+
+void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
+                   LocalAverage* out, std::span<const std::size_t> targets) {
+  const std::size_t count = std::min(k, near.size());
+  Workspace& work = ThreadWorkspace();
+  work.system.Reset(near.dim(), near.num_targets());
+  ExtendTo(near, count, work.system);
+  FitFromSystem(near, count, ridge, work.system, out, targets);
+}
+
+LocalLinearPrefix::LocalLinearPrefix(const NeighborTargets& near, double ridge)
+    : near_(near), ridge_(ridge) {
+  system_.Reset(near.dim(), near.num_targets());
+}
+
+void LocalLinearPrefix::FitAt(std::size_t k, LocalAverage* out,
+                              std::span<const std::size_t> targets) {
+  const std::size_t count = std::min(k, near_.size());
+  ExtendTo(near_, count, system_);
+  FitFromSystem(near_, count, ridge_, system_, out, targets);
 }
 
 void LocalLinearGrid(std::span<const std::size_t> grid, double ridge,

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "core/regression/local_average.h"
+#include "core/regression/local_linear_equations.h"
 
 namespace streamreg {
 
@@ -26,6 +27,25 @@ namespace streamreg {
 void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
                    LocalAverage* out,
                    std::span<const std::size_t> targets = {});
+
+// Fits at ascending k over one gathered list of neighbours, the normal
+// equations extended from one k to the next (one pass over the list for
+// all of them, as LocalLinearGrid): FitAt(k) gives what LocalLinearAt(k)
+// gives, up to rounding (the sums are added in another order). For a
+// prediction that needs several k (ModelConfig::combine). `near` must
+// outlive it.
+class LocalLinearPrefix {
+ public:
+  LocalLinearPrefix(const NeighborTargets& near, double ridge);
+  // k at least the previous call's.
+  void FitAt(std::size_t k, LocalAverage* out,
+             std::span<const std::size_t> targets = {});
+
+ private:
+  const NeighborTargets& near_;
+  double ridge_;
+  LocalLinearEquations system_;
+};
 
 // Values only, for every k of an ascending grid at once: the normal
 // equations are accumulated in one pass over the neighbours and solved once

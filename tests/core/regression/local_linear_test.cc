@@ -1,6 +1,7 @@
 // The local linear regressor against its definition: exact on a plane,
 // equal to ridge least squares solved independently (QR of the augmented
-// design), the grid equal to one fit per k, and the edge cases.
+// design), the grid and the prefix fits equal to one fit per k, and the
+// edge cases.
 #include "core/regression/local_linear.h"
 
 #include <algorithm>
@@ -154,6 +155,31 @@ TEST(LocalLinearTest, TheGridEqualsOneFitPerK) {
       EXPECT_NEAR(values[g * kTargets + t], one.value[t],
                   1e-10 * (1.0 + std::abs(one.value[t])))
           << "k " << grid[g] << " target " << t;
+    }
+  }
+}
+
+TEST(LocalLinearTest, PrefixFitsEqualOneFitPerK) {
+  const Fixture f = MakeFixture(150, 5, true, /*noise=*/2.0);
+  const NeighborTargets near = GatherAll(f, {-0.5, 0.5, 0.0, 0.25});
+  LocalLinearPrefix prefix(near, 0.3);
+  // Repeated k, the listed targets changing, and k past the points.
+  const std::vector<std::size_t> ks = {3, 3, 10, 64, 149, 150, 400};
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    const std::vector<std::size_t> targets =
+        i % 2 == 0 ? std::vector<std::size_t>{0, 2}
+                   : std::vector<std::size_t>{1};
+    LocalAverage got, one;
+    prefix.FitAt(ks[i], &got, targets);
+    LocalLinearAt(ks[i], 0.3, near, &one, targets);
+    EXPECT_EQ(got.neighbors, one.neighbors);
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      EXPECT_NEAR(got.value[t], one.value[t],
+                  1e-10 * (1.0 + std::abs(one.value[t])))
+          << "k " << ks[i] << " target " << t;
+      EXPECT_NEAR(got.spread[t], one.spread[t],
+                  1e-10 * (1.0 + std::abs(one.spread[t])))
+          << "k " << ks[i] << " target " << t;
     }
   }
 }
