@@ -190,21 +190,26 @@ std::string CandidateWeights(const v1::Model& model) {
   const v1::ModelStats& stats = model.stats();
   const int n = stats.candidates_size();
   if (n == 0) return "";
-  std::vector<std::vector<std::string>> rows = {{"target"}};
+  std::vector<std::vector<std::string>> rows = {{"target", "for"}};
   for (const std::string& name : stats.candidates()) rows[0].push_back(name);
   for (int t = 0; t < model.spec().target_names_size(); ++t) {
-    std::vector<std::string> row = {model.spec().target_names(t)};
-    for (int c = 0; c < n; ++c) {
-      const int at = t * n + c;
-      row.push_back(at < stats.candidate_weights_size()
-                        ? absl::StrFormat("%.3f", stats.candidate_weights(at))
-                        : kUnknown);
+    for (const auto& [label, weights] :
+         {std::pair{"queries", &stats.candidate_weights()},
+          std::pair{"answers", &stats.answer_candidate_weights()}}) {
+      std::vector<std::string> row = {model.spec().target_names(t), label};
+      for (int c = 0; c < n; ++c) {
+        const int at = t * n + c;
+        row.push_back(at < weights->size()
+                          ? absl::StrFormat("%.3f", weights->Get(at))
+                          : kUnknown);
+      }
+      rows.push_back(std::move(row));
     }
-    rows.push_back(std::move(row));
   }
   return absl::StrCat(
       "\n  each target's prediction combines these candidates (each at its "
-      "best k or h),\n  weighed by their honest errors:\n",
+      "best k or h),\n  weighed for queries by their honest errors, for "
+      "Learn answers by their\n  prequential ones:\n",
       Table(rows));
 }
 

@@ -51,10 +51,19 @@ void ListEvaluations(const ModelState& state, std::size_t index,
 
 }  // namespace
 
+const CandidateAggregation& CombinationFor(const ModelState& state,
+                                           std::size_t index,
+                                           IntervalCalibration calibration) {
+  return calibration == IntervalCalibration::kQuery
+             ? state.combinations[index]
+             : state.answer_combinations[index];
+}
+
 void PredictCombined(const ModelState& state, std::size_t index,
                      std::span<const std::size_t> chosen,
                      const NeighborTargets& near, std::span<const double> base,
-                     Prediction* out, std::optional<std::size_t> only_target) {
+                     Prediction* out, std::optional<std::size_t> only_target,
+                     const CombinedOptions& options) {
   const ModelConfig& config = state.config;
   const std::size_t n = NumCandidates(config);
   const std::size_t m = config.num_targets();
@@ -111,7 +120,8 @@ void PredictCombined(const ModelState& state, std::size_t index,
     begin = end;
   }
   const std::size_t scored = NumScoredVariants(config);
-  const CandidateAggregation& combination = state.combinations[index];
+  const CandidateAggregation& combination =
+      CombinationFor(state, index, options.weights);
   for (std::size_t t : state.predictions[index].targets) {
     if (chosen[t] != index || (only_target.has_value() && t != *only_target)) {
       continue;
@@ -122,6 +132,10 @@ void PredictCombined(const ModelState& state, std::size_t index,
       spreads[t * n + scored] = alone.spread;
     }
     const std::span<const double> candidates(values.data() + t * n, n);
+    if (!options.candidates.empty()) {
+      std::copy(candidates.begin(), candidates.end(),
+                options.candidates.begin() + t * n);
+    }
     out->value[t] = combination.Combine(t, candidates);
     out->spread[t] = combination.Combine(
         t, std::span<const double>(spreads.data() + t * n, n));

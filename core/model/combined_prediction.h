@@ -7,6 +7,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "core/model/model_state.h"
+#include "core/model/predict_options.h"
 #include "core/model/prediction.h"
 #include "core/regression/local_average.h"
 
@@ -17,16 +18,40 @@ namespace streamreg {
 // target, every scored variant at its best grid value and the base alone,
 // weighed by the index's CandidateAggregation.
 
+// What a combined prediction is for, and where its candidates' values go.
+struct CombinedOptions {
+  // Which weights: the queries' (learned from the honest errors) or the
+  // next sample's (from the prequential ones).
+  IntervalCalibration weights = IntervalCalibration::kQuery;
+  // If not empty, each predicted target's candidates' values, m x
+  // NumCandidates (the learner's, to learn the next sample's weights).
+  std::span<double> candidates;
+
+  static CombinedOptions WeighedFor(IntervalCalibration calibration) {
+    CombinedOptions options;
+    options.weights = calibration;
+    return options;
+  }
+};
+
+// The weights `calibration` names of prediction index `index`.
+const CandidateAggregation& CombinationFor(const ModelState& state,
+                                           std::size_t index,
+                                           IntervalCalibration calibration)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
 // PredictTargets for a combining model: the targets of prediction index
 // `index` (chosen[t] == index; only `only_target` if set) from `near`
 // (gathered at least as wide as every variant's best grid value, and
 // `base` the base's values at the query, empty without one). Each value
-// is sum_c w_c p_c, its spread sum_c w_c s_c (a candidate's spread as
-// PredictTargets gives it), its neighbours the most any candidate used.
+// is sum_c w_c p_c with the weights options.weights names, its spread
+// sum_c w_c s_c (a candidate's spread as PredictTargets gives it), its
+// neighbours the most any candidate used.
 void PredictCombined(const ModelState& state, std::size_t index,
                      std::span<const std::size_t> chosen,
                      const NeighborTargets& near, std::span<const double> base,
-                     Prediction* out, std::optional<std::size_t> only_target)
+                     Prediction* out, std::optional<std::size_t> only_target,
+                     const CombinedOptions& options)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // Target t's candidates' values (NumCandidates) read from the learner's

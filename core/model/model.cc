@@ -302,6 +302,10 @@ ModelStats Model::stats() const {
       const std::span<const double> weights =
           state_.combinations[chosen[t]].Weights(t);
       stats.candidate_weights.emplace_back(weights.begin(), weights.end());
+      const std::span<const double> answers =
+          state_.answer_combinations[chosen[t]].Weights(t);
+      stats.answer_candidate_weights.emplace_back(answers.begin(),
+                                                  answers.end());
     }
     if (ChoosesK(config_.regressor)) {
       stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[choice.grid]);

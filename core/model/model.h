@@ -70,9 +70,11 @@ struct ModelStats {
   // (per_target_base's choice).
   std::vector<bool> uses_base;
   // With config.combine: the candidates' names (CandidateName) and, per
-  // target, their weights now (summing to 1); both empty otherwise.
+  // target, their weights now (summing to 1) in queries and in the
+  // predictions of the next sample (Learn answers); all empty otherwise.
   std::vector<std::string> candidates;
   std::vector<std::vector<double>> candidate_weights;
+  std::vector<std::vector<double>> answer_candidate_weights;
   // The gradient estimator's bandwidth h and step t (0 for Euclidean).
   double gradient_bandwidth = 0.0;
   double gradient_step = 0.0;

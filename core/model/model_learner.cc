@@ -23,6 +23,7 @@ struct ModelLearner::Scratch {
         grid_values(num_indexes),
         evaluated(num_indexes, 0),
         candidates(num_indexes),
+        answer_candidates(num_indexes),
         mlkr_gradients(num_indexes) {}
   std::vector<Neighbor> found;
   NeighborTargets near;
@@ -39,8 +40,10 @@ struct ModelLearner::Scratch {
   std::vector<std::vector<double>> grid_values;
   std::vector<std::size_t> evaluated;
   // Per prediction index, with config.combine: each target's candidates'
-  // honest predictions of the sample ([t * NumCandidates + c]).
+  // honest predictions of the sample ([t * NumCandidates + c]), and their
+  // prequential ones (the next sample's).
   std::vector<std::vector<double>> candidates;
+  std::vector<std::vector<double>> answer_candidates;
   // One scored regressor's grid values, and the sample's targets once per
   // scored regressor (what the selectors score against).
   std::vector<double> regressor_values;
@@ -303,11 +306,18 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
       }
     }
   }
-  // The model's own prediction, made with the current choice per target,
-  // and the honest one: the grid's values at each target's choice (not a
-  // second fit of them).
+  // The model's own prediction, made with the current choice per target
+  // (combining: the candidates weighed for the next sample, their values
+  // kept to learn those weights), and the honest one: the grid's values at
+  // each target's choice (not a second fit of them).
+  CombinedOptions combined =
+      CombinedOptions::WeighedFor(IntervalCalibration::kNextSample);
+  if (config.combine) {
+    scratch.answer_candidates[i].resize(m * NumCandidates(config));
+    combined.candidates = scratch.answer_candidates[i];
+  }
   PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction,
-                 only_target);
+                 only_target, combined);
   HonestFromGrid(state, i, only_target, honest);
 }
 
@@ -347,6 +357,9 @@ void ModelLearner::LearnCombinations(ModelState& state, const Sample& sample) {
       if (scratch.chosen[t] != i) continue;
       state.combinations[i].Add(
           t, std::span(scratch.candidates[i]).subspan(t * n, n), sample.y[t]);
+      state.answer_combinations[i].Add(
+          t, std::span(scratch.answer_candidates[i]).subspan(t * n, n),
+          sample.y[t]);
     }
   }
 }

@@ -108,7 +108,9 @@ class ModelLearner {
   static bool ScoresNextSample(const ModelState& state)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // A scored sample's candidates' honest predictions (HonestFromGrid) to
-  // each target's combination (config.combine).
+  // each target's weights for queries, and their prequential ones (its
+  // next-sample prediction, ScoreNeighbors) to its weights for the next
+  // sample (config.combine).
   void LearnCombinations(ModelState& state, const Sample& sample)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
   // A scored sample's errors: its grid values to the selectors, MLKR's

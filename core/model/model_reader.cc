@@ -88,11 +88,12 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
           generation->transform.Apply(x, z);
           if (state.predictions[i].metric == MetricKind::kGlml) {
             PredictUnderGlml(state, i, *generation, x, z, chosen, base, &found,
-                             &near, options.with_neighbors, out);
+                             &near, options, out);
             continue;
           }
           GatherNeighbors(state, *generation, z, *widest, &found, &near);
-          PredictTargets(state, i, chosen, near, base, out);
+          PredictTargets(state, i, chosen, near, base, out, std::nullopt,
+                         CombinedOptions::WeighedFor(options.calibration));
           if (options.with_neighbors) {
             RecordUsedNeighbors(state, i, chosen, found, out);
           }
@@ -126,7 +127,7 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
                       std::span<const std::size_t> chosen,
                       std::span<const double> base,
                       std::vector<Neighbor>* found, NeighborTargets* near,
-                      bool with_neighbors, Prediction* out) {
+                      const PredictOptions& options, Prediction* out) {
   thread_local std::vector<double> direction;
   GlmlDensityDirection(state, x, &direction);
   for (std::size_t t : state.predictions[index].targets) {
@@ -134,8 +135,9 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
     const GlmlMetric metric = GlmlMetricFor(state, generation, direction, t);
     GatherNeighbors(state, generation, z, WidestFor(state, index, t), found,
                     near, nullptr, &metric);
-    PredictTargets(state, index, chosen, *near, base, out, t);
-    if (with_neighbors) {
+    PredictTargets(state, index, chosen, *near, base, out, t,
+                   CombinedOptions::WeighedFor(options.calibration));
+    if (options.with_neighbors) {
       RecordUsedNeighbors(state, index, chosen, *found, out, t);
     }
   }
@@ -413,10 +415,12 @@ void AverageAt(const ModelConfig& config, RegressorKind regressor,
 void PredictTargets(const ModelState& state, std::size_t index,
                     std::span<const std::size_t> chosen,
                     const NeighborTargets& near, std::span<const double> base,
-                    Prediction* out, std::optional<std::size_t> only_target) {
+                    Prediction* out, std::optional<std::size_t> only_target,
+                    const CombinedOptions& combined) {
   const ModelConfig& config = state.config;
   if (config.combine) {
-    PredictCombined(state, index, chosen, near, base, out, only_target);
+    PredictCombined(state, index, chosen, near, base, out, only_target,
+                    combined);
     return;
   }
   // Targets grouped by their choice: one average (or fit) per distinct

@@ -10,6 +10,7 @@
 #include "core/index/knn_radius_estimate.h"
 #include "core/index/neighbor.h"
 #include "core/metric/glml_metric.h"
+#include "core/model/combined_prediction.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_state.h"
 #include "core/model/predict_options.h"
@@ -76,15 +77,17 @@ GlmlMetric GlmlMetricFor(const ModelState& state,
 // Predicts the targets that predict from GLML index `index` (chosen[t] ==
 // index) at raw x (z in the generation's coordinates): one search per
 // target, each under that target's metric at x, at its current choice
-// (gathering into the caller's `found` and `near`); `with_neighbors`: and
-// each target's search lists the samples it used (RecordUsedNeighbors).
+// (gathering into the caller's `found` and `near`); with
+// options.with_neighbors each target's search lists the samples it used
+// (RecordUsedNeighbors); a combining model weighs its candidates as
+// options.calibration says.
 void PredictUnderGlml(const ModelState& state, std::size_t index,
                       const MetricIndex::Generation& generation,
                       std::span<const double> x, std::span<const double> z,
                       std::span<const std::size_t> chosen,
                       std::span<const double> base,
                       std::vector<Neighbor>* found, NeighborTargets* near,
-                      bool with_neighbors, Prediction* out)
+                      const PredictOptions& options, Prediction* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // Writes the predictions of the targets that predict from prediction index
@@ -95,12 +98,13 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
 // prediction is the base's value plus the regressor's, and the fallback the
 // base's value (FallbackOf). With `only_target`, that target's alone (GLML:
 // a search per target). With config.combine, each target's candidates
-// combined (PredictCombined).
+// combined (PredictCombined, as `combined` says).
 void PredictTargets(const ModelState& state, std::size_t index,
                     std::span<const std::size_t> chosen,
                     const NeighborTargets& near, std::span<const double> base,
                     Prediction* out,
-                    std::optional<std::size_t> only_target = std::nullopt)
+                    std::optional<std::size_t> only_target = std::nullopt,
+                    const CombinedOptions& combined = {})
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // What target t predicts where its regressor has no neighbour: with a base

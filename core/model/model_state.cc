@@ -94,6 +94,7 @@ ModelState::ModelState(const ModelConfig& config)
     combinations.assign(
         predictions.size(),
         CandidateAggregation(config.num_targets(), NumCandidates(config)));
+    answer_combinations = combinations;
   }
   take_over.prediction_indexes.assign(predictions.size(), 0);
   mlkr_maps.resize(predictions.size());

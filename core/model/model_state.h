@@ -155,9 +155,12 @@ struct ModelState {
   // regressor the model scores (two for kAuto), the targets in order.
   std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);
   // With config.combine, by prediction index: the weights of each target's
-  // candidates (NumCandidates), learned from their honest errors; empty
-  // otherwise.
+  // candidates (NumCandidates) in queries, learned from their honest
+  // errors, and in predictions of the stream's next sample (Learn
+  // answers), learned from their prequential errors — as the intervals'
+  // two calibrations; empty otherwise.
   std::vector<CandidateAggregation> combinations ABSL_GUARDED_BY(lock);
+  std::vector<CandidateAggregation> answer_combinations ABSL_GUARDED_BY(lock);
   // By prediction index: the MLKR map it follows (unknown for the other
   // metrics).
   std::vector<MlkrMap> mlkr_maps ABSL_GUARDED_BY(lock);

@@ -25,7 +25,8 @@ namespace {
 // calibration of the next sample's intervals (likewise); version 10 the
 // take-over records applied to work still running (before: none, as every
 // model took over at fixed counts); version 11 the weights of a combining
-// model's candidates (none before: no model combined).
+// model's candidates, for queries and for the next sample (none before: no
+// model combined).
 constexpr std::uint32_t kStateVersion = 11;
 
 // The most take-over records a state holds: one per piece of background
@@ -216,11 +217,13 @@ bool LoadIndexes(ByteReader& in, ModelState& state, LoadedModelState* loaded,
 // model).
 bool LoadCombinations(ByteReader& in, ModelState& state, RecordParts& parts)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
-  for (CandidateAggregation& combination : state.combinations) {
-    std::optional<CandidateAggregation> loaded = CandidateAggregation::Load(
-        in, combination.num_targets(), combination.num_candidates());
-    if (!parts.Read("candidates' weights", loaded.has_value())) return false;
-    combination = *std::move(loaded);
+  for (auto* combinations : {&state.combinations, &state.answer_combinations}) {
+    for (CandidateAggregation& combination : *combinations) {
+      std::optional<CandidateAggregation> loaded = CandidateAggregation::Load(
+          in, combination.num_targets(), combination.num_candidates());
+      if (!parts.Read("candidates' weights", loaded.has_value())) return false;
+      combination = *std::move(loaded);
+    }
   }
   return true;
 }
@@ -354,8 +357,11 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   for (const TakeOverKey& key : state.logged_take_overs) {
     SaveTakeOverKey(key, out);
   }
-  for (const CandidateAggregation& combination : state.combinations) {
-    combination.Save(out);
+  for (const auto* combinations :
+       {&state.combinations, &state.answer_combinations}) {
+    for (const CandidateAggregation& combination : *combinations) {
+      combination.Save(out);
+    }
   }
 }
 

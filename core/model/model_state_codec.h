@@ -31,8 +31,9 @@ struct SnapshotBase;  // core/model/model_snapshot.h
 // transform, rebuild count, waits and a rebuild in progress (with each
 // prediction index's selector and take-over point); the intervals'
 // calibrations; the take-over records applied to work still running
-// (count, then each TakeOverKey); a combining model's weights, by
-// prediction index (CandidateAggregation); and last what a
+// (count, then each TakeOverKey); a combining model's weights, for queries
+// then for the next sample, by prediction index (CandidateAggregation);
+// and last what a
 // metric refresh in progress left (RefreshInSnapshot), then what an MLKR
 // fit in progress left (nothing or its result), then a random-feature
 // base's rebuild in progress (nothing or what it has built so far).

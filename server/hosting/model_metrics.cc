@@ -211,23 +211,22 @@ void WritePerTarget(const std::vector<ModelReading>& readings, const char* name,
 }
 
 // Per model, target and candidate of a model that combines them
-// (ModelConfig::combine): the candidate's weight now.
+// (ModelConfig::combine): the candidate's weight now, `read` from the
+// model's stats (in queries, or in the next sample's predictions).
 void WriteCandidateWeights(std::span<const ModelReading> readings,
+                           const char* name, const char* help,
+                           std::vector<std::vector<double>> ModelStats::*read,
                            PrometheusText& out) {
-  constexpr char kName[] = "streamreg_model_candidate_weight";
-  out.Family(kName, PrometheusText::Type::kGauge,
-             "Per target of a model that combines its candidates "
-             "(ModelSpec.combine), each candidate's weight in its "
-             "prediction now (the weights of a target sum to 1).");
+  out.Family(name, PrometheusText::Type::kGauge, help);
   for (const ModelReading& r : readings) {
     const std::vector<std::string>& targets =
         r.model->model().config().target_names;
-    for (std::size_t t = 0;
-         t < r.stats.candidate_weights.size() && t < targets.size(); ++t) {
-      const std::vector<double>& weights = r.stats.candidate_weights[t];
+    const std::vector<std::vector<double>>& by_target = r.stats.*read;
+    for (std::size_t t = 0; t < by_target.size() && t < targets.size(); ++t) {
+      const std::vector<double>& weights = by_target[t];
       for (std::size_t c = 0;
            c < weights.size() && c < r.stats.candidates.size(); ++c) {
-        out.Sample(kName,
+        out.Sample(name,
                    {{"model", r.model->name()},
                     {"target", targets[t]},
                     {"candidate", r.stats.candidates[c]}},
@@ -382,7 +381,17 @@ void WriteModelMetrics(std::span<const std::shared_ptr<HostedModel>> models,
   for (const PerTargetFamily& family : PerTargetFamilies()) {
     WritePerTarget(readings, family.name, family.help, family.values, out);
   }
-  WriteCandidateWeights(readings, out);
+  WriteCandidateWeights(
+      readings, "streamreg_model_candidate_weight",
+      "Per target of a model that combines its candidates "
+      "(ModelSpec.combine), each candidate's weight in its predictions of "
+      "queries now, learned from the honest errors (a target's sum to 1).",
+      &ModelStats::candidate_weights, out);
+  WriteCandidateWeights(
+      readings, "streamreg_model_answer_candidate_weight",
+      "The same in its predictions of the stream's next sample (Learn "
+      "answers), learned from the prequential errors.",
+      &ModelStats::answer_candidate_weights, out);
   constexpr char kRebuild[] = "streamreg_model_index_rebuild_duration_seconds";
   out.Family(kRebuild, PrometheusText::Type::kSummary,
              "Time index rebuilds built since the server started took, from "

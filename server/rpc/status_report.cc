@@ -248,7 +248,8 @@ Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
   };
   if (!stats.candidates.empty()) {
     out["candidates"] = {{"names", stats.candidates},
-                         {"weights", stats.candidate_weights}};
+                         {"weights", stats.candidate_weights},
+                         {"answer_weights", stats.answer_candidate_weights}};
   }
   if (!reading.learning_error.ok()) {
     out["failed"] = reading.learning_error.ToString();

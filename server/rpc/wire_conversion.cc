@@ -113,6 +113,9 @@ void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
   for (const std::vector<double>& weights : stats.candidate_weights) {
     for (double weight : weights) out->add_candidate_weights(weight);
   }
+  for (const std::vector<double>& weights : stats.answer_candidate_weights) {
+    for (double weight : weights) out->add_answer_candidate_weights(weight);
+  }
   for (MetricKind metric : stats.metric) {
     out->add_metric(MetricToWire(metric));
   }

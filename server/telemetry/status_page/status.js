@@ -641,9 +641,12 @@ function fact(label, value) {
   return item;
 }
 
-// Each target's candidates and their weights: "tau1: knn+base 61%, ...".
-function candidatesText(model) {
-  const {names, weights} = model.candidates;
+// Each target's candidates and their weights in queries (or, with
+// `answers`, in Learn answers): "tau1: knn+base 61%, ...".
+function candidatesText(model, answers = false) {
+  const {names} = model.candidates;
+  const weights = answers ? model.candidates.answer_weights :
+                            model.candidates.weights;
   return model.targets.map((target, t) => `${target}: ` +
       names.map((name, c) => `${name} ${percent(weights[t][c])}`).join(', '))
       .join(' · ');
@@ -677,8 +680,10 @@ function modelCard(model) {
            model.targets.map((_, t) => intervalText(model, t, true))
                .join(' · ')));
   if (model.candidates !== undefined) {
-    facts.append(fact('candidates combined (weights per target)',
-                      candidatesText(model)));
+    facts.append(fact('candidates combined: weights in queries',
+                      candidatesText(model)),
+                 fact('candidates combined: weights in Learn answers',
+                      candidatesText(model, true)));
   }
   card.append(facts);
   if (model.curve === undefined) return card;

@@ -104,6 +104,7 @@ TEST(CombinedPredictionTest, IsTheWeightedSumOfItsCandidatesModels) {
               ::testing::ElementsAre("knn+base", "local_linear+base", "knn",
                                      "local_linear", "base"));
   ASSERT_EQ(stats.candidate_weights.size(), kTargets);
+  ASSERT_EQ(stats.answer_candidate_weights.size(), kTargets);
   for (std::size_t q = kLearned; q < stream.size(); ++q) {
     const Prediction got = *models.combined->Predict(stream.input(q));
     for (std::size_t t = 0; t < kTargets; ++t) {
@@ -122,7 +123,22 @@ TEST(CombinedPredictionTest, IsTheWeightedSumOfItsCandidatesModels) {
           << "query " << q << ", target " << t;
       EXPECT_EQ(got.neighbors[t], neighbors);
     }
+    // The next sample's prediction (a Learn answer) weighs the same
+    // candidates with the weights learned from their prequential errors.
+    const Prediction answer = *models.combined->Predict(
+        stream.input(q), PredictOptions::ForNextSample());
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      double expected = 0.0;
+      for (std::size_t c = 0; c < 5; ++c) {
+        expected += stats.answer_candidate_weights[t][c] *
+                    candidates.Predict(c, stream.input(q), t);
+      }
+      EXPECT_NEAR(answer.value[t], expected, 1e-9)
+          << "query " << q << ", target " << t;
+    }
   }
+  // Learned from other errors, the two sets of weights differ.
+  EXPECT_NE(stats.answer_candidate_weights, stats.candidate_weights);
 }
 
 // On data it has not seen, the combination is about as good as the best
