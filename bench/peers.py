@@ -116,9 +116,11 @@ def streamreg_models(name, default_only=False):
                     (f"streamreg, {metric_label}, {base_label}{regressor_label}",
                      ["--metric", metric, "--regressor", regressor,
                       *base_flags]))
-        # The metric chosen per target too (--metric auto).
+        # The metric chosen per target too (--metric auto; not with
+        # --combine, which weighs the candidates of one metric).
+        with_auto = WITH_AUTO_METRIC[0] and "--combine" not in base_flags
         for regressor_label, regressor in (AUTO_METRIC_REGRESSORS
-                                           if WITH_AUTO_METRIC[0] else []):
+                                           if with_auto else []):
             models.append(
                 (f"streamreg, metric auto, {base_label}{regressor_label}",
                  ["--metric", "auto", "--regressor", regressor, *base_flags]))
