@@ -55,7 +55,7 @@ ABSL_FLAG(bool, per_target_base, streamreg::SpecOptions{}.per_target_base,
 ABSL_FLAG(bool, combine, streamreg::SpecOptions{}.combine,
           "each target's prediction combines its candidates (the regressors "
           "scored, with and without the base, and the base alone) by online "
-          "aggregation of their honest errors, instead of choosing one");
+          "aggregation of their errors, instead of choosing one");
 ABSL_FLAG(bool, random_feature_base,
           streamreg::SpecOptions{}.random_feature_base,
           "with the base: a random-feature ridge (random Fourier features of "

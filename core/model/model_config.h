@@ -117,8 +117,9 @@ struct ModelConfig {
   // one (docs/estimators.md, "Candidates combined"): every variant scored
   // (ScoredVariantAt: the regressors, with and without the base) at its
   // best grid value, and the base alone where there is one, weighed by
-  // Bernstein online aggregation of their honest errors
-  // (CandidateAggregation). Not with the metric kAuto.
+  // Bernstein online aggregation (CandidateAggregation) of their honest
+  // errors in queries, of their prequential ones in the predictions of the
+  // next sample (Learn answers). Not with the metric kAuto.
   bool combine = false;
   // The base's ridge on standardized inputs, and its forgetting factor
   // (1: every sample weighs the same).
