@@ -31,7 +31,7 @@ void ListEvaluations(const ModelState& state, std::size_t index,
   const std::size_t m = config.num_targets();
   evaluations->clear();
   for (std::size_t t : state.predictions[index].targets) {
-    if (chosen[t] != index || (only_target.has_value() && t != *only_target)) {
+    if (!PredictsFrom(chosen, index, t, only_target)) {
       continue;
     }
     for (std::size_t s = 0; s < NumScoredVariants(config); ++s) {
@@ -123,7 +123,7 @@ void PredictCombined(const ModelState& state, std::size_t index,
   const CandidateAggregation& combination =
       CombinationFor(state, index, options.weights);
   for (std::size_t t : state.predictions[index].targets) {
-    if (chosen[t] != index || (only_target.has_value() && t != *only_target)) {
+    if (!PredictsFrom(chosen, index, t, only_target)) {
       continue;
     }
     if (!base.empty()) {  // the base alone

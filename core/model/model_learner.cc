@@ -331,8 +331,7 @@ void ModelLearner::HonestFromGrid(const ModelState& state, std::size_t i,
   const std::size_t n = NumCandidates(config);
   if (config.combine) scratch.candidates[i].resize(m * n);
   for (std::size_t t : state.predictions[i].targets) {
-    if (scratch.chosen[t] != i ||
-        (only_target.has_value() && t != *only_target)) {
+    if (!PredictsFrom(scratch.chosen, i, t, only_target)) {
       continue;
     }
     if (config.combine) {

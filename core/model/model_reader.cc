@@ -149,7 +149,7 @@ void RecordUsedNeighbors(const ModelState& state, std::size_t index,
                          std::optional<std::size_t> only_target) {
   const SampleStore& store = state.store;
   for (std::size_t t : state.predictions[index].targets) {
-    if (chosen[t] != index || (only_target.has_value() && t != *only_target)) {
+    if (!PredictsFrom(chosen, index, t, only_target)) {
       continue;
     }
     // A kernel's neighbours within its bandwidth are a prefix of the search
@@ -433,7 +433,7 @@ void PredictTargets(const ModelState& state, std::size_t index,
   thread_local std::vector<std::size_t> group;
   by_choice.clear();
   for (std::size_t t : state.predictions[index].targets) {
-    if (chosen[t] != index || (only_target.has_value() && t != *only_target)) {
+    if (!PredictsFrom(chosen, index, t, only_target)) {
       continue;
     }
     const RegressorChoice choice = ChoiceOf(state, index, t);

@@ -107,6 +107,15 @@ void PredictTargets(const ModelState& state, std::size_t index,
                     const CombinedOptions& combined = {})
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
+// Whether target t predicts from prediction index `index` now (chosen[t]
+// == index, ChosenIndexes) and is the one asked for (`only_target`, if
+// set: GLML's search per target).
+inline bool PredictsFrom(std::span<const std::size_t> chosen, std::size_t index,
+                         std::size_t t,
+                         std::optional<std::size_t> only_target) {
+  return chosen[t] == index && (!only_target.has_value() || t == *only_target);
+}
+
 // What target t predicts where its regressor has no neighbour: with a base
 // (`base` its values at the query), the base's value with its residual
 // scale as the spread; else the targets' running mean and standard
