@@ -55,14 +55,15 @@ OnlineRidge MakeLinear(const benchmark::State&) {
   return OnlineRidge(kInputs, kTargets, 1.0, 1.0);
 }
 
-// A regression that has learned the first 512 rows (what a prediction is
-// timed against).
+// A regression that has learned the first 512 rows, solved if it solves
+// (what a prediction is timed against).
 template <class Regression>
 Regression Trained(Regression model) {
   const Rows& rows = TheRows();
   for (std::size_t i = 0; i < 512; ++i) {
     model.Add(rows.Input(i), rows.Target(i));
   }
+  if constexpr (requires { model.Solve(); }) model.Solve();
   return model;
 }
 
@@ -89,22 +90,46 @@ void TimePredictions(benchmark::State& state, const Regression& model) {
   }
 }
 
+// The random-feature benchmarks' D: from a small base to I-SSGPR's sizes.
+void EveryFrequencyCount(benchmark::internal::Benchmark* benchmark) {
+  for (const int frequencies : {16, 64, 256, 512, 1024}) {
+    benchmark->Arg(frequencies);
+  }
+}
+
 void BM_RandomFeatureRidgeAdd(benchmark::State& state) {
   RandomFeatureRidge model = MakeRandomFeatures(state);
   TimeLearning(state, model);
   state.counters["features"] = static_cast<double>(model.num_features());
 }
 BENCHMARK(BM_RandomFeatureRidgeAdd)
-    ->Arg(16)
-    ->Arg(32)
-    ->Arg(64)
-    ->Arg(128)
-    ->Arg(256);
+    ->Apply(EveryFrequencyCount)
+    ->Unit(benchmark::kMicrosecond);
+
+// One solve of a ridge that has learned 512 rows and one more sample
+// since its last (a solve with nothing new returns at once): F^3 / 3.
+void BM_RandomFeatureRidgeSolve(benchmark::State& state) {
+  RandomFeatureRidge model = Trained(MakeRandomFeatures(state));
+  const Rows& rows = TheRows();
+  std::size_t i = 512;
+  for (auto _ : state) {
+    state.PauseTiming();
+    model.Add(rows.Input(i), rows.Target(i));
+    ++i;
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(model.Solve());
+  }
+}
+BENCHMARK(BM_RandomFeatureRidgeSolve)
+    ->Apply(EveryFrequencyCount)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_RandomFeatureRidgePredict(benchmark::State& state) {
   TimePredictions(state, Trained(MakeRandomFeatures(state)));
 }
-BENCHMARK(BM_RandomFeatureRidgePredict)->Arg(16)->Arg(64)->Arg(256);
+BENCHMARK(BM_RandomFeatureRidgePredict)
+    ->Apply(EveryFrequencyCount)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_RandomFeatureRidgeVariance(benchmark::State& state) {
   const RandomFeatureRidge model = Trained(MakeRandomFeatures(state));
@@ -114,7 +139,9 @@ void BM_RandomFeatureRidgeVariance(benchmark::State& state) {
     benchmark::DoNotOptimize(model.RelativeVariance(rows.Input(i++)));
   }
 }
-BENCHMARK(BM_RandomFeatureRidgeVariance)->Arg(16)->Arg(64)->Arg(256);
+BENCHMARK(BM_RandomFeatureRidgeVariance)
+    ->Apply(EveryFrequencyCount)
+    ->Unit(benchmark::kMicrosecond);
 
 // One sample learned by the random-feature base (Prepare, then Commit
 // with the sample stored) over a store of range(1) samples, D = range(0):
@@ -152,6 +179,14 @@ BENCHMARK(BM_RandomFeatureBaseLearn)
     ->Args({64, 100'000})
     ->Iterations(20'000)
     ->Unit(benchmark::kMicrosecond);
+// I-SSGPR's sizes, over fewer samples (the store's 10,000 take 7 s to
+// learn at D = 1,024): two or three sweeps and their solves.
+BENCHMARK(BM_RandomFeatureBaseLearn)
+    ->Args({256, 10'000})
+    ->Args({512, 10'000})
+    ->Args({1024, 10'000})
+    ->Iterations(2'000)
+    ->Unit(benchmark::kMicrosecond);
 
 // The random-feature base's value at a query (its map, features and
 // weights), D = range(0), and with range(1) its posterior variance too:
@@ -179,7 +214,7 @@ void BM_RandomFeatureBasePredict(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_RandomFeatureBasePredict)
-    ->ArgsProduct({{16, 64, 256}, {0, 1}})
+    ->ArgsProduct({{16, 64, 256, 512, 1024}, {0, 1}})
     ->ArgNames({"D", "variance"});
 
 // One learned sample's calibration of the intervals, for the arm's 7

@@ -329,9 +329,11 @@ inline constexpr std::size_t kMaxColumnNameLength = 128;
 // about 5.6 Mflop per sample.
 inline constexpr std::size_t kMaxLinearBaseDim = 256;
 
-// The most features a random-feature base takes (1 + d + 2D): its exact
-// recursive least squares costs 3 F^2 multiply-adds per sample, 3 M at 1,024.
-inline constexpr std::size_t kMaxRandomFeatures = 1024;
+// The most features a random-feature base takes (1 + d + 2D; D = 1,024
+// frequencies up to d = 511): its sums cost F^2 / 2 multiply-adds per
+// sample (3.3 M at 2,560, by blocks), a solve F^3 / 3 every F / 4 samples
+// or more, and it keeps about 3 F^2 doubles (157 MB at 2,560).
+inline constexpr std::size_t kMaxRandomFeatures = 2560;
 
 // The largest k of a k-NN or local linear regressor, and the most
 // neighbours an MLKR estimate runs over.

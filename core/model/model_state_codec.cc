@@ -26,8 +26,14 @@ namespace {
 // take-over records applied to work still running (before: none, as every
 // model took over at fixed counts); version 11 the weights of a combining
 // model's candidates, for queries and for the next sample (none before: no
-// model combined).
-constexpr std::uint32_t kStateVersion = 11;
+// model combined); version 12 the random-feature ridges' sums and
+// Cholesky factors (before: the square root of P, converted on loading).
+constexpr std::uint32_t kStateVersion = 12;
+
+// The format the random-feature ridges of a state of `version` are in.
+RidgeFormat RidgeFormatOf(std::uint32_t version) {
+  return version >= 12 ? RidgeFormat::kSums : RidgeFormat::kSquareRoot;
+}
 
 // The most take-over records a state holds: one per piece of background
 // work that can run at once (a metric refresh, an MLKR fit, a
@@ -124,14 +130,16 @@ bool LoadMlkrRefresh(ByteReader& in, ModelState& state)
 
 // The random-feature base's rebuild that ends a state record of version 5
 // and later.
-bool LoadRandomFeatureRefresh(ByteReader& in, ModelState& state)
+bool LoadRandomFeatureRefresh(ByteReader& in, std::uint32_t version,
+                              ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer) {
   switch (static_cast<RefreshInSnapshot>(in.U8())) {
     case RefreshInSnapshot::kNone:
       return true;
     case RefreshInSnapshot::kResult: {
       std::optional<RandomFeatureFit> built = RandomFeatureFit::Load(
-          in, state.config.input_dim, state.config.num_targets());
+          in, state.config.input_dim, state.config.num_targets(),
+          RidgeFormatOf(version));
       if (!built.has_value() || !state.config.random_feature_base) {
         return false;
       }
@@ -248,9 +256,9 @@ bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
   if (version >= 5) {
     const std::uint8_t has_random_base = in.U8();
     if (has_random_base == 1 && state.random_base.has_value()) {
-      state.random_base =
-          RandomFeatureBase::Load(in, d, state.config.num_targets(),
-                                  /*with_roots=*/version >= 7);
+      state.random_base = RandomFeatureBase::Load(
+          in, d, state.config.num_targets(),
+          {.with_factors = version >= 7, .ridge = RidgeFormatOf(version)});
     }
     take_over.random_refresh = in.U64();
     if (version >= 6) take_over.random_rebuilt_size = in.U64();
@@ -290,8 +298,9 @@ bool LoadRefreshes(ByteReader& in, std::uint32_t version, ModelState& state,
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
   return parts.Read("metric refresh", LoadRefresh(in, state, loaded)) &&
          (version < 4 || parts.Read("MLKR fit", LoadMlkrRefresh(in, state))) &&
-         (version < 5 || parts.Read("random-feature rebuild",
-                                    LoadRandomFeatureRefresh(in, state)));
+         (version < 5 ||
+          parts.Read("random-feature rebuild",
+                     LoadRandomFeatureRefresh(in, version, state)));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "core/regression/lower_triangle.h"
+
 namespace streamreg {
 
 RandomFeatureBase::RandomFeatureBase(MetricTransform transform,
@@ -11,7 +13,7 @@ RandomFeatureBase::RandomFeatureBase(MetricTransform transform,
     : active_{std::move(transform), std::move(ridge)},
       published_noise_(NoiseScales(active_.ridge)),
       residuals_(active_.ridge.num_targets()),
-      cache_weights_(active_.ridge.PredictorWithRoot()) {}
+      cache_weights_(active_.ridge.predictor()) {}
 
 std::vector<double> RandomFeatureBase::NoiseScales(
     const RandomFeatureRidge& ridge) {
@@ -73,8 +75,7 @@ void RandomFeatureBase::Prepare(std::span<const double> x,
   cache_weights_.Features(z, phi);
   prepared_cached_.resize(m);
   ResidualFromFeatures(cache_weights_, phi, y, prepared_cached_);
-  active_.ridge.Add(z, y);
-  prepared_noise_ = NoiseScales(active_.ridge);
+  active_.ridge.AddFeatures(phi, y);
   if (sweep_.has_value() && sweep_->incoming) {
     sweep_->incoming->transform.Apply(x, z);
     sweep_->incoming->ridge.Add(z, y);
@@ -82,9 +83,13 @@ void RandomFeatureBase::Prepare(std::span<const double> x,
   const std::uint64_t learned = learned_ + 1;
   if (!sweep_.has_value() &&
       learned >= cache_taken_at_ +
-                     std::max<std::size_t>(1, store.size() / kSweepGrowth)) {
+                     std::max({std::size_t{1}, store.size() / kSweepGrowth,
+                               SolveGap(active_.ridge)})) {
     StartSweep(std::nullopt, store, learned);
   }
+  // (After the sweep's solve, which begins the noise estimate's next
+  // interval.)
+  prepared_noise_ = NoiseScales(active_.ridge);
   prepared_swept_.clear();
   if (sweep_.has_value()) {
     // Its residual under the sweep's weights too, for its slot (which the
@@ -143,6 +148,10 @@ void RandomFeatureBase::TakeOverSweep(const SampleStore& store) {
   ++sweeps_;
 }
 
+std::size_t RandomFeatureBase::SolveGap(const RandomFeatureRidge& ridge) {
+  return ridge.num_features() / kSolveGapDivisor;
+}
+
 void RandomFeatureBase::Learn(std::span<const double> x,
                               std::span<const double> y,
                               std::optional<std::size_t> slot,
@@ -159,9 +168,11 @@ void RandomFeatureBase::Replace(RandomFeatureFit fit,
 void RandomFeatureBase::StartSweep(std::optional<Fit> incoming,
                                    const SampleStore& store,
                                    std::uint64_t taken_at) {
-  RandomFeaturePredictor weights = incoming
-                                       ? incoming->ridge.PredictorWithRoot()
-                                       : active_.ridge.PredictorWithRoot();
+  // The weights over every sample learned (if a fit's A cannot be
+  // factored, its weights as they were).
+  RandomFeatureRidge& ridge = incoming ? incoming->ridge : active_.ridge;
+  ridge.Solve();
+  RandomFeaturePredictor weights = ridge.predictor();
   ChunkedRows<double> residuals(num_targets());
   // Room for what the store may grow by before the sweep ends.
   residuals.Reserve(store.size() + store.size() / kSweepPace + kSweepPace);
@@ -209,8 +220,7 @@ bool RandomFeatureBase::LoadRows(ByteReader& in, ChunkedRows<double>* rows) {
 
 void RandomFeatureBase::Save(ByteWriter& out) const {
   active_.Save(out);
-  out.Doubles(cache_weights_.weights());
-  out.Doubles(cache_weights_.root());
+  SaveWeights(cache_weights_, out);
   SaveRows(residuals_, out);
   out.U64(cache_taken_at_);
   out.U64(learned_);
@@ -220,35 +230,52 @@ void RandomFeatureBase::Save(ByteWriter& out) const {
   if (!sweep_.has_value()) return;
   out.U8(sweep_->incoming ? 1 : 0);
   if (sweep_->incoming) sweep_->incoming->Save(out);
-  out.Doubles(sweep_->weights.weights());
-  out.Doubles(sweep_->weights.root());
+  SaveWeights(sweep_->weights, out);
   SaveRows(sweep_->residuals, out);
   out.U64(sweep_->next);
   out.U64(sweep_->end);
   out.U64(sweep_->taken_at);
 }
 
+void RandomFeatureBase::SaveWeights(const RandomFeaturePredictor& weights,
+                                    ByteWriter& out) {
+  out.Doubles(weights.weights());
+  SaveLowerTriangle(weights.factor(), weights.num_features(), out);
+}
+
+bool RandomFeatureBase::LoadWeights(ByteReader& in,
+                                    const SavedBaseFormat& format,
+                                    RandomFeaturePredictor* weights) {
+  // Weights of the same map: their number must be the map's; so must
+  // their factor's (F x F), if saved (without, the factor stays the
+  // ridge's as loaded).
+  const std::vector<double> saved = in.Doubles();
+  if (!in.ok() || saved.size() != weights->weights().size()) return false;
+  std::copy(saved.begin(), saved.end(), weights->weights().begin());
+  if (!format.with_factors) return true;
+  const std::size_t f = weights->num_features();
+  std::vector<double> factor(f * f);
+  if (format.ridge == RidgeFormat::kSums) {
+    if (!LoadLowerTriangle(in, f, factor)) return false;
+  } else {
+    const std::vector<double> root = in.Doubles();
+    if (!in.ok() || root.size() != f * f) return false;
+    factor = RandomFeatureRidge::FactorFromRoot(root, f);
+    if (factor.empty()) return false;
+  }
+  weights->SetFactor(std::move(factor));
+  return true;
+}
+
 std::optional<RandomFeatureBase> RandomFeatureBase::Load(
-    ByteReader& in, std::size_t dim, std::size_t num_targets, bool with_roots) {
-  std::optional<Fit> active = Fit::Load(in, dim, num_targets);
+    ByteReader& in, std::size_t dim, std::size_t num_targets,
+    const SavedBaseFormat& format) {
+  std::optional<Fit> active = Fit::Load(in, dim, num_targets, format.ridge);
   if (!active.has_value()) return std::nullopt;
   RandomFeatureBase base(std::move(active->transform),
                          std::move(active->ridge));
-  // Weights of the same map: their number must be the map's; so must
-  // their root's (F x F), if saved (without, the root stays the ridge's
-  // as loaded).
-  const auto load_weights = [&in, with_roots](RandomFeaturePredictor* weights) {
-    const std::vector<double> saved = in.Doubles();
-    if (!in.ok() || saved.size() != weights->weights().size()) return false;
-    std::copy(saved.begin(), saved.end(), weights->weights().begin());
-    if (!with_roots) return true;
-    std::vector<double> root = in.Doubles();
-    const std::size_t f = weights->num_features();
-    if (!in.ok() || root.size() != f * f) return false;
-    weights->SetRoot(std::move(root));
-    return true;
-  };
-  if (!load_weights(&base.cache_weights_) || !LoadRows(in, &base.residuals_)) {
+  if (!LoadWeights(in, format, &base.cache_weights_) ||
+      !LoadRows(in, &base.residuals_)) {
     return std::nullopt;
   }
   base.cache_taken_at_ = in.U64();
@@ -264,19 +291,19 @@ std::optional<RandomFeatureBase> RandomFeatureBase::Load(
   if (!in.ok() || replacing > 1) return std::nullopt;
   std::optional<Fit> incoming;
   if (replacing == 1) {
-    incoming = Fit::Load(in, dim, num_targets);
+    incoming = Fit::Load(in, dim, num_targets, format.ridge);
     if (!incoming.has_value()) return std::nullopt;
   }
-  RandomFeaturePredictor weights = incoming
-                                       ? incoming->ridge.PredictorWithRoot()
-                                       : base.active_.ridge.PredictorWithRoot();
+  RandomFeaturePredictor weights =
+      incoming ? incoming->ridge.predictor() : base.active_.ridge.predictor();
   Sweep sweep{std::move(incoming),
               std::move(weights),
               ChunkedRows<double>(num_targets),
               0,
               0,
               0};
-  if (!load_weights(&sweep.weights) || !LoadRows(in, &sweep.residuals)) {
+  if (!LoadWeights(in, format, &sweep.weights) ||
+      !LoadRows(in, &sweep.residuals)) {
     return std::nullopt;
   }
   sweep.next = in.U64();

@@ -17,6 +17,14 @@
 
 namespace streamreg {
 
+// What a saved RandomFeatureBase holds, by the model state version it was
+// saved with: the factors its weights' variances come from (version 7 and
+// later), and the ridges' format (RidgeFormat::kSums from version 12).
+struct SavedBaseFormat {
+  bool with_factors = true;
+  RidgeFormat ridge = RidgeFormat::kSums;
+};
+
 // A model's random-feature base and the residuals its regressor averages
 // (docs/estimators.md, "Random-feature base"). The base is a
 // RandomFeatureRidge in the coordinates of a metric transform, learned
@@ -27,8 +35,10 @@ namespace streamreg {
 // random-feature map each, so the residuals are cached per stored slot,
 // all taken under one set of the ridge's weights (the cache weights),
 // which a sweep renews: once the ridge has learned 1/kSweepGrowth of the
-// store's size in samples since the cache weights were taken, its weights
-// as they are then become the next cache weights, and each learned sample
+// store's size in samples since the cache weights were taken (and at least
+// SolveGap: the ridge's solve costs F^3 / 3, which this spreads over F / 4
+// samples or more), the ridge is solved over every sample it has learned,
+// those weights become the next cache weights, and each learned sample
 // takes kSweepPace stored slots' residuals under them (plus its own) until
 // every slot has one; then the new residuals and their weights replace the
 // cache. A prediction adds the base under the cache weights — the weights
@@ -59,6 +69,10 @@ class RandomFeatureBase {
   // next sweep starts.
   static constexpr std::size_t kSweepPace = 16;
   static constexpr std::size_t kSweepGrowth = 16;
+  // The fewest samples between two sweeps' starts, each of which solves
+  // the ridge: its features' count over kSolveGapDivisor.
+  static constexpr std::size_t kSolveGapDivisor = 4;
+  static std::size_t SolveGap(const RandomFeatureRidge& ridge);
 
   // A base with `ridge` (its samples none, or some for a restored one) in
   // the coordinates `transform` gives raw inputs.
@@ -70,11 +84,12 @@ class RandomFeatureBase {
 
   // The base's value at raw input x, every target: under the cache
   // weights. With `variance` (m values), also the posterior variance of
-  // that value: sigma_t^2 phi^T P phi, P the ridge's as it was when the
-  // cache weights were taken (a Bayesian linear regression's variance of
-  // its mean at the point: Rasmussen & Williams 2006, section 2.1; I-SSGPR's
-  // predictive variance less the noise), sigma_t^2 the noise variance as
-  // the ridge estimates it now (ResidualScale squared).
+  // that value: sigma_t^2 phi^T A^-1 phi = sigma_t^2 |L^-1 phi|^2, A = L L^T
+  // the ridge's information matrix the cache weights were solved with (a
+  // Bayesian linear regression's variance of its mean at the point:
+  // Rasmussen & Williams 2006, section 2.1; I-SSGPR's predictive variance
+  // less the noise), sigma_t^2 the noise variance as the ridge estimates
+  // it now (ResidualScale squared); the triangular solve costs F^2 / 2.
   void Predict(std::span<const double> x, std::span<double> out,
                std::span<double> variance = {}) const;
   // The root of the noise variance the ridge estimates for target t
@@ -118,14 +133,15 @@ class RandomFeatureBase {
   void CompleteSweep(const SampleStore& store);
 
   // The exact state, for snapshots; Load yields nothing for a malformed one
-  // or one of other dimensions. A state saved before the weights' roots
-  // were (model state version 6 and older: `with_roots` false) takes the
-  // ridge's root as loaded for them: its predictions are exact, their
-  // variances from the newer root until the next sweep ends.
+  // or one of other dimensions. A state saved before the weights' factors
+  // were (model state version 6 and older: `with_factors` false) takes the
+  // ridge's factor as loaded for them: its predictions are exact, their
+  // variances from the newer factor until the next sweep ends. One saved
+  // with square roots (RidgeFormat::kSquareRoot) is converted.
   void Save(ByteWriter& out) const;
-  static std::optional<RandomFeatureBase> Load(ByteReader& in, std::size_t dim,
-                                               std::size_t num_targets,
-                                               bool with_roots = true);
+  static std::optional<RandomFeatureBase> Load(
+      ByteReader& in, std::size_t dim, std::size_t num_targets,
+      const SavedBaseFormat& format = {});
 
  private:
   using Fit = RandomFeatureFit;
@@ -157,6 +173,10 @@ class RandomFeatureBase {
   // The sweep's residuals (and its fit) in use from now on.
   void TakeOverSweep(const SampleStore& store);
   static void SaveRows(const ChunkedRows<double>& rows, ByteWriter& out);
+  static void SaveWeights(const RandomFeaturePredictor& weights,
+                          ByteWriter& out);
+  static bool LoadWeights(ByteReader& in, const SavedBaseFormat& format,
+                          RandomFeaturePredictor* weights);
   static bool LoadRows(ByteReader& in, ChunkedRows<double>* rows);
 
   // Read by readers; changed by Commit only.

@@ -21,8 +21,9 @@ struct RandomFeatureFit {
   // The exact fit, for snapshots; Load yields nothing for a malformed one
   // or one of other dimensions.
   void Save(ByteWriter& out) const;
-  static std::optional<RandomFeatureFit> Load(ByteReader& in, std::size_t dim,
-                                              std::size_t num_targets);
+  static std::optional<RandomFeatureFit> Load(
+      ByteReader& in, std::size_t dim, std::size_t num_targets,
+      RidgeFormat format = RidgeFormat::kSums);
 };
 
 }  // namespace streamreg

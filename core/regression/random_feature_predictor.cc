@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "Eigen/Core"
+#include "core/regression/sin_cos.h"
 
 namespace streamreg {
 namespace {
@@ -60,20 +61,18 @@ void RandomFeaturePredictor::Features(std::span<const double> z,
   out[0] = 1.0;
   for (std::size_t j = 0; j < dim_; ++j) out[1 + j] = z[j];
   if (frequencies_ == 0) return;
-  const Eigen::VectorXd angles =
-      RowMajorConstMap(frequency_->data(),
-                       static_cast<Eigen::Index>(frequencies_),
-                       static_cast<Eigen::Index>(dim_)) *
-      Eigen::Map<const Eigen::VectorXd>(z.data(),
-                                        static_cast<Eigen::Index>(dim_));
+  const std::span<double> cosines = out.subspan(1 + dim_, frequencies_);
+  const std::span<double> sines = out.subspan(1 + dim_ + frequencies_);
+  // The angles go where their sines will (SinCos reads each first).
+  Eigen::Map<Eigen::VectorXd>(sines.data(),
+                              static_cast<Eigen::Index>(frequencies_))
+      .noalias() = RowMajorConstMap(frequency_->data(),
+                                    static_cast<Eigen::Index>(frequencies_),
+                                    static_cast<Eigen::Index>(dim_)) *
+                   Eigen::Map<const Eigen::VectorXd>(
+                       z.data(), static_cast<Eigen::Index>(dim_));
   const double scale = 1.0 / std::sqrt(static_cast<double>(frequencies_));
-  double* cosines = out.data() + 1 + dim_;
-  double* sines = cosines + frequencies_;
-  for (std::size_t i = 0; i < frequencies_; ++i) {
-    const double angle = angles[static_cast<Eigen::Index>(i)];
-    cosines[i] = scale * std::cos(angle);
-    sines[i] = scale * std::sin(angle);
-  }
+  SinCos(sines, scale, sines, cosines);
 }
 
 void RandomFeaturePredictor::Predict(std::span<const double> z,
@@ -96,17 +95,20 @@ void RandomFeaturePredictor::PredictFromFeatures(std::span<const double> phi,
       Eigen::Map<const Eigen::VectorXd>(phi.data(), f);
 }
 
-void RandomFeaturePredictor::SetRoot(std::vector<double> root) {
-  root_ = std::make_shared<const std::vector<double>>(std::move(root));
+void RandomFeaturePredictor::SetFactor(std::vector<double> factor) {
+  factor_ = std::make_shared<const std::vector<double>>(std::move(factor));
 }
 
 double RandomFeaturePredictor::RelativeVarianceFromFeatures(
     std::span<const double> phi) const {
-  if (!root_) return 0.0;
+  if (!factor_) return 0.0;
   const auto f = static_cast<Eigen::Index>(num_features());
-  return (Eigen::Map<const Eigen::MatrixXd>(root_->data(), f, f).transpose() *
-          Eigen::Map<const Eigen::VectorXd>(phi.data(), f))
-      .squaredNorm();
+  thread_local Eigen::VectorXd solved;
+  solved = Eigen::Map<const Eigen::VectorXd>(phi.data(), f);
+  Eigen::Map<const Eigen::MatrixXd>(factor_->data(), f, f)
+      .triangularView<Eigen::Lower>()
+      .solveInPlace(solved);
+  return solved.squaredNorm();
 }
 
 }  // namespace streamreg

@@ -10,12 +10,11 @@
 namespace streamreg {
 
 // What a random-feature ridge predicts with (RandomFeatureRidge): its
-// feature map and its weights, and optionally a copy of the square root
-// its learning keeps, taken with the weights, for the fit's variance.
-// Small to copy (the frequencies and the root are shared, the weights
-// F x m), so that a model's readers can hold the predictor while its
-// writer learns the next sample into the ridge, and take the new one in a
-// swap.
+// feature map and its weights, and optionally the Cholesky factor they
+// were solved with, for the fit's variance. Small to copy (the frequencies
+// and the factor are shared, the weights F x m), so that a model's readers
+// can hold the predictor while its writer learns the next sample into the
+// ridge, and take the new one in a swap.
 class RandomFeaturePredictor {
  public:
   // D frequencies drawn from N(0, I) by `seed` (Box–Muller on
@@ -39,16 +38,18 @@ class RandomFeaturePredictor {
   void PredictFromFeatures(std::span<const double> phi,
                            std::span<double> out) const;
 
-  // The square root S of the ridge's P = S S^T (RandomFeatureRidge) as it
-  // was when these weights were taken, F x F column-major, shared when
-  // copied; empty unless set.
-  std::span<const double> root() const {
-    return root_ ? std::span<const double>(*root_) : std::span<const double>();
+  // The lower Cholesky factor L of the ridge's information matrix A = L L^T
+  // (RandomFeatureRidge) these weights were solved with, F x F
+  // column-major (its strict upper triangle zero), shared when copied;
+  // empty unless set.
+  std::span<const double> factor() const {
+    return factor_ ? std::span<const double>(*factor_)
+                   : std::span<const double>();
   }
-  void SetRoot(std::vector<double> root);
-  // phi^T P phi = |S^T phi|^2 under that root, for features phi: the
+  void SetFactor(std::vector<double> factor);
+  // phi^T A^-1 phi = |L^-1 phi|^2 under that factor, for features phi: the
   // variance of these weights' fit at the point, in units of the noise
-  // variance; O(F^2). 0 without a root.
+  // variance; one triangular solve, F^2 / 2. 0 without a factor.
   double RelativeVarianceFromFeatures(std::span<const double> phi) const;
 
   // W, column-major F x m (the ridge's to change).
@@ -65,7 +66,7 @@ class RandomFeaturePredictor {
   std::size_t frequencies_;
   std::shared_ptr<const std::vector<double>> frequency_;
   std::vector<double> weights_;
-  std::shared_ptr<const std::vector<double>> root_;
+  std::shared_ptr<const std::vector<double>> factor_;
 };
 
 }  // namespace streamreg

@@ -58,10 +58,10 @@ TEST(ModelConfigTest, ErrorsNameTheField) {
   EXPECT_EQ(Model::Create(config).status().message(),
             "random_feature_base: needs the base on (linear_base)");
   config.linear_base = true;
-  config.random_feature_frequencies = 600;
+  config.random_feature_frequencies = 1300;
   EXPECT_THAT(Model::Create(config).status().message(),
               HasSubstr("random_feature_base.frequencies: at least 1, and 1 + "
-                        "input_dim + 2 x it at most 1024"));
+                        "input_dim + 2 x it at most 2560"));
   config.random_feature_frequencies = 64;
   config.random_feature_ridges = {0.1, -1.0};
   EXPECT_THAT(Model::Create(config).status().message(),

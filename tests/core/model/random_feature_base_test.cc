@@ -10,6 +10,7 @@
 // ridge's P when the cache weights were taken.
 #include "core/model/random_feature_base.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -58,9 +59,10 @@ RandomFeatureRidge NewRidge(std::uint64_t seed = 3) {
 }
 
 // A base and its store fed rows in order, with a ridge beside it learning
-// the same samples in the same coordinates, whose weights after each count
-// are kept, and the count learned when the cache's weights were taken
-// (tracked from the sweeps seen to start and end).
+// the same samples in the same coordinates and solved whenever a sweep
+// starts (as the base solves its own), whose state after each count is
+// kept, and the count learned when the cache's weights were taken (tracked
+// from the sweeps seen to start and end).
 class Harness {
  public:
   explicit Harness(Capacity capacity)
@@ -82,10 +84,13 @@ class Harness {
     base_.Learn(row.x, row.y, slot, store_);
     beside_.Add(Standardizing().Apply(row.x), row.y);
     ++learned_;
-    ridges_after_.emplace(learned_, beside_);
     const bool ended = base_.sweeps() > sweeps_before;
-    if (!was_sweeping && (base_.sweeping() || ended)) sweep_from_ = learned_;
+    if (!was_sweeping && (base_.sweeping() || ended)) {
+      sweep_from_ = learned_;
+      ASSERT_TRUE(beside_.Solve());
+    }
     if (ended) cache_from_ = sweep_from_;
+    ridges_after_.emplace(learned_, beside_);
   }
 
   // Every stored slot's residual, against its definition.
@@ -149,9 +154,12 @@ TEST(RandomFeatureBaseTest, ResidualsAreTakenUnderOneSetOfWeightsAsDefined) {
     ASSERT_EQ(harness.base().cache_taken_at(), harness.cache_from());
     const std::size_t n = harness.learned();
     const std::size_t behind = n - harness.cache_from();
-    // A sweep starts at a sixteenth's growth and takes 16 slots a sample:
-    // the cache's weights are never more than about an eighth behind.
-    EXPECT_LE(behind, 2 + n / 7) << "after " << n;
+    // A sweep starts at a sixteenth's growth (and no sooner than the
+    // solve's gap) and takes 16 slots a sample: the cache's weights are
+    // never more than about an eighth behind, or two gaps.
+    const std::size_t gap = RandomFeatureBase::SolveGap(harness.base().ridge());
+    EXPECT_GT(gap, 1u);
+    EXPECT_LE(behind, 2 + std::max(n / 7, 2 * gap)) << "after " << n;
     most_behind = std::max(most_behind, behind);
   }
   EXPECT_GT(most_behind, 1500u / 20);  // it does lag: a cache, not a recompute
@@ -165,6 +173,7 @@ TEST(RandomFeatureBaseTest, ResidualsAreTakenUnderOneSetOfWeightsAsDefined) {
   for (std::size_t i = 0; i < harness.cache_from(); ++i) {
     alone.Add(Standardizing().Apply(rows[i].x), rows[i].y);
   }
+  ASSERT_TRUE(alone.Solve());
   alone.Predict(Standardizing().Apply(rows[7].x), want);
   EXPECT_EQ(got, want);
 }
@@ -228,6 +237,8 @@ TEST(RandomFeatureBaseTest, AReplacingFitTakesOverWhenItsSweepEnds) {
   for (std::size_t i = 0; i < 800; ++i) {
     incoming.Add(Stretched().Apply(rows[i].x), rows[i].y);
   }
+  // Solved over them when the replacement begins.
+  ASSERT_TRUE(incoming.Solve());
   const RandomFeaturePredictor taken = incoming.predictor();
   base.Replace({Stretched(), incoming}, store);
   ASSERT_TRUE(base.replacing());

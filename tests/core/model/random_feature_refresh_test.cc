@@ -104,8 +104,10 @@ void ExpectNear(const std::vector<double>& a, const std::vector<double>& b) {
   }
 }
 
-std::vector<double> PredictAt(const RandomFeatureRidge& ridge,
-                              std::vector<double> z) {
+// The ridge's values at z once solved over every sample it learned (on a
+// copy), and its noise estimate.
+std::vector<double> PredictAt(RandomFeatureRidge ridge, std::vector<double> z) {
+  EXPECT_TRUE(ridge.Solve());
   std::vector<double> out(kTargets);
   ridge.Predict(z, out);
   out.push_back(ridge.RelativeVariance(z));
@@ -198,6 +200,7 @@ TEST(RandomFeatureRefreshTest, ChoosesTheCandidateWithTheLeastHeldOutError) {
         fit.Add(std::span<const double>(z.data() + i * kDim, kDim),
                 std::span<const double>(y.data() + i * kTargets, kTargets));
       }
+      ASSERT_TRUE(fit.Solve());
       double error = 0;
       for (std::size_t t = 0; t < kTargets; ++t) {
         double mean = 0, variance = 0, squared = 0;

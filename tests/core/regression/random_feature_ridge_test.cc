@@ -1,11 +1,15 @@
-// The random-feature ridge against its definition: equal to the batch
-// weighted ridge over the same features solved independently (Householder
-// QR of the design with the penalty's rows), with and without forgetting;
-// its variance equal to phi^T A^-1 phi; its features approximating the
-// Gaussian kernel; its noise estimate; determinism and snapshots.
+// The random-feature ridge against its definition: once solved, equal to
+// the batch weighted ridge over the same features solved independently
+// (Householder QR of the design with the penalty's rows), with and without
+// forgetting, whenever it was solved before; its variance equal to
+// phi^T A^-1 phi; its features approximating the Gaussian kernel; its
+// noise estimate; determinism and snapshots, and the square-root format of
+// older snapshots converted.
 #include "core/regression/random_feature_ridge.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -92,6 +96,9 @@ TEST_P(RandomFeatureRidgeTest, EqualsTheBatchRidgeOverTheSameFeatures) {
   for (std::size_t i = 0; i < train.z.size(); ++i) {
     model.Add(train.z[i], train.y[i]);
   }
+  // 400 samples: six whole blocks of the sums and part of a seventh.
+  ASSERT_TRUE(model.Solve());
+  EXPECT_EQ(model.solved_at(), 400u);
   const Batch batch = SolveBatch(model, train, options);
   const Eigen::LDLT<Eigen::MatrixXd> information(batch.information);
   const Stream queries = MakeStream(50, 0.0, 2);
@@ -129,10 +136,25 @@ TEST_P(RandomFeatureRidgeTest, FromSumsEqualsLearningInOrder) {
   RandomFeatureRidge batch = RandomFeatureRidge::FromSums(sums, options);
   EXPECT_DOUBLE_EQ(batch.weight(), in_order.weight());
   // And both go on learning alike.
+  // Its noise estimate starts from the in-sample residuals.
+  std::vector<double> fit(kTargets);
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    double squares = 0.0;
+    for (std::size_t i = 0; i < 300; ++i) {
+      batch.Predict(train.z[i], fit);
+      squares += std::pow(options.forgetting, 299.0 - static_cast<double>(i)) *
+                 std::pow(train.y[i][t] - fit[t], 2);
+    }
+    EXPECT_NEAR(batch.NoiseVariance(t), squares / batch.weight(),
+                1e-9 * squares / batch.weight());
+  }
+  ASSERT_TRUE(in_order.Solve());
   for (std::size_t i = 300; i < 500; ++i) {
     in_order.Add(train.z[i], train.y[i]);
     batch.Add(train.z[i], train.y[i]);
   }
+  ASSERT_TRUE(in_order.Solve());
+  ASSERT_TRUE(batch.Solve());
   const Stream queries = MakeStream(40, 0.0, 13);
   std::vector<double> a(kTargets), b(kTargets);
   for (const std::vector<double>& z : queries.z) {
@@ -144,11 +166,117 @@ TEST_P(RandomFeatureRidgeTest, FromSumsEqualsLearningInOrder) {
     EXPECT_NEAR(batch.RelativeVariance(z), in_order.RelativeVariance(z),
                 1e-8 * in_order.RelativeVariance(z));
   }
-  // Its noise estimate starts from the in-sample residuals: near the
-  // prequential one, a little lower.
+  // Both solved after 300 and 500 samples: the noise over the last 200,
+  // under the same weights.
   for (std::size_t t = 0; t < kTargets; ++t) {
-    EXPECT_GT(batch.NoiseVariance(t), 0.5 * in_order.NoiseVariance(t));
-    EXPECT_LT(batch.NoiseVariance(t), 1.1 * in_order.NoiseVariance(t));
+    EXPECT_EQ(batch.NoiseVariance(t), in_order.NoiseVariance(t));
+  }
+}
+
+// When the weights are solved changes nothing but when they are in use:
+// sums taken by blocks at fixed counts give the same weights to the bit.
+TEST_P(RandomFeatureRidgeTest, SolvingOftenOrOnceGivesTheSameWeights) {
+  const RandomFeatureRidge::Options options = SmallOptions(GetParam());
+  const Stream train = MakeStream(333, 0.1, 21);
+  RandomFeatureRidge often(kDim, kTargets, options);
+  RandomFeatureRidge once(kDim, kTargets, options);
+  for (std::size_t i = 0; i < train.z.size(); ++i) {
+    often.Add(train.z[i], train.y[i]);
+    once.Add(train.z[i], train.y[i]);
+    if (i % 7 == 3) {
+      ASSERT_TRUE(often.Solve());
+    }
+  }
+  ASSERT_TRUE(often.Solve());
+  ASSERT_TRUE(once.Solve());
+  EXPECT_TRUE(std::equal(often.predictor().weights().begin(),
+                         often.predictor().weights().end(),
+                         once.predictor().weights().begin()));
+  EXPECT_EQ(often.RelativeVariance(train.z[5]),
+            once.RelativeVariance(train.z[5]));
+}
+
+// A ridge saved by Potter's square-root update (model states before
+// version 12: its weight, frequencies, a square root S of P = A^-1, W and
+// the noise sums) loads as the ridge over the same samples and goes on
+// learning as one that saw them all.
+TEST_P(RandomFeatureRidgeTest, TheSquareRootFormatLoadsAsTheSameRidge) {
+  const RandomFeatureRidge::Options options = SmallOptions(GetParam());
+  const Stream train = MakeStream(500, 0.1, 22);
+  const Stream first{{train.z.begin(), train.z.begin() + 300},
+                     {train.y.begin(), train.y.begin() + 300}};
+  RandomFeatureRidge reference(kDim, kTargets, options);
+  const Batch batch = SolveBatch(reference, first, options);
+  // S = L^-T Q for A = L L^T and an orthogonal Q: not triangular.
+  const Eigen::LLT<Eigen::MatrixXd> information(batch.information);
+  const auto f = static_cast<Eigen::Index>(reference.num_features());
+  const Eigen::MatrixXd inverse_transpose =
+      information.matrixU().solve(Eigen::MatrixXd::Identity(f, f));
+  std::mt19937_64 random(5);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::MatrixXd gaussian(f, f);
+  for (Eigen::Index i = 0; i < gaussian.size(); ++i) {
+    gaussian.data()[i] = normal(random);
+  }
+  const Eigen::MatrixXd rotation = gaussian.householderQr().householderQ();
+  const Eigen::MatrixXd root = inverse_transpose * rotation;
+  const double weight =
+      GetParam() == 1.0 ? 300.0
+                        : (1 - std::pow(GetParam(), 300)) / (1 - GetParam());
+  const std::vector<double> noise_sums = {0.3, 0.7};
+  std::string bytes;
+  ByteWriter out(&bytes);
+  out.U64(kDim);
+  out.U64(kTargets);
+  out.U64(options.num_frequencies);
+  out.Double(options.lengthscale);
+  out.Double(options.ridge);
+  out.Double(options.linear_ridge);
+  out.Double(options.intercept_ridge);
+  out.Double(options.forgetting);
+  out.U64(options.seed);
+  out.Double(weight);
+  out.RawDoubles(reference.predictor().frequencies());
+  out.RawDoubles({root.data(), static_cast<std::size_t>(root.size())});
+  out.RawDoubles(
+      {batch.weights.data(), static_cast<std::size_t>(batch.weights.size())});
+  out.RawDoubles(noise_sums);
+  ByteReader in(bytes);
+  std::optional<RandomFeatureRidge> loaded =
+      RandomFeatureRidge::Read(in, RidgeFormat::kSquareRoot);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->count(), 300u);
+  EXPECT_NEAR(loaded->weight(), weight, 1e-12);
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    EXPECT_NEAR(loaded->NoiseVariance(t), noise_sums[t] / weight, 1e-15);
+  }
+  const Stream queries = MakeStream(20, 0.0, 23);
+  std::vector<double> phi(reference.num_features()), got(kTargets);
+  for (const std::vector<double>& z : queries.z) {
+    reference.Features(z, phi);
+    const Eigen::VectorXd features =
+        Eigen::Map<const Eigen::VectorXd>(phi.data(), f);
+    const Eigen::VectorXd expected = batch.weights.transpose() * features;
+    loaded->Predict(z, got);
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      EXPECT_NEAR(got[t], expected[t], 1e-8 * (1 + std::abs(expected[t])));
+    }
+    const double variance = features.dot(information.solve(features));
+    EXPECT_NEAR(loaded->RelativeVariance(z), variance, 1e-8 * variance);
+  }
+  // It goes on: the ridge over all 500.
+  for (std::size_t i = 300; i < 500; ++i) loaded->Add(train.z[i], train.y[i]);
+  ASSERT_TRUE(loaded->Solve());
+  const Batch all = SolveBatch(reference, train, options);
+  for (const std::vector<double>& z : queries.z) {
+    reference.Features(z, phi);
+    const Eigen::VectorXd expected =
+        all.weights.transpose() *
+        Eigen::Map<const Eigen::VectorXd>(phi.data(), f);
+    loaded->Predict(z, got);
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      EXPECT_NEAR(got[t], expected[t], 1e-7 * (1 + std::abs(expected[t])));
+    }
   }
 }
 
@@ -189,7 +317,12 @@ TEST(RandomFeatureRidgeNoise, EstimatesTheNoiseVariance) {
   const Stream train = MakeStream(4000, 0.2, 4);
   for (std::size_t i = 0; i < train.z.size(); ++i) {
     model.Add(train.z[i], train.y[i]);
+    // Solved as a model's base solves: at a sixteenth's growth.
+    if (i + 1 >= model.solved_at() + std::max<std::size_t>(25, i / 16)) {
+      ASSERT_TRUE(model.Solve());
+    }
   }
+  ASSERT_TRUE(model.Solve());
   // The noise is 0.04 in both; the fit's own error adds a little.
   for (std::size_t t = 0; t < kTargets; ++t) {
     EXPECT_GT(model.NoiseVariance(t), 0.035) << t;
@@ -217,6 +350,11 @@ TEST(RandomFeatureRidgeState, IsDeterministicAndSnapshotsExactly) {
     first.Add(train.z[i], train.y[i]);
     second.Add(train.z[i], train.y[i]);
     third.Add(train.z[i], train.y[i]);
+    if (i == 40) {
+      first.Solve();
+      second.Solve();
+      third.Solve();
+    }
   }
   std::string bytes;
   ByteWriter out(&bytes);
@@ -233,6 +371,11 @@ TEST(RandomFeatureRidgeState, IsDeterministicAndSnapshotsExactly) {
     third.Add(train.z[i], train.y[i]);
     restored.Add(train.z[i], train.y[i]);
   }
+  // The noise of the weights solved at 41 over samples 42-100.
+  EXPECT_EQ(first.NoiseVariance(1), restored.NoiseVariance(1));
+  for (RandomFeatureRidge* ridge : {&first, &second, &third, &restored}) {
+    ASSERT_TRUE(ridge->Solve());
+  }
   std::vector<double> a(kTargets), b(kTargets), c(kTargets), r(kTargets);
   first.Predict(train.z[0], a);
   second.Predict(train.z[0], b);
@@ -241,17 +384,24 @@ TEST(RandomFeatureRidgeState, IsDeterministicAndSnapshotsExactly) {
   EXPECT_EQ(a, b);  // bit for bit
   EXPECT_EQ(a, r);
   EXPECT_NE(a, c);
-  EXPECT_EQ(first.NoiseVariance(1), restored.NoiseVariance(1));
 }
 
 TEST(RandomFeatureRidgeState, APredictorCopyStaysWhileTheRidgeLearnsOn) {
   const Stream train = MakeStream(200, 0.1, 9);
   RandomFeatureRidge model(kDim, kTargets, SmallOptions(1.0));
   for (std::size_t i = 0; i < 100; ++i) model.Add(train.z[i], train.y[i]);
+  ASSERT_TRUE(model.Solve());
   const RandomFeaturePredictor copy = model.predictor();
   std::vector<double> before(kTargets), from_copy(kTargets);
   model.Predict(train.z[150], before);
+  const double variance_before = model.RelativeVariance(train.z[150]);
   for (std::size_t i = 100; i < 200; ++i) model.Add(train.z[i], train.y[i]);
+  // Learning changes nothing a prediction uses until the next Solve.
+  std::vector<double> unsolved(kTargets);
+  model.Predict(train.z[150], unsolved);
+  EXPECT_EQ(unsolved, before);
+  EXPECT_EQ(model.RelativeVariance(train.z[150]), variance_before);
+  ASSERT_TRUE(model.Solve());
   copy.Predict(train.z[150], from_copy);
   EXPECT_EQ(from_copy, before);  // the readers' copy did not move
   std::vector<double> after(kTargets), from_new(kTargets);

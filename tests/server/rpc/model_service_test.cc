@@ -209,7 +209,7 @@ TEST_F(ServiceTest, ARandomFeatureBaseOnTheWireIsTheEngines) {
   EXPECT_EQ(predictions->front().base_variance_size(), 0);
 
   spec = RowsSpec(v1::METRIC_MLKR);
-  spec.mutable_random_feature_base()->set_frequencies(600);
+  spec.mutable_random_feature_base()->set_frequencies(1300);
   EXPECT_THAT(client_->CreateModel("x", spec).status().message(),
               HasSubstr("spec.random_feature_base.frequencies: at least 1"));
   spec.mutable_random_feature_base()->set_frequencies(0);
