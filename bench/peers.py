@@ -485,6 +485,8 @@ def main():
         sys.exit(f"--bases: unknown {sorted(set(bases) - {b[2] for b in BASES})}")
     BASES[:] = [b for b in BASES if b[2] in bases]
     more_flags = {"random_features": args.random_feature_flags.split(),
+                  "combined_random_features":
+                      args.random_feature_flags.split(),
                   "base": args.base_flags.split(),
                   "per_target": args.base_flags.split()}
     BASES[:] = [(label, flags + more_flags.get(key, []), key)
