@@ -40,7 +40,11 @@ RandomFeatureRidge RandomFeatureRefresh::BuildOver(const Job& job,
   const bool choose = n >= kMinChoiceSamples &&
                       (job.lengthscales.size() > 1 || job.ridges.size() > 1);
   if (choose) {
-    const std::size_t fitted = n * 4 / 5;
+    // Over the newest kMaxChoiceSamples (all, if fewer): the oldest four
+    // fifths fitted, the rest held out.
+    const std::size_t oldest =
+        n > kMaxChoiceSamples ? n - kMaxChoiceSamples : 0;
+    const std::size_t fitted = oldest + (n - oldest) * 4 / 5;
     // Each target's variance over the held-out samples.
     std::vector<double> mean(m, 0.0), variance(m, 0.0);
     for (std::size_t i = fitted; i < n; ++i) {
@@ -56,7 +60,7 @@ RandomFeatureRidge RandomFeatureRefresh::BuildOver(const Job& job,
     bool first = true;
     for (const double lengthscale : job.lengthscales) {
       RandomFeatureSums sums(map_of(lengthscale), options.forgetting);
-      for (std::size_t i = 0; i < fitted; ++i) {
+      for (std::size_t i = oldest; i < fitted; ++i) {
         sums.Add(row(z, d, i), row(y, m, i));
       }
       for (const double ridge : job.ridges) {

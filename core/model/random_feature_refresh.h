@@ -24,8 +24,9 @@ namespace streamreg {
 // "Random-feature ridge"). Over the samples the model stored when it
 // started, it chooses the lengthscale and the ridge among the job's
 // candidates — each fitted in one batch (RandomFeatureRidge::FromSums) to
-// the first 80% of the stored samples in slot order and scored on the
-// rest — and solves the chosen ridge over all of them; then it learns
+// the first 80% of the newest kMaxChoiceSamples stored samples in slot
+// order and scored on the rest — and solves the chosen ridge over every
+// stored sample; then it learns
 // every sample the model learns after that, which the learner hands it in
 // order (Feed) while the job catches up. Taken over at a fixed sample
 // count — Finish waits until it has learned every sample fed — it holds
@@ -50,6 +51,13 @@ class RandomFeatureRefresh {
   // The fewest stored samples a choice is made over (fewer: the options'
   // own lengthscale and ridge).
   static constexpr std::size_t kMinChoiceSamples = 50;
+  // The most stored samples a choice is made over: the newest in slot
+  // order. Each candidate's sums cost F^2 / 2 a sample, so that without a
+  // bound a rebuild over n samples cost 4.2 n F^2 / 2 for the four
+  // candidate lengthscales, and at D = 256 a 1 kHz arm's rebuilds alone
+  // took two thirds of the server's CPU (bench/notes/
+  // issue-75-full-size-base.md).
+  static constexpr std::size_t kMaxChoiceSamples = 4096;
   // The candidates' held-out error, each target's squared error divided by
   // its variance over the held-out samples, summed over the targets; the
   // least wins (ties: the first).

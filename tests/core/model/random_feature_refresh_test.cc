@@ -228,6 +228,51 @@ TEST(RandomFeatureRefreshTest, ChoosesTheCandidateWithTheLeastHeldOutError) {
   EXPECT_EQ(built.weight(), 1500.0);
 }
 
+// Over more stored samples than a choice takes, the candidates are scored
+// on the newest kMaxChoiceSamples (fitted to the first four fifths of
+// them), and the chosen one is solved over all.
+TEST(RandomFeatureRefreshTest, ChoosesOverTheNewestSamplesAndFitsAll) {
+  constexpr std::size_t kMax = RandomFeatureRefresh::kMaxChoiceSamples;
+  const std::size_t n = kMax + 904;
+  const std::vector<std::vector<double>> samples = MakeSamples(n);
+  std::vector<double> z, y;
+  Mapped(samples, n, &z, &y);
+  RandomFeatureRefresh::Job job = MakeJob(n);
+  job.options.num_frequencies = 8;
+  job.lengthscales = {0.3, 3.0};
+  job.ridges = {1e-2};
+  RandomFeatureRefresh::Choice choice;
+  const RandomFeatureRidge built =
+      RandomFeatureRefresh::BuildOver(job, z, y, &choice);
+  const std::size_t first = n - kMax;
+  const std::size_t fitted = first + kMax * 4 / 5;
+  RandomFeatureRidge::Options options = job.options;
+  options.lengthscale = choice.lengthscale;
+  options.ridge = choice.ridge;
+  RandomFeatureRidge fit(kDim, kTargets, options);
+  for (std::size_t i = first; i < fitted; ++i) {
+    fit.Add(std::span<const double>(z.data() + i * kDim, kDim),
+            std::span<const double>(y.data() + i * kTargets, kTargets));
+  }
+  ASSERT_TRUE(fit.Solve());
+  double error = 0;
+  std::vector<double> predicted(kTargets);
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    double mean = 0, variance = 0, squared = 0;
+    for (std::size_t i = fitted; i < n; ++i) mean += y[i * kTargets + t];
+    mean /= static_cast<double>(n - fitted);
+    for (std::size_t i = fitted; i < n; ++i) {
+      fit.Predict(std::span<const double>(z.data() + i * kDim, kDim),
+                  predicted);
+      variance += std::pow(y[i * kTargets + t] - mean, 2);
+      squared += std::pow(predicted[t] - y[i * kTargets + t], 2);
+    }
+    error += squared / variance;
+  }
+  EXPECT_NEAR(choice.error, error, 1e-6 * error);
+  EXPECT_EQ(built.weight(), static_cast<double>(n));
+}
+
 TEST(RandomFeatureRefreshTest, IsAbandonedWhenDestroyedWhileRunning) {
   const std::vector<std::vector<double>> samples = MakeSamples(20000);
   RandomFeatureRefresh refresh;
