@@ -1,5 +1,6 @@
 #include "core/regression/random_feature_ridge.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -25,11 +26,15 @@ RandomFeatureRidge::RandomFeatureRidge(std::size_t dim, std::size_t num_targets,
       noise_now_(num_targets, 0.0),
       noise_before_(num_targets, 0.0),
       phi_(predictor_.num_features()) {
+  predictor_.SetFactor(InitialFactor());
+}
+
+std::vector<double> RandomFeatureRidge::InitialFactor() const {
   // Solved over no sample: W = 0 and A = diag(r), so L = diag(sqrt(r)).
   const std::size_t f = num_features();
   std::vector<double> factor(f * f, 0.0);
   for (std::size_t j = 0; j < f; ++j) factor[j * f + j] = std::sqrt(RidgeOf(j));
-  predictor_.SetFactor(std::move(factor));
+  return factor;
 }
 
 double RandomFeatureRidge::RidgeOf(std::size_t feature) const {
@@ -43,7 +48,12 @@ RandomFeatureRidge RandomFeatureRidge::FromSums(const RandomFeatureSums& sums,
   const RandomFeaturePredictor& map = sums.map();
   RandomFeatureRidge ridge(map.dim(), map.num_targets(), options);
   ridge.sums_ = sums;
+  // The map's frequencies, the weights and factor over no sample, then
+  // over the sums' samples.
   ridge.predictor_ = sums.map();
+  ridge.predictor_.SetFactor(ridge.InitialFactor());
+  std::fill(ridge.predictor_.weights().begin(),
+            ridge.predictor_.weights().end(), 0.0);
   ridge.Solve();
   // The noise from the in-sample residuals: sum_i v_i |y_i - W^T phi_i|^2
   // = squares - 2 W^T B + W^T G W, per target.

@@ -133,6 +133,8 @@ class RandomFeatureRidge {
   bool LoadSquareRootState(ByteReader& in);
   // r_j for feature j.
   double RidgeOf(std::size_t feature) const;
+  // L over no sample: diag(sqrt(r)).
+  std::vector<double> InitialFactor() const;
 
   Options options_;
   RandomFeatureSums sums_;

@@ -414,9 +414,33 @@ TEST(RandomFeatureRidgeState, APredictorCopyStaysWhileTheRidgeLearnsOn) {
 TEST(RandomFeatureRidgeState, PredictsZeroBeforeTheFirstSample) {
   RandomFeatureRidge model(kDim, kTargets, SmallOptions(1.0));
   std::vector<double> out(kTargets, 9.0);
-  model.Predict(std::vector<double>{0.5, -1.0, 2.0}, out);
+  const std::vector<double> z = {0.5, -1.0, 2.0};
+  model.Predict(z, out);
   EXPECT_EQ(out, std::vector<double>(kTargets, 0.0));
   EXPECT_EQ(model.NoiseVariance(0), 0.0);
+  // Its variance is the prior's, sum_j phi_j^2 / r_j; so is that of a
+  // ridge from empty sums (a rebuild over no stored sample), which saves
+  // and loads.
+  std::vector<double> phi(model.num_features());
+  model.Features(z, phi);
+  double prior = 0.0;
+  const RandomFeatureRidge::Options o = SmallOptions(1.0);
+  for (std::size_t j = 0; j < phi.size(); ++j) {
+    const double ridge = j == 0         ? o.intercept_ridge
+                         : j < 1 + kDim ? o.linear_ridge
+                                        : o.ridge;
+    prior += phi[j] * phi[j] / ridge;
+  }
+  EXPECT_NEAR(model.RelativeVariance(z), prior, 1e-12 * prior);
+  const RandomFeatureSums empty(model.predictor(), 1.0);
+  const RandomFeatureRidge from_empty =
+      RandomFeatureRidge::FromSums(empty, SmallOptions(1.0));
+  EXPECT_NEAR(from_empty.RelativeVariance(z), prior, 1e-12 * prior);
+  std::string bytes;
+  ByteWriter out_bytes(&bytes);
+  from_empty.Save(out_bytes);
+  ByteReader in(bytes);
+  EXPECT_TRUE(RandomFeatureRidge::Read(in).has_value());
 }
 
 }  // namespace
