@@ -105,6 +105,11 @@ std::vector<double> MetricTransform::Gram() const {
   return gram;
 }
 
+bool MetricTransform::SameAs(const MetricTransform& other) const {
+  return center_ == other.center_ && scale_ == other.scale_ &&
+         weights_ == other.weights_ && matrix_ == other.matrix_;
+}
+
 double MetricTransform::RelativeChange(const MetricTransform& other) const {
   const std::vector<double> mine = Gram();
   const std::vector<double> theirs = other.Gram();

@@ -60,6 +60,8 @@ class MetricTransform {
   // eigenvectors have arbitrary signs) and to the centre (a translation
   // changes no distance).
   double RelativeChange(const MetricTransform& other) const;
+  // The same map, exactly (every center, scale, weight and entry of L).
+  bool SameAs(const MetricTransform& other) const;
 
   // The exact transform, for snapshots; Load yields nothing for a
   // malformed or other-dimensional one.

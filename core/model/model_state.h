@@ -52,8 +52,9 @@ struct TakeOverPoints {
   std::size_t refreshed_size = 0;  // the store's size when it last started
   std::uint64_t mlkr_refresh = 0;  // the same for the MLKR fit
   std::size_t mlkr_refreshed_size = 0;
-  std::uint64_t random_refresh = 0;     // the random-feature base's rebuild
-  std::size_t random_rebuilt_size = 0;  // the store's size when it started
+  std::uint64_t random_refresh = 0;       // the random-feature base's rebuild
+  std::size_t random_rebuilt_size = 0;    // the store's size when it started
+  std::uint64_t random_rebuilt_seen = 0;  // and the samples seen
 };
 
 // The random-feature ridge options of a model's base (its lengthscale and

@@ -27,8 +27,11 @@ namespace {
 // model took over at fixed counts); version 11 the weights of a combining
 // model's candidates, for queries and for the next sample (none before: no
 // model combined); version 12 the random-feature ridges' sums and
-// Cholesky factors (before: the square root of P, converted on loading).
-constexpr std::uint32_t kStateVersion = 12;
+// Cholesky factors (before: the square root of P, converted on loading);
+// version 13 the samples seen when the random-feature base's last rebuild
+// started, which its rebuilds' budget counts from (before: 0, so the next
+// rebuild due starts at once).
+constexpr std::uint32_t kStateVersion = 13;
 
 // The format the random-feature ridges of a state of `version` are in.
 RidgeFormat RidgeFormatOf(std::uint32_t version) {
@@ -262,6 +265,7 @@ bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
     }
     take_over.random_refresh = in.U64();
     if (version >= 6) take_over.random_rebuilt_size = in.U64();
+    if (version >= 13) take_over.random_rebuilt_seen = in.U64();
     if (!parts.Read(
             "random-feature base",
             has_random_base == (state.random_base.has_value() ? 1 : 0))) {
@@ -360,6 +364,7 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   if (state.random_base.has_value()) state.random_base->Save(out);
   out.U64(take_over.random_refresh);
   out.U64(take_over.random_rebuilt_size);
+  out.U64(take_over.random_rebuilt_seen);
   state.intervals.Save(out);
   state.answer_intervals.Save(out);
   out.U64(state.logged_take_overs.size());

@@ -56,8 +56,9 @@ void RandomFeatureBase::ResidualFromFeatures(
   for (std::size_t t = 0; t < out.size(); ++t) out[t] = y[t] - out[t];
 }
 
-const MetricTransform& RandomFeatureBase::SweepTransform() const {
-  return sweep_->incoming ? sweep_->incoming->transform : active_.transform;
+const MetricTransform& RandomFeatureBase::coming_transform() const {
+  return sweep_.has_value() && sweep_->incoming ? sweep_->incoming->transform
+                                                : active_.transform;
 }
 
 void RandomFeatureBase::Prepare(std::span<const double> x,
@@ -186,7 +187,7 @@ void RandomFeatureBase::AdvanceSweep(const SampleStore& store) {
   const std::size_t m = num_targets();
   Sweep& sweep = *sweep_;
   thread_local std::vector<double> z;
-  const MetricTransform& transform = SweepTransform();
+  const MetricTransform& transform = coming_transform();
   z.resize(transform.dim());
   const std::size_t stop = std::min(sweep.end, sweep.next + kSweepPace);
   for (; sweep.next < stop; ++sweep.next) {

@@ -80,6 +80,9 @@ class RandomFeatureBase {
 
   std::size_t num_targets() const { return active_.ridge.num_targets(); }
   const MetricTransform& transform() const { return active_.transform; }
+  // The coordinates of the fit taking over when the sweep in progress
+  // ends (Replace), or of the fit in use.
+  const MetricTransform& coming_transform() const;
   const RandomFeatureRidge& ridge() const { return active_.ridge; }
 
   // The base's value at raw input x, every target: under the cache
@@ -164,7 +167,6 @@ class RandomFeatureBase {
                                    std::span<const double> phi,
                                    std::span<const double> y,
                                    std::span<double> out);
-  const MetricTransform& SweepTransform() const;
   // Weights taken after `taken_at` samples: the ridge's, or the
   // incoming fit's.
   void StartSweep(std::optional<Fit> incoming, const SampleStore& store,

@@ -20,6 +20,56 @@ void RandomFeatureRefresh::StopWorker() {
   worker_.join();
 }
 
+namespace {
+
+// Whether BuildOver chooses among the job's candidates over n samples, and
+// the samples [oldest, fitted) their sums are taken over (the rest up to n
+// held out).
+struct ChoiceSamples {
+  bool choose = false;
+  std::size_t oldest = 0;
+  std::size_t fitted = 0;
+};
+
+ChoiceSamples ChoiceSamplesOf(const RandomFeatureRefresh::Job& job,
+                              std::size_t n) {
+  ChoiceSamples samples;
+  samples.choose = n >= RandomFeatureRefresh::kMinChoiceSamples &&
+                   (job.lengthscales.size() > 1 || job.ridges.size() > 1);
+  // Over the newest kMaxChoiceSamples (all, if fewer): the oldest four
+  // fifths fitted, the rest held out.
+  const std::size_t most = RandomFeatureRefresh::kMaxChoiceSamples;
+  samples.oldest = n > most ? n - most : 0;
+  samples.fitted = samples.oldest + (n - samples.oldest) * 4 / 5;
+  return samples;
+}
+
+}  // namespace
+
+std::size_t RandomFeatureRefresh::ChoiceFrequencies(const Job& job) {
+  return std::min(job.options.num_frequencies, kMaxChoiceFrequencies);
+}
+
+double RandomFeatureRefresh::MultiplyAdds(const Job& job) {
+  // The features with `frequencies`.
+  const auto features = [&](std::size_t frequencies) {
+    return static_cast<double>(1 + job.transform.dim() + 2 * frequencies);
+  };
+  const double f = features(job.options.num_frequencies);
+  double total =
+      f * f / 2.0 * static_cast<double>(job.num_slots) + f * f * f / 6.0;
+  const ChoiceSamples samples = ChoiceSamplesOf(job, job.num_slots);
+  if (samples.choose) {
+    const double c = features(ChoiceFrequencies(job));
+    const auto lengthscales = static_cast<double>(job.lengthscales.size());
+    const auto ridges = static_cast<double>(job.ridges.size());
+    total += lengthscales * c * c / 2.0 *
+                 static_cast<double>(samples.fitted - samples.oldest) +
+             lengthscales * ridges * c * c * c / 6.0;
+  }
+  return total;
+}
+
 RandomFeatureRidge RandomFeatureRefresh::BuildOver(const Job& job,
                                                    const std::vector<double>& z,
                                                    const std::vector<double>& y,
@@ -32,19 +82,15 @@ RandomFeatureRidge RandomFeatureRefresh::BuildOver(const Job& job,
                        std::size_t i) {
     return std::span<const double>(rows.data() + i * width, width);
   };
-  const auto map_of = [&](double lengthscale) {
-    return RandomFeaturePredictor(d, m, options.num_frequencies, lengthscale,
-                                  options.seed);
+  const auto map_of = [&](double lengthscale, std::size_t frequencies) {
+    return RandomFeaturePredictor(d, m, frequencies, lengthscale, options.seed);
   };
+  const std::size_t choice_frequencies = ChoiceFrequencies(job);
   Choice best{options.lengthscale, options.ridge, 0.0};
-  const bool choose = n >= kMinChoiceSamples &&
-                      (job.lengthscales.size() > 1 || job.ridges.size() > 1);
-  if (choose) {
-    // Over the newest kMaxChoiceSamples (all, if fewer): the oldest four
-    // fifths fitted, the rest held out.
-    const std::size_t oldest =
-        n > kMaxChoiceSamples ? n - kMaxChoiceSamples : 0;
-    const std::size_t fitted = oldest + (n - oldest) * 4 / 5;
+  const ChoiceSamples samples = ChoiceSamplesOf(job, n);
+  if (samples.choose) {
+    const std::size_t oldest = samples.oldest;
+    const std::size_t fitted = samples.fitted;
     // Each target's variance over the held-out samples.
     std::vector<double> mean(m, 0.0), variance(m, 0.0);
     for (std::size_t i = fitted; i < n; ++i) {
@@ -59,12 +105,14 @@ RandomFeatureRidge RandomFeatureRefresh::BuildOver(const Job& job,
     std::vector<double> predicted(m);
     bool first = true;
     for (const double lengthscale : job.lengthscales) {
-      RandomFeatureSums sums(map_of(lengthscale), options.forgetting);
+      RandomFeatureSums sums(map_of(lengthscale, choice_frequencies),
+                             options.forgetting);
       for (std::size_t i = oldest; i < fitted; ++i) {
         sums.Add(row(z, d, i), row(y, m, i));
       }
       for (const double ridge : job.ridges) {
         RandomFeatureRidge::Options candidate = options;
+        candidate.num_frequencies = choice_frequencies;
         candidate.lengthscale = lengthscale;
         candidate.ridge = ridge;
         const RandomFeatureRidge fit =
@@ -91,7 +139,8 @@ RandomFeatureRidge RandomFeatureRefresh::BuildOver(const Job& job,
   options.lengthscale = best.lengthscale;
   options.ridge = best.ridge;
   if (choice != nullptr) *choice = best;
-  RandomFeatureSums all(map_of(options.lengthscale), options.forgetting);
+  RandomFeatureSums all(map_of(options.lengthscale, options.num_frequencies),
+                        options.forgetting);
   for (std::size_t i = 0; i < n; ++i) all.Add(row(z, d, i), row(y, m, i));
   return RandomFeatureRidge::FromSums(all, options);
 }

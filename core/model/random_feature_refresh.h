@@ -23,16 +23,16 @@ namespace streamreg {
 // random-feature base after its coordinates changed (docs/estimators.md,
 // "Random-feature ridge"). Over the samples the model stored when it
 // started, it chooses the lengthscale and the ridge among the job's
-// candidates — each fitted in one batch (RandomFeatureRidge::FromSums) to
-// the first 80% of the newest kMaxChoiceSamples stored samples in slot
-// order and scored on the rest — and solves the chosen ridge over every
-// stored sample; then it learns
-// every sample the model learns after that, which the learner hands it in
-// order (Feed) while the job catches up. Taken over at a fixed sample
-// count — Finish waits until it has learned every sample fed — it holds
-// exactly those samples whatever the timing, so the model's results never
-// depend on it. A snapshot captures it mid-way (Capture) and recovery goes
-// on from there (Resume).
+// candidates — each fitted in one batch (RandomFeatureRidge::FromSums),
+// with the first kMaxChoiceFrequencies of the map, to the first 80% of the
+// newest kMaxChoiceSamples stored samples in slot order and scored on the
+// rest — and solves the chosen ridge, with every frequency, over every
+// stored sample; then it learns every sample the model learns after that, which
+// the learner hands it in order (Feed) while the job catches up. Taken over at
+// a fixed sample count — Finish waits until it has learned every sample fed —
+// it holds exactly those samples whatever the timing, so the model's results
+// never depend on it. A snapshot captures it mid-way (Capture) and recovery
+// goes on from there (Resume).
 //
 // Start, Feed, Capture and Finish are the learner's (one thread); the work
 // runs on a thread of its own.
@@ -58,6 +58,14 @@ class RandomFeatureRefresh {
   // took two thirds of the server's CPU (bench/notes/
   // issue-75-full-size-base.md).
   static constexpr std::size_t kMaxChoiceSamples = 4096;
+  // The most frequencies the candidates are fitted with: the first
+  // kMaxChoiceFrequencies of the map (the same kernel, its approximation
+  // coarser), so that a choice costs the same at D = 256 as at D = 64 —
+  // at D = 256 its 16 candidates' factorizations alone were 17 times
+  // those of a choice at D = 64 (F^3 / 6 each).
+  static constexpr std::size_t kMaxChoiceFrequencies = 64;
+  // The frequencies `job`'s candidates are fitted with.
+  static std::size_t ChoiceFrequencies(const Job& job);
   // The candidates' held-out error, each target's squared error divided by
   // its variance over the held-out samples, summed over the targets; the
   // least wins (ties: the first).
@@ -66,6 +74,14 @@ class RandomFeatureRefresh {
     double ridge = 0.0;
     double error = 0.0;
   };
+  // The multiply-adds BuildOver does for `job`: each candidate
+  // lengthscale's sums over the samples it is fitted to and the chosen
+  // one's over every stored sample (F^2 / 2 a sample, F = 1 + d + 2D with
+  // the candidates' D or the job's), and a Cholesky factorization (F^3 / 6)
+  // per candidate and for the chosen ridge — what a model budgets its
+  // rebuilds by. (Not counted: the samples the job learns while it catches
+  // up, F^2 / 2 each, as the learner's own ridge does.)
+  static double MultiplyAdds(const Job& job);
   // The choice and the ridge over stored samples (rows of z, y), on the
   // calling thread.
   static RandomFeatureRidge BuildOver(const Job& job,

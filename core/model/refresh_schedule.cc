@@ -204,13 +204,15 @@ std::uint64_t StartRebuild(ModelState& state, MetricIndex& index,
   return SamplesSeen(state) + Lag(state.config, size);
 }
 
+// The fewest stored samples background work over them starts at.
+constexpr std::size_t kFirstRefresh = 64;
+
 // Whether a refresh last started at `refreshed_size` stored samples is due
 // again at `size`: from 64 samples on, each time the store has grown by
 // config.metric_refresh_growth (small stores, cheap to refresh, four times
 // as often: growth 2 becomes 1.25).
 bool RefreshDue(const ModelConfig& config, std::size_t size,
                 std::size_t refreshed_size) {
-  constexpr std::size_t kFirstRefresh = 64;
   const bool small = size < config.small_store_below;
   const double growth = small ? 1.0 + (config.metric_refresh_growth - 1.0) / 4
                               : config.metric_refresh_growth;
@@ -300,18 +302,40 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
 }
 
 // Starts rebuilding the random-feature base in the coordinates of the
-// model's first index (which has just taken over new ones, or the store has
-// grown: its lengthscale and ridge are chosen again on more samples); a
-// rebuild in flight is superseded.
-void StartRandomBaseRebuild(ModelState& state, MetricTransform transform)
+// model's first index when they are not the base's (the index took over
+// new ones: a metric refresh, a standardization drift), or the store has
+// grown as a metric refresh waits for (Tuning.metric_refresh_growth) since
+// the last rebuild started (its lengthscale and ridge then chosen again on
+// more samples) — from 64 stored samples on, one rebuild at a time, once
+// the samples learned since the last one started pay for it at
+// kRandomBaseRebuildBudget each. Checked when the first index takes over
+// and every Tuning.drift_check_every samples; counted in samples, so that
+// results never depend on timing.
+void RebuildRandomBaseWhenDue(ModelState& state)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
+  const ModelConfig& config = state.config;
+  TakeOverPoints& take_over = state.take_over;
   const std::size_t size = SamplesStored(state);
-  state.take_over.random_rebuilt_size = size;
-  state.random_refresh.Start(
-      RandomFeatureJob(state.config, std::move(transform), size),
-      state.RefreshRows(size).copy);
-  state.take_over.random_refresh = SamplesSeen(state) + Lag(state.config, size);
+  if (state.random_refresh.running() || size < kFirstRefresh) return;
+  const MetricTransform& coordinates = state.predictions[0].index->transform();
+  const bool moved =
+      !state.LearnersRandomBase().coming_transform().SameAs(coordinates);
+  const bool grown = config.metric_refresh_growth != 0.0 &&
+                     RefreshDue(config, size, take_over.random_rebuilt_size);
+  if (!moved && !grown) return;
+  RandomFeatureRefresh::Job job = RandomFeatureJob(config, coordinates, size);
+  const std::uint64_t seen = SamplesSeen(state);
+  const auto learned =
+      static_cast<double>(seen - take_over.random_rebuilt_seen);
+  if (RandomFeatureRefresh::MultiplyAdds(job) >
+      kRandomBaseRebuildBudget * learned) {
+    return;
+  }
+  take_over.random_rebuilt_size = size;
+  take_over.random_rebuilt_seen = seen;
+  state.random_refresh.Start(std::move(job), state.RefreshRows(size).copy);
+  take_over.random_refresh = seen + Lag(config, size);
   ForgetRecords(state, RandomBaseKey(state));
 }
 
@@ -334,6 +358,7 @@ void RefitRandomBase(ModelState& state, std::size_t size)
   if (!state.config.random_feature_base) return;
   if (state.random_refresh.running()) (void)state.random_refresh.Finish();
   state.take_over.random_rebuilt_size = size;
+  state.take_over.random_rebuilt_seen = SamplesSeen(state);
   const RandomFeatureRefresh::Job job = RandomFeatureJob(
       state.config, state.predictions[0].index->transform(), size);
   std::vector<double> z, y;
@@ -360,22 +385,6 @@ void MaintainRandomBase(ModelState& state)
   }
   SharedLock lock(state.lock);
   state.LearnersRandomBase().Replace(std::move(built), state.store);
-}
-
-// Once the store has grown as a metric refresh waits for
-// (Tuning.metric_refresh_growth) since the random-feature base's last
-// rebuild started, another starts in the same coordinates: its lengthscale
-// and ridge were chosen on the samples of then (with few, a noisy choice).
-void RebuildRandomBaseOnGrowth(ModelState& state)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
-        ABSL_LOCKS_EXCLUDED(state.lock) {
-  if (state.config.metric_refresh_growth == 0.0 ||
-      state.random_refresh.running() ||
-      !RefreshDue(state.config, SamplesStored(state),
-                  state.take_over.random_rebuilt_size)) {
-    return;
-  }
-  StartRandomBaseRebuild(state, state.predictions[0].index->transform());
 }
 
 }  // namespace
@@ -527,18 +536,17 @@ bool PredictionsMayChange(const ModelState& state) {
 void AfterSample(ModelState& state) {
   MaintainMetric(state);
   MaintainMlkr(state);
-  if (state.config.random_feature_base) {
-    MaintainRandomBase(state);
-    RebuildRandomBaseOnGrowth(state);
-  }
+  if (state.config.random_feature_base) MaintainRandomBase(state);
   const std::uint64_t seen = SamplesSeen(state);
+  bool first_index_took_over = false;
   for (MetricIndex* index : TakingOverAt(state, seen)) {
     ForgetRecords(state, KeyOf(state, *index));
     index->FinishRebuild();
-    if (state.config.random_feature_base &&
-        index == state.predictions[0].index.get()) {
-      StartRandomBaseRebuild(state, index->transform());
-    }
+    first_index_took_over |= index == state.predictions[0].index.get();
+  }
+  if (state.config.random_feature_base &&
+      (first_index_took_over || seen % state.config.drift_check_every == 0)) {
+    RebuildRandomBaseWhenDue(state);
   }
   if (seen % state.config.drift_check_every != 0) return;
   TakeOverPoints& take_over = state.take_over;

@@ -31,6 +31,16 @@ namespace streamreg {
 // (kLogged), so results never depend on timing: on the samples alone, or
 // on the log.
 
+// The multiply-adds the random-feature base's rebuilds may take per
+// learned sample, on average (RandomFeatureRefresh::MultiplyAdds): about
+// 85 us of a core at 1 kHz on the machine of bench/RESULTS.md. A rebuild
+// costs F^2 / 2 a stored sample and more, F = 1 + d + 2D: at D = 64
+// (d = 21) the budget pays for one over 30,000 samples every 940 learned,
+// at D = 256 every 8,500; unbudgeted, the rebuilds a 1 kHz arm's metric
+// refreshes started took two thirds of a two-core server at D = 256 and it
+// fell behind (bench/notes/issue-75-full-size-base.md).
+constexpr double kRandomBaseRebuildBudget = 1 << 19;
+
 // The stored samples a growth refresh over `size` of them estimates
 // gradients at (GradientRefresh::Job::max_points; 0 = every one): at most
 // config.metric_refresh_samples, and at most half the samples that arrive

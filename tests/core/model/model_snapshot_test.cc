@@ -476,8 +476,11 @@ TEST(ModelSnapshotTest, AChainGoesOnWhileAWholeSnapshotIsTaken) {
   }
   // The configurations that build both links (the busy ones move their
   // indexes to new coordinates meanwhile; take-overs come at fixed sample
-  // counts, so this does not vary).
-  EXPECT_GE(built, 5u);
+  // counts, so this does not vary with timing — only with the schedule:
+  // since the random-feature base's rebuilds have a budget, one such
+  // configuration's metric, learned from residuals under the base, moves
+  // its index between the links).
+  EXPECT_GE(built, 4u);
 }
 
 // A snapshot built on another is refused (DATA_LOSS) with a damaged base

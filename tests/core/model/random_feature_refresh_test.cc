@@ -179,7 +179,7 @@ TEST(RandomFeatureRefreshTest, ChoosesTheCandidateWithTheLeastHeldOutError) {
   std::vector<double> z, y;
   Mapped(samples, 1500, &z, &y);
   RandomFeatureRefresh::Job job = MakeJob(1500);
-  job.options.num_frequencies = 32;
+  job.options.num_frequencies = 100;
   job.lengthscales = {0.05, 1.0, 50.0};
   job.ridges = {1e-3, 0.3};
   RandomFeatureRefresh::Choice choice;
@@ -193,6 +193,8 @@ TEST(RandomFeatureRefreshTest, ChoosesTheCandidateWithTheLeastHeldOutError) {
   for (double lengthscale : job.lengthscales) {
     for (double ridge : job.ridges) {
       RandomFeatureRidge::Options options = job.options;
+      // (With the first 64 of the 100 frequencies.)
+      options.num_frequencies = RandomFeatureRefresh::kMaxChoiceFrequencies;
       options.lengthscale = lengthscale;
       options.ridge = ridge;
       RandomFeatureRidge fit(kDim, kTargets, options);
@@ -225,6 +227,7 @@ TEST(RandomFeatureRefreshTest, ChoosesTheCandidateWithTheLeastHeldOutError) {
   EXPECT_EQ(choice.lengthscale, 1.0);  // neither extreme
   EXPECT_EQ(built.options().lengthscale, choice.lengthscale);
   EXPECT_EQ(built.options().ridge, choice.ridge);
+  EXPECT_EQ(built.options().num_frequencies, 100u);
   EXPECT_EQ(built.weight(), 1500.0);
 }
 
@@ -271,6 +274,43 @@ TEST(RandomFeatureRefreshTest, ChoosesOverTheNewestSamplesAndFitsAll) {
   }
   EXPECT_NEAR(choice.error, error, 1e-6 * error);
   EXPECT_EQ(built.weight(), static_cast<double>(n));
+}
+
+// What a rebuild costs, as a model budgets it: F = 1 + 3 + 2 * 8 = 20
+// features, F^2 / 2 = 200 multiply-adds a sample summed and F^3 / 6 a
+// factorization; with a choice, each candidate lengthscale's sums over
+// four fifths of the newest kMaxChoiceSamples and a factorization per
+// candidate pair.
+TEST(RandomFeatureRefreshTest, CountsTheMultiplyAddsOfItsSumsAndSolves) {
+  const double sample = 200.0, factorization = 8000.0 / 6.0;
+  RandomFeatureRefresh::Job job = MakeJob(1000);
+  // No candidates: the one fit over every sample.
+  EXPECT_DOUBLE_EQ(RandomFeatureRefresh::MultiplyAdds(job),
+                   1000 * sample + factorization);
+  job.lengthscales = {0.5, 1.0, 2.0};
+  job.ridges = {1e-3, 1e-2};
+  EXPECT_DOUBLE_EQ(
+      RandomFeatureRefresh::MultiplyAdds(job),
+      1000 * sample + factorization + 3 * 800 * sample + 6 * factorization);
+  // Over more than kMaxChoiceSamples, the choice's sums stay bounded.
+  const std::size_t most = RandomFeatureRefresh::kMaxChoiceSamples;
+  job.num_slots = 10 * most;
+  EXPECT_DOUBLE_EQ(RandomFeatureRefresh::MultiplyAdds(job),
+                   static_cast<double>(10 * most) * sample + factorization +
+                       3 * static_cast<double>(most * 4 / 5) * sample +
+                       6 * factorization);
+  // With more frequencies than a choice uses, the candidates have F = 1 + 3
+  // + 2 * 64 = 132 features, the chosen fit F = 1 + 3 + 2 * 100 = 204.
+  job.options.num_frequencies = 100;
+  job.num_slots = 1000;
+  EXPECT_DOUBLE_EQ(RandomFeatureRefresh::MultiplyAdds(job),
+                   1000 * 204.0 * 204 / 2 + 204.0 * 204 * 204 / 6 +
+                       3 * 800 * 132.0 * 132 / 2 + 6 * 132.0 * 132 * 132 / 6);
+  job.options.num_frequencies = 8;
+  // Too few samples to choose among: the options' own.
+  job.num_slots = RandomFeatureRefresh::kMinChoiceSamples - 1;
+  EXPECT_DOUBLE_EQ(RandomFeatureRefresh::MultiplyAdds(job),
+                   static_cast<double>(job.num_slots) * sample + factorization);
 }
 
 TEST(RandomFeatureRefreshTest, IsAbandonedWhenDestroyedWhileRunning) {
