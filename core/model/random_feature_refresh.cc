@@ -50,6 +50,12 @@ std::size_t RandomFeatureRefresh::ChoiceFrequencies(const Job& job) {
   return std::min(job.options.num_frequencies, kMaxChoiceFrequencies);
 }
 
+double RandomFeatureRefresh::SampleMultiplyAdds(const Job& job) {
+  const auto f = static_cast<double>(1 + job.transform.dim() +
+                                     2 * job.options.num_frequencies);
+  return f * f / 2.0;
+}
+
 double RandomFeatureRefresh::MultiplyAdds(const Job& job) {
   // The features with `frequencies`.
   const auto features = [&](std::size_t frequencies) {

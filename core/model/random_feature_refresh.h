@@ -82,6 +82,10 @@ class RandomFeatureRefresh {
   // rebuilds by. (Not counted: the samples the job learns while it catches
   // up, F^2 / 2 each, as the learner's own ridge does.)
   static double MultiplyAdds(const Job& job);
+  // Of those, what each stored sample adds to the chosen fit's sums: F^2 /
+  // 2 with the job's frequencies (what the learner's own ridge costs a
+  // sample).
+  static double SampleMultiplyAdds(const Job& job);
   // The choice and the ridge over stored samples (rows of z, y), on the
   // calling thread.
   static RandomFeatureRidge BuildOver(const Job& job,

@@ -306,18 +306,20 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
 // new ones: a metric refresh, a standardization drift), or the store has
 // grown as a metric refresh waits for (Tuning.metric_refresh_growth) since
 // the last rebuild started (its lengthscale and ridge then chosen again on
-// more samples) — from 64 stored samples on, one rebuild at a time, once
-// the samples learned since the last one started pay for it at
-// kRandomBaseRebuildBudget each. Checked when the first index takes over
-// and every Tuning.drift_check_every samples; counted in samples, so that
-// results never depend on timing.
-void RebuildRandomBaseWhenDue(ModelState& state)
+// more samples), from 64 stored samples on — if it is within the budget
+// (kRandomBaseRebuildBudget): else it waits, and starts in the coordinates
+// of then. A rebuild in flight is superseded when the index has just taken
+// over (`took_over`). Counted in samples, so that results never depend on
+// timing.
+void RebuildRandomBaseWhenDue(ModelState& state, bool took_over)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
   const ModelConfig& config = state.config;
   TakeOverPoints& take_over = state.take_over;
   const std::size_t size = SamplesStored(state);
-  if (state.random_refresh.running() || size < kFirstRefresh) return;
+  if ((state.random_refresh.running() && !took_over) || size < kFirstRefresh) {
+    return;
+  }
   const MetricTransform& coordinates = state.predictions[0].index->transform();
   const bool moved =
       !state.LearnersRandomBase().coming_transform().SameAs(coordinates);
@@ -326,10 +328,7 @@ void RebuildRandomBaseWhenDue(ModelState& state)
   if (!moved && !grown) return;
   RandomFeatureRefresh::Job job = RandomFeatureJob(config, coordinates, size);
   const std::uint64_t seen = SamplesSeen(state);
-  const auto learned =
-      static_cast<double>(seen - take_over.random_rebuilt_seen);
-  if (RandomFeatureRefresh::MultiplyAdds(job) >
-      kRandomBaseRebuildBudget * learned) {
+  if (!RandomBaseRebuildAffordable(job, seen - take_over.random_rebuilt_seen)) {
     return;
   }
   take_over.random_rebuilt_size = size;
@@ -388,6 +387,15 @@ void MaintainRandomBase(ModelState& state)
 }
 
 }  // namespace
+
+bool RandomBaseRebuildAffordable(const RandomFeatureRefresh::Job& job,
+                                 std::uint64_t learned) {
+  const double per_sample = std::max(
+      kRandomBaseRebuildBudget,
+      kRandomBaseRebuildPasses * RandomFeatureRefresh::SampleMultiplyAdds(job));
+  return RandomFeatureRefresh::MultiplyAdds(job) <=
+         per_sample * static_cast<double>(learned);
+}
 
 std::size_t RefreshPoints(const ModelConfig& config, std::size_t size) {
   if (config.metric_refresh_samples == 0) return 0;  // every one, exactly
@@ -544,9 +552,8 @@ void AfterSample(ModelState& state) {
     index->FinishRebuild();
     first_index_took_over |= index == state.predictions[0].index.get();
   }
-  if (state.config.random_feature_base &&
-      (first_index_took_over || seen % state.config.drift_check_every == 0)) {
-    RebuildRandomBaseWhenDue(state);
+  if (state.config.random_feature_base) {
+    RebuildRandomBaseWhenDue(state, first_index_took_over);
   }
   if (seen % state.config.drift_check_every != 0) return;
   TakeOverPoints& take_over = state.take_over;

@@ -31,15 +31,25 @@ namespace streamreg {
 // (kLogged), so results never depend on timing: on the samples alone, or
 // on the log.
 
-// The multiply-adds the random-feature base's rebuilds may take per
-// learned sample, on average (RandomFeatureRefresh::MultiplyAdds): about
-// 85 us of a core at 1 kHz on the machine of bench/RESULTS.md. A rebuild
-// costs F^2 / 2 a stored sample and more, F = 1 + d + 2D: at D = 64
-// (d = 21) the budget pays for one over 30,000 samples every 940 learned,
-// at D = 256 every 8,500; unbudgeted, the rebuilds a 1 kHz arm's metric
-// refreshes started took two thirds of a two-core server at D = 256 and it
-// fell behind (bench/notes/issue-75-full-size-base.md).
+// The random-feature base's rebuilds' budget, in multiply-adds
+// (RandomFeatureRefresh::MultiplyAdds): a rebuild starts once the samples
+// learned since the last one started pay for it, each at
+// kRandomBaseRebuildBudget (about 85 us of a core at 1 kHz on the machine
+// of bench/RESULTS.md) or at kRandomBaseRebuildPasses times what a sample
+// adds to the sums (F^2 / 2, F = 1 + d + 2D), whichever is more — so that
+// a rebuild over n stored samples is paid for after n / 4 samples and a
+// bounded number more, whatever D. At d = 21 a rebuild over 30,000
+// samples is paid for after 940 learned at D = 64, 7,800 at D = 256.
+// Without a budget, the rebuilds a 1 kHz arm's metric refreshes started
+// took two thirds of a two-core server at D = 256 and it fell behind
+// (bench/notes/issue-75-full-size-base.md, "Rebuilds within a budget").
 constexpr double kRandomBaseRebuildBudget = 1 << 19;
+constexpr double kRandomBaseRebuildPasses = 4;
+
+// Whether `job` may start `learned` samples after the random-feature
+// base's last rebuild started, within the budget above.
+bool RandomBaseRebuildAffordable(const RandomFeatureRefresh::Job& job,
+                                 std::uint64_t learned);
 
 // The stored samples a growth refresh over `size` of them estimates
 // gradients at (GradientRefresh::Job::max_points; 0 = every one): at most

@@ -24,7 +24,6 @@
 #include "core/metric/glml_metric.h"
 #include "core/model/model_state.h"
 #include "core/model/random_feature_refresh.h"
-#include "core/model/refresh_schedule.h"
 #include "core/regression/online_ridge.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -445,36 +444,6 @@ TEST(ModelTest, ARandomFeatureBaseIsRebuiltAsTheStoreGrows) {
   // one was in flight or superseded by a take-over (13 in all here).
   EXPECT_GE(rebuilds[0], 1u);
   EXPECT_GE(rebuilds[1], rebuilds[0] + 5) << rebuilds[0];
-}
-
-// A random-feature base's rebuilds stay within their budget: each costs
-// at least what one over the first 64 stored samples does, and all of them
-// at most kRandomBaseRebuildBudget multiply-adds a learned sample. With 8
-// frequencies that still leaves a rebuild at most take-overs and growth
-// points; with 256 (F = 516 features: a sample's sums cost 133,000
-// multiply-adds, a factorization 23 million) fewer.
-TEST(ModelTest, ARandomFeatureBasesRebuildsStayWithinTheirBudget) {
-  const Stream stream = MakeStream(1500, 25);
-  std::uint64_t rebuilds[2] = {0, 0};
-  for (const std::size_t frequencies : {8, 256}) {
-    ModelConfig config = BaseConfig();
-    config.metric = MetricKind::kEuclidean;
-    config.random_feature_base = true;
-    config.random_feature_frequencies = frequencies;
-    auto model = MakeModel(config);
-    LearnAll(*model, stream, 0, stream.size());
-    model->FinishRebuilds();
-    const double cheapest = RandomFeatureRefresh::MultiplyAdds(RandomFeatureJob(
-        config, MetricTransform::Standardizing({0, 0, 0}, {1, 1, 1}), 64));
-    std::uint64_t& made = rebuilds[frequencies == 8 ? 0 : 1];
-    made = model->stats().base_rebuilds;
-    EXPECT_GE(made, 1u) << frequencies;
-    EXPECT_LE(static_cast<double>(made) * cheapest,
-              kRandomBaseRebuildBudget * static_cast<double>(stream.size()))
-        << frequencies;
-  }
-  EXPECT_GE(rebuilds[0], 10u);
-  EXPECT_LT(rebuilds[1], rebuilds[0]);
 }
 
 // After a refit, a random-feature base is the ridge fitted in one batch
