@@ -321,8 +321,11 @@ void RebuildRandomBaseWhenDue(ModelState& state, bool took_over)
     return;
   }
   const MetricTransform& coordinates = state.predictions[0].index->transform();
-  const bool moved =
-      !state.LearnersRandomBase().coming_transform().SameAs(coordinates);
+  bool moved = false;
+  {
+    SharedLock lock(state.lock);
+    moved = !state.random_base->coming_transform().SameAs(coordinates);
+  }
   const bool grown = config.metric_refresh_growth != 0.0 &&
                      RefreshDue(config, size, take_over.random_rebuilt_size);
   if (!moved && !grown) return;
