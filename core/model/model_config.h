@@ -138,11 +138,13 @@ struct ModelConfig {
   // (RandomFeatureBase; docs/estimators.md, "Random-feature base"): D =
   // random_feature_frequencies random Fourier features of the inputs in the
   // coordinates of the model's (first) metric, plus the inputs themselves
-  // and an intercept, learned online by exact recursive least squares
+  // and an intercept, learned online by exact least squares
   // (base_forgetting); rebuilt in the background when those coordinates
-  // change, its lengthscale (times sqrt(input_dim)) and ridge then chosen
-  // among these candidates by the error on the newest fifth of the stored
-  // samples. The regressor averages residuals cached per stored sample.
+  // change or the store grows, within a budget of multiply-adds per learned
+  // sample (kRandomBaseRebuildBudget), its lengthscale (times
+  // sqrt(input_dim)) and ridge then chosen among these candidates by the
+  // error on the newest fifth of the stored samples. The regressor averages
+  // residuals cached per stored sample.
   bool random_feature_base = false;
   std::size_t random_feature_frequencies = 64;
   std::vector<double> random_feature_lengthscales = {0.25, 0.5, 1.0, 2.0};
