@@ -14,6 +14,7 @@
 #include "core/model/random_feature_base.h"
 #include "core/model/sample_store.h"
 #include "core/regression/adaptive_conformal.h"
+#include "core/regression/difficulty_scale.h"
 #include "core/regression/online_ridge.h"
 #include "core/regression/random_feature_ridge.h"
 
@@ -252,6 +253,50 @@ void BM_AdaptiveConformalMultipliers(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AdaptiveConformalMultipliers);
+
+// One scored sample's difficulty scale, for the arm's 7 targets at
+// range(0) features: 7 updates of the forgotten sums and non-negative
+// slope fits; and the relative scales a query's intervals read.
+std::vector<double> DifficultyMagnitudes(std::size_t count) {
+  std::mt19937_64 random(2);
+  std::lognormal_distribution<double> lognormal(0.0, 0.5);
+  std::vector<double> magnitudes(count);
+  for (double& f : magnitudes) f = lognormal(random);
+  return magnitudes;
+}
+
+void BM_DifficultyScaleAdd(benchmark::State& state) {
+  const auto p = static_cast<std::size_t>(state.range(0));
+  DifficultyScale scale(kTargets, p, 2000.0);
+  const std::vector<double> f = DifficultyMagnitudes(p * 4096);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      const std::span<const double> row(f.data() + (i++ % 4096) * p, p);
+      scale.Add(t, row, row[0], 1.0);
+    }
+  }
+}
+BENCHMARK(BM_DifficultyScaleAdd)->Arg(1)->Arg(3);
+
+void BM_DifficultyScaleRelative(benchmark::State& state) {
+  constexpr std::size_t kFeatures = 3;
+  DifficultyScale scale(kTargets, kFeatures, 2000.0);
+  const std::vector<double> f = DifficultyMagnitudes(kFeatures * 4096);
+  for (std::size_t k = 0; k < 4096; ++k) {
+    const std::span<const double> row(f.data() + k * kFeatures, kFeatures);
+    for (std::size_t t = 0; t < kTargets; ++t) scale.Add(t, row, row[0], 1.0);
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      const std::span<const double> row(f.data() + (i++ % 4096) * kFeatures,
+                                        kFeatures);
+      benchmark::DoNotOptimize(scale.Relative(t, row));
+    }
+  }
+}
+BENCHMARK(BM_DifficultyScaleRelative);
 
 void BM_OnlineRidgeAdd(benchmark::State& state) {
   OnlineRidge model = MakeLinear(state);

@@ -72,6 +72,12 @@ absl::Status SetField(const FieldDescriptor& field, const std::string& text,
       wire.SetUInt32(tuning, &field, count);
       return absl::OkStatus();
     }
+    case FieldDescriptor::CPPTYPE_BOOL: {
+      bool flag = false;
+      if (!absl::SimpleAtob(text, &flag)) return bad_value("true or false");
+      wire.SetBool(tuning, &field, flag);
+      return absl::OkStatus();
+    }
     case FieldDescriptor::CPPTYPE_ENUM: {
       const google::protobuf::EnumValueDescriptor* value =
           EnumValueNamed(field, text);

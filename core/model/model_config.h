@@ -287,6 +287,12 @@ struct ModelConfig {
   double interval_level = 0.9;
   std::size_t interval_window = 2000;
   double interval_step = 0.005;
+  // Whether a query's interval widens with its difficulty (its neighbours'
+  // distance, the random-feature base's variance, the candidates'
+  // disagreement: DifficultyScale, learned from the honest errors) instead
+  // of being the same width at every input. Models saved before it existed
+  // have false.
+  bool interval_difficulty = false;
 
   Capacity capacity;
   std::uint64_t seed = 0;

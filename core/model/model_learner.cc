@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -57,6 +58,9 @@ struct ModelLearner::Scratch {
   // base with the sample learned, made before the state is locked
   // exclusively and swapped in by Record.
   std::vector<double> base_values;
+  // With config.interval_difficulty, the random-feature base's variances at
+  // the sample (empty otherwise).
+  std::vector<double> base_variance;
   std::optional<OnlineRidge> next_base;
   // The targets' running means (the gradient estimator's fallback), and the
   // grids' fallback: the means, or zero residuals with a base.
@@ -95,6 +99,9 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
   prediction.neighbors.assign(m, 0);
   Prediction& honest = scratch_->honest;
   honest = prediction;
+  honest.difficulty.assign(
+      state.config.interval_difficulty ? m * kDifficultyFeatures : 0,
+      std::numeric_limits<double>::infinity());
   bool scored = true;  // ScoresNextSample, decided under the lock
   {
     SharedLock lock(state.lock);
@@ -102,7 +109,10 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     // With a base the grids average residuals: their fallback is a zero
     // residual (the base's value); over the raw targets, their means.
     Scratch& scratch = *scratch_;
-    BaseValues(state, sample.x, &scratch.base_values);
+    // The base's variances only where the intervals' difficulty reads them.
+    BaseValues(
+        state, sample.x, &scratch.base_values,
+        state.config.interval_difficulty ? &scratch.base_variance : nullptr);
     scratch.means.assign(state.targets.mean().begin(),
                          state.targets.mean().end());
     if (state.config.linear_base) {
@@ -177,13 +187,24 @@ void ModelLearner::Score(ModelState& state, const Sample& sample,
     state.mlkr_maps[i].Step(scratch.mlkr_gradients[i]);
   }
   if (state.config.combine) LearnCombinations(state, sample);
-  // The honest error's score, at the scale before this sample, calibrates
-  // the intervals of queries; the prequential error's those of the next
-  // sample's predictions.
+  // The honest error's score, at the scale before this sample (widened by
+  // its difficulty), calibrates the intervals of queries, and teaches the
+  // difficulty scale; the prequential error's score calibrates those of the
+  // next sample's predictions.
   for (std::size_t t = 0; t < sample.y.size(); ++t) {
     const double honest_error = std::abs(sample.y[t] - scratch.honest.value[t]);
+    const double scale = IntervalScale(state, t, IntervalCalibration::kQuery);
     state.intervals.Add(
-        t, honest_error / IntervalScale(state, t, IntervalCalibration::kQuery));
+        t, honest_error / (scale * RelativeDifficulty(
+                                       state, t, IntervalCalibration::kQuery,
+                                       scratch.honest)));
+    if (state.config.interval_difficulty) {
+      state.difficulty.Add(
+          t,
+          std::span(scratch.honest.difficulty)
+              .subspan(t * kDifficultyFeatures, kDifficultyFeatures),
+          honest_error, scale);
+    }
     const double error = std::abs(sample.y[t] - prediction.value[t]);
     state.answer_intervals.Add(
         t, error / IntervalScale(state, t, IntervalCalibration::kNextSample));
@@ -319,6 +340,10 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
   PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction,
                  only_target, combined);
   HonestFromGrid(state, i, only_target, honest);
+  SetDifficulty(state, i, scratch.chosen, near, scratch.base_variance,
+                config.combine ? std::span<const double>(scratch.candidates[i])
+                               : std::span<const double>(),
+                only_target, honest);
 }
 
 void ModelLearner::HonestFromGrid(const ModelState& state, std::size_t i,

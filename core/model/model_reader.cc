@@ -49,6 +49,19 @@ void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
   }
 }
 
+// The weights a query's combination is made with, and, where its
+// intervals' difficulty reads them, its candidates' values into `buffer`.
+CombinedOptions QueryCombination(const ModelState& state,
+                                 IntervalCalibration calibration,
+                                 std::vector<double>* buffer) {
+  CombinedOptions combined = CombinedOptions::WeighedFor(calibration);
+  if (state.config.combine && state.config.interval_difficulty) {
+    buffer->resize(state.config.num_targets() * NumCandidates(state.config));
+    combined.candidates = *buffer;
+  }
+  return combined;
+}
+
 }  // namespace
 
 void PredictWithModel(const ModelState& state, std::span<const double> x,
@@ -57,6 +70,9 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
   out->value.assign(m, 0.0);
   out->spread.assign(m, 0.0);
   out->neighbors.assign(m, 0);
+  out->difficulty.assign(
+      state.config.interval_difficulty ? m * kDifficultyFeatures : 0,
+      std::numeric_limits<double>::infinity());
   out->used.resize(options.with_neighbors ? m : 0);
   for (std::vector<UsedNeighbor>& used : out->used) used.clear();
   thread_local std::vector<Neighbor> found;
@@ -64,6 +80,7 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
   thread_local std::vector<double> z;
   thread_local std::vector<double> base;
   thread_local std::vector<std::size_t> chosen;
+  thread_local std::vector<double> candidates;
   const std::size_t columns = state.config.NeighborColumns();
   if (near.num_targets() != columns) near = NeighborTargets(columns);
   z.resize(state.config.input_dim);
@@ -92,8 +109,12 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
             continue;
           }
           GatherNeighbors(state, *generation, z, *widest, &found, &near);
+          const CombinedOptions combined =
+              QueryCombination(state, options.calibration, &candidates);
           PredictTargets(state, i, chosen, near, base, out, std::nullopt,
-                         CombinedOptions::WeighedFor(options.calibration));
+                         combined);
+          SetDifficulty(state, i, chosen, near, out->base_variance,
+                        combined.candidates, std::nullopt, out);
           if (options.with_neighbors) {
             RecordUsedNeighbors(state, i, chosen, found, out);
           }
@@ -135,8 +156,12 @@ void PredictUnderGlml(const ModelState& state, std::size_t index,
     const GlmlMetric metric = GlmlMetricFor(state, generation, direction, t);
     GatherNeighbors(state, generation, z, WidestFor(state, index, t), found,
                     near, nullptr, &metric);
-    PredictTargets(state, index, chosen, *near, base, out, t,
-                   CombinedOptions::WeighedFor(options.calibration));
+    thread_local std::vector<double> candidates;
+    const CombinedOptions combined =
+        QueryCombination(state, options.calibration, &candidates);
+    PredictTargets(state, index, chosen, *near, base, out, t, combined);
+    SetDifficulty(state, index, chosen, *near, out->base_variance,
+                  combined.candidates, t, out);
     if (options.with_neighbors) {
       RecordUsedNeighbors(state, index, chosen, *found, out, t);
     }
@@ -180,6 +205,50 @@ double IntervalScale(const ModelState& state, std::size_t t,
   return rms > 0.0 ? rms : 1.0;
 }
 
+double RelativeDifficulty(const ModelState& state, std::size_t t,
+                          IntervalCalibration calibration,
+                          const Prediction& prediction) {
+  if (calibration != IntervalCalibration::kQuery ||
+      !state.config.interval_difficulty) {
+    return 1.0;
+  }
+  return state.difficulty.Relative(
+      t, std::span(prediction.difficulty)
+             .subspan(t * kDifficultyFeatures, kDifficultyFeatures));
+}
+
+void SetDifficulty(const ModelState& state, std::size_t index,
+                   std::span<const std::size_t> chosen,
+                   const NeighborTargets& near,
+                   std::span<const double> base_variance,
+                   std::span<const double> candidates,
+                   std::optional<std::size_t> only_target, Prediction* out) {
+  const ModelConfig& config = state.config;
+  if (!config.interval_difficulty) return;
+  const std::size_t n = NumCandidates(config);
+  for (std::size_t t : state.predictions[index].targets) {
+    if (!PredictsFrom(chosen, index, t, only_target)) continue;
+    double* features = out->difficulty.data() + t * kDifficultyFeatures;
+    // The neighbours the target's choice averages over: its k nearest, or
+    // those within its bandwidth (in ShellOrder, a prefix all the same).
+    const RegressorChoice choice = ChoiceOf(state, index, t);
+    const std::size_t used =
+        ChoosesK(choice.regressor)
+            ? std::min(config.k_grid[choice.grid], near.size())
+            : near.PrefixWithin(config.bandwidth_grid[choice.grid]);
+    features[0] = near.MeanDistance(used);
+    features[1] = base_variance.empty() ? 1.0 : base_variance[t];
+    features[2] = 1.0;
+    if (!candidates.empty()) {
+      double squares = 0.0;
+      for (double value : candidates.subspan(t * n, n)) {
+        squares += (value - out->value[t]) * (value - out->value[t]);
+      }
+      features[2] = std::sqrt(squares / static_cast<double>(n));
+    }
+  }
+}
+
 const AdaptiveConformal& IntervalCalibrationOf(
     const ModelState& state, IntervalCalibration calibration) {
   return calibration == IntervalCalibration::kQuery ? state.intervals
@@ -195,7 +264,8 @@ void SetIntervals(const ModelState& state, const PredictOptions& options,
   out->upper.resize(m);
   for (std::size_t t = 0; t < m; ++t) {
     const double half = calibrated.Multiplier(t, options.interval_level) *
-                        IntervalScale(state, t, options.calibration);
+                        IntervalScale(state, t, options.calibration) *
+                        RelativeDifficulty(state, t, options.calibration, *out);
     out->lower[t] = out->value[t] - half;
     out->upper[t] = out->value[t] + half;
   }

@@ -155,6 +155,30 @@ double IntervalScale(const ModelState& state, std::size_t t,
                      IntervalCalibration calibration)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
+// How much wider than at typical difficulty target t's interval is for a
+// prediction of difficulty `prediction.difficulty`: the DifficultyScale's
+// relative scale for a query (kQuery) of a model with
+// config.interval_difficulty, else 1.
+double RelativeDifficulty(const ModelState& state, std::size_t t,
+                          IntervalCalibration calibration,
+                          const Prediction& prediction)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
+// With config.interval_difficulty, the difficulty features of the targets
+// that predict from prediction index `index` (as PredictsFrom) into
+// out->difficulty (kDifficultyFeatures per target): from `near`, the
+// neighbours their search found, `base_variance`, the random-feature
+// base's variances at the query (BaseValues; empty without that base), and
+// `candidates`, a combining model's candidates' values (m x NumCandidates;
+// empty otherwise) around out->value.
+void SetDifficulty(const ModelState& state, std::size_t index,
+                   std::span<const std::size_t> chosen,
+                   const NeighborTargets& near,
+                   std::span<const double> base_variance,
+                   std::span<const double> candidates,
+                   std::optional<std::size_t> only_target, Prediction* out)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
 // The calibration of the intervals `calibration` names: the scores of the
 // honest predictions or of the prequential ones.
 const AdaptiveConformal& IntervalCalibrationOf(const ModelState& state,
@@ -162,7 +186,8 @@ const AdaptiveConformal& IntervalCalibrationOf(const ModelState& state,
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // Sets `out`'s intervals from its values at coverage options.interval_level
-// (the model's by default), calibrated as options.calibration says.
+// (the model's by default), calibrated as options.calibration says, each
+// widened by its RelativeDifficulty.
 void SetIntervals(const ModelState& state, const PredictOptions& options,
                   Prediction* out) ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 

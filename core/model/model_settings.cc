@@ -74,7 +74,8 @@ std::size_t FullMlkrBudget(const ModelConfig& c) {
 // defaults); 12 the take-over rule (fixed counts before, and their logs
 // record no take-over); 13 max_scoring_stride (every sample scored
 // before); 14 base_relative_ridge; 15 mlkr_settled_after; 16 combine
-// (each target chose one candidate before).
+// (each target chose one candidate before); 17 interval_difficulty (the
+// same width at every input before).
 const std::array kSettings = {
     ModelSetting{
         .name = "input_dim", .access = Field<&C::input_dim>(), .wire = kSpec},
@@ -294,6 +295,11 @@ const std::array kSettings = {
                  .access = Field<&C::combine>(),
                  .wire = kSpec,
                  .since_version = 16,
+                 .legacy = 0},
+    ModelSetting{.name = "interval_difficulty",
+                 .access = Field<&C::interval_difficulty>(),
+                 .wire = kTuning,
+                 .since_version = 17,
                  .legacy = 0},
 };
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/metric/learned_metric.h"
+#include "core/model/prediction.h"
 
 namespace streamreg {
 namespace {
@@ -75,6 +76,8 @@ ModelState::ModelState(const ModelConfig& config)
       recent(config.EffectiveHonestLag()),
       intervals(config.num_targets(), IntervalOptions(config)),
       answer_intervals(config.num_targets(), IntervalOptions(config)),
+      difficulty(config.num_targets(), kDifficultyFeatures,
+                 static_cast<double>(config.interval_window)),
       since_refresh(config.input_dim, config.num_targets(),
                     KeepsOuterProducts(config.metric)),
       gradient_index(EstimatesGradients(config.metric)

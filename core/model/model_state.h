@@ -28,6 +28,7 @@
 #include "core/model/take_over_key.h"
 #include "core/regression/adaptive_conformal.h"
 #include "core/regression/candidate_aggregation.h"
+#include "core/regression/difficulty_scale.h"
 #include "core/regression/online_ridge.h"
 #include "core/regression/prequential_selector.h"
 
@@ -152,6 +153,9 @@ struct ModelState {
   // the predictions of the stream's next sample (Learn answers).
   AdaptiveConformal intervals ABSL_GUARDED_BY(lock);
   AdaptiveConformal answer_intervals ABSL_GUARDED_BY(lock);
+  // With config.interval_difficulty, how the honest errors grow with their
+  // predictions' difficulty: the queries' intervals widen by it.
+  DifficultyScale difficulty ABSL_GUARDED_BY(lock);
   // The selection over each prediction index's grid, by index; for each
   // regressor the model scores (two for kAuto), the targets in order.
   std::vector<PrequentialSelector> selectors ABSL_GUARDED_BY(lock);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/record_parts.h"
 #include "core/model/model_snapshot.h"
+#include "core/model/prediction.h"
 #include "core/model/refresh_schedule.h"
 
 namespace streamreg {
@@ -30,8 +31,9 @@ namespace {
 // Cholesky factors (before: the square root of P, converted on loading);
 // version 13 the samples seen when the random-feature base's last rebuild
 // started, which its rebuilds' budget counts from (before: 0, so the next
-// rebuild due starts at once).
-constexpr std::uint32_t kStateVersion = 13;
+// rebuild due starts at once); version 14 the difficulty scale of the
+// queries' intervals (before: none learned, it starts afresh).
+constexpr std::uint32_t kStateVersion = 14;
 
 // The format the random-feature ridges of a state of `version` are in.
 RidgeFormat RidgeFormatOf(std::uint32_t version) {
@@ -239,8 +241,25 @@ bool LoadCombinations(ByteReader& in, ModelState& state, RecordParts& parts)
   return true;
 }
 
-// What versions 4 to 11 added: the MLKR maps, the random-feature base, the
-// intervals, the logged take-overs and the candidates' weights.
+// The difficulty scale into the state, if it was learned at the horizon
+// the model's config gives.
+bool LoadDifficulty(ByteReader& in, ModelState& state, RecordParts& parts)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
+  std::optional<DifficultyScale> difficulty = DifficultyScale::Load(
+      in, state.config.num_targets(), kDifficultyFeatures);
+  if (!parts.Read("difficulty scale",
+                  difficulty.has_value() &&
+                      difficulty->horizon() ==
+                          static_cast<double>(state.config.interval_window))) {
+    return false;
+  }
+  state.difficulty = *std::move(difficulty);
+  return true;
+}
+
+// What versions 4 to 14 added: the MLKR maps, the random-feature base, the
+// intervals, the logged take-overs, the candidates' weights and the
+// difficulty scale.
 bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
                     RecordParts& parts)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
@@ -293,7 +312,8 @@ bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
       return false;
     }
   }
-  return version < 11 || LoadCombinations(in, state, parts);
+  if (version >= 11 && !LoadCombinations(in, state, parts)) return false;
+  return version < 14 || LoadDifficulty(in, state, parts);
 }
 
 // The background work in progress that ends the record.
@@ -377,6 +397,7 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
       combination.Save(out);
     }
   }
+  state.difficulty.Save(out);
 }
 
 absl::Status LoadModelState(ByteReader& in, ModelState& state,

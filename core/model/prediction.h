@@ -20,6 +20,15 @@ struct UsedNeighbor {
   friend bool operator==(const UsedNeighbor&, const UsedNeighbor&) = default;
 };
 
+// How hard a prediction is, per target (DifficultyScale's magnitudes): the
+// mean distance of the neighbours its choice of regressor and k (or h)
+// averages over, in the coordinates of the index the target predicts from
+// (+inf when none is within its bandwidth); the random-feature base's posterior
+// variance at the query; and a combining model's candidates' disagreement, the
+// root mean square of their values' differences from the combination. A feature
+// the model does not have is 1: a constant, whose slope stays 0.
+inline constexpr std::size_t kDifficultyFeatures = 3;
+
 // A prediction for every target: the local average, the weighted standard
 // deviation of the neighbours' targets around it, and how many neighbours
 // had positive weight (0: no sample within the bandwidth; the value is then
@@ -40,6 +49,9 @@ struct Prediction {
   std::vector<double> upper;
   std::vector<double> base_variance;
   std::vector<std::uint32_t> neighbors;
+  // Per target, its kDifficultyFeatures difficulty features, [t *
+  // kDifficultyFeatures + i] (empty unless the model's intervals use them).
+  std::vector<double> difficulty;
   std::uint64_t learned = 0;
   // Per target, when asked for: the stored samples its local average (or
   // local linear fit) used, nearest first; empty for a target that fell

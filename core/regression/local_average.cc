@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace streamreg {
@@ -91,6 +92,13 @@ std::size_t NeighborTargets::PrefixWithin(double h) const {
   const std::size_t g =
       std::lower_bound(radii_.begin(), radii_.end(), h) - radii_.begin();
   return g == radii_.size() ? size() : shell_order_.CountWithin(g);
+}
+
+double NeighborTargets::MeanDistance(std::size_t count) const {
+  count = std::min(count, distances_.size());
+  if (count == 0) return std::numeric_limits<double>::infinity();
+  return std::accumulate(distances_.begin(), distances_.begin() + count, 0.0) /
+         static_cast<double>(count);
 }
 
 void KernelAverageAt(Kernel kernel, double h, const NeighborTargets& near,

@@ -78,6 +78,8 @@ class NeighborTargets {
   // distance or when h is one of the shell radii (otherwise the prefix
   // also holds some farther ones, which every kernel weighs 0).
   std::size_t PrefixWithin(double h) const;
+  // The mean distance of the first `count` neighbours (+inf for none).
+  double MeanDistance(std::size_t count) const;
 
  private:
   template <class Lookup>

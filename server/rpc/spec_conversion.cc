@@ -111,17 +111,27 @@ const google::protobuf::FieldDescriptor* TuningField(
 }
 
 // The kTuning settings the client set, over the defaults.
+// A Tuning field's value as a number: a double, a count or a flag (1 or 0).
+double TuningNumber(const v1::Tuning& tuning,
+                    const google::protobuf::FieldDescriptor& field) {
+  const google::protobuf::Reflection& wire = *tuning.GetReflection();
+  switch (field.cpp_type()) {
+    case google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE:
+      return wire.GetDouble(tuning, &field);
+    case google::protobuf::FieldDescriptor::CPPTYPE_BOOL:
+      return wire.GetBool(tuning, &field) ? 1.0 : 0.0;
+    default:
+      return static_cast<double>(wire.GetUInt32(tuning, &field));
+  }
+}
+
 void TuningFromWire(const v1::Tuning& tuning, ModelConfig& config) {
   const google::protobuf::Reflection& wire = *tuning.GetReflection();
   for (const ModelSetting& setting : ModelSettings()) {
     if (setting.wire != SettingWire::kTuning) continue;
     const google::protobuf::FieldDescriptor* field = TuningField(setting);
     if (field == nullptr || !wire.HasField(tuning, field)) continue;
-    const double value =
-        field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE
-            ? wire.GetDouble(tuning, field)
-            : static_cast<double>(wire.GetUInt32(tuning, field));
-    SetSettingNumber(setting, value, config);
+    SetSettingNumber(setting, TuningNumber(tuning, *field), config);
   }
   if (tuning.gradient_estimator() ==
       v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES) {
@@ -137,11 +147,15 @@ void TuningToWire(const ModelConfig& config, v1::Tuning& tuning) {
     const google::protobuf::FieldDescriptor* field = TuningField(setting);
     if (field == nullptr) continue;
     const double value = SettingNumber(setting, config);
-    if (field->cpp_type() ==
-        google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) {
-      wire.SetDouble(&tuning, field, value);
-    } else {
-      wire.SetUInt32(&tuning, field, static_cast<std::uint32_t>(value));
+    switch (field->cpp_type()) {
+      case google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE:
+        wire.SetDouble(&tuning, field, value);
+        break;
+      case google::protobuf::FieldDescriptor::CPPTYPE_BOOL:
+        wire.SetBool(&tuning, field, value != 0.0);
+        break;
+      default:
+        wire.SetUInt32(&tuning, field, static_cast<std::uint32_t>(value));
     }
   }
   tuning.set_gradient_estimator(

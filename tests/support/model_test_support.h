@@ -127,6 +127,7 @@ inline void ExpectSamePredictions(const std::vector<Prediction>& a,
     EXPECT_EQ(a[q].lower, b[q].lower);
     EXPECT_EQ(a[q].upper, b[q].upper);
     EXPECT_EQ(a[q].base_variance, b[q].base_variance);
+    EXPECT_EQ(a[q].difficulty, b[q].difficulty);
     EXPECT_EQ(a[q].neighbors, b[q].neighbors);
   }
 }

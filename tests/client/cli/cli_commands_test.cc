@@ -451,7 +451,7 @@ TEST_F(CliCommandsTest, TuningSetsAnySettingByItsNameInTheProto) {
   options.limit = 50;
   options.spec.tuning = {"honest_lag=50", "step_ratio=0.25",
                          "gradient_estimator=finite_differences",
-                         "max_scoring_stride=2"};
+                         "max_scoring_stride=2", "interval_difficulty=true"};
   ASSERT_TRUE(Run(IngestCommand, options).status.ok());
   const absl::StatusOr<v1::Model> model = client_->GetModel("tuned");
   ASSERT_TRUE(model.ok()) << model.status();
@@ -460,6 +460,7 @@ TEST_F(CliCommandsTest, TuningSetsAnySettingByItsNameInTheProto) {
   EXPECT_EQ(model->spec().tuning().gradient_estimator(),
             v1::GRADIENT_ESTIMATOR_FINITE_DIFFERENCES);
   EXPECT_EQ(model->spec().tuning().max_scoring_stride(), 2u);
+  EXPECT_TRUE(model->spec().tuning().interval_difficulty());
   // Mistakes name the setting; nothing is made.
   options.model = "mistuned";
   const std::pair<std::vector<std::string>, std::string> mistakes[] = {
@@ -467,6 +468,8 @@ TEST_F(CliCommandsTest, TuningSetsAnySettingByItsNameInTheProto) {
       {{"honest_lag"}, "--tuning: 'honest_lag' is not name=value"},
       {{"step_ratio=fast"}, "--tuning: step_ratio='fast' is not a number"},
       {{"honest_lag=-1"}, "--tuning: honest_lag='-1' is not a count"},
+      {{"interval_difficulty=maybe"},
+       "--tuning: interval_difficulty='maybe' is not true or false"},
       {{"gradient_estimator=slopes"},
        "--tuning: gradient_estimator='slopes' is not one of "
        "GradientEstimator's values"},

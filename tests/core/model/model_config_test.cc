@@ -183,6 +183,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.mlkr_settled_after = 700;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   config.combine = true;  // the encoding alone (not with the metric auto)
+  config.interval_difficulty = true;
   std::string bytes;
   ByteWriter writer(&bytes);
   SaveConfig(config, writer);
@@ -218,6 +219,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_relative_ridge, 0.05);
   EXPECT_EQ(read.mlkr_settled_after, 700u);
   EXPECT_TRUE(read.combine);
+  EXPECT_TRUE(read.interval_difficulty);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -230,9 +232,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read).ok();
   };
+  // Version 16 is version 17 without interval_difficulty: a model written
+  // then had intervals of the same width at every input.
+  const std::string version16 = older(bytes, 16, 1);
+  ASSERT_TRUE(load(version16));
+  EXPECT_FALSE(read.interval_difficulty);
+  EXPECT_TRUE(read.combine);
   // Version 15 is version 16 without combine: each target of a model
   // written then chose one candidate.
-  const std::string version15 = older(bytes, 15, 1);
+  const std::string version15 = older(version16, 15, 1);
   ASSERT_TRUE(load(version15));
   EXPECT_FALSE(read.combine);
   EXPECT_EQ(read.mlkr_settled_after, 700u);
@@ -325,7 +333,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 17, 0)));
+  EXPECT_FALSE(load(older(bytes, 18, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;

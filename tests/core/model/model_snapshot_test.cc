@@ -179,6 +179,8 @@ std::vector<Case> Cases() {
   ModelConfig combined = base_per_target;
   combined.metric = MetricKind::kMlkr;
   combined.combine = true;
+  // Intervals that widen with difficulty: its scale restored exactly.
+  combined.interval_difficulty = true;
   cases.push_back({"auto_mlkr_base_per_target_combined", combined});
   ModelConfig mlkr = BusyConfig(BaseConfig());
   mlkr.metric = MetricKind::kMlkr;
@@ -192,6 +194,7 @@ std::vector<Case> Cases() {
   random_features.regressor = RegressorKind::kNearest;
   random_features.random_feature_base = true;
   random_features.random_feature_frequencies = 16;
+  random_features.interval_difficulty = true;
   cases.push_back({"knn_mlkr_random_feature_base", random_features});
   ModelConfig random_window = BusyConfig(BaseConfig());
   random_window.regressor = RegressorKind::kAuto;
@@ -206,11 +209,13 @@ std::vector<Case> Cases() {
   mlkr_rank.metric = MetricKind::kMlkr;
   mlkr_rank.mlkr_rank = 2;
   mlkr_rank.per_target_metric = true;
+  mlkr_rank.interval_difficulty = true;
   mlkr_rank.capacity = {CapacityPolicy::kWindow, 1200};
   cases.push_back({"kernel_mlkr_rank2_per_target_window", mlkr_rank});
   ModelConfig glml = BusyConfig(BaseConfig());
   glml.metric = MetricKind::kGlml;
   glml.linear_base = false;
+  glml.interval_difficulty = true;
   glml.base_forgetting = 0.999;
   glml.capacity = {CapacityPolicy::kWindow, 1200};
   cases.push_back({"kernel_glml_forgetting_window", glml});

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <variant>
 
 #include "core/model/model_settings.h"
 #include "gmock/gmock.h"
@@ -34,13 +35,44 @@ v1::ModelSpec SpecWith(const ModelSetting& setting, double value) {
   v1::ModelSpec spec = SmallSpec();
   const FieldDescriptor* field = TuningField(setting);
   v1::Tuning& tuning = *spec.mutable_tuning();
-  if (field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE) {
-    tuning.GetReflection()->SetDouble(&tuning, field, value);
-  } else {
-    tuning.GetReflection()->SetUInt32(&tuning, field,
-                                      static_cast<std::uint32_t>(value));
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      tuning.GetReflection()->SetDouble(&tuning, field, value);
+      break;
+    case FieldDescriptor::CPPTYPE_BOOL:
+      tuning.GetReflection()->SetBool(&tuning, field, value != 0.0);
+      break;
+    default:
+      tuning.GetReflection()->SetUInt32(&tuning, field,
+                                        static_cast<std::uint32_t>(value));
   }
   return spec;
+}
+
+// The Tuning field of `setting` in `spec`, as a number (a flag: 1 or 0).
+double WireNumber(const v1::ModelSpec& spec, const ModelSetting& setting) {
+  const FieldDescriptor* field = TuningField(setting);
+  const v1::Tuning& tuning = spec.tuning();
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return tuning.GetReflection()->GetDouble(tuning, field);
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return tuning.GetReflection()->GetBool(tuning, field) ? 1.0 : 0.0;
+    default:
+      return tuning.GetReflection()->GetUInt32(tuning, field);
+  }
+}
+
+// The wire type a setting of the table is sent as: a double, a flag or a
+// count.
+FieldDescriptor::CppType WireType(const ModelSetting& setting) {
+  if (std::holds_alternative<SettingRef<double>>(setting.access)) {
+    return FieldDescriptor::CPPTYPE_DOUBLE;
+  }
+  if (std::holds_alternative<SettingRef<bool>>(setting.access)) {
+    return FieldDescriptor::CPPTYPE_BOOL;
+  }
+  return FieldDescriptor::CPPTYPE_UINT32;
 }
 
 TEST(SpecConversionTest, EveryTuningFieldIsASettingOfTheTableAndBack) {
@@ -56,11 +88,7 @@ TEST(SpecConversionTest, EveryTuningFieldIsASettingOfTheTableAndBack) {
     // Presence, so that unset means the default; a number the table
     // converts.
     EXPECT_TRUE(field.has_presence()) << field.name();
-    const bool real =
-        std::holds_alternative<SettingRef<double>>(setting->access);
-    EXPECT_EQ(field.cpp_type(), real ? FieldDescriptor::CPPTYPE_DOUBLE
-                                     : FieldDescriptor::CPPTYPE_UINT32)
-        << field.name();
+    EXPECT_EQ(field.cpp_type(), WireType(*setting)) << field.name();
   }
   for (const ModelSetting& setting : ModelSettings()) {
     if (setting.wire == SettingWire::kTuning) {
@@ -70,8 +98,12 @@ TEST(SpecConversionTest, EveryTuningFieldIsASettingOfTheTableAndBack) {
 }
 
 // A value of `setting` other than the default that a model takes: the
-// default +1 for a count, half or 1.5 times it for a real.
+// other one for a flag, the default +1 for a count, half or 1.5 times it
+// for a real.
 double AnotherValidValue(const ModelSetting& setting, double default_value) {
+  if (std::holds_alternative<SettingRef<bool>>(setting.access)) {
+    return default_value == 0.0 ? 1.0 : 0.0;
+  }
   if (!std::holds_alternative<SettingRef<double>>(setting.access)) {
     return default_value + 1;
   }
@@ -99,17 +131,12 @@ TEST(SpecConversionTest, EachTuningSettingReachesTheConfigAndComesBack) {
     if (setting.wire != SettingWire::kTuning) continue;
     const double value =
         AnotherValidValue(setting, SettingNumber(setting, *defaults));
-    const FieldDescriptor* field = TuningField(setting);
     const absl::StatusOr<ModelConfig> config =
         ConfigFromSpec(SpecWith(setting, value));
     ASSERT_TRUE(config.ok()) << setting.name << ": " << config.status();
     EXPECT_EQ(SettingNumber(setting, *config), value) << setting.name;
-    const v1::ModelSpec back = SpecFromConfig(*config);
-    const double on_wire =
-        field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE
-            ? back.tuning().GetReflection()->GetDouble(back.tuning(), field)
-            : back.tuning().GetReflection()->GetUInt32(back.tuning(), field);
-    EXPECT_EQ(on_wire, value) << setting.name;
+    EXPECT_EQ(WireNumber(SpecFromConfig(*config), setting), value)
+        << setting.name;
   }
 }
 
