@@ -57,14 +57,12 @@ double DifficultyScale::Relative(std::size_t t,
                                  std::span<const double> f) const {
   const Target& target = targets_[t];
   if (target.weight < kMinWeight) return 1.0;
-  const bool widens = std::any_of(target.slopes.begin(), target.slopes.end(),
-                                  [](double b) { return b > 0.0; });
   double exponent = 0.0;
   for (std::size_t i = 0; i < num_features_; ++i) {
-    if (target.slopes[i] == 0.0) continue;
+    if (target.slopes[i] == 0.0) continue;  // whatever f_i is
     const double u = LogFeature(target, i, f[i]);
     if (std::isnan(u)) return 1.0;
-    if (std::isinf(u)) return u > 0.0 && widens ? kMaxRatio : 1.0 / kMaxRatio;
+    if (std::isinf(u)) return u > 0.0 ? kMaxRatio : 1.0 / kMaxRatio;
     exponent += target.slopes[i] * (u - target.sum_u[i] / target.weight);
   }
   return std::clamp(std::exp(exponent), 1.0 / kMaxRatio, kMaxRatio);

@@ -51,8 +51,8 @@ class DifficultyScale {
   double horizon() const { return horizon_; }
 
   // Target t's relative scale at magnitudes f (P of them). An infinite one
-  // (no stored sample near enough to measure) gives kMaxRatio once any
-  // slope is positive, else 1.
+  // (no stored sample near enough to measure) gives kMaxRatio if its slope
+  // is positive; a magnitude of slope 0 does not count, whatever it is.
   double Relative(std::size_t t, std::span<const double> f) const;
   // Learns target t's residual |r| at magnitudes f, s > 0 the scale before
   // it. A negative or non-finite magnitude or residual teaches nothing.
