@@ -109,10 +109,13 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     // With a base the grids average residuals: their fallback is a zero
     // residual (the base's value); over the raw targets, their means.
     Scratch& scratch = *scratch_;
-    // The base's variances only where the intervals' difficulty reads them.
-    BaseValues(
-        state, sample.x, &scratch.base_values,
-        state.config.interval_difficulty ? &scratch.base_variance : nullptr);
+    scored = ScoresNextSample(state);
+    // The base's variances only where a scored sample's difficulty reads
+    // them.
+    BaseValues(state, sample.x, &scratch.base_values,
+               scored && state.config.interval_difficulty
+                   ? &scratch.base_variance
+                   : nullptr);
     scratch.means.assign(state.targets.mean().begin(),
                          state.targets.mean().end());
     if (state.config.linear_base) {
@@ -127,7 +130,6 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     // 1. Every grid value predicts the sample (test before train), if it
     // is one of those scored.
     ChosenIndexes(state, &scratch.chosen);
-    scored = ScoresNextSample(state);
     for (std::size_t i = 0; scored && i < state.predictions.size(); ++i) {
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
       MlkrGradient(state, i, sample);
