@@ -37,6 +37,8 @@ ABSL_FLAG(std::string, metrics, "euclidean,gw,egop", "Metrics to measure");
 ABSL_FLAG(std::string, regressor, "knn", "knn, kernel or local_linear");
 ABSL_FLAG(int, honest_lag, -1,
           "Tuning.honest_lag of the models (-1: the model's default)");
+ABSL_FLAG(int, interval_lag, -1,
+          "Tuning.interval_lag of the models (-1: the model's default)");
 ABSL_FLAG(bool, per_target, false, "One metric (and index) per target");
 ABSL_FLAG(bool, linear_base, true,
           "A linear base under the regressor (--nolinear_base: none)");
@@ -195,6 +197,7 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
     }
   }
   SetIfGiven(FLAGS_honest_lag, &config.honest_lag);
+  SetIfGiven(FLAGS_interval_lag, &config.interval_lag);
   SetIfGiven(FLAGS_metric_refresh_samples, &config.metric_refresh_samples);
   SetIfGiven(FLAGS_mlkr_fit_steps, &config.mlkr_fit_steps);
   SetIfGiven(FLAGS_mlkr_fit_samples, &config.mlkr_fit_samples);

@@ -213,8 +213,9 @@ std::string CandidateWeights(const v1::Model& model) {
       Table(rows));
 }
 
-// What the table's figures mean, with the model's honest lag.
-std::string Footnote(std::uint64_t honest_lag, std::uint64_t answers_sent) {
+// What the table's figures mean, with the model's honest and interval lags.
+std::string Footnote(const v1::ModelStats& stats) {
+  const std::uint64_t honest_lag = stats.honest_lag();
   const std::string honest =
       honest_lag == 0
           ? "  honest nMSE: the same until the model has seen enough to leave "
@@ -230,11 +231,18 @@ std::string Footnote(std::uint64_t honest_lag, std::uint64_t answers_sent) {
       "\n  prequential nMSE: each sample predicted just before it was "
       "learned (of a\n  store past 4096 samples, one in 2, 4, ... up to "
       "max_scoring_stride).\n",
-      honest, "  answers nMSE: the ", answers_sent,
+      honest, "  answers nMSE: the ", stats.answers_sent(),
       " Learn answers this server sent, each against its own\n  sample as "
       "sent (from the model as it stood, however far learning lagged).\n",
       "  interval: half its width at the model's level; coverage: how often "
-      "the truth\n  fell inside. \"-\": not known yet.\n");
+      "the truth\n  fell inside. \"-\": not known yet.\n",
+      stats.interval_lag() == 0
+          ? ""
+          : absl::StrCat("  (a query's interval, calibrated on predictions "
+                         "made as a query's without\n  the ",
+                         stats.interval_lag(),
+                         " samples seen before each: queries may be where "
+                         "the stream has\n  not been lately.)\n"));
 }
 
 }  // namespace
@@ -280,7 +288,7 @@ std::string ModelSummary(const v1::Model& model, absl::Time now) {
   absl::StrAppend(&text, Table(rows));
   absl::StrAppend(&text, AheadLine(model));
   absl::StrAppend(&text, CandidateWeights(model));
-  absl::StrAppend(&text, Footnote(stats.honest_lag(), stats.answers_sent()));
+  absl::StrAppend(&text, Footnote(stats));
   return text;
 }
 

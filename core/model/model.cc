@@ -288,6 +288,7 @@ ModelStats Model::stats() const {
         Coverage(state_.answer_intervals, t));
   }
   stats.honest_lag = state_.recent.lag();
+  stats.interval_lag = state_.interval_recent.lag();
   std::vector<std::size_t> chosen;
   ChosenIndexes(state_, &chosen);
   for (std::size_t c = 0; config_.combine && c < NumCandidates(config_); ++c) {

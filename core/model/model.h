@@ -43,10 +43,14 @@ struct ModelStats {
   std::vector<double> honest_nmse;
   std::vector<double> honest_mse;
   std::uint64_t honest_lag = 0;
+  // The samples the queries' interval calibration leaves out (0: it scores
+  // the honest predictions).
+  std::uint64_t interval_lag = 0;
   // Per target: the half width of its intervals at the model's level now
   // (+inf while too few samples are scored), and of the samples scored
-  // (every one learned), the fraction whose honest prediction fell within
-  // the interval in effect for it (NaN before the first).
+  // the fraction whose honest prediction (with an interval lag, the one
+  // made without the samples it leaves out) fell within the interval in
+  // effect for it (NaN before the first).
   std::vector<double> interval_half_width;
   std::vector<double> interval_coverage;
   // The counts that coverage is made of: samples scored, and of them those

@@ -153,6 +153,13 @@ std::size_t ModelConfig::EffectiveHonestLag() const {
   return std::min(honest_lag, capacity.limit / 2);
 }
 
+std::size_t ModelConfig::EffectiveIntervalLag() const {
+  const std::size_t lag = capacity.policy == CapacityPolicy::kUnbounded
+                              ? interval_lag
+                              : std::min(interval_lag, capacity.limit / 2);
+  return lag > EffectiveHonestLag() ? lag : 0;
+}
+
 std::vector<std::size_t> DefaultLocalLinearKGrid() {
   return {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
 }

@@ -293,6 +293,18 @@ struct ModelConfig {
   // of being the same width at every input. Models saved before it existed
   // have false.
   bool interval_difficulty = false;
+  // The queries' calibration lag L: a query's interval is calibrated on
+  // each scored sample predicted as a query would be, from the samples
+  // older than the min(L, n/10) seen just before it (docs/estimators.md,
+  // "Intervals"), not on the honest predictions. A query may ask where the
+  // stream has not been for seconds (a robot's next motion), while the
+  // honest lag, which also chooses h or k, stays short. It costs a search
+  // per scored sample that passes over the recent samples (on the
+  // simulated arm at 5,000, 1.28 times the learner's CPU), so it is off by
+  // default: at most the honest lag (0 included), the honest predictions
+  // calibrate, as in models saved before it existed. Bounded stores use at
+  // most half their limit.
+  std::size_t interval_lag = 0;
 
   Capacity capacity;
   std::uint64_t seed = 0;
@@ -317,6 +329,9 @@ struct ModelConfig {
   }
   // honest_lag, at most half a bounded store's limit.
   std::size_t EffectiveHonestLag() const;
+  // interval_lag, at most half a bounded store's limit; 0 unless it is
+  // longer than EffectiveHonestLag() (the honest predictions calibrate).
+  std::size_t EffectiveIntervalLag() const;
   // The evaluations per descent of an MLKR fit that reads `samples_read`
   // samples: mlkr_fit_steps within mlkr_fit_budget, at least
   // kMinBudgetedMlkrSteps (or mlkr_fit_steps if fewer).

@@ -18,6 +18,7 @@ struct ModelLearner::Scratch {
           std::size_t num_indexes, GradientEstimatorKind estimator_kind)
       : near(columns),
         older(columns),
+        interval_older(columns),
         gradient_near(num_targets),
         point(dim),
         estimator(dim, num_targets, estimator_kind),
@@ -30,6 +31,9 @@ struct ModelLearner::Scratch {
   NeighborTargets near;
   // The same without the recent samples (the honest error's).
   OlderNeighbors older;
+  // A query's neighbours without the samples the queries' interval
+  // calibration leaves out (ModelState::interval_recent).
+  OlderNeighbors interval_older;
   // The gradient estimator's neighbours and their raw targets.
   NeighborTargets gradient_near;
   std::vector<double> z;
@@ -52,8 +56,12 @@ struct ModelLearner::Scratch {
   std::vector<double> gradient_grid_values;
   std::size_t gradient_evaluated = 0;
   GradientEstimate estimate;
-  // The honest prediction of the sample being learned.
+  // The honest prediction of the sample being learned, and, where the
+  // queries' intervals leave out more than the honest error does, the
+  // sample predicted as a query without those samples (calibrates_apart).
   Prediction honest;
+  Prediction calibrating;
+  bool calibrates_apart = false;
   // The linear base's values at the sample (empty without a base), and the
   // base with the sample learned, made before the state is locked
   // exclusively and swapped in by Record.
@@ -134,6 +142,16 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
       MlkrGradient(state, i, sample);
     }
+    // The queries' calibration: the sample predicted as a query would be,
+    // without the samples it leaves out, if it leaves out more.
+    scratch.calibrates_apart =
+        scored && state.interval_recent.lag() > state.recent.lag();
+    if (scratch.calibrates_apart) {
+      scratch.interval_older.left_out = &state.interval_recent;
+      PredictLeavingOut(state, sample.x, scratch.base_values,
+                        scratch.base_variance, &scratch.interval_older,
+                        &scratch.calibrating);
+    }
     // The intervals of the answer the caller asked for (none for Ingest).
     if (scored && before != nullptr) {
       SetIntervals(state, PredictOptions::ForNextSample(), &prediction);
@@ -189,30 +207,35 @@ void ModelLearner::Score(ModelState& state, const Sample& sample,
     state.mlkr_maps[i].Step(scratch.mlkr_gradients[i]);
   }
   if (state.config.combine) LearnCombinations(state, sample);
-  // The honest error's score, at the scale before this sample (widened by
-  // its difficulty), calibrates the intervals of queries, and teaches the
-  // difficulty scale; the prequential error's score calibrates those of the
-  // next sample's predictions.
+  // The queries' intervals calibrated (CalibrateQueries), and those of the
+  // next sample's predictions on its prequential error's score.
   for (std::size_t t = 0; t < sample.y.size(); ++t) {
-    const double honest_error = std::abs(sample.y[t] - scratch.honest.value[t]);
-    const double scale = IntervalScale(state, t, IntervalCalibration::kQuery);
-    state.intervals.Add(
-        t, honest_error / (scale * RelativeDifficulty(
-                                       state, t, IntervalCalibration::kQuery,
-                                       scratch.honest)));
-    if (state.config.interval_difficulty) {
-      state.difficulty.Add(
-          t,
-          std::span(scratch.honest.difficulty)
-              .subspan(t * kDifficultyFeatures, kDifficultyFeatures),
-          honest_error, scale);
-    }
+    CalibrateQueries(state, sample, t);
     const double error = std::abs(sample.y[t] - prediction.value[t]);
     state.answer_intervals.Add(
         t, error / IntervalScale(state, t, IntervalCalibration::kNextSample));
   }
   state.score.Add(prediction.value, sample.y);
   state.honest_score.Add(scratch.honest.value, sample.y);
+}
+
+void ModelLearner::CalibrateQueries(ModelState& state, const Sample& sample,
+                                    std::size_t t) {
+  const Prediction& calibrating =
+      scratch_->calibrates_apart ? scratch_->calibrating : scratch_->honest;
+  const double error = std::abs(sample.y[t] - calibrating.value[t]);
+  const double scale = IntervalScale(state, t, IntervalCalibration::kQuery);
+  state.intervals.Add(
+      t,
+      error / (scale * RelativeDifficulty(state, t, IntervalCalibration::kQuery,
+                                          calibrating)));
+  if (state.config.interval_difficulty) {
+    state.difficulty.Add(
+        t,
+        std::span(calibrating.difficulty)
+            .subspan(t * kDifficultyFeatures, kDifficultyFeatures),
+        error, scale);
+  }
 }
 
 void ModelLearner::Record(ModelState& state, const Sample& sample,
@@ -237,8 +260,12 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
                                          sample.x.size());
     for (MetricIndex* index : indexes) index->Insert(placement.slot, stored);
   }
-  state.recent.Add(placement.keep ? placement.slot : RecentSlots::kNotStored,
-                   state.store.seen());
+  const std::uint64_t slot =
+      placement.keep ? placement.slot : RecentSlots::kNotStored;
+  state.recent.Add(slot, state.store.seen());
+  if (state.interval_recent.max_lag() > 0) {
+    state.interval_recent.Add(slot, state.store.seen());
+  }
   state.inputs.Add(sample.x);
   state.targets.Add(sample.y);
   if (state.base.has_value()) std::swap(*state.base, *scratch.next_base);
@@ -298,6 +325,7 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
   // seen: the older ones are never none). Without a lag, both see every
   // sample before this one (the prequential error).
   const bool leave_out = !state.recent.empty();
+  scratch.older.left_out = &state.recent;
   GatherNeighbors(state, generation, scratch.z, evaluated - 1, &scratch.found,
                   &scratch.near, leave_out ? &scratch.older : nullptr, metric);
   const NeighborTargets& near = leave_out ? scratch.older.near : scratch.near;

@@ -119,6 +119,12 @@ class ModelLearner {
   void Score(ModelState& state, const Sample& sample,
              const Prediction& prediction)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
+  // Target t's score for the queries' intervals: the sample's error in its
+  // honest prediction, or where calibrates_apart in its prediction without
+  // the interval lag's samples, over the scale before it (widened by its
+  // difficulty); it also teaches the difficulty scale.
+  void CalibrateQueries(ModelState& state, const Sample& sample, std::size_t t)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
   // Step 4: the sample's errors (if scored), estimate, storage and
   // indexing.
   void Record(ModelState& state, const Sample& sample,

@@ -62,10 +62,18 @@ CombinedOptions QueryCombination(const ModelState& state,
   return combined;
 }
 
-}  // namespace
+// What every search of one query shares.
+struct QueryContext {
+  std::span<const std::size_t> chosen;  // ChosenIndexes
+  std::span<const double> base;         // BaseValues at the query
+  std::span<const double> base_variance;
+  const PredictOptions& options;
+  OlderNeighbors* older;  // null: every sample may be a neighbour
+};
 
-void PredictWithModel(const ModelState& state, std::span<const double> x,
-                      Prediction* out, const PredictOptions& options) {
+// `out` emptied for a query's m targets.
+void ResetPrediction(const ModelState& state, const PredictOptions& options,
+                     Prediction* out) {
   const std::size_t m = state.config.num_targets();
   out->value.assign(m, 0.0);
   out->spread.assign(m, 0.0);
@@ -75,15 +83,80 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
       std::numeric_limits<double>::infinity());
   out->used.resize(options.with_neighbors ? m : 0);
   for (std::vector<UsedNeighbor>& used : out->used) used.clear();
+}
+
+// One search's predictions: those of the targets that predict from index
+// `index` (only_target's alone, if set), from the neighbours of z at grid
+// value `grid` (under GLML's `metric` at the query, if given).
+void PredictFromSearch(const ModelState& state, std::size_t index,
+                       const MetricIndex::Generation& generation,
+                       std::span<const double> z, std::size_t grid,
+                       const GlmlMetric* metric,
+                       std::optional<std::size_t> only_target,
+                       const QueryContext& query, Prediction* out)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
   thread_local std::vector<Neighbor> found;
   thread_local NeighborTargets near(0);
-  thread_local std::vector<double> z;
-  thread_local std::vector<double> base;
-  thread_local std::vector<std::size_t> chosen;
   thread_local std::vector<double> candidates;
   const std::size_t columns = state.config.NeighborColumns();
   if (near.num_targets() != columns) near = NeighborTargets(columns);
+  GatherNeighbors(state, generation, z, grid, &found, &near, query.older,
+                  metric);
+  const NeighborTargets& used =
+      query.older != nullptr ? query.older->near : near;
+  const CombinedOptions combined =
+      QueryCombination(state, query.options.calibration, &candidates);
+  PredictTargets(state, index, query.chosen, used, query.base, out, only_target,
+                 combined);
+  SetDifficulty(state, index, query.chosen, used, query.base_variance,
+                combined.candidates, only_target, out);
+  if (query.options.with_neighbors) {
+    RecordUsedNeighbors(state, index, query.chosen,
+                        query.older != nullptr ? query.older->found : found,
+                        out, only_target);
+  }
+}
+
+// Every target's prediction at raw x, its intervals aside. One search per
+// index serves every target that predicts from it, at the widest
+// bandwidth (or largest k) any of them predicts with now; an index no
+// target predicts from now is not searched. GLML: a search per target,
+// under that target's metric at x, at its own choice.
+void PredictEveryTarget(const ModelState& state, std::span<const double> x,
+                        const QueryContext& query, Prediction* out)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
+  thread_local std::vector<double> z;
+  thread_local std::vector<double> direction;
   z.resize(state.config.input_dim);
+  for (std::size_t i = 0; i < state.predictions.size(); ++i) {
+    const std::optional<std::size_t> widest =
+        WidestChoice(state, i, query.chosen);
+    if (!widest.has_value()) continue;
+    const std::shared_ptr<const MetricIndex::Generation> generation =
+        state.predictions[i].index->current();
+    generation->transform.Apply(x, z);
+    if (state.predictions[i].metric != MetricKind::kGlml) {
+      PredictFromSearch(state, i, *generation, z, *widest, nullptr,
+                        std::nullopt, query, out);
+      continue;
+    }
+    GlmlDensityDirection(state, x, &direction);
+    for (std::size_t t : state.predictions[i].targets) {
+      if (query.chosen[t] != i) continue;
+      const GlmlMetric metric = GlmlMetricFor(state, *generation, direction, t);
+      PredictFromSearch(state, i, *generation, z, WidestFor(state, i, t),
+                        &metric, t, query, out);
+    }
+  }
+}
+
+}  // namespace
+
+void PredictWithModel(const ModelState& state, std::span<const double> x,
+                      Prediction* out, const PredictOptions& options) {
+  ResetPrediction(state, options, out);
+  thread_local std::vector<double> base;
+  thread_local std::vector<std::size_t> chosen;
   while (true) {
     {
       SharedLock lock(state.lock);
@@ -93,38 +166,37 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
         out->learned = state.store.seen();
         BaseValues(state, x, &base, &out->base_variance);
         ChosenIndexes(state, &chosen);
-        for (std::size_t i = 0; i < state.predictions.size(); ++i) {
-          // One search serves every target that predicts from the index: at
-          // the widest bandwidth (or largest k) any of them predicts with
-          // now. An index no target predicts from now is not searched.
-          const std::optional<std::size_t> widest =
-              WidestChoice(state, i, chosen);
-          if (!widest.has_value()) continue;
-          const std::shared_ptr<const MetricIndex::Generation> generation =
-              state.predictions[i].index->current();
-          generation->transform.Apply(x, z);
-          if (state.predictions[i].metric == MetricKind::kGlml) {
-            PredictUnderGlml(state, i, *generation, x, z, chosen, base, &found,
-                             &near, options, out);
-            continue;
-          }
-          GatherNeighbors(state, *generation, z, *widest, &found, &near);
-          const CombinedOptions combined =
-              QueryCombination(state, options.calibration, &candidates);
-          PredictTargets(state, i, chosen, near, base, out, std::nullopt,
-                         combined);
-          SetDifficulty(state, i, chosen, near, out->base_variance,
-                        combined.candidates, std::nullopt, out);
-          if (options.with_neighbors) {
-            RecordUsedNeighbors(state, i, chosen, found, out);
-          }
-        }
+        PredictEveryTarget(state, x,
+                           {.chosen = chosen,
+                            .base = base,
+                            .base_variance = out->base_variance,
+                            .options = options,
+                            .older = nullptr},
+                           out);
         SetIntervals(state, options, out);
         return;
       }
     }
     state.WaitUntilSettled();
   }
+}
+
+void PredictLeavingOut(const ModelState& state, std::span<const double> x,
+                       std::span<const double> base,
+                       std::span<const double> base_variance,
+                       OlderNeighbors* older, Prediction* out) {
+  const PredictOptions options;  // a query's, without its neighbours
+  ResetPrediction(state, options, out);
+  thread_local std::vector<std::size_t> chosen;
+  out->learned = state.store.seen();
+  ChosenIndexes(state, &chosen);
+  PredictEveryTarget(state, x,
+                     {.chosen = chosen,
+                      .base = base,
+                      .base_variance = base_variance,
+                      .options = options,
+                      .older = older},
+                     out);
 }
 
 void GlmlDensityDirection(const ModelState& state, std::span<const double> x,
@@ -140,32 +212,6 @@ GlmlMetric GlmlMetricFor(const ModelState& state,
   return GlmlMetricScaled(*state.base, density_direction,
                           generation.transform.scale(), target,
                           state.config.glml_gamma_ratio);
-}
-
-void PredictUnderGlml(const ModelState& state, std::size_t index,
-                      const MetricIndex::Generation& generation,
-                      std::span<const double> x, std::span<const double> z,
-                      std::span<const std::size_t> chosen,
-                      std::span<const double> base,
-                      std::vector<Neighbor>* found, NeighborTargets* near,
-                      const PredictOptions& options, Prediction* out) {
-  thread_local std::vector<double> direction;
-  GlmlDensityDirection(state, x, &direction);
-  for (std::size_t t : state.predictions[index].targets) {
-    if (chosen[t] != index) continue;
-    const GlmlMetric metric = GlmlMetricFor(state, generation, direction, t);
-    GatherNeighbors(state, generation, z, WidestFor(state, index, t), found,
-                    near, nullptr, &metric);
-    thread_local std::vector<double> candidates;
-    const CombinedOptions combined =
-        QueryCombination(state, options.calibration, &candidates);
-    PredictTargets(state, index, chosen, *near, base, out, t, combined);
-    SetDifficulty(state, index, chosen, *near, out->base_variance,
-                  combined.candidates, t, out);
-    if (options.with_neighbors) {
-      RecordUsedNeighbors(state, index, chosen, *found, out, t);
-    }
-  }
 }
 
 void RecordUsedNeighbors(const ModelState& state, std::size_t index,
@@ -375,7 +421,7 @@ void GatherNeighbors(const ModelState& state,
   // Called with the lock held shared (the analysis cannot see into a
   // lambda, hence the pointers).
   const SampleStore* store = &state.store;
-  const RecentSlots* recent = &state.recent;
+  const RecentSlots* left_out = older != nullptr ? older->left_out : nullptr;
   const OnlineRidge* base =
       state.base.has_value() && config.linear_base ? &*state.base : nullptr;
   const RandomFeatureBase* random_base =
@@ -403,8 +449,8 @@ void GatherNeighbors(const ModelState& state,
     if (raw_too) std::copy(y, y + m, residual.begin() + m);
     return residual.data();
   };
-  const auto is_recent = [recent](std::uint64_t slot) {
-    return recent->Contains(slot);
+  const auto is_recent = [left_out](std::uint64_t slot) {
+    return left_out->Contains(slot);
   };
   if (config.regressor == RegressorKind::kKernel) {
     const double bandwidth = config.bandwidth_grid[grid_index];

@@ -34,10 +34,12 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
                       Prediction* out, const PredictOptions& options = {})
     ABSL_LOCKS_EXCLUDED(state.lock);
 
-// The neighbours of a query without the recent samples (ModelState::recent):
-// what the honest error predicts from.
+// The neighbours of a query without the samples `left_out` names (the
+// recent ones: ModelState::recent, what the honest error predicts from, or
+// ModelState::interval_recent, what a query's interval calibration does).
 struct OlderNeighbors {
   explicit OlderNeighbors(std::size_t num_targets) : near(num_targets) {}
+  const RecentSlots* left_out = nullptr;  // set by the caller, under the lock
   std::vector<Neighbor> found;
   NeighborTargets near;
   // How far the k-th of them was for recent samples: the next k-NN search
@@ -50,7 +52,8 @@ struct OlderNeighbors {
 // range search at bandwidth_grid[grid_index] in ShellOrder for the kernel
 // regressor, or the k_grid[grid_index] nearest sorted by distance (with
 // their offsets from z for local linear). With `older`, in the same search,
-// the same for the samples that are not recent. With `metric`, neighbours
+// the same for the samples older->left_out does not name. With `metric`,
+// neighbours
 // and distances are those under GLML's metric at z (exactly: the searches
 // are rescored, SearchUnderGlml).
 void GatherNeighbors(const ModelState& state,
@@ -74,20 +77,17 @@ GlmlMetric GlmlMetricFor(const ModelState& state,
                          std::size_t target)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
-// Predicts the targets that predict from GLML index `index` (chosen[t] ==
-// index) at raw x (z in the generation's coordinates): one search per
-// target, each under that target's metric at x, at its current choice
-// (gathering into the caller's `found` and `near`); with
-// options.with_neighbors each target's search lists the samples it used
-// (RecordUsedNeighbors); a combining model weighs its candidates as
-// options.calibration says.
-void PredictUnderGlml(const ModelState& state, std::size_t index,
-                      const MetricIndex::Generation& generation,
-                      std::span<const double> x, std::span<const double> z,
-                      std::span<const std::size_t> chosen,
-                      std::span<const double> base,
-                      std::vector<Neighbor>* found, NeighborTargets* near,
-                      const PredictOptions& options, Prediction* out)
+// Predicts x (already validated) as a query is predicted (PredictWithModel,
+// its intervals aside) from the samples `older`->left_out does not name:
+// what the queries' interval calibration scores a sample on
+// (ModelConfig::interval_lag). `base` and `base_variance` are the linear
+// base's values and the random-feature base's variances at x (BaseValues;
+// the variances only where interval_difficulty reads them). For the write
+// path, which holds the lock already.
+void PredictLeavingOut(const ModelState& state, std::span<const double> x,
+                       std::span<const double> base,
+                       std::span<const double> base_variance,
+                       OlderNeighbors* older, Prediction* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
 // Writes the predictions of the targets that predict from prediction index

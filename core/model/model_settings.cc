@@ -75,7 +75,8 @@ std::size_t FullMlkrBudget(const ModelConfig& c) {
 // record no take-over); 13 max_scoring_stride (every sample scored
 // before); 14 base_relative_ridge; 15 mlkr_settled_after; 16 combine
 // (each target chose one candidate before); 17 interval_difficulty (the
-// same width at every input before).
+// same width at every input before); 18 interval_lag (the honest
+// predictions calibrated queries before).
 const std::array kSettings = {
     ModelSetting{
         .name = "input_dim", .access = Field<&C::input_dim>(), .wire = kSpec},
@@ -300,6 +301,12 @@ const std::array kSettings = {
                  .access = Field<&C::interval_difficulty>(),
                  .wire = kTuning,
                  .since_version = 17,
+                 .legacy = 0},
+    ModelSetting{.name = "interval_lag",
+                 .access = Field<&C::interval_lag>(),
+                 .wire = kTuning,
+                 .bounds = SettingBounds{.low = 0, .high = 1 << 20},
+                 .since_version = 18,
                  .legacy = 0},
 };
 

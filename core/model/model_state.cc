@@ -74,6 +74,7 @@ ModelState::ModelState(const ModelConfig& config)
       score(config.num_targets(), config.selection_forgetting),
       honest_score(config.num_targets(), config.selection_forgetting),
       recent(config.EffectiveHonestLag()),
+      interval_recent(config.EffectiveIntervalLag()),
       intervals(config.num_targets(), IntervalOptions(config)),
       answer_intervals(config.num_targets(), IntervalOptions(config)),
       difficulty(config.num_targets(), kDifficultyFeatures,

@@ -148,9 +148,14 @@ struct ModelState {
   // slots of the samples it leaves out.
   PrequentialScore honest_score ABSL_GUARDED_BY(lock);
   RecentSlots recent ABSL_GUARDED_BY(lock);
-  // The intervals' calibrations (IntervalScale): over the honest
-  // predictions' scores, for queries, and over the prequential ones', for
-  // the predictions of the stream's next sample (Learn answers).
+  // The slots of the samples a query's interval calibration leaves out
+  // (config.EffectiveIntervalLag(); none: it scores the honest
+  // predictions).
+  RecentSlots interval_recent ABSL_GUARDED_BY(lock);
+  // The intervals' calibrations (IntervalScale): over the scores of the
+  // predictions made as a query's, without the interval_recent samples (or
+  // the honest ones), for queries, and over the prequential ones', for the
+  // predictions of the stream's next sample (Learn answers).
   AdaptiveConformal intervals ABSL_GUARDED_BY(lock);
   AdaptiveConformal answer_intervals ABSL_GUARDED_BY(lock);
   // With config.interval_difficulty, how the honest errors grow with their

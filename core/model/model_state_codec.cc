@@ -32,8 +32,10 @@ namespace {
 // version 13 the samples seen when the random-feature base's last rebuild
 // started, which its rebuilds' budget counts from (before: 0, so the next
 // rebuild due starts at once); version 14 the difficulty scale of the
-// queries' intervals (before: none learned, it starts afresh).
-constexpr std::uint32_t kStateVersion = 14;
+// queries' intervals (before: none learned, it starts afresh); version 15
+// the slots the queries' interval calibration leaves out (before: none, as
+// no model had an interval lag).
+constexpr std::uint32_t kStateVersion = 15;
 
 // The format the random-feature ridges of a state of `version` are in.
 RidgeFormat RidgeFormatOf(std::uint32_t version) {
@@ -257,9 +259,9 @@ bool LoadDifficulty(ByteReader& in, ModelState& state, RecordParts& parts)
   return true;
 }
 
-// What versions 4 to 14 added: the MLKR maps, the random-feature base, the
-// intervals, the logged take-overs, the candidates' weights and the
-// difficulty scale.
+// What versions 4 to 15 added: the MLKR maps, the random-feature base, the
+// intervals, the logged take-overs, the candidates' weights, the
+// difficulty scale and the interval lag's slots.
 bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
                     RecordParts& parts)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
@@ -313,7 +315,9 @@ bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
     }
   }
   if (version >= 11 && !LoadCombinations(in, state, parts)) return false;
-  return version < 14 || LoadDifficulty(in, state, parts);
+  if (version >= 14 && !LoadDifficulty(in, state, parts)) return false;
+  return version < 15 ||
+         parts.Read("interval recent slots", state.interval_recent.Load(in));
 }
 
 // The background work in progress that ends the record.
@@ -398,6 +402,7 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
     }
   }
   state.difficulty.Save(out);
+  state.interval_recent.Save(out);
 }
 
 absl::Status LoadModelState(ByteReader& in, ModelState& state,

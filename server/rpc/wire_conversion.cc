@@ -103,6 +103,7 @@ void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
   Assign(ahead.interval_half_width, out->mutable_ahead_interval_half_width());
   Assign(ahead.interval_coverage, out->mutable_ahead_interval_coverage());
   out->set_honest_lag(stats.honest_lag);
+  out->set_interval_lag(stats.interval_lag);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());
   for (RegressorKind regressor : stats.regressor) {

@@ -106,6 +106,17 @@ TEST(ModelSummaryTest, ARowPerTargetWithItsChoicesAndDashesForTheUnknown) {
                                  "-\n"));
   EXPECT_THAT(summary, HasSubstr("answers nMSE: the 11000 Learn answers this "
                                  "server sent"));
+  // The honest predictions calibrate the intervals: no word of a lag.
+  EXPECT_THAT(summary, Not(HasSubstr("calibrated on predictions")));
+}
+
+TEST(ModelSummaryTest, AnIntervalLagIsSaid) {
+  v1::Model model = TwoTargetModel();
+  model.mutable_stats()->set_interval_lag(5000);
+  EXPECT_THAT(ModelSummary(model, kNow),
+              HasSubstr("(a query's interval, calibrated on predictions made "
+                        "as a query's without\n  the 5000 samples seen "
+                        "before each"));
 }
 
 TEST(ModelSummaryTest, PredictionsAheadAreSummedUpOnceScored) {

@@ -184,6 +184,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
   config.combine = true;  // the encoding alone (not with the metric auto)
   config.interval_difficulty = true;
+  config.interval_lag = 3000;
   std::string bytes;
   ByteWriter writer(&bytes);
   SaveConfig(config, writer);
@@ -220,6 +221,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.mlkr_settled_after, 700u);
   EXPECT_TRUE(read.combine);
   EXPECT_TRUE(read.interval_difficulty);
+  EXPECT_EQ(read.interval_lag, 3000u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -232,9 +234,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read).ok();
   };
+  // Version 17 is version 18 without interval_lag: the honest predictions
+  // calibrated a model's queries then.
+  const std::string version17 = older(bytes, 17, 8);
+  ASSERT_TRUE(load(version17));
+  EXPECT_EQ(read.interval_lag, 0u);
+  EXPECT_TRUE(read.interval_difficulty);
   // Version 16 is version 17 without interval_difficulty: a model written
   // then had intervals of the same width at every input.
-  const std::string version16 = older(bytes, 16, 1);
+  const std::string version16 = older(version17, 16, 1);
   ASSERT_TRUE(load(version16));
   EXPECT_FALSE(read.interval_difficulty);
   EXPECT_TRUE(read.combine);
@@ -333,7 +341,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 18, 0)));
+  EXPECT_FALSE(load(older(bytes, 19, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;

@@ -160,6 +160,8 @@ std::vector<Case> Cases() {
   linear_base.linear_base = true;
   linear_base.base_forgetting = 0.999;
   linear_base.capacity = {CapacityPolicy::kWindow, 1200};
+  // At most half the window: 600.
+  linear_base.interval_lag = 5000;
   cases.push_back({"knn_linear_base_window", linear_base});
   ModelConfig automatic = BusyConfig(BaseConfig());
   automatic.metric = MetricKind::kEgop;
@@ -181,6 +183,9 @@ std::vector<Case> Cases() {
   combined.combine = true;
   // Intervals that widen with difficulty: its scale restored exactly.
   combined.interval_difficulty = true;
+  // Queries' intervals calibrated apart: the slots they leave out restored.
+  combined.honest_lag = 50;
+  combined.interval_lag = 300;
   cases.push_back({"auto_mlkr_base_per_target_combined", combined});
   ModelConfig mlkr = BusyConfig(BaseConfig());
   mlkr.metric = MetricKind::kMlkr;
@@ -216,6 +221,8 @@ std::vector<Case> Cases() {
   glml.metric = MetricKind::kGlml;
   glml.linear_base = false;
   glml.interval_difficulty = true;
+  glml.honest_lag = 50;
+  glml.interval_lag = 300;
   glml.base_forgetting = 0.999;
   glml.capacity = {CapacityPolicy::kWindow, 1200};
   cases.push_back({"kernel_glml_forgetting_window", glml});

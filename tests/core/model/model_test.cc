@@ -24,6 +24,7 @@
 #include "core/metric/glml_metric.h"
 #include "core/model/model_state.h"
 #include "core/model/random_feature_refresh.h"
+#include "core/regression/adaptive_conformal.h"
 #include "core/regression/online_ridge.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -713,6 +714,21 @@ ModelStats LearnRepeatingStream(const ModelConfig& config,
   return model->stats();
 }
 
+// The y of the sample nearest sample t among samples 0 .. end-1 of `stream`,
+// or with none, the mean of the y before t (sum / t; 0 for t = 0).
+double NearestBefore(const RepeatingStream& stream, std::size_t end,
+                     std::size_t t, double sum) {
+  if (end == 0) return t == 0 ? 0.0 : sum / static_cast<double>(t);
+  std::size_t best = 0;
+  for (std::size_t j = 1; j < end; ++j) {
+    if (std::abs(stream.x[j] - stream.x[t]) <
+        std::abs(stream.x[best] - stream.x[t])) {
+      best = j;
+    }
+  }
+  return stream.y[best];
+}
+
 TEST(ModelTest, TheHonestErrorLeavesOutTheRecentSamples) {
   // With k = 1 and a lag of 3, the honest prediction of sample t leaves out
   // the last min(3, t / 10) samples (the lag grows with the stream): from
@@ -727,21 +743,10 @@ TEST(ModelTest, TheHonestErrorLeavesOutTheRecentSamples) {
   PrequentialScore prequential(1, config.selection_forgetting);
   PrequentialScore honest(1, config.selection_forgetting);
   double sum = 0.0;
-  auto nearest_before = [&](std::size_t end, std::size_t t) {
-    std::size_t best = 0;
-    for (std::size_t j = 1; j < end; ++j) {
-      if (std::abs(stream.x[j] - stream.x[t]) <
-          std::abs(stream.x[best] - stream.x[t])) {
-        best = j;
-      }
-    }
-    return end == 0 ? (t == 0 ? 0.0 : sum / static_cast<double>(t))
-                    : stream.y[best];
-  };
   for (std::size_t t = 0; t < stream.y.size(); ++t) {
-    const double plain = nearest_before(t, t);
+    const double plain = NearestBefore(stream, t, t, sum);
     const double left_out =
-        nearest_before(t - std::min<std::size_t>(3, t / 10), t);
+        NearestBefore(stream, t - std::min<std::size_t>(3, t / 10), t, sum);
     prequential.Add({&plain, 1}, {&stream.y[t], 1});
     honest.Add({&left_out, 1}, {&stream.y[t], 1});
     sum += stream.y[t];
@@ -752,6 +757,66 @@ TEST(ModelTest, TheHonestErrorLeavesOutTheRecentSamples) {
   // Three samples in four are copies of one just before: the prequential
   // figure flatters the model; the honest one does not.
   EXPECT_LT(stats.prequential_nmse[0], 0.5 * stats.honest_nmse[0]);
+}
+
+TEST(ModelTest, QueriesIntervalsAreCalibratedWithoutTheIntervalLag) {
+  // With k = 1, an honest lag of 3 and an interval lag of 20, the queries'
+  // calibration scores sample t on the nearest of samples
+  // 0 .. t-1-min(20, t/10) (a query's prediction without them; the honest
+  // one while both lags are equal), over the RMS of the honest errors
+  // before it. Rebuilt here by brute force, with the honest lag's
+  // calibration beside it: the model's counts and half width must be the
+  // interval lag's, and differ from the honest lag's.
+  const RepeatingStream stream = MakeRepeatingStream(400, 11);
+  ModelConfig config = RepeatingStreamConfig({1}, 3);
+  config.interval_lag = 20;
+  const ModelStats stats = LearnRepeatingStream(config, stream);
+  PrequentialScore honest(1, config.selection_forgetting);
+  const AdaptiveConformal::Options options = {.level = config.interval_level,
+                                              .window = config.interval_window,
+                                              .step = config.interval_step};
+  AdaptiveConformal lagged(1, options);
+  AdaptiveConformal honest_calibration(1, options);
+  double sum = 0.0;
+  const auto scale = [&honest] {
+    const double rms = std::sqrt(honest.MeanSquaredError(0));
+    return rms > 0.0 ? rms : 1.0;
+  };
+  for (std::size_t t = 0; t < stream.y.size(); ++t) {
+    const double y = stream.y[t];
+    const double query =
+        NearestBefore(stream, t - std::min<std::size_t>(20, t / 10), t, sum);
+    const double left_out =
+        NearestBefore(stream, t - std::min<std::size_t>(3, t / 10), t, sum);
+    lagged.Add(0, std::abs(y - query) / scale());
+    honest_calibration.Add(0, std::abs(y - left_out) / scale());
+    honest.Add({&left_out, 1}, {&y, 1});
+    sum += y;
+  }
+  EXPECT_EQ(stats.honest_lag, 3u);
+  EXPECT_EQ(stats.interval_lag, 20u);
+  EXPECT_NEAR(stats.honest_mse[0], honest.MeanSquaredError(0), 1e-12);
+  EXPECT_EQ(stats.interval_scored[0], lagged.scored(0));
+  EXPECT_EQ(stats.interval_covered[0], lagged.covered(0));
+  const double half_width = lagged.Multiplier(0) * scale();
+  EXPECT_NEAR(stats.interval_half_width[0], half_width, 1e-9 * half_width);
+  // The honest lag's calibration is another: this one is not it.
+  const double honest_half_width = honest_calibration.Multiplier(0) * scale();
+  EXPECT_GT(std::abs(half_width - honest_half_width), 1e-3 * half_width);
+}
+
+TEST(ModelTest, AnIntervalLagNoLongerThanTheHonestLagChangesNothing) {
+  // interval_lag <= honest_lag: the honest predictions calibrate, as
+  // without it (EffectiveIntervalLag 0).
+  const RepeatingStream stream = MakeRepeatingStream(300, 13);
+  ModelConfig config = RepeatingStreamConfig({1, 2, 4}, 10);
+  config.interval_lag = 0;
+  const ModelStats without = LearnRepeatingStream(config, stream);
+  config.interval_lag = 10;
+  const ModelStats with = LearnRepeatingStream(config, stream);
+  EXPECT_EQ(with.interval_lag, 0u);
+  EXPECT_EQ(with.interval_covered, without.interval_covered);
+  EXPECT_EQ(with.interval_half_width, without.interval_half_width);
 }
 
 TEST(ModelTest, WithoutALagTheHonestErrorIsThePrequentialOne) {
