@@ -207,7 +207,8 @@ int CoverTree::root_level() const {
 
 std::size_t CoverTree::MemoryUsage() const {
   std::size_t bytes = sizeof(*this);
-  bytes += nodes_.MemoryUsage() + points_.MemoryUsage();
+  bytes +=
+      nodes_.MemoryUsage() + points_.MemoryUsage() + id_ranges_.MemoryUsage();
   bytes += (free_nodes_.capacity() + unindexed_.capacity()) * sizeof(NodeIndex);
   bytes += node_of_id_.MemoryUsage();
   // Swiss tables: one control byte per slot plus the slot.
@@ -319,6 +320,35 @@ void CoverTree::CompactLayout() {
   extra_ids_ = std::move(extra_ids);
   free_nodes_.clear();
   if (root_ != kNoNode) root_ = 0;
+  RecomputeIdRanges();
+}
+
+// From scratch (after a renumbering or a restore): each node's own ids,
+// then each subtree's into its parent, children before their parents.
+void CoverTree::RecomputeIdRanges() {
+  ChunkedRows<IdRange> ranges(1);
+  ranges.GrowTo(nodes_.size());  // every interval empty
+  ForEachStoredId([&](NodeIndex node, std::uint64_t id) {
+    ranges[node].Widen(IdRange::Of(id));
+  });
+  std::vector<NodeIndex> preorder;
+  if (root_ != kNoNode) {
+    std::vector<NodeIndex> pending{root_};
+    while (!pending.empty()) {
+      const NodeIndex node = pending.back();
+      pending.pop_back();
+      preorder.push_back(node);
+      for (NodeIndex c = nodes_[node].first_child; c != kNoNode;
+           c = nodes_[c].next_sibling) {
+        pending.push_back(c);
+      }
+    }
+  }
+  for (auto node = preorder.rbegin(); node != preorder.rend(); ++node) {
+    const NodeIndex parent = nodes_[*node].parent;
+    if (parent != kNoNode) ranges[parent].Widen(ranges[*node]);
+  }
+  id_ranges_ = std::move(ranges);
 }
 
 }  // namespace streamreg

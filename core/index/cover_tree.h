@@ -21,6 +21,7 @@
 #include "core/index/cover_scale.h"
 #include "core/index/euclidean_distance.h"
 #include "core/index/id_node_map.h"
+#include "core/index/id_range.h"
 #include "core/index/knn_radius_estimate.h"
 #include "core/index/neighbor.h"
 #include "core/index/node_points.h"
@@ -53,6 +54,9 @@ namespace streamreg {
 // Each node also keeps the distance to its parent and an upper bound on the
 // distance to any descendant; searches prune with both (triangle inequality),
 // so a search visits far fewer nodes than the covering radii alone allow.
+// It also keeps an interval holding the ids of its subtree (IdRange), for
+// rules that exclude a run of ids wholesale (kBoundsByIds): a subtree of
+// such ids is pruned by their bound without measuring its root.
 // Where the data leaves nothing to prune (high intrinsic dimension), a
 // PruningMonitor notices: searches scan the points instead, and insertions
 // keep new points outside the tree (scanned too) rather than pay a scan to
@@ -430,6 +434,18 @@ class CoverTree {
   void FreeNode(NodeIndex node);
 
   void CompactLayout();
+  // The id intervals: a node's own ids, widened into its ancestors'.
+  void WidenIdRanges(NodeIndex from, IdRange ids);
+  void RecomputeIdRanges();
+  // What `rules` still want from the subtree of `node`.
+  template <SearchRules Rules>
+  double BoundBelow(const Rules& rules, NodeIndex node) const {
+    if constexpr (kBoundsByIds<Rules>) {
+      return rules.BoundFor(id_ranges_[node]);
+    } else {
+      return rules.Bound();
+    }
+  }
   // A node's fields as Structure and Changes encode them (48 bytes).
   static constexpr std::size_t kEncodedNode = 48;
   static void EncodeNode(const Node& node, ByteWriter& out);
@@ -449,6 +465,8 @@ class CoverTree {
   NodeIndex root_ = kNoNode;
   NodeArray nodes_;
   NodePoints points_;  // node i's point
+  // Node i's subtree's ids lie in id_ranges_[i] (removals leave it wide).
+  ChunkedRows<IdRange> id_ranges_{1};
   std::vector<NodeIndex> free_nodes_;
   std::vector<NodeIndex> unindexed_;  // nodes kept outside the tree
   IdNodeMap node_of_id_;              // id -> node
@@ -465,6 +483,7 @@ class CoverTree {
   absl::Status CheckTreeFromRoot(std::vector<NodeIndex>* reachable,
                                  std::size_t* ids) const;
   absl::Status CheckSeparation(const std::vector<NodeIndex>& reachable) const;
+  absl::Status CheckIdRanges() const;
 
   // Insertion scratch, reused across calls (only the writer touches it).
   std::vector<SearchCandidate> insert_stack_;

@@ -31,7 +31,25 @@ absl::Status CoverTree::CheckInvariants() const {
     return Violation(reachable.size(), " reachable and ", unindexed_.size(),
                      " unindexed nodes of ", node_count());
   }
+  if (absl::Status s = CheckIdRanges(); !s.ok()) return s;
   return CheckSeparation(reachable);
+}
+
+// Every id lies in the interval of its node and of each ancestor.
+absl::Status CoverTree::CheckIdRanges() const {
+  absl::Status status;
+  ForEachStoredId([&](NodeIndex node, std::uint64_t id) {
+    const IdRange own = IdRange::Of(id);
+    for (NodeIndex a = node; a != kNoNode && status.ok();
+         a = nodes_[a].parent) {
+      const IdRange range = id_ranges_[a];
+      if (range.empty() || own.lo < range.lo || own.hi > range.hi) {
+        status = Violation("node ", a, ": ids [", range.lo, ", ", range.hi,
+                           "] miss id ", id, " of node ", node);
+      }
+    }
+  });
+  return status;
 }
 
 absl::Status CoverTree::CheckIdsOf(NodeIndex node) const {

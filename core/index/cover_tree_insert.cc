@@ -259,10 +259,12 @@ CoverTree::NodeIndex CoverTree::NewNode(std::uint64_t id, const double* row,
     free_nodes_.pop_back();
     nodes_.Mutable(node) = Node{};
     points_.Set(node, row);
+    id_ranges_[node] = IdRange::Of(id);
   } else {
     node = static_cast<NodeIndex>(nodes_.size());
     nodes_.Append();
     points_.Append(row);
+    *id_ranges_.AppendRow() = IdRange::Of(id);
   }
   Node& n = nodes_.Mutable(node);
   n.id = id;
@@ -276,6 +278,7 @@ void CoverTree::AddId(NodeIndex node, std::uint64_t id) {
   extra_ids_[node].push_back(id);
   ++nodes_.Mutable(node).id_count;
   node_of_id_.Set(id, node);
+  WidenIdRanges(node, IdRange::Of(id));
 }
 
 void CoverTree::Attach(NodeIndex node, NodeIndex parent, double distance) {
@@ -284,6 +287,15 @@ void CoverTree::Attach(NodeIndex node, NodeIndex parent, double distance) {
   n.parent_distance = distance;
   InsertChild(parent, node);
   GrowMaxDistances(parent, node);
+  WidenIdRanges(parent, id_ranges_[node]);
+}
+
+// Up from `from` while an interval grows (an ancestor's holds its
+// descendant's, so one that already holds `ids` ends the walk).
+void CoverTree::WidenIdRanges(NodeIndex from, IdRange ids) {
+  for (NodeIndex a = from; a != kNoNode && id_ranges_[a].Widen(ids);
+       a = nodes_[a].parent) {
+  }
 }
 
 // Keeps the chain of children sorted by level, descending; equal levels in

@@ -91,15 +91,16 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
   for (; child != kNoNode && nodes_[child].level == level;
        child = nodes_[child].next_sibling) {
     const Node& c = nodes_[child];
+    const double bound = BoundBelow(rules, child);
     const double lower = std::fabs(distance - c.parent_distance);
-    if (BeyondBound(lower - c.max_distance, rules.Bound(),
+    if (BeyondBound(lower - c.max_distance, bound,
                     distance + c.parent_distance + c.max_distance)) {
       continue;
     }
     // Reading all coordinates is needed only if the child or its subtree can
-    // still be within the bound.
-    const double d =
-        points_.DistanceUpTo(query, child, rules.Bound() + c.max_distance);
+    // still be within the bound. (Beyond it, `d` is only some value past it:
+    // the rules reject the child's ids, and its subtree is pruned below.)
+    const double d = points_.DistanceUpTo(query, child, bound + c.max_distance);
     ++state.distances;
     if (d == std::numeric_limits<double>::infinity()) continue;
     VisitIds(child, d, rules);
@@ -121,7 +122,8 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
   for (std::size_t j = begin; j < end; ++j) {
     const SearchCandidate candidate = stack[j];
     const double extent = Extent(candidate.node, candidate.first_child);
-    if (BeyondBound(candidate.distance - extent, rules.Bound(),
+    if (BeyondBound(candidate.distance - extent,
+                    BoundBelow(rules, candidate.node),
                     candidate.distance + extent)) {
       continue;
     }

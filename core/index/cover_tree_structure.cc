@@ -279,6 +279,7 @@ absl::StatusOr<CoverTree> CoverTree::StructureReader::Finish(
   if (absl::Status status = CheckAndIndex(tree, row); !status.ok()) {
     return status;
   }
+  tree.RecomputeIdRanges();
   return tree;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/index/id_range.h"
 #include "core/index/neighbor.h"
 
 namespace streamreg {
@@ -29,6 +30,15 @@ concept SearchRules = requires(R rules, std::uint64_t id, double distance) {
 template <class R>
 inline constexpr bool kHasFixedBound = requires {
   requires R::kFixedBound;
+};
+
+// Whether rules bound some subtrees tighter than Bound() by the ids they
+// hold (`double BoundFor(IdRange ids) const`: the largest distance still of
+// interest for points whose ids all lie in `ids`). Traversals then prune a
+// subtree with the bound for the interval of its ids.
+template <class R>
+inline constexpr bool kBoundsByIds = requires(const R& rules, IdRange ids) {
+  { rules.BoundFor(ids) } -> std::convertible_to<double>;
 };
 
 // The k nearest points, ties at equal distance broken by the smaller id.
@@ -137,6 +147,9 @@ class RescoredRules {
         lower_factor_(lower_factor * (1.0 - 1e-9)) {}
 
   double Bound() const { return inner_.Bound() / lower_factor_; }
+  double BoundFor(IdRange ids) const requires kBoundsByIds<Inner> {
+    return inner_.BoundFor(ids) / lower_factor_;
+  }
 
   void Visit(std::uint64_t id, double tree_distance) {
     if (tree_distance * lower_factor_ > inner_.Bound()) return;
@@ -157,19 +170,33 @@ class RescoredRules {
 // are capped as in KnnRules: the answer is exact if KeptCapHeld() (then
 // `all` is too: its k-th distance is at most kept's), else the search must
 // be repeated without the cap.
+//
+// `excluded_run` names an interval of ids that `excluded` rejects, every
+// one (a model's last samples, stored in consecutive slots): a subtree whose
+// ids all lie in it can hold nothing for `kept`, so it is bounded by `all`
+// alone (BoundFor). On a trajectory, where the nearest points are the
+// excluded recent ones, the traversal then skips them instead of measuring
+// each on its way to k kept points.
 template <class Excluded>
 class SplitKnnRules {
  public:
   SplitKnnRules(std::size_t k, std::vector<Neighbor>* all,
                 std::vector<Neighbor>* kept, const Excluded& excluded,
-                double radius_cap = std::numeric_limits<double>::infinity())
-      : k_(k), all_(k, all, radius_cap), kept_(k, kept, excluded, radius_cap) {}
+                double radius_cap = std::numeric_limits<double>::infinity(),
+                IdRange excluded_run = {})
+      : k_(k),
+        all_(k, all, radius_cap),
+        kept_(k, kept, excluded, radius_cap),
+        excluded_run_(excluded_run) {}
 
   // After Finish(): whether a capped search found k kept points within the
   // cap.
   bool KeptCapHeld() const { return kept_.CapHeld(k_); }
 
   double Bound() const { return std::max(all_.Bound(), kept_.Bound()); }
+  double BoundFor(IdRange ids) const {
+    return ids.Within(excluded_run_) ? all_.Bound() : Bound();
+  }
 
   void Visit(std::uint64_t id, double distance) {
     all_.Visit(id, distance);
@@ -185,6 +212,7 @@ class SplitKnnRules {
   std::size_t k_;
   KnnRules all_;
   FilteredKnnRules<Excluded> kept_;
+  IdRange excluded_run_;
 };
 
 // Every point within `radius` of the query (distance <= radius), in the

@@ -21,10 +21,12 @@ namespace {
 // uncapped bound stays infinite until k older ones are found).
 // Under GLML's metric at the query with `metric` (distances, cap and
 // estimate then in its units).
+// `recent_run`: slots is_recent names, all of them (RecentSlots::run).
 template <class IsRecent>
 void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
-              const IsRecent& is_recent, const GlmlMetric* metric,
-              std::vector<Neighbor>* found, OlderNeighbors* older) {
+              const IsRecent& is_recent, IdRange recent_run,
+              const GlmlMetric* metric, std::vector<Neighbor>* found,
+              OlderNeighbors* older) {
   const auto search = [&](auto& rules) {
     if (metric == nullptr) {
       tree.Search(z.data(), rules);
@@ -36,12 +38,13 @@ void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
   const double cap = older->radius.Cap(k);
   bool exact = false;
   if (cap < std::numeric_limits<double>::infinity()) {
-    SplitKnnRules capped(k, found, &older->found, is_recent, cap);
+    SplitKnnRules capped(k, found, &older->found, is_recent, cap, recent_run);
     search(capped);
     exact = capped.KeptCapHeld();
   }
   if (!exact) {
-    SplitKnnRules rules(k, found, &older->found, is_recent);
+    SplitKnnRules rules(k, found, &older->found, is_recent,
+                        std::numeric_limits<double>::infinity(), recent_run);
     search(rules);
   }
   if (older->found.size() == k) {
@@ -474,7 +477,7 @@ void GatherNeighbors(const ModelState& state,
   const std::size_t k = config.k_grid[grid_index];
   generation.tree.Read([&](const CoverTree& tree) {
     if (older != nullptr) {
-      SplitKnn(tree, z, k, is_recent, metric, found, older);
+      SplitKnn(tree, z, k, is_recent, left_out->run(), metric, found, older);
     } else if (metric != nullptr) {
       GlmlKnn(tree, z, *metric, k, found).IgnoreError();
     } else {

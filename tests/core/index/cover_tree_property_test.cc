@@ -333,21 +333,93 @@ TEST(SplitKnnTest, BothAnswersEqualBruteForceCappedOrNot) {
       const double kth = kept_expected.back().distance;
       for (double cap : {std::numeric_limits<double>::infinity(), 0.5 * kth,
                          kth, 2.0 * kth}) {
-        std::vector<Neighbor> all, kept;
-        SplitKnnRules rules(k, &all, &kept, excluded, cap);
-        tree.Search(query.data(), rules);
-        rules.Finish();
-        const std::string context =
-            absl::StrCat("query ", q, " k ", k, " cap ", cap);
-        if (cap >= kth) {
-          ASSERT_TRUE(rules.KeptCapHeld()) << context;
+        // With and without naming the excluded run of ids (the last 300).
+        for (IdRange run : {IdRange{}, IdRange::Between(2700, 2999)}) {
+          std::vector<Neighbor> all, kept;
+          SplitKnnRules rules(k, &all, &kept, excluded, cap, run);
+          tree.Search(query.data(), rules);
+          rules.Finish();
+          const std::string context = absl::StrCat(
+              "query ", q, " k ", k, " cap ", cap, " run ", run.lo);
+          if (cap >= kth) {
+            ASSERT_TRUE(rules.KeptCapHeld()) << context;
+          }
+          if (!rules.KeptCapHeld()) continue;
+          EXPECT_EQ(all, brute.Knn(query, k)) << context;
+          EXPECT_EQ(kept, kept_expected) << context;
         }
-        if (!rules.KeptCapHeld()) continue;
-        EXPECT_EQ(all, brute.Knn(query, k)) << context;
-        EXPECT_EQ(kept, kept_expected) << context;
       }
     }
   }
+}
+
+// Search rules that count the points a traversal shows them.
+template <class Inner>
+struct CountingRules {
+  Inner& inner;
+  std::size_t visits = 0;
+  double Bound() const { return inner.Bound(); }
+  double BoundFor(IdRange ids) const { return inner.BoundFor(ids); }
+  void Visit(std::uint64_t id, double distance) {
+    ++visits;
+    inner.Visit(id, distance);
+  }
+};
+
+// A window over a trajectory: slots reused in a ring (each sample removed
+// when its slot is taken again), the last samples excluded, and their run
+// of consecutive slots named. Both answers stay exact as the tree's id
+// intervals go stale with removals, and naming the run spares the search
+// most of the excluded points a query on the trajectory lies among.
+TEST(SplitKnnTest, AnExcludedRunOfIdsIsSkippedExactlyInAWindow) {
+  constexpr std::size_t kSamples = 6000, kWindow = 1000, kRecent = 300, kK = 8;
+  const PointSet points = ArmPoints(kSamples, 3, 5);
+  CoverTree tree(points.dim);
+  // Walking always: the excluded points, nearest to each query, would have
+  // an adaptive tree scan (PruningMonitor) unless the run is named.
+  tree.set_strategy(CoverTree::Strategy::kTree);
+  BruteForceSearch brute(points.dim);
+  std::size_t visits_with_run = 0, visits_without = 0;
+  for (std::size_t t = 0; t < kSamples; ++t) {
+    const std::uint64_t slot = t % kWindow;
+    if (t >= kWindow) {
+      ASSERT_TRUE(tree.Remove(slot).ok());
+      ASSERT_TRUE(brute.Remove(slot));
+    }
+    ASSERT_TRUE(tree.Insert(slot, points.point(t)).ok());
+    brute.Add(slot, points.point(t));
+    if (t < kRecent + kK || t % 97 != 0) continue;
+    // Slots of samples t - kRecent + 1 .. t; the run is the part of them
+    // since the ring last wrapped.
+    const auto excluded = [&](std::uint64_t id) {
+      return (t + kWindow - id) % kWindow < kRecent;
+    };
+    const std::uint64_t first = (t - kRecent + 1) % kWindow;
+    const IdRange run = IdRange::Between(first <= slot ? first : 0, slot);
+    ASSERT_TRUE(tree.CheckInvariants().ok()) << "t " << t;
+    const std::span<const double> query = points.point(t);
+    std::vector<Neighbor> kept_expected;
+    for (const Neighbor& n : brute.Knn(query, brute.size())) {
+      if (!excluded(n.id) && kept_expected.size() < kK) {
+        kept_expected.push_back(n);
+      }
+    }
+    for (bool named : {false, true}) {
+      std::vector<Neighbor> all, kept;
+      SplitKnnRules rules(kK, &all, &kept, excluded,
+                          std::numeric_limits<double>::infinity(),
+                          named ? run : IdRange{});
+      CountingRules<decltype(rules)> counting{rules, 0};
+      tree.Search(query.data(), counting);
+      rules.Finish();
+      (named ? visits_with_run : visits_without) += counting.visits;
+      EXPECT_EQ(all, brute.Knn(query, kK)) << "t " << t << " named " << named;
+      EXPECT_EQ(kept, kept_expected) << "t " << t << " named " << named;
+    }
+  }
+  EXPECT_LT(3 * visits_with_run, visits_without)
+      << visits_with_run << " points visited naming the run, " << visits_without
+      << " without";
 }
 
 }  // namespace

@@ -48,6 +48,50 @@ TEST(RecentSlotsTest, HoldsTheSlotsOfTheLastLagSamples) {
   }
 }
 
+// The run: every slot in it is recent (a search skips them unmeasured), in
+// a reservoir's random reuse, a ring that wraps and an append-only store;
+// and in the last two it holds the whole lag since the last wrap.
+TEST(RecentSlotsTest, ItsRunHoldsOnlyRecentSlots) {
+  std::mt19937_64 random(5);
+  std::uniform_int_distribution<std::uint64_t> slot_of(0, 40);
+  for (const std::string store : {"reservoir", "ring", "append"}) {
+    RecentSlots recent(30);
+    std::vector<std::uint64_t> history;
+    std::uint64_t longest = 0;
+    for (std::uint64_t seen = 1; seen <= 600; ++seen) {
+      const std::uint64_t slot = store == "reservoir" ? slot_of(random)
+                                 : store == "ring"    ? (seen - 1) % 100
+                                                      : seen - 1;
+      recent.Add(slot, seen);
+      history.push_back(slot);
+      // Contains answers from the run when the run is all of them.
+      for (std::uint64_t probe = 0; probe <= 610; ++probe) {
+        ASSERT_EQ(recent.Contains(probe),
+                  ReferenceContains(history, recent.lag(), probe))
+            << store << " seen " << seen << " slot " << probe;
+      }
+      const IdRange run = recent.run();
+      for (std::uint64_t probe = run.lo; !run.empty() && probe <= run.hi;
+           ++probe) {
+        ASSERT_TRUE(recent.Contains(probe))
+            << store << " seen " << seen << " slot " << probe;
+      }
+      if (run.empty()) continue;
+      longest = std::max<std::uint64_t>(longest, run.hi - run.lo + 1);
+      if (store != "reservoir") {
+        // Since the last wrap: the lag's slots from the first one up to
+        // this one, when they did not wrap.
+        const std::uint64_t expected = std::min<std::uint64_t>(
+            recent.lag(), store == "ring" ? slot + 1 : recent.lag());
+        ASSERT_EQ(run.hi - run.lo + 1, expected) << store << " seen " << seen;
+      }
+    }
+    if (store != "reservoir") {
+      EXPECT_EQ(longest, 30u) << store;
+    }
+  }
+}
+
 TEST(RecentSlotsTest, ASavedStateLoadsExactly) {
   RecentSlots recent(5);
   std::uint64_t seen = 100;
@@ -67,6 +111,11 @@ TEST(RecentSlotsTest, ASavedStateLoadsExactly) {
   for (std::uint64_t probe = 0; probe < 12; ++probe) {
     EXPECT_EQ(loaded.Contains(probe), recent.Contains(probe)) << probe;
   }
+  // The run is rebuilt from the slots: 9, 2, 7, 1, 8 end in the run [8, 8].
+  EXPECT_EQ(loaded.run().lo, recent.run().lo);
+  EXPECT_EQ(loaded.run().hi, recent.run().hi);
+  EXPECT_EQ(loaded.run().lo, 8u);
+  EXPECT_EQ(loaded.run().hi, 8u);
   // More entries than the lag allows: refused.
   RecentSlots shorter(3);
   ByteReader again(bytes);
