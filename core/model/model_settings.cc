@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "core/model/recent_slots.h"
 
 namespace streamreg {
 namespace {
@@ -76,7 +77,8 @@ std::size_t FullMlkrBudget(const ModelConfig& c) {
 // before); 14 base_relative_ridge; 15 mlkr_settled_after; 16 combine
 // (each target chose one candidate before); 17 interval_difficulty (the
 // same width at every input before); 18 interval_lag (the honest
-// predictions calibrated queries before).
+// predictions calibrated queries before); 19 interval_lag_divisor (a tenth
+// before).
 const std::array kSettings = {
     ModelSetting{
         .name = "input_dim", .access = Field<&C::input_dim>(), .wire = kSpec},
@@ -308,6 +310,11 @@ const std::array kSettings = {
                  .bounds = SettingBounds{.low = 0, .high = 1 << 20},
                  .since_version = 18,
                  .legacy = 0},
+    ModelSetting{.name = "interval_lag_divisor",
+                 .access = Field<&C::interval_lag_divisor>(),
+                 .bounds = SettingBounds{.low = 1, .high = 1 << 20},
+                 .since_version = 19,
+                 .legacy = RecentSlots::kSeenPerLaggedSample},
 };
 
 // The field `ref` returns, read only.

@@ -6,7 +6,7 @@ namespace streamreg {
 
 std::size_t RecentSlots::LagAfter(std::uint64_t seen) const {
   return static_cast<std::size_t>(
-      std::min<std::uint64_t>(max_lag_, seen / kSeenPerLaggedSample));
+      std::min<std::uint64_t>(max_lag_, seen / seen_per_lagged_));
 }
 
 void RecentSlots::Add(std::uint64_t slot, std::uint64_t seen) {

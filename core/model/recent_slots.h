@@ -18,17 +18,21 @@ namespace streamreg {
 // robot's previous tick) and make every local method look as good as a
 // lookup table; leaving them out asks how well the model predicts where it
 // has not just been. The lag grows with the stream, a tenth of the samples
-// seen up to `max_lag`: leaving out a fixed W of a young stream would
-// predict from a small part of it (from 50 of a 250-row set at W = 200).
+// seen (one in `seen_per_lagged`) up to `max_lag`: leaving out a fixed W of
+// a young stream would predict from a small part of it (from 50 of a
+// 250-row set at W = 200).
 class RecentSlots {
  public:
   // A slot number that stands for "not stored" (a reservoir passing the
   // sample over).
   static constexpr std::uint64_t kNotStored = ~std::uint64_t{0};
-  // The lag is one sample per this many seen, up to max_lag.
+  // The lag is one sample per this many seen, up to max_lag (the honest
+  // lag's share).
   static constexpr std::uint64_t kSeenPerLaggedSample = 10;
 
-  explicit RecentSlots(std::size_t max_lag) : max_lag_(max_lag) {}
+  explicit RecentSlots(std::size_t max_lag,
+                       std::uint64_t seen_per_lagged = kSeenPerLaggedSample)
+      : max_lag_(max_lag), seen_per_lagged_(seen_per_lagged) {}
 
   // Sample number `seen` (1-based) went into `slot` (or kNotStored); the
   // samples more than LagAfter(seen) before the next stop being recent.
@@ -51,7 +55,8 @@ class RecentSlots {
   // since it last wrapped), or none. A search skips an index's subtrees
   // of these slots wholesale (SplitKnnRules).
   IdRange run() const { return IdRange::Between(run_first_, run_last_); }
-  // The lag once `seen` samples have been seen: min(max_lag, seen / 10).
+  // The lag once `seen` samples have been seen:
+  // min(max_lag, seen / seen_per_lagged).
   std::size_t LagAfter(std::uint64_t seen) const;
 
   // The exact state, for snapshots; Load fails on a malformed encoding.
@@ -60,6 +65,7 @@ class RecentSlots {
 
  private:
   std::size_t max_lag_;
+  std::uint64_t seen_per_lagged_;    // >= 1
   std::deque<std::uint64_t> order_;  // the last lag() slots, oldest first
   // How many entries of order_ name each slot (a reservoir may store two
   // recent samples in one slot, one after the other).

@@ -185,6 +185,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.combine = true;  // the encoding alone (not with the metric auto)
   config.interval_difficulty = true;
   config.interval_lag = 3000;
+  config.interval_lag_divisor = 7;
   std::string bytes;
   ByteWriter writer(&bytes);
   SaveConfig(config, writer);
@@ -222,6 +223,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_TRUE(read.combine);
   EXPECT_TRUE(read.interval_difficulty);
   EXPECT_EQ(read.interval_lag, 3000u);
+  EXPECT_EQ(read.interval_lag_divisor, 7u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -234,9 +236,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read).ok();
   };
+  // Version 18 is version 19 without interval_lag_divisor: the queries'
+  // lag was a tenth of the samples seen then.
+  const std::string version18 = older(bytes, 18, 8);
+  ASSERT_TRUE(load(version18));
+  EXPECT_EQ(read.interval_lag_divisor, 10u);
+  EXPECT_EQ(read.interval_lag, 3000u);
   // Version 17 is version 18 without interval_lag: the honest predictions
   // calibrated a model's queries then.
-  const std::string version17 = older(bytes, 17, 8);
+  const std::string version17 = older(version18, 17, 8);
   ASSERT_TRUE(load(version17));
   EXPECT_EQ(read.interval_lag, 0u);
   EXPECT_TRUE(read.interval_difficulty);
@@ -341,7 +349,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 19, 0)));
+  EXPECT_FALSE(load(older(bytes, 20, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;

@@ -762,7 +762,7 @@ TEST(ModelTest, TheHonestErrorLeavesOutTheRecentSamples) {
 TEST(ModelTest, QueriesIntervalsAreCalibratedWithoutTheIntervalLag) {
   // With k = 1, an honest lag of 3 and an interval lag of 20, the queries'
   // calibration scores sample t on the nearest of samples
-  // 0 .. t-1-min(20, t/10) (a query's prediction without them; the honest
+  // 0 .. t-1-min(20, t/4) (a query's prediction without them; the honest
   // one while both lags are equal), over the RMS of the honest errors
   // before it. Rebuilt here by brute force, with the honest lag's
   // calibration beside it: the model's counts and half width must be the
@@ -770,6 +770,7 @@ TEST(ModelTest, QueriesIntervalsAreCalibratedWithoutTheIntervalLag) {
   const RepeatingStream stream = MakeRepeatingStream(400, 11);
   ModelConfig config = RepeatingStreamConfig({1}, 3);
   config.interval_lag = 20;
+  ASSERT_EQ(config.interval_lag_divisor, 4u);  // the default
   const ModelStats stats = LearnRepeatingStream(config, stream);
   PrequentialScore honest(1, config.selection_forgetting);
   const AdaptiveConformal::Options options = {.level = config.interval_level,
@@ -784,8 +785,9 @@ TEST(ModelTest, QueriesIntervalsAreCalibratedWithoutTheIntervalLag) {
   };
   for (std::size_t t = 0; t < stream.y.size(); ++t) {
     const double y = stream.y[t];
-    const double query =
-        NearestBefore(stream, t - std::min<std::size_t>(20, t / 10), t, sum);
+    const double query = NearestBefore(
+        stream, t - std::min<std::size_t>(20, t / config.interval_lag_divisor),
+        t, sum);
     const double left_out =
         NearestBefore(stream, t - std::min<std::size_t>(3, t / 10), t, sum);
     lagged.Add(0, std::abs(y - query) / scale());
