@@ -301,7 +301,7 @@ struct ModelConfig {
   // stream has not been for seconds (a robot's next motion), while the
   // honest lag, which also chooses h or k, stays short. It costs a search
   // per scored sample, which skips the index's subtrees of recent samples
-  // (SplitKnnRules; on the simulated arm 1.07 times the learner's CPU).
+  // (SplitKnnRules; on the simulated arm 1.11 times the learner's CPU).
   // At most the honest lag (0 included), the honest predictions calibrate,
   // as in models saved before it existed. Bounded stores use at most half
   // their limit.

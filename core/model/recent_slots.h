@@ -1,6 +1,7 @@
 #ifndef STREAMREG_CORE_MODEL_RECENT_SLOTS_H_
 #define STREAMREG_CORE_MODEL_RECENT_SLOTS_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -17,10 +18,10 @@ namespace streamreg {
 // fast, the last few samples lie next to the next one in input space (a
 // robot's previous tick) and make every local method look as good as a
 // lookup table; leaving them out asks how well the model predicts where it
-// has not just been. The lag grows with the stream, a tenth of the samples
-// seen (one in `seen_per_lagged`) up to `max_lag`: leaving out a fixed W of
-// a young stream would predict from a small part of it (from 50 of a
-// 250-row set at W = 200).
+// has not just been. The lag grows with the stream, one in
+// `seen_per_lagged` of the samples seen (a tenth for the honest lag) up to
+// `max_lag`: leaving out a fixed W of a young stream would predict from a
+// small part of it (from 50 of a 250-row set at W = 200).
 class RecentSlots {
  public:
   // A slot number that stands for "not stored" (a reservoir passing the
@@ -32,7 +33,8 @@ class RecentSlots {
 
   explicit RecentSlots(std::size_t max_lag,
                        std::uint64_t seen_per_lagged = kSeenPerLaggedSample)
-      : max_lag_(max_lag), seen_per_lagged_(seen_per_lagged) {}
+      : max_lag_(max_lag),
+        seen_per_lagged_(std::max<std::uint64_t>(seen_per_lagged, 1)) {}
 
   // Sample number `seen` (1-based) went into `slot` (or kNotStored); the
   // samples more than LagAfter(seen) before the next stop being recent.
