@@ -56,6 +56,8 @@ constexpr SettingBounds kFactor = {.low = 0, .high = 1, .low_open = true};
 // A finite real > 0, and >= 0.
 constexpr SettingBounds kPositive = {.low = 0, .low_open = true};
 constexpr SettingBounds kNonNegative = {.low = 0};
+// A lag, in samples: at most 2^20.
+constexpr SettingBounds kLag = {.low = 0, .high = 1 << 20};
 
 // Where a model saved before mlkr_settled_after settled its maps: once
 // their last fit read a full budget of samples (never without a budget).
@@ -162,7 +164,7 @@ const std::array kSettings = {
     ModelSetting{.name = "honest_lag",
                  .access = Field<&C::honest_lag>(),
                  .wire = kTuning,
-                 .bounds = SettingBounds{.low = 0, .high = 1 << 20},
+                 .bounds = kLag,
                  .since_version = 2,
                  .legacy = 0},
     ModelSetting{.name = "linear_base",
@@ -307,12 +309,12 @@ const std::array kSettings = {
     ModelSetting{.name = "interval_lag",
                  .access = Field<&C::interval_lag>(),
                  .wire = kTuning,
-                 .bounds = SettingBounds{.low = 0, .high = 1 << 20},
+                 .bounds = kLag,
                  .since_version = 18,
                  .legacy = 0},
     ModelSetting{.name = "interval_lag_divisor",
                  .access = Field<&C::interval_lag_divisor>(),
-                 .bounds = SettingBounds{.low = 1, .high = 1 << 20},
+                 .bounds = SettingBounds{.low = 1, .high = kLag.high},
                  .since_version = 19,
                  .legacy = RecentSlots::kSeenPerLaggedSample},
 };
