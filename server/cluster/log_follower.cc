@@ -76,28 +76,54 @@ bool LogFollower::Stalled(absl::Time last_progress) const {
   return awaited_ > applied_ && absl::Now() - last_progress > kStallTimeout;
 }
 
-bool LogFollower::SilentWhileBehind(absl::Time last_progress,
-                                    absl::Time* last_check) {
+std::uint64_t LogFollower::SilentWhileBehind(absl::Time last_entry,
+                                             absl::Time* last_check) {
   const absl::Time now = absl::Now();
-  if (now - last_progress < kIdleCheck || now - *last_check < kIdleCheck) {
-    return false;
+  if (now - last_entry < kIdleCheck || now - *last_check < kIdleCheck) {
+    return 0;
   }
   *last_check = now;
   absl::StatusOr<std::uint64_t> last = log_.LastSequence();
   const std::uint64_t done = applied();
-  if (!last.ok() || *last <= done) return false;
+  if (!last.ok()) {
+    spdlog::warn(
+        "event=cluster_follower_idle_check_failed model={} applied={} "
+        "error=\"{}\"",
+        applier_.model_name(), done, std::string(last.status().message()));
+    return 0;
+  }
+  if (*last <= done) return 0;
   spdlog::info(
       "event=cluster_follower_reread model={} from={} why=\"the log holds "
       "entries up to {}; none came for {:.1f} s\"",
       applier_.model_name(), done + 1, *last,
-      absl::ToDoubleSeconds(now - last_progress));
-  return true;
+      absl::ToDoubleSeconds(now - last_entry));
+  return *last;
+}
+
+void LogFollower::ApplyStored(std::uint64_t last, std::stop_token stop) {
+  const std::uint64_t from = applied() + 1;
+  last = std::min(last, from + kMostReadStored - 1);
+  for (std::uint64_t sequence = from;
+       sequence <= last && !stop.stop_requested(); ++sequence) {
+    absl::StatusOr<LogEntry> entry = log_.Entry(sequence);
+    if (!entry.ok()) {
+      spdlog::warn(
+          "event=cluster_follower_read_stored_failed model={} sequence={} "
+          "error=\"{}\"",
+          applier_.model_name(), sequence,
+          std::string(entry.status().message()));
+      return;
+    }
+    ApplyIfNext(*entry);
+  }
 }
 
 void LogFollower::Run(std::stop_token stop) {
   BeginBackgroundThread("log-follower");
   if (!OpenCursor(stop)) return;
-  absl::Time last_progress = absl::Now();
+  absl::Time last_progress = absl::Now();  // an entry, or a new cursor
+  absl::Time last_entry = last_progress;
   absl::Time last_idle_check = absl::InfinitePast();
   while (!stop.stop_requested()) {
     absl::StatusOr<LogEntry> entry = cursor_->Next(kPoll);
@@ -111,18 +137,20 @@ void LogFollower::Run(std::stop_token stop) {
                      applier_.model_name(), applied() + 1,
                      std::string(entry.status().message()));
       }
-      if (broke || Stalled(last_progress) ||
-          SilentWhileBehind(last_progress, &last_idle_check)) {
+      const std::uint64_t silent_behind =
+          SilentWhileBehind(last_entry, &last_idle_check);
+      if (silent_behind > 0) ApplyStored(silent_behind, stop);
+      if (broke || silent_behind > 0 || Stalled(last_progress)) {
         if (!OpenCursor(stop)) return;
         last_progress = absl::Now();
       }
       continue;
     }
-    last_progress = absl::Now();
+    last_progress = last_entry = absl::Now();
     const std::uint64_t expected = applied() + 1;
-    // The cursor delivers each entry once, in order; an entry again (or
-    // ahead of the one due) after its consumer was replaced is skipped
-    // (or read again from the one due).
+    // The cursor delivers each entry once, in order; an entry again after
+    // its consumer was replaced is skipped, and one ahead of the one due
+    // has the entries between read first.
     if (entry->sequence < expected) continue;
     if (entry->sequence > expected) {
       if (CompactedPast(expected)) {
@@ -134,8 +162,13 @@ void LogFollower::Run(std::stop_token stop) {
         applied_changed_.SignalAll();
         return;
       }
-      Refollow(expected).IgnoreError();  // tried again
-      continue;
+      // The entries between were not delivered: read from the stream's
+      // leader (or, past kMostReadStored, from a new cursor).
+      ApplyStored(entry->sequence - 1, stop);
+      if (applied() + 1 != entry->sequence) {
+        Refollow(applied() + 1).IgnoreError();  // tried again
+        continue;
+      }
     }
     ApplyIfNext(*entry);
   }

@@ -41,13 +41,17 @@ namespace streamreg {
 // deliver them (ApplyAppended); the consumer's copy is then skipped. Either
 // way each entry is applied once, in order. An entry known to be stored (waited
 // for) that does not arrive within kStallTimeout — the consumer's server
-// went away and its heartbeats have not been missed yet — a cursor
-// that broke (StreamCursor: a delivery lost, heartbeats missed), or one
-// that delivers nothing for kIdleCheck while the log holds entries it has
-// not applied, makes the follower read on from a new consumer. A follower so
-// far behind that the entries it needs next were compacted away (they are in a
-// snapshot of the model) stops: fell_behind() says so, and the server hosts the
-// model afresh from that snapshot.
+// went away and its heartbeats have not been missed yet — or a cursor
+// that broke (StreamCursor: a delivery lost, heartbeats missed) makes the
+// follower read on from a new consumer. When no entry came for kIdleCheck
+// while the log holds entries the follower has not applied (however many
+// consumers it made meanwhile), it reads them one by one from the stream's
+// leader (at most kMostReadStored), which answers for what the log holds
+// wherever a consumer was placed, and then reads on from a new consumer;
+// an entry delivered ahead of the one due has the entries between read the
+// same way. A follower so far behind that the entries it needs next were
+// compacted away (they are in a snapshot of the model) stops: fell_behind()
+// says so, and the server hosts the model afresh from that snapshot.
 class LogFollower {
  public:
   // Starts following `log` from entry `from` (1, or the one after what the
@@ -97,23 +101,33 @@ class LogFollower {
   // WaitApplied.
   static constexpr std::size_t kKeptOutcomes = 4096;
   static constexpr absl::Duration kStallTimeout = absl::Milliseconds(500);
-  // How long a follower that nobody waits on goes without an entry before
-  // it asks the log how far it reaches (one stream-info request): entries
-  // there that its cursor has not delivered make it read on from a new
-  // one.
+  // How long a follower goes without an entry before it asks the log how
+  // far it reaches (one stream-info request), and again each time after:
+  // entries there that no cursor delivered are read from the stream's
+  // leader, and it reads on from a new cursor.
   static constexpr absl::Duration kIdleCheck = absl::Seconds(5);
+  // The most entries read from the stream's leader at one idle check (a
+  // request each); a follower further behind reads the rest from its new
+  // cursor.
+  static constexpr std::uint64_t kMostReadStored = 1024;
 
  private:
   LogFollower(const LogStream& log, ReplicaApplier applier, std::uint64_t from,
               std::uint64_t stored);
   // Whether an entry waited for has not come for kStallTimeout.
   bool Stalled(absl::Time last_progress) const;
-  // Whether the log holds entries past applied() that the cursor has not
-  // delivered although nothing came for kIdleCheck (asked at most once
-  // per kIdleCheck, `*last_check` the last time). A cursor silent with
-  // its heartbeats going on is not noticed otherwise while no write waits
-  // on this replica.
-  bool SilentWhileBehind(absl::Time last_progress, absl::Time* last_check);
+  // The last entry the log holds when it holds entries past applied()
+  // although none came since `last_entry`, kIdleCheck ago (asked at most
+  // once per kIdleCheck, `*last_check` the last time); 0 otherwise. A
+  // cursor silent with its heartbeats going on is not noticed otherwise
+  // while no write waits on this replica, nor while each consumer made
+  // for a stalled write is as silent.
+  std::uint64_t SilentWhileBehind(absl::Time last_entry,
+                                  absl::Time* last_check);
+  // Applies the entries after applied() up to `last` (at most
+  // kMostReadStored), read one at a time from the stream's leader; stops
+  // at the first that cannot be read (logged).
+  void ApplyStored(std::uint64_t last, std::stop_token stop);
   void Run(std::stop_token stop);
   // Reads on from a new cursor at `from`, keeping the old one if none
   // could be made (and returning why).
