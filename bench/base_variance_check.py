@@ -46,7 +46,7 @@ def check(server, work, model, flags, header, test, targets):
     print(flags)
     for j, t in enumerate(targets):
         name = header[t].removeprefix("target_")
-        squared = (columns["target_" + name] - test[:, t]) ** 2
+        squared = (columns["predicted_" + name] - test[:, t]) ** 2
         variance = columns["base_variance_" + name]
         order = np.argsort(variance, kind="stable")
         tenth = len(order) // 10

@@ -78,7 +78,7 @@ def check_set(build, name, csv_path, train_rows, test_rows, levels, flags,
                 server.run("predict", "--model", "m", "--csv", test_csv,
                            "--out", predicted, f"--interval_level={level}")
                 columns = peers.read_columns(predicted)
-                value = np.stack([columns["target_" + n] for n in names], 1)
+                value = np.stack([columns["predicted_" + n] for n in names], 1)
                 lower = np.stack([columns["lower_" + n] for n in names], 1)
                 upper = np.stack([columns["upper_" + n] for n in names], 1)
                 errors = np.abs(value - test[:, targets])

@@ -356,13 +356,15 @@ def read_columns(path):
 
 
 def read_predictions(path, header, targets):
-    """The predicted targets of `streamreg predict --out` (columns named as
-    the CSV's target_* columns), (n, targets) in the order of `targets`."""
+    """The predicted targets of `streamreg predict --out` (predicted_<name>
+    for the CSV's target_<name> columns), (n, targets) in the order of
+    `targets`."""
     columns = read_columns(path)
-    missing = [header[t] for t in targets if header[t] not in columns]
+    names = ["predicted_" + header[t].removeprefix("target_") for t in targets]
+    missing = [name for name in names if name not in columns]
     if missing:
         sys.exit(f"{path}: no column {missing[0]}")
-    return np.stack([columns[header[t]] for t in targets], axis=1)
+    return np.stack([columns[name] for name in names], axis=1)
 
 
 def split(name, csv_path, train_rows, test_rows, seed=SHUFFLE_SEED):

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "client/cli/cli_commands.h"
 #include "client/cli/csv_columns.h"
+#include "client/cli/predictions_csv.h"
 #include "client/cli/used_neighbors_csv.h"
 #include "client/lib/ingester.h"
 #include "client/tools/terminal.h"
@@ -80,43 +81,6 @@ absl::Status IngestCommand(Client& client, const CliOptions& options,
 
 namespace {
 
-// The header of `streamreg predict`'s CSV, the data convention:
-// predictions as target_<name>, then each one's spread, interval (lower_,
-// upper_), with the random-feature base each one's base variance, and the
-// neighbour count.
-std::string PredictionsHeader(const v1::ModelSpec& spec) {
-  std::string header;
-  for (const std::string& name : spec.target_names()) {
-    absl::StrAppend(&header, header.empty() ? "" : ",", "target_", name);
-  }
-  std::vector<std::string> columns_per_target = {"spread_", "lower_", "upper_"};
-  if (spec.has_random_feature_base()) {
-    columns_per_target.push_back("base_variance_");
-  }
-  for (const std::string& column : columns_per_target) {
-    for (const std::string& name : spec.target_names()) {
-      absl::StrAppend(&header, ",", column, name);
-    }
-  }
-  return absl::StrCat(header, ",neighbors");
-}
-
-// One prediction as a row under that header.
-std::string PredictionRow(const v1::Prediction& p) {
-  std::string line;
-  for (double v : p.y()) {
-    absl::StrAppend(&line, line.empty() ? "" : ",",
-                    absl::StrFormat("%.17g", v));
-  }
-  for (const auto* values :
-       {&p.spread(), &p.lower(), &p.upper(), &p.base_variance()}) {
-    for (double v : *values) {
-      absl::StrAppend(&line, ",", absl::StrFormat("%.17g", v));
-    }
-  }
-  return absl::StrCat(line, ",", p.neighbors());
-}
-
 // With the true targets in the file: how good the predictions were, per
 // target, as nMSE (mean squared error / variance of the targets), and the
 // fraction of rows within their intervals.
@@ -178,10 +142,15 @@ absl::Status WritePredictions(const CliOptions& options, std::FILE* out,
   absl::Cleanup close_file = [file, out] {
     if (file != out) std::fclose(file);
   };
-  std::fprintf(file, "%s\n", PredictionsHeader(spec).c_str());
+  const PredictionsCsv csv(spec, !columns.targets.empty(),
+                           options.legacy_columns);
+  std::fprintf(file, "%s\n", csv.Header().c_str());
+  std::vector<double> truth;
   for (std::size_t row = 0; row < predictions.size(); ++row) {
     const v1::Prediction& p = predictions[row];
-    std::fprintf(file, "%s\n", PredictionRow(p).c_str());
+    truth.clear();
+    AppendRow(table, row, columns.targets, &truth);
+    std::fprintf(file, "%s\n", csv.Row(p, truth).c_str());
     scores->Add(p, table, row, columns);
   }
   const bool written = std::fflush(file) == 0 && std::ferror(file) == 0;

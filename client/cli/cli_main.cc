@@ -103,6 +103,10 @@ ABSL_FLAG(std::string, csv, streamreg::CliOptions{}.csv,
           "CSV file (data/README.md convention)");
 ABSL_FLAG(std::string, out, streamreg::CliOptions{}.out,
           "the predictions' CSV file (-: stdout)");
+ABSL_FLAG(bool, legacy_columns, streamreg::CliOptions{}.legacy_columns,
+          "predict: the column names of earlier builds (target_<name> for "
+          "the prediction, no truth column), for scripts not yet moved to "
+          "predicted_<name>; removed in the next release");
 ABSL_FLAG(std::string, neighbors_out, streamreg::CliOptions{}.neighbors_out,
           "predict: also write the samples each prediction used (id, "
           "distance, target, inputs) to this CSV, a row per neighbour");
@@ -216,6 +220,7 @@ CliOptions OptionsFromFlags() {
   options.csv = absl::GetFlag(FLAGS_csv);
   options.out = absl::GetFlag(FLAGS_out);
   options.neighbors_out = absl::GetFlag(FLAGS_neighbors_out);
+  options.legacy_columns = absl::GetFlag(FLAGS_legacy_columns);
   options.min_learned = absl::GetFlag(FLAGS_min_learned);
   options.rate = absl::GetFlag(FLAGS_rate);
   options.limit = absl::GetFlag(FLAGS_limit);
@@ -402,23 +407,28 @@ std::vector<Subcommand> DataSubcommands(const SubcommandMaker& command) {
           {"streamreg ingest --model arm --csv data/sarcos/sarcos_test.csv "
            "--create"},
           IngestCommand),
-      command({"predict"}, "predict a CSV's rows",
-              "--model NAME --csv IN [--out OUT] [--neighbors_out FILE] "
-              "[--limit N] [--min_learned N]",
-              "Predicts every row of the CSV and writes target_<name>, "
-              "spread_<name>, lower_<name> and upper_<name> (the interval at "
-              "--interval_level, or the model's), with a random-feature "
-              "base also base_variance_<name>, and neighbors columns (to "
-              "stdout or --out). If the file has the targets too, prints "
-              "the nMSE of each and the fraction within the intervals. "
-              "--neighbors_out also writes the samples each prediction "
-              "used: row, target, rank, sample_id, distance (in the "
-              "learned metric's coordinates), y and the inputs.",
-              {"model", "csv", "out", "neighbors_out", "by_position", "limit",
-               "batch", "interval_level", "min_learned"},
-              {"streamreg predict --model arm --csv test.csv --out "
-               "predictions.csv"},
-              PredictCommand),
+      command(
+          {"predict"}, "predict a CSV's rows",
+          "--model NAME --csv IN [--out OUT] [--neighbors_out FILE] "
+          "[--limit N] [--min_learned N]",
+          "Predicts every row of the CSV and writes, per target, "
+          "predicted_<name>, lower_<name> and upper_<name> (the "
+          "interval at --interval_level, or the model's) and "
+          "spread_<name>, with a random-feature base also "
+          "base_variance_<name>, and a neighbors column (to stdout or "
+          "--out). If the file has the targets too, the CSV starts "
+          "with their true values under their names (<name>), and the "
+          "command prints the nMSE of each and the fraction within the "
+          "intervals. --legacy_columns writes the names before "
+          "(target_<name> for the prediction, no truth). "
+          "--neighbors_out also writes the samples each prediction "
+          "used: row, target, rank, sample_id, distance (in the "
+          "learned metric's coordinates), y and the inputs.",
+          {"model", "csv", "out", "neighbors_out", "legacy_columns",
+           "by_position", "limit", "batch", "interval_level", "min_learned"},
+          {"streamreg predict --model arm --csv test.csv --out "
+           "predictions.csv"},
+          PredictCommand),
       command(
           {"metric"}, "the learned metric, as bars", "--model NAME [--json]",
           "Prints the learned metric: gradient weights as a bar chart, or "

@@ -87,6 +87,9 @@ struct CliOptions {
   std::string model;  // --model, or --name
   std::string csv;
   std::string out = "-";  // predict: the predictions' CSV (-: the output)
+  // predict: the CSV's column names before predicted_<name> (target_<name>
+  // for the prediction, no truth), for one release (PredictionsCsv).
+  bool legacy_columns = false;
   // predict: the CSV of the samples each prediction used (empty: none).
   std::string neighbors_out;
   // predict: answer from a model that has learned at least this many

@@ -143,6 +143,32 @@ class Predictions:
     base_variance: Optional[np.ndarray] = None
     used: Optional[List[List[UsedNeighbors]]] = None
 
+    def frame(self, target_names: List[str], truth=None, index=None):
+        """A pandas DataFrame with the columns of `streamreg predict`'s CSV:
+        per target, the truth under its name when `truth`
+        (n, m) is given, then predicted_<name>, lower_<name>,
+        upper_<name>, spread_<name>, base_variance_<name> (the
+        random-feature base's), and neighbors; rows on `index` if given.
+        `target_names`: the model's (ModelInfo.target_names)."""
+        import pandas
+        if len(target_names) != self.y.shape[1]:
+            raise ValueError(f"{len(target_names)} target names for "
+                             f"predictions of {self.y.shape[1]} targets")
+        blocks = []
+        if truth is not None:
+            truth = np.asarray(truth, dtype="float64").reshape(self.y.shape)
+            blocks.append(("", truth))
+        blocks += [("predicted_", self.y), ("lower_", self.lo),
+                   ("upper_", self.hi), ("spread_", self.spread)]
+        if self.base_variance is not None:
+            blocks.append(("base_variance_", self.base_variance))
+        columns = {}
+        for prefix, values in blocks:
+            for t, name in enumerate(target_names):
+                columns[prefix + name] = values[:, t]
+        columns["neighbors"] = self.neighbors
+        return pandas.DataFrame(columns, index=index)
+
     @classmethod
     def from_protos(cls, predictions: List[regression_pb2.Prediction],
                     samples: int,

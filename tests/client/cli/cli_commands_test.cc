@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/bench_commands.h"
@@ -73,6 +74,13 @@ class CliCommandsTest : public ::testing::Test {
           << rows.input(i)[2] << "," << rows.target(i)[0] << ","
           << rows.target(i)[1] << "\n";
     }
+  }
+
+  // The lines of streamreg predict's CSV for `options` (none if it failed).
+  std::vector<std::string> PredictedLines(const CliOptions& options) {
+    const CommandRun run = Run(PredictCommand, options);
+    EXPECT_TRUE(run.status.ok()) << run.status;
+    return absl::StrSplit(run.output, '\n', absl::SkipEmpty());
   }
 
   CommandRun Run(CommandFunction command, const CliOptions& options) {
@@ -301,21 +309,59 @@ TEST_F(CliCommandsTest, PredictWritesWhatThePredictRpcAnswers) {
   const std::vector<std::string> lines =
       absl::StrSplit(run.output, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 1 + held_out.size());
+  // The truth (the file has it), then what was predicted, each named for
+  // what it is.
   EXPECT_EQ(lines[0],
-            "target_wave,target_square,spread_wave,spread_square,lower_wave,"
-            "lower_square,upper_wave,upper_square,neighbors");
+            "wave,square,predicted_wave,predicted_square,lower_wave,"
+            "lower_square,upper_wave,upper_square,spread_wave,spread_square,"
+            "neighbors");
   for (std::size_t row = 0; row < held_out.size(); ++row) {
     const std::vector<std::string> fields = absl::StrSplit(lines[row + 1], ',');
-    ASSERT_EQ(fields.size(), 9u);
+    ASSERT_EQ(fields.size(), 11u);
     const v1::Prediction& p = (*expected)[row];
     for (int t = 0; t < 2; ++t) {
-      EXPECT_EQ(std::stod(fields[t]), p.y(t)) << "row " << row;
-      EXPECT_EQ(std::stod(fields[2 + t]), p.spread(t)) << "row " << row;
+      EXPECT_EQ(std::stod(fields[t]), held_out.target(row)[t]) << "row " << row;
+      EXPECT_EQ(std::stod(fields[2 + t]), p.y(t)) << "row " << row;
       EXPECT_EQ(std::stod(fields[4 + t]), p.lower(t)) << "row " << row;
       EXPECT_EQ(std::stod(fields[6 + t]), p.upper(t)) << "row " << row;
+      EXPECT_EQ(std::stod(fields[8 + t]), p.spread(t)) << "row " << row;
     }
-    EXPECT_EQ(std::stoul(fields[8]), p.neighbors());
+    EXPECT_EQ(std::stoul(fields[10]), p.neighbors());
   }
+  // --legacy_columns: the names of earlier builds, the same predictions.
+  options.legacy_columns = true;
+  const std::vector<std::string> legacy_lines = PredictedLines(options);
+  ASSERT_EQ(legacy_lines.size(), 1 + held_out.size());
+  EXPECT_EQ(legacy_lines[0],
+            "target_wave,target_square,spread_wave,spread_square,lower_wave,"
+            "lower_square,upper_wave,upper_square,neighbors");
+  const std::vector<std::string> legacy_first =
+      absl::StrSplit(legacy_lines[1], ',');
+  ASSERT_EQ(legacy_first.size(), 9u);
+  EXPECT_EQ(std::stod(legacy_first[0]), (*expected)[0].y(0));
+  EXPECT_EQ(std::stod(legacy_first[2]), (*expected)[0].spread(0));
+  EXPECT_EQ(std::stod(legacy_first[4]), (*expected)[0].lower(0));
+  options.legacy_columns = false;
+  // A file of inputs alone: no truth to write.
+  const std::string inputs_csv = directory_ + "/inputs.csv";
+  {
+    std::ofstream inputs(inputs_csv);
+    inputs << "x0,x1,x2\n";
+    for (std::size_t row = 0; row < 3; ++row) {
+      const std::span<const double> x = held_out.input(row);
+      inputs << absl::StrFormat("%.17g,%.17g,%.17g\n", x[0], x[1], x[2]);
+    }
+  }
+  CliOptions inputs_only = options;
+  inputs_only.csv = inputs_csv;
+  const std::vector<std::string> bare = PredictedLines(inputs_only);
+  ASSERT_EQ(bare.size(), 4u);
+  EXPECT_EQ(bare[0],
+            "predicted_wave,predicted_square,lower_wave,lower_square,"
+            "upper_wave,upper_square,spread_wave,spread_square,neighbors");
+  EXPECT_EQ(
+      std::stod(std::vector<std::string>(absl::StrSplit(bare[1], ','))[0]),
+      (*expected)[0].y(0));
   // --out writes the same lines to a file and nothing to the output.
   options.out = directory_ + "/predictions.csv";
   const CommandRun to_file = Run(PredictCommand, options);
@@ -585,23 +631,20 @@ TEST_F(CliCommandsTest, ARandomFeatureBaseTakesItsOptionsFromTheFlags) {
   EXPECT_EQ(model->spec().random_feature_base().ridges_size(), 4);
   // Its predictions carry the base's variance, in columns of their own.
   options.limit = 5;
-  const CommandRun predicted = Run(PredictCommand, options);
-  ASSERT_TRUE(predicted.status.ok()) << predicted.status;
-  const std::vector<std::string> lines =
-      absl::StrSplit(predicted.output, '\n', absl::SkipEmpty());
+  const std::vector<std::string> lines = PredictedLines(options);
   ASSERT_EQ(lines.size(), 6u);
   EXPECT_EQ(lines[0],
-            "target_wave,target_square,spread_wave,spread_square,lower_wave,"
-            "lower_square,upper_wave,upper_square,base_variance_wave,"
-            "base_variance_square,neighbors");
+            "wave,square,predicted_wave,predicted_square,lower_wave,"
+            "lower_square,upper_wave,upper_square,spread_wave,spread_square,"
+            "base_variance_wave,base_variance_square,neighbors");
   absl::StatusOr<std::vector<v1::Prediction>> expected =
       client_->Predict("waves", rows_.x, Rows::kDim);
   ASSERT_TRUE(expected.ok()) << expected.status();
   for (std::size_t row = 0; row < 5; ++row) {
     const std::vector<std::string> fields = absl::StrSplit(lines[row + 1], ',');
-    ASSERT_EQ(fields.size(), 11u);
+    ASSERT_EQ(fields.size(), 13u);
     for (int t = 0; t < 2; ++t) {
-      EXPECT_EQ(std::stod(fields[8 + t]), (*expected)[row].base_variance(t));
+      EXPECT_EQ(std::stod(fields[10 + t]), (*expected)[row].base_variance(t));
     }
   }
   options.limit = 0;

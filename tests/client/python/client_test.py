@@ -568,6 +568,50 @@ class ClientTest(unittest.TestCase):
             c.predict("py-frames", renamed)
         self.assertEqual(300, c.info("py-frames").samples)
 
+    def test_a_predictions_frame_has_the_clis_columns(self):
+        import pandas as pd
+        if CLI is None:
+            self.skipTest("no CLI given")
+        c = self.client
+        c.create("py-frame-out", inputs=self.inputs, targets=self.targets)
+        self.addCleanup(c.delete, "py-frame-out")
+        c.learn("py-frame-out", self.X[:400], self.Y[:400])
+        queries = pd.DataFrame(self.X[400:410], columns=self.inputs,
+                               index=range(400, 410))
+        predicted = c.predict("py-frame-out", queries)
+        frame = predicted.frame(c.info("py-frame-out").target_names,
+                                truth=self.Y[400:410], index=queries.index)
+        n, m = 10, len(self.targets)
+        np.testing.assert_array_equal(frame.to_numpy()[:, :m], self.Y[400:410])
+        for block, values in enumerate((predicted.y, predicted.lo,
+                                        predicted.hi, predicted.spread)):
+            np.testing.assert_array_equal(
+                frame.to_numpy()[:, (block + 1) * m:(block + 2) * m], values)
+        np.testing.assert_array_equal(frame["neighbors"], predicted.neighbors)
+        self.assertEqual(list(range(400, 410)), list(frame.index))
+        # The CLI's CSV for the same rows has the same columns.
+        folder = tempfile.mkdtemp(prefix="frame_cli_")
+        self.addCleanup(shutil.rmtree, folder)
+        rows = os.path.join(folder, "rows.csv")
+        pd.concat([queries, pd.DataFrame(
+            self.Y[400:410], columns=["target_" + t for t in self.targets],
+            index=queries.index)], axis=1).to_csv(rows, index=False,
+                                                 float_format="%.17g")
+        out = os.path.join(folder, "predictions.csv")
+        subprocess.run([CLI, "--server", self.server.address, "predict",
+                        "--model", "py-frame-out", "--csv", rows, "--out",
+                        out], check=True, capture_output=True, timeout=60)
+        written = pd.read_csv(out, float_precision="round_trip")
+        self.assertEqual(n, len(written))
+        self.assertEqual(list(written.columns), list(frame.columns))
+        self.assertEqual(["tau1", "tau2"], list(frame.columns[:2]))
+        self.assertEqual("predicted_tau1", frame.columns[m])
+        np.testing.assert_array_equal(written.to_numpy()[:, :m],
+                                      self.Y[400:410])
+        with self.assertRaisesRegex(ValueError, "1 target names for "
+                                    "predictions of 7 targets"):
+            predicted.frame(["tau1"])
+
     def test_create_learn_predict_metric_and_delete_with_arrays(self):
         c = self.client
         info = c.create("py-arm", inputs=self.inputs, targets=self.targets,

@@ -134,7 +134,7 @@ class StreamRegressorTest(unittest.TestCase):
             self.client.delete(model)
             with open(f"{folder}/predictions.csv") as written:
                 rows = list(csv.DictReader(written))
-            predicted = np.array([[float(r[f"target_{t}"])
+            predicted = np.array([[float(r[f"predicted_{t}"])
                                    for t in self.targets] for r in rows])
             self.assertAlmostEqual(r2_score(Y[test], predicted),
                                    scores[fold], delta=1e-9)

@@ -68,7 +68,7 @@ grep -q "ingested 2000 samples into arm" "$work/ingest.out" || fail "ingest"
 sr predict --model arm --csv "$sarcos" --limit 100 --out "$work/p.csv" \
   2>"$work/predict.err"
 [ "$(wc -l <"$work/p.csv")" -eq 101 ] || fail "predict rows"
-head -1 "$work/p.csv" | grep -q "^target_tau1,.*,spread_tau7,lower_tau1,.*,upper_tau7,neighbors$" ||
+head -1 "$work/p.csv" | grep -q "^tau1,.*,tau7,predicted_tau1,.*,upper_tau7,spread_tau1,.*,spread_tau7,neighbors$" ||
   fail "predict header: $(head -1 "$work/p.csv")"
 # nMSE per target on rows the model learned: all seven, each below 1
 # (better than predicting the mean); and the fractions within the
