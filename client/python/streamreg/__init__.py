@@ -14,7 +14,8 @@ client/python/README.md has the robot loop (learn_stream) and the rest.
 
 from streamreg.client import Client
 from streamreg.csv_rows import read_csv
-from streamreg.errors import Error
+from streamreg.errors import (Error, InvalidArgument, NotFound,
+                              ServerUnreachable)
 from streamreg.realtime import ChannelStats, Reading, RealtimeChannel
 from streamreg.results import (AheadAnswer, IngestSummary, LearnedMetric,
                                MetricInfo, ModelInfo, Predictions,
@@ -25,7 +26,8 @@ from streamreg.streams import LearnStream, PredictStream
 __version__ = "0.1.0"
 __all__ = [
     "AheadAnswer", "ChannelStats", "Client", "Error", "IngestSummary",
-    "LearnStream", "LearnedMetric", "MetricInfo", "ModelInfo",
-    "PredictStream", "Predictions", "Reading", "RealtimeChannel",
-    "RetryPolicy", "StreamPrediction", "UsedNeighbors", "read_csv",
+    "InvalidArgument", "LearnStream", "LearnedMetric", "MetricInfo",
+    "ModelInfo", "NotFound", "PredictStream", "Predictions", "Reading",
+    "RealtimeChannel", "RetryPolicy", "ServerUnreachable",
+    "StreamPrediction", "UsedNeighbors", "read_csv",
 ]

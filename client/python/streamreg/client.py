@@ -8,7 +8,7 @@ import numpy as np
 
 from streamreg import frames
 from streamreg.auth import BearerToken
-from streamreg.errors import Error
+from streamreg.errors import Error, ServerUnreachable, one_line
 from streamreg.hedged_read import HedgedRead
 from streamreg.results import (METRICS, REGRESSORS, IngestSummary, MetricInfo,
                                ModelInfo, Predictions)
@@ -58,6 +58,7 @@ def _sample_ids(values, n: int) -> List[int]:
     return listed
 
 
+@one_line
 class Client:
     """Typed calls to a streamreg server, with numpy arrays in and out.
 
@@ -81,7 +82,13 @@ class Client:
     server with --auth-tokens.
 
     A context manager: `with Client(...) as client:` closes its channels.
-    Failed calls raise streamreg.Error (its `code` is the gRPC status).
+    Failed calls raise streamreg.Error (its `code` is the gRPC status), in
+    one line with a traceback from the method called (STREAMREG_TRACEBACK=1
+    in the environment: the whole of it): ServerUnreachable when no server
+    accepted a connection within `connect_within` seconds of the first call
+    (the CLI's second; None: the first call is retried as any other, for a
+    server that starts after the client), NotFound for a model that does
+    not exist, InvalidArgument for a request refused.
     """
 
     def __init__(self, address: str = "127.0.0.1:50051", *,
@@ -90,7 +97,8 @@ class Client:
                  root_certificates: Optional[bytes] = None,
                  certificate_chain: Optional[bytes] = None,
                  private_key: Optional[bytes] = None,
-                 token: Optional[str] = None):
+                 token: Optional[str] = None,
+                 connect_within: Optional[float] = 1.0):
         self._router = Router([a for a in address.split(",") if a] or
                               [address])
         self._credentials = None
@@ -104,6 +112,10 @@ class Client:
         self.replica_attempt_timeout = replica_attempt_timeout
         self.retry = retry
         self._next_id = random.randrange(1, 1 << 62)
+        self.connect_within = connect_within
+        # Whether a server accepted a connection (_reach), or none is
+        # waited for.
+        self._reached = connect_within is None
 
     # ---- connection ----
 
@@ -136,10 +148,31 @@ class Client:
         self._next_id += 1
         return self._next_id
 
+    def _reach(self) -> None:
+        """Before the client's first call: returns once one of its servers
+        accepts a connection, sharing connect_within among them, or raises
+        ServerUnreachable, so that nobody there is said at once and not
+        after the retries meant for a server that went away."""
+        if self._reached:
+            return
+        servers = self._router.servers
+        share = self.connect_within / len(servers)
+        for address in servers:
+            channel, _, _ = self._stubs(address)
+            try:
+                grpc.channel_ready_future(channel).result(timeout=share)
+                self._reached = True
+                return
+            except grpc.FutureTimeoutError:
+                self._router.failed("", address)
+        raise ServerUnreachable(servers, self.connect_within,
+                                self._credentials is not None)
+
     def _call(self, model: str, call: Callable, retried: bool = True):
         """call(models stub, regression stub, timeout) on a server of
         `model`, retried as the class says (with `retried` false, only sent
         on to the servers a cluster names for the model); raises Error."""
+        self._reach()
         def attempt(timeout: float):
             address = self._router.address_for(model)
             _, models, regression = self._stubs(address)
@@ -160,6 +193,7 @@ class Client:
         stub, timeout) returns the call's future), asked of the next
         server each replica_attempt_timeout while none has answered, and
         retried as the class says; raises Error."""
+        self._reach()
         read = HedgedRead(self._router, self._stubs, model,
                           self.replica_attempt_timeout,
                           lambda address, error: self._server_failed(

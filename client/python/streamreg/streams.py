@@ -9,7 +9,7 @@ from typing import Callable, Iterator, Optional
 import grpc
 import numpy as np
 
-from streamreg.errors import Error
+from streamreg.errors import Error, one_line
 from streamreg.retry import RetryPolicy
 from streamreg.results import AheadAnswer, Predictions, StreamPrediction
 from streamreg.v1 import regression_pb2
@@ -216,6 +216,7 @@ class _ReopenedCall:
         self.close()  # the stream's own
 
 
+@one_line
 class LearnStream(_ReopenedCall):
     """The robot's loop over a Learn stream: learn(x, y) sends a sample and
     returns the model's prediction for it made before learning it. The
@@ -401,6 +402,7 @@ class LearnStream(_ReopenedCall):
             entry[1] = 0
 
 
+@one_line
 class PredictStream(_ReopenedCall):
     """Predictions over a PredictStream stream, with no call set-up per
     query: predict(x) returns the model's predictions for x (d,) or

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import unittest
 from unittest import mock
 
@@ -209,7 +210,7 @@ class SendOnTest(unittest.TestCase):
 
     def test_a_call_follows_the_first_send_on_at_once(self):
         client = streamreg.Client(f"127.0.0.1:{free_port()}",
-                                  retry=self.POLICY)
+                                  retry=self.POLICY, connect_within=None)
         elsewhere = f"127.0.0.1:{free_port()}"
         tried = []
 
@@ -567,6 +568,64 @@ class ClientTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "missing q1"):
             c.predict("py-frames", renamed)
         self.assertEqual(300, c.info("py-frames").samples)
+
+    def test_no_server_is_said_in_one_line_with_the_clis_hint(self):
+        address = f"127.0.0.1:{free_port()}"
+        error = None
+        with streamreg.Client(address, timeout=30) as nobody:
+            start = time.monotonic()
+            try:
+                nobody.list()
+            except streamreg.ServerUnreachable as raised:
+                error = raised
+            took = time.monotonic() - start
+        self.assertIsNotNone(error)
+        self.assertIsInstance(error, streamreg.Error)
+        self.assertEqual(grpc.StatusCode.UNAVAILABLE, error.code)
+        self.assertEqual(
+            f"UNAVAILABLE: no streamreg server answers at {address} within "
+            "1s (is a server running there? `make run` starts one; "
+            "streamreg.Client(\"HOST:PORT\") names another)", str(error))
+        # Said after the first second's wait, not after the retries meant
+        # for a server that went away (their deadline is 30 s here).
+        self.assertLess(took, 10.0)
+        # Its traceback starts at the method called: nothing of the
+        # client's insides nor grpc's, and no exception chained to it.
+        frames = traceback.extract_tb(error.__traceback__)
+        self.assertEqual(["test_no_server_is_said_in_one_line_with_the_"
+                          "clis_hint", "call"], [f.name for f in frames])
+        self.assertIsNone(error.__cause__)
+        self.assertTrue(error.__suppress_context__)
+        self.assertEqual("streamreg.ServerUnreachable: " + str(error),
+                         traceback.format_exception_only(error)[0].strip())
+
+    def test_a_missing_model_and_a_refused_sample_read_as_the_cli_says(self):
+        c = self.client
+        c.create("py-refusals", inputs=self.inputs, targets=self.targets)
+        self.addCleanup(c.delete, "py-refusals")
+        with self.assertRaises(streamreg.NotFound) as missing:
+            c.info("py-refusal")
+        bad = self.X[:2].copy()
+        bad[1, 5] = np.nan
+        with self.assertRaises(streamreg.InvalidArgument) as refused:
+            c.learn("py-refusals", bad, self.Y[:2])
+        self.assertEqual(0, c.info("py-refusals").samples)
+        self.assertIn("samples[1].x[5]: NaN", str(refused.exception))
+        if CLI is not None:
+            said = subprocess.run(
+                [CLI, "--server", self.server.address, "info", "--model",
+                 "py-refusal"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(f"streamreg info: {missing.exception}",
+                             said.stderr.strip())
+        # Asked for, the whole traceback: the client's insides too.
+        os.environ["STREAMREG_TRACEBACK"] = "1"
+        self.addCleanup(os.environ.pop, "STREAMREG_TRACEBACK")
+        try:
+            c.info("py-refusal")
+            self.fail("no NotFound")
+        except streamreg.NotFound as whole:
+            self.assertGreater(len(traceback.extract_tb(whole.__traceback__)),
+                               2)
 
     def test_a_predictions_frame_has_the_clis_columns(self):
         import pandas as pd
@@ -1027,7 +1086,7 @@ class ClientTest(unittest.TestCase):
         policy = streamreg.RetryPolicy(deadline=1.5, max_backoff=0.2,
                                        attempts=1000)
         client = streamreg.Client(f"127.0.0.1:{free_port()}", timeout=0.5,
-                                  retry=policy)
+                                  retry=policy, connect_within=None)
         start = time.monotonic()
         with self.assertRaises(streamreg.Error) as caught:
             client.list()
@@ -1042,7 +1101,7 @@ class ClientTest(unittest.TestCase):
     def test_a_server_that_starts_late_is_reached_by_retries(self):
         port = free_port()
         client = streamreg.Client(
-            f"127.0.0.1:{port}", timeout=1.0,
+            f"127.0.0.1:{port}", timeout=1.0, connect_within=None,
             retry=streamreg.RetryPolicy(deadline=60.0, attempts=1000,
                                         max_backoff=0.3))
         started = []
@@ -1062,7 +1121,7 @@ class ClientTest(unittest.TestCase):
         # A server alive but slower than the writes says "retry in 1 ms"
         # ten times; three attempts would have given up after the third.
         client = streamreg.Client(
-            f"127.0.0.1:{free_port()}",
+            f"127.0.0.1:{free_port()}", connect_within=None,
             retry=streamreg.RetryPolicy(attempts=3, deadline=30.0))
         refusals = []
 
