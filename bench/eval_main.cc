@@ -76,7 +76,7 @@ absl::StatusOr<Source> MakeSource(const CsvTable& table,
   if (!inputs.ok()) return inputs.status();
   std::erase(*inputs, *column);
   if (inputs->empty()) {
-    return absl::InvalidArgumentError(table.stem() + ": no input columns");
+    return absl::InvalidArgumentError(table.path() + ": no input columns");
   }
   return Source{&table, *std::move(inputs), *column};
 }

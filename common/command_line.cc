@@ -1,6 +1,7 @@
 #include "common/command_line.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +14,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "common/nearest_name.h"
 
 namespace streamreg {
 namespace {
@@ -124,6 +127,28 @@ std::string DefaultText(const absl::CommandLineFlag& flag) {
   const std::string value = flag.DefaultValue();
   if (flag.IsOfType<std::string>()) return absl::StrCat("\"", value, "\"");
   return value;
+}
+
+// What a value of `flag` looks like, for a value that did not parse: by
+// its type, and its default.
+std::string ExpectedValue(const absl::CommandLineFlag& flag) {
+  std::string kind = "a value of its type";
+  if (flag.IsOfType<bool>()) {
+    kind = "true or false";
+  } else if (flag.IsOfType<double>() || flag.IsOfType<float>()) {
+    kind = "a number";
+  } else if (flag.IsOfType<std::int32_t>() || flag.IsOfType<std::int64_t>()) {
+    kind = "a whole number";
+  } else if (flag.IsOfType<std::uint32_t>() || flag.IsOfType<std::uint64_t>() ||
+             flag.IsOfType<std::optional<std::uint64_t>>()) {
+    kind = "a whole number, 0 or more";
+  } else if (flag.IsOfType<absl::Duration>()) {
+    kind = "a duration such as 500ms, 2s or 1m";
+  }
+  const std::string default_value = flag.DefaultValue();
+  if (default_value.empty()) return absl::StrCat("expected ", kind);
+  return absl::StrCat("expected ", kind, " (its default is ", default_value,
+                      ")");
 }
 
 constexpr std::size_t kWidth = 79;
@@ -245,8 +270,12 @@ absl::StatusOr<ParsedArguments> ParseArguments(
     }
     absl::CommandLineFlag* target = absl::FindCommandLineFlag(flag.name);
     if (!takes(flag.name) || target == nullptr) {
+      std::vector<std::string> known = usage.flags;
+      known.insert(known.end(), usage.shared_flags.begin(),
+                   usage.shared_flags.end());
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag --", flag.name));
+          absl::StrCat("unknown flag --", flag.name,
+                       DidYouMean(flag.name, known, "--", "")));
     }
     if (!flag.has_value) {
       if (target->IsOfType<bool>()) {
@@ -260,8 +289,8 @@ absl::StatusOr<ParsedArguments> ParseArguments(
     }
     std::string error;
     if (!target->ParseFrom(flag.value, &error)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--", flag.name, "=", flag.value, ": ", error));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag.name, "=", flag.value, ": ", ExpectedValue(*target)));
     }
   }
   return parsed;

@@ -24,6 +24,7 @@ absl::StatusOr<CsvTable> CsvTable::Read(const std::string& path) {
 absl::StatusOr<CsvTable> CsvTable::Parse(absl::string_view contents,
                                          const std::string& path) {
   CsvTable table;
+  table.path_ = path;
   std::string stem = path.substr(path.find_last_of('/') + 1);
   table.stem_ = stem.substr(0, stem.find('.'));
   std::vector<absl::string_view> lines = absl::StrSplit(contents, '\n');
@@ -66,7 +67,7 @@ absl::StatusOr<std::size_t> CsvTable::Find(absl::string_view name) const {
     if (it != columns_.end()) return it - columns_.begin();
   }
   return absl::NotFoundError(
-      absl::StrCat(stem_, ": no column '", name, "' or 'target_", name, "'"));
+      absl::StrCat(path_, ": no column '", name, "' or 'target_", name, "'"));
 }
 
 absl::StatusOr<std::vector<std::size_t>> CsvTable::InputColumns(
@@ -74,7 +75,7 @@ absl::StatusOr<std::vector<std::size_t>> CsvTable::InputColumns(
   for (const std::string& name : dropped) {
     if (std::find(columns_.begin(), columns_.end(), name) == columns_.end()) {
       return absl::NotFoundError(
-          absl::StrCat(stem_, ": --drop names no column '", name, "'"));
+          absl::StrCat(path_, ": --drop names no column '", name, "'"));
     }
   }
   std::vector<std::size_t> inputs;

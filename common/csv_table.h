@@ -33,10 +33,13 @@ class CsvTable {
   // that are not columns are an error).
   absl::StatusOr<std::vector<std::size_t>> InputColumns(
       const std::vector<std::string>& dropped) const;
+  // The file's path as it was given, which errors name.
+  const std::string& path() const { return path_; }
   // The file's name without directory and extension ("sarcos_test").
   const std::string& stem() const { return stem_; }
 
  private:
+  std::string path_;
   std::string stem_;
   std::vector<std::string> columns_;
   std::vector<double> values_;  // row-major

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -15,6 +16,7 @@
 #include "client/cli/cli_commands.h"
 #include "client/tools/security_flags.h"
 #include "common/command_line.h"
+#include "common/nearest_name.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051",
           "server address host:port, or several servers of a cluster "
@@ -596,6 +598,29 @@ std::vector<std::string> WithBareJsonFlag(std::vector<std::string> args) {
 // it says none is there.
 constexpr absl::Duration kConnectWithin = absl::Seconds(1);
 
+// A model that was not found, with the one of the server's its name is
+// likely a typo of ("did you mean 'arm'?"), or how to see them.
+absl::Status WithModelsNamed(Client& client, const std::string& model,
+                             const absl::Status& status) {
+  if (!absl::IsNotFound(status) || model.empty() ||
+      !absl::StrContains(status.message(), absl::StrCat("'", model, "'"))) {
+    return status;
+  }
+  absl::StatusOr<std::vector<v1::Model>> models = client.ListModels();
+  if (!models.ok()) return status;
+  std::vector<std::string> names;
+  for (const v1::Model& listed : *models) names.push_back(listed.name());
+  std::string hint = DidYouMean(model, names);
+  if (hint.empty()) {
+    hint = names.empty()
+               ? " (the server has no models yet; `streamreg create` makes one)"
+               : absl::StrCat(" (`streamreg list` shows the ", names.size(),
+                              names.size() == 1 ? " model" : " models",
+                              " it has)");
+  }
+  return absl::Status(status.code(), absl::StrCat(status.message(), hint));
+}
+
 int Run(const std::vector<std::string>& arguments) {
   const std::vector<Subcommand> commands = Subcommands();
   const CommandUsage program = ProgramUsage(commands);
@@ -617,7 +642,13 @@ int Run(const std::vector<std::string>& arguments) {
     const std::string what = words[0] == "bench" && words.size() > 1
                                  ? "bench " + words[1]
                                  : words[0];
-    return ReportUsageError("streamreg", "unknown command '" + what + "'");
+    std::vector<std::string> names;
+    for (const Subcommand& c : commands) {
+      names.push_back(absl::StrJoin(c.words, " "));
+    }
+    return ReportUsageError(
+        "streamreg",
+        absl::StrCat("unknown command '", what, "'", DidYouMean(what, names)));
   }
   const std::vector<std::string> positional =
       ParseCommandLine(arguments, chosen->usage);
@@ -659,7 +690,8 @@ int Run(const std::vector<std::string>& arguments) {
   }
   if (const absl::Status status = chosen->run(client, cli_options, stdout);
       !status.ok()) {
-    return ReportFailure(chosen->usage.name, status);
+    return ReportFailure(chosen->usage.name,
+                         WithModelsNamed(client, cli_options.model, status));
   }
   return 0;
 }

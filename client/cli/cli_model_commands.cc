@@ -1,4 +1,5 @@
 // streamreg create / list / info / delete / metric / refit / health.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -8,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/cli_commands.h"
 #include "client/cli/csv_columns.h"
@@ -17,6 +19,7 @@
 #include "client/cli/tuning_flag.h"
 #include "client/tools/terminal.h"
 #include "common/command_line.h"
+#include "common/nearest_name.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -27,13 +30,14 @@ template <class Enum>
 absl::StatusOr<Enum> ParseChoice(const std::string& flag,
                                  const std::string& value,
                                  SpecNames<Enum> choices) {
-  std::string names;
+  std::vector<std::string> names;
   for (const auto& [name, choice] : choices) {
     if (value == name) return choice;
-    absl::StrAppend(&names, names.empty() ? "" : ", ", name);
+    names.emplace_back(name);
   }
-  return UsageError(absl::StrCat("--", flag, ": unknown value '", value,
-                                 "' (expected one of ", names, ")"));
+  return UsageError(absl::StrCat("--", flag, ": unknown value '", value, "'",
+                                 DidYouMean(value, names), " (expected one of ",
+                                 absl::StrJoin(names, ", "), ")"));
 }
 
 absl::Status ParseCapacity(const std::string& text, v1::Capacity* capacity) {
@@ -335,13 +339,9 @@ absl::Status MetricCommand(Client& client, const CliOptions& options,
                          : absl::StrCat("x", i));
   }
   if (report->kind() == v1::METRIC_MLKR) {
-    const std::uint32_t rank =
-        report->metrics().empty() ? 0 : report->metrics(0).rank();
     std::fprintf(out, "%s metric of %s (%s)\n",
                  SpecName<v1::Metric>(kMetricNames, report->kind()),
-                 name->c_str(),
-                 rank == 0 ? "no map before the first fit"
-                           : absl::StrCat("maps of rank ", rank).c_str());
+                 name->c_str(), MlkrMapsSummary(*report).c_str());
   } else if (report->kind() == v1::METRIC_GLML) {
     std::fprintf(out,
                  "%s metric of %s (per query and target, from a global "

@@ -51,7 +51,7 @@ void NoteUnmatched(const CsvTable& table,
 absl::Status InputCountError(const CsvTable& table, std::size_t columns,
                              const v1::ModelSpec& spec) {
   return absl::InvalidArgumentError(absl::StrCat(
-      table.stem(), ": ", columns, " input columns, the model has ",
+      table.path(), ": ", columns, " input columns, the model has ",
       spec.input_dim(), " inputs"));
 }
 
@@ -70,7 +70,7 @@ absl::StatusOr<CsvColumns> MatchByPosition(const CsvTable& table,
   const std::size_t m = spec.target_names_size();
   if (columns.targets.size() != m) {
     return absl::InvalidArgumentError(
-        absl::StrCat(table.stem(), ": ", columns.targets.size(),
+        absl::StrCat(table.path(), ": ", columns.targets.size(),
                      " target_* columns, the model has ", m, " targets"));
   }
   return columns;
@@ -110,7 +110,7 @@ absl::StatusOr<CsvColumns> MatchByName(const CsvTable& table,
                     absl::StrJoin(unexpected, ", "));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      table.stem(), ": its columns are not the model's inputs and targets (",
+      table.path(), ": its columns are not the model's inputs and targets (",
       problems,
       "); rename them, or --by_position takes the input and "
       "target_* columns in their order"));

@@ -292,4 +292,19 @@ std::string ModelSummary(const v1::Model& model, absl::Time now) {
   return text;
 }
 
+std::string MlkrMapsSummary(const v1::MetricReport& report) {
+  if (report.metrics().empty() || report.metrics(0).rank() == 0) {
+    return "no map before the first fit";
+  }
+  const v1::LearnedMetric& first = report.metrics(0);
+  double largest = 0.0;
+  for (double value : first.eigenvalues()) largest = std::max(largest, value);
+  std::uint32_t used = 0;
+  for (double value : first.eigenvalues()) used += value > 1e-9 * largest;
+  if (first.eigenvalues().empty() || used == first.rank()) {
+    return absl::StrCat("maps of rank ", first.rank());
+  }
+  return absl::StrCat("maps of rank ", used, " (", first.rank(), " rows)");
+}
+
 }  // namespace streamreg

@@ -17,6 +17,12 @@ namespace streamreg {
 // known yet are "-".
 std::string ModelSummary(const v1::Model& model, absl::Time now);
 
+// What `streamreg metric` says of an MLKR model's maps: their rank, as
+// their spectrum shows it when some rows' directions carry nothing (an
+// eigenvalue at most 1e-9 of the largest) — "maps of rank 19 (21 rows)" —
+// or that there is none before the first fit.
+std::string MlkrMapsSummary(const v1::MetricReport& report);
+
 }  // namespace streamreg
 
 #endif  // STREAMREG_CLIENT_CLI_MODEL_SUMMARY_H_

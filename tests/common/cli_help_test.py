@@ -105,9 +105,23 @@ class HelpTest(unittest.TestCase):
                                    "streamreg " + command,
                                    "unknown flag --no_such_flag")
         self.check_rejects([cli, "crate"], "streamreg",
-                           "unknown command 'crate'")
+                           "unknown command 'crate' (did you mean 'create'?)")
         self.check_rejects([cli, "bench", "lern"], "streamreg",
-                           "unknown command 'bench lern'")
+                           "unknown command 'bench lern' (did you mean "
+                           "'bench learn'?)")
+        self.check_rejects([cli, "fly"], "streamreg",
+                           "unknown command 'fly'")
+        # A value of the wrong type says what the flag takes.
+        self.check_rejects([cli, "bench", "learn", "--rate", "1k"],
+                           "streamreg bench learn",
+                           "--rate=1k: expected a number (its default is "
+                           "1000)")
+        self.check_rejects([cli, "create", "--name", "a", "--inputs", "2",
+                            "--targets", "1", "--metric", "egopp"],
+                           "streamreg create",
+                           "--metric: unknown value 'egopp' (did you mean "
+                           "'egop'?) (expected one of euclidean, gw, egop, "
+                           "mlkr, glml, auto)")
         # A flag of another command is not a flag of this one.
         self.check_rejects([cli, "list", "--rate", "5"], "streamreg list",
                            "unknown flag --rate")

@@ -2,12 +2,14 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/nearest_name.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -99,9 +101,20 @@ TEST_F(CommandLineTest, ErrorsAreOneLineNamingTheFlag) {
            // Defined in the program, but not a flag of this command.
            {{"--test_not_taken=1"}, "unknown flag --test_not_taken"},
            {{"--test_count"}, "--test_count needs a value"},
-           {{"--test_count=many"}, "--test_count=many: "},
-           {{"--test_delay", "soon"}, "--test_delay=soon: "},
+           {{"--test_count=many"},
+            "--test_count=many: expected a whole number (its default is 3)"},
+           {{"--test_delay", "soon"},
+            "--test_delay=soon: expected a duration such as 500ms, 2s or 1m "
+            "(its default is 1s)"},
+           {{"--test_verbose=maybe"},
+            "--test_verbose=maybe: expected true or false (its default is "
+            "false)"},
            {{"--notest_count"}, "unknown flag --notest_count"},
+           // A typo of a flag the command takes is named.
+           {{"--test_cuont=1"},
+            "unknown flag --test_cuont (did you mean --test_count?)"},
+           {{"--test_dela=1s"},
+            "unknown flag --test_dela (did you mean --test_delay?)"},
        }) {
     absl::StatusOr<ParsedArguments> parsed =
         ParseArguments(c.arguments, usage_);
@@ -193,6 +206,40 @@ TEST_F(CommandLineTest, AUsageErrorExitsTwoAndOtherFailuresOne) {
                           absl::InvalidArgumentError(usage.message())),
             1);
   EXPECT_EQ(ReportFailure("streamreg list", absl::UnavailableError("down")), 1);
+}
+
+// The "did you mean" the command lines' errors use (common/nearest_name.h),
+// against distances counted by hand.
+TEST(NearestNameTest, EditDistanceCountsEachEditOnceAndASwapOnce) {
+  EXPECT_EQ(EditDistance("", ""), 0u);
+  EXPECT_EQ(EditDistance("", "arm"), 3u);
+  EXPECT_EQ(EditDistance("arm", ""), 3u);
+  EXPECT_EQ(EditDistance("arm", "arm"), 0u);
+  EXPECT_EQ(EditDistance("arn", "arm"), 1u);         // a substitution
+  EXPECT_EQ(EditDistance("arms", "arm"), 1u);        // a deletion
+  EXPECT_EQ(EditDistance("lsit", "list"), 1u);       // a swap
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);  // the textbook pair
+  EXPECT_EQ(EditDistance("ca", "abc"), 3u);  // no edit of a swapped pair
+  EXPECT_EQ(EditDistance("egopp", "egop"), 1u);
+}
+
+TEST(NearestNameTest, OnlyANearEnoughNameIsSuggested) {
+  const std::vector<std::string> models = {"arm", "panda", "pendulum"};
+  EXPECT_EQ(NearestName("arn", models), "arm");
+  EXPECT_EQ(NearestName("pamda", models), "panda");
+  EXPECT_EQ(NearestName("pendlum", models), "pendulum");
+  EXPECT_EQ(NearestName("arm", models), std::nullopt);  // it exists
+  EXPECT_EQ(NearestName("robot", models), std::nullopt);
+  EXPECT_EQ(NearestName("x", models), std::nullopt);
+  EXPECT_EQ(NearestName("x", std::vector<std::string>{}), std::nullopt);
+  // Nearer wins over first; the first of equals.
+  EXPECT_EQ(NearestName("pand", std::vector<std::string>{"pendu", "panda"}),
+            "panda");
+  EXPECT_EQ(NearestName("ab", std::vector<std::string>{"ax", "xb"}), "ax");
+  EXPECT_EQ(DidYouMean("arn", models), " (did you mean 'arm'?)");
+  EXPECT_EQ(DidYouMean("modle", std::vector<std::string>{"model"}, "--", ""),
+            " (did you mean --model?)");
+  EXPECT_EQ(DidYouMean("robot", models), "");
 }
 
 }  // namespace

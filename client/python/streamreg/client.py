@@ -8,7 +8,8 @@ import numpy as np
 
 from streamreg import frames
 from streamreg.auth import BearerToken
-from streamreg.errors import Error, ServerUnreachable, one_line
+from streamreg.errors import (Error, NotFound, ServerUnreachable, one_line,
+                              with_models_named)
 from streamreg.hedged_read import HedgedRead
 from streamreg.results import (METRICS, REGRESSORS, IngestSummary, MetricInfo,
                                ModelInfo, Predictions)
@@ -168,6 +169,17 @@ class Client:
         raise ServerUnreachable(servers, self.connect_within,
                                 self._credentials is not None)
 
+    def _named(self, model: str, error: Error) -> Error:
+        """`error`, with the CLI's hint when it says `model` is not found."""
+        if (not isinstance(error, NotFound) or not model
+                or f"'{model}'" not in error.details):
+            return error
+        try:
+            names = [info.name for info in self.list()]
+        except Error:
+            return error
+        return with_models_named(error, model, names)
+
     def _call(self, model: str, call: Callable, retried: bool = True):
         """call(models stub, regression stub, timeout) on a server of
         `model`, retried as the class says (with `retried` false, only sent
@@ -184,9 +196,12 @@ class Client:
                 error = raised
             self._server_failed(model, address, error)
             raise error
-        return self.retry.run(
-            lambda left: attempt(max(0.001, min(self.timeout, left))),
-            retried)
+        try:
+            return self.retry.run(
+                lambda left: attempt(max(0.001, min(self.timeout, left))),
+                retried)
+        except NotFound as error:
+            raise self._named(model, error) from None
 
     def _read(self, model: str, start: Callable):
         """A read about `model` (HedgedRead: start(models stub, regression
@@ -198,8 +213,11 @@ class Client:
                           self.replica_attempt_timeout,
                           lambda address, error: self._server_failed(
                               model, address, error))
-        return self.retry.run(lambda left: read.run(
-            start, max(0.001, min(self.timeout, left))))
+        try:
+            return self.retry.run(lambda left: read.run(
+                start, max(0.001, min(self.timeout, left))))
+        except NotFound as error:
+            raise self._named(model, error) from None
 
     def _server_failed(self, model: str, address: str, error: Error) -> None:
         """Tells the router of a call about `model` that failed on

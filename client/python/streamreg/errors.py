@@ -56,7 +56,8 @@ class Error(Exception):
 
 class NotFound(Error):
     """NOT_FOUND: the model (or what else the call named) does not exist:
-    "NOT_FOUND: model 'arn' not found"."""
+    "NOT_FOUND: model 'arn' not found (did you mean 'arm'?)", the server's
+    model a typo most likely meant, as the CLI says it."""
 
 
 class InvalidArgument(Error):
@@ -81,6 +82,50 @@ class ServerUnreachable(Error):
             grpc.StatusCode.UNAVAILABLE,
             f"no streamreg server answers at {','.join(servers)} within "
             f"{within:g}s ({hint})")
+
+
+def edit_distance(a: str, b: str) -> int:
+    """The fewest insertions, deletions, substitutions and swaps of two
+    neighbouring characters that turn a into b (as the CLI counts them)."""
+    before_last, last = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(last[j] + 1, row[j - 1] + 1,
+                         last[j - 1] + (a[i - 1] != b[j - 1]))
+            if (i > 1 and j > 1 and a[i - 1] == b[j - 2]
+                    and a[i - 2] == b[j - 1]):
+                row[j] = min(row[j], before_last[j - 2] + 1)
+        before_last, last = last, row
+    return last[len(b)]
+
+
+def did_you_mean(name: str, candidates) -> str:
+    """' (did you mean 'x'?)' for the candidate nearest `name` when it is
+    near enough to be a typo (at most a third of the longer name apart, at
+    least 1; the first of equals), else '' — the CLI's rule."""
+    nearest, best = None, 0
+    for candidate in candidates:
+        distance = edit_distance(name, candidate)
+        if distance == 0:
+            return ""
+        if distance > max(1, max(len(name), len(candidate)) // 3):
+            continue
+        if nearest is None or distance < best:
+            nearest, best = candidate, distance
+    return "" if nearest is None else f" (did you mean '{nearest}'?)"
+
+
+def with_models_named(error: Error, model: str, names) -> Error:
+    """A NotFound of `model` with the CLI's hint: the server's model its
+    name is likely a typo of, or how to see them."""
+    hint = did_you_mean(model, names)
+    if not hint:
+        hint = (" (the server has no models yet; Client.create makes one)"
+                if not names else
+                f" (Client.list() shows the {len(names)} "
+                f"model{'' if len(names) == 1 else 's'} it has)")
+    return NotFound(error.code, error.details + hint, error.retry_after)
 
 
 def one_line(cls):

@@ -263,6 +263,9 @@ TEST_F(CliCommandsTest, ColumnsAreMatchedByNameAndAMismatchChangesNothing) {
       EXPECT_EQ(run.status.code(), absl::StatusCode::kInvalidArgument);
       EXPECT_THAT(run.status.message(), HasSubstr(c.error));
       EXPECT_THAT(run.status.message(), HasSubstr("--by_position"));
+      // The file named by the path it was given.
+      EXPECT_THAT(std::string(run.status.message()),
+                  StartsWith(renamed_csv + ": its columns are not"));
     }
     EXPECT_EQ(ModelSamples("arm"), 100u);
   }

@@ -153,5 +153,22 @@ TEST(ModelSummaryTest, AModelWithoutALogHasNoSnapshotAndAYoungOneNoChoices) {
   EXPECT_THAT(summary, Not(HasSubstr("nan")));
 }
 
+// `streamreg metric`'s line on MLKR's maps: the rank the spectrum shows,
+// not the rows the map was given, when directions carry nothing.
+TEST(ModelSummaryTest, MlkrMapsAreSaidAtTheRankTheirSpectrumShows) {
+  v1::MetricReport report;
+  EXPECT_EQ(MlkrMapsSummary(report), "no map before the first fit");
+  v1::LearnedMetric* map = report.add_metrics();
+  EXPECT_EQ(MlkrMapsSummary(report), "no map before the first fit");
+  map->set_rank(4);
+  for (double value : {3.0, 1.0, 0.5, 0.25}) map->add_eigenvalues(value);
+  EXPECT_EQ(MlkrMapsSummary(report), "maps of rank 4");
+  map->set_eigenvalues(2, 1e-12);  // below 1e-9 of the largest
+  map->set_eigenvalues(3, 0.0);
+  EXPECT_EQ(MlkrMapsSummary(report), "maps of rank 2 (4 rows)");
+  map->set_eigenvalues(2, 1e-8);  // above it: a direction used
+  EXPECT_EQ(MlkrMapsSummary(report), "maps of rank 3 (4 rows)");
+}
+
 }  // namespace
 }  // namespace streamreg

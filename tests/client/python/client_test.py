@@ -605,6 +605,13 @@ class ClientTest(unittest.TestCase):
         self.addCleanup(c.delete, "py-refusals")
         with self.assertRaises(streamreg.NotFound) as missing:
             c.info("py-refusal")
+        self.assertEqual("NOT_FOUND: model 'py-refusal' not found (did you "
+                         "mean 'py-refusals'?)", str(missing.exception))
+        with self.assertRaises(streamreg.NotFound) as far:
+            c.info("no-such-model-here")
+        self.assertRegex(str(far.exception), r"^NOT_FOUND: model "
+                         r"'no-such-model-here' not found \(Client.list\(\) "
+                         r"shows the \d+ models? it has\)$")
         bad = self.X[:2].copy()
         bad[1, 5] = np.nan
         with self.assertRaises(streamreg.InvalidArgument) as refused:

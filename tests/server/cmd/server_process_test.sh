@@ -65,6 +65,13 @@ sr create --name arm --csv "$sarcos" --metric egop --regressor kernel |
   grep -q "created arm: 21 inputs, 7 targets, metric egop, regressor kernel" || fail "create"
 sr ingest --model arm --csv "$sarcos" --limit 2000 --batch 300 >"$work/ingest.out"
 grep -q "ingested 2000 samples into arm" "$work/ingest.out" || fail "ingest"
+# A model name mistyped: the server's nearest one is named.
+said=$(sr info --model amr 2>&1) && fail "info of a missing model succeeded"
+[ "$said" = "streamreg info: NOT_FOUND: model 'amr' not found (did you mean 'arm'?)" ] ||
+  fail "a missing model: $said"
+said=$(sr info --model robot 2>&1) && fail "info of a missing model succeeded"
+[ "$said" = "streamreg info: NOT_FOUND: model 'robot' not found (\`streamreg list\` shows the 1 model it has)" ] ||
+  fail "a missing model, nothing near: $said"
 sr predict --model arm --csv "$sarcos" --limit 100 --out "$work/p.csv" \
   2>"$work/predict.err"
 [ "$(wc -l <"$work/p.csv")" -eq 101 ] || fail "predict rows"
