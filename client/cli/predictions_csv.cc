@@ -1,15 +1,22 @@
 #include "client/cli/predictions_csv.h"
 
+#include <array>
+#include <charconv>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 
 namespace streamreg {
 namespace {
 
-// A value as the CSV writes it: every digit a double needs to read back.
-std::string Number(double value) { return absl::StrFormat("%.17g", value); }
+// A value as the CSV writes it: the shortest text that reads back to the
+// same double (34.661152, not 34.661152000000001).
+std::string Number(double value) {
+  std::array<char, 32> text;
+  const std::to_chars_result written =
+      std::to_chars(text.data(), text.data() + text.size(), value);
+  return std::string(text.data(), written.ptr);
+}
 
 void AppendValues(std::span<const double> values, std::string* line) {
   for (double value : values) {
