@@ -222,7 +222,7 @@ nlohmann::json ReportRobot(std::FILE* out, const LearnPlan& plan, int r,
       {"late_ticks", run.late_ticks},
       {"max_lag_ms", absl::ToDoubleMilliseconds(run.max_lag)},
       {"fell_behind", fell_behind},
-      {"prequential_nmse", run.nmse},
+      {"answers_nmse", run.nmse},
       {"latency_us", LatencyJson(run.latencies)}};
   std::fprintf(
       out,
@@ -248,7 +248,7 @@ nlohmann::json ReportRobot(std::FILE* out, const LearnPlan& plan, int r,
                      static_cast<double>(
                          std::max<std::size_t>(1, run.latencies.size())));
   }
-  std::fprintf(out, "nMSE %.4f\n", run.nmse);
+  std::fprintf(out, "answers' nMSE %.4f\n", run.nmse);
   if (run.ahead.has_value()) {
     robot["ahead"] = AheadJson(run);
     std::fprintf(out, "robot %d: %s\n", r, AheadText(run).c_str());
@@ -418,10 +418,11 @@ void ReportModel(std::FILE* out, const LearnPlan& plan, const v1::Model& after,
   std::fprintf(out,
                "  (prequential: each sample predicted just before it was "
                "learned (of a store past 4096 samples, one in 2, 4, ... up "
-               "to max_scoring_stride), as the robots' nMSE above; at %.0f "
-               "Hz the ticks "
-               "before it are near copies, so it flatters. honest: also "
-               "without them, nearer the error on states not seen yet)\n",
+               "to max_scoring_stride), from the model up to date, where the "
+               "robots' answers' nMSE above scores what their answers "
+               "carried; at %.0f Hz the ticks before it are near copies, so "
+               "it flatters. honest: also without them, nearer the error on "
+               "states not seen yet)\n",
                plan.rate);
   if (plan.answered_directly) {
     std::fprintf(out,

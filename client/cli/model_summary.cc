@@ -231,7 +231,7 @@ std::string Footnote(const v1::ModelStats& stats) {
       "\n  prequential nMSE: each sample predicted just before it was "
       "learned (of a\n  store past 4096 samples, one in 2, 4, ... up to "
       "max_scoring_stride).\n",
-      honest, "  answers nMSE: the ", stats.answers_sent(),
+      honest, "  answers' nMSE: the ", stats.answers_sent(),
       " Learn answers this server sent, each against its own\n  sample as "
       "sent (from the model as it stood, however far learning lagged).\n",
       "  interval: half its width at the model's level; coverage: how often "

@@ -152,11 +152,13 @@ absl::Status StreamToServer(RobotStream& robot) {
     }
   }
   std::printf(
-      "each second: nMSE of the predictions the answers carried, each made "
-      "just before its sample was learned (prequential; at %.0f Hz the ticks "
-      "before it are near copies, so it is lower than on states not seen "
-      "yet: `streamreg info` has the honest one); late_ticks: samples sent "
-      "more than one period (%.2f ms) after their tick was due\n",
+      "each second: answers' nMSE, the error of the predictions the Learn "
+      "answers carried, each against its own sample, since the start (and "
+      "over the last second), as `streamreg info` counts it in its answers "
+      "column; at %.0f Hz the ticks before a sample are near copies of it, "
+      "so it is lower than on states not seen yet (info's honest column); "
+      "late_ticks: samples sent more than one period (%.2f ms) after their "
+      "tick was due\n",
       rate, 1e3 / rate);
   std::unique_ptr<LearnSession> session = client.StartLearn(model);
   NormalizedError error(kRobotTargets);
@@ -176,7 +178,8 @@ absl::Status StreamToServer(RobotStream& robot) {
     if (absl::Now() >= next_report || s + 1 == limit) {
       std::printf(
           "t=%6.1fs samples=%llu (durable: %llu, model learned: %llu) "
-          "nMSE=%.4f (last second %.4f) latency_us p50=%.0f p99=%.0f "
+          "answers' nMSE=%.4f (last second %.4f) latency_us p50=%.0f "
+          "p99=%.0f "
           "late_ticks=%llu%s\n",
           absl::ToDoubleSeconds(absl::Now() - ticker.start()),
           static_cast<unsigned long long>(s + 1),

@@ -104,7 +104,7 @@ TEST(ModelSummaryTest, ARowPerTargetWithItsChoicesAndDashesForTheUnknown) {
   EXPECT_THAT(summary, HasSubstr("  tau2    -            -       -        "
                                  "kernel     mlkr    h=0.25  no    -         "
                                  "-\n"));
-  EXPECT_THAT(summary, HasSubstr("answers nMSE: the 11000 Learn answers this "
+  EXPECT_THAT(summary, HasSubstr("answers' nMSE: the 11000 Learn answers this "
                                  "server sent"));
   // The honest predictions calibrate the intervals: no word of a lag.
   EXPECT_THAT(summary, Not(HasSubstr("calibrated on predictions")));

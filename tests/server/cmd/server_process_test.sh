@@ -184,10 +184,21 @@ fi
   >"$work/sim.out"
 tail -1 "$work/sim.out" | grep -q "done: samples=300 durable=300" ||
   fail "robot-sim to the server: $(tail -1 "$work/sim.out")"
-# It says what its figures mean.
-head -1 "$work/sim.out" | grep "(prequential; at 1000 Hz" >/dev/null &&
+# It says what its figures mean, and its error is the one info names the
+# same: the answers' nMSE, within 5% of what the server counted.
+head -1 "$work/sim.out" | grep "answers' nMSE, the error of the predictions the Learn answers carried" >/dev/null &&
+  head -1 "$work/sim.out" | grep "as \`streamreg info\` counts it in its answers column" >/dev/null &&
   head -1 "$work/sim.out" | grep "late_ticks: samples sent more than one period (1.00 ms)" >/dev/null ||
   fail "robot-sim's legend: $(head -1 "$work/sim.out")"
+sr info --model sim --json >"$work/sim_info.json"
+/usr/bin/python3 - "$work/sim.out" "$work/sim_info.json" <<'PY' || fail "robot-sim's answers' nMSE against info's"
+import json, re, sys
+said = re.findall(r"answers' nMSE=([0-9.eE+-]+)", open(sys.argv[1]).read())
+stats = json.load(open(sys.argv[2]))["stats"]
+counted = sum(stats["answer_nmse"]) / len(stats["answer_nmse"])
+assert said and int(stats["answers_sent"]) == 300, (said, stats["answers_sent"])
+assert abs(float(said[-1]) - counted) <= 0.05 * counted, (said[-1], counted)
+PY
 
 # --- streamreg bench: predict (unary, stream) beside Ping, learn, plots ---
 sr bench predict --model sim --concurrency 2 --duration 0.5 \
@@ -208,6 +219,27 @@ for legend in "(a late tick: a sample sent more than one period, 5.00 ms" \
 done
 grep -q "^intervals (90%): answers' coverage 0\.[0-9]* (targets " \
   "$work/learn.out" || fail "$(cat "$work/learn.out")"
+# On a model of its own, bench learn's robot, the server's count and info
+# give one answers' nMSE, within 5% of each other (room made under
+# --max-models: the Python example's model is not used again).
+sr delete --model py-robot >/dev/null || fail "delete py-robot"
+sr bench learn --model fresh-arm --create --robots 1 --rate 500 \
+  --duration 1 --json "$work/bench_fresh.json" >"$work/fresh.out"
+sr info --model fresh-arm --json >"$work/fresh_info.json"
+/usr/bin/python3 - "$work" <<'PY' || fail "bench learn's answers' nMSE: $(cat "$work/fresh.out")"
+import json, re, sys
+work = sys.argv[1]
+report = json.load(open(f"{work}/bench_fresh.json"))
+stats = json.load(open(f"{work}/fresh_info.json"))["stats"]
+robot = report["per_robot"][0]["answers_nmse"]
+line = re.search(r"answers' nMSE ([0-9.eE+-]+)\n", open(f"{work}/fresh.out").read())
+info = sum(stats["answer_nmse"]) / len(stats["answer_nmse"])
+server = report["model"]["answer_nmse_mean"]
+assert line and abs(float(line.group(1)) - robot) <= 1e-4 * max(robot, 1), (line, robot)
+for figure in (server, info):
+    assert abs(figure - robot) <= 0.05 * robot, (robot, server, info)
+PY
+sr delete --model fresh-arm >/dev/null || fail "delete fresh-arm"
 /usr/bin/python3 - "$work" <<'PY' || fail "bench reports"
 import json, sys
 work = sys.argv[1]
