@@ -87,27 +87,27 @@ namespace {
 class PredictionScores {
  public:
   explicit PredictionScores(std::size_t targets)
-      : error_(targets), truth_(targets), within_(targets, 0) {}
+      : error_(targets), within_(targets, 0) {}
 
-  void Add(const v1::Prediction& p, const CsvTable& table, std::size_t row,
-           const CsvColumns& columns) {
-    if (truth_.empty()) return;
-    for (std::size_t t = 0; t < truth_.size(); ++t) {
-      truth_[t] = table.value(row, columns.targets[t]);
-      within_[t] += p.lower(t) <= truth_[t] && truth_[t] <= p.upper(t);
+  // Prediction `p` of a row whose true targets are `truth` (none: the file
+  // has no targets, nothing is scored).
+  void Add(const v1::Prediction& p, const std::vector<double>& truth) {
+    if (truth.empty()) return;
+    for (std::size_t t = 0; t < truth.size(); ++t) {
+      within_[t] += p.lower(t) <= truth[t] && truth[t] <= p.upper(t);
     }
-    error_.Add(PredictedValues(p), truth_);
+    error_.Add(PredictedValues(p), truth);
     ++rows_;
   }
 
   // "; nMSE a x, b y; within the intervals a u, b v", or nothing.
   std::string Text(const v1::ModelSpec& spec) const {
     std::string scores;
-    for (std::size_t t = 0; t < truth_.size(); ++t) {
+    for (std::size_t t = 0; t < within_.size() && rows_ > 0; ++t) {
       absl::StrAppend(&scores, t == 0 ? "; nMSE " : ", ", spec.target_names(t),
                       " ", absl::StrFormat("%.4g", error_.Nmse(t)));
     }
-    for (std::size_t t = 0; t < truth_.size() && rows_ > 0; ++t) {
+    for (std::size_t t = 0; t < within_.size() && rows_ > 0; ++t) {
       absl::StrAppend(&scores, t == 0 ? "; within the intervals " : ", ",
                       spec.target_names(t), " ",
                       absl::StrFormat("%.4g", static_cast<double>(within_[t]) /
@@ -118,7 +118,6 @@ class PredictionScores {
 
  private:
   NormalizedError error_;
-  std::vector<double> truth_;
   std::vector<std::size_t> within_;
   std::size_t rows_ = 0;
 };
@@ -151,7 +150,7 @@ absl::Status WritePredictions(const CliOptions& options, std::FILE* out,
     truth.clear();
     AppendRow(table, row, columns.targets, &truth);
     std::fprintf(file, "%s\n", csv.Row(p, truth).c_str());
-    scores->Add(p, table, row, columns);
+    scores->Add(p, truth);
   }
   const bool written = std::fflush(file) == 0 && std::ferror(file) == 0;
   return written ? absl::OkStatus()

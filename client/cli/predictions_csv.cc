@@ -1,26 +1,16 @@
 #include "client/cli/predictions_csv.h"
 
-#include <array>
-#include <charconv>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/cli/csv_number.h"
 
 namespace streamreg {
 namespace {
 
-// A value as the CSV writes it: the shortest text that reads back to the
-// same double (34.661152, not 34.661152000000001).
-std::string Number(double value) {
-  std::array<char, 32> text;
-  const std::to_chars_result written =
-      std::to_chars(text.data(), text.data() + text.size(), value);
-  return std::string(text.data(), written.ptr);
-}
-
 void AppendValues(std::span<const double> values, std::string* line) {
   for (double value : values) {
-    absl::StrAppend(line, line->empty() ? "" : ",", Number(value));
+    absl::StrAppend(line, line->empty() ? "" : ",", CsvNumber(value));
   }
 }
 void AppendValues(const google::protobuf::RepeatedField<double>& values,

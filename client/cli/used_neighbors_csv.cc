@@ -4,7 +4,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "client/cli/csv_number.h"
 
 namespace streamreg {
 namespace {
@@ -41,12 +41,10 @@ absl::Status WriteUsedNeighborsCsv(
       const auto& neighbors = prediction.used(t).neighbors();
       for (int rank = 0; rank < neighbors.size(); ++rank) {
         const v1::UsedNeighbor& neighbor = neighbors[rank];
-        std::string line = absl::StrFormat("%zu,%s,%d,%u,%.17g,%.17g", row,
-                                           target, rank, neighbor.sample_id(),
-                                           neighbor.distance(), neighbor.y());
-        for (double v : neighbor.x()) {
-          absl::StrAppend(&line, ",", absl::StrFormat("%.17g", v));
-        }
+        std::string line = absl::StrCat(
+            row, ",", target, ",", rank, ",", neighbor.sample_id(), ",",
+            CsvNumber(neighbor.distance()), ",", CsvNumber(neighbor.y()));
+        for (double v : neighbor.x()) absl::StrAppend(&line, ",", CsvNumber(v));
         std::fprintf(file, "%s\n", line.c_str());
       }
     }
