@@ -55,6 +55,7 @@ void LearnStage::Enqueue(const ValidatedSamples& samples,
     queued_ += samples.size();
     last = queued_;
     batches_.push_back({first, last, acknowledged});
+    newest_acknowledged_ = std::max(newest_acknowledged_, acknowledged);
   }
   queue_->Post([this,
                 batch = Learning{.last = last,
@@ -318,7 +319,8 @@ absl::Duration LearnStage::LagAfter(std::uint64_t learned,
 
 LearnStage::Backlog LearnStage::backlog(absl::Time now) const {
   MutexLock lock(&mutex_);
-  Backlog backlog{.samples = queued_ - learned_};
+  Backlog backlog{.samples = queued_ - learned_,
+                  .newest_acknowledged = newest_acknowledged_};
   if (const Batch* oldest = BatchOf(learned_ + 1); oldest != nullptr) {
     backlog.oldest = std::max(now - oldest->acknowledged, absl::ZeroDuration());
   }

@@ -140,10 +140,13 @@ class LearnStage {
   // The last samples learned with the predictions made for them.
   const RecentPredictions& recent() const { return recent_; }
   // Samples acknowledged and not learned yet, and how long ago the oldest
-  // of them was acknowledged (zero when none waits).
+  // of them was acknowledged (zero when none waits); and when the newest
+  // sample queued was acknowledged (InfinitePast: none since the stage
+  // began or was reset), which says whether the model is being streamed.
   struct Backlog {
     std::uint64_t samples = 0;
     absl::Duration oldest = absl::ZeroDuration();
+    absl::Time newest_acknowledged = absl::InfinitePast();
   };
   Backlog backlog(absl::Time now) const ABSL_LOCKS_EXCLUDED(mutex_);
   // How long before `now` sample `learned` + 1 was acknowledged — the
@@ -238,6 +241,8 @@ class LearnStage {
   // Batches queued and not trimmed yet (trimmed at the next Enqueue once
   // learned, so LagAfter finds the batch a prediction missed).
   std::deque<Batch> batches_ ABSL_GUARDED_BY(mutex_);
+  absl::Time newest_acknowledged_ ABSL_GUARDED_BY(mutex_) =
+      absl::InfinitePast();
   // Take-over records queued, and applied to the model.
   std::uint64_t take_overs_queued_ ABSL_GUARDED_BY(mutex_) = 0;
   std::uint64_t take_overs_applied_ ABSL_GUARDED_BY(mutex_) = 0;

@@ -342,6 +342,7 @@ const std::vector<PerTargetFamily>& PerTargetFamilies() {
 
 ModelReading ReadModel(const HostedModel& model, absl::Time now) {
   ModelReading reading{.model = &model,
+                       .read_at = now,
                        .stats = model.stats_now(),
                        .answers = model.answer_errors(),
                        .ahead = model.ahead_errors(),

@@ -28,6 +28,7 @@ struct ModelReading {
   };
 
   const HostedModel* model = nullptr;
+  absl::Time read_at;  // the `now` it was read at
   ModelStats stats;
   AnswerErrors::Figures answers;  // the Learn answers sent
   AnswerErrors::Figures ahead;    // the predictions ahead sent and scored

@@ -211,9 +211,19 @@ absl::Status Server::ServeMetricsIfAsked() {
   if (options_.status_page) {
     status_page = MetricsHttpServer::StatusPage{
         .files = StatusPageFiles(),
-        .json = [this](const std::optional<std::string>& detail) {
-          return RenderStatus(detail);
-        }};
+        .json =
+            [this](const std::optional<std::string>& detail) {
+              return RenderStatus(detail);
+            },
+        // As the page's script asks first: every model's details while
+        // they are few, else none (it then asks for those in its address).
+        .first_report =
+            [this] {
+              return RenderStatus(registry_->size() <=
+                                          kStatusPageModelsDetailedUnasked
+                                      ? std::nullopt
+                                      : std::optional<std::string>(""));
+            }};
   }
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metrics_http =
       MetricsHttpServer::Start(

@@ -175,6 +175,12 @@ Json RecentJson(const RecentPredictions& recent, std::size_t num_targets) {
           {"upper", std::move(upper)}};
 }
 
+// Seconds from `then` to `now`; null for InfinitePast (never).
+Json SecondsSince(absl::Time then, absl::Time now) {
+  if (then == absl::InfinitePast()) return nullptr;
+  return std::max(0.0, absl::ToDoubleSeconds(now - then));
+}
+
 Json CapacityJson(const ModelConfig& config, const RegistryLimits& limits) {
   Json out = {
       {"policy", std::string(CapacityPolicyName(config.capacity.policy))}};
@@ -218,6 +224,8 @@ Json ModelJson(const ModelReading& reading, const RegistryLimits& limits,
       {"samples_stored", stats.samples_stored},
       {"capacity", CapacityJson(config, limits)},
       {"memory_bytes", stats.memory_bytes},
+      {"last_sample_seconds",
+       SecondsSince(reading.backlog.newest_acknowledged, reading.read_at)},
       {"learn_lag",
        {{"samples", reading.backlog.samples},
         {"seconds", absl::ToDoubleSeconds(reading.backlog.oldest)},

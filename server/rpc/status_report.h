@@ -1,6 +1,7 @@
 #ifndef STREAMREG_SERVER_RPC_STATUS_REPORT_H_
 #define STREAMREG_SERVER_RPC_STATUS_REPORT_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,10 @@ namespace streamreg {
 // here (its log's last entry applied, whether it is catching up or fell
 // behind) and the cluster's failure counters. docs/api.md, "The status
 // page", lists the fields.
+// The models the status page details without being asked: all of them
+// while there are at most this many (status.js's AUTO_SHOWN_MODELS).
+inline constexpr std::size_t kStatusPageModelsDetailedUnasked = 6;
+
 std::string StatusReportJson(
     const ModelRegistry& registry, const RpcMetrics& rpc,
     const std::optional<absl::flat_hash_set<std::string>>& detailed,

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -40,11 +42,44 @@ absl::Status SplitHostPort(const std::string& listen, std::string* host,
   return absl::OkStatus();
 }
 
+// Where the page's HTML takes its first data (StatusPage::first_report).
+constexpr std::string_view kFirstReportSlot =
+    R"(<script id="first-report" type="application/json">)";
+
+// `html` with `report` (JSON) inside its first-report element. Every "<"
+// of the JSON (only ever inside a string) is written \u003c, so that no
+// "</script>" or "<!--" in a model's name or error can end the element.
+std::string WithFirstReport(std::string_view html, std::string_view report) {
+  const std::size_t slot = html.find(kFirstReportSlot);
+  if (slot == std::string_view::npos) return std::string(html);
+  const std::size_t at = slot + kFirstReportSlot.size();
+  std::string page(html.substr(0, at));
+  page.reserve(html.size() + report.size() + 64);
+  for (char c : report) {
+    if (c == '<') {
+      page += "\\u003c";
+    } else {
+      page += c;
+    }
+  }
+  page += html.substr(at);
+  return page;
+}
+
 // The page's files and its data. Neither may be cached: the files change
 // with the binary, the data every second.
 void ServeStatusPage(MetricsHttpServer::StatusPage page,
                      httplib::Server& http) {
   for (const EmbeddedFile& file : page.files) {
+    if (file.path == "/" && page.first_report) {
+      http.Get("/", [file, report = page.first_report](const httplib::Request&,
+                                                       httplib::Response& res) {
+        res.set_header("Cache-Control", "no-store");
+        res.set_content(WithFirstReport(file.body, report()),
+                        std::string(file.content_type));
+      });
+      continue;
+    }
     http.Get(std::string(file.path),
              [file](const httplib::Request&, httplib::Response& res) {
                res.set_header("Cache-Control", "no-store");

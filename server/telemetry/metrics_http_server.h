@@ -24,10 +24,14 @@ class MetricsHttpServer {
 
   // The live page at / (docs/api.md, "The status page"): its files ("/"
   // among them), and the JSON of GET /api/status[?detail=a,b], given the
-  // comma-separated models to detail (nullopt: all).
+  // comma-separated models to detail (nullopt: all). The page at / comes
+  // with its first data: `first_report`'s JSON inside its element
+  // <script id="first-report" type="application/json">, so that it shows
+  // the models before its script has asked for anything.
   struct StatusPage {
     std::span<const EmbeddedFile> files;
     std::function<std::string(const std::optional<std::string>& detail)> json;
+    std::function<std::string()> first_report;
   };
 
   // Listens on "host:port" ("[::]:9464" for IPv6; port 0: any free port).

@@ -1,13 +1,19 @@
-// The status page: reads /api/status every second and draws the models'
-// facts, learning curves, intervals and learned metrics (plain DOM and SVG; every
-// name from the server is set as text, never parsed as HTML).
+// The status page: draws the models' facts, per-target errors and
+// intervals, learning curves and learned metrics from the report the page
+// came with, then from /api/status every second (plain DOM and SVG; every
+// name from the server is set as text, never parsed as HTML). The models
+// being streamed come first; every figure is labelled, explained on hover
+// and in the legend, and written in one notation.
 'use strict';
 
 const POLL_MILLISECONDS = 1000;
 const LATENCY_WINDOW_SECONDS = 60;
 // Details (curves, metric) are shown for every model up to this many;
-// past it, for those clicked in the table.
+// past it, for those clicked in the table (the server's first report
+// follows the same rule: kStatusPageModelsDetailedUnasked).
 const AUTO_SHOWN_MODELS = 6;
+// A model whose newest sample arrived at most this long ago is streaming.
+const STREAMING_SECONDS = 5;
 const COLORS = ['#2f6fdf', '#e07b24', '#2e9e5b', '#c2417a', '#7a5cc7',
                 '#8c6d31', '#1b9aaa', '#d64541'];
 const SVG = 'http://www.w3.org/2000/svg';
@@ -45,12 +51,91 @@ function formatCount(value) {
                                                : value.toLocaleString('en-US');
 }
 
-function formatNumber(value, digits = 3) {
+// Every number in one notation: plain decimals, three significant digits,
+// thousands grouped (0.000123, 0.0452, 1.23, 12,300); never an exponent.
+const SMALLEST_SHOWN = 1e-6;
+const NUMBER_FORMAT = new Intl.NumberFormat('en-US',
+                                            {maximumSignificantDigits: 3});
+
+function formatNumber(value) {
   if (value === null || value === undefined) return '—';
-  if (value !== 0 && (Math.abs(value) < 1e-3 || Math.abs(value) >= 1e5)) {
-    return value.toExponential(digits - 1);
+  if (value !== 0 && Math.abs(value) < SMALLEST_SHOWN) {
+    return `${value < 0 ? '−' : ''}< ${NUMBER_FORMAT.format(SMALLEST_SHOWN)}`;
   }
-  return value.toPrecision(digits);
+  return NUMBER_FORMAT.format(value);
+}
+
+// ---- what each figure is: its label and its explanation (on hover, and
+// in the legend under the models) ----
+
+const FIGURES = {
+  model: ['model', 'The model\'s name. The models being streamed (a sample ' +
+          `in the last ${STREAMING_SECONDS} s) come first; click one to ` +
+          'show or hide its details.'],
+  arriving: ['samples arriving', 'How long ago the newest sample arrived ' +
+             '(over Learn or Ingest), and how many arrived per second ' +
+             'between the last two readings of this page.'],
+  metric: ['metric', 'The metric the model learns: mlkr, gw (gradient ' +
+           'weights), egop, glml, or auto (the candidates compared).'],
+  samples: ['samples learned', 'Samples learned since the model was ' +
+            'created.'],
+  capacity: ['stored / capacity', 'Samples kept in the index, of the most ' +
+             'its capacity policy keeps (unbounded: no limit).'],
+  answers: ['answers\' nMSE', 'The Learn answers as the clients received ' +
+            'them, each scored against its own sample: made from the model ' +
+            'as it stood, learn lag included. nMSE is the mean squared ' +
+            'error over the target\'s variance: 0 is exact, 1 is no better ' +
+            'than answering the mean. All the answers since this server ' +
+            'hosted the model, and the recent ones.'],
+  prequential: ['prequential nMSE', 'Each sample predicted by the model ' +
+                'just before it learned it, with nothing left out.'],
+  honest: ['honest nMSE', 'Each sample predicted without the samples just ' +
+           'before it (Tuning.honest_lag): the error on new states like ' +
+           'those streamed so far. It chooses k or the bandwidth and ' +
+           'calibrates the intervals; it does not foresee a part of the ' +
+           'task the model has not seen.'],
+  interval: ['interval', 'The queries\' interval at the model\'s level: ' +
+             'its half width now, and the fraction of the samples scored ' +
+             'that fell within it.'],
+  answerInterval: ['answers\' interval', 'The same for the intervals of the ' +
+                   'Learn answers sent (calibrated on their own errors).'],
+  ahead: ['predictions ahead', 'Predictions sent ahead of their ticks, ' +
+          'scored against their ticks\' samples: nMSE, and the fraction ' +
+          'within their interval.'],
+  candidates: ['candidates\' weights', 'A model that combines its ' +
+               'candidates: each one\'s weight in queries, and in the Learn ' +
+               'answers.'],
+  regressor: ['regressor', 'What the target is predicted with now.'],
+  lag: ['learn lag', 'Samples acknowledged and not learned yet, and how ' +
+        'long the oldest of them has waited.'],
+  pauses: ['learning paused for background work', 'How often learning ' +
+           'waited at a take-over point for background work the stream ' +
+           'outran (an MLKR fit, a metric refresh, an index rebuild), how ' +
+           'long in all, and the longest wait. Samples queue meanwhile; ' +
+           'answers go on from the model as it stood.'],
+  snapshot: ['snapshot age', 'Time since the model\'s last snapshot, and ' +
+             'the samples learned since (a restart replays those from the ' +
+             'write-ahead log).'],
+  memory: ['memory', 'The model\'s index, samples and learned state.'],
+  answersSent: ['Learn answers sent', 'The predictions this server sent in ' +
+                'answer to Learn messages for the model, each scored ' +
+                'against its own sample (the answers\' nMSE).'],
+};
+
+// A header cell or term with its figure's label, explained on hover.
+function labelled(tag, figure, attributes = {}, label = null) {
+  const [name, explanation] = FIGURES[figure];
+  return element(tag, {...attributes, title: explanation,
+                       'data-figure': figure}, label ?? name);
+}
+
+function renderGlossary() {
+  const list = document.getElementById('glossary-terms');
+  if (list.childElementCount > 0) return;
+  for (const figure of Object.keys(FIGURES)) {
+    list.append(labelled('dt', figure),
+                element('dd', {}, FIGURES[figure][1]));
+  }
 }
 
 function formatSeconds(seconds) {
@@ -156,68 +241,115 @@ function capacityText(model) {
 function lagText(model) {
   const lag = model.learn_lag;
   if (lag.samples === 0) return 'caught up';
-  const text = `${formatCount(lag.samples)} · ${formatSeconds(lag.seconds)}`;
+  const text = `${formatCount(lag.samples)} samples · ` +
+      `${formatSeconds(lag.seconds)}`;
   const stopped = lag.waits.current_seconds;
   if (stopped === 0) return text;
-  return `${text} · stopped ${formatSeconds(stopped)} for background work`;
+  return `${text} · paused ${formatSeconds(stopped)} for background work`;
 }
 
-// Learning's stops for background work at its take-over points (an MLKR
-// fit, a metric refresh or an index rebuild the stream outran).
-function stopsText(model) {
+// Learning's waits for background work at its take-over points.
+function pausesText(model) {
   const waits = model.learn_lag.waits;
-  if (waits.count === 0) return 'none';
-  return `${formatCount(waits.count)} · ${formatSeconds(waits.seconds)} ` +
-      `in all · longest ${formatSeconds(waits.longest_seconds)}`;
+  if (waits.count === 0) return 'never';
+  return `${formatCount(waits.count)} ${waits.count === 1 ? 'time' : 'times'}` +
+      `, ${formatSeconds(waits.seconds)} in all, the longest ` +
+      `${formatSeconds(waits.longest_seconds)}`;
 }
 
-// The Learn answers' nMSE as sent (each against its own sample, from the
-// model as it stood, lag included), the mean over targets: every answer
-// since this server hosted the model, and the recent ones.
 function meanOf(values) {
   const known = values.filter((v) => v !== null && v !== undefined);
   if (known.length === 0) return null;
   return known.reduce((a, b) => a + b, 0) / known.length;
 }
 
-// The predictions ahead of their ticks, scored against their ticks'
-// samples: nMSE and interval coverage per target.
-function aheadText(model) {
-  const ahead = model.ahead;
-  if (ahead.scored === 0) return 'none scored';
-  return model.targets.map((_, t) =>
-    `${formatNumber(ahead.nmse[t])}, ${percent(ahead.coverage[t])}`)
-      .join(' · ');
+// Samples learned at the previous reading, to tell how fast they arrive.
+let previousReading = null;  // {time, samples: Map(name -> samples_seen)}
+let arrivalRates = new Map();  // name -> samples per second
+
+function noteArrivals(models) {
+  const now = Date.now() / 1000;
+  const samples = new Map(models.map((m) => [m.name, m.samples_seen]));
+  if (previousReading !== null && now - previousReading.time >= 0.5) {
+    arrivalRates = new Map();
+    for (const [name, seen] of samples) {
+      const before = previousReading.samples.get(name);
+      if (before !== undefined && seen >= before) {
+        arrivalRates.set(name, (seen - before) / (now - previousReading.time));
+      }
+    }
+  }
+  if (previousReading === null || now - previousReading.time >= 0.5) {
+    previousReading = {time: now, samples};
+  }
+}
+
+function streaming(model) {
+  return model.last_sample_seconds !== null &&
+         model.last_sample_seconds <= STREAMING_SECONDS;
+}
+
+function arrivingText(model) {
+  if (model.last_sample_seconds === null) return 'none since the server started';
+  const rate = arrivalRates.get(model.name);
+  const ago = `${formatSeconds(model.last_sample_seconds)} ago`;
+  if (!streaming(model) || rate === undefined) return `last ${ago}`;
+  return `${formatNumber(rate)} a second · last ${ago}`;
+}
+
+// The models being streamed first, then the others, each by name.
+function inShowingOrder(models) {
+  return [...models].sort((a, b) =>
+    (streaming(b) - streaming(a)) || (a.name < b.name ? -1 : +(a.name > b.name)));
+}
+
+// "mean of 7 targets" for a figure kept per target.
+function meanText(values, targets) {
+  const mean = formatNumber(meanOf(values));
+  return targets.length === 1 ? mean : `${mean} (mean of ${targets.length})`;
 }
 
 function answersText(model) {
-  const answers = model.answers;
-  if (answers.sent === 0) return 'no answers yet';
-  return `${formatNumber(meanOf(answers.nmse))} · recent ` +
-      `${formatNumber(meanOf(answers.recent_nmse))}`;
+  if (model.answers.sent === 0) return 'no answers yet';
+  return meanText(model.answers.nmse, model.targets);
 }
 
 function detailsShown(name) {
   return modelCount <= AUTO_SHOWN_MODELS || shown.has(name);
 }
 
+const OVERVIEW_COLUMNS = [
+  ['model', {}, (m) => m.name],
+  ['arriving', {}, arrivingText],
+  ['metric', {}, (m) => m.metric],
+  ['samples', {class: 'num'}, (m) => formatCount(m.samples_seen)],
+  ['capacity', {class: 'num'}, capacityText],
+  ['answers', {class: 'num'}, answersText],
+  ['honest', {class: 'num'}, (m) => meanText(m.honest_nmse, m.targets)],
+  ['lag', {class: 'num'}, lagText],
+  ['snapshot', {class: 'num'},
+   (m) => m.snapshot ? formatSeconds(m.snapshot.age_seconds) : '—'],
+];
+
 function renderOverview(models) {
+  const head = document.querySelector('#overview thead');
+  if (head.childElementCount === 0) {
+    const row = element('tr');
+    for (const [figure, attributes] of OVERVIEW_COLUMNS) {
+      row.append(labelled('th', figure, attributes));
+    }
+    head.append(row);
+  }
   const body = document.querySelector('#overview tbody');
   body.replaceChildren();
   for (const model of models) {
     const row = element('tr', {'data-model': model.name});
     if (detailsShown(model.name)) row.classList.add('shown');
-    const nmse = model.prequential_nmse.map((v) => formatNumber(v)).join(' · ');
-    row.append(
-        element('td', {}, model.name), element('td', {}, model.metric),
-        element('td', {class: 'num'}, formatCount(model.samples_seen)),
-        element('td', {class: 'num'}, capacityText(model)),
-        element('td', {class: 'num'}, nmse),
-        element('td', {class: 'num'}, answersText(model)),
-        element('td', {class: 'num'}, lagText(model)),
-        element('td', {class: 'num'},
-                model.snapshot ? formatSeconds(model.snapshot.age_seconds) :
-                                 '—'));
+    if (streaming(model)) row.classList.add('streaming');
+    for (const [figure, attributes, text] of OVERVIEW_COLUMNS) {
+      row.append(element('td', {...attributes, 'data-figure': figure},
+                         text(model)));
+    }
     row.addEventListener('click', () => {
       if (shown.has(model.name)) {
         shown.delete(model.name);
@@ -232,7 +364,7 @@ function renderOverview(models) {
   }
   if (models.length === 0) {
     const row = element('tr');
-    row.append(element('td', {colspan: 8, class: 'empty'},
+    row.append(element('td', {colspan: OVERVIEW_COLUMNS.length, class: 'empty'},
                         'no models yet: create one with the API or the CLI'));
     body.append(row);
   }
@@ -309,13 +441,6 @@ function renderCluster(cluster) {
 
 // ---- learning curves ----
 
-// A power of ten as a reader writes it: 0.001, 1, 1000; 1e-5, 1e+6.
-function formatPowerOfTen(value) {
-  const exponent = Math.round(Math.log10(value));
-  return exponent >= -3 && exponent <= 5 ? String(10 ** exponent) :
-                                            value.toExponential(0);
-}
-
 function logTicks(low, high) {
   const ticks = [];
   for (let e = Math.floor(Math.log10(low)); e <= Math.ceil(Math.log10(high));
@@ -354,7 +479,7 @@ function curveChart(model) {
                                    y1: y(tick), y2: y(tick)}),
                svgElement('text', {x: left - 6, y: y(tick) + 4,
                                    'text-anchor': 'end'},
-                          formatPowerOfTen(tick)));
+                          formatNumber(10 ** Math.round(Math.log10(tick)))));
   }
   svg.append(svgElement('text', {x: 8, y: 14}, 'nMSE (log)'));
   model.targets.forEach((target, t) => {
@@ -556,7 +681,7 @@ function intervalText(model, t, answers = false) {
   const half = answers ? interval.answer_half_width[t] : interval.half_width[t];
   const covered = answers ? interval.answer_coverage[t] : interval.coverage[t];
   return `${half === null ? '∞' : '±' + formatNumber(half)} · ` +
-         `${percent(covered)} covered`;
+         `${percent(covered)} within`;
 }
 
 function curveLegend(model, note = 'solid: prequential · dashed: honest') {
@@ -635,57 +760,100 @@ function metricFigures(model, metric) {
 
 // ---- a model's card ----
 
-function fact(label, value) {
+function fact(figure, value, label = null) {
   const item = element('div');
-  item.append(element('dt', {}, label), element('dd', {}, value));
+  item.append(labelled('dt', figure, {}, label),
+              element('dd', {'data-figure': figure}, value));
   return item;
 }
 
-// Each target's candidates and their weights in queries (or, with
-// `answers`, in Learn answers): "tau1: knn+base 61%, ...".
-function candidatesText(model, answers = false) {
+// Target t's candidates and their weights in queries (or, with `answers`,
+// in Learn answers): "knn+base 61 %, ...".
+function candidatesText(model, t, answers = false) {
   const {names} = model.candidates;
   const weights = answers ? model.candidates.answer_weights :
                             model.candidates.weights;
-  return model.targets.map((target, t) => `${target}: ` +
-      names.map((name, c) => `${name} ${percent(weights[t][c])}`).join(', '))
-      .join(' · ');
+  return names.map((name, c) => `${name} ${percent(weights[t][c])}`)
+      .join(', ');
+}
+
+// The per-target figures as a table, a row per target: each number sits
+// in its target's row and its figure's column.
+function targetColumns(model) {
+  const level = percent(model.interval.level);
+  const answered = model.answers.sent > 0;
+  const columns = [
+    ['regressor', null, (t) => model.regressors[t] ?? '—'],
+    ['answers', null, (t) => answered ?
+        `${formatNumber(model.answers.nmse[t])} · recent ` +
+            formatNumber(model.answers.recent_nmse[t]) :
+        'no answers yet'],
+    ['prequential', null, (t) => formatNumber(model.prequential_nmse[t])],
+    ['honest', null, (t) => formatNumber(model.honest_nmse[t])],
+    ['interval', `${level} interval`, (t) => intervalText(model, t)],
+    ['answerInterval', `${level} answers' interval`,
+     (t) => intervalText(model, t, true)],
+  ];
+  if (model.ahead.scored > 0) {
+    columns.push(['ahead', `predictions ahead (${
+                     formatCount(model.ahead.scored)})`,
+                  (t) => `${formatNumber(model.ahead.nmse[t])} · ` +
+                      `${percent(model.ahead.coverage[t])} within`]);
+  }
+  if (model.candidates !== undefined) {
+    columns.push(['candidates', 'candidates\' weights: queries',
+                  (t) => candidatesText(model, t)],
+                 ['candidates', 'candidates\' weights: answers',
+                  (t) => candidatesText(model, t, true)]);
+  }
+  return columns;
+}
+
+function targetTable(model) {
+  const table = element('table', {class: 'targets',
+                                  'data-model': model.name});
+  const columns = targetColumns(model);
+  const head = element('tr');
+  head.append(element('th', {}, 'target'));
+  for (const [figure, label] of columns) {
+    head.append(labelled('th', figure, {class: 'num'}, label));
+  }
+  table.append(element('thead'), element('tbody'));
+  table.tHead.append(head);
+  model.targets.forEach((target, t) => {
+    const row = element('tr', {'data-target': target});
+    row.append(element('th', {scope: 'row'}, target));
+    for (const [figure, , text] of columns) {
+      row.append(element('td', {class: 'num', 'data-figure': figure,
+                                'data-target': target}, text(t)));
+    }
+    table.tBodies[0].append(row);
+  });
+  return table;
 }
 
 function modelCard(model) {
   const card = element('section', {class: 'model', 'data-model': model.name});
-  card.append(element('h2', {}, model.name));
+  const heading = element('h2', {}, model.name);
+  if (streaming(model)) {
+    heading.append(element('span', {class: 'badge'}, 'streaming'));
+  }
+  card.append(heading);
   const facts = element('dl', {class: 'facts'});
   facts.append(
       fact('metric', model.metric),
-      fact('regressor', model.regressors.join(' · ')),
-      fact('samples learned', formatCount(model.samples_seen)),
-      fact('stored / capacity', capacityText(model)),
-      fact('learn lag', lagText(model)),
-      fact('learning stopped for background work', stopsText(model)),
-      fact('snapshot age', model.snapshot ?
+      fact('arriving', arrivingText(model)),
+      fact('samples', formatCount(model.samples_seen)),
+      fact('capacity', capacityText(model)),
+      fact('lag', lagText(model)),
+      fact('pauses', pausesText(model)),
+      fact('snapshot', model.snapshot ?
            `${formatSeconds(model.snapshot.age_seconds)} (` +
            `${formatCount(model.snapshot.samples_since)} samples since)` :
            'no snapshots (cluster mode)'),
       fact('memory', formatBytes(model.memory_bytes)),
-      fact('honest nMSE', model.honest_nmse.map((v) => formatNumber(v)).join(' · ')),
-      fact(`Learn answers' nMSE as sent (${formatCount(model.answers.sent)})`,
-           model.answers.nmse.map((v) => formatNumber(v)).join(' · ')),
-      fact(`predictions ahead: nMSE, coverage (${
-               formatCount(model.ahead.scored)} scored)`,
-           aheadText(model)),
-      fact(`${percent(model.interval.level)} interval`,
-           model.targets.map((_, t) => intervalText(model, t)).join(' · ')),
-      fact(`${percent(model.interval.level)} answers' interval`,
-           model.targets.map((_, t) => intervalText(model, t, true))
-               .join(' · ')));
-  if (model.candidates !== undefined) {
-    facts.append(fact('candidates combined: weights in queries',
-                      candidatesText(model)),
-                 fact('candidates combined: weights in Learn answers',
-                      candidatesText(model, true)));
-  }
-  card.append(facts);
+      fact('answersSent', formatCount(model.answers.sent)));
+  card.append(facts, element('h3', {}, 'Per target'), targetTable(model));
   if (model.curve === undefined) return card;
   const charts = element('div', {class: 'charts'});
   const curves = element('div');
@@ -738,6 +906,8 @@ async function readStatus() {
 }
 
 function render(report) {
+  noteArrivals(report.models);
+  const models = inShowingOrder(report.models);
   const server = report.server;
   const failed = server.failed_models.length;
   document.getElementById('server').textContent =
@@ -752,10 +922,10 @@ function render(report) {
         .map((m) => `${m.name} refuses writes: ${m.failed}`),
   ];
   showProblem(problems.length ? problems.join(' · ') : null);
-  renderOverview(report.models);
+  renderOverview(models);
   renderCluster(report.cluster);
   renderLatency(report.latency);
-  renderModels(report.models);
+  renderModels(models);
 }
 
 let polling = false;  // a reading is under way
@@ -782,4 +952,33 @@ async function poll() {
   }
 }
 
-poll();
+// The report the page came with (the server writes it into the page), so
+// that the first view needs no second request; null if it has none.
+function firstReport() {
+  const text = document.getElementById('first-report')?.textContent.trim();
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function start() {
+  renderGlossary();
+  const report = firstReport();
+  if (report === null) {
+    poll();
+    return;
+  }
+  modelCount = report.models.length;
+  render(report);
+  // Past AUTO_SHOWN_MODELS the report details none: ask for those chosen.
+  if (modelCount > AUTO_SHOWN_MODELS && shown.size > 0) {
+    poll();
+  } else {
+    pending = setTimeout(poll, POLL_MILLISECONDS);
+  }
+}
+
+start();

@@ -2,13 +2,15 @@
 """The status page in a real browser: a server with two models (SARCOS on
 EGOP, seven targets; energy on gradient weights, two), headless Chromium
 loads http://<metrics>/ and runs its script, and the DOM it rendered must
-hold both models, one prequential and one honest curve per target, the
+hold both models, each target's figures in its row of the model's table,
+every figure explained, one prequential and one honest curve per target, the
 intervals' coverage over time and recent band per target, and the
 learned weights, spectrum and directions equal to /api/status, and the
 latency of a Learn stream per message while it runs; and, for a server in
 cluster mode over one NATS node, the cluster section with its replica as
-/api/status has it. Saves a screenshot (the one in docs/images/ is such a
-screenshot).
+/api/status has it; and a plain headless load (no virtual time) while a
+simulated arm streams shows that model first, its figures labelled. Saves
+a screenshot of each (the one in docs/images/ is such a screenshot).
 
 usage: status_page_browser_test.py SERVER CLI REPO SCREENSHOT
 """
@@ -27,7 +29,10 @@ SERVER, CLI, REPO, SCREENSHOT = sys.argv[1:5]
 sys.path.insert(0, os.path.join(REPO, "tests/support"))
 from running_server import RunningServer  # noqa: E402
 from one_node_nats import OneNodeNats  # noqa: E402
+ROBOT_SIM = os.path.join(os.path.dirname(CLI), "streamreg-robot-sim")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# A number written with an exponent (the page writes plain decimals).
+PLAIN_NOTATION_BROKEN = r"\d[eE][+-]?\d"
 # As root in a container: no sandbox; no network but loopback.
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -180,17 +185,127 @@ class StatusPageBrowserTest(unittest.TestCase):
         for name, model in self.models.items():
             card = self.card(name)
             heading = next(card.find_all("h2"))
-            self.assertEqual(name, heading.all_text())
+            self.assertEqual(name, heading.text)
             self.assertIn(f"{model['samples_seen']:,}", card.all_text())
-            # Learning's stops at take-overs: none, or how many.
+            # Learning's pauses at take-overs: never, or how many.
             waits = model["learn_lag"]["waits"]
             self.assertEqual(0, waits["current_seconds"])  # caught up
-            stops = ("none" if waits["count"] == 0
-                     else f"{waits['count']:,} · ")
-            self.assertIn(f"learning stopped for background work{stops}",
+            count = waits["count"]
+            pauses = ("never" if count == 0 else
+                      f"{count:,} {'time' if count == 1 else 'times'}, ")
+            self.assertIn(f"learning paused for background work{pauses}",
                           card.all_text())
         problem = next(self.dom.find_all("p", id="problem"))
         self.assertIn("hidden", problem.attributes)
+
+    def test_per_target_figures_sit_in_their_targets_rows(self):
+        # Each model's table has a row per target; each figure's cell is
+        # labelled with its target and column, in one notation (plain
+        # decimals), and shows the value /api/status has.
+        for name, model in self.models.items():
+            (table,) = self.card(name).find_all("table", "targets")
+            rows = [row for row in table.find_all("tr")
+                    if "data-target" in row.attributes]
+            self.assertEqual(model["targets"],
+                             [row.attributes["data-target"] for row in rows])
+            for t, row in enumerate(rows):
+                self.assertEqual(model["targets"][t],
+                                 next(row.find_all("th")).all_text())
+                cells = {cell.attributes["data-figure"]: cell
+                         for cell in row.find_all("td")}
+                for cell in cells.values():
+                    self.assertEqual(model["targets"][t],
+                                     cell.attributes["data-target"])
+                    self.assertNotRegex(cell.all_text(), PLAIN_NOTATION_BROKEN)
+                for figure in ("prequential", "honest"):
+                    expected = model[f"{figure}_nmse"][t]
+                    shown = float(cells[figure].all_text().replace(",", ""))
+                    self.assertAlmostEqual(1, shown / expected, delta=0.005,
+                                           msg=(name, figure, t))
+                half_width = model["interval"]["half_width"][t]
+                shown = float(cells["interval"].all_text().split()[0]
+                              .lstrip("±").replace(",", ""))
+                self.assertAlmostEqual(1, shown / half_width, delta=0.005)
+
+    def test_every_figure_is_explained(self):
+        # Every column and fact has its explanation on hover (a title), and
+        # the legend lists them all.
+        headers = list(self.dom.find_all("table", id="overview"))[0]
+        labelled = [th for th in headers.find_all("th")]
+        self.assertGreaterEqual(len(labelled), 9)
+        for th in labelled:
+            self.assertTrue(th.attributes.get("title"), th.all_text())
+        for name in self.models:
+            card = self.card(name)
+            for term in card.find_all("dt"):
+                self.assertTrue(term.attributes.get("title"), term.all_text())
+            (table,) = card.find_all("table", "targets")
+            for th in list(table.find_all("thead"))[0].find_all("th"):
+                if th.all_text() != "target":
+                    self.assertTrue(th.attributes.get("title"), th.all_text())
+        (glossary,) = self.dom.find_all("dl", id="glossary-terms")
+        terms = [dt.all_text() for dt in glossary.find_all("dt")]
+        for required in ("answers' nMSE", "honest nMSE", "prequential nMSE",
+                         "learn lag", "learning paused for background work"):
+            self.assertIn(required, terms)
+
+    def test_x_a_streamed_model_leads_a_plain_headless_screenshot(self):
+        # A simulated arm streams into "robot" (after "arm" and "energy" by
+        # name) at 500 Hz. Chromium without virtual time, as a person's
+        # first look: the page's first response carries the data, the
+        # streaming model comes first with its per-target figures labelled.
+        robot = subprocess.Popen(
+            [ROBOT_SIM, "--server", self.server.address, "--model", "robot",
+             "--create", "--rate", "500", "--samples", "30000"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(self.cli, "delete", "--model", "robot")
+        self.addCleanup(robot.wait)
+        self.addCleanup(robot.terminate)
+        deadline = time.monotonic() + 60
+        while True:  # answers sent, and the others idle for 5 s
+            with urllib.request.urlopen(self.url + "api/status",
+                                        timeout=30) as r:
+                models = {m["name"]: m for m in json.load(r)["models"]}
+            robot_model = models.get("robot")
+            if (robot_model is not None and robot_model["answers"]["sent"] > 500
+                    and all(models[m]["last_sample_seconds"] > 5
+                            for m in ("arm", "energy"))):
+                break
+            self.assertLess(time.monotonic(), deadline, models.keys())
+            time.sleep(0.2)
+        plain = [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}"]
+        dom = Dom(subprocess.run(
+            [*plain, "--dump-dom", self.url], capture_output=True, text=True,
+            timeout=120, check=True).stdout).root
+        streaming_shot = SCREENSHOT.replace(".png", "_streaming.png")
+        subprocess.run([*plain, f"--screenshot={os.path.abspath(streaming_shot)}",
+                        "--window-size=1280,1000", self.url],
+                       capture_output=True, timeout=120, check=True)
+        self.assertIsNone(robot.poll(), "the arm stopped streaming too soon")
+        server = next(dom.find_all("span", id="server")).all_text()
+        self.assertTrue(server.startswith("server "), server)
+        rows = [row for row in dom.find_all("tr")
+                if "data-model" in row.attributes]
+        self.assertEqual("robot", rows[0].attributes["data-model"],
+                         [(row.attributes, row.all_text()) for row in rows])
+        self.assertIn("streaming", rows[0].classes())
+        answers = next(rows[0].find_all("td", data_figure="answers"))
+        self.assertRegex(answers.all_text(), r"^[0-9.,]+ \(mean of 7\)$")
+        cards = list(dom.find_all("section", "model"))
+        self.assertEqual("robot", cards[0].attributes["data-model"])
+        (table,) = cards[0].find_all("table", "targets")
+        targets = [row.attributes["data-target"]
+                   for row in table.find_all("tr")
+                   if "data-target" in row.attributes]
+        self.assertEqual(robot_model["targets"], targets)
+        for target in targets:
+            (cell,) = table.find_all("td", data_figure="answers",
+                                     data_target=target)
+            self.assertRegex(cell.all_text(),
+                             r"^[0-9.,]+ · recent [0-9.,]+$", target)
+        with open(streaming_shot, "rb") as f:
+            self.assertEqual(b"\x89PNG\r\n\x1a\n", f.read(8))
+        self.assertGreater(os.path.getsize(streaming_shot), 50_000)
 
     def test_one_curve_per_target_and_kind(self):
         for name, model in self.models.items():

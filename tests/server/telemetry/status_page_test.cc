@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "client/lib/client.h"
 #include "client/lib/ingester.h"
 #include "core/model/model.h"
@@ -17,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "server/rpc/server.h"
 #include "server/rpc/spec_conversion.h"
+#include "server/rpc/status_report.h"
 #include "tests/support/metrics_port_test.h"
 #include "tests/support/service_test_support.h"
 #include "tests/support/test_server.h"
@@ -80,6 +83,9 @@ TEST_F(StatusPageTest, ShowsEachModelAsGrpcReportsIt) {
   ASSERT_NO_FATAL_FAILURE(StartServer(true));
   ASSERT_TRUE(client_->CreateModel("arm", RowsSpec(v1::METRIC_EGOP)).ok());
   ASSERT_TRUE(client_->CreateModel("leg", RowsSpec()).ok());
+  // No sample yet: no last sample.
+  EXPECT_TRUE(Model(Status(), "arm")["last_sample_seconds"].is_null());
+  const absl::Time before_ingest = absl::Now();
   ASSERT_NO_FATAL_FAILURE(Ingest("arm", 1000, 250));
   ASSERT_NO_FATAL_FAILURE(Ingest("leg", 40, 40));
   const absl::StatusOr<v1::Model> arm = client_->GetModel("arm");
@@ -108,6 +114,11 @@ TEST_F(StatusPageTest, ShowsEachModelAsGrpcReportsIt) {
             waits["seconds"].get<double>());
   EXPECT_EQ(waits["count"] == 0, waits["seconds"] == 0.0) << waits;
   EXPECT_EQ(shown["snapshot"]["samples_since"], 1000);
+  // The newest sample arrived during the ingest: at most as long ago as
+  // its start.
+  const double last_sample = shown["last_sample_seconds"].get<double>();
+  EXPECT_GE(last_sample, 0.0);
+  EXPECT_LE(last_sample, absl::ToDoubleSeconds(absl::Now() - before_ingest));
   for (int t = 0; t < 2; ++t) {
     ExpectSameError(shown["prequential_nmse"][t],
                     arm->stats().prequential_nmse(t));
@@ -250,19 +261,47 @@ TEST_F(StatusPageTest, DetailsOnlyTheModelsAskedFor) {
   EXPECT_FALSE(Model(none, "leg").contains("curve"));
 }
 
+// The JSON inside the page's first-report element.
+Json FirstReport(const std::string& page) {
+  const std::string open =
+      R"(<script id="first-report" type="application/json">)";
+  const std::size_t start = page.find(open);
+  if (start == std::string::npos) return {};
+  const std::size_t end = page.find("</script>", start);
+  if (end == std::string::npos) return {};
+  return Json::parse(
+      page.substr(start + open.size(), end - start - open.size()), nullptr,
+      /*allow_exceptions=*/false);
+}
+
 TEST_F(StatusPageTest, ServesThePageFromTheBinary) {
   ASSERT_NO_FATAL_FAILURE(StartServer(true));
+  ASSERT_TRUE(client_->CreateModel("arm", RowsSpec()).ok());
   const httplib::Result page = Get("/");
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 200);
   EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page->get_header_value("Cache-Control"), "no-store");
   EXPECT_NE(page->body.find("<script src=\"/status.js\">"), std::string::npos);
+  // The page comes with its first data: the report /api/status gives, the
+  // one model detailed.
+  const Json first = FirstReport(page->body);
+  ASSERT_TRUE(first.is_object()) << page->body;
+  ASSERT_EQ(first["models"].size(), 1u);
+  EXPECT_EQ(first["models"][0]["name"], "arm");
+  EXPECT_TRUE(first["models"][0].contains("curve"));
+  EXPECT_EQ(first["models"][0]["targets"], Status()["models"][0]["targets"]);
   const httplib::Result script = Get("/status.js");
   ASSERT_TRUE(script);
   EXPECT_EQ(script->status, 200);
   EXPECT_EQ(script->get_header_value("Content-Type"),
             "text/javascript; charset=utf-8");
   EXPECT_NE(script->body.find("/api/status"), std::string::npos);
+  // The script details as many models unasked as the first report does.
+  EXPECT_NE(
+      script->body.find(absl::StrCat(
+          "const AUTO_SHOWN_MODELS = ", kStatusPageModelsDetailedUnasked, ";")),
+      std::string::npos);
   const httplib::Result style = Get("/status.css");
   ASSERT_TRUE(style);
   EXPECT_EQ(style->get_header_value("Content-Type"), "text/css; charset=utf-8");
@@ -270,6 +309,20 @@ TEST_F(StatusPageTest, ServesThePageFromTheBinary) {
   const httplib::Result metrics = Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 200);
+}
+
+TEST_F(StatusPageTest, PastSixModelsTheFirstReportDetailsNone) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(true));
+  for (std::size_t i = 0; i <= kStatusPageModelsDetailedUnasked; ++i) {
+    ASSERT_TRUE(client_->CreateModel(absl::StrCat("m", i), RowsSpec()).ok());
+  }
+  const httplib::Result page = Get("/");
+  ASSERT_TRUE(page);
+  const Json first = FirstReport(page->body);
+  ASSERT_EQ(first["models"].size(), kStatusPageModelsDetailedUnasked + 1);
+  for (const Json& model : first["models"]) {
+    EXPECT_FALSE(model.contains("curve")) << model["name"];
+  }
 }
 
 TEST_F(StatusPageTest, TurnedOffServesNoPageAndNoData) {
