@@ -2,6 +2,9 @@
 .PHONY: test build run format format-check tsan asan fuzz soak bench clean image-check
 
 CORE_SOURCES := $(shell find common core server client tests bench -name '*.cc' -o -name '*.h')
+# `make run CMAKE=true` runs the server of a build made before (the README's
+# commands test: tests/readme_commands_test.py).
+CMAKE ?= cmake
 
 # Everything CI checks, each test once: formatting; the programs built with
 # GCC, warnings as errors, with the tests too slow or too statistical for a
@@ -72,8 +75,8 @@ image-check:
 # Builds and runs the server on 127.0.0.1:50051 and the local socket
 # ./streamreg.sock (clients dial unix:streamreg.sock), with ./streamreg-data.
 run:
-	cmake --preset dev
-	cmake --build --preset dev --target streamreg-server streamreg \
+	$(CMAKE) --preset dev
+	$(CMAKE) --build --preset dev --target streamreg-server streamreg \
 	  streamreg-robot-sim streamreg_python
 	./build/dev/server/streamreg-server --listen 127.0.0.1:50051 \
 	  --local-socket streamreg.sock --data-dir streamreg-data

@@ -126,6 +126,9 @@ ABSL_FLAG(bool, by_position, streamreg::CliOptions{}.by_position,
           "match the CSV's columns to the model's inputs and targets by their "
           "order, not by their names (the input columns in order, then the "
           "target_* columns)");
+ABSL_FLAG(bool, replace, streamreg::CliOptions{}.replace,
+          "delete a model of that name first, if there is one (its samples "
+          "go with it), so that a rerun starts afresh");
 ABSL_FLAG(bool, create, streamreg::CliOptions{}.create,
           "create the model if it does not exist (inputs and targets from "
           "the CSV's header, or the simulated arm's; the other spec flags "
@@ -227,6 +230,7 @@ CliOptions OptionsFromFlags() {
   options.rate = absl::GetFlag(FLAGS_rate);
   options.limit = absl::GetFlag(FLAGS_limit);
   options.create = absl::GetFlag(FLAGS_create);
+  options.replace = absl::GetFlag(FLAGS_replace);
   options.by_position = absl::GetFlag(FLAGS_by_position);
   options.json = absl::GetFlag(FLAGS_json);
   options.raw = absl::GetFlag(FLAGS_raw);
@@ -364,10 +368,13 @@ std::vector<Subcommand> ModelSubcommands(const SubcommandMaker& command) {
               "[flags]",
               "Creates an empty model. Inputs and targets come from --inputs "
               "and --targets or from the header of --csv (target_* columns "
-              "are targets, id_* skipped, the rest inputs).",
-              Concat({"name", "csv"}, kSpecFlags),
+              "are targets, id_* skipped, the rest inputs). A model of that "
+              "name is refused (ALREADY_EXISTS), or with --replace deleted "
+              "first.",
+              Concat({"name", "csv", "replace"}, kSpecFlags),
               {"streamreg create --name arm --csv data/sarcos/sarcos_test.csv "
                "--metric gw",
+               "streamreg create --name arm --csv train.csv --replace",
                "streamreg create --name arm --inputs 21 --targets 7 --metric "
                "egop --regressor knn"},
               CreateCommand),

@@ -262,6 +262,14 @@ absl::Status CreateCommand(Client& client, const CliOptions& options,
   absl::StatusOr<v1::ModelSpec> spec =
       SpecFromOptions(options.spec, table.has_value() ? &*table : nullptr);
   if (!spec.ok()) return spec.status();
+  if (options.replace) {
+    const absl::Status deleted = client.DeleteModel(*name);
+    if (deleted.ok()) {
+      std::fprintf(out, "deleted the earlier model %s\n", name->c_str());
+    } else if (!absl::IsNotFound(deleted)) {
+      return deleted;
+    }
+  }
   absl::StatusOr<v1::Model> model = client.CreateModel(*name, *spec);
   if (!model.ok()) return model.status();
   std::fprintf(

@@ -99,6 +99,8 @@ struct CliOptions {
   double rate = 1000;       // samples per second (bench learn: per robot)
   std::uint64_t limit = 0;  // at most this many rows (0: all)
   bool create = false;      // create the model from the CSV if missing
+  // create: delete a model of the same name first (a rerun starts afresh).
+  bool replace = false;
   // Match CSV columns to the model's inputs and targets by order, not name.
   bool by_position = false;
   std::string json;  // print JSON (info, metric) or write a report

@@ -1,24 +1,14 @@
-"""A 1 kHz loop: each tick learns (x, y) and gets the prediction for x made before it.
-
-Each run starts a fresh model "arm-loop" (replacing the one an earlier run
-left for the status page to show)."""
+"""A 1 kHz loop: each tick learns (x, y) and gets the prediction for x made before it."""
 import sys
 import time
 
-import grpc
 import numpy as np
 import streamreg
 
 address, csv = sys.argv[1], sys.argv[2]  # e.g. 127.0.0.1:50051 data/sarcos/sarcos_test.csv
 inputs, targets, X, Y = streamreg.read_csv(csv)
 with streamreg.Client(address) as client:
-    try:
-        client.delete("arm-loop")
-        print("replaced the model arm-loop of an earlier run")
-    except streamreg.Error as error:
-        if error.code != grpc.StatusCode.NOT_FOUND:
-            raise
-    client.create("arm-loop", inputs=inputs, targets=targets)
+    client.create("arm-loop", inputs=inputs, targets=targets, replace=True)  # afresh each run
     with client.learn_stream("arm-loop") as stream:
         tick, errors = time.monotonic(), np.zeros_like(Y)
         for i, (x, y) in enumerate(zip(X, Y)):

@@ -241,7 +241,8 @@ class Client:
                random_feature_base: bool = False,
                mlkr_rank: Optional[int] = None,
                interval_level: Optional[float] = None,
-               spec: Optional[model_pb2.ModelSpec] = None) -> ModelInfo:
+               spec: Optional[model_pb2.ModelSpec] = None,
+               replace: bool = False) -> ModelInfo:
         """Creates a model of `inputs` inputs and `targets` targets (counts,
         or lists of names) learning `metric` (euclidean, gw, egop, mlkr,
         glml, auto) for `regressor` (knn, kernel, local_linear, auto).
@@ -257,7 +258,9 @@ class Client:
         the coverage of each prediction's interval (lo, hi), in (0, 1)
         (unset: the server's default, 0.9).
         `spec`: a full streamreg.v1.ModelSpec for anything else (its
-        unset fields filled from the arguments)."""
+        unset fields filled from the arguments). A model of that name is
+        refused (Error, code ALREADY_EXISTS), or with `replace` deleted first (its
+        samples go with it), so that a rerun starts afresh."""
         if metric not in METRICS:
             raise ValueError(f"metric: {metric!r} is not one of "
                              f"{', '.join(METRICS)}")
@@ -288,6 +291,11 @@ class Client:
             wire.tuning.mlkr_rank = mlkr_rank
         if interval_level is not None:
             wire.interval_level = interval_level
+        if replace:
+            try:
+                self.delete(name)
+            except NotFound:
+                pass
         request = model_service_pb2.CreateModelRequest(name=name, spec=wire)
         # Not retried: a retry after a lost answer would find it created.
         model = self._call(name, lambda models, _, timeout: models.CreateModel(

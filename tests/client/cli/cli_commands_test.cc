@@ -138,6 +138,28 @@ TEST_F(CliCommandsTest, CreateTakesInputsAndTargetsFromTheCsvHeader) {
   EXPECT_EQ(model->spec().capacity().limit(), 300u);
 }
 
+TEST_F(CliCommandsTest, CreateReplacesAnEarlierModelOnlyWhenAsked) {
+  CliOptions options = ModelOptions("arm");
+  options.replace = true;  // none yet: nothing to delete
+  CommandRun run = Run(CreateCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_EQ(run.output,
+            "created arm: 3 inputs, 2 targets, metric mlkr, regressor knn\n");
+  ASSERT_TRUE(Run(IngestCommand, ModelOptions("arm")).status.ok());
+  ASSERT_EQ(ModelSamples("arm"), 400u);
+  // Again without --replace: refused, the model and its samples kept.
+  run = Run(CreateCommand, ModelOptions("arm"));
+  EXPECT_EQ(run.status.code(), absl::StatusCode::kAlreadyExists) << run.status;
+  EXPECT_EQ(ModelSamples("arm"), 400u);
+  // With it: a fresh model, as a rerun of the README's walkthrough wants.
+  run = Run(CreateCommand, options);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  EXPECT_EQ(run.output,
+            "deleted the earlier model arm\n"
+            "created arm: 3 inputs, 2 targets, metric mlkr, regressor knn\n");
+  EXPECT_EQ(ModelSamples("arm"), 0u);
+}
+
 TEST_F(CliCommandsTest, CreateFromCountsWithoutACsv) {
   CliOptions options;
   options.model = "bare";
