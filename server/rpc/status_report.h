@@ -13,11 +13,16 @@
 
 namespace streamreg {
 
+// The models the status page details without being asked: all of them
+// while there are at most this many (status.js's AUTO_SHOWN_MODELS).
+inline constexpr std::size_t kStatusPageModelsDetailedUnasked = 6;
+
 // What the status page (GET /api/status on the metrics port) shows, as one
 // JSON document: the server (version, uptime, failed models), each gRPC
 // method's handling-time histogram (the page takes recent percentiles from
 // two readings), and per model its inputs and targets, samples, capacity,
-// learn lag, snapshot age and current errors; for the models in `detailed`
+// how long ago its newest sample arrived, learn lag, snapshot age and
+// current errors; for the models in `detailed`
 // (nullopt: every model) also its learning curves (LearningCurve's points,
 // then the model now) and learned metric (weights; the spectrum and
 // leading directions of a matrix metric). Read like a scrape: from the
@@ -27,10 +32,6 @@ namespace streamreg {
 // here (its log's last entry applied, whether it is catching up or fell
 // behind) and the cluster's failure counters. docs/api.md, "The status
 // page", lists the fields.
-// The models the status page details without being asked: all of them
-// while there are at most this many (status.js's AUTO_SHOWN_MODELS).
-inline constexpr std::size_t kStatusPageModelsDetailedUnasked = 6;
-
 std::string StatusReportJson(
     const ModelRegistry& registry, const RpcMetrics& rpc,
     const std::optional<absl::flat_hash_set<std::string>>& detailed,

@@ -259,8 +259,8 @@ class Client:
         (unset: the server's default, 0.9).
         `spec`: a full streamreg.v1.ModelSpec for anything else (its
         unset fields filled from the arguments). A model of that name is
-        refused (Error, code ALREADY_EXISTS), or with `replace` deleted first (its
-        samples go with it), so that a rerun starts afresh."""
+        refused (Error, code ALREADY_EXISTS), or with `replace` deleted
+        first (its samples go with it), so that a rerun starts afresh."""
         if metric not in METRICS:
             raise ValueError(f"metric: {metric!r} is not one of "
                              f"{', '.join(METRICS)}")

@@ -299,8 +299,9 @@ function arrivingText(model) {
 
 // The models being streamed first, then the others, each by name.
 function inShowingOrder(models) {
+  const byName = (a, b) => (a.name < b.name ? -1 : +(a.name > b.name));
   return [...models].sort((a, b) =>
-    (streaming(b) - streaming(a)) || (a.name < b.name ? -1 : +(a.name > b.name)));
+    (streaming(b) - streaming(a)) || byName(a, b));
 }
 
 // "mean of 7 targets" for a figure kept per target.
