@@ -2,7 +2,9 @@
 """Every command block of README.md and client/python/README.md runs, twice
 in a row, in a clean clone of the repository, as a newcomer would type it.
 
-The clone is `git clone` of the source tree; its build/dev holds the
+The clone is `git clone` of the source tree (with its uncommitted
+changes; a tree that is not a git checkout is copied and committed in a
+repository of its own); its build/dev holds the
 programs of the build under test (links to BUILD's client, server, bench
 and python folders), as `make run` would have built them, and the
 programs the README names bare (`streamreg`, `streamreg-robot-sim`) are on
@@ -137,9 +139,12 @@ class ReadmeCommandsTest(unittest.TestCase):
         cls.clone = os.path.join(SCRATCH, "clone")
         shutil.rmtree(SCRATCH, ignore_errors=True)
         os.makedirs(SCRATCH)
-        subprocess.run(["git", "clone", "--quiet", SOURCE, cls.clone],
-                       check=True, timeout=300)
-        cls.take_uncommitted_changes()
+        if os.path.isdir(os.path.join(SOURCE, ".git")):
+            subprocess.run(["git", "clone", "--quiet", SOURCE, cls.clone],
+                           check=True, timeout=300)
+            cls.take_uncommitted_changes()
+        else:
+            cls.copy_as_a_clone()
         dev = os.path.join(cls.clone, "build", "dev")
         os.makedirs(dev)
         for folder in ("client", "server", "bench", "python"):
@@ -155,6 +160,22 @@ class ReadmeCommandsTest(unittest.TestCase):
         cls.passes = []
         for _ in range(2):
             cls.passes.append(cls.run_pass())
+
+    @classmethod
+    def copy_as_a_clone(cls):
+        """A source tree that is not a git checkout: copied without its
+        builds, and committed in a repository of its own, so that what the
+        blocks leave can still be checked against .gitignore."""
+        shutil.copytree(SOURCE, cls.clone, symlinks=True,
+                        ignore=shutil.ignore_patterns(
+                            "build", "build-*", "streamreg-data", "venv"))
+        identity = ["-c", "user.name=readme test",
+                    "-c", "user.email=readme-test@localhost"]
+        for arguments in (["init", "--quiet"], ["add", "--all"],
+                          [*identity, "commit", "--quiet", "-m", "tree"]):
+            subprocess.run(["git", "-C", cls.clone, *arguments], check=True,
+                           capture_output=True, timeout=300)
+        cls.uncommitted = set()
 
     @classmethod
     def take_uncommitted_changes(cls):
