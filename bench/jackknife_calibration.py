@@ -12,11 +12,17 @@ of three sets of residuals of the learned part:
   with interval_lag_divisor 4, here with the whole stream as the window);
 - loo: each sample predicted by the final model without itself (the
   jackknife+ of Barber, Candès, Ramdas & Tibshirani 2021);
-- band8: likewise without the eighth of the stream on either side of it.
+- band8, band4: likewise without the eighth (the quarter) of the stream
+  on either side of it.
 
-Prints the held-out coverage at 80 / 90 / 95% per set, the mean over
-targets and shuffles (bench/notes/issue-75-intervals.md, "Small sets: the
-learning curve in the residuals").
+Also SARCOS split in time (rows 1-2,400 learned in order, 2,450-4,449
+predicted: a later part of the arm's motion, where neighbours in time are
+near copies). Prints the held-out coverage at 80 / 90 / 95% per set, the
+mean over targets (and shuffles), and the RMS of the band4 residuals over
+the leave-one-out ones: near 1 where the rows are exchangeable, large
+where the stream's neighbours in time stand in for its neighbours in
+space (bench/notes/issue-75-intervals.md, "Small sets: the learning curve
+in the residuals").
 
 usage: jackknife_calibration.py [DATA_DIR] [--reps N]
 """
@@ -28,6 +34,7 @@ import os
 import numpy as np
 
 LEVELS = (0.8, 0.9, 0.95)
+KINDS = ("stream", "loo", "band8", "band4")
 # Set, and the fraction learned (bench/interval_check.py's splits).
 SETS = (("yacht", 200 / 308), ("boston", 306 / 506), ("energy", 500 / 768),
         ("airfoil", 1000 / 1503))
@@ -69,33 +76,62 @@ def residuals(x, y, k):
             stream.append(abs(y[t] - knn_predict(x[:kept], y[:kept],
                                                  x[t:t + 1], k)[0]))
     loo = np.abs(y - knn_predict(x, y, x, k, [[i] for i in range(n)]))
-    band = max(1, n // 8)
-    band8 = np.abs(y - knn_predict(
-        x, y, x, k, [range(max(0, i - band), min(n, i + band + 1))
-                     for i in range(n)]))
-    return {"stream": np.array(stream), "loo": loo, "band8": band8}
+    found = {"stream": np.array(stream), "loo": loo}
+    for share in (8, 4):
+        band = max(1, n // share)
+        found[f"band{share}"] = np.abs(y - knn_predict(
+            x, y, x, k, [range(max(0, i - band), min(n, i + band + 1))
+                         for i in range(n)]))
+    return found
+
+
+def scored(x, y, learned, held_out, k, covered, ratios):
+    """Adds each target's coverage by each set of residuals, and the
+    band4 / leave-one-out RMS ratio."""
+    for t in range(y.shape[1]):
+        target = y[:, t]
+        predicted = knn_predict(x[learned], target[learned], x[held_out], k)
+        error = np.abs(target[held_out] - predicted)
+        found = residuals(x[learned], target[learned], k)
+        ratios.append(np.sqrt(np.mean(found["band4"] ** 2) /
+                              np.mean(found["loo"] ** 2)))
+        for kind, r in found.items():
+            for level in LEVELS:
+                within = np.mean(error <= conformal_half_width(r, level))
+                covered.setdefault((kind, level), []).append(within)
+
+
+def report(name, covered, ratios):
+    for kind in KINDS:
+        print(f"{name:11s} {kind:7s} " + " / ".join(
+            f"{np.mean(covered[(kind, level)]):.3f}" for level in LEVELS))
+    print(f"{name:11s} band4 / loo RMS {np.mean(ratios):.2f}")
+
+
+def standardized(inputs, learned):
+    return (inputs - inputs[learned].mean(0)) / (inputs[learned].std(0) +
+                                                 1e-12)
 
 
 def coverage(name, fraction, data_dir, reps, k=5):
     inputs, targets = load(os.path.join(data_dir, name, f"{name}.csv"))
-    covered = {}
+    covered, ratios = {}, []
     for rep in range(reps):
         order = np.random.default_rng(rep).permutation(len(inputs))
         learned, held_out = np.split(order, [int(fraction * len(order))])
-        mean = inputs[learned].mean(0)
-        scale = inputs[learned].std(0) + 1e-12
-        x = (inputs - mean) / scale
-        for t in range(targets.shape[1]):
-            y = targets[:, t]
-            predicted = knn_predict(x[learned], y[learned], x[held_out], k)
-            error = np.abs(y[held_out] - predicted)
-            for kind, r in residuals(x[learned], y[learned], k).items():
-                for level in LEVELS:
-                    within = np.mean(error <= conformal_half_width(r, level))
-                    covered.setdefault((kind, level), []).append(within)
-    for kind in ("stream", "loo", "band8"):
-        print(f"{name:10s} {kind:7s} " + " / ".join(
-            f"{np.mean(covered[(kind, level)]):.3f}" for level in LEVELS))
+        scored(standardized(inputs, learned), targets, learned, held_out, k,
+               covered, ratios)
+    report(name, covered, ratios)
+
+
+def sarcos_in_time(data_dir, k=5):
+    inputs, targets = load(os.path.join(data_dir, "sarcos",
+                                        "sarcos_test.csv"))
+    learned, held_out = np.arange(2400), np.arange(2449, 4449)
+    covered, ratios = {}, []
+    scored(standardized(inputs, learned), targets, learned, held_out, k,
+           covered, ratios)
+    report("sarcos-time", covered, ratios)
 
 
 def main():
@@ -105,6 +141,7 @@ def main():
     arguments = parser.parse_args()
     for name, fraction in SETS:
         coverage(name, fraction, arguments.data_dir, arguments.reps)
+    sarcos_in_time(arguments.data_dir)
 
 
 if __name__ == "__main__":
