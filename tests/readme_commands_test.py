@@ -56,8 +56,9 @@ BLOCKS = {
                   "# RelWithDebInfo in build/dev"):
         ("elsewhere", "make test configures, builds and tests the ci, tsan, "
                       "asan and fuzz presets (make tsan, make asan, make "
-                      "fuzz); the dev preset differs from ci in its warnings "
-                      "only; make soak runs for 35 minutes and make bench "
+                      "fuzz); the dev preset differs from ci only in its "
+                      "debug info and in warnings not being errors; make "
+                      "soak runs for 35 minutes and make bench "
                       "for several; the install is cpp_package_test's"),
     ("README.md", "deploy/cluster/local-cluster.sh up cluster-demo   # 3 "
                   "NATS nodes, 3 servers; writes cluster-demo/servers"):
