@@ -100,19 +100,27 @@ class PredictionScores {
     ++rows_;
   }
 
-  // "; nMSE a x, b y; within the intervals a u, b v", or nothing.
-  std::string Text(const v1::ModelSpec& spec) const {
+  // "; nMSE a x, b y; within the intervals a u, b v" and a line that says
+  // what they are (the intervals at `level`), or nothing.
+  std::string Text(const v1::ModelSpec& spec, double level) const {
+    if (rows_ == 0) return "";
     std::string scores;
-    for (std::size_t t = 0; t < within_.size() && rows_ > 0; ++t) {
+    for (std::size_t t = 0; t < within_.size(); ++t) {
       absl::StrAppend(&scores, t == 0 ? "; nMSE " : ", ", spec.target_names(t),
                       " ", absl::StrFormat("%.4g", error_.Nmse(t)));
     }
-    for (std::size_t t = 0; t < within_.size() && rows_ > 0; ++t) {
+    for (std::size_t t = 0; t < within_.size(); ++t) {
       absl::StrAppend(&scores, t == 0 ? "; within the intervals " : ", ",
                       spec.target_names(t), " ",
                       absl::StrFormat("%.4g", static_cast<double>(within_[t]) /
                                                   static_cast<double>(rows_)));
     }
+    absl::StrAppend(
+        &scores,
+        "\n  (nMSE: these rows' squared error over their variance, the "
+        "held-out error when the model has not learned them, what to judge "
+        "it by; within: the fraction inside their ",
+        absl::StrFormat("%g", 100 * level), "% intervals)");
     return scores;
   }
 
@@ -201,8 +209,14 @@ absl::Status PredictCommand(Client& client, const CliOptions& options,
   // A file that could not be opened says so alone; one written in part
   // still reports what was predicted.
   if (absl::IsFailedPrecondition(written)) return written;
+  // The level predict asked for, else the model's (GetModel reports the
+  // one in effect; unset: the default 0.9).
+  const double level = options.spec.interval_level != 0
+                           ? options.spec.interval_level
+                       : spec.has_interval_level() ? spec.interval_level()
+                                                   : 0.9;
   std::fprintf(stderr, "predicted %zu rows%s\n", predictions->size(),
-               scores.Text(spec).c_str());
+               scores.Text(spec, level).c_str());
   return written;
 }
 

@@ -86,7 +86,11 @@ text = open(sys.argv[1]).read()
 nmse, within = text.split("; within the intervals ")
 values = [float(v) for v in re.findall(r"tau[1-7] ([0-9.e+-]+)", nmse)]
 fractions = [float(v) for v in re.findall(r"tau[1-7] ([0-9.e+-]+)", within)]
+# And a line that says what the figures are, the held-out error among them.
+explained = ("the held-out error when the model has not learned them" in text
+             and "inside their 90% intervals)" in text)
 sys.exit(0 if text.startswith("predicted 100 rows; nMSE tau1 ") and
+         explained and
          len(values) == 7 and all(0 <= v < 1 for v in values) and
          len(fractions) == 7 and all(0 <= v <= 1 for v in fractions) else 1)
 ' "$work/predict.err" || fail "predict summary: $(cat "$work/predict.err")"
