@@ -102,9 +102,11 @@ const FIGURES = {
   ahead: ['predictions ahead', 'Predictions sent ahead of their ticks, ' +
           'scored against their ticks\' samples: nMSE, and the fraction ' +
           'within their interval.'],
-  candidates: ['candidates\' weights', 'A model that combines its ' +
-               'candidates: each one\'s weight in queries, and in the Learn ' +
-               'answers.'],
+  candidates: ['candidates\' weights: queries', 'A model that combines ' +
+               'its candidates: each one\'s weight in the queries\' ' +
+               'predictions.'],
+  answerCandidates: ['candidates\' weights: answers', 'The same in the ' +
+                     'Learn answers (weighed by the answers\' own errors).'],
   regressor: ['regressor', 'What the target is predicted with now.'],
   lag: ['learn lag', 'Samples acknowledged and not learned yet, and how ' +
         'long the oldest of them has waited.'],
@@ -304,7 +306,7 @@ function inShowingOrder(models) {
     (streaming(b) - streaming(a)) || byName(a, b));
 }
 
-// "mean of 7 targets" for a figure kept per target.
+// A figure kept per target as its mean: "0.0123 (mean of 7)".
 function meanText(values, targets) {
   const mean = formatNumber(meanOf(values));
   return targets.length === 1 ? mean : `${mean} (mean of ${targets.length})`;
@@ -802,9 +804,8 @@ function targetColumns(model) {
                       `${percent(model.ahead.coverage[t])} within`]);
   }
   if (model.candidates !== undefined) {
-    columns.push(['candidates', 'candidates\' weights: queries',
-                  (t) => candidatesText(model, t)],
-                 ['candidates', 'candidates\' weights: answers',
+    columns.push(['candidates', null, (t) => candidatesText(model, t)],
+                 ['answerCandidates', null,
                   (t) => candidatesText(model, t, true)]);
   }
   return columns;
