@@ -5,7 +5,8 @@
 # usage: deploy/install-deps.sh [--build-only]
 #   --build-only  what building needs, without the tools only the tests use
 #                 (podman & co. to build and run the image, Chromium for the
-#                 status page, promtool, the Python packaging tools), as the
+#                 status page, promtool, the Python packaging tools, git and
+#                 procps for the README's commands test), as the
 #                 image's own build stage does
 set -euo pipefail
 
@@ -33,7 +34,8 @@ if [ "$test_tools" -eq 1 ]; then
   packages+=(podman buildah runc debootstrap uidmap
     chromium prometheus
     python3-numpy python3-venv python3-pip python3-wheel
-    python3-setuptools python3-build python3-pandas)
+    python3-setuptools python3-build python3-pandas
+    git procps)  # the README's commands test: a clone, and pgrep
 fi
 
 missing=()

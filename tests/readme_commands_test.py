@@ -39,11 +39,12 @@ BLOCK_SECONDS = 600
 
 
 # How each block is tested, by its README and its first line: ("run",
-# what its output must show), ("example", the file it shows, the file's
-# arguments, what its output must show), or ("elsewhere", why).
+# what its output must show), ("server", the same: the block that starts
+# the server the others talk to), ("example", the file it shows, the
+# file's arguments, what its output must show), or ("elsewhere", why).
 BLOCKS = {
     ("README.md", "./deploy/install-deps.sh && make run"):
-        ("run", r"install-deps: all \d+ packages present"),
+        ("server", r"install-deps: all \d+ packages present"),
     ("README.md", "./deploy/install-deps.sh && make test"):
         ("elsewhere", ".ci/run runs exactly this line (checked below): CI "
                       "is its test"),
@@ -220,7 +221,7 @@ class ReadmeCommandsTest(unittest.TestCase):
                         command, cwd=cls.clone, env=cls.env,
                         capture_output=True, text=True,
                         timeout=BLOCK_SECONDS)
-                elif first == "./deploy/install-deps.sh && make run":
+                elif how[0] == "server":
                     server, process = cls.start_server()
                 else:
                     script = SHELL_PRELUDE + "".join(
