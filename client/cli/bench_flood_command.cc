@@ -141,8 +141,12 @@ class IngestCall final : public grpc::ClientWriteReactor<v1::IngestRequest> {
     tally_->Record(status, absl::Now() - sent_,
                    static_cast<std::uint64_t>(batch_->samples_size()),
                    HasPushback(*context_));
-    outstanding_->fetch_sub(1);
+    std::atomic<int>* outstanding = outstanding_;
+    // The context holds the channel: deleted before the client may end,
+    // so that the channel is never destroyed in gRPC's callback (it hangs
+    // or crashes the client there).
     delete this;
+    outstanding->fetch_sub(1);
   }
 
  private:
@@ -169,8 +173,8 @@ void StartPredict(Client& client, const v1::PredictRequest* request,
       [call, tally, outstanding](grpc::Status status) {
         tally->Record(status, absl::Now() - call->sent, 0,
                       HasPushback(*call->context));
+        delete call;  // before the client may end, as IngestCall::OnDone
         outstanding->fetch_sub(1);
-        delete call;
       });
 }
 
