@@ -282,6 +282,7 @@ class ReadmeCommandsTest(unittest.TestCase):
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
         server.drain.wait(timeout=10)
+        server.stdout.close()
 
     def test_every_block_is_known(self):
         for readme, first, _ in tested_blocks():
