@@ -24,6 +24,7 @@
 #include "core/index/id_range.h"
 #include "core/index/knn_radius_estimate.h"
 #include "core/index/neighbor.h"
+#include "core/index/node_distance.h"
 #include "core/index/node_points.h"
 #include "core/index/pruning_monitor.h"
 #include "core/index/search_rules.h"
@@ -249,14 +250,15 @@ class CoverTree {
   static constexpr std::uint32_t kIndexed =
       std::numeric_limits<std::uint32_t>::max();
 
-  // One location: 48 bytes, no allocation of its own. A node's children
+  // One location: 40 bytes, no allocation of its own. A node's children
   // form a chain (first_child, then each child's next_sibling) sorted by top
   // level, descending; after a batch build (CompactLayout) the chain runs
-  // through adjacent nodes.
+  // through adjacent nodes. Its distances are floats (NodeDistance).
   struct Node {
-    std::uint64_t id = 0;          // first id stored at this location
-    double parent_distance = 0.0;  // distance to the parent; 0 at the root
-    double max_distance = 0.0;     // >= distance to any descendant
+    std::uint64_t id = 0;  // first id stored at this location
+    // Distance to the parent, to the nearest float; 0 at the root.
+    float parent_distance = 0.0f;
+    float max_distance = 0.0f;  // >= distance to any descendant
     NodeIndex parent = kNoNode;
     NodeIndex first_child = kNoNode;
     NodeIndex next_sibling = kNoNode;
@@ -264,7 +266,7 @@ class CoverTree {
     std::uint32_t id_count = 0;  // ids at this location (extras in map)
     std::uint32_t unindexed_at = kIndexed;  // position in unindexed_
   };
-  static_assert(std::is_trivially_copyable_v<Node> && sizeof(Node) == 48);
+  static_assert(std::is_trivially_copyable_v<Node> && sizeof(Node) == 40);
 
   // The nodes, shared copy-on-write with the structures Share() hands out:
   // reads see them as they are, every write goes through Mutable(), which
@@ -361,6 +363,13 @@ class CoverTree {
   static bool BeyondBound(double lower_bound, double bound, double magnitude) {
     return lower_bound > bound + 1e-12 * magnitude;
   }
+  // The same for a lower bound derived from a stored parent distance,
+  // which is rounded to a float (NodeDistance).
+  static bool BeyondNodeBound(double lower_bound, double bound,
+                              double magnitude) {
+    return lower_bound >
+           bound + NodeDistance::kSlack * magnitude + NodeDistance::kTinySlack;
+  }
 
   // The per-search scratch of a tree walk.
   struct SearchState {
@@ -379,8 +388,8 @@ class CoverTree {
   double Extent(NodeIndex node, NodeIndex first_child) const {
     const Node& n = nodes_[node];
     if (first_child == n.first_child) return n.max_distance;
-    return std::min(n.max_distance,
-                    CoverScale::SubtreeReach(nodes_[first_child].level));
+    return std::min<double>(
+        n.max_distance, CoverScale::SubtreeReach(nodes_[first_child].level));
   }
   template <SearchRules Rules>
   void VisitIds(NodeIndex node, double distance, Rules& rules) const;

@@ -119,7 +119,7 @@ absl::Status CoverTree::CheckTreeFromRoot(std::vector<NodeIndex>* reachable,
       }
       previous_level = c.level;
       const double d = DistanceTo(Coordinates(node, point.data()), child);
-      if (d != c.parent_distance) {
+      if (NodeDistance::Nearest(d) != c.parent_distance) {
         return Violation("node ", child, ": stale parent distance");
       }
       if (d > CoverScale::Radius(c.level + 1)) {

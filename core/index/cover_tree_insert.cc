@@ -188,8 +188,8 @@ CoverTree::NodeIndex CoverTree::NearestCoveringNodeInTree(
       }
       const double bound = std::min(best_distance, CoverScale::Radius(c.level));
       const double lower = std::fabs(x.distance - c.parent_distance);
-      if (BeyondBound(lower - c.max_distance, bound,
-                      x.distance + c.parent_distance + c.max_distance)) {
+      if (BeyondNodeBound(lower - c.max_distance, bound,
+                          x.distance + c.parent_distance + c.max_distance)) {
         continue;
       }
       const double d =
@@ -284,7 +284,7 @@ void CoverTree::AddId(NodeIndex node, std::uint64_t id) {
 void CoverTree::Attach(NodeIndex node, NodeIndex parent, double distance) {
   Node& n = nodes_.Mutable(node);
   n.parent = parent;
-  n.parent_distance = distance;
+  n.parent_distance = NodeDistance::Nearest(distance);
   InsertChild(parent, node);
   GrowMaxDistances(parent, node);
   WidenIdRanges(parent, id_ranges_[node]);
@@ -318,7 +318,9 @@ void CoverTree::GrowMaxDistances(NodeIndex from, NodeIndex subtree) {
   const double extent = nodes_[subtree].max_distance;
   for (NodeIndex a = from; a != kNoNode; a = nodes_[a].parent) {
     const double reach = DistanceTo(point, a) + extent;
-    if (reach > nodes_[a].max_distance) nodes_.Mutable(a).max_distance = reach;
+    if (reach > nodes_[a].max_distance) {
+      nodes_.Mutable(a).max_distance = NodeDistance::Above(reach);
+    }
   }
 }
 

@@ -44,7 +44,7 @@ void CoverTree::RemoveNode(NodeIndex node) {
     // The highest child becomes the root; it keeps its subtree.
     root_ = orphans.front();
     nodes_.Mutable(root_).parent = kNoNode;
-    nodes_.Mutable(root_).parent_distance = 0.0;
+    nodes_.Mutable(root_).parent_distance = 0.0f;
     orphans.erase(orphans.begin());
   } else {
     TightenMaxDistances(parent);
@@ -84,11 +84,13 @@ void CoverTree::TightenMaxDistances(NodeIndex from) {
     double reach = 0.0;
     for (NodeIndex c = nodes_[a].first_child; c != kNoNode;
          c = nodes_[c].next_sibling) {
-      reach =
-          std::max(reach, nodes_[c].parent_distance + nodes_[c].max_distance);
+      // The parent distance's float above it: a bound on the distance.
+      const double distance = NodeDistance::NextUp(nodes_[c].parent_distance);
+      reach = std::max(reach, distance + nodes_[c].max_distance);
     }
-    if (reach >= nodes_[a].max_distance) return;
-    nodes_.Mutable(a).max_distance = reach;
+    const float bound = NodeDistance::Above(reach);
+    if (bound >= nodes_[a].max_distance) return;
+    nodes_.Mutable(a).max_distance = bound;
   }
 }
 

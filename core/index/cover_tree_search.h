@@ -93,8 +93,8 @@ void CoverTree::SearchBelow(NodeIndex node, double distance,
     const Node& c = nodes_[child];
     const double bound = BoundBelow(rules, child);
     const double lower = std::fabs(distance - c.parent_distance);
-    if (BeyondBound(lower - c.max_distance, bound,
-                    distance + c.parent_distance + c.max_distance)) {
+    if (BeyondNodeBound(lower - c.max_distance, bound,
+                        distance + c.parent_distance + c.max_distance)) {
       continue;
     }
     // Reading all coordinates is needed only if the child or its subtree can

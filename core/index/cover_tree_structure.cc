@@ -73,8 +73,10 @@ void CoverTree::EncodeNode(const Node& node, ByteWriter& out) {
 CoverTree::Node CoverTree::DecodeNode(ByteReader& in) {
   Node node;
   node.id = in.U64();
-  node.parent_distance = in.Double();
-  node.max_distance = in.Double();
+  // Written from floats; an encoding of doubles (before nodes kept floats)
+  // is rounded as a node keeps them, its bound up.
+  node.parent_distance = NodeDistance::Nearest(in.Double());
+  node.max_distance = NodeDistance::Above(in.Double());
   node.parent = in.U32();
   node.first_child = in.U32();
   node.next_sibling = in.U32();
@@ -441,7 +443,8 @@ absl::Status CoverTree::StructureReader::CheckFromTheRoot(
           c.level > previous_level || c.unindexed_at != kIndexed) {
         return StructureError("node ", child, ": inconsistent below ", node);
       }
-      if (tree.DistanceTo(tree.Coordinates(node, coordinates.data()), child) !=
+      if (NodeDistance::Nearest(tree.DistanceTo(
+              tree.Coordinates(node, coordinates.data()), child)) !=
           c.parent_distance) {
         return StructureError("node ", child,
                               ": its parent distance does not match the "

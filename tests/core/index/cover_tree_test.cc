@@ -194,8 +194,11 @@ TEST(CoverTreeDuplicates, RemovedIdComesBackElsewhere) {
 
 // Distinct points far closer than any representable covering radius, and
 // points near the coordinate limit: answers stay exact.
+// Scales where the nodes' float distances (NodeDistance) are subnormal
+// (1e-41), near the float range's end (1e37, 1e38) or beyond it (1e140)
+// too: every answer is still exact, queries stored or not.
 TEST(CoverTreeExtremes, TinyAndHugeScales) {
-  for (double scale : {1e-300, 1e-170, 1e-12, 1.0, 1e140}) {
+  for (double scale : {1e-300, 1e-170, 1e-41, 1e-12, 1.0, 1e37, 1e38, 1e140}) {
     CoverTree tree(3);
     BruteForceSearch brute(3);
     const PointSet points = UniformPoints(200, 3, 17);
@@ -211,13 +214,48 @@ TEST(CoverTreeExtremes, TinyAndHugeScales) {
     }
     ASSERT_TRUE(tree.CheckInvariants().ok())
         << "scale " << scale << ": " << tree.CheckInvariants();
-    for (std::size_t i = 0; i < 20; ++i) {
-      EXPECT_EQ(KnnOf(tree, brute.point(i), 15), brute.Knn(brute.point(i), 15))
-          << "scale " << scale;
+    const PointSet queries = UniformPoints(20, 3, 18);
+    const auto expect_exact = [&] {
+      for (std::size_t i = 0; i < 20; ++i) {
+        EXPECT_EQ(KnnOf(tree, brute.point(i), 15),
+                  brute.Knn(brute.point(i), 15))
+            << "scale " << scale;
+        std::vector<double> q(queries.point(i).begin(), queries.point(i).end());
+        for (double& x : q) x = (scale == 1e-12 ? 1.0 : 0.0) + x * scale;
+        EXPECT_EQ(KnnOf(tree, q, 15), brute.Knn(q, 15)) << "scale " << scale;
+      }
+    };
+    expect_exact();
+    for (std::size_t i = 0; i < 200; i += 3) {
+      ASSERT_TRUE(tree.Remove(i).ok());
+      ASSERT_TRUE(brute.Remove(i));
     }
-    for (std::size_t i = 0; i < 200; i += 3) ASSERT_TRUE(tree.Remove(i).ok());
     ASSERT_TRUE(tree.CheckInvariants().ok()) << tree.CheckInvariants();
+    expect_exact();
   }
+}
+
+TEST(NodeDistance, RoundsAParentDistanceToNearAndABoundUp) {
+  for (double d : {0.0, 1e-320, 1e-41, 0.1, 1.0 / 3.0, 2.0, 1e30, 3.4e38}) {
+    const float nearest = NodeDistance::Nearest(d);
+    EXPECT_EQ(nearest, static_cast<float>(d)) << d;
+    // A bound: the least float at or above d.
+    const float above = NodeDistance::Above(d);
+    EXPECT_GE(static_cast<double>(above), d) << d;
+    if (above > 0) {
+      EXPECT_LT(static_cast<double>(std::nextafter(above, 0.0f)), d) << d;
+    }
+    // The float after the nearest is at or above the distance.
+    EXPECT_GE(static_cast<double>(NodeDistance::NextUp(nearest)), d) << d;
+    EXPECT_EQ(NodeDistance::NextUp(nearest),
+              std::nextafter(nearest, std::numeric_limits<float>::infinity()));
+  }
+  const float infinity = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(NodeDistance::Nearest(1e39), infinity);
+  EXPECT_EQ(NodeDistance::Above(1e300), infinity);
+  EXPECT_EQ(NodeDistance::NextUp(infinity), infinity);
+  EXPECT_TRUE(std::isnan(
+      NodeDistance::Nearest(std::numeric_limits<double>::quiet_NaN())));
 }
 
 // Coordinates whose differences underflow: distinct points at computed
