@@ -193,10 +193,10 @@ TEST(CoverTreeDuplicates, RemovedIdComesBackElsewhere) {
 }
 
 // Distinct points far closer than any representable covering radius, and
-// points near the coordinate limit: answers stay exact.
-// Scales where the nodes' float distances (NodeDistance) are subnormal
-// (1e-41), near the float range's end (1e37, 1e38) or beyond it (1e140)
-// too: every answer is still exact, queries stored or not.
+// points near the coordinate limit; scales where the nodes' float distances
+// (NodeDistance) are subnormal (1e-41), near the float range's end (1e37,
+// 1e38) or beyond it (1e140): answers stay exact, queries stored or not,
+// before and after removals.
 TEST(CoverTreeExtremes, TinyAndHugeScales) {
   for (double scale : {1e-300, 1e-170, 1e-41, 1e-12, 1.0, 1e37, 1e38, 1e140}) {
     CoverTree tree(3);
