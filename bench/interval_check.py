@@ -23,11 +23,23 @@ The peers (bench/peers.py):
   - scikit-learn's Gaussian process (sets of at most 1,000 training rows):
     constant x RBF + white noise, hyperparameters by maximum likelihood,
     the Gaussian central interval.
+  - with --cross_conformal K, cross-conformal around the same predictor
+    (Vovk 2015; CV+, Barber et al. 2021): K models with the same flags
+    each learn the training rows but one of K folds (shuffled sets: every
+    K-th row; SARCOS: K blocks in time, so that a fold's rows are
+    predicted without their neighbours in time) and predict that fold; the
+    test rows' interval at a level is the full model's prediction +- the
+    folds' absolute errors' ceil((n + 1) level)-th smallest. The default
+    model's intervals have one width per target too (without
+    `interval_difficulty`); this is the calibration it would have if it
+    recalibrated the queries' intervals on models of nearly its own size,
+    leaving each sample out (bench/notes/issue-75-intervals.md, "Small
+    sets").
 Their widths are over the same hindsight width as streamreg's.
 
 usage: bench/interval_check.py BUILD_DIR [--datasets a,b] [--levels
        0.8,0.9,0.95] [--flags "--metric gw ..."] [--no_gp] [--splits N]
-       [--json FILE]
+       [--cross_conformal K] [--json FILE]
 """
 
 import argparse
@@ -53,8 +65,47 @@ def coverage_and_width(test, targets, lower, upper, hindsight):
             "width_over_hindsight": float(np.mean(width / hindsight))}
 
 
+def predict_at(server, model, csv_path, names, level, out_path):
+    """The model's predictions of the CSV's rows at `level`: value, lower
+    and upper, arrays (n, targets)."""
+    server.run("predict", "--model", model, "--csv", csv_path, "--out",
+               out_path, f"--interval_level={level}")
+    columns = peers.read_columns(out_path)
+    return [np.stack([columns[prefix + n] for n in names], 1)
+            for prefix in ("predicted_", "lower_", "upper_")]
+
+
+def cross_conformal(server, work, header, train, test, predicted, targets,
+                    names, folds, in_time, flags, levels, hindsight):
+    """Cross-conformal around the full model's predictions of the test rows
+    (the module's docstring): per level, their coverage and width."""
+    rows = np.arange(len(train))
+    fold_of = (rows * folds // len(train)) if in_time else rows % folds
+    errors = []
+    for f in range(folds):
+        fold_dir = os.path.join(work, f"fold{f}")
+        os.makedirs(fold_dir)
+        fit_csv, fold_csv = peers.write_split(fold_dir, header,
+                                              train[fold_of != f],
+                                              train[fold_of == f])
+        model = f"fold{f}"
+        server.run("ingest", "--model", model, "--csv", fit_csv, "--create",
+                   *flags)
+        value, _, _ = predict_at(server, model, fold_csv, names, 0.9,
+                                 os.path.join(fold_dir, "p.csv"))
+        errors.append(np.abs(train[fold_of == f][:, targets] - value))
+    errors = np.concatenate(errors)
+    out = {}
+    for level in levels:
+        half = np.array([peers.conformal_multiplier(errors[:, t], level)
+                         for t in range(len(targets))])
+        out[level] = coverage_and_width(test, targets, predicted - half,
+                                        predicted + half, hindsight[level])
+    return out
+
+
 def check_set(build, name, csv_path, train_rows, test_rows, levels, flags,
-              with_gp, seed=peers.SHUFFLE_SEED):
+              with_gp, seed=peers.SHUFFLE_SEED, folds=0):
     header, train, test, inputs, targets = peers.split(
         name, csv_path, train_rows, test_rows, seed)
     names = [header[t].removeprefix("target_") for t in targets]
@@ -74,13 +125,9 @@ def check_set(build, name, csv_path, train_rows, test_rows, levels, flags,
                        "--create", *flags)
             out = {level: {} for level in levels}
             for level in levels:
-                predicted = os.path.join(work, f"p{level}.csv")
-                server.run("predict", "--model", "m", "--csv", test_csv,
-                           "--out", predicted, f"--interval_level={level}")
-                columns = peers.read_columns(predicted)
-                value = np.stack([columns["predicted_" + n] for n in names], 1)
-                lower = np.stack([columns["lower_" + n] for n in names], 1)
-                upper = np.stack([columns["upper_" + n] for n in names], 1)
+                value, lower, upper = predict_at(
+                    server, "m", test_csv, names, level,
+                    os.path.join(work, f"p{level}.csv"))
                 errors = np.abs(value - test[:, targets])
                 hindsight = 2 * np.quantile(errors, level, axis=0)
                 out[level]["streamreg"] = coverage_and_width(
@@ -105,6 +152,13 @@ def check_set(build, name, csv_path, train_rows, test_rows, levels, flags,
                     test, targets, split_predictions["test"] - half,
                     split_predictions["test"] + half,
                     out[level]["hindsight"])
+            if folds > 1:
+                crossed = cross_conformal(
+                    server, work, header, train, test, value, targets,
+                    names, folds, train_rows is None, flags, levels,
+                    {level: out[level]["hindsight"] for level in levels})
+                for level in levels:
+                    out[level]["cross_conformal"] = crossed[level]
         finally:
             server.stop()
         if with_gp and len(train) <= peers.GP_MAX_TRAIN_ROWS:
@@ -122,7 +176,8 @@ def check_set(build, name, csv_path, train_rows, test_rows, levels, flags,
 
 
 METHODS = [("streamreg", "streamreg"), ("split_conformal", "split conformal"),
-           ("gaussian_process", "Gaussian process")]
+           ("gaussian_process", "Gaussian process"),
+           ("cross_conformal", "cross-conformal")]
 
 
 def mean_over_splits(results, levels):
@@ -151,10 +206,14 @@ def main():
                         help="without the Gaussian process")
     parser.add_argument("--splits", type=int, default=1,
                         help="the mean over this many shuffles (seeds 1..N)")
+    parser.add_argument("--cross_conformal", type=int, default=0,
+                        metavar="K", help="also cross-conformal with K folds")
     parser.add_argument("--json")
     args = parser.parse_args()
     if args.splits < 1:
         parser.error("--splits: at least 1")
+    if args.cross_conformal == 1 or args.cross_conformal < 0:
+        parser.error("--cross_conformal: at least 2 folds (0: none)")
     levels = [float(v) for v in args.levels.split(",")]
     wanted = ([d[0] for d in peers.DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))
@@ -169,7 +228,8 @@ def main():
         seeds = range(1, 2 if train_rows is None else args.splits + 1)
         result = mean_over_splits(
             [check_set(args.build, name, csv_path, train_rows, test_rows,
-                       levels, args.flags.split(), not args.no_gp, seed)
+                       levels, args.flags.split(), not args.no_gp, seed,
+                       args.cross_conformal)
              for seed in seeds], levels)
         report[name] = result
         for level in levels:
