@@ -213,6 +213,24 @@ std::string CandidateWeights(const v1::Model& model) {
       Table(rows));
 }
 
+// How the queries' intervals are calibrated, if not on the honest
+// predictions: by the current model's errors with each sample left out,
+// or on predictions made without the interval lag's samples.
+std::string QueryCalibrationNote(const v1::ModelStats& stats) {
+  if (stats.interval_recalibrated()) {
+    return "  (a query's interval, calibrated on the current model's errors "
+           "on the samples it\n  learned, each predicted without itself: "
+           "they came in no order in time.)\n";
+  }
+  if (stats.interval_lag() == 0) return "";
+  return absl::StrCat(
+      "  (a query's interval, calibrated on predictions made as a query's "
+      "without\n  the ",
+      stats.interval_lag(),
+      " samples seen before each: queries may be where the stream has\n  "
+      "not been lately.)\n");
+}
+
 // What the table's figures mean, with the model's honest and interval lags.
 std::string Footnote(const v1::ModelStats& stats) {
   const std::uint64_t honest_lag = stats.honest_lag();
@@ -236,13 +254,7 @@ std::string Footnote(const v1::ModelStats& stats) {
       "sent (from the model as it stood, however far learning lagged).\n",
       "  interval: half its width at the model's level; coverage: how often "
       "the truth\n  fell inside. \"-\": not known yet.\n",
-      stats.interval_lag() == 0
-          ? ""
-          : absl::StrCat("  (a query's interval, calibrated on predictions "
-                         "made as a query's without\n  the ",
-                         stats.interval_lag(),
-                         " samples seen before each: queries may be where "
-                         "the stream has\n  not been lately.)\n"));
+      QueryCalibrationNote(stats));
 }
 
 }  // namespace

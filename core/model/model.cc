@@ -279,9 +279,11 @@ ModelStats Model::stats() const {
     stats.honest_mse.push_back(state_.honest_score.MeanSquaredError(t));
     stats.interval_half_width.push_back(
         HalfWidth(state_, t, IntervalCalibration::kQuery));
-    stats.interval_scored.push_back(state_.intervals.scored(t));
-    stats.interval_covered.push_back(state_.intervals.covered(t));
-    stats.interval_coverage.push_back(Coverage(state_.intervals, t));
+    const AdaptiveConformal& queries =
+        IntervalCalibrationOf(state_, IntervalCalibration::kQuery);
+    stats.interval_scored.push_back(queries.scored(t));
+    stats.interval_covered.push_back(queries.covered(t));
+    stats.interval_coverage.push_back(Coverage(queries, t));
     stats.answer_interval_half_width.push_back(
         HalfWidth(state_, t, IntervalCalibration::kNextSample));
     stats.answer_interval_coverage.push_back(
@@ -289,6 +291,8 @@ ModelStats Model::stats() const {
   }
   stats.honest_lag = state_.recent.lag();
   stats.interval_lag = state_.interval_recent.lag();
+  stats.interval_recalibration_passes = state_.recalibration.passes();
+  stats.interval_recalibrated = state_.recalibration.exchangeable();
   std::vector<std::size_t> chosen;
   ChosenIndexes(state_, &chosen);
   for (std::size_t c = 0; config_.combine && c < NumCandidates(config_); ++c) {

@@ -46,6 +46,13 @@ struct ModelStats {
   // The samples the queries' interval calibration leaves out (0: it scores
   // the honest predictions).
   std::uint64_t interval_lag = 0;
+  // The queries' recalibration (ModelConfig::interval_recalibration): its
+  // passes ended, and whether the last found the samples exchangeable (the
+  // queries' intervals are then calibrated on the current model's errors
+  // on the samples it learned, each left out, and the scores streamed
+  // since leave out nothing).
+  std::uint64_t interval_recalibration_passes = 0;
+  bool interval_recalibrated = false;
   // Per target: the half width of its intervals at the model's level now
   // (+inf while too few samples are scored), and of the samples scored
   // the fraction whose honest prediction (with an interval lag, the one

@@ -312,6 +312,14 @@ struct ModelConfig {
   // it existed) covered 0.859, and put 12 of the 48 set-levels of data/'s
   // held-out sets outside 2 points of their level instead of 16.
   std::size_t interval_lag_divisor = 4;
+  // The queries' calibration made again by the current model while the
+  // stream is young (IntervalRecalibration; docs/estimators.md,
+  // "Recalibrating a young model"): stored samples rescored per sample
+  // learned, each without itself, while the store holds at most 256
+  // samples (fewer in proportion after). 0: the streamed
+  // scores alone, as in models saved before it existed; bounded stores
+  // never recalibrate (their slots are not in arrival order).
+  std::size_t interval_recalibration = 8;
 
   Capacity capacity;
   std::uint64_t seed = 0;

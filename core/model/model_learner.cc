@@ -26,7 +26,8 @@ struct ModelLearner::Scratch {
         evaluated(num_indexes, 0),
         candidates(num_indexes),
         answer_candidates(num_indexes),
-        mlkr_gradients(num_indexes) {}
+        mlkr_gradients(num_indexes),
+        rescoring_older(columns) {}
   std::vector<Neighbor> found;
   NeighborTargets near;
   // The same without the recent samples (the honest error's).
@@ -62,6 +63,10 @@ struct ModelLearner::Scratch {
   Prediction honest;
   Prediction calibrating;
   bool calibrates_apart = false;
+  // While the recalibration collects, the sample predicted as a query with
+  // nothing left out (its streamed score).
+  Prediction fresh;
+  bool recalibrating = false;
   // The linear base's values at the sample (empty without a base), and the
   // base with the sample learned, made before the state is locked
   // exclusively and swapped in by Record.
@@ -88,6 +93,22 @@ struct ModelLearner::Scratch {
   std::vector<const double*> mlkr_y_rows;
   // GLML: the density's gradient direction at the sample.
   std::vector<double> glml_direction;
+  // The stored samples rescored for the queries' recalibration before this
+  // sample (RescoreStored): positions [rescored.first, rescored.end) of the
+  // pass, per position m scores without itself and, where the pass asks,
+  // m without its band and m without the spread slots.
+  IntervalRecalibration::Positions rescored;
+  std::vector<double> rescored_scores;
+  std::vector<double> rescored_band_scores;
+  std::vector<double> rescored_spread_scores;
+  OlderNeighbors rescoring_older;
+  Prediction rescoring;
+  std::vector<double> rescoring_base;
+  std::vector<double> rescoring_variance;
+  // The model's honest and prequential nMSE per target, for
+  // IntervalRecalibration::LooksLikeASeries.
+  std::vector<double> honest_nmse;
+  std::vector<double> prequential_nmse;
 };
 
 ModelLearner::ModelLearner(const ModelState& state)
@@ -143,15 +164,25 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
       MlkrGradient(state, i, sample);
     }
     // The queries' calibration: the sample predicted as a query would be,
-    // without the samples it leaves out, if it leaves out more.
+    // without the samples it leaves out, if it leaves out more; and for the
+    // recalibration's, while it collects, with nothing left out.
     scratch.calibrates_apart =
         scored && state.interval_recent.lag() > state.recent.lag();
     if (scratch.calibrates_apart) {
-      scratch.interval_older.left_out = &state.interval_recent;
+      scratch.interval_older.left_out = LeftOutSlots(&state.interval_recent);
       PredictLeavingOut(state, sample.x, scratch.base_values,
                         scratch.base_variance, &scratch.interval_older,
                         &scratch.calibrating);
     }
+    scratch.recalibrating = scored && state.recalibration.collecting();
+    if (scratch.recalibrating) {
+      scratch.interval_older.left_out = LeftOutSlots();
+      PredictLeavingOut(state, sample.x, scratch.base_values,
+                        scratch.base_variance, &scratch.interval_older,
+                        &scratch.fresh);
+    }
+    // The stored samples the queries' recalibration rescores now.
+    RescoreStored(state);
     // The intervals of the answer the caller asked for (none for Ingest).
     if (scored && before != nullptr) {
       SetIntervals(state, PredictOptions::ForNextSample(), &prediction);
@@ -223,18 +254,19 @@ void ModelLearner::CalibrateQueries(ModelState& state, const Sample& sample,
                                     std::size_t t) {
   const Prediction& calibrating =
       scratch_->calibrates_apart ? scratch_->calibrating : scratch_->honest;
-  const double error = std::abs(sample.y[t] - calibrating.value[t]);
-  const double scale = IntervalScale(state, t, IntervalCalibration::kQuery);
-  state.intervals.Add(
-      t,
-      error / (scale * RelativeDifficulty(state, t, IntervalCalibration::kQuery,
-                                          calibrating)));
+  state.intervals.Add(t,
+                      QueryIntervalScore(state, t, sample.y[t], calibrating));
+  if (scratch_->recalibrating) {
+    state.recalibration.AddStreamed(
+        t, QueryIntervalScore(state, t, sample.y[t], scratch_->fresh));
+  }
   if (state.config.interval_difficulty) {
     state.difficulty.Add(
         t,
         std::span(calibrating.difficulty)
             .subspan(t * kDifficultyFeatures, kDifficultyFeatures),
-        error, scale);
+        std::abs(sample.y[t] - calibrating.value[t]),
+        IntervalScale(state, t, IntervalCalibration::kQuery));
   }
 }
 
@@ -278,6 +310,88 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
   if (state.random_refresh.running()) {
     state.random_refresh.Feed(sample.x, sample.y);
   }
+  RecordRescored(state);
+}
+
+void ModelLearner::RescoreStored(const ModelState& state) {
+  Scratch& scratch = *scratch_;
+  const IntervalRecalibration& pass = state.recalibration;
+  scratch.rescored = pass.DueBefore(state.store.seen());
+  const std::size_t m = state.config.num_targets();
+  const std::size_t count = scratch.rescored.end - scratch.rescored.first;
+  scratch.rescored_scores.resize(count * m);
+  scratch.rescored_band_scores.resize(count * m);
+  scratch.rescored_spread_scores.resize(count * m);
+  // Slot j's prediction without the slots `left_out` names, scored.
+  const auto score_without = [&](std::uint64_t slot, LeftOutSlots left_out,
+                                 std::span<double> scores) {
+    const std::span<const double> x(state.store.x(slot), state.store.dim());
+    scratch.rescoring_older.left_out = left_out;
+    PredictLeavingOut(state, x, scratch.rescoring_base,
+                      scratch.rescoring_variance, &scratch.rescoring_older,
+                      &scratch.rescoring);
+    const double* y = state.store.y(slot);
+    for (std::size_t t = 0; t < m; ++t) {
+      scores[t] = QueryIntervalScore(state, t, y[t], scratch.rescoring);
+    }
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t position = scratch.rescored.first + i;
+    const std::uint64_t slot = pass.SlotAt(position);
+    BaseValues(state, {state.store.x(slot), state.store.dim()},
+               &scratch.rescoring_base,
+               state.config.interval_difficulty ? &scratch.rescoring_variance
+                                                : nullptr);
+    const auto scores = [&](std::vector<double>& all) {
+      return std::span(all).subspan(i * m, m);
+    };
+    score_without(slot, LeftOutSlots::Between(slot, slot),
+                  scores(scratch.rescored_scores));
+    if (!pass.BandAt(position)) continue;
+    // The band, L either side, and as many slots spread over 2L either
+    // side (every other one, the sample's own among them).
+    const std::uint64_t lag = pass.band_lag();
+    score_without(slot,
+                  LeftOutSlots::Between(slot - std::min(slot, lag), slot + lag),
+                  scores(scratch.rescored_band_scores));
+    const std::uint64_t before = std::min(lag, slot / 2);
+    score_without(slot,
+                  LeftOutSlots::Between(slot - 2 * before,
+                                        slot + 2 * (2 * lag - before), 2),
+                  scores(scratch.rescored_spread_scores));
+  }
+}
+
+void ModelLearner::RecordRescored(ModelState& state) {
+  Scratch& scratch = *scratch_;
+  IntervalRecalibration& pass = state.recalibration;
+  const std::size_t m = state.config.num_targets();
+  const std::span<const double> scores(scratch.rescored_scores);
+  const std::span<const double> band(scratch.rescored_band_scores);
+  const std::span<const double> spread(scratch.rescored_spread_scores);
+  for (std::size_t position = scratch.rescored.first;
+       position < scratch.rescored.end; ++position) {
+    const std::size_t at = (position - scratch.rescored.first) * m;
+    const bool banded = pass.BandAt(position);
+    pass.Record(position, scores.subspan(at, m),
+                banded ? band.subspan(at, m) : std::span<const double>(),
+                banded ? spread.subspan(at, m) : std::span<const double>());
+  }
+  scratch.rescored = {};
+  // The lag the streamed scores leave out: the band a series is told by.
+  const std::uint64_t lag =
+      std::max(state.interval_recent.lag(), state.recent.lag());
+  std::vector<double>& honest = scratch.honest_nmse;
+  std::vector<double>& prequential = scratch.prequential_nmse;
+  honest.resize(m);
+  prequential.resize(m);
+  for (std::size_t t = 0; t < m; ++t) {
+    honest[t] = state.honest_score.Nmse(t);
+    prequential[t] = state.score.Nmse(t);
+  }
+  pass.AfterSample(
+      state.store.seen(), state.store.size(), lag,
+      IntervalRecalibration::LooksLikeASeries(honest, prequential));
 }
 
 void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
@@ -325,7 +439,7 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
   // seen: the older ones are never none). Without a lag, both see every
   // sample before this one (the prequential error).
   const bool leave_out = !state.recent.empty();
-  scratch.older.left_out = &state.recent;
+  scratch.older.left_out = LeftOutSlots(&state.recent);
   GatherNeighbors(state, generation, scratch.z, evaluated - 1, &scratch.found,
                   &scratch.near, leave_out ? &scratch.older : nullptr, metric);
   const NeighborTargets& near = leave_out ? scratch.older.near : scratch.near;

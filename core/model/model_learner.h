@@ -122,8 +122,20 @@ class ModelLearner {
   // Target t's score for the queries' intervals: the sample's error in its
   // honest prediction, or where calibrates_apart in its prediction without
   // the interval lag's samples, over the scale before it (widened by its
-  // difficulty); it also teaches the difficulty scale.
+  // difficulty); it also teaches the difficulty scale. While the
+  // recalibration collects, the score of the sample's prediction with
+  // nothing left out goes to its calibration too.
   void CalibrateQueries(ModelState& state, const Sample& sample, std::size_t t)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
+  // The stored samples the queries' recalibration has due before this
+  // sample (IntervalRecalibration::DueBefore), each predicted as a query
+  // without itself and, where the pass asks, without its band: their
+  // scores and errors into the scratch buffers.
+  void RescoreStored(const ModelState& state)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // Those rescorings into the pass, which then ends or starts one
+  // (IntervalRecalibration::AfterSample), the sample stored.
+  void RecordRescored(ModelState& state)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
   // Step 4: the sample's errors (if scored), estimate, storage and
   // indexing.

@@ -21,7 +21,7 @@ namespace {
 // uncapped bound stays infinite until k older ones are found).
 // Under GLML's metric at the query with `metric` (distances, cap and
 // estimate then in its units).
-// `recent_run`: slots is_recent names, all of them (RecentSlots::run).
+// `recent_run`: slots is_recent names, all of them (LeftOutSlots::run).
 template <class IsRecent>
 void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
               const IsRecent& is_recent, IdRange recent_run,
@@ -254,6 +254,14 @@ double IntervalScale(const ModelState& state, std::size_t t,
   return rms > 0.0 ? rms : 1.0;
 }
 
+double QueryIntervalScore(const ModelState& state, std::size_t t, double y,
+                          const Prediction& prediction) {
+  const double error = std::abs(y - prediction.value[t]);
+  return error / (IntervalScale(state, t, IntervalCalibration::kQuery) *
+                  RelativeDifficulty(state, t, IntervalCalibration::kQuery,
+                                     prediction));
+}
+
 double RelativeDifficulty(const ModelState& state, std::size_t t,
                           IntervalCalibration calibration,
                           const Prediction& prediction) {
@@ -300,8 +308,11 @@ void SetDifficulty(const ModelState& state, std::size_t index,
 
 const AdaptiveConformal& IntervalCalibrationOf(
     const ModelState& state, IntervalCalibration calibration) {
-  return calibration == IntervalCalibration::kQuery ? state.intervals
-                                                    : state.answer_intervals;
+  if (calibration == IntervalCalibration::kNextSample) {
+    return state.answer_intervals;
+  }
+  return state.recalibration.exchangeable() ? state.recalibration.intervals()
+                                            : state.intervals;
 }
 
 void SetIntervals(const ModelState& state, const PredictOptions& options,
@@ -424,7 +435,7 @@ void GatherNeighbors(const ModelState& state,
   // Called with the lock held shared (the analysis cannot see into a
   // lambda, hence the pointers).
   const SampleStore* store = &state.store;
-  const RecentSlots* left_out = older != nullptr ? older->left_out : nullptr;
+  const LeftOutSlots* left_out = older != nullptr ? &older->left_out : nullptr;
   const OnlineRidge* base =
       state.base.has_value() && config.linear_base ? &*state.base : nullptr;
   const RandomFeatureBase* random_base =

@@ -11,6 +11,7 @@
 #include "core/index/neighbor.h"
 #include "core/metric/glml_metric.h"
 #include "core/model/combined_prediction.h"
+#include "core/model/left_out_slots.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_state.h"
 #include "core/model/predict_options.h"
@@ -36,10 +37,11 @@ void PredictWithModel(const ModelState& state, std::span<const double> x,
 
 // The neighbours of a query without the samples `left_out` names (the
 // recent ones: ModelState::recent, what the honest error predicts from, or
-// ModelState::interval_recent, what a query's interval calibration does).
+// ModelState::interval_recent, what a query's interval calibration does; or
+// a stored sample and those around it, IntervalRecalibration's).
 struct OlderNeighbors {
   explicit OlderNeighbors(std::size_t num_targets) : near(num_targets) {}
-  const RecentSlots* left_out = nullptr;  // set by the caller, under the lock
+  LeftOutSlots left_out;  // set by the caller, under the lock
   std::vector<Neighbor> found;
   NeighborTargets near;
   // How far the k-th of them was for recent samples: the next k-NN search
@@ -155,6 +157,14 @@ double IntervalScale(const ModelState& state, std::size_t t,
                      IntervalCalibration calibration)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
+// Target t's score for the queries' intervals (AdaptiveConformal) of a
+// prediction `prediction` made without the sample y (its value for the
+// target): |y - value| over the queries' IntervalScale and the
+// prediction's RelativeDifficulty.
+double QueryIntervalScore(const ModelState& state, std::size_t t, double y,
+                          const Prediction& prediction)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
 // How much wider than at typical difficulty target t's interval is for a
 // prediction of difficulty `prediction.difficulty`: the DifficultyScale's
 // relative scale for a query (kQuery) of a model with
@@ -179,8 +189,10 @@ void SetDifficulty(const ModelState& state, std::size_t index,
                    std::optional<std::size_t> only_target, Prediction* out)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
-// The calibration of the intervals `calibration` names: the scores of the
-// honest predictions or of the prequential ones.
+// The calibration of the intervals `calibration` names: for queries, the
+// scores of the honest predictions (or of those without the interval lag),
+// or while the recalibration finds the samples exchangeable its own; for
+// the next sample, those of the prequential predictions.
 const AdaptiveConformal& IntervalCalibrationOf(const ModelState& state,
                                                IntervalCalibration calibration)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);

@@ -80,7 +80,7 @@ std::size_t FullMlkrBudget(const ModelConfig& c) {
 // (each target chose one candidate before); 17 interval_difficulty (the
 // same width at every input before); 18 interval_lag (the honest
 // predictions calibrated queries before); 19 interval_lag_divisor (a tenth
-// before).
+// before); 20 interval_recalibration (the streamed scores alone before).
 const std::array kSettings = {
     ModelSetting{
         .name = "input_dim", .access = Field<&C::input_dim>(), .wire = kSpec},
@@ -317,6 +317,12 @@ const std::array kSettings = {
                  .bounds = SettingBounds{.low = 1, .high = kLag.high},
                  .since_version = 19,
                  .legacy = RecentSlots::kSeenPerLaggedSample},
+    ModelSetting{.name = "interval_recalibration",
+                 .access = Field<&C::interval_recalibration>(),
+                 .wire = kTuning,
+                 .bounds = SettingBounds{.low = 0, .high = 1024},
+                 .since_version = 20,
+                 .legacy = 0},
 };
 
 // The field `ref` returns, read only.

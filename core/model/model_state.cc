@@ -78,6 +78,10 @@ ModelState::ModelState(const ModelConfig& config)
                       config.interval_lag_divisor),
       intervals(config.num_targets(), IntervalOptions(config)),
       answer_intervals(config.num_targets(), IntervalOptions(config)),
+      recalibration(config.num_targets(), IntervalOptions(config),
+                    config.capacity.policy == CapacityPolicy::kUnbounded
+                        ? config.interval_recalibration
+                        : 0),
       difficulty(config.num_targets(), kDifficultyFeatures,
                  static_cast<double>(config.interval_window)),
       since_refresh(config.input_dim, config.num_targets(),

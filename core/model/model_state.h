@@ -19,6 +19,7 @@
 #include "core/metric/mlkr_map.h"
 #include "core/metric/mlkr_refresh.h"
 #include "core/metric/slot_rows.h"
+#include "core/model/interval_recalibration.h"
 #include "core/model/metric_index.h"
 #include "core/model/model_config.h"
 #include "core/model/random_feature_base.h"
@@ -158,6 +159,10 @@ struct ModelState {
   // predictions of the stream's next sample (Learn answers).
   AdaptiveConformal intervals ABSL_GUARDED_BY(lock);
   AdaptiveConformal answer_intervals ABSL_GUARDED_BY(lock);
+  // The queries' calibration made again by the current model while the
+  // stream is young (config.interval_recalibration), which calibrates
+  // them instead of `intervals` while it finds the samples exchangeable.
+  IntervalRecalibration recalibration ABSL_GUARDED_BY(lock);
   // With config.interval_difficulty, how the honest errors grow with their
   // predictions' difficulty: the queries' intervals widen by it.
   DifficultyScale difficulty ABSL_GUARDED_BY(lock);

@@ -34,8 +34,9 @@ namespace {
 // rebuild due starts at once); version 14 the difficulty scale of the
 // queries' intervals (before: none learned, it starts afresh); version 15
 // the slots the queries' interval calibration leaves out (before: none, as
-// no model had an interval lag).
-constexpr std::uint32_t kStateVersion = 15;
+// no model had an interval lag); version 16 the queries' recalibration
+// (before: none, as no model recalibrated).
+constexpr std::uint32_t kStateVersion = 16;
 
 // The format the random-feature ridges of a state of `version` are in.
 RidgeFormat RidgeFormatOf(std::uint32_t version) {
@@ -259,9 +260,9 @@ bool LoadDifficulty(ByteReader& in, ModelState& state, RecordParts& parts)
   return true;
 }
 
-// What versions 4 to 15 added: the MLKR maps, the random-feature base, the
+// What versions 4 to 16 added: the MLKR maps, the random-feature base, the
 // intervals, the logged take-overs, the candidates' weights, the
-// difficulty scale and the interval lag's slots.
+// difficulty scale, the interval lag's slots and the recalibration.
 bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
                     RecordParts& parts)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock) {
@@ -316,8 +317,12 @@ bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
   }
   if (version >= 11 && !LoadCombinations(in, state, parts)) return false;
   if (version >= 14 && !LoadDifficulty(in, state, parts)) return false;
-  return version < 15 ||
-         parts.Read("interval recent slots", state.interval_recent.Load(in));
+  if (version >= 15 &&
+      !parts.Read("interval recent slots", state.interval_recent.Load(in))) {
+    return false;
+  }
+  return version < 16 ||
+         parts.Read("recalibration", state.recalibration.Load(in));
 }
 
 // The background work in progress that ends the record.
@@ -403,6 +408,7 @@ void SaveModelState(const ModelState& state, ByteWriter& out) {
   }
   state.difficulty.Save(out);
   state.interval_recent.Save(out);
+  state.recalibration.Save(out);
 }
 
 absl::Status LoadModelState(ByteReader& in, ModelState& state,

@@ -75,6 +75,30 @@ bool AdaptiveConformal::Add(std::size_t t, double score) {
   return within;
 }
 
+void AdaptiveConformal::ReplaceOlder(std::size_t t,
+                                     std::span<const double> older,
+                                     std::size_t newest_kept) {
+  Target& target = targets_[t];
+  const std::size_t kept = target.ring.size();
+  newest_kept = std::min(newest_kept, kept);
+  std::vector<double> ring(older.begin(), older.end());
+  for (double& score : ring) {
+    if (std::isnan(score)) score = kInfinity;
+  }
+  // The newest_kept newest in arrival order: the ring from its oldest on.
+  for (std::size_t i = kept - newest_kept; i < kept; ++i) {
+    ring.push_back(target.ring[(target.oldest + i) % kept]);
+  }
+  if (ring.size() > options_.window) {
+    ring.erase(ring.begin(), ring.end() - options_.window);
+  }
+  target.sorted = ring;
+  std::sort(target.sorted.begin(), target.sorted.end());
+  target.ring = std::move(ring);
+  target.oldest = 0;
+  target.alpha = 1.0 - options_.level;
+}
+
 void AdaptiveConformal::Save(ByteWriter& out) const {
   out.Double(options_.level);
   out.U64(options_.window);

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/base/byte_coding.h"
@@ -54,6 +55,13 @@ class AdaptiveConformal {
   // oldest dropped beyond `window`). Returns whether it fell within.
   // O(window) at worst (a sorted insertion and removal).
   bool Add(std::size_t t, double score);
+  // Replaces target t's kept scores but its newest `newest_kept` with
+  // `older` (in arrival order, before those), the oldest dropped beyond
+  // `window`: scores of the same samples made again by a better model
+  // (IntervalRecalibration). alpha_t starts again at alpha (it adapted to
+  // the scores replaced); the counts stay. O(window log window).
+  void ReplaceOlder(std::size_t t, std::span<const double> older,
+                    std::size_t newest_kept);
 
   // alpha_t for target t.
   double adapted_miscoverage(std::size_t t) const { return targets_[t].alpha; }

@@ -104,6 +104,8 @@ void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
   Assign(ahead.interval_coverage, out->mutable_ahead_interval_coverage());
   out->set_honest_lag(stats.honest_lag);
   out->set_interval_lag(stats.interval_lag);
+  out->set_interval_recalibration_passes(stats.interval_recalibration_passes);
+  out->set_interval_recalibrated(stats.interval_recalibrated);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());
   for (RegressorKind regressor : stats.regressor) {

@@ -186,6 +186,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.interval_difficulty = true;
   config.interval_lag = 3000;
   config.interval_lag_divisor = 7;
+  config.interval_recalibration = 5;
   std::string bytes;
   ByteWriter writer(&bytes);
   SaveConfig(config, writer);
@@ -224,6 +225,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_TRUE(read.interval_difficulty);
   EXPECT_EQ(read.interval_lag, 3000u);
   EXPECT_EQ(read.interval_lag_divisor, 7u);
+  EXPECT_EQ(read.interval_recalibration, 5u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -236,9 +238,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read).ok();
   };
+  // Version 19 is version 20 without interval_recalibration: a model
+  // written then calibrated its queries on the streamed scores alone.
+  const std::string version19 = older(bytes, 19, 8);
+  ASSERT_TRUE(load(version19));
+  EXPECT_EQ(read.interval_recalibration, 0u);
+  EXPECT_EQ(read.interval_lag_divisor, 7u);
   // Version 18 is version 19 without interval_lag_divisor: the queries'
   // lag was a tenth of the samples seen then.
-  const std::string version18 = older(bytes, 18, 8);
+  const std::string version18 = older(version19, 18, 8);
   ASSERT_TRUE(load(version18));
   EXPECT_EQ(read.interval_lag_divisor, 10u);
   EXPECT_EQ(read.interval_lag, 3000u);
@@ -349,7 +357,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 20, 0)));
+  EXPECT_FALSE(load(older(bytes, 21, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;

@@ -807,6 +807,108 @@ TEST(ModelTest, QueriesIntervalsAreCalibratedWithoutTheIntervalLag) {
   EXPECT_GT(std::abs(half_width - honest_half_width), 1e-3 * half_width);
 }
 
+// `n` samples of y = sin(3x) + noise at distinct x, in no order.
+RepeatingStream DistinctStream(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  RepeatingStream s;
+  for (std::size_t i = 0; i < n; ++i) {
+    s.x.push_back(uniform(random));
+    s.y.push_back(std::sin(3 * s.x.back()) + 0.3 * uniform(random));
+  }
+  return s;
+}
+
+TEST(ModelTest, AYoungModelsIntervalsAreCalibratedOnItsLeaveOneOutErrors) {
+  // With k = 1 and a recalibration fast enough that each pass rescores
+  // every stored sample before the next one is learned, a model of n
+  // samples in no order keeps the scores of the pass made before sample n:
+  // each of samples 0 .. n-2 predicted by the nearest of the others among
+  // them (leave-one-out), and sample n-1's streamed one, the nearest of
+  // all before it (nothing left out, as the passes found the samples
+  // exchangeable); all over the honest errors' RMS after n-1 samples.
+  // Rebuilt here by brute force: the half width is their conformal
+  // quantile at alpha (restarted by the replacement) times the scale now.
+  const RepeatingStream stream = DistinctStream(300, 5);
+  ModelConfig config = RepeatingStreamConfig({1}, 3);
+  config.interval_recalibration = 1024;
+  const ModelStats stats = LearnRepeatingStream(config, stream);
+  const std::size_t n = stream.y.size();
+  PrequentialScore honest(1, config.selection_forgetting);
+  double sum = 0.0;
+  const auto scale = [&honest] {
+    const double rms = std::sqrt(honest.MeanSquaredError(0));
+    return rms > 0.0 ? rms : 1.0;
+  };
+  // The nearest of samples 0 .. end-1 to x, but `skip`.
+  const auto nearest = [&stream](double x, std::size_t end, std::size_t skip) {
+    std::size_t best = end;
+    for (std::size_t j = 0; j < end; ++j) {
+      if (j != skip && (best == end || std::abs(stream.x[j] - x) <
+                                           std::abs(stream.x[best] - x))) {
+        best = j;
+      }
+    }
+    return stream.y[best];
+  };
+  for (std::size_t t = 0; t + 1 < n; ++t) {
+    const double left_out =
+        NearestBefore(stream, t - std::min<std::size_t>(3, t / 10), t, sum);
+    honest.Add({&left_out, 1}, {&stream.y[t], 1});
+    sum += stream.y[t];
+  }
+  AdaptiveConformal expected(1, {.level = config.interval_level,
+                                 .window = config.interval_window,
+                                 .step = 0.0});
+  for (std::size_t j = 0; j + 1 < n; ++j) {
+    expected.Add(
+        0, std::abs(stream.y[j] - nearest(stream.x[j], n - 1, j)) / scale());
+  }
+  expected.Add(
+      0,
+      std::abs(stream.y[n - 1] - nearest(stream.x[n - 1], n - 1, n)) / scale());
+  const double last = NearestBefore(
+      stream, n - 1 - std::min<std::size_t>(3, (n - 1) / 10), n - 1, sum);
+  honest.Add({&last, 1}, {&stream.y[n - 1], 1});
+  EXPECT_TRUE(stats.interval_recalibrated);
+  EXPECT_GT(stats.interval_recalibration_passes, n / 2);
+  EXPECT_NEAR(stats.honest_mse[0], honest.MeanSquaredError(0), 1e-12);
+  const double half_width = expected.Multiplier(0) * scale();
+  EXPECT_NEAR(stats.interval_half_width[0], half_width, 1e-9 * half_width);
+  // The streamed scores alone give other intervals: this is not them.
+  config.interval_recalibration = 0;
+  const ModelStats streamed = LearnRepeatingStream(config, stream);
+  EXPECT_FALSE(streamed.interval_recalibrated);
+  EXPECT_EQ(streamed.interval_recalibration_passes, 0u);
+  EXPECT_GT(std::abs(streamed.interval_half_width[0] - half_width),
+            1e-3 * half_width);
+}
+
+TEST(ModelTest, ASeriesInTimeKeepsItsStreamedScores) {
+  // Each x four times in a row: a sample's neighbours in time are copies
+  // of it, and leaving it out alone leaves them in. Every pass finds the
+  // band's errors far above the spread slots', so nothing is replaced: the
+  // intervals are those of a model that never recalibrates. (Without an
+  // honest lag, so that the passes start: with one, the honest errors
+  // far above the prequential ones say "a series" before any pass.)
+  const RepeatingStream stream = MakeRepeatingStream(150, 3);
+  ModelConfig config = RepeatingStreamConfig({1, 2}, 0);
+  config.interval_lag = 100;
+  config.interval_recalibration = 1024;
+  const ModelStats recalibrating = LearnRepeatingStream(config, stream);
+  config.interval_recalibration = 0;
+  const ModelStats streamed = LearnRepeatingStream(config, stream);
+  EXPECT_GT(recalibrating.interval_recalibration_passes, 100u);
+  EXPECT_FALSE(recalibrating.interval_recalibrated);
+  EXPECT_EQ(recalibrating.interval_half_width, streamed.interval_half_width);
+  EXPECT_EQ(recalibrating.interval_covered, streamed.interval_covered);
+  // With the honest lag, none starts.
+  config.honest_lag = 3;
+  config.interval_recalibration = 1024;
+  EXPECT_LE(LearnRepeatingStream(config, stream).interval_recalibration_passes,
+            1u);
+}
+
 TEST(ModelTest, AnIntervalLagNoLongerThanTheHonestLagChangesNothing) {
   // interval_lag <= honest_lag: the honest predictions calibrate, as
   // without it (EffectiveIntervalLag 0).
@@ -1207,6 +1309,9 @@ TEST(ModelTest, IndexesThatReferenceTheStoreAnswerAsCopiesWould) {
     ModelConfig config = BusyConfig(BaseConfig());
     config.metric = metric;
     config.reference_rows_from = 0;
+    // A bounded store never recalibrates its queries' intervals: without
+    // it the two differ in their indexes alone.
+    config.interval_recalibration = 0;
     auto referencing = MakeModel(config);
     config.capacity = {CapacityPolicy::kWindow, stream.size() + 1};
     auto copying = MakeModel(config);

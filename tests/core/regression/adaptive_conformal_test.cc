@@ -3,7 +3,8 @@
 // force, after every score), alpha_t follows Gibbs & Candès's update; split
 // conformal (step 0) covers exchangeable scores at its level within the
 // finite-sample bounds; under drift every 10,000-sample stretch is within
-// the proven bound of the level; snapshots go on exactly; damaged ones are
+// the proven bound of the level; replaced scores are kept as if they had
+// arrived in their place; snapshots go on exactly; damaged ones are
 // refused.
 #include "core/regression/adaptive_conformal.h"
 
@@ -226,6 +227,64 @@ TEST(AdaptiveConformalTest, RefusesDamagedSnapshots) {
   EXPECT_FALSE(AdaptiveConformal::Load(bad_level, 2).has_value());
   ByteReader whole(saved);
   EXPECT_TRUE(AdaptiveConformal::Load(whole, 2).has_value());
+}
+
+// ReplaceOlder: the kept scores become `older` then the newest ones kept,
+// the oldest dropped beyond the window, in arrival order (what the window
+// drops next); alpha_t restarts at alpha and the counts stay.
+TEST(AdaptiveConformalTest, ReplacedScoresAreKeptAsIfTheyHadArrivedInPlace) {
+  std::mt19937_64 random(7);
+  std::exponential_distribution<double> exponential(1.0);
+  const AdaptiveConformal::Options options = {
+      .level = 0.9, .window = 30, .step = 0.05};
+  for (const std::size_t older_count : {5u, 20u, 40u}) {
+    for (const std::size_t newest : {0u, 3u, 30u, 50u}) {
+      SCOPED_TRACE(::testing::Message()
+                   << older_count << " older, " << newest << " newest");
+      AdaptiveConformal conformal(2, options);
+      std::vector<double> arrived;
+      // Target 0's ring wrapped (47 scores in a window of 30).
+      for (int i = 0; i < 47; ++i) {
+        arrived.push_back(exponential(random));
+        conformal.Add(0, arrived.back());
+        conformal.Add(1, 0.5);
+      }
+      const std::uint64_t scored = conformal.scored(0);
+      const std::uint64_t covered = conformal.covered(0);
+      ASSERT_NE(conformal.adapted_miscoverage(0), 1.0 - options.level);
+      std::vector<double> older(older_count);
+      for (double& score : older) score = 10.0 + exponential(random);
+      conformal.ReplaceOlder(0, older, newest);
+      // What a calibration given the same scores in that order keeps.
+      std::vector<double> kept = older;
+      const std::size_t newest_kept = std::min<std::size_t>(newest, 30);
+      kept.insert(kept.end(), arrived.end() - newest_kept, arrived.end());
+      if (kept.size() > 30) kept.erase(kept.begin(), kept.end() - 30);
+      EXPECT_EQ(conformal.kept(0), kept.size());
+      for (const double level : {0.5, 0.8, 0.9, 0.95}) {
+        EXPECT_EQ(conformal.Multiplier(0, level),
+                  BruteMultiplier(kept, 1.0 - level))
+            << level;
+      }
+      EXPECT_EQ(conformal.adapted_miscoverage(0), 1.0 - options.level);
+      EXPECT_EQ(conformal.scored(0), scored);
+      EXPECT_EQ(conformal.covered(0), covered);
+      // The window then drops them oldest first.
+      for (int i = 0; i < 45; ++i) {
+        const double score = exponential(random);
+        conformal.Add(0, score);
+        kept.push_back(score);
+        if (kept.size() > 30) kept.erase(kept.begin());
+        const double miscoverage =
+            0.2 * conformal.adapted_miscoverage(0) / (1.0 - options.level);
+        ASSERT_EQ(conformal.Multiplier(0, 0.8),
+                  BruteMultiplier(kept, miscoverage))
+            << i;
+      }
+      // The other target is untouched.
+      EXPECT_EQ(conformal.Multiplier(1, 0.9), 0.5);
+    }
+  }
 }
 
 // A NaN score (0 / 0) counts as outside, and is kept as +inf.
