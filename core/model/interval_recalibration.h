@@ -21,11 +21,13 @@ namespace streamreg {
 // model, each predicted without itself (leave-one-out: the residuals of
 // the jackknife+, Barber, Candès, Ramdas & Tibshirani 2021), spread over
 // the samples learned next: `rate` predictions a sample while n <=
-// kFullRateBelow, rate * kFullRateBelow / n after (so a pass takes an
-// eighth of the stream at rate 8 while it is small, and a robot's first
-// second, which looks like samples in no order until its motion spans the
-// lags, is not loaded with predictions at the sizes where they cost
-// most); the next pass starts when one ends. The scores go to a
+// kFullRateBelow, rate * kFullRateBelow / n after (a pass takes an eighth
+// of the stream at rate 8 while it is small, and longer where predictions
+// cost more and the learning curve is flatter); the next pass starts when
+// one ends. The passes are work on the learning thread: on the simulated
+// arm, which looks like samples in no order for its first 800 or so, they
+// lift its first second's latency p99 to about 1.3–1.6 ms (bench/RESULTS.md,
+// "Intervals"). The scores go to a
 // calibration of its own (intervals()), beside the streamed one the
 // learner keeps with the lag: while passes run, the learner also streams
 // each sample's score made with nothing left out into it (a new sample,
@@ -48,8 +50,8 @@ namespace streamreg {
 // spoils. A pass of kSettledPass samples or more that finds a series ends
 // the recalibration, and so does rate 0.
 //
-// Before that, the stream's own errors may already say it is a series at
-// a glance: its honest errors, made without the recent samples, kGlanceRatio
+// The stream's own errors gate the passes, where they say it is a series
+// at a glance: its honest errors, made without the recent samples, kGlanceRatio
 // or more times its prequential ones (nMSE summed over the targets; a
 // series' prequential predictions see the samples just before). Then no
 // pass runs and queries use the streamed calibration, until the errors say

@@ -279,11 +279,9 @@ ModelStats Model::stats() const {
     stats.honest_mse.push_back(state_.honest_score.MeanSquaredError(t));
     stats.interval_half_width.push_back(
         HalfWidth(state_, t, IntervalCalibration::kQuery));
-    const AdaptiveConformal& queries =
-        IntervalCalibrationOf(state_, IntervalCalibration::kQuery);
-    stats.interval_scored.push_back(queries.scored(t));
-    stats.interval_covered.push_back(queries.covered(t));
-    stats.interval_coverage.push_back(Coverage(queries, t));
+    stats.interval_scored.push_back(state_.intervals.scored(t));
+    stats.interval_covered.push_back(state_.intervals.covered(t));
+    stats.interval_coverage.push_back(Coverage(state_.intervals, t));
     stats.answer_interval_half_width.push_back(
         HalfWidth(state_, t, IntervalCalibration::kNextSample));
     stats.answer_interval_coverage.push_back(

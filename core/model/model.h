@@ -56,8 +56,10 @@ struct ModelStats {
   // Per target: the half width of its intervals at the model's level now
   // (+inf while too few samples are scored), and of the samples scored
   // the fraction whose honest prediction (with an interval lag, the one
-  // made without the samples it leaves out) fell within the interval in
-  // effect for it (NaN before the first).
+  // made without the samples it leaves out) fell within the streamed
+  // calibration's interval in effect for it (NaN before the first); while
+  // interval_recalibrated, the half width is the recalibration's and the
+  // coverage still the streamed calibration's (counts that only grow).
   std::vector<double> interval_half_width;
   std::vector<double> interval_coverage;
   // The counts that coverage is made of: samples scored, and of them those
