@@ -56,6 +56,7 @@ void IntervalRecalibration::Record(std::size_t position,
 void IntervalRecalibration::AfterSample(std::uint64_t seen, std::size_t stored,
                                         std::uint64_t lag,
                                         bool series_at_a_glance) {
+  series_at_a_glance_ = series_at_a_glance;
   if (series_at_a_glance) {
     running_ = false;
     exchangeable_ = false;
@@ -121,6 +122,7 @@ void IntervalRecalibration::Finish() {
 void IntervalRecalibration::Save(ByteWriter& out) const {
   intervals_.Save(out);
   out.U8(settled_ ? 1 : 0);
+  out.U8(series_at_a_glance_ ? 1 : 0);
   out.U8(exchangeable_ ? 1 : 0);
   out.U64(passes_);
   out.U64(replacements_);
@@ -151,6 +153,7 @@ bool IntervalRecalibration::Load(ByteReader& in) {
   }
   intervals_ = *std::move(intervals);
   settled_ = in.U8() == 1;
+  series_at_a_glance_ = in.U8() == 1;
   exchangeable_ = in.U8() == 1;
   passes_ = in.U64();
   replacements_ = in.U64();

@@ -102,8 +102,11 @@ class IntervalRecalibration {
               std::span<const double> band_scores,
               std::span<const double> spread_scores);
   // Whether the learner streams scores into intervals() (passes may come):
-  // rate > 0 and not settled.
-  bool collecting() const { return rate_ > 0 && !settled_; }
+  // rate > 0, not settled, and the stream not a series at a glance after
+  // the last sample.
+  bool collecting() const {
+    return rate_ > 0 && !settled_ && !series_at_a_glance_;
+  }
   // A sample's score for target t made with nothing left out, streamed.
   void AddStreamed(std::size_t t, double score) { intervals_.Add(t, score); }
   // After sample number `seen` was learned (and its streamed scores, if
@@ -111,7 +114,9 @@ class IntervalRecalibration {
   // `lag` samples: ends a pass rescored in full (replacing the kept scores
   // if it finds the samples exchangeable), and starts the next if one is
   // due. With `series_at_a_glance` (LooksLikeASeries) instead, drops a
-  // running pass and returns queries to the streamed calibration.
+  // running pass, returns queries to the streamed calibration and stops
+  // collecting until a sample without it (the scores collected before
+  // are then replaced by the next pass that ends).
   void AfterSample(std::uint64_t seen, std::size_t stored, std::uint64_t lag,
                    bool series_at_a_glance);
   // Whether errors of these normalized mean squares (per target; NaN:
@@ -143,6 +148,7 @@ class IntervalRecalibration {
   std::size_t rate_;
   AdaptiveConformal intervals_;
   bool settled_ = false;
+  bool series_at_a_glance_ = false;
   bool exchangeable_ = false;
   std::uint64_t passes_ = 0;
   std::uint64_t replacements_ = 0;

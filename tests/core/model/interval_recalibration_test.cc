@@ -168,11 +168,19 @@ TEST(IntervalRecalibrationTest, NoPassRunsOnWhatLooksLikeASeries) {
   RunPass(pass, 1, seen, 1.0, 1.0, 1.0);
   EXPECT_TRUE(pass.exchangeable());
   EXPECT_TRUE(pass.running());
-  // It drops the running pass, and queries go back to the streamed scores.
+  // It drops the running pass, queries go back to the streamed scores, and
+  // the learner stops collecting (a saved state says so too).
   LearnOne(pass, 1, seen, 100.0, /*may_start=*/false);
   EXPECT_FALSE(pass.running());
   EXPECT_FALSE(pass.exchangeable());
-  EXPECT_TRUE(pass.collecting());
+  EXPECT_FALSE(pass.collecting());
+  std::string saved;
+  ByteWriter writer(&saved);
+  pass.Save(writer);
+  IntervalRecalibration back(1, Options(100), 8);
+  ByteReader reader(saved);
+  ASSERT_TRUE(back.Load(reader));
+  EXPECT_FALSE(back.collecting());
   LearnOne(pass, 1, seen, 100.0);
   EXPECT_TRUE(pass.running());
 }
