@@ -26,7 +26,7 @@ namespace streamreg {
 // cost more and the learning curve is flatter); the next pass starts when
 // one ends. The passes are work on the learning thread: on the simulated
 // arm, which looks like samples in no order for its first 800 or so, they
-// lift its first second's latency p99 to about 1.3–1.6 ms (bench/RESULTS.md,
+// lift its first second's latency p99 to 1.2–1.4 ms (bench/RESULTS.md,
 // "Intervals"). The scores go to a
 // calibration of its own (intervals()), beside the streamed one the
 // learner keeps with the lag: while passes run, the learner also streams
