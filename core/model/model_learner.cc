@@ -322,19 +322,6 @@ void ModelLearner::RescoreStored(const ModelState& state) {
   scratch.rescored_scores.resize(count * m);
   scratch.rescored_band_scores.resize(count * m);
   scratch.rescored_spread_scores.resize(count * m);
-  // Slot j's prediction without the slots `left_out` names, scored.
-  const auto score_without = [&](std::uint64_t slot, LeftOutSlots left_out,
-                                 std::span<double> scores) {
-    const std::span<const double> x(state.store.x(slot), state.store.dim());
-    scratch.rescoring_older.left_out = left_out;
-    PredictLeavingOut(state, x, scratch.rescoring_base,
-                      scratch.rescoring_variance, &scratch.rescoring_older,
-                      &scratch.rescoring);
-    const double* y = state.store.y(slot);
-    for (std::size_t t = 0; t < m; ++t) {
-      scores[t] = QueryIntervalScore(state, t, y[t], scratch.rescoring);
-    }
-  };
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t position = scratch.rescored.first + i;
     const std::uint64_t slot = pass.SlotAt(position);
@@ -345,20 +332,35 @@ void ModelLearner::RescoreStored(const ModelState& state) {
     const auto scores = [&](std::vector<double>& all) {
       return std::span(all).subspan(i * m, m);
     };
-    score_without(slot, LeftOutSlots::Between(slot, slot),
-                  scores(scratch.rescored_scores));
+    ScoreWithout(state, slot, LeftOutSlots::Between(slot, slot),
+                 scores(scratch.rescored_scores));
     if (!pass.BandAt(position)) continue;
     // The band, L either side, and as many slots spread over 2L either
     // side (every other one, the sample's own among them).
     const std::uint64_t lag = pass.band_lag();
-    score_without(slot,
-                  LeftOutSlots::Between(slot - std::min(slot, lag), slot + lag),
-                  scores(scratch.rescored_band_scores));
+    ScoreWithout(state, slot,
+                 LeftOutSlots::Between(slot - std::min(slot, lag), slot + lag),
+                 scores(scratch.rescored_band_scores));
     const std::uint64_t before = std::min(lag, slot / 2);
-    score_without(slot,
-                  LeftOutSlots::Between(slot - 2 * before,
-                                        slot + 2 * (2 * lag - before), 2),
-                  scores(scratch.rescored_spread_scores));
+    ScoreWithout(state, slot,
+                 LeftOutSlots::Between(slot - 2 * before,
+                                       slot + 2 * (2 * lag - before), 2),
+                 scores(scratch.rescored_spread_scores));
+  }
+}
+
+void ModelLearner::ScoreWithout(const ModelState& state, std::uint64_t slot,
+                                LeftOutSlots left_out,
+                                std::span<double> scores) {
+  Scratch& scratch = *scratch_;
+  const std::span<const double> x(state.store.x(slot), state.store.dim());
+  scratch.rescoring_older.left_out = left_out;
+  PredictLeavingOut(state, x, scratch.rescoring_base,
+                    scratch.rescoring_variance, &scratch.rescoring_older,
+                    &scratch.rescoring);
+  const double* y = state.store.y(slot);
+  for (std::size_t t = 0; t < scores.size(); ++t) {
+    scores[t] = QueryIntervalScore(state, t, y[t], scratch.rescoring);
   }
 }
 

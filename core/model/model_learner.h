@@ -133,6 +133,12 @@ class ModelLearner {
   // scores and errors into the scratch buffers.
   void RescoreStored(const ModelState& state)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // Stored slot `slot` predicted as a query without the slots `left_out`
+  // names (with the base's values and variances RescoreStored put in the
+  // scratch buffers), its scores for the queries' intervals into `scores`.
+  void ScoreWithout(const ModelState& state, std::uint64_t slot,
+                    LeftOutSlots left_out, std::span<double> scores)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // Those rescorings into the pass, which then ends or starts one
   // (IntervalRecalibration::AfterSample), the sample stored.
   void RecordRescored(ModelState& state)
