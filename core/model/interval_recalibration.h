@@ -104,9 +104,9 @@ class IntervalRecalibration {
   // Whether the learner streams scores into intervals() (passes may come):
   // rate > 0, not settled, and the stream not a series at a glance after
   // the last sample.
-  bool collecting() const {
-    return rate_ > 0 && !settled_ && !series_at_a_glance_;
-  }
+  bool collecting() const { return !ended() && !series_at_a_glance_; }
+  // Whether no pass can come again: rate 0, or settled.
+  bool ended() const { return rate_ == 0 || settled_; }
   // A sample's score for target t made with nothing left out, streamed.
   void AddStreamed(std::size_t t, double score) { intervals_.Add(t, score); }
   // After sample number `seen` was learned (and its streamed scores, if

@@ -380,6 +380,7 @@ void ModelLearner::RecordRescored(ModelState& state) {
                 banded ? spread.subspan(at, m) : std::span<const double>());
   }
   scratch.rescored = {};
+  if (pass.ended()) return;  // nothing more to decide, every sample after
   // The lag the streamed scores leave out: the band a series is told by.
   const std::uint64_t lag =
       std::max(state.interval_recent.lag(), state.recent.lag());

@@ -57,6 +57,17 @@ void LearnOne(IntervalRecalibration& pass, std::size_t m, std::uint64_t& seen,
   pass.AfterSample(seen, seen, 10, !may_start);
 }
 
+// `pass` saved, and loaded into `back` (of the same shape); its bytes.
+std::string SaveAndLoad(const IntervalRecalibration& pass,
+                        IntervalRecalibration& back) {
+  std::string saved;
+  ByteWriter writer(&saved);
+  pass.Save(writer);
+  ByteReader reader(saved);
+  EXPECT_TRUE(back.Load(reader));
+  return saved;
+}
+
 TEST(IntervalRecalibrationTest, APassIsSpreadEvenlyOverItsDuration) {
   IntervalRecalibration pass(1, Options(100), 8);
   std::uint64_t seen = 0;
@@ -174,12 +185,8 @@ TEST(IntervalRecalibrationTest, NoPassRunsOnWhatLooksLikeASeries) {
   EXPECT_FALSE(pass.running());
   EXPECT_FALSE(pass.exchangeable());
   EXPECT_FALSE(pass.collecting());
-  std::string saved;
-  ByteWriter writer(&saved);
-  pass.Save(writer);
   IntervalRecalibration back(1, Options(100), 8);
-  ByteReader reader(saved);
-  ASSERT_TRUE(back.Load(reader));
+  SaveAndLoad(pass, back);
   EXPECT_FALSE(back.collecting());
   LearnOne(pass, 1, seen, 100.0);
   EXPECT_TRUE(pass.running());
@@ -199,12 +206,9 @@ TEST(IntervalRecalibrationTest, APassInProgressIsSavedExactly) {
     }
     LearnOne(pass, 2, seen, 5.0);
   }
-  std::string saved;
-  ByteWriter writer(&saved);
-  pass.Save(writer);
   IntervalRecalibration back(2, Options(64), 4);
-  ByteReader reader(saved);
-  ASSERT_TRUE(back.Load(reader));
+  const std::string saved = SaveAndLoad(pass, back);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // Both go on alike: the same positions due, the same scores replaced.
   for (int i = 0; i < 200; ++i) {
     const IntervalRecalibration::Positions due = pass.DueBefore(seen);
