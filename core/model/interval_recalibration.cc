@@ -53,11 +53,43 @@ void IntervalRecalibration::Record(std::size_t position,
   done_ = position + 1;
 }
 
+double IntervalRecalibration::RecentShareOfNearest(
+    std::span<const Neighbor> found, std::size_t stored, std::size_t lag) {
+  if (found.empty() || lag == 0 || lag >= stored) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  double nearest = std::numeric_limits<double>::infinity();
+  for (const Neighbor& neighbor : found) {
+    nearest = std::min(nearest, neighbor.distance);
+  }
+  std::size_t tied = 0;
+  std::size_t recent = 0;
+  for (const Neighbor& neighbor : found) {
+    if (neighbor.distance != nearest) continue;
+    ++tied;
+    if (neighbor.id >= stored - lag) ++recent;
+  }
+  return static_cast<double>(recent) / static_cast<double>(tied);
+}
+
+void IntervalRecalibration::NoteNearest(double recent_share, double chance) {
+  if (std::isnan(recent_share) || !(chance > 0.0 && chance < 1.0)) return;
+  nearest_recent_ += recent_share;
+  nearest_chance_ += chance;
+  nearest_variance_ += chance * (1.0 - chance);
+}
+
+bool IntervalRecalibration::NearestSaysASeries() const {
+  return nearest_variance_ >= kNearestMinVariance &&
+         nearest_recent_ - nearest_chance_ >=
+             kNearestZ * std::sqrt(nearest_variance_);
+}
+
 void IntervalRecalibration::AfterSample(std::uint64_t seen, std::size_t stored,
                                         std::uint64_t lag,
-                                        bool series_at_a_glance) {
-  series_at_a_glance_ = series_at_a_glance;
-  if (series_at_a_glance) {
+                                        bool errors_say_series) {
+  series_at_a_glance_ = errors_say_series || NearestSaysASeries();
+  if (series_at_a_glance_) {
     running_ = false;
     exchangeable_ = false;
     return;
@@ -126,6 +158,9 @@ void IntervalRecalibration::Save(ByteWriter& out) const {
   out.U8(exchangeable_ ? 1 : 0);
   out.U64(passes_);
   out.U64(replacements_);
+  out.Double(nearest_recent_);
+  out.Double(nearest_chance_);
+  out.Double(nearest_variance_);
   out.U8(running_ ? 1 : 0);
   if (!running_) return;
   out.U64(first_slot_);
@@ -142,7 +177,7 @@ void IntervalRecalibration::Save(ByteWriter& out) const {
   out.Double(spread_squares_);
 }
 
-bool IntervalRecalibration::Load(ByteReader& in) {
+bool IntervalRecalibration::Load(ByteReader& in, bool with_ages) {
   std::optional<AdaptiveConformal> intervals =
       AdaptiveConformal::Load(in, num_targets_);
   const AdaptiveConformal::Options& ours = intervals_.options();
@@ -157,6 +192,13 @@ bool IntervalRecalibration::Load(ByteReader& in) {
   exchangeable_ = in.U8() == 1;
   passes_ = in.U64();
   replacements_ = in.U64();
+  nearest_recent_ = with_ages ? in.Double() : 0.0;
+  nearest_chance_ = with_ages ? in.Double() : 0.0;
+  nearest_variance_ = with_ages ? in.Double() : 0.0;
+  if (!(nearest_recent_ >= 0.0 && nearest_chance_ >= 0.0 &&
+        nearest_variance_ >= 0.0)) {
+    return false;
+  }
   running_ = in.U8() == 1;
   if (!running_) return in.ok() && replacements_ <= passes_;
   first_slot_ = in.U64();

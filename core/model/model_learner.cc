@@ -12,6 +12,16 @@
 #include "core/regression/local_linear.h"
 
 namespace streamreg {
+namespace {
+
+// The lag the streamed scores leave out: the band a series is told by
+// (IntervalRecalibration).
+std::size_t RecalibrationLag(const ModelState& state)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
+  return std::max(state.interval_recent.lag(), state.recent.lag());
+}
+
+}  // namespace
 
 struct ModelLearner::Scratch {
   Scratch(std::size_t dim, std::size_t num_targets, std::size_t columns,
@@ -105,6 +115,12 @@ struct ModelLearner::Scratch {
   Prediction rescoring;
   std::vector<double> rescoring_base;
   std::vector<double> rescoring_variance;
+  // Of a scored sample's nearest stored neighbours (the first prediction
+  // index's), the share that are among the last `lag` stored, and its
+  // chance among samples in no order (NaN: not counted), for
+  // IntervalRecalibration::NoteNearest.
+  double nearest_recent_share = 0.0;
+  double nearest_chance = 0.0;
   // The model's honest and prequential nMSE per target, for
   // IntervalRecalibration::LooksLikeASeries.
   std::vector<double> honest_nmse;
@@ -159,8 +175,10 @@ void ModelLearner::Learn(ModelState& state, const Sample& sample,
     // 1. Every grid value predicts the sample (test before train), if it
     // is one of those scored.
     ChosenIndexes(state, &scratch.chosen);
+    scratch.nearest_recent_share = std::numeric_limits<double>::quiet_NaN();
     for (std::size_t i = 0; scored && i < state.predictions.size(); ++i) {
       EvaluateGrid(state, i, sample.x, scratch.fallback, &prediction, &honest);
+      if (i == 0) NoteNearestAge(state);
       MlkrGradient(state, i, sample);
     }
     // The queries' calibration: the sample predicted as a query would be,
@@ -313,6 +331,18 @@ void ModelLearner::Record(ModelState& state, const Sample& sample,
   RecordRescored(state);
 }
 
+void ModelLearner::NoteNearestAge(const ModelState& state) {
+  Scratch& scratch = *scratch_;
+  if (state.recalibration.ended()) return;
+  const std::size_t stored = state.store.size();
+  const std::size_t lag = RecalibrationLag(state);
+  scratch.nearest_recent_share =
+      IntervalRecalibration::RecentShareOfNearest(scratch.found, stored, lag);
+  scratch.nearest_chance =
+      static_cast<double>(lag) /
+      static_cast<double>(std::max<std::size_t>(stored, 1));
+}
+
 void ModelLearner::RescoreStored(const ModelState& state) {
   Scratch& scratch = *scratch_;
   const IntervalRecalibration& pass = state.recalibration;
@@ -381,9 +411,8 @@ void ModelLearner::RecordRescored(ModelState& state) {
   }
   scratch.rescored = {};
   if (pass.ended()) return;  // nothing more to decide, every sample after
-  // The lag the streamed scores leave out: the band a series is told by.
-  const std::uint64_t lag =
-      std::max(state.interval_recent.lag(), state.recent.lag());
+  pass.NoteNearest(scratch.nearest_recent_share, scratch.nearest_chance);
+  const std::uint64_t lag = RecalibrationLag(state);
   std::vector<double>& honest = scratch.honest_nmse;
   std::vector<double>& prequential = scratch.prequential_nmse;
   honest.resize(m);

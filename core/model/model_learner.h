@@ -127,6 +127,12 @@ class ModelLearner {
   // nothing left out goes to its calibration too.
   void CalibrateQueries(ModelState& state, const Sample& sample, std::size_t t)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer, state.lock);
+  // Of the scored sample's neighbours EvaluateGrid just gathered (the first
+  // prediction index's), the share of the nearest that are recent and its
+  // chance (IntervalRecalibration::RecentShareOfNearest), into the scratch
+  // buffers, while the recalibration may run.
+  void NoteNearestAge(const ModelState& state)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // The stored samples the queries' recalibration has due before this
   // sample (IntervalRecalibration::DueBefore), each predicted as a query
   // without itself and, where the pass asks, without its band: their

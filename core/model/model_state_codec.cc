@@ -35,8 +35,9 @@ namespace {
 // queries' intervals (before: none learned, it starts afresh); version 15
 // the slots the queries' interval calibration leaves out (before: none, as
 // no model had an interval lag); version 16 the queries' recalibration
-// (before: none, as no model recalibrated).
-constexpr std::uint32_t kStateVersion = 16;
+// (before: none, as no model recalibrated); version 17 its nearest
+// neighbours' ages (before: none counted, they count from the load on).
+constexpr std::uint32_t kStateVersion = 17;
 
 // The format the random-feature ridges of a state of `version` are in.
 RidgeFormat RidgeFormatOf(std::uint32_t version) {
@@ -322,7 +323,8 @@ bool LoadLaterParts(ByteReader& in, std::uint32_t version, ModelState& state,
     return false;
   }
   return version < 16 ||
-         parts.Read("recalibration", state.recalibration.Load(in));
+         parts.Read("recalibration",
+                    state.recalibration.Load(in, /*with_ages=*/version >= 17));
 }
 
 // The background work in progress that ends the record.

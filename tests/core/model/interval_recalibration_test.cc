@@ -3,11 +3,13 @@
 // next, `rate` a sample up to kFullRateBelow stored and fewer after; it
 // replaces the kept scores when the band's scores are not kSeriesRatio times
 // the spread ones', and a long pass that finds a series ends the recalibration;
-// none starts on what looks like a series at a glance; a pass in progress is
-// saved exactly. And the slots a prediction leaves out (LeftOutSlots).
+// none starts on what looks like a series at a glance (by its errors or its
+// nearest neighbours' ages); a pass in progress is saved exactly. And the slots
+// a prediction leaves out (LeftOutSlots).
 #include "core/model/interval_recalibration.h"
 
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -192,10 +194,92 @@ TEST(IntervalRecalibrationTest, NoPassRunsOnWhatLooksLikeASeries) {
   EXPECT_TRUE(pass.running());
 }
 
+TEST(IntervalRecalibrationTest, TheShareOfTheNearestThatAreRecent) {
+  // Ten stored, the last 4 recent (slots 6..9): of the neighbours tied for
+  // nearest, the share among them.
+  const std::vector<Neighbor> found = {{.id = 2, .distance = 0.5},
+                                       {.id = 7, .distance = 0.5},
+                                       {.id = 8, .distance = 0.5},
+                                       {.id = 9, .distance = 0.7}};
+  EXPECT_DOUBLE_EQ(IntervalRecalibration::RecentShareOfNearest(found, 10, 4),
+                   2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(IntervalRecalibration::RecentShareOfNearest(found, 10, 2),
+                   1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(IntervalRecalibration::RecentShareOfNearest(
+                       std::vector<Neighbor>{{.id = 9, .distance = 0.1},
+                                             {.id = 1, .distance = 0.2}},
+                       10, 4),
+                   1.0);
+  // Nothing found, no lag, or a lag of the whole store: not counted.
+  EXPECT_TRUE(std::isnan(IntervalRecalibration::RecentShareOfNearest(
+      std::vector<Neighbor>{}, 10, 4)));
+  EXPECT_TRUE(
+      std::isnan(IntervalRecalibration::RecentShareOfNearest(found, 10, 0)));
+  EXPECT_TRUE(
+      std::isnan(IntervalRecalibration::RecentShareOfNearest(found, 10, 10)));
+}
+
+// The nearest neighbour of each new sample among n stored, the last n / 4
+// of them recent: in a series always one of those, in no order one with
+// chance 1/4.
+TEST(IntervalRecalibrationTest, TheNearestNeighboursAgesTellASeries) {
+  IntervalRecalibration series(1, Options(100), 8);
+  std::size_t noted = 0;
+  while (!series.NearestSaysASeries()) {
+    series.NoteNearest(1.0, 0.25);
+    ++noted;
+  }
+  // The variance reaches kNearestMinVariance at 22 samples (3/16 each),
+  // where the excess, 16.5, is 8 standard deviations.
+  EXPECT_EQ(noted, 22u);
+  // A series at a glance: a running pass is dropped, as when the errors
+  // say so.
+  std::uint64_t seen = 0;
+  while (seen < 50) LearnOne(series, 1, seen, 1.0, /*may_start=*/true);
+  EXPECT_FALSE(series.running());
+  EXPECT_FALSE(series.collecting());
+  IntervalRecalibration young(1, Options(100), 8);
+  seen = 0;
+  while (seen < 50) LearnOne(young, 1, seen, 1.0);
+  ASSERT_TRUE(young.running());
+  for (int i = 0; i < 22; ++i) young.NoteNearest(1.0, 0.25);
+  LearnOne(young, 1, seen, 1.0);
+  EXPECT_FALSE(young.running());
+  EXPECT_FALSE(young.exchangeable());
+  // Samples in no order, 200 streams of up to 5,000: the nearest is recent
+  // with its chance. At most 2 of them ever look like a series (a false
+  // alarm returns queries to the streamed calibration, nothing worse).
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::size_t alarms = 0;
+  for (int stream = 0; stream < 200; ++stream) {
+    IntervalRecalibration glance(1, Options(100), 8);
+    for (std::size_t n = 16; n < 5000; ++n) {
+      const double chance = static_cast<double>(n / 4) / static_cast<double>(n);
+      glance.NoteNearest(uniform(random) < chance ? 1.0 : 0.0, chance);
+      if (glance.NearestSaysASeries()) {
+        ++alarms;
+        break;
+      }
+    }
+  }
+  EXPECT_LE(alarms, 2u);
+  ::testing::Test::RecordProperty("false_alarms", static_cast<int>(alarms));
+  // Not counted: no share, or no chance.
+  IntervalRecalibration none(1, Options(100), 8);
+  for (int i = 0; i < 100; ++i) {
+    none.NoteNearest(std::nan(""), 0.25);
+    none.NoteNearest(1.0, 0.0);
+  }
+  EXPECT_FALSE(none.NearestSaysASeries());
+}
+
 TEST(IntervalRecalibrationTest, APassInProgressIsSavedExactly) {
   IntervalRecalibration pass(2, Options(64), 4);
   std::uint64_t seen = 0;
   while (seen < 40) LearnOne(pass, 2, seen, 5.0 + seen % 7);
+  // Ages noted short of a series, which the saved state carries on.
+  for (int i = 0; i < 20; ++i) pass.NoteNearest(i % 2 == 0 ? 0.5 : 0.0, 0.25);
   // Halfway through a pass.
   ASSERT_TRUE(pass.running());
   for (int i = 0; i < 4; ++i) {
@@ -221,6 +305,9 @@ TEST(IntervalRecalibrationTest, APassInProgressIsSavedExactly) {
       back.Record(p, scores, scores, scores);
     }
     std::uint64_t seen_back = seen;
+    pass.NoteNearest(0.5, 0.25);
+    back.NoteNearest(0.5, 0.25);
+    ASSERT_EQ(back.NearestSaysASeries(), pass.NearestSaysASeries());
     LearnOne(pass, 2, seen, 3.0);
     LearnOne(back, 2, seen_back, 3.0);
     ASSERT_EQ(back.passes(), pass.passes());
