@@ -310,11 +310,11 @@ class HostedModel : public std::enable_shared_from_this<HostedModel> {
   // (Predict then only predicts). PostRead answers such a read of one
   // query on the caller's thread.
   bool PredictionAnswersAtOnce(const ReadAfter& after) const;
-  // A read that waits for learning here is parked (parked_read.h), and
-  // then answered: what it waits for is prioritized meanwhile
-  // (LearnStage::ReadParked).
-  void ReadParked() const { learn_stage_.ReadParked(); }
-  void ReadUnparked() const { learn_stage_.ReadUnparked(); }
+  // A read that waits for learning here is parked on `pool` (parked_read.h),
+  // and then answered: what it waits for is prioritized meanwhile, and the
+  // pool checks it as each batch is learned (LearnStage::ReadParked).
+  void ReadParked(WorkerPool* pool) const { learn_stage_.ReadParked(pool); }
+  void ReadUnparked(WorkerPool* pool) const { learn_stage_.ReadUnparked(pool); }
   // The model's statistics and metric once it has caught up with what was
   // acknowledged (`figures.acknowledged` if pinned, else as many as now) —
   // or, if it has not by `figures.deadline`, as of what it has learned

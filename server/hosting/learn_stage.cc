@@ -96,14 +96,17 @@ void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
   }
   rate_.Record(batch.size, absl::FromChrono(batch.spent));
   NoteWorkDone();
-  MutexLock lock(&mutex_);
-  if (!status.ok() && error_.ok()) {
-    error_ = absl::InternalError(absl::StrCat(
-        "learning samples ", batch.last - batch.size + 1, "..", batch.last,
-        " failed after they were logged: ", status.message()));
+  {
+    MutexLock lock(&mutex_);
+    if (!status.ok() && error_.ok()) {
+      error_ = absl::InternalError(absl::StrCat(
+          "learning samples ", batch.last - batch.size + 1, "..", batch.last,
+          " failed after they were logged: ", status.message()));
+    }
+    learned_ = batch.last;
+    progressed_.SignalAll();
   }
-  learned_ = batch.last;
-  progressed_.SignalAll();
+  WakeParkedReads();
 }
 
 absl::Status LearnStage::LearnRecordingCurve(ValidatedSamples& samples,
@@ -174,12 +177,29 @@ absl::Duration LearnStage::background_work_wait_now() const {
                               PauseStatistics::Clock::duration(since)));
 }
 
-void LearnStage::ReadParked() const {
+void LearnStage::ReadParked(WorkerPool* pool) const {
+  {
+    MutexLock lock(&parked_mutex_);
+    ++parked_on_[pool];
+  }
   reads_parked_.fetch_add(1);
   if (waits_for_background_work_.load()) model_->PrioritizeBackgroundWork();
 }
 
-void LearnStage::ReadUnparked() const { reads_parked_.fetch_sub(1); }
+void LearnStage::ReadUnparked(WorkerPool* pool) const {
+  reads_parked_.fetch_sub(1);
+  MutexLock lock(&parked_mutex_);
+  if (const auto it = parked_on_.find(pool);
+      it != parked_on_.end() && --it->second == 0) {
+    parked_on_.erase(it);
+  }
+}
+
+void LearnStage::WakeParkedReads() {
+  if (reads_parked_.load() == 0) return;
+  MutexLock lock(&parked_mutex_);
+  for (const auto& [pool, reads] : parked_on_) pool->CheckWaiting();
+}
 
 void LearnStage::EnqueueTakeOver(const TakeOverKey& key,
                                  std::shared_ptr<const void> keep_alive) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -106,13 +107,15 @@ class LearnStage {
   bool WaitLearned(std::uint64_t samples, absl::Time deadline) const
       ABSL_LOCKS_EXCLUDED(mutex_);
 
-  // A read parked until this stage has learned what it waits for
-  // (parked_read.h), and the same read answered. While one is parked and
-  // learning waits for background work taking over (an MLKR fit), that
-  // work runs at the process's priority (Model::PrioritizeBackgroundWork):
-  // the read depends on it. Thread-safe.
-  void ReadParked() const;
-  void ReadUnparked() const;
+  // A read parked on `pool` until this stage has learned what it waits for
+  // (parked_read.h), and the same read answered. While one is parked,
+  // each batch learned has the pools of the reads parked check them at
+  // once (WorkerPool::CheckWaiting); and while learning waits for
+  // background work taking over (an MLKR fit), that work runs at the
+  // process's priority (Model::PrioritizeBackgroundWork): the read depends
+  // on it. Thread-safe.
+  void ReadParked(WorkerPool* pool) const ABSL_LOCKS_EXCLUDED(parked_mutex_);
+  void ReadUnparked(WorkerPool* pool) const ABSL_LOCKS_EXCLUDED(parked_mutex_);
 
   // Learning's waits for background work at its take-over point (the
   // stream outran a metric refresh, an MLKR fit, an index rebuild), from
@@ -214,6 +217,8 @@ class LearnStage {
   // handed out yet is added to to_record_.
   void NoteWorkDone() ABSL_LOCKS_EXCLUDED(mutex_);
 
+  // After a batch is learned: the pools of the reads parked check them.
+  void WakeParkedReads() ABSL_LOCKS_EXCLUDED(parked_mutex_, mutex_);
   // Learning stopped at `since` where background work takes over: raises
   // that work if a read is parked.
   void WaitingForBackgroundWork(PauseStatistics::Clock::time_point since);
@@ -222,6 +227,13 @@ class LearnStage {
   // Reads parked on this stage, and whether learning waits for background
   // work now (each raises that work when it sees the other).
   mutable std::atomic<int> reads_parked_ = 0;
+  // The pools those reads are parked on, with how many each. Held while
+  // a pool is told (so that it outlives the call: a parked read's task
+  // keeps it alive until it is answered, and unparks first); before the
+  // pool's lock, which is held before mutex_ (its conditions read it).
+  mutable Mutex parked_mutex_;
+  mutable absl::flat_hash_map<WorkerPool*, int> parked_on_
+      ABSL_GUARDED_BY(parked_mutex_);
   std::atomic<bool> waits_for_background_work_ = false;
   // When that wait began (steady clock ticks; 0: learning is not waiting).
   std::atomic<PauseStatistics::Clock::rep> waiting_since_ = 0;

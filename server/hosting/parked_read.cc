@@ -31,18 +31,19 @@ void PostRead(WorkerPool& pool, ParkableRead read) {
   std::vector<std::shared_ptr<const HostedModel>> waited_on;
   for (const ModelRead& model_read : check->reads()) {
     if (model_read.model->ReadWaitsForLearning(model_read.after)) {
-      model_read.model->ReadParked();
+      model_read.model->ReadParked(&pool);
       waited_on.push_back(model_read.model);
     }
   }
   std::function<void()> answer = [answer = std::move(read.answer),
-                                  waited_on = std::move(waited_on)] {
-    for (const auto& model : waited_on) model->ReadUnparked();
+                                  waited_on = std::move(waited_on), &pool] {
+    for (const auto& model : waited_on) model->ReadUnparked(&pool);
     answer();
   };
-  // Checked with the pool's lock held (one check at a time), every
-  // WorkerPool::kWhenPollInterval: atomics and the learn stage's mutex for
-  // a moment.
+  // Checked with the pool's lock held (one check at a time) as each batch
+  // is learned on the models it waits for, and every
+  // WorkerPool::kWhenPollInterval (its deadline, its call abandoned):
+  // atomics and the learn stage's mutex for a moment.
   pool.PostWhen(
       [check = std::move(check), abandoned = std::move(read.abandoned)] {
         return !check->Waits() || (abandoned && abandoned());

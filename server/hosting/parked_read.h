@@ -40,7 +40,8 @@ struct ParkableRead {
 };
 
 // Whether a read still waits for learning in any of its models: what the
-// reads pool asks of a parked read every WorkerPool::kWhenPollInterval. A
+// reads pool asks of a parked read as each batch is learned on a model it
+// waits for, and every WorkerPool::kWhenPollInterval. A
 // model found not waiting is not looked at again (what it learned only
 // grows, a deadline passed stays passed, a deleted model stays deleted), so
 // a page of many models costs one model's check per poll once the models

@@ -7,7 +7,9 @@
 
 namespace streamreg {
 
-WorkerPool::WorkerPool(std::size_t num_threads, std::string_view name) {
+WorkerPool::WorkerPool(std::size_t num_threads, std::string_view name,
+                       std::chrono::milliseconds when_poll)
+    : when_poll_(when_poll) {
   threads_.reserve(std::max<std::size_t>(num_threads, 1));
   for (std::size_t i = 0; i < std::max<std::size_t>(num_threads, 1); ++i) {
     threads_.emplace_back([this, name = std::string(name)] {
@@ -47,6 +49,17 @@ void WorkerPool::PostWhen(std::function<bool()> ready,
   ready_.Signal();
 }
 
+void WorkerPool::CheckWaiting() {
+  {
+    // Taken, so that a thread that has just found every condition false
+    // is waiting by the signal (it holds the lock from its check to its
+    // wait).
+    MutexLock lock(&mutex_);
+    if (waiting_.empty()) return;
+  }
+  ready_.SignalAll();
+}
+
 void WorkerPool::PostAt(std::chrono::steady_clock::time_point due,
                         std::function<void()> task) {
   {
@@ -72,8 +85,7 @@ void WorkerPool::WaitForWork() {
   auto until = std::chrono::steady_clock::time_point::max();
   if (!timed_.empty()) until = timed_.begin()->first;
   if (!waiting_.empty()) {
-    until =
-        std::min(until, std::chrono::steady_clock::now() + kWhenPollInterval);
+    until = std::min(until, std::chrono::steady_clock::now() + when_poll_);
   }
   ready_.WaitUntil(&mutex_, until);
 }

@@ -21,17 +21,21 @@ namespace streamreg {
 // these, off gRPC's callback threads, which then only admit or refuse
 // calls and stay free for health checks. A task may also be posted to run
 // once a condition holds (PostWhen: a learner waiting for background work
-// without holding a thread); the pool checks such conditions every
-// kWhenPollInterval while any is pending. A task may be posted for a time
-// (PostAt: a Learn group's linger), run once it has come, to the clock's
+// without holding a thread, a read waiting for learning); the pool checks
+// such conditions every kWhenPollInterval while any is pending, and at
+// once when told that one may hold (CheckWaiting). A task may be posted for a
+// time (PostAt: a Learn group's linger), run once it has come, to the clock's
 // precision, holding no thread before. The destructor runs every task
 // already posted — conditional ones once their condition holds, timed
 // ones at their time — then joins.
 class WorkerPool {
  public:
-  // `name`: its threads' (BeginBackgroundThread), e.g. "learning".
-  explicit WorkerPool(std::size_t num_threads,
-                      std::string_view name = "worker");
+  static constexpr std::chrono::milliseconds kWhenPollInterval{2};
+  // `name`: its threads' (BeginBackgroundThread), e.g. "learning";
+  // `when_poll`: how often it checks the conditions of PostWhen's tasks
+  // (kWhenPollInterval; tests make it long, to see CheckWaiting alone).
+  explicit WorkerPool(std::size_t num_threads, std::string_view name = "worker",
+                      std::chrono::milliseconds when_poll = kWhenPollInterval);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -41,11 +45,15 @@ class WorkerPool {
   // cheap, thread-safe, and hold eventually (it is called with the pool's
   // lock held, so it must not call into the pool).
   void PostWhen(std::function<bool()> ready, std::function<void()> task);
+  // What a task posted with PostWhen waits for may have happened: the
+  // pool checks the conditions now rather than at its next poll (a read
+  // parked behind one sample's learning waits for that sample, not for
+  // the poll's 2 ms). Thread-safe; a lock and a wake-up.
+  void CheckWaiting() ABSL_LOCKS_EXCLUDED(mutex_);
   // Runs `task` like a posted one once `due` has come; tasks due at the
   // same time run in the order posted.
   void PostAt(std::chrono::steady_clock::time_point due,
               std::function<void()> task);
-  static constexpr std::chrono::milliseconds kWhenPollInterval{2};
   // Waits until every task posted so far (and any they post) has run.
   void Drain();
   std::size_t num_threads() const { return threads_.size(); }
@@ -80,6 +88,7 @@ class WorkerPool {
       timed_ ABSL_GUARDED_BY(mutex_);
   std::size_t running_ ABSL_GUARDED_BY(mutex_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  const std::chrono::milliseconds when_poll_;
   std::vector<std::thread> threads_;  // fixed after construction
 };
 

@@ -1,10 +1,12 @@
 // Reads parked while they wait for learning (server/hosting/
 // parked_read.h): they hold no thread of the reads pool, are answered once
 // what was acknowledged before them is learned (as a blocking read would
-// be), end at their deadline or when their call is abandoned, and raise
-// the background fit the learner waits for.
+// be; as that batch is learned, not at the pool's next poll), end at their
+// deadline or when their call is abandoned, and raise the background fit
+// the learner waits for.
 #include "server/hosting/parked_read.h"
 
+#include <chrono>
 #include <memory>
 #include <span>
 #include <vector>
@@ -107,6 +109,25 @@ TEST_F(HostedModelTest, AReadWaitingForLearningHoldsNoThread) {
   EXPECT_EQ(read[0].learned, 25u);
   EXPECT_EQ(read[0].value, reference->Predict(x)->value);
   EXPECT_EQ(other_read[0].value, other_reference->Predict(x)->value);
+}
+
+// A parked read is answered as the batch it waits for is learned (the
+// learn stage tells the reads pool), not at the pool's next poll: with a
+// poll of an hour it is answered all the same.
+TEST_F(HostedModelTest, AParkedReadIsAnsweredAsWhatItWaitsForIsLearned) {
+  auto [hosted, reference, release, unlearned] = HostHeldFiveBehind();
+  WorkerPool reads(1, "reads", std::chrono::hours(1));
+  const ReadAfter after = hosted->PinAcknowledged({});
+  bool parked = false;
+  Signal answered;
+  PostRead(reads, {.reads = {{hosted, after}},
+                   .parked = [&] { parked = true; },
+                   .answer = [&] { answered.Notify(); }});
+  EXPECT_TRUE(parked);
+  EXPECT_FALSE(answered.WaitFor(absl::Milliseconds(50)));
+  release->count_down();
+  EXPECT_TRUE(answered.WaitFor(absl::Seconds(30)))
+      << "the parked read waited for the poll";
 }
 
 // A replica's side of a fit exchange whose fits never come from another

@@ -1,6 +1,7 @@
 // The hosting layer's thread pool (run under ThreadSanitizer): timed tasks
 // by their time, never before it, and tasks posted to run once a condition
-// holds, holding no thread meanwhile.
+// holds, holding no thread meanwhile, checked at once when the pool is told
+// one may hold.
 #include "server/hosting/worker_pool.h"
 
 #include <atomic>
@@ -67,6 +68,26 @@ TEST(WorkerPoolTest, PostWhenRunsTheTaskOnceItsConditionHolds) {
   pool.Drain();
   EXPECT_EQ(ran.load(), 1);
   release.join();
+}
+
+// A pool told that a condition may hold (CheckWaiting) checks it then: with
+// a poll of an hour, the task runs only because it was told.
+TEST(WorkerPoolTest, CheckWaitingRunsATaskWhoseConditionHoldsNow) {
+  WorkerPool pool(1, "worker", std::chrono::hours(1));
+  std::atomic<bool> ready = false;
+  std::latch ran(1);
+  pool.PostWhen([&] { return ready.load(); }, [&] { ran.count_down(); });
+  pool.CheckWaiting();  // not yet: nothing runs
+  std::latch other(1);
+  pool.Post([&] { other.count_down(); });
+  other.wait();
+  EXPECT_FALSE(ran.try_wait());
+  ready = true;
+  pool.CheckWaiting();
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (!ran.try_wait() && absl::Now() < give_up)
+    absl::SleepFor(absl::Milliseconds(1));
+  EXPECT_TRUE(ran.try_wait()) << "the task waited for the poll";
 }
 
 }  // namespace
