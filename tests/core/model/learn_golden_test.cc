@@ -11,7 +11,9 @@
 // GLIBC_TUNABLES so): the FMA code it selects on a CPU with FMA (exp and
 // the like) differs in the last bits, and an MLKR fit's descents carry that
 // far (rank-2 map entries 184.0 against 187.0 between two machines), so
-// figures recorded on one CPU would not hold on another.
+// figures recorded on one CPU would not hold on another. For the same
+// reason Eigen's cache sizes, which set how a long product's sum is split,
+// are fixed at build time (CMakeLists.txt), not read from the CPU.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
