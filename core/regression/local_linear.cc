@@ -12,8 +12,9 @@ namespace {
 
 struct Workspace {
   LocalLinearEquations system;
+  std::vector<std::size_t> all_targets;
   std::vector<double> intercepts;
-  std::vector<double> fallback_theta;
+  std::vector<double> residual_squares;
 };
 
 Workspace& ThreadWorkspace() {
@@ -50,42 +51,37 @@ void FitFromSystem(const NeighborTargets& near, std::size_t count, double ridge,
                    LocalLinearEquations& system, LocalAverage* out,
                    std::span<const std::size_t> targets) {
   const std::size_t m = near.num_targets();
-  const std::size_t d = near.dim();
   out->value.assign(m, 0.0);
   out->spread.assign(m, 0.0);
   out->neighbors = count;
   if (count == 0) return;
-  std::vector<std::size_t> all;
+  Workspace& work = ThreadWorkspace();
   if (targets.empty()) {
-    all.resize(m);
-    std::iota(all.begin(), all.end(), std::size_t{0});
-    targets = all;
+    work.all_targets.resize(m);
+    std::iota(work.all_targets.begin(), work.all_targets.end(), std::size_t{0});
+    targets = work.all_targets;
   }
-  std::span<const double> theta;
-  if (system.Factor(ridge)) theta = system.Solve();
-  if (theta.empty() || !AllFinite(theta)) {
-    // Not positive definite: the fit of the intercept alone.
-    std::vector<double>& fallback = ThreadWorkspace().fallback_theta;
-    fallback.assign((d + 1) * m, 0.0);
-    for (std::size_t t : targets) {
-      fallback[d * m + t] = PrefixMean(near, count, t);
+  work.intercepts.resize(targets.size());
+  work.residual_squares.resize(targets.size());
+  const double rows = static_cast<double>(count);
+  if (system.Factor(ridge) &&
+      system.FitTargets(targets, work.intercepts, work.residual_squares)) {
+    for (std::size_t j = 0; j < targets.size(); ++j) {
+      out->value[targets[j]] = work.intercepts[j];
+      out->spread[targets[j]] = std::sqrt(work.residual_squares[j] / rows);
     }
-    theta = fallback;
+    return;
   }
+  // Not positive definite: the fit of the intercept alone.
   for (std::size_t t : targets) {
-    const double a = theta[d * m + t];
+    const double mean = PrefixMean(near, count, t);
     double squares = 0.0;
     for (std::size_t j = 0; j < count; ++j) {
-      const double* offset = near.offsets(j);
-      double fitted = a;
-      for (std::size_t i = 0; i < d; ++i) {
-        fitted += theta[i * m + t] * offset[i];
-      }
-      const double residual = near.targets(j)[t] - fitted;
+      const double residual = near.targets(j)[t] - mean;
       squares += residual * residual;
     }
-    out->value[t] = a;
-    out->spread[t] = std::sqrt(squares / static_cast<double>(count));
+    out->value[t] = mean;
+    out->spread[t] = std::sqrt(squares / rows);
   }
 }
 

@@ -44,17 +44,35 @@ class LocalLinearEquations {
   // the slopes, row d the intercepts); valid until the next call.
   std::span<const double> Solve();
 
+  // After a successful Factor: each listed target's intercept a_t and the
+  // residual sum of squares of its fit over the rows added,
+  //   sum_j (y_jt - a_t - B_t^T v_j)^2 = yy_t - theta_t^T C_t - ridge |B_t|^2
+  // (the ridge objective's minimum, yy - theta^T C, less its penalty), from
+  // the sums alone: the listed columns are solved, and each sum of squares
+  // costs O(d), not a pass over the rows. Out spans are as long as
+  // `targets`; false if a value is not finite.
+  bool FitTargets(std::span<const std::size_t> targets,
+                  std::span<double> intercepts,
+                  std::span<double> residual_squares);
+
  private:
   std::size_t d_ = 0;
   std::size_t m_ = 0;
   std::size_t rows_ = 0;
+  double ridge_ = 0.0;  // the last Factor's
   // Row-major, in plain vectors so that headers do not carry Eigen: G
   // ((d + 1)^2, lower triangle used), C ((d + 1) x m), G + the ridge, and
-  // theta.
+  // theta (all m columns, or the listed ones).
   std::vector<double> gram_;
   std::vector<double> cross_;
   std::vector<double> system_;
   std::vector<double> solution_;
+  // The first row's targets, and sum_j (y_jt - shift_t)^2 per target: the
+  // residuals' sums of squares are found with the targets less the shift
+  // (which the unshrunk intercept absorbs), so that yy_t is near the
+  // residuals' scale, not the square of the targets' mean.
+  std::vector<double> shift_;
+  std::vector<double> shifted_squares_;
   SmallCholesky cholesky_;
 };
 

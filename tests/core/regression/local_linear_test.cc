@@ -1,7 +1,7 @@
 // The local linear regressor against its definition: exact on a plane,
 // equal to ridge least squares solved independently (QR of the augmented
-// design), the grid and the prefix fits equal to one fit per k, and the
-// edge cases.
+// design), unmoved by a constant added to a target, the grid and the
+// prefix fits equal to one fit per k, and the edge cases.
 #include "core/regression/local_linear.h"
 
 #include <algorithm>
@@ -99,7 +99,10 @@ TEST(LocalLinearTest, ReproducesAPlaneAtAnyQuery) {
       EXPECT_NEAR(out.value[t],
                   static_cast<double>(t) + static_cast<double>(t + 1) * sum,
                   1e-8);
-      EXPECT_NEAR(out.spread[t], 0.0, 1e-8);
+      // The spread comes from the normal equations' sums (yy - theta^T C),
+      // whose rounding leaves about sqrt(epsilon) of the targets' own
+      // spread (about 10 here) where the fit is exact.
+      EXPECT_NEAR(out.spread[t], 0.0, 1e-6);
     }
   }
 }
@@ -123,6 +126,30 @@ TEST(LocalLinearTest, EqualsRidgeLeastSquaresSolvedByQr) {
                       1e-9 * (1.0 + expected.spread));
         }
       }
+    }
+  }
+}
+
+// The spread comes from the normal equations' sums, not a pass over the
+// residuals; a target's large mean must not cost it its digits (its sum of
+// squares is of the targets less the first neighbour's: unshifted, the
+// spread here would be off by about 1e-4 of itself).
+TEST(LocalLinearTest, AConstantAddedToATargetMovesOnlyItsValue) {
+  Fixture f = MakeFixture(300, 6, /*plane=*/true, /*noise=*/0.3);
+  Fixture moved = f;
+  for (double& y : moved.targets) y += 1e5;
+  const std::vector<double> query = {0.3, -0.1, 0.2, 0.0};
+  const NeighborTargets near = GatherAll(f, query);
+  const NeighborTargets near_moved = GatherAll(moved, query);
+  for (std::size_t k : {7u, 120u}) {
+    LocalAverage out, out_moved;
+    LocalLinearAt(k, 0.5, near, &out);
+    LocalLinearAt(k, 0.5, near_moved, &out_moved);
+    for (std::size_t t = 0; t < kTargets; ++t) {
+      EXPECT_NEAR(out_moved.value[t] - 1e5, out.value[t], 1e-8) << k;
+      EXPECT_GT(out.spread[t], 0.05) << k;
+      EXPECT_NEAR(out_moved.spread[t], out.spread[t], 1e-6 * out.spread[t])
+          << k;
     }
   }
 }
