@@ -92,10 +92,26 @@ class KnnRules {
       heap_->push_back(candidate);
       std::push_heap(heap_->begin(), heap_->end(), NeighborOrder());
     } else if (NeighborLess(candidate, heap_->front())) {
-      std::pop_heap(heap_->begin(), heap_->end(), NeighborOrder());
-      heap_->back() = candidate;
-      std::push_heap(heap_->begin(), heap_->end(), NeighborOrder());
+      ReplaceLargest(candidate);
     }
+  }
+
+  // The heap's largest (its front) replaced by a smaller `candidate`, the
+  // heap restored by one walk down from the front (std::pop_heap and
+  // std::push_heap would walk it twice).
+  void ReplaceLargest(const Neighbor& candidate) {
+    std::vector<Neighbor>& heap = *heap_;
+    const std::size_t size = heap.size();
+    std::size_t hole = 0;
+    for (std::size_t child = 1; child < size; child = 2 * hole + 1) {
+      if (child + 1 < size && NeighborLess(heap[child], heap[child + 1])) {
+        ++child;
+      }
+      if (!NeighborLess(candidate, heap[child])) break;
+      heap[hole] = heap[child];
+      hole = child;
+    }
+    heap[hole] = candidate;
   }
 
   std::size_t k_;
