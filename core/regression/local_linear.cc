@@ -91,14 +91,14 @@ void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
                    LocalAverage* out, std::span<const std::size_t> targets) {
   const std::size_t count = std::min(k, near.size());
   Workspace& work = ThreadWorkspace();
-  work.system.Reset(near.dim(), near.num_targets());
+  work.system.Reset(near.dim(), near.num_targets(), /*residuals=*/true);
   ExtendTo(near, count, work.system);
   FitFromSystem(near, count, ridge, work.system, out, targets);
 }
 
 LocalLinearPrefix::LocalLinearPrefix(const NeighborTargets& near, double ridge)
     : near_(near), ridge_(ridge) {
-  system_.Reset(near.dim(), near.num_targets());
+  system_.Reset(near.dim(), near.num_targets(), /*residuals=*/true);
 }
 
 void LocalLinearPrefix::FitAt(std::size_t k, LocalAverage* out,

@@ -17,9 +17,10 @@ Eigen::Index Index(std::size_t n) { return static_cast<Eigen::Index>(n); }
 
 }  // namespace
 
-void LocalLinearEquations::Reset(std::size_t d, std::size_t m) {
+void LocalLinearEquations::Reset(std::size_t d, std::size_t m, bool residuals) {
   d_ = d;
   m_ = m;
+  residuals_ = residuals;
   rows_ = 0;
   gram_.assign((d + 1) * (d + 1), 0.0);
   cross_.assign((d + 1) * m, 0.0);
@@ -44,6 +45,13 @@ void LocalLinearEquations::Add(const double* offsets, std::size_t offset_stride,
   gram(d, d) += static_cast<double>(rows);
   cross.topRows(d).noalias() += v.transpose() * y;
   cross.row(d) += y.colwise().sum();
+  if (residuals_) AddSquares(targets, target_stride, rows);
+  rows_ += rows;
+}
+
+void LocalLinearEquations::AddSquares(const double* targets,
+                                      std::size_t target_stride,
+                                      std::size_t rows) {
   if (rows_ == 0) std::copy(targets, targets + m_, shift_.begin());
   for (std::size_t j = 0; j < rows; ++j) {
     const double* row = targets + j * target_stride;
@@ -52,7 +60,6 @@ void LocalLinearEquations::Add(const double* offsets, std::size_t offset_stride,
       shifted_squares_[t] += shifted * shifted;
     }
   }
-  rows_ += rows;
 }
 
 bool LocalLinearEquations::Factor(double ridge) {
@@ -77,6 +84,7 @@ std::span<const double> LocalLinearEquations::Solve() {
 bool LocalLinearEquations::FitTargets(std::span<const std::size_t> targets,
                                       std::span<double> intercepts,
                                       std::span<double> residual_squares) {
+  if (!residuals_) return false;
   const std::size_t listed = targets.size();
   const std::size_t n = d_ + 1;
   solution_.resize(n * listed);

@@ -21,8 +21,10 @@ namespace streamreg {
 // and the metric's slope estimates (Xia et al.'s OPG) both solve.
 class LocalLinearEquations {
  public:
-  // Empty equations in d coordinates and m targets.
-  void Reset(std::size_t d, std::size_t m);
+  // Empty equations in d coordinates and m targets; with `residuals`, the
+  // targets' squares are summed too, as FitTargets needs (the values alone,
+  // Intercepts and Solve, do not pay for them).
+  void Reset(std::size_t d, std::size_t m, bool residuals = false);
 
   // Adds `rows` rows: their coordinates from `offsets` (d each, rows
   // `offset_stride` apart) and targets from `targets` (m each, rows
@@ -50,15 +52,21 @@ class LocalLinearEquations {
   // (the ridge objective's minimum, yy - theta^T C, less its penalty), from
   // the sums alone: the listed columns are solved, and each sum of squares
   // costs O(d), not a pass over the rows. Out spans are as long as
-  // `targets`; false if a value is not finite.
+  // `targets`; false if a value is not finite, or the squares were not
+  // summed (Reset without `residuals`).
   bool FitTargets(std::span<const std::size_t> targets,
                   std::span<double> intercepts,
                   std::span<double> residual_squares);
 
  private:
+  // Adds the rows' shifted targets' squares (the rows not yet counted).
+  void AddSquares(const double* targets, std::size_t target_stride,
+                  std::size_t rows);
+
   std::size_t d_ = 0;
   std::size_t m_ = 0;
   std::size_t rows_ = 0;
+  bool residuals_ = false;
   double ridge_ = 0.0;  // the last Factor's
   // Row-major, in plain vectors so that headers do not carry Eigen: G
   // ((d + 1)^2, lower triangle used), C ((d + 1) x m), G + the ridge, and
