@@ -14,6 +14,16 @@ namespace streamreg {
 LearnStage::LearnStage(Model* model, WorkerPool* pool)
     : model_(model), queue_(SerialQueue::Create(pool)) {}
 
+LearnStage::~LearnStage() {
+  MutexLock lock(&mutex_);
+  while (tasks_in_flight_ > 0) tasks_done_.Wait(&mutex_);
+}
+
+void LearnStage::TaskDone() {
+  MutexLock lock(&mutex_);
+  if (--tasks_in_flight_ == 0) tasks_done_.SignalAll();
+}
+
 void LearnStage::Reset(std::uint64_t learned) {
   {
     MutexLock lock(&mutex_);
@@ -56,6 +66,7 @@ void LearnStage::Enqueue(const ValidatedSamples& samples,
     last = queued_;
     batches_.push_back({first, last, acknowledged});
     newest_acknowledged_ = std::max(newest_acknowledged_, acknowledged);
+    ++tasks_in_flight_;
   }
   queue_->Post([this,
                 batch = Learning{.last = last,
@@ -107,6 +118,7 @@ void LearnStage::Learn(Learning batch, std::shared_ptr<const void> keep_alive) {
     progressed_.SignalAll();
   }
   WakeParkedReads();
+  TaskDone();
 }
 
 absl::Status LearnStage::LearnRecordingCurve(ValidatedSamples& samples,
@@ -206,12 +218,16 @@ void LearnStage::EnqueueTakeOver(const TakeOverKey& key,
   {
     MutexLock lock(&mutex_);
     ++take_overs_queued_;
+    ++tasks_in_flight_;
   }
   queue_->Post([this, key, keep_alive = std::move(keep_alive)] {
     (void)model_->ApplyTakeOverRecord(key);
-    MutexLock lock(&mutex_);
-    ++take_overs_applied_;
-    progressed_.SignalAll();
+    {
+      MutexLock lock(&mutex_);
+      ++take_overs_applied_;
+      progressed_.SignalAll();
+    }
+    TaskDone();
   });
 }
 

@@ -47,6 +47,10 @@ class LearnStage {
   // `model` must outlive the stage's work (the owner drains the stage
   // before destroying it; HostedModel keeps itself alive in its tasks).
   LearnStage(Model* model, WorkerPool* pool);
+  // Waits until the tasks it queued are done with it (a batch's learning
+  // still tells the parked reads' pools after the samples count as
+  // learned, so CatchUp returning is not enough).
+  ~LearnStage();
   LearnStage(const LearnStage&) = delete;
   LearnStage& operator=(const LearnStage&) = delete;
 
@@ -216,6 +220,8 @@ class LearnStage {
   // After learning (TakeOverRule::kLogged): the model's work done and not
   // handed out yet is added to to_record_.
   void NoteWorkDone() ABSL_LOCKS_EXCLUDED(mutex_);
+  // The last thing a queued task does with this stage.
+  void TaskDone() ABSL_LOCKS_EXCLUDED(mutex_);
 
   // After a batch is learned: the pools of the reads parked check them.
   void WakeParkedReads() ABSL_LOCKS_EXCLUDED(parked_mutex_, mutex_);
@@ -246,6 +252,10 @@ class LearnStage {
 
   mutable Mutex mutex_;
   mutable CondVar progressed_;  // learned_ grew
+  // Tasks queued (Enqueue, EnqueueTakeOver) that have not yet finished
+  // with this stage, and their end (what the destructor waits for).
+  std::uint64_t tasks_in_flight_ ABSL_GUARDED_BY(mutex_) = 0;
+  CondVar tasks_done_;
   std::uint64_t queued_ ABSL_GUARDED_BY(mutex_) = 0;
   std::uint64_t acknowledged_ ABSL_GUARDED_BY(mutex_) = 0;
   std::uint64_t learned_ ABSL_GUARDED_BY(mutex_) = 0;

@@ -2,11 +2,14 @@
 // ThreadSanitizer): samples queued in batches are learned in order exactly
 // as if learned at once; announced samples count as unlearned until queued
 // or withdrawn; a wait for learning ends at its deadline; work run in order
-// sees everything queued before it; reads wait for what was acknowledged.
+// sees everything queued before it; reads wait for what was acknowledged;
+// a stage is destroyed only once its queued work is done with it.
 #include "server/hosting/learn_stage.h"
 
+#include <atomic>
 #include <latch>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -106,6 +109,26 @@ TEST_F(LearnStageTest, ReadsWaitForWhatWasAcknowledgedOnly) {
   EXPECT_EQ(stage_.acknowledged(), 10u);
   Enqueue(10, 15);
   EXPECT_EQ(stage_.acknowledged(), 10u);
+}
+
+TEST_F(LearnStageTest, IsDestroyedOnlyOnceItsQueuedWorkIsDoneWithIt) {
+  // A batch's learning goes on using the stage after its samples count as
+  // learned (it tells the parked reads' pools): an owner that destroys a
+  // stage once CatchUp returns must not free it under that work.
+  auto stage = std::make_unique<LearnStage>(model_.get(), &learning_);
+  std::shared_ptr<std::latch> release = HoldLearning();
+  stage->Enqueue(Batch(0, 5), absl::Now(), nullptr, 0,
+                 /*max_unlearned=*/1000);
+  std::atomic<bool> destroyed = false;
+  std::thread destroyer([&] {
+    stage.reset();
+    destroyed.store(true);
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(destroyed.load());
+  release->count_down();
+  destroyer.join();
+  EXPECT_EQ(model_->samples_seen(), 5u);
 }
 
 }  // namespace
