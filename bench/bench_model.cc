@@ -70,6 +70,11 @@ ABSL_FLAG(int, mlkr_fit_samples, -1,
 ABSL_FLAG(int, mlkr_fit_budget, -1,
           "Samples read x evaluations per descent an MLKR fit does at most "
           "(0: no budget; negative: the model's default)");
+ABSL_FLAG(int, mlkr_rank, -1,
+          "The MLKR map's rank (0: full rank; -1: the model's default)");
+ABSL_FLAG(int, max_k, -1,
+          "The regressor's default k grid without its k above this (-1: the "
+          "whole grid)");
 ABSL_FLAG(int, measure, 2000, "Samples learned (timed) after the first n");
 ABSL_FLAG(int, queries, 2000, "Held-out predictions timed");
 ABSL_FLAG(std::string, held_out, "second_arm",
@@ -202,6 +207,13 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   SetIfGiven(FLAGS_mlkr_fit_steps, &config.mlkr_fit_steps);
   SetIfGiven(FLAGS_mlkr_fit_samples, &config.mlkr_fit_samples);
   SetIfGiven(FLAGS_mlkr_fit_budget, &config.mlkr_fit_budget);
+  SetIfGiven(FLAGS_mlkr_rank, &config.mlkr_rank);
+  if (const int max_k = absl::GetFlag(FLAGS_max_k); max_k >= 0) {
+    config.k_grid = DefaultKGridFor(regressor);
+    std::erase_if(config.k_grid, [max_k](std::size_t k) {
+      return k > static_cast<std::size_t>(max_k);
+    });
+  }
   std::unique_ptr<Model> model = *Model::Create(config);
   auto sample = [&](std::size_t s) {
     return Sample{inputs.point(s), {torques.data() + s * kJoints, kJoints}, s};

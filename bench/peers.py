@@ -461,8 +461,9 @@ def main():
                         "space-separated (e.g. "
                         "--random_feature_frequencies=250)")
     parser.add_argument("--base_flags", default="",
-                        help="more flags of the linear base's models, "
-                        "space-separated (e.g. --base_ridge=100)")
+                        help="more flags of the linear base's models "
+                        "(base, per_target and combined), space-separated "
+                        "(e.g. --base_ridge=100)")
     parser.add_argument("--regressors",
                         default=",".join(r for _, r in REGRESSORS),
                         help="the regressors of the fixed metrics' models "
@@ -490,7 +491,8 @@ def main():
                   "combined_random_features":
                       args.random_feature_flags.split(),
                   "base": args.base_flags.split(),
-                  "per_target": args.base_flags.split()}
+                  "per_target": args.base_flags.split(),
+                  "combined": args.base_flags.split()}
     BASES[:] = [(label, flags + more_flags.get(key, []), key)
                 for label, flags, key in BASES]
     wanted = ([d[0] for d in DATA_SETS] if args.datasets == "all"
