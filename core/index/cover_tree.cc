@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/index/neighbor_sort.h"
 #include "core/index/point_validation.h"
 
 namespace streamreg {
@@ -177,7 +178,7 @@ absl::Status CoverTree::Knn(std::span<const double> query, std::size_t k,
 absl::Status CoverTree::Range(std::span<const double> query, double radius,
                               std::vector<Neighbor>* out) const {
   if (absl::Status s = RangeUnordered(query, radius, out); !s.ok()) return s;
-  std::sort(out->begin(), out->end(), NeighborOrder());
+  SortNeighbors(*out);
   return absl::OkStatus();
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/index/id_range.h"
 #include "core/index/neighbor.h"
+#include "core/index/neighbor_sort.h"
 
 namespace streamreg {
 
@@ -82,9 +83,7 @@ class KnnRules {
            (k_ == 0 || distance > heap_->front().distance);
   }
 
-  void Finish() {
-    std::sort_heap(heap_->begin(), heap_->end(), NeighborOrder());
-  }
+  void Finish() { SortNeighbors(*heap_); }
 
  private:
   [[gnu::noinline]] void Admit(const Neighbor& candidate) {
