@@ -1,9 +1,9 @@
 #include "core/metric/glml_search.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "core/index/neighbor_sort.h"
 #include "core/index/point_validation.h"
 
 namespace streamreg {
@@ -63,7 +63,7 @@ absl::Status GlmlRange(const CoverTree& tree, std::span<const double> query,
     if (rescored <= radius) (*out)[kept++] = {neighbor.id, rescored};
   }
   out->resize(kept);
-  std::sort(out->begin(), out->end(), NeighborLess);
+  SortNeighbors(*out);
   return absl::OkStatus();
 }
 
