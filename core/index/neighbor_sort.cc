@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -39,8 +38,9 @@ void SortNeighbors(std::span<Neighbor> neighbors) {
                             return a.distance < b.distance;
                           });
   const double low = nearest->distance;
-  // n buckets of equal width over [low, high]; none when every distance is
-  // the same, or the spread is not finite.
+  // n buckets of equal width from the nearest to the farthest; none when
+  // every distance is the same, or their spread is not finite (or so small
+  // that n over it is not).
   const double scale = static_cast<double>(n) / (farthest->distance - low);
   if (!(scale > 0.0 && scale < std::numeric_limits<double>::infinity())) {
     std::sort(neighbors.begin(), neighbors.end(), NeighborOrder());
@@ -53,7 +53,7 @@ void SortNeighbors(std::span<Neighbor> neighbors) {
     return bucket < static_cast<double>(n) ? static_cast<std::size_t>(bucket)
                                            : n - 1;
   };
-  thread_local std::vector<std::uint32_t> ends;
+  thread_local std::vector<std::size_t> ends;
   thread_local std::vector<Neighbor> placed;
   ends.assign(n + 1, 0);
   for (const Neighbor& neighbor : neighbors) {
@@ -65,7 +65,7 @@ void SortNeighbors(std::span<Neighbor> neighbors) {
   for (const Neighbor& neighbor : neighbors) {
     placed[ends[bucket_of(neighbor.distance)]++] = neighbor;
   }
-  std::uint32_t begin = 0;
+  std::size_t begin = 0;
   for (std::size_t b = 0; b < n; ++b) {
     const std::span<Neighbor> bucket(placed.data() + begin, ends[b] - begin);
     if (bucket.size() <= kInsertionSorted) {
