@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -213,8 +214,17 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
     std::erase_if(config.k_grid, [max_k](std::size_t k) {
       return k > static_cast<std::size_t>(max_k);
     });
+    if (config.k_grid.empty()) {
+      std::cerr << "--max_k: " << max_k << " is below every k of the grid\n";
+      std::exit(2);
+    }
   }
-  std::unique_ptr<Model> model = *Model::Create(config);
+  absl::StatusOr<std::unique_ptr<Model>> created = Model::Create(config);
+  if (!created.ok()) {
+    std::cerr << "the model's configuration: " << created.status() << "\n";
+    std::exit(2);
+  }
+  std::unique_ptr<Model> model = *std::move(created);
   auto sample = [&](std::size_t s) {
     return Sample{inputs.point(s), {torques.data() + s * kJoints, kJoints}, s};
   };
