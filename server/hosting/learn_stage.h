@@ -44,8 +44,8 @@ namespace streamreg {
 // must never hold the thread the wait depends on.
 class LearnStage {
  public:
-  // `model` must outlive the stage's work (the owner drains the stage
-  // before destroying it; HostedModel keeps itself alive in its tasks).
+  // `model` must outlive the stage, whose destructor waits for the work it
+  // queued (HostedModel also keeps itself alive in its tasks).
   LearnStage(Model* model, WorkerPool* pool);
   // Waits until the tasks it queued are done with it (a batch's learning
   // still tells the parked reads' pools after the samples count as
