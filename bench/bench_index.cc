@@ -38,7 +38,9 @@
 ABSL_FLAG(std::string, json, "", "Write the results as JSON to this file");
 ABSL_FLAG(std::string, sizes, "10000,100000", "Comma-separated values of n");
 ABSL_FLAG(std::string, datasets, "trajectory,uniform",
-          "Comma-separated data sets: trajectory, uniform");
+          "Comma-separated data sets: trajectory (queried at random states "
+          "of it), ticks (the same points, queried at the states that follow "
+          "them, in order), uniform");
 ABSL_FLAG(std::string, csv, "",
           "Also measure a real data set: a CSV with a header whose inputs are "
           "the columns not named target_* or id_* (data/README.md convention); "
@@ -119,6 +121,9 @@ DataSet MakeDataSet(const std::string& name, std::size_t n,
                     std::size_t queries) {
   if (name == "trajectory") {
     return {name, ArmPoints(n, 7, 2006), ArmQueries(n, 7, queries, 2006)};
+  }
+  if (name == "ticks") {
+    return {name, ArmPoints(n, 7, 2006), ArmTicks(n, 7, queries, 2006)};
   }
   return {name, UniformPoints(n, kDim, 2006), UniformPoints(queries, kDim, 1)};
 }
@@ -417,7 +422,7 @@ int main(int argc, char** argv) {
   for (const std::string& name : std::vector<std::string>(
            absl::StrSplit(absl::GetFlag(FLAGS_datasets), ','))) {
     if (name.empty()) continue;  // --datasets= : only the --csv data set
-    if (name != "trajectory" && name != "uniform") {
+    if (name != "trajectory" && name != "ticks" && name != "uniform") {
       std::cerr << "unknown data set: " << name << "\n";
       return 2;
     }

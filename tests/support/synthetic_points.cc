@@ -116,4 +116,13 @@ PointSet ArmQueries(std::size_t n, std::size_t joints, std::size_t count,
   return ArmStates(arm, joints, times, &raw);
 }
 
+PointSet ArmTicks(std::size_t n, std::size_t joints, std::size_t count,
+                  std::uint64_t seed) {
+  const JointTrajectory arm(seed);
+  const PointSet raw = RawArmStates(arm, joints, GridTimes(n));
+  std::vector<double> times(count);
+  for (std::size_t i = 0; i < count; ++i) times[i] = (n + i) / kSampleRateHz;
+  return ArmStates(arm, joints, times, &raw);
+}
+
 }  // namespace streamreg

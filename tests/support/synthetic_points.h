@@ -43,6 +43,12 @@ PointSet ArmPoints(std::size_t n, std::size_t joints, std::uint64_t seed);
 PointSet ArmQueries(std::size_t n, std::size_t joints, std::size_t count,
                     std::uint64_t seed);
 
+// The arm's next `count` states after ArmPoints(n, joints, seed), in order
+// (t = (n + i) / 1000 s): a controller's ticks, each query near the last.
+// Standardized with the statistics of ArmPoints(n, joints, seed).
+PointSet ArmTicks(std::size_t n, std::size_t joints, std::size_t count,
+                  std::uint64_t seed);
+
 }  // namespace streamreg
 
 #endif  // STREAMREG_TESTS_SUPPORT_SYNTHETIC_POINTS_H_
