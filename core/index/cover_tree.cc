@@ -156,23 +156,34 @@ absl::Status CoverTree::Knn(std::span<const double> query, std::size_t k,
     out->clear();
     return absl::OkStatus();
   }
-  // First with the radius recent queries needed (twice it), which prunes
-  // hard from the root; if the k-th neighbour lies beyond, again without.
-  if (const double cap = knn_radius_.Cap(k);
-      cap < std::numeric_limits<double>::infinity()) {
-    KnnRules capped(k, out, cap);
-    Search(query.data(), capped);
-    capped.Finish();
-    if (capped.CapHeld(size_)) {
-      if (!out->empty()) knn_radius_.Record(k, out->back().distance);
-      return absl::OkStatus();
-    }
+  // First capped, which prunes hard from the root: at the smaller of twice
+  // the radius recent queries needed and the reach of a recent answer near
+  // this query (which holds while its points are stored); if the k-th
+  // neighbour lies beyond, at the reach, and then without a cap.
+  const bool held = SearchWithCaps(
+      knn_radius_.Cap(k), recent_answers_.Cap(query, k), [&](double cap) {
+        KnnRules capped(k, out, cap);
+        Search(query.data(), capped);
+        capped.Finish();
+        return capped.CapHeld(size_);
+      });
+  if (held) {
+    RecordKnnAnswer(query, k, *out);
+    return absl::OkStatus();
   }
   KnnRules rules(k, out);
   Search(query.data(), rules);
   rules.Finish();
-  if (!out->empty()) knn_radius_.Record(k, out->back().distance);
+  RecordKnnAnswer(query, k, *out);
   return absl::OkStatus();
+}
+
+void CoverTree::RecordKnnAnswer(std::span<const double> query, std::size_t k,
+                                const std::vector<Neighbor>& found) const {
+  if (found.empty()) return;
+  knn_radius_.Record(k, found.back().distance);
+  if (found.size() == k)
+    recent_answers_.Record(query, k, found.back().distance);
 }
 
 absl::Status CoverTree::Range(std::span<const double> query, double radius,

@@ -27,6 +27,7 @@
 #include "core/index/node_distance.h"
 #include "core/index/node_points.h"
 #include "core/index/pruning_monitor.h"
+#include "core/index/recent_knn_answers.h"
 #include "core/index/search_rules.h"
 
 namespace streamreg {
@@ -124,8 +125,10 @@ class CoverTree {
 
   // The k nearest stored points to `query`, sorted by (distance, id); fewer
   // than k if the tree holds fewer. Identical to a brute-force scan. The
-  // search starts capped at twice the k-th distance recent queries found
-  // (KnnRadiusEstimate) and repeats uncapped if that was too small.
+  // search starts capped: at twice the k-th distance recent queries found
+  // (KnnRadiusEstimate), or nearer, at the reach of a recent answer near
+  // the query (RecentKnnAnswers); it repeats with a wider cap or none if
+  // that was too small.
   absl::Status Knn(std::span<const double> query, std::size_t k,
                    std::vector<Neighbor>* out) const;
 
@@ -443,6 +446,9 @@ class CoverTree {
   void FreeNode(NodeIndex node);
 
   void CompactLayout();
+  // A finished k-NN search's answer, for the caps of the next searches.
+  void RecordKnnAnswer(std::span<const double> query, std::size_t k,
+                       const std::vector<Neighbor>& found) const;
   // The id intervals: a node's own ids, widened into its ancestors'.
   void WidenIdRanges(NodeIndex from, IdRange ids);
   void RecomputeIdRanges();
@@ -502,6 +508,7 @@ class CoverTree {
   PruningMonitor search_monitor_;
   PruningMonitor insert_monitor_;
   KnnRadiusEstimate knn_radius_;
+  RecentKnnAnswers recent_answers_;
   // How far recent insertions found their parent (as a k = 1 estimate).
   KnnRadiusEstimate parent_radius_;
   Strategy strategy_ = Strategy::kAdaptive;

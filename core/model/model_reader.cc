@@ -15,10 +15,12 @@ namespace streamreg {
 namespace {
 
 // The k nearest (`found`) and the k nearest that are not recent
-// (older->found), in one traversal: first capped at twice the distance the
-// k-th older neighbour of recent samples had, and again uncapped if that
-// was too small (on a trajectory every near sample is recent, and an
-// uncapped bound stays infinite until k older ones are found).
+// (older->found), in one traversal: first capped (SearchWithCaps) at twice
+// the distance the k-th older neighbour of recent samples had or nearer, at
+// the reach of a recent search near z (a stream's last sample), and again
+// uncapped if that was too small (on a trajectory every near sample is
+// recent, and an uncapped bound stays infinite until k older ones are
+// found).
 // Under GLML's metric at the query with `metric` (distances, cap and
 // estimate then in its units).
 // `recent_run`: slots is_recent names, all of them (LeftOutSlots::run).
@@ -35,20 +37,28 @@ void SplitKnn(const CoverTree& tree, std::span<const double> z, std::size_t k,
     }
     rules.Finish();
   };
-  const double cap = older->radius.Cap(k);
-  bool exact = false;
-  if (cap < std::numeric_limits<double>::infinity()) {
-    SplitKnnRules capped(k, found, &older->found, is_recent, cap, recent_run);
-    search(capped);
-    exact = capped.KeptCapHeld();
-  }
-  if (!exact) {
+  // Under GLML's metric a query's distances are its own: no other query's
+  // answer bounds them.
+  const std::uintptr_t source = reinterpret_cast<std::uintptr_t>(&tree);
+  const double reach = metric == nullptr
+                           ? older->answers.Cap(z, k, source)
+                           : std::numeric_limits<double>::infinity();
+  const bool held =
+      SearchWithCaps(older->radius.Cap(k), reach, [&](double cap) {
+        SplitKnnRules capped(k, found, &older->found, is_recent, cap,
+                             recent_run);
+        search(capped);
+        return capped.KeptCapHeld();
+      });
+  if (!held) {
     SplitKnnRules rules(k, found, &older->found, is_recent,
                         std::numeric_limits<double>::infinity(), recent_run);
     search(rules);
   }
   if (older->found.size() == k) {
-    older->radius.Record(k, older->found.back().distance);
+    const double kth = older->found.back().distance;
+    older->radius.Record(k, kth);
+    if (metric == nullptr) older->answers.Record(z, k, kth, source);
   }
 }
 

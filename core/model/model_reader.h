@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "core/index/knn_radius_estimate.h"
 #include "core/index/neighbor.h"
+#include "core/index/recent_knn_answers.h"
 #include "core/metric/glml_metric.h"
 #include "core/model/combined_prediction.h"
 #include "core/model/left_out_slots.h"
@@ -44,9 +45,12 @@ struct OlderNeighbors {
   LeftOutSlots left_out;  // set by the caller, under the lock
   std::vector<Neighbor> found;
   NeighborTargets near;
-  // How far the k-th of them was for recent samples: the next k-NN search
-  // starts capped (KnnRadiusEstimate). Speed only: answers are exact.
+  // How far the k-th of them was for recent samples, and for the last few
+  // searches near which the next may be (a stream's next sample): the next
+  // k-NN search starts capped (KnnRadiusEstimate, RecentKnnAnswers, keyed
+  // by the tree searched). Speed only: answers are exact.
   KnnRadiusEstimate radius;
+  RecentKnnAnswers answers;
 };
 
 // The neighbours of z (in `generation`'s coordinates) and their targets
