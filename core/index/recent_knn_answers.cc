@@ -24,11 +24,11 @@ RecentKnnAnswers& RecentKnnAnswers::operator=(const RecentKnnAnswers& other) {
   std::array<Answer, kAnswers> answers;
   std::uint64_t records = 0;
   {
-    absl::MutexLock lock(&other.mutex_);
+    MutexLock lock(&other.mutex_);
     answers = other.answers_;
     records = other.records_;
   }
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   answers_ = std::move(answers);
   records_ = records;
   return *this;
@@ -38,7 +38,7 @@ double RecentKnnAnswers::Cap(std::span<const double> query, std::size_t k,
                              std::uintptr_t source) const {
   double cap = std::numeric_limits<double>::infinity();
   if (k == 0) return cap;
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   for (const Answer& answer : answers_) {
     if (answer.k < k || answer.source != source ||
         answer.query.size() != query.size()) {
@@ -55,7 +55,7 @@ double RecentKnnAnswers::Cap(std::span<const double> query, std::size_t k,
 void RecentKnnAnswers::Record(std::span<const double> query, std::size_t k,
                               double distance, std::uintptr_t source) const {
   if (k == 0 || !std::isfinite(distance)) return;
-  absl::MutexLock lock(&mutex_);
+  MutexLock lock(&mutex_);
   Answer* replaced = &answers_[0];
   double nearest = std::numeric_limits<double>::infinity();
   for (Answer& answer : answers_) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "core/base/mutex.h"
 
 namespace streamreg {
 
@@ -60,7 +60,7 @@ class RecentKnnAnswers {
     std::uint64_t kept_at = 0;  // when it was kept, to find the oldest
   };
 
-  mutable absl::Mutex mutex_;
+  mutable Mutex mutex_;
   mutable std::array<Answer, kAnswers> answers_ ABSL_GUARDED_BY(mutex_);
   mutable std::uint64_t records_ ABSL_GUARDED_BY(mutex_) = 0;
 };
