@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -21,10 +22,11 @@ constexpr std::uint64_t kBuildOrderSeed = 0x5eed'c0de'2006'0001;
 
 }  // namespace
 
-CoverTree::CoverTree(std::size_t dim) : dim_(dim), points_(dim) {}
+CoverTree::CoverTree(std::size_t dim)
+    : dim_(dim), points_(dim), neighborhoods_(dim) {}
 
 CoverTree::CoverTree(DiagonalMap map)
-    : dim_(map.dim()), points_(std::move(map)) {}
+    : dim_(map.dim()), points_(std::move(map)), neighborhoods_(dim_) {}
 
 template <class RowOf>
 absl::StatusOr<CoverTree> CoverTree::BuildFrom(
@@ -137,6 +139,11 @@ absl::Status CoverTree::Remove(std::uint64_t id) {
   if (node == kNoNode) {
     return absl::NotFoundError(absl::StrCat("point id ", id, ": not stored"));
   }
+  {
+    thread_local std::vector<double> scratch;
+    scratch.resize(dim_);
+    neighborhoods_.Removed(id, Coordinates(node, scratch.data()));
+  }
   node_of_id_.Erase(id);
   --size_;
   if (nodes_[node].id_count > 1) {
@@ -156,24 +163,31 @@ absl::Status CoverTree::Knn(std::span<const double> query, std::size_t k,
     out->clear();
     return absl::OkStatus();
   }
-  // First capped, which prunes hard from the root: at the smaller of twice
-  // the radius recent queries needed and the reach of a recent answer near
-  // this query (which holds while its points are stored); if the k-th
-  // neighbour lies beyond, at the reach, and then without a cap.
-  const bool held = SearchWithCaps(
-      knn_radius_.Cap(k), recent_answers_.Cap(query, k), [&](double cap) {
-        KnnRules capped(k, out, cap);
-        Search(query.data(), capped);
-        capped.Finish();
-        return capped.CapHeld(size_);
-      });
-  if (held) {
+  // A caller moving along (a controller's ticks) is answered from the
+  // stored points kept around its recent queries.
+  double kth = 0.0;
+  const double reach = recent_answers_.Cap(query, k, 0, &kth);
+  const bool following = std::isfinite(reach) && reach <= kFollowingReach * kth;
+  if (following && (neighborhoods_.Knn(query, k, reach, kth, out) ||
+                    KnnKeepingNeighborhood(query, k, reach, out))) {
     RecordKnnAnswer(query, k, *out);
     return absl::OkStatus();
   }
-  KnnRules rules(k, out);
-  Search(query.data(), rules);
-  rules.Finish();
+  // Else capped, which prunes hard from the root: at the smaller of twice
+  // the radius recent queries needed and the reach of a recent answer near
+  // this query (which holds while its points are stored); if the k-th
+  // neighbour lies beyond, at the reach, and then without a cap.
+  const bool held = SearchWithCaps(knn_radius_.Cap(k), reach, [&](double cap) {
+    KnnRules capped(k, out, cap);
+    Search(query.data(), capped);
+    capped.Finish();
+    return capped.CapHeld(size_);
+  });
+  if (!held) {
+    KnnRules rules(k, out);
+    Search(query.data(), rules);
+    rules.Finish();
+  }
   RecordKnnAnswer(query, k, *out);
   return absl::OkStatus();
 }
@@ -184,6 +198,24 @@ void CoverTree::RecordKnnAnswer(std::span<const double> query, std::size_t k,
   knn_radius_.Record(k, found.back().distance);
   if (found.size() == k)
     recent_answers_.Record(query, k, found.back().distance);
+}
+
+bool CoverTree::KnnKeepingNeighborhood(std::span<const double> query,
+                                       std::size_t k, double reach,
+                                       std::vector<Neighbor>* out) const {
+  RangeRules rules(reach, out);
+  Search(query.data(), rules);
+  // Every stored point within the reach: its k nearest are the answer.
+  if (out->size() < k) return false;
+  if (out->size() <= kMaxKeptPerNeighbor * k + 64) {
+    thread_local std::vector<double> scratch;
+    scratch.resize(dim_);
+    neighborhoods_.Keep(query, reach, *out, [&](std::uint64_t id) {
+      return PointOf(id, scratch.data()).data();
+    });
+  }
+  KeepNearest(k, out);
+  return true;
 }
 
 absl::Status CoverTree::Range(std::span<const double> query, double radius,

@@ -28,6 +28,7 @@
 #include "core/index/node_points.h"
 #include "core/index/pruning_monitor.h"
 #include "core/index/recent_knn_answers.h"
+#include "core/index/recent_neighborhoods.h"
 #include "core/index/search_rules.h"
 
 namespace streamreg {
@@ -321,6 +322,14 @@ class CoverTree {
   // Insertions keep points out of the tree (see AddUnindexed) only once the
   // tree has this many nodes: a small tree is cheap to search anyway.
   static constexpr std::size_t kMinTreeToDefer = 1024;
+  // A k-NN search is answered from the points kept around recent queries
+  // (RecentNeighborhoods) when a recent answer's reach is within this
+  // factor of that answer's k-th distance: the caller is moving along.
+  static constexpr double kFollowingReach = 1.5;
+  // A ball is kept only if it holds at most this many times k points (and
+  // a few): a reach much wider than the k-th distance would copy much and
+  // be scanned often for little.
+  static constexpr std::size_t kMaxKeptPerNeighbor = 8;
   // Unindexed locations that each tree-walking insertion moves into the tree.
   static constexpr std::size_t kIndexPerInsert = 2;
   // How a parent search runs: walk the tree (else scan) and whether to
@@ -449,6 +458,12 @@ class CoverTree {
   // A finished k-NN search's answer, for the caps of the next searches.
   void RecordKnnAnswer(std::span<const double> query, std::size_t k,
                        const std::vector<Neighbor>& found) const;
+  // The k nearest to `query` from a range search of radius `reach` (a
+  // recent answer's, which holds while its points are stored), whose points
+  // are kept for the next searches near it (RecentNeighborhoods); false if
+  // it found fewer than k.
+  bool KnnKeepingNeighborhood(std::span<const double> query, std::size_t k,
+                              double reach, std::vector<Neighbor>* out) const;
   // The id intervals: a node's own ids, widened into its ancestors'.
   void WidenIdRanges(NodeIndex from, IdRange ids);
   void RecomputeIdRanges();
@@ -509,6 +524,9 @@ class CoverTree {
   PruningMonitor insert_monitor_;
   KnnRadiusEstimate knn_radius_;
   RecentKnnAnswers recent_answers_;
+  // Every stored point near a few recent queries, for the k-NN searches of
+  // a caller moving along (a controller's ticks).
+  RecentNeighborhoods neighborhoods_;
   // How far recent insertions found their parent (as a k = 1 estimate).
   KnnRadiusEstimate parent_radius_;
   Strategy strategy_ = Strategy::kAdaptive;

@@ -22,6 +22,7 @@ namespace streamreg {
 
 void CoverTree::InsertValidated(std::uint64_t id, Incoming point) {
   ++size_;
+  neighborhoods_.Inserted(id, point.z);
   bool measure = false;
   const bool walk = WalkTree(insert_monitor_, &measure);
   if (!walk && (strategy_ == Strategy::kScan ||

@@ -78,4 +78,17 @@ void SortNeighbors(std::span<Neighbor> neighbors) {
   std::copy(placed.begin(), placed.end(), neighbors.begin());
 }
 
+void KeepNearest(std::size_t k, std::vector<Neighbor>* neighbors) {
+  if (neighbors->size() > k) {
+    if (k == 0) {
+      neighbors->clear();
+      return;
+    }
+    std::nth_element(neighbors->begin(), neighbors->begin() + (k - 1),
+                     neighbors->end(), NeighborOrder());
+    neighbors->resize(k);
+  }
+  SortNeighbors(*neighbors);
+}
+
 }  // namespace streamreg

@@ -1,7 +1,9 @@
 #ifndef STREAMREG_CORE_INDEX_NEIGHBOR_SORT_H_
 #define STREAMREG_CORE_INDEX_NEIGHBOR_SORT_H_
 
+#include <cstddef>
 #include <span>
+#include <vector>
 
 #include "core/index/neighbor.h"
 
@@ -14,6 +16,10 @@ namespace streamreg {
 // std::sort_heap, the final sort of a k = 256 search was 8% of a combined
 // prediction's time.)
 void SortNeighbors(std::span<Neighbor> neighbors);
+
+// Keeps the k first of `neighbors` (results in any order) by (distance,
+// id), sorted: a k-NN answer from a superset of it.
+void KeepNearest(std::size_t k, std::vector<Neighbor>* neighbors);
 
 }  // namespace streamreg
 

@@ -35,8 +35,9 @@ RecentKnnAnswers& RecentKnnAnswers::operator=(const RecentKnnAnswers& other) {
 }
 
 double RecentKnnAnswers::Cap(std::span<const double> query, std::size_t k,
-                             std::uintptr_t source) const {
+                             std::uintptr_t source, double* kth) const {
   double cap = std::numeric_limits<double>::infinity();
+  if (kth != nullptr) *kth = cap;
   if (k == 0) return cap;
   MutexLock lock(&mutex_);
   for (const Answer& answer : answers_) {
@@ -47,7 +48,10 @@ double RecentKnnAnswers::Cap(std::span<const double> query, std::size_t k,
     const double reach =
         EuclideanDistance(query.data(), answer.query.data(), query.size()) +
         answer.distance;
-    cap = std::min(cap, reach * (1.0 + kRoundingMargin));
+    if (reach * (1.0 + kRoundingMargin) < cap) {
+      cap = reach * (1.0 + kRoundingMargin);
+      if (kth != nullptr) *kth = answer.distance;
+    }
   }
   return cap;
 }

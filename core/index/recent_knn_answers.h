@@ -40,9 +40,10 @@ class RecentKnnAnswers {
 
   // The smallest cap the kept answers of `source` for k or more neighbours
   // give a search for the k nearest to `query` (Euclidean); +infinity if
-  // there are none.
+  // there are none. With `kth`, also that answer's own k-th distance
+  // r_k(p) (+infinity if none), which says how far the query is from it.
   double Cap(std::span<const double> query, std::size_t k,
-             std::uintptr_t source = 0) const;
+             std::uintptr_t source = 0, double* kth = nullptr) const;
 
   // A finished search of `source` found the k-th neighbour of `query` at
   // `distance`. It replaces the answer of the same source and k nearest to

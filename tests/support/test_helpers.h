@@ -3,10 +3,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <vector>
 
 #include "core/index/brute_force_search.h"
+#include "core/index/cover_tree.h"
 #include "tests/support/synthetic_points.h"
 
 namespace streamreg {
@@ -23,6 +25,16 @@ inline BruteForceSearch BruteForceOver(const PointSet& points) {
   BruteForceSearch brute(points.dim);
   for (std::size_t i = 0; i < points.size(); ++i) brute.Add(i, points.point(i));
   return brute;
+}
+
+// A cover tree grown by inserting `points` one at a time in order, point i
+// with id i.
+inline CoverTree GrownCoverTree(const PointSet& points) {
+  CoverTree tree(points.dim);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!tree.Insert(i, points.point(i)).ok()) std::abort();
+  }
+  return tree;
 }
 
 }  // namespace streamreg

@@ -58,6 +58,10 @@ TEST(ConcurrentCoverTree, ReadersSeeConsistentAnswersWhileOneThreadWrites) {
         const std::span<const double> query = Pool().point(q % Pool().size());
         ASSERT_TRUE(tree.Knn(query, 8, &got).ok());
         ExpectConsistent(got, 8, query);
+        // The same state again, fewer neighbours: a caller moving along,
+        // answered from the points kept around its last query.
+        ASSERT_TRUE(tree.Knn(query, 4, &got).ok());
+        ExpectConsistent(got, 4, query);
         ASSERT_TRUE(tree.Range(query, 0.05, &got).ok());
         ExpectConsistent(got, Pool().size(), query);
         searches.fetch_add(1);

@@ -119,12 +119,8 @@ TEST(CoverTreeKnn, SearchesCappedByTheLastAnswerStayExact) {
   const std::size_t n = 4000, k = 24;
   const PointSet points = ArmPoints(n, 3, 11);
   const PointSet ticks = ArmTicks(n, 3, 240, 11);
-  CoverTree tree(points.dim);
-  BruteForceSearch brute(points.dim);
-  for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_TRUE(tree.Insert(i, points.point(i)).ok());
-    brute.Add(i, points.point(i));
-  }
+  CoverTree tree = GrownCoverTree(points);
+  BruteForceSearch brute = BruteForceOver(points);
   std::vector<Neighbor> got;
   for (std::size_t t = 0; t < ticks.size(); ++t) {
     const std::span<const double> q = ticks.point(t);
