@@ -254,7 +254,7 @@ std::size_t CoverTree::MemoryUsage() const {
   bytes +=
       nodes_.MemoryUsage() + points_.MemoryUsage() + id_ranges_.MemoryUsage();
   bytes += (free_nodes_.capacity() + unindexed_.capacity()) * sizeof(NodeIndex);
-  bytes += node_of_id_.MemoryUsage();
+  bytes += node_of_id_.MemoryUsage() + neighborhoods_.MemoryUsage();
   // Swiss tables: one control byte per slot plus the slot.
   bytes += extra_ids_.capacity() *
            (sizeof(std::pair<NodeIndex, std::vector<std::uint64_t>>) + 1);

@@ -158,7 +158,8 @@ class CoverTree {
   // is not stored.
   std::span<const double> PointOf(std::uint64_t id, double* scratch) const;
 
-  // Bytes held by the tree: nodes, coordinates, id map, child lists.
+  // Bytes held by the tree: nodes, coordinates, id map, child lists, the
+  // points kept around recent queries.
   std::size_t MemoryUsage() const;
 
   // A fresh batch-built tree over the same points: compact memory layout and

@@ -102,6 +102,18 @@ void RecentNeighborhoods::Removed(std::uint64_t id, const double* point) {
   }
 }
 
+std::size_t RecentNeighborhoods::MemoryUsage() const {
+  MutexLock lock(&mutex_);
+  std::size_t bytes = 0;
+  for (const std::shared_ptr<Ball>& ball : balls_) {
+    if (ball == nullptr) continue;
+    bytes += sizeof(Ball) + ball->ids.capacity() * sizeof(std::uint64_t) +
+             (ball->coordinates.capacity() + ball->center.capacity()) *
+                 sizeof(double);
+  }
+  return bytes;
+}
+
 void RecentNeighborhoods::Replace(std::shared_ptr<Ball> ball) const {
   MutexLock lock(&mutex_);
   ball->used_at = ++uses_;

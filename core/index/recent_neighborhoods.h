@@ -76,6 +76,8 @@ class RecentNeighborhoods {
   void Removed(std::uint64_t id, const double* point);
 
   std::size_t dim() const { return dim_; }
+  // Bytes the kept balls hold.
+  std::size_t MemoryUsage() const;
 
  private:
   struct Ball {

@@ -45,6 +45,7 @@ TEST(RecentNeighborhoodsTest, AnswersExactlyNearItsCentreAndNotBeyond) {
   const BruteForceSearch brute = BruteForceOver(points);
   RecentNeighborhoods kept(points.dim);
   std::vector<Neighbor> got;
+  EXPECT_EQ(kept.MemoryUsage(), 0u);
   EXPECT_FALSE(kept.Knn(ticks.point(0), 1, kInfinity, 0.0, &got));
   const double radius = brute.Knn(ticks.point(0), 60).back().distance;
   KeepBall(kept, brute, ticks.point(0), radius);
@@ -59,6 +60,7 @@ TEST(RecentNeighborhoodsTest, AnswersExactlyNearItsCentreAndNotBeyond) {
       }
     }
   }
+  EXPECT_GE(kept.MemoryUsage(), 60 * (points.dim + 1) * sizeof(double));
   // At its centre it holds for every k below the points it has; the
   // farthest of them lies on its edge, which it cannot vouch for (another
   // point could lie there too, beyond the rounding's margin).
