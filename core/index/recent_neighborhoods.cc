@@ -14,6 +14,8 @@ namespace {
 // the rounding of the three distances of the triangle inequality never lets
 // a stored point within rho of the query lie just outside the ball.
 constexpr double kRoundingMargin = 1e-12;
+// How far past a ball's radius a removed point is still looked for.
+constexpr double kSlack = 1.0 + 1e-9;
 
 }  // namespace
 
@@ -85,8 +87,10 @@ void RecentNeighborhoods::Inserted(std::uint64_t id, const double* point) {
 void RecentNeighborhoods::Removed(std::uint64_t id, const double* point) {
   MutexLock lock(&mutex_);
   for (const std::shared_ptr<Ball>& ball : balls_) {
-    if (ball == nullptr ||
-        EuclideanDistance(point, ball->center.data(), dim_) > ball->radius) {
+    // The distance is the one that let the point in, to the bit; the slack
+    // only guards that a removed point is never left behind.
+    if (ball == nullptr || EuclideanDistance(point, ball->center.data(), dim_) >
+                               ball->radius * kSlack) {
       continue;
     }
     const auto found = std::find(ball->ids.begin(), ball->ids.end(), id);

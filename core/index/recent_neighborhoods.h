@@ -43,8 +43,8 @@ class RecentNeighborhoods {
   // sorted by (distance, id), if a kept ball holds them; false (and `out`
   // unspecified) if none does. `cap` bounds the k-th distance where known
   // (RecentKnnAnswers::Cap; +infinity if not), so that fewer points are
-  // measured in full; a ball that holds no point within `likely` (a guess
-  // at the k-th distance, 0 for none) of the query is not tried.
+  // measured in full; a ball that does not reach `likely` (a guess at the
+  // k-th distance, 0 for none) past the query is not scanned.
   bool Knn(std::span<const double> query, std::size_t k, double cap,
            double likely, std::vector<Neighbor>* out) const;
 
