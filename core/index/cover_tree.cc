@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <utility>
@@ -176,13 +177,17 @@ absl::Status CoverTree::Knn(std::span<const double> query, std::size_t k,
   // Else capped, which prunes hard from the root: at the smaller of twice
   // the radius recent queries needed and the reach of a recent answer near
   // this query (which holds while its points are stored); if the k-th
-  // neighbour lies beyond, at the reach, and then without a cap.
-  const bool held = SearchWithCaps(knn_radius_.Cap(k), reach, [&](double cap) {
-    KnnRules capped(k, out, cap);
-    Search(query.data(), capped);
-    capped.Finish();
-    return capped.CapHeld(size_);
-  });
+  // neighbour lies beyond, at the reach, and then without a cap. (A range
+  // search at the reach that found fewer than k showed it does not hold.)
+  const double untried_reach =
+      following ? std::numeric_limits<double>::infinity() : reach;
+  const bool held =
+      SearchWithCaps(knn_radius_.Cap(k), untried_reach, [&](double cap) {
+        KnnRules capped(k, out, cap);
+        Search(query.data(), capped);
+        capped.Finish();
+        return capped.CapHeld(size_);
+      });
   if (!held) {
     KnnRules rules(k, out);
     Search(query.data(), rules);

@@ -51,12 +51,11 @@ bool RecentNeighborhoods::Knn(std::span<const double> query, std::size_t k,
                               double cap, double likely,
                               std::vector<Neighbor>* out) const {
   if (k == 0 || query.size() != dim_) return false;
-  const std::shared_ptr<const Ball> ball = Nearest(query);
+  double margin = 0.0;
+  const std::shared_ptr<const Ball> ball = Nearest(query, &margin);
   if (ball == nullptr || ball->ids.size() < k) return false;
   // Every stored point within `limit` of the query lies in the ball.
-  const double limit = std::min(
-      cap, ball->radius * (1.0 - kRoundingMargin) -
-               EuclideanDistance(query.data(), ball->center.data(), dim_));
+  const double limit = std::min(cap, margin - ball->radius * kRoundingMargin);
   // Scanning a ball the k-th neighbour likely lies beyond would be wasted.
   if (!(limit >= likely)) return false;
   out->clear();
@@ -146,21 +145,22 @@ void RecentNeighborhoods::Replace(std::shared_ptr<Ball> ball) const {
 }
 
 std::shared_ptr<const RecentNeighborhoods::Ball> RecentNeighborhoods::Nearest(
-    std::span<const double> query) const {
+    std::span<const double> query, double* margin) const {
   MutexLock lock(&mutex_);
   const std::shared_ptr<Ball>* best = nullptr;
   double widest = 0.0;  // the radius less the query's distance to the centre
   for (const std::shared_ptr<Ball>& ball : balls_) {
     if (ball == nullptr) continue;
-    const double margin =
+    const double room =
         ball->radius -
         EuclideanDistance(query.data(), ball->center.data(), dim_);
-    if (margin > widest) {
-      widest = margin;
+    if (room > widest) {
+      widest = room;
       best = &ball;
     }
   }
   if (best == nullptr) return nullptr;
+  *margin = widest;
   (*best)->used_at = ++uses_;
   return *best;
 }

@@ -89,9 +89,11 @@ class RecentNeighborhoods {
   };
 
   void Replace(std::shared_ptr<Ball> ball) const;
-  // The kept ball whose centre leaves `query` the widest margin within it,
+  // The kept ball whose centre leaves `query` the widest margin within it
+  // (its radius less the query's distance to its centre, into `margin`),
   // or null; marks it used.
-  std::shared_ptr<const Ball> Nearest(std::span<const double> query) const;
+  std::shared_ptr<const Ball> Nearest(std::span<const double> query,
+                                      double* margin) const;
 
   std::size_t dim_;
   mutable Mutex mutex_;
