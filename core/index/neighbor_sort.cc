@@ -24,12 +24,23 @@ void InsertionSort(std::span<Neighbor> neighbors) {
   }
 }
 
-}  // namespace
-
-void SortNeighbors(std::span<Neighbor> neighbors) {
+// Orders the first `count` results of `neighbors` by (distance, id) at its
+// front (count <= size; the rest are left in any order): the results are
+// bucketed by distance (a pass to count, a pass to place those of the
+// buckets the first `count` need) and each bucket, a handful of results,
+// sorted on its own.
+void SortFirst(std::span<Neighbor> neighbors, std::size_t count) {
   const std::size_t n = neighbors.size();
+  if (count == 0) return;
+  const auto by_comparisons = [&] {
+    if (count < n) {
+      std::nth_element(neighbors.begin(), neighbors.begin() + (count - 1),
+                       neighbors.end(), NeighborOrder());
+    }
+    std::sort(neighbors.begin(), neighbors.begin() + count, NeighborOrder());
+  };
   if (n < kSortedDirectly) {
-    std::sort(neighbors.begin(), neighbors.end(), NeighborOrder());
+    by_comparisons();
     return;
   }
   const auto [nearest, farthest] =
@@ -43,7 +54,7 @@ void SortNeighbors(std::span<Neighbor> neighbors) {
   // that n over it is not).
   const double scale = static_cast<double>(n) / (farthest->distance - low);
   if (!(scale > 0.0 && scale < std::numeric_limits<double>::infinity())) {
-    std::sort(neighbors.begin(), neighbors.end(), NeighborOrder());
+    by_comparisons();
     return;
   }
   // Non-decreasing in the distance (each step rounds monotonically), so a
@@ -60,13 +71,18 @@ void SortNeighbors(std::span<Neighbor> neighbors) {
     ++ends[bucket_of(neighbor.distance) + 1];
   }
   for (std::size_t b = 1; b <= n; ++b) ends[b] += ends[b - 1];
-  // ends[b] is bucket b's start; placing moves it to the bucket's end.
-  placed.resize(n);
+  // ends[b] is bucket b's start; the buckets up to `last` hold the first
+  // `count`, and only their results are placed (placing moves a bucket's
+  // start to its end).
+  std::size_t last = 0;
+  while (ends[last + 1] < count) ++last;
+  placed.resize(ends[last + 1]);
   for (const Neighbor& neighbor : neighbors) {
-    placed[ends[bucket_of(neighbor.distance)]++] = neighbor;
+    const std::size_t b = bucket_of(neighbor.distance);
+    if (b <= last) placed[ends[b]++] = neighbor;
   }
   std::size_t begin = 0;
-  for (std::size_t b = 0; b < n; ++b) {
+  for (std::size_t b = 0; b <= last; ++b) {
     const std::span<Neighbor> bucket(placed.data() + begin, ends[b] - begin);
     if (bucket.size() <= kInsertionSorted) {
       InsertionSort(bucket);
@@ -75,20 +91,19 @@ void SortNeighbors(std::span<Neighbor> neighbors) {
     }
     begin = ends[b];
   }
-  std::copy(placed.begin(), placed.end(), neighbors.begin());
+  std::copy_n(placed.begin(), count, neighbors.begin());
+}
+
+}  // namespace
+
+void SortNeighbors(std::span<Neighbor> neighbors) {
+  SortFirst(neighbors, neighbors.size());
 }
 
 void KeepNearest(std::size_t k, std::vector<Neighbor>* neighbors) {
-  if (neighbors->size() > k) {
-    if (k == 0) {
-      neighbors->clear();
-      return;
-    }
-    std::nth_element(neighbors->begin(), neighbors->begin() + (k - 1),
-                     neighbors->end(), NeighborOrder());
-    neighbors->resize(k);
-  }
-  SortNeighbors(*neighbors);
+  const std::size_t kept = std::min(k, neighbors->size());
+  SortFirst(*neighbors, kept);
+  neighbors->resize(kept);
 }
 
 }  // namespace streamreg

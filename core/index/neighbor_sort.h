@@ -18,7 +18,10 @@ namespace streamreg {
 void SortNeighbors(std::span<Neighbor> neighbors);
 
 // Keeps the k first of `neighbors` (results in any order) by (distance,
-// id), sorted: a k-NN answer from a superset of it.
+// id), sorted: a k-NN answer from a superset of it (a ball's scan, a range
+// search). SortNeighbors' buckets, of which only those the first k fill
+// are placed and sorted: a pass less over the rest than a selection by
+// comparisons (std::nth_element) before the sort.
 void KeepNearest(std::size_t k, std::vector<Neighbor>* neighbors);
 
 }  // namespace streamreg

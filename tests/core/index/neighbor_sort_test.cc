@@ -1,7 +1,8 @@
 // The final sort of every search (core/index/neighbor_sort.h) against
 // std::sort by (distance, id): random results of every size around its
 // thresholds, ties, one distance for all, a far outlier that crowds the
-// rest into one bucket, an infinite distance, and distances an ulp apart.
+// rest into one bucket, an infinite distance, and distances an ulp apart;
+// and the k nearest kept of a superset against std::sort's first k.
 #include "core/index/neighbor_sort.h"
 
 #include <algorithm>
@@ -27,6 +28,28 @@ void ExpectSortedAsStdSort(std::vector<Neighbor> neighbors) {
   EXPECT_EQ(neighbors, expected) << neighbors.size() << " results";
 }
 
+// KeepNearest(k) of `neighbors` is std::sort's first k, for k around the
+// ends and the middle.
+void ExpectKeptAsStdSort(const std::vector<Neighbor>& neighbors) {
+  const std::vector<Neighbor> sorted = Sorted(neighbors);
+  const std::size_t n = neighbors.size();
+  for (std::size_t k :
+       {std::size_t{0}, std::size_t{1}, n / 3, n / 2, n - 1, n, n + 1}) {
+    if (k > n + 1) continue;  // n - 1 of n = 0
+    std::vector<Neighbor> kept = neighbors;
+    KeepNearest(k, &kept);
+    const std::vector<Neighbor> expected(sorted.begin(),
+                                         sorted.begin() + std::min(k, n));
+    EXPECT_EQ(kept, expected) << k << " of " << n << " results";
+  }
+}
+
+// Both of the above.
+void ExpectOrderedAsStdSort(const std::vector<Neighbor>& neighbors) {
+  ExpectSortedAsStdSort(neighbors);
+  ExpectKeptAsStdSort(neighbors);
+}
+
 // `n` results with distances from `distance(random)`, ids shuffled.
 template <class Distance>
 std::vector<Neighbor> Results(std::size_t n, std::uint64_t seed,
@@ -39,23 +62,27 @@ std::vector<Neighbor> Results(std::size_t n, std::uint64_t seed,
   return neighbors;
 }
 
-TEST(NeighborSortTest, SortsAsStdSortAtEverySize) {
+TEST(NeighborSortTest, SortsAndKeepsTheNearestAsStdSortAtEverySize) {
   std::uniform_real_distribution<double> uniform(0.0, 3.0);
   for (std::size_t n : {0, 1, 2, 16, 31, 32, 33, 100, 256, 257, 5000}) {
-    ExpectSortedAsStdSort(Results(n, n, [&](auto& r) { return uniform(r); }));
-    // The k-th distances of a 7-dimensional cloud: most near the largest.
-    ExpectSortedAsStdSort(Results(n, n + 1, [&](auto& r) {
+    const std::vector<Neighbor> spread =
+        Results(n, n, [&](auto& r) { return uniform(r); });
+    // The k-th distances of a 7-dimensional cloud (and a ball's scan):
+    // most near the largest, the nearest few apart.
+    const std::vector<Neighbor> crowded_far = Results(n, n + 1, [&](auto& r) {
       return std::pow(uniform(r) / 3.0, 1.0 / 7.0);
-    }));
+    });
+    ExpectOrderedAsStdSort(spread);
+    ExpectOrderedAsStdSort(crowded_far);
   }
 }
 
 TEST(NeighborSortTest, BreaksTiesById) {
   std::uniform_int_distribution<int> level(0, 3);
-  ExpectSortedAsStdSort(
+  ExpectOrderedAsStdSort(
       Results(300, 7, [&](auto& r) { return 0.25 * level(r); }));
   // One distance for all: ordered by id alone.
-  ExpectSortedAsStdSort(Results(300, 8, [](auto&) { return 1.5; }));
+  ExpectOrderedAsStdSort(Results(300, 8, [](auto&) { return 1.5; }));
 }
 
 TEST(NeighborSortTest, AFarOutlierLeavesTheRestInOrder) {
@@ -63,7 +90,7 @@ TEST(NeighborSortTest, AFarOutlierLeavesTheRestInOrder) {
   std::vector<Neighbor> neighbors =
       Results(2000, 9, [&](auto& r) { return near(r); });
   neighbors[1234].distance = 1e6;  // the others share its first bucket
-  ExpectSortedAsStdSort(neighbors);
+  ExpectOrderedAsStdSort(neighbors);
 }
 
 TEST(NeighborSortTest, TakesZeroAndInfiniteDistances) {
@@ -73,7 +100,7 @@ TEST(NeighborSortTest, TakesZeroAndInfiniteDistances) {
   neighbors[3].distance = 0.0;
   neighbors[50].distance = std::numeric_limits<double>::infinity();
   neighbors[70].distance = std::numeric_limits<double>::max();
-  ExpectSortedAsStdSort(neighbors);
+  ExpectOrderedAsStdSort(neighbors);
 }
 
 TEST(NeighborSortTest, OrdersDistancesAnUlpApart) {
@@ -85,7 +112,7 @@ TEST(NeighborSortTest, OrdersDistancesAnUlpApart) {
   }
   neighbors.push_back({500, 2.0});  // the buckets' width, many ulps wide
   std::reverse(neighbors.begin(), neighbors.end());
-  ExpectSortedAsStdSort(neighbors);
+  ExpectOrderedAsStdSort(neighbors);
 }
 
 }  // namespace
