@@ -1,11 +1,13 @@
 // streamreg-bench-regression: what one learned sample and one prediction
 // cost the model's global regressions — the linear base (OnlineRidge) and
 // the random-feature ridge at several D, and the random-feature base with
-// its residual cache over a store of n samples — at the simulated arm's
-// shape (21 inputs, 7 targets). Google Benchmark: figures, not a test.
+// its residual cache over a store of n samples — and a combined
+// prediction's local linear fits, at the simulated arm's shape (21 inputs,
+// 7 targets). Google Benchmark: figures, not a test.
 
 #include <chrono>
 #include <cstddef>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "core/model/sample_store.h"
 #include "core/regression/adaptive_conformal.h"
 #include "core/regression/difficulty_scale.h"
+#include "core/regression/local_linear.h"
 #include "core/regression/online_ridge.h"
 #include "core/regression/random_feature_ridge.h"
 
@@ -308,6 +311,48 @@ void BM_OnlineRidgePredict(benchmark::State& state) {
   TimePredictions(state, Trained(MakeLinear(state)));
 }
 BENCHMARK(BM_OnlineRidgePredict);
+
+// A combined prediction's local linear fits with a base per target: 256
+// neighbours gathered with their offsets and 2m target columns (the
+// residuals, then the raw targets), fits in one pass (LocalLinearPrefix) at
+// k = 128 for the residuals, 192 for the raw targets and 256 for both, as
+// the candidates' chosen k spread over the grid: the normal equations,
+// three Cholesky factors and their solves.
+void BM_LocalLinearPrefix(benchmark::State& state) {
+  constexpr std::size_t kNeighbors = 256;
+  const Rows& rows = TheRows();
+  std::vector<Neighbor> sorted(kNeighbors);
+  for (std::size_t j = 0; j < kNeighbors; ++j) {
+    sorted[j] = {j, 0.01 * static_cast<double>(j + 1)};
+  }
+  std::vector<double> columns(2 * kTargets);
+  NeighborTargets near(2 * kTargets);
+  const std::vector<double> query(kInputs, 0.0);
+  near.GatherWithOffsets(
+      sorted, query,
+      [&](std::uint64_t id) {
+        const std::span<const double> y = rows.Target(id);
+        std::copy(y.begin(), y.end(), columns.begin());
+        std::copy(y.begin(), y.end(), columns.begin() + kTargets);
+        return columns.data();
+      },
+      [&](std::uint64_t id) { return rows.Input(id).data(); });
+  std::vector<std::size_t> all_columns(2 * kTargets);
+  std::iota(all_columns.begin(), all_columns.end(), std::size_t{0});
+  const std::span<const std::size_t> residual_columns =
+      std::span(all_columns).first(kTargets);
+  const std::span<const std::size_t> raw_columns =
+      std::span(all_columns).last(kTargets);
+  LocalAverage fit;
+  for (auto _ : state) {
+    LocalLinearPrefix prefix(near, 1.0);
+    prefix.FitAt(128, &fit, residual_columns);
+    prefix.FitAt(192, &fit, raw_columns);
+    prefix.FitAt(256, &fit, all_columns);
+    benchmark::DoNotOptimize(fit.value.data());
+  }
+}
+BENCHMARK(BM_LocalLinearPrefix);
 
 }  // namespace
 }  // namespace streamreg
