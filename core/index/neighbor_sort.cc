@@ -83,7 +83,16 @@ void SortFirst(std::span<Neighbor> neighbors, std::size_t count) {
   }
   std::size_t begin = 0;
   for (std::size_t b = 0; b <= last; ++b) {
-    const std::span<Neighbor> bucket(placed.data() + begin, ends[b] - begin);
+    std::span<Neighbor> bucket(placed.data() + begin, ends[b] - begin);
+    // Of the last bucket only the first `count` need an order: selected
+    // first when it is crowded (skewed distances put most results in one
+    // bucket), so that keeping k of n stays O(n).
+    const std::size_t needed = std::min(bucket.size(), count - begin);
+    if (needed < bucket.size() && bucket.size() > kInsertionSorted) {
+      std::nth_element(bucket.begin(), bucket.begin() + (needed - 1),
+                       bucket.end(), NeighborOrder());
+      bucket = bucket.first(needed);
+    }
     if (bucket.size() <= kInsertionSorted) {
       InsertionSort(bucket);
     } else {
