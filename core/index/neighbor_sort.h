@@ -20,8 +20,9 @@ void SortNeighbors(std::span<Neighbor> neighbors);
 // Keeps the k first of `neighbors` (results in any order) by (distance,
 // id), sorted: a k-NN answer from a superset of it (a ball's scan, a range
 // search). SortNeighbors' buckets, of which only those the first k fill
-// are placed and sorted: a pass less over the rest than a selection by
-// comparisons (std::nth_element) before the sort.
+// are placed and sorted (the one holding the k-th, if crowded, selected by
+// std::nth_element first): O(n), and a pass less over the rest than a
+// selection by comparisons over all of them before the sort.
 void KeepNearest(std::size_t k, std::vector<Neighbor>* neighbors);
 
 }  // namespace streamreg
