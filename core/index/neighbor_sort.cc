@@ -24,6 +24,21 @@ void InsertionSort(std::span<Neighbor> neighbors) {
   }
 }
 
+// The first `count` of `neighbors` by (distance, id), in order at its front,
+// by comparisons: selected (when not all are wanted), then sorted.
+void SelectAndSort(std::span<Neighbor> neighbors, std::size_t count) {
+  if (count < neighbors.size()) {
+    std::nth_element(neighbors.begin(), neighbors.begin() + (count - 1),
+                     neighbors.end(), NeighborOrder());
+  }
+  const std::span<Neighbor> first = neighbors.first(count);
+  if (first.size() <= kInsertionSorted) {
+    InsertionSort(first);
+  } else {
+    std::sort(first.begin(), first.end(), NeighborOrder());
+  }
+}
+
 // Orders the first `count` results of `neighbors` by (distance, id) at its
 // front (count <= size; the rest are left in any order): the results are
 // bucketed by distance (a pass to count, a pass to place those of the
@@ -32,15 +47,8 @@ void InsertionSort(std::span<Neighbor> neighbors) {
 void SortFirst(std::span<Neighbor> neighbors, std::size_t count) {
   const std::size_t n = neighbors.size();
   if (count == 0) return;
-  const auto by_comparisons = [&] {
-    if (count < n) {
-      std::nth_element(neighbors.begin(), neighbors.begin() + (count - 1),
-                       neighbors.end(), NeighborOrder());
-    }
-    std::sort(neighbors.begin(), neighbors.begin() + count, NeighborOrder());
-  };
   if (n < kSortedDirectly) {
-    by_comparisons();
+    SelectAndSort(neighbors, count);
     return;
   }
   const auto [nearest, farthest] =
@@ -54,7 +62,7 @@ void SortFirst(std::span<Neighbor> neighbors, std::size_t count) {
   // that n over it is not).
   const double scale = static_cast<double>(n) / (farthest->distance - low);
   if (!(scale > 0.0 && scale < std::numeric_limits<double>::infinity())) {
-    by_comparisons();
+    SelectAndSort(neighbors, count);
     return;
   }
   // Non-decreasing in the distance (each step rounds monotonically), so a
@@ -83,21 +91,11 @@ void SortFirst(std::span<Neighbor> neighbors, std::size_t count) {
   }
   std::size_t begin = 0;
   for (std::size_t b = 0; b <= last; ++b) {
-    std::span<Neighbor> bucket(placed.data() + begin, ends[b] - begin);
-    // Of the last bucket only the first `count` need an order: selected
-    // first when it is crowded (skewed distances put most results in one
-    // bucket), so that keeping k of n stays O(n).
-    const std::size_t needed = std::min(bucket.size(), count - begin);
-    if (needed < bucket.size() && bucket.size() > kInsertionSorted) {
-      std::nth_element(bucket.begin(), bucket.begin() + (needed - 1),
-                       bucket.end(), NeighborOrder());
-      bucket = bucket.first(needed);
-    }
-    if (bucket.size() <= kInsertionSorted) {
-      InsertionSort(bucket);
-    } else {
-      std::sort(bucket.begin(), bucket.end(), NeighborOrder());
-    }
+    const std::span<Neighbor> bucket(placed.data() + begin, ends[b] - begin);
+    // Of the last bucket only the first `count` are wanted: selected first
+    // (skewed distances can crowd most results into it), so that keeping k
+    // of n stays O(n).
+    SelectAndSort(bucket, std::min(bucket.size(), count - begin));
     begin = ends[b];
   }
   std::copy_n(placed.begin(), count, neighbors.begin());
