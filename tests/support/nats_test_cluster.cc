@@ -6,16 +6,37 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "httplib.h"
 #include "tests/support/fresh_directory.h"
 
 namespace streamreg {
+namespace {
+
+// The last `count` lines of the file at `path` (fewer if it is shorter), so
+// that a failure shows what a node logged before the test's temporary
+// directory is removed.
+std::string LastLines(const std::string& path, std::size_t count) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string whole = text.str();
+  const std::vector<absl::string_view> lines =
+      absl::StrSplit(absl::StripTrailingAsciiWhitespace(whole), '\n');
+  const std::size_t first = lines.size() > count ? lines.size() - count : 0;
+  return absl::StrJoin(lines.begin() + first, lines.end(), "\n");
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<NatsTestCluster>> NatsTestCluster::Start(
     std::size_t nodes, absl::Duration timeout) {
@@ -138,7 +159,8 @@ absl::Status NatsTestCluster::WaitHealthy(std::size_t i, absl::Duration timeout,
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return absl::DeadlineExceededError(absl::StrCat(
-      "nats-server node ", i, " not healthy: ", last, "; see ", node.log));
+      "nats-server node ", i, " not healthy: ", last, "; the end of its log, ",
+      node.log, ":\n", LastLines(node.log, 30)));
 }
 
 void NatsTestCluster::Kill(std::size_t i) {

@@ -27,10 +27,12 @@ namespace streamreg {
 namespace {
 
 constexpr absl::Duration kWait = absl::Seconds(30);
-// How long an append is retried while a NATS node is paused: the stream
-// elects a leader without it, which took over 30 s once in a sanitizer
-// build on a busy 2-core machine (seconds otherwise).
-constexpr absl::Duration kAppendDuringPause = absl::Seconds(90);
+// How long the cluster may take to elect around a paused node: an append
+// is retried this long while the stream elects a leader without it (over
+// 30 s once in a sanitizer build on a busy 2-core machine, seconds
+// otherwise), and a node resumed is waited on this long to see a meta
+// leader again (over 30 s once in CI beside another cluster test).
+constexpr absl::Duration kElection = absl::Seconds(90);
 
 class LogFollowerTest : public NatsClusterTest {
  protected:
@@ -108,7 +110,7 @@ class LogFollowerTest : public NatsClusterTest {
       for (int batch = 0; batch < 2; ++batch, begin += 40) {
         const std::vector<Sample> samples = Slice(stream, begin, begin + 40);
         absl::StatusOr<LogStream::Appended> appended =
-            RetriedUntil(absl::Now() + kAppendDuringPause, [&] {
+            RetriedUntil(absl::Now() + kElection, [&] {
               return log->Append(BatchMessageId("arm", samples, ""),
                                  EncodeSamplesEntry(samples));
             });
@@ -132,7 +134,7 @@ class LogFollowerTest : public NatsClusterTest {
       // The next pause only once this node has caught up: with it behind,
       // the other two could not elect a leader without the next one.
       const absl::Status healthy =
-          cluster_->WaitHealthy(node, kWait, LogStream::StreamName("arm"));
+          cluster_->WaitHealthy(node, kElection, LogStream::StreamName("arm"));
       ASSERT_TRUE(healthy.ok()) << healthy;
     }
   }
