@@ -317,8 +317,10 @@ BENCHMARK(BM_OnlineRidgePredict);
 // residuals, then the raw targets), fits in one pass (LocalLinearPrefix) at
 // k = 128 for the residuals, 192 for the raw targets and 256 for both, as
 // the candidates' chosen k spread over the grid: the normal equations,
-// three Cholesky factors and their solves.
+// three Cholesky factors and their solves. Over all coordinates (the
+// argument 0) or the first few (ModelConfig::local_linear_leading).
 void BM_LocalLinearPrefix(benchmark::State& state) {
+  const auto coordinates = static_cast<std::size_t>(state.range(0));
   constexpr std::size_t kNeighbors = 256;
   const Rows& rows = TheRows();
   std::vector<Neighbor> sorted(kNeighbors);
@@ -345,14 +347,15 @@ void BM_LocalLinearPrefix(benchmark::State& state) {
       std::span(all_columns).last(kTargets);
   LocalAverage fit;
   for (auto _ : state) {
-    LocalLinearPrefix prefix(near, 1.0);
-    prefix.FitAt(128, &fit, residual_columns);
-    prefix.FitAt(192, &fit, raw_columns);
-    prefix.FitAt(256, &fit, all_columns);
+    LocalLinearPrefix prefix(near, 1.0, coordinates);
+    prefix.FitAt({.k = 128, .coordinates = coordinates}, &fit,
+                 residual_columns);
+    prefix.FitAt({.k = 192, .coordinates = coordinates}, &fit, raw_columns);
+    prefix.FitAt({.k = 256, .coordinates = coordinates}, &fit, all_columns);
     benchmark::DoNotOptimize(fit.value.data());
   }
 }
-BENCHMARK(BM_LocalLinearPrefix);
+BENCHMARK(BM_LocalLinearPrefix)->Arg(0)->Arg(8);
 
 }  // namespace
 }  // namespace streamreg

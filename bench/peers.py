@@ -98,6 +98,8 @@ BASES = [("", ["--nolinear_base"], "none"),
            "--combine"], "combined_random_features")]
 # Whether the per-target metric choice (--metric auto) is among the models.
 WITH_AUTO_METRIC = [True]
+# More flags of every model but the default (--flags).
+EXTRA_FLAGS = []
 
 
 def streamreg_models(name, default_only=False):
@@ -130,7 +132,8 @@ def streamreg_models(name, default_only=False):
                 models.append((f"streamreg, EGOP per torque, {regressor_label}",
                                ["--metric", "egop", "--regressor", regressor,
                                 "--per_target", "--nolinear_base"]))
-    return models
+    return models[:1] + [(label, flags + EXTRA_FLAGS)
+                         for label, flags in models[1:]]
 
 
 def read_table(path):
@@ -460,6 +463,10 @@ def main():
                         help="more flags of the random-feature base's models, "
                         "space-separated (e.g. "
                         "--random_feature_frequencies=250)")
+    parser.add_argument("--flags", default="",
+                        help="more flags of every streamreg model but the "
+                        "default, space-separated (e.g. --tuning "
+                        "local_linear_leading=0)")
     parser.add_argument("--base_flags", default="",
                         help="more flags of the linear base's models "
                         "(base, per_target and combined), space-separated "
@@ -495,6 +502,7 @@ def main():
                   "combined": args.base_flags.split()}
     BASES[:] = [(label, flags + more_flags.get(key, []), key)
                 for label, flags, key in BASES]
+    EXTRA_FLAGS[:] = args.flags.split()
     wanted = ([d[0] for d in DATA_SETS] if args.datasets == "all"
               else args.datasets.split(","))
     unknown = set(wanted) - {d[0] for d in DATA_SETS}

@@ -111,10 +111,13 @@ Value At(const Field& values, int t, Value otherwise) {
   return t < values.size() ? values[t] : otherwise;
 }
 
-// What target t predicts with now: its k or its bandwidth.
+// What target t predicts with now: its k (and the coordinates its local
+// linear fits use) or its bandwidth.
 std::string Chose(const v1::ModelStats& stats, int t) {
   if (const std::uint32_t k = At(stats.k(), t, 0u); k != 0) {
-    return absl::StrCat("k=", k);
+    const std::uint32_t coordinates = At(stats.coordinates(), t, 0u);
+    return coordinates == 0 ? absl::StrCat("k=", k)
+                            : absl::StrCat("k=", k, " r=", coordinates);
   }
   if (const double h = At(stats.bandwidth(), t, 0.0); h != 0) {
     return absl::StrFormat("h=%.3g", h);

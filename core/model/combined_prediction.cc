@@ -49,6 +49,21 @@ void ListEvaluations(const ModelState& state, std::size_t index,
             });
 }
 
+// The most coordinates a local linear evaluation fits over (0: all of
+// them), so that the fits' sums are made over no more.
+std::size_t WidestCoordinates(
+    const ModelConfig& config,
+    std::span<const CandidateEvaluation> evaluations) {
+  std::size_t widest = 1;
+  for (const CandidateEvaluation& evaluation : evaluations) {
+    if (evaluation.regressor != RegressorKind::kLocalLinear) continue;
+    const std::size_t coordinates = config.FitAt(evaluation.grid).coordinates;
+    if (coordinates == 0) return 0;
+    widest = std::max(widest, coordinates);
+  }
+  return widest;
+}
+
 }  // namespace
 
 const CandidateAggregation& CombinationFor(const ModelState& state,
@@ -80,8 +95,10 @@ void PredictCombined(const ModelState& state, std::size_t index,
   ListEvaluations(state, index, chosen, only_target, &evaluations);
   LocalAverage average;
   // The local linear fits, in ascending k (the evaluations' order): one
-  // pass over the neighbours for all of them.
-  LocalLinearPrefix local_linear(near, config.local_linear_ridge);
+  // pass over the neighbours for all of them, over the coordinates they
+  // use.
+  LocalLinearPrefix local_linear(near, config.local_linear_ridge,
+                                 WidestCoordinates(config, evaluations));
   for (std::size_t begin = 0; begin < evaluations.size();) {
     std::size_t end = begin;
     columns.clear();
@@ -92,7 +109,7 @@ void PredictCombined(const ModelState& state, std::size_t index,
       columns.push_back(evaluations[end].column);
     }
     if (evaluations[begin].regressor == RegressorKind::kLocalLinear) {
-      local_linear.FitAt(config.k_grid[evaluations[begin].grid], &average,
+      local_linear.FitAt(config.FitAt(evaluations[begin].grid), &average,
                          columns);
     } else {
       AverageAt(config, evaluations[begin].regressor, evaluations[begin].grid,

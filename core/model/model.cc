@@ -263,6 +263,7 @@ ModelStats Model::stats() const {
   stats.samples_stored = state_.store.size();
   stats.bandwidth.assign(m, 0.0);
   stats.k.assign(m, 0);
+  stats.coordinates.assign(m, 0);
   stats.regressor.assign(m, config_.regressor);
   stats.metric.assign(m, config_.metric);
   stats.uses_base.assign(m, config_.linear_base);
@@ -311,7 +312,12 @@ ModelStats Model::stats() const {
                                                   answers.end());
     }
     if (ChoosesK(config_.regressor)) {
-      stats.k[t] = static_cast<std::uint32_t>(config_.k_grid[choice.grid]);
+      const LocalLinearFit fit = config_.FitAt(choice.grid);
+      stats.k[t] = static_cast<std::uint32_t>(fit.k);
+      if (choice.regressor == RegressorKind::kLocalLinear) {
+        stats.coordinates[t] = static_cast<std::uint32_t>(
+            fit.coordinates == 0 ? config_.input_dim : fit.coordinates);
+      }
     } else {
       stats.bandwidth[t] = config_.bandwidth_grid[choice.grid];
     }

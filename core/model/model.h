@@ -75,6 +75,10 @@ struct ModelStats {
   // bandwidth (kernel) or k (k-NN, local linear); the other is 0.
   std::vector<double> bandwidth;
   std::vector<std::uint32_t> k;
+  // Per target predicting by local linear fits: the index's coordinates its
+  // fits use (ModelConfig::local_linear_leading, or all of them); 0 for
+  // the other regressors.
+  std::vector<std::uint32_t> coordinates;
   // Per target, the regressor it predicts with now (kAuto's choice), and
   // the metric of the index it predicts from (the metric kAuto's choice).
   std::vector<RegressorKind> regressor;

@@ -97,6 +97,29 @@ std::string CandidateName(const ModelConfig& config, std::size_t c) {
                       variant.with_base ? "+base" : "");
 }
 
+std::size_t ModelConfig::CoordinateChoices() const {
+  const bool fits_local_linear = regressor == RegressorKind::kLocalLinear ||
+                                 regressor == RegressorKind::kAuto;
+  const bool ordered_by_weight =
+      metric == MetricKind::kMlkr || metric == MetricKind::kEgop;
+  return fits_local_linear && ordered_by_weight && local_linear_leading > 0 &&
+                 local_linear_leading < input_dim
+             ? 2
+             : 1;
+}
+
+LocalLinearFit ModelConfig::FitAt(std::size_t g) const {
+  const std::size_t choices = CoordinateChoices();
+  const bool leading = choices == 2 && g % choices == 0;
+  return {.k = k_grid[g / choices],
+          .coordinates = leading ? local_linear_leading : 0};
+}
+
+std::size_t ModelConfig::GridSize() const {
+  return ChoosesK(regressor) ? k_grid.size() * CoordinateChoices()
+                             : bandwidth_grid.size();
+}
+
 std::size_t ModelConfig::MlkrFitSteps(std::size_t samples_read) const {
   if (mlkr_fit_budget == 0 || samples_read == 0) return mlkr_fit_steps;
   const std::size_t floor = std::min(mlkr_fit_steps, kMinBudgetedMlkrSteps);

@@ -13,6 +13,7 @@
 #include "core/model/sample_store.h"
 #include "core/model/take_over_key.h"
 #include "core/regression/kernel.h"
+#include "core/regression/local_linear.h"
 
 namespace streamreg {
 
@@ -99,6 +100,17 @@ struct ModelConfig {
   // The local linear regressor's ridge on the slope, in the index's
   // coordinates (standardized inputs under a normalized metric).
   double local_linear_ridge = 1.0;
+  // The local linear regressor's fits over the index's first
+  // local_linear_leading coordinates, beside its fits over all of them:
+  // each target chooses (k, coordinates) by the honest error as it chooses
+  // k. Under MLKR and the EGOP the index's coordinates are the metric's
+  // eigen-directions, the heaviest first, so the fewer-coordinate fit
+  // follows the directions that matter with fewer unknowns (and costs
+  // (r/d)^2 of the full one); under the other metrics the coordinates are
+  // the inputs in their order, and every fit uses them all. 0 (as in
+  // models saved before it existed), or input_dim and more: every fit over
+  // all coordinates.
+  std::size_t local_linear_leading = 8;
   // A linear base under the regressor (docs/estimators.md, "Linear base"):
   // an online ridge regression of the targets on the raw inputs
   // (OnlineRidge), learned from every sample seen; the regressor averages
@@ -325,6 +337,19 @@ struct ModelConfig {
   std::uint64_t seed = 0;
 
   std::size_t num_targets() const { return target_names.size(); }
+  // How many fits the local linear regressor makes per k: 2 (its first
+  // local_linear_leading coordinates, then all of them) where it is scored
+  // in a metric whose coordinates are ordered by weight, else 1. A
+  // k-choosing regressor's grid value g is k_grid[g / CoordinateChoices()]
+  // (each k repeated for k-NN, which has no coordinates to choose).
+  std::size_t CoordinateChoices() const;
+  // The k and coordinates of a k-choosing regressor's grid value g
+  // (coordinates 0: all of them).
+  LocalLinearFit FitAt(std::size_t g) const;
+  std::size_t KAt(std::size_t g) const { return FitAt(g).k; }
+  // The number of grid values of the regressor: bandwidth_grid's, or
+  // k_grid's times CoordinateChoices().
+  std::size_t GridSize() const;
   // The metrics the model keeps a prediction index in (CandidateMetrics,
   // without MLKR for an old kAuto model).
   std::vector<MetricKind> Candidates() const;

@@ -21,6 +21,31 @@ std::size_t RecalibrationLag(const ModelState& state)
   return std::max(state.interval_recent.lag(), state.recent.lag());
 }
 
+// k-NN's values at the first `evaluated` grid values (k_grid's first
+// evaluated / CoordinateChoices() k, each repeated for every choice of
+// coordinates: k-NN has none to choose).
+void NearestAverageGridEachK(const ModelConfig& config, std::size_t evaluated,
+                             const NeighborTargets& near,
+                             std::span<const double> fallback,
+                             std::span<double> values) {
+  const std::size_t choices = config.CoordinateChoices();
+  const std::size_t ks = evaluated / choices;
+  const std::size_t width = near.num_targets();
+  NearestAverageGrid(std::span(config.k_grid).first(ks), near, fallback,
+                     values.first(ks * width));
+  if (choices == 1) return;
+  // From the last k down, so that no k's row is overwritten before it is
+  // copied (k's rows start at or after its own).
+  for (std::size_t k = ks; k-- > 0;) {
+    for (std::size_t c = choices; c-- > 0;) {
+      const std::size_t row = k * choices + c;
+      if (row == k) continue;
+      std::copy_n(values.begin() + k * width, width,
+                  values.begin() + row * width);
+    }
+  }
+}
+
 }  // namespace
 
 struct ModelLearner::Scratch {
@@ -437,8 +462,8 @@ void ModelLearner::EvaluateGrid(const ModelState& state, std::size_t i,
   scratch.z.resize(config.input_dim);
   generation->transform.Apply(x, scratch.z);
   const std::size_t grid_size = state.selectors[i].grid_size();
-  const std::size_t evaluated =
-      EvaluatedPrefix(state, grid_size, WidestScored(state, i));
+  const std::size_t evaluated = EvaluatedPrefix(
+      state, grid_size, WidestScored(state, i), config.CoordinateChoices());
   scratch.evaluated[i] = evaluated;
   scratch.grid_values[i].resize(grid_size * NumScoredVariants(config) *
                                 config.num_targets());
@@ -639,27 +664,33 @@ void ModelLearner::EvaluateRegressor(const ModelConfig& config,
                         fallback, values);
       break;
     case RegressorKind::kNearest:
-      NearestAverageGrid(std::span(config.k_grid).first(evaluated), near,
-                         fallback, values);
+      NearestAverageGridEachK(config, evaluated, near, fallback, values);
       break;
     case RegressorKind::kLocalLinear:
-    case RegressorKind::kAuto:  // never scored as such (ScoredRegressor)
-      LocalLinearGrid(std::span(config.k_grid).first(evaluated),
-                      config.local_linear_ridge, near, fallback, values);
+    case RegressorKind::kAuto: {  // never scored as such (ScoredRegressor)
+      thread_local std::vector<LocalLinearFit> fits;
+      fits.clear();
+      for (std::size_t g = 0; g < evaluated; ++g) {
+        fits.push_back(config.FitAt(g));
+      }
+      LocalLinearGrid(fits, config.local_linear_ridge, near, fallback, values);
       break;
+    }
   }
 }
 
 std::size_t ModelLearner::EvaluatedPrefix(const ModelState& state,
                                           std::size_t grid_size,
-                                          std::size_t widest_best) {
+                                          std::size_t widest_best,
+                                          std::size_t per_step) {
   const ModelConfig& config = state.config;
   if (state.store.size() < config.full_grid_below ||
       (config.full_grid_every != 0 &&
        state.store.seen() % config.full_grid_every == 0)) {
     return grid_size;
   }
-  return std::min(grid_size, widest_best + config.selection_window + 1);
+  const std::size_t steps = widest_best / per_step + config.selection_window;
+  return std::min(grid_size, (steps + 1) * per_step);
 }
 
 void ModelLearner::EstimateGradient(const ModelState& state,

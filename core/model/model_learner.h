@@ -98,10 +98,14 @@ class ModelLearner {
   // How many values of a grid (of grid_size, best choice `widest_best`)
   // predict the sample being learned: all of them while the store is small
   // and every config.full_grid_every samples, else those up to the widest
-  // choice and config.selection_window beyond.
+  // choice and config.selection_window beyond. The grid's values come in
+  // steps of `per_step` (a k's fits over each choice of coordinates,
+  // ModelConfig::CoordinateChoices): the window counts steps, and a step
+  // is evaluated whole.
   static std::size_t EvaluatedPrefix(const ModelState& state,
                                      std::size_t grid_size,
-                                     std::size_t widest_best)
+                                     std::size_t widest_best,
+                                     std::size_t per_step = 1)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // Whether the sample about to be learned is scored: its number (from 1)
   // a multiple of config.ScoringStride at the store's size.

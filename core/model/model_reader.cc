@@ -301,7 +301,7 @@ void SetDifficulty(const ModelState& state, std::size_t index,
     const RegressorChoice choice = ChoiceOf(state, index, t);
     const std::size_t used =
         ChoosesK(choice.regressor)
-            ? std::min(config.k_grid[choice.grid], near.size())
+            ? std::min(config.KAt(choice.grid), near.size())
             : near.PrefixWithin(config.bandwidth_grid[choice.grid]);
     features[0] = near.MeanDistance(used);
     features[1] = base_variance.empty() ? 1.0 : base_variance[t];
@@ -495,7 +495,7 @@ void GatherNeighbors(const ModelState& state,
     near->GatherInShells(config.bandwidth_grid, found, targets);
     return;
   }
-  const std::size_t k = config.k_grid[grid_index];
+  const std::size_t k = config.KAt(grid_index);
   generation.tree.Read([&](const CoverTree& tree) {
     if (older != nullptr) {
       SplitKnn(tree, z, k, is_recent, left_out->run(), metric, found, older);
@@ -542,11 +542,11 @@ void AverageAt(const ModelConfig& config, RegressorKind regressor,
                       columns);
       break;
     case RegressorKind::kNearest:
-      NearestAverageAt(config.k_grid[grid], near, out, columns);
+      NearestAverageAt(config.KAt(grid), near, out, columns);
       break;
     case RegressorKind::kLocalLinear:
     case RegressorKind::kAuto:  // never a target's choice (ChoiceOf)
-      LocalLinearAt(config.k_grid[grid], config.local_linear_ridge, near, out,
+      LocalLinearAt(config.FitAt(grid), config.local_linear_ridge, near, out,
                     columns);
       break;
   }

@@ -80,7 +80,9 @@ std::size_t FullMlkrBudget(const ModelConfig& c) {
 // (each target chose one candidate before); 17 interval_difficulty (the
 // same width at every input before); 18 interval_lag (the honest
 // predictions calibrated queries before); 19 interval_lag_divisor (a tenth
-// before); 20 interval_recalibration (the streamed scores alone before).
+// before); 20 interval_recalibration (the streamed scores alone before);
+// 21 local_linear_leading (every local linear fit over all coordinates
+// before).
 const std::array kSettings = {
     ModelSetting{
         .name = "input_dim", .access = Field<&C::input_dim>(), .wire = kSpec},
@@ -322,6 +324,12 @@ const std::array kSettings = {
                  .wire = kTuning,
                  .bounds = SettingBounds{.low = 0, .high = 1024},
                  .since_version = 20,
+                 .legacy = 0},
+    ModelSetting{.name = "local_linear_leading",
+                 .access = Field<&C::local_linear_leading>(),
+                 .wire = kTuning,
+                 .bounds = SettingBounds{.low = 0, .high = 1 << 16},
+                 .since_version = 21,
                  .legacy = 0},
 };
 

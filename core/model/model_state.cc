@@ -10,11 +10,6 @@
 namespace streamreg {
 namespace {
 
-std::size_t GridSize(const ModelConfig& config) {
-  return ChoosesK(config.regressor) ? config.k_grid.size()
-                                    : config.bandwidth_grid.size();
-}
-
 bool LearnsMetric(const ModelConfig& config) {
   return config.metric != MetricKind::kEuclidean;
 }
@@ -96,7 +91,7 @@ ModelState::ModelState(const ModelConfig& config)
                                         RowReferencesFor(config, *this))) {
   selectors.assign(
       predictions.size(),
-      PrequentialSelector(GridSize(config),
+      PrequentialSelector(config.GridSize(),
                           config.num_targets() * NumScoredVariants(config),
                           config.selection_forgetting));
   if (config.combine) {

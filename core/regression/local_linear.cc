@@ -12,6 +12,7 @@ namespace {
 
 struct Workspace {
   LocalLinearEquations system;
+  LocalLinearEquations leading;
   std::vector<std::size_t> all_targets;
   std::vector<double> intercepts;
   std::vector<double> residual_squares;
@@ -29,6 +30,21 @@ void ExtendTo(const NeighborTargets& near, std::size_t end,
   if (end <= begin) return;
   system.Add(near.offsets(begin), near.dim(), near.targets(begin),
              near.num_targets(), end - begin);
+}
+
+// The coordinates `fit` uses of `d`.
+std::size_t CoordinatesOf(LocalLinearFit fit, std::size_t d) {
+  return fit.coordinates == 0 ? d : std::min(fit.coordinates, d);
+}
+
+// The equations over the first `coordinates` of `system`'s: itself, or
+// their leading block copied into `leading`.
+LocalLinearEquations& Leading(LocalLinearEquations& system,
+                              std::size_t coordinates,
+                              LocalLinearEquations& leading) {
+  if (coordinates >= system.dim()) return system;
+  leading.CopyLeading(system, coordinates);
+  return leading;
 }
 
 bool AllFinite(std::span<const double> values) {
@@ -87,45 +103,57 @@ void FitFromSystem(const NeighborTargets& near, std::size_t count, double ridge,
 
 }  // namespace
 
-void LocalLinearAt(std::size_t k, double ridge, const NeighborTargets& near,
-                   LocalAverage* out, std::span<const std::size_t> targets) {
-  const std::size_t count = std::min(k, near.size());
+void LocalLinearAt(LocalLinearFit fit, double ridge,
+                   const NeighborTargets& near, LocalAverage* out,
+                   std::span<const std::size_t> targets) {
+  const std::size_t count = std::min(fit.k, near.size());
   Workspace& work = ThreadWorkspace();
-  work.system.Reset(near.dim(), near.num_targets(), /*residuals=*/true);
+  work.system.Reset(CoordinatesOf(fit, near.dim()), near.num_targets(),
+                    /*residuals=*/true);
   ExtendTo(near, count, work.system);
   FitFromSystem(near, count, ridge, work.system, out, targets);
 }
 
-LocalLinearPrefix::LocalLinearPrefix(const NeighborTargets& near, double ridge)
+LocalLinearPrefix::LocalLinearPrefix(const NeighborTargets& near, double ridge,
+                                     std::size_t widest)
     : near_(near), ridge_(ridge) {
-  system_.Reset(near.dim(), near.num_targets(), /*residuals=*/true);
+  system_.Reset(CoordinatesOf({.coordinates = widest}, near.dim()),
+                near.num_targets(), /*residuals=*/true);
 }
 
-void LocalLinearPrefix::FitAt(std::size_t k, LocalAverage* out,
+void LocalLinearPrefix::FitAt(LocalLinearFit fit, LocalAverage* out,
                               std::span<const std::size_t> targets) {
-  const std::size_t count = std::min(k, near_.size());
+  const std::size_t count = std::min(fit.k, near_.size());
   ExtendTo(near_, count, system_);
-  FitFromSystem(near_, count, ridge_, system_, out, targets);
+  LocalLinearEquations& system =
+      Leading(system_, CoordinatesOf(fit, near_.dim()), leading_);
+  FitFromSystem(near_, count, ridge_, system, out, targets);
 }
 
-void LocalLinearGrid(std::span<const std::size_t> grid, double ridge,
+void LocalLinearGrid(std::span<const LocalLinearFit> grid, double ridge,
                      const NeighborTargets& near,
                      std::span<const double> fallback,
                      std::span<double> values) {
   const std::size_t m = near.num_targets();
+  std::size_t widest = 0;
+  for (const LocalLinearFit& fit : grid) {
+    widest = std::max(widest, CoordinatesOf(fit, near.dim()));
+  }
   Workspace& work = ThreadWorkspace();
-  work.system.Reset(near.dim(), m);
+  work.system.Reset(widest, m);
   work.intercepts.resize(m);
   for (std::size_t g = 0; g < grid.size(); ++g) {
     double* row = values.data() + g * m;
-    const std::size_t count = std::min(grid[g], near.size());
+    const std::size_t count = std::min(grid[g].k, near.size());
     if (count == 0) {
       std::copy(fallback.begin(), fallback.end(), row);
       continue;
     }
     ExtendTo(near, count, work.system);
-    if (work.system.Factor(ridge)) {
-      work.system.Intercepts(work.intercepts);
+    LocalLinearEquations& system =
+        Leading(work.system, CoordinatesOf(grid[g], near.dim()), work.leading);
+    if (system.Factor(ridge)) {
+      system.Intercepts(work.intercepts);
       if (AllFinite(work.intercepts)) {
         std::copy(work.intercepts.begin(), work.intercepts.end(), row);
         continue;

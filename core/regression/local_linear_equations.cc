@@ -49,6 +49,26 @@ void LocalLinearEquations::Add(const double* offsets, std::size_t offset_stride,
   rows_ += rows;
 }
 
+void LocalLinearEquations::CopyLeading(const LocalLinearEquations& full,
+                                       std::size_t coordinates) {
+  const std::size_t r = std::min(coordinates, full.d_);
+  Reset(r, full.m_, full.residuals_);
+  rows_ = full.rows_;
+  const std::size_t n = full.d_ + 1;
+  // Row and column i < r are full's i; row and column r (the intercept's)
+  // are full's d.
+  const auto source = [&](std::size_t i) { return i < r ? i : full.d_; };
+  for (std::size_t i = 0; i <= r; ++i) {
+    for (std::size_t j = 0; j <= i; ++j) {
+      gram_[i * (r + 1) + j] = full.gram_[source(i) * n + source(j)];
+    }
+    std::copy_n(full.cross_.begin() + source(i) * m_, m_,
+                cross_.begin() + i * m_);
+  }
+  shift_ = full.shift_;
+  shifted_squares_ = full.shifted_squares_;
+}
+
 void LocalLinearEquations::AddSquares(const double* targets,
                                       std::size_t target_stride,
                                       std::size_t rows) {

@@ -34,6 +34,13 @@ class LocalLinearEquations {
 
   // The number of rows added since Reset.
   std::size_t rows() const { return rows_; }
+  std::size_t dim() const { return d_; }
+
+  // Makes these the equations of `full`'s rows over their first
+  // `coordinates` coordinates (at most full.dim()): the leading block of
+  // its sums, the intercept's row and column with it, in
+  // O(coordinates x (coordinates + m)) instead of a pass over the rows.
+  void CopyLeading(const LocalLinearEquations& full, std::size_t coordinates);
 
   // Factors the system with `ridge` on the slopes. False if it is not
   // positive definite (ridge 0 and too few rows, or values not finite).

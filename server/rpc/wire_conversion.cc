@@ -108,6 +108,7 @@ void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
   out->set_interval_recalibrated(stats.interval_recalibrated);
   Assign(stats.bandwidth, out->mutable_bandwidth());
   Assign(stats.k, out->mutable_k());
+  Assign(stats.coordinates, out->mutable_coordinates());
   for (RegressorKind regressor : stats.regressor) {
     out->add_regressor(RegressorToWire(regressor));
   }

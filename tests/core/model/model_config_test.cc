@@ -160,6 +160,56 @@ TEST(ModelConfigTest, TheScoringStrideDoublesWithTheStoreUpToItsMaximum) {
               HasSubstr("max_scoring_stride"));
 }
 
+TEST(ModelConfigTest,
+     LocalLinearFitsChooseCoordinatesWhereTheMetricOrdersThem) {
+  ModelConfig config;
+  config.input_dim = 21;
+  config.target_names = {"y"};
+  config.regressor = RegressorKind::kLocalLinear;
+  config.metric = MetricKind::kMlkr;
+  config.local_linear_leading = 8;
+  config.k_grid = {16, 32, 64};
+  // Each k over the leading 8 coordinates, then over all of them.
+  EXPECT_EQ(config.CoordinateChoices(), 2u);
+  EXPECT_EQ(config.GridSize(), 6u);
+  const std::vector<std::pair<std::size_t, std::size_t>> expected = {
+      {16, 8}, {16, 0}, {32, 8}, {32, 0}, {64, 8}, {64, 0}};
+  for (std::size_t g = 0; g < expected.size(); ++g) {
+    EXPECT_EQ(config.FitAt(g).k, expected[g].first) << g;
+    EXPECT_EQ(config.FitAt(g).coordinates, expected[g].second) << g;
+    EXPECT_EQ(config.KAt(g), expected[g].first) << g;
+  }
+  config.regressor = RegressorKind::kAuto;
+  config.metric = MetricKind::kEgop;
+  EXPECT_EQ(config.CoordinateChoices(), 2u);
+  // One fit per k: k-NN or the kernel alone, a metric whose coordinates
+  // are the inputs in their order, no leading count, or as many as the
+  // inputs.
+  const auto one_fit = [](ModelConfig changed) {
+    EXPECT_EQ(changed.CoordinateChoices(), 1u);
+    EXPECT_EQ(changed.FitAt(2).k, changed.k_grid[2]);
+    EXPECT_EQ(changed.FitAt(2).coordinates, 0u);
+  };
+  for (RegressorKind regressor :
+       {RegressorKind::kNearest, RegressorKind::kKernel}) {
+    ModelConfig changed = config;
+    changed.regressor = regressor;
+    one_fit(changed);
+  }
+  for (MetricKind metric :
+       {MetricKind::kEuclidean, MetricKind::kGradientWeights, MetricKind::kGlml,
+        MetricKind::kAuto}) {
+    ModelConfig changed = config;
+    changed.metric = metric;
+    one_fit(changed);
+  }
+  for (std::size_t leading : {0u, 21u, 30u}) {
+    ModelConfig changed = config;
+    changed.local_linear_leading = leading;
+    one_fit(changed);
+  }
+}
+
 TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   ModelConfig config = BaseConfig();
   config.metric = MetricKind::kAuto;
@@ -187,6 +237,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.interval_lag = 3000;
   config.interval_lag_divisor = 7;
   config.interval_recalibration = 5;
+  config.local_linear_leading = 5;
   std::string bytes;
   ByteWriter writer(&bytes);
   SaveConfig(config, writer);
@@ -226,6 +277,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.interval_lag, 3000u);
   EXPECT_EQ(read.interval_lag_divisor, 7u);
   EXPECT_EQ(read.interval_recalibration, 5u);
+  EXPECT_EQ(read.local_linear_leading, 5u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -238,9 +290,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read).ok();
   };
+  // Version 20 is version 21 without local_linear_leading: every local
+  // linear fit of a model written then was over all coordinates.
+  const std::string version20 = older(bytes, 20, 8);
+  ASSERT_TRUE(load(version20));
+  EXPECT_EQ(read.local_linear_leading, 0u);
+  EXPECT_EQ(read.interval_recalibration, 5u);
   // Version 19 is version 20 without interval_recalibration: a model
   // written then calibrated its queries on the streamed scores alone.
-  const std::string version19 = older(bytes, 19, 8);
+  const std::string version19 = older(version20, 19, 8);
   ASSERT_TRUE(load(version19));
   EXPECT_EQ(read.interval_recalibration, 0u);
   EXPECT_EQ(read.interval_lag_divisor, 7u);
@@ -357,7 +415,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 21, 0)));
+  EXPECT_FALSE(load(older(bytes, 22, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;

@@ -186,6 +186,9 @@ std::vector<Case> Cases() {
   // Queries' intervals calibrated apart: the slots they leave out restored.
   combined.honest_lag = 50;
   combined.interval_lag = 300;
+  // Local linear fits over the leading 2 of 3 coordinates beside all 3:
+  // their choices restored with the selectors.
+  combined.local_linear_leading = 2;
   cases.push_back({"auto_mlkr_base_per_target_combined", combined});
   ModelConfig mlkr = BusyConfig(BaseConfig());
   mlkr.metric = MetricKind::kMlkr;

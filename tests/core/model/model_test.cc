@@ -117,12 +117,19 @@ Prediction Reference(const Model& model, const Stream& stream,
     const std::vector<Neighbor> all = sorted(t);
     if (stats.regressor[t] == RegressorKind::kLocalLinear) {
       const std::size_t k = std::min<std::size_t>(stats.k[t], all.size());
+      // Over the index's coordinates the fit chose: all, or the leading
+      // ones (ModelConfig::local_linear_leading).
+      const std::size_t coordinates = stats.coordinates[t];
+      EXPECT_TRUE(coordinates == kDim ||
+                  coordinates == model.config().local_linear_leading)
+          << coordinates;
       std::vector<std::vector<double>> offsets;
       std::vector<double> y;
       for (std::size_t j = 0; j < k; ++j) {
         const std::size_t sample = slots[all[j].id];
         std::vector<double> offset = transform.Apply(stream.input(sample));
         for (std::size_t i = 0; i < kDim; ++i) offset[i] -= z[i];
+        offset.resize(coordinates);
         offsets.push_back(std::move(offset));
         y.push_back(target(sample, t));
         list_used(all[j], t);
@@ -374,6 +381,8 @@ TEST(ModelTest, ValidateChecksOnceIntoTheTypeLearnTakes) {
 TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
   const Stream stream = MakeStream(1500, 2);
   const Stream queries = MakeStream(40, 3);
+  // Targets that chose a local linear fit over fewer coordinates than all.
+  std::size_t leading_fits = 0;
   // Every metric, and one of them again with a linear base (with a
   // forgetting factor, which the reference's base follows).
   for (auto [metric, linear_base] :
@@ -397,6 +406,9 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
       config.linear_base = linear_base;
       config.base_forgetting = 0.999;
       config.kernel = Kernel::kEpanechnikov;
+      // Under the EGOP, local linear fits over its leading 2 coordinates
+      // too (the other metrics' fits use all 3).
+      config.local_linear_leading = 2;
       auto model = MakeModel(config);
       LearnAll(*model, stream, 0, stream.size());
       ExpectMatchesReference(*model, stream, FirstSlots(stream.size()),
@@ -416,9 +428,13 @@ TEST(ModelTest, PredictionsEqualABruteForceReferenceInEveryMetric) {
       const ModelStats stats = model->stats();
       for (std::size_t t = 0; t < kTargets; ++t) {
         EXPECT_EQ(stats.metric[t] == metric, metric != MetricKind::kAuto);
+        if (stats.coordinates[t] == 2) ++leading_fits;
       }
     }
   }
+  // This stream has the EGOP's local linear fits over the leading two
+  // coordinates chosen, so the reference above checked them too.
+  EXPECT_GT(leading_fits, 0u);
 }
 
 // A random-feature base's lengthscale and ridge are chosen again as the
