@@ -28,7 +28,6 @@ void ListEvaluations(const ModelState& state, std::size_t index,
                      std::vector<CandidateEvaluation>* evaluations)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
   const ModelConfig& config = state.config;
-  const std::size_t m = config.num_targets();
   evaluations->clear();
   for (std::size_t t : state.predictions[index].targets) {
     if (!PredictsFrom(chosen, index, t, only_target)) {
@@ -37,7 +36,8 @@ void ListEvaluations(const ModelState& state, std::size_t index,
     for (std::size_t s = 0; s < NumScoredVariants(config); ++s) {
       const ScoredVariant variant = ScoredVariantAt(config, s);
       evaluations->push_back(
-          {variant.regressor, state.selectors[index].Best(s * m + t),
+          {variant.regressor,
+           CandidateGridValue(config, state.selectors[index], s, t),
            variant.first_column + t, t, s, variant.with_base});
     }
   }
@@ -65,6 +65,25 @@ std::size_t WidestCoordinates(
 }
 
 }  // namespace
+
+std::size_t CandidateGridValue(const ModelConfig& config,
+                               const PrequentialSelector& selector,
+                               std::size_t s, std::size_t t) {
+  const std::size_t scored = s * config.num_targets() + t;
+  const std::size_t best = selector.Best(scored);
+  if (config.CoordinateChoices() == 1 ||
+      ScoredVariantAt(config, s).regressor != RegressorKind::kLocalLinear ||
+      config.FitAt(best).coordinates != 0) {
+    return best;
+  }
+  // The fit over the leading coordinates at the same k: the value before.
+  const std::size_t leading = best - 1;
+  return selector.MeanSquaredError(leading, scored) <=
+                 (1.0 + kFullFitMargin) *
+                     selector.MeanSquaredError(best, scored)
+             ? leading
+             : best;
+}
 
 const CandidateAggregation& CombinationFor(const ModelState& state,
                                            std::size_t index,
@@ -168,7 +187,8 @@ void CandidatesFromGrid(const ModelState& state, std::size_t index,
   const std::size_t m = config.num_targets();
   const std::size_t scored = NumScoredVariants(config);
   for (std::size_t s = 0; s < scored; ++s) {
-    const std::size_t g = state.selectors[index].Best(s * m + t);
+    const std::size_t g =
+        CandidateGridValue(config, state.selectors[index], s, t);
     candidates[s] = grid_values[(g * scored + s) * m + t];
   }
   if (!base.empty()) candidates[scored] = base[t];

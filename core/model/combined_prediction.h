@@ -54,6 +54,24 @@ void PredictCombined(const ModelState& state, std::size_t index,
                      const CombinedOptions& options)
     ABSL_SHARED_LOCKS_REQUIRED(state.lock);
 
+// How much lower the honest error of a local linear candidate's fit over
+// all coordinates must be than that of its fit over the leading ones at the
+// same k for the candidate to take it: on the simulated arm the fits over 8
+// of 21 coordinates predict held-out states as well (0.0113 both) with
+// honest errors within 3-10% of the full fits', and cost 0.35x; on data/'s
+// sets the combined configurations' errors moved by a geometric mean of
+// 0.998-1.008 (bench/notes/issue-75-candidates.md).
+inline constexpr double kFullFitMargin = 0.1;
+
+// The grid value scored variant s of target t predicts with in a
+// combination (ModelConfig::combine): its best (`selector`'s), or for a
+// local linear variant whose best fits all coordinates, the fit over the
+// leading ones at the same k unless that one's error is more than
+// kFullFitMargin above the best's.
+std::size_t CandidateGridValue(const ModelConfig& config,
+                               const PrequentialSelector& selector,
+                               std::size_t s, std::size_t t);
+
 // Target t's candidates' values (NumCandidates) read from the learner's
 // grid values of prediction index `index` (row g holds each scored
 // variant's m targets at grid value g, the base added where the variant

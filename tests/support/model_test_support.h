@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/model/model.h"
@@ -105,6 +106,20 @@ inline ModelConfig BusyConfig(ModelConfig config) {
   config.small_store_below = 64;
   config.rebuild_lag = 40;
   config.drift_check_every = 16;
+  return config;
+}
+
+// One target over 21 inputs, local linear under MLKR, whose fits choose
+// between the leading 8 coordinates and all of them at each k of `k_grid`
+// (the config alone: its grid's layout, not a model).
+inline ModelConfig LeadingCoordinatesConfig(std::vector<std::size_t> k_grid) {
+  ModelConfig config;
+  config.input_dim = 21;
+  config.target_names = {"y"};
+  config.regressor = RegressorKind::kLocalLinear;
+  config.metric = MetricKind::kMlkr;
+  config.local_linear_leading = 8;
+  config.k_grid = std::move(k_grid);
   return config;
 }
 

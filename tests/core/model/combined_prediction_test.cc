@@ -1,6 +1,8 @@
 // A model that combines its candidates (ModelConfig::combine): each
 // prediction is the weighted sum of what the models of its candidates
-// predict, and the weights follow the candidates' errors.
+// predict, the weights follow the candidates' errors, and a local linear
+// candidate fits over the metric's leading coordinates unless the fit over
+// all is clearly better.
 #include "core/model/combined_prediction.h"
 
 #include <cmath>
@@ -211,6 +213,55 @@ TEST(CombinedPredictionTest, CombinesUnderGlmlToo) {
           << "query " << q << ", target " << t;
     }
   }
+}
+
+// A local linear candidate's grid value: the fit over all coordinates only
+// where its honest error is more than kFullFitMargin below that of the fit
+// over the leading ones at the same k.
+TEST(CombinedPredictionTest,
+     ALocalLinearCandidateTakesTheLeadingFitWithinTheMargin) {
+  // Grid values: 16 over 8, 16 over all, 32 over 8, 32 over all.
+  const ModelConfig config = LeadingCoordinatesConfig({16, 32});
+  ASSERT_EQ(config.GridSize(), 4u);
+  // A selector that has scored one sample (truth 0) with these errors.
+  const auto scored = [&](std::vector<double> errors) {
+    PrequentialSelector selector(config.GridSize(), 1, 1.0);
+    selector.Add(errors, std::vector<double>{0.0}, errors.size());
+    return selector;
+  };
+  const double margin = 1.0 + kFullFitMargin;
+  // The full fit at k = 32 is best; the leading one there within the margin.
+  const PrequentialSelector close =
+      scored({1.0, 0.9, 0.5 * std::sqrt(0.99 * margin), 0.5});
+  ASSERT_EQ(close.Best(0), 3u);
+  EXPECT_EQ(CandidateGridValue(config, close, 0, 0), 2u);
+  // Outside the margin: the full fit.
+  const PrequentialSelector clear =
+      scored({1.0, 0.9, 0.5 * std::sqrt(1.01 * margin), 0.5});
+  EXPECT_EQ(CandidateGridValue(config, clear, 0, 0), 3u);
+  // A best fit over the leading coordinates stays.
+  const PrequentialSelector leading = scored({1.0, 0.9, 0.4, 0.5});
+  EXPECT_EQ(CandidateGridValue(config, leading, 0, 0), 2u);
+  // Without a choice of coordinates (another metric, or k-NN), the best.
+  ModelConfig euclidean = config;
+  euclidean.metric = MetricKind::kEuclidean;
+  const PrequentialSelector two = [&] {
+    PrequentialSelector selector(euclidean.GridSize(), 1, 1.0);
+    selector.Add(std::vector<double>{0.6, 0.5}, std::vector<double>{0.0}, 2);
+    return selector;
+  }();
+  EXPECT_EQ(CandidateGridValue(euclidean, two, 0, 0), 1u);
+  ModelConfig nearest = config;
+  nearest.regressor = RegressorKind::kAuto;  // variant 0 is k-NN
+  const PrequentialSelector both = [&] {
+    PrequentialSelector selector(nearest.GridSize(), 2, 1.0);
+    // Per grid value, k-NN's error then local linear's.
+    selector.Add(std::vector<double>{1.0, 1.0, 0.9, 0.9, 0.52, 0.52, 0.5, 0.5},
+                 std::vector<double>{0.0, 0.0}, 4);
+    return selector;
+  }();
+  EXPECT_EQ(CandidateGridValue(nearest, both, 0, 0), both.Best(0));
+  EXPECT_EQ(CandidateGridValue(nearest, both, 1, 0), 2u);
 }
 
 TEST(CombinedPredictionTest, NeedsCandidatesOfOneMetric) {

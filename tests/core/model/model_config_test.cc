@@ -162,13 +162,7 @@ TEST(ModelConfigTest, TheScoringStrideDoublesWithTheStoreUpToItsMaximum) {
 
 TEST(ModelConfigTest,
      LocalLinearFitsChooseCoordinatesWhereTheMetricOrdersThem) {
-  ModelConfig config;
-  config.input_dim = 21;
-  config.target_names = {"y"};
-  config.regressor = RegressorKind::kLocalLinear;
-  config.metric = MetricKind::kMlkr;
-  config.local_linear_leading = 8;
-  config.k_grid = {16, 32, 64};
+  ModelConfig config = LeadingCoordinatesConfig({16, 32, 64});
   // Each k over the leading 8 coordinates, then over all of them.
   EXPECT_EQ(config.CoordinateChoices(), 2u);
   EXPECT_EQ(config.GridSize(), 6u);
