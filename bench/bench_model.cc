@@ -77,6 +77,10 @@ ABSL_FLAG(int, local_linear_leading, -1,
           "Tuning.local_linear_leading: the coordinates of the local linear "
           "fits over the leading ones (0: every fit over all; -1: the "
           "model's default)");
+ABSL_FLAG(int, combination_recency, -1,
+          "Tuning.combination_recency: with --combine, the power p of a "
+          "sample's weight s^p in the aggregation (0: every sample the same; "
+          "-1: the model's default)");
 ABSL_FLAG(int, max_k, -1,
           "The regressor's default k grid without its k above this (-1: the "
           "whole grid)");
@@ -214,6 +218,7 @@ Figures Measure(MetricKind metric, RegressorKind regressor, std::size_t n,
   SetIfGiven(FLAGS_mlkr_fit_budget, &config.mlkr_fit_budget);
   SetIfGiven(FLAGS_mlkr_rank, &config.mlkr_rank);
   SetIfGiven(FLAGS_local_linear_leading, &config.local_linear_leading);
+  SetIfGiven(FLAGS_combination_recency, &config.combination_recency);
   if (const int max_k = absl::GetFlag(FLAGS_max_k); max_k >= 0) {
     config.k_grid = DefaultKGridFor(regressor);
     std::erase_if(config.k_grid, [max_k](std::size_t k) {

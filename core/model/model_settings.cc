@@ -82,7 +82,8 @@ std::size_t FullMlkrBudget(const ModelConfig& c) {
 // predictions calibrated queries before); 19 interval_lag_divisor (a tenth
 // before); 20 interval_recalibration (the streamed scores alone before);
 // 21 local_linear_leading (every local linear fit over all coordinates
-// before).
+// before); 22 combination_recency (every sample weighed the same in the
+// aggregation before).
 const std::array kSettings = {
     ModelSetting{
         .name = "input_dim", .access = Field<&C::input_dim>(), .wire = kSpec},
@@ -330,6 +331,12 @@ const std::array kSettings = {
                  .wire = kTuning,
                  .bounds = SettingBounds{.low = 0, .high = 1 << 16},
                  .since_version = 21,
+                 .legacy = 0},
+    ModelSetting{.name = "combination_recency",
+                 .access = Field<&C::combination_recency>(),
+                 .wire = kTuning,
+                 .bounds = SettingBounds{.low = 0, .high = 16},
+                 .since_version = 22,
                  .legacy = 0},
 };
 

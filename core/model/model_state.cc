@@ -97,7 +97,8 @@ ModelState::ModelState(const ModelConfig& config)
   if (config.combine) {
     combinations.assign(
         predictions.size(),
-        CandidateAggregation(config.num_targets(), NumCandidates(config)));
+        CandidateAggregation(config.num_targets(), NumCandidates(config),
+                             config.combination_recency));
     answer_combinations = combinations;
   }
   take_over.prediction_indexes.assign(predictions.size(), 0);

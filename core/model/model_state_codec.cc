@@ -237,7 +237,8 @@ bool LoadCombinations(ByteReader& in, ModelState& state, RecordParts& parts)
   for (auto* combinations : {&state.combinations, &state.answer_combinations}) {
     for (CandidateAggregation& combination : *combinations) {
       std::optional<CandidateAggregation> loaded = CandidateAggregation::Load(
-          in, combination.num_targets(), combination.num_candidates());
+          in, combination.num_targets(), combination.num_candidates(),
+          combination.recency());
       if (!parts.Read("candidates' weights", loaded.has_value())) return false;
       combination = *std::move(loaded);
     }

@@ -7,8 +7,9 @@
 namespace streamreg {
 
 CandidateAggregation::CandidateAggregation(std::size_t num_targets,
-                                           std::size_t num_candidates)
-    : num_candidates_(num_candidates) {
+                                           std::size_t num_candidates,
+                                           std::size_t recency)
+    : num_candidates_(num_candidates), recency_(recency) {
   const double uniform = 1.0 / static_cast<double>(num_candidates);
   targets_.resize(num_targets);
   for (Target& target : targets_) {
@@ -36,12 +37,19 @@ void CandidateAggregation::Add(std::size_t t,
   const double combined = Combine(t, candidates);
   const double gradient = 2.0 * (combined - truth);
   if (!std::isfinite(gradient)) return;  // nothing to learn from
+  // The sums so far in units of this sample's weight: times
+  // (s - 1)^p / s^p.
+  const double earlier = static_cast<double>(target.added);
+  const double fade = recency_ == 0 ? 1.0
+                                    : std::pow(earlier / (earlier + 1.0),
+                                               static_cast<double>(recency_));
   ++target.added;
   for (std::size_t c = 0; c < num_candidates_; ++c) {
     const double r = gradient * (combined - candidates[c]);
     if (!std::isfinite(r)) continue;
-    target.range[c] = std::max(target.range[c], std::abs(r));
-    target.variance[c] += r * r;
+    target.range[c] = std::max(fade * target.range[c], std::abs(r));
+    target.variance[c] = fade * fade * target.variance[c] + r * r;
+    target.regret[c] *= fade;
     if (r != 0.0) {  // then V_c > 0: the rate is known
       target.regret[c] += r - *Rate(target, c) * r * r;
     }
@@ -93,8 +101,9 @@ void CandidateAggregation::Save(ByteWriter& out) const {
 }
 
 std::optional<CandidateAggregation> CandidateAggregation::Load(
-    ByteReader& in, std::size_t num_targets, std::size_t num_candidates) {
-  CandidateAggregation aggregation(num_targets, num_candidates);
+    ByteReader& in, std::size_t num_targets, std::size_t num_candidates,
+    std::size_t recency) {
+  CandidateAggregation aggregation(num_targets, num_candidates, recency);
   for (Target& target : aggregation.targets_) {
     target.added = in.U64();
     if (!in.DoublesOfSize(&target.regret) ||

@@ -232,6 +232,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.interval_lag_divisor = 7;
   config.interval_recalibration = 5;
   config.local_linear_leading = 5;
+  config.combination_recency = 3;
   std::string bytes;
   ByteWriter writer(&bytes);
   SaveConfig(config, writer);
@@ -272,6 +273,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.interval_lag_divisor, 7u);
   EXPECT_EQ(read.interval_recalibration, 5u);
   EXPECT_EQ(read.local_linear_leading, 5u);
+  EXPECT_EQ(read.combination_recency, 3u);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -284,9 +286,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read).ok();
   };
+  // Version 21 is version 22 without combination_recency: a model written
+  // then weighed every sample the same in its aggregation.
+  const std::string version21 = older(bytes, 21, 8);
+  ASSERT_TRUE(load(version21));
+  EXPECT_EQ(read.combination_recency, 0u);
+  EXPECT_EQ(read.local_linear_leading, 5u);
   // Version 20 is version 21 without local_linear_leading: every local
   // linear fit of a model written then was over all coordinates.
-  const std::string version20 = older(bytes, 20, 8);
+  const std::string version20 = older(version21, 20, 8);
   ASSERT_TRUE(load(version20));
   EXPECT_EQ(read.local_linear_leading, 0u);
   EXPECT_EQ(read.interval_recalibration, 5u);
@@ -409,7 +417,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 22, 0)));
+  EXPECT_FALSE(load(older(bytes, 23, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;

@@ -1,5 +1,6 @@
 #include "core/regression/candidate_aggregation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -147,8 +148,81 @@ TEST(CandidateAggregationTest, IgnoresANonFiniteTruth) {
   EXPECT_EQ(aggregation.Weights(0)[0], 0.5);
 }
 
+// The rule with recency p against its definition: BOA (the sums of the
+// class comment without the fades) on the regrets weighted by s^p, the
+// weights the same to rounding.
+TEST(CandidateAggregationTest, RecencyIsBoaOnTheWeightedRegrets) {
+  constexpr std::size_t kCandidates = 3;
+  for (std::size_t p : {1u, 2u, 4u}) {
+    CandidateAggregation aggregation(1, kCandidates, p);
+    std::vector<double> range(kCandidates, 0.0), variance(kCandidates, 0.0),
+        regret(kCandidates, 0.0), weights(kCandidates, 1.0 / kCandidates);
+    std::mt19937_64 random(8 + p);
+    std::normal_distribution<double> normal;
+    for (int s = 1; s <= 300; ++s) {
+      const double y = normal(random);
+      // Candidate 0 improves along the stream, 1 stays, 2 is biased.
+      const std::vector<double> candidates = {
+          y + (2.0 - s / 160.0) * normal(random), y + 0.6 * normal(random),
+          y + 0.4 + 0.2 * normal(random)};
+      double combined = 0.0;
+      for (std::size_t c = 0; c < kCandidates; ++c) {
+        combined += weights[c] * candidates[c];
+      }
+      const double weight = std::pow(static_cast<double>(s), p);
+      std::vector<double> log_weights(kCandidates);
+      for (std::size_t c = 0; c < kCandidates; ++c) {
+        const double r =
+            weight * 2.0 * (combined - y) * (combined - candidates[c]);
+        range[c] = std::max(range[c], std::abs(r));
+        variance[c] += r * r;
+        const double rate = std::min(1.0 / (2.0 * range[c]),
+                                     std::sqrt(std::log(3.0) / variance[c]));
+        regret[c] += r - rate * r * r;
+        log_weights[c] = std::log(rate) + rate * regret[c];
+      }
+      const double largest =
+          *std::max_element(log_weights.begin(), log_weights.end());
+      double sum = 0.0;
+      for (std::size_t c = 0; c < kCandidates; ++c) {
+        weights[c] = std::exp(log_weights[c] - largest);
+        sum += weights[c];
+      }
+      for (double& w : weights) w /= sum;
+      aggregation.Add(0, candidates, y);
+      for (std::size_t c = 0; c < kCandidates; ++c) {
+        ASSERT_NEAR(aggregation.Weights(0)[c], weights[c], 1e-9)
+            << "p " << p << " sample " << s << " candidate " << c;
+      }
+    }
+  }
+}
+
+// A candidate that starts worst and ends best (as a local fit does while
+// its neighbourhoods fill): weighing recent samples more, the weights
+// follow it by the end of the stream; weighing every sample the same, the
+// early losses still hold it back.
+TEST(CandidateAggregationTest, RecencyFollowsACandidateThatImproves) {
+  CandidateAggregation even(1, 2, 0);
+  CandidateAggregation recent(1, 2, 2);
+  std::mt19937_64 random(9);
+  std::normal_distribution<double> normal;
+  constexpr int kSamples = 400;
+  for (int s = 1; s <= kSamples; ++s) {
+    const double y = normal(random);
+    const double shared = normal(random);
+    const double improving = 1.5 * (1.0 - static_cast<double>(s) / kSamples);
+    const std::vector<double> candidates = {y + (0.1 + improving) * shared,
+                                            y + 0.5 * normal(random)};
+    even.Add(0, candidates, y);
+    recent.Add(0, candidates, y);
+  }
+  EXPECT_GT(recent.Weights(0)[0], 0.8);
+  EXPECT_GT(recent.Weights(0)[0], even.Weights(0)[0] + 0.2);
+}
+
 TEST(CandidateAggregationTest, SavesExactly) {
-  CandidateAggregation aggregation(2, 3);
+  CandidateAggregation aggregation(2, 3, 2);
   RunStream(aggregation, 300, {0.0, 0.2, -0.4}, {0.3, 0.1, 0.2},
             {1.0, 0.0, 0.0}, 6);
   std::string bytes;
@@ -156,8 +230,9 @@ TEST(CandidateAggregationTest, SavesExactly) {
   aggregation.Save(out);
   ByteReader in(bytes);
   std::optional<CandidateAggregation> loaded =
-      CandidateAggregation::Load(in, 2, 3);
+      CandidateAggregation::Load(in, 2, 3, 2);
   ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->recency(), 2u);
   EXPECT_TRUE(in.done());
   for (std::size_t t = 0; t < 2; ++t) {
     for (std::size_t c = 0; c < 3; ++c) {
@@ -173,9 +248,9 @@ TEST(CandidateAggregationTest, SavesExactly) {
   EXPECT_EQ(a.combined, b.combined);
 
   ByteReader other_shape(bytes);
-  EXPECT_FALSE(CandidateAggregation::Load(other_shape, 2, 4));
+  EXPECT_FALSE(CandidateAggregation::Load(other_shape, 2, 4, 2));
   ExpectEveryCutLoadsAsNothing(bytes, [](ByteReader& reader) {
-    return CandidateAggregation::Load(reader, 2, 3);
+    return CandidateAggregation::Load(reader, 2, 3, 2);
   });
 }
 
