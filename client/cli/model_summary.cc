@@ -209,11 +209,18 @@ std::string CandidateWeights(const v1::Model& model) {
       rows.push_back(std::move(row));
     }
   }
+  const std::uint32_t recency = model.spec().tuning().combination_recency();
+  const std::string weighed =
+      recency == 0 ? ""
+                   : absl::StrCat(
+                         " (the stream's s-th sample's errors weighing "
+                         "s^",
+                         recency, ")");
   return absl::StrCat(
       "\n  each target's prediction combines these candidates (each at its "
       "best k or h),\n  weighed for queries by their honest errors, for "
-      "Learn answers by their\n  prequential ones:\n",
-      Table(rows));
+      "Learn answers by their\n  prequential ones",
+      weighed, ":\n", Table(rows));
 }
 
 // How the queries' intervals are calibrated, if not on the honest

@@ -13,6 +13,7 @@
 namespace streamreg {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -117,6 +118,27 @@ TEST(ModelSummaryTest, AnIntervalLagIsSaid) {
               HasSubstr("(a query's interval, calibrated on predictions made "
                         "as a query's without\n  the 5000 samples seen "
                         "before each"));
+}
+
+TEST(ModelSummaryTest, CombinedCandidatesAreListedWithTheirWeightsAndRecency) {
+  v1::Model model = TwoTargetModel();
+  v1::ModelStats& stats = *model.mutable_stats();
+  for (const char* name : {"knn+base", "base"}) stats.add_candidates(name);
+  for (double weight : {0.75, 0.25, 0.5, 0.5}) {
+    stats.add_candidate_weights(weight);
+    stats.add_answer_candidate_weights(1.0 - weight);
+  }
+  model.mutable_spec()->mutable_tuning()->set_combination_recency(2);
+  const std::string summary = ModelSummary(model, kNow);
+  EXPECT_THAT(summary, HasSubstr("prequential ones (the stream's s-th "
+                                 "sample's errors weighing s^2):"));
+  EXPECT_THAT(summary, HasSubstr("knn+base  base"));
+  EXPECT_THAT(summary, HasSubstr("tau1    queries  0.750     0.250"));
+  EXPECT_THAT(summary, HasSubstr("tau1    answers  0.250     0.750"));
+  // Every sample the same (a model made before the setting): not said.
+  model.mutable_spec()->mutable_tuning()->set_combination_recency(0);
+  EXPECT_THAT(ModelSummary(model, kNow),
+              AllOf(HasSubstr("prequential ones:"), Not(HasSubstr("s^"))));
 }
 
 TEST(ModelSummaryTest, PredictionsAheadAreSummedUpOnceScored) {
