@@ -504,20 +504,22 @@ void GatherNeighbors(const ModelState& state,
     } else {
       tree.Knn(z, k, found).IgnoreError();
     }
-    if (config.regressor == RegressorKind::kNearest) {
-      near->Gather(*found, targets);
-      if (older != nullptr) older->near.Gather(older->found, targets);
-      return;
-    }
     // Local linear: the neighbours' coordinates, read from the same tree.
     thread_local std::vector<double> point;
     point.resize(z.size());
     const auto point_of = [&](std::uint64_t id) {
       return tree.PointOf(id, point.data()).data();
     };
-    near->GatherWithOffsets(*found, z, targets, point_of);
+    if (config.regressor == RegressorKind::kNearest) {
+      near->Gather(*found, targets);
+    } else {
+      near->GatherWithOffsets(*found, z, targets, point_of);
+    }
+    // The older neighbours are the nearest but for the recent ones: each
+    // shared neighbour's base residual and offset computed once.
     if (older != nullptr) {
-      older->near.GatherWithOffsets(older->found, z, targets, point_of);
+      older->near.GatherSharing(older->found, *near, *found, z, targets,
+                                point_of);
     }
   });
 }

@@ -1,6 +1,7 @@
 #ifndef STREAMREG_CORE_REGRESSION_LOCAL_AVERAGE_H_
 #define STREAMREG_CORE_REGRESSION_LOCAL_AVERAGE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -46,6 +47,46 @@ class NeighborTargets {
       for (std::size_t i = 0; i < dim_; ++i) {
         offsets_[j * dim_ + i] = point[i] - query[i];
       }
+    }
+  }
+
+  // Gather, or GatherWithOffsets if `shared` holds offsets, of another
+  // list of neighbours of the same `query` as `shared`'s: a neighbour
+  // `shared` holds (its list `shared_sorted`, as it was gathered) is
+  // copied from it, not looked up again. Both lists sorted by (distance, id):
+  // the learner's k nearest and k nearest older samples, which share all but
+  // the recent ones, so each shared neighbour's targets (the base's residuals)
+  // and offsets are computed once.
+  template <class Lookup, class PointOf>
+  void GatherSharing(std::span<const Neighbor> sorted,
+                     const NeighborTargets& shared,
+                     std::span<const Neighbor> shared_sorted,
+                     std::span<const double> query, Lookup&& lookup,
+                     PointOf&& point_of) {
+    radii_ = {};
+    dim_ = shared.dim_;
+    distances_.resize(sorted.size());
+    targets_.resize(sorted.size() * m_);
+    offsets_.resize(sorted.size() * dim_);
+    std::size_t p = 0;
+    for (std::size_t j = 0; j < sorted.size(); ++j) {
+      const Neighbor& neighbor = sorted[j];
+      distances_[j] = neighbor.distance;
+      while (p < shared_sorted.size() &&
+             NeighborLess(shared_sorted[p], neighbor)) {
+        ++p;
+      }
+      double* targets = targets_.data() + j * m_;
+      double* offsets = offsets_.data() + j * dim_;
+      if (p < shared_sorted.size() && shared_sorted[p].id == neighbor.id) {
+        std::copy_n(shared.targets(p), m_, targets);
+        std::copy_n(shared.offsets(p), dim_, offsets);
+        continue;
+      }
+      std::copy_n(lookup(neighbor.id), m_, targets);
+      if (dim_ == 0) continue;
+      const double* point = point_of(neighbor.id);
+      for (std::size_t i = 0; i < dim_; ++i) offsets[i] = point[i] - query[i];
     }
   }
 

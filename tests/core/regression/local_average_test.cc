@@ -248,5 +248,72 @@ TEST(LocalAverageTest, GridsEqualOneEstimatePerValueAndFallBack) {
   EXPECT_EQ(values[1], fallback[1]);
 }
 
+// The learner's older neighbours gathered beside its nearest: the same
+// rows as a gather of their own, with only the neighbours the first list
+// lacks looked up.
+TEST(LocalAverageTest, GatheringASecondListSharesTheFirstsRows) {
+  const Fixture f = RandomFixture(60, 11);
+  const std::vector<double> query = {0.1, -0.2, 0.3};
+  const std::vector<Neighbor> all = AllSorted(f, query.data());
+  // A first list that lacks some of the nearest (ids divisible by 3), and
+  // the 20 nearest of the samples with an even id (as if the odd ones were
+  // recent): the second list's unshared neighbours lie between its shared
+  // ones as well as past them.
+  std::vector<Neighbor> nearest;
+  for (const Neighbor& neighbor : all) {
+    if (neighbor.id % 3 != 0 && nearest.size() < 20)
+      nearest.push_back(neighbor);
+  }
+  std::vector<Neighbor> older;
+  for (const Neighbor& neighbor : all) {
+    if (neighbor.id % 2 == 0 && older.size() < 20) older.push_back(neighbor);
+  }
+  std::size_t lookups = 0;
+  const auto lookup = [&](std::uint64_t id) {
+    ++lookups;
+    return f.targets.data() + id * kTargets;
+  };
+  const auto point_of = [&](std::uint64_t id) {
+    return f.points.data() + id * kDim;
+  };
+  std::size_t unshared = 0;
+  for (const Neighbor& neighbor : older) {
+    unshared +=
+        std::none_of(nearest.begin(), nearest.end(),
+                     [&](const Neighbor& n) { return n.id == neighbor.id; });
+  }
+  ASSERT_GT(unshared, 0u);
+  ASSERT_LT(unshared, older.size());
+  for (const bool with_offsets : {false, true}) {
+    NeighborTargets first(kTargets);
+    if (with_offsets) {
+      first.GatherWithOffsets(nearest, query, lookup, point_of);
+    } else {
+      first.Gather(nearest, lookup);
+    }
+    NeighborTargets alone(kTargets);
+    if (with_offsets) {
+      alone.GatherWithOffsets(older, query, lookup, point_of);
+    } else {
+      alone.Gather(older, lookup);
+    }
+    lookups = 0;
+    NeighborTargets shared(kTargets);
+    shared.GatherSharing(older, first, nearest, query, lookup, point_of);
+    EXPECT_EQ(lookups, unshared);
+    ASSERT_EQ(shared.size(), alone.size());
+    ASSERT_EQ(shared.dim(), alone.dim());
+    for (std::size_t j = 0; j < alone.size(); ++j) {
+      EXPECT_EQ(shared.distance(j), alone.distance(j));
+      for (std::size_t t = 0; t < kTargets; ++t) {
+        EXPECT_EQ(shared.targets(j)[t], alone.targets(j)[t]) << j;
+      }
+      for (std::size_t i = 0; i < alone.dim(); ++i) {
+        EXPECT_EQ(shared.offsets(j)[i], alone.offsets(j)[i]) << j;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace streamreg
