@@ -43,10 +43,7 @@ class NeighborTargets {
     dim_ = query.size();
     offsets_.resize(sorted.size() * dim_);
     for (std::size_t j = 0; j < sorted.size(); ++j) {
-      const double* point = point_of(sorted[j].id);
-      for (std::size_t i = 0; i < dim_; ++i) {
-        offsets_[j * dim_ + i] = point[i] - query[i];
-      }
+      SetOffset(j, point_of(sorted[j].id), query);
     }
   }
 
@@ -77,16 +74,13 @@ class NeighborTargets {
         ++p;
       }
       double* targets = targets_.data() + j * m_;
-      double* offsets = offsets_.data() + j * dim_;
       if (p < shared_sorted.size() && shared_sorted[p].id == neighbor.id) {
         std::copy_n(shared.targets(p), m_, targets);
-        std::copy_n(shared.offsets(p), dim_, offsets);
+        std::copy_n(shared.offsets(p), dim_, offsets_.data() + j * dim_);
         continue;
       }
       std::copy_n(lookup(neighbor.id), m_, targets);
-      if (dim_ == 0) continue;
-      const double* point = point_of(neighbor.id);
-      for (std::size_t i = 0; i < dim_; ++i) offsets[i] = point[i] - query[i];
+      if (dim_ != 0) SetOffset(j, point_of(neighbor.id), query);
     }
   }
 
@@ -131,6 +125,14 @@ class NeighborTargets {
       distances_[j] = neighbors[j].distance;
       const double* y = lookup(neighbors[j].id);
       for (std::size_t t = 0; t < m_; ++t) targets_[j * m_ + t] = y[t];
+    }
+  }
+
+  // Neighbour j's offset from the query, point - query (dim_ of each).
+  void SetOffset(std::size_t j, const double* point,
+                 std::span<const double> query) {
+    for (std::size_t i = 0; i < dim_; ++i) {
+      offsets_[j * dim_ + i] = point[i] - query[i];
     }
   }
 
