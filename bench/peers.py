@@ -27,7 +27,8 @@ directory) learns the training rows through `streamreg ingest` into one
 model per configuration — every fixed metric x regressor pair,
 `--regressor auto` in each metric and `--metric auto` with k-NN and with
 `--regressor auto`, without a base, with a linear base, with the base
-chosen per target and with a random-feature base, plus
+chosen per target and with a random-feature base, and each of these with
+the linear or random-feature base's candidates combined, plus
 the default and, on SARCOS, per-torque EGOP — and predicts the test rows with
 `streamreg predict`. Each streamreg row also gives the model's own figures at
 the end of the training stream (means over targets): prequential and
@@ -118,11 +119,10 @@ def streamreg_models(name, default_only=False):
                     (f"streamreg, {metric_label}, {base_label}{regressor_label}",
                      ["--metric", metric, "--regressor", regressor,
                       *base_flags]))
-        # The metric chosen per target too (--metric auto; not with
-        # --combine, which weighs the candidates of one metric).
-        with_auto = WITH_AUTO_METRIC[0] and "--combine" not in base_flags
+        # The metric chosen per target too (--metric auto; combined, each
+        # metric's candidates).
         for regressor_label, regressor in (AUTO_METRIC_REGRESSORS
-                                           if with_auto else []):
+                                           if WITH_AUTO_METRIC[0] else []):
             models.append(
                 (f"streamreg, metric auto, {base_label}{regressor_label}",
                  ["--metric", "auto", "--regressor", regressor, *base_flags]))

@@ -66,7 +66,7 @@ std::string Capacity(const v1::Capacity& capacity) {
 }
 
 // The model's choices that hold for every target.
-std::string Learns(const v1::ModelSpec& spec) {
+std::string Learns(const v1::ModelSpec& spec, const v1::ModelStats& stats) {
   std::string line = absl::StrCat(
       "metric ", SpecName<v1::Metric>(kMetricNames, spec.metric()),
       spec.per_target_metric() ? " (one per target)" : "", ", regressor ",
@@ -78,9 +78,17 @@ std::string Learns(const v1::ModelSpec& spec) {
                     " kernel)");
   }
   if (spec.linear_base()) {
+    absl::StrAppend(&line, spec.has_random_feature_base()
+                               ? ", random-feature base"
+                               : ", linear base");
+    // With the metric chosen per target, the base follows their choice.
+    if (spec.has_random_feature_base() && spec.metric() == v1::METRIC_AUTO &&
+        stats.base_metric() != v1::METRIC_UNSPECIFIED) {
+      absl::StrAppend(&line, " (in ",
+                      SpecName<v1::Metric>(kMetricNames, stats.base_metric()),
+                      "'s coordinates)");
+    }
     absl::StrAppend(&line,
-                    spec.has_random_feature_base() ? ", random-feature base"
-                                                   : ", linear base",
                     spec.per_target_base() ? " where it helps a target" : "");
   } else {
     absl::StrAppend(&line, ", no base");
@@ -279,7 +287,7 @@ std::string ModelSummary(const v1::Model& model, absl::Time now) {
                        : absl::StrCat(" (", Names(spec.input_names()), ")"),
                    " -> ", spec.target_names_size(), " targets (",
                    Names(spec.target_names()), ")\n");
-  absl::StrAppend(&text, "  learns    ", Learns(spec), "\n");
+  absl::StrAppend(&text, "  learns    ", Learns(spec, stats), "\n");
   absl::StrAppend(&text, "  samples   ", stats.num_samples(), " learned, ",
                   stats.num_stored(), " stored (", Capacity(spec.capacity()),
                   ")");

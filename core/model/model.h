@@ -114,6 +114,9 @@ struct ModelStats {
   std::uint64_t base_rebuilds = 0;
   double base_lengthscale = 0.0;
   double base_ridge = 0.0;
+  // The metric whose coordinates the fit in use is in (nullopt while a
+  // rebuild is catching up with an index's new coordinates).
+  std::optional<MetricKind> base_metric;
   bool rebuild_in_progress = false;
   std::size_t memory_bytes = 0;
   // Since this Model object was made: the windows in which predictions had

@@ -346,11 +346,6 @@ absl::Status ValidateCombinations(const ModelConfig& config) {
         "per_target_metric: not with the metric auto, which chooses among "
         "shared metrics per target");
   }
-  if (config.combine && config.metric == MetricKind::kAuto) {
-    return absl::InvalidArgumentError(
-        "combine: not with the metric auto, which chooses a metric per "
-        "target (combine weighs the candidates of one metric)");
-  }
   if (config.combine && NumCandidates(config) < 2) {
     return absl::InvalidArgumentError(
         "combine: needs two candidates or more: a linear base, or the "

@@ -157,8 +157,8 @@ struct ModelConfig {
   // With linear_base: the base is a random-feature ridge instead
   // (RandomFeatureBase; docs/estimators.md, "Random-feature base"): D =
   // random_feature_frequencies random Fourier features of the inputs in the
-  // coordinates of the model's (first) metric, plus the inputs themselves
-  // and an intercept, learned online by exact least squares
+  // coordinates of the model's metric (random_base_follows_choice), plus the
+  // inputs themselves and an intercept, learned online by exact least squares
   // (base_forgetting); rebuilt in the background when those coordinates
   // change or the store grows, within a budget of multiply-adds per learned
   // sample (kRandomBaseRebuildBudget), its lengthscale (times
@@ -166,6 +166,11 @@ struct ModelConfig {
   // error on the newest fifth of the stored samples. The regressor averages
   // residuals cached per stored sample.
   bool random_feature_base = false;
+  // With random_feature_base and the metric chosen per target (kAuto): the
+  // base follows the coordinates of the index most targets predict from
+  // now, not those of the first (standardized Euclidean) index; models
+  // saved before it existed follow the first.
+  bool random_base_follows_choice = true;
   std::size_t random_feature_frequencies = 64;
   std::vector<double> random_feature_lengthscales = {0.25, 0.5, 1.0, 2.0};
   std::vector<double> random_feature_ridges = {1e-3, 1e-2, 1e-1, 1.0};

@@ -116,6 +116,10 @@ struct ModelLearner::Scratch {
   std::vector<double> fallback;
   // Per target, the prediction index it predicts from (ChosenIndexes).
   std::vector<std::size_t> chosen;
+  // A combining model's prediction of the sample from one index, every
+  // target predicting from it (CombineAtIndex).
+  std::vector<std::size_t> every_target;
+  Prediction at_index;
   // Per prediction index: the MLKR step's gradient (empty: no step), and
   // its inputs (MlkrGradient).
   std::vector<std::vector<double>> mlkr_gradients;
@@ -532,19 +536,44 @@ void ModelLearner::ScoreNeighbors(const ModelState& state, std::size_t i,
   // (combining: the candidates weighed for the next sample, their values
   // kept to learn those weights), and the honest one: the grid's values at
   // each target's choice (not a second fit of them).
-  CombinedOptions combined =
-      CombinedOptions::WeighedFor(IntervalCalibration::kNextSample);
   if (config.combine) {
-    scratch.answer_candidates[i].resize(m * NumCandidates(config));
-    combined.candidates = scratch.answer_candidates[i];
+    CombineAtIndex(state, i, only_target, prediction);
+  } else {
+    PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction,
+                   only_target, CombinedOptions());
   }
-  PredictTargets(state, i, scratch.chosen, scratch.near, base, prediction,
-                 only_target, combined);
   HonestFromGrid(state, i, only_target, honest);
   SetDifficulty(state, i, scratch.chosen, near, scratch.base_variance,
                 config.combine ? std::span<const double>(scratch.candidates[i])
                                : std::span<const double>(),
                 only_target, honest);
+}
+
+void ModelLearner::CombineAtIndex(const ModelState& state, std::size_t i,
+                                  std::optional<std::size_t> only_target,
+                                  Prediction* prediction) {
+  Scratch& scratch = *scratch_;
+  const std::size_t m = state.config.num_targets();
+  scratch.answer_candidates[i].resize(m * NumCandidates(state.config));
+  CombinedOptions combined =
+      CombinedOptions::WeighedFor(IntervalCalibration::kNextSample);
+  combined.candidates = scratch.answer_candidates[i];
+  // Every target the index scores predicts from it here (a choice of metric
+  // per target may move to it); the model's prediction takes those that
+  // predict from it now.
+  scratch.every_target.assign(m, i);
+  Prediction& at_index = scratch.at_index;
+  at_index.value.assign(m, 0.0);
+  at_index.spread.assign(m, 0.0);
+  at_index.neighbors.assign(m, 0);
+  PredictTargets(state, i, scratch.every_target, scratch.near,
+                 scratch.base_values, &at_index, only_target, combined);
+  for (std::size_t t : state.predictions[i].targets) {
+    if (!PredictsFrom(scratch.chosen, i, t, only_target)) continue;
+    prediction->value[t] = at_index.value[t];
+    prediction->spread[t] = at_index.spread[t];
+    prediction->neighbors[t] = at_index.neighbors[t];
+  }
 }
 
 void ModelLearner::HonestFromGrid(const ModelState& state, std::size_t i,
@@ -557,17 +586,20 @@ void ModelLearner::HonestFromGrid(const ModelState& state, std::size_t i,
   const std::size_t n = NumCandidates(config);
   if (config.combine) scratch.candidates[i].resize(m * n);
   for (std::size_t t : state.predictions[i].targets) {
-    if (!PredictsFrom(scratch.chosen, i, t, only_target)) {
-      continue;
-    }
+    if (only_target.has_value() && t != *only_target) continue;
+    // Combining, every target the index scores has its candidates (their
+    // weights are learned wherever the target predicts from now).
     if (config.combine) {
       const std::span<double> candidates(scratch.candidates[i].data() + t * n,
                                          n);
       CandidatesFromGrid(state, i, t, scratch.grid_values[i],
                          scratch.base_values, candidates);
-      honest->value[t] = state.combinations[i].Combine(t, candidates);
+      if (scratch.chosen[t] == i) {
+        honest->value[t] = state.combinations[i].Combine(t, candidates);
+      }
       continue;
     }
+    if (scratch.chosen[t] != i) continue;
     const RegressorChoice choice = ChoiceOf(state, i, t);
     honest->value[t] =
         scratch.grid_values[i][(choice.grid * scored + choice.variant) * m + t];
@@ -579,7 +611,6 @@ void ModelLearner::LearnCombinations(ModelState& state, const Sample& sample) {
   const std::size_t n = NumCandidates(state.config);
   for (std::size_t i = 0; i < state.predictions.size(); ++i) {
     for (std::size_t t : state.predictions[i].targets) {
-      if (scratch.chosen[t] != i) continue;
       state.combinations[i].Add(
           t, std::span(scratch.candidates[i]).subspan(t * n, n), sample.y[t]);
       state.answer_combinations[i].Add(

@@ -68,6 +68,16 @@ class ModelLearner {
                       std::optional<std::size_t> only_target,
                       Prediction* prediction, Prediction* honest)
       ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+  // A combining model's prediction of the sample from prediction index i
+  // (only_target's alone, if given), from the neighbours ScoreNeighbors
+  // just gathered: every target the index scores has its candidates' values
+  // kept to learn its weights for the next sample (a model choosing its
+  // metric per target learns them in every index), and the targets that
+  // predict from the index now take its combination into `prediction`.
+  void CombineAtIndex(const ModelState& state, std::size_t i,
+                      std::optional<std::size_t> only_target,
+                      Prediction* prediction)
+      ABSL_SHARED_LOCKS_REQUIRED(state.lock);
   // The honest prediction of prediction index i's targets (only_target's
   // alone, if given) read from the grid values ScoreNeighbors just wrote,
   // when it scored them on the honest neighbours: each target's value at

@@ -83,7 +83,8 @@ std::size_t FullMlkrBudget(const ModelConfig& c) {
 // before); 20 interval_recalibration (the streamed scores alone before);
 // 21 local_linear_leading (every local linear fit over all coordinates
 // before); 22 combination_recency (every sample weighed the same in the
-// aggregation before).
+// aggregation before); 23 random_base_follows_choice (the random-feature
+// base in the first index's coordinates before).
 const std::array kSettings = {
     ModelSetting{
         .name = "input_dim", .access = Field<&C::input_dim>(), .wire = kSpec},
@@ -337,6 +338,10 @@ const std::array kSettings = {
                  .wire = kTuning,
                  .bounds = SettingBounds{.low = 0, .high = 16},
                  .since_version = 22,
+                 .legacy = 0},
+    ModelSetting{.name = "random_base_follows_choice",
+                 .access = Field<&C::random_base_follows_choice>(),
+                 .since_version = 23,
                  .legacy = 0},
 };
 

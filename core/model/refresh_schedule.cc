@@ -5,6 +5,8 @@
 #include <future>
 #include <utility>
 
+#include "core/model/model_reader.h"
+
 namespace streamreg {
 namespace {
 
@@ -301,17 +303,35 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   ForgetRecords(state, MlkrKey(state));
 }
 
+// The prediction index whose coordinates the random-feature base follows:
+// with the metric chosen per target, the one most targets predict from
+// now (the first of those on ties), else the first.
+std::size_t RandomBaseIndex(const ModelState& state)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
+  if (state.config.metric != MetricKind::kAuto ||
+      !state.config.random_base_follows_choice) {
+    return 0;
+  }
+  thread_local std::vector<std::size_t> chosen;
+  ChosenIndexes(state, &chosen);
+  std::vector<std::size_t> targets(state.predictions.size(), 0);
+  for (std::size_t index : chosen) ++targets[index];
+  return static_cast<std::size_t>(
+      std::max_element(targets.begin(), targets.end()) - targets.begin());
+}
+
 // Starts rebuilding the random-feature base in the coordinates of the
-// model's first index when they are not the base's (the index took over
+// model's index (RandomBaseIndex) when they are not the base's (it took over
 // new ones: a metric refresh, a standardization drift), or the store has
 // grown as a metric refresh waits for (Tuning.metric_refresh_growth) since
 // the last rebuild started (its lengthscale and ridge then chosen again on
 // more samples), from 64 stored samples on — if it is within the budget
 // (kRandomBaseRebuildBudget): else it waits, and starts in the coordinates
-// of then. A rebuild in flight is superseded when the index has just taken
-// over (`took_over`). Counted in samples, so that results never depend on
-// timing.
-void RebuildRandomBaseWhenDue(ModelState& state, bool took_over)
+// of then (or the index the targets choose has changed). A rebuild in
+// flight is superseded when the index has just taken over (`took_over`).
+// Counted in samples, so that results never depend on timing.
+void RebuildRandomBaseWhenDue(ModelState& state, std::size_t base_index,
+                              bool took_over)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
   const ModelConfig& config = state.config;
@@ -320,7 +340,8 @@ void RebuildRandomBaseWhenDue(ModelState& state, bool took_over)
   if ((state.random_refresh.running() && !took_over) || size < kFirstRefresh) {
     return;
   }
-  const MetricTransform& coordinates = state.predictions[0].index->transform();
+  const MetricTransform& coordinates =
+      state.predictions[base_index].index->transform();
   bool moved = false;
   {
     SharedLock lock(state.lock);
@@ -352,8 +373,8 @@ void ReplaceRandomBaseNow(ModelState& state, RandomFeatureFit fit)
 }
 
 // The random-feature base fitted in one batch to the `size` stored
-// samples in the first index's coordinates, with every residual under it
-// (Refit; a rebuild in flight is superseded).
+// samples in its index's coordinates (RandomBaseIndex), with every
+// residual under it (Refit; a rebuild in flight is superseded).
 void RefitRandomBase(ModelState& state, std::size_t size)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
         ABSL_LOCKS_EXCLUDED(state.lock) {
@@ -361,8 +382,13 @@ void RefitRandomBase(ModelState& state, std::size_t size)
   if (state.random_refresh.running()) (void)state.random_refresh.Finish();
   state.take_over.random_rebuilt_size = size;
   state.take_over.random_rebuilt_seen = SamplesSeen(state);
+  std::size_t base_index = 0;
+  {
+    SharedLock lock(state.lock);
+    base_index = RandomBaseIndex(state);
+  }
   const RandomFeatureRefresh::Job job = RandomFeatureJob(
-      state.config, state.predictions[0].index->transform(), size);
+      state.config, state.predictions[base_index].index->transform(), size);
   std::vector<double> z, y;
   ReadMappedRows(size, state.RefreshRows(size).copy, job.transform, &z, &y);
   ReplaceRandomBaseNow(
@@ -549,14 +575,19 @@ void AfterSample(ModelState& state) {
   MaintainMlkr(state);
   if (state.config.random_feature_base) MaintainRandomBase(state);
   const std::uint64_t seen = SamplesSeen(state);
-  bool first_index_took_over = false;
+  std::size_t base_index = 0;
+  if (state.config.random_feature_base) {
+    SharedLock lock(state.lock);
+    base_index = RandomBaseIndex(state);
+  }
+  bool base_index_took_over = false;
   for (MetricIndex* index : TakingOverAt(state, seen)) {
     ForgetRecords(state, KeyOf(state, *index));
     index->FinishRebuild();
-    first_index_took_over |= index == state.predictions[0].index.get();
+    base_index_took_over |= index == state.predictions[base_index].index.get();
   }
   if (state.config.random_feature_base) {
-    RebuildRandomBaseWhenDue(state, first_index_took_over);
+    RebuildRandomBaseWhenDue(state, base_index, base_index_took_over);
   }
   if (seen % state.config.drift_check_every != 0) return;
   TakeOverPoints& take_over = state.take_over;

@@ -131,6 +131,9 @@ void StatsToWire(const HostedModel& hosted, const ReadAfter& figures,
   out->set_base_rebuilds(stats.base_rebuilds);
   out->set_base_lengthscale(stats.base_lengthscale);
   out->set_base_ridge(stats.base_ridge);
+  if (stats.base_metric.has_value()) {
+    out->set_base_metric(MetricToWire(*stats.base_metric));
+  }
   out->set_rebuild_in_progress(stats.rebuild_in_progress);
   out->set_memory_bytes(stats.memory_bytes);
   out->set_duplicate_samples(hosted.duplicate_samples());

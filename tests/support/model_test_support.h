@@ -159,6 +159,7 @@ inline void ExpectSameModel(const Model& a, const Model& b,
   EXPECT_EQ(sa.honest_mse, sb.honest_mse);
   EXPECT_EQ(sa.base_rebuilds, sb.base_rebuilds);
   EXPECT_EQ(sa.base_lengthscale, sb.base_lengthscale);
+  EXPECT_EQ(sa.base_metric, sb.base_metric);
   EXPECT_EQ(sa.base_ridge, sb.base_ridge);
   EXPECT_EQ(sa.honest_lag, sb.honest_lag);
   EXPECT_EQ(sa.regressor, sb.regressor);

@@ -92,6 +92,15 @@ TEST(ModelSummaryTest, SaysWhatTheModelLearnsFromHowMuchAndSince) {
               HasSubstr("  snapshot  2027-01-15 07:58:25 UTC (1m 35s ago)\n"));
   EXPECT_THAT(summary,
               HasSubstr("without the 200 samples seen just before it"));
+  // A random-feature base under the metric chosen per target says whose
+  // coordinates it follows.
+  model.mutable_spec()->mutable_random_feature_base()->set_frequencies(64);
+  model.mutable_stats()->set_base_metric(v1::METRIC_EGOP);
+  EXPECT_THAT(ModelSummary(model, kNow),
+              HasSubstr("  learns    metric auto, regressor auto (gaussian "
+                        "kernel), random-feature base (in egop's "
+                        "coordinates) where it helps a target, intervals at "
+                        "90%\n"));
 }
 
 TEST(ModelSummaryTest, ARowPerTargetWithItsChoicesAndDashesForTheUnknown) {

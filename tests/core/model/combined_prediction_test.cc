@@ -264,14 +264,42 @@ TEST(CombinedPredictionTest,
   EXPECT_EQ(CandidateGridValue(nearest, both, 1, 0), 2u);
 }
 
-TEST(CombinedPredictionTest, NeedsCandidatesOfOneMetric) {
+// With the metric chosen per target (METRIC_AUTO), each index combines its
+// own candidates, and every index learns its weights for every target on
+// every scored sample, chosen or not: a target predicts what a model of
+// the metric it chose would, its weights included.
+TEST(CombinedPredictionTest, CombinesWithinTheMetricEachTargetChooses) {
+  constexpr std::size_t kLearned = 1500;
+  const Rows stream = LinearAndStep(1600);
   ModelConfig config = CombinedConfig();
   config.metric = MetricKind::kAuto;
-  config.per_target_base = false;
-  EXPECT_EQ(Model::Create(config).status().message(),
-            "combine: not with the metric auto, which chooses a metric per "
-            "target (combine weighs the candidates of one metric)");
-  config = CombinedConfig();
+  const auto automatic = LearnedModel(config, stream, kLearned);
+  const ModelStats stats = automatic->stats();
+  ASSERT_EQ(stats.candidate_weights.size(), kTargets);
+  for (std::size_t t = 0; t < kTargets; ++t) {
+    SCOPED_TRACE(::testing::Message() << "target " << t << " chose "
+                                      << MetricKindName(stats.metric[t]));
+    ASSERT_NE(stats.metric[t], MetricKind::kAuto);
+    ModelConfig fixed_config = config;
+    fixed_config.metric = stats.metric[t];
+    const auto fixed = LearnedModel(fixed_config, stream, kLearned);
+    const ModelStats fixed_stats = fixed->stats();
+    EXPECT_EQ(stats.candidate_weights[t], fixed_stats.candidate_weights[t]);
+    EXPECT_EQ(stats.answer_candidate_weights[t],
+              fixed_stats.answer_candidate_weights[t]);
+    for (std::size_t q = kLearned; q < stream.size(); ++q) {
+      EXPECT_NEAR(automatic->Predict(stream.input(q))->value[t],
+                  fixed->Predict(stream.input(q))->value[t], 1e-9)
+          << "query " << q;
+    }
+  }
+  // The step's target is better served by a learned metric than by the
+  // standardized inputs (its weight is on the first input alone).
+  EXPECT_NE(stats.metric[1], MetricKind::kEuclidean);
+}
+
+TEST(CombinedPredictionTest, NeedsTwoCandidates) {
+  ModelConfig config = CombinedConfig();
   config.linear_base = false;
   config.per_target_base = false;
   config.regressor = RegressorKind::kNearest;

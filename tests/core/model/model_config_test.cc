@@ -225,8 +225,8 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   config.max_scoring_stride = 16;
   config.base_relative_ridge = 0.05;
   config.mlkr_settled_after = 700;
+  config.combine = true;
   ASSERT_TRUE(CompleteAndValidate(&config).ok());
-  config.combine = true;  // the encoding alone (not with the metric auto)
   config.interval_difficulty = true;
   config.interval_lag = 3000;
   config.interval_lag_divisor = 7;
@@ -274,6 +274,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.interval_recalibration, 5u);
   EXPECT_EQ(read.local_linear_leading, 5u);
   EXPECT_EQ(read.combination_recency, 3u);
+  EXPECT_TRUE(read.random_base_follows_choice);
   // An older encoding: the newer one without its last `cut` bytes, under
   // `version`.
   const auto older = [](std::string newer, std::uint32_t version,
@@ -286,9 +287,15 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
     ByteReader reader(encoded);
     return LoadConfig(reader, &read).ok();
   };
+  // Version 22 is version 23 without random_base_follows_choice: the
+  // random-feature base of a model written then followed the first index.
+  const std::string version22 = older(bytes, 22, 1);
+  ASSERT_TRUE(load(version22));
+  EXPECT_FALSE(read.random_base_follows_choice);
+  EXPECT_EQ(read.combination_recency, 3u);
   // Version 21 is version 22 without combination_recency: a model written
   // then weighed every sample the same in its aggregation.
-  const std::string version21 = older(bytes, 21, 8);
+  const std::string version21 = older(version22, 21, 8);
   ASSERT_TRUE(load(version21));
   EXPECT_EQ(read.combination_recency, 0u);
   EXPECT_EQ(read.local_linear_leading, 5u);
@@ -417,7 +424,7 @@ TEST(ModelConfigTest, EncodingsRoundTripAndOlderOnesLoadWithoutTheBase) {
   EXPECT_EQ(read.base_ridge, ModelConfig().base_ridge);
   EXPECT_EQ(read.base_forgetting, ModelConfig().base_forgetting);
   // A later version than this build knows is refused.
-  EXPECT_FALSE(load(older(bytes, 23, 0)));
+  EXPECT_FALSE(load(older(bytes, 24, 0)));
   // An unknown take-over rule is refused (the byte before the stride).
   std::string unknown_rule = version13;
   unknown_rule[version13.size() - 9] = 2;

@@ -213,6 +213,18 @@ std::vector<Case> Cases() {
   random_window.capacity = {CapacityPolicy::kWindow, 1200};
   cases.push_back(
       {"auto_gw_random_feature_base_per_target_window", random_window});
+  // The metric chosen per target, each index combining its candidates over
+  // a random-feature base that follows the targets' choice: every index's
+  // weights, and the base's coordinates, restored exactly.
+  ModelConfig automatic_combined = BusyConfig(BaseConfig());
+  automatic_combined.metric = MetricKind::kAuto;
+  automatic_combined.regressor = RegressorKind::kAuto;
+  automatic_combined.random_feature_base = true;
+  automatic_combined.random_feature_frequencies = 8;
+  automatic_combined.per_target_base = true;
+  automatic_combined.combine = true;
+  cases.push_back(
+      {"auto_metric_random_feature_base_combined", automatic_combined});
   ModelConfig mlkr_rank = BusyConfig(BaseConfig());
   mlkr_rank.metric = MetricKind::kMlkr;
   mlkr_rank.mlkr_rank = 2;

@@ -463,6 +463,40 @@ TEST(ModelTest, ARandomFeatureBaseIsRebuiltAsTheStoreGrows) {
   EXPECT_GE(rebuilds[1], rebuilds[0] + 5) << rebuilds[0];
 }
 
+// The random-feature base fitted in one batch to every sample of `stream`
+// in `transform`'s coordinates, as a rebuild of `model`'s fits it.
+RandomFeatureRidge BatchRandomBase(const Model& model,
+                                   const MetricTransform& transform,
+                                   const Stream& stream) {
+  std::vector<double> z, y;
+  for (std::size_t s = 0; s < stream.size(); ++s) {
+    const std::vector<double> mapped = transform.Apply(stream.input(s));
+    z.insert(z.end(), mapped.begin(), mapped.end());
+    const Sample sample = stream.sample(s);
+    y.insert(y.end(), sample.y.begin(), sample.y.end());
+  }
+  return RandomFeatureRefresh::BuildOver(
+      RandomFeatureJob(model.config(), transform, stream.size()), z, y);
+}
+
+// Each prediction of `model` carries its base's posterior variance there:
+// `ridge`'s noise variance times phi^T P phi in `transform`'s coordinates.
+void ExpectBaseVariances(const Model& model, const Stream& queries,
+                         const RandomFeatureRidge& ridge,
+                         const MetricTransform& transform) {
+  for (std::size_t q = 0; q < queries.size(); ++q) {
+    const Prediction prediction = *model.Predict(queries.input(q));
+    ASSERT_EQ(prediction.base_variance.size(), 2u);
+    const double relative =
+        ridge.RelativeVariance(transform.Apply(queries.input(q)));
+    for (std::size_t t = 0; t < 2; ++t) {
+      const double expected = ridge.NoiseVariance(t) * relative;
+      EXPECT_NEAR(prediction.base_variance[t], expected, 1e-12 * expected)
+          << "query " << q << " target " << t;
+    }
+  }
+}
+
 // After a refit, a random-feature base is the ridge fitted in one batch
 // to every stored sample in the first index's coordinates (its lengthscale
 // and ridge chosen on the newest fifth), every residual is taken under it,
@@ -489,38 +523,67 @@ TEST(ModelTest, ARandomFeatureBaseAfterARefitIsItsFitPlusTheResidualsUnderIt) {
       ASSERT_TRUE(model->Refit().ok());
       model->FinishRebuilds();
       const MetricTransform transform = model->metric().in_use[0];
-      const RandomFeatureRefresh::Job job =
-          RandomFeatureJob(model->config(), transform, stream.size());
-      std::vector<double> z, y;
-      for (std::size_t s = 0; s < stream.size(); ++s) {
-        const std::vector<double> mapped = transform.Apply(stream.input(s));
-        z.insert(z.end(), mapped.begin(), mapped.end());
-        const Sample sample = stream.sample(s);
-        y.insert(y.end(), sample.y.begin(), sample.y.end());
-      }
-      RandomFeatureRefresh::Choice choice;
       const RandomFeatureRidge ridge =
-          RandomFeatureRefresh::BuildOver(job, z, y, &choice);
+          BatchRandomBase(*model, transform, stream);
       const BaseFit fit = [&](std::span<const double> x,
                               std::span<double> out) {
         ridge.Predict(transform.Apply(x), out);
       };
       ExpectMatchesReference(*model, stream, FirstSlots(stream.size()), queries,
                              fit);
-      // Each prediction carries the base's posterior variance there: the
-      // fit's noise variance times phi^T P phi.
-      for (std::size_t q = 0; q < queries.size(); ++q) {
-        const Prediction prediction = *model->Predict(queries.input(q));
-        ASSERT_EQ(prediction.base_variance.size(), 2u);
-        const double relative =
-            ridge.RelativeVariance(transform.Apply(queries.input(q)));
-        for (std::size_t t = 0; t < 2; ++t) {
-          const double expected = ridge.NoiseVariance(t) * relative;
-          EXPECT_NEAR(prediction.base_variance[t], expected, 1e-12 * expected)
-              << "query " << q << " target " << t;
-        }
+      ExpectBaseVariances(*model, queries, ridge, transform);
+    }
+  }
+}
+
+// Under the metric chosen per target, a random-feature base follows the
+// coordinates of the metric the targets choose (most of them), here a
+// learned one: both targets depend on the first input alone, the others
+// are noise. After a refit its variance at a query is that of the batch
+// fit in those coordinates; a model saved before the rule (legacy) keeps
+// the first index's, the standardized inputs'.
+TEST(ModelTest, UnderTheMetricChosenPerTargetARandomFeatureBaseFollowsIt) {
+  std::mt19937_64 random(27);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  Stream stream;
+  for (std::size_t i = 0; i < 1500; ++i) {
+    const double a = uniform(random);
+    stream.x.insert(stream.x.end(),
+                    {a, 3.0 * uniform(random), 3.0 * uniform(random)});
+    stream.y.push_back(std::sin(3 * a));
+    stream.y.push_back(std::cos(3 * a) + 0.05 * uniform(random));
+  }
+  const Stream queries = MakeStream(20, 28);
+  for (const bool follows : {true, false}) {
+    SCOPED_TRACE(follows ? "follows the choice" : "legacy");
+    ModelConfig config = BaseConfig();
+    config.metric = MetricKind::kAuto;
+    config.regressor = RegressorKind::kNearest;
+    config.random_feature_base = true;
+    config.random_feature_frequencies = 8;
+    config.random_base_follows_choice = follows;
+    auto model = MakeModel(config);
+    LearnAll(*model, stream, 0, stream.size());
+    ASSERT_TRUE(model->Refit().ok());
+    model->FinishRebuilds();
+    const ModelStats stats = model->stats();
+    const MetricReport metric = model->metric();
+    // The index most targets chose (the first of those on ties).
+    std::vector<std::size_t> chosen_by(metric.metrics.size(), 0);
+    for (std::size_t i = 0; i < metric.metrics.size(); ++i) {
+      for (MetricKind chosen : stats.metric) {
+        chosen_by[i] += chosen == metric.metrics[i].kind;
       }
     }
+    const std::size_t index =
+        follows ? std::max_element(chosen_by.begin(), chosen_by.end()) -
+                      chosen_by.begin()
+                : 0;
+    EXPECT_NE(metric.metrics[index].kind == MetricKind::kEuclidean, follows);
+    ASSERT_EQ(stats.base_metric, metric.metrics[index].kind);
+    const MetricTransform& transform = metric.in_use[index];
+    ExpectBaseVariances(*model, queries,
+                        BatchRandomBase(*model, transform, stream), transform);
   }
 }
 

@@ -188,6 +188,8 @@ TEST_F(ServiceTest, ARandomFeatureBaseOnTheWireIsTheEngines) {
   EXPECT_EQ(stats.base_lengthscale(), reference->stats().base_lengthscale);
   EXPECT_EQ(stats.base_ridge(), reference->stats().base_ridge);
   EXPECT_TRUE(stats.base_ridge() == 0.01 || stats.base_ridge() == 0.1);
+  EXPECT_EQ(reference->stats().base_metric, MetricKind::kMlkr);
+  EXPECT_EQ(stats.base_metric(), v1::METRIC_MLKR);
   absl::StatusOr<std::vector<v1::Prediction>> predictions =
       client_->Predict("rf", queries.x, Rows::kDim);
   ASSERT_TRUE(predictions.ok()) << predictions.status();
