@@ -272,12 +272,7 @@ ModelStats Model::stats() const {
     stats.base_rebuilds = base.replacements();
     stats.base_lengthscale = base.ridge().options().lengthscale;
     stats.base_ridge = base.ridge().options().ridge;
-    for (const PredictionIndex& index : state_.predictions) {
-      if (index.index->transform().SameAs(base.transform())) {
-        stats.base_metric = index.metric;
-        break;
-      }
-    }
+    stats.base_metric = state_.predictions[RandomBaseIndex(state_)].metric;
   }
   for (std::size_t t = 0; t < m; ++t) {
     stats.prequential_nmse.push_back(state_.score.Nmse(t));

@@ -114,8 +114,8 @@ struct ModelStats {
   std::uint64_t base_rebuilds = 0;
   double base_lengthscale = 0.0;
   double base_ridge = 0.0;
-  // The metric whose coordinates the fit in use is in (nullopt while a
-  // rebuild is catching up with an index's new coordinates).
+  // The metric whose coordinates it follows (RandomBaseIndex): its
+  // rebuilds fit it in that index's coordinates as they change.
   std::optional<MetricKind> base_metric;
   bool rebuild_in_progress = false;
   std::size_t memory_bytes = 0;

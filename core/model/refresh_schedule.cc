@@ -303,23 +303,6 @@ void MaintainMlkr(ModelState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.writer)
   ForgetRecords(state, MlkrKey(state));
 }
 
-// The prediction index whose coordinates the random-feature base follows:
-// with the metric chosen per target, the one most targets predict from
-// now (the first of those on ties), else the first.
-std::size_t RandomBaseIndex(const ModelState& state)
-    ABSL_SHARED_LOCKS_REQUIRED(state.lock) {
-  if (state.config.metric != MetricKind::kAuto ||
-      !state.config.random_base_follows_choice) {
-    return 0;
-  }
-  thread_local std::vector<std::size_t> chosen;
-  ChosenIndexes(state, &chosen);
-  std::vector<std::size_t> targets(state.predictions.size(), 0);
-  for (std::size_t index : chosen) ++targets[index];
-  return static_cast<std::size_t>(
-      std::max_element(targets.begin(), targets.end()) - targets.begin());
-}
-
 // Starts rebuilding the random-feature base in the coordinates of the
 // model's index (RandomBaseIndex) when they are not the base's (it took over
 // new ones: a metric refresh, a standardization drift), or the store has
@@ -416,6 +399,19 @@ void MaintainRandomBase(ModelState& state)
 }
 
 }  // namespace
+
+std::size_t RandomBaseIndex(const ModelState& state) {
+  if (state.config.metric != MetricKind::kAuto ||
+      !state.config.random_base_follows_choice) {
+    return 0;
+  }
+  thread_local std::vector<std::size_t> chosen;
+  ChosenIndexes(state, &chosen);
+  std::vector<std::size_t> targets(state.predictions.size(), 0);
+  for (std::size_t index : chosen) ++targets[index];
+  return static_cast<std::size_t>(
+      std::max_element(targets.begin(), targets.end()) - targets.begin());
+}
 
 bool RandomBaseRebuildAffordable(const RandomFeatureRefresh::Job& job,
                                  std::uint64_t learned) {

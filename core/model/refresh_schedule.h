@@ -31,6 +31,13 @@ namespace streamreg {
 // (kLogged), so results never depend on timing: on the samples alone, or
 // on the log.
 
+// The prediction index whose coordinates the random-feature base follows:
+// with the metric chosen per target (and config.random_base_follows_choice),
+// the one most targets predict from now (the first of those on ties), else
+// the first.
+std::size_t RandomBaseIndex(const ModelState& state)
+    ABSL_SHARED_LOCKS_REQUIRED(state.lock);
+
 // The random-feature base's rebuilds' budget, in multiply-adds
 // (RandomFeatureRefresh::MultiplyAdds): a rebuild starts once the samples
 // learned since the last one started pay for it, each at
