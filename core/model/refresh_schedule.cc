@@ -406,8 +406,9 @@ std::size_t RandomBaseIndex(const ModelState& state) {
     return 0;
   }
   thread_local std::vector<std::size_t> chosen;
+  thread_local std::vector<std::size_t> targets;
   ChosenIndexes(state, &chosen);
-  std::vector<std::size_t> targets(state.predictions.size(), 0);
+  targets.assign(state.predictions.size(), 0);
   for (std::size_t index : chosen) ++targets[index];
   return static_cast<std::size_t>(
       std::max_element(targets.begin(), targets.end()) - targets.begin());
