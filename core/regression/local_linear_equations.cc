@@ -3,19 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "Eigen/Core"
+#include "core/regression/normal_equation_rows.h"
 
 namespace streamreg {
-namespace {
-
-using RowMatrix =
-    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using RowMap = Eigen::Map<RowMatrix>;
-using StridedRows = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
-
-Eigen::Index Index(std::size_t n) { return static_cast<Eigen::Index>(n); }
-
-}  // namespace
 
 void LocalLinearEquations::Reset(std::size_t d, std::size_t m, bool residuals) {
   d_ = d;
@@ -32,19 +22,12 @@ void LocalLinearEquations::Add(const double* offsets, std::size_t offset_stride,
                                const double* targets, std::size_t target_stride,
                                std::size_t rows) {
   if (rows == 0) return;
-  const Eigen::Index d = Index(d_);
-  const StridedRows v(offsets, Index(rows), d,
-                      Eigen::OuterStride<>(Index(offset_stride)));
-  const StridedRows y(targets, Index(rows), Index(m_),
-                      Eigen::OuterStride<>(Index(target_stride)));
-  RowMap gram(gram_.data(), d + 1, d + 1);
-  RowMap cross(cross_.data(), d + 1, Index(m_));
-  gram.topLeftCorner(d, d).selfadjointView<Eigen::Lower>().rankUpdate(
-      v.transpose());
-  gram.row(d).head(d) += v.colwise().sum();
-  gram(d, d) += static_cast<double>(rows);
-  cross.topRows(d).noalias() += v.transpose() * y;
-  cross.row(d) += y.colwise().sum();
+  AddNormalEquationRows({.offsets = offsets,
+                         .offset_stride = offset_stride,
+                         .targets = targets,
+                         .target_stride = target_stride,
+                         .rows = rows},
+                        d_, m_, gram_.data(), cross_.data());
   if (residuals_) AddSquares(targets, target_stride, rows);
   rows_ += rows;
 }

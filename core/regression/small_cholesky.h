@@ -37,6 +37,9 @@ class SmallCholesky {
   std::size_t size() const { return n_; }
 
  private:
+  // L^{-1} B, then L^{-T} of it if `upper`.
+  void Solve(std::span<double> rhs, std::size_t m, bool upper) const;
+
   std::size_t n_ = 0;
   std::vector<double> factor_;            // L, row-major n x n (lower triangle)
   std::vector<double> inverse_diagonal_;  // 1 / L_ii

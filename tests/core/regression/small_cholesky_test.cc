@@ -1,7 +1,8 @@
 // The small Cholesky solver against Eigen's Householder QR on random
 // symmetric positive definite systems of every size the local linear fits
 // use, its refusals (not positive definite, not finite), and the last row
-// of the solution from the forward substitution alone, bit for bit.
+// of the solution from the forward substitution alone, bit for bit; and the
+// scalar code's bits from its vector code.
 #include "core/regression/small_cholesky.h"
 
 #include <cmath>
@@ -69,6 +70,80 @@ TEST(SmallCholeskyTest, SolvesLikeQrAtEverySize) {
                     .cwiseAbs()
                     .maxCoeff(),
                 1e-9 * l.cwiseAbs().maxCoeff());
+    }
+  }
+}
+
+// The factor and solves as scalar code, in the solver's order of
+// operations: its vector code (SSE2 or AVX2, whichever this CPU runs) must
+// give these bits.
+struct ScalarCholesky {
+  static double Dot(const double* a, const double* b, std::size_t count) {
+    double s[4] = {0.0, 0.0, 0.0, 0.0};
+    std::size_t k = 0;
+    for (; k + 4 <= count; k += 4) {
+      for (std::size_t lane = 0; lane < 4; ++lane) {
+        s[lane] += a[k + lane] * b[k + lane];
+      }
+    }
+    for (; k < count; ++k) s[0] += a[k] * b[k];
+    return (s[0] + s[1]) + (s[2] + s[3]);
+  }
+  ScalarCholesky(const RowMatrix& a, std::size_t n)
+      : n(n), l(n * n, 0.0), inverse(n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      double* row = l.data() + i * n;
+      for (std::size_t j = 0; j < i; ++j) {
+        row[j] = (a(Eigen::Index(i), Eigen::Index(j)) -
+                  Dot(row, l.data() + j * n, j)) *
+                 inverse[j];
+      }
+      row[i] =
+          std::sqrt(a(Eigen::Index(i), Eigen::Index(i)) - Dot(row, row, i));
+      inverse[i] = 1.0 / row[i];
+    }
+  }
+  void Solve(RowMatrix& b) const {
+    const std::size_t m = static_cast<std::size_t>(b.cols());
+    double* x = b.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t k = 0; k < i; ++k) {
+        for (std::size_t c = 0; c < m; ++c) {
+          x[i * m + c] -= l[i * n + k] * x[k * m + c];
+        }
+      }
+      for (std::size_t c = 0; c < m; ++c) x[i * m + c] *= inverse[i];
+    }
+    for (std::size_t i = n; i-- > 0;) {
+      for (std::size_t k = i + 1; k < n; ++k) {
+        for (std::size_t c = 0; c < m; ++c) {
+          x[i * m + c] -= l[k * n + i] * x[k * m + c];
+        }
+      }
+      for (std::size_t c = 0; c < m; ++c) x[i * m + c] *= inverse[i];
+    }
+  }
+  std::size_t n;
+  std::vector<double> l;
+  std::vector<double> inverse;
+};
+
+TEST(SmallCholeskyTest, GivesTheScalarCodesBitsOnEveryCpu) {
+  std::mt19937_64 random(5);
+  SmallCholesky cholesky;
+  for (std::size_t n : {1, 3, 5, 9, 22}) {
+    for (std::size_t m : {1, 2, 3, 5, 7, 14}) {
+      const RowMatrix a = RandomSpd(n, random);
+      RowMatrix b = RandomMatrix(n, m, random);
+      const ScalarCholesky scalar(a, n);
+      ASSERT_TRUE(cholesky.Factor(ConstSpan(a), n));
+      RowMatrix x = b;
+      cholesky.Solve(Span(x), m);
+      scalar.Solve(b);
+      for (Eigen::Index e = 0; e < x.size(); ++e) {
+        ASSERT_EQ(x.data()[e], b.data()[e])
+            << "n " << n << " m " << m << " entry " << e;
+      }
     }
   }
 }
