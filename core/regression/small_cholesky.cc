@@ -1,6 +1,7 @@
 #include "core/regression/small_cholesky.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "core/base/vector_lanes.h"
 
@@ -145,15 +146,15 @@ bool SmallCholesky::Factor(std::span<const double> a, std::size_t n) {
 }
 
 void SmallCholesky::SolveLower(std::span<double> rhs, std::size_t m) const {
-  Solve(rhs, m, /*upper=*/false);
+  Substitute(rhs, m, /*upper=*/false);
 }
 
 void SmallCholesky::Solve(std::span<double> rhs, std::size_t m) const {
-  Solve(rhs, m, /*upper=*/true);
+  Substitute(rhs, m, /*upper=*/true);
 }
 
-void SmallCholesky::Solve(std::span<double> rhs, std::size_t m,
-                          bool upper) const {
+void SmallCholesky::Substitute(std::span<double> rhs, std::size_t m,
+                               bool upper) const {
   if (CpuHasAvx2()) {
     SolveAvx2(factor_.data(), inverse_diagonal_.data(), n_, rhs.data(), m,
               upper);

@@ -38,7 +38,7 @@ class SmallCholesky {
 
  private:
   // L^{-1} B, then L^{-T} of it if `upper`.
-  void Solve(std::span<double> rhs, std::size_t m, bool upper) const;
+  void Substitute(std::span<double> rhs, std::size_t m, bool upper) const;
 
   std::size_t n_ = 0;
   std::vector<double> factor_;            // L, row-major n x n (lower triangle)
