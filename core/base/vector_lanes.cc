@@ -4,7 +4,7 @@
 
 namespace streamreg {
 
-bool CpuHasAvx2() {
+bool RunsAvx2() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx2") &&
                           std::getenv("STREAMREG_NO_AVX2") == nullptr;

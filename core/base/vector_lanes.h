@@ -8,7 +8,7 @@ namespace streamreg {
 
 // Four doubles operated on together, for the numeric kernels compiled
 // twice — for every x86-64 CPU (two SSE2 registers a vector) and, where
-// CpuHasAvx2(), for AVX2 (one register) — that must give the same bits on
+// RunsAvx2(), for AVX2 (one register) — that must give the same bits on
 // both: each lane's operations are the scalar code's, in its order, and
 // the build never fuses a multiply and an add (-ffp-contract=off). A
 // scalar operand is broadcast.
@@ -29,9 +29,9 @@ inline constexpr std::size_t kLanes = sizeof(Lanes) / sizeof(double);
 // Whether the AVX2 code runs: on a CPU that has AVX2, unless the
 // environment sets STREAMREG_NO_AVX2 (which runs the SSE2 code, e.g. to
 // check that both learn the same); false off x86-64.
-bool CpuHasAvx2();
+bool RunsAvx2();
 
-// Compiles a function for AVX2 (for CPUs where CpuHasAvx2(); off x86-64,
+// Compiles a function for AVX2 (to be called where RunsAvx2(); off x86-64,
 // for the CPU's own vectors).
 #if defined(__x86_64__)
 #define STREAMREG_FOR_AVX2 [[gnu::target("avx2")]]

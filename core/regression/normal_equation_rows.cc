@@ -110,7 +110,7 @@ STREAMREG_FOR_AVX2 void AddNormalEquationRowsAvx2(
 
 void AddNormalEquationRows(const NormalEquationRows& rows, std::size_t d,
                            std::size_t m, double* gram, double* cross) {
-  if (CpuHasAvx2()) {
+  if (RunsAvx2()) {
     AddNormalEquationRowsAvx2(rows, d, m, gram, cross);
   } else {
     AddNormalEquationRowsPortable(rows, d, m, gram, cross);

@@ -29,7 +29,7 @@ void AddNormalEquationRows(const NormalEquationRows& rows, std::size_t d,
                            std::size_t m, double* gram, double* cross);
 
 // The same with SSE2's vectors (every x86-64 CPU's), and with AVX2's (only
-// where CpuHasAvx2(), core/base/vector_lanes.h): for tests that the two
+// where RunsAvx2(), core/base/vector_lanes.h): for tests that the two
 // give the same bits.
 void AddNormalEquationRowsPortable(const NormalEquationRows& rows,
                                    std::size_t d, std::size_t m, double* gram,

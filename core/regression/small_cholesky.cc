@@ -136,11 +136,10 @@ bool SmallCholesky::Factor(std::span<const double> a, std::size_t n) {
   n_ = 0;
   factor_.resize(n * n);
   inverse_diagonal_.resize(n);
-  const bool factored =
-      CpuHasAvx2()
-          ? FactorAvx2(a.data(), n, factor_.data(), inverse_diagonal_.data())
-          : FactorPortable(a.data(), n, factor_.data(),
-                           inverse_diagonal_.data());
+  const bool factored = RunsAvx2() ? FactorAvx2(a.data(), n, factor_.data(),
+                                                inverse_diagonal_.data())
+                                   : FactorPortable(a.data(), n, factor_.data(),
+                                                    inverse_diagonal_.data());
   if (factored) n_ = n;
   return factored;
 }
@@ -155,7 +154,7 @@ void SmallCholesky::Solve(std::span<double> rhs, std::size_t m) const {
 
 void SmallCholesky::Substitute(std::span<double> rhs, std::size_t m,
                                bool upper) const {
-  if (CpuHasAvx2()) {
+  if (RunsAvx2()) {
     SolveAvx2(factor_.data(), inverse_diagonal_.data(), n_, rhs.data(), m,
               upper);
   } else {
