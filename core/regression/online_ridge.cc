@@ -54,8 +54,9 @@ OnlineRidge::OnlineRidge(std::size_t dim, std::size_t num_targets, double ridge,
       xy_(dim * num_targets, 0.0),
       yy_(num_targets, 0.0),
       slope_(dim * num_targets, 0.0),
-      residual_squares_(num_targets, 0.0),
-      intercept_(num_targets, 0.0) {}
+      residual_squares_(num_targets, 0.0) {
+  UpdateFit();
+}
 
 void OnlineRidge::Add(std::span<const double> x, std::span<const double> y) {
   const auto d = static_cast<Eigen::Index>(dim());
@@ -82,16 +83,20 @@ void OnlineRidge::Add(std::span<const double> x, std::span<const double> y) {
   x_mean += dx / weight_;
   y_mean += dy / weight_;
   Solve();
-  UpdateIntercepts();
+  UpdateFit();
 }
 
-void OnlineRidge::UpdateIntercepts() {
+void OnlineRidge::UpdateFit() {
   const auto d = static_cast<Eigen::Index>(dim());
   const ConstVectorMap x_mean(x_mean_.data(), d);
+  // Scratch reused across samples (each sample assigns once).
+  thread_local std::vector<double> intercepts;
+  intercepts.resize(num_targets());
   for (std::size_t t = 0; t < num_targets(); ++t) {
-    intercept_[t] =
+    intercepts[t] =
         y_mean_[t] - ConstVectorMap(slope_.data() + t * dim(), d).dot(x_mean);
   }
+  fit_.Assign(intercepts, slope_);
 }
 
 void OnlineRidge::DensityDirection(std::span<const double> x,
@@ -151,14 +156,9 @@ void OnlineRidge::Solve() {
 
 void OnlineRidge::Predict(std::span<const double> x,
                           std::span<double> out) const {
-  // Per target a dot product over a contiguous column of B, vectorized: it
-  // runs once per neighbour of every prediction with a base.
-  const auto d = static_cast<Eigen::Index>(dim());
-  const ConstVectorMap point(x.data(), d);
-  for (std::size_t t = 0; t < num_targets(); ++t) {
-    out[t] =
-        intercept_[t] + ConstVectorMap(slope_.data() + t * dim(), d).dot(point);
-  }
+  // Every target at once, a target a vector lane: it runs once per
+  // neighbour of every prediction with a base.
+  fit_.Evaluate(x, out);
 }
 
 void OnlineRidge::Residual(std::span<const double> x, std::span<const double> y,
@@ -194,7 +194,7 @@ bool OnlineRidge::Load(ByteReader& in) {
     in.RawDoubles(*part);
   }
   if (!in.ok()) return false;
-  UpdateIntercepts();
+  UpdateFit();
   return true;
 }
 

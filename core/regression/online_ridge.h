@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/byte_coding.h"
+#include "core/regression/affine_functions.h"
 
 namespace streamreg {
 
@@ -70,8 +71,8 @@ class OnlineRidge {
 
  private:
   void Solve();
-  // intercept_ from the means and B.
-  void UpdateIntercepts();
+  // fit_ from the means and B.
+  void UpdateFit();
 
   double ridge_;
   double forgetting_;
@@ -88,9 +89,9 @@ class OnlineRidge {
   std::vector<double> yy_;
   std::vector<double> slope_;
   std::vector<double> residual_squares_;
-  // y_mean - B^T x_mean (derived: not saved): the fit at x is
-  // intercept + B^T x.
-  std::vector<double> intercept_;
+  // The fit at x, intercept + B^T x with intercept = y_mean - B^T x_mean
+  // (derived: not saved).
+  AffineFunctions fit_;
 };
 
 }  // namespace streamreg
