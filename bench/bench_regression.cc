@@ -2,16 +2,19 @@
 // cost the model's global regressions — the linear base (OnlineRidge) and
 // the random-feature ridge at several D, and the random-feature base with
 // its residual cache over a store of n samples — and a combined
-// prediction's local linear fits, at the simulated arm's shape (21 inputs,
-// 7 targets). Google Benchmark: figures, not a test.
+// prediction's local linear fits and a kept ball's scan, at the simulated
+// arm's shape (21 inputs, 7 targets). Google Benchmark: figures, not a
+// test.
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
 #include <random>
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "core/index/rows_within.h"
 #include "core/metric/metric_transform.h"
 #include "core/model/random_feature_base.h"
 #include "core/model/sample_store.h"
@@ -356,6 +359,30 @@ void BM_LocalLinearPrefix(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LocalLinearPrefix)->Arg(0)->Arg(8);
+
+// A kept ball's scan (RecentNeighborhoods::Knn): the rows of 2,048 stored
+// points within a limit of a query, at the arm's 21 coordinates; the limit
+// keeps about a tenth of them, the rest stop early or are measured in full
+// and dropped. STREAMREG_NO_AVX2=1 runs the SSE2 code.
+void BM_KeptBallScan(benchmark::State& state) {
+  constexpr std::size_t kBall = 2048;
+  const Rows& rows = TheRows();
+  std::vector<std::uint64_t> ids(kBall);
+  std::iota(ids.begin(), ids.end(), 0);
+  const PointRows ball{rows.x.data(), ids.data(), kBall, kInputs};
+  std::vector<Neighbor> within;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    within.clear();
+    AppendRowsWithin(rows.Input(kBall + i++ % kBall).data(), ball, 5.3,
+                     &within);
+    benchmark::DoNotOptimize(within.data());
+  }
+  state.SetItemsProcessed(
+      static_cast<std::int64_t>(state.iterations() * kBall));
+  state.counters["within"] = static_cast<double>(within.size());
+}
+BENCHMARK(BM_KeptBallScan);
 
 }  // namespace
 }  // namespace streamreg

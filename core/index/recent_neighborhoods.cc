@@ -6,6 +6,7 @@
 
 #include "core/index/euclidean_distance.h"
 #include "core/index/neighbor_sort.h"
+#include "core/index/rows_within.h"
 
 namespace streamreg {
 namespace {
@@ -59,12 +60,10 @@ bool RecentNeighborhoods::Knn(std::span<const double> query, std::size_t k,
   // Scanning a ball the k-th neighbour likely lies beyond would be wasted.
   if (!(limit >= likely)) return false;
   out->clear();
-  const double* row = ball->coordinates.data();
-  for (std::size_t j = 0; j < ball->ids.size(); ++j, row += dim_) {
-    const double distance =
-        EuclideanDistanceUpTo(query.data(), row, dim_, limit);
-    if (distance <= limit) out->push_back({ball->ids[j], distance});
-  }
+  AppendRowsWithin(
+      query.data(),
+      {ball->coordinates.data(), ball->ids.data(), ball->ids.size(), dim_},
+      limit, out);
   // Fewer than k within the limit: the k-th neighbour may lie outside.
   if (out->size() < k) return false;
   KeepNearest(k, out);
