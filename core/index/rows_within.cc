@@ -34,58 +34,57 @@ constexpr std::size_t kGroup = 4;
   if (distance <= limit) out->push_back({id, distance});
 }
 
+// Rows [j, j + Group) measured together; a group whose partial sums all
+// pass the limit stops early.
+template <std::size_t Group>
+[[gnu::always_inline]] inline void MeasureGroup(const double* query,
+                                                const PointRows& rows,
+                                                std::size_t j, double limit,
+                                                double stop_above,
+                                                std::vector<Neighbor>* out) {
+  const std::size_t dim = rows.dim;
+  const double* row = rows.coordinates + j * dim;
+  Lanes sums[Group] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= dim; i += kLanes) {
+    Lanes x;
+    LoadLanes(query + i, x);
+#pragma GCC unroll 4
+    for (std::size_t b = 0; b < Group; ++b) {
+      Lanes y;
+      LoadLanes(row + b * dim + i, y);
+      const Lanes t = x - y;
+      sums[b] += t * t;
+    }
+    if ((i & 4) != 0) {
+      bool all_beyond = true;
+#pragma GCC unroll 4
+      for (std::size_t b = 0; b < Group; ++b) {
+        all_beyond &=
+            (sums[b][0] + sums[b][1]) + (sums[b][2] + sums[b][3]) > stop_above;
+      }
+      if (all_beyond) return;
+    }
+  }
+#pragma GCC unroll 4
+  for (std::size_t b = 0; b < Group; ++b) {
+    FinishRow(query, row + b * dim, i, dim, sums[b], rows.ids[j + b], limit,
+              stop_above, out);
+  }
+}
+
 [[gnu::always_inline]] inline void AppendAll(const double* query,
                                              const PointRows& rows,
                                              double limit,
                                              std::vector<Neighbor>* out) {
   static_assert(kLanes == 4, "the lanes are SquaredDistance's four sums");
   const double stop_above = internal::StopAbove(limit);
-  const std::size_t dim = rows.dim;
   std::size_t j = 0;
   for (; j + kGroup <= rows.count; j += kGroup) {
-    const double* row = rows.coordinates + j * dim;
-    Lanes sums[kGroup] = {};
-    std::size_t i = 0;
-    bool all_beyond = false;
-    for (; i + kLanes <= dim; i += kLanes) {
-      Lanes x;
-      LoadLanes(query + i, x);
-#pragma GCC unroll 4
-      for (std::size_t b = 0; b < kGroup; ++b) {
-        Lanes y;
-        LoadLanes(row + b * dim + i, y);
-        const Lanes t = x - y;
-        sums[b] += t * t;
-      }
-      if ((i & 4) != 0) {
-        all_beyond = true;
-#pragma GCC unroll 4
-        for (std::size_t b = 0; b < kGroup; ++b) {
-          all_beyond &= (sums[b][0] + sums[b][1]) + (sums[b][2] + sums[b][3]) >
-                        stop_above;
-        }
-        if (all_beyond) break;
-      }
-    }
-    if (all_beyond) continue;
-#pragma GCC unroll 4
-    for (std::size_t b = 0; b < kGroup; ++b) {
-      FinishRow(query, row + b * dim, i, dim, sums[b], rows.ids[j + b], limit,
-                stop_above, out);
-    }
+    MeasureGroup<kGroup>(query, rows, j, limit, stop_above, out);
   }
   for (; j < rows.count; ++j) {
-    const double* row = rows.coordinates + j * dim;
-    Lanes sums = {};
-    std::size_t i = 0;
-    for (; i + kLanes <= dim; i += kLanes) {
-      Lanes x, y;
-      LoadLanes(query + i, x);
-      LoadLanes(row + i, y);
-      const Lanes t = x - y;
-      sums += t * t;
-    }
-    FinishRow(query, row, i, dim, sums, rows.ids[j], limit, stop_above, out);
+    MeasureGroup<1>(query, rows, j, limit, stop_above, out);
   }
 }
 
